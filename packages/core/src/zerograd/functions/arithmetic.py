@@ -1,0 +1,149 @@
+"""The arithmetic operators: add, sub, mul, div, neg, pow."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..function import Function
+from ..variable import Variable, as_array
+from .broadcast import sum_to
+
+
+def _other(x: Any, other: Any) -> Any:
+    """Turn a Python scalar operand into an array matching ``x``'s backend and dtype."""
+    if isinstance(other, Variable):
+        return other
+    return as_array(other, like=x.data if isinstance(x, Variable) else x)
+
+
+def _unbroadcast(gx0: Variable, gx1: Variable, f: Any) -> tuple[Variable, Variable]:
+    if f.x0_shape != f.x1_shape:
+        gx0 = sum_to(gx0, f.x0_shape)
+        gx1 = sum_to(gx1, f.x1_shape)
+    return gx0, gx1
+
+
+class Add(Function):
+    def forward(self, x0: Any, x1: Any) -> Any:
+        self.x0_shape, self.x1_shape = x0.shape, x1.shape
+        return x0 + x1
+
+    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        return _unbroadcast(gy, gy, self)
+
+
+class Sub(Function):
+    def forward(self, x0: Any, x1: Any) -> Any:
+        self.x0_shape, self.x1_shape = x0.shape, x1.shape
+        return x0 - x1
+
+    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        return _unbroadcast(gy, -gy, self)
+
+
+class Mul(Function):
+    def forward(self, x0: Any, x1: Any) -> Any:
+        self.x0_shape, self.x1_shape = x0.shape, x1.shape
+        return x0 * x1
+
+    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        x0, x1 = self.inputs
+        return _unbroadcast(gy * x1, gy * x0, self)
+
+
+class Div(Function):
+    def forward(self, x0: Any, x1: Any) -> Any:
+        self.x0_shape, self.x1_shape = x0.shape, x1.shape
+        return x0 / x1
+
+    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        x0, x1 = self.inputs
+        gx0 = gy / x1
+        return _unbroadcast(gx0, -gx0 * x0 / x1, self)
+
+
+class Neg(Function):
+    def forward(self, x: Any) -> Any:
+        return -x
+
+    def backward(self, gy: Variable) -> Variable:
+        return -gy
+
+
+class Pow(Function):
+    """``x ** c`` for a constant exponent ``c`` (DeZero's Pow)."""
+
+    def __init__(self, c: Any) -> None:
+        self.c = c
+
+    def forward(self, x: Any) -> Any:
+        return x**self.c
+
+    def backward(self, gy: Variable) -> Variable:
+        (x,) = self.inputs
+        c = self.c
+        return c * x ** (c - 1) * gy
+
+
+class PowVar(Function):
+    """``x0 ** x1`` where the exponent is a Variable too."""
+
+    def forward(self, x0: Any, x1: Any) -> Any:
+        self.x0_shape, self.x1_shape = x0.shape, x1.shape
+        return x0**x1
+
+    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        from .elementwise import log
+
+        x0, x1 = self.inputs
+        y = self.outputs[0]()
+        gx0 = gy * x1 * x0 ** (x1 - 1)
+        gx1 = gy * y * log(x0)
+        return _unbroadcast(gx0, gx1, self)
+
+
+def add(x0: Any, x1: Any) -> Variable:
+    """``x0 + x1`` with broadcasting."""
+    return Add()(x0, _other(x0, x1))
+
+
+def sub(x0: Any, x1: Any) -> Variable:
+    """``x0 - x1`` with broadcasting."""
+    return Sub()(x0, _other(x0, x1))
+
+
+def rsub(x0: Any, x1: Any) -> Variable:
+    """``x1 - x0`` (the reflected form)."""
+    return Sub()(_other(x0, x1), x0)
+
+
+def mul(x0: Any, x1: Any) -> Variable:
+    """``x0 * x1`` with broadcasting."""
+    return Mul()(x0, _other(x0, x1))
+
+
+def div(x0: Any, x1: Any) -> Variable:
+    """``x0 / x1`` with broadcasting."""
+    return Div()(x0, _other(x0, x1))
+
+
+def rdiv(x0: Any, x1: Any) -> Variable:
+    """``x1 / x0`` (the reflected form)."""
+    return Div()(_other(x0, x1), x0)
+
+
+def neg(x: Any) -> Variable:
+    """``-x``."""
+    return Neg()(x)
+
+
+def pow(x: Any, c: Any) -> Variable:
+    """``x ** c``; ``c`` a Python number (DeZero) or a Variable/array."""
+    if isinstance(c, (int, float)):
+        return Pow(c)(x)
+    return PowVar()(x, _other(x, c))
+
+
+def rpow(x: Any, c: Any) -> Variable:
+    """``c ** x`` (the reflected form)."""
+    return PowVar()(_other(x, c), x)

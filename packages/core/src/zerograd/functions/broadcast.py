@@ -1,0 +1,60 @@
+"""Broadcasting and its adjoint: ``broadcast_to`` and ``sum_to``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backends import backend_of
+from ..function import Function
+from ..variable import Variable, as_variable
+
+
+def _shape_error(op: str, x_shape: tuple, shape: tuple) -> ValueError:
+    return ValueError(
+        f"{op}: cannot go from shape {x_shape} to {shape}; shapes must be broadcast-compatible "
+        f"(numpy rules: align from the right, each axis equal or 1)."
+    )
+
+
+class BroadcastTo(Function):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = tuple(shape)
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        try:
+            return backend_of(x).broadcast_to(x, self.shape)
+        except ValueError:
+            raise _shape_error("broadcast_to", x.shape, self.shape) from None
+
+    def backward(self, gy: Variable) -> Variable:
+        return sum_to(gy, self.x_shape)
+
+
+class SumTo(Function):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = tuple(shape)
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        n = len(self.shape)
+        if n > x.ndim or any(s not in (1, xs) for s, xs in zip(self.shape, x.shape[x.ndim - n :])):
+            raise _shape_error("sum_to", x.shape, self.shape)
+        return backend_of(x).sum_to(x, self.shape)
+
+    def backward(self, gy: Variable) -> Variable:
+        return broadcast_to(gy, self.x_shape)
+
+
+def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
+    """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``)."""
+    if tuple(x.shape) == tuple(shape):
+        return as_variable(x)
+    return BroadcastTo(shape)(x)
+
+
+def sum_to(x: Any, shape: tuple[int, ...]) -> Variable:
+    """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``)."""
+    if tuple(x.shape) == tuple(shape):
+        return as_variable(x)
+    return SumTo(shape)(x)

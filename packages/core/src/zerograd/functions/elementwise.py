@@ -1,0 +1,119 @@
+"""Elementwise math: exp, log, sin, cos, tanh, square, sqrt, clip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backends import get_array_module
+from ..function import Function
+from ..variable import Variable
+
+
+class Exp(Function):
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).exp(x)
+
+    def backward(self, gy: Variable) -> Variable:
+        return gy * self.outputs[0]()
+
+
+class Log(Function):
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).log(x)
+
+    def backward(self, gy: Variable) -> Variable:
+        return gy / self.inputs[0]
+
+
+class Sin(Function):
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).sin(x)
+
+    def backward(self, gy: Variable) -> Variable:
+        return gy * cos(self.inputs[0])
+
+
+class Cos(Function):
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).cos(x)
+
+    def backward(self, gy: Variable) -> Variable:
+        return gy * -sin(self.inputs[0])
+
+
+class Tanh(Function):
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).tanh(x)
+
+    def backward(self, gy: Variable) -> Variable:
+        y = self.outputs[0]()
+        return gy * (1 - y * y)
+
+
+class Square(Function):
+    def forward(self, x: Any) -> Any:
+        return x * x
+
+    def backward(self, gy: Variable) -> Variable:
+        return 2 * self.inputs[0] * gy
+
+
+class Sqrt(Function):
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).sqrt(x)
+
+    def backward(self, gy: Variable) -> Variable:
+        return gy / (2 * self.outputs[0]())
+
+
+class Clip(Function):
+    def __init__(self, x_min: Any, x_max: Any) -> None:
+        self.x_min, self.x_max = x_min, x_max
+
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).clip(x, self.x_min, self.x_max)
+
+    def backward(self, gy: Variable) -> Variable:
+        x = self.inputs[0].data
+        mask = (x >= self.x_min) & (x <= self.x_max)
+        return gy * mask.astype(gy.dtype)
+
+
+def exp(x: Any) -> Variable:
+    """Elementwise e**x."""
+    return Exp()(x)
+
+
+def log(x: Any) -> Variable:
+    """Elementwise natural logarithm."""
+    return Log()(x)
+
+
+def sin(x: Any) -> Variable:
+    """Elementwise sine."""
+    return Sin()(x)
+
+
+def cos(x: Any) -> Variable:
+    """Elementwise cosine."""
+    return Cos()(x)
+
+
+def tanh(x: Any) -> Variable:
+    """Elementwise hyperbolic tangent."""
+    return Tanh()(x)
+
+
+def square(x: Any) -> Variable:
+    """Elementwise x**2."""
+    return Square()(x)
+
+
+def sqrt(x: Any) -> Variable:
+    """Elementwise square root."""
+    return Sqrt()(x)
+
+
+def clip(x: Any, x_min: Any, x_max: Any) -> Variable:
+    """Limit values to ``[x_min, x_max]``; the gradient is zero where ``x`` was clipped."""
+    return Clip(x_min, x_max)(x)

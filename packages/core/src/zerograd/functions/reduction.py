@@ -1,0 +1,105 @@
+"""Reductions: sum, mean (average), max, min."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..function import Function
+from ..variable import Variable, as_variable
+from .broadcast import broadcast_to
+from .shape import reshape
+
+
+def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
+    """``axis`` (int, tuple or None) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(
+                f"{op}: axis {a} is out of range for an input of {ndim} dimensions "
+                f"(valid: {-ndim}..{ndim - 1})."
+            )
+    return tuple(sorted(a % ndim for a in axes))
+
+
+def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
+    """The shape a reduction over ``axes`` has with ``keepdims=True``."""
+    if axes is None:
+        return (1,) * len(x_shape)
+    return tuple(1 if i in axes else n for i, n in enumerate(x_shape))
+
+
+class Sum(Function):
+    def __init__(self, axis: Any, keepdims: bool) -> None:
+        self.axis, self.keepdims = axis, keepdims
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        self.axes = normalize_axis(self.axis, x.ndim, "sum")
+        return x.sum(axis=self.axes, keepdims=self.keepdims)
+
+    def backward(self, gy: Variable) -> Variable:
+        if not self.keepdims:
+            gy = reshape(gy, keepdims_shape(self.x_shape, self.axes))
+        return broadcast_to(gy, self.x_shape)
+
+
+class _Extremum(Function):
+    name = ""
+
+    def __init__(self, axis: Any, keepdims: bool) -> None:
+        self.axis, self.keepdims = axis, keepdims
+
+    def forward(self, x: Any) -> Any:
+        self.axes = normalize_axis(self.axis, x.ndim, self.name)
+        if x.size == 0:
+            raise ValueError(f"{self.name}: the input of shape {x.shape} has no elements")
+        return getattr(x, self.name)(axis=self.axes, keepdims=self.keepdims)
+
+    def backward(self, gy: Variable) -> Variable:
+        x = self.inputs[0]
+        y = self.outputs[0]().data
+        shape = keepdims_shape(x.shape, self.axes)
+        if not self.keepdims:
+            gy = reshape(gy, shape)
+            y = y.reshape(shape)
+        mask = (x.data == y).astype(gy.dtype)  # ties all receive the gradient, as in DeZero
+        return broadcast_to(gy, x.shape) * mask
+
+
+class Max(_Extremum):
+    name = "max"
+
+
+class Min(_Extremum):
+    name = "min"
+
+
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Sum over ``axis`` (an int, a tuple, negative allowed; all axes when None)."""
+    return Sum(axis, keepdims)(x)
+
+
+def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Arithmetic mean over ``axis`` (DeZero's ``average``)."""
+    x = as_variable(x)
+    y = sum(x, axis, keepdims)
+    return y * (y.data.size / x.data.size) if x.data.size else y
+
+
+average = mean
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Maximum over ``axis``; the gradient goes to the maximal elements."""
+    return Max(axis, keepdims)(x)
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Minimum over ``axis``; the gradient goes to the minimal elements."""
+    return Min(axis, keepdims)(x)
+
+
+__all__ = ["Sum", "Max", "Min", "sum", "mean", "average", "max", "min"]

@@ -1,0 +1,129 @@
+"""Shape manipulation: reshape, transpose, expand_dims, flatten, get_item."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backends import backend_of, get_array_module
+from ..function import Function
+from ..variable import Variable, as_variable
+
+
+class Reshape(Function):
+    def __init__(self, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+
+    def forward(self, x: Any) -> Any:
+        self.x_shape = x.shape
+        try:
+            return x.reshape(self.shape)
+        except ValueError:
+            raise ValueError(
+                f"reshape: cannot reshape an array of shape {x.shape} ({x.size} elements) into "
+                f"shape {self.shape}; the number of elements must stay the same."
+            ) from None
+
+    def backward(self, gy: Variable) -> Variable:
+        return reshape(gy, self.x_shape)
+
+
+def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
+    if axes is None:
+        return None
+    axes = tuple(axes)
+    if sorted(a % ndim if -ndim <= a < ndim else a for a in axes) != list(range(ndim)):
+        raise ValueError(
+            f"transpose: axes {axes} are not a permutation of the {ndim} axes of the input; "
+            f"pass each of 0..{ndim - 1} (or its negative) exactly once."
+        )
+    return tuple(a % ndim for a in axes)
+
+
+class Transpose(Function):
+    def __init__(self, axes: Any = None) -> None:
+        self.axes = axes
+
+    def forward(self, x: Any) -> Any:
+        self.axes = _normalize_axes(self.axes, x.ndim)
+        return x.transpose(self.axes)
+
+    def backward(self, gy: Variable) -> Variable:
+        if self.axes is None:
+            return transpose(gy)
+        inverse = [0] * len(self.axes)
+        for i, a in enumerate(self.axes):
+            inverse[a] = i
+        return transpose(gy, inverse)
+
+
+def _index_data(slices: Any) -> Any:
+    """Unwrap Variables used as indices."""
+    if isinstance(slices, tuple):
+        return tuple(s.data if isinstance(s, Variable) else s for s in slices)
+    return slices.data if isinstance(slices, Variable) else slices
+
+
+class GetItem(Function):
+    def __init__(self, slices: Any) -> None:
+        self.slices = _index_data(slices)
+
+    def forward(self, x: Any) -> Any:
+        try:
+            return x[self.slices]
+        except IndexError as exc:
+            raise IndexError(f"get_item: index {self.slices!r} on shape {x.shape}: {exc}") from None
+
+    def backward(self, gy: Variable) -> Variable:
+        x = self.inputs[0]
+        return GetItemGrad(self.slices, x.shape)(gy)
+
+
+class GetItemGrad(Function):
+    """Scatter ``gy`` into zeros of the input's shape; repeated indices accumulate."""
+
+    def __init__(self, slices: Any, in_shape: tuple[int, ...]) -> None:
+        self.slices = slices
+        self.in_shape = in_shape
+
+    def forward(self, gy: Any) -> Any:
+        xp = get_array_module(gy)
+        zeros = xp.zeros(self.in_shape, dtype=gy.dtype)
+        return backend_of(gy).scatter_add(zeros, self.slices, gy)
+
+    def backward(self, ggx: Variable) -> Variable:
+        return get_item(ggx, self.slices)
+
+
+def reshape(x: Any, shape: Any) -> Variable:
+    """Give ``x`` a new shape with the same number of elements (``-1`` infers one axis)."""
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if tuple(x.shape) == shape:
+        return as_variable(x)
+    return Reshape(shape)(x)
+
+
+def transpose(x: Any, axes: Any = None) -> Variable:
+    """Permute the axes (reverse them when ``axes`` is None); negative axes allowed."""
+    return Transpose(axes)(x)
+
+
+def get_item(x: Any, slices: Any) -> Variable:
+    """``x[slices]``: ints, slices, None, Ellipsis and integer or boolean arrays."""
+    return GetItem(slices)(x)
+
+
+def expand_dims(x: Any, axis: int) -> Variable:
+    """Insert an axis of length 1 at ``axis`` (negative counts from the end)."""
+    x = as_variable(x)
+    shape = list(x.shape)
+    ndim = len(shape) + 1
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"expand_dims: axis {axis} is out of range for a result of {ndim} dims")
+    shape.insert(axis % ndim, 1)
+    return reshape(x, tuple(shape))
+
+
+def flatten(x: Any) -> Variable:
+    """Flatten every axis but the first: shape (N, ...) becomes (N, -1)."""
+    x = as_variable(x)
+    return reshape(x, (x.shape[0], -1))

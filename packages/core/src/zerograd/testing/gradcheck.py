@@ -1,0 +1,162 @@
+"""Numerical gradients and gradient checks, first and second order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..backends import backend_of
+from ..variable import Variable, as_variable
+
+
+def array_equal(a: Any, b: Any) -> bool:
+    """Whether two arrays or Variables hold equal values and shapes (any backends)."""
+    from ..backends import as_numpy
+
+    a, b = as_numpy(a), as_numpy(b)
+    return a.shape == b.shape and bool((a == b).all())
+
+
+def array_allclose(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
+    """Whether two arrays or Variables are equal within tolerances (any backends)."""
+    from ..backends import as_numpy
+
+    a, b = as_numpy(a), as_numpy(b)
+    import numpy as np
+
+    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+def numerical_grad(
+    f: Callable[..., Any], x: Any, *args: Any, eps: float = 1e-4, **kwargs: Any
+) -> Any:
+    """Central-difference gradient of ``sum(f(x, *args))`` with respect to ``x`` (an array).
+
+    Same call as DeZero's ``dezero.utils.numerical_grad``. ``x`` may be a Variable or an
+    array; the gradient comes back as an array of ``x``'s backend and dtype.
+    """
+    data = x.data if isinstance(x, Variable) else x
+    backend = backend_of(data)
+    dtype = backend.to_numpy(data).dtype
+    base = backend.to_numpy(data).astype("float64")
+    grad = base * 0.0
+    flat = base.reshape(-1)
+    for i in range(flat.size):
+        old = flat[i]
+        values = []
+        for step in (eps, -eps):
+            flat[i] = old + step
+            y = f(Variable(backend.from_numpy(base.astype(dtype))), *args, **kwargs)
+            values.append(float(backend.to_numpy(as_variable(y).data).astype("float64").sum()))
+        flat[i] = old
+        grad.reshape(-1)[i] = (values[0] - values[1]) / (2 * eps)
+    return backend.from_numpy(grad.astype(dtype))
+
+
+def gradient_check(
+    f: Callable[..., Any], x: Any, *args: Any, rtol: float = 1e-4, atol: float = 1e-5, **kwargs: Any
+) -> bool:
+    """Compare backprop's gradient of ``sum(f(x))`` with the numerical one (DeZero's API).
+
+    Returns True when they agree; prints where they differ otherwise.
+    """
+    x = as_variable(x)
+    num = numerical_grad(f, x, *args, **kwargs)
+    y = f(x, *args, **kwargs)
+    y.backward()
+    bp = x.grad.data
+    ok = array_allclose(bp, num, rtol=rtol, atol=atol)
+    if not ok:
+        print(f"gradient_check failed:\n backprop: {bp}\n numerical: {num}")
+    return ok
+
+
+def check_backward(
+    f: Callable[..., Any],
+    *inputs: Any,
+    order: int = 1,
+    eps: float | None = None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    seed: int = 0,
+) -> None:
+    """Assert that ``f``'s gradients match numerical ones, to first or second ``order``.
+
+    ``f`` takes Variables (one per input array) and returns a Variable. The check contracts
+    the output with a random weight so every output element counts. For ``order=2`` the
+    first-order gradients (built with ``create_graph=True``) are contracted with random
+    weights and differentiated again. Raises AssertionError naming the input and the
+    largest difference. Gradients must keep their input's dtype.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    datas = [x.data if isinstance(x, Variable) else x for x in inputs]
+    backend = backend_of(datas[0])
+    dtypes = [backend.to_numpy(d).dtype for d in datas]
+    single = all(d == np.float32 for d in dtypes)
+    eps = eps if eps is not None else (1e-2 if single else 1e-6)
+    rtol = rtol if rtol is not None else (5e-2 if single else 1e-4)
+    atol = atol if atol is not None else (5e-2 if single else 1e-6)
+
+    y0 = f(*[Variable(d) for d in datas])
+    weight = backend.from_numpy(
+        rng.standard_normal(y0.shape).astype(backend.to_numpy(y0.data).dtype)
+    )
+
+    def scalar(*xs: Variable) -> Variable:
+        return (as_variable(f(*xs)) * weight).sum()
+
+    target = scalar
+    if order == 2:
+        gws = [
+            backend.from_numpy(rng.standard_normal(d.shape).astype(t))
+            for d, t in zip(datas, dtypes)
+        ]
+
+        def target(*xs: Variable) -> Variable:  # noqa: F811
+            for x in xs:
+                x.cleargrad()
+            s = scalar(*xs)
+            s.backward(create_graph=True)
+            total = None
+            for x, gw in zip(xs, gws):
+                if x.grad is None:
+                    continue
+                term = (x.grad * gw).sum()
+                total = term if total is None else total + term
+            return total
+    elif order != 1:
+        raise ValueError(f"check_backward: order must be 1 or 2, got {order}")
+
+    xs = [Variable(d) for d in datas]
+    out = target(*xs)
+    for x in xs:
+        x.cleargrad()
+    out.backward()
+    for i, x in enumerate(xs):
+        analytic = None if x.grad is None else x.grad.data
+        if analytic is not None and backend.to_numpy(analytic).dtype != dtypes[i]:
+            raise AssertionError(
+                f"input {i}: gradient dtype {backend.to_numpy(analytic).dtype} differs from "
+                f"input dtype {dtypes[i]}"
+            )
+
+        def partial(v: Variable, i: int = i) -> Variable:
+            vs = [Variable(d) for d in datas]
+            vs[i] = v
+            return target(*vs)
+
+        numeric = backend.to_numpy(numerical_grad(partial, datas[i], eps=eps)).astype("float64")
+        got = (
+            np.zeros_like(numeric)
+            if analytic is None
+            else backend.to_numpy(analytic).astype("float64")
+        )
+        if not np.allclose(got, numeric, rtol=rtol, atol=atol):
+            worst = float(np.max(np.abs(got - numeric)))
+            raise AssertionError(
+                f"order-{order} gradient of input {i} (shape {datas[i].shape}, "
+                f"{dtypes[i]}) differs from the numerical one by up to {worst:.3g}:\n"
+                f"analytic:\n{got}\nnumerical:\n{numeric}"
+            )

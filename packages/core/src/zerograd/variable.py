@@ -1,0 +1,266 @@
+"""``Variable``, ``Parameter`` and the conversions ``as_variable`` / ``as_array``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import backends as _backends
+from .backends.registry import registry as _registry
+
+_by_type = _registry.by_type
+
+
+def _check_data(data: Any) -> None:
+    try:
+        _backends.backend_of(data)
+    except TypeError:
+        raise TypeError(
+            f"Variable(data): data must be an array of an installed backend, got "
+            f"{type(data).__module__}.{type(data).__qualname__}. Wrap Python scalars and lists "
+            f"first: Variable(np.array(1.0)) or Variable(zerograd.as_array(1.0))."
+        ) from None
+
+
+class Variable:
+    """An array that remembers the function that made it, so gradients can flow back.
+
+    >>> import numpy as np
+    >>> x = Variable(np.array(3.0))
+    >>> y = x * x
+    >>> y.backward()
+    >>> x.grad
+    variable(6.0)
+    """
+
+    __slots__ = ("data", "name", "grad", "creator", "generation", "__weakref__")
+    __array_priority__ = 200  # numpy/cupy defer to our reflected operators
+    __array_ufunc__ = None  # ndarray + Variable -> Variable.__radd__, never an object array
+
+    def __init__(self, data: Any, name: str | None = None) -> None:
+        if data is not None and type(data) not in _by_type:
+            _check_data(data)
+        self.data = data
+        self.name = name
+        self.grad: Variable | None = None
+        self.creator: Any = None
+        self.generation = 0
+
+    # -- array-like properties ------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the data."""
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements."""
+        return self.data.size
+
+    @property
+    def dtype(self) -> Any:
+        """Data type of the elements."""
+        return self.data.dtype
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __repr__(self) -> str:
+        if self.data is None:
+            return "variable(None)"
+        body = str(self.data).replace("\n", "\n" + " " * 9)
+        return f"variable({body})"
+
+    def item(self) -> Any:
+        """The single element as a Python scalar."""
+        return self.data.item()
+
+    # -- graph --------------------------------------------------------------------------
+    def set_creator(self, func: Any) -> None:
+        """Record ``func`` as the function that produced this variable."""
+        self.creator = func
+        self.generation = func.generation + 1
+
+    def cleargrad(self) -> None:
+        """Forget the gradient (call before a second ``backward``)."""
+        self.grad = None
+
+    def unchain(self) -> None:
+        """Cut the link to the creator (the graph upstream is no longer reachable from here)."""
+        self.creator = None
+
+    def unchain_backward(self) -> None:
+        """Cut every link in the graph upstream of this variable (truncated BPTT)."""
+        stack = [self.creator] if self.creator is not None else []
+        seen = set()
+        while stack:
+            f = stack.pop()
+            if f in seen:
+                continue
+            seen.add(f)
+            for x in f.inputs:
+                if x.creator is not None:
+                    stack.append(x.creator)
+                    x.unchain()
+
+    def backward(self, retain_grad: bool = False, create_graph: bool = False) -> None:
+        """Compute gradients of this variable with respect to every variable upstream.
+
+        ``retain_grad`` keeps the gradients of intermediate variables; ``create_graph``
+        records the backward computation so gradients can be differentiated again.
+        """
+        from .backprop import backward
+
+        backward(self, retain_grad, create_graph)
+
+    # -- shape helpers --------------------------------------------------------------------
+    def reshape(self, *shape: Any) -> Variable:
+        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        return _f.reshape(self, tuple(shape))
+
+    def transpose(self, *axes: Any) -> Variable:
+        """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)``."""
+        if not axes:
+            axes = None
+        elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
+            axes = axes[0]
+        return _f.transpose(self, axes)
+
+    @property
+    def T(self) -> Variable:
+        """The transpose (axes reversed)."""
+        return _f.transpose(self)
+
+    def sum(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        """Sum over ``axis`` (all axes by default)."""
+        return _f.sum(self, axis, keepdims)
+
+    def mean(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        """Mean over ``axis`` (all axes by default)."""
+        return _f.mean(self, axis, keepdims)
+
+    def max(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        """Maximum over ``axis``."""
+        return _f.max(self, axis, keepdims)
+
+    def min(self, axis: Any = None, keepdims: bool = False) -> Variable:
+        """Minimum over ``axis``."""
+        return _f.min(self, axis, keepdims)
+
+    def __getitem__(self, slices: Any) -> Variable:
+        return _f.get_item(self, slices)
+
+    # -- devices --------------------------------------------------------------------------
+    def to(self, backend: Any) -> None:
+        """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place."""
+        if self.data is not None:
+            data = _backends.as_array_of(self.data, backend)
+            grad = None if self.grad is None else _backends.as_array_of(self.grad.data, backend)
+            self.data = data  # assigned only once both conversions succeeded
+            if grad is not None:
+                self.grad.data = grad
+
+    def to_cpu(self) -> None:
+        """Move the data to the CPU (the numpy backend)."""
+        self.to(_registry.default())
+
+    def to_gpu(self) -> None:
+        """Move the data to the GPU backend (zerograd-cupy); clear error when none is usable."""
+        self.to(_backends.gpu_backend())
+
+    # -- operators ------------------------------------------------------------------------
+    def __neg__(self) -> Variable:
+        return _f.neg(self)
+
+    def __add__(self, other: Any) -> Variable:
+        return _f.add(self, other)
+
+    def __radd__(self, other: Any) -> Variable:
+        return _f.add(self, other)
+
+    def __sub__(self, other: Any) -> Variable:
+        return _f.sub(self, other)
+
+    def __rsub__(self, other: Any) -> Variable:
+        return _f.rsub(self, other)
+
+    def __mul__(self, other: Any) -> Variable:
+        return _f.mul(self, other)
+
+    def __rmul__(self, other: Any) -> Variable:
+        return _f.mul(self, other)
+
+    def __truediv__(self, other: Any) -> Variable:
+        return _f.div(self, other)
+
+    def __rtruediv__(self, other: Any) -> Variable:
+        return _f.rdiv(self, other)
+
+    def __pow__(self, other: Any) -> Variable:
+        return _f.pow(self, other)
+
+    def __rpow__(self, other: Any) -> Variable:
+        return _f.rpow(self, other)
+
+    def __matmul__(self, other: Any) -> Variable:
+        return _f.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Variable:
+        return _f.matmul(other, self)
+
+
+class Parameter(Variable):
+    """A Variable that a layer owns and an optimizer updates."""
+
+    __slots__ = ()
+
+
+def _scalar_dtype(x: Any, dtype: Any) -> Any:
+    """The dtype a Python scalar takes next to an array of ``dtype`` (keeps float32 float32)."""
+    kind = dtype.kind
+    if isinstance(x, (bool, int)):
+        return dtype if kind in "iufcb" and not (kind == "b" and type(x) is not bool) else None
+    if isinstance(x, float):
+        return dtype if kind in "fc" else None
+    if isinstance(x, complex):
+        return dtype if kind == "c" else None
+    return None
+
+
+def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
+    """Return ``x`` as an array: arrays pass through, scalars and lists are converted.
+
+    ``array_module`` picks the module (DeZero's signature); ``like`` an array whose backend
+    and dtype a Python scalar should follow.
+
+    >>> import numpy as np
+    >>> as_array(2.0, like=np.ones(1, np.float32)).dtype
+    dtype('float32')
+    """
+    if type(x) in _by_type:
+        return x
+    if like is not None:
+        backend = _by_type.get(type(like)) or _backends.backend_of(like)
+        return backend.asarray(x, dtype=_scalar_dtype(x, like.dtype))
+    if array_module is not None:
+        return array_module.asarray(x)
+    backend = _registry.resolve_type(type(x)) or _registry.default()
+    return backend.asarray(x)
+
+
+def as_variable(obj: Any) -> Variable:
+    """Return ``obj`` as a Variable (arrays and scalars are wrapped, Variables pass through)."""
+    if isinstance(obj, Variable):
+        return obj
+    return Variable(as_array(obj))
+
+
+_backends._wrapper_types = (Variable,)
+
+from . import functions as _f  # noqa: E402  (functions need Variable defined first)
