@@ -15,6 +15,7 @@ from types import ModuleType
 from typing import Any
 
 import numpy as np
+
 from zerograd.backends import Backend, hookimpl
 
 __version__ = "0.1.0"

@@ -70,6 +70,10 @@ class Backend:
         """Convert a Python scalar, list or array of this backend to an array."""
         return self.xp.asarray(obj, dtype=dtype)
 
+    def astype(self, x: Any, dtype: Any) -> Any:
+        """``x`` converted to ``dtype`` (a new array)."""
+        return x.astype(dtype)
+
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """Return a copy of ``a`` with ``values`` added at ``indices``; repeated indices add up."""
         out = self.xp.array(a, copy=True)
@@ -88,8 +92,9 @@ class Backend:
         axes = tuple(range(lead)) + tuple(
             i + lead for i, n in enumerate(shape) if n == 1 and x.shape[i + lead] != 1
         )
-        y = x.sum(axis=axes, keepdims=True) if axes else x
-        return y.reshape(shape) if lead else y
+        xp = self.xp
+        y = xp.sum(x, axis=axes, keepdims=True) if axes else x
+        return xp.reshape(y, shape) if lead else y
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} ({self.device})>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backends import get_array_module
+from ..backends import backend_of, get_array_module
 from ..function import Function
 from ..variable import Variable
 
@@ -76,7 +76,7 @@ class Clip(Function):
     def backward(self, gy: Variable) -> Variable:
         x = self.inputs[0].data
         mask = (x >= self.x_min) & (x <= self.x_max)
-        return gy * mask.astype(gy.dtype)
+        return gy * backend_of(x).astype(mask, gy.dtype)
 
 
 def exp(x: Any) -> Variable:

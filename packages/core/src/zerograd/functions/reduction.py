@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backends import backend_of, get_array_module
 from ..function import Function
 from ..variable import Variable, as_variable
 from .broadcast import broadcast_to
@@ -38,7 +39,7 @@ class Sum(Function):
     def forward(self, x: Any) -> Any:
         self.x_shape = x.shape
         self.axes = normalize_axis(self.axis, x.ndim, "sum")
-        return x.sum(axis=self.axes, keepdims=self.keepdims)
+        return get_array_module(x).sum(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, gy: Variable) -> Variable:
         if not self.keepdims:
@@ -56,7 +57,7 @@ class _Extremum(Function):
         self.axes = normalize_axis(self.axis, x.ndim, self.name)
         if x.size == 0:
             raise ValueError(f"{self.name}: the input of shape {x.shape} has no elements")
-        return getattr(x, self.name)(axis=self.axes, keepdims=self.keepdims)
+        return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, gy: Variable) -> Variable:
         x = self.inputs[0]
@@ -64,8 +65,10 @@ class _Extremum(Function):
         shape = keepdims_shape(x.shape, self.axes)
         if not self.keepdims:
             gy = reshape(gy, shape)
-            y = y.reshape(shape)
-        mask = (x.data == y).astype(gy.dtype)  # ties all receive the gradient, as in DeZero
+            y = get_array_module(y).reshape(y, shape)
+        mask = backend_of(y).astype(
+            x.data == y, gy.dtype
+        )  # ties all receive the gradient, as in DeZero
         return broadcast_to(gy, x.shape) * mask
 
 

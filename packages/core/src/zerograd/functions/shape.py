@@ -16,7 +16,7 @@ class Reshape(Function):
     def forward(self, x: Any) -> Any:
         self.x_shape = x.shape
         try:
-            return x.reshape(self.shape)
+            return get_array_module(x).reshape(x, self.shape)
         except ValueError:
             raise ValueError(
                 f"reshape: cannot reshape an array of shape {x.shape} ({x.size} elements) into "
@@ -45,7 +45,7 @@ class Transpose(Function):
 
     def forward(self, x: Any) -> Any:
         self.axes = _normalize_axes(self.axes, x.ndim)
-        return x.transpose(self.axes)
+        return get_array_module(x).transpose(x, self.axes)
 
     def backward(self, gy: Variable) -> Variable:
         if self.axes is None:
