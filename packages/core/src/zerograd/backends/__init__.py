@@ -165,15 +165,7 @@ def register(plugin: Any, name: str | None = None) -> None:
 
 def refresh() -> None:
     """Forget every loaded backend and load the plugins again (re-reads the environment)."""
-    from . import registry as module
-
-    with registry._lock:
-        by_type = registry.by_type  # the same dict object: hot paths hold a reference to it
-        by_type.clear()
-        fresh = module.Registry()
-        fresh.strict = registry.strict
-        registry.__dict__.update(fresh.__dict__)
-        registry.by_type = by_type
+    registry.reset()
 
 
 def set_strict(strict: bool = True) -> None:

@@ -44,13 +44,19 @@ class Registry:
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._loaded = False
-        self.backends: dict[str, Backend] = {}
-        self.sources: dict[str, tuple[str, str]] = {}  # backend name -> (plugin, distribution)
         self.by_type: dict[type, Backend] = {}
-        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
-        self.pm.add_hookspecs(hookspecs)
         self.strict = False
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every plugin; the next lookup loads them again (keeps ``strict``)."""
+        with self._lock:
+            self._loaded = False
+            self.backends: dict[str, Backend] = {}
+            self.sources: dict[str, tuple[str, str]] = {}  # name -> (plugin, distribution)
+            self.by_type.clear()  # cleared in place: hot paths hold a reference to this dict
+            self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+            self.pm.add_hookspecs(hookspecs)
 
     # -- loading ------------------------------------------------------------------------
     def ensure_loaded(self) -> None:

@@ -1,0 +1,201 @@
+"""The backend conformance suite: the behaviour contract every backend plugin must meet.
+
+Run it against an installed backend with pytest::
+
+    ZEROGRAD_CONFORMANCE_BACKEND=mybackend pytest --pyargs zerograd.testing.conformance
+
+or import it into a test module of your plugin (``from zerograd.testing.conformance import *``)
+and set the environment variable in a ``conftest.py``. The suite needs numpy (the reference)
+and pytest.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Variable, no_grad
+from zerograd.backends import (
+    BackendMismatchError,
+    as_array_of,
+    backend_of,
+    get_array_module,
+    get_backend,
+    list_backends,
+)
+from zerograd.testing import check_backward
+
+_rng = np.random.default_rng(7)
+
+
+@pytest.fixture(scope="module")
+def backend():
+    """The backend under test (env ZEROGRAD_CONFORMANCE_BACKEND, else ZEROGRAD_TEST_BACKEND)."""
+    name = os.environ.get("ZEROGRAD_CONFORMANCE_BACKEND") or os.environ.get(
+        "ZEROGRAD_TEST_BACKEND", "numpy"
+    )
+    b = get_backend(name)
+    if not b.is_available():
+        pytest.skip(f"backend {name!r} is installed but unavailable: {b.unavailable_reason()}")
+    return b
+
+
+def _put(backend, values, dtype="float64"):
+    return backend.from_numpy(np.asarray(values, dtype=dtype))
+
+
+def _np(backend, x):
+    return backend.to_numpy(x.data if isinstance(x, Variable) else x)
+
+
+# -- registration and classification ---------------------------------------------------------
+def test_listed_with_version(backend):
+    rows = {r.name: r for r in list_backends()}
+    assert backend.name in rows
+    assert rows[backend.name].available
+    assert rows[backend.name].version not in ("", "-")
+    assert backend.device in ("cpu", "gpu")
+
+
+def test_owns_its_arrays_and_no_foreign_ones(backend):
+    a = _put(backend, [1.0, 2.0])
+    assert backend.owns(type(a))
+    assert backend_of(a) is backend
+    assert get_array_module(a) is backend.xp
+    assert not backend.owns(list) and not backend.owns(float) and not backend.owns(Variable)
+
+
+def test_numpy_round_trip_keeps_values_and_dtype(backend):
+    for dtype in ("float32", "float64", "int64"):
+        ref = np.arange(6, dtype=dtype).reshape(2, 3)
+        back = backend.to_numpy(backend.from_numpy(ref))
+        assert isinstance(back, np.ndarray)
+        assert back.dtype == ref.dtype and back.shape == (2, 3)
+        np.testing.assert_array_equal(back, ref)
+
+
+def test_asarray_and_astype(backend):
+    a = backend.asarray([1, 2, 3], dtype=backend.to_numpy(_put(backend, [0.0], "float32")).dtype)
+    assert backend.to_numpy(a).dtype == np.float32
+    b = backend.astype(_put(backend, [1.5, 2.5]), backend.xp.float32)
+    assert backend.to_numpy(b).dtype == np.float32
+
+
+# -- scatter_add -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "shape, index",
+    [
+        ((5,), np.array([0, 1, 1, 4, 1])),
+        ((4, 3), np.array([2, 2, 0])),
+        ((3, 4), (np.array([0, 2, 2]), np.array([1, 3, 3]))),
+        ((4, 3), (slice(1, 3),)),
+    ],
+)
+def test_scatter_add_accumulates_repeats_and_returns_new(backend, shape, index):
+    base = _rng.standard_normal(shape)
+    values_shape = base[index].shape
+    values = _rng.standard_normal(values_shape)
+    expected = base.copy()
+    np.add.at(expected, index, values)
+    a = _put(backend, base)
+    idx = tuple(
+        backend.from_numpy(i) if isinstance(i, np.ndarray) else i
+        for i in (index if isinstance(index, tuple) else (index,))
+    )
+    idx = idx if isinstance(index, tuple) else idx[0]
+    out = backend.scatter_add(a, idx, _put(backend, values))
+    np.testing.assert_allclose(backend.to_numpy(out), expected, rtol=1e-12)
+    np.testing.assert_array_equal(backend.to_numpy(a), base)  # input untouched
+
+
+# -- broadcasting ----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "src, dst", [((3,), (2, 3)), ((1, 3), (4, 3)), ((2, 1, 3), (2, 5, 3)), ((), (2, 2))]
+)
+def test_broadcast_to_and_sum_to_are_adjoint(backend, src, dst):
+    x = _rng.standard_normal(src)
+    b = backend.broadcast_to(_put(backend, x), dst)
+    np.testing.assert_allclose(backend.to_numpy(b), np.broadcast_to(x, dst))
+    g = _rng.standard_normal(dst)
+    s = backend.sum_to(_put(backend, g), src)
+    lead = len(dst) - len(src)
+    ref = g.sum(axis=tuple(range(lead))) if lead else g
+    ref = ref.sum(axis=tuple(i for i, n in enumerate(src) if n == 1), keepdims=True)
+    np.testing.assert_allclose(backend.to_numpy(s), ref.reshape(src), rtol=1e-12)
+
+
+# -- the engine on this backend --------------------------------------------------------------
+GRAD_CASES = {
+    "add_broadcast": (lambda a, b: a + b, [(2, 3), (3,)]),
+    "mul": (lambda a, b: a * b, [(2, 3), (2, 3)]),
+    "div": (lambda a, b: a / (b * b + 1.0), [(2, 3), (2, 3)]),
+    "tanh_exp": (lambda a: F.tanh(F.exp(a * 0.5)), [(4,)]),
+    "sin_cos": (lambda a: F.sin(a) * F.cos(a), [(3,)]),
+    "sum_axis": (lambda a: F.sum(a * a, axis=-1, keepdims=True), [(2, 3)]),
+    "matmul": (lambda a, b: F.matmul(a, b), [(2, 3), (3, 2)]),
+    "batched_matmul": (lambda a, b: a @ b, [(2, 2, 3), (3, 2)]),
+    "get_item_repeat": (lambda a: F.get_item(a, np.array([0, 0, 2])) ** 2, [(3, 2)]),
+    "reshape_transpose": (lambda a: F.transpose(F.reshape(a, (3, 2)), (1, 0)) ** 2, [(2, 3)]),
+    "max": (lambda a: F.max(a, axis=0), [(3, 4)]),
+}
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("name", sorted(GRAD_CASES))
+def test_gradients_match_numerical(backend, name, order):
+    fn, shapes = GRAD_CASES[name]
+    xs = []
+    for i, s in enumerate(shapes):
+        data = _rng.permutation(int(np.prod(s)) or 1).reshape(s) * 0.3 - 0.4 + i * 0.05
+        xs.append(_put(backend, data))
+    if name == "get_item_repeat":
+        idx = backend.from_numpy(np.array([0, 0, 2]))
+        fn = lambda a: F.get_item(a, idx) ** 2  # noqa: E731
+    check_backward(fn, *xs, order=order)
+
+
+def test_float32_stays_float32_with_python_scalars(backend):
+    x = Variable(_put(backend, [0.5, 1.5], "float32"))
+    y = F.sum(F.tanh(2.0 * x + 1) / 3.0 - x**2)
+    y.backward()
+    assert _np(backend, y).dtype == np.float32
+    assert _np(backend, x.grad).dtype == np.float32
+
+
+def test_backward_ones_and_accumulation(backend):
+    x = Variable(_put(backend, [1.0, 2.0, 3.0]))
+    y = x * x + x  # x used twice: gradients add up
+    y.backward()
+    np.testing.assert_allclose(_np(backend, x.grad), 2 * np.array([1.0, 2.0, 3.0]) + 1)
+    assert backend_of(x.grad.data) is backend
+
+
+def test_no_grad_records_nothing(backend):
+    x = Variable(_put(backend, [1.0]))
+    with no_grad():
+        y = x * 2.0
+    assert y.creator is None
+
+
+def test_mixing_backends_is_a_clear_error(backend):
+    numpy_backend = get_backend("numpy")
+    if backend is numpy_backend:
+        pytest.skip("the numpy backend has no other backend here to mix with")
+    a = Variable(_put(backend, [1.0, 2.0]))
+    b = Variable(np.array([1.0, 2.0]))
+    with pytest.raises(BackendMismatchError, match=r"different backends .*to_cpu\(\)"):
+        _ = a + b
+
+
+def test_moving_a_variable_to_numpy_and_back(backend):
+    x = Variable(_put(backend, [1.0, 2.0]))
+    (x * x).sum().backward()
+    x.to("numpy")
+    assert isinstance(x.data, np.ndarray) and isinstance(x.grad.data, np.ndarray)
+    x.to(backend.name)
+    assert backend_of(x.data) is backend
+    np.testing.assert_allclose(_np(backend, x.grad), [2.0, 4.0])
+    assert backend_of(as_array_of(np.ones(2), backend)) is backend

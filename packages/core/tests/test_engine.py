@@ -1,0 +1,189 @@
+"""Engine rules: accumulation, diamonds, retain_grad, weak outputs, long chains, order."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Function, Variable, no_grad
+
+
+def test_gradient_accumulates_for_reused_variable(arr):
+    x = Variable(arr([3.0]))
+    y = x + x + x * x
+    y.backward()
+    np.testing.assert_allclose(x.grad.data, [2 + 2 * 3.0])
+
+
+def test_diamond_graph_visits_each_function_once(arr):
+    calls = []
+
+    class Count(Function):
+        def forward(self, x):
+            calls.append(1)
+            return x * 2
+
+        def backward(self, gy):
+            calls.append(-1)
+            return gy * 2
+
+    x = Variable(arr([2.0]))
+    a = Count()(x)
+    y = F.square(a) + F.square(a)  # a feeds two branches that meet again
+    y.backward()
+    assert calls.count(-1) == 1
+    # y = 2 * (2x)^2 = 8 x^2 -> 16 x
+    np.testing.assert_allclose(x.grad.data, [32.0])
+
+
+def test_generation_order_on_uneven_branches(arr):
+    x = Variable(arr([1.0]))
+    a = F.exp(x)
+    long = F.sin(F.cos(F.tanh(a)))  # three more functions on one branch than the other
+    y = long + a
+    y.backward()
+    t = np.tanh(np.e)
+    expected = np.cos(np.cos(t)) * -np.sin(t) * (1 - t**2) * np.e + np.e
+    np.testing.assert_allclose(x.grad.data, [expected])
+
+
+def test_second_backward_needs_cleargrad_and_is_idempotent_after_it(arr):
+    x = Variable(arr([2.0]))
+    y = x * x
+    y.backward(retain_grad=True)
+    first = x.grad.data.copy()
+    x.cleargrad()
+    y.grad = None
+    y.backward()
+    np.testing.assert_allclose(x.grad.data, first)
+
+
+def test_retain_grad_false_frees_intermediate_gradients(arr):
+    x = Variable(arr([1.0, 2.0]))
+    a = F.sin(x)
+    y = F.sum(a)
+    y.backward()
+    assert a.grad is None and y.grad is None
+    assert x.grad is not None
+
+
+def test_retain_grad_true_keeps_them(arr):
+    x = Variable(arr([1.0, 2.0]))
+    a = F.sin(x)
+    y = F.sum(a)
+    y.backward(retain_grad=True)
+    np.testing.assert_allclose(a.grad.data, [1.0, 1.0])
+    np.testing.assert_allclose(y.grad.data, 1.0)
+
+
+def test_outputs_are_weak_and_graph_is_freed_without_gc(arr):
+    gc.disable()
+    try:
+        x = Variable(arr(np.ones(3)))
+        y = F.tanh(F.exp(x))
+        f = weakref.ref(y.creator)
+        mid = weakref.ref(y.creator.inputs[0])
+        del y
+        assert f() is None and mid() is None  # freed by reference counting alone
+    finally:
+        gc.enable()
+
+
+def test_100k_op_chain_forward_backward_and_free(arr):
+    x = Variable(arr([0.5]))
+    y = x
+    for _ in range(100_000):
+        y = y + 1e-6
+    y.backward()
+    np.testing.assert_allclose(x.grad.data, [1.0])
+    np.testing.assert_allclose(y.data, [0.6], rtol=1e-9)
+    creator = weakref.ref(y.creator)
+    del y
+    assert creator() is None
+
+
+def test_create_graph_gives_third_derivative(arr):
+    x = Variable(arr([0.7]))
+    y = F.sin(x)
+    grads = []
+    for _ in range(3):
+        x.cleargrad()
+        y.backward(create_graph=True)
+        y = x.grad
+        grads.append(float(y.data[0]))
+    np.testing.assert_allclose(grads, [np.cos(0.7), -np.sin(0.7), -np.cos(0.7)])
+
+
+def test_without_create_graph_gradient_has_no_graph(arr):
+    x = Variable(arr([0.7]))
+    F.sin(x).backward()
+    assert x.grad.creator is None
+
+
+def test_no_grad_does_not_record_and_restores(arr):
+    x = Variable(arr([1.0]))
+    with no_grad():
+        y = x * 2
+    assert y.creator is None
+    z = x * 2
+    assert z.creator is not None
+
+
+def test_backward_on_leaf_sets_ones(arr):
+    x = Variable(arr([[1.0, 2.0]], "float32"))
+    x.backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_array_equal(x.grad.data, [[1.0, 1.0]])
+
+
+def test_unchain_backward_cuts_the_graph(arr):
+    x = Variable(arr([1.0]))
+    h = F.exp(x)
+    y = F.sin(h)
+    h.unchain_backward()
+    y.unchain_backward()
+    assert h.creator is None
+    y.backward()
+    assert x.grad is None
+
+
+def test_backward_must_return_one_gradient_per_input(arr):
+    class Bad(Function):
+        def forward(self, a, b):
+            return a + b
+
+        def backward(self, gy):
+            return gy
+
+    y = Bad()(Variable(arr([1.0])), Variable(arr([2.0])))
+    with pytest.raises(RuntimeError, match="returned 1 gradients for 2 inputs"):
+        y.backward()
+
+
+def test_wrong_gradient_shape_is_reported(arr):
+    class Bad(Function):
+        def forward(self, a):
+            return a.sum()
+
+        def backward(self, gy):
+            return gy
+
+    y = Bad()(Variable(arr([1.0, 2.0])))
+    with pytest.raises(RuntimeError, match=r"shape \(\) for an input of shape \(2,\)"):
+        y.backward()
+
+
+def test_array_gradients_from_user_functions_are_wrapped(arr):
+    class Double(Function):
+        def forward(self, a):
+            return a * 2
+
+        def backward(self, gy):
+            return gy.data * 2  # a plain array, as in the book's early steps
+
+    x = Variable(arr([1.0]))
+    Double()(x).backward()
+    assert isinstance(x.grad, Variable)
+    np.testing.assert_allclose(x.grad.data, [2.0])

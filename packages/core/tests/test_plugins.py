@@ -1,0 +1,286 @@
+"""Plugin loading through fake entry points: broken, duplicate, blocked, strict, versions."""
+
+import sys
+import types
+from importlib import metadata
+
+import numpy as np
+import pytest
+
+import zerograd.backends as B
+from zerograd import Variable
+from zerograd.backends import Backend, hookimpl
+from zerograd_numpy import NumpyBackend
+
+
+class Box:
+    """A toy array type (a list of floats) owned by the fake 'box' backend."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+
+class BoxBackend(Backend):
+    name = "box"
+
+    def owns(self, t):
+        return t is Box
+
+    def load_module(self):
+        return types.ModuleType("boxmod")
+
+    def to_numpy(self, x):
+        return np.asarray(x.values)
+
+    def from_numpy(self, a):
+        return Box(a.tolist())
+
+
+def _module(name, backend_factory=None):
+    mod = types.ModuleType(name)
+    if backend_factory is not None:
+        mod.zerograd_backend = hookimpl(lambda: backend_factory())
+    sys.modules[name] = mod
+    return mod
+
+
+@pytest.fixture
+def broken_module(tmp_path, monkeypatch):
+    """Write a plugin module whose import raises ``error``; return its name."""
+
+    def write(name, error):
+        (tmp_path / f"{name}.py").write_text(f"raise {error}\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        sys.modules.pop(name, None)
+        return name
+
+    return write
+
+
+@pytest.fixture
+def fake_entry_points(monkeypatch):
+    """Replace the installed entry points with the ones a test lists; restore afterwards."""
+    installed = []
+
+    class Dist:
+        def __init__(self, name):
+            self.name = name
+
+    def install(ep_name, module, dist):
+        ep = metadata.EntryPoint(ep_name, module, B.ENTRY_POINT_GROUP)
+        object.__setattr__(ep, "dist", Dist(dist))
+        installed.append(ep)
+
+    def entry_points(group=None, **kw):
+        return [ep for ep in installed if ep.group == group]
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    for var in (
+        "ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD",
+        "ZEROGRAD_BLOCK_PLUGINS",
+        "ZEROGRAD_STRICT_PLUGINS",
+    ):
+        monkeypatch.delenv(var, raising=False)
+    yield install
+    monkeypatch.undo()
+    B.set_strict(False)
+    B.refresh()
+
+
+def _numpy_plugin():
+    return _module("fake_numpy_plugin", NumpyBackend)
+
+
+def test_two_plugins_load_and_are_listed(fake_entry_points):
+    _numpy_plugin()
+    _module("fake_box_plugin", BoxBackend)
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    fake_entry_points("box", "fake_box_plugin", "zerograd-box")
+    B.refresh()
+    rows = {r.name: r for r in B.list_backends()}
+    assert set(rows) == {"numpy", "box"}
+    assert rows["box"].distribution == "zerograd-box" and rows["box"].plugin == "box"
+    assert B.backend_of(Box([1.0])).name == "box"
+
+
+def test_broken_plugin_warns_and_others_keep_working(fake_entry_points, broken_module):
+    _numpy_plugin()
+    broken_module("fake_broken_plugin", "ImportError('libfoo.so not found')")
+    fake_entry_points("broken", "fake_broken_plugin", "zerograd-broken")
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"'broken' .*failed to import: ImportError: "
+        r"libfoo.so not found.*ZEROGRAD_BLOCK_PLUGINS=broken",
+    ):
+        names = [r.name for r in B.list_backends()]
+    assert names == ["numpy"]
+    assert (Variable(np.ones(1)) * 2).data[0] == 2
+
+
+def test_strict_mode_turns_a_broken_plugin_into_an_error(
+    fake_entry_points, monkeypatch, broken_module
+):
+    broken_module("fake_broken_plugin2", "RuntimeError('boom')")
+    fake_entry_points("broken", "fake_broken_plugin2", "zerograd-broken")
+    monkeypatch.setenv("ZEROGRAD_STRICT_PLUGINS", "1")
+    B.refresh()
+    with pytest.raises(B.BackendPluginError, match="failed to import: RuntimeError: boom"):
+        B.list_backends()
+
+
+def test_blocked_plugin_is_not_even_imported(fake_entry_points, monkeypatch):
+    _numpy_plugin()
+    sys.modules.pop("fake_never_imported", None)
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    fake_entry_points("evil", "fake_never_imported", "zerograd-evil")
+    monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", "evil, other")
+    B.refresh()
+    assert [r.name for r in B.list_backends()] == ["numpy"]
+    assert "fake_never_imported" not in sys.modules
+
+
+def test_autoload_off_loads_nothing_until_registered(fake_entry_points, monkeypatch):
+    _numpy_plugin()
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    monkeypatch.setenv("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "1")
+    B.refresh()
+    assert B.list_backends() == []
+    with pytest.raises(B.NoBackendError, match=r"pip install zerograd-numpy"):
+        Variable(np.ones(1))
+    B.register(NumpyBackend())
+    assert [r.name for r in B.list_backends()] == ["numpy"]
+
+
+def test_no_backend_installed_says_what_to_install(fake_entry_points):
+    B.refresh()
+    with pytest.raises(
+        B.NoBackendError,
+        match=r"no array backend is installed.*"
+        r"pip install zerograd-numpy",
+    ):
+        B.get_backend()
+
+
+def test_duplicate_entry_point_name_warns_and_keeps_first(fake_entry_points):
+    _numpy_plugin()
+    _module("fake_numpy_plugin2", NumpyBackend)
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    fake_entry_points("numpy", "fake_numpy_plugin2", "numpy-fork")
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"same name as the one from zerograd-numpy.*"
+        r"pip uninstall numpy-fork",
+    ):
+        rows = B.list_backends()
+    assert [(r.name, r.distribution) for r in rows] == [("numpy", "zerograd-numpy")]
+
+
+def test_two_backends_claiming_one_array_type(fake_entry_points):
+    class OtherNumpy(NumpyBackend):
+        name = "numpy2"
+
+    _numpy_plugin()
+    _module("fake_numpy2_plugin", OtherNumpy)
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    fake_entry_points("numpy2", "fake_numpy2_plugin", "numpy2")
+    B.refresh()
+    with pytest.raises(
+        B.BackendPluginError,
+        match=r"numpy.ndarray are claimed by several "
+        r"backends: 'numpy' .*'numpy2'.*ZEROGRAD_BLOCK_PLUGINS",
+    ):
+        Variable(np.ones(1))
+
+
+def test_plugin_for_another_api_version_is_refused(fake_entry_points):
+    class Future(BoxBackend):
+        api_version = 2
+
+    _module("fake_future_plugin", Future)
+    fake_entry_points("future", "fake_future_plugin", "zerograd-future")
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"written for backend API version 2, but "
+        r"this zerograd speaks version 1",
+    ):
+        assert B.list_backends() == []
+
+
+def test_plugin_with_unknown_hook_is_refused(fake_entry_points):
+    mod = _module("fake_oldhook_plugin")
+    mod.zerograd_array_module = hookimpl(lambda: None)  # a hook this zerograd does not know
+    fake_entry_points("old", "fake_oldhook_plugin", "zerograd-old")
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"does not fit this zerograd's hook "
+        r"specification",
+    ):
+        assert B.list_backends() == []
+
+
+def test_plugin_returning_wrong_object_and_raising_hook(fake_entry_points):
+    _module("fake_wrong_plugin", lambda: object())
+    _module("fake_raising_plugin", lambda: 1 / 0)
+    fake_entry_points("wrong", "fake_wrong_plugin", "w")
+    fake_entry_points("raising", "fake_raising_plugin", "r")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning) as record:
+        assert B.list_backends() == []
+    text = " | ".join(str(w.message) for w in record)
+    assert "returned object, not a zerograd.backends.Backend" in text
+    assert "raised in zerograd_backend(): ZeroDivisionError" in text
+
+
+def test_mixing_backends_in_one_op(fake_entry_points):
+    class BoxWithOps(BoxBackend):
+        pass
+
+    _numpy_plugin()
+    _module("fake_box_plugin", BoxWithOps)
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    fake_entry_points("box", "fake_box_plugin", "zerograd-box")
+    B.refresh()
+    with pytest.raises(
+        B.BackendMismatchError,
+        match=r"Add: inputs live on different backends "
+        r"\(numpy, box",
+    ):
+        Variable(np.ones(1)) + Variable(Box([1.0]))
+
+
+def test_unsupported_type_names_installed_backends():
+    with pytest.raises(
+        TypeError,
+        match=r"builtins.dict is not an array of any installed "
+        r"backend \(numpy\)",
+    ):
+        B.backend_of({})
+
+
+def test_gpu_errors_without_gpu_backend(fake_entry_points):
+    _numpy_plugin()
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    B.refresh()
+    x = Variable(np.ones(2))
+    with pytest.raises(B.NoBackendError, match=r"no GPU backend is installed.*zerograd-cupy"):
+        x.to_gpu()
+    assert isinstance(x.data, np.ndarray)
+    assert B.gpu_enable is False
+
+
+def test_dispatch_is_cached_per_type_without_hook_calls(fake_entry_points):
+    _numpy_plugin()
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    B.refresh()
+    Variable(np.ones(1)) * 2
+    calls = []
+    B.registry.pm.add_hookcall_monitoring(lambda *a: calls.append(a), lambda *a: None)
+    for _ in range(10):
+        (Variable(np.ones(1)) * 2).backward()
+    assert calls == []
+    assert B.registry.by_type[np.ndarray].name == "numpy"
