@@ -32,6 +32,7 @@ class NumpyBackend(Backend):
 
     name = "numpy"
     device = "cpu"
+    cache_scalars = True
 
     def owns(self, array_type: type) -> bool:
         # numpy scalars (what 0-d arithmetic returns) are accepted as 0-d arrays

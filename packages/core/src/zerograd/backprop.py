@@ -30,10 +30,20 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     try:
         while heap:
             f = pop(heap)[2]
-            outputs = [ref() for ref in f.outputs]
-            gys = [None if o is None else o.grad for o in outputs]
-            gxs = f.backward(*gys)
-            if not isinstance(gxs, tuple):
+            refs = f.outputs
+            if len(refs) == 1:
+                o = refs[0]()
+                gxs = f.backward(o.grad)
+                if not retain_grad:
+                    o.grad = None
+            else:
+                outputs = [ref() for ref in refs]
+                gxs = f.backward(*[None if o is None else o.grad for o in outputs])
+                if not retain_grad:
+                    for o in outputs:
+                        if o is not None:
+                            o.grad = None
+            if type(gxs) is not tuple:
                 gxs = (gxs,)
             inputs = f.inputs
             if len(gxs) != len(inputs):
@@ -44,7 +54,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
             for x, gx in zip(inputs, gxs):
                 if gx is None:
                     continue
-                if not isinstance(gx, Variable):
+                if type(gx) is not Variable and not isinstance(gx, Variable):
                     gx = Variable(as_array(gx, like=x.data))
                 if gx.data.shape != x.data.shape:
                     raise RuntimeError(
@@ -58,9 +68,5 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                     seen.add(creator)
                     push(heap, (-creator.generation, count, creator))
                     count += 1
-            if not retain_grad:
-                for o in outputs:
-                    if o is not None:
-                        o.grad = None
     finally:
         _enable_backprop.reset(token)

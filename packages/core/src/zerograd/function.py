@@ -9,7 +9,7 @@ from . import backends as _backends
 from .backends.errors import BackendMismatchError
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
-from .variable import Variable, as_array
+from .variable import Constant, Variable, as_array
 
 _by_type = _registry.by_type
 
@@ -34,32 +34,61 @@ class Function:
     variable(9.0)
     """
 
-    generation = 0
-    inputs: tuple[Variable, ...] = ()
-    outputs: tuple[weakref.ref, ...] = ()
+    # Slots keep the per-op object small and fast; __dict__ stays for subclasses' own state.
+    __slots__ = ("inputs", "outputs", "generation", "__dict__", "__weakref__")
 
     def __call__(self, *inputs: Any) -> Any:
-        inputs = tuple(x if isinstance(x, Variable) else _wrap(x, inputs) for x in inputs)
-        xs = [x.data for x in inputs]
-        if len(xs) > 1:
+        # This is the hot path of every operation: keep it free of avoidable calls.
+        n = len(inputs)
+        if n == 1:
+            x = inputs[0]
+            if not isinstance(x, Variable):
+                inputs = _wrap(inputs)
+                x = inputs[0]
+            ys = self.forward(x.data)
+        else:
+            for x in inputs:
+                if not isinstance(x, Variable):
+                    inputs = _wrap(inputs)
+                    break
+            xs = (inputs[0].data, inputs[1].data) if n == 2 else tuple([x.data for x in inputs])
             t = type(xs[0])
             for x in xs:
                 if type(x) is not t:
                     _check_one_backend(self, xs)
                     break
-        ys = self.forward(*xs)
-        if not isinstance(ys, tuple):
-            ys = (ys,)
+            ys = self.forward(*xs)
+        if type(ys) is tuple:
+            return self._finish_many(inputs, ys)
+        output = Variable(ys if type(ys) in _by_type else _fix_output(ys, [x.data for x in inputs]))
+        if _enable_backprop.get():
+            if n == 1:
+                gen = inputs[0].generation
+            elif n == 2:
+                gen = inputs[0].generation
+                if inputs[1].generation > gen:
+                    gen = inputs[1].generation
+            else:
+                gen = max([x.generation for x in inputs])
+            self.generation = gen
+            output.creator = self
+            output.generation = gen + 1
+            self.inputs = inputs
+            self.outputs = (weakref.ref(output),)
+        return output
+
+    def _finish_many(self, inputs: tuple, ys: tuple) -> list[Variable]:
+        xs = [x.data for x in inputs]
         outputs = [Variable(y if type(y) in _by_type else _fix_output(y, xs)) for y in ys]
         if _enable_backprop.get():
-            gen = max([x.generation for x in inputs]) if len(inputs) > 1 else inputs[0].generation
+            gen = max([x.generation for x in inputs])
             self.generation = gen
             for output in outputs:
                 output.creator = self
                 output.generation = gen + 1
             self.inputs = inputs
             self.outputs = tuple([weakref.ref(output) for output in outputs])
-        return outputs if len(outputs) > 1 else outputs[0]
+        return outputs
 
     def forward(self, *xs: Any) -> Any:
         """Compute the outputs from input arrays; return one array or a tuple."""
@@ -70,12 +99,13 @@ class Function:
         raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} generation={self.generation}>"
+        return f"<{type(self).__name__} generation={getattr(self, 'generation', 0)}>"
 
 
-def _wrap(x: Any, inputs: tuple) -> Variable:
+def _wrap(inputs: tuple) -> tuple[Variable, ...]:
+    """Wrap raw arrays and scalars as constants, following the first Variable's backend/dtype."""
     like = next((v.data for v in inputs if isinstance(v, Variable) and v.data is not None), None)
-    return Variable(as_array(x, like=like))
+    return tuple(x if isinstance(x, Variable) else Constant(as_array(x, like=like)) for x in inputs)
 
 
 def _fix_output(y: Any, xs: list) -> Any:

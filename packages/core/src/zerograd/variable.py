@@ -175,32 +175,32 @@ class Variable:
         self.to(_backends.gpu_backend())
 
     # -- operators ------------------------------------------------------------------------
+    # The binary operators build the Function directly (no helper frames): they are the
+    # hottest path of user code.
     def __neg__(self) -> Variable:
-        return _f.neg(self)
+        return _ar.Neg()(self)
 
     def __add__(self, other: Any) -> Variable:
-        return _f.add(self, other)
+        return _ar.Add()(self, other if isinstance(other, Variable) else _const(other, self))
 
-    def __radd__(self, other: Any) -> Variable:
-        return _f.add(self, other)
+    __radd__ = __add__
 
     def __sub__(self, other: Any) -> Variable:
-        return _f.sub(self, other)
+        return _ar.Sub()(self, other if isinstance(other, Variable) else _const(other, self))
 
     def __rsub__(self, other: Any) -> Variable:
-        return _f.rsub(self, other)
+        return _ar.Sub()(_const(other, self), self)
 
     def __mul__(self, other: Any) -> Variable:
-        return _f.mul(self, other)
+        return _ar.Mul()(self, other if isinstance(other, Variable) else _const(other, self))
 
-    def __rmul__(self, other: Any) -> Variable:
-        return _f.mul(self, other)
+    __rmul__ = __mul__
 
     def __truediv__(self, other: Any) -> Variable:
-        return _f.div(self, other)
+        return _ar.Div()(self, other if isinstance(other, Variable) else _const(other, self))
 
     def __rtruediv__(self, other: Any) -> Variable:
-        return _f.rdiv(self, other)
+        return _ar.Div()(_const(other, self), self)
 
     def __pow__(self, other: Any) -> Variable:
         return _f.pow(self, other)
@@ -221,6 +221,16 @@ class Parameter(Variable):
     __slots__ = ()
 
 
+class Constant(Variable):
+    """An operand given as a raw array or scalar: nothing upstream needs its gradient.
+
+    Functions may skip computing gradients for Constant inputs (their gradient is
+    unreachable by the user).
+    """
+
+    __slots__ = ()
+
+
 def _scalar_dtype(x: Any, dtype: Any) -> Any:
     """The dtype a Python scalar takes next to an array of ``dtype`` (keeps float32 float32)."""
     kind = dtype.kind
@@ -231,6 +241,12 @@ def _scalar_dtype(x: Any, dtype: Any) -> Any:
     if isinstance(x, complex):
         return dtype if kind == "c" else None
     return None
+
+
+_SCALARS = {int, float, bool, complex}
+# Python scalars used as operands, converted once per (backend, dtype, value). Safe because
+# zerograd never writes into an operand's array.
+_scalar_cache: dict[tuple, Any] = {}
 
 
 def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
@@ -247,11 +263,24 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         return x
     if like is not None:
         backend = _by_type.get(type(like)) or _backends.backend_of(like)
+        if backend.cache_scalars and type(x) in _SCALARS:
+            key = (backend, like.dtype, type(x), x)
+            a = _scalar_cache.get(key)
+            if a is None:
+                if len(_scalar_cache) > 4096:
+                    _scalar_cache.clear()
+                a = _scalar_cache[key] = backend.asarray(x, dtype=_scalar_dtype(x, like.dtype))
+            return a
         return backend.asarray(x, dtype=_scalar_dtype(x, like.dtype))
     if array_module is not None:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
     return backend.asarray(x)
+
+
+def _const(x: Any, like: Variable) -> Constant:
+    """Wrap a raw operand as a Constant on ``like``'s backend, with its dtype for scalars."""
+    return Constant(as_array(x, like=like.data))
 
 
 def as_variable(obj: Any) -> Variable:
@@ -264,3 +293,4 @@ def as_variable(obj: Any) -> Variable:
 _backends._wrapper_types = (Variable,)
 
 from . import functions as _f  # noqa: E402  (functions need Variable defined first)
+from .functions import arithmetic as _ar  # noqa: E402

@@ -83,16 +83,23 @@ def get_backend(x: Any = None) -> Backend:
     return backend_of(x)
 
 
+_xp_by_type = registry.xp_by_type
+
+
 def get_array_module(x: Any) -> Any:
     """The array module (``numpy``, ``cupy``, ...) for ``x``; the default one for scalars.
 
     Same as DeZero's ``dezero.cuda.get_array_module``.
     """
+    xp = _xp_by_type.get(type(x))
+    if xp is not None:
+        return xp
     x = _data(x)
-    backend = _by_type.get(type(x))
+    backend = registry.resolve_type(type(x))
     if backend is None:
-        backend = registry.resolve_type(type(x)) or registry.default()
-    return backend.xp
+        return registry.default().xp
+    xp = _xp_by_type[type(x)] = backend.xp
+    return xp
 
 
 def scatter_add(a: Any, indices: Any, values: Any) -> Any:

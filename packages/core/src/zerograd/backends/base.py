@@ -27,6 +27,10 @@ class Backend:
     device: str = "cpu"
     """``'cpu'`` or ``'gpu'``: where the arrays live (``Variable.to_gpu`` picks a ``'gpu'`` one)."""
 
+    cache_scalars: bool = False
+    """Whether zerograd may reuse one array for a repeated Python-scalar operand (only for
+    backends whose arrays live in one place, such as host memory)."""
+
     _xp: ModuleType | None = None
 
     # -- what a subclass must supply -------------------------------------------------

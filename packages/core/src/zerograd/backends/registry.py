@@ -45,6 +45,7 @@ class Registry:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self.by_type: dict[type, Backend] = {}
+        self.xp_by_type: dict[type, Any] = {}  # array type -> array module, filled lazily
         self.strict = False
         self.reset()
 
@@ -54,7 +55,8 @@ class Registry:
             self._loaded = False
             self.backends: dict[str, Backend] = {}
             self.sources: dict[str, tuple[str, str]] = {}  # name -> (plugin, distribution)
-            self.by_type.clear()  # cleared in place: hot paths hold a reference to this dict
+            self.by_type.clear()  # cleared in place: hot paths hold a reference to these dicts
+            self.xp_by_type.clear()
             self.pm = pluggy.PluginManager(hookspecs.PROJECT)
             self.pm.add_hookspecs(hookspecs)
 
@@ -160,6 +162,7 @@ class Registry:
         self.backends[backend.name] = backend
         self.sources[backend.name] = (plugin, distribution)
         self.by_type.clear()
+        self.xp_by_type.clear()
 
     # -- lookup -------------------------------------------------------------------------
     def resolve_type(self, array_type: type) -> Backend | None:

@@ -5,61 +5,76 @@ from __future__ import annotations
 from typing import Any
 
 from ..function import Function
-from ..variable import Variable, as_array
+from ..variable import Constant, Variable, as_array
 from .broadcast import sum_to
 
 
-def _other(x: Any, other: Any) -> Any:
-    """Turn a Python scalar operand into an array matching ``x``'s backend and dtype."""
+def _other(x: Any, other: Any) -> Variable:
+    """Wrap a raw operand as a Constant matching ``x``'s backend and dtype."""
     if isinstance(other, Variable):
         return other
-    return as_array(other, like=x.data if isinstance(x, Variable) else x)
+    return Constant(as_array(other, like=x.data if isinstance(x, Variable) else x))
 
 
-def _unbroadcast(gx0: Variable, gx1: Variable, f: Any) -> tuple[Variable, Variable]:
-    if f.x0_shape != f.x1_shape:
-        gx0 = sum_to(gx0, f.x0_shape)
-        gx1 = sum_to(gx1, f.x1_shape)
+def _unbroadcast(gx0: Any, gx1: Any, f: Any) -> tuple[Any, Any]:
+    """Sum gradients back to their inputs' shapes where the forward broadcast them."""
+    x0, x1 = f.inputs
+    s0, s1 = x0.data.shape, x1.data.shape
+    if s0 != s1:
+        if gx0 is not None:
+            gx0 = sum_to(gx0, s0)
+        if gx1 is not None:
+            gx1 = sum_to(gx1, s1)
     return gx0, gx1
 
 
 class Add(Function):
     def forward(self, x0: Any, x1: Any) -> Any:
-        self.x0_shape, self.x1_shape = x0.shape, x1.shape
         return x0 + x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
-        return _unbroadcast(gy, gy, self)
+        x0, x1 = self.inputs
+        return _unbroadcast(
+            None if type(x0) is Constant else gy, None if type(x1) is Constant else gy, self
+        )
 
 
 class Sub(Function):
     def forward(self, x0: Any, x1: Any) -> Any:
-        self.x0_shape, self.x1_shape = x0.shape, x1.shape
         return x0 - x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
-        return _unbroadcast(gy, -gy, self)
+        x0, x1 = self.inputs
+        return _unbroadcast(
+            None if type(x0) is Constant else gy, None if type(x1) is Constant else -gy, self
+        )
 
 
 class Mul(Function):
     def forward(self, x0: Any, x1: Any) -> Any:
-        self.x0_shape, self.x1_shape = x0.shape, x1.shape
         return x0 * x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
         x0, x1 = self.inputs
-        return _unbroadcast(gy * x1, gy * x0, self)
+        return _unbroadcast(
+            None if type(x0) is Constant else gy * x1,
+            None if type(x1) is Constant else gy * x0,
+            self,
+        )
 
 
 class Div(Function):
     def forward(self, x0: Any, x1: Any) -> Any:
-        self.x0_shape, self.x1_shape = x0.shape, x1.shape
         return x0 / x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
         x0, x1 = self.inputs
         gx0 = gy / x1
-        return _unbroadcast(gx0, -gx0 * x0 / x1, self)
+        return _unbroadcast(
+            None if type(x0) is Constant else gx0,
+            None if type(x1) is Constant else -gx0 * x0 / x1,
+            self,
+        )
 
 
 class Neg(Function):
@@ -89,7 +104,6 @@ class PowVar(Function):
     """``x0 ** x1`` where the exponent is a Variable too."""
 
     def forward(self, x0: Any, x1: Any) -> Any:
-        self.x0_shape, self.x1_shape = x0.shape, x1.shape
         return x0**x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
@@ -97,8 +111,8 @@ class PowVar(Function):
 
         x0, x1 = self.inputs
         y = self.outputs[0]()
-        gx0 = gy * x1 * x0 ** (x1 - 1)
-        gx1 = gy * y * log(x0)
+        gx0 = None if type(x0) is Constant else gy * x1 * x0 ** (x1 - 1)
+        gx1 = None if type(x1) is Constant else gy * y * log(x0)
         return _unbroadcast(gx0, gx1, self)
 
 
