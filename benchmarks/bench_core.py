@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import time
 import tracemalloc
+from functools import partial
 
 import numpy as np
 from common import side_by_side, try_torch
@@ -86,11 +87,11 @@ def per_op_rows() -> list[dict]:
         c = np.full(n, 0.999)
         for label, ops in cases:
             fns = {
-                "z": lambda: _zerograd_chain(x0, c, ops),
-                "h": lambda: _numpy_chain(x0, c, ops),
+                "z": partial(_zerograd_chain, x0, c, ops),
+                "h": partial(_numpy_chain, x0, c, ops),
             }
             if torch is not None:
-                fns["t"] = lambda: _torch_chain(torch, x0, c, ops)
+                fns["t"] = partial(_torch_chain, torch, x0, c, ops)
             best = {k: v / CHAIN * 1e6 for k, v in side_by_side(fns).items()}
             z, h, t = best["z"], best["h"], best.get("t")
             rows.append(
