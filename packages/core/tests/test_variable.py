@@ -18,6 +18,9 @@ def test_properties_and_repr():
     assert x.transpose().shape == (3, 2) and x.transpose(1, 0).shape == (3, 2)
     assert Variable(np.array(2.5)).item() == 2.5
     assert isinstance(Parameter(np.ones(1)), Variable)
+    m = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(x.matmul(m.T).data, x.data @ m.T)
+    np.testing.assert_array_equal(x.dot(m.T).data, x.data @ m.T)
 
 
 @pytest.mark.parametrize(

@@ -153,6 +153,12 @@ class Variable:
         """Minimum over ``axis``."""
         return _f.min(self, axis, keepdims)
 
+    def matmul(self, other: Any) -> Variable:
+        """Matrix product ``self @ other`` (DeZero's ``Variable.matmul``)."""
+        return _f.matmul(self, other)
+
+    dot = matmul
+
     def __getitem__(self, slices: Any) -> Variable:
         return _f.get_item(self, slices)
 
