@@ -27,43 +27,45 @@ DEPENDS = {
     "nn": ["core", "nn"],
     "viz": ["core", "viz"],
 }
-TESTED = [p for p in ("core", "backend-numpy", "nn", "viz") if (PACKAGES / p / "tests").is_dir()]
+# extra pip requirements a package's tests need
+TEST_EXTRAS = {"nn": ["pillow", "tqdm", "scikit-learn"], "viz": ["matplotlib"]}
 NUMPY = {"1.26": "numpy==1.26.*", "2": "numpy>=2,<3"}
-TEST_DEPS = ["pytest>=8"]
+PACKAGE_NAMES = [p for p in DEPENDS if (PACKAGES / p / "tests").is_dir()]
 
 
-def _backend_pkg(backend: str) -> str:
-    return f"backend-{backend}"
+def _combos() -> list:
+    """(package, backend, numpy) triples: every package on numpy 1.26 and 2.x; the cupy
+    backend for the packages that compute (on numpy 2 only: CuPy follows current numpy)."""
+    combos = []
+    for package in PACKAGE_NAMES:
+        for numpy in NUMPY:
+            combos.append(nox.param(package, "numpy", numpy, id=f"{package}-numpy-np{numpy}"))
+        if package in ("core", "nn", "backend-cupy"):
+            combos.append(nox.param(package, "cupy", "2", id=f"{package}-cupy-np2"))
+    return combos
 
 
-def _gpu_present() -> str | None:
-    """None when an NVIDIA GPU is usable, else the reason why not."""
+def _gpu_missing() -> str | None:
+    """None when an NVIDIA GPU looks usable, else the reason why not."""
     if shutil.which("nvidia-smi") is None:
         return "no NVIDIA driver (nvidia-smi not found) on this machine"
     return None
 
 
 @nox.session
-@nox.parametrize("numpy", list(NUMPY))
-@nox.parametrize("backend", ["numpy", "cupy"])
-@nox.parametrize("package", TESTED)
+@nox.parametrize("package, backend, numpy", _combos())
 def tests(session: nox.Session, package: str, backend: str, numpy: str) -> None:
     """Run one package's tests on one backend and numpy version."""
+    folders = dict.fromkeys(DEPENDS[package] + [f"backend-{backend}"])
+    reqs = [str(PACKAGES / f) for f in folders]
     if backend == "cupy":
-        reason = _gpu_present()
+        reason = _gpu_missing()
         if reason:
-            session.skip(f"cupy backend skipped: {reason}")
-        if not (PACKAGES / "backend-cupy").is_dir():
-            session.skip("cupy backend skipped: packages/backend-cupy is not in this checkout")
-    folders = dict.fromkeys(DEPENDS[package] + [_backend_pkg(backend)])
-    extras = ["pillow"] if package == "nn" else []
-    session.install(NUMPY[numpy], *TEST_DEPS, *extras, *[str(PACKAGES / f) for f in folders])
+            session.skip(f"cupy backend not tested: {reason}")
+        reqs = [r + "[cuda12]" if r.endswith("backend-cupy") else r for r in reqs]
+    session.install(NUMPY[numpy], "pytest>=8", *TEST_EXTRAS.get(package, []), *reqs)
     session.run(
-        "pytest",
-        str(PACKAGES / package / "tests"),
-        "-q",
-        "-rs",
-        *session.posargs,
+        "pytest", str(PACKAGES / package / "tests"), "-q", "-rs", *session.posargs,
         env={"ZEROGRAD_TEST_BACKEND": backend},
     )
 
