@@ -6,7 +6,9 @@ Sessions never download a Python: they use the interpreter nox runs under.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import nox
@@ -52,20 +54,34 @@ def _gpu_missing() -> str | None:
     return None
 
 
+def _cupy_extra() -> str:
+    """cuda13 when the driver speaks CUDA 13+, else cuda12 (override: ZEROGRAD_CUPY_EXTRA)."""
+    if os.environ.get("ZEROGRAD_CUPY_EXTRA"):
+        return os.environ["ZEROGRAD_CUPY_EXTRA"]
+    out = subprocess.run(["nvidia-smi"], capture_output=True, text=True).stdout
+    m = re.search(r"CUDA Version:\s*(\d+)", out)
+    return "cuda13" if m and int(m.group(1)) >= 13 else "cuda12"
+
+
 @nox.session
 @nox.parametrize("package, backend, numpy", _combos())
 def tests(session: nox.Session, package: str, backend: str, numpy: str) -> None:
     """Run one package's tests on one backend and numpy version."""
-    folders = dict.fromkeys(DEPENDS[package] + [f"backend-{backend}"])
+    # numpy is always there: the default backend for scalars, to_cpu() and the mixing tests
+    folders = dict.fromkeys(DEPENDS[package] + ["backend-numpy", f"backend-{backend}"])
     reqs = [str(PACKAGES / f) for f in folders]
     if backend == "cupy":
         reason = _gpu_missing()
         if reason:
             session.skip(f"cupy backend not tested: {reason}")
-        reqs = [r + "[cuda12]" if r.endswith("backend-cupy") else r for r in reqs]
+        reqs = [r + f"[{_cupy_extra()}]" if r.endswith("backend-cupy") else r for r in reqs]
     session.install(NUMPY[numpy], "pytest>=8", *TEST_EXTRAS.get(package, []), *reqs)
     session.run(
-        "pytest", str(PACKAGES / package / "tests"), "-q", "-rs", *session.posargs,
+        "pytest",
+        str(PACKAGES / package / "tests"),
+        "-q",
+        "-rs",
+        *session.posargs,
         env={"ZEROGRAD_TEST_BACKEND": backend},
     )
 
@@ -101,7 +117,10 @@ def smoke(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Benchmarks, written as a markdown table to benchmarks/results.md (BLAS on 1 thread)."""
     folders = [f for f in ("core", "backend-numpy", "nn") if (PACKAGES / f).is_dir()]
-    session.install("numpy>=2,<3", "psutil", *[str(PACKAGES / f) for f in folders])
+    reqs = [str(PACKAGES / f) for f in folders]
+    if _gpu_missing() is None:
+        reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
+    session.install("numpy>=2,<3", "psutil", *reqs)
     if os.environ.get("ZEROGRAD_BENCH_TORCH", "1") == "1":
         session.install("torch==2.13.0", success_codes=[0, 1], silent=True)
     env = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}

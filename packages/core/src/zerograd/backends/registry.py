@@ -198,9 +198,10 @@ class Registry:
         self.ensure_loaded()
         if "numpy" in self.backends:
             return self.backends["numpy"]
-        cpu = [b for b in self.backends.values() if b.device == "cpu"]
-        if cpu or self.backends:
-            return (cpu or list(self.backends.values()))[0]
+        usable = [b for b in self.backends.values() if b.is_available()]
+        cpu = [b for b in usable if b.device == "cpu"]
+        if cpu or usable:
+            return (cpu or usable)[0]
         raise NoBackendError(no_backend_message())
 
     def info(self) -> list[BackendInfo]:

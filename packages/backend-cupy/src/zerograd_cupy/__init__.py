@@ -1,0 +1,29 @@
+"""zerograd-cupy: the CuPy backend plugin (NVIDIA GPUs through CUDA).
+
+Registered through the ``zerograd.backends`` entry point; zerograd finds it once it is
+installed. It imports nothing from CuPy until a GPU is actually used, so installing it on
+a machine without CuPy or without a GPU is harmless: the backend is then listed as
+unavailable, with the reason, and ``Variable.to_gpu()`` says that reason.
+
+    pip install 'zerograd-cupy[cuda12]'   # or [cuda13]
+
+>>> from zerograd_cupy import CupyBackend
+>>> CupyBackend().device
+'gpu'
+"""
+
+from __future__ import annotations
+
+from zerograd.backends import Backend, hookimpl
+
+from .backend import INSTALL_HINT, CupyBackend
+from .kernels import col2im_gpu, im2col_gpu
+
+__version__ = "0.1.0"
+__all__ = ["INSTALL_HINT", "CupyBackend", "col2im_gpu", "im2col_gpu", "zerograd_backend"]
+
+
+@hookimpl
+def zerograd_backend() -> Backend:
+    """The CuPy backend (available only where CuPy can run a kernel on a CUDA device)."""
+    return CupyBackend()

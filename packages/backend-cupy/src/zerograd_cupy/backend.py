@@ -1,0 +1,196 @@
+"""The :class:`CupyBackend`: CuPy arrays on an NVIDIA GPU, as zerograd sees them.
+
+Nothing here imports CuPy at module level: the plugin loads on machines without CuPy (or
+without a GPU) and then reports itself unavailable, with the reason.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from types import ModuleType
+from typing import Any
+
+from zerograd.backends import Backend, NoBackendError
+
+INSTALL_HINT = "pip install 'zerograd-cupy[cuda12]'"
+"""The command that installs CuPy for this backend (``[cuda13]`` for CUDA 13 drivers)."""
+
+
+_ARRAY_TYPE_NAMES = frozenset({"ndarray", "_ndarray_base"})  # CuPy >= 13 has a base class
+
+
+def _is_cupy_module(module: str) -> bool:
+    return module == "cupy" or module.startswith("cupy.")
+
+
+def _is_numpy_array(x: Any) -> bool:
+    t = type(x)
+    return t.__module__ == "numpy" and t.__name__ == "ndarray"
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class CupyBackend(Backend):
+    """CuPy arrays on the current CUDA device.
+
+    Availability is asked of CuPy (a device must be visible and a kernel must run), not
+    inferred from ``import cupy`` succeeding: CuPy imports fine on machines with no GPU.
+
+    >>> b = CupyBackend()
+    >>> b.name, b.device
+    ('cupy', 'gpu')
+    >>> isinstance(b.is_available(), bool)
+    True
+    """
+
+    name = "cupy"
+    device = "gpu"
+    cache_scalars = False  # arrays live on one of possibly several devices
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._probed = False
+        self._available = False
+        self._reason = ""
+
+    # -- classification (never imports cupy) -------------------------------------------
+    def owns(self, array_type: type) -> bool:
+        """True for ``cupy.ndarray`` (and subclasses), judged by the type's module and name.
+
+        CuPy is never imported here; once it is loaded, subclasses of ``cupy.ndarray`` with
+        other names count too. Other CuPy types (``cupy.cuda.Stream``, ...) do not.
+        """
+        if not _is_cupy_module(getattr(array_type, "__module__", None) or ""):
+            return False
+        if array_type.__name__ in _ARRAY_TYPE_NAMES:
+            return True
+        ndarray = getattr(sys.modules.get("cupy"), "ndarray", None)
+        return isinstance(ndarray, type) and issubclass(array_type, ndarray)
+
+    # -- availability ------------------------------------------------------------------
+    def is_available(self) -> bool:
+        """Whether CuPy is importable, sees a CUDA device and can run a kernel on it.
+
+        Probed once per backend instance (``zerograd.backends.refresh()`` makes a new one).
+        """
+        if not self._probed:
+            with self._lock:
+                if not self._probed:
+                    self._available, self._reason = self._probe()
+                    self._probed = True
+        return self._available
+
+    def unavailable_reason(self) -> str:
+        """Why the backend cannot be used here ('' when it can), with what to do."""
+        self.is_available()
+        return self._reason
+
+    def _probe(self) -> tuple[bool, str]:
+        try:
+            cp = importlib.import_module("cupy")
+        except ModuleNotFoundError as exc:
+            if exc.name in (None, "cupy"):
+                return False, f"CuPy is not installed ({INSTALL_HINT})"
+            return False, f"CuPy is installed but cannot be imported: {_describe(exc)}"
+        except Exception as exc:  # a broken CUDA library can raise anything on import
+            return False, f"CuPy is installed but cannot be imported: {_describe(exc)}"
+        try:
+            count = int(cp.cuda.runtime.getDeviceCount())
+        except Exception as exc:  # CUDARuntimeError (no device, driver too old), no libcuda
+            return False, f"CuPy is installed but no CUDA device/driver is usable: {_describe(exc)}"
+        if count < 1:
+            return (
+                False,
+                "CuPy is installed but no CUDA device/driver is usable: "
+                "the CUDA runtime reports 0 devices",
+            )
+        try:
+            x = cp.arange(4, dtype=cp.float32)
+            ok = float(cp.sum(x * 2)) == 12.0
+        except Exception as exc:  # missing NVRTC / CUDA toolkit, out of memory, ...
+            return False, (
+                f"CuPy sees {count} CUDA device(s) but cannot run a kernel: {_describe(exc)}. "
+                f"If the CUDA Toolkit is missing, install CuPy with its pip-packaged toolkit "
+                f"(pip install 'cupy-cuda12x[ctk]', or cupy-cuda13x[ctk] for CUDA 13)."
+            )
+        if not ok:
+            return False, f"CuPy sees {count} CUDA device(s) but a test kernel gave a wrong sum"
+        return True, ""
+
+    # -- the array module --------------------------------------------------------------
+    def load_module(self) -> ModuleType:
+        """Import CuPy (first use only); a clear NoBackendError when it cannot be used."""
+        if not self.is_available():
+            raise NoBackendError(
+                f"zerograd: backend 'cupy' cannot be used here: {self.unavailable_reason()}"
+            )
+        return importlib.import_module("cupy")
+
+    def version(self) -> str:
+        """CuPy's version, or ``'-'`` when CuPy cannot be imported."""
+        try:
+            return str(importlib.import_module("cupy").__version__)
+        except Exception:
+            return "-"
+
+    # -- conversions -------------------------------------------------------------------
+    def to_numpy(self, x: Any) -> Any:
+        """Copy a CuPy array to host memory (``cupy.asnumpy``)."""
+        return self.xp.asnumpy(x)
+
+    def from_numpy(self, a: Any) -> Any:
+        """Copy a numpy array to the current CUDA device (``cupy.asarray``)."""
+        return self.xp.asarray(a)
+
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        """A CuPy array from a scalar, list, numpy or CuPy array (on the current device)."""
+        return self.xp.asarray(obj, dtype=dtype)
+
+    def astype(self, x: Any, dtype: Any) -> Any:
+        """``x`` converted to ``dtype``, always a new array."""
+        return x.astype(dtype, copy=True)
+
+    # -- operations --------------------------------------------------------------------
+    def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
+        """A copy of ``a`` with ``values`` added at ``indices``; repeated indices add up.
+
+        Uses ``cupyx.scatter_add`` (atomic adds). numpy index arrays are moved to the GPU.
+        """
+        cp = self.xp
+        cupyx = importlib.import_module("cupyx")
+        out = cp.array(a, copy=True)
+        cupyx.scatter_add(out, self._device_index(indices), cp.asarray(values, dtype=out.dtype))
+        return out
+
+    def _device_index(self, index: Any) -> Any:
+        if isinstance(index, tuple):
+            return tuple(self._device_index(i) for i in index)
+        if isinstance(index, list) or _is_numpy_array(index):
+            return self.xp.asarray(index)
+        return index
+
+    def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
+        """``cupy.broadcast_to`` (a read-only view)."""
+        return self.xp.broadcast_to(x, shape)
+
+    # -- optional extension: fast patch extraction for conv/pooling --------------------
+    def im2col(
+        self, img: Any, kernel_size: Any, stride: Any, pad: Any, pad_value: float = 0.0
+    ) -> Any:
+        """(N, C, H, W) -> (N, C, KH, KW, OH, OW) with one CUDA kernel (see ``kernels``)."""
+        from .kernels import im2col_gpu
+
+        return im2col_gpu(img, kernel_size, stride, pad, pad_value=pad_value)
+
+    def col2im(
+        self, col: Any, img_shape: tuple[int, ...], kernel_size: Any, stride: Any, pad: Any
+    ) -> Any:
+        """(N, C, KH, KW, OH, OW) -> (N, C, H, W), overlaps summed, with one CUDA kernel."""
+        from .kernels import col2im_gpu
+
+        return col2im_gpu(col, img_shape, kernel_size, stride, pad)

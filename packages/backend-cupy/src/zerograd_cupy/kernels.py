@@ -1,0 +1,152 @@
+"""CUDA kernels for convolution and pooling: im2col and col2im, one thread per element.
+
+The generic im2col in ``zerograd_nn`` loops over kernel offsets with strided slices (KH*KW
+small copies); these do the whole unfold or fold in one kernel launch each. ``col2im``
+gathers (each image pixel sums the patch entries that cover it), so it needs no atomic
+adds and is deterministic in every dtype.
+
+Layouts follow DeZero: images are (N, C, H, W), patches are (N, C, KH, KW, OH, OW).
+CuPy is imported on first use only.
+
+>>> im2col_gpu.__name__, col2im_gpu.__name__
+('im2col_gpu', 'col2im_gpu')
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import operator
+from typing import Any
+
+_GEOMETRY = (
+    "int32 h, int32 w, int32 oh, int32 ow, int32 kh, int32 kw, "
+    "int32 sy, int32 sx, int32 ph, int32 pw"
+)
+
+_IM2COL_BODY = """
+    const int ox = i % ow;
+    const int oy = i / ow % oh;
+    const int kx = i / ((ptrdiff_t)ow * oh) % kw;
+    const int ky = i / ((ptrdiff_t)ow * oh * kw) % kh;
+    const ptrdiff_t nc = i / ((ptrdiff_t)ow * oh * kw * kh);
+    const int y = ky + oy * sy - ph;
+    const int x = kx + ox * sx - pw;
+    if (0 <= y && y < h && 0 <= x && x < w) {
+        col = img[(nc * h + y) * w + x];
+    } else {
+        col = pad_value;
+    }
+"""
+
+_COL2IM_BODY = """
+    const int x = i % w;
+    const int y = i / w % h;
+    const ptrdiff_t nc = i / ((ptrdiff_t)w * h);
+    T acc = 0;
+    for (int ky = 0; ky < kh; ++ky) {
+        const int ty = y + ph - ky;
+        if (ty < 0) break;
+        if (ty % sy != 0) continue;
+        const int oy = ty / sy;
+        if (oy >= oh) continue;
+        for (int kx = 0; kx < kw; ++kx) {
+            const int tx = x + pw - kx;
+            if (tx < 0) break;
+            if (tx % sx != 0) continue;
+            const int ox = tx / sx;
+            if (ox >= ow) continue;
+            acc += col[(((nc * kh + ky) * kw + kx) * oh + oy) * ow + ox];
+        }
+    }
+    img = acc;
+"""
+
+
+@functools.cache
+def _kernels() -> tuple[Any, Any]:
+    cp = importlib.import_module("cupy")
+    im2col = cp.ElementwiseKernel(
+        f"raw T img, {_GEOMETRY}, T pad_value", "T col", _IM2COL_BODY, "zerograd_im2col"
+    )
+    col2im = cp.ElementwiseKernel(
+        f"raw T col, {_GEOMETRY}", "T img", _COL2IM_BODY, "zerograd_col2im"
+    )
+    return im2col, col2im
+
+
+def _pair(op: str, name: str, v: Any) -> tuple[int, int]:
+    try:
+        if isinstance(v, (tuple, list)) and len(v) == 2:
+            return operator.index(v[0]), operator.index(v[1])
+        n = operator.index(v)
+        return n, n
+    except TypeError:
+        pass
+    raise ValueError(f"{op}: {name} must be an int or a pair of ints (h, w), got {v!r}")
+
+
+def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
+    if len(shape) != 4:
+        raise ValueError(f"{op}: expected an image shape (N, C, H, W), got {tuple(shape)}")
+    (kh, kw), (sy, sx), (ph, pw) = (
+        _pair(op, "kernel_size", kernel_size),
+        _pair(op, "stride", stride),
+        _pair(op, "pad", pad),
+    )
+    if min(kh, kw, sy, sx) < 1 or min(ph, pw) < 0:
+        raise ValueError(
+            f"{op}: kernel_size {(kh, kw)} and stride {(sy, sx)} must be >= 1, pad {(ph, pw)} >= 0"
+        )
+    h, w = int(shape[2]), int(shape[3])
+    oh, ow = (h + 2 * ph - kh) // sy + 1, (w + 2 * pw - kw) // sx + 1
+    if oh < 1 or ow < 1:
+        raise ValueError(
+            f"{op}: a kernel of {(kh, kw)} with stride {(sy, sx)} and pad {(ph, pw)} does not "
+            f"fit an image of height/width {(h, w)}; use a smaller kernel or more padding."
+        )
+    return h, w, oh, ow, kh, kw, sy, sx, ph, pw
+
+
+def im2col_gpu(
+    img: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0, pad_value: float = 0.0
+) -> Any:
+    """Unfold a CuPy image (N, C, H, W) into patches (N, C, KH, KW, OH, OW).
+
+    ``pad_value`` fills positions outside the image (``-inf`` for max pooling). A new
+    array is returned.
+    """
+    cp = importlib.import_module("cupy")
+    geo = _geometry("im2col_gpu", img.shape, kernel_size, stride, pad)
+    h, w, oh, ow, kh, kw = geo[:6]
+    n, c = img.shape[:2]
+    col = cp.empty((n, c, kh, kw, oh, ow), dtype=img.dtype)
+    if col.size:
+        kernel = _kernels()[0]
+        kernel(cp.ascontiguousarray(img), *geo, img.dtype.type(pad_value), col)
+    return col
+
+
+def col2im_gpu(
+    col: Any, img_shape: tuple[int, ...], kernel_size: Any, stride: Any = 1, pad: Any = 0
+) -> Any:
+    """Fold CuPy patches (N, C, KH, KW, OH, OW) into an image of ``img_shape``.
+
+    Entries of overlapping patches are summed: this is the adjoint of :func:`im2col_gpu`
+    (with ``pad_value=0``).
+    """
+    cp = importlib.import_module("cupy")
+    geo = _geometry("col2im_gpu", tuple(img_shape), kernel_size, stride, pad)
+    h, w, oh, ow, kh, kw = geo[:6]
+    n, c = int(img_shape[0]), int(img_shape[1])
+    expected = (n, c, kh, kw, oh, ow)
+    if tuple(col.shape) != expected:
+        raise ValueError(
+            f"col2im_gpu: patches of shape {tuple(col.shape)} do not match image shape "
+            f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {geo[6:8]}, pad {geo[8:]} "
+            f"(expected {expected})."
+        )
+    img = cp.empty((n, c, h, w), dtype=col.dtype)
+    if img.size:
+        _kernels()[1](cp.ascontiguousarray(col), *geo, img)
+    return img

@@ -1,0 +1,167 @@
+"""Real GPU checks: CuPy's results against numpy's (skipped, with the reason, without a GPU)."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import zerograd.backends as B
+import zerograd.functions as F
+from zerograd import Variable
+from zerograd_cupy import col2im_gpu, im2col_gpu
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def cp(gpu_backend):
+    return importlib.import_module("cupy")
+
+
+def test_available_listed_and_enabled(gpu_backend, cp):
+    assert gpu_backend.unavailable_reason() == ""
+    row = {r.name: r for r in B.list_backends()}["cupy"]
+    assert row.available and row.version == cp.__version__
+    assert B.gpu_enable is True and B.gpu_backend() is gpu_backend
+    assert gpu_backend.owns(cp.ndarray) and B.get_array_module(cp.ones(1)) is cp
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "shape, index",
+    [
+        ((6,), np.array([1, 0, 1, 5, 1, 1])),
+        ((4, 3), np.array([3, 3, 0, 3])),
+        ((3, 4), (np.array([0, 2, 2, 2]), np.array([1, 3, 3, 3]))),
+        ((3, 4), (slice(None), np.array([0, 0, 2]))),
+    ],
+)
+def test_scatter_add_with_repeats_matches_numpy(gpu_backend, cp, dtype, shape, index):
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(shape).astype(dtype)
+    values = rng.standard_normal(base[index].shape).astype(dtype)
+    expected = base.copy()
+    np.add.at(expected, index, values)
+    a = cp.asarray(base)
+    out = gpu_backend.scatter_add(a, index, cp.asarray(values))  # numpy indices are accepted
+    assert isinstance(out, cp.ndarray) and out.dtype == dtype
+    rtol = 1e-6 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(cp.asnumpy(out), expected, rtol=rtol)
+    np.testing.assert_array_equal(cp.asnumpy(a), base)  # the input is left as it was
+
+
+def test_variable_and_grad_round_trip(gpu_backend, cp):
+    x = Variable(np.array([[1.0, -2.0], [0.5, 3.0]], dtype=np.float32))
+    (F.sum(x**3)).backward()
+    grad = x.grad.data.copy()
+    x.to_gpu()
+    assert isinstance(x.data, cp.ndarray) and isinstance(x.grad.data, cp.ndarray)
+    assert x.dtype == np.float32
+    x.to_cpu()
+    assert isinstance(x.data, np.ndarray) and isinstance(x.grad.data, np.ndarray)
+    np.testing.assert_array_equal(x.data, [[1.0, -2.0], [0.5, 3.0]])
+    np.testing.assert_array_equal(x.grad.data, grad)
+
+
+def _small_net(x, w, b):
+    h = F.tanh(F.matmul(x, w) + b)
+    picked = F.get_item(h, np.array([0, 2, 2, 1]))  # repeated rows: scatter_add in backward
+    return F.sum(picked * picked) / 4.0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_backward_on_gpu_matches_cpu(gpu_backend, cp, dtype):
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal(s).astype(dtype) for s in ((3, 4), (4, 5), (5,))]
+    cpu = [Variable(a.copy()) for a in arrays]
+    gpu = [Variable(cp.asarray(a)) for a in arrays]
+    y_cpu, y_gpu = _small_net(*cpu), _small_net(*gpu)
+    y_cpu.backward()
+    y_gpu.backward()
+    assert isinstance(y_gpu.data, cp.ndarray) and y_gpu.dtype == dtype
+    rtol = 1e-5 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(cp.asnumpy(y_gpu.data), y_cpu.data, rtol=rtol)
+    for vc, vg in zip(cpu, gpu):
+        assert isinstance(vg.grad.data, cp.ndarray) and vg.grad.dtype == dtype
+        np.testing.assert_allclose(cp.asnumpy(vg.grad.data), vc.grad.data, rtol=rtol, atol=1e-7)
+
+
+def test_second_order_gradient_on_gpu(gpu_backend, cp):
+    x = Variable(cp.asarray([0.3, -1.2]))
+    y = F.sum(x**4)
+    y.backward(create_graph=True)
+    gx = x.grad
+    x.cleargrad()
+    gx.backward()
+    np.testing.assert_allclose(cp.asnumpy(x.grad.data), 12 * np.array([0.3, -1.2]) ** 2)
+
+
+# -- im2col / col2im kernels -------------------------------------------------------------------
+def _im2col_reference(img, kh, kw, sy, sx, ph, pw, pad_value=0.0):
+    n, c, h, w = img.shape
+    oh, ow = (h + 2 * ph - kh) // sy + 1, (w + 2 * pw - kw) // sx + 1
+    col = np.full((n, c, kh, kw, oh, ow), pad_value, dtype=img.dtype)
+    for ky in range(kh):
+        for kx in range(kw):
+            for oy in range(oh):
+                for ox in range(ow):
+                    y, x = ky + oy * sy - ph, kx + ox * sx - pw
+                    if 0 <= y < h and 0 <= x < w:
+                        col[:, :, ky, kx, oy, ox] = img[:, :, y, x]
+    return col
+
+
+def _col2im_reference(col, img_shape, sy, sx, ph, pw):
+    n, c, kh, kw, oh, ow = col.shape
+    h, w = img_shape[2:]
+    img = np.zeros(img_shape, dtype=col.dtype)
+    for ky in range(kh):
+        for kx in range(kw):
+            for oy in range(oh):
+                for ox in range(ow):
+                    y, x = ky + oy * sy - ph, kx + ox * sx - pw
+                    if 0 <= y < h and 0 <= x < w:
+                        img[:, :, y, x] += col[:, :, ky, kx, oy, ox]
+    return img
+
+
+GEOMETRIES = [  # (img shape, kernel, stride, pad)
+    ((2, 3, 7, 6), (3, 3), (1, 1), (1, 1)),
+    ((1, 2, 9, 8), (3, 2), (2, 3), (1, 0)),
+    ((2, 1, 5, 5), (5, 5), (1, 1), (0, 0)),
+    ((1, 4, 6, 7), (2, 2), (2, 2), (0, 0)),
+    ((3, 2, 4, 4), (3, 3), (1, 1), (2, 2)),
+]
+
+
+@pytest.mark.parametrize("shape, k, s, p", GEOMETRIES)
+def test_im2col_and_col2im_match_references(cp, shape, k, s, p):
+    rng = np.random.default_rng(3)
+    img = rng.standard_normal(shape)
+    col = im2col_gpu(cp.asarray(img), k, s, p)
+    ref = _im2col_reference(img, *k, *s, *p)
+    assert col.shape == ref.shape
+    np.testing.assert_array_equal(cp.asnumpy(col), ref)
+    c = rng.standard_normal(ref.shape)
+    back = col2im_gpu(cp.asarray(c), shape, k, s, p)
+    np.testing.assert_allclose(cp.asnumpy(back), _col2im_reference(c, shape, *s, *p), rtol=1e-12)
+    # adjoint: <im2col(x), c> == <x, col2im(c)>
+    np.testing.assert_allclose(np.vdot(ref, c), np.vdot(img, cp.asnumpy(back)), rtol=1e-10)
+
+
+def test_im2col_pad_value_and_float32(cp):
+    img = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    col = im2col_gpu(cp.asarray(img), 3, 2, 1, pad_value=-np.inf)
+    assert col.dtype == np.float32
+    np.testing.assert_array_equal(
+        cp.asnumpy(col), _im2col_reference(img, 3, 3, 2, 2, 1, 1, pad_value=-np.inf)
+    )
+
+
+def test_kernel_errors_name_the_geometry(cp):
+    with pytest.raises(ValueError, match=r"im2col_gpu: a kernel of \(5, 5\).*\(3, 3\)"):
+        im2col_gpu(cp.zeros((1, 1, 3, 3)), 5, 1, 0)
+    with pytest.raises(ValueError, match=r"col2im_gpu: patches of shape \(1, 1, 2, 2, 2, 2\)"):
+        col2im_gpu(cp.zeros((1, 1, 2, 2, 2, 2)), (1, 1, 4, 4), 2, 1, 0)
