@@ -30,7 +30,7 @@ DEPENDS = {
     "viz": ["core", "viz"],
 }
 # extra pip requirements a package's tests need
-TEST_EXTRAS = {"nn": ["pillow", "tqdm", "scikit-learn"], "viz": ["matplotlib"]}
+TEST_EXTRAS = {"nn": ["pillow", "tqdm", "scikit-learn"], "viz": ["matplotlib>=3.7"]}
 NUMPY = {"1.26": "numpy==1.26.*", "2": "numpy>=2,<3"}
 PACKAGE_NAMES = [p for p in DEPENDS if (PACKAGES / p / "tests").is_dir()]
 

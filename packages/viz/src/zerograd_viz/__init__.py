@@ -1,0 +1,33 @@
+"""zerograd-viz: draw zerograd's computational graphs and training curves.
+
+Graphs go out as Graphviz DOT text (:func:`get_dot_graph`), as PNG/SVG/PDF files rendered by
+Graphviz's ``dot`` program (:func:`plot_dot_graph`), or inline in Jupyter (:func:`show`).
+Training plots (:func:`plot_history`, :func:`plot_decision_boundary`) need matplotlib:
+``pip install 'zerograd-viz[plot]'``.
+
+>>> import numpy as np
+>>> from zerograd import Variable
+>>> from zerograd_viz import get_dot_graph
+>>> x = Variable(np.array(2.0), name="x")
+>>> print(get_dot_graph(x ** 2).splitlines()[2])
+1 [label="Pow", color=lightblue, style=filled, shape=box]
+"""
+
+from .dot import get_dot_graph
+from .notebook import GraphView, show
+from .plots import plot_decision_boundary, plot_history, predict_grid
+from .render import GraphvizError, GraphvizNotFoundError, plot_dot_graph
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "GraphView",
+    "GraphvizError",
+    "GraphvizNotFoundError",
+    "get_dot_graph",
+    "plot_decision_boundary",
+    "plot_dot_graph",
+    "plot_history",
+    "predict_grid",
+    "show",
+]

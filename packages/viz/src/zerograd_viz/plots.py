@@ -1,0 +1,261 @@
+"""Training plots with matplotlib: ``plot_history`` and ``plot_decision_boundary``.
+
+matplotlib is an optional extra (``pip install 'zerograd-viz[plot]'``), imported on first
+use. Figures are drawn on matplotlib's Agg canvas without pyplot, so the user's pyplot
+state and backend are left alone, and saved to a file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from zerograd import Variable, no_grad, test_mode
+from zerograd.backends import as_numpy, backend_of
+
+PLOT_INSTALL = "pip install 'zerograd-viz[plot]'"
+# Point colours (matplotlib's tab10) and markers per class, as in the book's spiral figure.
+CLASS_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+                "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+MARKERS = ("o", "x", "^", "s", "v", "D", "*", "P", "<", ">")
+_CHUNK = 4096  # grid rows evaluated per model call
+
+
+def _new_figure(op: str, to_file: str | os.PathLike[str], **kw: Any) -> Any:
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ImportError(f"{op} needs matplotlib, which is not installed: {PLOT_INSTALL}") from e
+    fig = Figure(**kw)
+    FigureCanvasAgg(fig)
+    path = os.fspath(to_file)
+    ext = os.path.splitext(path)[1][1:].lower()
+    kinds = fig.canvas.get_supported_filetypes()
+    if ext not in kinds:
+        raise ValueError(
+            f"{op}: to_file={path!r} needs an image extension matplotlib writes, one of "
+            f"{', '.join('.' + k for k in sorted(kinds))}"
+        )
+    return fig
+
+
+def _save(fig: Any, to_file: str | os.PathLike[str]) -> str:
+    path = os.fspath(to_file)
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def _number(op: str, where: str, v: Any) -> float:
+    if isinstance(v, Variable):
+        v = v.data
+    if isinstance(v, (str, bytes)):
+        raise TypeError(f"{op}: {where} is a string ({v!r}); values must be numbers")
+    try:
+        return float(v.item() if hasattr(v, "item") else v)
+    except (TypeError, ValueError) as e:
+        raise TypeError(
+            f"{op}: {where} must be a number (a float, a 0-d array or a Variable), got "
+            f"{type(v).__qualname__} ({e})"
+        ) from None
+
+
+def _series(op: str, name: str, values: Any) -> list[float]:
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{op}: {name} must be a list of numbers, got {type(values).__qualname__}")
+    try:
+        items = list(values)
+    except TypeError:
+        raise TypeError(
+            f"{op}: {name} must be a list of numbers, got {type(values).__qualname__}"
+        ) from None
+    if not items:
+        raise ValueError(f"{op}: {name} is empty; there is nothing to plot")
+    return [_number(op, f"{name}[{i}]", v) for i, v in enumerate(items)]
+
+
+def _panels(history: Any) -> list[tuple[str | None, dict[str, list[float]]]]:
+    """[(panel title, {curve label: values})] from a list, a dict of lists or a dict of dicts."""
+    op = "plot_history"
+    if not isinstance(history, Mapping):
+        return [(None, {"": _series(op, "history", history)})]
+    if not history:
+        raise ValueError(f"{op}: history is an empty dict; there is nothing to plot")
+    panels = []
+    for key, values in history.items():
+        if isinstance(values, Mapping):
+            if not values:
+                raise ValueError(f"{op}: history[{key!r}] is an empty dict; nothing to plot")
+            curves = {str(k): _series(op, f"history[{key!r}][{k!r}]", v) for k, v in values.items()}
+        else:
+            curves = {"": _series(op, f"history[{key!r}]", values)}
+        panels.append((str(key), curves))
+    return panels
+
+
+def plot_history(
+    history: Sequence[Any] | Mapping[str, Any],
+    to_file: str | os.PathLike[str],
+    title: str | None = None,
+    *,
+    xlabel: str = "epoch",
+) -> str:
+    """Plot training curves into ``to_file`` (format by extension); return the path.
+
+    ``history`` is a list of values (one curve), a dict ``name -> list`` (one panel per
+    name, e.g. ``{"loss": [...], "accuracy": [...]}``), or a dict ``name -> {label: list}``
+    (curves sharing a panel, e.g. ``{"loss": {"train": [...], "test": [...]}}``). Values may
+    be floats, 0-d arrays or Variables; the x axis counts from 1.
+
+    >>> plot_history({"loss": [1.0, 0.5, 0.2]}, "loss.png")  # doctest: +SKIP
+    'loss.png'
+    """
+    panels = _panels(history)
+    cols = min(len(panels), 3)
+    rows = -(-len(panels) // cols)
+    fig = _new_figure("plot_history", to_file, figsize=(5 * cols, 3.6 * rows), layout="constrained")
+    from matplotlib.ticker import MaxNLocator
+
+    axes = fig.subplots(rows, cols, squeeze=False).ravel()
+    for ax, (name, curves) in zip(axes, panels):
+        for label, values in curves.items():
+            ax.plot(range(1, len(values) + 1), values, label=label or None)
+        if any(curves):
+            ax.legend()
+        ax.set_xlabel(xlabel)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if name is not None:
+            ax.set_ylabel(name)
+        ax.grid(True, alpha=0.3)
+    for ax in axes[len(panels) :]:
+        ax.set_visible(False)
+    if title is not None:
+        fig.suptitle(title)
+    return _save(fig, to_file)
+
+
+def _as_numpy_points(op: str, x: Any, t: Any) -> tuple[Any, Any, Any]:
+    """(x's data, x as a numpy (N, 2) array, t as numpy (N,) ints)."""
+    import numpy as np
+
+    data = x.data if isinstance(x, Variable) else x
+    xn = np.asarray(as_numpy(data))
+    if xn.ndim != 2 or xn.shape[1] != 2:
+        raise ValueError(f"{op}: x must hold 2-D points, shape (N, 2); got shape {xn.shape}")
+    if t is None:
+        return data, xn, None
+    tn = np.asarray(as_numpy(t))
+    if tn.ndim == 2 and tn.shape[1] == 1:
+        tn = tn[:, 0]
+    if tn.shape != (xn.shape[0],) or tn.dtype.kind not in "iub":
+        raise ValueError(
+            f"{op}: t must hold one integer class label per point, shape ({xn.shape[0]},); "
+            f"got shape {tn.shape} dtype {tn.dtype}"
+        )
+    return data, xn, tn.astype(np.int64)
+
+
+def _classes(op: str, y: Any, threshold: float) -> Any:
+    import numpy as np
+
+    y = np.asarray(as_numpy(y.data if isinstance(y, Variable) else y))
+    if y.ndim == 2 and y.shape[1] >= 2:
+        return np.argmax(y, axis=1)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(
+            f"{op}: the model must return one row per point, shape (M, C) scores, (M, 1) or "
+            f"(M,); got shape {y.shape}"
+        )
+    if y.dtype.kind in "iu":
+        return y.astype(np.int64)
+    return (y > threshold).astype(np.int64)
+
+
+def predict_grid(
+    model_or_fn: Callable[[Any], Any],
+    x: Any,
+    resolution: int = 200,
+    *,
+    threshold: float = 0.5,
+    margin: float = 0.1,
+) -> tuple[Any, Any, Any]:
+    """Classes predicted on a ``resolution`` x ``resolution`` grid covering the points ``x``.
+
+    Returns numpy ``(xs, ys, classes)``: ``classes[i, j]`` is the class at ``(xs[j], ys[i])``.
+    The model runs under ``no_grad`` and ``test_mode`` on arrays of ``x``'s backend and dtype.
+    Its output per point: scores ``(M, C)`` give the argmax; a single float score (``(M,)``
+    or ``(M, 1)``) gives class 1 above ``threshold``; integers are taken as the classes.
+    """
+    import numpy as np
+
+    op = "plot_decision_boundary"
+    if not isinstance(resolution, int) or resolution < 2:
+        raise ValueError(f"{op}: resolution must be an int >= 2, got {resolution!r}")
+    data, xn, _ = _as_numpy_points(op, x, None)
+    if xn.shape[0] == 0:
+        raise ValueError(f"{op}: x holds no points")
+    dtype = xn.dtype if xn.dtype.kind == "f" else np.dtype("float64")
+    lo, hi = xn.min(axis=0).astype(np.float64), xn.max(axis=0).astype(np.float64)
+    pad = np.where(hi > lo, (hi - lo) * margin, 0.5)
+    xs = np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution)
+    ys = np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution)
+    xx, yy = np.meshgrid(xs, ys)
+    grid = np.stack([xx.ravel(), yy.ravel()], axis=1).astype(dtype)
+    backend = None if isinstance(data, (list, tuple)) else backend_of(data)
+    parts = []
+    with no_grad(), test_mode():
+        for start in range(0, grid.shape[0], _CHUNK):
+            chunk = grid[start : start + _CHUNK]
+            arr = backend.from_numpy(chunk) if backend is not None else chunk
+            parts.append(_classes(op, model_or_fn(arr), threshold))
+    classes = np.concatenate(parts)
+    if classes.shape != (grid.shape[0],):
+        raise ValueError(f"{op}: the model returned {classes.shape[0]} rows for {grid.shape[0]}")
+    return xs, ys, classes.reshape(resolution, resolution)
+
+
+def plot_decision_boundary(
+    model_or_fn: Callable[[Any], Any],
+    x: Any,
+    t: Any,
+    to_file: str | os.PathLike[str],
+    resolution: int = 200,
+    *,
+    threshold: float = 0.5,
+    title: str | None = None,
+) -> str:
+    """Colour the regions a 2-D classifier assigns to each class and scatter the points.
+
+    ``model_or_fn`` maps an ``(M, 2)`` array to per-point outputs (see :func:`predict_grid`);
+    ``x`` holds the ``(N, 2)`` points, ``t`` their integer labels. Saved to ``to_file``
+    (format by extension); returns the path.
+
+    >>> plot_decision_boundary(model, x, t, "spiral.png")  # doctest: +SKIP
+    'spiral.png'
+    """
+    import numpy as np  # matplotlib needs numpy, so it is there whenever matplotlib is
+
+    op = "plot_decision_boundary"
+    fig = _new_figure(op, to_file, figsize=(6, 5), layout="constrained")
+    _, xn, tn = _as_numpy_points(op, x, t)
+    xs, ys, classes = predict_grid(model_or_fn, x, resolution, threshold=threshold)
+    n = int(max(tn.max(initial=0), classes.max())) + 1
+    if n > len(CLASS_COLORS):
+        raise ValueError(f"{op}: {n} classes; at most {len(CLASS_COLORS)} can be coloured")
+    ax = fig.subplots()
+    ax.contourf(xs, ys, classes, levels=np.arange(n + 1) - 0.5, colors=CLASS_COLORS[:n], alpha=0.3)
+    for k in range(n):
+        pts = xn[tn == k]
+        if len(pts):
+            ax.scatter(
+                pts[:, 0], pts[:, 1], s=30, c=CLASS_COLORS[k], marker=MARKERS[k], label=str(k)
+            )
+    ax.set_xlim(xs[0], xs[-1])
+    ax.set_ylim(ys[0], ys[-1])
+    ax.legend(title="class")
+    if title is not None:
+        ax.set_title(title)
+    return _save(fig, to_file)

@@ -1,0 +1,158 @@
+"""plot_history, predict_grid, plot_decision_boundary: files written, predictions, errors."""
+
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Config, Variable
+from zerograd.backends import as_numpy, backend_of
+from zerograd_viz import plot_decision_boundary, plot_history, predict_grid
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def mpl():
+    return pytest.importorskip(
+        "matplotlib", reason="matplotlib not installed: pip install 'zerograd-viz[plot]'"
+    )
+
+
+def is_png(path):
+    data = open(path, "rb").read()
+    return data[:8] == PNG_MAGIC and len(data) > 2000
+
+
+def test_history_list(mpl, tmp_path):
+    out = tmp_path / "loss.png"
+    assert plot_history([1.0, 0.6, 0.4, 0.3], out) == str(out)
+    assert is_png(out)
+
+
+def test_history_dict_of_lists_and_dict_of_dicts(mpl, tmp_path, arr):
+    losses = [Variable(arr(v)) for v in (1.2, 0.7, 0.5)]  # Variables, 0-d arrays, floats
+    accs = [np.float32(0.3), arr(0.6), 0.8]
+    a = tmp_path / "curves.png"
+    b = tmp_path / "train test.png"
+    assert plot_history({"loss": losses, "accuracy": accs}, a, title="spiral") == str(a)
+    history = {"loss": {"train": [1.0, 0.5], "test": [1.1, 0.7]}, "accuracy": [0.5, 0.9]}
+    assert plot_history(history, b) == str(b)
+    assert is_png(a) and is_png(b)
+
+
+def test_history_svg_has_one_line_per_curve(mpl, tmp_path):
+    out = tmp_path / "h.svg"
+    plot_history({"loss": {"train": [3, 2, 1], "test": [4, 3, 2]}, "acc": [0.1, 0.5, 0.9]}, out)
+    root = ET.parse(out).getroot()
+    ids = [g.get("id") or "" for g in root.iter("{http://www.w3.org/2000/svg}g")]
+    assert sum(1 for i in ids if i.startswith("line2d_")) > 0
+    assert sum(1 for i in ids if i.startswith("axes_")) == 2  # one panel per name
+
+
+def test_history_errors(mpl, tmp_path):
+    out = tmp_path / "h.png"
+    with pytest.raises(ValueError, match="history is empty"):
+        plot_history([], out)
+    with pytest.raises(ValueError, match="empty dict"):
+        plot_history({}, out)
+    with pytest.raises(ValueError, match=r"history\['loss'\] is empty"):
+        plot_history({"loss": []}, out)
+    with pytest.raises(TypeError, match=r"history\['loss'\]\[1\] is a string"):
+        plot_history({"loss": [1.0, "0.5"]}, out)
+    with pytest.raises(TypeError, match=r"history\[0\] must be a number"):
+        plot_history([[1.0, 2.0]], out)
+    with pytest.raises(TypeError, match=r"history must be a list of numbers, got int"):
+        plot_history(3, out)
+    with pytest.raises(ValueError, match=r"to_file=.*h\.xyz.*\.png"):
+        plot_history([1.0], tmp_path / "h.xyz")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_matplotlib_names_the_extra(tmp_path, monkeypatch):
+    for mod in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, mod, None)
+    with pytest.raises(ImportError, match=r"plot_history needs matplotlib.*zerograd-viz\[plot\]"):
+        plot_history([1.0], tmp_path / "h.png")
+    with pytest.raises(ImportError, match=r"plot_decision_boundary needs matplotlib"):
+        plot_decision_boundary(lambda a: a, np.zeros((2, 2)), [0, 1], tmp_path / "b.png")
+
+
+def linear_scores(arr, dtype="float64"):
+    """Scores (-x0, x0): class 1 exactly where x0 > 0."""
+    W = Variable(arr([[-1.0, 1.0], [0.0, 0.0]], dtype))
+    return lambda a: F.matmul(a, W)
+
+
+def test_predict_grid_matches_the_rule(arr):
+    x = arr([[-2.0, -1.0], [2.0, 3.0], [1.0, 0.0]])
+    xs, ys, classes = predict_grid(linear_scores(arr), x, resolution=41)
+    assert xs.shape == (41,) and ys.shape == (41,) and classes.shape == (41, 41)
+    # the grid covers the points with a 10% margin on each side
+    assert np.allclose([xs[0], xs[-1], ys[0], ys[-1]], [-2.4, 2.4, -1.4, 3.4])
+    expected = np.broadcast_to((xs > 0).astype(np.int64), (41, 41))
+    assert np.array_equal(classes, expected)
+
+
+def test_predict_grid_runs_under_no_grad_and_test_mode_on_xs_backend(arr):
+    seen = []
+
+    def model(a):
+        seen.append((Config.enable_backprop, Config.train, type(a), a.dtype, a.shape))
+        return F.sum(Variable(a), axis=1)  # one score per point: x0 + x1
+
+    x = arr([[0.0, 0.0], [1.0, 1.0]], "float32")
+    _, _, classes = predict_grid(model, x, resolution=100, threshold=1.0)  # 10,000 points
+    assert len(seen) == 3  # evaluated in chunks of 4096 rows
+    for backprop, train, kind, dtype, shape in seen:
+        assert (backprop, train) == (False, False)
+        assert kind is type(x) and str(dtype) == "float32" and shape[1] == 2
+    assert classes[0, 0] == 0 and classes[-1, -1] == 1
+    assert Config.enable_backprop is True and Config.train is True
+
+
+def test_predict_grid_single_score_and_integer_outputs(arr):
+    x = arr([[-1.0, -1.0], [1.0, 1.0]])
+    xb = backend_of(x)
+
+    def prob(a):  # (M, 1) probability of class 1: 1 where x1 > 0.2
+        return xb.asarray((as_numpy(a)[:, 1:] > 0.2).astype("float64"))
+
+    def labels(a):  # integer classes directly
+        return xb.asarray((as_numpy(a)[:, 0] > 0).astype("int64") * 2)
+
+    xs, ys, c1 = predict_grid(prob, x, resolution=11)
+    assert np.array_equal(c1, np.broadcast_to((ys > 0.2)[:, None], (11, 11)).astype(int))
+    _, _, c2 = predict_grid(labels, x, resolution=11)
+    assert set(np.unique(c2)) == {0, 2}
+
+
+def test_decision_boundary_png(mpl, tmp_path, arr):
+    rng = np.random.default_rng(0)
+    pts = rng.normal(size=(60, 2))
+    t = (pts[:, 0] > 0).astype(np.int64)
+    out = tmp_path / "boundary.png"
+    x = Variable(arr(pts))
+    assert plot_decision_boundary(linear_scores(arr), x, t, out, resolution=50) == str(out)
+    assert is_png(out)
+    svg = tmp_path / "boundary.svg"
+    plot_decision_boundary(linear_scores(arr), pts, t.reshape(-1, 1), svg, title="b")
+    assert ET.parse(svg).getroot().tag.endswith("svg")
+
+
+def test_decision_boundary_errors(mpl, tmp_path, arr):
+    out = tmp_path / "b.png"
+    f = linear_scores(arr)
+    with pytest.raises(ValueError, match=r"x must hold 2-D points, shape \(N, 2\); got shape"):
+        plot_decision_boundary(f, np.zeros((4, 3)), [0, 1, 0, 1], out)
+    with pytest.raises(ValueError, match=r"t must hold one integer class label per point"):
+        plot_decision_boundary(f, np.zeros((4, 2)), [0, 1], out)
+    with pytest.raises(ValueError, match=r"t must hold one integer.*dtype float64"):
+        plot_decision_boundary(f, np.zeros((2, 2)), [0.0, 1.0], out)
+    with pytest.raises(ValueError, match=r"resolution must be an int >= 2, got 1"):
+        plot_decision_boundary(f, np.zeros((2, 2)), [0, 1], out, resolution=1)
+    with pytest.raises(ValueError, match=r"the model must return one row per point.*got shape"):
+        plot_decision_boundary(lambda a: np.zeros((2, 2, 2)), np.zeros((2, 2)), [0, 1], out)
+    assert list(tmp_path.iterdir()) == []
