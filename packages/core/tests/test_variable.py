@@ -133,3 +133,19 @@ def test_public_names_of_dezero_exist():
         "as_array",
     ):
         assert hasattr(zerograd, name), name
+
+
+@pytest.mark.parametrize("fn", [F.tanh, F.sin, F.cos, F.exp, F.square, lambda v: v**2])
+def test_zero_d_float32_gradients_stay_float32(fn):
+    x = Variable(np.array(0.5, np.float32))
+    fn(x).backward()
+    assert x.grad.dtype == np.float32
+
+
+def test_dropping_an_intermediate_array_keeps_broadcast_backward_working():
+    x, b = Variable(np.ones((2, 3))), Variable(np.ones(3))
+    t = x * 2.0
+    y = t + b
+    t.data = None  # DeZero's memory trick in linear_simple
+    y.backward()
+    np.testing.assert_array_equal(b.grad.data, [2.0, 2.0, 2.0])

@@ -12,12 +12,13 @@ variable(12.0)
 from . import backends, functions
 from .config import Config, no_grad, test_mode, using_config
 from .function import Function
-from .variable import Parameter, Variable, as_array, as_variable
+from .variable import Constant, Parameter, Variable, as_array, as_variable
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Config",
+    "Constant",
     "Function",
     "Parameter",
     "Variable",

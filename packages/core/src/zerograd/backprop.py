@@ -56,10 +56,11 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                     continue
                 if type(gx) is not Variable and not isinstance(gx, Variable):
                     gx = Variable(as_array(gx, like=x.data))
-                if gx.data.shape != x.data.shape:
+                xd = x.data  # None when the user dropped it (DeZero's memory trick)
+                if xd is not None and gx.data.shape != xd.shape:
                     raise RuntimeError(
                         f"{type(f).__name__}.backward returned a gradient of shape "
-                        f"{gx.data.shape} for an input of shape {x.data.shape}; a gradient "
+                        f"{gx.data.shape} for an input of shape {xd.shape}; a gradient "
                         f"must have its input's shape (use sum_to to undo broadcasting)."
                     )
                 x.grad = gx if x.grad is None else x.grad + gx

@@ -16,11 +16,20 @@ def _other(x: Any, other: Any) -> Variable:
     return Constant(as_array(other, like=x.data if isinstance(x, Variable) else x))
 
 
-def _unbroadcast(gx0: Any, gx1: Any, f: Any) -> tuple[Any, Any]:
+class _Binary(Function):
+    """A two-input elementwise op; ``shapes`` is set only when the forward broadcast."""
+
+    shapes: tuple | None = None
+
+    def _note_shapes(self, x0: Any, x1: Any) -> None:
+        if x0.shape != x1.shape:  # stored only then: no per-op dict in the common case
+            self.shapes = (x0.shape, x1.shape)
+
+
+def _unbroadcast(gx0: Any, gx1: Any, f: _Binary) -> tuple[Any, Any]:
     """Sum gradients back to their inputs' shapes where the forward broadcast them."""
-    x0, x1 = f.inputs
-    s0, s1 = x0.data.shape, x1.data.shape
-    if s0 != s1:
+    if f.shapes is not None:
+        s0, s1 = f.shapes
         if gx0 is not None:
             gx0 = sum_to(gx0, s0)
         if gx1 is not None:
@@ -28,8 +37,9 @@ def _unbroadcast(gx0: Any, gx1: Any, f: Any) -> tuple[Any, Any]:
     return gx0, gx1
 
 
-class Add(Function):
+class Add(_Binary):
     def forward(self, x0: Any, x1: Any) -> Any:
+        self._note_shapes(x0, x1)
         return x0 + x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
@@ -39,8 +49,9 @@ class Add(Function):
         )
 
 
-class Sub(Function):
+class Sub(_Binary):
     def forward(self, x0: Any, x1: Any) -> Any:
+        self._note_shapes(x0, x1)
         return x0 - x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
@@ -50,8 +61,9 @@ class Sub(Function):
         )
 
 
-class Mul(Function):
+class Mul(_Binary):
     def forward(self, x0: Any, x1: Any) -> Any:
+        self._note_shapes(x0, x1)
         return x0 * x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
@@ -63,8 +75,9 @@ class Mul(Function):
         )
 
 
-class Div(Function):
+class Div(_Binary):
     def forward(self, x0: Any, x1: Any) -> Any:
+        self._note_shapes(x0, x1)
         return x0 / x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
@@ -100,10 +113,11 @@ class Pow(Function):
         return c * x ** (c - 1) * gy
 
 
-class PowVar(Function):
+class PowVar(_Binary):
     """``x0 ** x1`` where the exponent is a Variable too."""
 
     def forward(self, x0: Any, x1: Any) -> Any:
+        self._note_shapes(x0, x1)
         return x0**x1
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:

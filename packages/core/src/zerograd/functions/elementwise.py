@@ -79,7 +79,9 @@ class TanhGrad(Function):
     """gx = gy * (1 - y * y), from the output y."""
 
     def forward(self, y: Any, gy: Any) -> Any:
-        return gy * (1 - y * y)
+        gx = gy * (1 - y * y)
+        # numpy 1.x promotes 0-d float32 with a Python int to float64
+        return gx if gx.dtype == gy.dtype else backend_of(gy).astype(gx, gy.dtype)
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:
         y, gy = self.inputs

@@ -35,10 +35,12 @@ def numerical_grad(
     Same call as DeZero's ``dezero.utils.numerical_grad``. ``x`` may be a Variable or an
     array; the gradient comes back as an array of ``x``'s backend and dtype.
     """
+    import numpy as np
+
     data = x.data if isinstance(x, Variable) else x
     backend = backend_of(data)
     dtype = backend.to_numpy(data).dtype
-    base = backend.to_numpy(data).astype("float64")
+    base = np.array(backend.to_numpy(data), dtype="float64", order="C")  # flat view below
     grad = base * 0.0
     flat = base.reshape(-1)
     for i in range(flat.size):
