@@ -1,0 +1,29 @@
+"""Datasets (DeZero's ``dezero.datasets``): generated toy data and loaders of standard files.
+
+>>> from zerograd_nn.datasets import Spiral
+>>> x, t = Spiral()[0]
+>>> x.shape, len(Spiral())
+((2,), 300)
+"""
+
+from .base import Dataset, data_home, fetch, verify_checksum
+from .images import CIFAR10, CIFAR100, MNIST, FashionMNIST, read_idx
+from .text import Shakespear, TextCharDataset
+from .toy import SinCurve, Spiral, get_spiral
+
+__all__ = [
+    "CIFAR10",
+    "CIFAR100",
+    "Dataset",
+    "FashionMNIST",
+    "MNIST",
+    "Shakespear",
+    "SinCurve",
+    "Spiral",
+    "TextCharDataset",
+    "data_home",
+    "fetch",
+    "get_spiral",
+    "read_idx",
+    "verify_checksum",
+]

@@ -1,0 +1,148 @@
+"""``Dataset`` and the local file cache that dataset loaders read from.
+
+Files live in a cache directory: ``$ZEROGRAD_DATA`` if set, else ``~/.zerograd/datasets``,
+one sub-directory per dataset (``root=`` overrides it). Nothing is downloaded unless a
+loader is given ``download=True``; missing files raise :class:`FileNotFoundError` naming
+each file, where to get it and the directory to put it in.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Dataset", "data_home", "fetch", "verify_checksum"]
+
+
+def _identity(x: Any) -> Any:
+    return x
+
+
+class Dataset:
+    """A sized, indexable collection of ``(x, t)`` examples (DeZero's ``Dataset``).
+
+    Subclasses fill ``self.data`` and ``self.label`` (``None`` when unlabelled) in
+    :meth:`prepare`. ``transform`` is applied to each ``x``, ``target_transform`` to each ``t``.
+
+    >>> import numpy as np
+    >>> class Squares(Dataset):
+    ...     def prepare(self):
+    ...         self.data = np.arange(4)
+    ...         self.label = self.data ** 2
+    >>> Squares()[3]
+    (np.int64(3), np.int64(9))
+    """
+
+    def __init__(
+        self,
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self.train = train
+        self.transform = _identity if transform is None else transform
+        self.target_transform = _identity if target_transform is None else target_transform
+        self.data: Any = None
+        self.label: Any = None
+        self.prepare()
+
+    def __getitem__(self, index: int) -> tuple[Any, Any]:
+        if not isinstance(index, int) and getattr(index, "ndim", 1) != 0:
+            raise TypeError(
+                f"{type(self).__name__}[index]: index must be one integer, got "
+                f"{type(index).__name__}; use a DataLoader for batches."
+            )
+        x = self.transform(self.data[index])
+        if self.label is None:
+            return x, None
+        return x, self.target_transform(self.label[index])
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def prepare(self) -> None:
+        """Load or generate ``self.data`` and ``self.label`` (called by ``__init__``)."""
+
+
+# -- the file cache -----------------------------------------------------------------------
+
+
+def data_home(name: str | None = None) -> Path:
+    """The dataset cache directory (``$ZEROGRAD_DATA`` or ``~/.zerograd/datasets``)."""
+    base = os.environ.get("ZEROGRAD_DATA") or Path.home() / ".zerograd" / "datasets"
+    base = Path(base).expanduser()
+    return base / name if name else base
+
+
+def verify_checksum(path: Path, checksum: str | None) -> None:
+    """Check ``path`` against ``'sha256:<hex>'`` or ``'md5:<hex>'``; ValueError when it differs."""
+    if not checksum:
+        return
+    algo, _, expected = checksum.partition(":")
+    if algo not in ("sha256", "md5") or not expected:
+        raise ValueError(f"checksum must look like 'sha256:<hex>' or 'md5:<hex>', got {checksum!r}")
+    h = hashlib.new(algo)
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() != expected.lower():
+        raise ValueError(
+            f"{path}: {algo} checksum {h.hexdigest()} differs from the expected {expected}. "
+            f"The file is corrupt or not the right one: delete it and place a good copy there."
+        )
+
+
+def _download(url: str, path: Path, checksum: str | None) -> None:
+    """Fetch ``url`` into ``path`` atomically (a temporary file renamed once complete)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url) as response:
+            for block in iter(lambda: response.read(1 << 20), b""):
+                out.write(block)
+        verify_checksum(Path(tmp), checksum)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def fetch(
+    dataset: str,
+    root: Path,
+    files: dict[str, tuple[str | None, str | None]],
+    download: bool = False,
+) -> dict[str, Path]:
+    """Paths of ``files`` (``name -> (url, checksum)``) under ``root``, checked.
+
+    Missing files are downloaded when ``download`` is true and a URL is known; otherwise
+    FileNotFoundError lists every missing file with its URL and the directory to put it in.
+    """
+    root = Path(root).expanduser()
+    paths = {name: root / name for name in files}
+    missing = [name for name, p in paths.items() if not p.is_file()]
+    if missing and download and all(files[n][0] for n in missing):
+        for name in missing:
+            url, checksum = files[name]
+            _download(url, paths[name], checksum)
+        missing = []
+    if missing:
+        lines = "\n".join(
+            f"  {name}" + (f"   (from {files[name][0]})" if files[name][0] else "")
+            for name in missing
+        )
+        how = "pass download=True to fetch them, or " if all(files[n][0] for n in missing) else ""
+        raise FileNotFoundError(
+            f"{dataset}: missing data files in {root}:\n{lines}\n"
+            f"To use {dataset}, {how}place these files in {root} (or pass root=<dir>, or set "
+            f"ZEROGRAD_DATA to the parent directory)."
+        )
+    for name, p in paths.items():
+        verify_checksum(p, files[name][1])
+    return paths

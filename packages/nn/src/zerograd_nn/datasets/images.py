@@ -1,0 +1,291 @@
+"""Image datasets read from their standard files: MNIST, Fashion-MNIST (gzip'd IDX) and
+CIFAR-10/100 (the *binary* version: plain bytes, no pickle)."""
+
+from __future__ import annotations
+
+import gzip
+import random
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from zerograd.backends import get_backend
+
+from ..transforms import Compose, Flatten, Normalize, ToFloat
+from .base import Dataset, data_home, fetch, verify_checksum
+
+__all__ = ["CIFAR10", "CIFAR100", "FashionMNIST", "MNIST", "read_idx"]
+
+_MNIST_TRANSFORM = Compose([Flatten(), ToFloat(), Normalize(0.0, 255.0)])  # pixels to [0, 1]
+_CIFAR_TRANSFORM = Compose([ToFloat(), Normalize(0.5 * 255, 0.5 * 255)])  # pixels to [-1, 1]
+_IDX_TYPES = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
+
+
+def read_idx(path: str | Path) -> Any:
+    """Read an IDX file (``.gz`` or raw), the format of MNIST, into an array."""
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rb") as f:
+            buf = f.read()
+    except (OSError, EOFError) as exc:
+        raise ValueError(f"{path}: cannot be read as an IDX file ({exc}); replace it.") from None
+    if len(buf) < 4 or buf[0] != 0 or buf[1] != 0 or buf[2] not in _IDX_TYPES:
+        raise ValueError(f"{path}: not an IDX file (bad magic number {buf[:4].hex()})")
+    ndim = buf[3]
+    header = 4 + 4 * ndim
+    dims = tuple(int.from_bytes(buf[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+    backend = get_backend()
+    xp = backend.xp
+    dtype = xp.dtype(_IDX_TYPES[buf[2]])
+    count = 1
+    for d in dims:
+        count *= d
+    if len(buf) != header + count * dtype.itemsize:
+        raise ValueError(
+            f"{path}: IDX header says shape {dims} ({header + count * dtype.itemsize} bytes) "
+            f"but the file holds {len(buf)} bytes; it is truncated or corrupt."
+        )
+    a = xp.frombuffer(buf, dtype=dtype, offset=header).reshape(dims)
+    return backend.astype(a, dtype.newbyteorder("="))  # native byte order, writable copy
+
+
+def _show_grid(data: Any, row: int, col: int) -> None:
+    """Show ``row * col`` random images of ``data`` (N, C, H, W) in one matplotlib figure."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ImportError("show() needs matplotlib: pip install matplotlib") from None
+    from zerograd.backends import as_numpy
+
+    images = as_numpy(data)
+    n, c, h, w = images.shape
+    pick = [random.randrange(n) for _ in range(row * col)]
+    grid = images[pick].reshape(row, col, c, h, w).transpose(0, 3, 1, 4, 2)
+    grid = grid.reshape(row * h, col * w, c)
+    plt.imshow(grid[:, :, 0] if c == 1 else grid, cmap="gray" if c == 1 else None)
+    plt.axis("off")
+    plt.show()
+
+
+class MNIST(Dataset):
+    """MNIST digits: ``data`` (N, 1, 28, 28) uint8, ``label`` (N,) int64.
+
+    Reads the four standard files (``train-images-idx3-ubyte.gz``, ...) from ``root``
+    (default ``<data_home>/mnist``). The default transform flattens and scales to [0, 1]
+    as DeZero's does.
+    """
+
+    name = "MNIST"
+    folder = "mnist"
+    url = "https://ossci-datasets.s3.amazonaws.com/mnist/"
+    md5 = {
+        "train-images-idx3-ubyte.gz": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
+        "train-labels-idx1-ubyte.gz": "d53e105ee54ea40749a09fcbcd1e9432",
+        "t10k-images-idx3-ubyte.gz": "9fb629c4189551a2d022fa330f9573f3",
+        "t10k-labels-idx1-ubyte.gz": "ec29112dd5afa0611ce80d1b7f02629c",
+    }
+    class_names = tuple(str(i) for i in range(10))
+
+    def __init__(
+        self,
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = _MNIST_TRANSFORM,
+        target_transform: Callable[[Any], Any] | None = None,
+        root: str | Path | None = None,
+        download: bool = False,
+    ) -> None:
+        self.root = Path(root) if root is not None else data_home(self.folder)
+        self.download = download
+        super().__init__(train, transform, target_transform)
+
+    def prepare(self) -> None:
+        prefix = "train" if self.train else "t10k"
+        names = [f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"]
+        files = {n: (self.url + n, self.md5[n] and f"md5:{self.md5[n]}") for n in names}
+        paths = fetch(self.name, self.root, files, self.download)
+        images, labels = read_idx(paths[names[0]]), read_idx(paths[names[1]])
+        if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
+            raise ValueError(
+                f"{self.name}: images {images.shape} and labels {labels.shape} in {self.root} "
+                f"do not match (expected (N, H, W) and (N,))."
+            )
+        backend = get_backend()
+        self.data = backend.xp.reshape(images, (len(images), 1) + images.shape[1:])
+        self.label = backend.astype(labels, backend.xp.int64)
+
+    @classmethod
+    def labels(cls) -> dict[int, str]:
+        """Class id -> class name."""
+        return dict(enumerate(cls.class_names))
+
+    def show(self, row: int = 10, col: int = 10) -> None:
+        """Show a grid of random images (needs matplotlib)."""
+        _show_grid(self.data, row, col)
+
+
+class FashionMNIST(MNIST):
+    """Fashion-MNIST (Zalando): same files and shapes as :class:`MNIST`, ten clothing classes."""
+
+    name = "FashionMNIST"
+    folder = "fashion-mnist"
+    url = "http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/"
+    md5 = {
+        "train-images-idx3-ubyte.gz": "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
+        "train-labels-idx1-ubyte.gz": "25c81989df183df01b3e8a0aad5dffbe",
+        "t10k-images-idx3-ubyte.gz": "bef4ecab320f06d8554ea6380940ec79",
+        "t10k-labels-idx1-ubyte.gz": "bb300cfdad3c16e7a12a480ee83cd310",
+    }
+    class_names = (
+        "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+        "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+    )  # fmt: skip
+
+
+class CIFAR10(Dataset):
+    """CIFAR-10: ``data`` (N, 3, 32, 32) uint8, ``label`` (N,) int64.
+
+    Reads the binary version: the ``.bin`` files in ``root`` or ``root/cifar-10-batches-bin``,
+    or straight from the archive ``cifar-10-binary.tar.gz`` placed in ``root`` (default
+    ``<data_home>/cifar-10``). The default transform scales to [-1, 1] as DeZero's does.
+    """
+
+    name = "CIFAR10"
+    folder = "cifar-10"
+    archive = "cifar-10-binary.tar.gz"
+    archive_md5 = "c32a1d4ab5d03f1284b67883e8d87530"
+    inner = "cifar-10-batches-bin"
+    url = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"
+    label_bytes = 1
+    class_names = (
+        "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = _CIFAR_TRANSFORM,
+        target_transform: Callable[[Any], Any] | None = None,
+        root: str | Path | None = None,
+        download: bool = False,
+    ) -> None:
+        self.root = Path(root) if root is not None else data_home(self.folder)
+        self.download = download
+        super().__init__(train, transform, target_transform)
+
+    def _files(self) -> list[str]:
+        return [f"data_batch_{i}.bin" for i in range(1, 6)] if self.train else ["test_batch.bin"]
+
+    def _read_bytes(self) -> list[bytes]:
+        names = self._files()
+        for folder in (self.root, self.root / self.inner):
+            if all((folder / n).is_file() for n in names):
+                return [(folder / n).read_bytes() for n in names]
+        archive = self.root / self.archive
+        if not archive.is_file():
+            try:
+                fetch(self.name, self.root, {self.archive: (self.url, None)}, self.download)
+            except FileNotFoundError:
+                raise FileNotFoundError(
+                    f"{self.name}: missing data in {self.root}: place either {self.archive} (from "
+                    f"{self.url}) or its extracted files {', '.join(names)} there (or in "
+                    f"{self.root / self.inner}); pass download=True to fetch the archive, or "
+                    f"root=<dir>."
+                ) from None
+        verify_checksum(archive, f"md5:{self.archive_md5}")
+        with tarfile.open(archive, "r:gz") as tar:
+            members = {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
+            missing = [n for n in names if n not in members]
+            if missing:
+                raise ValueError(f"{archive}: does not contain {', '.join(missing)}")
+            return [tar.extractfile(members[n]).read() for n in names]
+
+    def prepare(self) -> None:
+        backend = get_backend()
+        xp = backend.xp
+        record = self.label_bytes + 3 * 32 * 32
+        data, labels = [], []
+        for n, buf in zip(self._files(), self._read_bytes()):
+            if len(buf) % record:
+                raise ValueError(
+                    f"{self.name}: {n} holds {len(buf)} bytes, not a whole number of "
+                    f"{record}-byte records; it is truncated or not the binary version."
+                )
+            a = xp.reshape(xp.frombuffer(buf, dtype=xp.uint8), (-1, record))
+            labels.append(a[:, self.label_bytes - 1 if self._fine else 0])
+            data.append(xp.reshape(a[:, self.label_bytes :], (-1, 3, 32, 32)))
+        self.data = xp.concatenate(data)  # a writable copy
+        self.label = backend.astype(xp.concatenate(labels), xp.int64)
+
+    _fine = False
+
+    @classmethod
+    def labels(cls) -> dict[int, str]:
+        """Class id -> class name."""
+        return dict(enumerate(cls.class_names))
+
+    def show(self, row: int = 10, col: int = 10) -> None:
+        """Show a grid of random images (needs matplotlib)."""
+        _show_grid(self.data, row, col)
+
+
+class CIFAR100(CIFAR10):
+    """CIFAR-100 (binary version): ``label_type`` ``'fine'`` (100 classes) or ``'coarse'`` (20).
+
+    Reads ``train.bin``/``test.bin`` from ``root`` or ``root/cifar-100-binary``, or the archive
+    ``cifar-100-binary.tar.gz`` (default root ``<data_home>/cifar-100``).
+    """
+
+    name = "CIFAR100"
+    folder = "cifar-100"
+    archive = "cifar-100-binary.tar.gz"
+    archive_md5 = "03b5dce01913d631647c71ecec9e9cb8"
+    inner = "cifar-100-binary"
+    url = "https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz"
+    label_bytes = 2
+    class_names = tuple(
+        """
+apple aquarium_fish baby bear beaver bed bee beetle bicycle bottle bowl boy bridge bus
+butterfly camel can castle caterpillar cattle chair chimpanzee clock cloud cockroach couch crab
+crocodile cup dinosaur dolphin elephant flatfish forest fox girl hamster house kangaroo keyboard
+lamp lawn_mower leopard lion lizard lobster man maple_tree motorcycle mountain mouse mushroom
+oak_tree orange orchid otter palm_tree pear pickup_truck pine_tree plain plate poppy porcupine
+possum rabbit raccoon ray road rocket rose sea seal shark shrew skunk skyscraper snail snake
+spider squirrel streetcar sunflower sweet_pepper table tank telephone television tiger tractor
+train trout tulip turtle wardrobe whale willow_tree wolf woman worm
+    """.split()
+    )
+    coarse_names = tuple(
+        """
+aquatic_mammals fish flowers food_containers fruit_and_vegetables
+household_electrical_devices household_furniture insects large_carnivores
+large_man-made_outdoor_things large_natural_outdoor_scenes large_omnivores_and_herbivores
+medium_mammals non-insect_invertebrates people reptiles small_mammals trees vehicles_1 vehicles_2
+    """.split()
+    )
+
+    def __init__(
+        self,
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = _CIFAR_TRANSFORM,
+        target_transform: Callable[[Any], Any] | None = None,
+        label_type: str = "fine",
+        root: str | Path | None = None,
+        download: bool = False,
+    ) -> None:
+        if label_type not in ("fine", "coarse"):
+            raise ValueError(f"CIFAR100: label_type must be 'fine' or 'coarse', got {label_type!r}")
+        self.label_type = label_type
+        self._fine = label_type == "fine"
+        super().__init__(train, transform, target_transform, root, download)
+
+    def _files(self) -> list[str]:
+        return ["train.bin" if self.train else "test.bin"]
+
+    @classmethod
+    def labels(cls, label_type: str = "fine") -> dict[int, str]:
+        """Class id -> class name, for ``'fine'`` (100) or ``'coarse'`` (20) labels."""
+        if label_type not in ("fine", "coarse"):
+            raise ValueError(f"CIFAR100: label_type must be 'fine' or 'coarse', got {label_type!r}")
+        return dict(enumerate(cls.class_names if label_type == "fine" else cls.coarse_names))

@@ -1,0 +1,107 @@
+"""Character-level text datasets: any local text, and DeZero's ``Shakespear``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from zerograd.backends import get_backend
+
+from .base import Dataset, data_home, fetch
+
+__all__ = ["Shakespear", "TextCharDataset"]
+
+
+class TextCharDataset(Dataset):
+    """A text as a sequence of character ids; item ``i`` is ``(id[i], id[i + 1])``.
+
+    Give the text itself (``text=``) or a file (``path=``, read as UTF-8). Ids follow the
+    order in which characters first appear, as DeZero's ``Shakespear`` does. Use it with
+    :class:`~zerograd_nn.dataloaders.SeqDataLoader`.
+
+    >>> ds = TextCharDataset(text="hello")
+    >>> ds.vocab, ds.decode(ds.data), len(ds)
+    (['h', 'e', 'l', 'o'], 'hell', 4)
+    """
+
+    def __init__(
+        self,
+        text: str | None = None,
+        path: str | Path | None = None,
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        encoding: str = "utf-8",
+    ) -> None:
+        if (text is None) == (path is None):
+            raise ValueError("TextCharDataset: give exactly one of text=... or path=...")
+        if path is not None:
+            text = Path(path).read_text(encoding=encoding)
+        if len(text) < 2:
+            raise ValueError(f"TextCharDataset: need at least 2 characters, got {len(text)}")
+        self.text = text
+        super().__init__(train, transform, target_transform)
+
+    def prepare(self) -> None:
+        self.char_to_id: dict[str, int] = {}
+        for c in self.text:
+            if c not in self.char_to_id:
+                self.char_to_id[c] = len(self.char_to_id)
+        self.id_to_char = {i: c for c, i in self.char_to_id.items()}
+        xp = get_backend().xp
+        indices = xp.asarray([self.char_to_id[c] for c in self.text], dtype=xp.int64)
+        self.data = indices[:-1]
+        self.label = indices[1:]
+
+    @property
+    def vocab(self) -> list[str]:
+        """The characters, in id order."""
+        return [self.id_to_char[i] for i in range(len(self.id_to_char))]
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of distinct characters."""
+        return len(self.char_to_id)
+
+    def encode(self, s: str) -> Any:
+        """Text -> array of ids (KeyError naming a character not in the vocabulary)."""
+        unknown = sorted({c for c in s if c not in self.char_to_id})
+        if unknown:
+            raise KeyError(f"characters not in the vocabulary: {unknown!r}")
+        xp = get_backend().xp
+        return xp.asarray([self.char_to_id[c] for c in s], dtype=xp.int64)
+
+    def decode(self, ids: Sequence[int] | Any) -> str:
+        """Ids -> text."""
+        return "".join(self.id_to_char[int(i)] for i in ids)
+
+
+class Shakespear(TextCharDataset):
+    """Tiny Shakespeare (DeZero's ``Shakespear``), read from ``shakespear.txt`` in ``root``.
+
+    ``root`` defaults to ``<data_home>/shakespear``; ``download=True`` fetches the file from
+    Karpathy's char-rnn repository when it is missing.
+    """
+
+    url = (
+        "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt"
+    )
+    file_name = "shakespear.txt"
+
+    def __init__(
+        self,
+        train: bool = True,
+        transform: Callable[[Any], Any] | None = None,
+        target_transform: Callable[[Any], Any] | None = None,
+        root: str | Path | None = None,
+        download: bool = False,
+    ) -> None:
+        self.root = Path(root) if root is not None else data_home("shakespear")
+        paths = fetch("Shakespear", self.root, {self.file_name: (self.url, None)}, download)
+        super().__init__(
+            path=paths[self.file_name],
+            train=train,
+            transform=transform,
+            target_transform=target_transform,
+        )

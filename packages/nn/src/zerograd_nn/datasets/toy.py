@@ -1,0 +1,60 @@
+"""Generated datasets: the spiral and the sine curve of DeZero's book."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zerograd.backends import get_backend
+
+from .base import Dataset
+
+__all__ = ["SinCurve", "Spiral", "get_spiral"]
+
+
+def get_spiral(train: bool = True) -> tuple[Any, Any]:
+    """Three interleaved spiral arms, 100 points each: ``x`` (300, 2) float32, ``t`` (300,) int.
+
+    Deterministic: seeded 1984 for training and 2020 for test data, giving the very arrays
+    DeZero's ``get_spiral`` gives (without touching the global random state).
+    """
+    backend = get_backend()
+    xp = backend.xp
+    rng = xp.random.RandomState(1984 if train else 2020)
+    num_data, num_class = 100, 3
+    n = num_data * num_class
+    noise = rng.randn(n)  # drawn in DeZero's order: class by class, point by point
+    rate = xp.tile(xp.arange(num_data) / num_data, num_class)
+    cls = xp.repeat(xp.arange(num_class), num_data)
+    theta = cls * 4.0 + 4.0 * rate + noise * 0.2
+    x = xp.stack([rate * xp.sin(theta), rate * xp.cos(theta)], axis=1)
+    x, t = backend.astype(x, xp.float32), backend.astype(cls, xp.int64)
+    indices = rng.permutation(n)
+    return x[indices], t[indices]
+
+
+class Spiral(Dataset):
+    """The spiral classification data (see :func:`get_spiral`); 300 points in 3 classes."""
+
+    def prepare(self) -> None:
+        self.data, self.label = get_spiral(self.train)
+
+
+class SinCurve(Dataset):
+    """1,000 points of ``sin`` on ``[0, 2π]`` as a sequence: ``x[i] -> x[i + 1]``.
+
+    Training data is ``sin(x)`` plus uniform noise in ``[-0.05, 0.05)`` drawn from the
+    global random state (seed it with ``numpy.random.seed`` for repeatable runs, as in
+    DeZero); test data is the noise-free ``cos(x)``. Items are float64 arrays of shape (1,).
+    """
+
+    def prepare(self) -> None:
+        backend = get_backend()
+        xp = backend.xp
+        num_data = 1000
+        x = xp.linspace(0, 2 * math.pi, num_data)
+        noise = xp.random.uniform(-0.05, 0.05, size=x.shape)
+        y = xp.sin(x) + noise if self.train else xp.cos(x)
+        y = backend.astype(y, xp.float64)
+        self.data = y[:-1][:, None]
+        self.label = y[1:][:, None]

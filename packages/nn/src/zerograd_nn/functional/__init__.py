@@ -1,0 +1,126 @@
+"""Neural-network functions: DeZero's ``dezero.functions`` (and ``functions_conv``).
+
+``import zerograd_nn.functional as F`` gives every tensor function of
+:mod:`zerograd.functions` plus activations, losses, convolutions, pooling,
+normalization and dropout. Every op runs on the input's backend and keeps its dtype.
+
+>>> import numpy as np
+>>> import zerograd_nn.functional as F
+>>> F.softmax(np.array([[0.0, 0.0]])).data
+array([[0.5, 0.5]])
+"""
+
+from zerograd.functions import *  # noqa: F403
+from zerograd.functions import __all__ as _core_all
+
+from .activation import (
+    LeakyReLU,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    SigmoidGrad,
+    Softmax,
+    leaky_relu,
+    log_softmax,
+    relu,
+    sigmoid,
+    sigmoid_simple,
+    softmax,
+    softmax_simple,
+)
+from .conv import (
+    Col2im,
+    Conv2d,
+    Conv2DGradW,
+    Deconv2d,
+    Im2col,
+    col2im,
+    conv2d,
+    conv2d_simple,
+    deconv2d,
+    im2col,
+)
+from .linear import Linear, embed_id, linear, linear_simple
+from .loss import (
+    MeanSquaredError,
+    SoftmaxCrossEntropy,
+    accuracy,
+    binary_cross_entropy,
+    mean_squared_error,
+    mean_squared_error_simple,
+    sigmoid_cross_entropy,
+    softmax_cross_entropy,
+    softmax_cross_entropy_simple,
+)
+from .normalization import batch_norm, dropout
+from .pooling import (
+    AveragePooling,
+    Pooling,
+    Pooling2DGrad,
+    Pooling2DWithIndexes,
+    average_pooling,
+    pooling,
+    pooling_simple,
+)
+from .utils import (
+    col2im_array,
+    get_conv_outsize,
+    get_deconv_outsize,
+    im2col_array,
+    logsumexp,
+    pair,
+)
+
+__all__ = list(_core_all) + [
+    "AveragePooling",
+    "Col2im",
+    "Conv2DGradW",
+    "Conv2d",
+    "Deconv2d",
+    "Im2col",
+    "LeakyReLU",
+    "Linear",
+    "LogSoftmax",
+    "MeanSquaredError",
+    "Pooling",
+    "Pooling2DGrad",
+    "Pooling2DWithIndexes",
+    "ReLU",
+    "Sigmoid",
+    "SigmoidGrad",
+    "Softmax",
+    "SoftmaxCrossEntropy",
+    "accuracy",
+    "average_pooling",
+    "batch_norm",
+    "binary_cross_entropy",
+    "col2im",
+    "col2im_array",
+    "conv2d",
+    "conv2d_simple",
+    "deconv2d",
+    "dropout",
+    "embed_id",
+    "get_conv_outsize",
+    "get_deconv_outsize",
+    "im2col",
+    "im2col_array",
+    "leaky_relu",
+    "linear",
+    "linear_simple",
+    "log_softmax",
+    "logsumexp",
+    "mean_squared_error",
+    "mean_squared_error_simple",
+    "pair",
+    "pooling",
+    "pooling_simple",
+    "relu",
+    "sigmoid",
+    "sigmoid_cross_entropy",
+    "sigmoid_simple",
+    "softmax",
+    "softmax_cross_entropy",
+    "softmax_cross_entropy_simple",
+    "softmax_simple",
+]

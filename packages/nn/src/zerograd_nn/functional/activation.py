@@ -1,0 +1,149 @@
+"""Activations: sigmoid, relu, leaky_relu, softmax, log_softmax (and the ``_simple`` forms).
+
+Each fused op has a backward written with differentiable functions, so gradients of
+every order exist.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Function, Variable, as_variable
+from zerograd.backends import backend_of, get_array_module
+from zerograd.functions import exp, sum
+
+from .utils import logsumexp, normalize_axis, recording
+
+
+def _keep(y: Any, x: Any) -> Any:
+    """``y`` in ``x``'s dtype (numpy 1.x promotes 0-d float32 combined with Python numbers)."""
+    return y if y.dtype == x.dtype else backend_of(x).astype(y, x.dtype)
+
+
+class Sigmoid(Function):
+    """Logistic sigmoid; backward through :class:`SigmoidGrad`."""
+
+    def forward(self, x: Any) -> Any:
+        xp = get_array_module(x)
+        return _keep(xp.tanh(x * 0.5) * 0.5 + 0.5, x)  # stable for large |x|
+
+    def backward(self, gy: Variable) -> Variable:
+        y = self.outputs[0]()
+        if not recording():
+            return Variable(_keep(gy.data * y.data * (1 - y.data), gy.data))
+        return SigmoidGrad()(y, gy)
+
+
+class SigmoidGrad(Function):
+    """gx = gy * y * (1 - y), from the output y."""
+
+    def forward(self, y: Any, gy: Any) -> Any:
+        return _keep(gy * y * (1 - y), gy)
+
+    def backward(self, g: Variable) -> tuple[Variable, Variable]:
+        y, gy = self.inputs
+        return g * gy * (1 - 2 * y), g * y * (1 - y)
+
+
+def sigmoid_simple(x: Any) -> Variable:
+    """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version)."""
+    x = as_variable(x)
+    return 1 / (1 + exp(-x))
+
+
+def sigmoid(x: Any) -> Variable:
+    """Logistic sigmoid, computed stably as ``tanh(x/2)/2 + 1/2``.
+
+    >>> import numpy as np
+    >>> sigmoid(np.array([0.0])).data
+    array([0.5])
+    """
+    return Sigmoid()(x)
+
+
+class ReLU(Function):
+    """``max(x, 0)``; the gradient passes where ``x > 0``."""
+
+    def forward(self, x: Any) -> Any:
+        return _keep(get_array_module(x).maximum(x, 0), x)
+
+    def backward(self, gy: Variable) -> Variable:
+        x = self.inputs[0].data
+        if not recording():
+            return Variable(_keep(gy.data * (x > 0), gy.data))
+        return gy * backend_of(x).astype(x > 0, gy.dtype)
+
+
+def relu(x: Any) -> Variable:
+    """``max(x, 0)`` elementwise."""
+    return ReLU()(x)
+
+
+class LeakyReLU(Function):
+    """``x`` where positive, ``slope * x`` elsewhere."""
+
+    def __init__(self, slope: float) -> None:
+        self.slope = slope
+
+    def forward(self, x: Any) -> Any:
+        return _keep(get_array_module(x).where(x > 0, x, x * self.slope), x)
+
+    def backward(self, gy: Variable) -> Variable:
+        x = self.inputs[0].data
+        mask = get_array_module(x).where(x > 0, 1, self.slope)
+        return gy * backend_of(x).astype(mask, gy.dtype)
+
+
+def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
+    """``x`` where positive, ``slope * x`` elsewhere."""
+    return LeakyReLU(slope)(x)
+
+
+class Softmax(Function):
+    """Softmax along ``axis``; backward from the output."""
+
+    def __init__(self, axis: int = 1) -> None:
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        self.axis = normalize_axis(self.axis, x.ndim, "softmax")
+        xp = get_array_module(x)
+        y = xp.exp(x - xp.max(x, axis=self.axis, keepdims=True))
+        return y / xp.sum(y, axis=self.axis, keepdims=True)
+
+    def backward(self, gy: Variable) -> Variable:
+        y = self.outputs[0]()
+        gx = y * gy
+        return gx - y * sum(gx, axis=self.axis, keepdims=True)
+
+
+def softmax_simple(x: Any, axis: int = 1) -> Variable:
+    """``exp(x) / sum(exp(x), axis)`` from elementary functions (overflows for large x)."""
+    x = as_variable(x)
+    y = exp(x)
+    return y / sum(y, axis=axis, keepdims=True)
+
+
+def softmax(x: Any, axis: int = 1) -> Variable:
+    """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end)."""
+    return Softmax(axis)(x)
+
+
+class LogSoftmax(Function):
+    """``x - logsumexp(x, axis)``; backward from the output."""
+
+    def __init__(self, axis: int = 1) -> None:
+        self.axis = axis
+
+    def forward(self, x: Any) -> Any:
+        self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
+        return x - logsumexp(x, self.axis)
+
+    def backward(self, gy: Variable) -> Variable:
+        y = self.outputs[0]()
+        return gy - exp(y) * sum(gy, axis=self.axis, keepdims=True)
+
+
+def log_softmax(x: Any, axis: int = 1) -> Variable:
+    """``log(softmax(x, axis))`` computed without overflow or log(0)."""
+    return LogSoftmax(axis)(x)

@@ -1,0 +1,251 @@
+"""Convolutions: conv2d, deconv2d (transposed), conv2d_simple, im2col and col2im.
+
+The backward of every op here is written with ops of this module, whose own backward
+exists too, so convolutions can be differentiated to any order (style transfer needs two).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Function, Variable, as_variable
+from zerograd.backends import get_array_module
+from zerograd.functions import reshape, sum, transpose
+
+from .linear import linear
+from .utils import (
+    col2im_array,
+    conv_geometry,
+    get_conv_outsize,
+    get_deconv_outsize,
+    im2col_array,
+    needs_grad,
+)
+from .utils import pair as _pair
+
+
+def _has_bias(b: Any) -> bool:
+    return b is not None and not (isinstance(b, Variable) and b.data is None)
+
+
+def _check_conv(op: str, x: Any, W: Any, channel_axis: int, b: Any = None) -> None:
+    if x.ndim != 4 or W.ndim != 4:
+        raise ValueError(
+            f"{op}: expected x (N, C, H, W) and a 4-D weight, got shapes {x.shape} and {W.shape}"
+        )
+    if x.shape[1] != W.shape[channel_axis]:
+        raise ValueError(
+            f"{op}: x has {x.shape[1]} channels but the weight of shape {W.shape} expects "
+            f"{W.shape[channel_axis]} (axis {channel_axis}); check in_channels."
+        )
+    out = W.shape[1 - channel_axis]
+    if b is not None and tuple(b.shape) != (out,):
+        raise ValueError(f"{op}: bias of shape {tuple(b.shape)} does not fit {out} output channels")
+
+
+# -- im2col / col2im as differentiable functions ----------------------------------------------
+class Im2col(Function):
+    """Patches of an image as a differentiable function (backward: col2im)."""
+
+    def __init__(
+        self, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool, pad_value: float = 0.0
+    ) -> None:
+        self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
+        self.to_matrix, self.pad_value = to_matrix, pad_value
+
+    def forward(self, x: Any) -> Any:
+        self.input_shape = x.shape
+        return im2col_array(
+            x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value
+        )
+
+    def backward(self, gy: Variable) -> Variable:
+        return col2im(gy, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix)
+
+
+class Col2im(Function):
+    """Patches folded into an image as a differentiable function (backward: im2col)."""
+
+    def __init__(
+        self, input_shape: tuple, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool
+    ) -> None:
+        self.input_shape = tuple(input_shape)
+        self.kernel_size, self.stride, self.pad, self.to_matrix = (
+            kernel_size,
+            stride,
+            pad,
+            to_matrix,
+        )
+
+    def forward(self, x: Any) -> Any:
+        return col2im_array(
+            x, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix
+        )
+
+    def backward(self, gy: Variable) -> Variable:
+        return im2col(gy, self.kernel_size, self.stride, self.pad, self.to_matrix)
+
+
+def im2col(
+    x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0, to_matrix: bool = True
+) -> Variable:
+    """Unfold image patches: (N, C, H, W) -> (N*OH*OW, C*KH*KW), or (N, C, KH, KW, OH, OW).
+
+    >>> import numpy as np
+    >>> im2col(np.ones((1, 2, 4, 4)), 3).shape
+    (4, 18)
+    """
+    return Im2col(kernel_size, stride, pad, to_matrix)(x)
+
+
+def col2im(
+    x: Any,
+    input_shape: tuple,
+    kernel_size: Any,
+    stride: Any = 1,
+    pad: Any = 0,
+    to_matrix: bool = True,
+) -> Variable:
+    """Fold patches back into an image of ``input_shape``, summing overlaps (im2col's adjoint)."""
+    return Col2im(input_shape, kernel_size, stride, pad, to_matrix)(x)
+
+
+# -- conv2d / deconv2d ------------------------------------------------------------------------
+class Conv2d(Function):
+    """2-D convolution; backward uses deconv2d and Conv2DGradW, both differentiable."""
+
+    def __init__(self, stride: Any = 1, pad: Any = 0) -> None:
+        self.stride, self.pad = _pair(stride), _pair(pad)
+
+    def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        _check_conv("conv2d", x, W, 1, b)
+        xp = get_array_module(x)
+        col = im2col_array(x, W.shape[2:], self.stride, self.pad, to_matrix=False)
+        n, c, kh, kw, oh, ow = col.shape
+        oc = W.shape[0]
+        # (OC, C*KH*KW) @ (N, C*KH*KW, OH*OW): the result is already (N, OC, OH*OW)
+        y = xp.matmul(xp.reshape(W, (oc, c * kh * kw)), xp.reshape(col, (n, c * kh * kw, oh * ow)))
+        if b is not None:
+            y = y + xp.reshape(b, (1, oc, 1))
+        return xp.reshape(y, (n, oc, oh, ow))
+
+    def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        x, W = self.inputs[0], self.inputs[1]
+        gx = None
+        if needs_grad(x):
+            gx = deconv2d(gy, W, None, self.stride, self.pad, outsize=x.shape[2:])
+        gW = Conv2DGradW(W.shape[2:], self.stride, self.pad)(x, gy) if needs_grad(W) else None
+        if len(self.inputs) == 2:
+            return gx, gW
+        return gx, gW, sum(gy, axis=(0, 2, 3))
+
+
+class Deconv2d(Function):
+    """Transposed 2-D convolution; backward uses conv2d and Conv2DGradW."""
+
+    def __init__(self, stride: Any = 1, pad: Any = 0, outsize: Any = None) -> None:
+        self.stride, self.pad = _pair(stride), _pair(pad)
+        if outsize is not None and not isinstance(outsize, int):
+            outsize = tuple(outsize)
+        self.outsize = None if outsize is None else _pair(outsize)
+
+    def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        _check_conv("deconv2d", x, W, 0, b)
+        xp = get_array_module(x)
+        (sh, sw), (ph, pw) = self.stride, self.pad
+        c, oc, kh, kw = W.shape
+        n, _, h, w = x.shape
+        if self.outsize is None:
+            out_h, out_w = get_deconv_outsize(h, kh, sh, ph), get_deconv_outsize(w, kw, sw, pw)
+        else:
+            out_h, out_w = self.outsize
+        if (get_conv_outsize(out_h, kh, sh, ph), get_conv_outsize(out_w, kw, sw, pw)) != (h, w):
+            default = (get_deconv_outsize(h, kh, sh, ph), get_deconv_outsize(w, kw, sw, pw))
+            raise ValueError(
+                f"deconv2d: outsize {(out_h, out_w)} does not fit an input of height/width "
+                f"{(h, w)} with kernel {(kh, kw)}, stride {self.stride} and pad {self.pad}; "
+                f"the default would be {default}."
+            )
+        # (OC*KH*KW, C) @ (N, C, H*W) -> (N, OC*KH*KW, H*W), i.e. (N, OC, KH, KW, H, W)
+        wt = xp.transpose(xp.reshape(W, (c, oc * kh * kw)))
+        gcol = xp.reshape(xp.matmul(wt, xp.reshape(x, (n, c, h * w))), (n, oc, kh, kw, h, w))
+        y = col2im_array(gcol, (n, oc, out_h, out_w), (kh, kw), self.stride, self.pad, False)
+        if b is not None:
+            y = y + xp.reshape(b, (1, oc, 1, 1))
+        return y
+
+    def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        x, W = self.inputs[0], self.inputs[1]
+        gx = conv2d(gy, W, None, self.stride, self.pad) if needs_grad(x) else None
+        gW = Conv2DGradW(W.shape[2:], self.stride, self.pad)(gy, x) if needs_grad(W) else None
+        if len(self.inputs) == 2:
+            return gx, gW
+        return gx, gW, sum(gy, axis=(0, 2, 3))
+
+
+class Conv2DGradW(Function):
+    """The weight gradient of conv2d: ``gW[o, c, i, j] = sum gy[n, o] * patches(x)[n, c, i, j]``.
+
+    Bilinear in ``(x, gy)``; its backward uses deconv2d and conv2d again.
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any, pad: Any) -> None:
+        self.kernel_size, self.stride, self.pad = _pair(tuple(kernel_size)), stride, pad
+
+    def forward(self, x: Any, gy: Any) -> Any:
+        xp = get_array_module(x)
+        col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
+        n, c, kh, kw, oh, ow = col.shape
+        oc = gy.shape[1]
+        # sum over the batch of (OC, OH*OW) @ (OH*OW, C*KH*KW)
+        g3 = xp.reshape(gy, (n, oc, oh * ow))
+        c3 = xp.reshape(col, (n, c * kh * kw, oh * ow))
+        gw = xp.sum(xp.matmul(g3, xp.transpose(c3, (0, 2, 1))), axis=0)
+        return xp.reshape(gw, (oc, c, kh, kw))
+
+    def backward(self, g: Variable) -> tuple[Variable, Variable]:
+        x, gy = self.inputs
+        gx = None
+        if needs_grad(x):
+            gx = deconv2d(gy, g, None, self.stride, self.pad, outsize=x.shape[2:])
+        ggy = conv2d(x, g, None, self.stride, self.pad) if needs_grad(gy) else None
+        return gx, ggy
+
+
+def conv2d(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
+    """2-D convolution (cross-correlation) of x (N, C, H, W) with W (OC, C, KH, KW).
+
+    ``stride`` and ``pad`` are ints or ``(h, w)`` pairs; ``b`` is (OC,) or None.
+
+    >>> import numpy as np
+    >>> conv2d(np.ones((1, 1, 5, 5)), np.ones((2, 1, 3, 3)), pad=1).shape
+    (1, 2, 5, 5)
+    """
+    if _has_bias(b):
+        return Conv2d(stride, pad)(x, W, b)
+    return Conv2d(stride, pad)(x, W)
+
+
+def deconv2d(
+    x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0, outsize: Any = None
+) -> Variable:
+    """Transposed convolution of x (N, C, H, W) with W (C, OC, KH, KW): conv2d's adjoint.
+
+    ``outsize`` picks the output (H, W) when several fit; the default is
+    ``stride * (H - 1) + KH - 2 * pad``.
+    """
+    if _has_bias(b):
+        return Deconv2d(stride, pad, outsize)(x, W, b)
+    return Deconv2d(stride, pad, outsize)(x, W)
+
+
+def conv2d_simple(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
+    """conv2d built from im2col, reshape, transpose and linear (the book's first version)."""
+    x, W = as_variable(x), as_variable(W)
+    _check_conv("conv2d_simple", x.data, W.data, 1)
+    n = x.shape[0]
+    oc = W.shape[0]
+    _, _, _, (oh, ow) = conv_geometry("conv2d_simple", x.shape, W.shape[2:], stride, pad)
+    col = im2col(x, W.shape[2:], stride, pad, to_matrix=True)
+    t = linear(col, transpose(reshape(W, (oc, -1))), b if _has_bias(b) else None)
+    return transpose(reshape(t, (n, oh, ow, oc)), (0, 3, 1, 2))

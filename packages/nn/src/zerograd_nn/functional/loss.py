@@ -1,0 +1,149 @@
+"""Losses and metrics: mean_squared_error, softmax/sigmoid/binary cross-entropy, accuracy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Function, Variable, as_variable
+from zerograd.backends import backend_of, get_array_module
+from zerograd.functions import clip, exp, get_item, log, sum, sum_to
+
+from .activation import relu, softmax, softmax_simple
+from .utils import logsumexp, onehot, recording
+
+
+def _data(x: Any) -> Any:
+    return x.data if isinstance(x, Variable) else x
+
+
+def _like(value: Any, x: Any) -> Any:
+    """A reduced scalar as a 0-d array of ``x``'s dtype (numpy 1.x promotes scalar / int)."""
+    return backend_of(x).asarray(value, dtype=x.dtype)
+
+
+class MeanSquaredError(Function):
+    """``sum((x0 - x1)**2) / len(x0)`` in one graph node."""
+
+    def forward(self, x0: Any, x1: Any) -> Any:
+        diff = x0 - x1
+        xp = get_array_module(diff)
+        return _like(xp.sum(diff * diff) / len(diff), diff)
+
+    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        x0, x1 = self.inputs
+        diff = x0 - x1
+        gx = gy * diff * (2.0 / len(diff))
+        return sum_to(gx, x0.shape), sum_to(-gx, x1.shape)
+
+
+def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
+    """``sum((x0 - x1) ** 2) / len(x0)`` from elementary functions."""
+    x0, x1 = as_variable(x0), as_variable(x1)
+    diff = x0 - x1
+    return sum(diff**2) / len(diff)
+
+
+def mean_squared_error(x0: Any, x1: Any) -> Variable:
+    """Sum of squared differences divided by the batch size ``len(x0)`` (DeZero's definition).
+
+    >>> import numpy as np
+    >>> mean_squared_error(np.array([1.0, 2.0]), np.array([0.0, 0.0])).data
+    array(2.5)
+    """
+    return MeanSquaredError()(x0, x1)
+
+
+def _check_labels(op: str, x: Any, t: Any) -> Any:
+    t = _data(t)
+    if x.ndim != 2:
+        raise ValueError(f"{op}: expected scores x of shape (N, classes), got {x.shape}")
+    if t.dtype.kind not in "iu":
+        raise TypeError(
+            f"{op}: labels t must be integers (class ids), got dtype {t.dtype}; convert them "
+            f"with t.astype('int64')."
+        )
+    if t.size != x.shape[0]:
+        raise ValueError(f"{op}: {t.size} labels for {x.shape[0]} rows of scores {x.shape}")
+    return get_array_module(t).reshape(t, (-1,))
+
+
+class SoftmaxCrossEntropy(Function):
+    """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
+
+    def forward(self, x: Any, t: Any) -> Any:
+        n = x.shape[0]
+        xp = get_array_module(x)
+        log_p = (x - logsumexp(x, axis=1))[xp.arange(n), t]
+        return _like(-xp.sum(log_p) / n, x)
+
+    def backward(self, gy: Variable) -> tuple[Variable, None]:
+        x, t = self.inputs
+        n, classes = x.shape
+        if not recording():
+            xd = x.data
+            xp = get_array_module(xd)
+            p = xp.exp(xd - logsumexp(xd, axis=1))
+            p[xp.arange(n), t.data] -= 1
+            return Variable(p * (gy.data / n)), None
+        t_hot = onehot(t.data, classes, x.dtype)
+        return (softmax(x) - t_hot) * (gy / n), None
+
+
+def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
+    """Mean of ``-log softmax(x)[t]`` from elementary functions (probabilities clipped)."""
+    x = as_variable(x)
+    t = _check_labels("softmax_cross_entropy_simple", x, t)
+    n = x.shape[0]
+    p = clip(softmax_simple(x), 1e-15, 1.0)
+    tlog_p = get_item(log(p), (get_array_module(t).arange(n), t))
+    return -1 * sum(tlog_p) / n
+
+
+def softmax_cross_entropy(x: Any, t: Any) -> Variable:
+    """Mean cross-entropy of scores ``x`` (N, classes) against integer labels ``t`` (N,).
+
+    Computed through log-sum-exp, so large scores neither overflow nor take log(0).
+    """
+    x = as_variable(x)
+    return SoftmaxCrossEntropy()(x, _check_labels("softmax_cross_entropy", x, t))
+
+
+def _targets_like(op: str, x: Variable, t: Any) -> Any:
+    t = _data(t)
+    if t.size != x.size:
+        raise ValueError(f"{op}: targets of shape {t.shape} do not match inputs {x.shape}")
+    xp = get_array_module(t)
+    return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
+
+
+def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
+    """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
+
+    Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any logit size.
+    """
+    x = as_variable(x)
+    t = _targets_like("sigmoid_cross_entropy", x, t)
+    neg_abs = x - 2 * relu(x)  # -|x|
+    loss = relu(x) - x * t + log(1 + exp(neg_abs))
+    return sum(loss) / len(x)
+
+
+def binary_cross_entropy(p: Any, t: Any) -> Variable:
+    """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
+
+    ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
+    """
+    p = as_variable(p)
+    t = _targets_like("binary_cross_entropy", p, t)
+    p = clip(p, 1e-15, 0.999)
+    tlog_p = t * log(p) + (1 - t) * log(1 - p)
+    return -1 * sum(tlog_p) / len(t)
+
+
+def accuracy(y: Any, t: Any) -> Variable:
+    """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient."""
+    y, t = _data(y), _data(t)
+    xp = get_array_module(y)
+    pred = xp.reshape(xp.argmax(y, axis=1), t.shape)
+    hits = backend_of(y).astype(pred == t, y.dtype if y.dtype.kind == "f" else "float64")
+    return Variable(xp.mean(hits))

@@ -1,0 +1,82 @@
+"""Batch normalization and dropout: the ops whose behaviour depends on ``Config.train``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Config, Variable, as_variable
+from zerograd.backends import backend_of, get_array_module
+from zerograd.functions import mean as _mean
+from zerograd.functions import reshape
+
+
+def _raw(a: Any) -> Any:
+    return a.data if isinstance(a, Variable) else a
+
+
+def _store(target: Any, value: Any) -> None:
+    """Write new running statistics: replace a Variable's data, or fill an array in place."""
+    if isinstance(target, Variable):
+        target.data = value
+    else:
+        target[...] = value
+
+
+def batch_norm(
+    x: Any,
+    gamma: Any,
+    beta: Any,
+    mean: Any,
+    var: Any,
+    decay: float = 0.9,
+    eps: float = 2e-5,
+) -> Variable:
+    """Batch normalization of x (N, C) or (N, C, H, W) per channel C.
+
+    In train mode (``Config.train``) the batch statistics normalize ``x`` and the running
+    statistics ``mean`` / ``var`` (arrays, updated in place, or Variables, whose data is
+    replaced) move toward them: ``mean = decay*mean + (1-decay)*batch_mean`` and likewise
+    ``var`` with the unbiased batch variance. In test mode the running statistics are used.
+    Both modes are differentiable to any order in ``x``, ``gamma`` and ``beta``.
+    """
+    x = as_variable(x)
+    if x.ndim not in (2, 4):
+        raise ValueError(f"batch_norm: expected x of shape (N, C) or (N, C, H, W), got {x.shape}")
+    c = x.shape[1]
+    for name, a in (("gamma", gamma), ("beta", beta), ("mean", mean), ("var", var)):
+        if tuple(a.shape) != (c,):
+            raise ValueError(
+                f"batch_norm: {name} has shape {tuple(a.shape)} but x {x.shape} has {c} channels; "
+                f"expected ({c},)."
+            )
+    axes = (0,) if x.ndim == 2 else (0, 2, 3)
+    shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)
+    xp = get_array_module(x.data)
+    if Config.train:
+        mu = _mean(x, axis=axes, keepdims=True)
+        xc = x - mu
+        v = _mean(xc * xc, axis=axes, keepdims=True)
+        xhat = xc * (v + eps) ** -0.5
+        m = x.size // c
+        adjust = m / max(m - 1, 1)  # unbiased estimate of the variance
+        new_mean = _raw(mean) * decay + xp.reshape(mu.data, (c,)) * (1 - decay)
+        new_var = _raw(var) * decay + xp.reshape(v.data, (c,)) * ((1 - decay) * adjust)
+        _store(mean, new_mean)
+        _store(var, new_var)
+    else:
+        inv_std = 1 / xp.sqrt(_raw(var) + eps)
+        xhat = (x - xp.reshape(_raw(mean), shape)) * xp.reshape(inv_std, shape)
+    return reshape(gamma, shape) * xhat + reshape(beta, shape)
+
+
+def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
+    """Zero each element with probability ``dropout_ratio`` and scale the rest by
+    ``1 / (1 - dropout_ratio)`` in train mode; return ``x`` unchanged in test mode."""
+    x = as_variable(x)
+    if not 0.0 <= dropout_ratio < 1.0:
+        raise ValueError(f"dropout: dropout_ratio must be in [0, 1), got {dropout_ratio}")
+    if not Config.train:
+        return x
+    xp = get_array_module(x.data)
+    keep = xp.random.rand(*x.shape) > dropout_ratio
+    return x * (backend_of(x.data).astype(keep, x.dtype) * (1.0 / (1.0 - dropout_ratio)))

@@ -1,0 +1,162 @@
+"""Pooling: max pooling (pooling, pooling_simple) and average_pooling.
+
+Max pooling pads with ``-inf``, so padding never wins the max. The gradient goes to the
+first maximal element of each window; the gradient's own backward re-reads ``ggx`` at the
+same positions, so every order is defined.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Function, Variable, as_variable
+from zerograd.backends import get_array_module
+from zerograd.functions import broadcast_to, max, reshape, transpose
+
+from .conv import Im2col, col2im
+from .utils import conv_geometry
+
+
+def _windows(geometry: tuple) -> list[tuple[slice, ...]]:
+    """For each kernel offset, the strided slice of the padded image it reads."""
+    (kh, kw), (sh, sw), _, (oh, ow) = geometry
+    return [
+        (
+            slice(None),
+            slice(None),
+            slice(j, j + sh * (oh - 1) + 1, sh),
+            slice(i, i + sw * (ow - 1) + 1, sw),
+        )
+        for j in range(kh)
+        for i in range(kw)
+    ]
+
+
+def _pad(x: Any, geometry: tuple, value: float) -> Any:
+    ph, pw = geometry[2]
+    if not (ph or pw):
+        return x
+    xp = get_array_module(x)
+    return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=value)
+
+
+class Pooling(Function):
+    """Max pooling; remembers each window's first maximum for the backward."""
+
+    def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
+        self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
+
+    def forward(self, x: Any) -> Any:
+        xp = get_array_module(x)
+        self.input_shape = x.shape
+        self.geometry = conv_geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
+        windows = _windows(self.geometry)
+        xpad = _pad(x, self.geometry, float("-inf"))
+        y = xp.array(xpad[windows[0]], copy=True)  # never a view of the input
+        for w in windows[1:]:
+            y = xp.maximum(y, xpad[w])
+        # One boolean mask per kernel offset: where that offset is the window's first maximum.
+        self.masks, taken = [], None
+        for w in windows:
+            hit = xpad[w] == y
+            if taken is not None:
+                hit = xp.logical_and(hit, xp.logical_not(taken))
+                taken = xp.logical_or(taken, hit)
+            else:
+                taken = hit
+            self.masks.append(hit)
+        return y
+
+    def backward(self, gy: Variable) -> Variable:
+        return Pooling2DGrad(self)(gy)
+
+
+class Pooling2DGrad(Function):
+    """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``)."""
+
+    def __init__(self, pool: Pooling) -> None:
+        self.pool = pool
+
+    def forward(self, gy: Any) -> Any:
+        p = self.pool
+        xp = get_array_module(gy)
+        n, c, h, w = p.input_shape
+        (kh, kw), (sh, sw), (ph, pw), _ = p.geometry
+        gx = xp.zeros((n, c, h + 2 * ph + sh - 1, w + 2 * pw + sw - 1), dtype=gy.dtype)
+        for win, mask in zip(_windows(p.geometry), p.masks):
+            gx[win] += gy * mask
+        return gx[:, :, ph : ph + h, pw : pw + w]
+
+    def backward(self, ggx: Variable) -> Variable:
+        return Pooling2DWithIndexes(self.pool)(ggx)
+
+
+class Pooling2DWithIndexes(Function):
+    """Pick, in each window of ``x``, the element at the recorded winner's position."""
+
+    def __init__(self, pool: Pooling) -> None:
+        self.pool = pool
+
+    def forward(self, x: Any) -> Any:
+        p = self.pool
+        xpad = _pad(x, p.geometry, 0.0)
+        y = None
+        for win, mask in zip(_windows(p.geometry), p.masks):
+            term = xpad[win] * mask
+            y = term if y is None else y + term
+        return y
+
+    def backward(self, gy: Variable) -> Variable:
+        return Pooling2DGrad(self.pool)(gy)
+
+
+def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
+    """2-D max pooling of x (N, C, H, W); ints or ``(h, w)`` pairs for every size.
+
+    >>> import numpy as np
+    >>> pooling(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2).data.ravel()
+    array([ 5.,  7., 13., 15.])
+    """
+    return Pooling(kernel_size, stride, pad)(x)
+
+
+def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
+    """Max pooling from im2col + max (the book's first version; ``-inf`` padding)."""
+    x = as_variable(x)
+    n, c = x.shape[:2]
+    (kh, kw), _, _, (oh, ow) = conv_geometry("pooling_simple", x.shape, kernel_size, stride, pad)
+    col = Im2col(kernel_size, stride, pad, True, float("-inf"))(x)
+    y = max(reshape(col, (-1, kh * kw)), axis=1)
+    return transpose(reshape(y, (n, oh, ow, c)), (0, 3, 1, 2))
+
+
+class AveragePooling(Function):
+    """Average pooling over windows (padded zeros included in the mean)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
+        self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
+
+    def forward(self, x: Any) -> Any:
+        self.input_shape = x.shape
+        geometry = conv_geometry(
+            "average_pooling", x.shape, self.kernel_size, self.stride, self.pad
+        )
+        xpad = _pad(x, geometry, 0.0)
+        windows = _windows(geometry)
+        y = xpad[windows[0]]
+        for w in windows[1:]:
+            y = y + xpad[w]
+        return y / len(windows)
+
+    def backward(self, gy: Variable) -> Variable:
+        n, c, oh, ow = gy.shape
+        kh, kw = conv_geometry(
+            "average_pooling", self.input_shape, self.kernel_size, self.stride, self.pad
+        )[0]
+        gcol = broadcast_to(reshape(gy / (kh * kw), (n, c, 1, 1, oh, ow)), (n, c, kh, kw, oh, ow))
+        return col2im(gcol, self.input_shape, self.kernel_size, self.stride, self.pad, False)
+
+
+def average_pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
+    """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer)."""
+    return AveragePooling(kernel_size, stride, pad)(x)

@@ -1,0 +1,158 @@
+"""Helpers shared by the functional ops: sizes, pairs, axes, and the raw im2col/col2im.
+
+Everything here works on backend arrays (never Variables) through the array module
+``xp`` of the input, so any registered backend (numpy, cupy, ...) fits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Config
+from zerograd.backends import backend_of, get_array_module
+from zerograd.variable import Constant
+
+
+def recording() -> bool:
+    """Whether the running backward builds a graph (``create_graph=True``).
+
+    When it does not, a backward may compute plain arrays (faster, no graph nodes);
+    when it does, it must use differentiable functions so higher orders exist.
+    """
+    return Config.enable_backprop
+
+
+def needs_grad(v: Any) -> bool:
+    """False for operands given as raw arrays/scalars (their gradient is unreachable)."""
+    return type(v) is not Constant
+
+
+def pair(x: Any) -> tuple[int, int]:
+    """``x`` as a pair ``(h, w)``: an int is repeated, a pair passes through.
+
+    >>> pair(3), pair((2, 1))
+    ((3, 3), (2, 1))
+    """
+    if isinstance(x, int):
+        return (x, x)
+    if isinstance(x, (tuple, list)) and len(x) == 2:
+        return (int(x[0]), int(x[1]))
+    raise ValueError(f"expected an int or a pair of ints (h, w), got {x!r}")
+
+
+def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
+    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``."""
+    return (input_size + pad * 2 - kernel_size) // stride + 1
+
+
+def get_deconv_outsize(size: int, k: int, s: int, p: int) -> int:
+    """Output length of a transposed convolution along one axis: ``s*(size-1) + k - 2p``."""
+    return s * (size - 1) + k - 2 * p
+
+
+def normalize_axis(axis: int, ndim: int, op: str) -> int:
+    """``axis`` (negative allowed) as a non-negative axis of an ``ndim``-dim input."""
+    if not isinstance(axis, int) or not -ndim <= axis < ndim:
+        raise ValueError(
+            f"{op}: axis {axis!r} is out of range for an input of {ndim} dimensions "
+            f"(valid: {-ndim}..{ndim - 1})."
+        )
+    return axis % ndim
+
+
+def logsumexp(x: Any, axis: int = 1) -> Any:
+    """``log(sum(exp(x), axis, keepdims=True))`` on a raw array, without overflow."""
+    xp = get_array_module(x)
+    m = xp.max(x, axis=axis, keepdims=True)
+    return m + xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True))
+
+
+def conv_geometry(
+    op: str, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``."""
+    if len(img_shape) != 4:
+        raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
+    (kh, kw), (sh, sw), (ph, pw) = pair(kernel_size), pair(stride), pair(pad)
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        raise ValueError(
+            f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "
+            f"{(ph, pw)} >= 0"
+        )
+    h, w = img_shape[2], img_shape[3]
+    oh, ow = get_conv_outsize(h, kh, sh, ph), get_conv_outsize(w, kw, sw, pw)
+    if oh < 1 or ow < 1:
+        raise ValueError(
+            f"{op}: a kernel of {(kh, kw)} with stride {(sh, sw)} and pad {(ph, pw)} does not "
+            f"fit an input of height/width {(h, w)}; use a smaller kernel or more padding."
+        )
+    return (kh, kw), (sh, sw), (ph, pw), (oh, ow)
+
+
+def im2col_array(
+    img: Any,
+    kernel_size: Any,
+    stride: Any,
+    pad: Any,
+    to_matrix: bool = True,
+    pad_value: float = 0.0,
+) -> Any:
+    """Unfold ``img`` (N, C, H, W) into patches (N, C, KH, KW, OH, OW).
+
+    With ``to_matrix`` the result is (N*OH*OW, C*KH*KW). One strided slice per kernel
+    offset, no loop over pixels. ``pad_value`` fills the border (``-inf`` for max pooling).
+    """
+    xp = get_array_module(img)
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
+        "im2col", img.shape, kernel_size, stride, pad
+    )
+    if ph or pw:
+        img = xp.pad(
+            img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=pad_value
+        )
+    n, c = img.shape[:2]
+    col = xp.empty((n, c, kh, kw, oh, ow), dtype=img.dtype)
+    for j in range(kh):
+        j_end = j + sh * (oh - 1) + 1
+        for i in range(kw):
+            col[:, :, j, i, :, :] = img[:, :, j:j_end:sh, i : i + sw * (ow - 1) + 1 : sw]
+    if to_matrix:
+        col = xp.reshape(xp.transpose(col, (0, 4, 5, 1, 2, 3)), (n * oh * ow, -1))
+    return col
+
+
+def col2im_array(
+    col: Any, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool = True
+) -> Any:
+    """Fold patches back into an image of ``img_shape``, adding overlapping entries.
+
+    The adjoint of :func:`im2col_array`: ``col`` is (N, C, KH, KW, OH, OW), or
+    (N*OH*OW, C*KH*KW) with ``to_matrix``.
+    """
+    xp = get_array_module(col)
+    n, c, h, w = img_shape
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
+        "col2im", img_shape, kernel_size, stride, pad
+    )
+    if to_matrix:
+        col = xp.transpose(xp.reshape(col, (n, oh, ow, c, kh, kw)), (0, 3, 4, 5, 1, 2))
+    if tuple(col.shape) != (n, c, kh, kw, oh, ow):
+        raise ValueError(
+            f"col2im: patches of shape {tuple(col.shape)} do not match image shape "
+            f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
+            f"(expected {(n, c, kh, kw, oh, ow)})."
+        )
+    # Room for the padded image (every slice below stays in bounds).
+    img = xp.zeros((n, c, h + 2 * ph + sh - 1, w + 2 * pw + sw - 1), dtype=col.dtype)
+    for j in range(kh):
+        j_end = j + sh * (oh - 1) + 1
+        for i in range(kw):
+            img[:, :, j:j_end:sh, i : i + sw * (ow - 1) + 1 : sw] += col[:, :, j, i, :, :]
+    return img[:, :, ph : h + ph, pw : w + pw]
+
+
+def onehot(t: Any, n_classes: int, dtype: Any) -> Any:
+    """Rows of ``eye(n_classes)`` picked by integer labels ``t``, as ``dtype``."""
+    xp = get_array_module(t)
+    hot = xp.arange(n_classes) == xp.reshape(t, t.shape + (1,))
+    return backend_of(t).astype(hot, dtype)

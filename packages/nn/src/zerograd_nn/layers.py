@@ -1,0 +1,333 @@
+"""Layers: ``Layer`` (a container of parameters and sub-layers) and DeZero's standard layers.
+
+A Layer records every :class:`~zerograd.Parameter` and sub-Layer assigned to it as an
+attribute, in definition order; :meth:`Layer.params` walks them, and the hierarchical
+names (``'l1/W'``) are what weight files store.
+
+>>> import numpy as np
+>>> layer = Linear(3)
+>>> layer(np.ones((2, 4), dtype=np.float32)).shape
+(2, 3)
+>>> [p.name for p in layer.params()]
+['W', 'b']
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+from zerograd import Parameter, Variable
+from zerograd.backends import backend_of, get_array_module, get_backend, gpu_backend
+
+from . import functional as F
+from . import weights as _weights
+from .functional.utils import pair
+
+
+def _ref(x: Any) -> Any:
+    try:
+        return weakref.ref(x)
+    except TypeError:  # Python scalars cannot be weakly referenced
+        return None
+
+
+class Layer:
+    """Base class of every layer: holds Parameters and sub-Layers, in definition order."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_params", [])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        names = self.__dict__.get("_params")
+        if names is None:  # a subclass forgot super().__init__(): set things up now
+            names = []
+            object.__setattr__(self, "_params", names)
+        if isinstance(value, (Parameter, Layer)):
+            if name not in names:
+                names.append(name)
+        elif name in names:
+            names.remove(name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        names = self.__dict__.get("_params", [])
+        if name in names:
+            names.remove(name)
+        object.__delattr__(self, name)
+
+    def __call__(self, *inputs: Any) -> Any:
+        outputs = self.forward(*inputs)
+        if not isinstance(outputs, tuple):
+            outputs = (outputs,)
+        self.inputs = [_ref(x) for x in inputs]
+        self.outputs = [_ref(y) for y in outputs]
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    def forward(self, *inputs: Any) -> Any:
+        """Compute the outputs; subclasses implement this."""
+        raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+
+    def params(self) -> Iterator[Parameter]:
+        """Every Parameter of this layer and its sub-layers, in definition order, once each."""
+        seen: set[int] = set()
+        for name in self.__dict__.get("_params", ()):
+            obj = self.__dict__[name]
+            items = obj.params() if isinstance(obj, Layer) else (obj,)
+            for p in items:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    yield p
+
+    def cleargrads(self) -> None:
+        """Forget every parameter's gradient."""
+        for param in self.params():
+            param.cleargrad()
+
+    def to(self, backend: Any) -> Layer:
+        """Move every parameter to ``backend`` (a name or Backend); returns the layer."""
+        for param in self.params():
+            param.to(backend)
+        return self
+
+    def to_cpu(self) -> Layer:
+        """Move every parameter to the CPU (the default backend)."""
+        return self.to(get_backend())
+
+    def to_gpu(self) -> Layer:
+        """Move every parameter to the GPU backend; a clear error when none can be used."""
+        return self.to(gpu_backend())
+
+    def _flatten_params(self, params_dict: dict, parent_key: str = "") -> None:
+        """Fill ``params_dict`` with ``{'sub/name': Parameter}`` in definition order."""
+        for name in self.__dict__.get("_params", ()):
+            obj = self.__dict__[name]
+            key = parent_key + "/" + name if parent_key else name
+            if isinstance(obj, Layer):
+                obj._flatten_params(params_dict, key)
+            else:
+                params_dict[key] = obj
+
+    def save_weights(self, path: str | os.PathLike) -> None:
+        """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`)."""
+        _weights.save_weights(self, path)
+
+    def load_weights(self, path: str | os.PathLike) -> None:
+        """Read weights written by :meth:`save_weights` (checked; all or nothing)."""
+        _weights.load_weights(self, path)
+
+
+def _xp_of(x: Any) -> Any:
+    return get_array_module(x.data if isinstance(x, Variable) else x)
+
+
+def _randn(xp: Any, shape: tuple, dtype: Any, scale: float) -> Any:
+    """Standard-normal weights of ``dtype`` scaled by ``scale`` (kept in ``dtype``)."""
+    w = xp.random.randn(*shape)
+    return backend_of(w).astype(w, dtype) * scale
+
+
+def _follow(param: Any, like: Any) -> None:
+    """Move ``param`` to the backend of array ``like`` (lazy init on a GPU input)."""
+    if param is not None and param.data is not None:
+        target = backend_of(like)
+        if backend_of(param.data) is not target:
+            param.to(target)
+
+
+class Linear(Layer):
+    """Fully connected layer ``y = x @ W + b``; ``in_size`` is found at the first call if None.
+
+    ``W`` (in_size, out_size) starts as ``randn * sqrt(1 / in_size)``, ``b`` as zeros.
+    """
+
+    def __init__(
+        self,
+        out_size: int,
+        nobias: bool = False,
+        dtype: Any = "float32",
+        in_size: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.in_size, self.out_size, self.dtype = in_size, out_size, dtype
+        self.W = Parameter(None, name="W")
+        if in_size is not None:
+            self._init_W()
+        self.b = None if nobias else Parameter(get_backend().xp.zeros(out_size, dtype=dtype), "b")
+
+    def _init_W(self, xp: Any = None) -> None:
+        xp = xp if xp is not None else get_backend().xp
+        i, o = self.in_size, self.out_size
+        self.W.data = _randn(xp, (i, o), self.dtype, (1 / i) ** 0.5)
+
+    def forward(self, x: Any) -> Variable:
+        if self.W.data is None:
+            self.in_size = x.shape[-1]
+            self._init_W(_xp_of(x))
+            _follow(self.b, self.W.data)
+        return F.linear(x, self.W, self.b)
+
+
+class _ConvBase(Layer):
+    """Shared set-up of Conv2d and Deconv2d (lazy ``in_channels``)."""
+
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        pad: Any = 0,
+        nobias: bool = False,
+        dtype: Any = "float32",
+        in_channels: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.pad, self.dtype = kernel_size, stride, pad, dtype
+        self.W = Parameter(None, name="W")
+        if in_channels is not None:
+            self._init_W()
+        self.b = (
+            None if nobias else Parameter(get_backend().xp.zeros(out_channels, dtype=dtype), "b")
+        )
+
+    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def _init_W(self, xp: Any = None) -> None:
+        xp = xp if xp is not None else get_backend().xp
+        c, oc = self.in_channels, self.out_channels
+        kh, kw = pair(self.kernel_size)
+        self.W.data = _randn(
+            xp, self._w_shape(c, oc, kh, kw), self.dtype, (1 / (c * kh * kw)) ** 0.5
+        )
+
+    def _lazy_init(self, x: Any) -> None:
+        if self.W.data is None:
+            self.in_channels = x.shape[1]
+            self._init_W(_xp_of(x))
+            _follow(self.b, self.W.data)
+
+
+class Conv2d(_ConvBase):
+    """2-D convolution layer; ``W`` is (out_channels, in_channels, KH, KW)."""
+
+    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+        return (oc, c, kh, kw)
+
+    def forward(self, x: Any) -> Variable:
+        self._lazy_init(x)
+        return F.conv2d(x, self.W, self.b, self.stride, self.pad)
+
+
+class Deconv2d(_ConvBase):
+    """2-D transposed convolution layer; ``W`` is (in_channels, out_channels, KH, KW)."""
+
+    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+        return (c, oc, kh, kw)
+
+    def forward(self, x: Any) -> Variable:
+        self._lazy_init(x)
+        return F.deconv2d(x, self.W, self.b, self.stride, self.pad)
+
+
+class RNN(Layer):
+    """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``."""
+
+    def __init__(self, hidden_size: int, in_size: int | None = None) -> None:
+        super().__init__()
+        self.x2h = Linear(hidden_size, in_size=in_size)
+        self.h2h = Linear(hidden_size, in_size=hidden_size, nobias=True)
+        self.h: Variable | None = None
+
+    def reset_state(self) -> None:
+        """Forget the hidden state (start a new sequence)."""
+        self.h = None
+
+    def forward(self, x: Any) -> Variable:
+        if self.h is None:
+            h_new = F.tanh(self.x2h(x))
+        else:
+            h_new = F.tanh(self.x2h(x) + self.h2h(self.h))
+        self.h = h_new
+        return h_new
+
+
+class LSTM(Layer):
+    """LSTM cell with forget, input and output gates; state kept until ``reset_state``."""
+
+    def __init__(self, hidden_size: int, in_size: int | None = None) -> None:
+        super().__init__()
+        h, i = hidden_size, in_size
+        self.x2f = Linear(h, in_size=i)
+        self.x2i = Linear(h, in_size=i)
+        self.x2o = Linear(h, in_size=i)
+        self.x2u = Linear(h, in_size=i)
+        self.h2f = Linear(h, in_size=h, nobias=True)
+        self.h2i = Linear(h, in_size=h, nobias=True)
+        self.h2o = Linear(h, in_size=h, nobias=True)
+        self.h2u = Linear(h, in_size=h, nobias=True)
+        self.reset_state()
+
+    def reset_state(self) -> None:
+        """Forget the hidden and cell states (start a new sequence)."""
+        self.h: Variable | None = None
+        self.c: Variable | None = None
+
+    def forward(self, x: Any) -> Variable:
+        if self.h is None:
+            f = F.sigmoid(self.x2f(x))
+            i = F.sigmoid(self.x2i(x))
+            o = F.sigmoid(self.x2o(x))
+            u = F.tanh(self.x2u(x))
+        else:
+            f = F.sigmoid(self.x2f(x) + self.h2f(self.h))
+            i = F.sigmoid(self.x2i(x) + self.h2i(self.h))
+            o = F.sigmoid(self.x2o(x) + self.h2o(self.h))
+            u = F.tanh(self.x2u(x) + self.h2u(self.h))
+        c_new = i * u if self.c is None else f * self.c + i * u
+        h_new = o * F.tanh(c_new)
+        self.h, self.c = h_new, c_new
+        return h_new
+
+
+class EmbedID(Layer):
+    """Lookup table: row ``W[i]`` for each integer id ``i``; ``W`` is (in_size, out_size)."""
+
+    def __init__(self, in_size: int, out_size: int) -> None:
+        super().__init__()
+        self.W = Parameter(_randn(get_backend().xp, (in_size, out_size), "float32", 1.0), "W")
+
+    def forward(self, x: Any) -> Variable:
+        return F.embed_id(x, self.W)
+
+
+class BatchNorm(Layer):
+    """Batch normalization over channels; sized at the first call.
+
+    ``avg_mean`` and ``avg_var`` are Parameters too, so weight files keep them, but they
+    never get gradients (optimizers skip them).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.avg_mean = Parameter(None, name="avg_mean")
+        self.avg_var = Parameter(None, name="avg_var")
+        self.gamma = Parameter(None, name="gamma")
+        self.beta = Parameter(None, name="beta")
+
+    def _init_params(self, x: Any) -> None:
+        xp, d, dtype = _xp_of(x), x.shape[1], x.dtype
+        for p, fill in ((self.avg_mean, 0), (self.avg_var, 1), (self.gamma, 1), (self.beta, 0)):
+            if p.data is None:
+                p.data = (xp.ones if fill else xp.zeros)(d, dtype=dtype)
+
+    def forward(self, x: Any) -> Variable:
+        if any(p.data is None for p in (self.avg_mean, self.avg_var, self.gamma, self.beta)):
+            self._init_params(x)
+        return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
+
+
+__all__ = ["BatchNorm", "Conv2d", "Deconv2d", "EmbedID", "LSTM", "Layer", "Linear", "RNN"]

@@ -1,0 +1,288 @@
+"""Models: ``Model`` (a Layer that can draw itself), ``Sequential``, ``MLP``, VGG16 and ResNet.
+
+Pretrained weights are never downloaded: pass the path of a weight file you downloaded
+yourself (``VGG16(pretrained='vgg16.npz')``). DeZero's SqueezeNet (never finished there)
+is left out.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from zerograd import Variable
+from zerograd.backends import get_backend
+
+from . import functional as F
+from . import layers as L
+from .layers import Layer
+
+_WEIGHT_URLS = {
+    "VGG16": "https://github.com/koki0702/dezero-models/releases/download/v0.1/vgg16.npz",
+    "ResNet": "https://github.com/koki0702/dezero-models/releases/download/v0.1/resnet{}.npz",
+}
+
+
+class Model(Layer):
+    """A Layer meant to be trained as a whole; :meth:`plot` draws its graph."""
+
+    def plot(self, *inputs: Any, to_file: str = "model.png") -> Any:
+        """Run ``forward(*inputs)`` and draw the graph to ``to_file`` with zerograd-viz."""
+        try:
+            from zerograd_viz import plot_dot_graph
+        except ImportError as exc:
+            raise ImportError(
+                "Model.plot needs the zerograd-viz package: pip install zerograd-viz"
+            ) from exc
+        y = self.forward(*inputs)
+        return plot_dot_graph(y, verbose=True, to_file=to_file)
+
+
+def _load_pretrained(model: Layer, pretrained: Any, name: str, url: str) -> None:
+    if pretrained is None or pretrained is False:
+        return
+    if pretrained is True:
+        raise ValueError(
+            f"{name}(pretrained=True): zerograd never downloads weights. Download the weights "
+            f"file manually (DeZero's file is {url}) and pass its local path: "
+            f"{name}(pretrained='/path/to/file.npz')."
+        )
+    if not isinstance(pretrained, (str, os.PathLike)):
+        raise TypeError(
+            f"{name}: pretrained must be False or a weight-file path, got {pretrained!r}"
+        )
+    model.load_weights(pretrained)
+
+
+class Sequential(Model):
+    """Layers (or callables) applied one after another; layers are named ``l0``, ``l1``, ..."""
+
+    def __init__(self, *layers: Any) -> None:
+        super().__init__()
+        self.layers = []
+        for i, layer in enumerate(layers):
+            setattr(self, f"l{i}", layer)
+            self.layers.append(layer)
+
+    def forward(self, x: Any) -> Variable:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class MLP(Model):
+    """Fully connected network: Linear layers of ``fc_output_sizes``, ``activation`` between."""
+
+    def __init__(
+        self, fc_output_sizes: Sequence[int], activation: Callable[[Any], Variable] = F.sigmoid
+    ) -> None:
+        super().__init__()
+        self.activation = activation
+        self.layers = []
+        for i, out_size in enumerate(fc_output_sizes):
+            layer = L.Linear(out_size)
+            setattr(self, f"l{i}", layer)
+            self.layers.append(layer)
+
+    def forward(self, x: Any) -> Variable:
+        for layer in self.layers[:-1]:
+            x = self.activation(layer(x))
+        return self.layers[-1](x)
+
+
+class VGG16(Model):
+    """VGG-16 (13 convolutions, 3 fully connected layers); ``pretrained``: a local .npz path."""
+
+    WEIGHTS_PATH = _WEIGHT_URLS["VGG16"]
+
+    def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
+        super().__init__()
+        widths = [(1, 64, 2), (2, 128, 2), (3, 256, 3), (4, 512, 3), (5, 512, 3)]
+        self._convs = []
+        for block, width, n in widths:
+            names = []
+            for j in range(1, n + 1):
+                name = f"conv{block}_{j}"
+                setattr(self, name, L.Conv2d(width, kernel_size=3, stride=1, pad=1))
+                names.append(name)
+            self._convs.append(names)
+        self.fc6 = L.Linear(4096)
+        self.fc7 = L.Linear(4096)
+        self.fc8 = L.Linear(1000)
+        _load_pretrained(self, pretrained, "VGG16", self.WEIGHTS_PATH)
+
+    def forward(self, x: Any) -> Variable:
+        for names in self._convs:
+            for name in names:
+                x = F.relu(getattr(self, name)(x))
+            x = F.pooling(x, 2, 2)
+        x = F.reshape(x, (x.shape[0], -1))
+        x = F.dropout(F.relu(self.fc6(x)))
+        x = F.dropout(F.relu(self.fc7(x)))
+        return self.fc8(x)
+
+    @staticmethod
+    def preprocess(
+        image: Any, size: tuple[int, int] | None = (224, 224), dtype: Any = "float32"
+    ) -> Any:
+        """A PIL image as the (3, H, W) BGR array, ImageNet mean removed, that VGG16 expects."""
+        xp = get_backend().xp
+        image = image.convert("RGB")
+        if size:
+            image = image.resize(size)
+        a = xp.asarray(image, dtype=dtype)[:, :, ::-1]
+        a = a - xp.asarray([103.939, 116.779, 123.68], dtype=dtype)
+        return xp.transpose(a, (2, 0, 1))
+
+
+class BottleneckA(Layer):
+    """ResNet bottleneck that changes width/stride; a 1x1 projection on the shortcut."""
+
+    def __init__(
+        self,
+        in_channels: int,
+        mid_channels: int,
+        out_channels: int,
+        stride: int = 2,
+        downsample_fb: bool = False,
+    ) -> None:
+        super().__init__()
+        # Original ResNet strides in the first 1x1 convolution; Facebook's in the 3x3 one.
+        stride_1x1, stride_3x3 = (1, stride) if downsample_fb else (stride, 1)
+        self.conv1 = L.Conv2d(mid_channels, 1, stride_1x1, 0, nobias=True)
+        self.bn1 = L.BatchNorm()
+        self.conv2 = L.Conv2d(mid_channels, 3, stride_3x3, 1, nobias=True)
+        self.bn2 = L.BatchNorm()
+        self.conv3 = L.Conv2d(out_channels, 1, 1, 0, nobias=True)
+        self.bn3 = L.BatchNorm()
+        self.conv4 = L.Conv2d(out_channels, 1, stride, 0, nobias=True)
+        self.bn4 = L.BatchNorm()
+
+    def forward(self, x: Any) -> Variable:
+        h1 = F.relu(self.bn1(self.conv1(x)))
+        h1 = F.relu(self.bn2(self.conv2(h1)))
+        h1 = self.bn3(self.conv3(h1))
+        h2 = self.bn4(self.conv4(x))
+        return F.relu(h1 + h2)
+
+
+class BottleneckB(Layer):
+    """ResNet bottleneck keeping the width; identity shortcut."""
+
+    def __init__(self, in_channels: int, mid_channels: int) -> None:
+        super().__init__()
+        self.conv1 = L.Conv2d(mid_channels, 1, 1, 0, nobias=True)
+        self.bn1 = L.BatchNorm()
+        self.conv2 = L.Conv2d(mid_channels, 3, 1, 1, nobias=True)
+        self.bn2 = L.BatchNorm()
+        self.conv3 = L.Conv2d(in_channels, 1, 1, 0, nobias=True)
+        self.bn3 = L.BatchNorm()
+
+    def forward(self, x: Any) -> Variable:
+        h = F.relu(self.bn1(self.conv1(x)))
+        h = F.relu(self.bn2(self.conv2(h)))
+        h = self.bn3(self.conv3(h))
+        return F.relu(h + x)
+
+
+class BuildingBlock(Layer):
+    """One ResNet stage: a BottleneckA (``a``) then ``n_layers - 1`` BottleneckB (``b1``...)."""
+
+    def __init__(
+        self,
+        n_layers: int | None = None,
+        in_channels: int | None = None,
+        mid_channels: int | None = None,
+        out_channels: int | None = None,
+        stride: int | None = None,
+        downsample_fb: bool | None = None,
+    ) -> None:
+        super().__init__()
+        if n_layers is None or n_layers < 1:
+            raise ValueError(f"BuildingBlock: n_layers must be a positive int, got {n_layers!r}")
+        self.a = BottleneckA(in_channels, mid_channels, out_channels, stride, downsample_fb)
+        self._forward = ["a"]
+        for i in range(n_layers - 1):
+            name = f"b{i + 1}"
+            setattr(self, name, BottleneckB(out_channels, mid_channels))
+            self._forward.append(name)
+
+    def forward(self, x: Any) -> Variable:
+        for name in self._forward:
+            x = getattr(self, name)(x)
+        return x
+
+
+_RESNET_BLOCKS = {50: [3, 4, 6, 3], 101: [3, 4, 23, 3], 152: [3, 8, 36, 3]}
+
+
+class ResNet(Model):
+    """ResNet-50/101/152 (bottleneck blocks, batch norm); ``pretrained``: a local .npz path."""
+
+    WEIGHTS_PATH = _WEIGHT_URLS["ResNet"]
+
+    def __init__(self, n_layers: int = 152, pretrained: bool | str | os.PathLike = False) -> None:
+        super().__init__()
+        if n_layers not in _RESNET_BLOCKS:
+            raise ValueError(
+                f"ResNet: n_layers must be 50, 101 or 152, but {n_layers!r} was given."
+            )
+        block = _RESNET_BLOCKS[n_layers]
+        self.conv1 = L.Conv2d(64, 7, 2, 3)
+        self.bn1 = L.BatchNorm()
+        self.res2 = BuildingBlock(block[0], 64, 64, 256, 1)
+        self.res3 = BuildingBlock(block[1], 256, 128, 512, 2)
+        self.res4 = BuildingBlock(block[2], 512, 256, 1024, 2)
+        self.res5 = BuildingBlock(block[3], 1024, 512, 2048, 2)
+        self.fc6 = L.Linear(1000)
+        name = f"ResNet{n_layers}"
+        _load_pretrained(self, pretrained, name, self.WEIGHTS_PATH.format(n_layers))
+
+    def forward(self, x: Any) -> Variable:
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.pooling(x, kernel_size=3, stride=2)
+        x = self.res5(self.res4(self.res3(self.res2(x))))
+        x = _global_average_pooling_2d(x)
+        return self.fc6(x)
+
+
+class ResNet152(ResNet):
+    """ResNet with 152 layers."""
+
+    def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
+        super().__init__(152, pretrained)
+
+
+class ResNet101(ResNet):
+    """ResNet with 101 layers."""
+
+    def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
+        super().__init__(101, pretrained)
+
+
+class ResNet50(ResNet):
+    """ResNet with 50 layers."""
+
+    def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
+        super().__init__(50, pretrained)
+
+
+def _global_average_pooling_2d(x: Variable) -> Variable:
+    n, c, h, w = x.shape
+    return F.reshape(F.average_pooling(x, (h, w), stride=1), (n, c))
+
+
+__all__ = [
+    "MLP",
+    "BottleneckA",
+    "BottleneckB",
+    "BuildingBlock",
+    "Model",
+    "ResNet",
+    "ResNet50",
+    "ResNet101",
+    "ResNet152",
+    "Sequential",
+    "VGG16",
+]

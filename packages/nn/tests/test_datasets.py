@@ -1,0 +1,293 @@
+"""Datasets: generated data against DeZero's generation, standard files the tests write."""
+
+import gzip
+import hashlib
+import io
+import struct
+import tarfile
+
+import numpy as np
+import pytest
+
+from zerograd_nn import datasets as D
+from zerograd_nn.transforms import Compose, Flatten, Normalize, ToFloat
+
+
+def dezero_spiral(train):
+    """DeZero's get_spiral, point by point, as the book writes it."""
+    np.random.seed(1984 if train else 2020)
+    x = np.zeros((300, 2), dtype=np.float32)
+    t = np.zeros(300, dtype=np.int64)
+    for j in range(3):
+        for i in range(100):
+            rate = i / 100
+            theta = j * 4.0 + 4.0 * rate + np.random.randn() * 0.2
+            x[100 * j + i] = [rate * np.sin(theta), rate * np.cos(theta)]
+            t[100 * j + i] = j
+    idx = np.random.permutation(300)
+    return x[idx], t[idx]
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_spiral_matches_dezero(train):
+    ds = D.Spiral(train=train)
+    x, t = dezero_spiral(train)
+    np.testing.assert_array_equal(ds.data, x)
+    np.testing.assert_array_equal(ds.label, t)
+    assert ds.data.dtype == np.float32 and len(ds) == 300
+    assert np.bincount(ds.label).tolist() == [100, 100, 100]
+
+
+def test_spiral_leaves_global_random_state_alone():
+    np.random.seed(5)
+    a = np.random.rand()
+    np.random.seed(5)
+    D.Spiral()
+    assert np.random.rand() == a
+
+
+def test_dataset_transforms_and_index_check():
+    ds = D.Spiral(transform=lambda x: x * 2, target_transform=lambda t: t + 10)
+    x, t = ds[np.int64(4)]
+    np.testing.assert_array_equal(x, ds.data[4] * 2)
+    assert t == ds.label[4] + 10
+    with pytest.raises(TypeError, match=r"Spiral\[index\]: index must be one integer"):
+        ds[[1, 2]]
+
+
+def test_unlabelled_dataset_gives_none():
+    class Plain(D.Dataset):
+        def prepare(self):
+            self.data = np.arange(3)
+
+    assert Plain()[1] == (1, None)
+
+
+def test_sincurve():
+    np.random.seed(0)
+    train = D.SinCurve(train=True)
+    test = D.SinCurve(train=False)
+    assert len(train) == 999 and train.data.shape == (999, 1)
+    grid = np.linspace(0, 2 * np.pi, 1000)
+    np.testing.assert_allclose(test.data[:, 0], np.cos(grid[:-1]))
+    np.testing.assert_array_equal(test.label[:-1], test.data[1:])
+    assert np.abs(train.data[:, 0] - np.sin(grid[:-1])).max() <= 0.05
+    np.random.seed(0)
+    np.testing.assert_array_equal(D.SinCurve().data, train.data)  # seeded: repeatable
+
+
+# -- MNIST / Fashion-MNIST ------------------------------------------------------------------
+
+
+def write_idx(path, array, code=0x08):
+    header = bytes([0, 0, code, array.ndim]) + b"".join(struct.pack(">I", d) for d in array.shape)
+    body = array.astype(array.dtype.newbyteorder(">")).tobytes()
+    with gzip.open(path, "wb") as f:
+        f.write(header + body)
+
+
+def write_mnist(root, train=True, n=5):
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 10, size=n, dtype=np.uint8)
+    prefix = "train" if train else "t10k"
+    write_idx(root / f"{prefix}-images-idx3-ubyte.gz", images)
+    write_idx(root / f"{prefix}-labels-idx1-ubyte.gz", labels)
+    return images, labels
+
+
+@pytest.fixture
+def no_checksum(monkeypatch):
+    """The test files are not the real ones: drop the known checksums."""
+    monkeypatch.setattr(D.MNIST, "md5", {k: None for k in D.MNIST.md5})
+    monkeypatch.setattr(D.FashionMNIST, "md5", {k: None for k in D.FashionMNIST.md5})
+
+
+def test_read_idx_other_types(tmp_path):
+    a = np.arange(6, dtype=">i4").reshape(2, 3) - 3
+    write_idx(tmp_path / "a.gz", a, code=0x0C)
+    got = D.read_idx(tmp_path / "a.gz")
+    np.testing.assert_array_equal(got, a)
+    assert got.dtype == np.int32 and got.flags.writeable
+
+
+def test_read_idx_rejects_bad_files(tmp_path):
+    (tmp_path / "x.gz").write_bytes(gzip.compress(b"\x01\x02\x03\x04"))
+    with pytest.raises(ValueError, match="not an IDX file"):
+        D.read_idx(tmp_path / "x.gz")
+    write_idx(tmp_path / "y", np.zeros((2, 2), np.uint8))
+    raw = gzip.decompress((tmp_path / "y").read_bytes())
+    (tmp_path / "y.gz").write_bytes(gzip.compress(raw[:-1]))
+    with pytest.raises(ValueError, match="truncated or corrupt"):
+        D.read_idx(tmp_path / "y.gz")
+    (tmp_path / "z.gz").write_bytes(b"not gzip at all")
+    with pytest.raises(ValueError, match="cannot be read as an IDX file"):
+        D.read_idx(tmp_path / "z.gz")
+
+
+@pytest.mark.parametrize("cls", [D.MNIST, D.FashionMNIST])
+@pytest.mark.parametrize("train", [True, False])
+def test_mnist_reads_idx_files(tmp_path, no_checksum, cls, train):
+    images, labels = write_mnist(tmp_path, train)
+    ds = cls(train=train, root=tmp_path, transform=None)
+    assert ds.data.shape == (5, 1, 28, 28) and ds.data.dtype == np.uint8
+    np.testing.assert_array_equal(ds.data[:, 0], images)
+    np.testing.assert_array_equal(ds.label, labels)
+    assert ds.label.dtype == np.int64
+
+
+def test_mnist_default_transform_flattens_and_scales(tmp_path, no_checksum):
+    images, _ = write_mnist(tmp_path)
+    x, t = D.MNIST(root=tmp_path)[2]
+    assert x.shape == (784,) and x.dtype == np.float32
+    np.testing.assert_allclose(x, images[2].reshape(-1) / 255.0, rtol=1e-6)
+
+
+def test_mnist_data_home_from_env(tmp_path, monkeypatch, no_checksum):
+    monkeypatch.setenv("ZEROGRAD_DATA", str(tmp_path))
+    (tmp_path / "mnist").mkdir()
+    write_mnist(tmp_path / "mnist", train=False)
+    assert len(D.MNIST(train=False)) == 5
+    assert D.data_home("mnist") == tmp_path / "mnist"
+
+
+def test_missing_files_name_each_file_and_directory(tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        D.MNIST(root=tmp_path / "nowhere")
+    msg = str(info.value)
+    assert "MNIST: missing data files in" in msg and str(tmp_path / "nowhere") in msg
+    assert "train-images-idx3-ubyte.gz" in msg and "train-labels-idx1-ubyte.gz" in msg
+    assert "download=True" in msg and "https://" in msg
+
+
+def test_checksum_mismatch_is_reported(tmp_path):
+    write_mnist(tmp_path)  # not the real files: the known md5 cannot match
+    with pytest.raises(ValueError, match="md5 checksum .* differs from the expected"):
+        D.MNIST(root=tmp_path)
+
+
+def test_fetch_downloads_atomically_and_checks(tmp_path):
+    src = tmp_path / "src.txt"
+    src.write_bytes(b"hello")
+    good = "sha256:" + hashlib.sha256(b"hello").hexdigest()
+    dest = tmp_path / "cache"
+    paths = D.fetch("T", dest, {"a.txt": (src.as_uri(), good)}, download=True)
+    assert paths["a.txt"].read_bytes() == b"hello"
+    with pytest.raises(ValueError, match="sha256 checksum"):
+        D.fetch("T", dest, {"b.txt": (src.as_uri(), "sha256:" + "0" * 64)}, download=True)
+    assert sorted(p.name for p in dest.iterdir()) == ["a.txt"]  # no partial file left
+    with pytest.raises(ValueError, match="checksum must look like"):
+        D.verify_checksum(src, "crc:1")
+
+
+# -- CIFAR ---------------------------------------------------------------------------------
+
+
+def cifar_bytes(n, label_bytes, seed):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 100, size=(n, label_bytes), dtype=np.uint8)
+    pixels = rng.integers(0, 256, size=(n, 3072), dtype=np.uint8)
+    return np.concatenate([labels, pixels], axis=1).tobytes(), labels, pixels
+
+
+def test_cifar10_reads_binary_batches(tmp_path):
+    folder = tmp_path / "cifar-10-batches-bin"
+    folder.mkdir()
+    buf, labels, pixels = cifar_bytes(4, 1, 0)
+    (folder / "test_batch.bin").write_bytes(buf)
+    ds = D.CIFAR10(train=False, root=tmp_path, transform=None)
+    assert ds.data.shape == (4, 3, 32, 32) and ds.data.dtype == np.uint8
+    np.testing.assert_array_equal(ds.data.reshape(4, -1), pixels)
+    np.testing.assert_array_equal(ds.label, labels[:, 0])
+    # channel layout: the first 1024 bytes are the red plane
+    np.testing.assert_array_equal(ds.data[1, 0].reshape(-1), pixels[1, :1024])
+    x, _ = D.CIFAR10(train=False, root=tmp_path)[0]
+    assert x.dtype == np.float32 and -1.0 <= x.min() and x.max() <= 1.0
+
+
+def test_cifar10_train_concatenates_five_batches(tmp_path):
+    expected = []
+    for i in range(1, 6):
+        buf, labels, _ = cifar_bytes(2, 1, i)
+        (tmp_path / f"data_batch_{i}.bin").write_bytes(buf)
+        expected.append(labels[:, 0])
+    ds = D.CIFAR10(root=tmp_path)
+    np.testing.assert_array_equal(ds.label, np.concatenate(expected))
+
+
+def test_cifar100_from_archive_fine_and_coarse(tmp_path, monkeypatch):
+    buf, labels, pixels = cifar_bytes(3, 2, 7)
+    archive = tmp_path / "cifar-100-binary.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("cifar-100-binary/train.bin")
+        info.size = len(buf)
+        tar.addfile(info, io.BytesIO(buf))
+    monkeypatch.setattr(D.CIFAR100, "archive_md5", hashlib.md5(archive.read_bytes()).hexdigest())
+    fine = D.CIFAR100(root=tmp_path, transform=None)
+    coarse = D.CIFAR100(root=tmp_path, label_type="coarse")
+    np.testing.assert_array_equal(fine.label, labels[:, 1])
+    np.testing.assert_array_equal(coarse.label, labels[:, 0])
+    np.testing.assert_array_equal(fine.data.reshape(3, -1), pixels)
+    with pytest.raises(ValueError, match="label_type must be 'fine' or 'coarse'"):
+        D.CIFAR100(root=tmp_path, label_type="medium")
+
+
+def test_cifar_missing_and_truncated(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"place either cifar-10-binary\.tar\.gz"):
+        D.CIFAR10(root=tmp_path)
+    (tmp_path / "test_batch.bin").write_bytes(b"\x00" * 100)
+    with pytest.raises(ValueError, match="not a whole number of 3073-byte records"):
+        D.CIFAR10(train=False, root=tmp_path)
+
+
+# -- text ----------------------------------------------------------------------------------
+
+
+def test_text_char_dataset():
+    ds = D.TextCharDataset(text="abracadabra")
+    assert ds.vocab == ["a", "b", "r", "c", "d"] and ds.vocab_size == 5
+    assert ds.decode(ds.data) == "abracadabr" and ds.decode(ds.label) == "bracadabra"
+    x, t = ds[0]
+    assert (int(x), int(t)) == (0, 1)
+    np.testing.assert_array_equal(ds.encode("cab"), [3, 0, 1])
+    with pytest.raises(KeyError, match="not in the vocabulary"):
+        ds.encode("z")
+    with pytest.raises(ValueError, match="exactly one of"):
+        D.TextCharDataset()
+
+
+def test_shakespear_reads_local_file(tmp_path):
+    (tmp_path / "shakespear.txt").write_text("To be, or not to be", encoding="utf-8")
+    ds = D.Shakespear(root=tmp_path)
+    assert ds.decode(ds.data) + "e" == "To be, or not to be"
+    assert ds.char_to_id["T"] == 0
+    with pytest.raises(FileNotFoundError, match="shakespear.txt"):
+        D.Shakespear(root=tmp_path / "empty")
+
+
+def test_transform_defaults_are_dezero_like():
+    assert isinstance(D.MNIST.__init__.__defaults__[1], Compose)
+    t = D.MNIST.__init__.__defaults__[1].transforms
+    assert [type(f) for f in t] == [Flatten, ToFloat, Normalize]
+
+
+def test_label_names():
+    assert D.MNIST.labels()[3] == "3"
+    assert D.FashionMNIST.labels()[9] == "Ankle boot"
+    assert D.CIFAR10.labels()[0] == "airplane" and len(D.CIFAR10.labels()) == 10
+    fine, coarse = D.CIFAR100.labels(), D.CIFAR100.labels("coarse")
+    assert len(set(fine.values())) == 100 and fine[0] == "apple" and fine[99] == "worm"
+    assert len(set(coarse.values())) == 20 and coarse[19] == "vehicles_2"
+
+
+def test_show_draws_a_grid(tmp_path, no_checksum, monkeypatch):
+    plt = pytest.importorskip("matplotlib.pyplot", reason="matplotlib not installed: show untested")
+    images, _ = write_mnist(tmp_path, n=3)
+    shown = []
+    monkeypatch.setattr(plt, "show", lambda: shown.append(plt.gca().images[-1].get_array()))
+    D.MNIST(root=tmp_path).show(row=2, col=3)
+    assert shown[0].shape == (56, 84)
+    tiles = {shown[0][r * 28 : (r + 1) * 28, c * 28 : (c + 1) * 28].tobytes()
+             for r in range(2) for c in range(3)}  # fmt: skip
+    assert tiles <= {im.tobytes() for im in images}
+    plt.close("all")

@@ -1,0 +1,159 @@
+"""Activations and linear: values against numpy, gradients against numerical ones."""
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Variable
+from zerograd.testing import check_backward
+
+
+def np_softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def test_functional_reexports_core_functions():
+    import zerograd.functions as core
+
+    for name in core.__all__:
+        assert getattr(F, name) is getattr(core, name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_values_and_dtype(rand, to_np, dtype):
+    x = rand(3, 4, dtype=dtype) * 10
+    expected = 1 / (1 + np.exp(-to_np(x).astype("float64")))
+    for f in (F.sigmoid, F.sigmoid_simple):
+        y = f(x)
+        assert y.dtype == dtype
+        np.testing.assert_allclose(to_np(y), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_sigmoid_saturates_without_overflow(arr, to_np):
+    y = F.sigmoid(arr([-1000.0, 1000.0], "float32"))
+    np.testing.assert_array_equal(to_np(y), [0.0, 1.0])
+
+
+@pytest.mark.parametrize("f", [F.sigmoid, F.sigmoid_simple])
+@pytest.mark.parametrize("order", [1, 2])
+def test_sigmoid_grad(rand, f, order):
+    check_backward(f, rand(3, 4), order=order)
+
+
+def test_sigmoid_grad_float32(rand):
+    check_backward(F.sigmoid, rand(3, 4, dtype="float32"))
+
+
+def test_relu_values_and_grad(rand, arr, to_np):
+    x = arr([[-2.0, 0.5], [3.0, -0.1]], "float32")
+    y = F.relu(x)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(to_np(y), [[0.0, 0.5], [3.0, 0.0]])
+    xv = Variable(x)
+    F.sum(F.relu(xv)).backward()
+    np.testing.assert_array_equal(to_np(xv.grad), [[0.0, 1.0], [1.0, 0.0]])
+    check_backward(F.relu, rand(4, 5) + 0.01, order=1)
+
+
+def test_leaky_relu(arr, rand, to_np):
+    x = arr([-2.0, 0.0, 3.0], "float32")
+    y = F.leaky_relu(x)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(to_np(y), [-0.4, 0.0, 3.0], rtol=1e-6)
+    np.testing.assert_allclose(to_np(F.leaky_relu(x, slope=0.1)), [-0.2, 0.0, 3.0], rtol=1e-6)
+    check_backward(lambda v: F.leaky_relu(v, 0.3), rand(3, 4))
+    check_backward(lambda v: F.leaky_relu(v, 0.3), rand(3, 4), order=2)
+
+
+@pytest.mark.parametrize("axis", [1, 0, -1, -2])
+def test_softmax_values_any_axis(rand, to_np, axis):
+    x = rand(3, 4, 5)
+    expected = np_softmax(to_np(x), axis)
+    np.testing.assert_allclose(to_np(F.softmax(x, axis=axis)), expected, rtol=1e-10)
+    np.testing.assert_allclose(to_np(F.softmax_simple(x, axis=axis)), expected, rtol=1e-10)
+
+
+def test_softmax_default_axis_is_one(rand, to_np):
+    x = rand(2, 3, 4)
+    np.testing.assert_allclose(to_np(F.softmax(x)), np_softmax(to_np(x), 1), rtol=1e-10)
+
+
+def test_softmax_large_inputs_and_float32(arr, to_np):
+    y = F.softmax(arr([[1000.0, 1000.0], [-1000.0, 0.0]], "float32"))
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(to_np(y), [[0.5, 0.5], [0.0, 1.0]])
+
+
+def test_softmax_bad_axis_message(rand):
+    with pytest.raises(ValueError, match=r"softmax: axis 3 is out of range .* 2 dimensions"):
+        F.softmax(rand(2, 3), axis=3)
+
+
+@pytest.mark.parametrize("axis", [1, -1, 0])
+@pytest.mark.parametrize("order", [1, 2])
+def test_softmax_grad(rand, axis, order):
+    check_backward(lambda v: F.softmax(v, axis), rand(3, 4), order=order)
+    check_backward(lambda v: F.softmax_simple(v, axis), rand(3, 4), order=order)
+
+
+def test_log_softmax_values(rand, to_np):
+    x = rand(3, 5) * 50
+    for axis in (1, -1, 0):
+        expected = np.log(np_softmax(to_np(x), axis))
+        np.testing.assert_allclose(to_np(F.log_softmax(x, axis)), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_log_softmax_no_log_of_zero(arr, to_np):
+    y = F.log_softmax(arr([[0.0, 2000.0]], "float32"))
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(to_np(y), [[-2000.0, 0.0]])
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_log_softmax_grad(rand, order):
+    check_backward(lambda v: F.log_softmax(v, axis=-1), rand(3, 4), order=order)
+    check_backward(F.log_softmax, rand(3, 4, dtype="float32"), order=1)
+
+
+def test_logsumexp_helper(rand, to_np):
+    x = rand(2, 3) * 100
+    ref = np.log(np.exp(to_np(x) - 300).sum(axis=1, keepdims=True)) + 300
+    np.testing.assert_allclose(to_np(F.logsumexp(x, axis=1)), ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_linear_values(rand, to_np, dtype):
+    x, W, b = rand(4, 3, dtype=dtype), rand(3, 2, dtype=dtype, seed=1), rand(2, dtype=dtype)
+    expected = to_np(x) @ to_np(W) + to_np(b)
+    for f in (F.linear, F.linear_simple):
+        y = f(x, W, b)
+        assert y.dtype == dtype
+        np.testing.assert_allclose(to_np(y), expected, rtol=1e-5)
+    np.testing.assert_allclose(to_np(F.linear(x, W)), to_np(x) @ to_np(W), rtol=1e-5)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_linear_grad(rand, order):
+    x, W, b = rand(4, 3), rand(3, 2, seed=1), rand(2, seed=2)
+    check_backward(F.linear, x, W, b, order=order)
+    check_backward(F.linear, x, W, order=order)
+    check_backward(F.linear_simple, x, W, b, order=order)
+
+
+def test_linear_grad_float32_and_batched(rand):
+    check_backward(F.linear, rand(4, 3, dtype="float32"), rand(3, 2, dtype="float32", seed=1))
+    check_backward(F.linear, rand(2, 4, 3), rand(3, 2, seed=1), rand(2, seed=2))
+
+
+def test_linear_shape_error(rand):
+    with pytest.raises(ValueError, match=r"linear: x of shape \(4, 3\) and W of shape \(2, 2\)"):
+        F.linear(rand(4, 3), rand(2, 2))
+
+
+def test_embed_id(rand, arr, to_np):
+    W = rand(5, 3)
+    ids = arr([[0, 4], [4, 2]], "int64")
+    y = F.embed_id(ids, W)
+    np.testing.assert_array_equal(to_np(y), to_np(W)[to_np(ids)])
+    check_backward(lambda w: F.embed_id(ids, w), W)

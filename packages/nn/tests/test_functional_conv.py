@@ -1,0 +1,196 @@
+"""im2col, col2im, conv2d, deconv2d: values against direct loops, gradients of two orders."""
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd.testing import check_backward
+
+# (kernel, stride, pad) cases, square and not
+GEOMETRIES = [(3, 1, 0), (3, 2, 1), ((2, 3), (1, 2), (1, 0)), ((3, 1), 2, (0, 1))]
+
+
+def pairs(k, s, p):
+    return F.pair(k), F.pair(s), F.pair(p)
+
+
+def loop_im2col(x, k, s, p, pad_value=0.0):
+    (kh, kw), (sh, sw), (ph, pw) = pairs(k, s, p)
+    n, c, h, w = x.shape
+    xp = np.full((n, c, h + 2 * ph, w + 2 * pw), pad_value, dtype=x.dtype)
+    xp[:, :, ph : ph + h, pw : pw + w] = x
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    col = np.zeros((n, c, kh, kw, oh, ow), dtype=x.dtype)
+    for a in range(n):
+        for ch in range(c):
+            for i in range(kh):
+                for j in range(kw):
+                    for y in range(oh):
+                        for z in range(ow):
+                            col[a, ch, i, j, y, z] = xp[a, ch, y * sh + i, z * sw + j]
+    return col
+
+
+def loop_conv2d(x, W, b, s, p):
+    (sh, sw), (ph, pw) = F.pair(s), F.pair(p)
+    n, c, h, w = x.shape
+    oc, _, kh, kw = W.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    y = np.zeros((n, oc, oh, ow))
+    for a in range(n):
+        for o in range(oc):
+            for i in range(oh):
+                for j in range(ow):
+                    patch = xp[a, :, i * sh : i * sh + kh, j * sw : j * sw + kw]
+                    y[a, o, i, j] = (patch * W[o]).sum() + (0 if b is None else b[o])
+    return y
+
+
+def loop_deconv2d(x, W, b, s, p, out):
+    (sh, sw), (ph, pw) = F.pair(s), F.pair(p)
+    n, c, h, w = x.shape
+    _, oc, kh, kw = W.shape
+    oh, ow = out
+    y = np.zeros((n, oc, oh + 2 * ph + kh, ow + 2 * pw + kw))
+    for a in range(n):
+        for ch in range(c):
+            for i in range(h):
+                for j in range(w):
+                    y[a, :, i * sh : i * sh + kh, j * sw : j * sw + kw] += x[a, ch, i, j] * W[ch]
+    y = y[:, :, ph : ph + oh, pw : pw + ow]
+    return y if b is None else y + b.reshape(1, -1, 1, 1)
+
+
+@pytest.mark.parametrize("k,s,p", GEOMETRIES)
+def test_im2col_matches_loop(rand, to_np, k, s, p):
+    x = rand(2, 3, 6, 7)
+    ref = loop_im2col(to_np(x), k, s, p)
+    np.testing.assert_array_equal(to_np(F.im2col(x, k, s, p, to_matrix=False)), ref)
+    n, c, kh, kw, oh, ow = ref.shape
+    matrix = ref.transpose(0, 4, 5, 1, 2, 3).reshape(n * oh * ow, c * kh * kw)
+    np.testing.assert_array_equal(to_np(F.im2col(x, k, s, p)), matrix)
+
+
+@pytest.mark.parametrize("k,s,p", GEOMETRIES)
+def test_col2im_is_the_adjoint_of_im2col(rand, to_np, k, s, p):
+    # <im2col(x), c> == <x, col2im(c)> for every x, c: the defining property of the adjoint
+    x = rand(2, 3, 6, 7)
+    col = F.im2col(x, k, s, p, to_matrix=False)
+    c = rand(*col.shape, seed=3)
+    img = F.col2im(c, x.shape, k, s, p, to_matrix=False)
+    assert img.shape == x.shape
+    lhs = (to_np(col) * to_np(c)).sum()
+    rhs = (to_np(x) * to_np(img)).sum()
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-10)
+    # and by a direct loop
+    ref = np.zeros(x.shape)
+    (kh, kw), (sh, sw), (ph, pw) = pairs(k, s, p)
+    big = np.zeros((2, 3, 6 + 2 * ph + kh, 7 + 2 * pw + kw))
+    cn = to_np(c)
+    for i in range(kh):
+        for j in range(kw):
+            for y in range(cn.shape[4]):
+                for z in range(cn.shape[5]):
+                    big[:, :, y * sh + i, z * sw + j] += cn[:, :, i, j, y, z]
+    ref = big[:, :, ph : ph + 6, pw : pw + 7]
+    np.testing.assert_allclose(to_np(img), ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("to_matrix", [True, False])
+@pytest.mark.parametrize("order", [1, 2])
+def test_im2col_col2im_grad(rand, arr, to_np, to_matrix, order):
+    x = rand(1, 2, 5, 4)
+    check_backward(lambda v: F.im2col(v, (3, 2), (2, 1), (1, 0), to_matrix), x, order=order)
+    # A C-contiguous copy: zerograd.testing.numerical_grad cannot perturb strided views.
+    col = arr(np.ascontiguousarray(to_np(F.im2col(x, (3, 2), (2, 1), (1, 0), to_matrix))))
+    check_backward(
+        lambda v: F.col2im(v, x.shape, (3, 2), (2, 1), (1, 0), to_matrix), col, order=order
+    )
+
+
+@pytest.mark.parametrize("k,s,p", GEOMETRIES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv2d_matches_loop(rand, to_np, k, s, p, bias):
+    kh, kw = F.pair(k)
+    x, W = rand(2, 3, 6, 7), rand(4, 3, kh, kw, seed=1)
+    b = rand(4, seed=2) if bias else None
+    ref = loop_conv2d(to_np(x), to_np(W), None if b is None else to_np(b), s, p)
+    np.testing.assert_allclose(to_np(F.conv2d(x, W, b, s, p)), ref, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_np(F.conv2d_simple(x, W, b, s, p)), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_conv2d_keeps_float32(rand):
+    y = F.conv2d(rand(1, 2, 5, 5, dtype="float32"), rand(3, 2, 3, 3, dtype="float32"), pad=1)
+    assert y.dtype == np.float32 and y.shape == (1, 3, 5, 5)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("k,s,p", [(3, 1, 1), ((2, 3), (2, 1), (0, 1))])
+def test_conv2d_grad(rand, order, k, s, p):
+    kh, kw = F.pair(k)
+    x, W, b = rand(2, 2, 5, 4), rand(3, 2, kh, kw, seed=1), rand(3, seed=2)
+    check_backward(lambda *v: F.conv2d(*v, stride=s, pad=p), x, W, b, order=order)
+    check_backward(lambda *v: F.conv2d(*v, stride=s, pad=p), x, W, order=order)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_conv2d_simple_grad(rand, order):
+    x, W, b = rand(1, 2, 4, 5), rand(3, 2, 2, 3, seed=1), rand(3, seed=2)
+    check_backward(lambda *v: F.conv2d_simple(*v, stride=(1, 2), pad=1), x, W, b, order=order)
+
+
+def test_conv2d_grad_float32(rand):
+    x, W = rand(1, 2, 5, 5, dtype="float32"), rand(3, 2, 3, 3, dtype="float32", seed=1)
+    check_backward(lambda *v: F.conv2d(*v, stride=2, pad=1), x, W)
+
+
+def test_conv2d_errors(rand):
+    with pytest.raises(ValueError, match=r"conv2d: x has 2 channels but the weight"):
+        F.conv2d(rand(1, 2, 5, 5), rand(3, 4, 3, 3))
+    with pytest.raises(ValueError, match=r"does not fit an input of height/width \(2, 2\)"):
+        F.conv2d(rand(1, 2, 2, 2), rand(3, 2, 3, 3))
+    with pytest.raises(ValueError, match=r"bias of shape \(2,\) does not fit 3 output channels"):
+        F.conv2d(rand(1, 2, 5, 5), rand(3, 2, 3, 3), rand(2))
+    with pytest.raises(ValueError, match=r"expected x \(N, C, H, W\) and a 4-D weight"):
+        F.conv2d(rand(2, 5, 5), rand(3, 2, 3, 3))
+
+
+@pytest.mark.parametrize("k,s,p", GEOMETRIES)
+@pytest.mark.parametrize("bias", [True, False])
+def test_deconv2d_matches_loop(rand, to_np, k, s, p, bias):
+    (kh, kw), (sh, sw), (ph, pw) = pairs(k, s, p)
+    x, W = rand(2, 3, 4, 3), rand(3, 2, kh, kw, seed=1)
+    b = rand(2, seed=2) if bias else None
+    out = (sh * 3 + kh - 2 * ph, sw * 2 + kw - 2 * pw)
+    y = F.deconv2d(x, W, b, s, p)
+    assert y.shape == (2, 2) + out
+    ref = loop_deconv2d(to_np(x), to_np(W), None if b is None else to_np(b), s, p, out)
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-10, atol=1e-12)
+
+
+def test_deconv2d_outsize_and_error(rand, to_np):
+    x, W = rand(1, 2, 3, 3), rand(2, 1, 3, 3, seed=1)
+    y = F.deconv2d(x, W, stride=2, pad=1, outsize=(6, 6))  # 5 is the default; 6 also fits
+    ref = loop_deconv2d(to_np(x), to_np(W), None, 2, 1, (6, 6))
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-10)
+    with pytest.raises(ValueError, match=r"deconv2d: outsize \(9, 9\) does not fit"):
+        F.deconv2d(x, W, stride=2, pad=1, outsize=9)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_deconv2d_grad(rand, order):
+    x, W, b = rand(1, 2, 3, 4), rand(2, 3, 3, 2, seed=1), rand(3, seed=2)
+    check_backward(lambda *v: F.deconv2d(*v, stride=(2, 1), pad=(1, 0)), x, W, b, order=order)
+
+
+def test_conv2d_is_twice_differentiable_style_transfer(rand):
+    # Gram-matrix loss of conv features, differentiated w.r.t. the image twice
+    W = rand(3, 2, 3, 3, seed=1)
+
+    def gram_loss(img):
+        h = F.conv2d(img, W, pad=1)
+        f = F.reshape(h, (3, -1))
+        return F.sum(F.matmul(f, F.transpose(f)) ** 2)
+
+    check_backward(gram_loss, rand(1, 2, 4, 4) * 0.5, order=2)

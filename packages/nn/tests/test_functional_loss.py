@@ -1,0 +1,124 @@
+"""Losses and accuracy: values against numpy, gradients of first and second order."""
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Variable
+from zerograd.testing import check_backward
+
+
+def np_log_softmax(x):
+    m = x.max(axis=1, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mean_squared_error(rand, to_np, dtype):
+    x0, x1 = rand(4, 3, dtype=dtype), rand(4, 3, dtype=dtype, seed=1)
+    expected = ((to_np(x0) - to_np(x1)) ** 2).sum() / 4
+    for f in (F.mean_squared_error, F.mean_squared_error_simple):
+        y = f(x0, x1)
+        assert y.shape == () and y.dtype == dtype
+        np.testing.assert_allclose(to_np(y), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_mean_squared_error_grad(rand, order):
+    x0, x1 = rand(4, 3), rand(4, 3, seed=1)
+    check_backward(F.mean_squared_error, x0, x1, order=order)
+    check_backward(F.mean_squared_error_simple, x0, x1, order=order)
+    check_backward(F.mean_squared_error, rand(4, 1), rand(4, seed=1), order=order)
+
+
+def test_softmax_cross_entropy_values(rand, arr, to_np):
+    x = rand(5, 4) * 3
+    t = arr([0, 3, 1, 1, 2], "int64")
+    expected = -np_log_softmax(to_np(x))[np.arange(5), to_np(t)].mean()
+    for f in (F.softmax_cross_entropy, F.softmax_cross_entropy_simple):
+        np.testing.assert_allclose(to_np(f(x, t)), expected, rtol=1e-10)
+
+
+def test_softmax_cross_entropy_is_stable_and_float32(arr, to_np):
+    x = arr([[1000.0, 0.0], [0.0, -1000.0]], "float32")
+    y = F.softmax_cross_entropy(x, arr([1, 1], "int32"))
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(to_np(y), 1000.0, rtol=1e-6)
+    xv = Variable(x)
+    F.softmax_cross_entropy(xv, arr([[1], [1]], "int64")).backward()  # (N, 1) labels work
+    assert xv.grad.dtype == np.float32
+    np.testing.assert_allclose(to_np(xv.grad), [[0.5, -0.5], [0.5, -0.5]], atol=1e-6)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_softmax_cross_entropy_grad(rand, arr, order):
+    t = arr([2, 0, 1], "int64")
+    check_backward(lambda v: F.softmax_cross_entropy(v, t), rand(3, 4), order=order)
+    check_backward(lambda v: F.softmax_cross_entropy_simple(v, t), rand(3, 4), order=order)
+
+
+def test_softmax_cross_entropy_float32_grad(rand, arr):
+    t = arr([2, 0, 1], "int64")
+    check_backward(lambda v: F.softmax_cross_entropy(v, t), rand(3, 4, dtype="float32"))
+
+
+def test_softmax_cross_entropy_bad_labels(rand, arr):
+    with pytest.raises(TypeError, match="labels t must be integers"):
+        F.softmax_cross_entropy(rand(2, 3), arr([0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"3 labels for 2 rows"):
+        F.softmax_cross_entropy(rand(2, 3), arr([0, 1, 2], "int64"))
+
+
+def np_bce_logits(x, t):
+    p = 1 / (1 + np.exp(-x))
+    return -(t * np.log(p) + (1 - t) * np.log(1 - p)).sum() / len(x)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_cross_entropy(rand, arr, to_np, dtype):
+    x = rand(4, 1, dtype=dtype)
+    t = arr([1, 0, 1, 1], "int64")  # flat labels are reshaped like x
+    y = F.sigmoid_cross_entropy(x, t)
+    assert y.dtype == dtype
+    ref = np_bce_logits(to_np(x).astype("float64").ravel(), to_np(t))
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-5)
+
+
+def test_sigmoid_cross_entropy_large_logits(arr, to_np):
+    y = F.sigmoid_cross_entropy(arr([[100.0], [-100.0]], "float32"), arr([[0], [1]], "int32"))
+    np.testing.assert_allclose(to_np(y), 100.0, rtol=1e-6)  # exact, not log(1e-15)-clipped
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_sigmoid_cross_entropy_grad(rand, arr, order):
+    t = arr([[1, 0], [0, 0], [1, 1]], "int64")
+    check_backward(lambda v: F.sigmoid_cross_entropy(v, t), rand(3, 2) * 2 + 0.05, order=order)
+
+
+def test_binary_cross_entropy(arr, to_np):
+    p = arr([0.9, 0.2, 0.6], "float32")
+    t = arr([1, 0, 0], "int64")
+    ref = -(np.log(0.9) + np.log(0.8) + np.log(0.4)) / 3
+    y = F.binary_cross_entropy(p, t)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-5)
+    # DeZero clips p into [1e-15, 0.999]
+    clipped = F.binary_cross_entropy(arr([1.0], "float64"), arr([0], "int64"))
+    np.testing.assert_allclose(to_np(clipped), -np.log(0.001), rtol=1e-9)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_binary_cross_entropy_grad(arr, order):
+    t = arr([1, 0, 1, 0], "int64")
+    p = arr([0.3, 0.6, 0.8, 0.1])
+    check_backward(lambda v: F.binary_cross_entropy(v, t), p, order=order)
+
+
+def test_accuracy(arr, to_np):
+    y = arr([[0.1, 0.9, 0.0], [0.8, 0.1, 0.1], [0.2, 0.3, 0.5], [0.0, 0.0, 1.0]], "float32")
+    t = arr([1, 2, 2, 2], "int64")
+    acc = F.accuracy(y, t)
+    assert isinstance(acc, Variable) and acc.creator is None
+    assert float(to_np(acc)) == pytest.approx(0.75)
+    acc2 = F.accuracy(Variable(y), Variable(arr([[1], [0], [2], [0]], "int64")))
+    assert float(to_np(acc2)) == pytest.approx(0.75)

@@ -1,0 +1,106 @@
+"""batch_norm and dropout: train/test behaviour, running statistics, gradients."""
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Variable, test_mode
+from zerograd.testing import check_backward
+
+
+def np_batch_norm_train(x, gamma, beta, eps):
+    axes = (0,) if x.ndim == 2 else (0, 2, 3)
+    shape = (1, -1) if x.ndim == 2 else (1, -1, 1, 1)
+    mu = x.mean(axis=axes, keepdims=True)
+    var = x.var(axis=axes, keepdims=True)
+    return gamma.reshape(shape) * (x - mu) / np.sqrt(var + eps) + beta.reshape(shape)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 2, 3)])
+def test_batch_norm_train_values_and_running_stats(rand, arr, to_np, shape):
+    x, gamma, beta = rand(*shape) * 2 + 1, rand(3, seed=1), rand(3, seed=2)
+    mean, var = arr(np.zeros(3)), arr(np.ones(3))
+    y = F.batch_norm(x, gamma, beta, mean, var, decay=0.9, eps=2e-5)
+    np.testing.assert_allclose(
+        to_np(y), np_batch_norm_train(to_np(x), to_np(gamma), to_np(beta), 2e-5), rtol=1e-10
+    )
+    axes = (0,) if len(shape) == 2 else (0, 2, 3)
+    m = to_np(x).size // 3
+    np.testing.assert_allclose(to_np(mean), 0.1 * to_np(x).mean(axis=axes), rtol=1e-10)
+    unbiased = to_np(x).var(axis=axes) * m / (m - 1)
+    np.testing.assert_allclose(to_np(var), 0.9 + 0.1 * unbiased, rtol=1e-10)
+
+
+def test_batch_norm_running_stats_in_variables(rand, arr, to_np):
+    mean, var = Variable(arr(np.zeros(2))), Variable(arr(np.ones(2)))
+    x = rand(6, 2)
+    F.batch_norm(x, arr(np.ones(2)), arr(np.zeros(2)), mean, var, decay=0.5)
+    np.testing.assert_allclose(to_np(mean), 0.5 * to_np(x).mean(axis=0), rtol=1e-10)
+
+
+def test_batch_norm_test_mode_uses_running_stats(rand, arr, to_np):
+    x, gamma, beta = rand(4, 3, 2, 2), rand(3, seed=1), rand(3, seed=2)
+    mean, var = arr([0.5, -1.0, 2.0]), arr([1.0, 4.0, 0.25])
+    with test_mode():
+        y = F.batch_norm(x, gamma, beta, mean, var, eps=1e-3)
+    s = (1, 3, 1, 1)
+    ref = (to_np(x) - to_np(mean).reshape(s)) / np.sqrt(to_np(var).reshape(s) + 1e-3)
+    ref = ref * to_np(gamma).reshape(s) + to_np(beta).reshape(s)
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-10)
+    np.testing.assert_array_equal(to_np(mean), [0.5, -1.0, 2.0])  # untouched in test mode
+
+
+def test_batch_norm_keeps_float32(rand, arr):
+    mean, var = arr(np.zeros(3), "float32"), arr(np.ones(3), "float32")
+    g, b = arr(np.ones(3), "float32"), arr(np.zeros(3), "float32")
+    y = F.batch_norm(rand(4, 3, dtype="float32"), g, b, mean, var)
+    assert y.dtype == np.float32 and mean.dtype == np.float32 and var.dtype == np.float32
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 3, 2, 2)])
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("train", [True, False])
+def test_batch_norm_grad(rand, arr, shape, order, train):
+    def f(x, gamma, beta):
+        stats = arr(np.zeros(3)), arr(np.ones(3) * 1.5)
+        if train:
+            return F.batch_norm(x, gamma, beta, *stats)
+        with test_mode():
+            return F.batch_norm(x, gamma, beta, *stats)
+
+    check_backward(f, rand(*shape), rand(3, seed=1), rand(3, seed=2), order=order)
+
+
+def test_batch_norm_shape_errors(rand, arr):
+    ones = arr(np.ones(3))
+    with pytest.raises(ValueError, match=r"batch_norm: gamma has shape \(4,\) but x"):
+        F.batch_norm(rand(2, 3), arr(np.ones(4)), ones, ones, ones)
+    with pytest.raises(ValueError, match=r"expected x of shape \(N, C\) or \(N, C, H, W\)"):
+        F.batch_norm(rand(2, 3, 4), ones, ones, ones, ones)
+
+
+def test_dropout_train_mode(arr, to_np):
+    np.random.seed(0)
+    x = arr(np.ones((200, 50)), "float32")
+    y = F.dropout(x, dropout_ratio=0.3)
+    out = to_np(y)
+    assert y.dtype == np.float32
+    kept = out != 0
+    assert 0.65 < kept.mean() < 0.75
+    np.testing.assert_allclose(out[kept], 1 / 0.7, rtol=1e-6)
+    xv = Variable(x)
+    y = F.dropout(xv, 0.3)
+    F.sum(y).backward()
+    np.testing.assert_array_equal(to_np(xv.grad) != 0, to_np(y) != 0)
+
+
+def test_dropout_test_mode_is_identity(arr, to_np):
+    x = arr(np.arange(6.0).reshape(2, 3))
+    with test_mode():
+        y = F.dropout(x, 0.9)
+    np.testing.assert_array_equal(to_np(y), to_np(x))
+
+
+def test_dropout_bad_ratio(arr):
+    with pytest.raises(ValueError, match=r"dropout_ratio must be in \[0, 1\), got 1.0"):
+        F.dropout(arr([1.0]), 1.0)

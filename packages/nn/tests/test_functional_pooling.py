@@ -1,0 +1,82 @@
+"""Max and average pooling: values against direct loops, gradients of two orders."""
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Variable
+from zerograd.testing import check_backward
+
+GEOMETRIES = [(2, 2, 0), (3, 1, 1), ((2, 3), (2, 1), (1, 0)), ((3, 2), 2, (1, 1))]
+
+
+def loop_pool(x, k, s, p, reduce, fill):
+    (kh, kw), (sh, sw), (ph, pw) = F.pair(k), F.pair(s), F.pair(p)
+    n, c, h, w = x.shape
+    padded = np.full((n, c, h + 2 * ph, w + 2 * pw), fill)
+    padded[:, :, ph : ph + h, pw : pw + w] = x
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    y = np.zeros((n, c, oh, ow))
+    for a in range(n):
+        for ch in range(c):
+            for i in range(oh):
+                for j in range(ow):
+                    y[a, ch, i, j] = reduce(
+                        padded[a, ch, i * sh : i * sh + kh, j * sw : j * sw + kw]
+                    )
+    return y
+
+
+@pytest.mark.parametrize("k,s,p", GEOMETRIES)
+def test_pooling_matches_loop(rand, to_np, k, s, p):
+    x = rand(2, 3, 6, 5)
+    ref = loop_pool(to_np(x), k, s, p, np.max, -np.inf)
+    np.testing.assert_array_equal(to_np(F.pooling(x, k, s, p)), ref)
+    np.testing.assert_array_equal(to_np(F.pooling_simple(x, k, s, p)), ref)
+
+
+@pytest.mark.parametrize("f", [F.pooling, F.pooling_simple])
+def test_padding_never_wins_the_max(arr, to_np, f):
+    x = arr(-np.arange(1.0, 10.0).reshape(1, 1, 3, 3), "float32")  # all negative
+    y = f(x, 2, 2, 1)
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(to_np(y), [[[[-1.0, -2.0], [-4.0, -5.0]]]])
+
+
+def test_pooling_gradient_goes_to_the_first_max_only(arr, to_np):
+    x = Variable(arr([[[[1.0, 3.0], [3.0, 2.0]]]]))
+    F.sum(F.pooling(x, 2, 2)).backward()
+    np.testing.assert_array_equal(to_np(x.grad), [[[[0.0, 1.0], [0.0, 0.0]]]])
+
+
+@pytest.mark.parametrize("k,s,p", GEOMETRIES)
+@pytest.mark.parametrize("order", [1, 2])
+def test_pooling_grad(rand, k, s, p, order):
+    x = rand(1, 2, 5, 4)  # distinct values: max pooling is differentiable there
+    check_backward(lambda v: F.pooling(v, k, s, p), x, order=order)
+    check_backward(lambda v: F.pooling_simple(v, k, s, p), x, order=order)
+
+
+def test_pooling_grad_float32(rand):
+    check_backward(lambda v: F.pooling(v, 2, 2), rand(2, 2, 4, 4, dtype="float32"))
+
+
+@pytest.mark.parametrize("k,s,p", GEOMETRIES)
+def test_average_pooling_matches_loop(rand, to_np, k, s, p):
+    x = rand(2, 3, 6, 5)
+    ref = loop_pool(to_np(x), k, s, p, np.mean, 0.0)  # padded zeros count, as in DeZero
+    np.testing.assert_allclose(to_np(F.average_pooling(x, k, s, p)), ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_average_pooling_grad(rand, order):
+    check_backward(
+        lambda v: F.average_pooling(v, (2, 3), (1, 2), (1, 0)), rand(1, 2, 4, 5), order=order
+    )
+    y = F.average_pooling(rand(1, 1, 4, 4, dtype="float32"), 2, 2)
+    assert y.dtype == np.float32
+
+
+def test_pooling_kernel_too_large(rand):
+    with pytest.raises(ValueError, match=r"does not fit an input of height/width \(2, 2\)"):
+        F.pooling(rand(1, 1, 2, 2), 3)

@@ -1,0 +1,316 @@
+"""Optimizers and hooks: first steps against hand-computed values, dtype, in-place, state."""
+
+import math
+
+import numpy as np
+import pytest
+
+from zerograd import Parameter, Variable
+from zerograd_nn import optimizers as O
+
+
+class Tiny:
+    """A model stand-in: params() yields its Parameters in order."""
+
+    def __init__(self, *values, dtype=np.float64):
+        self.ps = [Parameter(np.array(v, dtype=dtype)) for v in values]
+
+    def params(self):
+        yield from self.ps
+
+
+def give_grads(model, *grads):
+    for p, g in zip(model.ps, grads):
+        p.grad = Variable(np.array(g, dtype=p.data.dtype))
+
+
+G = [0.5, -1.0]
+
+
+def run(opt, steps=1, w=(1.0, 2.0), g=G, dtype=np.float64):
+    model = Tiny(list(w), dtype=dtype)
+    opt.setup(model)
+    for _ in range(steps):
+        give_grads(model, g)
+        opt.update()
+    return model.ps[0].data
+
+
+def test_sgd_first_step():
+    np.testing.assert_allclose(run(O.SGD(lr=0.1)), [0.95, 2.1])
+    assert O.SGD().lr == 0.01
+
+
+def test_setup_returns_self_and_accepts_param_list():
+    p = Parameter(np.array([1.0]))
+    opt = O.SGD(lr=1.0)
+    assert opt.setup([p]) is opt
+    p.grad = Variable(np.array([0.25]))
+    opt.update()
+    np.testing.assert_allclose(p.data, [0.75])
+
+
+def test_setup_rejects_non_model():
+    with pytest.raises(TypeError, match="SGD.setup.*Layer/Model"):
+        O.SGD().setup(3)
+    with pytest.raises(TypeError, match="must be a Parameter, got ndarray"):
+        O.SGD().setup([np.ones(2)])
+
+
+def test_update_without_setup_says_so():
+    with pytest.raises(RuntimeError, match=r"call optimizer.setup\(model\) first"):
+        O.SGD().update()
+
+
+def test_momentum_two_steps():
+    np.testing.assert_allclose(run(O.MomentumSGD(lr=0.1, momentum=0.9), 2), [0.855, 2.29])
+
+
+def test_adagrad_two_steps():
+    w = run(O.AdaGrad(lr=0.1), 2)
+    step2 = 0.1 / math.sqrt(2)
+    np.testing.assert_allclose(w, [0.9 - step2, 2.1 + step2], rtol=1e-7)
+
+
+def test_adadelta_two_steps_against_scalar_loop():
+    rho, eps = 0.95, 1e-6
+    expected = []
+    for w, g in zip([1.0, 2.0], G):
+        msg = msdx = 0.0
+        for _ in range(2):
+            msg = rho * msg + (1 - rho) * g * g
+            dx = math.sqrt((msdx + eps) / (msg + eps)) * g
+            msdx = rho * msdx + (1 - rho) * dx * dx
+            w -= dx
+        expected.append(w)
+    np.testing.assert_allclose(run(O.AdaDelta(), 2), expected, rtol=1e-12)
+
+
+def test_adam_first_step_is_alpha_times_sign():
+    opt = O.Adam(alpha=0.01)
+    np.testing.assert_allclose(run(opt), [0.99, 2.01], rtol=1e-6)
+    assert opt.t == 1
+    assert opt.lr == pytest.approx(0.01 * math.sqrt(1 - 0.999) / (1 - 0.9))
+
+
+def test_adam_two_steps_against_scalar_loop():
+    a, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
+    expected = []
+    for w, g in zip([1.0, 2.0], [0.5, -1.0]):
+        m = v = 0.0
+        for t in (1, 2):
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            lr = a * math.sqrt(1 - b2**t) / (1 - b1**t)
+            w -= lr * m / (math.sqrt(v) + eps)
+        expected.append(w)
+    np.testing.assert_allclose(run(O.Adam(alpha=a), 2), expected, rtol=1e-12)
+
+
+def test_adamw_decays_then_steps():
+    w = run(O.AdamW(alpha=0.01, weight_decay=0.1))
+    np.testing.assert_allclose(w, [1.0 * 0.999 - 0.01, 2.0 * 0.999 + 0.01], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "opt",
+    [
+        O.SGD(np.float64(0.1)),
+        O.MomentumSGD(np.float64(0.1)),
+        O.AdaGrad(np.float64(0.1)),
+        O.AdaDelta(),
+        O.Adam(np.float64(0.1)),
+        O.AdamW(np.float64(0.1)),
+    ],
+    ids=lambda o: type(o).__name__,
+)
+def test_float32_kept_and_updated_in_place(opt):
+    model = Tiny([1.0, 2.0], dtype=np.float32)
+    p = model.ps[0]
+    before = p.data
+    opt.setup(model)
+    for _ in range(3):
+        give_grads(model, G)
+        opt.update()
+    assert p.data is before  # in place
+    assert p.data.dtype == np.float32
+    assert not np.allclose(p.data, [1.0, 2.0])
+    for st in opt._state.values():
+        assert all(a.dtype == np.float32 for a in st.values())
+
+
+def test_params_without_grad_are_skipped():
+    model = Tiny([1.0], [5.0])
+    opt = O.MomentumSGD(lr=0.1).setup(model)
+    model.ps[0].grad = Variable(np.array([1.0]))
+    opt.update()
+    np.testing.assert_allclose(model.ps[0].data, [0.9])
+    np.testing.assert_allclose(model.ps[1].data, [5.0])
+    assert model.ps[1] not in opt._state
+
+
+def test_state_is_dropped_with_the_parameter():
+    model = Tiny([1.0])
+    opt = O.Adam().setup(model)
+    give_grads(model, [1.0])
+    opt.update()
+    assert len(opt._state) == 1
+    model.ps.clear()
+    import gc
+
+    gc.collect()
+    assert len(opt._state) == 0
+
+
+def test_weight_decay_hook():
+    model = Tiny([1.0, 2.0])
+    opt = O.SGD(lr=0.1).setup(model)
+    opt.add_hook(O.WeightDecay(0.5))
+    shared = np.array(G)
+    model.ps[0].grad = Variable(shared)
+    opt.update()
+    # grad = g + 0.5 * w = [1.0, 0.0]
+    np.testing.assert_allclose(model.ps[0].data, [0.9, 2.0])
+    np.testing.assert_allclose(shared, G)  # gradient arrays may be shared: never written
+
+
+def test_clip_grad_hook_scales_to_max_norm():
+    model = Tiny([0.0, 0.0], [0.0])
+    opt = O.SGD(lr=1.0).setup(model)
+    opt.add_hook(O.ClipGrad(1.0))
+    give_grads(model, [3.0, 0.0], [4.0])  # global norm 5
+    opt.update()
+    scale = 1.0 / (5.0 + 1e-6)
+    np.testing.assert_allclose(model.ps[0].data, [-3 * scale, 0.0])
+    np.testing.assert_allclose(model.ps[1].data, [-4 * scale])
+
+
+def test_clip_grad_leaves_small_grads():
+    model = Tiny([0.0])
+    opt = O.SGD(lr=1.0).setup(model)
+    opt.add_hook(O.ClipGrad(10.0))
+    give_grads(model, [3.0])
+    opt.update()
+    np.testing.assert_allclose(model.ps[0].data, [-3.0])
+
+
+def test_freeze_param_hook_keeps_frozen_fixed():
+    model = Tiny([1.0], [2.0])
+    frozen = Tiny()
+    frozen.ps = [model.ps[1]]
+    opt = O.Adam().setup(model)
+    opt.add_hook(O.FreezeParam(frozen))
+    give_grads(model, [1.0], [1.0])
+    opt.update()
+    assert model.ps[1].data[0] == 2.0 and model.ps[0].data[0] != 1.0
+    with pytest.raises(TypeError, match="FreezeParam"):
+        O.FreezeParam(3)
+
+
+def test_add_hook_needs_callable():
+    with pytest.raises(TypeError, match="must be callable"):
+        O.SGD().add_hook(1)
+
+
+def test_hooks_see_params_before_update():
+    seen = []
+    model = Tiny([1.0])
+    opt = O.SGD(lr=1.0).setup(model)
+    opt.add_hook(lambda ps: seen.append([float(p.data[0]) for p in ps]))
+    give_grads(model, [0.5])
+    opt.update()
+    assert seen == [[1.0]]
+
+
+class Moved(np.ndarray):
+    """Stands for an array of another backend (a parameter moved by to_gpu/to_cpu)."""
+
+
+def test_state_follows_parameter_to_another_backend(monkeypatch):
+    calls = []
+
+    def fake_as_array_of(a, backend):
+        calls.append(type(a))
+        return np.asarray(a).view(Moved)
+
+    monkeypatch.setattr(O, "as_array_of", fake_as_array_of)
+    model = Tiny([1.0, 2.0])
+    opt = O.MomentumSGD(lr=0.1).setup(model)
+    give_grads(model, G)
+    opt.update()
+    p = model.ps[0]
+    p.data = p.data.view(Moved)  # the parameter moved
+    give_grads(model, G)
+    opt.update()
+    assert calls == [np.ndarray]  # the state was converted once, then kept
+    assert type(opt._state[p]["v"]) is Moved
+    np.testing.assert_allclose(np.asarray(p.data), [0.855, 2.29])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: O.SGD(0.1),
+        lambda: O.MomentumSGD(0.05),
+        lambda: O.AdaGrad(0.5),
+        lambda: O.AdaDelta(),
+        lambda: O.Adam(0.05),
+        lambda: O.AdamW(0.05),
+    ],
+    ids=["SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam", "AdamW"],
+)
+def test_optimizers_fit_a_linear_layer(make):
+    import zerograd_nn.functional as F
+    from zerograd_nn.layers import Linear
+
+    rng = np.random.RandomState(0)
+    x = rng.rand(64, 3).astype(np.float32)
+    y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32) + np.float32(0.3)
+    np.random.seed(0)
+    model = Linear(1)
+    opt = make().setup(model)
+    losses = []
+    for _ in range(500):
+        loss = F.mean_squared_error(model(x), y)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        losses.append(float(loss.data))
+    assert losses[-1] < losses[0] / 10
+    assert all(p.data.dtype == np.float32 for p in model.params())
+
+
+def test_freeze_param_with_a_layer():
+    import zerograd_nn.functional as F
+    from zerograd_nn.layers import Linear
+
+    x = np.ones((2, 3), np.float32)
+    first, second = Linear(4), Linear(1)
+    second(first(x))  # lazy init
+
+    class Two:
+        def params(self):
+            yield from first.params()
+            yield from second.params()
+
+    frozen = [p.data.copy() for p in first.params()]
+    trained = [p.data.copy() for p in second.params()]
+    opt = O.SGD(0.1).setup(Two())
+    opt.add_hook(O.FreezeParam(first))
+    loss = F.sum(second(first(x)))
+    loss.backward()
+    opt.update()
+    for p, before in zip(first.params(), frozen):
+        np.testing.assert_array_equal(p.data, before)
+    assert all(not np.array_equal(p.data, b) for p, b in zip(second.params(), trained))
+
+
+def test_gradient_of_wrong_shape_is_refused_before_any_change():
+    model = Tiny([1.0, 2.0], [3.0])
+    opt = O.MomentumSGD(lr=0.1).setup(model)
+    model.ps[0].grad = Variable(np.ones(2))
+    model.ps[1].grad = Variable(np.ones((2, 1)))
+    with pytest.raises(ValueError, match=r"shape \(1,\) has a gradient of shape \(2, 1\)"):
+        opt.update()
+    np.testing.assert_array_equal(model.ps[0].data, [1.0, 2.0])
+    assert len(opt._state) == 0
