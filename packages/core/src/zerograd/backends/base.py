@@ -14,7 +14,10 @@ class Backend:
 
     Subclasses set :attr:`name` and :attr:`device`, and implement :meth:`owns`,
     :meth:`load_module`, :meth:`to_numpy` and :meth:`from_numpy`; the rest have
-    generic defaults written against the array module. Every operation returns a new
+    generic defaults written against the array module. A backend may also offer optional
+    kernels that packages look up with ``getattr``: ``im2col(img, k, s, p, pad_value)`` and
+    ``col2im(col, img_shape, k, s, p)`` (used by zerograd-nn's convolutions when present).
+    Every operation returns a new
     array (never writes into its inputs), so backends with immutable arrays fit.
 
     >>> from zerograd.backends import get_backend

@@ -106,6 +106,13 @@ def im2col_array(
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
         "im2col", img.shape, kernel_size, stride, pad
     )
+    n, c = img.shape[:2]
+    fast = getattr(backend_of(img), "im2col", None)  # optional backend kernel (zerograd-cupy)
+    if fast is not None:
+        col = fast(img, (kh, kw), (sh, sw), (ph, pw), pad_value=pad_value)
+        if to_matrix:
+            col = xp.reshape(xp.transpose(col, (0, 4, 5, 1, 2, 3)), (n * oh * ow, -1))
+        return col
     if ph or pw:
         img = xp.pad(
             img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=pad_value
@@ -142,6 +149,9 @@ def col2im_array(
             f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
             f"(expected {(n, c, kh, kw, oh, ow)})."
         )
+    fast = getattr(backend_of(col), "col2im", None)  # optional backend kernel (zerograd-cupy)
+    if fast is not None:
+        return fast(col, tuple(img_shape), (kh, kw), (sh, sw), (ph, pw))
     # Room for the padded image (every slice below stays in bounds).
     img = xp.zeros((n, c, h + 2 * ph + sh - 1, w + 2 * pw + sw - 1), dtype=col.dtype)
     for j in range(kh):
