@@ -284,3 +284,50 @@ def test_dispatch_is_cached_per_type_without_hook_calls(fake_entry_points):
         (Variable(np.ones(1)) * 2).backward()
     assert calls == []
     assert B.registry.by_type[np.ndarray].name == "numpy"
+
+
+def test_strict_error_leaves_nothing_half_loaded(fake_entry_points, monkeypatch, broken_module):
+    _numpy_plugin()
+    broken_module("fake_broken_plugin3", "ImportError('libbar missing')")
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    fake_entry_points("broken", "fake_broken_plugin3", "zerograd-broken")
+    monkeypatch.setenv("ZEROGRAD_STRICT_PLUGINS", "1")
+    B.refresh()
+    for _ in range(2):  # the second call reports the same plugin, not a bogus duplicate
+        with pytest.raises(B.BackendPluginError, match="'broken' .*libbar missing"):
+            B.list_backends()
+
+
+def test_strict_from_the_environment_ends_with_it(fake_entry_points, monkeypatch, broken_module):
+    broken_module("fake_broken_plugin4", "ImportError('libbaz missing')")
+    fake_entry_points("broken", "fake_broken_plugin4", "zerograd-broken")
+    monkeypatch.setenv("ZEROGRAD_STRICT_PLUGINS", "1")
+    B.refresh()
+    with pytest.raises(B.BackendPluginError):
+        B.list_backends()
+    monkeypatch.delenv("ZEROGRAD_STRICT_PLUGINS")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match="libbaz missing"):
+        assert B.list_backends() == []
+
+
+def test_missing_backend_says_blocked_or_autoload_off(fake_entry_points, monkeypatch):
+    _numpy_plugin()
+    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", "numpy")
+    B.refresh()
+    with pytest.raises(B.NoBackendError, match=r"blocked by ZEROGRAD_BLOCK_PLUGINS=numpy; remove"):
+        B.get_backend("numpy")
+    monkeypatch.delenv("ZEROGRAD_BLOCK_PLUGINS")
+    monkeypatch.setenv("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "1")
+    B.refresh()
+    with pytest.raises(B.NoBackendError, match=r"autoloading is switched off .*register"):
+        B.get_backend("numpy")
+    with pytest.raises(B.NoBackendError, match=r"autoloading is switched off"):
+        Variable(np.ones(1))
+
+
+def test_module_registered_by_hand_is_labelled(fake_entry_points):
+    B.refresh()
+    B.register(_module("fake_box_plugin2", BoxBackend), name="box")
+    assert [(r.name, r.distribution) for r in B.list_backends()] == [("box", "registered by hand")]

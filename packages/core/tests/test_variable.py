@@ -149,3 +149,18 @@ def test_dropping_an_intermediate_array_keeps_broadcast_backward_working():
     t.data = None  # DeZero's memory trick in linear_simple
     y.backward()
     np.testing.assert_array_equal(b.grad.data, [2.0, 2.0, 2.0])
+
+
+def test_len_and_item_need_no_array_methods():
+    assert len(Variable(np.zeros((3, 2)))) == 3
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d variable"):
+        len(Variable(np.array(1.0)))
+    assert Variable(np.array([2.5], np.float32)).item() == 2.5
+
+
+def test_backend_answers_dtype_kind_and_indexing():
+    b = zerograd.backends.get_backend("numpy")
+    kinds = [b.dtype_kind(np.dtype(t)) for t in ("bool", "int8", "uint8", "float32", "complex64")]
+    assert kinds == ["b", "i", "u", "f", "c"]
+    x = np.arange(6.0).reshape(3, 2)
+    assert b.getitem(x, np.array([0, 0, 2])).tolist() == [[0, 1], [0, 1], [4, 5]]

@@ -67,7 +67,10 @@ class Variable:
         return self.data.dtype
 
     def __len__(self) -> int:
-        return len(self.data)
+        shape = self.data.shape
+        if not shape:
+            raise TypeError("len() of a 0-d variable")
+        return shape[0]
 
     def __repr__(self) -> str:
         if self.data is None:
@@ -77,7 +80,7 @@ class Variable:
 
     def item(self) -> Any:
         """The single element as a Python scalar."""
-        return self.data.item()
+        return _backends.as_numpy(self.data).item()
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:
@@ -237,9 +240,9 @@ class Constant(Variable):
     __slots__ = ()
 
 
-def _scalar_dtype(x: Any, dtype: Any) -> Any:
-    """The dtype a Python scalar takes next to an array of ``dtype`` (keeps float32 float32)."""
-    kind = dtype.kind
+def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
+    """The dtype a Python scalar takes next to an array of ``dtype`` of numpy ``kind``
+    (keeps float32 float32)."""
     if isinstance(x, (bool, int)):
         return dtype if kind in "iufcb" and not (kind == "b" and type(x) is not bool) else None
     if isinstance(x, float):
@@ -275,9 +278,11 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
             if a is None:
                 if len(_scalar_cache) > 4096:
                     _scalar_cache.clear()
-                a = _scalar_cache[key] = backend.asarray(x, dtype=_scalar_dtype(x, like.dtype))
+                dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype))
+                a = _scalar_cache[key] = backend.asarray(x, dtype=dtype)
             return a
-        return backend.asarray(x, dtype=_scalar_dtype(x, like.dtype))
+        kind = backend.dtype_kind(like.dtype)
+        return backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind))
     if array_module is not None:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()

@@ -81,6 +81,14 @@ class Backend:
         """``x`` converted to ``dtype`` (a new array)."""
         return x.astype(dtype)
 
+    def dtype_kind(self, dtype: Any) -> str:
+        """numpy's one-letter kind of ``dtype``: ``'b'``, ``'i'``, ``'u'``, ``'f'`` or ``'c'``."""
+        return dtype.kind
+
+    def getitem(self, x: Any, index: Any) -> Any:
+        """``x[index]`` with numpy's indexing rules (override where the array type has fewer)."""
+        return x[index]
+
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """Return a copy of ``a`` with ``values`` added at ``indices``; repeated indices add up."""
         out = self.xp.array(a, copy=True)

@@ -46,11 +46,21 @@ class Registry:
         self._lock = threading.RLock()
         self.by_type: dict[type, Backend] = {}
         self.xp_by_type: dict[type, Any] = {}  # array type -> array module, filled lazily
-        self.strict = False
+        self._strict_call = False  # set_strict()
+        self._strict_env = False  # ZEROGRAD_STRICT_PLUGINS, read at each load
         self.reset()
 
+    @property
+    def strict(self) -> bool:
+        """Whether a failing plugin is an error: ``set_strict()`` or ZEROGRAD_STRICT_PLUGINS."""
+        return self._strict_call or self._strict_env
+
+    @strict.setter
+    def strict(self, value: bool) -> None:
+        self._strict_call = bool(value)
+
     def reset(self) -> None:
-        """Forget every plugin; the next lookup loads them again (keeps ``strict``)."""
+        """Forget every plugin; the next lookup loads them again (keeps ``set_strict``)."""
         with self._lock:
             self._loaded = False
             self.backends: dict[str, Backend] = {}
@@ -65,7 +75,11 @@ class Registry:
         if not self._loaded:
             with self._lock:
                 if not self._loaded:
-                    self._load()
+                    try:
+                        self._load()
+                    except BaseException:
+                        self.reset()  # nothing half loaded: the next call fails the same way
+                        raise
 
     def _problem(self, message: str) -> None:
         if self.strict:
@@ -74,11 +88,11 @@ class Registry:
 
     def _load(self) -> None:
         env = os.environ
-        self.strict = self.strict or env.get("ZEROGRAD_STRICT_PLUGINS", "").lower() in _TRUE
-        blocked = {n.strip() for n in env.get("ZEROGRAD_BLOCK_PLUGINS", "").split(",") if n.strip()}
+        self._strict_env = env.get("ZEROGRAD_STRICT_PLUGINS", "").lower() in _TRUE
+        blocked = _blocked()
         for name in blocked:
             self.pm.set_blocked(name)
-        if env.get("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "").lower() not in _TRUE:
+        if not _autoload_off():
             for ep in metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP):
                 if ep.name in blocked:
                     continue
@@ -135,7 +149,8 @@ class Registry:
                     f"{exc}. It was skipped; the other backends still work."
                 )
                 continue
-            self._add(backend, name or getattr(backend, "name", "?"), distribution)
+            plugin_name = name or getattr(backend, "name", "?")
+            self._add(backend, plugin_name, distribution or "registered by hand")
 
     def _add(self, backend: Any, plugin: str, distribution: str) -> None:
         if not isinstance(backend, Backend):
@@ -190,7 +205,7 @@ class Registry:
         except KeyError:
             raise NoBackendError(
                 f"zerograd: no backend named {name!r} is installed; installed: "
-                f"{sorted(self.backends) or 'none'}. Install it (pip install zerograd-{name})."
+                f"{sorted(self.backends) or 'none'}. {_why_missing(name)}"
             ) from None
 
     def default(self) -> Backend:
@@ -229,7 +244,38 @@ def _qualname(t: type) -> str:
     return f"{t.__module__}.{t.__qualname__}"
 
 
+def _blocked() -> set[str]:
+    names = os.environ.get("ZEROGRAD_BLOCK_PLUGINS", "").split(",")
+    return {n.strip() for n in names if n.strip()}
+
+
+def _autoload_off() -> bool:
+    return os.environ.get("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "").lower() in _TRUE
+
+
+_AUTOLOAD_OFF = (
+    "Plugin autoloading is switched off (ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD=1): register "
+    "backends by hand with zerograd.backends.register(...), or unset the variable."
+)
+
+
+def _why_missing(name: str) -> str:
+    if name in _blocked():
+        return (
+            f"It is blocked by ZEROGRAD_BLOCK_PLUGINS="
+            f"{os.environ['ZEROGRAD_BLOCK_PLUGINS']}; remove {name!r} from that list."
+        )
+    if _autoload_off():
+        return _AUTOLOAD_OFF
+    return f"Install it (pip install zerograd-{name} for zerograd's own backends)."
+
+
 def no_backend_message() -> str:
+    if _autoload_off():
+        return (
+            "zerograd: no array backend is loaded. " + _AUTOLOAD_OFF + " If none is installed: "
+            "pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."
+        )
     return (
         "zerograd: no array backend is installed, so there is nothing to compute with. "
         "Run: pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."

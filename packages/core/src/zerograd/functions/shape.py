@@ -69,7 +69,7 @@ class GetItem(Function):
 
     def forward(self, x: Any) -> Any:
         try:
-            return x[self.slices]
+            return backend_of(x).getitem(x, self.slices)
         except IndexError as exc:
             raise IndexError(f"get_item: index {self.slices!r} on shape {x.shape}: {exc}") from None
 
