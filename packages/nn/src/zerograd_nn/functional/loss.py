@@ -27,12 +27,12 @@ class MeanSquaredError(Function):
     def forward(self, x0: Any, x1: Any) -> Any:
         diff = x0 - x1
         xp = get_array_module(diff)
-        return _like(xp.sum(diff * diff) / len(diff), diff)
+        return _like(xp.sum(diff * diff) / diff.shape[0], diff)
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
         x0, x1 = self.inputs
         diff = x0 - x1
-        gx = gy * diff * (2.0 / len(diff))
+        gx = gy * diff * (2.0 / diff.shape[0])
         return sum_to(gx, x0.shape), sum_to(-gx, x1.shape)
 
 
@@ -57,7 +57,7 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
     t = _data(t)
     if x.ndim != 2:
         raise ValueError(f"{op}: expected scores x of shape (N, classes), got {x.shape}")
-    if t.dtype.kind not in "iu":
+    if backend_of(t).dtype_kind(t.dtype) not in "iu":
         raise TypeError(
             f"{op}: labels t must be integers (class ids), got dtype {t.dtype}; convert them "
             f"with t.astype('int64')."
@@ -83,7 +83,7 @@ class SoftmaxCrossEntropy(Function):
             xd = x.data
             xp = get_array_module(xd)
             p = xp.exp(xd - logsumexp(xd, axis=1))
-            p[xp.arange(n), t.data] -= 1
+            p = p - onehot(t.data, classes, p.dtype)  # new array: immutable backends fit
             return Variable(p * (gy.data / n)), None
         t_hot = onehot(t.data, classes, x.dtype)
         return (softmax(x) - t_hot) * (gy / n), None
@@ -145,5 +145,6 @@ def accuracy(y: Any, t: Any) -> Variable:
     y, t = _data(y), _data(t)
     xp = get_array_module(y)
     pred = xp.reshape(xp.argmax(y, axis=1), t.shape)
-    hits = backend_of(y).astype(pred == t, y.dtype if y.dtype.kind == "f" else "float64")
+    b = backend_of(y)
+    hits = b.astype(pred == t, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
     return Variable(xp.mean(hits))

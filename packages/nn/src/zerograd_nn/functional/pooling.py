@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Function, Variable, as_variable
-from zerograd.backends import get_array_module
+from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import broadcast_to, max, reshape, transpose
 
 from .conv import Im2col, col2im
@@ -55,8 +55,9 @@ class Pooling(Function):
         y = xp.array(xpad[windows[0]], copy=True)  # never a view of the input
         for w in windows[1:]:
             y = xp.maximum(y, xpad[w])
-        # One boolean mask per kernel offset: where that offset is the window's first maximum.
-        self.masks, taken = [], None
+        # One mask per kernel offset: where that offset is the window's first maximum (kept
+        # in x's dtype: the Array API refuses bool * float).
+        self.masks, taken, to = [], None, backend_of(x).astype
         for w in windows:
             hit = xpad[w] == y
             if taken is not None:
@@ -64,7 +65,7 @@ class Pooling(Function):
                 taken = xp.logical_or(taken, hit)
             else:
                 taken = hit
-            self.masks.append(hit)
+            self.masks.append(to(hit, x.dtype))
         return y
 
     def backward(self, gy: Variable) -> Variable:
