@@ -19,7 +19,7 @@ PACKAGES = ROOT / "packages"
 nox.options.download_python = "never"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "smoke"]
+nox.options.sessions = ["lint", "tests", "smoke", "docs", "plugin_example"]
 
 # distribution folder -> the sibling folders it needs installed for its tests
 DEPENDS = {
@@ -136,3 +136,30 @@ def demo(session: nox.Session) -> None:
     folders = ["core", "backend-numpy", "nn", "viz"]
     session.install("tqdm", "matplotlib>=3.7", *[str(PACKAGES / f) for f in folders])
     session.run("python", str(ROOT / "examples" / "spiral.py"), "--out", str(ROOT / "out"))
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site offline with ``mkdocs build --strict`` (a warning fails)."""
+    session.install("-r", str(ROOT / "docs" / "requirements.txt"))
+    # the API reference is read from the sources; installing the packages checks they build
+    folders = ("core", "backend-numpy", "nn", "viz", "backend-cupy")
+    session.install(*[str(PACKAGES / f) for f in folders if (PACKAGES / f).is_dir()])
+    session.run(
+        "mkdocs", "build", "--strict", "--clean", "-f", str(ROOT / "mkdocs.yml"),
+        "-d", str(ROOT / "site"), env={"NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+
+
+@nox.session
+def plugin_example(session: nox.Session) -> None:
+    """The out-of-tree example backend, installed like a third-party package: the backend
+    conformance suite against it, then its own tests (spiral MLP, plugin failures)."""
+    example = ROOT / "examples" / "backend-arrayapi"
+    core = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
+    session.install(NUMPY["2"], "pytest>=8", *core, str(example))
+    session.run(
+        "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
+        env={"ZEROGRAD_CONFORMANCE_BACKEND": "arrayapi"},
+    )  # fmt: skip
+    session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)
