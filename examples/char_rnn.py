@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _progress import progress  # examples/_progress.py
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
@@ -59,7 +60,7 @@ def train(
     for epoch in range(1, epochs + 1):
         model.reset_state()
         loss, count, total = 0, 0, 0.0
-        for x, t in _progress(loader, verbose, f"epoch {epoch}"):
+        for x, t in progress(loader, verbose, f"epoch {epoch}"):
             loss += F.softmax_cross_entropy(model(x), t)
             count += 1
             if count % bptt_length == 0 or count == len(loader):
@@ -92,17 +93,6 @@ def sample(model: CharLSTM, dataset: TextCharDataset, prime: str = "The ", lengt
             out.append(dataset.id_to_char[i])
             last = np.array([i])
     return "".join(out)
-
-
-def _progress(iterable, enabled: bool, desc: str):
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(iterable, desc=desc, leave=False, disable=None)
-        except ImportError:
-            pass
-    return iterable
 
 
 def main() -> None:

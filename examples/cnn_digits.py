@@ -13,6 +13,7 @@ import argparse
 import time
 
 import numpy as np
+from _progress import progress  # examples/_progress.py
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
@@ -79,7 +80,7 @@ def train(epochs: int = 15, batch_size: int = 32, seed: int = 0, verbose: bool =
     losses = []
     for epoch in range(1, epochs + 1):
         total = 0.0
-        for x, t in _progress(loader, verbose, f"epoch {epoch}"):
+        for x, t in progress(loader, verbose, f"epoch {epoch}"):
             loss = F.softmax_cross_entropy(model(x), t)
             model.cleargrads()
             loss.backward()
@@ -91,17 +92,6 @@ def train(epochs: int = 15, batch_size: int = 32, seed: int = 0, verbose: bool =
                 f"epoch {epoch:3d}  loss {losses[-1]:.4f}  test acc {evaluate(model, test_set):.3f}"
             )
     return {"model": model, "losses": losses, "test_accuracy": evaluate(model, test_set)}
-
-
-def _progress(iterable, enabled: bool, desc: str):
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(iterable, desc=desc, leave=False, disable=None)
-        except ImportError:
-            pass
-    return iterable
 
 
 def main() -> None:

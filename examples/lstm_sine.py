@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _progress import progress, say  # examples/_progress.py
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
@@ -55,7 +56,7 @@ def train(
     model = BetterRNN(hidden_size, 1)
     optimizer = Adam().setup(model)
     losses = []
-    for epoch in _progress(range(1, epochs + 1), verbose, "lstm"):
+    for epoch in progress(range(1, epochs + 1), verbose, "lstm"):
         model.reset_state()
         loss, count, total = 0, 0, 0.0
         for x, t in loader:
@@ -71,29 +72,8 @@ def train(
                 loss = 0
         losses.append(total / count)
         if verbose and (epoch % 10 == 0 or epoch == 1):
-            _say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")
+            say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")
     return {"model": model, "losses": losses, "test_mse": cos_mse(model)}
-
-
-def _progress(iterable, enabled: bool, desc: str):
-    """``tqdm(iterable)`` when tqdm is installed (and the output is a terminal)."""
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(iterable, desc=desc, leave=False, disable=None)
-        except ImportError:
-            pass
-    return iterable
-
-
-def _say(text: str) -> None:
-    try:
-        from tqdm.auto import tqdm
-
-        tqdm.write(text)
-    except ImportError:
-        print(text)
 
 
 def cos_mse(model: BetterRNN) -> float:

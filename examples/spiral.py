@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _progress import progress, say  # examples/_progress.py
 
 import zerograd_nn.functional as F
 from zerograd import no_grad
@@ -23,27 +24,6 @@ from zerograd_nn import DataLoader
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD
-
-
-def progress(iterable, enabled: bool, desc: str):
-    """``tqdm(iterable)`` when tqdm is installed and wanted, else the iterable itself."""
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(iterable, desc=desc, leave=False, disable=None)
-        except ImportError:
-            pass
-    return iterable
-
-
-def say(text: str) -> None:
-    try:
-        from tqdm.auto import tqdm
-
-        tqdm.write(text)
-    except ImportError:
-        print(text)
 
 
 def train(

@@ -1,34 +1,3 @@
-"""Shared fixtures: the backend under test comes from ZEROGRAD_TEST_BACKEND (default numpy)."""
+"""The shared backend fixtures (backend, arr, rand, to_np) come from zerograd.testing."""
 
-import os
-
-import numpy as np
-import pytest
-
-from zerograd.backends import as_array_of, as_numpy, get_backend
-
-BACKEND = os.environ.get("ZEROGRAD_TEST_BACKEND", "numpy")
-
-
-@pytest.fixture(scope="session")
-def backend():
-    """The backend under test; skipped with the reason when it cannot run here."""
-    b = get_backend(BACKEND)
-    if not b.is_available():
-        pytest.skip(f"backend {BACKEND!r} unavailable: {b.unavailable_reason()}")
-    return b
-
-
-@pytest.fixture
-def arr(backend):
-    """Make a backend array from anything numpy accepts: arr([1, 2], 'float32')."""
-
-    def make(values, dtype="float64"):
-        return as_array_of(np.asarray(values, dtype=dtype), backend)
-
-    return make
-
-
-@pytest.fixture
-def to_np():
-    return as_numpy
+from zerograd.testing.fixtures import arr, backend, rand, to_np  # noqa: F401

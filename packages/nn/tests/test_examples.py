@@ -2,6 +2,7 @@
 accuracy on scikit-learn's digits, the LSTM and the char-RNN losses falling."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,8 @@ def load(name):
     path = EXAMPLES / f"{name}.py"
     if not path.is_file():
         pytest.skip(f"{path} not found (tests run outside the repository checkout)")
+    if str(EXAMPLES) not in sys.path:  # the examples import their sibling _progress.py
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(f"example_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

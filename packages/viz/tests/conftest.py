@@ -1,33 +1,10 @@
-"""Shared fixtures: backend under test (ZEROGRAD_TEST_BACKEND, default numpy), Graphviz."""
+"""Backend fixtures from zerograd.testing, plus Graphviz's ``dot``."""
 
-import os
 import shutil
 
-import numpy as np
 import pytest
 
-from zerograd.backends import as_array_of, get_backend
-
-BACKEND = os.environ.get("ZEROGRAD_TEST_BACKEND", "numpy")
-
-
-@pytest.fixture(scope="session")
-def backend():
-    """The backend under test; skipped with the reason when it cannot run here."""
-    b = get_backend(BACKEND)
-    if not b.is_available():
-        pytest.skip(f"backend {BACKEND!r} unavailable: {b.unavailable_reason()}")
-    return b
-
-
-@pytest.fixture
-def arr(backend):
-    """Make a backend array from anything numpy accepts: arr([1, 2], 'float32')."""
-
-    def make(values, dtype="float64"):
-        return as_array_of(np.asarray(values, dtype=dtype), backend)
-
-    return make
+from zerograd.testing.fixtures import arr, backend, rand, to_np  # noqa: F401
 
 
 @pytest.fixture
