@@ -67,6 +67,10 @@ def test_softmax_cross_entropy_bad_labels(rand, arr):
         F.softmax_cross_entropy(rand(2, 3), arr([0.0, 1.0]))
     with pytest.raises(ValueError, match=r"3 labels for 2 rows"):
         F.softmax_cross_entropy(rand(2, 3), arr([0, 1, 2], "int64"))
+    with pytest.raises(ValueError, match=r"class ids in 0..2 .*got labels from 0 to 5"):
+        F.softmax_cross_entropy(rand(2, 3), arr([0, 5], "int64"))
+    with pytest.raises(ValueError, match=r"got labels from -1 to 1"):
+        F.softmax_cross_entropy_simple(rand(2, 3), arr([-1, 1], "int64"))
 
 
 def np_bce_logits(x, t):

@@ -64,7 +64,16 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
         )
     if t.size != x.shape[0]:
         raise ValueError(f"{op}: {t.size} labels for {x.shape[0]} rows of scores {x.shape}")
-    return get_array_module(t).reshape(t, (-1,))
+    xp = get_array_module(t)
+    t = xp.reshape(t, (-1,))
+    if t.size:
+        lo, hi = int(xp.min(t)), int(xp.max(t))
+        if lo < 0 or hi >= x.shape[1]:
+            raise ValueError(
+                f"{op}: labels must be class ids in 0..{x.shape[1] - 1} for scores of shape "
+                f"{x.shape}, got labels from {lo} to {hi}; check the number of classes."
+            )
+    return t
 
 
 class SoftmaxCrossEntropy(Function):
