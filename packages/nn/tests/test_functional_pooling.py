@@ -80,3 +80,13 @@ def test_average_pooling_grad(rand, order):
 def test_pooling_kernel_too_large(rand):
     with pytest.raises(ValueError, match=r"does not fit an input of height/width \(2, 2\)"):
         F.pooling(rand(1, 1, 2, 2), 3)
+
+
+@pytest.mark.parametrize(
+    "shape,k,s", [((2, 2, 4, 6), 2, 2), ((1, 2, 7, 5), 2, 3), ((1, 1, 6, 6), 3, 3)]
+)
+def test_pooling_grad_tiled_and_gapped_windows(rand, shape, k, s):
+    """Windows that tile the input exactly, and windows with gaps between them."""
+    x = rand(*shape)
+    check_backward(lambda v: F.pooling(v, k, s), x)
+    check_backward(lambda v: F.pooling(v, k, s), x, order=2)
