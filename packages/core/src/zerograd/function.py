@@ -46,12 +46,21 @@ class Function:
                 inputs = _wrap(inputs)
                 x = inputs[0]
             ys = self.forward(x.data)
+        elif n == 2:
+            a, b = inputs
+            if not (isinstance(a, Variable) and isinstance(b, Variable)):
+                inputs = _wrap(inputs)
+                a, b = inputs
+            xa, xb = a.data, b.data
+            if type(xa) is not type(xb):
+                _check_one_backend(self, (xa, xb))
+            ys = self.forward(xa, xb)
         else:
             for x in inputs:
                 if not isinstance(x, Variable):
                     inputs = _wrap(inputs)
                     break
-            xs = (inputs[0].data, inputs[1].data) if n == 2 else tuple([x.data for x in inputs])
+            xs = tuple([x.data for x in inputs])
             t = type(xs[0])
             for x in xs:
                 if type(x) is not t:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from typing import Any
 
 from ..function import Function
@@ -17,77 +19,76 @@ def _other(x: Any, other: Any) -> Variable:
 
 
 class _Binary(Function):
-    """A two-input elementwise op; ``shapes`` is set only when the forward broadcast."""
+    """A two-input elementwise op ``op(x0, x1)`` with numpy broadcasting.
+
+    ``shapes`` is set only when the forward broadcast (no per-op dict otherwise), and
+    gradients of Constant operands are never computed.
+    """
 
     shapes: tuple | None = None
+    op: Callable[[Any, Any], Any]
 
-    def _note_shapes(self, x0: Any, x1: Any) -> None:
-        if x0.shape != x1.shape:  # stored only then: no per-op dict in the common case
+    def forward(self, x0: Any, x1: Any) -> Any:
+        if x0.shape != x1.shape:
             self.shapes = (x0.shape, x1.shape)
+        return self.op(x0, x1)
 
+    def backward(self, gy: Variable) -> tuple[Any, Any]:
+        x0, x1 = self.inputs
+        gx0 = None if type(x0) is Constant else self.grad0(gy, x0, x1)
+        gx1 = None if type(x1) is Constant else self.grad1(gy, x0, x1)
+        if self.shapes is None:
+            return gx0, gx1
+        s0, s1 = self.shapes  # undo broadcasting
+        return (
+            None if gx0 is None else sum_to(gx0, s0),
+            None if gx1 is None else sum_to(gx1, s1),
+        )
 
-def _unbroadcast(gx0: Any, gx1: Any, f: _Binary) -> tuple[Any, Any]:
-    """Sum gradients back to their inputs' shapes where the forward broadcast them."""
-    if f.shapes is not None:
-        s0, s1 = f.shapes
-        if gx0 is not None:
-            gx0 = sum_to(gx0, s0)
-        if gx1 is not None:
-            gx1 = sum_to(gx1, s1)
-    return gx0, gx1
+    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        raise NotImplementedError
+
+    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        raise NotImplementedError
 
 
 class Add(_Binary):
-    def forward(self, x0: Any, x1: Any) -> Any:
-        self._note_shapes(x0, x1)
-        return x0 + x1
+    op = operator.add
 
-    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
-        x0, x1 = self.inputs
-        return _unbroadcast(
-            None if type(x0) is Constant else gy, None if type(x1) is Constant else gy, self
-        )
+    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return gy
+
+    grad1 = grad0
 
 
 class Sub(_Binary):
-    def forward(self, x0: Any, x1: Any) -> Any:
-        self._note_shapes(x0, x1)
-        return x0 - x1
+    op = operator.sub
 
-    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
-        x0, x1 = self.inputs
-        return _unbroadcast(
-            None if type(x0) is Constant else gy, None if type(x1) is Constant else -gy, self
-        )
+    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return gy
+
+    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return -gy
 
 
 class Mul(_Binary):
-    def forward(self, x0: Any, x1: Any) -> Any:
-        self._note_shapes(x0, x1)
-        return x0 * x1
+    op = operator.mul
 
-    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
-        x0, x1 = self.inputs
-        return _unbroadcast(
-            None if type(x0) is Constant else gy * x1,
-            None if type(x1) is Constant else gy * x0,
-            self,
-        )
+    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return gy * x1
+
+    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return gy * x0
 
 
 class Div(_Binary):
-    def forward(self, x0: Any, x1: Any) -> Any:
-        self._note_shapes(x0, x1)
-        return x0 / x1
+    op = operator.truediv
 
-    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
-        x0, x1 = self.inputs
-        gx0 = gy / x1
-        return _unbroadcast(
-            None if type(x0) is Constant else gx0,
-            None if type(x1) is Constant else -gx0 * x0 / x1,
-            self,
-        )
+    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return gy / x1
+
+    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return -gy * x0 / (x1 * x1)
 
 
 class Neg(Function):
@@ -116,18 +117,15 @@ class Pow(Function):
 class PowVar(_Binary):
     """``x0 ** x1`` where the exponent is a Variable too."""
 
-    def forward(self, x0: Any, x1: Any) -> Any:
-        self._note_shapes(x0, x1)
-        return x0**x1
+    op = operator.pow
 
-    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        return gy * x1 * x0 ** (x1 - 1)
+
+    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
         from .elementwise import log
 
-        x0, x1 = self.inputs
-        y = self.outputs[0]()
-        gx0 = None if type(x0) is Constant else gy * x1 * x0 ** (x1 - 1)
-        gx1 = None if type(x1) is Constant else gy * y * log(x0)
-        return _unbroadcast(gx0, gx1, self)
+        return gy * self.outputs[0]() * log(x0)
 
 
 def add(x0: Any, x1: Any) -> Variable:
