@@ -1,4 +1,4 @@
-"""Models: Sequential, MLP, VGG16, ResNet (construction, shapes, parameter counts), plot."""
+"""Models: construction, shapes, parameter counts, pretrained paths, plot."""
 
 import sys
 
@@ -20,6 +20,7 @@ from zerograd_nn.models import (
     ResNet101,
     ResNet152,
     Sequential,
+    SqueezeNet,
 )
 from zerograd_nn.weights import named_params
 
@@ -92,6 +93,18 @@ def test_deeper_resnets_have_their_blocks(cls, n, blocks):
     m = cls()
     assert len(m.res4._forward) == blocks
     assert isinstance(m, ResNet)
+
+
+def test_squeezenet_forward_and_parameter_count(rand):
+    m = SqueezeNet()
+    with test_mode():
+        y = m(rand(2, 3, 64, 64, dtype="float32"))
+    assert y.shape == (2, 1000) and y.dtype == np.float32
+    assert n_params(m) == 1_235_496  # the published SqueezeNet 1.1 count
+    names = list(named_params(m))
+    assert names[:2] == ["conv1/W", "conv1/b"] and names[-2:] == ["conv10/W", "conv10/b"]
+    assert "fire9/expand3x3/W" in names
+    assert SqueezeNet(n_classes=10)(rand(1, 3, 32, 32, dtype="float32")).shape == (1, 10)
 
 
 def test_resnet_bad_depth():

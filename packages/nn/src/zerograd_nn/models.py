@@ -1,8 +1,8 @@
-"""Models: ``Model`` (a Layer that can draw itself), ``Sequential``, ``MLP``, VGG16 and ResNet.
+"""Models: ``Model`` (a Layer that can draw itself), ``Sequential``, ``MLP``, VGG16, ResNet
+and SqueezeNet.
 
 Pretrained weights are never downloaded: pass the path of a weight file you downloaded
-yourself (``VGG16(pretrained='vgg16.npz')``). DeZero's SqueezeNet (never finished there)
-is left out.
+yourself (``VGG16(pretrained='vgg16.npz')``).
 """
 
 from __future__ import annotations
@@ -268,6 +268,46 @@ class ResNet50(ResNet):
         super().__init__(50, pretrained)
 
 
+class Fire(Layer):
+    """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands joined on channels."""
+
+    def __init__(self, squeeze: int, expand1x1: int, expand3x3: int) -> None:
+        super().__init__()
+        self.squeeze = L.Conv2d(squeeze, 1)
+        self.expand1x1 = L.Conv2d(expand1x1, 1)
+        self.expand3x3 = L.Conv2d(expand3x3, 3, pad=1)
+
+    def forward(self, x: Any) -> Variable:
+        s = F.relu(self.squeeze(x))
+        return F.concatenate([F.relu(self.expand1x1(s)), F.relu(self.expand3x3(s))], axis=1)
+
+
+class SqueezeNet(Model):
+    """SqueezeNet 1.1 (AlexNet accuracy with about 1.2 M parameters); ``pretrained``: a path.
+
+    DeZero lists this name but left it unfinished; this is the published v1.1 layout.
+    """
+
+    def __init__(self, pretrained: bool | str | os.PathLike = False, n_classes: int = 1000) -> None:
+        super().__init__()
+        self.conv1 = L.Conv2d(64, 3, stride=2)
+        # fire2..fire9: (squeeze, expand) widths; both expands have the same width
+        widths = [16, 16, 32, 32, 48, 48, 64, 64]
+        for i, sq in enumerate(widths, start=2):
+            ex = 4 * sq
+            setattr(self, f"fire{i}", Fire(sq, ex, ex))
+        self.conv10 = L.Conv2d(n_classes, 1)
+        _load_pretrained(self, pretrained, "SqueezeNet", "(no official DeZero file)")
+
+    def forward(self, x: Any) -> Variable:
+        x = F.pooling(F.relu(self.conv1(x)), 3, 2)
+        x = F.pooling(self.fire3(self.fire2(x)), 3, 2)
+        x = F.pooling(self.fire5(self.fire4(x)), 3, 2)
+        x = self.fire9(self.fire8(self.fire7(self.fire6(x))))
+        x = F.relu(self.conv10(F.dropout(x, 0.5)))
+        return _global_average_pooling_2d(x)
+
+
 def _global_average_pooling_2d(x: Variable) -> Variable:
     n, c, h, w = x.shape
     return F.reshape(F.average_pooling(x, (h, w), stride=1), (n, c))
@@ -283,6 +323,8 @@ __all__ = [
     "ResNet50",
     "ResNet101",
     "ResNet152",
+    "Fire",
     "Sequential",
+    "SqueezeNet",
     "VGG16",
 ]
