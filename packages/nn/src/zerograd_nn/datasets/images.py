@@ -69,7 +69,27 @@ def _show_grid(data: Any, row: int, col: int) -> None:
     plt.show()
 
 
-class MNIST(Dataset):
+class _ImageFiles(Dataset):
+    """An image data set read from files under ``root``: class names, ``labels()``, ``show()``."""
+
+    folder = ""
+    class_names: tuple[str, ...] = ()
+
+    def _locate(self, root: str | Path | None, download: bool) -> None:
+        self.root = Path(root) if root is not None else data_home(self.folder)
+        self.download = download
+
+    @classmethod
+    def labels(cls) -> dict[int, str]:
+        """Class id -> class name."""
+        return dict(enumerate(cls.class_names))
+
+    def show(self, row: int = 10, col: int = 10) -> None:
+        """Show a grid of random images (needs matplotlib)."""
+        _show_grid(self.data, row, col)
+
+
+class MNIST(_ImageFiles):
     """MNIST digits: ``data`` (N, 1, 28, 28) uint8, ``label`` (N,) int64.
 
     Reads the four standard files (``train-images-idx3-ubyte.gz``, ...) from ``root``
@@ -96,8 +116,7 @@ class MNIST(Dataset):
         root: str | Path | None = None,
         download: bool = False,
     ) -> None:
-        self.root = Path(root) if root is not None else data_home(self.folder)
-        self.download = download
+        self._locate(root, download)
         super().__init__(train, transform, target_transform)
 
     def prepare(self) -> None:
@@ -114,15 +133,6 @@ class MNIST(Dataset):
         backend = get_backend()
         self.data = backend.xp.reshape(images, (len(images), 1) + images.shape[1:])
         self.label = backend.astype(labels, backend.xp.int64)
-
-    @classmethod
-    def labels(cls) -> dict[int, str]:
-        """Class id -> class name."""
-        return dict(enumerate(cls.class_names))
-
-    def show(self, row: int = 10, col: int = 10) -> None:
-        """Show a grid of random images (needs matplotlib)."""
-        _show_grid(self.data, row, col)
 
 
 class FashionMNIST(MNIST):
@@ -143,7 +153,7 @@ class FashionMNIST(MNIST):
     )  # fmt: skip
 
 
-class CIFAR10(Dataset):
+class CIFAR10(_ImageFiles):
     """CIFAR-10: ``data`` (N, 3, 32, 32) uint8, ``label`` (N,) int64.
 
     Reads the binary version: the ``.bin`` files in ``root`` or ``root/cifar-10-batches-bin``,
@@ -170,8 +180,7 @@ class CIFAR10(Dataset):
         root: str | Path | None = None,
         download: bool = False,
     ) -> None:
-        self.root = Path(root) if root is not None else data_home(self.folder)
-        self.download = download
+        self._locate(root, download)
         super().__init__(train, transform, target_transform)
 
     def _files(self) -> list[str]:
@@ -219,15 +228,6 @@ class CIFAR10(Dataset):
         self.label = backend.astype(xp.concatenate(labels), xp.int64)
 
     _fine = False
-
-    @classmethod
-    def labels(cls) -> dict[int, str]:
-        """Class id -> class name."""
-        return dict(enumerate(cls.class_names))
-
-    def show(self, row: int = 10, col: int = 10) -> None:
-        """Show a grid of random images (needs matplotlib)."""
-        _show_grid(self.data, row, col)
 
 
 class CIFAR100(CIFAR10):
