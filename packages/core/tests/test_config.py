@@ -38,7 +38,7 @@ def test_no_grad_in_one_thread_does_not_affect_another():
 
     t = threading.Thread(target=worker)
     t.start()
-    inside.wait(5)
+    assert inside.wait(5), "the worker never entered no_grad"
     seen["main"] = Config.enable_backprop
     y = Variable(np.ones(1)) * 2
     seen["recorded"] = y.creator is not None

@@ -49,11 +49,11 @@ class MatMul(Function):
         return reshape(gx, x.shape), reshape(gw, w.shape)
 
 
-def matmul(x: Any, w: Any) -> Variable:
-    """Matrix product ``x @ w`` following numpy's rules for 1-D and batched inputs."""
-    return MatMul()(x, w)
+def matmul(x: Any, W: Any) -> Variable:  # noqa: N803 (DeZero's parameter name)
+    """Matrix product ``x @ W`` following numpy's rules for 1-D and batched inputs."""
+    return MatMul()(x, W)
 
 
-def dot(x: Any, w: Any) -> Variable:
+def dot(x: Any, W: Any) -> Variable:  # noqa: N803
     """Alias of :func:`matmul` (DeZero's ``Variable.dot``-style name)."""
-    return MatMul()(x, w)
+    return MatMul()(x, W)
