@@ -23,17 +23,32 @@ def load(name):
     return module
 
 
-def test_spiral_reaches_95_percent_training_accuracy(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def spiral_run():
+    """The spiral example module and one training run of it, shared by the tests below."""
     spiral = load("spiral")
-    result = spiral.train(verbose=False)
+    return spiral, spiral.train(verbose=False)
+
+
+def test_spiral_reaches_95_percent_training_accuracy(spiral_run):
+    _, result = spiral_run
     assert result["train_accuracy"] > 0.95
     loss = result["history"]["loss"]
     assert len(loss) == 300 and loss[-1] < loss[0] / 5
+
+
+def test_spiral_writes_its_plots(spiral_run, tmp_path, capsys):
+    pytest.importorskip(
+        "zerograd_viz", reason="zerograd-viz is not installed (pip install -e packages/viz)"
+    )
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install matplotlib)")
+    spiral, result = spiral_run
     spiral.plot(result, tmp_path)
     out = capsys.readouterr().out
-    if "plots skipped" not in out:
-        assert (tmp_path / "spiral_boundary.png").stat().st_size > 1000
-        assert (tmp_path / "spiral_history.png").stat().st_size > 1000
+    assert "plots skipped" not in out
+    for name in ("spiral_boundary.png", "spiral_history.png"):
+        data = (tmp_path / name).read_bytes()
+        assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000, name
 
 
 def test_cnn_digits_reaches_95_percent_test_accuracy():

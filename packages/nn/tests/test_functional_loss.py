@@ -126,3 +126,26 @@ def test_accuracy(arr, to_np):
     assert float(to_np(acc)) == pytest.approx(0.75)
     acc2 = F.accuracy(Variable(y), Variable(arr([[1], [0], [2], [0]], "int64")))
     assert float(to_np(acc2)) == pytest.approx(0.75)
+
+
+@pytest.mark.parametrize("f", [F.mean_squared_error, F.mean_squared_error_simple])
+def test_mean_squared_error_shapes_that_do_not_broadcast(rand, f):
+    name = f.__name__
+    with pytest.raises(
+        ValueError,
+        match=rf"^{name}: x0 of shape \(3, 2\) and x1 of shape \(4, 2\) do not broadcast",
+    ):
+        f(rand(3, 2), rand(4, 2))
+    with pytest.raises(ValueError, match=rf"^{name}: x0 of shape \(5, 2\) and x1 of shape \(5,\)"):
+        f(Variable(rand(5, 2)), rand(5))
+
+
+def test_accuracy_label_count_mismatch(rand, arr):
+    with pytest.raises(
+        ValueError,
+        match=r"^accuracy: 3 predictions from scores y of shape \(3, 4\) but 5 labels t of "
+        r"shape \(5,\)",
+    ):
+        F.accuracy(rand(3, 4), arr([0, 1, 2, 3, 0], "int64"))
+    with pytest.raises(ValueError, match=r"^accuracy: expected scores y of shape \(N, classes\)"):
+        F.accuracy(rand(3), arr([0, 1, 2], "int64"))

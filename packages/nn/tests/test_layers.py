@@ -94,10 +94,18 @@ def test_conv2d_layer(rand, to_np):
     assert eager.W.shape == (5, 2, 3, 3) and eager.b is None
 
 
-def test_deconv2d_layer(rand):
+def test_deconv2d_layer(rand, arr, to_np):
     layer = L.Deconv2d(2, kernel_size=4, stride=2, pad=1)
-    y = layer(rand(1, 3, 5, 5, dtype="float32"))
+    x = rand(1, 3, 5, 5, dtype="float32")
+    y = layer(x)
     assert y.shape == (1, 2, 10, 10) and layer.W.shape == (3, 2, 4, 4)
+    layer.b.data = arr([0.5, -2.0], "float32")
+    y = layer(x)
+    ref = F.deconv2d(x, layer.W.data, layer.b.data, 2, 1)
+    np.testing.assert_allclose(to_np(y), to_np(ref), rtol=1e-6)
+    no_bias = to_np(F.deconv2d(x, layer.W.data, None, 2, 1))
+    added = to_np(y) - no_bias  # the bias of each output channel, everywhere in that channel
+    np.testing.assert_allclose(added, np.broadcast_to([[[[0.5]], [[-2.0]]]], y.shape), atol=1e-5)
 
 
 def test_rnn_state_and_reset(rand):
@@ -111,6 +119,21 @@ def test_rnn_state_and_reset(rand):
     rnn.reset_state()
     assert rnn.h is None
     np.testing.assert_allclose(rnn(x).data, h1.data)
+
+
+def test_rnn_values_against_numpy(rand, to_np):
+    rnn = L.RNN(4, in_size=3)
+    x1, x2 = rand(2, 3, dtype="float32", seed=1), rand(2, 3, dtype="float32", seed=2)
+    Wx, bx = to_np(rnn.x2h.W), to_np(rnn.x2h.b)
+    rnn.x2h.b.data = rnn.x2h.b.data + 0.3  # a non-zero bias, to see that it is added
+    bx = bx + 0.3
+    y1, y2 = rnn(x1), rnn(x2)
+    Wh = to_np(rnn.h2h.W)  # sized at the second step, as in DeZero
+    assert Wh.shape == (4, 4)
+    h1 = np.tanh(to_np(x1) @ Wx + bx)
+    h2 = np.tanh(to_np(x2) @ Wx + bx + h1 @ Wh)
+    np.testing.assert_allclose(to_np(y1), h1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_np(y2), h2, rtol=1e-5, atol=1e-6)
 
 
 def test_lstm_state_truncated_bptt(rand, to_np):
@@ -132,11 +155,44 @@ def test_lstm_state_truncated_bptt(rand, to_np):
     np.testing.assert_allclose(to_np(lstm(x)), to_np(h1), rtol=1e-6)
 
 
-def test_embed_id_layer(arr):
+def test_lstm_values_against_numpy(rand, to_np):
+    lstm = L.LSTM(3, in_size=2)
+    for name in ("x2f", "x2i", "x2o", "x2u"):  # distinct non-zero biases per gate
+        lin = getattr(lstm, name)
+        lin.b.data = lin.b.data + 0.1 * (1 + "fiou".index(name[-1]))
+    w = {n: to_np(getattr(lstm, n).W) for n in ("x2f", "x2i", "x2o", "x2u")}
+    w.update({n: to_np(getattr(lstm, n).W) for n in ("h2f", "h2i", "h2o", "h2u")})
+    b = {n: to_np(getattr(lstm, n).b) for n in ("x2f", "x2i", "x2o", "x2u")}
+
+    def sigmoid(a):
+        return 1 / (1 + np.exp(-a))
+
+    def step(x, h, c):
+        def pre(g):
+            a = x @ w["x2" + g] + b["x2" + g]
+            return a if h is None else a + h @ w["h2" + g]
+
+        f, i, o = sigmoid(pre("f")), sigmoid(pre("i")), sigmoid(pre("o"))
+        u = np.tanh(pre("u"))
+        c = i * u if c is None else f * c + i * u
+        return o * np.tanh(c), c
+
+    x1, x2 = rand(4, 2, dtype="float32", seed=3), rand(4, 2, dtype="float32", seed=4)
+    h1, c1 = step(to_np(x1), None, None)
+    h2, c2 = step(to_np(x2), h1, c1)
+    np.testing.assert_allclose(to_np(lstm(x1)), h1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_np(lstm.c), c1, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_np(lstm(x2)), h2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(to_np(lstm.c), c2, rtol=1e-5, atol=1e-6)
+
+
+def test_embed_id_layer(arr, to_np):
     emb = L.EmbedID(10, 3)
     assert emb.W.shape == (10, 3) and emb.W.dtype == np.float32
-    y = emb(arr([[1, 2], [9, 0]], "int64"))
+    ids = [[1, 2], [9, 0]]
+    y = emb(arr(ids, "int64"))
     assert y.shape == (2, 2, 3)
+    np.testing.assert_array_equal(to_np(y), to_np(emb.W)[np.array(ids)])
 
 
 def test_batchnorm_layer_state(rand, to_np):
@@ -154,11 +210,120 @@ def test_batchnorm_layer_state(rand, to_np):
     assert bn.avg_mean.grad is None and bn.gamma.grad is not None
 
 
+def test_batchnorm_layer_values_use_gamma_and_beta(rand, arr, to_np):
+    bn = L.BatchNorm()
+    x = rand(6, 3, 2, 2, dtype="float32", seed=5) * 2 - 1
+    bn(x)  # size the parameters
+    gamma, beta = np.array([0.5, 2.0, -1.5], np.float32), np.array([1.0, -0.25, 3.0], np.float32)
+    bn.gamma.data, bn.beta.data = arr(gamma, "float32"), arr(beta, "float32")
+    y = to_np(bn(x))
+    xn = to_np(x)
+    mean = xn.mean(axis=(0, 2, 3), keepdims=True)
+    var = xn.var(axis=(0, 2, 3), keepdims=True)  # the batch's (biased) variance
+    ref = (xn - mean) / np.sqrt(var + 2e-5) * gamma[:, None, None] + beta[:, None, None]
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+    y2 = to_np(bn(x[:, :, 0, 0]))  # (N, C) input: statistics over the batch axis only
+    x2 = xn[:, :, 0, 0]
+    ref2 = (x2 - x2.mean(axis=0)) / np.sqrt(x2.var(axis=0) + 2e-5) * gamma + beta
+    np.testing.assert_allclose(y2, ref2, rtol=1e-4, atol=1e-5)
+
+
+def _fails(layer, x, match):
+    with pytest.raises(ValueError, match=match):
+        layer(x)
+
+
+def test_failed_first_call_leaves_linear_unsized(rand, to_np):
+    layer = L.Linear(3)
+    b = layer.b.data
+    _fails(layer, rand(4, dtype="float32"), "linear: x of shape")  # 1-D: sized, then refused
+    assert layer.W.data is None and layer.in_size is None and layer.b.data is b
+    y = layer(rand(2, 5, dtype="float32"))
+    assert y.shape == (2, 3) and layer.W.shape == (5, 3) and layer.in_size == 5
+
+
+@pytest.mark.parametrize("cls", [L.Conv2d, L.Deconv2d], ids=["Conv2d", "Deconv2d"])
+def test_failed_first_call_leaves_conv_unsized(cls, rand):
+    layer = cls(4, 3)
+    b = layer.b.data
+    bad = rand(2, 3, 2, 2, dtype="float32") if cls is L.Conv2d else rand(2, 3, 2, dtype="float32")
+    _fails(layer, bad, "does not fit" if cls is L.Conv2d else "deconv2d: expected x")
+    assert layer.W.data is None and layer.in_channels is None and layer.b.data is b
+    y = layer(rand(2, 5, 8, 8, dtype="float32"))
+    assert y.shape[:2] == (2, 4) and layer.in_channels == 5
+    assert layer.W.shape == ((4, 5, 3, 3) if cls is L.Conv2d else (5, 4, 3, 3))
+
+
+def test_failed_first_call_leaves_batchnorm_unsized(rand):
+    bn = L.BatchNorm()
+    _fails(bn, rand(2, 3, 4, dtype="float32"), r"batch_norm: expected x of shape")
+    assert all(p.data is None for p in bn.params())
+    y = bn(rand(4, 5, dtype="float32"))
+    assert y.shape == (4, 5) and all(p.shape == (5,) for p in bn.params())
+
+
 def test_layer_to_cpu_keeps_arrays(rand):
     m = TwoLayer()
     before = [p.data for p in m.params()]
     assert m.to_cpu() is m
     assert all(a is b for a, b in zip(before, (p.data for p in m.params())))
+
+
+class FakeArray:
+    """An array type of a pretend backend (holds a numpy array)."""
+
+    def __init__(self, a):
+        self.a = np.asarray(a)
+
+
+@pytest.fixture
+def failing_backend():
+    """A pretend backend, registered for one test, whose second conversion fails."""
+    from zerograd import backends
+    from zerograd.backends import Backend
+
+    class Flaky(Backend):
+        name = "flaky"
+        calls = 0
+
+        def owns(self, array_type):
+            return issubclass(array_type, FakeArray)
+
+        def load_module(self):
+            return np
+
+        def to_numpy(self, x):
+            return x.a
+
+        def from_numpy(self, a):
+            Flaky.calls += 1
+            if Flaky.calls == 2:
+                raise MemoryError("out of device memory (pretend)")
+            return FakeArray(a)
+
+    backends.register(Flaky())
+    try:
+        yield Flaky
+    finally:
+        backends.refresh()
+
+
+def test_layer_to_is_all_or_nothing(failing_backend):
+    m = TwoLayer()
+    m(np.ones((2, 3), dtype=np.float32))
+    m.l2.W.grad = Variable(np.ones((4, 2), dtype=np.float32))
+    before = [(p.data, None if p.grad is None else p.grad.data) for p in m.params()]
+    with pytest.raises(MemoryError, match="pretend"):
+        m.to("flaky")  # l1/W converts, l1/b fails: l1/W must not have moved alone
+    after = [(p.data, None if p.grad is None else p.grad.data) for p in m.params()]
+    assert all(a is b and g is h for (a, g), (b, h) in zip(before, after))
+    assert all(type(p.data) is np.ndarray for p in m.params())
+    assert m.to("flaky") is m  # the third conversion on works: everything moves
+    assert all(type(p.data) is FakeArray for p in m.params())
+    assert type(m.l2.W.grad.data) is FakeArray
+    m.to_cpu()
+    assert all(type(p.data) is np.ndarray for p in m.params())
+    np.testing.assert_array_equal(m.l2.W.grad.data, np.ones((4, 2)))
 
 
 def test_layer_to_gpu_without_gpu_says_what_to_do():

@@ -314,3 +314,88 @@ def test_gradient_of_wrong_shape_is_refused_before_any_change():
         opt.update()
     np.testing.assert_array_equal(model.ps[0].data, [1.0, 2.0])
     assert len(opt._state) == 0
+
+
+@pytest.mark.parametrize("make", [O.Adam, O.AdamW], ids=["Adam", "AdamW"])
+def test_refused_adam_update_keeps_step_count_and_params(make):
+    model = Tiny([1.0, 2.0], [3.0])
+    opt = make(alpha=0.01).setup(model)
+    model.ps[0].grad = Variable(np.array(G))
+    model.ps[1].grad = Variable(np.ones((2, 1)))
+    name = type(opt).__name__
+    with pytest.raises(
+        ValueError,
+        match=rf"{name}.update\(\): parameter 1 \(unnamed\) of shape \(1,\) has a gradient of "
+        r"shape \(2, 1\); nothing was updated",
+    ):
+        opt.update()
+    assert opt.t == 0 and len(opt._state) == 0
+    np.testing.assert_array_equal(model.ps[0].data, [1.0, 2.0])
+    np.testing.assert_array_equal(model.ps[1].data, [3.0])
+    model.ps[1].grad = Variable(np.array([1.0]))
+    opt.update()  # the first real step is still step 1: alpha * sign(grad), bias-corrected
+    assert opt.t == 1
+    decay = 1 - 0.01 * 0.01 if make is O.AdamW else 1.0  # AdamW: weight_decay * alpha
+    np.testing.assert_allclose(model.ps[0].data, [decay - 0.01, 2 * decay + 0.01], rtol=1e-6)
+
+
+def test_adam_update_without_setup_keeps_step_count():
+    opt = O.Adam()
+    with pytest.raises(RuntimeError, match=r"Adam.update\(\): no target"):
+        opt.update()
+    assert opt.t == 0
+
+
+@pytest.mark.parametrize("make", [O.SGD, O.MomentumSGD, O.Adam], ids=["SGD", "Momentum", "Adam"])
+@pytest.mark.parametrize("bad", [np.array(["a"]), np.array([1])], ids=["str", "int"])
+def test_non_float_gradient_is_refused_before_any_change(make, bad):
+    model = Tiny([1.0, 2.0], [3.0])
+    opt = make().setup(model)
+    calls = []
+    opt.add_hook(calls.append)
+    model.ps[0].grad = Variable(np.array(G))
+    model.ps[1].grad = Variable(bad)
+    with pytest.raises(
+        TypeError,
+        match=rf"{make.__name__}.update\(\): parameter 1 \(unnamed\) of shape \(1,\) and dtype "
+        rf"float64 has a gradient of dtype {bad.dtype}; nothing was updated.*floating point",
+    ):
+        opt.update()
+    assert calls == []  # the hooks did not run either
+    np.testing.assert_array_equal(model.ps[0].data, [1.0, 2.0])
+    np.testing.assert_array_equal(model.ps[1].data, [3.0])
+    assert len(opt._state) == 0 and getattr(opt, "t", 0) == 0
+
+
+def test_integer_parameter_is_refused():
+    p = Parameter(np.array([1, 2]))
+    p.grad = Variable(np.array([0.5, 0.5]))
+    with pytest.raises(TypeError, match=r"parameter 0 \(unnamed\).*has data of dtype int64"):
+        O.SGD().setup([p]).update()
+    np.testing.assert_array_equal(p.data, [1, 2])
+
+
+def test_error_names_the_parameter_by_its_path_in_the_model():
+    from zerograd_nn.models import MLP
+
+    model = MLP([3, 2])
+    model(np.ones((1, 4), dtype=np.float32))
+    for p in model.params():
+        p.grad = Variable(np.zeros_like(p.data))
+    model.l1.b.grad = Variable(np.zeros(3, dtype=np.float32))
+    with pytest.raises(ValueError, match=r"parameter 3 \('l1/b'\) of shape \(2,\)"):
+        O.SGD().setup(model).update()
+
+
+def test_hook_that_breaks_a_gradient_is_caught_before_any_update():
+    model = Tiny([1.0, 2.0], [3.0])
+    opt = O.SGD(lr=0.1).setup(model)
+    give_grads(model, G, [1.0])
+
+    def bad_hook(params):
+        params[1].grad = Variable(np.ones(3))
+
+    opt.add_hook(bad_hook)
+    with pytest.raises(ValueError, match=r"parameter 1 \(unnamed\) of shape \(1,\)"):
+        opt.update()
+    np.testing.assert_array_equal(model.ps[0].data, [1.0, 2.0])

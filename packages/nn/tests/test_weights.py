@@ -45,8 +45,14 @@ def test_round_trip_keeps_names_order_values_and_dtypes(tmp_path):
 def test_npz_suffix_is_added_like_numpy(tmp_path):
     m = make_model(0)
     m.save_weights(tmp_path / "weights")
-    assert (tmp_path / "weights.npz").exists()
-    make_model(1).load_weights(tmp_path / "weights")  # found with the suffix too
+    assert (tmp_path / "weights.npz").exists() and not (tmp_path / "weights").exists()
+    other = make_model(1)
+    assert not np.array_equal(other.l0.W.data, m.l0.W.data)
+    other.load_weights(tmp_path / "weights")  # found with the suffix too
+    loaded, saved = named_params(other), named_params(m)
+    assert list(loaded) == list(saved)
+    for k, p in saved.items():
+        np.testing.assert_array_equal(loaded[k].data, p.data)
 
 
 def test_round_trip_nested_layers_and_batchnorm_state(tmp_path, rand):
@@ -110,7 +116,11 @@ def test_corrupt_member_is_a_clear_error(tmp_path):
     path.write_bytes(bytes(raw))
     m = make_model(1)
     snap = snapshot(m)
-    with pytest.raises(WeightFileError, match=r"w.npz"):
+    with pytest.raises(
+        WeightFileError,
+        match=r"^load_weights: '[^']*w\.npz' is damaged \(BadZipFile: Bad CRC-32 for file "
+        r"'l0/b\.npy'\); it may be truncated\. Save it again with save_weights\(\)\.$",
+    ):
         m.load_weights(path)
     assert_unchanged(m, snap)
 

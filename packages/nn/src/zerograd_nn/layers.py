@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 import weakref
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.backends import backend_of, get_array_module, get_backend, gpu_backend
+from zerograd.backends import as_array_of, backend_of, get_array_module, get_backend, gpu_backend
 
 from . import functional as F
 from . import weights as _weights
@@ -87,9 +88,22 @@ class Layer:
             param.cleargrad()
 
     def to(self, backend: Any) -> Layer:
-        """Move every parameter to ``backend`` (a name or Backend); returns the layer."""
+        """Move every parameter (and gradient) to ``backend`` (a name or Backend); returns self.
+
+        All arrays are converted before any is assigned, so a failed conversion leaves every
+        parameter where it was.
+        """
+        moves = []
         for param in self.params():
-            param.to(backend)
+            if param.data is None:
+                continue
+            data = as_array_of(param.data, backend)
+            grad = None if param.grad is None else as_array_of(param.grad.data, backend)
+            moves.append((param, data, grad))
+        for param, data, grad in moves:  # nothing below can fail: all move at once
+            param.data = data
+            if grad is not None:
+                param.grad.data = grad
         return self
 
     def to_cpu(self) -> Layer:
@@ -129,6 +143,25 @@ def _randn(xp: Any, shape: tuple, dtype: Any, scale: float) -> Any:
     return backend_of(w).astype(w, dtype) * scale
 
 
+@contextmanager
+def _undo_on_error(layer: Layer, names: tuple[str, ...], params: tuple[Any, ...]) -> Iterator[None]:
+    """Restore ``layer``'s attributes ``names`` and the data of ``params`` if the block raises.
+
+    Wraps a lazy first call (sizing, then the forward pass): a call that fails leaves the
+    layer unsized, so a later call with a correct input sizes it afresh.
+    """
+    attrs = {n: getattr(layer, n) for n in names}
+    saved = [(p, p.data) for p in params if p is not None]
+    try:
+        yield
+    except BaseException:
+        for n, v in attrs.items():
+            setattr(layer, n, v)
+        for p, data in saved:
+            p.data = data
+        raise
+
+
 def _follow(param: Any, like: Any) -> None:
     """Move ``param`` to the backend of array ``like`` (lazy init on a GPU input)."""
     if param is not None and param.data is not None:
@@ -140,7 +173,8 @@ def _follow(param: Any, like: Any) -> None:
 class Linear(Layer):
     """Fully connected layer ``y = x @ W + b``; ``in_size`` is found at the first call if None.
 
-    ``W`` (in_size, out_size) starts as ``randn * sqrt(1 / in_size)``, ``b`` as zeros.
+    ``W`` (in_size, out_size) starts as ``randn * sqrt(1 / in_size)``, ``b`` as zeros. A first
+    call that fails leaves the layer unsized, so the next call sizes it from its own input.
     """
 
     def __init__(
@@ -163,15 +197,17 @@ class Linear(Layer):
         self.W.data = _randn(xp, (i, o), self.dtype, (1 / i) ** 0.5)
 
     def forward(self, x: Any) -> Variable:
-        if self.W.data is None:
+        if self.W.data is not None:
+            return F.linear(x, self.W, self.b)
+        with _undo_on_error(self, ("in_size",), (self.W, self.b)):
             self.in_size = x.shape[-1]
             self._init_W(_xp_of(x))
             _follow(self.b, self.W.data)
-        return F.linear(x, self.W, self.b)
+            return F.linear(x, self.W, self.b)
 
 
 class _ConvBase(Layer):
-    """Shared set-up of Conv2d and Deconv2d (lazy ``in_channels``)."""
+    """Shared set-up of Conv2d and Deconv2d (lazy ``in_channels``, undone if the call fails)."""
 
     def __init__(
         self,
@@ -204,11 +240,17 @@ class _ConvBase(Layer):
             xp, self._w_shape(c, oc, kh, kw), self.dtype, (1 / (c * kh * kw)) ** 0.5
         )
 
-    def _lazy_init(self, x: Any) -> None:
-        if self.W.data is None:
+    def _conv(self, x: Any) -> Variable:
+        raise NotImplementedError
+
+    def forward(self, x: Any) -> Variable:
+        if self.W.data is not None:
+            return self._conv(x)
+        with _undo_on_error(self, ("in_channels",), (self.W, self.b)):
             self.in_channels = x.shape[1]
             self._init_W(_xp_of(x))
             _follow(self.b, self.W.data)
+            return self._conv(x)
 
 
 class Conv2d(_ConvBase):
@@ -217,8 +259,7 @@ class Conv2d(_ConvBase):
     def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
         return (oc, c, kh, kw)
 
-    def forward(self, x: Any) -> Variable:
-        self._lazy_init(x)
+    def _conv(self, x: Any) -> Variable:
         return F.conv2d(x, self.W, self.b, self.stride, self.pad)
 
 
@@ -228,8 +269,7 @@ class Deconv2d(_ConvBase):
     def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
         return (c, oc, kh, kw)
 
-    def forward(self, x: Any) -> Variable:
-        self._lazy_init(x)
+    def _conv(self, x: Any) -> Variable:
         return F.deconv2d(x, self.W, self.b, self.stride, self.pad)
 
 
@@ -239,7 +279,10 @@ class RNN(Layer):
     def __init__(self, hidden_size: int, in_size: int | None = None) -> None:
         super().__init__()
         self.x2h = Linear(hidden_size, in_size=in_size)
-        self.h2h = Linear(hidden_size, in_size=hidden_size, nobias=True)
+        # Sized like DeZero's (in_size passed through) so weights are drawn in the book's
+        # order; a different in_size, which crashes DeZero, sizes it lazily instead.
+        h2h_in = in_size if in_size == hidden_size else None
+        self.h2h = Linear(hidden_size, in_size=h2h_in, nobias=True)
         self.h: Variable | None = None
 
     def reset_state(self) -> None:
@@ -305,7 +348,7 @@ class EmbedID(Layer):
 
 
 class BatchNorm(Layer):
-    """Batch normalization over channels; sized at the first call.
+    """Batch normalization over channels; sized at the first call that succeeds.
 
     ``avg_mean`` and ``avg_var`` are Parameters too, so weight files keep them, but they
     never get gradients (optimizers skip them).
@@ -325,9 +368,12 @@ class BatchNorm(Layer):
                 p.data = (xp.ones if fill else xp.zeros)(d, dtype=dtype)
 
     def forward(self, x: Any) -> Variable:
-        if any(p.data is None for p in (self.avg_mean, self.avg_var, self.gamma, self.beta)):
+        params = (self.avg_mean, self.avg_var, self.gamma, self.beta)
+        if all(p.data is not None for p in params):
+            return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
+        with _undo_on_error(self, (), params):
             self._init_params(x)
-        return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
+            return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
 
 
 __all__ = ["BatchNorm", "Conv2d", "Deconv2d", "EmbedID", "LSTM", "Layer", "Linear", "RNN"]

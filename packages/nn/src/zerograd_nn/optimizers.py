@@ -50,7 +50,8 @@ class Optimizer:
 
     ``target`` is a Layer/Model (anything with ``params()``) or an iterable of Parameters.
     Hooks are called as ``f(params)`` with the list of parameters that have a gradient,
-    before any parameter changes.
+    before any parameter changes. :meth:`update` first checks every gradient (shape, floating
+    dtype) and changes nothing when one is wrong.
     """
 
     def __init__(self) -> None:
@@ -78,25 +79,60 @@ class Optimizer:
         self.target = target
         return self
 
-    def _params(self) -> list[Parameter]:
+    def _all_params(self) -> list[Parameter]:
         if self.target is None:
             raise RuntimeError(
                 f"{type(self).__name__}.update(): no target; call optimizer.setup(model) first."
             )
-        return [p for p in self.target.params() if p.grad is not None]
+        return list(self.target.params())
+
+    def _label(self, index: int, param: Parameter) -> str:
+        """``parameter 2 ('l1/W')``: the position in ``target.params()`` and the best name."""
+        name = param.name
+        flatten = getattr(self.target, "_flatten_params", None)
+        if callable(flatten):
+            keys: dict = {}
+            flatten(keys)
+            name = next((k for k, v in keys.items() if v is param), name)
+        return f"parameter {index} ({name!r})" if name else f"parameter {index} (unnamed)"
+
+    def _validate(self, all_params: list[Parameter]) -> None:
+        """Refuse gradients that cannot update their parameter, before anything changes."""
+        op = f"{type(self).__name__}.update()"
+        for i, p in enumerate(all_params):
+            if p.grad is None or p.data is None:
+                continue
+            g = p.grad.data
+            if tuple(g.shape) != tuple(p.data.shape):
+                raise ValueError(
+                    f"{op}: {self._label(i, p)} of shape {tuple(p.data.shape)} has a gradient of "
+                    f"shape {tuple(g.shape)}; nothing was updated. Gradients must have their "
+                    f"parameter's shape."
+                )
+            for what, a in (("a gradient", g), ("data", p.data)):
+                if backend_of(a).dtype_kind(a.dtype) != "f":
+                    raise TypeError(
+                        f"{op}: {self._label(i, p)} of shape {tuple(p.data.shape)} and dtype "
+                        f"{p.data.dtype} has {what} of dtype {a.dtype}; nothing was updated. "
+                        f"Parameters and their gradients must be floating point (e.g. float32)."
+                    )
 
     def update(self) -> None:
-        """Run the hooks, then update every parameter that (still) has a gradient."""
-        params = self._params()
-        for p in params:
-            if p.grad.data.shape != p.data.shape:
-                raise ValueError(
-                    f"{type(self).__name__}.update(): parameter {p.name or ''} of shape "
-                    f"{p.data.shape} has a gradient of shape {p.grad.data.shape}; nothing was "
-                    f"updated. Gradients must have their parameter's shape."
-                )
-        for f in self.hooks:
-            f(params)
+        """Check every gradient, run the hooks, then update each parameter that has one.
+
+        A gradient of the wrong shape or of a non-floating dtype raises before any hook runs
+        or any parameter (or optimizer state) changes.
+        """
+        all_params = self._all_params()
+        params = [p for p in all_params if p.grad is not None]
+        self._validate(all_params)
+        if self.hooks:
+            for f in self.hooks:
+                f(params)
+            self._validate(all_params)  # a hook may have replaced gradients
+        self._apply(params)
+
+    def _apply(self, params: list[Parameter]) -> None:
         for param in params:
             if param.grad is not None:  # a hook (FreezeParam) may have dropped it
                 self.update_one(param)
@@ -278,10 +314,11 @@ class Adam(Optimizer):
         self.beta2 = beta2
         self.eps = eps
 
-    def update(self, *args: Any, **kwargs: Any) -> None:
-        """Advance the step counter ``t``, then update as :meth:`Optimizer.update`."""
+    def _apply(self, params: list[Parameter]) -> None:
+        # the step counter advances only once the gradients passed the checks: a refused
+        # update() leaves the bias correction of later steps as it was
         self.t += 1
-        super().update(*args, **kwargs)
+        super()._apply(params)
 
     @property
     def lr(self) -> float:

@@ -21,6 +21,17 @@ def _like(value: Any, x: Any) -> Any:
     return backend_of(x).asarray(value, dtype=x.dtype)
 
 
+def _check_broadcast(op: str, x0: Any, x1: Any) -> None:
+    """Raise a clear error when the shapes of ``x0`` and ``x1`` cannot broadcast together."""
+    s0, s1 = (tuple(getattr(_data(x), "shape", ())) for x in (x0, x1))
+    for a, b in zip(reversed(s0), reversed(s1)):
+        if a != b and a != 1 and b != 1:
+            raise ValueError(
+                f"{op}: x0 of shape {s0} and x1 of shape {s1} do not broadcast together; "
+                f"give predictions and targets the same shape."
+            )
+
+
 class MeanSquaredError(Function):
     """``sum((x0 - x1)**2) / len(x0)`` in one graph node."""
 
@@ -39,6 +50,7 @@ class MeanSquaredError(Function):
 def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
     """``sum((x0 - x1) ** 2) / len(x0)`` from elementary functions."""
     x0, x1 = as_variable(x0), as_variable(x1)
+    _check_broadcast("mean_squared_error_simple", x0, x1)
     diff = x0 - x1
     return sum(diff**2) / len(diff)
 
@@ -50,6 +62,7 @@ def mean_squared_error(x0: Any, x1: Any) -> Variable:
     >>> mean_squared_error(np.array([1.0, 2.0]), np.array([0.0, 0.0])).data
     array(2.5)
     """
+    _check_broadcast("mean_squared_error", x0, x1)
     return MeanSquaredError()(x0, x1)
 
 
@@ -152,8 +165,19 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
 def accuracy(y: Any, t: Any) -> Variable:
     """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient."""
     y, t = _data(y), _data(t)
+    if y.ndim < 2:
+        raise ValueError(
+            f"accuracy: expected scores y of shape (N, classes), got {tuple(y.shape)}; the "
+            f"arg-max is taken over axis 1."
+        )
     xp = get_array_module(y)
-    pred = xp.reshape(xp.argmax(y, axis=1), t.shape)
+    pred = xp.argmax(y, axis=1)
+    if pred.size != t.size:
+        raise ValueError(
+            f"accuracy: {pred.size} predictions from scores y of shape {tuple(y.shape)} but "
+            f"{t.size} labels t of shape {tuple(t.shape)}; give one label per row of y."
+        )
+    pred = xp.reshape(pred, t.shape)
     b = backend_of(y)
     hits = b.astype(pred == t, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
     return Variable(xp.mean(hits))
