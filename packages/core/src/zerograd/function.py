@@ -48,9 +48,16 @@ class Function:
             ys = self.forward(x.data)
         elif n == 2:
             a, b = inputs
-            if not (isinstance(a, Variable) and isinstance(b, Variable)):
-                inputs = _wrap(inputs)
-                a, b = inputs
+            if not isinstance(b, Variable):  # x * 2.0, x + array: the common raw operand
+                if isinstance(a, Variable):
+                    b = Constant(as_array(b, like=a.data))
+                    inputs = (a, b)
+                else:
+                    inputs = _wrap(inputs)
+                    a, b = inputs
+            elif not isinstance(a, Variable):
+                a = Constant(as_array(a, like=b.data))
+                inputs = (a, b)
             xa, xb = a.data, b.data
             if type(xa) is not type(xb):
                 _check_one_backend(self, (xa, xb))
@@ -112,9 +119,16 @@ class Function:
 
 
 def _wrap(inputs: tuple) -> tuple[Variable, ...]:
-    """Wrap raw arrays and scalars as constants, following the first Variable's backend/dtype."""
-    like = next((v.data for v in inputs if isinstance(v, Variable) and v.data is not None), None)
-    return tuple(x if isinstance(x, Variable) else Constant(as_array(x, like=like)) for x in inputs)
+    """Wrap raw arrays and scalars as Constants, following the first Variable's backend and
+    (for Python scalars) dtype: ``x * 2.0`` stays float32 when ``x`` is."""
+    like = None
+    for v in inputs:
+        if isinstance(v, Variable) and v.data is not None:
+            like = v.data
+            break
+    return tuple(
+        [x if isinstance(x, Variable) else Constant(as_array(x, like=like)) for x in inputs]
+    )
 
 
 def _fix_output(y: Any, xs: list) -> Any:

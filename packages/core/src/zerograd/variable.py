@@ -185,31 +185,31 @@ class Variable:
 
     # -- operators ------------------------------------------------------------------------
     # The binary operators build the Function directly (no helper frames): they are the
-    # hottest path of user code.
+    # hottest path of user code. Raw operands become Constants in Function.__call__.
     def __neg__(self) -> Variable:
         return _ar.Neg()(self)
 
     def __add__(self, other: Any) -> Variable:
-        return _ar.Add()(self, other if isinstance(other, Variable) else _const(other, self))
+        return _ar.Add()(self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Variable:
-        return _ar.Sub()(self, other if isinstance(other, Variable) else _const(other, self))
+        return _ar.Sub()(self, other)
 
     def __rsub__(self, other: Any) -> Variable:
-        return _ar.Sub()(_const(other, self), self)
+        return _ar.Sub()(other, self)
 
     def __mul__(self, other: Any) -> Variable:
-        return _ar.Mul()(self, other if isinstance(other, Variable) else _const(other, self))
+        return _ar.Mul()(self, other)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Any) -> Variable:
-        return _ar.Div()(self, other if isinstance(other, Variable) else _const(other, self))
+        return _ar.Div()(self, other)
 
     def __rtruediv__(self, other: Any) -> Variable:
-        return _ar.Div()(_const(other, self), self)
+        return _ar.Div()(other, self)
 
     def __pow__(self, other: Any) -> Variable:
         return _f.pow(self, other)
@@ -287,11 +287,6 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
     return backend.asarray(x)
-
-
-def _const(x: Any, like: Variable) -> Constant:
-    """Wrap a raw operand as a Constant on ``like``'s backend, with its dtype for scalars."""
-    return Constant(as_array(x, like=like.data))
 
 
 def as_variable(obj: Any) -> Variable:

@@ -7,15 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..function import Function
-from ..variable import Constant, Variable, as_array
+from ..variable import Constant, Variable
 from .broadcast import sum_to
-
-
-def _other(x: Any, other: Any) -> Variable:
-    """Wrap a raw operand as a Constant matching ``x``'s backend and dtype."""
-    if isinstance(other, Variable):
-        return other
-    return Constant(as_array(other, like=x.data if isinstance(x, Variable) else x))
 
 
 class _Binary(Function):
@@ -130,32 +123,32 @@ class PowVar(_Binary):
 
 def add(x0: Any, x1: Any) -> Variable:
     """``x0 + x1`` with broadcasting."""
-    return Add()(x0, _other(x0, x1))
+    return Add()(x0, x1)
 
 
 def sub(x0: Any, x1: Any) -> Variable:
     """``x0 - x1`` with broadcasting."""
-    return Sub()(x0, _other(x0, x1))
+    return Sub()(x0, x1)
 
 
 def rsub(x0: Any, x1: Any) -> Variable:
     """``x1 - x0`` (the reflected form)."""
-    return Sub()(_other(x0, x1), x0)
+    return Sub()(x1, x0)
 
 
 def mul(x0: Any, x1: Any) -> Variable:
     """``x0 * x1`` with broadcasting."""
-    return Mul()(x0, _other(x0, x1))
+    return Mul()(x0, x1)
 
 
 def div(x0: Any, x1: Any) -> Variable:
     """``x0 / x1`` with broadcasting."""
-    return Div()(x0, _other(x0, x1))
+    return Div()(x0, x1)
 
 
 def rdiv(x0: Any, x1: Any) -> Variable:
     """``x1 / x0`` (the reflected form)."""
-    return Div()(_other(x0, x1), x0)
+    return Div()(x1, x0)
 
 
 def neg(x: Any) -> Variable:
@@ -167,9 +160,9 @@ def pow(x: Any, c: Any) -> Variable:
     """``x ** c``; ``c`` a Python number (DeZero) or a Variable/array."""
     if isinstance(c, (int, float)):
         return Pow(c)(x)
-    return PowVar()(x, _other(x, c))
+    return PowVar()(x, c)
 
 
 def rpow(x: Any, c: Any) -> Variable:
     """``c ** x`` (the reflected form)."""
-    return PowVar()(_other(x, c), x)
+    return PowVar()(c, x)
