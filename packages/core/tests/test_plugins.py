@@ -87,14 +87,17 @@ def fake_entry_points(monkeypatch):
     B.refresh()
 
 
-def _numpy_plugin():
-    return _module("fake_numpy_plugin", NumpyBackend)
+def _numpy_plugin(install=None):
+    """The numpy backend as a fake plugin module; with ``install``, also its entry point."""
+    module = _module("fake_numpy_plugin", NumpyBackend)
+    if install is not None:
+        install("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    return module
 
 
 def test_two_plugins_load_and_are_listed(fake_entry_points):
-    _numpy_plugin()
+    _numpy_plugin(fake_entry_points)
     _module("fake_box_plugin", BoxBackend)
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
     fake_entry_points("box", "fake_box_plugin", "zerograd-box")
     B.refresh()
     rows = {r.name: r for r in B.list_backends()}
@@ -131,9 +134,8 @@ def test_strict_mode_turns_a_broken_plugin_into_an_error(
 
 
 def test_blocked_plugin_is_not_even_imported(fake_entry_points, monkeypatch):
-    _numpy_plugin()
+    _numpy_plugin(fake_entry_points)
     sys.modules.pop("fake_never_imported", None)
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
     fake_entry_points("evil", "fake_never_imported", "zerograd-evil")
     monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", "evil, other")
     B.refresh()
@@ -142,8 +144,7 @@ def test_blocked_plugin_is_not_even_imported(fake_entry_points, monkeypatch):
 
 
 def test_autoload_off_loads_nothing_until_registered(fake_entry_points, monkeypatch):
-    _numpy_plugin()
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    _numpy_plugin(fake_entry_points)
     monkeypatch.setenv("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "1")
     B.refresh()
     assert B.list_backends() == []
@@ -164,9 +165,8 @@ def test_no_backend_installed_says_what_to_install(fake_entry_points):
 
 
 def test_duplicate_entry_point_name_warns_and_keeps_first(fake_entry_points):
-    _numpy_plugin()
+    _numpy_plugin(fake_entry_points)
     _module("fake_numpy_plugin2", NumpyBackend)
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
     fake_entry_points("numpy", "fake_numpy_plugin2", "numpy-fork")
     B.refresh()
     with pytest.warns(
@@ -182,9 +182,8 @@ def test_two_backends_claiming_one_array_type(fake_entry_points):
     class OtherNumpy(NumpyBackend):
         name = "numpy2"
 
-    _numpy_plugin()
+    _numpy_plugin(fake_entry_points)
     _module("fake_numpy2_plugin", OtherNumpy)
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
     fake_entry_points("numpy2", "fake_numpy2_plugin", "numpy2")
     B.refresh()
     with pytest.raises(
@@ -240,9 +239,8 @@ def test_mixing_backends_in_one_op(fake_entry_points):
     class BoxWithOps(BoxBackend):
         pass
 
-    _numpy_plugin()
+    _numpy_plugin(fake_entry_points)
     _module("fake_box_plugin", BoxWithOps)
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
     fake_entry_points("box", "fake_box_plugin", "zerograd-box")
     B.refresh()
     with pytest.raises(
@@ -263,8 +261,7 @@ def test_unsupported_type_names_installed_backends():
 
 
 def test_gpu_errors_without_gpu_backend(fake_entry_points):
-    _numpy_plugin()
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    _numpy_plugin(fake_entry_points)
     B.refresh()
     x = Variable(np.ones(2))
     with pytest.raises(B.NoBackendError, match=r"no GPU backend is installed.*zerograd-cupy"):
@@ -274,8 +271,7 @@ def test_gpu_errors_without_gpu_backend(fake_entry_points):
 
 
 def test_dispatch_is_cached_per_type_without_hook_calls(fake_entry_points):
-    _numpy_plugin()
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    _numpy_plugin(fake_entry_points)
     B.refresh()
     Variable(np.ones(1)) * 2
     calls = []
@@ -287,9 +283,8 @@ def test_dispatch_is_cached_per_type_without_hook_calls(fake_entry_points):
 
 
 def test_strict_error_leaves_nothing_half_loaded(fake_entry_points, monkeypatch, broken_module):
-    _numpy_plugin()
+    _numpy_plugin(fake_entry_points)
     broken_module("fake_broken_plugin3", "ImportError('libbar missing')")
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
     fake_entry_points("broken", "fake_broken_plugin3", "zerograd-broken")
     monkeypatch.setenv("ZEROGRAD_STRICT_PLUGINS", "1")
     B.refresh()
@@ -312,8 +307,7 @@ def test_strict_from_the_environment_ends_with_it(fake_entry_points, monkeypatch
 
 
 def test_missing_backend_says_blocked_or_autoload_off(fake_entry_points, monkeypatch):
-    _numpy_plugin()
-    fake_entry_points("numpy", "fake_numpy_plugin", "zerograd-numpy")
+    _numpy_plugin(fake_entry_points)
     monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", "numpy")
     B.refresh()
     with pytest.raises(B.NoBackendError, match=r"blocked by ZEROGRAD_BLOCK_PLUGINS=numpy; remove"):
