@@ -6,6 +6,7 @@ import importlib
 
 import numpy as np
 import pytest
+from kernel_reference import GEOMETRIES, col2im_reference, im2col_reference
 
 import zerograd.backends as B
 import zerograd.functions as F
@@ -99,54 +100,17 @@ def test_second_order_gradient_on_gpu(gpu_backend, cp):
 
 
 # -- im2col / col2im kernels -------------------------------------------------------------------
-def _im2col_reference(img, kh, kw, sy, sx, ph, pw, pad_value=0.0):
-    n, c, h, w = img.shape
-    oh, ow = (h + 2 * ph - kh) // sy + 1, (w + 2 * pw - kw) // sx + 1
-    col = np.full((n, c, kh, kw, oh, ow), pad_value, dtype=img.dtype)
-    for ky in range(kh):
-        for kx in range(kw):
-            for oy in range(oh):
-                for ox in range(ow):
-                    y, x = ky + oy * sy - ph, kx + ox * sx - pw
-                    if 0 <= y < h and 0 <= x < w:
-                        col[:, :, ky, kx, oy, ox] = img[:, :, y, x]
-    return col
-
-
-def _col2im_reference(col, img_shape, sy, sx, ph, pw):
-    n, c, kh, kw, oh, ow = col.shape
-    h, w = img_shape[2:]
-    img = np.zeros(img_shape, dtype=col.dtype)
-    for ky in range(kh):
-        for kx in range(kw):
-            for oy in range(oh):
-                for ox in range(ow):
-                    y, x = ky + oy * sy - ph, kx + ox * sx - pw
-                    if 0 <= y < h and 0 <= x < w:
-                        img[:, :, y, x] += col[:, :, ky, kx, oy, ox]
-    return img
-
-
-GEOMETRIES = [  # (img shape, kernel, stride, pad)
-    ((2, 3, 7, 6), (3, 3), (1, 1), (1, 1)),
-    ((1, 2, 9, 8), (3, 2), (2, 3), (1, 0)),
-    ((2, 1, 5, 5), (5, 5), (1, 1), (0, 0)),
-    ((1, 4, 6, 7), (2, 2), (2, 2), (0, 0)),
-    ((3, 2, 4, 4), (3, 3), (1, 1), (2, 2)),
-]
-
-
 @pytest.mark.parametrize("shape, k, s, p", GEOMETRIES)
 def test_im2col_and_col2im_match_references(cp, shape, k, s, p):
     rng = np.random.default_rng(3)
     img = rng.standard_normal(shape)
     col = im2col_gpu(cp.asarray(img), k, s, p)
-    ref = _im2col_reference(img, *k, *s, *p)
+    ref = im2col_reference(img, k, s, p)
     assert col.shape == ref.shape
     np.testing.assert_array_equal(cp.asnumpy(col), ref)
     c = rng.standard_normal(ref.shape)
     back = col2im_gpu(cp.asarray(c), shape, k, s, p)
-    np.testing.assert_allclose(cp.asnumpy(back), _col2im_reference(c, shape, *s, *p), rtol=1e-12)
+    np.testing.assert_allclose(cp.asnumpy(back), col2im_reference(c, shape, k, s, p), rtol=1e-12)
     # adjoint: <im2col(x), c> == <x, col2im(c)>
     np.testing.assert_allclose(np.vdot(ref, c), np.vdot(img, cp.asnumpy(back)), rtol=1e-10)
 
@@ -156,7 +120,7 @@ def test_im2col_pad_value_and_float32(cp):
     col = im2col_gpu(cp.asarray(img), 3, 2, 1, pad_value=-np.inf)
     assert col.dtype == np.float32
     np.testing.assert_array_equal(
-        cp.asnumpy(col), _im2col_reference(img, 3, 3, 2, 2, 1, 1, pad_value=-np.inf)
+        cp.asnumpy(col), im2col_reference(img, 3, 2, 1, pad_value=-np.inf)
     )
 
 

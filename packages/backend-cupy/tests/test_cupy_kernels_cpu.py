@@ -13,6 +13,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from kernel_reference import GEOMETRIES, im2col_reference
 
 from zerograd_cupy import kernels
 
@@ -82,27 +83,6 @@ def run_col2im(lib, col, shape, k, s, p):
     args = [ctypes.c_int(v) for v in geo]
     lib.col2im(_ptr(col), *args, _ptr(out), ctypes.c_ssize_t(out.size))
     return out
-
-
-def im2col_reference(img, k, s, p, pad_value=0.0):
-    """By the definition: col[n, c, ky, kx, oy, ox] = padded[n, c, ky + oy*sy, kx + ox*sx]."""
-    h, w, oh, ow, kh, kw, sy, sx, ph, pw = _geo(img.shape, k, s, p)
-    padded = np.pad(img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
-    col = np.empty((*img.shape[:2], kh, kw, oh, ow))
-    for ky in range(kh):
-        for kx in range(kw):
-            col[:, :, ky, kx] = padded[:, :, ky : ky + sy * oh : sy, kx : kx + sx * ow : sx]
-    return col
-
-
-GEOMETRIES = [  # (img shape, kernel, stride, pad)
-    ((2, 3, 7, 6), (3, 3), (1, 1), (1, 1)),
-    ((1, 2, 9, 8), (3, 2), (2, 3), (1, 0)),
-    ((2, 1, 5, 5), (5, 5), (1, 1), (0, 0)),
-    ((1, 4, 6, 7), (2, 2), (2, 2), (0, 0)),
-    ((3, 2, 4, 4), (3, 3), (1, 1), (2, 2)),
-    ((1, 1, 1, 1), (1, 1), (1, 1), (0, 0)),
-]
 
 
 @pytest.mark.parametrize("shape, k, s, p", GEOMETRIES)
