@@ -13,10 +13,9 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
 
 import numpy as np
-from common import try_torch
+from common import side_by_side, try_torch
 
 import zerograd_nn.functional as F
 from zerograd import Parameter
@@ -24,20 +23,6 @@ from zerograd_nn.optimizers import SGD
 
 LR = 0.1
 F32 = np.float32
-
-
-def interleaved_median(fns: dict[str, Callable[[], object]], repeat: int = 15) -> dict[str, float]:
-    """Median seconds per call of each function, the runs interleaved (noise hits all alike)."""
-    for fn in fns.values():  # warm-up
-        fn()
-        fn()
-    times: dict[str, list[float]] = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t0)
-    return {k: statistics.median(v) for k, v in times.items()}
 
 
 # -- MLP 784 -> 1000 -> 1000 -> 10 -------------------------------------------------------------
@@ -159,7 +144,7 @@ def _mlp_row(torch, act: str) -> dict:
         tm = TorchMLP(torch, w, act)
         xt, tt = torch.tensor(x), torch.tensor(t)
         fns["t"] = lambda: tm.step(xt, tt)
-    ms = {k: v * 1e3 for k, v in interleaved_median(fns).items()}
+    ms = {k: v * 1e3 for k, v in side_by_side(fns, 15, statistics.median).items()}
     case = f"784-1000-1000-10 {act}, batch 100"
     return _row("MLP training step (ms)", case, ms, "≤ 1.10× numpy")
 
@@ -279,7 +264,7 @@ def cnn_rows() -> list[dict]:
         tc = TorchCNN(torch, w)
         xt, tt = torch.tensor(x), torch.tensor(t)
         fns["t"] = lambda: tc.step(xt, tt)
-    ms = {k: v * 1e3 for k, v in interleaved_median(fns, repeat=21).items()}
+    ms = {k: v * 1e3 for k, v in side_by_side(fns, 21, statistics.median).items()}
     case = "conv3x3 1→16 pad 1, relu, pool 2, linear 10; batch 32×28×28"
     return [_row("CNN training step (ms)", case, ms, "≤ 1.15× numpy")]
 

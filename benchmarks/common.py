@@ -2,38 +2,30 @@
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Callable
 
 
-def best_of(fn: Callable[[], object], repeat: int = 7, number: int = 1) -> float:
-    """Median seconds of ``fn`` over ``repeat`` runs of ``number`` calls each (after a warm-up)."""
-    fn()
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
+def side_by_side(
+    fns: dict[str, Callable[[], object]],
+    repeat: int = 9,
+    stat: Callable[[list[float]], float] = min,
+) -> dict[str, float]:
+    """Seconds per call of each function, runs interleaved so machine noise hits all alike.
 
-
-def side_by_side(fns: dict[str, Callable[[], object]], repeat: int = 9) -> dict[str, float]:
-    """Fastest seconds of each function, runs interleaved so that machine noise hits all alike.
-
-    The minimum is the least disturbed run; interleaving keeps the ratios honest on a
-    shared machine.
+    ``stat`` summarizes the runs: ``min`` (the least disturbed run) for microbenchmarks,
+    ``statistics.median`` for steps whose time legitimately varies (allocation, caches).
     """
-    for fn in fns.values():
+    for fn in fns.values():  # warm-up
         fn()
-    best = {k: float("inf") for k in fns}
+        fn()
+    times: dict[str, list[float]] = {k: [] for k in fns}
     for _ in range(repeat):
         for k, fn in fns.items():
             t0 = time.perf_counter()
             fn()
-            best[k] = min(best[k], time.perf_counter() - t0)
-    return best
+            times[k].append(time.perf_counter() - t0)
+    return {k: stat(v) for k, v in times.items()}
 
 
 def try_torch():
