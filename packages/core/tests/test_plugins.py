@@ -251,6 +251,23 @@ def test_mixing_backends_in_one_op(fake_entry_points):
         Variable(np.ones(1)) + Variable(Box([1.0]))
 
 
+def test_index_array_of_another_backend_is_named(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _module("fake_box_plugin", BoxBackend)
+    fake_entry_points("box", "fake_box_plugin", "zerograd-box")
+    B.refresh()
+    ids = Box([0.0, 2.0])
+    ids.shape, ids.dtype = (2,), np.dtype("int64")  # looks like an array to the check
+    x = Variable(np.arange(6.0).reshape(3, 2))
+    with pytest.raises(
+        B.BackendMismatchError,
+        match=r"get_item: the index array lives on backend 'box' and the indexed array "
+        r"\(shape \(3, 2\)\) on 'numpy'. Put both on one backend",
+    ):
+        x[ids]
+    assert x.creator is None and x.grad is None
+
+
 def test_unsupported_type_names_installed_backends():
     with pytest.raises(
         TypeError,

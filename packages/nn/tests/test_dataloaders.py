@@ -142,8 +142,8 @@ class FakeGPUArray:
 
 
 @pytest.fixture
-def fake_gpu():
-    """Register a pretend GPU backend for one test, then restore the plugin registry."""
+def fake_gpu(monkeypatch):
+    """Make a pretend backend the only GPU one for one test, then restore the registry."""
     from zerograd import backends
     from zerograd.backends import Backend
 
@@ -163,10 +163,13 @@ def fake_gpu():
         def from_numpy(self, a):
             return FakeGPUArray(a)
 
+    monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", "cupy")  # a real (or simulated) GPU backend
+    backends.refresh()
     backends.register(FakeGPU())
     try:
         yield
     finally:
+        monkeypatch.undo()
         backends.refresh()
 
 

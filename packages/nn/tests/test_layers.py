@@ -108,21 +108,21 @@ def test_deconv2d_layer(rand, arr, to_np):
     np.testing.assert_allclose(added, np.broadcast_to([[[[0.5]], [[-2.0]]]], y.shape), atol=1e-5)
 
 
-def test_rnn_state_and_reset(rand):
+def test_rnn_state_and_reset(rand, to_np):
     rnn = L.RNN(4)
     x = rand(2, 3, dtype="float32")
     h1 = rnn(x)
     assert h1.shape == (2, 4) and rnn.h is h1
     h2 = rnn(x)
-    assert h2.creator is not None and not np.allclose(h1.data, h2.data)
+    assert h2.creator is not None and not np.allclose(to_np(h1), to_np(h2))
     assert rnn.h2h.W.shape == (4, 4)
     rnn.reset_state()
     assert rnn.h is None
-    np.testing.assert_allclose(rnn(x).data, h1.data)
+    np.testing.assert_allclose(to_np(rnn(x)), to_np(h1))
 
 
-def test_rnn_values_against_numpy(rand, to_np):
-    rnn = L.RNN(4, in_size=3)
+def test_rnn_values_against_numpy(rand, to_np, backend):
+    rnn = L.RNN(4, in_size=3).to(backend)
     x1, x2 = rand(2, 3, dtype="float32", seed=1), rand(2, 3, dtype="float32", seed=2)
     Wx, bx = to_np(rnn.x2h.W), to_np(rnn.x2h.b)
     rnn.x2h.b.data = rnn.x2h.b.data + 0.3  # a non-zero bias, to see that it is added
@@ -136,8 +136,8 @@ def test_rnn_values_against_numpy(rand, to_np):
     np.testing.assert_allclose(to_np(y2), h2, rtol=1e-5, atol=1e-6)
 
 
-def test_lstm_state_truncated_bptt(rand, to_np):
-    lstm = L.LSTM(5, in_size=3)
+def test_lstm_state_truncated_bptt(rand, to_np, backend):
+    lstm = L.LSTM(5, in_size=3).to(backend)
     x = rand(2, 3, dtype="float32")
     h1 = lstm(x)
     h2 = lstm(x)
@@ -155,8 +155,8 @@ def test_lstm_state_truncated_bptt(rand, to_np):
     np.testing.assert_allclose(to_np(lstm(x)), to_np(h1), rtol=1e-6)
 
 
-def test_lstm_values_against_numpy(rand, to_np):
-    lstm = L.LSTM(3, in_size=2)
+def test_lstm_values_against_numpy(rand, to_np, backend):
+    lstm = L.LSTM(3, in_size=2).to(backend)
     for name in ("x2f", "x2i", "x2o", "x2u"):  # distinct non-zero biases per gate
         lin = getattr(lstm, name)
         lin.b.data = lin.b.data + 0.1 * (1 + "fiou".index(name[-1]))
@@ -186,9 +186,10 @@ def test_lstm_values_against_numpy(rand, to_np):
     np.testing.assert_allclose(to_np(lstm.c), c2, rtol=1e-5, atol=1e-6)
 
 
-def test_embed_id_layer(arr, to_np):
+def test_embed_id_layer(arr, to_np, backend):
     emb = L.EmbedID(10, 3)
     assert emb.W.shape == (10, 3) and emb.W.dtype == np.float32
+    emb.to(backend)
     ids = [[1, 2], [9, 0]]
     y = emb(arr(ids, "int64"))
     assert y.shape == (2, 2, 3)

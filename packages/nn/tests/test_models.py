@@ -29,8 +29,8 @@ def n_params(model):
     return sum(p.size for p in model.params())
 
 
-def test_sequential_names_and_forward(rand, to_np):
-    m = Sequential(L.Linear(5, in_size=3), L.Linear(2, in_size=5))
+def test_sequential_names_and_forward(rand, to_np, backend):
+    m = Sequential(L.Linear(5, in_size=3), L.Linear(2, in_size=5)).to(backend)
     assert list(named_params(m)) == ["l0/W", "l0/b", "l1/W", "l1/b"]
     x = rand(4, 3, dtype="float32")
     np.testing.assert_allclose(to_np(m(x)), to_np(m.l1(m.l0(x))))

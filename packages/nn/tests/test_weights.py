@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import zerograd_nn.layers as L
+from zerograd.backends import backend_of
 from zerograd_nn.models import MLP, Sequential
 from zerograd_nn.weights import WeightFileError, named_params, read_weights, save_weights
 
@@ -55,11 +56,11 @@ def test_npz_suffix_is_added_like_numpy(tmp_path):
         np.testing.assert_array_equal(loaded[k].data, p.data)
 
 
-def test_round_trip_nested_layers_and_batchnorm_state(tmp_path, rand):
+def test_round_trip_nested_layers_and_batchnorm_state(tmp_path, rand, to_np, backend):
     def build():
         return Sequential(L.Conv2d(2, 3, pad=1, in_channels=1), L.BatchNorm(), L.Linear(3))
 
-    a = build()
+    a = build().to(backend)
     x = rand(2, 1, 4, 4, dtype="float32")
     a.l2(a.l1(a.l0(x)).reshape(2, -1))
     a.save_weights(tmp_path / "seq.npz")
@@ -67,10 +68,12 @@ def test_round_trip_nested_layers_and_batchnorm_state(tmp_path, rand):
     assert names == [
         "l0/W", "l0/b", "l1/avg_mean", "l1/avg_var", "l1/gamma", "l1/beta", "l2/W", "l2/b",
     ]  # fmt: skip
-    b = build()  # BatchNorm and Linear still unsized: they take the file's shapes
+    b = build().to(backend)  # BatchNorm and Linear still unsized: they take the file's shapes
     b.load_weights(tmp_path / "seq.npz")
-    np.testing.assert_array_equal(b.l1.avg_mean.data, a.l1.avg_mean.data)
-    np.testing.assert_array_equal(b.l2.W.data, a.l2.W.data)
+    for p in (b.l0.W, b.l1.avg_mean, b.l2.W):  # the unsized ones too land on the model's backend
+        assert backend_of(p.data).name == backend.name
+    np.testing.assert_array_equal(to_np(b.l1.avg_mean), to_np(a.l1.avg_mean))
+    np.testing.assert_array_equal(to_np(b.l2.W), to_np(a.l2.W))
 
 
 def test_save_refuses_unsized_parameters_and_writes_nothing(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..backends import backend_of, get_array_module
+from ..backends.errors import BackendMismatchError
 from ..function import Function
 from ..variable import Variable, as_variable
 
@@ -63,6 +64,26 @@ def _index_data(slices: Any) -> Any:
     return slices.data if isinstance(slices, Variable) else slices
 
 
+def _check_index_backend(x: Any, slices: Any) -> None:
+    """Name the backends when an index array lives on another one than ``x`` (e.g. GPU ids
+    indexing a CPU embedding); the array libraries' own errors do not."""
+    home = backend_of(x)
+    for s in slices if isinstance(slices, tuple) else (slices,):
+        if not hasattr(s, "shape") or not hasattr(s, "dtype"):
+            continue
+        try:
+            other = backend_of(s)
+        except Exception:
+            continue
+        if other is not home:
+            raise BackendMismatchError(
+                f"get_item: the index array lives on backend {other.name!r} and the indexed "
+                f"array (shape {x.shape}) on {home.name!r}. Put both on one backend: move the "
+                f"indexed array (model.to_gpu(), Variable.to_gpu()) or the index "
+                f"(zerograd.backends.as_numpy(index) for the CPU)."
+            ) from None
+
+
 class GetItem(Function):
     def __init__(self, slices: Any) -> None:
         self.slices = _index_data(slices)
@@ -70,7 +91,10 @@ class GetItem(Function):
     def forward(self, x: Any) -> Any:
         try:
             return backend_of(x).getitem(x, self.slices)
-        except IndexError as exc:
+        except (IndexError, TypeError) as exc:
+            _check_index_backend(x, self.slices)
+            if isinstance(exc, TypeError):
+                raise
             raise IndexError(f"get_item: index {self.slices!r} on shape {x.shape}: {exc}") from None
 
     def backward(self, gy: Variable) -> Variable:
