@@ -32,16 +32,28 @@ class CUDARuntimeError(RuntimeError):
     """Stands in for cupy_backends.cuda.api.runtime.CUDARuntimeError."""
 
 
-def _stand_in_cupy(monkeypatch, device_count):
-    """Install a ``cupy`` module whose runtime reports ``device_count`` (or raises it)."""
+def _stand_in_cupy(monkeypatch, device_count, driver=None, runtime=12090):
+    """Install a ``cupy`` module whose runtime reports ``device_count`` (or raises it), and
+    ``driver`` as the driver's CUDA version (12040 for 12.4; 0: no driver; None: unknown)."""
 
     def get_device_count():
         if isinstance(device_count, Exception):
             raise device_count
         return device_count
 
+    def driver_version():
+        if driver is None:
+            raise CUDARuntimeError("cudaErrorUnknown")
+        return driver
+
     cp = types.ModuleType("cupy")
-    cp.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=get_device_count))
+    cp.cuda = types.SimpleNamespace(
+        runtime=types.SimpleNamespace(
+            getDeviceCount=get_device_count,
+            driverGetVersion=driver_version,
+            runtimeGetVersion=lambda: runtime,
+        )
+    )
     cp.float32 = np.float32
     monkeypatch.setitem(sys.modules, "cupy", cp)
     return cp
@@ -186,17 +198,35 @@ def test_to_gpu_says_why_and_changes_nothing(with_plugin, cupy_absent):
     assert isinstance(x.data, np.ndarray) and x.dtype == np.float32
 
 
+INSUFFICIENT = CUDARuntimeError(
+    "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime version"
+)
+
+
 def test_to_gpu_names_a_missing_driver(with_plugin, monkeypatch):
-    err = CUDARuntimeError("cudaErrorInsufficientDriver: CUDA driver version is insufficient")
-    _stand_in_cupy(monkeypatch, err)
+    # CUDA reports a missing driver as an "insufficient" one; the driver version 0 tells.
+    _stand_in_cupy(monkeypatch, INSUFFICIENT, driver=0)
     x = Variable(np.ones(3))
-    with pytest.raises(
-        B.NoBackendError,
-        match=r"cupy: CuPy is installed but no CUDA device/driver is usable: "
-        r"CUDARuntimeError: cudaErrorInsufficientDriver",
-    ):
+    with pytest.raises(B.NoBackendError) as info:
         x.to_gpu()
+    assert str(info.value) == (
+        "zerograd: no GPU backend can be used on this machine (cupy: CuPy is installed but no "
+        "CUDA device/driver is usable: no NVIDIA driver was found (CUDARuntimeError: "
+        "cudaErrorInsufficientDriver: CUDA driver version is insufficient for CUDA runtime "
+        "version). This needs a machine with an NVIDIA GPU and its driver; the numpy backend "
+        "works without one.)."
+    )
     assert isinstance(x.data, np.ndarray)
+
+
+def test_an_old_driver_is_told_apart_from_a_missing_one(monkeypatch):
+    _stand_in_cupy(monkeypatch, INSUFFICIENT, driver=11080, runtime=12090)
+    reason = CupyBackend().unavailable_reason()
+    assert reason.startswith(
+        "CuPy is installed but no CUDA device/driver is usable: the NVIDIA driver supports "
+        "CUDA 11.8 but this CuPy needs CUDA 12.9 (CUDARuntimeError: cudaErrorInsufficientDriver"
+    )
+    assert reason.endswith("install the CuPy that matches it (zerograd-cupy[cuda12] or [cuda13]).")
 
 
 def test_as_cupy_and_moving_by_name_say_why(with_plugin, cupy_absent):

@@ -25,14 +25,43 @@ def _is_cupy_module(module: str) -> bool:
     return module == "cupy" or module.startswith("cupy.")
 
 
-def _is_numpy_array(x: Any) -> bool:
-    t = type(x)
-    return t.__module__ == "numpy" and t.__name__ == "ndarray"
-
-
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _cuda_version(v: int) -> str:
+    return f"{v // 1000}.{v % 1000 // 10}"  # the runtime's 12040 is CUDA 12.4
+
+
+def _no_device_reason(cp: Any, exc: BaseException) -> str:
+    """Why the CUDA runtime found no device, told apart where CuPy can tell.
+
+    CUDA says "driver version is insufficient" both when the driver is too old and when
+    there is no driver at all; ``driverGetVersion() == 0`` means the latter.
+    """
+    head = "CuPy is installed but no CUDA device/driver is usable"
+    runtime = cp.cuda.runtime
+    try:
+        driver = int(runtime.driverGetVersion())
+    except Exception:
+        driver = None
+    if driver == 0:
+        return (
+            f"{head}: no NVIDIA driver was found ({_describe(exc)}). This needs a machine "
+            f"with an NVIDIA GPU and its driver; the numpy backend works without one."
+        )
+    if driver and "InsufficientDriver" in str(exc):
+        try:
+            needs = f"CUDA {_cuda_version(int(runtime.runtimeGetVersion()))}"
+        except Exception:
+            needs = "a newer CUDA"
+        return (
+            f"{head}: the NVIDIA driver supports CUDA {_cuda_version(driver)} but this CuPy "
+            f"needs {needs} ({_describe(exc)}). Update the driver, or install the CuPy that "
+            f"matches it (zerograd-cupy[cuda12] or [cuda13])."
+        )
+    return f"{head}: {_describe(exc)}"
 
 
 class CupyBackend(Backend):
@@ -102,7 +131,7 @@ class CupyBackend(Backend):
         try:
             count = int(cp.cuda.runtime.getDeviceCount())
         except Exception as exc:  # CUDARuntimeError (no device, driver too old), no libcuda
-            return False, f"CuPy is installed but no CUDA device/driver is usable: {_describe(exc)}"
+            return False, _no_device_reason(cp, exc)
         if count < 1:
             return (
                 False,
@@ -159,20 +188,13 @@ class CupyBackend(Backend):
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """A copy of ``a`` with ``values`` added at ``indices``; repeated indices add up.
 
-        Uses ``cupyx.scatter_add`` (atomic adds). numpy index arrays are moved to the GPU.
+        Uses ``cupy.add.at`` (atomic adds on the GPU; ``cupyx.scatter_add`` is deprecated).
+        CuPy copies numpy or list index arrays to the device itself.
         """
         cp = self.xp
-        cupyx = importlib.import_module("cupyx")
         out = cp.array(a, copy=True)
-        cupyx.scatter_add(out, self._device_index(indices), cp.asarray(values, dtype=out.dtype))
+        cp.add.at(out, indices, cp.asarray(values, dtype=out.dtype))
         return out
-
-    def _device_index(self, index: Any) -> Any:
-        if isinstance(index, tuple):
-            return tuple(self._device_index(i) for i in index)
-        if isinstance(index, list) or _is_numpy_array(index):
-            return self.xp.asarray(index)
-        return index
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         """``cupy.broadcast_to`` (a read-only view)."""

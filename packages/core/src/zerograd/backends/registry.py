@@ -226,7 +226,7 @@ class Registry:
             plugin, dist = self.sources[name]
             try:
                 available = bool(backend.is_available())
-                version = backend.version() if available or backend.device == "cpu" else "-"
+                version = backend.version()  # installed-but-unusable shows its version too
             except Exception:
                 available, version = False, "-"
             rows.append(BackendInfo(name, plugin, dist, version, backend.device, available))
