@@ -19,7 +19,14 @@ PACKAGES = ROOT / "packages"
 nox.options.download_python = "never"
 nox.options.default_venv_backend = "venv"
 nox.options.reuse_venv = "yes"
-nox.options.sessions = ["lint", "tests", "smoke", "docs", "plugin_example"]
+nox.options.sessions = [
+    "lint",
+    "tests",
+    "cupy_without_gpu",
+    "smoke",
+    "docs",
+    "plugin_example",
+]
 
 # distribution folder -> the sibling folders it needs installed for its tests
 DEPENDS = {
@@ -47,7 +54,15 @@ def _combos() -> list:
             combos.append(nox.param(package, "numpy", numpy, id=f"{package}-numpy-np{numpy}"))
         if package in ("core", "nn", "backend-cupy"):
             combos.append(nox.param(package, "cupy", "2", id=f"{package}-cupy-np2"))
+            combos.append(nox.param(package, "cupysim", "2", id=f"{package}-cupysim-np2"))
     return combos
+
+
+SIMULATOR = PACKAGES / "backend-cupy" / "simulator"
+SIMULATOR_BANNER = (
+    "cupysim: the cupy backend on the CuPy CPU simulator (packages/backend-cupy/simulator), "
+    "NOT on a GPU. It checks host/device discipline and the GPU code paths, not CUDA."
+)
 
 
 def _gpu_missing() -> str | None:
@@ -71,9 +86,14 @@ def _cupy_extra() -> str:
 def tests(session: nox.Session, package: str, backend: str, numpy: str) -> None:
     """Run one package's tests on one backend and numpy version."""
     # numpy is always there: the default backend for scalars, to_cpu() and the mixing tests
+    env = {"ZEROGRAD_TEST_BACKEND": backend}
+    if backend == "cupysim":
+        session.log(SIMULATOR_BANNER)
+        backend = env["ZEROGRAD_TEST_BACKEND"] = "cupy"
+        env["PYTHONPATH"] = str(SIMULATOR)
     folders = dict.fromkeys(DEPENDS[package] + ["backend-numpy", f"backend-{backend}"])
     reqs = [str(PACKAGES / f) for f in folders]
-    if backend == "cupy":
+    if backend == "cupy" and "PYTHONPATH" not in env:
         reason = _gpu_missing()
         if reason:
             session.skip(f"cupy backend not tested: {reason}")
@@ -85,7 +105,27 @@ def tests(session: nox.Session, package: str, backend: str, numpy: str) -> None:
         "-q",
         "-rs",
         *session.posargs,
-        env={"ZEROGRAD_TEST_BACKEND": backend},
+        env=env,
+    )
+
+
+@nox.session
+def cupy_without_gpu(session: nox.Session) -> None:
+    """The real CuPy wheel where no GPU is usable: the backend must say why, not break."""
+    if _gpu_missing() is None:
+        session.skip("an NVIDIA GPU is present: the tests(...-cupy-np2) sessions cover it")
+    extra = os.environ.get("ZEROGRAD_CUPY_EXTRA", "cuda12")
+    folders = ["core", "backend-numpy", "backend-cupy"]
+    reqs = [str(PACKAGES / f) for f in folders]
+    reqs[-1] += f"[{extra}]"
+    session.install("numpy>=2,<3", "pytest>=8", *reqs)
+    tests = PACKAGES / "backend-cupy" / "tests"
+    session.run(
+        "pytest",
+        str(tests / "test_cupy_real_without_gpu.py"),
+        "-q",
+        "-rs",
+        env={"ZEROGRAD_EXPECT_REAL_CUPY": "1"},
     )
 
 

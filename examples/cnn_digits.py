@@ -4,7 +4,10 @@ conv 3x3 (16 channels, pad 1) -> relu -> max pool 2 -> linear 64 -> relu -> line
 trained with Adam; prints the loss per epoch and the test accuracy (above 95%). Needs
 scikit-learn for the data only: pip install scikit-learn.
 
-    python examples/cnn_digits.py [--epochs 15]
+    python examples/cnn_digits.py [--epochs 15] [--gpu]
+
+``--gpu`` trains on the GPU backend (zerograd-cupy), as the book does: the model and the
+data loader are moved with ``to_gpu()``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from _progress import progress  # examples/_progress.py
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import no_grad, test_mode
+from zerograd.backends import as_cupy
 from zerograd_nn import DataLoader, Model
 from zerograd_nn.datasets import Dataset
 from zerograd_nn.optimizers import Adam
@@ -64,18 +68,26 @@ class SmallCNN(Model):
         return self.fc2(h)
 
 
-def evaluate(model: Model, dataset: Dataset) -> float:
+def evaluate(model: Model, dataset: Dataset, gpu: bool = False) -> float:
     """Accuracy on the whole dataset (test mode, no graph)."""
+    x, t = dataset.data, dataset.label
+    if gpu:
+        x, t = as_cupy(x), as_cupy(t)
     with no_grad(), test_mode():
-        return float(F.accuracy(model(dataset.data), dataset.label).data)
+        return float(F.accuracy(model(x), t).data)
 
 
-def train(epochs: int = 15, batch_size: int = 32, seed: int = 0, verbose: bool = True) -> dict:
+def train(
+    epochs: int = 15, batch_size: int = 32, seed: int = 0, verbose: bool = True, gpu: bool = False
+) -> dict:
     """Train and return the model, the per-epoch loss and the test accuracy."""
     np.random.seed(seed)
     train_set, test_set = Digits(True, seed), Digits(False, seed)
     loader = DataLoader(train_set, batch_size)
     model = SmallCNN()
+    if gpu:
+        loader.to_gpu()
+        model.to_gpu()
     optimizer = Adam(alpha=0.003).setup(model)
     losses = []
     for epoch in range(1, epochs + 1):
@@ -89,18 +101,20 @@ def train(epochs: int = 15, batch_size: int = 32, seed: int = 0, verbose: bool =
         losses.append(total / len(train_set))
         if verbose:
             print(
-                f"epoch {epoch:3d}  loss {losses[-1]:.4f}  test acc {evaluate(model, test_set):.3f}"
+                f"epoch {epoch:3d}  loss {losses[-1]:.4f}  "
+                f"test acc {evaluate(model, test_set, gpu):.3f}"
             )
-    return {"model": model, "losses": losses, "test_accuracy": evaluate(model, test_set)}
+    return {"model": model, "losses": losses, "test_accuracy": evaluate(model, test_set, gpu)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = train(args.epochs, seed=args.seed)
+    result = train(args.epochs, seed=args.seed, gpu=args.gpu)
     took = time.perf_counter() - t0
     print(f"test accuracy: {result['test_accuracy']:.1%} ({took:.1f} s)")
 

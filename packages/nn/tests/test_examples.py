@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from zerograd.backends import backend_of
+
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
@@ -51,13 +53,18 @@ def test_spiral_writes_its_plots(spiral_run, tmp_path, capsys):
         assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000, name
 
 
-def test_cnn_digits_reaches_95_percent_test_accuracy():
+def test_cnn_digits_reaches_95_percent_test_accuracy(backend):
     try:
         import sklearn  # noqa: F401
     except ImportError:
         pytest.skip("scikit-learn is not installed (pip install scikit-learn): CNN not trained")
     cnn = load("cnn_digits")
-    result = cnn.train(epochs=6, verbose=False)
+    gpu = backend.device == "gpu"  # the book's GPU path: model.to_gpu(), loader.to_gpu()
+    result = cnn.train(epochs=6, verbose=False, gpu=gpu)
+    assert all(
+        p.data is not None and backend_of(p.data).name == backend.name
+        for p in result["model"].params()
+    )
     assert result["test_accuracy"] > 0.95
     assert result["losses"][-1] < result["losses"][0] / 3
 
