@@ -21,7 +21,7 @@ from _progress import progress  # examples/_progress.py
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import no_grad, test_mode
-from zerograd.backends import as_cupy
+from zerograd.backends import NoBackendError, as_cupy
 from zerograd_nn import DataLoader, Model
 from zerograd_nn.datasets import Dataset
 from zerograd_nn.optimizers import Adam
@@ -114,7 +114,10 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = train(args.epochs, seed=args.seed, gpu=args.gpu)
+    try:
+        result = train(args.epochs, seed=args.seed, gpu=args.gpu)
+    except NoBackendError as exc:  # --gpu on a machine without a usable GPU
+        raise SystemExit(f"cnn_digits.py --gpu: {exc}") from None
     took = time.perf_counter() - t0
     print(f"test accuracy: {result['test_accuracy']:.1%} ({took:.1f} s)")
 
