@@ -87,6 +87,10 @@ def _index(key: Any) -> Any:
     return unwrap(key, host_ok=True)
 
 
+def _on_host(convert):
+    return lambda self: convert(self._a)
+
+
 class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
     """A device array (simulated). Construct through ``cupy.asarray`` and friends."""
 
@@ -169,31 +173,19 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
             raise ValueError("non-scalar numpy.ndarray cannot be used for fill")
         self._a[_index(key)] = unwrap(value, host_ok=True)
 
-    def __len__(self) -> int:
-        return len(self._a)
+    # Python conversions copy to the host, as CuPy's do (they synchronize with the device)
+    __len__ = _on_host(len)
+    __float__ = _on_host(float)
+    __int__ = _on_host(int)
+    __bool__ = _on_host(bool)
+    __complex__ = _on_host(complex)
+    __repr__ = _on_host(repr)
+    __str__ = _on_host(str)
 
     def __iter__(self):
         if self._a.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return (wrap(v) for v in self._a)
-
-    def __float__(self) -> float:
-        return float(self._a)
-
-    def __int__(self) -> int:
-        return int(self._a)
-
-    def __bool__(self) -> bool:
-        return bool(self._a)
-
-    def __complex__(self) -> complex:
-        return complex(self._a)
-
-    def __repr__(self) -> str:
-        return repr(self._a)
-
-    def __str__(self) -> str:
-        return str(self._a)
 
     def __copy__(self) -> ndarray:
         return ndarray._of(self._a.copy())
