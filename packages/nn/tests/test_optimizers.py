@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from zerograd import Parameter, Variable
+from zerograd.backends import as_array_of, as_numpy, backend_of, get_backend
 from zerograd_nn import optimizers as O
 
 
@@ -259,25 +260,41 @@ def test_state_follows_parameter_to_another_backend(monkeypatch):
     ],
     ids=["SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam", "AdamW"],
 )
-def test_optimizers_fit_a_linear_layer(make):
+def test_optimizers_fit_a_linear_layer(make, backend):
+    model, opt, losses = _fit(make, backend)
+    assert losses[-1] < losses[0] / 10
+    assert all(p.data.dtype == np.float32 for p in model.params())
+    # the state lives with the parameters (on the GPU after to_gpu()), and the run gives
+    # the numbers the numpy backend gives
+    for p in model.params():
+        assert {
+            backend_of(v).name for v in opt._state.get(p, {}).values() if hasattr(v, "shape")
+        } <= {backend.name}
+        assert backend_of(p.data).name == backend.name
+    reference, _, _ = _fit(make, get_backend("numpy"))
+    for p, q in zip(model.params(), reference.params()):
+        np.testing.assert_allclose(as_numpy(p.data), q.data, rtol=1e-4, atol=1e-6)
+
+
+def _fit(make, backend, steps=500):
     import zerograd_nn.functional as F
     from zerograd_nn.layers import Linear
 
     rng = np.random.RandomState(0)
     x = rng.rand(64, 3).astype(np.float32)
     y = x @ np.array([[1.0], [-2.0], [0.5]], np.float32) + np.float32(0.3)
+    x, y = as_array_of(x, backend), as_array_of(y, backend)
     np.random.seed(0)
-    model = Linear(1)
+    model = Linear(1, in_size=3).to(backend)
     opt = make().setup(model)
     losses = []
-    for _ in range(500):
+    for _ in range(steps):
         loss = F.mean_squared_error(model(x), y)
         model.cleargrads()
         loss.backward()
         opt.update()
         losses.append(float(loss.data))
-    assert losses[-1] < losses[0] / 10
-    assert all(p.data.dtype == np.float32 for p in model.params())
+    return model, opt, losses
 
 
 def test_freeze_param_with_a_layer():
