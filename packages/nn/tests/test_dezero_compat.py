@@ -1068,6 +1068,47 @@ def test_step52_cuda_module_functions():
         assert all(type(p.data) is np.ndarray for p in model.params())
 
 
+def _train_spiral(gpu: bool, epochs: int = 3):
+    """Step 52's loop on the spiral; the model is sized on the CPU first so that both runs
+    start from the same weights (sized lazily on a GPU, it would draw them there)."""
+    np.random.seed(0)
+    train_set = Spiral(train=True)
+    loader = DataLoader(train_set, batch_size=30)
+    model = MLP((10, 3))
+    model(np.zeros((1, 2), dtype=np.float32))
+    optimizer = optimizers.MomentumSGD(0.5).setup(model)
+    if gpu:  # the book: if dezero.cuda.gpu_enable: train_loader.to_gpu(); model.to_gpu()
+        loader.to_gpu()
+        model.to_gpu()
+    losses = []
+    for _ in range(epochs):
+        total = 0.0
+        for x, t in loader:
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            optimizer.update()
+            total += float(loss.data) * len(t)
+        losses.append(total / len(train_set))
+    return model, losses
+
+
+def test_step52_training_on_the_gpu_gives_the_cpu_numbers(tmp_path):
+    if not cuda.gpu_enable:
+        pytest.skip("no usable GPU backend: the book's GPU branch cannot be taken here")
+    gpu_model, gpu_losses = _train_spiral(gpu=True)
+    cpu_model, cpu_losses = _train_spiral(gpu=False)
+    assert all(type(p.data) is not np.ndarray for p in gpu_model.params())
+    assert gpu_losses[-1] < gpu_losses[0]
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=1e-4)
+    gpu_model.save_weights(str(tmp_path / "gpu.npz"))  # step 53: saved from the GPU
+    fresh = MLP((10, 3))
+    fresh.load_weights(str(tmp_path / "gpu.npz"))
+    for p, q in zip(fresh.params(), cpu_model.params()):
+        assert type(p.data) is np.ndarray
+        np.testing.assert_allclose(p.data, q.data, rtol=1e-4, atol=1e-6)
+
+
 def test_step53_save_and_load_weights(tmp_path):
     x = np.random.RandomState(0).randn(4, 2).astype(np.float32)
     model = MLP((10, 3))
