@@ -29,7 +29,8 @@ def _on(backend, model, x, t):
     return as_array_of(x, backend), as_array_of(t, backend)
 
 
-def run() -> list[dict]:
+def run(repeat: int = 15) -> list[dict]:
+    """The table rows: one per case, or one saying why the GPU run was skipped."""
     try:
         backend = gpu_backend()
     except NoBackendError as exc:
@@ -70,7 +71,7 @@ def run() -> list[dict]:
         gx, gt = _on(backend, gpu_model, x, t)
         # float(loss.data) inside step() copies the loss to the host: it synchronizes
         fns = {"gpu": partial(gpu_model.step, gx, gt), "cpu": partial(cpu_model.step, x, t)}
-        best = side_by_side(fns, repeat=15)
+        best = side_by_side(fns, repeat=repeat)
         rows.append(
             {
                 "group": f"GPU ({backend.name}, {name}) vs CPU (numpy), ms/step",

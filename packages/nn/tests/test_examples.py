@@ -86,3 +86,19 @@ def test_char_rnn_learns_and_samples():
     text = char.sample(result["model"], result["dataset"], length=50)
     assert text.startswith("The ") and len(text) == 54
     assert set(text) <= set(result["dataset"].vocab)
+
+
+def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
+    """benchmarks/bench_gpu.py (whose numbers need a GPU) runs on the GPU backend under test;
+    the times are not read."""
+    if backend.device != "gpu":
+        pytest.skip(f"the backend under test ({backend.name}) is not a GPU backend")
+    bench = EXAMPLES.parent / "benchmarks"
+    if not (bench / "bench_gpu.py").is_file():
+        pytest.skip(f"{bench} not found (tests run outside the repository checkout)")
+    monkeypatch.syspath_prepend(str(bench))
+    import bench_gpu
+
+    rows = bench_gpu.run(repeat=1)
+    assert [r["case"].split()[0] for r in rows] == ["MLP", "MLP", "CNN"]
+    assert all(r["zerograd"] > 0 and r["numpy"] > 0 for r in rows)
