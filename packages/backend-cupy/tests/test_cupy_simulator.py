@@ -79,3 +79,12 @@ def test_elementwise_kernel_runs_its_body_and_checks_its_loop_size(cp):
     raw_only = cp.ElementwiseKernel("raw T y", "raw T z", "z[i] = y[i];", "sim_copy")
     with pytest.raises(ValueError, match="Loop size is undecided"):
         raw_only(y, cp.empty(3))
+
+
+def test_only_names_cupy_has_are_offered(cp):
+    x = cp.asarray([1.0, 2.0])
+    with pytest.raises(AttributeError, match="'cupy.ndarray' object has no attribute 'getfield'"):
+        _ = x.getfield
+    with pytest.raises(AttributeError, match="module 'cupy.random' has no attribute 'bogus'"):
+        _ = cp.random.bogus
+    assert cp.random.randn(2).shape == (2,) and isinstance(cp.exp(x), cp.ndarray)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as _np
 
-from . import cuda
+from . import _names, cuda
 from ._array import IMPLICIT, ndarray, operands, unwrap, unwrap_kwargs, wrap
 from ._kernel import ElementwiseKernel
 
@@ -73,14 +73,25 @@ _ADD_AT_DTYPES = frozenset({"int32", "int64", "uint32", "uint64", "float16", "fl
 
 
 class _Namespace(types.ModuleType):
-    """A numpy submodule (``random``, ``linalg``) whose functions give device arrays."""
+    """A numpy submodule (``random``, ``linalg``) whose functions give device arrays; only
+    the names CuPy has."""
 
-    def __init__(self, name: str, source: types.ModuleType) -> None:
+    def __init__(self, name: str, source: types.ModuleType, names: frozenset) -> None:
         super().__init__(name)
         self._source = source
+        self._names = names
 
     def __getattr__(self, name: str) -> Any:
+        if name not in self._names or not hasattr(self._source, name):
+            raise _missing(self.__name__, name)
         return _lift(getattr(self._source, name))
+
+
+def _missing(module: str, name: str) -> AttributeError:
+    return AttributeError(
+        f"module {module!r} has no attribute {name!r} (the CPU simulator offers only the "
+        f"names CuPy has)"
+    )
 
 
 def _lift(attr: Any) -> Any:
@@ -91,8 +102,8 @@ def _lift(attr: Any) -> Any:
     return _device_function(attr)
 
 
-random = _Namespace("cupy.random", _np.random)
-linalg = _Namespace("cupy.linalg", _np.linalg)
+random = _Namespace("cupy.random", _np.random, _names.RANDOM)
+linalg = _Namespace("cupy.linalg", _np.linalg, _names.LINALG)
 
 
 # -- host <-> device (the only functions that accept numpy arrays) -------------------------
@@ -138,10 +149,9 @@ def get_array_module(*args):
 
 
 def __getattr__(name: str) -> Any:
-    try:
-        attr = getattr(_np, name)
-    except AttributeError:
-        raise AttributeError(f"module 'cupy' (CPU simulator) has no attribute {name!r}") from None
+    if name not in _names.MODULE or not hasattr(_np, name):
+        raise _missing("cupy", name)
+    attr = getattr(_np, name)
     lifted = _lift(attr)
     globals()[name] = lifted  # looked up once
     return lifted

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.mixins import NDArrayOperatorsMixin
 
+from ._names import NDARRAY
+
 # Methods whose results live on the host in CuPy as well.
 _HOST_METHODS = frozenset({"item", "tolist", "tobytes"})
 
@@ -149,10 +151,9 @@ class ndarray(NDArrayOperatorsMixin):  # noqa: N801 - CuPy's name
     def __getattr__(self, name: str) -> Any:
         if name == "_a" or name.startswith("__"):
             raise AttributeError(name)
-        try:
-            attr = getattr(self._a, name)
-        except AttributeError:
-            raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r}") from None
+        if name not in NDARRAY or not hasattr(self._a, name):
+            raise AttributeError(f"'cupy.ndarray' object has no attribute {name!r}")
+        attr = getattr(self._a, name)
         if not callable(attr):
             return wrap(attr)
         if name in _HOST_METHODS:
