@@ -86,14 +86,16 @@ def _cupy_extra() -> str:
 def tests(session: nox.Session, package: str, backend: str, numpy: str) -> None:
     """Run one package's tests on one backend and numpy version."""
     # numpy is always there: the default backend for scalars, to_cpu() and the mixing tests
-    env = {"ZEROGRAD_TEST_BACKEND": backend}
-    if backend == "cupysim":
+    simulated = backend == "cupysim"  # the cupy backend over the CuPy CPU simulator
+    if simulated:
         session.log(SIMULATOR_BANNER)
-        backend = env["ZEROGRAD_TEST_BACKEND"] = "cupy"
+        backend = "cupy"
+    env = {"ZEROGRAD_TEST_BACKEND": backend}
+    if simulated:
         env["PYTHONPATH"] = str(SIMULATOR)
     folders = dict.fromkeys(DEPENDS[package] + ["backend-numpy", f"backend-{backend}"])
     reqs = [str(PACKAGES / f) for f in folders]
-    if backend == "cupy" and "PYTHONPATH" not in env:
+    if backend == "cupy" and not simulated:
         reason = _gpu_missing()
         if reason:
             session.skip(f"cupy backend not tested: {reason}")
