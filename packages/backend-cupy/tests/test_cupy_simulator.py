@@ -76,6 +76,10 @@ def test_elementwise_kernel_runs_its_body_and_checks_its_loop_size(cp):
     assert cp.asnumpy(z).tolist() == [31.0, 22.0, 13.0]
     with pytest.raises(ValueError, match="'size' can be used only if all of the ndarray are 'raw'"):
         k(x, y, 3, cp.empty(3), size=3)
+    strided = cp.asarray(np.arange(6.0))[::2]  # non-contiguous inputs and outputs
+    out = cp.zeros(6)
+    k(strided, cp.asarray(np.arange(3.0)), 3, out[::2])
+    assert cp.asnumpy(out).tolist() == [2.0, 0.0, 3.0, 0.0, 4.0, 0.0]
     raw_only = cp.ElementwiseKernel("raw T y", "raw T z", "z[i] = y[i];", "sim_copy")
     with pytest.raises(ValueError, match="Loop size is undecided"):
         raw_only(y, cp.empty(3))

@@ -1,10 +1,10 @@
 """A CPU simulation of CuPy, for zerograd's test sessions only. This is not CuPy.
 
 It runs zerograd's cupy backend, and everything above it, without a GPU: device arrays
-are numpy arrays behind CuPy's host/device boundary (see ``_array``), every numpy function
-is offered under its own name, and ``ElementwiseKernel`` compiles its CUDA C body as C++
-for the CPU (see ``_kernel``). nox puts this folder on ``PYTHONPATH`` in the
-``tests(...-cupysim-...)`` sessions; it is never installed.
+are numpy arrays behind CuPy's host/device boundary (see ``_array``), the numpy functions
+CuPy also has are offered under their names (see ``_names``), and ``ElementwiseKernel``
+compiles its CUDA C body as C++ for the CPU (see ``_kernel``). nox puts this folder on
+``PYTHONPATH`` in the ``tests(...-cupysim-...)`` sessions; it is never installed.
 
 What a pass here shows: the code keeps host and device arrays apart, moves data where it
 must, and gets the same numbers as on numpy, through the same code paths the GPU takes.

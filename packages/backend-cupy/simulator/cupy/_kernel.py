@@ -133,13 +133,14 @@ class ElementwiseKernel:
             raise ValueError("Loop size is undecided.")
         arrays = [isinstance(a, ndarray) for a in args]
         lib = _build(self._source(params, types, arrays))
-        c_args, writebacks = [], []
+        c_args, writebacks, alive = [], [], []  # alive: contiguous copies outlive the call
         for p, a in zip(params, args):
             dtype = types[p.ctype] if p.placeholder else np.dtype(p.ctype)
             if isinstance(a, ndarray):
                 if a.dtype != dtype:
                     raise TypeError(f"{self.name}: {p.name} is {a.dtype}, expected {dtype}")
                 data = np.ascontiguousarray(a._a)
+                alive.append(data)
                 if p in self.out_params and data is not a._a:
                     writebacks.append((a._a, data))
                 c_args.append(ctypes.c_void_p(data.ctypes.data))
