@@ -87,18 +87,23 @@ def fake_entry_points(monkeypatch):
     B.refresh()
 
 
+def _plugin(install, ep_name, backend_factory, dist, module=None):
+    """A fake plugin module (``fake_<ep_name>_plugin``) and the entry point that names it."""
+    module = module or f"fake_{ep_name}_plugin"
+    _module(module, backend_factory)
+    install(ep_name, module, dist)
+
+
 def _numpy_plugin(install=None):
     """The numpy backend as a fake plugin module; with ``install``, also its entry point."""
-    module = _module("fake_numpy_plugin", NumpyBackend)
-    if install is not None:
-        install("numpy", "fake_numpy_plugin", "zerograd-numpy")
-    return module
+    if install is None:
+        return _module("fake_numpy_plugin", NumpyBackend)
+    _plugin(install, "numpy", NumpyBackend, "zerograd-numpy")
 
 
 def test_two_plugins_load_and_are_listed(fake_entry_points):
     _numpy_plugin(fake_entry_points)
-    _module("fake_box_plugin", BoxBackend)
-    fake_entry_points("box", "fake_box_plugin", "zerograd-box")
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
     B.refresh()
     rows = {r.name: r for r in B.list_backends()}
     assert set(rows) == {"numpy", "box"}
@@ -166,8 +171,7 @@ def test_no_backend_installed_says_what_to_install(fake_entry_points):
 
 def test_duplicate_entry_point_name_warns_and_keeps_first(fake_entry_points):
     _numpy_plugin(fake_entry_points)
-    _module("fake_numpy_plugin2", NumpyBackend)
-    fake_entry_points("numpy", "fake_numpy_plugin2", "numpy-fork")
+    _plugin(fake_entry_points, "numpy", NumpyBackend, "numpy-fork", module="fake_numpy_plugin2")
     B.refresh()
     with pytest.warns(
         B.BackendPluginWarning,
@@ -183,8 +187,7 @@ def test_two_backends_claiming_one_array_type(fake_entry_points):
         name = "numpy2"
 
     _numpy_plugin(fake_entry_points)
-    _module("fake_numpy2_plugin", OtherNumpy)
-    fake_entry_points("numpy2", "fake_numpy2_plugin", "numpy2")
+    _plugin(fake_entry_points, "numpy2", OtherNumpy, "numpy2")
     B.refresh()
     with pytest.raises(
         B.BackendPluginError,
@@ -198,8 +201,7 @@ def test_plugin_for_another_api_version_is_refused(fake_entry_points):
     class Future(BoxBackend):
         api_version = 2
 
-    _module("fake_future_plugin", Future)
-    fake_entry_points("future", "fake_future_plugin", "zerograd-future")
+    _plugin(fake_entry_points, "future", Future, "zerograd-future")
     B.refresh()
     with pytest.warns(
         B.BackendPluginWarning,
@@ -223,10 +225,8 @@ def test_plugin_with_unknown_hook_is_refused(fake_entry_points):
 
 
 def test_plugin_returning_wrong_object_and_raising_hook(fake_entry_points):
-    _module("fake_wrong_plugin", lambda: object())
-    _module("fake_raising_plugin", lambda: 1 / 0)
-    fake_entry_points("wrong", "fake_wrong_plugin", "w")
-    fake_entry_points("raising", "fake_raising_plugin", "r")
+    _plugin(fake_entry_points, "wrong", lambda: object(), "w")
+    _plugin(fake_entry_points, "raising", lambda: 1 / 0, "r")
     B.refresh()
     with pytest.warns(B.BackendPluginWarning) as record:
         assert B.list_backends() == []
@@ -236,12 +236,8 @@ def test_plugin_returning_wrong_object_and_raising_hook(fake_entry_points):
 
 
 def test_mixing_backends_in_one_op(fake_entry_points):
-    class BoxWithOps(BoxBackend):
-        pass
-
     _numpy_plugin(fake_entry_points)
-    _module("fake_box_plugin", BoxWithOps)
-    fake_entry_points("box", "fake_box_plugin", "zerograd-box")
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
     B.refresh()
     with pytest.raises(
         B.BackendMismatchError,
@@ -253,8 +249,7 @@ def test_mixing_backends_in_one_op(fake_entry_points):
 
 def test_index_array_of_another_backend_is_named(fake_entry_points):
     _numpy_plugin(fake_entry_points)
-    _module("fake_box_plugin", BoxBackend)
-    fake_entry_points("box", "fake_box_plugin", "zerograd-box")
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
     B.refresh()
     ids = Box([0.0, 2.0])
     ids.shape, ids.dtype = (2,), np.dtype("int64")  # looks like an array to the check
