@@ -5,9 +5,20 @@ from __future__ import annotations
 import heapq
 from typing import Any
 
-from .backends import get_array_module
+from .backends import backend_of, get_array_module
 from .config import _enable_backprop
+from .function import Function
 from .variable import Variable, as_array
+
+
+class _Copy(Function):
+    """The identity into a new array: gives a gradient its own object and its own memory."""
+
+    def forward(self, x: Any) -> Any:
+        return backend_of(x).astype(x, x.dtype)  # astype copies
+
+    def backward(self, gy: Variable) -> Variable:
+        return gy
 
 
 def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False) -> None:
@@ -16,7 +27,12 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     Functions are visited once each, newest generation first, from a heap keyed by
     ``(-generation, insertion count)``: the count breaks ties so functions are never
     compared, and the heap makes the walk O(n log n) however wide the graph is.
+
+    Two rules hold whatever the functions' ``backward`` return: a gradient object (and
+    its array) is stored in one variable only, and when anything raises, every gradient
+    the walk changed is put back as it was before the call.
     """
+    before = {y: y.grad}  # each variable the walk touched -> its grad before the walk
     if y.grad is None:
         y.grad = Variable(get_array_module(y.data).ones_like(y.data))
     f = y.creator
@@ -24,6 +40,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
         return
     heap: list[tuple[int, int, Any]] = [(-f.generation, 0, f)]
     seen = {f}
+    kept: set[Variable] = set()  # gradients stored in leaves by this walk
     count = 1
     push, pop = heapq.heappush, heapq.heappop
     token = _enable_backprop.set(create_graph)
@@ -33,15 +50,23 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
             refs = f.outputs
             if len(refs) == 1:
                 o = refs[0]()
-                gxs = f.backward(o.grad)
-                if not retain_grad:
-                    o.grad = None
+                gy = o.grad
+                gxs = f.backward(gy)
+                if retain_grad:
+                    held = (gy,)
+                else:
+                    o.grad = None  # o is in `before`: it got its gradient in this walk
             else:
                 outputs = [ref() for ref in refs]
-                gxs = f.backward(*[None if o is None else o.grad for o in outputs])
-                if not retain_grad:
+                gys = [None if o is None else o.grad for o in outputs]
+                gxs = f.backward(*gys)
+                if retain_grad:
+                    held = tuple(gys)
+                else:
                     for o in outputs:
                         if o is not None:
+                            if o not in before:
+                                before[o] = o.grad
                             o.grad = None
             if type(gxs) is not tuple:
                 gxs = (gxs,)
@@ -51,6 +76,8 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                     f"{type(f).__name__}.backward returned {len(gxs)} gradients for "
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
+            if retain_grad:
+                gxs = _own(gxs, held)
             for x, gx in zip(inputs, gxs):
                 if gx is None:
                     continue
@@ -63,11 +90,40 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                         f"{gx.data.shape} for an input of shape {xd.shape}; a gradient "
                         f"must have its input's shape (use sum_to to undo broadcasting)."
                     )
-                x.grad = gx if x.grad is None else x.grad + gx
+                xg = x.grad
+                if x not in before:
+                    before[x] = xg
                 creator = x.creator
+                if xg is not None:
+                    x.grad = xg + gx
+                elif creator is None:
+                    # a leaf keeps its gradient after the walk, so it gets one nobody else
+                    # has (intermediates drop theirs; _own checks them when retained)
+                    if gx in kept:
+                        gx = _Copy()(gx)
+                    kept.add(gx)
+                    x.grad = gx
+                    continue
+                else:
+                    x.grad = gx
                 if creator is not None and creator not in seen:
                     seen.add(creator)
                     push(heap, (-creator.generation, count, creator))
                     count += 1
+    except BaseException:
+        for v, g in before.items():
+            v.grad = g
+        raise
     finally:
         _enable_backprop.reset(token)
+
+
+def _own(gxs: tuple, held: tuple) -> tuple:
+    """``gxs`` with a copy in place of each gradient that is repeated or is one of the
+    output gradients ``held`` (retained), so no two variables end up sharing one."""
+    out = []
+    for gx in gxs:
+        if gx is not None and (any(gx is g for g in out) or any(gx is g for g in held)):
+            gx = _Copy()(gx)
+        out.append(gx)
+    return tuple(out)
