@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
-from zerograd import Variable, test_mode
+from zerograd import Variable, test_mode, using_config
 from zerograd.testing import check_backward
 
 
@@ -104,3 +104,32 @@ def test_dropout_test_mode_is_identity(arr, to_np):
 def test_dropout_bad_ratio(arr):
     with pytest.raises(ValueError, match=r"dropout_ratio must be in \[0, 1\), got 1.0"):
         F.dropout(arr([1.0]), 1.0)
+
+
+def test_batch_nrom_is_dezeros_spelling_of_batch_norm():
+    assert F.batch_nrom is F.batch_norm
+    assert "batch_nrom" in F.__all__
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_dropout_of_0d_input(arr, to_np, train):
+    np.random.seed(0)
+    x = Variable(arr(2.0))
+    with using_config("train", train):
+        y = F.dropout(x, 0.5)
+    assert y.shape == ()
+    y.backward()
+    assert np.random.RandomState(0).rand() > 0.5  # seed 0 keeps the element
+    assert (float(to_np(y)), float(to_np(x.grad))) == ((4.0, 2.0) if train else (2.0, 1.0))
+    np.random.seed(1)
+    assert np.random.RandomState(1).rand() < 0.5  # seed 1 drops it
+    with using_config("train", True):
+        assert float(to_np(F.dropout(arr(2.0), 0.5))) == 0.0
+
+
+def test_dropout_of_integers_is_not_truncated(arr, to_np):
+    np.random.seed(1)
+    y = F.dropout(arr([[1, 2, 3, 4]], "int64"), 0.6)
+    mask = np.random.RandomState(1).rand(1, 4) > 0.6
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), np.array([[1, 2, 3, 4]]) * mask / 0.4, rtol=1e-12)

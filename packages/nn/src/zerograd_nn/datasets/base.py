@@ -50,6 +50,12 @@ class Dataset:
         self.data: Any = None
         self.label: Any = None
         self.prepare()
+        data, label = self.data, self.label
+        if hasattr(data, "__len__") and hasattr(label, "__len__") and len(data) != len(label):
+            raise ValueError(
+                f"{type(self).__name__}: {len(data)} data items but {len(label)} labels; "
+                f"prepare() must give one label per item."
+            )
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         if not isinstance(index, int) and getattr(index, "ndim", 1) != 0:

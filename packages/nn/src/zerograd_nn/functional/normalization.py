@@ -69,6 +69,10 @@ def batch_norm(
     return reshape(gamma, shape) * xhat + reshape(beta, shape)
 
 
+batch_nrom = batch_norm
+"""DeZero's spelling of :func:`batch_norm` (``dezero.functions.batch_nrom``), kept for the book."""
+
+
 def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
     """Zero each element with probability ``dropout_ratio`` and scale the rest by
     ``1 / (1 - dropout_ratio)`` in train mode; return ``x`` unchanged in test mode."""
@@ -78,5 +82,6 @@ def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
     if not Config.train:
         return x
     xp = get_array_module(x.data)
-    keep = xp.random.rand(*x.shape) > dropout_ratio
+    # rand(*shape) draws as DeZero does; for a 0-d x it returns a Python float.
+    keep = xp.asarray(xp.random.rand(*x.shape) > dropout_ratio)
     return x * (backend_of(x.data).astype(keep, x.dtype) * (1.0 / (1.0 - dropout_ratio)))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Config
+from zerograd import Config, Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.variable import Constant
 
@@ -25,6 +25,35 @@ def recording() -> bool:
 def needs_grad(v: Any) -> bool:
     """False for operands given as raw arrays/scalars (their gradient is unreachable)."""
     return type(v) is not Constant
+
+
+def float_data(x: Any) -> Any:
+    """``x`` itself when it is floating point, else ``x`` as float64 (numpy's default float).
+
+    Float functions of integer or bool data compute in floating point: never truncate.
+    """
+    backend = backend_of(x)
+    if backend.dtype_kind(x.dtype) in "fc":
+        return x
+    return backend.astype(x, backend.xp.float64)
+
+
+class AsFloat(Function):
+    """``x`` converted to float64 when it holds integers or bools; the gradient passes through."""
+
+    def forward(self, x: Any) -> Any:
+        return float_data(x)
+
+    def backward(self, gy: Any) -> Any:
+        return gy
+
+
+def as_float(x: Any) -> Variable:
+    """``x`` as a Variable of floating-point data (converted only when it is not already)."""
+    x = as_variable(x)
+    if x.data is None or backend_of(x.data).dtype_kind(x.dtype) in "fc":
+        return x
+    return AsFloat()(x)
 
 
 def pair(x: Any) -> tuple[int, int]:
