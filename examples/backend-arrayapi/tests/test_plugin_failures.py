@@ -26,6 +26,7 @@ from zerograd.backends import (
 )
 
 BROKEN = "raise ImportError('needs libfoo, which is not installed')\n"
+EXITS = "import sys\nsys.exit(1)\n"
 
 
 def install(root: Path, dist: str, entry_points: dict[str, str], modules=None) -> None:
@@ -80,8 +81,9 @@ def test_installed_twice_under_one_name_warns_and_keeps_one(site):
     assert message == (
         "zerograd: backend plugin 'arrayapi' (zerograd_arrayapi, from "
         "zerograd-arrayapi-example) has the same name as the one from zerograd-arrayapi-fork; "
-        "it was skipped. Uninstall one of the two distributions "
-        "(pip uninstall zerograd-arrayapi-example)."
+        "it was skipped. Uninstall one of the two distributions: "
+        "pip uninstall zerograd-arrayapi-example (or keep it installed but unused: "
+        "ZEROGRAD_BLOCK_PLUGINS=zerograd-arrayapi-example)."
     )
     assert len(caught) == 1
     # the first one found on sys.path wins; the other backends are untouched
@@ -115,8 +117,9 @@ def test_a_plugin_whose_import_raises_is_skipped_with_a_warning(site):
     assert str(caught[0].message) == (
         "zerograd: backend plugin 'broken' (zerograd_broken_plugin, from zerograd-broken) "
         "failed to import: ImportError: needs libfoo, which is not installed. It was skipped "
-        "and the other backends still work; reinstall or fix it, or block it with "
-        "ZEROGRAD_BLOCK_PLUGINS=broken."
+        "and the other backends still work. Reinstall or fix it, or remove it: "
+        "pip uninstall zerograd-broken (or keep it installed but unused: "
+        "ZEROGRAD_BLOCK_PLUGINS=zerograd-broken)."
     )
     assert {"arrayapi", "numpy"} <= set(names) and "broken" not in names
     x = zerograd.Variable(get_backend("arrayapi").from_numpy(np.array(2.0)))
@@ -184,3 +187,38 @@ def test_autoload_switch_accepts_the_usual_spellings(monkeypatch):
         monkeypatch.setenv("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", value)
         refresh()
         assert bool(list_backends()) is loaded, value
+
+
+def test_a_plugin_that_exits_on_import_does_not_end_the_program(site):
+    install(site, "zerograd-quits", {"quits": "zerograd_quits"}, {"zerograd_quits": EXITS})
+    with pytest.warns(BackendPluginWarning) as caught:
+        x = zerograd.Variable(np.array([1.0, 2.0]))
+    assert [str(w.message) for w in caught] == [
+        "zerograd: backend plugin 'quits' (zerograd_quits, from zerograd-quits) failed to "
+        "import: SystemExit (it called sys.exit(1)). It was skipped and the other backends "
+        "still work. Reinstall or fix it, or remove it: pip uninstall zerograd-quits (or keep "
+        "it installed but unused: ZEROGRAD_BLOCK_PLUGINS=zerograd-quits)."
+    ]
+    assert (x * x).data.tolist() == [1.0, 4.0]
+    assert {"arrayapi", "numpy"} <= set(_names())
+
+
+def test_a_distribution_calling_itself_numpy_does_not_displace_zerograd_numpy(site, monkeypatch):
+    # earlier on sys.path than zerograd-numpy, and hostile if it were ever imported
+    install(site, "numpy-turbo", {"numpy": "numpy_turbo_plugin"}, {"numpy_turbo_plugin": EXITS})
+    with pytest.warns(BackendPluginWarning) as caught:
+        rows = {row.name: row for row in list_backends()}
+    [message] = [str(w.message) for w in caught]
+    assert message.startswith(
+        "zerograd: backend plugin 'numpy' (numpy_turbo_plugin, from numpy-turbo) claims the "
+        "name 'numpy', which belongs to zerograd's own backend from zerograd-numpy"
+    )
+    assert "pip uninstall numpy-turbo" in message
+    assert "ZEROGRAD_BLOCK_PLUGINS=numpy " not in message + " "  # would block the real one
+    assert (rows["numpy"].plugin, rows["numpy"].distribution) == ("numpy", "zerograd-numpy")
+    # the advice works: blocking the intruder's distribution silences it, numpy stays
+    monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", "numpy-turbo")
+    refresh()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert get_backend("numpy").name == "numpy"

@@ -119,8 +119,8 @@ def test_broken_plugin_warns_and_others_keep_working(fake_entry_points, broken_m
     B.refresh()
     with pytest.warns(
         B.BackendPluginWarning,
-        match=r"'broken' .*failed to import: ImportError: "
-        r"libfoo.so not found.*ZEROGRAD_BLOCK_PLUGINS=broken",
+        match=r"'broken' \(fake_broken_plugin, from zerograd-broken\) failed to import: "
+        r"ImportError: libfoo.so not found.*pip uninstall zerograd-broken",
     ):
         names = [r.name for r in B.list_backends()]
     assert names == ["numpy"]
@@ -170,16 +170,15 @@ def test_no_backend_installed_says_what_to_install(fake_entry_points):
 
 
 def test_duplicate_entry_point_name_warns_and_keeps_first(fake_entry_points):
-    _numpy_plugin(fake_entry_points)
-    _plugin(fake_entry_points, "numpy", NumpyBackend, "numpy-fork", module="fake_numpy_plugin2")
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    _plugin(fake_entry_points, "box", BoxBackend, "box-fork", module="fake_box_plugin_fork")
     B.refresh()
     with pytest.warns(
         B.BackendPluginWarning,
-        match=r"same name as the one from zerograd-numpy.*"
-        r"pip uninstall numpy-fork",
+        match=r"same name as the one from zerograd-box.*pip uninstall box-fork",
     ):
         rows = B.list_backends()
-    assert [(r.name, r.distribution) for r in rows] == [("numpy", "zerograd-numpy")]
+    assert [(r.name, r.distribution) for r in rows] == [("box", "zerograd-box")]
 
 
 def test_two_backends_claiming_one_array_type(fake_entry_points):
@@ -191,8 +190,10 @@ def test_two_backends_claiming_one_array_type(fake_entry_points):
     B.refresh()
     with pytest.raises(
         B.BackendPluginError,
-        match=r"numpy.ndarray are claimed by several "
-        r"backends: 'numpy' .*'numpy2'.*ZEROGRAD_BLOCK_PLUGINS",
+        match=r"numpy.ndarray are claimed by several backends: 'numpy' \(plugin 'numpy', "
+        r"from zerograd-numpy\), 'numpy2' \(plugin 'numpy2', from numpy2\)\. Keep one of "
+        r"them: pip uninstall numpy2 \(or keep it installed but unused: "
+        r"ZEROGRAD_BLOCK_PLUGINS=numpy2\)",
     ):
         Variable(np.ones(1))
 
@@ -337,3 +338,191 @@ def test_module_registered_by_hand_is_labelled(fake_entry_points):
     B.refresh()
     B.register(_module("fake_box_plugin2", BoxBackend), name="box")
     assert [(r.name, r.distribution) for r in B.list_backends()] == [("box", "registered by hand")]
+
+
+# -- plugins that exit, raise, or take a name that is not theirs (issue 11 item 8) ------
+
+
+def _exiting_module(broken_module, name):
+    return broken_module(name, "SystemExit(3)")
+
+
+def test_plugin_whose_import_calls_sys_exit_is_skipped(fake_entry_points, broken_module):
+    _numpy_plugin(fake_entry_points)
+    fake_entry_points("quits", _exiting_module(broken_module, "fake_exit_plugin"), "quitter")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning) as record:
+        x = Variable(np.ones(2))  # the program goes on
+    assert [str(w.message) for w in record] == [
+        "zerograd: backend plugin 'quits' (fake_exit_plugin, from quitter) failed to import: "
+        "SystemExit (it called sys.exit(3)). It was skipped and the other backends still "
+        "work. Reinstall or fix it, or remove it: pip uninstall quitter (or keep it installed "
+        "but unused: ZEROGRAD_BLOCK_PLUGINS=quitter)."
+    ]
+    assert (x * 2).data.tolist() == [2.0, 2.0]
+    assert [r.name for r in B.list_backends()] == ["numpy"]
+    # Ctrl-C during loading is the user's, not the plugin's: it goes through
+    fake_entry_points("ctrlc", broken_module("fake_ctrlc_plugin", "KeyboardInterrupt"), "c")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match="quitter"), pytest.raises(KeyboardInterrupt):
+        B.list_backends()
+    assert B.registry.backends == {}  # nothing half loaded
+
+
+def test_plugin_whose_hook_calls_sys_exit_is_skipped(fake_entry_points):
+    def leave():
+        sys.exit("bye")
+
+    _plugin(fake_entry_points, "quits", leave, "quitter")
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"plugin 'quits' \(from quitter\) raised in zerograd_backend\(\): SystemExit "
+        r"\(it called sys.exit\('bye'\)\)\. It was skipped; the other backends still work\. "
+        r"Fix or remove it: pip uninstall quitter",
+    ):
+        assert [r.name for r in B.list_backends()] == ["box", "numpy"]
+    assert not B.registry.pm.has_plugin("quits")
+
+
+def test_strict_mode_makes_an_exiting_plugin_an_error(fake_entry_points, broken_module):
+    _numpy_plugin(fake_entry_points)
+    fake_entry_points("quits", _exiting_module(broken_module, "fake_exit_plugin2"), "quitter")
+    B.set_strict()
+    B.refresh()
+    for _ in range(2):  # all or nothing: the second try fails the same way
+        with pytest.raises(B.BackendPluginError, match=r"'quits' .*SystemExit"):
+            Variable(np.ones(1))
+    assert B.registry.backends == {}
+
+
+def test_third_party_plugin_cannot_take_the_numpy_name(fake_entry_points):
+    # listed first, as if its distribution came earlier on sys.path
+    sys.modules.pop("fake_fork_plugin", None)
+    fake_entry_points("numpy", "fake_fork_plugin", "numpy-fork")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning) as record:
+        rows = B.list_backends()
+    assert [(r.name, r.plugin, r.distribution) for r in rows] == [
+        ("numpy", "numpy", "zerograd-numpy")
+    ]
+    [message] = [str(w.message) for w in record]
+    assert message == (
+        "zerograd: backend plugin 'numpy' (fake_fork_plugin, from numpy-fork) claims the name "
+        "'numpy', which belongs to zerograd's own backend from zerograd-numpy; it was skipped "
+        "and 'numpy' stays zerograd-numpy's. If you do not need numpy-fork, remove it: "
+        "pip uninstall numpy-fork (or keep it installed but unused: "
+        "ZEROGRAD_BLOCK_PLUGINS=numpy-fork)."
+    )
+    assert "fake_fork_plugin" not in sys.modules  # an intruder is not even imported
+
+
+def test_third_party_backend_named_numpy_is_refused_even_alone(fake_entry_points):
+    class Impostor(BoxBackend):
+        name = "numpy"
+
+    _plugin(fake_entry_points, "fastnp", Impostor, "fastnp-dist")
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"plugin 'fastnp' \(from fastnp-dist\) claims the name 'numpy', which belongs "
+        r"to zerograd's own backend from zerograd-numpy.*pip uninstall fastnp-dist",
+    ) as record:
+        assert B.list_backends() == []
+    assert all("ZEROGRAD_BLOCK_PLUGINS=numpy" not in str(w.message) for w in record)
+    # the real one, its distribution spelled as pip allows, keeps the name
+    _plugin(fake_entry_points, "numpy", NumpyBackend, "Zerograd_Numpy")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match="fastnp-dist"):
+        rows = B.list_backends()
+    assert [(r.name, r.distribution) for r in rows] == [("numpy", "Zerograd_Numpy")]
+
+
+def test_blocking_a_distribution_leaves_the_real_backend(fake_entry_points, monkeypatch):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", "Zerograd_Box")
+    B.refresh()
+    assert [r.name for r in B.list_backends()] == ["numpy"]
+
+
+# -- pluggy as designed (issue 12) ------------------------------------------------------
+
+
+class CircleBackend(BoxBackend):
+    name = "circle"
+
+    def owns(self, t):
+        return False
+
+
+def test_a_plugin_may_provide_several_backends(fake_entry_points):
+    _plugin(fake_entry_points, "shapes", lambda: [BoxBackend(), CircleBackend()], "shapes")
+    B.refresh()
+    rows = [(r.name, r.plugin, r.distribution) for r in B.list_backends()]
+    assert rows == [("box", "shapes", "shapes"), ("circle", "shapes", "shapes")]
+
+
+def test_a_plugin_returning_none_provides_nothing_quietly(fake_entry_points):
+    import warnings
+
+    _plugin(fake_entry_points, "nothing", lambda: None, "nothing-here")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert [r.name for r in B.list_backends()] == ["numpy"]
+
+
+def test_hooks_are_called_through_pluggy_once_per_plugin(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    B.refresh()
+    calls = []
+    B.registry.pm.add_hookcall_monitoring(
+        lambda name, impls, kwargs: calls.append((name, [i.plugin_name for i in impls])),
+        lambda *a: None,
+    )
+    Variable(np.ones(1))  # loads the plugins
+    assert calls == [("zerograd_backend", ["numpy"]), ("zerograd_backend", ["box"])]
+
+
+def test_a_raising_hook_does_not_hide_the_plugins_around_it(fake_entry_points):
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    _plugin(fake_entry_points, "raising", lambda: 1 / 0, "r")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match=r"'raising' \(from r\) raised"):
+        assert [r.name for r in B.list_backends()] == ["box", "numpy"]
+    # pm.hook over the plugins that stay gives exactly the loaded backends
+    names = sorted(b.name for b in B.registry.pm.hook.zerograd_backend())
+    assert names == ["box", "numpy"]
+
+
+def test_owns_that_raises_is_reported_and_ignored(fake_entry_points):
+    class Grumpy(BoxBackend):
+        name = "grumpy"
+
+        def owns(self, t):
+            raise SystemExit("no")
+
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "grumpy", Grumpy, "grumpy-dist")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match=r"'grumpy' .*raised in owns\(.*SystemExit"):
+        assert (Variable(np.ones(1)) * 3).data.tolist() == [3.0]
+
+
+def test_registering_by_hand_under_a_taken_name_says_so(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"'numpy' was not registered: a plugin named 'numpy' \(from zerograd-numpy\) "
+        r"is already loaded\. Use another name\.",
+    ):
+        B.register(_module("fake_box_plugin3", BoxBackend), name="numpy")
+    assert [(r.name, r.distribution) for r in B.list_backends()] == [("numpy", "zerograd-numpy")]

@@ -1,12 +1,17 @@
 """Discovery of backend plugins and the per-type dispatch cache.
 
-Plugins come from the entry-point group ``zerograd.backends``; each is loaded in its
-own ``try`` so one broken plugin never takes the others down. Environment switches
-(read when the registry loads, see :func:`refresh`):
+Plugins come from the entry-point group ``zerograd.backends``. Each is imported in its own
+``try`` and its ``zerograd_backend`` hook is called through pluggy on its own, so one broken
+plugin (one that raises, or even calls ``sys.exit()``) is reported and skipped while the
+others load. Environment switches (read when the registry loads, see :func:`refresh`):
 
 - ``ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD=1``: load no entry points (register by hand);
-- ``ZEROGRAD_BLOCK_PLUGINS=a,b``: skip the plugins named ``a`` and ``b``;
+- ``ZEROGRAD_BLOCK_PLUGINS=a,b``: skip the plugins whose entry-point name or distribution
+  name is ``a`` or ``b``;
 - ``ZEROGRAD_STRICT_PLUGINS=1``: a failing plugin is an error, not a warning.
+
+The names of zerograd's own backends are reserved for their distributions (:data:`IN_TREE`):
+a third-party plugin that claims one is reported by its distribution and skipped.
 """
 
 from __future__ import annotations
@@ -23,6 +28,17 @@ import pluggy
 from . import hookspecs
 from .base import API_VERSION, Backend
 from .errors import BackendPluginError, BackendPluginWarning, NoBackendError
+from .names import (
+    BY_HAND,
+    IN_TREE,
+    UNKNOWN_DIST,
+    describe_error,
+    dist_of,
+    intruder_message,
+    is_in_tree,
+    normalize_dist,
+    uninstall_advice,
+)
 
 _TRUE = {"1", "true", "yes", "on"}
 
@@ -65,6 +81,7 @@ class Registry:
             self._loaded = False
             self.backends: dict[str, Backend] = {}
             self.sources: dict[str, tuple[str, str]] = {}  # name -> (plugin, distribution)
+            self.plugins: dict[str, str] = {}  # plugin (entry-point) name -> distribution
             self.by_type.clear()  # cleared in place: hot paths hold a reference to these dicts
             self.xp_by_type.clear()
             self.pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -72,6 +89,7 @@ class Registry:
 
     # -- loading ------------------------------------------------------------------------
     def ensure_loaded(self) -> None:
+        """Load the plugins unless already loaded (thread-safe; all or nothing in strict mode)."""
         if not self._loaded:
             with self._lock:
                 if not self._loaded:
@@ -93,89 +111,157 @@ class Registry:
         for name in blocked:
             self.pm.set_blocked(name)
         if not _autoload_off():
-            for ep in metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP):
-                if ep.name in blocked:
+            found = metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP)
+            # zerograd's own plugins first, so an intruder can never take their names
+            blocked_dists = {normalize_dist(n) for n in blocked}
+            for ep in sorted(found, key=lambda ep: not is_in_tree(ep.name, dist_of(ep))):
+                if ep.name in blocked or normalize_dist(dist_of(ep)) in blocked_dists:
                     continue
                 self._load_entry_point(ep)
         self._loaded = True
 
     def _load_entry_point(self, ep: metadata.EntryPoint) -> None:
-        dist = ep.dist.name if ep.dist is not None else "unknown distribution"
+        dist = dist_of(ep)
         where = f"backend plugin {ep.name!r} ({ep.value}, from {dist})"
-        if ep.name in self.sources or self.pm.has_plugin(ep.name):
-            first = self.sources.get(ep.name, ("?", "?"))[1]
+        if ep.name in IN_TREE and not is_in_tree(ep.name, dist):
+            self._problem(intruder_message(where, ep.name, dist))
+            return  # not even imported
+        if ep.name in self.plugins or ep.name in self.sources or self.pm.has_plugin(ep.name):
+            first = self.plugins.get(ep.name) or self.sources.get(ep.name, ("", UNKNOWN_DIST))[1]
             self._problem(
                 f"zerograd: {where} has the same name as the one from {first}; it was skipped. "
-                f"Uninstall one of the two distributions (pip uninstall {dist})."
+                f"Uninstall one of the two distributions: {uninstall_advice(dist)}."
             )
             return
         try:
             plugin = ep.load()
-        except Exception as exc:  # a plugin's import can raise anything
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # an import can raise anything, SystemExit included
             self._problem(
-                f"zerograd: {where} failed to import: {type(exc).__name__}: {exc}. It was "
-                f"skipped and the other backends still work; reinstall or fix it, or block it "
-                f"with ZEROGRAD_BLOCK_PLUGINS={ep.name}."
+                f"zerograd: {where} failed to import: {describe_error(exc)}. It was skipped and "
+                f"the other backends still work. Reinstall or fix it, or remove it: "
+                f"{uninstall_advice(dist, ep.name)}."
             )
             return
         self.register(plugin, name=ep.name, distribution=dist)
 
     def register(self, plugin: Any, name: str | None = None, distribution: str = "") -> None:
         """Register a plugin object (a module with ``zerograd_backend``) or a Backend."""
+        distribution = distribution or BY_HAND
         if isinstance(plugin, Backend):
-            backend = plugin
-            self._add(backend, name or backend.name, distribution or "registered by hand")
+            self._add(plugin, name or plugin.name, distribution)
             return
         where = f"backend plugin {name or plugin!r}"
+        if distribution != BY_HAND:
+            where += f" (from {distribution})"
+        if name is not None and self.pm.has_plugin(name):
+            self._problem(
+                f"zerograd: {where} was not registered: a plugin named {name!r} (from "
+                f"{self.plugins.get(name, UNKNOWN_DIST)}) is already loaded. Use another name."
+            )
+            return
+        if self.pm.is_registered(plugin):  # one module installed under two plugin names
+            first = self.pm.get_name(plugin)
+            self._problem(
+                f"zerograd: {where} is the plugin already loaded as {first!r} (from "
+                f"{self.plugins.get(first, UNKNOWN_DIST)}); it was skipped. Uninstall one of "
+                f"the two distributions: {uninstall_advice(distribution)}."
+            )
+            return
         try:
-            self.pm.register(plugin, name=name)
+            registered = self.pm.register(plugin, name=name)
             self.pm.check_pending()
         except (ValueError, pluggy.PluginValidationError) as exc:
-            if name is not None and self.pm.is_registered(plugin):
+            if self.pm.is_registered(plugin):
                 self.pm.unregister(plugin)
             self._problem(
                 f"zerograd: {where} does not fit this zerograd's hook specification (backend "
                 f"API version {API_VERSION}): {exc}. It was skipped; install a version of the "
-                f"plugin written for this zerograd."
+                f"plugin written for this zerograd, or remove it: "
+                f"{uninstall_advice(distribution)}."
             )
             return
-        impls = [i for i in self.pm.hook.zerograd_backend.get_hookimpls() if i.plugin is plugin]
-        for impl in impls:
-            try:
-                backend = impl.function()
-            except Exception as exc:
-                self._problem(
-                    f"zerograd: {where} raised in zerograd_backend(): {type(exc).__name__}: "
-                    f"{exc}. It was skipped; the other backends still work."
-                )
-                continue
-            plugin_name = name or getattr(backend, "name", "?")
-            self._add(backend, plugin_name, distribution or "registered by hand")
+        if registered is None:  # blocked by name
+            return
+        plugin_name = name or self.pm.get_name(plugin) or repr(plugin)
+        backends = self._call_backend_hook(plugin, where, distribution)
+        if backends is None:
+            self.pm.unregister(plugin)
+            return
+        self.plugins[plugin_name] = distribution
+        for backend in backends:
+            self._add(backend, plugin_name, distribution)
+
+    def _call_backend_hook(self, plugin: Any, where: str, distribution: str) -> list | None:
+        """``plugin``'s backends, from ``zerograd_backend`` called through pluggy; None if it
+        failed.
+
+        The call goes through a hook caller limited to ``plugin`` (pluggy's
+        ``subset_hook_caller``): pluggy stops a hook call at the first exception, so a call
+        over all plugins would let one broken plugin hide every other backend. Calling each
+        plugin once, when it is registered, keeps pluggy's machinery (monitoring, tracing,
+        the plugin's own wrappers) and isolates failures.
+        """
+        others = [p for p in self.pm.get_plugins() if p is not plugin]
+        caller = self.pm.subset_hook_caller("zerograd_backend", remove_plugins=others)
+        try:
+            results = caller()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # SystemExit included: a plugin never ends the program
+            self._problem(
+                f"zerograd: {where} raised in zerograd_backend(): {describe_error(exc)}. It was "
+                f"skipped; the other backends still work. Fix or remove it: "
+                f"{uninstall_advice(distribution)}."
+            )
+            return None
+        backends: list = []
+        for result in results:  # pluggy has already dropped the plugins that returned None
+            backends.extend(result if isinstance(result, (list, tuple)) else [result])
+        return backends
 
     def _add(self, backend: Any, plugin: str, distribution: str) -> None:
         if not isinstance(backend, Backend):
             self._problem(
                 f"zerograd: backend plugin {plugin!r} returned {type(backend).__name__}, not a "
-                f"zerograd.backends.Backend; it was skipped."
+                f"zerograd.backends.Backend; it was skipped. Fix or remove it: "
+                f"{uninstall_advice(distribution)}."
             )
             return
         if backend.api_version != API_VERSION:
             self._problem(
                 f"zerograd: backend plugin {plugin!r} was written for backend API version "
                 f"{backend.api_version}, but this zerograd speaks version {API_VERSION}; it was "
-                f"skipped. Install a version of {distribution or plugin!r} that matches."
+                f"skipped. Install a version of {distribution!r} that matches, or remove it: "
+                f"{uninstall_advice(distribution)}."
             )
             return
-        if backend.name in self.backends:
-            other = self.sources[backend.name]
+        name = backend.name
+        if not isinstance(name, str) or not name:
             self._problem(
-                f"zerograd: backend {backend.name!r} from plugin {plugin!r} ({distribution}) is "
-                f"already provided by plugin {other[0]!r} ({other[1]}); the second was skipped. "
-                f"Uninstall one, or block it with ZEROGRAD_BLOCK_PLUGINS={plugin}."
+                f"zerograd: backend plugin {plugin!r} returned a {type(backend).__name__} "
+                f"whose name is {name!r}; a backend needs a non-empty string name. It was "
+                f"skipped. Fix or remove it: {uninstall_advice(distribution)}."
             )
             return
-        self.backends[backend.name] = backend
-        self.sources[backend.name] = (plugin, distribution)
+        if name in IN_TREE and distribution != BY_HAND and not is_in_tree(name, distribution):
+            self._problem(
+                intruder_message(
+                    f"backend plugin {plugin!r} (from {distribution})", name, distribution
+                )
+            )
+            return
+        if name in self.backends:
+            other = self.sources[name]
+            self._problem(
+                f"zerograd: backend {name!r} from plugin {plugin!r} ({distribution}) is "
+                f"already provided by plugin {other[0]!r} ({other[1]}); the second was skipped. "
+                f"Keep one of the two: {uninstall_advice(distribution)}."
+            )
+            return
+        self.backends[name] = backend
+        self.sources[name] = (plugin, distribution)
         self.by_type.clear()
         self.xp_by_type.clear()
 
@@ -186,17 +272,36 @@ class Registry:
         if backend is not None:
             return backend
         self.ensure_loaded()
-        owners = [b for b in self.backends.values() if _owns(b, array_type)]
+        owners = [b for b in self.backends.values() if self._owns(b, array_type)]
         if len(owners) > 1:
-            names = ", ".join(f"{b.name!r} (plugin {self.sources[b.name][0]!r})" for b in owners)
+            names = ", ".join(
+                f"{b.name!r} (plugin {self.sources[b.name][0]!r}, from {self.sources[b.name][1]})"
+                for b in owners
+            )
+            dists = [self.sources[b.name][1] for b in owners]
+            extra = [d for d, b in zip(dists, owners) if b.name not in IN_TREE] or dists
             raise BackendPluginError(
                 f"zerograd: arrays of type {_qualname(array_type)} are claimed by several "
-                f"backends: {names}. Block all but one with ZEROGRAD_BLOCK_PLUGINS=<plugin>."
+                f"backends: {names}. Keep one of them: {uninstall_advice(extra[-1])}."
             )
         if not owners:
             return None
         self.by_type[array_type] = owners[0]
         return owners[0]
+
+    def _owns(self, backend: Backend, array_type: type) -> bool:
+        try:
+            return bool(backend.owns(array_type))
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            plugin, dist = self.sources[backend.name]
+            self._problem(
+                f"zerograd: backend {backend.name!r} (plugin {plugin!r}, from {dist}) raised in "
+                f"owns({_qualname(array_type)}): {describe_error(exc)}; it is taken as not owning "
+                f"that type. Fix or remove it: {uninstall_advice(dist)}."
+            )
+            return False
 
     def get(self, name: str) -> Backend:
         self.ensure_loaded()
@@ -227,17 +332,12 @@ class Registry:
             try:
                 available = bool(backend.is_available())
                 version = backend.version()  # installed-but-unusable shows its version too
-            except Exception:
+            except KeyboardInterrupt:
+                raise
+            except BaseException:  # a listing never ends the program, whatever a plugin does
                 available, version = False, "-"
             rows.append(BackendInfo(name, plugin, dist, version, backend.device, available))
         return rows
-
-
-def _owns(backend: Backend, array_type: type) -> bool:
-    try:
-        return bool(backend.owns(array_type))
-    except Exception:
-        return False
 
 
 def _qualname(t: type) -> str:
