@@ -22,6 +22,7 @@ from . import (
     layers,
     models,
     optimizers,
+    state_dict,
     transforms,
     weights,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "layers",
     "models",
     "optimizers",
+    "state_dict",
     "transforms",
     "weights",
 ]
