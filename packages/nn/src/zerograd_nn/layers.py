@@ -24,6 +24,7 @@ from zerograd import Parameter, Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module, get_backend, gpu_backend
 
 from . import functional as F
+from . import initializers as _init
 from . import state_dict as _state
 from . import weights as _weights
 from .functional.utils import pair
@@ -201,6 +202,46 @@ def _randn(xp: Any, shape: tuple, dtype: Any, scale: float) -> Any:
     return backend_of(w).astype(w, dtype) * scale
 
 
+def _backend_for(like: Any) -> Any:
+    """The backend of input ``like`` (a lazy layer sizes itself there), else the default."""
+    if like is None:
+        return get_backend()
+    try:
+        return backend_of(like)
+    except TypeError:  # a list or scalar input: the layer's weights go to the default backend
+        return get_backend()
+
+
+def _initial(
+    layer: Layer,
+    value: Any,
+    shape: tuple[int, ...],
+    dtype: Any,
+    like: Any,
+    keyword: str,
+    fans: tuple[int, int] | None = None,
+) -> Any:
+    """The array from a checked ``initialW``/``initial_bias`` value (not None) for ``layer``."""
+    fan_in, fan_out = fans if fans is not None else (None, None)
+    return _init.generate(
+        value,
+        shape,
+        dtype,
+        _backend_for(like),
+        owner=type(layer).__name__,
+        keyword=keyword,
+        fan_in=fan_in,
+        fan_out=fan_out,
+    )
+
+
+def _bias(layer: Layer, value: Any, size: int, dtype: Any) -> Parameter:
+    """The bias Parameter: zeros (DeZero's) or from ``initial_bias``."""
+    if value is None:
+        return Parameter(get_backend().xp.zeros(size, dtype=dtype), "b")
+    return Parameter(_initial(layer, value, (size,), dtype, None, "initial_bias"), "b")
+
+
 @contextmanager
 def _undo_on_error(layer: Layer, names: tuple[str, ...], params: tuple[Any, ...]) -> Iterator[None]:
     """Restore ``layer``'s attributes ``names`` and the data of ``params`` if the block raises.
@@ -231,8 +272,16 @@ def _follow(param: Any, like: Any) -> None:
 class Linear(Layer):
     """Fully connected layer ``y = x @ W + b``; ``in_size`` is found at the first call if None.
 
-    ``W`` (in_size, out_size) starts as ``randn * sqrt(1 / in_size)``, ``b`` as zeros. A first
-    call that fails leaves the layer unsized, so the next call sizes it from its own input.
+    ``W`` (in_size, out_size) starts as ``randn * sqrt(1 / in_size)``, ``b`` as zeros, unless
+    Chainer's ``initialW`` / ``initial_bias`` say otherwise: an initializer from
+    :mod:`zerograd_nn.initializers`, a number (every element) or an array of the
+    parameter's shape (copied). A first call that fails leaves the layer unsized, so the
+    next call sizes it from its own input.
+
+    Examples:
+        >>> from zerograd_nn import initializers as I
+        >>> Linear(3, in_size=4, initialW=I.HeNormal(), initial_bias=0.1).b.data
+        array([0.1, 0.1, 0.1], dtype=float32)
     """
 
     def __init__(
@@ -241,31 +290,43 @@ class Linear(Layer):
         nobias: bool = False,
         dtype: Any = "float32",
         in_size: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
     ) -> None:
         super().__init__()
+        self._initialW = _init.check(initialW, "Linear", "initialW")
+        initial_bias = _init.check(initial_bias, "Linear", "initial_bias")
         self.in_size, self.out_size, self.dtype = in_size, out_size, dtype
         self.W = Parameter(None, name="W")
         if in_size is not None:
             self._init_W()
-        self.b = None if nobias else Parameter(get_backend().xp.zeros(out_size, dtype=dtype), "b")
+        self.b = None if nobias else _bias(self, initial_bias, out_size, dtype)
 
-    def _init_W(self, xp: Any = None) -> None:
-        xp = xp if xp is not None else get_backend().xp
+    def _init_W(self, like: Any = None) -> None:
         i, o = self.in_size, self.out_size
-        self.W.data = _randn(xp, (i, o), self.dtype, (1 / i) ** 0.5)
+        if self._initialW is None:
+            xp = get_backend().xp if like is None else _xp_of(like)
+            self.W.data = _randn(xp, (i, o), self.dtype, (1 / i) ** 0.5)
+        else:
+            self.W.data = _initial(self, self._initialW, (i, o), self.dtype, like, "initialW")
 
     def forward(self, x: Any) -> Variable:
         if self.W.data is not None:
             return F.linear(x, self.W, self.b)
         with _undo_on_error(self, ("in_size",), (self.W, self.b)):
             self.in_size = x.shape[-1]
-            self._init_W(_xp_of(x))
+            self._init_W(x)
             _follow(self.b, self.W.data)
             return F.linear(x, self.W, self.b)
 
 
 class _ConvBase(Layer):
-    """Shared set-up of Conv2d and Deconv2d (lazy ``in_channels``, undone if the call fails)."""
+    """Shared set-up of Conv2d and Deconv2d (lazy ``in_channels``, undone if the call fails).
+
+    ``initialW`` / ``initial_bias`` work as in :class:`Linear`; initializers that scale by
+    fans see ``fan_in = in_channels * KH * KW`` and ``fan_out = out_channels * KH * KW``.
+    """
 
     def __init__(
         self,
@@ -276,27 +337,34 @@ class _ConvBase(Layer):
         nobias: bool = False,
         dtype: Any = "float32",
         in_channels: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
     ) -> None:
         super().__init__()
+        name = type(self).__name__
+        self._initialW = _init.check(initialW, name, "initialW")
+        initial_bias = _init.check(initial_bias, name, "initial_bias")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size, self.stride, self.pad, self.dtype = kernel_size, stride, pad, dtype
         self.W = Parameter(None, name="W")
         if in_channels is not None:
             self._init_W()
-        self.b = (
-            None if nobias else Parameter(get_backend().xp.zeros(out_channels, dtype=dtype), "b")
-        )
+        self.b = None if nobias else _bias(self, initial_bias, out_channels, dtype)
 
     def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
         raise NotImplementedError
 
-    def _init_W(self, xp: Any = None) -> None:
-        xp = xp if xp is not None else get_backend().xp
+    def _init_W(self, like: Any = None) -> None:
         c, oc = self.in_channels, self.out_channels
         kh, kw = pair(self.kernel_size)
-        self.W.data = _randn(
-            xp, self._w_shape(c, oc, kh, kw), self.dtype, (1 / (c * kh * kw)) ** 0.5
-        )
+        shape = self._w_shape(c, oc, kh, kw)
+        if self._initialW is None:
+            xp = get_backend().xp if like is None else _xp_of(like)
+            self.W.data = _randn(xp, shape, self.dtype, (1 / (c * kh * kw)) ** 0.5)
+        else:  # fans as for a convolution, whatever the kernel's layout
+            fans = (c * kh * kw, oc * kh * kw)
+            self.W.data = _initial(self, self._initialW, shape, self.dtype, like, "initialW", fans)
 
     def _conv(self, x: Any) -> Variable:
         raise NotImplementedError
@@ -306,7 +374,7 @@ class _ConvBase(Layer):
             return self._conv(x)
         with _undo_on_error(self, ("in_channels",), (self.W, self.b)):
             self.in_channels = x.shape[1]
-            self._init_W(_xp_of(x))
+            self._init_W(x)
             _follow(self.b, self.W.data)
             return self._conv(x)
 
@@ -345,16 +413,42 @@ def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
         )
 
 
-class RNN(Layer):
-    """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``."""
+def _cell_init(owner: str, value: Any, keyword: str) -> Any:
+    """``initialW``/``initial_bias`` of a recurrent cell: one value fills matrices of two shapes,
+    so it must be an initializer or a number, not an array."""
+    value = _init.check(value, owner, keyword)
+    if value is not None and not isinstance(value, _init.Initializer):
+        raise TypeError(
+            f"zerograd_nn.layers.{owner}: {keyword} fills matrices of different shapes, so it "
+            f"must be an initializer or a number, got an array of shape {tuple(value.shape)}; "
+            f"to set one matrix, assign its data (for example layer.x2h.W.data = ...)"
+        )
+    return value
 
-    def __init__(self, hidden_size: int, in_size: int | None = None) -> None:
+
+class RNN(Layer):
+    """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``.
+
+    ``initialW`` (an initializer or a number) fills both ``x2h.W`` and ``h2h.W``;
+    ``initial_bias`` fills ``x2h.b``.
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        in_size: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
+    ) -> None:
         super().__init__()
-        self.x2h = Linear(hidden_size, in_size=in_size)
+        w = _cell_init("RNN", initialW, "initialW")
+        b = _cell_init("RNN", initial_bias, "initial_bias")
+        self.x2h = Linear(hidden_size, in_size=in_size, initialW=w, initial_bias=b)
         # Sized like DeZero's (in_size passed through) so weights are drawn in the book's
         # order; a different in_size, which crashes DeZero, sizes it lazily instead.
         h2h_in = in_size if in_size == hidden_size else None
-        self.h2h = Linear(hidden_size, in_size=h2h_in, nobias=True)
+        self.h2h = Linear(hidden_size, in_size=h2h_in, nobias=True, initialW=w)
         self.h: Variable | None = None
 
     def reset_state(self) -> None:
@@ -372,19 +466,32 @@ class RNN(Layer):
 
 
 class LSTM(Layer):
-    """LSTM cell with forget, input and output gates; state kept until ``reset_state``."""
+    """LSTM cell with forget, input and output gates; state kept until ``reset_state``.
 
-    def __init__(self, hidden_size: int, in_size: int | None = None) -> None:
+    ``initialW`` (an initializer or a number) fills the eight weight matrices;
+    ``initial_bias`` fills the four biases of the ``x2*`` layers.
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        in_size: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
+    ) -> None:
         super().__init__()
         h, i = hidden_size, in_size
-        self.x2f = Linear(h, in_size=i)
-        self.x2i = Linear(h, in_size=i)
-        self.x2o = Linear(h, in_size=i)
-        self.x2u = Linear(h, in_size=i)
-        self.h2f = Linear(h, in_size=h, nobias=True)
-        self.h2i = Linear(h, in_size=h, nobias=True)
-        self.h2o = Linear(h, in_size=h, nobias=True)
-        self.h2u = Linear(h, in_size=h, nobias=True)
+        w = _cell_init("LSTM", initialW, "initialW")
+        b = _cell_init("LSTM", initial_bias, "initial_bias")
+        self.x2f = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.x2i = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.x2o = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.x2u = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.h2f = Linear(h, in_size=h, nobias=True, initialW=w)
+        self.h2i = Linear(h, in_size=h, nobias=True, initialW=w)
+        self.h2o = Linear(h, in_size=h, nobias=True, initialW=w)
+        self.h2u = Linear(h, in_size=h, nobias=True, initialW=w)
         self.reset_state()
 
     def reset_state(self) -> None:
@@ -411,11 +518,19 @@ class LSTM(Layer):
 
 
 class EmbedID(Layer):
-    """Lookup table: row ``W[i]`` for each integer id ``i``; ``W`` is (in_size, out_size)."""
+    """Lookup table: row ``W[i]`` for each integer id ``i``; ``W`` is (in_size, out_size).
 
-    def __init__(self, in_size: int, out_size: int) -> None:
+    ``W`` starts as standard-normal draws, or from ``initialW`` as in :class:`Linear`.
+    """
+
+    def __init__(self, in_size: int, out_size: int, *, initialW: Any = None) -> None:
         super().__init__()
-        self.W = Parameter(_randn(get_backend().xp, (in_size, out_size), "float32", 1.0), "W")
+        initialW = _init.check(initialW, "EmbedID", "initialW")
+        shape = (in_size, out_size)
+        if initialW is None:
+            self.W = Parameter(_randn(get_backend().xp, shape, "float32", 1.0), "W")
+        else:
+            self.W = Parameter(_initial(self, initialW, shape, "float32", None, "initialW"), "W")
 
     def forward(self, x: Any) -> Variable:
         return F.embed_id(x, self.W)
@@ -425,11 +540,16 @@ class BatchNorm(Layer):
     """Batch normalization over channels; sized at the first call that succeeds.
 
     ``avg_mean`` and ``avg_var`` are Parameters too, so weight files keep them, but they
-    never get gradients (optimizers skip them).
+    never get gradients (optimizers skip them). Chainer's ``initial_gamma`` (default 1) and
+    ``initial_beta`` (default 0) take an initializer, a number or an array of the channel count.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, initial_gamma: Any = None, initial_beta: Any = None) -> None:
         super().__init__()
+        self._initializers = {
+            "gamma": _init.check(initial_gamma, "BatchNorm", "initial_gamma"),
+            "beta": _init.check(initial_beta, "BatchNorm", "initial_beta"),
+        }
         self.avg_mean = Parameter(None, name="avg_mean")
         self.avg_var = Parameter(None, name="avg_var")
         self.gamma = Parameter(None, name="gamma")
@@ -438,8 +558,13 @@ class BatchNorm(Layer):
     def _init_params(self, x: Any) -> None:
         xp, d, dtype = _xp_of(x), x.shape[1], x.dtype
         for p, fill in ((self.avg_mean, 0), (self.avg_var, 1), (self.gamma, 1), (self.beta, 0)):
-            if p.data is None:
+            if p.data is not None:
+                continue
+            value = self.__dict__.get("_initializers", {}).get(p.name)
+            if value is None:
                 p.data = (xp.ones if fill else xp.zeros)(d, dtype=dtype)
+            else:
+                p.data = _initial(self, value, (d,), dtype, x, f"initial_{p.name}")
 
     def forward(self, x: Any) -> Variable:
         params = (self.avg_mean, self.avg_var, self.gamma, self.beta)

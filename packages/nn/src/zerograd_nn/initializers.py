@@ -1,0 +1,415 @@
+"""Weight initializers, Chainer's names: pass one as a layer's ``initialW`` or ``initial_bias``.
+
+An initializer is a callable ``init(shape, dtype='float32', backend=None)`` that returns a
+new array of that shape and dtype on ``backend`` (a name or
+:class:`~zerograd.backends.Backend`; None means the default backend). Random initializers
+draw from the backend's global random state, which :func:`zerograd.seed` and
+``numpy.random.seed`` seed, exactly as the layers' default weights do.
+
+The scaled initializers size their spread from the fans of the weight (see
+:func:`get_fans`). zerograd's ``Linear.W`` is ``(in_size, out_size)`` (``y = x @ W``, as in
+DeZero), so a 2-D shape reads as ``(fan_in, fan_out)``; a convolution kernel
+``(out_channels, in_channels, kh, kw)`` has ``fan_in = in_channels * kh * kw``. A layer whose
+layout differs (``Deconv2d``) passes its fans explicitly.
+
+>>> import numpy as np
+>>> from zerograd_nn import initializers as I
+>>> w = I.HeNormal()((256, 128))
+>>> w.shape, w.dtype
+((256, 128), dtype('float32'))
+>>> I.Constant(0.5)((2,), "float64")
+array([0.5, 0.5])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zerograd.backends import Backend, as_array_of, get_backend
+
+
+def get_fans(shape: tuple[int, ...]) -> tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight of ``shape`` in zerograd's layouts.
+
+    Args:
+        shape: ``(n,)`` for a bias, ``(in_size, out_size)`` for ``Linear``/``EmbedID``, or
+            ``(out_channels, in_channels, *kernel)`` for a convolution kernel.
+
+    Returns:
+        The number of inputs and of outputs each weight connects.
+
+    Raises:
+        ValueError: for a 0-d shape, which has no fans.
+
+    Examples:
+        >>> get_fans((16, 3, 3, 3))
+        (27, 144)
+    """
+    shape = tuple(int(n) for n in shape)
+    if len(shape) == 0:
+        raise ValueError("zerograd_nn.initializers.get_fans: a 0-d shape () has no fan-in")
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    field = math.prod(shape[2:])
+    return shape[1] * field, shape[0] * field
+
+
+class Initializer:
+    """Base class: subclasses implement :meth:`generate`; calling returns the cast array."""
+
+    def __call__(
+        self,
+        shape: tuple[int, ...],
+        dtype: Any = "float32",
+        backend: str | Backend | None = None,
+        *,
+        fan_in: int | None = None,
+        fan_out: int | None = None,
+    ) -> Any:
+        """A new array of ``shape`` and ``dtype`` on ``backend``, filled by this initializer.
+
+        Args:
+            shape: shape of the array.
+            dtype: its dtype (floating point).
+            backend: a backend name or Backend; None means the default backend.
+            fan_in: overrides the fan-in read from ``shape`` (see :func:`get_fans`).
+            fan_out: overrides the fan-out read from ``shape``.
+
+        Returns:
+            An array of ``backend``.
+        """
+        b = get_backend(backend) if isinstance(backend, str) else backend or get_backend()
+        shape = tuple(int(n) for n in shape)
+        if fan_in is None or fan_out is None:
+            fans = get_fans(shape) if self._needs_fans else (0, 0)
+            fan_in = fans[0] if fan_in is None else fan_in
+            fan_out = fans[1] if fan_out is None else fan_out
+        return self.generate(b, shape, dtype, fan_in, fan_out)
+
+    _needs_fans = False
+
+    def generate(
+        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
+    ) -> Any:
+        """Return the filled array; subclasses implement this."""
+        raise NotImplementedError(f"{type(self).__name__}.generate is not implemented")
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({args})"
+
+
+def _normal(backend: Backend, shape: tuple, dtype: Any, std: float) -> Any:
+    # Cast, then scale: the same arithmetic as the layers' default ``randn * sqrt(1/in)``.
+    w = backend.xp.random.standard_normal(shape)
+    return backend.astype(w, dtype) * std
+
+
+def _uniform(backend: Backend, shape: tuple, dtype: Any, bound: float) -> Any:
+    w = backend.xp.random.uniform(-bound, bound, shape)
+    return backend.astype(w, dtype)
+
+
+class Constant(Initializer):
+    """Every element equal to ``fill_value``.
+
+    Args:
+        fill_value: the value (a Python number).
+    """
+
+    def __init__(self, fill_value: float) -> None:
+        self.fill_value = fill_value
+
+    def generate(
+        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
+    ) -> Any:
+        return backend.xp.full(shape, self.fill_value, dtype=dtype)
+
+
+class Zero(Constant):
+    """All zeros (Chainer's ``Zero``)."""
+
+    def __init__(self) -> None:
+        super().__init__(0.0)
+
+
+class One(Constant):
+    """All ones (Chainer's ``One``)."""
+
+    def __init__(self) -> None:
+        super().__init__(1.0)
+
+
+class Normal(Initializer):
+    """Normal draws with mean 0 and standard deviation ``scale``.
+
+    Args:
+        scale: the standard deviation (Chainer's default, 0.05).
+    """
+
+    def __init__(self, scale: float = 0.05) -> None:
+        self.scale = scale
+
+    def generate(
+        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
+    ) -> Any:
+        return _normal(backend, shape, dtype, self.scale)
+
+
+class Uniform(Initializer):
+    """Uniform draws on ``[-scale, scale)``.
+
+    Args:
+        scale: the bound (Chainer's default, 0.05).
+    """
+
+    def __init__(self, scale: float = 0.05) -> None:
+        self.scale = scale
+
+    def generate(
+        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
+    ) -> Any:
+        return _uniform(backend, shape, dtype, self.scale)
+
+
+class _Scaled(Initializer):
+    """Draws whose variance is ``scale**2 * gain / fan`` (the LeCun/Glorot/He family)."""
+
+    _needs_fans = True
+    _gain = 1.0  # variance numerator: 1 for LeCun and Glorot, 2 for He
+    _uniform_draws = False
+
+    def __init__(self, scale: float = 1.0) -> None:
+        self.scale = scale
+
+    def _fan(self, fan_in: int, fan_out: int) -> float:
+        return fan_in
+
+    def generate(
+        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
+    ) -> Any:
+        fan = self._fan(fan_in, fan_out)
+        if fan <= 0:
+            raise ValueError(
+                f"zerograd_nn.initializers.{type(self).__name__}: the weight of shape {shape} "
+                f"has fan {fan}; every dimension must be at least 1"
+            )
+        std = self.scale * math.sqrt(self._gain / fan)
+        if self._uniform_draws:  # a uniform on [-a, a) has std a / sqrt(3)
+            return _uniform(backend, shape, dtype, std * math.sqrt(3.0))
+        return _normal(backend, shape, dtype, std)
+
+
+class LeCunNormal(_Scaled):
+    """Normal with std ``scale * sqrt(1 / fan_in)``; with scale 1 it is the layers' default.
+
+    Args:
+        scale: multiplies the standard deviation.
+    """
+
+
+class LeCunUniform(_Scaled):
+    """Uniform on ``±scale * sqrt(3 / fan_in)`` (variance ``scale**2 / fan_in``).
+
+    Args:
+        scale: multiplies the bound.
+    """
+
+    _uniform_draws = True
+
+
+class GlorotNormal(_Scaled):
+    """Normal with std ``scale * sqrt(2 / (fan_in + fan_out))`` (Xavier Glorot, 2010).
+
+    Args:
+        scale: multiplies the standard deviation (PyTorch's ``gain``).
+    """
+
+    def _fan(self, fan_in: int, fan_out: int) -> float:
+        return (fan_in + fan_out) / 2
+
+
+class GlorotUniform(GlorotNormal):
+    """Uniform on ``±scale * sqrt(6 / (fan_in + fan_out))``.
+
+    Args:
+        scale: multiplies the bound (PyTorch's ``gain``).
+    """
+
+    _uniform_draws = True
+
+
+class HeNormal(_Scaled):
+    """Normal with std ``scale * sqrt(2 / fan)`` (Kaiming He, 2015), for ReLU networks.
+
+    Args:
+        scale: multiplies the standard deviation.
+        fan_option: ``'fan_in'`` (keeps forward variances) or ``'fan_out'`` (backward ones).
+
+    Raises:
+        ValueError: for another ``fan_option``.
+    """
+
+    _gain = 2.0
+
+    def __init__(self, scale: float = 1.0, fan_option: str = "fan_in") -> None:
+        if fan_option not in ("fan_in", "fan_out"):
+            raise ValueError(
+                f"zerograd_nn.initializers.{type(self).__name__}: fan_option must be 'fan_in' "
+                f"or 'fan_out', got {fan_option!r}"
+            )
+        super().__init__(scale)
+        self.fan_option = fan_option
+
+    def _fan(self, fan_in: int, fan_out: int) -> float:
+        return fan_in if self.fan_option == "fan_in" else fan_out
+
+
+class HeUniform(HeNormal):
+    """Uniform on ``±scale * sqrt(6 / fan)``; see :class:`HeNormal` for the arguments."""
+
+    _uniform_draws = True
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix times ``scale`` (Saxe et al., 2014).
+
+    The shape is read as ``(shape[0], prod(shape[1:]))``: its rows are orthonormal when
+    there are no more rows than columns (``W @ W.T = scale**2 * I``), its columns otherwise.
+    Made from the QR decomposition of a normal draw, signs fixed so that the result is
+    uniformly distributed.
+
+    Args:
+        scale: multiplies the matrix.
+
+    Raises:
+        ValueError: when called with fewer than two dimensions.
+    """
+
+    def __init__(self, scale: float = 1.0) -> None:
+        self.scale = scale
+
+    def generate(
+        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
+    ) -> Any:
+        if len(shape) < 2:
+            raise ValueError(
+                f"zerograd_nn.initializers.Orthogonal: needs a shape of 2 or more dimensions, "
+                f"got {shape}; use another initializer for biases"
+            )
+        xp = backend.xp
+        rows, cols = shape[0], math.prod(shape[1:])
+        flat = xp.random.standard_normal((max(rows, cols), min(rows, cols)))
+        q, r = xp.linalg.qr(flat)
+        q = q * xp.sign(xp.diagonal(r))
+        if rows < cols:
+            q = q.T
+        return backend.astype(xp.reshape(q, shape), dtype) * self.scale
+
+
+XavierNormal = GlorotNormal
+"""PyTorch's name of :class:`GlorotNormal`."""
+XavierUniform = GlorotUniform
+"""PyTorch's name of :class:`GlorotUniform`."""
+KaimingNormal = HeNormal
+"""PyTorch's name of :class:`HeNormal`."""
+KaimingUniform = HeUniform
+"""PyTorch's name of :class:`HeUniform`."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check(value: Any, owner: str, keyword: str) -> Any:
+    """Validate what a layer got as ``initialW``/``initial_bias``; return it normalized.
+
+    Args:
+        value: None, an :class:`Initializer`, a Python number or an array of any backend.
+        owner: the layer's name, for the error message (``'Linear'``).
+        keyword: ``'initialW'`` or ``'initial_bias'``.
+
+    Returns:
+        None, an Initializer (numbers become :class:`Constant`), or the array as given.
+
+    Raises:
+        TypeError: for anything else.
+    """
+    if value is None or isinstance(value, Initializer):
+        return value
+    if _is_number(value):
+        return Constant(value)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return Constant(value.item()) if tuple(value.shape) == () else value
+    raise TypeError(
+        f"zerograd_nn.layers.{owner}: {keyword} must be an initializer from "
+        f"zerograd_nn.initializers, a number or an array, got {type(value).__name__} "
+        f"({value!r})"
+    )
+
+
+def generate(
+    value: Any,
+    shape: tuple[int, ...],
+    dtype: Any,
+    backend: Backend,
+    *,
+    owner: str,
+    keyword: str,
+    fan_in: int | None = None,
+    fan_out: int | None = None,
+) -> Any:
+    """The array for a parameter from a value :func:`check` accepted (not None).
+
+    Args:
+        value: an Initializer or an array.
+        shape: the parameter's shape.
+        dtype: its dtype.
+        backend: where the array goes.
+        owner: the layer's name, for the error message.
+        keyword: the keyword the value came from, for the error message.
+        fan_in: passed on to the initializer.
+        fan_out: passed on to the initializer.
+
+    Returns:
+        A new array of ``backend`` (an array value is copied, never shared).
+
+    Raises:
+        ValueError: when an array value has another shape.
+    """
+    if isinstance(value, Initializer):
+        return value(shape, dtype, backend, fan_in=fan_in, fan_out=fan_out)
+    got = tuple(value.shape)
+    if got != tuple(shape):
+        raise ValueError(
+            f"zerograd_nn.layers.{owner}: {keyword} has shape {got} but the parameter is "
+            f"{tuple(shape)}; pass an array of that shape or an initializer"
+        )
+    return backend.astype(as_array_of(value, backend), dtype)  # astype copies
+
+
+__all__ = [
+    "Constant",
+    "GlorotNormal",
+    "GlorotUniform",
+    "HeNormal",
+    "HeUniform",
+    "Initializer",
+    "KaimingNormal",
+    "KaimingUniform",
+    "LeCunNormal",
+    "LeCunUniform",
+    "Normal",
+    "One",
+    "Orthogonal",
+    "Uniform",
+    "XavierNormal",
+    "XavierUniform",
+    "Zero",
+    "check",
+    "generate",
+    "get_fans",
+]
