@@ -139,20 +139,62 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", ".")
 
 
+# what a wheel of ours may hold besides its import package's .py files and py.typed
+DIST_INFO_FILES = {"METADATA", "WHEEL", "RECORD", "entry_points.txt", "licenses/LICENSE"}
+# files every package folder holds as an identical copy (an sdist must be self-contained)
+COPIED = {"LICENSE": ROOT / "LICENSE", "hatch_build.py": PACKAGES / "core" / "hatch_build.py"}
+
+
+def _wheel_problems(wheel: Path, version: str) -> list[str]:
+    """What is wrong with one built wheel: missing LICENSE/py.typed, tests or stray files."""
+    import zipfile
+
+    name, wheel_version = wheel.name.split("-")[:2]
+    problems = [] if wheel_version == version else [f"version {wheel_version}, not {version}"]
+    names = zipfile.ZipFile(wheel).namelist()
+    dist_info = f"{name}-{wheel_version}.dist-info/"
+    for required in (f"{name}/py.typed", dist_info + "licenses/LICENSE", f"{name}/__init__.py"):
+        if required not in names:
+            problems.append(f"{required} is missing")
+    for entry in names:
+        if entry.startswith(dist_info):
+            if entry[len(dist_info) :] not in DIST_INFO_FILES:
+                problems.append(f"unexpected {entry}")
+        elif not entry.startswith(f"{name}/") or not entry.endswith((".py", "/py.typed")):
+            problems.append(f"stray file {entry}")
+        elif "/tests/" in entry or "/test_" in entry or "__pycache__" in entry:
+            problems.append(f"test or cache file {entry}")
+    return [f"{wheel.name}: {p}" for p in problems]
+
+
 @nox.session
 def smoke(session: nox.Session) -> None:
-    """Build every wheel, install only zerograd + zerograd-numpy into a fresh venv, use it."""
-    session.install("build", "pip")
+    """Build every sdist and wheel (the wheel from the sdist), check them as a package index
+    would (``twine check``) and what each wheel holds, then install only zerograd +
+    zerograd-numpy into a fresh venv and use it."""
+    session.install("build", "pip", "twine")
+    folders = sorted(p for p in PACKAGES.iterdir() if (p / "pyproject.toml").exists())
+    stale = [f"{f / n}" for f in folders for n, src in COPIED.items() if
+             (f / n).read_bytes() != src.read_bytes()]  # fmt: skip
+    if stale:
+        session.error(f"these copies differ from {', '.join(map(str, COPIED.values()))}: {stale}")
     dist = Path(session.create_tmp()) / "dist"
     shutil.rmtree(dist, ignore_errors=True)
-    for folder in sorted(p for p in PACKAGES.iterdir() if (p / "pyproject.toml").exists()):
-        session.run("python", "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(folder))
+    for folder in folders:
+        session.run("python", "-m", "build", "-q", "--outdir", str(dist), str(folder))
+    built = sorted(dist.iterdir())
+    session.log("built: " + ", ".join(p.name for p in built))
+    session.run("twine", "check", "--strict", *map(str, built))
+    version = (ROOT / "VERSION").read_text().strip()
+    wheels = [p for p in built if p.suffix == ".whl"]
+    problems = [line for w in wheels for line in _wheel_problems(w, version)]
+    if len(wheels) != len(folders) or problems:
+        session.error(f"{len(wheels)} wheels for {len(folders)} packages; " + "; ".join(problems))
+    session.log(f"{len(wheels)} wheels hold LICENSE and py.typed, no tests, no stray files")
     venv = Path(session.create_tmp()) / "smoke-venv"
     shutil.rmtree(venv, ignore_errors=True)
     session.run("python", "-m", "venv", str(venv))
     py = str(venv / "bin" / "python")
-    wheels = sorted(dist.glob("*.whl"))
-    session.log("built: " + ", ".join(w.name for w in wheels))
     picked = [str(w) for w in wheels if w.name.split("-")[0] in ("zerograd", "zerograd_numpy")]
     session.run(py, "-m", "pip", "install", "-q", *picked, external=True)
     session.run(py, str(ROOT / "benchmarks" / "smoke.py"), external=True)

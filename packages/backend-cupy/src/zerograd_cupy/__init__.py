@@ -14,12 +14,14 @@ unavailable, with the reason, and ``Variable.to_gpu()`` says that reason.
 
 from __future__ import annotations
 
+from importlib.metadata import version as _distribution_version
+
 from zerograd.backends import Backend, hookimpl
 
 from .backend import INSTALL_HINT, CupyBackend
 from .kernels import col2im_gpu, im2col_gpu
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("zerograd-cupy")  # the repository's VERSION file
 __all__ = ["INSTALL_HINT", "CupyBackend", "col2im_gpu", "im2col_gpu", "zerograd_backend"]
 
 

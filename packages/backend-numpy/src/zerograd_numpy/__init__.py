@@ -11,6 +11,7 @@ plugin would be; zerograd finds it once it is installed.
 
 from __future__ import annotations
 
+from importlib.metadata import version as _distribution_version
 from types import ModuleType
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from zerograd.backends import Backend, hookimpl
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("zerograd-numpy")  # the repository's VERSION file
 
 
 def _basic_index(index: Any) -> bool:

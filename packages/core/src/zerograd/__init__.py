@@ -9,12 +9,14 @@
 variable(12.0)
 """
 
+from importlib.metadata import version as _distribution_version
+
 from . import backends, functions
 from .config import Config, no_grad, test_mode, using_config
 from .function import Function
 from .variable import Constant, Parameter, Variable, as_array, as_variable
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("zerograd")  # the repository's VERSION file
 
 __all__ = [
     "Config",

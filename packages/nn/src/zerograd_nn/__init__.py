@@ -15,6 +15,8 @@ The DeZero counterparts: ``dezero.functions`` -> :mod:`zerograd_nn.functional`,
 ()
 """
 
+from importlib.metadata import version as _distribution_version
+
 from . import (
     dataloaders,
     datasets,
@@ -31,7 +33,7 @@ from .dataloaders import DataLoader, SeqDataLoader
 from .layers import Layer
 from .models import Model
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("zerograd-nn")  # the repository's VERSION file
 
 __all__ = [
     "DataLoader",

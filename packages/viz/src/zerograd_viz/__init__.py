@@ -13,12 +13,14 @@ Training plots (:func:`plot_history`, :func:`plot_decision_boundary`) need matpl
 1 [label="Pow", color=lightblue, style=filled, shape=box]
 """
 
+from importlib.metadata import version as _distribution_version
+
 from .dot import get_dot_graph
 from .notebook import GraphView, show
 from .plots import plot_decision_boundary, plot_history, predict_grid
 from .render import GraphvizError, GraphvizNotFoundError, plot_dot_graph
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("zerograd-viz")  # the repository's VERSION file
 
 __all__ = [
     "GraphView",
