@@ -1,0 +1,168 @@
+"""zerograd-jax: a third-party zerograd backend for JAX arrays (an out-of-tree example).
+
+JAX arrays are immutable and JAX draws random numbers from explicit keys, two ways its
+semantics differ from numpy's. The plugin is found through the ``zerograd.backends`` entry
+point in its ``pyproject.toml``; its array module (``xp``) is ``jax.numpy`` itself.
+
+Dtypes follow JAX: unless 64-bit mode is on (``JAX_ENABLE_X64=1`` in the environment, or
+``jax.config.update("jax_enable_x64", True)`` before any array is made), arrays are at most
+32 bits wide, so a float64 numpy array arrives as float32 and an int64 one as int32.
+
+>>> import numpy as np
+>>> import zerograd
+>>> from zerograd.backends import get_backend
+>>> b = get_backend("jax")
+>>> x = zerograd.Variable(b.from_numpy(np.array([1.0, 2.0], np.float32)))
+>>> (x * x).sum().backward()
+>>> b.to_numpy(x.grad.data).tolist()
+[2.0, 4.0]
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from types import ModuleType
+from typing import Any
+
+from zerograd.backends import Backend, hookimpl
+
+from .indexing import check_bounds
+
+__version__ = "0.1.0"
+__all__ = ["JaxBackend", "zerograd_backend"]
+
+
+class JaxBackend(Backend):
+    """JAX arrays on JAX's default device, with ``jax.numpy`` as the array module.
+
+    Loading the plugin imports nothing heavy: JAX is imported the first time the array
+    module, the device or a conversion is needed.
+    """
+
+    name = "jax"
+    cache_scalars = True  # immutable arrays on one default device: a shared scalar is safe
+
+    def __init__(self) -> None:
+        self._key: Any = None  # the jax.random key; made on the first draw or by seed()
+        self._key_lock = threading.Lock()
+
+    # -- classification, availability ----------------------------------------------------
+    def owns(self, array_type: type) -> bool:
+        # jax.Array's concrete class lives in jaxlib; decided by module name, no import
+        return any(
+            t.__name__ in ("Array", "ArrayImpl")
+            and (t.__module__ or "").split(".")[0] in ("jax", "jaxlib")
+            for t in array_type.__mro__
+        )
+
+    def load_module(self) -> ModuleType:
+        import jax.numpy
+
+        return jax.numpy
+
+    @property
+    def device(self) -> str:  # type: ignore[override]
+        """``'gpu'`` when JAX's default device is a GPU, else ``'cpu'``."""
+        try:
+            import jax
+
+            return "gpu" if jax.default_backend() in ("gpu", "cuda", "rocm") else "cpu"
+        except Exception:  # unusable JAX: is_available() says why
+            return "cpu"
+
+    def is_available(self) -> bool:
+        return not self.unavailable_reason()
+
+    def unavailable_reason(self) -> str:
+        try:
+            import jax
+
+            jax.devices()
+        except Exception as e:  # ImportError, or no usable XLA backend
+            return f"JAX cannot run here ({type(e).__name__}: {e}); pip install jax"
+        return ""
+
+    def version(self) -> str:
+        import jax
+
+        return jax.__version__
+
+    # -- conversions ---------------------------------------------------------------------
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        return self.xp.asarray(obj, dtype=dtype)
+
+    def to_numpy(self, x: Any) -> Any:
+        import numpy as np
+
+        return np.array(x, copy=True)  # writable, and never aliasing the device buffer
+
+    def from_numpy(self, a: Any) -> Any:
+        return self.xp.array(a, copy=True)  # float64 -> float32 unless 64-bit mode is on
+
+    def astype(self, x: Any, dtype: Any) -> Any:
+        return x.astype(dtype)
+
+    # -- operations the standard lacks -----------------------------------------------------
+    def getitem(self, x: Any, index: Any) -> Any:
+        """``x[index]``; an out-of-range integer raises ``IndexError`` (JAX would clamp it)."""
+        check_bounds(x.shape, index)
+        return x[index]
+
+    def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
+        """``a`` with ``values`` added at ``indices`` (repeats add up), through ``a.at[]``."""
+        check_bounds(a.shape, indices)  # .at[].add would drop out-of-range ones silently
+        return a.at[indices].add(values)
+
+    def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
+        """Patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W); see :mod:`.kernels`."""
+        from .kernels import im2col
+
+        return im2col(img, tuple(k), tuple(s), tuple(p), float(pad_value))
+
+    def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
+        """Fold patches (N, C, KH, KW, OH, OW) into an image, adding where they overlap."""
+        from .kernels import col2im
+
+        return col2im(col, tuple(img_shape), tuple(k), tuple(s), tuple(p))
+
+    # -- random numbers: an explicit key, split for every draw -----------------------------
+    def seed(self, n: int) -> None:
+        """Restart this backend's random numbers from ``jax.random.key(n)``."""
+        import jax
+
+        with self._key_lock:
+            self._key = jax.random.key(n)
+
+    def _next_key(self) -> Any:
+        import jax
+
+        with self._key_lock:
+            if self._key is None:  # unseeded: fresh entropy, as numpy's unseeded generator
+                self._key = jax.random.key(secrets.randbits(32))
+            self._key, sub = jax.random.split(self._key)
+        return sub
+
+    def randn(self, *shape: int, dtype: Any = None) -> Any:
+        """Standard-normal samples of ``shape``: float32 (float64 in 64-bit mode) unless given."""
+        import jax
+
+        return jax.random.normal(self._next_key(), shape, dtype=dtype or float)
+
+    def rand(self, *shape: int, dtype: Any = None) -> Any:
+        """Uniform samples in ``[0, 1)`` of ``shape``."""
+        import jax
+
+        return jax.random.uniform(self._next_key(), shape, dtype=dtype or float)
+
+    def permutation(self, n: int) -> Any:
+        """A random ordering of ``arange(n)``."""
+        import jax
+
+        return jax.random.permutation(self._next_key(), n)
+
+
+@hookimpl
+def zerograd_backend() -> Backend:
+    """The JAX backend."""
+    return JaxBackend()
