@@ -1,7 +1,8 @@
 """Check the links of a built site offline: ``python docs/_ext/check_links.py SITE_DIR``.
 
 Every ``href`` and ``src`` of every HTML page that points inside the site must name a file
-that exists, and a ``#fragment`` must name an ``id`` on the target page. Links inside the
+that exists, and a ``#fragment`` must name an ``id`` on the target page; no script,
+stylesheet or image may come from another host (the site works offline, from disk). Links inside the
 site are relative ones and root-relative ones under the path of ``site_url`` (the 404 page
 uses those, so that it works from any depth); other schemes and hosts are left alone (no
 network). The sitemap must list every page. Exits 1 with one line per broken link.
@@ -25,6 +26,7 @@ class _Page(HTMLParser):
         super().__init__()
         self.links: list[str] = []
         self.ids: set[str] = set()
+        self.remote: list[str] = []  # what the page would fetch from another host
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
@@ -34,6 +36,11 @@ class _Page(HTMLParser):
                 self.ids.add(value)
             elif name in ("href", "src") and not (tag == "link" and ("rel", "canonical") in attrs):
                 self.links.append(value)
+                loads = tag in ("script", "img") or (
+                    tag == "link" and ("rel", "stylesheet") in attrs
+                )
+                if loads and urlsplit(value).netloc:
+                    self.remote.append(value)
 
 
 def site_path(mkdocs_yml: Path) -> str:
@@ -50,6 +57,9 @@ def broken_links(site: Path, base: str) -> list[str]:
         page.feed(path.read_text(encoding="utf-8"))
     problems = []
     for path, page in pages.items():
+        problems += [
+            f"{path.relative_to(site)}: loads {url} from the network" for url in page.remote
+        ]
         for link in page.links:
             parts = urlsplit(link)
             if parts.scheme or parts.netloc:

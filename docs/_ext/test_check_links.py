@@ -35,12 +35,14 @@ def test_each_kind_of_broken_link_is_reported(tmp_path: Path) -> None:
             "index.html": '<a href="gone.html">g</a><a href="a.html#nowhere">n</a>',
             "a.html": "<p>no anchors</p>",
             "404.html": '<script src="/assets/app.js"></script>',
+            "cdn.html": '<script src="https://unpkg.com/shim"></script>',
         },
     )
     (site / "sitemap.xml").write_text("<urlset></urlset>")
     assert broken_links(site, "/zerograd/") == [
         "404.html: /assets/app.js is outside /zerograd/",
+        "cdn.html: loads https://unpkg.com/shim from the network",
         "index.html: gone.html (no such file)",
         "index.html: a.html#nowhere (no such anchor)",
-        "sitemap.xml lists 0 pages, the site has 2",
+        "sitemap.xml lists 0 pages, the site has 3",
     ]
