@@ -25,6 +25,7 @@ nox.options.sessions = [
     "cupy_without_gpu",
     "smoke",
     "docs",
+    "doc_code",
     "plugin_example",
 ]
 
@@ -224,7 +225,8 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the documentation site offline with ``mkdocs build --strict`` (a warning fails)."""
+    """Build the documentation site offline with ``mkdocs build --strict`` (a warning fails),
+    then check every internal link of the built site, the 404 page's included."""
     session.install("-r", str(ROOT / "docs" / "requirements.txt"))
     # the API reference is read from the sources; installing the packages checks they build
     folders = ("core", "backend-numpy", "nn", "viz", "backend-cupy")
@@ -232,6 +234,19 @@ def docs(session: nox.Session) -> None:
     session.run(
         "mkdocs", "build", "--strict", "--clean", "-f", str(ROOT / "mkdocs.yml"),
         "-d", str(ROOT / "site"), env={"NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    session.run("python", str(ROOT / "docs" / "_ext" / "check_links.py"), str(ROOT / "site"))
+
+
+@nox.session
+def doc_code(session: nox.Session) -> None:
+    """Run every docs page's Python code blocks in page order and compare what they print
+    with the outputs the pages show (docs/_ext/test_doc_code.py); the runner's own tests."""
+    folders = ("core", "backend-numpy", "nn", "viz")
+    session.install(NUMPY["2"], "pytest>=8", *[str(PACKAGES / f) for f in folders])
+    session.run(
+        "pytest", str(ROOT / "docs" / "_ext"), "-q", "-rs", *session.posargs,
+        env={"MPLBACKEND": "Agg"},
     )  # fmt: skip
 
 
