@@ -12,6 +12,7 @@ from .config import _enable_backprop
 from .variable import Constant, Variable, as_array
 
 _by_type = _registry.by_type
+_new = object.__new__
 
 
 class Function:
@@ -76,7 +77,10 @@ class Function:
             ys = self.forward(*xs)
         if type(ys) is tuple:
             return self._finish_many(inputs, ys)
-        output = Variable(ys if type(ys) in _by_type else _fix_output(ys, [x.data for x in inputs]))
+        # built without Variable.__init__: forward results need no dtype check
+        output = _new(Variable)
+        output.data = ys if type(ys) in _by_type else _fix_output(ys, [x.data for x in inputs])
+        output.name = output.grad = None
         if _enable_backprop.get():
             if n == 1:
                 gen = inputs[0].generation
@@ -91,6 +95,9 @@ class Function:
             output.generation = gen + 1
             self.inputs = inputs
             self.outputs = (weakref.ref(output),)
+        else:
+            output.creator = None
+            output.generation = 0
         return output
 
     def _finish_many(self, inputs: tuple, ys: tuple) -> list[Variable]:

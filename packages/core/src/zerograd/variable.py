@@ -10,15 +10,48 @@ from .backends.registry import registry as _registry
 _by_type = _registry.by_type
 
 
-def _check_data(data: Any) -> None:
-    try:
-        _backends.backend_of(data)
-    except TypeError:
+_KINDS = "biufc"  # the dtype kinds a Variable holds: bool, int, uint, float, complex
+
+
+def _checked(data: Any) -> Any:
+    """``data`` as a Variable may hold it: an array of an installed backend with a numeric
+    dtype; a library's scalar (``numpy.float64``) becomes a 0-d array. TypeError otherwise."""
+    if type(data) not in _by_type:
+        if isinstance(data, Variable):
+            raise TypeError(
+                f"Variable(data): data is already a Variable ({data!r}). Use it as is, "
+                f"data.detach() for a new Variable with no history, or data.data for its array."
+            )
+        try:
+            backend = _backends.backend_of(data)
+        except TypeError:
+            backend = _scalar_backend(data)
+            if backend is None:
+                raise TypeError(
+                    f"Variable(data): data must be an array of an installed backend, got "
+                    f"{type(data).__module__}.{type(data).__qualname__}. Wrap Python scalars "
+                    f"and lists first: Variable(np.array(1.0)) or Variable(zerograd.as_array(1.0))."
+                ) from None
+            data = backend.asarray(data)
+    else:
+        backend = _by_type[type(data)]
+    dtype = getattr(data, "dtype", None)  # a minimal backend's arrays may have none
+    if dtype is not None and backend.dtype_kind(dtype) not in _KINDS:
         raise TypeError(
-            f"Variable(data): data must be an array of an installed backend, got "
-            f"{type(data).__module__}.{type(data).__qualname__}. Wrap Python scalars and lists "
-            f"first: Variable(np.array(1.0)) or Variable(zerograd.as_array(1.0))."
-        ) from None
+            f"Variable(data): data has dtype {dtype}, which zerograd cannot compute with; "
+            f"give bool, integer, float or complex data (e.g. convert strings with "
+            f"data.astype(float))."
+        )
+    return data
+
+
+def _scalar_backend(x: Any) -> Any:
+    """The default backend when ``x`` is an array library's scalar (it has a dtype and the
+    0-d shape, as ``numpy.float64`` does) that it turns into an array; else None."""
+    if getattr(x, "shape", None) != () or not hasattr(x, "dtype"):
+        return None
+    backend = _registry.default()
+    return backend if _registry.resolve_type(type(backend.asarray(x))) is backend else None
 
 
 class Variable:
@@ -37,9 +70,7 @@ class Variable:
     __array_ufunc__ = None  # ndarray + Variable -> Variable.__radd__, never an object array
 
     def __init__(self, data: Any, name: str | None = None) -> None:
-        if data is not None and type(data) not in _by_type:
-            _check_data(data)
-        self.data = data
+        self.data = None if data is None else _checked(data)
         self.name = name
         self.grad: Variable | None = None
         self.creator: Any = None
@@ -238,6 +269,14 @@ class Constant(Variable):
     """
 
     __slots__ = ()
+
+    def __init__(self, data: Any, name: str | None = None) -> None:
+        # operands reach here through as_array (hot path): only scalars need converting
+        self.data = data if type(data) in _by_type else _checked(data)
+        self.name = name
+        self.grad = None
+        self.creator = None
+        self.generation = 0
 
 
 def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
