@@ -321,15 +321,34 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
                 a = _scalar_cache[key] = backend.asarray(x, dtype=dtype)
             return a
         kind = backend.dtype_kind(like.dtype)
-        return backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind))
+        return _numeric(backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind)), x, backend)
     if array_module is not None:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
-    return backend.asarray(x)
+    return _numeric(backend.asarray(x), x, backend)
+
+
+def _numeric(a: Any, x: Any, backend: Any) -> Any:
+    """``a`` (converted from ``x``) when its dtype is numeric; TypeError otherwise."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is not None and backend.dtype_kind(dtype) not in _KINDS:
+        text = repr(x)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise TypeError(
+            f"got {text} ({type(x).__name__}), which is not numeric data; zerograd computes "
+            f"with bool, integer, float or complex values: give a Variable, an array, a "
+            f"Python number or a (nested) list of numbers."
+        )
+    return a
 
 
 def as_variable(obj: Any) -> Variable:
-    """Return ``obj`` as a Variable (arrays and scalars are wrapped, Variables pass through)."""
+    """Return ``obj`` as a Variable (arrays, scalars and lists are wrapped, Variables pass
+    through).
+
+    Raises:
+        TypeError: ``obj`` is not numeric data (None, a string, an object array, ...).
+    """
     if isinstance(obj, Variable):
         return obj
     return Variable(as_array(obj))
