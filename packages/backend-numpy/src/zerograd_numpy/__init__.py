@@ -66,6 +66,10 @@ class NumpyBackend(Backend):
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         return np.broadcast_to(x, shape)
 
+    def seed(self, n: int) -> None:
+        """Seed numpy's global random state (``numpy.random``), which zerograd-nn uses."""
+        np.random.seed(n)
+
 
 @hookimpl
 def zerograd_backend() -> Backend:

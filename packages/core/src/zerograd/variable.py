@@ -113,6 +113,43 @@ class Variable:
         """The single element as a Python scalar."""
         return _backends.as_numpy(self.data).item()
 
+    def _one(self, to: str) -> Any:
+        data = self.data
+        if data is None or data.size != 1:
+            shape = None if data is None else data.shape
+            raise TypeError(
+                f"{to}() of a Variable needs exactly one element, got shape {shape}; reduce "
+                f"it first (x.sum(), x[0]) or use x.data for the array."
+            )
+        return _backends.as_numpy(data).item()
+
+    def __float__(self) -> float:
+        """``float(x)`` of a one-element Variable (``float(loss)``)."""
+        return float(self._one("float"))
+
+    def __int__(self) -> int:
+        """``int(x)`` of a one-element Variable."""
+        return int(self._one("int"))
+
+    def __bool__(self) -> bool:
+        """``bool(x)`` of a one-element Variable; ambiguous (an error) for any other size."""
+        return bool(self._one("bool"))
+
+    # -- comparisons: backend boolean arrays, no graph -------------------------------------
+    # == and != keep object identity: Variables stay hashable, and the engine, optimizers
+    # and user code keep them in sets and dicts. Compare values with x.data == y.
+    def __lt__(self, other: Any) -> Any:
+        return self.data < _operand(other, self.data)
+
+    def __le__(self, other: Any) -> Any:
+        return self.data <= _operand(other, self.data)
+
+    def __gt__(self, other: Any) -> Any:
+        return self.data > _operand(other, self.data)
+
+    def __ge__(self, other: Any) -> Any:
+        return self.data >= _operand(other, self.data)
+
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:
         """Record ``func`` as the function that produced this variable."""
@@ -122,6 +159,17 @@ class Variable:
     def cleargrad(self) -> None:
         """Forget the gradient (call before a second ``backward``)."""
         self.grad = None
+
+    def detach(self) -> Variable:
+        """A new Variable sharing this one's data, with no creator and no gradient.
+
+        Examples:
+            >>> import numpy as np
+            >>> x = Variable(np.array(2.0))
+            >>> (x * x).detach().creator is None
+            True
+        """
+        return Variable(self.data, self.name)
 
     def unchain(self) -> None:
         """Cut the link to the creator (the graph upstream is no longer reachable from here)."""
@@ -197,22 +245,27 @@ class Variable:
         return _f.get_item(self, slices)
 
     # -- devices --------------------------------------------------------------------------
-    def to(self, backend: Any) -> None:
-        """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place."""
+    def to(self, backend: Any) -> Variable:
+        """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place.
+
+        Returns:
+            This Variable, as ``Layer.to`` returns the layer.
+        """
         if self.data is not None:
             data = _backends.as_array_of(self.data, backend)
             grad = None if self.grad is None else _backends.as_array_of(self.grad.data, backend)
             self.data = data  # assigned only once both conversions succeeded
             if grad is not None:
                 self.grad.data = grad
+        return self
 
-    def to_cpu(self) -> None:
-        """Move the data to the CPU (the numpy backend)."""
-        self.to(_registry.default())
+    def to_cpu(self) -> Variable:
+        """Move the data to the CPU (the numpy backend); returns this Variable."""
+        return self.to(_registry.default())
 
-    def to_gpu(self) -> None:
+    def to_gpu(self) -> Variable:
         """Move the data to the GPU backend (zerograd-cupy); clear error when none is usable."""
-        self.to(_backends.gpu_backend())
+        return self.to(_backends.gpu_backend())
 
     # -- operators ------------------------------------------------------------------------
     # The binary operators build the Function directly (no helper frames): they are the
@@ -326,6 +379,11 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
     return _numeric(backend.asarray(x), x, backend)
+
+
+def _operand(x: Any, like: Any) -> Any:
+    """The array behind a comparison's other operand."""
+    return x.data if isinstance(x, Variable) else as_array(x, like=like)
 
 
 def _numeric(a: Any, x: Any, backend: Any) -> Any:
