@@ -29,3 +29,9 @@ def test_registered_through_the_entry_point():
     backend = get_backend("numpy")
     assert isinstance(backend, NumpyBackend)
     assert backend.version() == np.__version__
+
+
+def test_numpy_scalars_are_not_claimed_as_arrays():
+    # np.float64 is what 0-d arithmetic returns; zerograd turns it into a 0-d array instead
+    b = get_backend("numpy")
+    assert b.owns(np.ndarray) and not b.owns(np.float64) and not b.owns(np.bool_)

@@ -36,8 +36,10 @@ class NumpyBackend(Backend):
     cache_scalars = True
 
     def owns(self, array_type: type) -> bool:
-        # numpy scalars (what 0-d arithmetic returns) are accepted as 0-d arrays
-        return issubclass(array_type, (np.ndarray, np.generic))
+        # Not numpy scalars (np.float64, what 0-d arithmetic returns): they are not arrays,
+        # and claiming them let them through as Variable.data once their type was cached.
+        # zerograd converts them (Variable(), as_array, Function outputs) to 0-d arrays.
+        return issubclass(array_type, np.ndarray)
 
     def load_module(self) -> ModuleType:
         return np
@@ -64,6 +66,10 @@ class NumpyBackend(Backend):
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         return np.broadcast_to(x, shape)
+
+    def seed(self, n: int) -> None:
+        """Seed numpy's global random state (``numpy.random``), which zerograd-nn uses."""
+        np.random.seed(n)
 
 
 @hookimpl

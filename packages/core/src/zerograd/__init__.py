@@ -9,14 +9,53 @@
 variable(12.0)
 """
 
+import operator
 from importlib.metadata import version as _distribution_version
 
 from . import backends, functions
+from .backends.registry import registry as _registry
 from .config import Config, no_grad, test_mode, using_config
 from .function import Function
 from .variable import Constant, Parameter, Variable, as_array, as_variable
 
 __version__ = _distribution_version("zerograd")  # the repository's VERSION file
+
+
+def seed(n: int) -> None:
+    """Seed the random state of every installed, available backend (``Backend.seed``).
+
+    With zerograd-numpy this seeds ``numpy.random``, which zerograd-nn's layers and dropout
+    draw from.
+
+    Args:
+        n: the seed, an integer in ``[0, 2**32)``.
+
+    Raises:
+        TypeError: ``n`` is not an integer.
+        ValueError: ``n`` is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> seed(0); a = np.random.rand()
+        >>> seed(0); a == np.random.rand()
+        True
+    """
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"zerograd.seed: the seed must be an int, got {n!r}") from None
+    if not 0 <= n < 2**32:
+        raise ValueError(f"zerograd.seed: the seed must be in [0, 2**32), got {n}")
+    _registry.ensure_loaded()
+    for backend in list(_registry.backends.values()):
+        if backend.is_available():
+            backend.seed(n)
+
+
+def setup_variable() -> None:
+    """Do nothing: the book's ``dezero.core_simple.setup_variable()`` installs Variable's
+    operators, which zerograd always has."""
+
 
 __all__ = [
     "Config",
@@ -29,6 +68,8 @@ __all__ = [
     "backends",
     "functions",
     "no_grad",
+    "seed",
+    "setup_variable",
     "test_mode",
     "using_config",
 ]

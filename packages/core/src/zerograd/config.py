@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _DEFAULTS: dict[str, Any] = {"enable_backprop": True, "train": True}
@@ -73,14 +74,43 @@ def using_config(name: str, value: Any) -> Iterator[None]:
         Config._vars[name].reset(token)
 
 
-def no_grad() -> contextlib.AbstractContextManager[None]:
-    """Turn off graph recording inside a ``with`` block (``enable_backprop=False``)."""
-    return using_config("enable_backprop", False)
+def _switch(name: str, value: Any, func: Callable | None, caller: str) -> Any:
+    if func is None:
+        return using_config(name, value)
+    if not callable(func):
+        raise TypeError(
+            f"{caller}: use it as `with {caller}():`, `@{caller}` or `@{caller}()`; got "
+            f"{type(func).__name__} {func!r} as an argument."
+        )
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with using_config(name, value):
+            return func(*args, **kwargs)
+
+    return wrapper
 
 
-def test_mode() -> contextlib.AbstractContextManager[None]:
-    """Switch to test mode inside a ``with`` block (``using_config('train', False)``)."""
-    return using_config("train", False)
+def no_grad(func: Callable | None = None) -> Any:
+    """Turn off graph recording (``enable_backprop=False``) in a block or a function.
+
+    Use it as ``with no_grad():``, or as a decorator, bare (``@no_grad``) or called
+    (``@no_grad()``), as PyTorch's ``torch.no_grad``.
+
+    Examples:
+        >>> @no_grad
+        ... def evaluate():
+        ...     return Config.enable_backprop
+        >>> evaluate()
+        False
+    """
+    return _switch("enable_backprop", False, func, "no_grad")
+
+
+def test_mode(func: Callable | None = None) -> Any:
+    """Switch to test mode (``using_config('train', False)``) in a block or a function;
+    like :func:`no_grad`, it is also a decorator, bare or called."""
+    return _switch("train", False, func, "test_mode")
 
 
 test_mode.__test__ = False  # keep pytest from collecting it

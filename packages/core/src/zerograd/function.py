@@ -12,6 +12,7 @@ from .config import _enable_backprop
 from .variable import Constant, Variable, as_array
 
 _by_type = _registry.by_type
+_new = object.__new__
 
 
 class Function:
@@ -43,20 +44,26 @@ class Function:
         if n == 1:
             x = inputs[0]
             if not isinstance(x, Variable):
-                inputs = _wrap(inputs)
+                inputs = _wrap(self, inputs)
                 x = inputs[0]
             ys = self.forward(x.data)
         elif n == 2:
             a, b = inputs
             if not isinstance(b, Variable):  # x * 2.0, x + array: the common raw operand
                 if isinstance(a, Variable):
-                    b = Constant(as_array(b, like=a.data))
+                    try:
+                        b = Constant(as_array(b, like=a.data))
+                    except TypeError as exc:
+                        raise _operand_error(self, 1, exc) from None
                     inputs = (a, b)
                 else:
-                    inputs = _wrap(inputs)
+                    inputs = _wrap(self, inputs)
                     a, b = inputs
             elif not isinstance(a, Variable):
-                a = Constant(as_array(a, like=b.data))
+                try:
+                    a = Constant(as_array(a, like=b.data))
+                except TypeError as exc:
+                    raise _operand_error(self, 0, exc) from None
                 inputs = (a, b)
             xa, xb = a.data, b.data
             if type(xa) is not type(xb):
@@ -65,7 +72,7 @@ class Function:
         else:
             for x in inputs:
                 if not isinstance(x, Variable):
-                    inputs = _wrap(inputs)
+                    inputs = _wrap(self, inputs)
                     break
             xs = tuple([x.data for x in inputs])
             t = type(xs[0])
@@ -76,7 +83,10 @@ class Function:
             ys = self.forward(*xs)
         if type(ys) is tuple:
             return self._finish_many(inputs, ys)
-        output = Variable(ys if type(ys) in _by_type else _fix_output(ys, [x.data for x in inputs]))
+        # built without Variable.__init__: forward results need no dtype check
+        output = _new(Variable)
+        output.data = ys if type(ys) in _by_type else _fix_output(ys, [x.data for x in inputs])
+        output.name = output.grad = None
         if _enable_backprop.get():
             if n == 1:
                 gen = inputs[0].generation
@@ -91,6 +101,9 @@ class Function:
             output.generation = gen + 1
             self.inputs = inputs
             self.outputs = (weakref.ref(output),)
+        else:
+            output.creator = None
+            output.generation = 0
         return output
 
     def _finish_many(self, inputs: tuple, ys: tuple) -> list[Variable]:
@@ -118,17 +131,27 @@ class Function:
         return f"<{type(self).__name__} generation={getattr(self, 'generation', 0)}>"
 
 
-def _wrap(inputs: tuple) -> tuple[Variable, ...]:
-    """Wrap raw arrays and scalars as Constants, following the first Variable's backend and
-    (for Python scalars) dtype: ``x * 2.0`` stays float32 when ``x`` is."""
+def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
+    """Wrap raw arrays, scalars and lists as Constants, following the first Variable's
+    backend and (for Python scalars) dtype: ``x * 2.0`` stays float32 when ``x`` is."""
     like = None
     for v in inputs:
         if isinstance(v, Variable) and v.data is not None:
             like = v.data
             break
-    return tuple(
-        [x if isinstance(x, Variable) else Constant(as_array(x, like=like)) for x in inputs]
-    )
+    out = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Variable):
+            try:
+                x = Constant(as_array(x, like=like))
+            except TypeError as exc:
+                raise _operand_error(func, i, exc) from None
+        out.append(x)
+    return tuple(out)
+
+
+def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
+    return TypeError(f"{type(func).__name__}: input {i}: {exc}")
 
 
 def _fix_output(y: Any, xs: list) -> Any:

@@ -10,15 +10,48 @@ from .backends.registry import registry as _registry
 _by_type = _registry.by_type
 
 
-def _check_data(data: Any) -> None:
-    try:
-        _backends.backend_of(data)
-    except TypeError:
+_KINDS = "biufc"  # the dtype kinds a Variable holds: bool, int, uint, float, complex
+
+
+def _checked(data: Any) -> Any:
+    """``data`` as a Variable may hold it: an array of an installed backend with a numeric
+    dtype; a library's scalar (``numpy.float64``) becomes a 0-d array. TypeError otherwise."""
+    if type(data) not in _by_type:
+        if isinstance(data, Variable):
+            raise TypeError(
+                f"Variable(data): data is already a Variable ({data!r}). Use it as is, "
+                f"data.detach() for a new Variable with no history, or data.data for its array."
+            )
+        try:
+            backend = _backends.backend_of(data)
+        except TypeError:
+            backend = _scalar_backend(data)
+            if backend is None:
+                raise TypeError(
+                    f"Variable(data): data must be an array of an installed backend, got "
+                    f"{type(data).__module__}.{type(data).__qualname__}. Wrap Python scalars "
+                    f"and lists first: Variable(np.array(1.0)) or Variable(zerograd.as_array(1.0))."
+                ) from None
+            data = backend.asarray(data)
+    else:
+        backend = _by_type[type(data)]
+    dtype = getattr(data, "dtype", None)  # a minimal backend's arrays may have none
+    if dtype is not None and backend.dtype_kind(dtype) not in _KINDS:
         raise TypeError(
-            f"Variable(data): data must be an array of an installed backend, got "
-            f"{type(data).__module__}.{type(data).__qualname__}. Wrap Python scalars and lists "
-            f"first: Variable(np.array(1.0)) or Variable(zerograd.as_array(1.0))."
-        ) from None
+            f"Variable(data): data has dtype {dtype}, which zerograd cannot compute with; "
+            f"give bool, integer, float or complex data (e.g. convert strings with "
+            f"data.astype(float))."
+        )
+    return data
+
+
+def _scalar_backend(x: Any) -> Any:
+    """The default backend when ``x`` is an array library's scalar (it has a dtype and the
+    0-d shape, as ``numpy.float64`` does) that it turns into an array; else None."""
+    if getattr(x, "shape", None) != () or not hasattr(x, "dtype"):
+        return None
+    backend = _registry.default()
+    return backend if _registry.resolve_type(type(backend.asarray(x))) is backend else None
 
 
 class Variable:
@@ -37,9 +70,7 @@ class Variable:
     __array_ufunc__ = None  # ndarray + Variable -> Variable.__radd__, never an object array
 
     def __init__(self, data: Any, name: str | None = None) -> None:
-        if data is not None and type(data) not in _by_type:
-            _check_data(data)
-        self.data = data
+        self.data = None if data is None else _checked(data)
         self.name = name
         self.grad: Variable | None = None
         self.creator: Any = None
@@ -82,6 +113,43 @@ class Variable:
         """The single element as a Python scalar."""
         return _backends.as_numpy(self.data).item()
 
+    def _one(self, to: str) -> Any:
+        data = self.data
+        if data is None or data.size != 1:
+            shape = None if data is None else data.shape
+            raise TypeError(
+                f"{to}() of a Variable needs exactly one element, got shape {shape}; reduce "
+                f"it first (x.sum(), x[0]) or use x.data for the array."
+            )
+        return _backends.as_numpy(data).item()
+
+    def __float__(self) -> float:
+        """``float(x)`` of a one-element Variable (``float(loss)``)."""
+        return float(self._one("float"))
+
+    def __int__(self) -> int:
+        """``int(x)`` of a one-element Variable."""
+        return int(self._one("int"))
+
+    def __bool__(self) -> bool:
+        """``bool(x)`` of a one-element Variable; ambiguous (an error) for any other size."""
+        return bool(self._one("bool"))
+
+    # -- comparisons: backend boolean arrays, no graph -------------------------------------
+    # == and != keep object identity: Variables stay hashable, and the engine, optimizers
+    # and user code keep them in sets and dicts. Compare values with x.data == y.
+    def __lt__(self, other: Any) -> Any:
+        return self.data < _operand(other, self.data)
+
+    def __le__(self, other: Any) -> Any:
+        return self.data <= _operand(other, self.data)
+
+    def __gt__(self, other: Any) -> Any:
+        return self.data > _operand(other, self.data)
+
+    def __ge__(self, other: Any) -> Any:
+        return self.data >= _operand(other, self.data)
+
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:
         """Record ``func`` as the function that produced this variable."""
@@ -91,6 +159,17 @@ class Variable:
     def cleargrad(self) -> None:
         """Forget the gradient (call before a second ``backward``)."""
         self.grad = None
+
+    def detach(self) -> Variable:
+        """A new Variable sharing this one's data, with no creator and no gradient.
+
+        Examples:
+            >>> import numpy as np
+            >>> x = Variable(np.array(2.0))
+            >>> (x * x).detach().creator is None
+            True
+        """
+        return Variable(self.data, self.name)
 
     def unchain(self) -> None:
         """Cut the link to the creator (the graph upstream is no longer reachable from here)."""
@@ -166,22 +245,27 @@ class Variable:
         return _f.get_item(self, slices)
 
     # -- devices --------------------------------------------------------------------------
-    def to(self, backend: Any) -> None:
-        """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place."""
+    def to(self, backend: Any) -> Variable:
+        """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place.
+
+        Returns:
+            This Variable, as ``Layer.to`` returns the layer.
+        """
         if self.data is not None:
             data = _backends.as_array_of(self.data, backend)
             grad = None if self.grad is None else _backends.as_array_of(self.grad.data, backend)
             self.data = data  # assigned only once both conversions succeeded
             if grad is not None:
                 self.grad.data = grad
+        return self
 
-    def to_cpu(self) -> None:
-        """Move the data to the CPU (the numpy backend)."""
-        self.to(_registry.default())
+    def to_cpu(self) -> Variable:
+        """Move the data to the CPU (the numpy backend); returns this Variable."""
+        return self.to(_registry.default())
 
-    def to_gpu(self) -> None:
+    def to_gpu(self) -> Variable:
         """Move the data to the GPU backend (zerograd-cupy); clear error when none is usable."""
-        self.to(_backends.gpu_backend())
+        return self.to(_backends.gpu_backend())
 
     # -- operators ------------------------------------------------------------------------
     # The binary operators build the Function directly (no helper frames): they are the
@@ -239,6 +323,14 @@ class Constant(Variable):
 
     __slots__ = ()
 
+    def __init__(self, data: Any, name: str | None = None) -> None:
+        # operands reach here through as_array (hot path): only scalars need converting
+        self.data = data if type(data) in _by_type else _checked(data)
+        self.name = name
+        self.grad = None
+        self.creator = None
+        self.generation = 0
+
 
 def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
     """The dtype a Python scalar takes next to an array of ``dtype`` of numpy ``kind``
@@ -282,15 +374,39 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
                 a = _scalar_cache[key] = backend.asarray(x, dtype=dtype)
             return a
         kind = backend.dtype_kind(like.dtype)
-        return backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind))
+        return _numeric(backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind)), x, backend)
     if array_module is not None:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
-    return backend.asarray(x)
+    return _numeric(backend.asarray(x), x, backend)
+
+
+def _operand(x: Any, like: Any) -> Any:
+    """The array behind a comparison's other operand."""
+    return x.data if isinstance(x, Variable) else as_array(x, like=like)
+
+
+def _numeric(a: Any, x: Any, backend: Any) -> Any:
+    """``a`` (converted from ``x``) when its dtype is numeric; TypeError otherwise."""
+    dtype = getattr(a, "dtype", None)
+    if dtype is not None and backend.dtype_kind(dtype) not in _KINDS:
+        text = repr(x)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise TypeError(
+            f"got {text} ({type(x).__name__}), which is not numeric data; zerograd computes "
+            f"with bool, integer, float or complex values: give a Variable, an array, a "
+            f"Python number or a (nested) list of numbers."
+        )
+    return a
 
 
 def as_variable(obj: Any) -> Variable:
-    """Return ``obj`` as a Variable (arrays and scalars are wrapped, Variables pass through)."""
+    """Return ``obj`` as a Variable (arrays, scalars and lists are wrapped, Variables pass
+    through).
+
+    Raises:
+        TypeError: ``obj`` is not numeric data (None, a string, an object array, ...).
+    """
     if isinstance(obj, Variable):
         return obj
     return Variable(as_array(obj))

@@ -111,5 +111,12 @@ class Backend:
         y = xp.sum(x, axis=axes, keepdims=True) if axes else x
         return xp.reshape(y, shape) if lead else y
 
+    def seed(self, n: int) -> None:
+        """Seed the global random state that code using this backend draws from.
+
+        Optional; the default does nothing (for a backend with no global random state).
+        ``zerograd.seed(n)`` calls it on every installed, available backend.
+        """
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} ({self.device})>"

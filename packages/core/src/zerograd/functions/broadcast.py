@@ -6,7 +6,8 @@ from typing import Any
 
 from ..backends import backend_of
 from ..function import Function
-from ..variable import Variable, as_variable
+from ..variable import Variable
+from ._inputs import as_input
 
 
 def _shape_error(op: str, x_shape: tuple, shape: tuple) -> ValueError:
@@ -48,13 +49,17 @@ class SumTo(Function):
 
 def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
     """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``)."""
-    if tuple(x.shape) == tuple(shape):
-        return as_variable(x)
+    if not isinstance(x, Variable):
+        x = as_input(x, "broadcast_to")
+    if x.shape == tuple(shape):
+        return x
     return BroadcastTo(shape)(x)
 
 
 def sum_to(x: Any, shape: tuple[int, ...]) -> Variable:
     """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``)."""
-    if tuple(x.shape) == tuple(shape):
-        return as_variable(x)
+    if not isinstance(x, Variable):
+        x = as_input(x, "sum_to")
+    if x.shape == tuple(shape):
+        return x
     return SumTo(shape)(x)

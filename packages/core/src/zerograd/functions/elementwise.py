@@ -8,10 +8,29 @@ from ..backends import backend_of, get_array_module
 from ..function import Function
 from ..variable import Variable
 
+_floating: dict = {}  # dtype -> whether it is a floating (or complex) dtype
+
+
+def _float(x: Any) -> Any:
+    """``x`` when its dtype is floating; else ``x`` in its backend's default float dtype.
+
+    numpy computes exp/sin/... of int8, uint8, int16 and bool data in float16 or float32;
+    zerograd follows torch and the array API instead: integer data computes in the default
+    float dtype (numpy's float64), and backends that refuse integer input get a float.
+    """
+    dtype = x.dtype
+    ok = _floating.get(dtype)
+    if ok is None:
+        ok = _floating[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
+    if ok:
+        return x
+    backend = backend_of(x)
+    return backend.astype(x, backend.asarray(0.0).dtype)
+
 
 class Exp(Function):
     def forward(self, x: Any) -> Any:
-        return get_array_module(x).exp(x)
+        return get_array_module(x).exp(_float(x))
 
     def backward(self, gy: Variable) -> Variable:
         return gy * self.outputs[0]()
@@ -19,7 +38,7 @@ class Exp(Function):
 
 class Log(Function):
     def forward(self, x: Any) -> Any:
-        return get_array_module(x).log(x)
+        return get_array_module(x).log(_float(x))
 
     def backward(self, gy: Variable) -> Variable:
         return gy / self.inputs[0]
@@ -31,7 +50,7 @@ class Log(Function):
 
 class Sin(Function):
     def forward(self, x: Any) -> Any:
-        return get_array_module(x).sin(x)
+        return get_array_module(x).sin(_float(x))
 
     def backward(self, gy: Variable) -> Variable:
         return SinGrad()(self.inputs[0], gy)
@@ -41,7 +60,7 @@ class SinGrad(Function):
     """gx = gy * cos(x)."""
 
     def forward(self, x: Any, gy: Any) -> Any:
-        return gy * get_array_module(x).cos(x)
+        return gy * get_array_module(x).cos(_float(x))
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:
         x, gy = self.inputs
@@ -50,7 +69,7 @@ class SinGrad(Function):
 
 class Cos(Function):
     def forward(self, x: Any) -> Any:
-        return get_array_module(x).cos(x)
+        return get_array_module(x).cos(_float(x))
 
     def backward(self, gy: Variable) -> Variable:
         return CosGrad()(self.inputs[0], gy)
@@ -60,7 +79,7 @@ class CosGrad(Function):
     """gx = -gy * sin(x)."""
 
     def forward(self, x: Any, gy: Any) -> Any:
-        return -gy * get_array_module(x).sin(x)
+        return -gy * get_array_module(x).sin(_float(x))
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:
         x, gy = self.inputs
@@ -69,7 +88,7 @@ class CosGrad(Function):
 
 class Tanh(Function):
     def forward(self, x: Any) -> Any:
-        return get_array_module(x).tanh(x)
+        return get_array_module(x).tanh(_float(x))
 
     def backward(self, gy: Variable) -> Variable:
         return TanhGrad()(self.outputs[0](), gy)
@@ -98,7 +117,7 @@ class Square(Function):
 
 class Sqrt(Function):
     def forward(self, x: Any) -> Any:
-        return get_array_module(x).sqrt(x)
+        return get_array_module(x).sqrt(_float(x))
 
     def backward(self, gy: Variable) -> Variable:
         return gy / (2 * self.outputs[0]())

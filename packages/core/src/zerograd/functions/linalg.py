@@ -31,7 +31,16 @@ class MatMul(Function):
                 f"first ({k_x}) must equal the {'second-to-last' if w.ndim > 1 else 'only'} "
                 f"axis of the second ({k_w})."
             )
-        return x @ w
+        try:
+            return x @ w
+        except ValueError:
+            if x.ndim > 2 or w.ndim > 2:
+                raise ValueError(
+                    f"matmul: the batch axes of shapes {x.shape} and {w.shape} do not "
+                    f"broadcast: {x.shape[:-2]} against {w.shape[:-2]} (every axis before the "
+                    f"last two must be equal or 1, aligned from the right)."
+                ) from None
+            raise
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
         x, w = self.inputs

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import operator
+import warnings
 from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..function import Function
-from ..variable import Variable, as_variable
+from ..variable import Variable
+from ._inputs import as_input
 from .broadcast import broadcast_to
 from .shape import reshape
 
@@ -15,7 +18,13 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
     """``axis`` (int, tuple or None) as a sorted tuple of non-negative axes."""
     if axis is None:
         return None
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    try:
+        axes = (operator.index(axis),) if not isinstance(axis, (tuple, list)) else tuple(axis)
+        axes = tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(
+            f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}"
+        ) from None
     for a in axes:
         if not -ndim <= a < ndim:
             raise ValueError(
@@ -86,10 +95,28 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
 
 
 def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Arithmetic mean over ``axis`` (DeZero's ``average``)."""
-    x = as_variable(x)
+    """Arithmetic mean over ``axis`` (DeZero's ``average``); integer data gives floats.
+
+    As numpy's, the mean over no elements is nan, with a RuntimeWarning.
+
+    Examples:
+        >>> import numpy as np
+        >>> mean(np.array([1, 2])).data
+        array(1.5)
+    """
+    x = as_input(x, "mean")
     y = sum(x, axis, keepdims)
-    return y * (y.data.size / x.data.size) if x.data.size else y
+    n, m = x.data.size, y.data.size
+    if n:
+        return y * (m / n)
+    if m:
+        warnings.warn(
+            f"mean: mean of empty slice (input of shape {x.shape}); the result is nan",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return y * float("nan")
+    return y * 1.0  # an empty result, in floating point as numpy's
 
 
 average = mean

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..backends.errors import BackendMismatchError
 from ..function import Function
-from ..variable import Variable, as_variable
+from ..variable import Variable
+from ._inputs import as_input
 
 
 class Reshape(Function):
@@ -18,6 +20,10 @@ class Reshape(Function):
         self.x_shape = x.shape
         try:
             return get_array_module(x).reshape(x, self.shape)
+        except TypeError:
+            raise TypeError(
+                f"reshape: the shape must be a tuple of ints, got {self.shape!r}"
+            ) from None
         except ValueError:
             raise ValueError(
                 f"reshape: cannot reshape an array of shape {x.shape} ({x.size} elements) into "
@@ -31,7 +37,12 @@ class Reshape(Function):
 def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
     if axes is None:
         return None
-    axes = tuple(axes)
+    try:
+        axes = tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(
+            f"transpose: axes must be None or a sequence of ints, got {axes!r}"
+        ) from None
     if sorted(a % ndim if -ndim <= a < ndim else a for a in axes) != list(range(ndim)):
         raise ValueError(
             f"transpose: axes {axes} are not a permutation of the {ndim} axes of the input; "
@@ -120,9 +131,11 @@ class GetItemGrad(Function):
 
 def reshape(x: Any, shape: Any) -> Variable:
     """Give ``x`` a new shape with the same number of elements (``-1`` infers one axis)."""
+    if not isinstance(x, Variable):
+        x = as_input(x, "reshape")
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
-    if tuple(x.shape) == shape:
-        return as_variable(x)
+    if x.shape == shape:
+        return x
     return Reshape(shape)(x)
 
 
@@ -138,7 +151,7 @@ def get_item(x: Any, slices: Any) -> Variable:
 
 def expand_dims(x: Any, axis: int) -> Variable:
     """Insert an axis of length 1 at ``axis`` (negative counts from the end)."""
-    x = as_variable(x)
+    x = as_input(x, "expand_dims")
     shape = list(x.shape)
     ndim = len(shape) + 1
     if not -ndim <= axis < ndim:
@@ -148,6 +161,12 @@ def expand_dims(x: Any, axis: int) -> Variable:
 
 
 def flatten(x: Any) -> Variable:
-    """Flatten every axis but the first: shape (N, ...) becomes (N, -1)."""
-    x = as_variable(x)
+    """Flatten every axis but the first: shape (N, ...) becomes (N, -1).
+
+    As DeZero's ``flatten``, it keeps the batch axis; 0-d data has none, so it becomes
+    shape (1,) (what ``numpy.ndarray.flatten`` and ``torch.flatten`` give).
+    """
+    x = as_input(x, "flatten")
+    if x.ndim == 0:
+        return reshape(x, (1,))
     return reshape(x, (x.shape[0], -1))

@@ -10,21 +10,29 @@ from ..variable import Variable, as_variable
 
 
 def array_equal(a: Any, b: Any) -> bool:
-    """Whether two arrays or Variables hold equal values and shapes (any backends)."""
+    """Whether two arrays, Variables, numbers or lists hold equal values and shapes (any
+    backends), as DeZero's ``array_equal`` (``numpy.array_equal``: no broadcasting)."""
+    import numpy as np
+
     from ..backends import as_numpy
 
-    a, b = as_numpy(a), as_numpy(b)
-    return a.shape == b.shape and bool((a == b).all())
+    return bool(np.array_equal(as_numpy(a), as_numpy(b)))
 
 
 def array_allclose(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
-    """Whether two arrays or Variables are equal within tolerances (any backends)."""
-    from ..backends import as_numpy
+    """Whether two arrays, Variables, numbers or lists are equal within tolerances (any
+    backends), broadcasting as DeZero's ``array_allclose`` (``numpy.allclose``) does.
 
-    a, b = as_numpy(a), as_numpy(b)
+    Examples:
+        >>> import numpy as np
+        >>> array_allclose(np.ones((2, 3)), 1.0)
+        True
+    """
     import numpy as np
 
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+    from ..backends import as_numpy
+
+    return bool(np.allclose(as_numpy(a), as_numpy(b), rtol=rtol, atol=atol))
 
 
 def numerical_grad(f: Callable[..., Any], x: Any, *args: Any, **kwargs: Any) -> Any:

@@ -1,0 +1,131 @@
+"""Garbage is refused at the boundary with one TypeError naming the call, what it got and
+what it accepts; lists are accepted wherever an op accepts data."""
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Parameter, Variable
+
+
+@pytest.mark.parametrize("cls", [Variable, Parameter])
+def test_variable_of_a_variable_is_refused(cls, arr):
+    x = Variable(arr([1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"Variable\(data\): data is already a Variable.*detach"):
+        cls(x)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        np.array(["a", "b"]),
+        np.array([b"a"]),
+        np.array([None, 1.0], dtype=object),
+        np.array(["2020-01-01"], dtype="datetime64[D]"),
+        np.array([1], dtype="timedelta64[s]"),
+        np.str_("a"),
+    ],
+    ids=["str", "bytes", "object", "datetime", "timedelta", "str scalar"],
+)
+def test_non_numeric_arrays_are_refused(data):
+    with pytest.raises(TypeError, match=r"Variable\(data\): data has dtype .* give bool, integer"):
+        Variable(data)
+
+
+L = [[1.0, 2.0], [3.0, 4.0]]
+NP = np.array(L)
+
+# (name, call on a list, the same call on numpy arrays)
+LIST_CALLS = [
+    ("reshape", lambda x: F.reshape(x, (4, 1)), lambda a: a.reshape(4, 1)),
+    ("transpose", F.transpose, np.transpose),
+    (
+        "broadcast_to",
+        lambda x: F.broadcast_to(x, (3, 2, 2)),
+        lambda a: np.broadcast_to(a, (3, 2, 2)),
+    ),
+    ("sum_to", lambda x: F.sum_to(x, (2,)), lambda a: a.sum(axis=0)),
+    ("expand_dims", lambda x: F.expand_dims(x, 0), lambda a: a[None]),
+    ("flatten", F.flatten, lambda a: a.reshape(2, -1)),
+    ("sum", F.sum, np.sum),
+    ("mean", lambda x: F.mean(x, axis=1), lambda a: a.mean(axis=1)),
+    ("max", F.max, np.max),
+    ("min", F.min, np.min),
+    ("exp", F.exp, np.exp),
+    ("log", F.log, np.log),
+    ("sqrt", F.sqrt, np.sqrt),
+    ("clip", lambda x: F.clip(x, 1.5, 3.5), lambda a: np.clip(a, 1.5, 3.5)),
+    ("get_item", lambda x: F.get_item(x, 1), lambda a: a[1]),
+    ("matmul", lambda x: F.matmul(x, L), lambda a: a @ a),
+    ("concatenate", lambda x: F.concatenate([x, L]), lambda a: np.concatenate([a, a])),
+    ("stack", lambda x: F.stack([x, L]), lambda a: np.stack([a, a])),
+    ("add", lambda x: F.add(x, L), lambda a: a + a),
+    ("pow", lambda x: F.pow(x, 2), lambda a: a**2),
+]
+
+
+@pytest.mark.parametrize("name, call, ref", LIST_CALLS, ids=[c[0] for c in LIST_CALLS])
+def test_lists_are_accepted_wherever_an_op_takes_data(name, call, ref):
+    y = call(L)
+    assert isinstance(y, Variable)
+    np.testing.assert_allclose(np.asarray(y.data), ref(NP))
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: F.sum(None), r"Sum: input 0: got None \(NoneType\), which is not numeric"),
+        (lambda: F.max(None), r"Max: input 0: got None"),
+        (lambda: F.min("abc"), r"Min: input 0: got 'abc' \(str\)"),
+        (lambda: F.transpose("abc"), r"Transpose: input 0: got 'abc' \(str\)"),
+        (lambda: F.exp(None), r"Exp: input 0: got None.*give a Variable, an array"),
+        (lambda: F.mean(None), r"mean: got None"),
+        (lambda: F.reshape(None, (1,)), r"reshape: got None"),
+        (lambda: F.broadcast_to("a", (2,)), r"broadcast_to: got 'a'"),
+        (lambda: F.sum_to(None, ()), r"sum_to: got None"),
+        (lambda: F.flatten(None), r"flatten: got None"),
+        (lambda: F.expand_dims(None, 0), r"expand_dims: got None"),
+        (lambda: Variable(NP) + None, r"Add: input 1: got None"),
+        (lambda: "a" * Variable(NP), r"Mul: input 1: got 'a' \(str\)"),
+        (lambda: F.matmul(["a"], Variable(NP)), r"MatMul: input 0: got \['a'\] \(list\)"),
+        (lambda: F.concatenate([Variable(NP), None]), r"Concatenate: input 1: got None"),
+        (
+            lambda: F.sum(NP, axis="a"),
+            r"sum: axis must be None, an int or a tuple of ints, got 'a'",
+        ),
+        (lambda: F.max(NP, axis=[0, "b"]), r"max: axis must be None, an int or a tuple of ints"),
+        (lambda: F.transpose(NP, "ab"), r"transpose: axes must be None or a sequence of ints"),
+        (lambda: F.reshape(NP, ("a", 2)), r"reshape: the shape must be a tuple of ints"),
+    ],
+)
+def test_garbage_is_refused_with_one_type_error_naming_the_function(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+def test_mean_of_nothing_is_nan_with_numpy_warning(arr):
+    x = Variable(arr(np.zeros(0)))
+    with pytest.warns(RuntimeWarning, match=r"mean of empty slice \(input of shape \(0,\)\)"):
+        y = F.mean(x)
+    assert np.isnan(float(y.data))
+    with pytest.warns(RuntimeWarning, match="mean of empty slice"):
+        y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=0)
+    np.testing.assert_array_equal(np.asarray(y.data), np.full(3, np.nan))
+    y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=1)  # nothing to average: no warning
+    assert y.shape == (0,) and y.dtype == np.float64
+
+
+def test_flatten_of_0d_gives_one_element_as_numpy():
+    y = F.flatten(Variable(np.array(3.0)))
+    assert y.shape == np.array(3.0).flatten().shape == (1,)
+    y.backward()
+
+
+def test_batched_matmul_mismatch_names_both_shapes():
+    a, b = Variable(np.ones((2, 3, 4))), Variable(np.ones((3, 4, 5)))
+    with pytest.raises(
+        ValueError,
+        match=r"matmul: the batch axes of shapes \(2, 3, 4\) and \(3, 4, 5\) do not broadcast: "
+        r"\(2,\) against \(3,\)",
+    ):
+        F.matmul(a, b)

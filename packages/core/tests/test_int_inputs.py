@@ -1,0 +1,46 @@
+"""Float functions of integer (and bool) data compute in the default float dtype, never
+in float16 or with truncation."""
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Variable
+from zerograd.backends import as_numpy
+
+FLOAT_FUNCS = [
+    ("exp", F.exp, np.exp),
+    ("log", lambda x: F.log(x + 1), lambda a: np.log(a + 1)),
+    ("sin", F.sin, np.sin),
+    ("cos", F.cos, np.cos),
+    ("tanh", F.tanh, np.tanh),
+    ("sqrt", F.sqrt, np.sqrt),
+    ("div", lambda x: x / 3, lambda a: a / 3),
+    ("rdiv", lambda x: 7 / (x + 1), lambda a: 7 / (a + 1)),
+    ("pow 0.5", lambda x: x**0.5, np.sqrt),
+    ("pow -1.5", lambda x: (x + 1) ** -1.5, lambda a: (a + 1) ** -1.5),
+    ("mean", F.mean, np.mean),
+    ("average axis", lambda x: F.average(x, axis=0), lambda a: np.mean(a, axis=0)),
+]
+INT_DTYPES = ["bool", "int8", "uint8", "int16", "int32", "int64"]
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+@pytest.mark.parametrize("name, f, ref", FLOAT_FUNCS, ids=[c[0] for c in FLOAT_FUNCS])
+def test_integer_data_computes_in_float64(name, f, ref, dtype, arr):
+    values = np.array([0, 1, 1]) if dtype == "bool" else np.array([0, 3, 5])
+    x = Variable(arr(values, dtype))
+    y = f(x)
+    assert y.dtype == np.float64, f"{name} of {dtype} gave {y.dtype}"
+    np.testing.assert_allclose(as_numpy(y), ref(values.astype("float64")), rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int64"])
+def test_gradients_of_integer_inputs_are_exact_floats(dtype, arr):
+    x = Variable(arr([1, 2, 3], dtype))
+    y = F.sum(F.sin(x) * F.exp(x) + F.tanh(x) + F.cos(x))
+    y.backward()
+    a = np.array([1.0, 2.0, 3.0])
+    expected = np.cos(a) * np.exp(a) + np.sin(a) * np.exp(a) + 1 - np.tanh(a) ** 2 - np.sin(a)
+    assert x.grad.dtype == np.float64
+    np.testing.assert_allclose(as_numpy(x.grad), expected, rtol=1e-12)
