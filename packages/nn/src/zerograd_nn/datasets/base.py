@@ -134,10 +134,19 @@ def fetch(
     paths = {name: root / name for name in files}
     missing = [name for name, p in paths.items() if not p.is_file()]
     if missing and download and all(files[n][0] for n in missing):
-        for name in missing:
+        for name in list(missing):
             url, checksum = files[name]
-            _download(url, paths[name], checksum)
-        missing = []
+            try:
+                _download(url, paths[name], checksum)
+            except OSError as exc:  # offline, HTTP error, timeout, unwritable directory
+                reason = getattr(exc, "reason", None) or exc
+                lines = "\n".join(f"  {n}   (from {files[n][0]})" for n in missing)
+                raise FileNotFoundError(
+                    f"{dataset}: could not download {name} from {url} ({reason}). Download "
+                    f"these files elsewhere and place them in {root}:\n{lines}\n(or pass "
+                    f"root=<dir>, or set ZEROGRAD_DATA to the parent directory)."
+                ) from None
+            missing.remove(name)
     if missing:
         lines = "\n".join(
             f"  {name}" + (f"   (from {files[name][0]})" if files[name][0] else "")
