@@ -16,7 +16,7 @@ Training plots (:func:`plot_history`, :func:`plot_decision_boundary`) need matpl
 from .dot import get_dot_graph
 from .notebook import GraphView, show
 from .plots import plot_decision_boundary, plot_history, predict_grid
-from .render import GraphvizError, GraphvizNotFoundError, plot_dot_graph
+from .render import GraphvizError, GraphvizNotFoundError, GraphvizTimeoutError, plot_dot_graph
 
 __version__ = "0.1.0"
 
@@ -24,6 +24,7 @@ __all__ = [
     "GraphView",
     "GraphvizError",
     "GraphvizNotFoundError",
+    "GraphvizTimeoutError",
     "get_dot_graph",
     "plot_decision_boundary",
     "plot_dot_graph",
