@@ -367,7 +367,13 @@ def _why_missing(name: str) -> str:
         )
     if _autoload_off():
         return _AUTOLOAD_OFF
-    return f"Install it (pip install zerograd-{name} for zerograd's own backends)."
+    if name in IN_TREE:
+        return f"Install it: pip install {IN_TREE[name]}"
+    return (
+        "Install the distribution that provides it (zerograd's own backends: "
+        + ", ".join(f"{n!r} from {d}" for n, d in IN_TREE.items())
+        + ")."
+    )
 
 
 def no_backend_message() -> str:
