@@ -8,12 +8,12 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from typing import Any
 
 from zerograd import Variable
 
 from .dot import check_verbose, get_dot_graph
+from .files import check_path, replace_file, writable_folder
 
 FORMATS = ("png", "svg", "pdf")
 """The image formats ``plot_dot_graph`` writes, chosen by the file's extension."""
@@ -165,18 +165,6 @@ def image_format(to_file: str | os.PathLike[str]) -> str:
     return ext
 
 
-def check_path(op: str, to_file: Any) -> str:
-    """``to_file`` as a str path; one clear TypeError for what is not a path."""
-    try:
-        path = os.fspath(to_file)
-    except TypeError:
-        raise TypeError(
-            f"{op}: to_file must be a file path (str or pathlib.Path), got "
-            f"{type(to_file).__qualname__} ({to_file!r})"
-        ) from None
-    return os.fsdecode(path)
-
-
 def write_image(
     source: str, to_file: str | os.PathLike[str], *, timeout: float | None = DEFAULT_TIMEOUT
 ) -> str:
@@ -188,59 +176,10 @@ def write_image(
     """
     path = check_path("plot_dot_graph", to_file)
     fmt = image_format(path)
-    folder = _writable_folder(path)
+    folder = writable_folder("plot_dot_graph", path)
     data = render_dot(source, fmt, timeout=timeout)
-    _replace_file(path, folder, data)
+    replace_file("plot_dot_graph", path, folder, data)
     return path
-
-
-def _writable_folder(path: str) -> str:
-    if os.path.isdir(path):
-        raise IsADirectoryError(
-            f"plot_dot_graph: to_file={path!r} is a folder; give a file name, e.g. "
-            f"{os.path.join(path, 'graph.png')!r}"
-        )
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(
-            f"plot_dot_graph: the folder of to_file={path!r} does not exist ({folder}); "
-            f"create it first"
-        )
-    return folder
-
-
-def _replace_file(path: str, folder: str, data: bytes) -> None:
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except OSError:
-        mode = 0o666 & ~_umask()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
-    except OSError as e:
-        raise type(e)(
-            e.errno, f"plot_dot_graph: cannot write to_file={path!r}: {e.strerror}"
-        ) from None
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise type(e)(
-                e.errno, f"plot_dot_graph: cannot write to_file={path!r}: {e.strerror}"
-            ) from None
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
-    os.umask(mask)
-    return mask
 
 
 def plot_dot_graph(
