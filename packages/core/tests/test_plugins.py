@@ -284,14 +284,30 @@ def test_gpu_errors_without_gpu_backend(fake_entry_points):
 
 
 def test_dispatch_is_cached_per_type_without_hook_calls(fake_entry_points):
+    import zerograd.functions as F
+
     _numpy_plugin(fake_entry_points)
     B.refresh()
-    Variable(np.ones(1)) * 2
+    rng = np.random.default_rng(0)
+    x, t = rng.normal(size=(16, 3)), rng.normal(size=(16, 1))
+    W1, W2 = Variable(rng.normal(size=(3, 8)) * 0.5), Variable(rng.normal(size=(8, 1)) * 0.5)
+
+    def loss():
+        return F.sum((F.matmul(F.tanh(F.matmul(x, W1)), W2) - t) ** 2) / 16
+
+    loss()  # the first use loads the plugins (hook calls happen here, and only here)
     calls = []
     B.registry.pm.add_hookcall_monitoring(lambda *a: calls.append(a), lambda *a: None)
-    for _ in range(10):
-        (Variable(np.ones(1)) * 2).backward()
+    losses = []
+    for _ in range(20):  # training steps: forward, backward, update, conversions
+        y = loss()
+        y.backward()
+        for W in (W1, W2):
+            W.data = W.data - 0.1 * B.get_array_module(W).asarray(W.grad.data)
+            W.cleargrad()
+        losses.append(float(B.as_numpy(y)))
     assert calls == []
+    assert losses[-1] < losses[0]
     assert B.registry.by_type[np.ndarray].name == "numpy"
 
 

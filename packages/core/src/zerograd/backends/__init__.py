@@ -195,13 +195,26 @@ def as_numpy(x: Any) -> Any:
         TypeError: ``x`` is neither an array of an installed backend, a Variable, nor a
             Python number or (nested) list of numbers.
     """
-    import numpy  # as_numpy's whole point; already imported wherever numpy arrays exist
-
     x = _data(x)
     source = _by_type.get(type(x)) or registry.resolve_type(type(x))
     if source is None:
+        import numpy  # as_numpy's whole point: imported on first need, never at start-up
+
         return _plain_to_array("as_numpy", x, numpy.asarray, lambda dt: dt.kind)
-    return numpy.asarray(source.to_numpy(x))  # a numpy scalar becomes a 0-d array
+    out = source.to_numpy(x)
+    return out if type(out) is _ndarray else _to_ndarray(out)
+
+
+_ndarray: type | None = None  # numpy.ndarray, once as_numpy has imported numpy
+
+
+def _to_ndarray(a: Any) -> Any:
+    """``a`` as an ndarray: a numpy scalar (numpy.float64, ...) becomes a 0-d array."""
+    global _ndarray
+    import numpy
+
+    _ndarray = numpy.ndarray
+    return numpy.asarray(a)
 
 
 def _plain_to_array(op: str, x: Any, asarray: Any, kind: Any) -> Any:
@@ -279,7 +292,8 @@ def register(plugin: Any, name: str | None = None) -> None:
             f"({_short(plugin)}).{hint}"
         )
     registry.ensure_loaded()
-    registry.register(plugin, name=name)
+    with registry._lock:  # not while another thread loads or registers
+        registry.register(plugin, name=name)
 
 
 def _has_hooks(plugin: Any) -> bool:
