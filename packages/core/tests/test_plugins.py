@@ -612,3 +612,17 @@ def test_register_and_set_strict_refuse_what_they_cannot_use():
     with pytest.raises(TypeError, match=r"set_strict: strict must be True or False, got 'no'"):
         B.set_strict("no")
     assert B.list_backends() == before and B.registry.strict is False
+
+
+def test_a_hook_function_without_the_marker_is_reported(fake_entry_points):
+    mod = _module("fake_unmarked_plugin")
+    mod.zerograd_backend = lambda: BoxBackend()  # forgot @hookimpl
+    fake_entry_points("unmarked", "fake_unmarked_plugin", "zerograd-unmarked")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"'unmarked' \(from zerograd-unmarked\) has a zerograd_backend function that is "
+        r"not marked with @zerograd.backends.hookimpl.*pip uninstall zerograd-unmarked",
+    ):
+        assert [r.name for r in B.list_backends()] == ["numpy"]
