@@ -284,14 +284,30 @@ def test_gpu_errors_without_gpu_backend(fake_entry_points):
 
 
 def test_dispatch_is_cached_per_type_without_hook_calls(fake_entry_points):
+    import zerograd.functions as F
+
     _numpy_plugin(fake_entry_points)
     B.refresh()
-    Variable(np.ones(1)) * 2
+    rng = np.random.default_rng(0)
+    x, t = rng.normal(size=(16, 3)), rng.normal(size=(16, 1))
+    W1, W2 = Variable(rng.normal(size=(3, 8)) * 0.5), Variable(rng.normal(size=(8, 1)) * 0.5)
+
+    def loss():
+        return F.sum((F.matmul(F.tanh(F.matmul(x, W1)), W2) - t) ** 2) / 16
+
+    loss()  # the first use loads the plugins (hook calls happen here, and only here)
     calls = []
     B.registry.pm.add_hookcall_monitoring(lambda *a: calls.append(a), lambda *a: None)
-    for _ in range(10):
-        (Variable(np.ones(1)) * 2).backward()
+    losses = []
+    for _ in range(20):  # training steps: forward, backward, update, conversions
+        y = loss()
+        y.backward()
+        for W in (W1, W2):
+            W.data = W.data - 0.1 * B.get_array_module(W).asarray(W.grad.data)
+            W.cleargrad()
+        losses.append(float(B.as_numpy(y)))
     assert calls == []
+    assert losses[-1] < losses[0]
     assert B.registry.by_type[np.ndarray].name == "numpy"
 
 
@@ -526,3 +542,87 @@ def test_registering_by_hand_under_a_taken_name_says_so(fake_entry_points):
     ):
         B.register(_module("fake_box_plugin3", BoxBackend), name="numpy")
     assert [(r.name, r.distribution) for r in B.list_backends()] == [("numpy", "zerograd-numpy")]
+
+
+# -- the backends API with wrong inputs: each right or one clear error ------------------
+
+
+def test_wrapper_types_come_through_an_explicit_seam():
+    class Holder:  # not a Variable: any class can declare that it wraps an array
+        def __init__(self, data):
+            self.data = data
+
+    h = Holder(np.arange(3.0))
+    with pytest.raises(TypeError, match="is not an array of any installed backend"):
+        B.backend_of(h)
+    B.register_array_wrapper(Holder)
+    B.register_array_wrapper(Holder)  # twice changes nothing
+    assert B.backend_of(h).name == "numpy"
+    assert B.get_array_module(h) is np
+    assert B.as_numpy(h) is h.data
+    with pytest.raises(TypeError, match=r"register_array_wrapper: expected a class .*got str"):
+        B.register_array_wrapper("Variable")
+    assert B.backend_of(Variable(np.ones(1))).name == "numpy"  # zerograd's own registration
+
+
+def test_as_numpy_gives_arrays_or_one_clear_error():
+    assert type(B.as_numpy(np.float64(2.5))) is np.ndarray and B.as_numpy(np.float64(2.5)) == 2.5
+    assert B.as_numpy([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
+    assert B.as_numpy(Variable(np.ones(2))).tolist() == [1.0, 1.0]
+    for bad, words in ((None, r"NoneType \(None\)"), ({}, r"dict \(\{\}\)")):
+        with pytest.raises(TypeError, match=rf"as_numpy: {words} is not an array, a Variable"):
+            B.as_numpy(bad)
+    with pytest.raises(TypeError, match=r"as_numpy: cannot make an array of list .*inhomogeneous"):
+        B.as_numpy([1.0, [2.0, 3.0]])
+
+
+def test_as_array_of_refuses_a_bad_backend_or_non_numbers():
+    with pytest.raises(TypeError, match=r"as_array_of\(x, backend\): backend must be .*got int"):
+        B.as_array_of(np.ones(2), 3)
+    with pytest.raises(TypeError, match=r"as_array_of: NoneType \(None\) is not an array"):
+        B.as_array_of(None, "numpy")
+    assert B.as_array_of([1.5, 2.5], "numpy").tolist() == [1.5, 2.5]
+
+
+def test_get_backend_names_what_it_accepts(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.raises(
+        TypeError,
+        match=r"get_backend\(x\): x must be a backend name .*got bytes \(b'numpy'\)\. "
+        r"Installed: .*numpy",
+    ):
+        B.get_backend(b"numpy")
+    with pytest.raises(B.NoBackendError, match=r"no backend named '' .*Install the distribution"):
+        B.get_backend("")
+    with pytest.raises(
+        B.NoBackendError, match=r"named 'cupy' .*Install it: pip install zerograd-cupy"
+    ):
+        B.get_backend("cupy")
+
+
+def test_register_and_set_strict_refuse_what_they_cannot_use():
+    before = B.list_backends()
+    with pytest.raises(TypeError, match=r"register: expected .*got int \(42\)\.$"):
+        B.register(42)
+    with pytest.raises(TypeError, match=r"got str \('numpy'\)\. .*call get_backend\('numpy'\)"):
+        B.register("numpy")
+    with pytest.raises(TypeError, match=r"register: name must be a non-empty str or None, got 3"):
+        B.register(BoxBackend(), name=3)
+    with pytest.raises(TypeError, match=r"set_strict: strict must be True or False, got 'no'"):
+        B.set_strict("no")
+    assert B.list_backends() == before and B.registry.strict is False
+
+
+def test_a_hook_function_without_the_marker_is_reported(fake_entry_points):
+    mod = _module("fake_unmarked_plugin")
+    mod.zerograd_backend = lambda: BoxBackend()  # forgot @hookimpl
+    fake_entry_points("unmarked", "fake_unmarked_plugin", "zerograd-unmarked")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"'unmarked' \(from zerograd-unmarked\) has a zerograd_backend function that is "
+        r"not marked with @zerograd.backends.hookimpl.*pip uninstall zerograd-unmarked",
+    ):
+        assert [r.name for r in B.list_backends()] == ["numpy"]

@@ -1,11 +1,19 @@
 """show / GraphView: the SVG Jupyter displays, and the fallback without Graphviz."""
 
+import os
+import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from zerograd import Variable
-from zerograd_viz import GraphView, GraphvizNotFoundError, get_dot_graph, show
+from zerograd_viz import (
+    GraphView,
+    GraphvizNotFoundError,
+    GraphvizTimeoutError,
+    get_dot_graph,
+    show,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -52,3 +60,26 @@ def test_without_graphviz_the_text_repr_says_how_to_install(y, tmp_path, monkeyp
     assert "brew install graphviz" in repr(view)
     with pytest.raises(GraphvizNotFoundError, match="conda install graphviz"):
         view.svg()
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fake dot is a POSIX shell script")
+def test_a_hanging_dot_is_stopped_and_the_repr_says_why(y, tmp_path, monkeypatch):
+    fake = tmp_path / "dot"
+    fake.write_text(f"#!/bin/sh\nexec {shutil.which('sleep')} 300\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    view = show(y, timeout=0.5)
+    assert view._repr_svg_() is None  # Jupyter falls back to the text repr
+    assert "did not finish within 0.5 s, so it was stopped" in repr(view)
+    with pytest.raises(GraphvizTimeoutError, match="timeout=None waits without limit"):
+        view.save(tmp_path / "g.svg")
+    assert not (tmp_path / "g.svg").exists()
+
+
+def test_wrong_arguments_are_named(y):
+    with pytest.raises(TypeError, match=r"GraphView: source must be DOT text .*got Variable"):
+        GraphView(y)
+    with pytest.raises(ValueError, match=r"show: timeout must be more than 0 seconds"):
+        show(y, timeout=0)
+    with pytest.raises(TypeError, match=r"get_dot_graph: verbose must be True or False, got str"):
+        show(y, verbose="yes")

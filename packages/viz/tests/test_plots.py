@@ -1,5 +1,6 @@
 """plot_history, predict_grid, plot_decision_boundary: files written, predictions, errors."""
 
+import os
 import sys
 import xml.etree.ElementTree as ET
 
@@ -165,3 +166,60 @@ def test_decision_boundary_errors(mpl, tmp_path, arr):
     with pytest.raises(ValueError, match=r"the model must return one row per point.*got shape"):
         plot_decision_boundary(lambda a: np.zeros((2, 2, 2)), np.zeros((2, 2)), [0, 1], out)
     assert list(tmp_path.iterdir()) == []
+
+
+# -- the same discipline for every argument (issue 11): right, or one clear error ------
+
+
+def test_history_paths_are_checked_and_written_in_one_step(mpl, tmp_path, monkeypatch):
+    with pytest.raises(TypeError, match=r"plot_history: to_file must be a file path .*got int"):
+        plot_history([1.0], 123)
+    (tmp_path / "d.png").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"plot_history: to_file=.*d\.png' is a folder"):
+        plot_history([1.0], tmp_path / "d.png")
+    with pytest.raises(FileNotFoundError, match=r"plot_history: the folder of to_file=.*exist"):
+        plot_history([1.0], tmp_path / "nope" / "h.png")
+    out = tmp_path / "h.png"
+    out.write_bytes(b"old")
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError, match=r"plot_history: cannot write to_file=.*No space left"):
+        plot_history([1.0, 0.5], out)
+    assert out.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.png", "h.png"]
+
+
+def test_decision_boundary_argument_errors(mpl, tmp_path, arr):
+    out = tmp_path / "b.png"
+    f = linear_scores(arr)
+    pts = np.array([[0.0, 0.0], [1.0, 1.0]])
+    op = "plot_decision_boundary"
+    for kwargs, error, words in (
+        ({"model_or_fn": 3}, TypeError, r"model_or_fn must be a model or function .*got int"),
+        ({"resolution": True}, TypeError, r"resolution must be an int >= 2, got bool"),
+        ({"resolution": 5.0}, TypeError, r"resolution must be an int >= 2, got float"),
+        ({"threshold": "x"}, TypeError, r"threshold must be a real number, got str"),
+        ({"x": None}, TypeError, r"x must be an array, a Variable or a list of numbers"),
+        ({"x": np.array([["a", "b"]]), "t": [0]}, TypeError, r"x must hold real numbers"),
+        ({"x": np.array([[0.0, np.nan], [1.0, 1.0]])}, ValueError, r"x holds NaN or infinite"),
+        ({"t": None}, TypeError, r"t must hold one integer class label per point, got None"),
+        ({"t": [-1, 1]}, ValueError, r"t holds negative class labels \(-1\)"),
+        ({"to_file": 5}, TypeError, r"to_file must be a file path .*got int"),
+        ({"model_or_fn": lambda a: None}, TypeError, r"the model returned NoneType"),
+    ):
+        args = {"model_or_fn": f, "x": pts, "t": [0, 1], "to_file": out, "resolution": 5}
+        args.update(kwargs)
+        with pytest.raises(error, match=f"{op}: {words}"):
+            plot_decision_boundary(**args)
+    with pytest.raises(ValueError, match=rf"{op}: margin must be >= 0, got -1"):
+        predict_grid(f, pts, 5, margin=-1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_numpy_integer_resolution_is_accepted(mpl, tmp_path, arr):
+    pts = np.array([[0.0, 0.0], [1.0, 1.0]])
+    xs, ys, classes = predict_grid(linear_scores(arr), arr(pts), np.int64(7))
+    assert classes.shape == (7, 7) and xs.shape == ys.shape == (7,)

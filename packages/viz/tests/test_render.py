@@ -1,8 +1,11 @@
 """plot_dot_graph / render_dot: real Graphviz output, errors, file names, nothing else written."""
 
+import inspect
 import os
+import shutil
 import subprocess
 import sys
+import time
 import types
 import xml.etree.ElementTree as ET
 
@@ -10,7 +13,13 @@ import pytest
 
 import zerograd.functions as F
 from zerograd import Variable
-from zerograd_viz import GraphvizError, GraphvizNotFoundError, get_dot_graph, plot_dot_graph
+from zerograd_viz import (
+    GraphvizError,
+    GraphvizNotFoundError,
+    GraphvizTimeoutError,
+    get_dot_graph,
+    plot_dot_graph,
+)
 from zerograd_viz.render import render_dot
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -208,3 +217,140 @@ def test_ten_thousand_node_graph_renders(dot, arr):
         y = F.sin(y)
     nodes, edges = svg_parts(render_dot(get_dot_graph(y, verbose=False), "svg").decode())
     assert len(nodes) == 10001 and len(edges) == 10000
+
+
+# -- a dot that never exits, and the same discipline for every argument (issue 11 item 11) --
+
+
+def _gone(pid):
+    """Whether process ``pid`` has ended (a zombie nobody reaped counts as ended)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.fixture
+def hanging_dot(tmp_path, monkeypatch):
+    """A fake ``dot`` on PATH that starts a child and never exits; returns its pid folder."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    fake = bin_dir / "dot"
+    fake.write_text(
+        f"#!/bin/sh\necho $$ > '{pids}/dot'\n{shutil.which('sleep')} 300 &\n"
+        f"echo $! > '{pids}/child'\nwait\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    return pids
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fake dot is a POSIX shell script")
+def test_dot_that_never_exits_is_stopped_and_leaves_nothing(tmp_path, y, hanging_dot):
+    out = tmp_path / "g.png"
+    out.write_bytes(b"the previous image")
+    with pytest.raises(
+        GraphvizTimeoutError,
+        match=r"`dot -Tpng` \(.*dot\) did not finish within 1.5 s, so it was stopped \(killed "
+        r"with any process it started\) and no file was written\. .*pass a larger timeout= "
+        r"\(timeout=None waits without limit\)",
+    ) as info:
+        plot_dot_graph(y, to_file=out, timeout=1.5)
+    assert isinstance(info.value, GraphvizError)
+    pids = [int((hanging_dot / name).read_text()) for name in ("dot", "child")]
+    for _ in range(50):  # the grandchild is reaped by init, which may take a moment
+        if all(_gone(pid) for pid in pids):
+            break
+        time.sleep(0.1)
+    assert [_gone(pid) for pid in pids] == [True, True]
+    assert out.read_bytes() == b"the previous image"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "g.png", "pids"]
+
+
+def test_timeout_is_a_keyword_with_a_default_of_60_seconds():
+    params = inspect.signature(plot_dot_graph).parameters
+    assert params["timeout"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert params["timeout"].default == 60.0
+
+
+def test_bad_timeouts_are_refused_before_dot_runs(tmp_path, y, hanging_dot):
+    for bad, error, words in (
+        (0, ValueError, "more than 0 seconds"),
+        (-1, ValueError, "more than 0 seconds"),
+        (float("nan"), ValueError, "more than 0 seconds"),
+        ("5", TypeError, r"a number of seconds or None .*got str"),
+        (True, TypeError, r"a number of seconds or None .*got bool"),
+    ):
+        with pytest.raises(error, match=f"plot_dot_graph: timeout must be {words}"):
+            plot_dot_graph(y, to_file=tmp_path / "g.svg", timeout=bad)
+    assert list(hanging_dot.iterdir()) == []  # dot never started
+    assert not (tmp_path / "g.svg").exists()
+
+
+def test_wrong_argument_types_name_plot_dot_graph(tmp_path, y):
+    with pytest.raises(TypeError, match=r"plot_dot_graph: to_file must be a file path .*got int"):
+        plot_dot_graph(y, to_file=123)
+    with pytest.raises(TypeError, match=r"plot_dot_graph: verbose must be True or False, got str"):
+        plot_dot_graph(y, "no", to_file=tmp_path / "g.svg")
+    with pytest.raises(TypeError, match=r"get_dot_graph\(output\): output must be a zerograd "):
+        plot_dot_graph([1.0], to_file=tmp_path / "g.svg")
+    with pytest.raises(TypeError, match=r"render_dot: source must be DOT text .*got bytes"):
+        render_dot(b"digraph g {}", "svg")
+    assert files_under(tmp_path) == []
+
+
+def test_to_file_that_is_a_folder_or_unwritable(dot, tmp_path, y):
+    folder = tmp_path / "out.png"
+    folder.mkdir()
+    with pytest.raises(IsADirectoryError, match=r"to_file=.*out.png' is a folder; give a file"):
+        plot_dot_graph(y, to_file=folder)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "g.svg").write_text("old")
+    locked.chmod(0o555)
+    try:
+        if os.access(locked, os.W_OK):
+            pytest.skip("running as a user who can write into read-only folders (root)")
+        with pytest.raises(PermissionError, match=r"plot_dot_graph: cannot write to_file="):
+            plot_dot_graph(y, to_file=locked / "g.svg")
+        assert (locked / "g.svg").read_text() == "old"
+    finally:
+        locked.chmod(0o755)
+
+
+def test_failed_write_leaves_the_old_file_and_no_temporary(dot, tmp_path, y, monkeypatch):
+    out = tmp_path / "g.svg"
+    out.write_text("old")
+
+    def full_disk(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError, match=r"plot_dot_graph: cannot write to_file=.*No space left"):
+        plot_dot_graph(y, to_file=out)
+    assert out.read_text() == "old"
+    assert files_under(tmp_path) == ["g.svg"]
+
+
+def test_graphs_without_functions_are_drawn(dot, tmp_path, arr, no_ipython):
+    lone = Variable(arr([1.0, 2.0]), name="lone")
+    nodes, edges = svg_parts(plot_dot_graph(lone, to_file=tmp_path / "a.svg"))
+    assert [node_texts(n) for n in nodes] == [["lone: (2,) float64"]] and edges == []
+    nodes, edges = svg_parts(plot_dot_graph(Variable(None), to_file=tmp_path / "b.svg"))
+    assert len(nodes) == 1 and edges == []
+
+
+def test_rewrite_keeps_the_file_mode(dot, tmp_path, y, no_ipython):
+    out = tmp_path / "g.svg"
+    out.write_text("old")
+    out.chmod(0o640)
+    plot_dot_graph(y, to_file=out)
+    assert out.stat().st_mode & 0o777 == 0o640
+    assert len(svg_parts(out)[0]) == 8

@@ -412,7 +412,7 @@ def as_variable(obj: Any) -> Variable:
     return Variable(as_array(obj))
 
 
-_backends._wrapper_types = (Variable,)
+_backends.register_array_wrapper(Variable)
 
 from . import functions as _f  # noqa: E402  (functions need Variable defined first)
 from .functions import arithmetic as _ar  # noqa: E402

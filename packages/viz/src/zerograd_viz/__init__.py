@@ -18,7 +18,7 @@ from importlib.metadata import version as _distribution_version
 from .dot import get_dot_graph
 from .notebook import GraphView, show
 from .plots import plot_decision_boundary, plot_history, predict_grid
-from .render import GraphvizError, GraphvizNotFoundError, plot_dot_graph
+from .render import GraphvizError, GraphvizNotFoundError, GraphvizTimeoutError, plot_dot_graph
 
 __version__ = _distribution_version("zerograd-viz")  # the repository's VERSION file
 
@@ -26,6 +26,7 @@ __all__ = [
     "GraphView",
     "GraphvizError",
     "GraphvizNotFoundError",
+    "GraphvizTimeoutError",
     "get_dot_graph",
     "plot_decision_boundary",
     "plot_dot_graph",

@@ -21,6 +21,14 @@ def quote(text: str) -> str:
     return f'"{text}"'
 
 
+def check_verbose(op: str, verbose: Any) -> None:
+    """Refuse a ``verbose`` that is not a bool (``"no"`` would otherwise mean True)."""
+    if not isinstance(verbose, bool) and type(verbose).__name__ != "bool_":
+        raise TypeError(
+            f"{op}: verbose must be True or False, got {type(verbose).__qualname__} ({verbose!r})"
+        )
+
+
 def _var_label(v: Variable, verbose: bool) -> str:
     name = "" if v.name is None else str(v.name)
     if verbose and v.data is not None:
@@ -93,6 +101,7 @@ def get_dot_graph(output: Variable, verbose: bool = True) -> str:
             f"{type(output).__module__}.{type(output).__qualname__}; wrap arrays with "
             f"zerograd.Variable(...) and draw the result of a computation on it."
         )
+    check_verbose("get_dot_graph", verbose)
     lines = ["digraph g {"]
     ids: dict[int, int] = {}
     keep: list[Any] = []  # holds every drawn object so that no id() is reused meanwhile

@@ -8,14 +8,23 @@ import shutil
 from zerograd import Variable
 
 from .dot import get_dot_graph
-from .render import INSTALL_HINT, GraphvizNotFoundError, render_dot, write_image
+from .render import (
+    DEFAULT_TIMEOUT,
+    INSTALL_HINT,
+    GraphvizError,
+    GraphvizNotFoundError,
+    check_timeout,
+    render_dot,
+    write_image,
+)
 
 
 class GraphView:
     """A computational graph that Jupyter displays as SVG (through Graphviz's ``dot``).
 
-    ``source`` is the DOT text. The SVG is rendered on first display and kept. Without
-    Graphviz, Jupyter shows the text ``repr``, which says how to install it.
+    ``source`` is the DOT text. The SVG is rendered on first display and kept; ``dot`` may
+    run ``timeout`` seconds (``None``: no limit). Without Graphviz, or when ``dot`` fails,
+    Jupyter shows the text ``repr``, which says how to install it or what went wrong.
 
     >>> import numpy as np
     >>> from zerograd import Variable
@@ -24,26 +33,37 @@ class GraphView:
     '0 [label="x: () float64", color=orange, style=filled]'
     """
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> None:
+        if not isinstance(source, str):
+            raise TypeError(
+                f"GraphView: source must be DOT text (a str, e.g. from get_dot_graph(output)), "
+                f"got {type(source).__qualname__}; show(output) builds it for you"
+            )
+        check_timeout("GraphView", timeout)
         self.source = source
+        self.timeout = timeout
         self._svg: str | None = None
+        self._error: str | None = None  # why the last display had no image
 
     def svg(self) -> str:
-        """The graph rendered as SVG text (``GraphvizNotFoundError`` without Graphviz)."""
+        """The graph rendered as SVG text (a :class:`GraphvizError` when ``dot`` fails)."""
         if self._svg is None:
-            self._svg = render_dot(self.source, "svg").decode("utf-8")
+            self._svg = render_dot(self.source, "svg", timeout=self.timeout).decode("utf-8")
         return self._svg
 
     def save(self, to_file: str | os.PathLike[str]) -> str:
         """Write the graph to ``to_file`` (.png, .svg or .pdf); the path as a string."""
-        return write_image(self.source, to_file)
+        return write_image(self.source, to_file, timeout=self.timeout)
 
     def _repr_svg_(self) -> str | None:
-        # Jupyter's hook. None (not an exception) without Graphviz: Jupyter then falls back
-        # to __repr__, which carries the install instructions.
+        # Jupyter's hook. None (not an exception) when dot is missing or fails: Jupyter then
+        # falls back to __repr__, which says how to install it or what went wrong.
         try:
             return self.svg()
         except GraphvizNotFoundError:
+            return None
+        except GraphvizError as e:
+            self._error = str(e)
             return None
 
     def _counts(self) -> tuple[int, int]:
@@ -56,18 +76,26 @@ class GraphView:
         text = f"<GraphView: {nodes} nodes, {edges} edges; .source holds the DOT text>"
         if shutil.which("dot") is None:
             text += f"\nGraphviz's `dot` was not found, so no image is shown. {INSTALL_HINT}"
+        elif self._error is not None:
+            text += f"\nNo image is shown: {self._error}"
         return text
 
     def __str__(self) -> str:
         return self.source
 
 
-def show(output: Variable, verbose: bool = True) -> GraphView:
+def show(
+    output: Variable, verbose: bool = True, *, timeout: float | None = DEFAULT_TIMEOUT
+) -> GraphView:
     """The graph that produced ``output``, shown inline as SVG when it ends a Jupyter cell.
+
+    ``timeout`` is how long Graphviz's ``dot`` may run when the graph is displayed or saved
+    (``None``: no limit); past it, ``dot`` is killed and no image is shown.
 
     >>> import numpy as np
     >>> from zerograd import Variable
     >>> x = Variable(np.array(2.0), name="x")
     >>> show(x * x)  # in a notebook cell: the graph appears   # doctest: +SKIP
     """
-    return GraphView(get_dot_graph(output, verbose))
+    check_timeout("show", timeout)
+    return GraphView(get_dot_graph(output, verbose), timeout=timeout)

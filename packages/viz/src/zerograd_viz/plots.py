@@ -7,12 +7,17 @@ state and backend are left alone, and saved to a file.
 
 from __future__ import annotations
 
+import io
+import math
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from zerograd import Variable, no_grad, test_mode
 from zerograd.backends import as_numpy, backend_of
+
+from .files import check_path, replace_file, writable_folder
 
 PLOT_INSTALL = "pip install 'zerograd-viz[plot]'"
 # Point colours (matplotlib's tab10) and markers per class, as in the book's spiral figure.
@@ -28,9 +33,9 @@ def _new_figure(op: str, to_file: str | os.PathLike[str], **kw: Any) -> Any:
         from matplotlib.figure import Figure
     except ImportError as e:
         raise ImportError(f"{op} needs matplotlib, which is not installed: {PLOT_INSTALL}") from e
+    path = check_path(op, to_file)
     fig = Figure(**kw)
     FigureCanvasAgg(fig)
-    path = os.fspath(to_file)
     ext = os.path.splitext(path)[1][1:].lower()
     kinds = fig.canvas.get_supported_filetypes()
     if ext not in kinds:
@@ -38,13 +43,36 @@ def _new_figure(op: str, to_file: str | os.PathLike[str], **kw: Any) -> Any:
             f"{op}: to_file={path!r} needs an image extension matplotlib writes, one of "
             f"{', '.join('.' + k for k in sorted(kinds))}"
         )
+    writable_folder(op, path)
     return fig
 
 
-def _save(fig: Any, to_file: str | os.PathLike[str]) -> str:
-    path = os.fspath(to_file)
-    fig.savefig(path, dpi=100)
+def _save(op: str, fig: Any, to_file: str | os.PathLike[str]) -> str:
+    """Draw ``fig`` in memory, then write it in one step (a failure leaves the old file)."""
+    path = check_path(op, to_file)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=100, format=os.path.splitext(path)[1][1:].lower())
+    replace_file(op, path, writable_folder(op, path), buf.getvalue())
     return path
+
+
+def _real(op: str, name: str, v: Any, *, low: float | None = None) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v):
+        raise TypeError(f"{op}: {name} must be a real number, got {type(v).__qualname__} ({v!r})")
+    if low is not None and v < low:
+        raise ValueError(f"{op}: {name} must be >= {low:g}, got {v!r}")
+    return float(v)
+
+
+def _resolution(op: str, resolution: Any) -> int:
+    if isinstance(resolution, bool) or not isinstance(resolution, numbers.Integral):
+        raise TypeError(
+            f"{op}: resolution must be an int >= 2, got {type(resolution).__qualname__} "
+            f"({resolution!r})"
+        )
+    if resolution < 2:
+        raise ValueError(f"{op}: resolution must be an int >= 2, got {resolution!r}")
+    return int(resolution)
 
 
 def _number(op: str, where: str, v: Any) -> float:
@@ -132,7 +160,7 @@ def plot_history(
         ax.set_visible(False)
     if title is not None:
         fig.suptitle(title)
-    return _save(fig, to_file)
+    return _save("plot_history", fig, to_file)
 
 
 def _as_numpy_points(op: str, x: Any, t: Any) -> tuple[Any, Any, Any]:
@@ -140,12 +168,16 @@ def _as_numpy_points(op: str, x: Any, t: Any) -> tuple[Any, Any, Any]:
     import numpy as np
 
     data = x.data if isinstance(x, Variable) else x
-    xn = np.asarray(as_numpy(data))
+    xn = np.asarray(_to_numpy(op, "x", data))
     if xn.ndim != 2 or xn.shape[1] != 2:
         raise ValueError(f"{op}: x must hold 2-D points, shape (N, 2); got shape {xn.shape}")
+    if xn.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: x must hold real numbers, got dtype {xn.dtype}")
+    if not np.isfinite(xn).all():
+        raise ValueError(f"{op}: x holds NaN or infinite coordinates; drop those points first")
     if t is None:
         return data, xn, None
-    tn = np.asarray(as_numpy(t))
+    tn = np.asarray(_to_numpy(op, "t", t.data if isinstance(t, Variable) else t))
     if tn.ndim == 2 and tn.shape[1] == 1:
         tn = tn[:, 0]
     if tn.shape != (xn.shape[0],) or tn.dtype.kind not in "iub":
@@ -153,13 +185,31 @@ def _as_numpy_points(op: str, x: Any, t: Any) -> tuple[Any, Any, Any]:
             f"{op}: t must hold one integer class label per point, shape ({xn.shape[0]},); "
             f"got shape {tn.shape} dtype {tn.dtype}"
         )
+    if tn.size and tn.min() < 0:
+        raise ValueError(f"{op}: t holds negative class labels ({tn.min()}); labels count from 0")
     return data, xn, tn.astype(np.int64)
+
+
+def _to_numpy(op: str, name: str, v: Any) -> Any:
+    try:
+        return as_numpy(v)
+    except TypeError:
+        raise TypeError(
+            f"{op}: {name} must be an array, a Variable or a list of numbers, got "
+            f"{type(v).__qualname__}"
+        ) from None
 
 
 def _classes(op: str, y: Any, threshold: float) -> Any:
     import numpy as np
 
-    y = np.asarray(as_numpy(y.data if isinstance(y, Variable) else y))
+    try:
+        y = np.asarray(as_numpy(y.data if isinstance(y, Variable) else y))
+    except TypeError:
+        raise TypeError(
+            f"{op}: the model returned {type(y).__qualname__}; it must return an array or a "
+            f"Variable of per-point scores"
+        ) from None
     if y.ndim == 2 and y.shape[1] >= 2:
         return np.argmax(y, axis=1)
     if y.ndim == 2 and y.shape[1] == 1:
@@ -192,8 +242,14 @@ def predict_grid(
     import numpy as np
 
     op = "plot_decision_boundary"
-    if not isinstance(resolution, int) or resolution < 2:
-        raise ValueError(f"{op}: resolution must be an int >= 2, got {resolution!r}")
+    if not callable(model_or_fn):
+        raise TypeError(
+            f"{op}: model_or_fn must be a model or function mapping (M, 2) points to scores, "
+            f"got {type(model_or_fn).__qualname__}"
+        )
+    resolution = _resolution(op, resolution)
+    threshold = _real(op, "threshold", threshold)
+    margin = _real(op, "margin", margin, low=0.0)
     data, xn, _ = _as_numpy_points(op, x, None)
     if xn.shape[0] == 0:
         raise ValueError(f"{op}: x holds no points")
@@ -240,6 +296,8 @@ def plot_decision_boundary(
 
     op = "plot_decision_boundary"
     fig = _new_figure(op, to_file, figsize=(6, 5), layout="constrained")
+    if t is None:
+        raise TypeError(f"{op}: t must hold one integer class label per point, got None")
     _, xn, tn = _as_numpy_points(op, x, t)
     xs, ys, classes = predict_grid(model_or_fn, x, resolution, threshold=threshold)
     n = int(max(tn.max(initial=0), classes.max())) + 1
@@ -258,4 +316,4 @@ def plot_decision_boundary(
     ax.legend(title="class")
     if title is not None:
         ax.set_title(title)
-    return _save(fig, to_file)
+    return _save(op, fig, to_file)

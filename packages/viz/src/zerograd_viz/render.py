@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 import os
 import shutil
+import signal
 import subprocess
 from typing import Any
 
 from zerograd import Variable
 
-from .dot import get_dot_graph
+from .dot import check_verbose, get_dot_graph
+from .files import check_path, replace_file, writable_folder
 
 FORMATS = ("png", "svg", "pdf")
 """The image formats ``plot_dot_graph`` writes, chosen by the file's extension."""
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds ``dot`` may run before it is stopped (the ``timeout=`` keyword's default)."""
 
 INSTALL_HINT = (
     "Install Graphviz (a system program, not a pip package): "
@@ -30,6 +37,10 @@ class GraphvizNotFoundError(GraphvizError):
     """Graphviz's ``dot`` program is not on ``PATH`` (the message says how to install it)."""
 
 
+class GraphvizTimeoutError(GraphvizError):
+    """``dot`` ran longer than its timeout and was stopped (no file was written)."""
+
+
 def find_dot() -> str:
     """The path of Graphviz's ``dot`` program; ``GraphvizNotFoundError`` when not on PATH."""
     exe = shutil.which("dot")
@@ -40,83 +51,178 @@ def find_dot() -> str:
     return exe
 
 
-def render_dot(source: str, fmt: str) -> bytes:
+def check_timeout(op: str, timeout: Any) -> float | None:
+    """``timeout`` as seconds (``None``: no limit); one clear error for anything else."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
+        raise TypeError(
+            f"{op}: timeout must be a number of seconds or None (no limit), got "
+            f"{type(timeout).__qualname__} ({timeout!r})"
+        )
+    seconds = float(timeout)
+    if not seconds > 0:  # also refuses nan
+        raise ValueError(
+            f"{op}: timeout must be more than 0 seconds (or None for no limit), got {timeout!r}"
+        )
+    return None if math.isinf(seconds) else seconds
+
+
+def render_dot(source: str, fmt: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> bytes:
     """Render DOT text to an image in ``fmt`` (png, svg or pdf) with ``dot``; the image bytes.
 
     The text goes to ``dot`` through its stdin and the image comes back on its stdout: no
     shell, no temporary files.
+
+    Args:
+        source: DOT text, e.g. from :func:`get_dot_graph`.
+        fmt: ``"png"``, ``"svg"`` or ``"pdf"``.
+        timeout: seconds ``dot`` may run (``None``: no limit). When they are up, ``dot`` and
+            every process it started are killed and waited for.
+
+    Returns:
+        The image file's bytes.
+
+    Raises:
+        GraphvizNotFoundError: ``dot`` is not on ``PATH`` or cannot run.
+        GraphvizTimeoutError: ``dot`` ran past ``timeout``.
+        GraphvizError: ``dot`` failed (its stderr is in the message).
     """
+    if not isinstance(source, str):
+        raise TypeError(
+            f"render_dot: source must be DOT text (a str, e.g. from get_dot_graph(output)), "
+            f"got {type(source).__qualname__}"
+        )
     if fmt not in FORMATS:
         raise ValueError(f"render_dot: format {fmt!r} is not supported; use one of {FORMATS}")
+    seconds = check_timeout("render_dot", timeout)
     exe = find_dot()
     try:
-        proc = subprocess.run(
-            [exe, f"-T{fmt}"], input=source.encode("utf-8"), capture_output=True, check=False
+        proc = subprocess.Popen(
+            [exe, f"-T{fmt}"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=os.name == "posix",  # its own group: a kill reaches its children
         )
     except OSError as e:  # removed or not executable between which() and run()
         raise GraphvizNotFoundError(
             f"Graphviz's `dot` at {exe} could not run ({e}). {INSTALL_HINT}"
         ) from e
-    stderr = proc.stderr.decode("utf-8", errors="replace").strip()
+    try:
+        out, err = proc.communicate(source.encode("utf-8"), timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _stop(proc)
+        raise GraphvizTimeoutError(
+            f"Graphviz `dot -T{fmt}` ({exe}) did not finish within {seconds:g} s, so it was "
+            f"stopped (killed with any process it started) and no file was written. For a "
+            f"very large graph ({source.count(chr(10)) + 1} lines of DOT text here) pass a "
+            f"larger timeout= (timeout=None waits without limit); otherwise check that {exe} "
+            f"is Graphviz's dot (`{exe} -V` prints its version)."
+        ) from None
+    except BaseException:  # Ctrl-C while waiting: never leave dot running behind
+        _stop(proc)
+        raise
+    stderr = err.decode("utf-8", errors="replace").strip()
     if proc.returncode != 0:
         raise GraphvizError(
             f"Graphviz `dot -T{fmt}` ({exe}) failed with exit code {proc.returncode}: "
             f"{stderr or '(no message on stderr)'}"
         )
-    if not proc.stdout:
+    if not out:
         raise GraphvizError(f"Graphviz `dot -T{fmt}` ({exe}) produced no output. {stderr}".strip())
-    return proc.stdout
+    return out
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Kill ``proc`` and its process group, reap it and close its pipes."""
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass  # already gone
+    proc.wait()  # reaped: no zombie left
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            try:
+                pipe.close()
+            except OSError:
+                pass
 
 
 def image_format(to_file: str | os.PathLike[str]) -> str:
     """The format named by ``to_file``'s extension (lower case); ``ValueError`` if unsupported."""
-    ext = os.path.splitext(os.fspath(to_file))[1][1:].lower()
+    path = check_path("plot_dot_graph", to_file)
+    ext = os.path.splitext(path)[1][1:].lower()
     if ext not in FORMATS:
         got = f"extension {'.' + ext!r}" if ext else "no extension"
         raise ValueError(
-            f"plot_dot_graph: to_file={os.fspath(to_file)!r} has {got}; the image format is "
+            f"plot_dot_graph: to_file={path!r} has {got}; the image format is "
             f"chosen by the extension: use one of {', '.join('.' + f for f in FORMATS)}"
         )
     return ext
 
 
-def write_image(source: str, to_file: str | os.PathLike[str]) -> str:
+def write_image(
+    source: str, to_file: str | os.PathLike[str], *, timeout: float | None = DEFAULT_TIMEOUT
+) -> str:
     """Render DOT text into ``to_file`` (format by extension); the path written, as a string.
 
-    Nothing is written unless ``dot`` succeeds, and nothing but ``to_file``.
+    Nothing is written unless ``dot`` succeeds, and nothing but ``to_file``: the image is
+    written to a temporary file beside it and moved over it in one step, so a failure at any
+    point leaves an existing ``to_file`` as it was.
     """
-    path = os.fspath(to_file)
+    path = check_path("plot_dot_graph", to_file)
     fmt = image_format(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise FileNotFoundError(
-            f"plot_dot_graph: the folder of to_file={path!r} does not exist ({folder}); "
-            f"create it first"
-        )
-    data = render_dot(source, fmt)
-    with open(path, "wb") as fh:
-        fh.write(data)
+    folder = writable_folder("plot_dot_graph", path)
+    data = render_dot(source, fmt, timeout=timeout)
+    replace_file("plot_dot_graph", path, folder, data)
     return path
 
 
 def plot_dot_graph(
-    output: Variable, verbose: bool = True, to_file: str | os.PathLike[str] = "graph.png"
+    output: Variable,
+    verbose: bool = True,
+    to_file: str | os.PathLike[str] = "graph.png",
+    *,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> Any:
     """Draw the graph that produced ``output`` into ``to_file`` (.png, .svg or .pdf).
 
     Renders :func:`get_dot_graph` with Graphviz's ``dot`` (install the system package
-    ``graphviz``). Only ``to_file`` is written. Returns, like DeZero, an image object that
-    Jupyter shows inline when IPython is importable (``IPython.display.Image`` for PNG,
-    ``SVG`` for SVG), else the path as a string (always the path for PDF).
+    ``graphviz``). Only ``to_file`` is written, and only when ``dot`` succeeds.
 
-    >>> import numpy as np
-    >>> from zerograd import Variable
-    >>> x = Variable(np.array(1.0), name="x")
-    >>> plot_dot_graph(x * x, to_file="square.svg")  # doctest: +SKIP
+    Args:
+        output: the Variable whose graph is drawn.
+        verbose: label variables with their shape and dtype too.
+        to_file: the image file; its extension picks the format.
+        timeout: seconds ``dot`` may run (default 60; ``None``: no limit). When they are up,
+            ``dot`` is killed with every process it started.
+
+    Returns:
+        Like DeZero, an image object that Jupyter shows inline when IPython is importable
+        (``IPython.display.Image`` for PNG, ``SVG`` for SVG), else the path as a string
+        (always the path for PDF).
+
+    Raises:
+        GraphvizNotFoundError: ``dot`` is not installed (the message says how to get it).
+        GraphvizTimeoutError: ``dot`` ran past ``timeout``; ``to_file`` is unchanged.
+        GraphvizError: ``dot`` failed; ``to_file`` is unchanged.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> x = Variable(np.array(1.0), name="x")
+        >>> plot_dot_graph(x * x, to_file="square.svg")  # doctest: +SKIP
     """
-    image_format(to_file)  # a bad extension fails before any work
+    path = check_path("plot_dot_graph", to_file)
+    image_format(path)  # a bad extension fails before any work
+    check_verbose("plot_dot_graph", verbose)
+    check_timeout("plot_dot_graph", timeout)
     source = get_dot_graph(output, verbose)
-    path = write_image(source, to_file)
+    path = write_image(source, path, timeout=timeout)
     return _notebook_image(path)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import hookspecs
 from .base import API_VERSION, Backend
 from .errors import (
     BackendError,
@@ -46,12 +47,46 @@ __all__ = [
     "list_backends",
     "refresh",
     "register",
+    "register_array_wrapper",
     "scatter_add",
     "set_strict",
 ]
 
 _by_type = registry.by_type
-_wrapper_types: tuple[type, ...] = ()  # set to (Variable,) by zerograd.variable
+_wrapper_types: tuple[type, ...] = ()  # only register_array_wrapper changes it
+
+
+def register_array_wrapper(cls: type) -> None:
+    """Declare that instances of ``cls`` hold a backend array in ``.data``.
+
+    The functions of this module then look through such objects to their array, so
+    ``backend_of(v)``, ``get_array_module(v)`` and ``as_numpy(v)`` work on them. zerograd
+    registers :class:`zerograd.Variable` this way: the backends layer never imports the
+    engine above it. Registering a class twice changes nothing.
+
+    Args:
+        cls: a class whose instances have a ``data`` attribute holding an array.
+
+    Raises:
+        TypeError: ``cls`` is not a class.
+
+    Examples:
+        >>> import numpy as np
+        >>> class Box:
+        ...     def __init__(self, data):
+        ...         self.data = data
+        >>> register_array_wrapper(Box)
+        >>> get_array_module(Box(np.ones(2))) is np
+        True
+    """
+    global _wrapper_types
+    if not isinstance(cls, type):
+        raise TypeError(
+            f"register_array_wrapper: expected a class whose instances hold an array in "
+            f".data, got {type(cls).__qualname__} ({cls!r})"
+        )
+    if cls not in _wrapper_types:
+        _wrapper_types = (*_wrapper_types, cls)
 
 
 def _data(x: Any) -> Any:
@@ -75,12 +110,25 @@ def backend_of(x: Any) -> Backend:
 
 
 def get_backend(x: Any = None) -> Backend:
-    """A backend by name (``'numpy'``), by one of its arrays, or the default when ``None``."""
+    """A backend by name (``'numpy'``), by one of its arrays, or the default when ``None``.
+
+    Raises:
+        NoBackendError: no backend of that name is installed (the message says why).
+        TypeError: ``x`` is neither a name, an array of an installed backend, nor None.
+    """
     if x is None:
         return registry.default()
     if isinstance(x, str):
         return registry.get(x)
-    return backend_of(x)
+    try:
+        return backend_of(x)
+    except TypeError:
+        raise TypeError(
+            f"get_backend(x): x must be a backend name (str, e.g. 'numpy'), an array of an "
+            f"installed backend (or a Variable holding one), or None for the default; got "
+            f"{type(x).__qualname__} ({_short(x)}). Installed: "
+            f"{', '.join(sorted(registry.backends))}."
+        ) from None
 
 
 _xp_by_type = registry.xp_by_type
@@ -111,8 +159,21 @@ def scatter_add(a: Any, indices: Any, values: Any) -> Any:
 
 
 def as_array_of(x: Any, backend: str | Backend) -> Any:
-    """Move array ``x`` (any backend, or a scalar/list) to ``backend``'s array type."""
-    target = registry.get(backend) if isinstance(backend, str) else backend
+    """Move array ``x`` (any backend, or a scalar/list) to ``backend``'s array type.
+
+    Raises:
+        TypeError: ``backend`` is not a name or a Backend, or ``x`` is not numbers.
+        NoBackendError: the backend is not installed or cannot be used here.
+    """
+    if isinstance(backend, str):
+        target = registry.get(backend)
+    elif isinstance(backend, Backend):
+        target = backend
+    else:
+        raise TypeError(
+            f"as_array_of(x, backend): backend must be a backend name (str, e.g. 'numpy') or "
+            f"a zerograd.backends.Backend, got {type(backend).__qualname__} ({_short(backend)})"
+        )
     if not target.is_available():
         raise NoBackendError(
             f"zerograd: backend {target.name!r} is installed but cannot be used here: "
@@ -123,19 +184,60 @@ def as_array_of(x: Any, backend: str | Backend) -> Any:
     if source is target:
         return x
     if source is None:
-        return target.asarray(x)
+        return _plain_to_array("as_array_of", x, target.asarray, target.dtype_kind)
     return target.from_numpy(source.to_numpy(x))
 
 
 def as_numpy(x: Any) -> Any:
-    """``x`` as a ``numpy.ndarray`` (DeZero's ``dezero.cuda.as_numpy``)."""
+    """``x`` as a ``numpy.ndarray`` (DeZero's ``dezero.cuda.as_numpy``), 0-d included.
+
+    Raises:
+        TypeError: ``x`` is neither an array of an installed backend, a Variable, nor a
+            Python number or (nested) list of numbers.
+    """
     x = _data(x)
     source = _by_type.get(type(x)) or registry.resolve_type(type(x))
     if source is None:
-        import numpy  # only reached for scalars and lists
+        import numpy  # as_numpy's whole point: imported on first need, never at start-up
 
-        return numpy.asarray(x)
-    return source.to_numpy(x)
+        return _plain_to_array("as_numpy", x, numpy.asarray, lambda dt: dt.kind)
+    out = source.to_numpy(x)
+    return out if type(out) is _ndarray else _to_ndarray(out)
+
+
+_ndarray: type | None = None  # numpy.ndarray, once as_numpy has imported numpy
+
+
+def _to_ndarray(a: Any) -> Any:
+    """``a`` as an ndarray: a numpy scalar (numpy.float64, ...) becomes a 0-d array."""
+    global _ndarray
+    import numpy
+
+    _ndarray = numpy.ndarray
+    return numpy.asarray(a)
+
+
+def _plain_to_array(op: str, x: Any, asarray: Any, kind: Any) -> Any:
+    """``asarray(x)`` for Python data; one TypeError for what is not numbers."""
+    try:
+        a = asarray(x)
+    except (TypeError, ValueError) as e:
+        raise TypeError(
+            f"{op}: cannot make an array of {type(x).__qualname__} ({_short(x)}): "
+            f"{str(e).rstrip('.')}. Give "
+            f"an array, a Variable, a number or nested lists of numbers of equal lengths."
+        ) from None
+    if kind(a.dtype) == "O":
+        raise TypeError(
+            f"{op}: {type(x).__qualname__} ({_short(x)}) is not an array, a Variable, a "
+            f"number or a list of numbers; convert it first"
+        )
+    return a
+
+
+def _short(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def as_cupy(x: Any) -> Any:
@@ -165,9 +267,41 @@ def list_backends() -> list[BackendInfo]:
 
 
 def register(plugin: Any, name: str | None = None) -> None:
-    """Register a plugin module or a :class:`Backend` instance by hand (no entry point)."""
+    """Register a plugin module or a :class:`Backend` instance by hand (no entry point).
+
+    Args:
+        plugin: a :class:`Backend` instance, or a module/object with a ``zerograd_backend``
+            function marked with :data:`hookimpl`.
+        name: the plugin's name (default: the backend's name, or the module's).
+
+    Raises:
+        TypeError: ``plugin`` is neither, or ``name`` is not a non-empty str.
+    """
+    if name is not None and (not isinstance(name, str) or not name):
+        raise TypeError(f"register: name must be a non-empty str or None, got {name!r}")
+    if not isinstance(plugin, Backend) and not _has_hooks(plugin):
+        hint = (
+            f" To use an installed backend by name, call get_backend({plugin!r})."
+            if isinstance(plugin, str)
+            else ""
+        )
+        raise TypeError(
+            f"register: expected a zerograd.backends.Backend instance or a plugin (a module "
+            f"or object with a zerograd_backend function marked with "
+            f"@zerograd.backends.hookimpl), got {type(plugin).__qualname__} "
+            f"({_short(plugin)}).{hint}"
+        )
     registry.ensure_loaded()
-    registry.register(plugin, name=name)
+    with registry._lock:  # not while another thread loads or registers
+        registry.register(plugin, name=name)
+
+
+def _has_hooks(plugin: Any) -> bool:
+    marker = f"{hookspecs.PROJECT}_impl"  # the attribute pluggy's hookimpl marker sets
+    try:
+        return any(hasattr(getattr(plugin, n, None), marker) for n in dir(plugin))
+    except Exception:
+        return False
 
 
 def refresh() -> None:
@@ -177,6 +311,8 @@ def refresh() -> None:
 
 def set_strict(strict: bool = True) -> None:
     """Make a failing plugin an error (:class:`BackendPluginError`) instead of a warning."""
+    if not isinstance(strict, bool):
+        raise TypeError(f"set_strict: strict must be True or False, got {strict!r}")
     registry.strict = strict
 
 

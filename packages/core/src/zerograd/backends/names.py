@@ -1,4 +1,4 @@
-"""Names of plugins and distributions, and the advice messages built from them.
+"""Names of plugins and distributions, the environment switches, and advice messages.
 
 Advice always names the distribution to remove (``pip uninstall <dist>``): an entry-point
 name can be shared (a fork that calls itself ``numpy``), so blocking by it could also block
@@ -7,6 +7,7 @@ the real backend.
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import metadata
 
@@ -18,6 +19,9 @@ BY_HAND = "registered by hand"
 
 UNKNOWN_DIST = "unknown distribution"
 """The distribution shown for an entry point whose distribution cannot be found."""
+
+TRUE_WORDS = {"1", "true", "yes", "on"}
+"""Values of the ZEROGRAD_* switches that mean "on" (compared in lower case)."""
 
 
 def normalize_dist(dist: str) -> str:
@@ -61,3 +65,51 @@ def describe_error(exc: BaseException) -> str:
     if isinstance(exc, SystemExit):
         return f"SystemExit (it called sys.exit({exc.code!r}))"
     return f"{type(exc).__name__}: {exc}"
+
+
+def blocked_names() -> set[str]:
+    """The names in ``ZEROGRAD_BLOCK_PLUGINS`` (plugin or distribution names)."""
+    names = os.environ.get("ZEROGRAD_BLOCK_PLUGINS", "").split(",")
+    return {n.strip() for n in names if n.strip()}
+
+
+def autoload_off() -> bool:
+    """Whether ``ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD`` switches entry-point loading off."""
+    return os.environ.get("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_WORDS
+
+
+_AUTOLOAD_OFF = (
+    "Plugin autoloading is switched off (ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD=1): register "
+    "backends by hand with zerograd.backends.register(...), or unset the variable."
+)
+
+
+def why_missing(name: str) -> str:
+    """Why no backend called ``name`` is loaded, and what to do."""
+    if name in blocked_names():
+        return (
+            f"It is blocked by ZEROGRAD_BLOCK_PLUGINS="
+            f"{os.environ['ZEROGRAD_BLOCK_PLUGINS']}; remove {name!r} from that list."
+        )
+    if autoload_off():
+        return _AUTOLOAD_OFF
+    if name in IN_TREE:
+        return f"Install it: pip install {IN_TREE[name]}"
+    return (
+        "Install the distribution that provides it (zerograd's own backends: "
+        + ", ".join(f"{n!r} from {d}" for n, d in IN_TREE.items())
+        + ")."
+    )
+
+
+def no_backend_message() -> str:
+    """The error text when no backend at all is loaded."""
+    if autoload_off():
+        return (
+            "zerograd: no array backend is loaded. " + _AUTOLOAD_OFF + " If none is installed: "
+            "pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."
+        )
+    return (
+        "zerograd: no array backend is installed, so there is nothing to compute with. "
+        "Run: pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."
+    )

@@ -31,16 +31,19 @@ from .errors import BackendPluginError, BackendPluginWarning, NoBackendError
 from .names import (
     BY_HAND,
     IN_TREE,
+    TRUE_WORDS,
     UNKNOWN_DIST,
+    autoload_off,
+    blocked_names,
     describe_error,
     dist_of,
     intruder_message,
     is_in_tree,
+    no_backend_message,
     normalize_dist,
     uninstall_advice,
+    why_missing,
 )
-
-_TRUE = {"1", "true", "yes", "on"}
 
 
 @dataclass(frozen=True)
@@ -106,11 +109,11 @@ class Registry:
 
     def _load(self) -> None:
         env = os.environ
-        self._strict_env = env.get("ZEROGRAD_STRICT_PLUGINS", "").lower() in _TRUE
-        blocked = _blocked()
+        self._strict_env = env.get("ZEROGRAD_STRICT_PLUGINS", "").lower() in TRUE_WORDS
+        blocked = blocked_names()
         for name in blocked:
             self.pm.set_blocked(name)
-        if not _autoload_off():
+        if not autoload_off():
             found = metadata.entry_points(group=hookspecs.ENTRY_POINT_GROUP)
             # zerograd's own plugins first, so an intruder can never take their names
             blocked_dists = {normalize_dist(n) for n in blocked}
@@ -184,6 +187,15 @@ class Registry:
             return
         if registered is None:  # blocked by name
             return
+        unmarked = getattr(plugin, "zerograd_backend", None)
+        if callable(unmarked) and not hasattr(unmarked, f"{hookspecs.PROJECT}_impl"):
+            self.pm.unregister(plugin)
+            self._problem(
+                f"zerograd: {where} has a zerograd_backend function that is not marked with "
+                f"@zerograd.backends.hookimpl, so pluggy does not see it; it was skipped. Mark "
+                f"it (the plugin's author), or remove it: {uninstall_advice(distribution)}."
+            )
+            return
         plugin_name = name or self.pm.get_name(plugin) or repr(plugin)
         backends = self._call_backend_hook(plugin, where, distribution)
         if backends is None:
@@ -203,9 +215,9 @@ class Registry:
         plugin once, when it is registered, keeps pluggy's machinery (monitoring, tracing,
         the plugin's own wrappers) and isolates failures.
         """
-        others = [p for p in self.pm.get_plugins() if p is not plugin]
-        caller = self.pm.subset_hook_caller("zerograd_backend", remove_plugins=others)
         try:
+            others = [p for _, p in self.pm.list_name_plugin() if p is not plugin]
+            caller = self.pm.subset_hook_caller("zerograd_backend", remove_plugins=others)
             results = caller()
         except KeyboardInterrupt:
             raise
@@ -310,7 +322,7 @@ class Registry:
         except KeyError:
             raise NoBackendError(
                 f"zerograd: no backend named {name!r} is installed; installed: "
-                f"{sorted(self.backends) or 'none'}. {_why_missing(name)}"
+                f"{sorted(self.backends) or 'none'}. {why_missing(name)}"
             ) from None
 
     def default(self) -> Backend:
@@ -342,44 +354,6 @@ class Registry:
 
 def _qualname(t: type) -> str:
     return f"{t.__module__}.{t.__qualname__}"
-
-
-def _blocked() -> set[str]:
-    names = os.environ.get("ZEROGRAD_BLOCK_PLUGINS", "").split(",")
-    return {n.strip() for n in names if n.strip()}
-
-
-def _autoload_off() -> bool:
-    return os.environ.get("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "").lower() in _TRUE
-
-
-_AUTOLOAD_OFF = (
-    "Plugin autoloading is switched off (ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD=1): register "
-    "backends by hand with zerograd.backends.register(...), or unset the variable."
-)
-
-
-def _why_missing(name: str) -> str:
-    if name in _blocked():
-        return (
-            f"It is blocked by ZEROGRAD_BLOCK_PLUGINS="
-            f"{os.environ['ZEROGRAD_BLOCK_PLUGINS']}; remove {name!r} from that list."
-        )
-    if _autoload_off():
-        return _AUTOLOAD_OFF
-    return f"Install it (pip install zerograd-{name} for zerograd's own backends)."
-
-
-def no_backend_message() -> str:
-    if _autoload_off():
-        return (
-            "zerograd: no array backend is loaded. " + _AUTOLOAD_OFF + " If none is installed: "
-            "pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."
-        )
-    return (
-        "zerograd: no array backend is installed, so there is nothing to compute with. "
-        "Run: pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."
-    )
 
 
 registry = Registry()

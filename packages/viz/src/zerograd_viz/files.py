@@ -1,0 +1,69 @@
+"""Output paths for every drawing function: checked first, written in one step."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from typing import Any
+
+
+def check_path(op: str, to_file: Any) -> str:
+    """``to_file`` as a str path; one TypeError naming ``op`` for what is not a path."""
+    try:
+        path = os.fspath(to_file)
+    except TypeError:
+        raise TypeError(
+            f"{op}: to_file must be a file path (str or pathlib.Path), got "
+            f"{type(to_file).__qualname__} ({to_file!r})"
+        ) from None
+    return os.fsdecode(path)
+
+
+def writable_folder(op: str, path: str) -> str:
+    """The existing folder ``path`` goes into; a clear error when it is missing or a folder."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(
+            f"{op}: to_file={path!r} is a folder; give a file name, e.g. "
+            f"{os.path.join(path, 'graph.png')!r}"
+        )
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(
+            f"{op}: the folder of to_file={path!r} does not exist ({folder}); create it first"
+        )
+    return folder
+
+
+def replace_file(op: str, path: str, folder: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary in ``folder`` and one rename.
+
+    After any failure the old ``path`` is as it was and no temporary is left; the file
+    keeps the old one's permissions (or gets the usual ones for a new file).
+    """
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        mode = 0o666 & ~_umask()
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise type(e)(e.errno, f"{op}: cannot write to_file={path!r}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise type(e)(e.errno, f"{op}: cannot write to_file={path!r}: {e.strerror}") from None
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
