@@ -260,14 +260,14 @@ def read_members(
     return out
 
 
-def _find(path: str | os.PathLike, op: str) -> str:
+def _find(path: str | os.PathLike, op: str, what: str = "weight file") -> str:
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{op}: path must be a str or os.PathLike, got {type(path).__name__}.")
     path = os.fspath(path)
     if not os.path.exists(path) and os.path.exists(path + ".npz"):
         path += ".npz"
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{op}: no weight file at {path!r}")
+        raise FileNotFoundError(f"{op}: no {what} at {path!r}")
     remove_stale_temporaries(path)
     return path
 
