@@ -18,6 +18,7 @@ The DeZero counterparts: ``dezero.functions`` -> :mod:`zerograd_nn.functional`,
 from importlib.metadata import version as _distribution_version
 
 from . import (
+    checkpoint,
     dataloaders,
     datasets,
     functional,
@@ -29,6 +30,7 @@ from . import (
     transforms,
     weights,
 )
+from .checkpoint import load_checkpoint, save_checkpoint
 from .dataloaders import DataLoader, SeqDataLoader
 from .layers import Layer
 from .models import Model
@@ -40,12 +42,15 @@ __all__ = [
     "Layer",
     "Model",
     "SeqDataLoader",
+    "checkpoint",
     "dataloaders",
     "datasets",
     "functional",
     "layers",
+    "load_checkpoint",
     "models",
     "optimizers",
+    "save_checkpoint",
     "schedulers",
     "state_dict",
     "transforms",
