@@ -60,6 +60,35 @@ def test_repr_of_nested_layers_lists_and_settings():
     assert repr(L.Layer()) == "Layer()"
 
 
+class Blocks(L.Layer):
+    """Sub-layers in a list attribute, one of them also an attribute."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = L.Linear(2, in_size=3)
+        self.blocks = [self.first, L.Linear(4, in_size=2, nobias=True)]
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def test_layers_in_a_list_are_shown_and_counted_once():
+    model = Blocks()
+    assert repr(model) == (
+        "Blocks(\n  (first): Linear(in=3, out=2)\n  (blocks.1): Linear(in=2, out=4, nobias=True)\n)"
+    )
+    assert model.count_params() == 3 * 2 + 2 + 2 * 4
+    assert list(model.named_params()) == ["first.W", "first.b", "blocks.1.W"]
+    rows = model.summary(np.zeros((1, 3), np.float32), file=None).rows
+    assert [(r["name"], r["output_shape"]) for r in rows] == [
+        ("", (1, 4)),
+        ("first", (1, 2)),
+        ("blocks.1", (1, 4)),
+    ]
+
+
 def test_count_params_counts_each_scalar_once():
     model = Net()
     # conv 2*1*3*3 + 2, bn unsized (0), 32*4 + 4, 4*3

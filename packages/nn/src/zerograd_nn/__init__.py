@@ -22,6 +22,8 @@ from . import (
     layers,
     models,
     optimizers,
+    schedulers,
+    state_dict,
     transforms,
     weights,
 )
@@ -42,6 +44,8 @@ __all__ = [
     "layers",
     "models",
     "optimizers",
+    "schedulers",
+    "state_dict",
     "transforms",
     "weights",
 ]

@@ -28,8 +28,9 @@ from zerograd import Parameter, Variable, no_grad, test_mode
 def named_children(layer: Any) -> Iterator[tuple[str, Any]]:
     """The direct sub-layers of ``layer`` with their attribute names, in definition order.
 
-    These are the sub-layers whose parameters :meth:`Layer.params` yields; a layer held
-    under two names is listed once, under the first.
+    The same sub-layers, in the same order, as :meth:`Layer.named_params` walks: attributes
+    first, then layers held in list or tuple attributes (named ``blocks.0``, ...). A layer
+    held under two names is listed once, under the first.
 
     Args:
         layer: a :class:`~zerograd_nn.Layer`.
@@ -41,8 +42,10 @@ def named_children(layer: Any) -> Iterator[tuple[str, Any]]:
 
     seen: set[int] = set()
     attrs = layer.__dict__
-    for name in attrs.get("_params", ()):
-        obj = attrs[name]
+    named = [(name, attrs[name]) for name in attrs.get("_params", ())]
+    for name in attrs.get("_lists", ()):
+        named += [(f"{name}.{i}", item) for i, item in enumerate(attrs.get(name, ()))]
+    for name, obj in named:
         if isinstance(obj, Layer) and id(obj) not in seen:
             seen.add(id(obj))
             yield name, obj
