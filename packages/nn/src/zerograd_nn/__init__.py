@@ -16,6 +16,7 @@ The DeZero counterparts: ``dezero.functions`` -> :mod:`zerograd_nn.functional`,
 """
 
 from . import (
+    checkpoint,
     dataloaders,
     datasets,
     functional,
@@ -27,6 +28,7 @@ from . import (
     transforms,
     weights,
 )
+from .checkpoint import load_checkpoint, save_checkpoint
 from .dataloaders import DataLoader, SeqDataLoader
 from .layers import Layer
 from .models import Model
@@ -38,12 +40,15 @@ __all__ = [
     "Layer",
     "Model",
     "SeqDataLoader",
+    "checkpoint",
     "dataloaders",
     "datasets",
     "functional",
     "layers",
+    "load_checkpoint",
     "models",
     "optimizers",
+    "save_checkpoint",
     "schedulers",
     "state_dict",
     "transforms",

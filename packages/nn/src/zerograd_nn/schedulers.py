@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from zerograd import Variable
@@ -86,6 +86,10 @@ class _StateMixin:
 
         The optimizer's lrs are not touched: they come back with the optimizer's state.
         """
+        self._prepare_load(d)()
+
+    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check ``d``, changing nothing; returns the ``commit()`` that assigns it."""
         mine = _StateMixin.state_dict(self)
         name = type(self).__name__
         if not isinstance(d, dict) or set(d) != set(mine):
@@ -102,8 +106,8 @@ class _StateMixin:
                     f"{name}.load_state_dict: {k} should be like {mine[k]!r}, got {v!r}. "
                     f"Nothing was changed."
                 )
-        for k, v in d.items():
-            setattr(self, k, _plain(v))
+        values = {k: _plain(v) for k, v in d.items()}
+        return lambda: self.__dict__.update(values)
 
 
 def _plain(v: Any) -> Any:
@@ -287,9 +291,9 @@ class SequentialLR(LRScheduler):
         """Its own counters plus ``"schedulers"``: each child's state dict."""
         return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
 
-    def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the composite and every child (all checked first)."""
-        _load_composite(self, d)
+    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check the composite and every child (all first); returns ``commit()``."""
+        return _load_composite(self, d)
 
 
 class ChainedScheduler(LRScheduler):
@@ -319,12 +323,12 @@ class ChainedScheduler(LRScheduler):
         """Its own counters plus ``"schedulers"``: each child's state dict."""
         return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
 
-    def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the composite and every child (all checked first)."""
-        _load_composite(self, d)
+    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check the composite and every child (all first); returns ``commit()``."""
+        return _load_composite(self, d)
 
 
-def _load_composite(self: Any, d: dict[str, Any]) -> None:
+def _load_composite(self: Any, d: dict[str, Any]) -> Callable[[], None]:
     name = type(self).__name__
     if not isinstance(d, dict) or not isinstance(d.get("schedulers"), list):
         raise ValueError(f"{name}.load_state_dict: expected a dict with a 'schedulers' list.")
@@ -335,17 +339,14 @@ def _load_composite(self: Any, d: dict[str, Any]) -> None:
             f"{len(self.schedulers)}. Nothing was changed."
         )
     own = {k: v for k, v in d.items() if k != "schedulers"}
-    backups = [s.state_dict() for s in self.schedulers] + [_StateMixin.state_dict(self)]
-    try:
-        for s, sd in zip(self.schedulers, children):
-            s.load_state_dict(sd)
-        _StateMixin.load_state_dict(self, own)
-    except BaseException:
-        for s, sd in zip(self.schedulers, backups):
-            _StateMixin.load_state_dict(s, sd)
-        for k, v in backups[-1].items():
-            setattr(self, k, v)
-        raise
+    commits = [s._prepare_load(sd) for s, sd in zip(self.schedulers, children)]
+    commits.append(_StateMixin._prepare_load(self, own))
+
+    def commit() -> None:
+        for c in commits:
+            c()
+
+    return commit
 
 
 class ReduceLROnPlateau(_StateMixin):

@@ -21,7 +21,7 @@ LoadResult(missing=[], unexpected=[])
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from zerograd import Parameter, Variable
@@ -100,6 +100,20 @@ def load_state_dict(
     layer: Any, d: Mapping[str, Any], strict: bool = True, *, owner: str = "Layer"
 ) -> LoadResult:
     """Set ``layer``'s parameters from ``d`` (see :meth:`Layer.load_state_dict`)."""
+    commit, _, result = prepare_load(layer, d, strict, owner=owner)
+    commit()
+    return result
+
+
+def prepare_load(
+    layer: Any, d: Mapping[str, Any], strict: bool = True, *, owner: str = "Layer"
+) -> tuple[Callable[[], None], dict[int, Any], LoadResult]:
+    """Check and convert everything :func:`load_state_dict` needs, changing nothing.
+
+    Returns:
+        ``(commit, new, result)``: ``commit()`` assigns (and cannot fail); ``new`` maps
+        ``id(param)`` to the array it will hold.
+    """
     op = f"{owner}.load_state_dict"
     if not isinstance(d, Mapping):
         raise TypeError(
@@ -147,6 +161,10 @@ def load_state_dict(
         elif a is _as_array(d[k]):
             a = target.astype(a, a.dtype)  # a copy: never share an array with the caller
         new[k] = a
-    for k, a in new.items():  # nothing below can fail: the model changes all at once
-        params[k].data = a
-    return LoadResult([k for k in missing], [k for k in unexpected])
+
+    def commit() -> None:  # nothing here can fail: the model changes all at once
+        for k, a in new.items():
+            params[k].data = a
+
+    by_id = {id(params[k]): a for k, a in new.items()}
+    return commit, by_id, LoadResult(list(missing), list(unexpected))

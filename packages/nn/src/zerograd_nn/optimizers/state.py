@@ -63,6 +63,15 @@ def state_dict(opt: Any) -> dict[str, Any]:
 
 def load_state_dict(opt: Any, d: Any) -> None:
     """See :meth:`Optimizer.load_state_dict`: check everything, convert, then assign."""
+    prepare_load(opt, d)()
+
+
+def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) -> Any:
+    """Check and convert ``d`` for ``opt``, changing nothing; returns ``commit()``.
+
+    ``incoming`` maps ``id(param)`` to the array a parameter is about to receive (a model
+    loaded in the same step), for parameters that have no data yet.
+    """
     from .base import check_hyper
 
     name = type(opt).__name__
@@ -107,13 +116,18 @@ def load_state_dict(opt: Any, d: Any) -> None:
                 problems.append(f"group {i}: {exc}")
         new_groups.append(hyper)
         by_name.update({names[id(p)]: p for p in ps})
+    incoming = incoming or {}
+
+    def current(p: Any) -> Any:
+        return incoming.get(id(p), p.data)
+
     new_state = {}
     for k, st in dict(d["state"]).items():
         p = by_name.get(k)
         if p is None:
             problems.append(f"state for {k!r}, which is not a parameter here")
             continue
-        if p.data is None:
+        if current(p) is None:
             problems.append(f"{k!r} has no data yet (run a forward pass or load the model first)")
             continue
         arrays = {}
@@ -121,10 +135,10 @@ def load_state_dict(opt: Any, d: Any) -> None:
             a = a.data if isinstance(a, Variable) else a
             if opt._state_names and sk not in opt._state_names:
                 problems.append(f"{k}: unknown state {sk!r} (expected {list(opt._state_names)})")
-            elif tuple(getattr(a, "shape", ())) != tuple(p.data.shape) or not hasattr(a, "dtype"):
+            elif not hasattr(a, "dtype") or tuple(a.shape) != tuple(current(p).shape):
                 problems.append(
                     f"{k}.{sk}: shape {tuple(getattr(a, 'shape', ()))}, parameter "
-                    f"{tuple(p.data.shape)}"
+                    f"{tuple(current(p).shape)}"
                 )
             elif backend_of(a).dtype_kind(a.dtype) not in "fiu":
                 problems.append(f"{k}.{sk}: dtype {a.dtype} is not numeric")
@@ -152,16 +166,20 @@ def load_state_dict(opt: Any, d: Any) -> None:
         )
     converted = weakref.WeakKeyDictionary()
     for p, arrays in new_state.values():
-        b = backend_of(p.data)
+        data = current(p)
+        b = backend_of(data)
         out = {}
         for sk, a in arrays.items():
             a2 = as_array_of(a, b)
-            out[sk] = b.astype(a2, p.data.dtype)  # a copy in the parameter's dtype
+            out[sk] = b.astype(a2, data.dtype)  # a copy in the parameter's dtype
         converted[p] = out
-    # nothing below can fail: the optimizer changes all at once
-    opt.defaults.update(defaults)
-    for (g, _), hyper in zip(grouped, new_groups):
-        g.update(hyper)
-    opt._state = converted
-    for c, v in counters.items():
-        setattr(opt, c, v)
+
+    def commit() -> None:  # nothing here can fail: the optimizer changes all at once
+        opt.defaults.update(defaults)
+        for (g, _), hyper in zip(grouped, new_groups):
+            g.update(hyper)
+        opt._state = converted
+        for c, v in counters.items():
+            setattr(opt, c, v)
+
+    return commit
