@@ -24,6 +24,7 @@ from zerograd_nn.training import (
     PlotReport,
     PrintReport,
     ProgressBar,
+    Snapshot,
     StepScheduler,
     Trainer,
 )
@@ -310,3 +311,111 @@ def test_adam_lr_is_observed():
     trainer.run()
     assert trainer.get_extension("LogReport").log[0]["lr"] == pytest.approx(0.003)
     assert math.isfinite(trainer.observation["loss"])
+
+
+# -- snapshots and resume ------------------------------------------------------------------
+
+
+class SeededLoader:
+    """A loader to the agreed interface: own RNG, position and order; after
+    load_state_dict the next ``for`` goes on from the saved position."""
+
+    def __init__(self, dataset, batch_size, seed):
+        self.dataset, self.batch_size = dataset, batch_size
+        self.rng = np.random.default_rng(seed)
+        self.position, self.order, self._go_on = 0, None, False
+
+    def __len__(self):
+        return -(-len(self.dataset) // self.batch_size)
+
+    def __iter__(self):
+        if not self._go_on:
+            self.order, self.position = self.rng.permutation(len(self.dataset)), 0
+        self._go_on = False
+        while self.position < len(self):
+            idx = self.order[
+                self.position * self.batch_size : (self.position + 1) * self.batch_size
+            ]
+            self.position += 1
+            yield self.dataset.data[idx], self.dataset.label[idx]
+
+    def state_dict(self):
+        return {"position": self.position, "order": self.order, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, d):
+        self.rng.bit_generator.state = d["rng"]
+        self.position, self.order, self._go_on = int(d["position"]), np.asarray(d["order"]), True
+
+
+class DropoutNet(MLP):
+    """Dropout draws from numpy's global random state: resume must restore it."""
+
+    def forward(self, x):
+        return self.l1(F.dropout(F.relu(self.l0(x)), 0.3))
+
+
+def _resumable(out, seed, snapshot_trigger):
+    np.random.seed(seed)
+    model = DropoutNet((16, 3))
+    optimizer = Adam(alpha=0.01).setup(model)
+    loader = SeededLoader(Spiral(train=True), 32, seed=7)  # 10 batches per epoch
+    trainer = Trainer(model, optimizer, loader, max_iterations=37, out=out)
+    trainer.extend(
+        StepScheduler(schedulers.ExponentialLR(optimizer, 0.97), trigger=(1, "iteration"))
+    )
+    trainer.extend(LogReport(trigger=(4, "iteration"), filename=None))
+    trainer.extend(EarlyStopping(monitor="loss", patience=1000, trigger=(3, "iteration")))
+    trainer.extend(Snapshot(trigger=snapshot_trigger))
+    return trainer
+
+
+@pytest.mark.parametrize(
+    ("trigger", "name"),
+    [((13, "iteration"), "snapshot_iter_13.npz"), ((1, "epoch"), "snapshot_iter_20.npz")],
+    ids=["mid-epoch", "epoch-end"],
+)
+def test_resume_continues_bit_identically(tmp_path, trigger, name):
+    straight = _resumable(tmp_path / "a", 0, trigger).run()
+    resumed = _resumable(tmp_path / "b", 1, trigger)  # other initial weights and dropout
+    resumed.resume(tmp_path / "a" / name).run()
+    assert (resumed.epoch, resumed.iteration) == (straight.epoch, straight.iteration) == (3, 37)
+    for (key, p), q in zip(straight.model.named_params().items(), resumed.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+    assert resumed.optimizer.lr == straight.optimizer.lr
+
+    def log(t):
+        return [
+            {k: v for k, v in e.items() if k != "elapsed_time"}
+            for e in t.get_extension("LogReport").log
+        ]
+
+    assert log(resumed) == log(straight) and len(log(straight)) == 9
+    early = resumed.get_extension("EarlyStopping")
+    assert early.best == straight.get_extension("EarlyStopping").best < math.inf
+
+
+def test_snapshot_keeps_the_newest_files(tmp_path):
+    trainer = _resumable(tmp_path, 0, (5, "iteration"))
+    trainer.get_extension("Snapshot").n_retains = 2
+    trainer.run()
+    assert sorted(p.name for p in tmp_path.glob("*.npz")) == [
+        "snapshot_iter_30.npz",
+        "snapshot_iter_35.npz",
+    ]
+
+
+def test_a_bad_snapshot_changes_nothing(tmp_path):
+    from zerograd_nn.weights import WeightFileError
+
+    trainer = _resumable(tmp_path, 0, (1, "epoch"))
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a checkpoint")
+    before = {
+        k: p.data.copy() for k, p in trainer.model.named_params().items() if p.data is not None
+    }
+    with pytest.raises(WeightFileError, match=r"load_checkpoint: .*bad.npz' is not a readable"):
+        trainer.resume(bad)
+    assert (trainer.epoch, trainer.iteration, trainer.elapsed_time) == (0, 0, 0.0)
+    after = {k: p.data for k, p in trainer.model.named_params().items() if p.data is not None}
+    assert before.keys() == after.keys()
+    assert all(np.array_equal(before[k], after[k]) for k in before)

@@ -101,6 +101,7 @@ class Trainer:
         self.observation: dict[str, float] = {}
         self.elapsed_time = 0.0
         self.stop_reason: str | None = None
+        self._resumed_at_epoch_end = False
         self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
 
     # -- extensions ---------------------------------------------------------------------
@@ -219,11 +220,16 @@ class Trainer:
                 batches = 0
                 for batch in self.train_loader:
                     batches += 1
+                    self._resumed_at_epoch_end = False
                     self._update(batch)
                     self._fire(False, start)
                     if self._done():
                         break
                 else:
+                    if batches == 0 and self._resumed_at_epoch_end:
+                        # a snapshot taken at an epoch point: the loader's epoch had ended
+                        self._resumed_at_epoch_end = False
+                        continue
                     empty = empty + 1 if batches == 0 else 0
                     if empty > 1:
                         raise ValueError(
@@ -246,7 +252,11 @@ class Trainer:
             state = ext.state_dict() if hasattr(ext, "state_dict") else {}
             if state:
                 states[name] = state
-        return {"elapsed_time": self.elapsed_time, "extensions": states}
+        return {
+            "elapsed_time": self.elapsed_time,
+            "at_epoch_end": self.at_epoch_end,
+            "extensions": states,
+        }
 
     def resume(self, path: str | os.PathLike) -> Trainer:
         """Continue from a snapshot: model, optimizer, loader position, random states,
@@ -265,6 +275,7 @@ class Trainer:
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
+        self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
         for name, state in (extra.get("extensions") or {}).items():
             if name not in self._extensions:
                 warnings.warn(
