@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerograd.backends import Backend, as_array_of, get_backend
+from zerograd.backends import Backend, as_array_of, backend_of, get_backend
 
 
 def get_fans(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -324,13 +324,15 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def check(value: Any, owner: str, keyword: str) -> Any:
+def check(value: Any, owner: str, keyword: str, *, arrays: bool = True) -> Any:
     """Validate what a layer got as ``initialW``/``initial_bias``; return it normalized.
 
     Args:
         value: None, an :class:`Initializer`, a Python number or an array of any backend.
         owner: the layer's name, for the error message (``'Linear'``).
         keyword: ``'initialW'`` or ``'initial_bias'``.
+        arrays: whether an array is accepted (not by a cell whose one value fills matrices
+            of several shapes).
 
     Returns:
         None, an Initializer (numbers become :class:`Constant`), or the array as given.
@@ -343,7 +345,15 @@ def check(value: Any, owner: str, keyword: str) -> Any:
     if _is_number(value):
         return Constant(value)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return Constant(value.item()) if tuple(value.shape) == () else value
+        if tuple(value.shape) == ():
+            return Constant(value.item())
+        if arrays:
+            return value
+        raise TypeError(
+            f"zerograd_nn.layers.{owner}: {keyword} fills matrices of different shapes, so it "
+            f"must be an initializer or a number, got an array of shape {tuple(value.shape)}; "
+            f"to set one matrix, assign its data (for example layer.x2h.W.data = ...)"
+        )
     raise TypeError(
         f"zerograd_nn.layers.{owner}: {keyword} must be an initializer from "
         f"zerograd_nn.initializers, a number or an array, got {type(value).__name__} "
@@ -351,36 +361,45 @@ def check(value: Any, owner: str, keyword: str) -> Any:
     )
 
 
+def _backend_for(like: Any) -> Backend:
+    if like is None:
+        return get_backend()
+    try:
+        return backend_of(like)
+    except TypeError:  # a list or scalar input: the weights go to the default backend
+        return get_backend()
+
+
 def generate(
     value: Any,
     shape: tuple[int, ...],
     dtype: Any,
-    backend: Backend,
-    *,
+    like: Any,
     owner: str,
     keyword: str,
-    fan_in: int | None = None,
-    fan_out: int | None = None,
+    fans: tuple[int, int] | None = None,
 ) -> Any:
-    """The array for a parameter from a value :func:`check` accepted (not None).
+    """The array for a layer's parameter from a value :func:`check` accepted (not None).
 
     Args:
         value: an Initializer or an array.
         shape: the parameter's shape.
         dtype: its dtype.
-        backend: where the array goes.
+        like: an input array or Variable; the result goes to its backend (None: the
+            default backend).
         owner: the layer's name, for the error message.
         keyword: the keyword the value came from, for the error message.
-        fan_in: passed on to the initializer.
-        fan_out: passed on to the initializer.
+        fans: ``(fan_in, fan_out)`` for the initializer, when the shape's own are wrong.
 
     Returns:
-        A new array of ``backend`` (an array value is copied, never shared).
+        A new array (an array value is copied, never shared).
 
     Raises:
         ValueError: when an array value has another shape.
     """
+    backend = _backend_for(like)
     if isinstance(value, Initializer):
+        fan_in, fan_out = fans if fans is not None else (None, None)
         return value(shape, dtype, backend, fan_in=fan_in, fan_out=fan_out)
     got = tuple(value.shape)
     if got != tuple(shape):

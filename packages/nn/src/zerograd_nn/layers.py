@@ -15,16 +15,18 @@ names (``'l1/W'``) are what weight files store.
 from __future__ import annotations
 
 import os
+import sys
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TextIO
 
-from zerograd import Parameter, Variable
+from zerograd import Config, Parameter, Variable, using_config
 from zerograd.backends import as_array_of, backend_of, get_array_module, get_backend, gpu_backend
 
 from . import functional as F
 from . import initializers as _init
+from . import inspection as _inspection
 from . import state_dict as _state
 from . import weights as _weights
 from .functional.utils import pair
@@ -45,6 +47,8 @@ class Layer:
     ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
     and a state Variable such as an RNN's ``h`` is copied without its graph).
     """
+
+    _eval_mode = False  # set by eval() on the instance; see train()
 
     def __init__(self) -> None:
         object.__setattr__(self, "_params", [])
@@ -77,7 +81,11 @@ class Layer:
         object.__delattr__(self, name)
 
     def __call__(self, *inputs: Any) -> Any:
-        outputs = self.forward(*inputs)
+        if self._eval_mode:
+            with using_config("train", False):  # this context only: Config is per thread/task
+                outputs = self.forward(*inputs)
+        else:
+            outputs = self.forward(*inputs)
         if not isinstance(outputs, tuple):
             outputs = (outputs,)
         object.__setattr__(self, "inputs", [_ref(x) for x in inputs])
@@ -99,6 +107,72 @@ class Layer:
     def forward(self, *inputs: Any) -> Any:
         """Compute the outputs; subclasses implement this."""
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+
+    # -- looking at a model (zerograd_nn.inspection) -------------------------------------
+    def extra_repr(self) -> str:
+        """The settings shown inside this layer's ``repr`` (``'in=3, out=4'``); override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        """A tree like PyTorch's: ``Type(settings)``, then ``(name): child`` per sub-layer."""
+        return _inspection.layer_repr(self)
+
+    def count_params(self) -> int:
+        """The number of scalars in this layer's parameters, sub-layers included.
+
+        Shared parameters count once; a lazily sized layer counts 0 until its first call
+        (:meth:`summary` makes that call). BatchNorm's running statistics are Parameters
+        here, so they count too.
+
+        Examples:
+            >>> Linear(3, in_size=4).count_params()
+            15
+        """
+        return _inspection.count_params(self)
+
+    def summary(self, *inputs: Any, file: TextIO | None = sys.stdout) -> Any:
+        """Run ``self(*inputs)`` and print a table of every layer's output shape and parameters.
+
+        The forward pass runs under ``no_grad()`` and ``test_mode()``, so it records no
+        graph and leaves batch-norm statistics alone; it does size lazily sized layers.
+
+        Args:
+            *inputs: inputs for one forward pass (a small batch is enough).
+            file: where the table is printed; None prints nothing.
+
+        Returns:
+            A :class:`~zerograd_nn.inspection.ModelSummary` (``rows``, ``total_params``).
+        """
+        return _inspection.summarize(self, inputs, file)
+
+    @property
+    def training(self) -> bool:
+        """Whether this layer's forward runs in train mode here: ``Config.train`` and not eval."""
+        return bool(Config.train) and not self._eval_mode
+
+    def train(self, mode: bool = True) -> Layer:
+        """Put this layer and its sub-layers in train mode (``mode=True``) or eval mode.
+
+        Eval mode makes every call of the layer run as inside ``test_mode()`` (dropout off,
+        batch norm on its running statistics). Train mode only lifts that: the layer then
+        follows ``Config.train``, so ``with test_mode():`` still switches it to test mode.
+        A layer trains only where both agree. The switch is set inside each call and undone
+        after it, in the calling thread or task only: other threads' ``Config`` never changes.
+
+        Args:
+            mode: True for train mode, False for eval mode.
+
+        Returns:
+            This layer.
+        """
+        value = not mode
+        for *_, sub in _inspection.walk(self):
+            object.__setattr__(sub, "_eval_mode", value)
+        return self
+
+    def eval(self) -> Layer:
+        """Put this layer and its sub-layers in eval mode (``train(False)``); returns self."""
+        return self.train(False)
 
     def params(self) -> Iterator[Parameter]:
         """Every Parameter of this layer and its sub-layers, in definition order, once each."""
@@ -202,44 +276,12 @@ def _randn(xp: Any, shape: tuple, dtype: Any, scale: float) -> Any:
     return backend_of(w).astype(w, dtype) * scale
 
 
-def _backend_for(like: Any) -> Any:
-    """The backend of input ``like`` (a lazy layer sizes itself there), else the default."""
-    if like is None:
-        return get_backend()
-    try:
-        return backend_of(like)
-    except TypeError:  # a list or scalar input: the layer's weights go to the default backend
-        return get_backend()
-
-
-def _initial(
-    layer: Layer,
-    value: Any,
-    shape: tuple[int, ...],
-    dtype: Any,
-    like: Any,
-    keyword: str,
-    fans: tuple[int, int] | None = None,
-) -> Any:
-    """The array from a checked ``initialW``/``initial_bias`` value (not None) for ``layer``."""
-    fan_in, fan_out = fans if fans is not None else (None, None)
-    return _init.generate(
-        value,
-        shape,
-        dtype,
-        _backend_for(like),
-        owner=type(layer).__name__,
-        keyword=keyword,
-        fan_in=fan_in,
-        fan_out=fan_out,
-    )
-
-
 def _bias(layer: Layer, value: Any, size: int, dtype: Any) -> Parameter:
     """The bias Parameter: zeros (DeZero's) or from ``initial_bias``."""
     if value is None:
         return Parameter(get_backend().xp.zeros(size, dtype=dtype), "b")
-    return Parameter(_initial(layer, value, (size,), dtype, None, "initial_bias"), "b")
+    name = type(layer).__name__
+    return Parameter(_init.generate(value, (size,), dtype, None, name, "initial_bias"), "b")
 
 
 @contextmanager
@@ -309,7 +351,13 @@ class Linear(Layer):
             xp = get_backend().xp if like is None else _xp_of(like)
             self.W.data = _randn(xp, (i, o), self.dtype, (1 / i) ** 0.5)
         else:
-            self.W.data = _initial(self, self._initialW, (i, o), self.dtype, like, "initialW")
+            init, name = self._initialW, "Linear"
+            self.W.data = _init.generate(init, (i, o), self.dtype, like, name, "initialW")
+
+    def extra_repr(self) -> str:
+        return f"in={self.in_size}, out={self.out_size}" + (
+            ", nobias=True" if self.b is None else ""
+        )
 
     def forward(self, x: Any) -> Variable:
         if self.W.data is not None:
@@ -364,10 +412,18 @@ class _ConvBase(Layer):
             self.W.data = _randn(xp, shape, self.dtype, (1 / (c * kh * kw)) ** 0.5)
         else:  # fans as for a convolution, whatever the kernel's layout
             fans = (c * kh * kw, oc * kh * kw)
-            self.W.data = _initial(self, self._initialW, shape, self.dtype, like, "initialW", fans)
+            init, name = self._initialW, type(self).__name__
+            self.W.data = _init.generate(init, shape, self.dtype, like, name, "initialW", fans)
 
     def _conv(self, x: Any) -> Variable:
         raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        text = (
+            f"in={self.in_channels}, out={self.out_channels}, kernel={self.kernel_size}, "
+            f"stride={self.stride}, pad={self.pad}"
+        )
+        return text + (", nobias=True" if self.b is None else "")
 
     def forward(self, x: Any) -> Variable:
         if self.W.data is not None:
@@ -413,19 +469,6 @@ def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
         )
 
 
-def _cell_init(owner: str, value: Any, keyword: str) -> Any:
-    """``initialW``/``initial_bias`` of a recurrent cell: one value fills matrices of two shapes,
-    so it must be an initializer or a number, not an array."""
-    value = _init.check(value, owner, keyword)
-    if value is not None and not isinstance(value, _init.Initializer):
-        raise TypeError(
-            f"zerograd_nn.layers.{owner}: {keyword} fills matrices of different shapes, so it "
-            f"must be an initializer or a number, got an array of shape {tuple(value.shape)}; "
-            f"to set one matrix, assign its data (for example layer.x2h.W.data = ...)"
-        )
-    return value
-
-
 class RNN(Layer):
     """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``.
 
@@ -442,8 +485,8 @@ class RNN(Layer):
         initial_bias: Any = None,
     ) -> None:
         super().__init__()
-        w = _cell_init("RNN", initialW, "initialW")
-        b = _cell_init("RNN", initial_bias, "initial_bias")
+        w = _init.check(initialW, "RNN", "initialW", arrays=False)
+        b = _init.check(initial_bias, "RNN", "initial_bias", arrays=False)
         self.x2h = Linear(hidden_size, in_size=in_size, initialW=w, initial_bias=b)
         # Sized like DeZero's (in_size passed through) so weights are drawn in the book's
         # order; a different in_size, which crashes DeZero, sizes it lazily instead.
@@ -454,6 +497,9 @@ class RNN(Layer):
     def reset_state(self) -> None:
         """Forget the hidden state (start a new sequence)."""
         self.h = None
+
+    def extra_repr(self) -> str:
+        return f"hidden={self.x2h.out_size}"
 
     def forward(self, x: Any) -> Variable:
         _check_state_batch(self, x, self.h)
@@ -482,8 +528,8 @@ class LSTM(Layer):
     ) -> None:
         super().__init__()
         h, i = hidden_size, in_size
-        w = _cell_init("LSTM", initialW, "initialW")
-        b = _cell_init("LSTM", initial_bias, "initial_bias")
+        w = _init.check(initialW, "LSTM", "initialW", arrays=False)
+        b = _init.check(initial_bias, "LSTM", "initial_bias", arrays=False)
         self.x2f = Linear(h, in_size=i, initialW=w, initial_bias=b)
         self.x2i = Linear(h, in_size=i, initialW=w, initial_bias=b)
         self.x2o = Linear(h, in_size=i, initialW=w, initial_bias=b)
@@ -498,6 +544,9 @@ class LSTM(Layer):
         """Forget the hidden and cell states (start a new sequence)."""
         self.h: Variable | None = None
         self.c: Variable | None = None
+
+    def extra_repr(self) -> str:
+        return f"hidden={self.x2f.out_size}"
 
     def forward(self, x: Any) -> Variable:
         _check_state_batch(self, x, self.h)
@@ -530,7 +579,11 @@ class EmbedID(Layer):
         if initialW is None:
             self.W = Parameter(_randn(get_backend().xp, shape, "float32", 1.0), "W")
         else:
-            self.W = Parameter(_initial(self, initialW, shape, "float32", None, "initialW"), "W")
+            w = _init.generate(initialW, shape, "float32", None, "EmbedID", "initialW")
+            self.W = Parameter(w, "W")
+
+    def extra_repr(self) -> str:
+        return f"in={self.W.shape[0]}, out={self.W.shape[1]}"
 
     def forward(self, x: Any) -> Variable:
         return F.embed_id(x, self.W)
@@ -564,7 +617,11 @@ class BatchNorm(Layer):
             if value is None:
                 p.data = (xp.ones if fill else xp.zeros)(d, dtype=dtype)
             else:
-                p.data = _initial(self, value, (d,), dtype, x, f"initial_{p.name}")
+                key = f"initial_{p.name}"
+                p.data = _init.generate(value, (d,), dtype, x, "BatchNorm", key)
+
+    def extra_repr(self) -> str:
+        return f"size={None if self.gamma.data is None else self.gamma.shape[0]}"
 
     def forward(self, x: Any) -> Variable:
         params = (self.avg_mean, self.avg_var, self.gamma, self.beta)

@@ -1,0 +1,214 @@
+"""Looking at models: the tree ``repr``, parameter counts and ``summary`` behind the Layer
+methods of the same names (:meth:`Layer.__repr__`, :meth:`Layer.count_params`,
+:meth:`Layer.summary`).
+
+>>> import numpy as np
+>>> from zerograd_nn.models import MLP
+>>> model = MLP((10, 1))
+>>> print(model)
+MLP(
+  (l0): Linear(in=None, out=10)
+  (l1): Linear(in=None, out=1)
+)
+>>> s = model.summary(np.zeros((5, 3), np.float32), file=None)
+>>> s.total_params
+51
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from zerograd import Parameter, Variable, no_grad, test_mode
+
+
+def named_children(layer: Any) -> Iterator[tuple[str, Any]]:
+    """The direct sub-layers of ``layer`` with their attribute names, in definition order.
+
+    The same sub-layers, in the same order, as :meth:`Layer.named_params` walks: attributes
+    first, then layers held in list or tuple attributes (named ``blocks.0``, ...). A layer
+    held under two names is listed once, under the first.
+
+    Args:
+        layer: a :class:`~zerograd_nn.Layer`.
+
+    Returns:
+        An iterator of ``(name, sub_layer)`` pairs.
+    """
+    from .layers import Layer
+
+    seen: set[int] = set()
+    attrs = layer.__dict__
+    named = [(name, attrs[name]) for name in attrs.get("_params", ())]
+    for name in attrs.get("_lists", ()):
+        named += [(f"{name}.{i}", item) for i, item in enumerate(attrs.get(name, ()))]
+    for name, obj in named:
+        if isinstance(obj, Layer) and id(obj) not in seen:
+            seen.add(id(obj))
+            yield name, obj
+
+
+def _own_params(layer: Any) -> Iterator[Parameter]:
+    attrs = layer.__dict__
+    for name in attrs.get("_params", ()):
+        if isinstance(attrs[name], Parameter):
+            yield attrs[name]
+
+
+def _size(param: Parameter) -> int:
+    return 0 if param.data is None else int(param.data.size)
+
+
+def count_params(layer: Any) -> int:
+    """The number of scalars in ``layer``'s Parameters (shared ones once; unsized ones 0)."""
+    return sum(_size(p) for p in layer.params())
+
+
+def layer_repr(layer: Any) -> str:
+    """``Type(extra)`` for a leaf, else ``Type(``, the extra and one ``(name): child`` per line."""
+    extra = layer.extra_repr()
+    children = list(named_children(layer))
+    if not children:
+        return f"{type(layer).__name__}({extra})"
+    lines = [f"{type(layer).__name__}("]
+    if extra:
+        lines.append(f"  {extra}")
+    for name, child in children:
+        text = layer_repr(child).replace("\n", "\n  ")
+        lines.append(f"  ({name}): {text}")
+    lines.append(")")
+    return "\n".join(lines)
+
+
+@dataclass
+class ModelSummary:
+    """What :meth:`Layer.summary` measured: one row per layer, and the total.
+
+    Attributes:
+        rows: dicts with ``name`` (dotted; ``''`` for the model itself), ``depth``, ``type``,
+            ``output_shape`` (a tuple, a list of tuples for several outputs, or None when the
+            layer was not called), ``calls`` and ``params`` (the layer's own parameters, not
+            its sub-layers').
+        total_params: the model's :meth:`Layer.count_params` after the forward pass.
+    """
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    total_params: int = 0
+
+    def __str__(self) -> str:
+        head = ("Layer", "Type", "Output shape", "Params")
+        body = [
+            (
+                "  " * r["depth"] + (r["label"] or "(model)"),
+                r["type"],
+                "-" if r["output_shape"] is None else str(r["output_shape"]),
+                f"{r['params']:,}",
+            )
+            for r in self.rows
+        ]
+        widths = [max(len(row[i]) for row in [head, *body]) for i in range(4)]
+        rule = "-" * (sum(widths) + 6)
+
+        def fmt(row: tuple[str, ...]) -> str:
+            cells = [row[i].ljust(widths[i]) for i in range(3)] + [row[3].rjust(widths[3])]
+            return "  ".join(cells).rstrip()
+
+        lines = [fmt(head), rule, *(fmt(r) for r in body), rule]
+        lines.append(f"Total params: {self.total_params:,}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"ModelSummary({len(self.rows)} layers, total_params={self.total_params})"
+
+
+def walk(layer: Any, prefix: str = "", label: str = "", depth: int = 0) -> Iterator[tuple]:
+    """``(dotted name, local name, depth, layer)`` for ``layer`` and every layer below it."""
+    yield prefix, label, depth, layer
+    for name, child in named_children(layer):
+        yield from walk(child, f"{prefix}.{name}" if prefix else name, name, depth + 1)
+
+
+def _restore_variable_state(layer: Any, before: dict[str, Any]) -> None:
+    """Put back the attributes of ``layer`` that now hold a (non-Parameter) Variable."""
+    for name, value in list(layer.__dict__.items()):
+        if isinstance(value, Variable) and not isinstance(value, Parameter):
+            if name in before:
+                object.__setattr__(layer, name, before[name])
+            else:
+                object.__delattr__(layer, name)
+
+
+def _shape_of(outputs: Any) -> Any:
+    if isinstance(outputs, tuple):
+        return [tuple(y.shape) for y in outputs]
+    return tuple(outputs.shape)
+
+
+def summarize(layer: Any, inputs: tuple, file: TextIO | None = sys.stdout) -> ModelSummary:
+    """Run ``layer(*inputs)`` without a graph and in test mode, recording each layer's output.
+
+    State that the pass leaves in Variable attributes (a recurrent cell's ``h`` and ``c``)
+    is put back afterwards; sizes found by lazily sized layers are kept.
+
+    Args:
+        layer: the model.
+        inputs: its inputs.
+        file: where to print the table; None prints nothing.
+
+    Returns:
+        The :class:`ModelSummary` (printed when ``file`` is given).
+    """
+    layers = list(walk(layer))
+    records: dict[int, dict[str, Any]] = {}
+
+    def wrap(sub: Any) -> Any:
+        forward = sub.forward
+
+        def recording_forward(*args: Any) -> Any:
+            outputs = forward(*args)
+            rec = records.setdefault(id(sub), {"calls": 0})
+            rec["calls"] += 1
+            rec["output_shape"] = _shape_of(outputs)
+            return outputs
+
+        return recording_forward
+
+    # Shadow each layer's forward with an instance attribute for this one call only, so
+    # Layer.__call__ (a hot path) carries no hook machinery.
+    wrapped = []
+    states = [(sub, dict(sub.__dict__)) for *_, sub in layers]
+    try:
+        for *_, sub in layers:
+            if "forward" not in sub.__dict__:
+                object.__setattr__(sub, "forward", wrap(sub))
+                wrapped.append(sub)
+        with no_grad(), test_mode():
+            layer(*inputs)
+    finally:
+        for sub in wrapped:
+            object.__delattr__(sub, "forward")
+        for sub, before in states:
+            _restore_variable_state(sub, before)
+    result = ModelSummary(total_params=count_params(layer))
+    for name, label, depth, sub in layers:
+        rec = records.get(id(sub), {})
+        result.rows.append(
+            {
+                "name": name,
+                "label": label,
+                "depth": depth,
+                "type": type(sub).__name__,
+                "output_shape": rec.get("output_shape"),
+                "calls": rec.get("calls", 0),
+                "params": sum(_size(p) for p in _own_params(sub)),
+            }
+        )
+    if file is not None:
+        print(result, file=file)
+    return result
+
+
+__all__ = ["ModelSummary", "count_params", "layer_repr", "named_children", "summarize", "walk"]

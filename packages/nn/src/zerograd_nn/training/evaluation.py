@@ -1,0 +1,70 @@
+"""The Evaluator extension: loss and metrics averaged over a validation loader."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from zerograd import no_grad, test_mode
+
+from .extension import PRIORITY_WRITER, Extension
+
+
+class Evaluator(Extension):
+    """Runs the model over ``loader`` in test mode without a graph, and adds the averages.
+
+    The loss and each metric are averaged over every example (each batch weighted by its
+    size) and written into ``trainer.observation`` as ``val/loss``, ``val/<metric>``, where
+    LogReport, schedulers and EarlyStopping find them.
+
+    Args:
+        loader: yields ``(x, t)`` batches; one full pass per evaluation (don't shuffle it).
+        model: the model to evaluate (default: the trainer's).
+        loss_fn: default: the trainer's.
+        metrics: ``{name: fn(y, t)}`` (default: the trainer's).
+        prefix: put before each key.
+        trigger: when to evaluate (default: each epoch).
+    """
+
+    priority = PRIORITY_WRITER
+
+    def __init__(
+        self,
+        loader: Any,
+        model: Any = None,
+        loss_fn: Callable[[Any, Any], Any] | None = None,
+        metrics: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+        prefix: str = "val/",
+        trigger: Any = (1, "epoch"),
+    ) -> None:
+        self.loader, self.model, self.loss_fn = loader, model, loss_fn
+        self.metrics = None if metrics is None else dict(metrics)
+        self.prefix, self.trigger = prefix, trigger
+
+    def evaluate(self, trainer: Any) -> dict[str, float]:
+        """One pass over the loader; returns ``{prefix + name: average}``."""
+        model = self.model if self.model is not None else trainer.model
+        loss_fn = self.loss_fn if self.loss_fn is not None else trainer.loss_fn
+        metrics = self.metrics if self.metrics is not None else trainer.metrics
+        fns = {"loss": loss_fn, **metrics}
+        sums = dict.fromkeys(fns, 0.0)
+        count = 0
+        with no_grad(), test_mode():
+            for x, t in self.loader:
+                y = model(x)
+                n = len(t)
+                for name, fn in fns.items():
+                    sums[name] += float(fn(y, t).data) * n
+                count += n
+        if count == 0:
+            raise ValueError(
+                "zerograd_nn.training.Evaluator: the validation loader yielded no example; "
+                "check its dataset"
+            )
+        return {self.prefix + k: v / count for k, v in sums.items()}
+
+    def __call__(self, trainer: Any) -> None:
+        trainer.observation.update(self.evaluate(trainer))
+
+
+__all__ = ["Evaluator"]

@@ -1,0 +1,139 @@
+"""What the Trainer's extensions share: the :class:`Extension` base class and the triggers
+that say when an extension runs.
+
+The trainer stops at two kinds of points: after each update (an *iteration point*, where
+``trainer.observation`` holds that update's loss and metrics) and after each pass over the
+training loader (an *epoch point*, where ``trainer.at_epoch_end`` is True and extensions
+such as :class:`~zerograd_nn.training.Evaluator` add their values). At every point each
+extension whose trigger fires runs, in order of priority (writers, then editors, then
+readers), then in the order they were added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+PRIORITY_WRITER = 300
+"""Extensions that add observations (Evaluator): they run first."""
+PRIORITY_EDITOR = 200
+"""Extensions that act on observations (schedulers, early stopping)."""
+PRIORITY_READER = 100
+"""Extensions that only read (LogReport, PrintReport, PlotReport, ProgressBar)."""
+PRIORITY_SNAPSHOT = -100
+"""Snapshot runs last, so that it saves what the other extensions did at that point."""
+
+_UNITS = ("iteration", "epoch")
+
+
+class IntervalTrigger:
+    """Fires every ``period`` iterations (at iteration points) or epochs (at epoch points).
+
+    Args:
+        period: how many units between firings (a positive integer).
+        unit: ``'iteration'`` or ``'epoch'``.
+
+    Raises:
+        ValueError: for a period below 1 or another unit.
+
+    Examples:
+        >>> IntervalTrigger(100, "iteration")
+        IntervalTrigger(100, 'iteration')
+    """
+
+    def __init__(self, period: int, unit: str) -> None:
+        if unit not in _UNITS:
+            raise ValueError(
+                f"zerograd_nn.training: a trigger's unit must be 'iteration' or 'epoch', "
+                f"got {unit!r}; write a trigger as (10, 'iteration') or (1, 'epoch')"
+            )
+        if isinstance(period, bool) or not isinstance(period, int) or period < 1:
+            raise ValueError(
+                f"zerograd_nn.training: a trigger's period must be a positive integer, got "
+                f"{period!r}"
+            )
+        self.period, self.unit = period, unit
+
+    def __call__(self, trainer: Any) -> bool:
+        if self.unit == "epoch":
+            return trainer.at_epoch_end and trainer.epoch % self.period == 0
+        return not trainer.at_epoch_end and trainer.iteration % self.period == 0
+
+    def __repr__(self) -> str:
+        return f"IntervalTrigger({self.period}, {self.unit!r})"
+
+
+def always(trainer: Any) -> bool:
+    """The trigger of extensions that look at every point (LogReport, ProgressBar)."""
+    return True
+
+
+def get_trigger(trigger: Any) -> Callable[[Any], bool]:
+    """A trigger from ``(period, unit)``, a callable ``trigger(trainer) -> bool``, or None.
+
+    Args:
+        trigger: ``(10, 'iteration')``, ``(1, 'epoch')``, a callable, or None (every point).
+
+    Returns:
+        A callable taking the trainer.
+
+    Raises:
+        ValueError: for a malformed tuple.
+        TypeError: for anything else.
+    """
+    if trigger is None:
+        return always
+    if isinstance(trigger, tuple) and len(trigger) == 2:
+        return IntervalTrigger(*trigger)
+    if callable(trigger):
+        return trigger
+    raise TypeError(
+        f"zerograd_nn.training: a trigger is (period, 'iteration' | 'epoch') or a callable "
+        f"taking the trainer, got {trigger!r}"
+    )
+
+
+class Extension:
+    """Base class of the Trainer's extensions.
+
+    A subclass implements ``__call__(trainer)``; it may override :attr:`trigger` (when it
+    runs, unless :meth:`Trainer.extend` is given one), :attr:`priority`, :meth:`initialize`
+    and :meth:`finalize` (called when ``run()`` starts and ends), and :meth:`state_dict` /
+    :meth:`load_state_dict` (what a snapshot keeps: JSON-able values and arrays).
+    """
+
+    trigger: Any = (1, "iteration")
+    priority: int = PRIORITY_READER
+
+    @property
+    def default_name(self) -> str:
+        """The name the trainer files it under unless given one: the class name."""
+        return type(self).__name__
+
+    def __call__(self, trainer: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.__call__ is not implemented")
+
+    def initialize(self, trainer: Any) -> None:
+        """Called once when :meth:`Trainer.run` starts (after a resume, too)."""
+
+    def finalize(self, trainer: Any) -> None:
+        """Called once when :meth:`Trainer.run` ends, also when it ends with an error."""
+
+    def state_dict(self) -> dict[str, Any]:
+        """What a snapshot saves of this extension (nothing by default)."""
+        return {}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s values (nothing by default)."""
+
+
+__all__ = [
+    "PRIORITY_EDITOR",
+    "PRIORITY_READER",
+    "PRIORITY_SNAPSHOT",
+    "PRIORITY_WRITER",
+    "Extension",
+    "IntervalTrigger",
+    "always",
+    "get_trigger",
+]

@@ -1,0 +1,291 @@
+"""Extensions that report: LogReport (averages to a JSON-lines or CSV file), PrintReport,
+ProgressBar (tqdm) and PlotReport (a PNG drawn with matplotlib)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .extension import PRIORITY_READER, Extension, get_trigger
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+class LogReport(Extension):
+    """Averages every observation over an interval and appends one entry per interval.
+
+    Each entry holds ``epoch``, ``iteration``, ``elapsed_time`` and the mean of every
+    observed key over the interval (``loss``, ``lr``, metrics, ``val/...``). Entries are
+    kept in :attr:`log` and written to ``trainer.out/filename``: JSON lines for a name
+    ending in ``.jsonl`` or ``.json``, CSV for ``.csv``; None writes no file.
+
+    Args:
+        keys: the keys to keep (default: all).
+        trigger: when to close an interval and write an entry (default: each epoch).
+        filename: the file's name inside the trainer's ``out`` folder.
+
+    Raises:
+        ValueError: for a file name with another suffix.
+    """
+
+    trigger = None  # it looks at every point; ``log_trigger`` says when it writes
+    priority = PRIORITY_READER
+
+    def __init__(
+        self,
+        keys: Sequence[str] | None = None,
+        trigger: Any = (1, "epoch"),
+        filename: str | None = "log.jsonl",
+    ) -> None:
+        if filename is not None and not filename.endswith((".jsonl", ".json", ".csv")):
+            raise ValueError(
+                f"zerograd_nn.training.LogReport: filename must end in .jsonl, .json or .csv "
+                f"(the format), got {filename!r}"
+            )
+        self.keys = None if keys is None else list(keys)
+        self.log_trigger = get_trigger(trigger)
+        self.filename = filename
+        self.log: list[dict[str, float]] = []
+        self._sums: dict[str, float] = {}
+        self._counts: dict[str, int] = {}
+        self._columns: list[str] = []
+        self._rewrite = True  # the first write starts the file afresh
+
+    def __call__(self, trainer: Any) -> None:
+        for k, v in trainer.observation.items():
+            if self.keys is None or k in self.keys:
+                self._sums[k] = self._sums.get(k, 0.0) + float(v)
+                self._counts[k] = self._counts.get(k, 0) + 1
+        if not self.log_trigger(trainer):
+            return
+        entry = {
+            "epoch": trainer.epoch,
+            "iteration": trainer.iteration,
+            "elapsed_time": trainer.elapsed_time,
+        }
+        entry.update({k: self._sums[k] / self._counts[k] for k in self._sums})
+        self.log.append(entry)
+        self._sums, self._counts = {}, {}
+        if self.filename is not None:
+            self._write(os.path.join(trainer.out, self.filename), entry)
+
+    def _write(self, path: str, entry: dict[str, float]) -> None:
+        if self.filename.endswith(".csv"):
+            columns = list(self._columns)
+            columns += [k for e in self.log for k in e if k not in columns]
+            if self._rewrite or columns != self._columns:  # a new column: write it all again
+                self._columns = columns
+                buf = io.StringIO()
+                writer = csv.DictWriter(buf, columns, lineterminator="\n")
+                writer.writeheader()
+                writer.writerows(self.log)
+                _write_atomic(path, buf.getvalue().encode())
+            else:
+                with open(path, "a", newline="") as f:
+                    csv.DictWriter(f, columns, lineterminator="\n").writerow(entry)
+        elif self._rewrite:
+            text = "".join(json.dumps(e) + "\n" for e in self.log)
+            _write_atomic(path, text.encode())
+        else:
+            with open(path, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+        self._rewrite = False
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"log": self.log, "sums": self._sums, "counts": self._counts}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        self.log = [dict(e) for e in d["log"]]
+        self._sums, self._counts = dict(d["sums"]), dict(d["counts"])
+        self._columns = []
+        self._rewrite = True  # the file may hold entries written after the snapshot
+
+
+def _find_log(trainer: Any, name: str) -> LogReport:
+    try:
+        log = trainer.get_extension(name)
+    except KeyError:
+        raise KeyError(
+            f"zerograd_nn.training: this extension reads the entries of a LogReport named "
+            f"{name!r}; add one first: trainer.extend(LogReport())"
+        ) from None
+    return log
+
+
+class PrintReport(Extension):
+    """Prints each new LogReport entry as a row of a table.
+
+    Args:
+        entries: the keys to show (default: those of the first entry).
+        log_report: the name of the LogReport to read.
+        file: where to print (default: standard output).
+    """
+
+    trigger = None
+    priority = PRIORITY_READER - 1  # after the LogReport
+
+    def __init__(
+        self, entries: Sequence[str] | None = None, log_report: str = "LogReport", file: Any = None
+    ) -> None:
+        self.entries = None if entries is None else list(entries)
+        self.log_report, self.file = log_report, file
+        self._shown = 0
+
+    def _print(self, line: str) -> None:
+        if self.file is None:
+            try:
+                from tqdm.auto import tqdm
+
+                tqdm.write(line)  # does not break a running progress bar
+                return
+            except ImportError:
+                pass
+        print(line, file=self.file or sys.stdout)
+
+    def __call__(self, trainer: Any) -> None:
+        log = _find_log(trainer, self.log_report).log
+        if self._shown >= len(log):
+            return
+        if self.entries is None:
+            self.entries = list(log[self._shown])
+        widths = [max(len(k), 10) for k in self.entries]
+        if self._shown == 0:
+            self._print("  ".join(k.ljust(w) for k, w in zip(self.entries, widths)).rstrip())
+        for entry in log[self._shown :]:
+            cells = []
+            for k, w in zip(self.entries, widths):
+                v = entry.get(k)
+                text = "" if v is None else str(v) if isinstance(v, int) else f"{v:.6g}"
+                cells.append(text.ljust(w))
+            self._print("  ".join(cells).rstrip())
+        self._shown = len(log)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"shown": self._shown}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        self._shown = int(d["shown"])
+
+
+class ProgressBar(Extension):
+    """A tqdm bar over the iterations, with the latest loss; off when stdout is no terminal.
+
+    Args:
+        enabled: True or False forces it; None (default) shows it only when standard output
+            is a terminal (so logs and CI output stay clean).
+        update_interval: iterations between refreshes of the shown loss.
+
+    Raises:
+        ImportError: when ``enabled=True`` and tqdm is not installed.
+    """
+
+    trigger = None
+    priority = PRIORITY_READER
+
+    def __init__(self, enabled: bool | None = None, update_interval: int = 10) -> None:
+        self._tqdm = None
+        if enabled or (enabled is None and sys.stdout.isatty()):
+            try:
+                from tqdm.auto import tqdm
+
+                self._tqdm = tqdm
+            except ImportError:
+                if enabled:
+                    raise ImportError(
+                        "zerograd_nn.training.ProgressBar needs tqdm: pip install tqdm"
+                    ) from None
+        self.enabled = self._tqdm is not None
+        self.update_interval = update_interval
+        self.bar: Any = None
+
+    def initialize(self, trainer: Any) -> None:
+        if not self.enabled:
+            return
+        total = trainer.max_iterations
+        if total is None and hasattr(trainer.train_loader, "__len__"):
+            total = trainer.max_epochs * len(trainer.train_loader)
+        self.bar = self._tqdm(total=total, initial=trainer.iteration, unit="it", leave=False)
+
+    def __call__(self, trainer: Any) -> None:
+        if self.bar is None or trainer.at_epoch_end:
+            return
+        self.bar.update(1)
+        if trainer.iteration % self.update_interval == 0:
+            self.bar.set_postfix(epoch=trainer.epoch, loss=f"{trainer.observation['loss']:.4g}")
+
+    def finalize(self, trainer: Any) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+class PlotReport(Extension):
+    """Draws chosen LogReport keys against epoch (or iteration) into a PNG, live.
+
+    Uses matplotlib's Agg canvas directly, so it never changes the process's matplotlib
+    backend and works without a display. The file is replaced atomically.
+
+    Args:
+        keys: the keys to draw on one set of axes (``['loss', 'val/loss']``).
+        x_key: ``'epoch'`` or ``'iteration'``.
+        trigger: when to redraw (default: each epoch).
+        filename: the PNG's name inside the trainer's ``out`` folder.
+        log_report: the name of the LogReport to read.
+
+    Raises:
+        ImportError: when matplotlib is not installed.
+    """
+
+    priority = PRIORITY_READER - 1  # after the LogReport
+
+    def __init__(
+        self,
+        keys: Sequence[str],
+        x_key: str = "epoch",
+        trigger: Any = (1, "epoch"),
+        filename: str = "plot.png",
+        log_report: str = "LogReport",
+    ) -> None:
+        try:
+            from matplotlib.backends.backend_agg import FigureCanvasAgg
+            from matplotlib.figure import Figure
+        except ImportError:
+            raise ImportError(
+                "zerograd_nn.training.PlotReport needs matplotlib: pip install matplotlib"
+            ) from None
+        self._figure, self._canvas = Figure, FigureCanvasAgg
+        self.keys = [keys] if isinstance(keys, str) else list(keys)
+        self.x_key, self.filename, self.log_report = x_key, filename, log_report
+        self.trigger = trigger
+
+    def __call__(self, trainer: Any) -> None:
+        log = _find_log(trainer, self.log_report).log
+        fig = self._figure(figsize=(6, 4))
+        canvas = self._canvas(fig)
+        ax = fig.add_subplot(1, 1, 1)
+        for key in self.keys:
+            points = [(e[self.x_key], e[key]) for e in log if key in e]
+            if points:
+                xs, ys = zip(*points)
+                ax.plot(xs, ys, marker="." if len(points) < 50 else None, label=key)
+        ax.set_xlabel(self.x_key)
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend()
+        buf = io.BytesIO()
+        canvas.print_png(buf)
+        _write_atomic(os.path.join(trainer.out, self.filename), buf.getvalue())
+
+
+__all__ = ["LogReport", "PlotReport", "PrintReport", "ProgressBar"]

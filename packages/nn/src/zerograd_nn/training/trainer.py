@@ -1,0 +1,291 @@
+"""The Trainer: the book's training loop, with its extras as extensions (Chainer's design).
+
+The loop is the one the tutorial writes by hand: for each batch ``(x, t)`` of the loader,
+``loss = loss_fn(model(x), t)``, ``model.cleargrads()``, ``loss.backward()``,
+``optimizer.update()``. Everything else (evaluation, logs, plots, snapshots, schedules,
+early stopping, a progress bar) is an extension added with :meth:`Trainer.extend`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .. import functional as F
+from .extension import get_trigger
+
+
+def _positive(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(
+            f"zerograd_nn.training.Trainer: {name} must be a positive int, got {value!r}"
+        )
+    return value
+
+
+def _float(v: Any) -> float:
+    return float(v.data if hasattr(v, "data") else v)
+
+
+class Trainer:
+    """Trains ``model`` with ``optimizer`` on ``train_loader`` until a stop condition.
+
+    Args:
+        model: the Layer to train.
+        optimizer: an optimizer already ``setup(model)``.
+        train_loader: yields ``(x, t)`` batches (a :class:`~zerograd_nn.DataLoader`); one
+            pass over it is an epoch.
+        loss_fn: ``loss_fn(y, t)`` gives the loss to minimize (default: softmax cross
+            entropy).
+        max_epochs: stop after this many epochs.
+        max_iterations: stop after this many updates (whichever of the two comes first).
+        metrics: ``{name: fn(y, t)}`` computed on each training batch, for example
+            ``{"accuracy": F.accuracy}``; the Evaluator uses them too.
+        out: the folder extensions write into (created when one writes).
+
+    Attributes:
+        epoch: epochs completed. iteration: updates done.
+        observation: this point's values (``'loss'``, ``'lr'``, the metrics; ``'val/...'``
+            after an Evaluator); ``at_epoch_end``: whether this point ends an epoch.
+
+    Raises:
+        ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd_nn import DataLoader, datasets, models, optimizers
+        >>> from zerograd_nn.training import LogReport, Trainer
+        >>> np.random.seed(0)
+        >>> model = models.MLP((10, 3))
+        >>> loader = DataLoader(datasets.Spiral(train=True), batch_size=30)
+        >>> trainer = Trainer(model, optimizers.SGD(1.0).setup(model), loader, max_epochs=2)
+        >>> log = trainer.extend(LogReport(filename=None))
+        >>> trainer.run().epoch, len(log.log)
+        (2, 2)
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        optimizer: Any,
+        train_loader: Any,
+        loss_fn: Callable[[Any, Any], Any] = F.softmax_cross_entropy,
+        *,
+        max_epochs: int | None = None,
+        max_iterations: int | None = None,
+        metrics: Mapping[str, Callable[[Any, Any], Any]] | None = None,
+        out: str | os.PathLike = "result",
+    ) -> None:
+        self.max_epochs = _positive("max_epochs", max_epochs)
+        self.max_iterations = _positive("max_iterations", max_iterations)
+        if max_epochs is None and max_iterations is None:
+            raise ValueError(
+                "zerograd_nn.training.Trainer: give max_epochs=... or max_iterations=... "
+                "(or both): it needs to know when to stop"
+            )
+        if not callable(loss_fn):
+            raise TypeError(
+                f"zerograd_nn.training.Trainer: loss_fn must be callable, got {loss_fn!r}"
+            )
+        self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
+        self.loss_fn, self.metrics = loss_fn, dict(metrics or {})
+        self.out = os.fspath(out)
+        self.epoch = 0
+        self.iteration = 0
+        self.at_epoch_end = False
+        self.observation: dict[str, float] = {}
+        self.elapsed_time = 0.0
+        self.stop_reason: str | None = None
+        self._resumed_at_epoch_end = False
+        self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
+
+    # -- extensions ---------------------------------------------------------------------
+    def extend(
+        self,
+        extension: Any,
+        *,
+        trigger: Any = None,
+        name: str | None = None,
+        priority: int | None = None,
+    ) -> Any:
+        """Add an extension; it runs at every point where its trigger fires.
+
+        Args:
+            extension: an :class:`~zerograd_nn.training.Extension` or any callable taking
+                the trainer.
+            trigger: ``(period, 'iteration' | 'epoch')`` or a callable; default: the
+                extension's own ``trigger`` attribute, else every iteration.
+            name: the name to file it under (default: its class name; ``_1``, ``_2``, ...
+                are appended to repeated names).
+            priority: overrides the extension's ``priority``.
+
+        Returns:
+            The extension (so that ``log = trainer.extend(LogReport())`` keeps it at hand).
+        """
+        trig = get_trigger(
+            trigger if trigger is not None else getattr(extension, "trigger", (1, "iteration"))
+        )
+        base = name or getattr(extension, "default_name", None) or type(extension).__name__
+        key, n = base, 0
+        while key in self._extensions:
+            n += 1
+            key = f"{base}_{n}"
+        prio = priority if priority is not None else getattr(extension, "priority", 100)
+        self._extensions[key] = (extension, trig, prio, len(self._extensions))
+        return extension
+
+    def get_extension(self, name: str) -> Any:
+        """The extension filed under ``name``; KeyError listing the names otherwise."""
+        try:
+            return self._extensions[name][0]
+        except KeyError:
+            raise KeyError(
+                f"Trainer.get_extension: no extension named {name!r}; the trainer has "
+                f"{sorted(self._extensions)}"
+            ) from None
+
+    def _ordered(self) -> list[tuple[str, Any, Callable[[Any], bool]]]:
+        items = sorted(self._extensions.items(), key=lambda kv: (-kv[1][2], kv[1][3]))
+        return [(k, ext, trig) for k, (ext, trig, _, _) in items]
+
+    # -- the loop -----------------------------------------------------------------------
+    def stop(self, reason: str = "stopped by an extension") -> None:
+        """Ask the loop to end after the current point (EarlyStopping calls this)."""
+        self.stop_reason = reason
+
+    def _done(self) -> bool:
+        if self.stop_reason is not None:
+            return True
+        if self.max_iterations is not None and self.iteration >= self.max_iterations:
+            return True
+        return self.max_epochs is not None and self.epoch >= self.max_epochs
+
+    def _update(self, batch: Any) -> None:
+        if not isinstance(batch, (tuple, list)) or len(batch) != 2:
+            raise TypeError(
+                f"zerograd_nn.training.Trainer: the loader must yield (x, t) pairs, got "
+                f"{type(batch).__name__}; wrap it or use a DataLoader"
+            )
+        x, t = batch
+        y = self.model(x)
+        loss = self.loss_fn(y, t)
+        self.model.cleargrads()
+        loss.backward()
+        self.optimizer.update()
+        self.iteration += 1
+        obs = {"loss": _float(loss)}
+        for name, fn in self.metrics.items():
+            obs[name] = _float(fn(y, t))
+        lr = getattr(self.optimizer, "lr", None)
+        if isinstance(lr, (int, float)):
+            obs["lr"] = float(lr)
+        self.observation = obs
+
+    def _fire(self, at_epoch_end: bool, start: float) -> None:
+        self.at_epoch_end = at_epoch_end
+        if at_epoch_end:
+            self.observation = {}
+        self.elapsed_time = time.perf_counter() - start
+        for _, ext, trig in self._ordered():
+            if trig(self):
+                ext(self)
+
+    def run(self) -> Trainer:
+        """Train until ``max_epochs`` / ``max_iterations`` or :meth:`stop`; returns self.
+
+        Calling it again after it ended continues, if the limits were raised.
+
+        Raises:
+            ValueError: when the loader yields no batch.
+        """
+        if hasattr(self.train_loader, "__len__") and len(self.train_loader) == 0:
+            raise ValueError(
+                "zerograd_nn.training.Trainer: the training loader has no batch (len 0); "
+                "check its dataset and batch size"
+            )
+        self.stop_reason = None
+        start = time.perf_counter() - self.elapsed_time
+        ordered = self._ordered()
+        for _, ext, _ in ordered:
+            if hasattr(ext, "initialize"):
+                ext.initialize(self)
+        empty = 0  # a resumed loader may be at the end of its epoch: one empty pass is fine
+        try:
+            while not self._done():
+                batches = 0
+                for batch in self.train_loader:
+                    batches += 1
+                    self._resumed_at_epoch_end = False
+                    self._update(batch)
+                    self._fire(False, start)
+                    if self._done():
+                        break
+                else:
+                    if batches == 0 and self._resumed_at_epoch_end:
+                        # a snapshot taken at an epoch point: the loader's epoch had ended
+                        self._resumed_at_epoch_end = False
+                        continue
+                    empty = empty + 1 if batches == 0 else 0
+                    if empty > 1:
+                        raise ValueError(
+                            "zerograd_nn.training.Trainer: the training loader yields no "
+                            "batch; check its dataset and batch size"
+                        )
+                    self.epoch += 1
+                    self._fire(True, start)
+        finally:
+            for _, ext, _ in ordered:
+                if hasattr(ext, "finalize"):
+                    ext.finalize(self)
+        return self
+
+    # -- snapshots ----------------------------------------------------------------------
+    def state_extra(self) -> dict[str, Any]:
+        """What a snapshot keeps beyond model, optimizer and loader: time and extensions."""
+        states = {}
+        for name, (ext, *_) in self._extensions.items():
+            state = ext.state_dict() if hasattr(ext, "state_dict") else {}
+            if state:
+                states[name] = state
+        return {
+            "elapsed_time": self.elapsed_time,
+            "at_epoch_end": self.at_epoch_end,
+            "extensions": states,
+        }
+
+    def resume(self, path: str | os.PathLike) -> Trainer:
+        """Continue from a snapshot: model, optimizer, loader position, random states,
+        epoch, iteration and the extensions' states (add the extensions first).
+
+        Args:
+            path: a file written by :class:`~zerograd_nn.training.Snapshot`.
+
+        Returns:
+            self; call :meth:`run` to go on.
+        """
+        from ..checkpoint import load_checkpoint
+
+        loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
+        info = load_checkpoint(path, model=self.model, optimizer=self.optimizer, loader=loader)
+        self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
+        extra = info.get("extra") or {}
+        self.elapsed_time = float(extra.get("elapsed_time", 0.0))
+        self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
+        for name, state in (extra.get("extensions") or {}).items():
+            if name not in self._extensions:
+                warnings.warn(
+                    f"Trainer.resume: {os.fspath(path)} holds the state of an extension "
+                    f"{name!r} that this trainer does not have; it was skipped",
+                    stacklevel=2,
+                )
+                continue
+            self._extensions[name][0].load_state_dict(state)
+        return self
+
+
+__all__ = ["Trainer"]

@@ -1,0 +1,421 @@
+"""The Trainer and its extensions: the loop against the book's hand-written one, triggers,
+logs, evaluation, schedules, early stopping, plots, progress bar, snapshots and resume."""
+
+import csv
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Config
+from zerograd_nn import DataLoader, schedulers
+from zerograd_nn.datasets import Spiral
+from zerograd_nn.models import MLP
+from zerograd_nn.optimizers import SGD, Adam
+from zerograd_nn.training import (
+    EarlyStopping,
+    Evaluator,
+    Extension,
+    IntervalTrigger,
+    LogReport,
+    PlotReport,
+    PrintReport,
+    ProgressBar,
+    Snapshot,
+    StepScheduler,
+    Trainer,
+)
+
+
+def _setup(seed=0, batch_size=30, lr=1.0):
+    np.random.seed(seed)
+    model = MLP((10, 3))
+    loader = DataLoader(Spiral(train=True), batch_size)  # 300 points: 10 batches of 30
+    return model, SGD(lr).setup(model), loader
+
+
+class Recorder(Extension):
+    """Notes (epoch, iteration, at_epoch_end, observation) at every point it runs."""
+
+    def __init__(self, trigger=None, priority=100):
+        self.trigger, self.priority, self.calls = trigger, priority, []
+
+    def __call__(self, trainer):
+        self.calls.append(
+            (trainer.epoch, trainer.iteration, trainer.at_epoch_end, dict(trainer.observation))
+        )
+
+
+def test_the_loop_is_the_books_loop_bit_for_bit(tmp_path):
+    model, optimizer, loader = _setup()
+    Trainer(model, optimizer, loader, max_epochs=3, out=tmp_path).run()
+
+    ref, ref_opt, ref_loader = _setup()
+    for _ in range(3):
+        for x, t in ref_loader:
+            loss = F.softmax_cross_entropy(ref(x), t)
+            ref.cleargrads()
+            loss.backward()
+            ref_opt.update()
+    for (name, p), q in zip(model.named_params().items(), ref.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=name)
+
+
+def test_triggers_fire_at_iteration_and_epoch_points(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    every3 = trainer.extend(Recorder(), trigger=(3, "iteration"))
+    epochly = trainer.extend(Recorder(), trigger=(1, "epoch"))
+    trainer.run()
+    assert [c[1] for c in every3.calls] == [3, 6, 9, 12, 15, 18]
+    assert not any(c[2] for c in every3.calls)
+    assert [(c[0], c[1], c[2]) for c in epochly.calls] == [(1, 10, True), (2, 20, True)]
+    assert trainer.epoch == 2 and trainer.iteration == 20
+
+
+def test_max_iterations_stops_mid_epoch(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=5, max_iterations=13, out=tmp_path)
+    trainer.run()
+    assert (trainer.epoch, trainer.iteration) == (1, 13)
+
+
+def test_extensions_run_by_priority_then_in_order_added(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_iterations=1, out=tmp_path)
+    order = []
+    trainer.extend(lambda tr: order.append("reader"), priority=100)
+    trainer.extend(lambda tr: order.append("writer"), priority=300)
+    trainer.extend(lambda tr: order.append("reader2"), priority=100)
+    trainer.run()
+    assert order == ["writer", "reader", "reader2"]
+
+
+def test_log_report_averages_each_interval_and_writes_json_lines(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    trainer.metrics = {"accuracy": F.accuracy}
+    seen = trainer.extend(Recorder())
+    log = trainer.extend(LogReport())
+    trainer.run()
+    losses = [c[3]["loss"] for c in seen.calls if not c[2]]
+    assert len(log.log) == 2
+    assert log.log[0]["loss"] == pytest.approx(np.mean(losses[:10]), rel=1e-12)
+    assert log.log[1]["loss"] == pytest.approx(np.mean(losses[10:]), rel=1e-12)
+    assert log.log[1]["lr"] == 1.0 and 0 <= log.log[1]["accuracy"] <= 1
+    assert [(e["epoch"], e["iteration"]) for e in log.log] == [(1, 10), (2, 20)]
+    lines = (tmp_path / "log.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == log.log
+
+
+def test_log_report_csv_and_a_column_that_appears_later(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    log = trainer.extend(LogReport(trigger=(5, "iteration"), filename="log.csv"))
+    late = {"n": 0}
+
+    def writer(tr):  # a key observed from the second epoch on
+        if tr.epoch >= 1:
+            tr.observation["late"] = late["n"] = late["n"] + 1
+
+    trainer.extend(writer, priority=300)
+    trainer.run()
+    rows = list(csv.DictReader((tmp_path / "log.csv").open()))
+    assert len(rows) == 4 == len(log.log)
+    assert rows[0]["late"] == "" and float(rows[3]["late"]) == np.mean(range(6, 11))
+    assert float(rows[2]["loss"]) == pytest.approx(log.log[2]["loss"])
+
+
+def test_log_report_refuses_an_unknown_format():
+    with pytest.raises(ValueError, match=r"LogReport: filename must end in .jsonl, .json or .csv"):
+        LogReport(filename="log.txt")
+
+
+def test_evaluator_averages_over_examples_in_test_mode(tmp_path):
+    model, optimizer, loader = _setup()
+    val = Spiral(train=False)
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    modes = []
+    dropout_model = lambda x: (modes.append(Config.train), F.dropout(model(x)))[1]  # noqa: E731
+    ev = Evaluator(DataLoader(val, 70, shuffle=False), model=dropout_model)
+    ev.metrics = {"accuracy": F.accuracy}
+    trainer.extend(ev)
+    seen = trainer.extend(Recorder(trigger=(1, "epoch")))
+    trainer.run()
+    # the whole validation set at once, by hand (70 does not divide 300: 5 batches)
+    y = model(val.data)
+    want_loss = float(F.softmax_cross_entropy(y, val.label).data)
+    want_acc = float(np.mean(np.argmax(y.data, axis=1) == val.label))
+    obs = seen.calls[0][3]
+    assert obs["val/loss"] == pytest.approx(want_loss, rel=1e-6)
+    assert obs["val/accuracy"] == pytest.approx(want_acc, rel=1e-6)
+    assert modes == [False] * 5
+
+
+def test_step_scheduler_sets_the_schedules_lr(tmp_path):
+    model, optimizer, loader = _setup(lr=0.5)
+    trainer = Trainer(model, optimizer, loader, max_epochs=5, out=tmp_path)
+    trainer.extend(StepScheduler(schedulers.StepLR(optimizer, step_size=2, gamma=0.1)))
+    log = trainer.extend(LogReport(filename=None))
+    trainer.run()
+    # the lr used during epoch e (1-based) is 0.5 * 0.1 ** ((e - 1) // 2)
+    assert [e["lr"] for e in log.log] == pytest.approx(
+        [0.5 * 0.1 ** ((e - 1) // 2) for e in range(1, 6)]
+    )
+
+
+def test_reduce_on_plateau_needs_a_monitor_it_can_find(tmp_path):
+    model, optimizer, loader = _setup()
+    plateau = schedulers.ReduceLROnPlateau(optimizer, patience=0)
+    with pytest.raises(ValueError, match="ReduceLROnPlateau steps on a metric; pass monitor="):
+        StepScheduler(plateau)
+    with pytest.raises(ValueError, match="monitor='val/loss' is only for ReduceLROnPlateau"):
+        StepScheduler(schedulers.StepLR(optimizer, 1), monitor="val/loss")
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    trainer.extend(StepScheduler(plateau, monitor="val/loss"))
+    with pytest.raises(
+        KeyError, match=r"StepScheduler: 'val/loss' was not observed .*\(an Evaluator"
+    ):
+        trainer.run()
+
+
+def test_reduce_on_plateau_lowers_the_lr_when_the_metric_stalls(tmp_path):
+    model, optimizer, loader = _setup(lr=0.5)
+    trainer = Trainer(model, optimizer, loader, max_epochs=4, out=tmp_path)
+    trainer.extend(
+        lambda tr: tr.observation.update({"score": 1.0}), trigger=(1, "epoch"), priority=300
+    )
+    trainer.extend(
+        StepScheduler(
+            schedulers.ReduceLROnPlateau(optimizer, factor=0.5, patience=0), monitor="score"
+        )
+    )
+    trainer.run()
+    # epoch 1 sets the best; epochs 2, 3, 4 do not improve: three halvings
+    assert optimizer.lr == pytest.approx(0.5 * 0.5**3)
+
+
+def test_early_stopping_stops_after_patience_checks(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=20, out=tmp_path)
+    values = iter([5.0, 4.0, 4.5, 3.9, 4.0, 4.0, 3.95, 3.0])
+    trainer.extend(
+        lambda tr: tr.observation.update({"val/loss": next(values)}),
+        trigger=(1, "epoch"),
+        priority=300,
+    )
+    trainer.extend(EarlyStopping(patience=2, min_delta=0.01))
+    trainer.run()
+    # best 3.9 at epoch 4; 4.0, 4.0 and 3.95 (not below 3.89) are three bad checks > 2
+    assert trainer.epoch == 7
+    assert trainer.stop_reason == "EarlyStopping: val/loss did not improve on 3.9 for 3 checks"
+
+
+def test_print_report_prints_each_entry_once(tmp_path):
+    import io
+
+    out = io.StringIO()
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    log = trainer.extend(LogReport(filename=None))
+    trainer.extend(PrintReport(["epoch", "loss"], file=out))
+    trainer.run()
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["epoch", "loss"]
+    assert [line.split() for line in lines[1:]] == [
+        [str(e["epoch"]), f"{e['loss']:.6g}"] for e in log.log
+    ]
+
+
+def test_plot_report_writes_a_png_without_changing_matplotlibs_backend(tmp_path):
+    matplotlib = pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    backend = matplotlib.get_backend()
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    trainer.extend(LogReport(filename=None))
+    trainer.extend(PlotReport(["loss"], filename="loss.png"))
+    trainer.run()
+    data = (tmp_path / "loss.png").read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 1000
+    assert matplotlib.get_backend() == backend
+
+
+def test_plot_report_needs_a_log_report(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    trainer.extend(PlotReport(["loss"]))
+    with pytest.raises(KeyError, match=r"add one first: trainer.extend\(LogReport\(\)\)"):
+        trainer.run()
+
+
+def test_progress_bar_is_off_without_a_terminal_and_counts_when_forced(tmp_path, capsys):
+    assert not sys.stdout.isatty()  # pytest captures stdout
+    assert ProgressBar().enabled is False
+    pytest.importorskip("tqdm", reason="tqdm is not installed")
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    bar = trainer.extend(ProgressBar(enabled=True, update_interval=5))
+    counts = []
+    trainer.extend(lambda tr: counts.append(bar.bar.n), trigger=(1, "epoch"), priority=50)
+    trainer.run()
+    assert counts == [10, 20] and bar.bar is None  # closed at the end
+    assert "20/20" in capsys.readouterr().err
+
+
+def test_constructor_and_trigger_errors_name_what_to_do():
+    model, optimizer, loader = _setup()
+    with pytest.raises(ValueError, match="give max_epochs=... or max_iterations=..."):
+        Trainer(model, optimizer, loader)
+    with pytest.raises(ValueError, match="max_epochs must be a positive int, got 0"):
+        Trainer(model, optimizer, loader, max_epochs=0)
+    with pytest.raises(ValueError, match="unit must be 'iteration' or 'epoch', got 'epochs'"):
+        IntervalTrigger(1, "epochs")
+    with pytest.raises(ValueError, match="period must be a positive integer, got 0"):
+        IntervalTrigger(0, "epoch")
+
+
+def test_a_loader_of_something_else_than_pairs_is_refused(tmp_path):
+    model, optimizer, _ = _setup()
+    xs = [np.zeros((2, 2), np.float32)] * 3
+    before = [p.data.copy() for p in model.params() if p.data is not None]
+    trainer = Trainer(model, optimizer, xs, max_epochs=1, out=tmp_path)
+    with pytest.raises(TypeError, match=r"the loader must yield \(x, t\) pairs, got ndarray"):
+        trainer.run()
+    assert trainer.iteration == 0
+    after = [p.data for p in model.params() if p.data is not None]
+    assert all(np.array_equal(a, b) for a, b in zip(before, after))
+    with pytest.raises(ValueError, match=r"the training loader has no batch \(len 0\)"):
+        Trainer(model, optimizer, [], max_epochs=1, out=tmp_path).run()
+
+
+def test_extension_names_are_unique_and_looked_up(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    a, b = trainer.extend(LogReport(filename=None)), trainer.extend(LogReport(filename=None))
+    assert trainer.get_extension("LogReport") is a and trainer.get_extension("LogReport_1") is b
+    with pytest.raises(KeyError, match=r"no extension named 'Log'; the trainer has \['LogReport'"):
+        trainer.get_extension("Log")
+
+
+def test_adam_lr_is_observed():
+    np.random.seed(0)
+    model = MLP((10, 3))
+    trainer = Trainer(
+        model, Adam(alpha=0.003).setup(model), DataLoader(Spiral(), 100), max_iterations=2
+    )
+    trainer.extend(LogReport(trigger=(2, "iteration"), filename=None))
+    trainer.run()
+    assert trainer.get_extension("LogReport").log[0]["lr"] == pytest.approx(0.003)
+    assert math.isfinite(trainer.observation["loss"])
+
+
+# -- snapshots and resume ------------------------------------------------------------------
+
+
+class SeededLoader:
+    """A loader to the agreed interface: own RNG, position and order; after
+    load_state_dict the next ``for`` goes on from the saved position."""
+
+    def __init__(self, dataset, batch_size, seed):
+        self.dataset, self.batch_size = dataset, batch_size
+        self.rng = np.random.default_rng(seed)
+        self.position, self.order, self._go_on = 0, None, False
+
+    def __len__(self):
+        return -(-len(self.dataset) // self.batch_size)
+
+    def __iter__(self):
+        if not self._go_on:
+            self.order, self.position = self.rng.permutation(len(self.dataset)), 0
+        self._go_on = False
+        while self.position < len(self):
+            idx = self.order[
+                self.position * self.batch_size : (self.position + 1) * self.batch_size
+            ]
+            self.position += 1
+            yield self.dataset.data[idx], self.dataset.label[idx]
+
+    def state_dict(self):
+        return {"position": self.position, "order": self.order, "rng": self.rng.bit_generator.state}
+
+    def load_state_dict(self, d):
+        self.rng.bit_generator.state = d["rng"]
+        self.position, self.order, self._go_on = int(d["position"]), np.asarray(d["order"]), True
+
+
+class DropoutNet(MLP):
+    """Dropout draws from numpy's global random state: resume must restore it."""
+
+    def forward(self, x):
+        return self.l1(F.dropout(F.relu(self.l0(x)), 0.3))
+
+
+def _resumable(out, seed, snapshot_trigger):
+    np.random.seed(seed)
+    model = DropoutNet((16, 3))
+    optimizer = Adam(alpha=0.01).setup(model)
+    loader = SeededLoader(Spiral(train=True), 32, seed=7)  # 10 batches per epoch
+    trainer = Trainer(model, optimizer, loader, max_iterations=37, out=out)
+    trainer.extend(
+        StepScheduler(schedulers.ExponentialLR(optimizer, 0.97), trigger=(1, "iteration"))
+    )
+    trainer.extend(LogReport(trigger=(4, "iteration"), filename=None))
+    trainer.extend(EarlyStopping(monitor="loss", patience=1000, trigger=(3, "iteration")))
+    trainer.extend(Snapshot(trigger=snapshot_trigger))
+    return trainer
+
+
+@pytest.mark.parametrize(
+    ("trigger", "name"),
+    [((13, "iteration"), "snapshot_iter_13.npz"), ((1, "epoch"), "snapshot_iter_20.npz")],
+    ids=["mid-epoch", "epoch-end"],
+)
+def test_resume_continues_bit_identically(tmp_path, trigger, name):
+    straight = _resumable(tmp_path / "a", 0, trigger).run()
+    resumed = _resumable(tmp_path / "b", 1, trigger)  # other initial weights and dropout
+    resumed.resume(tmp_path / "a" / name).run()
+    assert (resumed.epoch, resumed.iteration) == (straight.epoch, straight.iteration) == (3, 37)
+    for (key, p), q in zip(straight.model.named_params().items(), resumed.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+    assert resumed.optimizer.lr == straight.optimizer.lr
+
+    def log(t):
+        return [
+            {k: v for k, v in e.items() if k != "elapsed_time"}
+            for e in t.get_extension("LogReport").log
+        ]
+
+    assert log(resumed) == log(straight) and len(log(straight)) == 9
+    early = resumed.get_extension("EarlyStopping")
+    assert early.best == straight.get_extension("EarlyStopping").best < math.inf
+
+
+def test_snapshot_keeps_the_newest_files(tmp_path):
+    trainer = _resumable(tmp_path, 0, (5, "iteration"))
+    trainer.get_extension("Snapshot").n_retains = 2
+    trainer.run()
+    assert sorted(p.name for p in tmp_path.glob("*.npz")) == [
+        "snapshot_iter_30.npz",
+        "snapshot_iter_35.npz",
+    ]
+
+
+def test_a_bad_snapshot_changes_nothing(tmp_path):
+    from zerograd_nn.weights import WeightFileError
+
+    trainer = _resumable(tmp_path, 0, (1, "epoch"))
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a checkpoint")
+    before = {
+        k: p.data.copy() for k, p in trainer.model.named_params().items() if p.data is not None
+    }
+    with pytest.raises(WeightFileError, match=r"load_checkpoint: .*bad.npz' is not a readable"):
+        trainer.resume(bad)
+    assert (trainer.epoch, trainer.iteration, trainer.elapsed_time) == (0, 0, 0.0)
+    after = {k: p.data for k, p in trainer.model.named_params().items() if p.data is not None}
+    assert before.keys() == after.keys()
+    assert all(np.array_equal(before[k], after[k]) for k in before)
