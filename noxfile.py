@@ -26,6 +26,7 @@ nox.options.sessions = [
     "smoke",
     "docs",
     "plugin_example",
+    "distributed",
 ]
 
 # distribution folder -> the sibling folders it needs installed for its tests
@@ -156,6 +157,25 @@ def smoke(session: nox.Session) -> None:
     picked = [str(w) for w in wheels if w.name.split("-")[0] in ("zerograd", "zerograd_numpy")]
     session.run(py, "-m", "pip", "install", "-q", *picked, external=True)
     session.run(py, str(ROOT / "benchmarks" / "smoke.py"), external=True)
+
+
+@nox.session
+def distributed(session: nox.Session) -> None:
+    """zerograd-distributed: its tests on one process, then on every rank of ``mpiexec -n 2``
+    and ``-n 3`` (uneven shards). MPI comes from the mpich wheel; MPICH runs more ranks than
+    cores without flags (a failing rank aborts the run; MPIEXEC_TIMEOUT bounds a hang)."""
+    folders = ["core", "backend-numpy", "nn", "distributed"]
+    reqs = [str(PACKAGES / f) for f in folders]
+    session.install(NUMPY["2"], "pytest>=8", "mpi4py>=4", "mpich", *reqs)
+    tests = PACKAGES / "distributed" / "tests"
+    session.run("pytest", str(tests), "-q", "-rs", "-p", "no:cacheprovider", *session.posargs)
+    bin_dir = Path(session.bin)
+    for n in ("2", "3"):
+        session.run(
+            str(bin_dir / "mpiexec"), "-n", n, str(bin_dir / "python"), "-m", "pytest",
+            str(tests / "mpi"), "-q", "-rs", "-p", "no:cacheprovider", *session.posargs,
+            env={"MPIEXEC_TIMEOUT": "600"}, external=True,
+        )  # fmt: skip
 
 
 @nox.session
