@@ -181,8 +181,8 @@ def distributed(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks, written as a markdown table to benchmarks/results.md (BLAS on 1 thread)."""
-    folders = [f for f in ("core", "backend-numpy", "nn") if (PACKAGES / f).is_dir()]
-    reqs = [str(PACKAGES / f) for f in folders]
+    folders = [f for f in ("core", "backend-numpy", "nn", "distributed") if (PACKAGES / f).is_dir()]
+    reqs = [str(PACKAGES / f) for f in folders] + ["mpi4py>=4", "mpich"]  # bench_distributed
     if _gpu_missing() is None:
         reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
     session.install("numpy>=2,<3", "psutil", *reqs)

@@ -176,3 +176,30 @@ def test_attributes_are_the_wrapped_optimizers(comm):
     assert inner.lr == 0.25 and opt.lr == 0.25
     with pytest.raises(RuntimeError, match=r"SGD.update\(\): no target"):
         opt.update()
+
+
+def test_buffer_is_reused_only_when_no_gradient_still_uses_it(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank averages nothing")
+    params = _params(comm, 8)
+    broadcast_params(params, comm)
+    opt = DataParallelOptimizer(SGD(lr=0.0), comm).setup(params)
+
+    def step(value):
+        for p in params:
+            p.grad = Parameter(np.full(p.data.shape, value + comm.rank, np.float32))
+        opt.update()
+        return [p.grad.data for p in params]
+
+    kept = step(1.0)  # the user holds on to step 1's averaged gradients
+    want = [g.copy() for g in kept]
+    second = step(5.0)
+    for g, w in zip(kept, want):  # step 2 did not write into them
+        np.testing.assert_array_equal(g, w)
+    assert not np.shares_memory(second[0], kept[0])
+    del kept, g, want
+    base = id(second[0].base)  # the optimizer keeps the buffer alive: its id stays its own
+    del second
+    third = step(9.0)  # nothing uses step 2's buffer any more: it is reused
+    assert id(third[0].base) == base
+    np.testing.assert_allclose(third[0], 9.0 + (comm.size - 1) / 2)
