@@ -798,7 +798,8 @@ def test_step46_optimizers_update_by_hand():
     adam = optimizers.Adam()
     adam.setup(Quadratic())
     adam.update()  # a model without gradients: nothing changes, but the step counts
-    assert adam.t == 1 and adam.lr == pytest.approx(0.001 * math.sqrt(0.001) / 0.1)
+    # DeZero's read-only Adam.lr (the bias-corrected step) is step_size(); lr is alpha
+    assert adam.t == 1 and adam.step_size() == pytest.approx(0.001 * math.sqrt(0.001) / 0.1)
 
 
 def test_optimizer_hooks():

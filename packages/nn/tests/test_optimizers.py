@@ -91,7 +91,8 @@ def test_adam_first_step_is_alpha_times_sign():
     opt = O.Adam(alpha=0.01)
     np.testing.assert_allclose(run(opt), [0.99, 2.01], rtol=1e-6)
     assert opt.t == 1
-    assert opt.lr == pytest.approx(0.01 * math.sqrt(1 - 0.999) / (1 - 0.9))
+    assert opt.step_size() == pytest.approx(0.01 * math.sqrt(1 - 0.999) / (1 - 0.9))
+    assert opt.lr == opt.alpha == 0.01
 
 
 def test_adam_two_steps_against_scalar_loop():
@@ -234,7 +235,7 @@ def test_state_follows_parameter_to_another_backend(monkeypatch):
         calls.append(type(a))
         return np.asarray(a).view(Moved)
 
-    monkeypatch.setattr(O, "as_array_of", fake_as_array_of)
+    monkeypatch.setattr(O.state, "as_array_of", fake_as_array_of)
     model = Tiny([1.0, 2.0])
     opt = O.MomentumSGD(lr=0.1).setup(model)
     give_grads(model, G)
@@ -400,7 +401,7 @@ def test_error_names_the_parameter_by_its_path_in_the_model():
     for p in model.params():
         p.grad = Variable(np.zeros_like(p.data))
     model.l1.b.grad = Variable(np.zeros(3, dtype=np.float32))
-    with pytest.raises(ValueError, match=r"parameter 3 \('l1/b'\) of shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"parameter 3 \('l1.b'\) of shape \(2,\)"):
         O.SGD().setup(model).update()
 
 

@@ -16,15 +16,19 @@ The DeZero counterparts: ``dezero.functions`` -> :mod:`zerograd_nn.functional`,
 """
 
 from . import (
+    checkpoint,
     dataloaders,
     datasets,
     functional,
     layers,
     models,
     optimizers,
+    schedulers,
+    state_dict,
     transforms,
     weights,
 )
+from .checkpoint import load_checkpoint, save_checkpoint
 from .dataloaders import DataLoader, SeqDataLoader
 from .layers import Layer
 from .models import Model
@@ -36,12 +40,17 @@ __all__ = [
     "Layer",
     "Model",
     "SeqDataLoader",
+    "checkpoint",
     "dataloaders",
     "datasets",
     "functional",
     "layers",
+    "load_checkpoint",
     "models",
     "optimizers",
+    "save_checkpoint",
+    "schedulers",
+    "state_dict",
     "transforms",
     "weights",
 ]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +24,7 @@ from zerograd import Parameter, Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module, get_backend, gpu_backend
 
 from . import functional as F
+from . import state_dict as _state
 from . import weights as _weights
 from .functional.utils import pair
 
@@ -36,13 +37,20 @@ def _ref(x: Any) -> Any:
 
 
 class Layer:
-    """Base class of every layer: holds Parameters and sub-Layers, in definition order."""
+    """Base class of every layer: holds Parameters and sub-Layers, in definition order.
+
+    Layers (and Parameters) kept in a list or tuple attribute count too, named by index
+    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``). Layers pickle and
+    ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
+    and a state Variable such as an RNN's ``h`` is copied without its graph).
+    """
 
     def __init__(self) -> None:
         object.__setattr__(self, "_params", [])
 
     def __setattr__(self, name: str, value: Any) -> None:
-        names = self.__dict__.get("_params")
+        d = self.__dict__
+        names = d.get("_params")
         if names is None:  # a subclass forgot super().__init__(): set things up now
             names = []
             object.__setattr__(self, "_params", names)
@@ -51,21 +59,41 @@ class Layer:
                 names.append(name)
         elif name in names:
             names.remove(name)
+        if isinstance(value, (list, tuple)):
+            lists = d.get("_lists")
+            if lists is None:
+                lists = []
+                object.__setattr__(self, "_lists", lists)
+            if name not in lists:
+                lists.append(name)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
-        names = self.__dict__.get("_params", [])
-        if name in names:
-            names.remove(name)
+        for key in ("_params", "_lists"):
+            names = self.__dict__.get(key, [])
+            if name in names:
+                names.remove(name)
         object.__delattr__(self, name)
 
     def __call__(self, *inputs: Any) -> Any:
         outputs = self.forward(*inputs)
         if not isinstance(outputs, tuple):
             outputs = (outputs,)
-        self.inputs = [_ref(x) for x in inputs]
-        self.outputs = [_ref(y) for y in outputs]
+        object.__setattr__(self, "inputs", [_ref(x) for x in inputs])
+        object.__setattr__(self, "outputs", [_ref(y) for y in outputs])
         return outputs if len(outputs) > 1 else outputs[0]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("inputs", None)  # weak references to the last call: not part of the model
+        state.pop("outputs", None)
+        for k, v in state.items():
+            if type(v) is Variable and v.creator is not None:
+                state[k] = Variable(v.data, name=v.name)  # a graph is not copied
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def forward(self, *inputs: Any) -> Any:
         """Compute the outputs; subclasses implement this."""
@@ -73,14 +101,49 @@ class Layer:
 
     def params(self) -> Iterator[Parameter]:
         """Every Parameter of this layer and its sub-layers, in definition order, once each."""
-        seen: set[int] = set()
-        for name in self.__dict__.get("_params", ()):
-            obj = self.__dict__[name]
-            items = obj.params() if isinstance(obj, Layer) else (obj,)
-            for p in items:
-                if id(p) not in seen:
-                    seen.add(id(p))
-                    yield p
+        for _, p in _state.walk(self, "", ".", set()):
+            yield p
+
+    def named_params(self) -> dict[str, Parameter]:
+        """``{dotted name: Parameter}`` in definition order: ``'l1.W'``, ``'blocks.0.b'``.
+
+        Returns:
+            The same Parameters as :meth:`params`, each under its attribute path.
+
+        Examples:
+            >>> import numpy as np
+            >>> from zerograd_nn.models import MLP
+            >>> list(MLP((3, 2)).named_params())
+            ['l0.W', 'l0.b', 'l1.W', 'l1.b']
+        """
+        return _state.named_params(self)
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{dotted name: copy of the parameter's array}`` (see :mod:`zerograd_nn.state_dict`).
+
+        Returns:
+            Copies on the parameters' backends; parameters with no data yet are left out.
+        """
+        return _state.state_dict(self)
+
+    def load_state_dict(self, d: Mapping[str, Any], strict: bool = True) -> _state.LoadResult:
+        """Set the parameters from ``d`` (as :meth:`state_dict` returns), all or nothing.
+
+        Arrays of any backend are converted to each parameter's backend and dtype.
+
+        Args:
+            d: ``{dotted name: array}``.
+            strict: refuse names missing from ``d`` or unknown to the model; with False
+                they are skipped and returned.
+
+        Returns:
+            ``LoadResult(missing, unexpected)``: the names that were skipped.
+
+        Raises:
+            ValueError: a name (``strict``), shape or dtype does not fit; nothing changed.
+            TypeError: ``d`` is not a mapping.
+        """
+        return _state.load_state_dict(self, d, strict, owner=type(self).__name__)
 
     def cleargrads(self) -> None:
         """Forget every parameter's gradient."""
@@ -115,14 +178,9 @@ class Layer:
         return self.to(gpu_backend())
 
     def _flatten_params(self, params_dict: dict, parent_key: str = "") -> None:
-        """Fill ``params_dict`` with ``{'sub/name': Parameter}`` in definition order."""
-        for name in self.__dict__.get("_params", ()):
-            obj = self.__dict__[name]
-            key = parent_key + "/" + name if parent_key else name
-            if isinstance(obj, Layer):
-                obj._flatten_params(params_dict, key)
-            else:
-                params_dict[key] = obj
+        """Fill ``params_dict`` with ``{'sub/name': Parameter}`` (weight-file names)."""
+        prefix = parent_key + "/" if parent_key else ""
+        params_dict.update(_state.walk(self, prefix, "/", set()))
 
     def save_weights(self, path: str | os.PathLike) -> None:
         """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`)."""

@@ -1,0 +1,235 @@
+"""Checkpoints: everything needed to resume training, in one safe ``.npz`` file.
+
+A checkpoint holds the model's parameters, the optimizer's state (hyperparameters, step
+counters, per-parameter arrays), the scheduler's state, the data loader's position and
+RNG, numpy's global random state (which layers and dropout draw from), the epoch and
+iteration, and any JSON-able ``extra``. It is written like a weight file
+(:mod:`zerograd_nn.weights`): numeric ``.npy`` members only, the rest as a JSON member,
+never pickle, written atomically. Loading checks every part against the objects given
+before any of them changes, so a bad or foreign file leaves the training state as it was.
+
+>>> import os, tempfile
+>>> import numpy as np
+>>> from zerograd_nn.models import MLP
+>>> from zerograd_nn.optimizers import Adam
+>>> model = MLP((3, 2))
+>>> _ = model(np.ones((1, 4), np.float32))
+>>> opt = Adam().setup(model)
+>>> path = os.path.join(tempfile.mkdtemp(), "run.npz")
+>>> _ = save_checkpoint(path, model=model, optimizer=opt, epoch=3)
+>>> load_checkpoint(path, model=MLP((3, 2)), optimizer=None)["epoch"]
+3
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from zerograd import Variable
+from zerograd.backends import as_numpy, backend_of
+
+from . import weights as _w
+from .optimizers import state as _opt_state
+from .state_dict import prepare_load
+
+__all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
+
+FORMAT = 1
+_META = "__checkpoint__"
+
+
+class CheckpointError(_w.WeightFileError):
+    """A checkpoint is unreadable, or does not fit the objects it is loaded into."""
+
+
+def _is_array(x: Any) -> bool:
+    if isinstance(x, Variable):
+        return True
+    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
+        return False
+    try:
+        backend_of(x)
+    except Exception:  # noqa: BLE001 - an array type no backend owns
+        return False
+    return True
+
+
+def _split(obj: Any, key: str, arrays: dict[str, Any], where: str) -> Any:
+    """``obj`` as JSON-able data; arrays go to ``arrays[key]`` and leave a reference."""
+    if _is_array(obj):
+        a = as_numpy(obj.data if isinstance(obj, Variable) else obj)
+        if a.dtype.hasobject:
+            raise TypeError(f"save_checkpoint: {where} is an object array; only numbers.")
+        arrays[key] = a
+        return {"__array__": key}
+    if isinstance(obj, dict):
+        bad = [k for k in obj if not isinstance(k, str)]
+        if bad:
+            raise TypeError(f"save_checkpoint: {where} has non-string keys {bad[:3]}.")
+        return {k: _split(v, f"{key}/{k}", arrays, f"{where}[{k!r}]") for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_split(v, f"{key}/{i}", arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    item = getattr(obj, "item", None)  # numpy scalars
+    if callable(item) and getattr(obj, "shape", None) == ():
+        return item()
+    raise TypeError(
+        f"save_checkpoint: {where} is a {type(obj).__name__}; a checkpoint holds numbers, "
+        f"strings, lists, dicts and arrays only."
+    )
+
+
+def _join(obj: Any, arrays: dict[str, Any]) -> Any:
+    if isinstance(obj, dict):
+        if set(obj) == {"__array__"}:
+            return arrays[obj["__array__"]]
+        return {k: _join(v, arrays) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_join(v, arrays) for v in obj]
+    return obj
+
+
+def _global_rng_state() -> dict[str, Any]:
+    np = _w._numpy()
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    return {"kind": kind, "keys": keys, "pos": pos, "has_gauss": has_gauss, "cached": cached}
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model: Any,
+    optimizer: Any = None,
+    scheduler: Any = None,
+    loader: Any = None,
+    epoch: int = 0,
+    iteration: int = 0,
+    extra: Any = None,
+) -> str:
+    """Write a checkpoint to ``path`` (``.npz`` appended if missing), atomically.
+
+    Args:
+        path: the file; its directory must exist.
+        model: the Layer/Model (every parameter must have data).
+        optimizer, scheduler, loader: saved when given (anything with ``state_dict()``).
+        epoch, iteration: where training is.
+        extra: anything JSON-able (numbers, strings, lists, dicts) and arrays.
+
+    Returns:
+        The path written.
+
+    Raises:
+        TypeError: a part holds something a checkpoint cannot store (nothing is written).
+        FileNotFoundError: the directory does not exist.
+    """
+    path = _w.npz_path(path, "save_checkpoint")
+    np = _w._numpy()
+    empty = [k for k, p in model.named_params().items() if p.data is None]
+    if empty:
+        raise CheckpointError(
+            f"save_checkpoint: parameters {empty} have no data yet; run one forward pass first."
+        )
+    arrays: dict[str, Any] = {}
+    parts: dict[str, Any] = {"format": FORMAT, "epoch": int(epoch), "iteration": int(iteration)}
+    parts["model"] = _split(model.state_dict(), "model", arrays, "the model's state")
+    for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
+        if obj is not None:
+            parts[name] = _split(obj.state_dict(), name, arrays, f"the {name}'s state")
+    parts["random"] = _split(_global_rng_state(), "random", arrays, "numpy's random state")
+    parts["extra"] = _split(extra, "extra", arrays, "extra")
+    meta = json.dumps(parts).encode()
+    arrays[_META] = np.frombuffer(meta, dtype=np.uint8)
+    return _w.write_archive(path, arrays, "save_checkpoint")
+
+
+def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    op, save = "load_checkpoint", "save_checkpoint"
+    members = _w.inspect_archive(path, op, save)
+    meta = members.get(_META)
+    if meta is None or meta.dtype.kind != "u" or len(meta.shape) != 1:
+        raise CheckpointError(
+            f"{op}: {path!r} is an .npz archive but not a checkpoint (no {_META!r} member); "
+            f"weight files are loaded with load_weights()."
+        )
+    bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
+    if bad:
+        raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
+    arrays = _w.read_members(path, list(members), op, save)
+    try:
+        parts = json.loads(arrays.pop(_META).tobytes().decode())
+    except ValueError as exc:
+        raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from exc
+    if not isinstance(parts, dict) or parts.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{op}: {path!r} is a checkpoint of format {parts.get('format')!r}; this version "
+            f"of zerograd-nn reads format {FORMAT}."
+        )
+    return parts, arrays
+
+
+def _rng_commit(state: Any) -> Callable[[], None]:
+    np = _w._numpy()
+    t = (state["kind"], state["keys"], state["pos"], state["has_gauss"], state["cached"])
+    np.random.RandomState().set_state(t)  # checks it without touching the global state
+    return lambda: np.random.set_state(t)
+
+
+def load_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model: Any,
+    optimizer: Any = None,
+    scheduler: Any = None,
+    loader: Any = None,
+) -> dict[str, Any]:
+    """Restore what :func:`save_checkpoint` wrote into the objects given, all or nothing.
+
+    The model must have the checkpoint's architecture (lazily sized layers take the saved
+    shapes); the optimizer must be set up on it with the same parameter groups. numpy's
+    global random state is restored too.
+
+    Returns:
+        ``{"epoch", "iteration", "extra"}``.
+
+    Raises:
+        FileNotFoundError: no file at ``path``.
+        CheckpointError: unreadable, or an object was given whose state the file lacks.
+        ValueError: a part does not fit its object (names, shapes, types); nothing changed.
+    """
+    op = "load_checkpoint"
+    path = _w._find(path, op, "checkpoint")
+    parts, arrays = _read(path)
+    for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
+        if obj is not None and name not in parts:
+            raise CheckpointError(
+                f"{op}: {path!r} holds no {name} state; pass {name}=None or save it with "
+                f"save_checkpoint(..., {name}=...)."
+            )
+    model_commit, incoming, _ = prepare_load(
+        model, _join(parts["model"], arrays), owner=type(model).__name__
+    )
+    commits = [model_commit]
+    if optimizer is not None:
+        commits.append(
+            _opt_state.prepare_load(optimizer, _join(parts["optimizer"], arrays), incoming)
+        )
+    if scheduler is not None:
+        sd = _join(parts["scheduler"], arrays)
+        prepare = getattr(scheduler, "_prepare_load", None)
+        commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
+    commits.append(_rng_commit(_join(parts["random"], arrays)))
+    if loader is not None:
+        # the loader checks its own state and changes nothing when it refuses it; it goes
+        # first so that a refusal leaves everything else untouched too
+        loader.load_state_dict(_join(parts["loader"], arrays))
+    for commit in commits:  # none of these can fail: everything was checked above
+        commit()
+    return {
+        "epoch": parts["epoch"],
+        "iteration": parts["iteration"],
+        "extra": _join(parts["extra"], arrays),
+    }

@@ -1,0 +1,447 @@
+"""The Optimizer base class: parameter groups, hooks, all-or-nothing updates, state dicts."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from zerograd import Parameter, Variable
+from zerograd.backends import as_array_of, backend_of, get_array_module
+
+from . import state as _st
+
+
+class hyperparameter:
+    """A hyperparameter attribute (``opt.lr``): reads group 0's value, sets every group's.
+
+    ``hyperparameter("lr")`` under another attribute name makes an alias (Adam's ``alpha``).
+    """
+
+    def __init__(self, key: str | None = None) -> None:
+        self.key = key
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.key = self.key or name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        groups = obj.__dict__.get("param_groups")
+        return groups[0][self.key] if groups else obj.defaults[self.key]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        value = check_hyper(type(obj).__name__, self.name, value)
+        obj.defaults[self.key] = value
+        for group in obj.param_groups:
+            group[self.key] = value
+
+
+def check_hyper(owner: str, name: str, value: Any) -> float:
+    """``value`` as a float, or a TypeError/ValueError naming ``owner.name``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(
+            f"{owner}: {name} must be a real number, got {value!r} ({type(value).__name__})."
+        )
+    value = float(value)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{owner}: {name} must be a finite number >= 0, got {value!r}.")
+    return value
+
+
+class _Live:
+    """A group's parameters read from a model at every update (as DeZero's ``target``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self.model.params())
+
+    def __repr__(self) -> str:
+        return f"<params of {type(self.model).__name__}>"
+
+
+class _Groups:
+    """The ``target`` of an optimizer set up with parameter groups."""
+
+    def __init__(self, groups: list[dict]) -> None:
+        self._groups = groups
+
+    def params(self) -> Iterator[Parameter]:
+        for g in self._groups:
+            yield from g["params"]
+
+
+class Optimizer:
+    """Base class: ``setup(target)``, ``update()``, ``update_one(param)``, ``add_hook(f)``.
+
+    ``target`` is a Layer/Model (anything with ``params()``), an iterable of Parameters, or
+    a list of parameter groups ``[{"params": ..., "lr": 0.1}, ...]`` whose keys override
+    the optimizer's hyperparameters for that group (``params`` may be a Layer, a list of
+    Parameters or a ``{name: Parameter}`` dict such as ``named_params()``). Hooks are
+    called as ``f(params)`` with the parameters that have a gradient.
+
+    :meth:`update` is all or nothing: it checks every gradient, parameter and state array,
+    runs the hooks (undone if one raises), computes every new value, and only then writes
+    them. Subclasses written DeZero's way (overriding ``update_one``) keep working.
+    """
+
+    _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
+    _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
+
+    def __init__(self) -> None:
+        self.target: Any = None
+        self.hooks: list[Callable[[list[Parameter]], None]] = []
+        self.defaults: dict[str, float] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        self._state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    # -- set-up ---------------------------------------------------------------------------
+    @classmethod
+    def _hyper_names(cls) -> dict[str, str]:
+        """``{attribute name: group key}`` of every hyperparameter, aliases included."""
+        out = {}
+        for klass in reversed(cls.__mro__):
+            for name, value in vars(klass).items():
+                if isinstance(value, hyperparameter):
+                    out[name] = value.key
+        return out
+
+    def setup(self, target: Any) -> Optimizer:
+        """Remember what :meth:`update` changes (a model, Parameters or groups); returns self.
+
+        Raises:
+            TypeError: ``target`` is none of those, or a group holds a non-Parameter.
+            ValueError: a group has no ``"params"``, an unknown key, or repeats a Parameter.
+        """
+        name = type(self).__name__
+        if isinstance(target, (list, tuple)) and target and isinstance(target[0], dict):
+            groups = [self._make_group(g, i) for i, g in enumerate(target)]
+            seen: set[int] = set()
+            for i, g in enumerate(groups):
+                if isinstance(g["params"], _Live):
+                    continue
+                for p in g["params"]:
+                    if id(p) in seen:
+                        raise ValueError(
+                            f"{name}.setup: a Parameter of group {i} is also in an earlier "
+                            f"group; each Parameter may be in one group only."
+                        )
+                    seen.add(id(p))
+            self.param_groups = groups
+            self.target = _Groups(groups)
+            return self
+        if hasattr(target, "params"):
+            group = {"params": _Live(target)}
+        else:
+            group = {"params": _check_params(name, target, "target")}
+            target = _ParamList(group["params"])
+        group.update(self.defaults)
+        self.param_groups = [group]
+        self.target = target
+        return self
+
+    def _make_group(self, g: Any, i: int) -> dict[str, Any]:
+        name = type(self).__name__
+        if not isinstance(g, dict) or "params" not in g:
+            raise ValueError(
+                f'{name}.setup: group {i} must be a dict with a "params" entry, got {g!r:.80}.'
+            )
+        known = self._hyper_names()
+        unknown = [k for k in g if k not in known and k not in ("params", "param_names")]
+        if unknown:
+            raise ValueError(
+                f"{name}.setup: group {i} has unknown keys {unknown}; {name} takes {sorted(known)}."
+            )
+        group: dict[str, Any] = dict(self.defaults)
+        params = g["params"]
+        if isinstance(params, dict):
+            group["param_names"] = list(params)
+            params = list(params.values())
+        if hasattr(params, "params"):
+            group["params"] = _Live(params)
+        else:
+            group["params"] = _check_params(name, params, f"group {i}'s params")
+        for k, v in g.items():
+            if k in known:
+                group[known[k]] = check_hyper(name, k, v)
+            elif k == "param_names":
+                group[k] = list(v)
+        return group
+
+    # -- update ---------------------------------------------------------------------------
+    def _all_params(self) -> list[Parameter]:
+        if self.target is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.update(): no target; call optimizer.setup(model) first."
+            )
+        return list(self.target.params())
+
+    def _grouped(self) -> list[tuple[dict, list[Parameter]]]:
+        if self.target is None:
+            self._all_params()  # raises the no-target error
+        if not self.param_groups:  # a subclass that assigned target itself
+            return [({}, self._all_params())]
+        out, seen = [], set()
+        for g in self.param_groups:
+            ps = []
+            for p in g["params"]:
+                if id(p) not in seen:
+                    seen.add(id(p))
+                    ps.append(p)
+            out.append((g, ps))
+        return out
+
+    def update(self) -> None:
+        """Check everything, run the hooks, compute every new value, then write them all.
+
+        Raises:
+            ValueError: a gradient of the wrong shape, a read-only parameter array, or
+                optimizer state made for another shape; nothing changed.
+            TypeError: a non-floating gradient or parameter; nothing changed.
+        """
+        grouped = self._grouped()
+        all_params = [p for _, ps in grouped for p in ps]
+        self._validate(all_params)
+        if self.hooks:
+            active = [p for p in all_params if p.grad is not None]
+            saved = [(p, p.grad, p.grad.data) for p in active]
+            try:
+                _own_grads(active)
+                for f in self.hooks:
+                    f(active)
+                self._validate(all_params)  # a hook may have replaced gradients
+            except BaseException:
+                for p, g, data in saved:
+                    g.data = data
+                    p.grad = g
+                raise
+        self._apply(grouped)
+
+    def _apply(self, grouped: list[tuple[dict, list[Parameter]]]) -> None:
+        if type(self).update_one is not Optimizer.update_one:  # a DeZero-style subclass
+            for group, ps in grouped:
+                self._hp = group
+                for p in ps:
+                    if p.grad is not None:
+                        self.update_one(p)
+            return
+        plan = []
+        for group, ps in grouped:
+            hp = {**self.defaults, **group}
+            for p in ps:
+                if p.grad is not None:
+                    plan.append((p, *self._planned(p, hp)))
+        self._commit(plan)
+
+    def _planned(self, p: Parameter, hp: dict) -> tuple[Any, dict]:
+        data = p.data
+        state = _st.arrays_for(self._state.get(p), data, self._state_names)
+        new, new_state = self._compute(data, p.grad.data, state, hp)
+        b = backend_of(data)
+        if new.dtype != data.dtype:
+            new = b.astype(new, data.dtype)
+        for k, a in new_state.items():
+            if a.dtype != data.dtype:
+                new_state[k] = b.astype(a, data.dtype)
+        return new, new_state
+
+    def _commit(self, plan: list) -> None:
+        """Write the planned values (nothing here can fail after the checks)."""
+        for p, new, new_state in plan:
+            _write(p, new)
+            if new_state:
+                self._state[p] = new_state
+
+    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
+        """The new parameter array and state arrays; never writes into its arguments."""
+        raise NotImplementedError(f"{type(self).__name__}._compute is not implemented")
+
+    def update_one(self, param: Parameter) -> None:
+        """Change one parameter from its gradient, with its group's hyperparameters."""
+        group = next((g for g, ps in self._grouped() if any(q is param for q in ps)), {})
+        self._commit([(param, *self._planned(param, {**self.defaults, **group}))])
+
+    def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
+        """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...)."""
+        if not callable(f):
+            raise TypeError(f"add_hook(f): f must be callable, got {type(f).__name__}.")
+        self.hooks.append(f)
+
+    # -- checks ---------------------------------------------------------------------------
+    def param_names(self, positional: bool = True) -> dict[int, str]:
+        """``{id(param): name}``: dotted model names or the ``param_names`` given.
+
+        Parameters with neither are named by position (``"3"``, or ``"1.3"`` for group 1)
+        unless ``positional`` is False.
+        """
+        names: dict[int, str] = {}
+        for i, (g, ps) in enumerate(self._grouped()):
+            given = g.get("param_names")
+            src = g.get("params")
+            model = src.model if isinstance(src, _Live) else None
+            if given is not None:
+                pairs: Iterable = zip(given, ps)
+            elif model is not None and hasattr(model, "named_params"):
+                pairs = model.named_params().items()
+            elif positional:
+                prefix = f"{i}." if len(self.param_groups) > 1 else ""
+                pairs = ((f"{prefix}{j}", p) for j, p in enumerate(ps))
+            else:
+                pairs = ()
+            for k, p in pairs:
+                names.setdefault(id(p), k)
+        return names
+
+    def _label(self, index: int, param: Parameter) -> str:
+        """``parameter 2 ('l1.b')``: the position in the update and the best name."""
+        name = self.param_names(positional=False).get(id(param)) or param.name
+        return f"parameter {index} ({name!r})" if name else f"parameter {index} (unnamed)"
+
+    def _validate(self, all_params: list[Parameter]) -> None:
+        """Refuse anything that could make the update fail half-way, before anything changes."""
+        op = f"{type(self).__name__}.update()"
+        for i, p in enumerate(all_params):
+            if p.grad is None or p.data is None:
+                continue
+            g, data = p.grad.data, p.data
+            shape = tuple(data.shape)
+            if tuple(g.shape) != shape:
+                raise ValueError(
+                    f"{op}: {self._label(i, p)} of shape {shape} has a gradient of shape "
+                    f"{tuple(g.shape)}; nothing was updated. Gradients must have their "
+                    f"parameter's shape."
+                )
+            for what, a in (("a gradient", g), ("data", data)):
+                if backend_of(a).dtype_kind(a.dtype) != "f":
+                    raise TypeError(
+                        f"{op}: {self._label(i, p)} of shape {shape} and dtype {data.dtype} has "
+                        f"{what} of dtype {a.dtype}; nothing was updated. Parameters and their "
+                        f"gradients must be floating point (e.g. float32)."
+                    )
+            flags = getattr(data, "flags", None)
+            if flags is not None and getattr(flags, "writeable", True) is False:
+                raise ValueError(
+                    f"{op}: {self._label(i, p)} of shape {shape} holds a read-only array; "
+                    f"nothing was updated. Give it a writable copy first "
+                    f"(param.data = param.data.copy())."
+                )
+            st = self._state.get(p)
+            bad = st and next((k for k, a in st.items() if tuple(a.shape) != shape), None)
+            if bad:
+                raise ValueError(
+                    f"{op}: {self._label(i, p)} now has shape {shape} but its optimizer state "
+                    f"{bad!r} was made for shape {tuple(st[bad].shape)}; nothing was updated. "
+                    f"Call optimizer.clear_state() (or make a new optimizer) after reshaping "
+                    f"parameters."
+                )
+
+    # -- state ----------------------------------------------------------------------------
+    def state(self, param: Parameter, *names: str) -> list[Any]:
+        """The state arrays ``names`` of ``param`` (zeros at first), on the param's backend.
+
+        State made on another backend (the param moved since) is converted first.
+        """
+        data = param.data
+        st = self._state.get(param)
+        if st is None:
+            xp = get_array_module(data)
+            st = self._state[param] = {n: xp.zeros_like(data) for n in names}
+        else:
+            for n in names:
+                if n not in st:
+                    st[n] = get_array_module(data).zeros_like(data)
+            for n, a in st.items():
+                if type(a) is not type(data):
+                    st[n] = as_array_of(a, backend_of(data))
+        return [st[n] for n in names]
+
+    def _store(self, param: Parameter, **arrays: Any) -> None:
+        # needed for immutable array types, where ``a += b`` rebinds instead of writing
+        self._state[param].update(arrays)
+
+    def clear_state(self) -> None:
+        """Forget every parameter's state (momenta, moments) and the step counters."""
+        self._state = weakref.WeakKeyDictionary()
+        for c in self._counters:
+            setattr(self, c, 0)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Hyperparameters, step counters and per-parameter state keyed by parameter name.
+
+        Returns:
+            ``{"type", "defaults", "groups": [{hyperparameters, "params": [names]}],
+            "counters", "state": {name: {state name: array copy}}}``.
+        """
+        return _st.state_dict(self)
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore what :meth:`state_dict` returned, all or nothing (call after ``setup``).
+
+        Raises:
+            ValueError: another optimizer type, other groups or names, or state arrays of
+                other shapes; nothing changed.
+        """
+        _st.load_state_dict(self, d)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_state"] = list(self._state.items())  # a WeakKeyDictionary cannot be pickled
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        pairs = state.pop("_state", [])
+        self.__dict__.update(state)
+        self._state = weakref.WeakKeyDictionary(pairs)
+
+
+class _ParamList:
+    """A plain list of Parameters given to ``setup`` instead of a model."""
+
+    def __init__(self, params: list[Parameter]) -> None:
+        self._params = params
+
+    def params(self) -> Iterable[Parameter]:
+        return iter(self._params)
+
+
+def _check_params(owner: str, params: Any, what: str) -> list[Parameter]:
+    try:
+        params = list(params)
+    except TypeError:
+        raise TypeError(
+            f"{owner}.setup(target): {what} must be a Layer/Model (with params()), an iterable "
+            f"of Parameters or a list of parameter groups, got {type(params).__name__}."
+        ) from None
+    bad = [type(p).__name__ for p in params if not isinstance(p, Parameter)]
+    if bad:
+        raise TypeError(
+            f"{owner}.setup(target): every item of {what} must be a Parameter, got "
+            f"{', '.join(sorted(set(bad)))}."
+        )
+    return params
+
+
+def _own_grads(params: list[Parameter]) -> None:
+    """Give a parameter that shares its gradient object or array with another its own copy,
+    so that a hook changing one parameter's gradient cannot reach another's."""
+    seen: set[int] = set()
+    for p in params:
+        g = p.grad
+        if id(g) in seen or id(g.data) in seen:
+            p.grad = Variable(backend_of(g.data).astype(g.data, g.data.dtype))
+        seen.add(id(g))
+        seen.add(id(p.grad.data))
+
+
+def _write(p: Parameter, new: Any) -> None:
+    """Write ``new`` into ``p.data`` in place where the array type allows it, else rebind."""
+    data = p.data
+    try:
+        data[...] = new
+    except (TypeError, AttributeError, NotImplementedError):  # immutable arrays (JAX)
+        p.data = new

@@ -1,0 +1,68 @@
+"""DeZero's optimizer hooks: ``WeightDecay``, ``ClipGrad``, ``FreezeParam``.
+
+A hook is called as ``f(params)`` with the parameters that have a gradient, before any
+parameter changes. The built-in hooks never write into a gradient array: each parameter
+gets a new gradient Variable, so a gradient shared with another variable is left alone.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from zerograd import Parameter, Variable
+from zerograd.backends import get_array_module
+
+
+class WeightDecay:
+    """Hook adding ``rate * param`` to each gradient (L2 regularisation).
+
+    To spare biases and normalization scales, use the optimizers' ``weight_decay`` with
+    :func:`~zerograd_nn.optimizers.weight_decay_groups` instead.
+    """
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+
+    def __call__(self, params: list[Parameter]) -> None:
+        rate = float(self.rate)
+        for param in params:
+            param.grad = Variable(param.grad.data + rate * param.data)
+
+
+class ClipGrad:
+    """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``."""
+
+    def __init__(self, max_norm: float) -> None:
+        self.max_norm = max_norm
+
+    def __call__(self, params: list[Parameter]) -> None:
+        total = 0.0
+        for param in params:
+            g = param.grad.data
+            total += float(get_array_module(g).sum(g * g))
+        rate = float(self.max_norm) / (math.sqrt(total) + 1e-6)
+        if rate < 1:
+            for param in params:
+                param.grad = Variable(param.grad.data * rate)
+
+
+class FreezeParam:
+    """Hook that drops the gradients of the given layers or Parameters, so they stay fixed."""
+
+    def __init__(self, *layers: Any) -> None:
+        self.freeze_params: list[Parameter] = []
+        for layer in layers:
+            if isinstance(layer, Parameter):
+                self.freeze_params.append(layer)
+            elif hasattr(layer, "params"):
+                self.freeze_params.extend(layer.params())
+            else:
+                raise TypeError(
+                    f"FreezeParam(*layers): expected Layers or Parameters, got "
+                    f"{type(layer).__name__}."
+                )
+
+    def __call__(self, params: list[Parameter]) -> None:
+        for p in self.freeze_params:
+            p.grad = None

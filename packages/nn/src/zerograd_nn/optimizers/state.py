@@ -1,0 +1,185 @@
+"""Optimizer state dicts: hyperparameters, step counters and per-parameter arrays by name."""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+from zerograd import Variable
+from zerograd.backends import as_array_of, backend_of, get_array_module
+
+
+def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, Any]:
+    """``names``' state arrays for a parameter holding ``data``: the stored ones (moved to
+    ``data``'s backend if the parameter moved) or zeros. Never changes ``st``."""
+    out = {}
+    for n in names:
+        a = None if st is None else st.get(n)
+        if a is None:
+            a = get_array_module(data).zeros_like(data)
+        elif type(a) is not type(data):
+            a = as_array_of(a, backend_of(data))
+        out[n] = a
+    return out
+
+
+def _copy(a: Any) -> Any:
+    return backend_of(a).astype(a, a.dtype)
+
+
+def state_dict(opt: Any) -> dict[str, Any]:
+    """See :meth:`Optimizer.state_dict`."""
+    op = f"{type(opt).__name__}.state_dict()"
+    grouped = opt._grouped()
+    names = opt.param_names()
+    taken: dict[str, int] = {}
+    for _, ps in grouped:
+        for p in ps:
+            k = names[id(p)]
+            if taken.setdefault(k, id(p)) != id(p):
+                raise ValueError(
+                    f"{op}: two parameters are both named {k!r}; give each group's params as a "
+                    f"dict of distinct names (model.named_params())."
+                )
+    groups = []
+    state = {}
+    for g, ps in grouped:
+        entry = {k: v for k, v in g.items() if k not in ("params", "param_names")}
+        entry["params"] = [names[id(p)] for p in ps]
+        groups.append(entry)
+        for p in ps:
+            st = opt._state.get(p)
+            if st:
+                state[names[id(p)]] = {k: _copy(a) for k, a in st.items()}
+    return {
+        "type": type(opt).__name__,
+        "defaults": dict(opt.defaults),
+        "groups": groups,
+        "counters": {c: int(getattr(opt, c)) for c in opt._counters},
+        "state": state,
+    }
+
+
+def load_state_dict(opt: Any, d: Any) -> None:
+    """See :meth:`Optimizer.load_state_dict`: check everything, convert, then assign."""
+    prepare_load(opt, d)()
+
+
+def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) -> Any:
+    """Check and convert ``d`` for ``opt``, changing nothing; returns ``commit()``.
+
+    ``incoming`` maps ``id(param)`` to the array a parameter is about to receive (a model
+    loaded in the same step), for parameters that have no data yet.
+    """
+    from .base import check_hyper
+
+    name = type(opt).__name__
+    op = f"{name}.load_state_dict"
+    keys = ("type", "defaults", "groups", "counters", "state")
+    if not isinstance(d, Mapping) or any(k not in d for k in keys):
+        raise TypeError(
+            f"{op}(d): d must be the dict optimizer.state_dict() returns (with keys "
+            f"{list(keys)}), got {type(d).__name__}"
+            + (f" with keys {sorted(d)}" if isinstance(d, Mapping) else "")
+            + "."
+        )
+    if d["type"] != name:
+        raise ValueError(f"{op}: the state dict is of a {d['type']}, not a {name}.")
+    if opt.target is None:
+        raise RuntimeError(f"{op}: call optimizer.setup(model) first, then load its state.")
+    grouped = opt._grouped()
+    names = opt.param_names()
+    if len(d["groups"]) != len(grouped):
+        raise ValueError(
+            f"{op}: the state dict has {len(d['groups'])} parameter groups, this optimizer "
+            f"{len(grouped)}; nothing was changed. Set it up with the same groups."
+        )
+    known = set(opt._hyper_names().values())
+    by_name = {}
+    new_groups = []
+    problems = []
+    for i, ((_, ps), saved) in enumerate(zip(grouped, d["groups"])):
+        mine = [names[id(p)] for p in ps]
+        if list(saved.get("params", ())) != mine:
+            problems.append(f"group {i} holds {list(saved.get('params', ()))}, here {mine}")
+        hyper = {}
+        for k, v in saved.items():
+            if k == "params":
+                continue
+            if k not in known:
+                problems.append(f"group {i}: unknown hyperparameter {k!r}")
+                continue
+            try:
+                hyper[k] = check_hyper(name, k, v)
+            except (TypeError, ValueError) as exc:
+                problems.append(f"group {i}: {exc}")
+        new_groups.append(hyper)
+        by_name.update({names[id(p)]: p for p in ps})
+    incoming = incoming or {}
+
+    def current(p: Any) -> Any:
+        return incoming.get(id(p), p.data)
+
+    new_state = {}
+    for k, st in dict(d["state"]).items():
+        p = by_name.get(k)
+        if p is None:
+            problems.append(f"state for {k!r}, which is not a parameter here")
+            continue
+        if current(p) is None:
+            problems.append(f"{k!r} has no data yet (run a forward pass or load the model first)")
+            continue
+        arrays = {}
+        for sk, a in dict(st).items():
+            a = a.data if isinstance(a, Variable) else a
+            if opt._state_names and sk not in opt._state_names:
+                problems.append(f"{k}: unknown state {sk!r} (expected {list(opt._state_names)})")
+            elif not hasattr(a, "dtype") or tuple(a.shape) != tuple(current(p).shape):
+                problems.append(
+                    f"{k}.{sk}: shape {tuple(getattr(a, 'shape', ()))}, parameter "
+                    f"{tuple(current(p).shape)}"
+                )
+            elif backend_of(a).dtype_kind(a.dtype) not in "fiu":
+                problems.append(f"{k}.{sk}: dtype {a.dtype} is not numeric")
+            else:
+                arrays[sk] = a
+        new_state[k] = (p, arrays)
+    counters = {}
+    for c in opt._counters:
+        v = dict(d["counters"]).get(c)
+        if isinstance(v, bool) or not isinstance(v, (int,)) and not hasattr(v, "__index__"):
+            problems.append(f"counter {c!r} must be an int, got {v!r}")
+        else:
+            counters[c] = int(v)
+    defaults = {}
+    for k, v in dict(d["defaults"]).items():
+        if k in known:
+            try:
+                defaults[k] = check_hyper(name, k, v)
+            except (TypeError, ValueError) as exc:
+                problems.append(f"defaults: {exc}")
+    if problems:
+        raise ValueError(
+            f"{op}: the state dict does not fit this optimizer ({'; '.join(problems)}). "
+            f"Nothing was changed."
+        )
+    converted = weakref.WeakKeyDictionary()
+    for p, arrays in new_state.values():
+        data = current(p)
+        b = backend_of(data)
+        out = {}
+        for sk, a in arrays.items():
+            a2 = as_array_of(a, b)
+            out[sk] = b.astype(a2, data.dtype)  # a copy in the parameter's dtype
+        converted[p] = out
+
+    def commit() -> None:  # nothing here can fail: the optimizer changes all at once
+        opt.defaults.update(defaults)
+        for (g, _), hyper in zip(grouped, new_groups):
+            g.update(hyper)
+        opt._state = converted
+        for c, v in counters.items():
+            setattr(opt, c, v)
+
+    return commit

@@ -1,0 +1,170 @@
+"""State dicts: a layer's parameters as ``{dotted name: array}``, and loading them back.
+
+Names follow the attribute path, as PyTorch's do: ``'l1.W'`` for a sub-layer's parameter,
+``'layers.0.W'`` for a layer held in a list or tuple attribute. A Parameter reachable by two
+paths (tied weights) appears once, under the first path in definition order. Weight files
+(:mod:`zerograd_nn.weights`) use the same walk with DeZero's ``/`` separator.
+
+Loading is all or nothing: every name, shape and dtype is checked, every array converted to
+its parameter's backend and dtype, and only then is any parameter changed.
+
+>>> import numpy as np
+>>> from zerograd_nn.models import MLP
+>>> model = MLP((3, 2))
+>>> _ = model(np.ones((1, 4), np.float32))
+>>> list(model.state_dict())
+['l0.W', 'l0.b', 'l1.W', 'l1.b']
+>>> twin = MLP((3, 2))
+>>> twin.load_state_dict(model.state_dict())
+LoadResult(missing=[], unexpected=[])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+from zerograd import Parameter, Variable
+from zerograd.backends import as_array_of, backend_of, get_backend
+
+__all__ = ["LoadResult", "load_state_dict", "named_params", "state_dict"]
+
+
+class LoadResult(NamedTuple):
+    """What :meth:`Layer.load_state_dict` skipped (always empty when ``strict=True``)."""
+
+    missing: list[str]
+    unexpected: list[str]
+
+
+def walk(layer: Any, prefix: str, sep: str, seen: set[int]) -> Iterator[tuple[str, Parameter]]:
+    """Yield ``(name, Parameter)`` for ``layer``'s tree, each Parameter once.
+
+    Attributes holding a Parameter or Layer come first, in the order they were set; then
+    layers and Parameters held in list or tuple attributes, named by their index.
+    """
+    d = layer.__dict__
+    for name in d.get("_params", ()):
+        obj = d[name]
+        if isinstance(obj, Parameter):
+            if id(obj) not in seen:
+                seen.add(id(obj))
+                yield prefix + name, obj
+        else:
+            yield from walk(obj, prefix + name + sep, sep, seen)
+    for name in d.get("_lists", ()):
+        for i, item in enumerate(d.get(name, ())):
+            key = f"{prefix}{name}{sep}{i}"
+            if isinstance(item, Parameter):
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    yield key, item
+            elif hasattr(item, "_params") and hasattr(item, "forward"):  # a Layer
+                yield from walk(item, key + sep, sep, seen)
+
+
+def named_params(layer: Any) -> dict[str, Parameter]:
+    """``{dotted name: Parameter}`` for every Parameter of ``layer``, in definition order."""
+    return dict(walk(layer, "", ".", set()))
+
+
+def state_dict(layer: Any) -> dict[str, Any]:
+    """``{dotted name: copy of the array}`` for every Parameter that has data.
+
+    The arrays are copies on the parameters' backends: training on does not change them.
+    Parameters of a lazily sized layer that has not seen an input yet have no data and
+    are left out.
+    """
+    out = {}
+    for name, p in named_params(layer).items():
+        if p.data is not None:
+            out[name] = backend_of(p.data).astype(p.data, p.data.dtype)  # a copy
+    return out
+
+
+def _as_array(value: Any) -> Any:
+    return value.data if isinstance(value, Variable) else value
+
+
+def _numeric(value: Any) -> bool:
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or not hasattr(value, "shape"):
+        return False
+    try:
+        return backend_of(value).dtype_kind(dtype) in "fiu"
+    except Exception:  # noqa: BLE001 - an array type no backend owns
+        return False
+
+
+def load_state_dict(
+    layer: Any, d: Mapping[str, Any], strict: bool = True, *, owner: str = "Layer"
+) -> LoadResult:
+    """Set ``layer``'s parameters from ``d`` (see :meth:`Layer.load_state_dict`)."""
+    commit, _, result = prepare_load(layer, d, strict, owner=owner)
+    commit()
+    return result
+
+
+def prepare_load(
+    layer: Any, d: Mapping[str, Any], strict: bool = True, *, owner: str = "Layer"
+) -> tuple[Callable[[], None], dict[int, Any], LoadResult]:
+    """Check and convert everything :func:`load_state_dict` needs, changing nothing.
+
+    Returns:
+        ``(commit, new, result)``: ``commit()`` assigns (and cannot fail); ``new`` maps
+        ``id(param)`` to the array it will hold.
+    """
+    op = f"{owner}.load_state_dict"
+    if not isinstance(d, Mapping):
+        raise TypeError(
+            f"{op}(d): d must be a mapping of parameter names to arrays (as state_dict() "
+            f"returns), got {type(d).__name__}."
+        )
+    params = named_params(layer)
+    missing = [k for k, p in params.items() if k not in d and p.data is not None]
+    unexpected = [k for k in d if k not in params]
+    problems = []
+    if strict and missing:
+        problems.append(f"missing: {missing}")
+    if strict and unexpected:
+        problems.append(f"not in the model: {unexpected}")
+    for k, p in params.items():
+        if k not in d:
+            continue
+        a = _as_array(d[k])
+        if not _numeric(a):
+            what = getattr(a, "dtype", type(a).__name__)
+            problems.append(f"{k}: expected a numeric array, got {what}")
+        elif p.data is not None and tuple(a.shape) != tuple(p.data.shape):
+            problems.append(f"{k}: model {tuple(p.data.shape)}, given {tuple(a.shape)}")
+    if problems:
+        raise ValueError(
+            f"{op}: the state dict does not fit {type(layer).__name__} ({'; '.join(problems)}). "
+            f"Nothing was changed; pass the state_dict() of the same architecture"
+            + (" or strict=False to load the names that match." if strict else ".")
+        )
+    default = next(
+        (backend_of(p.data) for p in params.values() if p.data is not None), get_backend()
+    )
+    new = {}
+    for k, p in params.items():
+        if k not in d:
+            continue
+        a = _as_array(d[k])
+        if p.data is None:
+            new[k] = as_array_of(a, default)
+            continue
+        target = backend_of(p.data)
+        a = as_array_of(a, target)
+        if a.dtype != p.data.dtype:
+            a = target.astype(a, p.data.dtype)
+        elif a is _as_array(d[k]):
+            a = target.astype(a, a.dtype)  # a copy: never share an array with the caller
+        new[k] = a
+
+    def commit() -> None:  # nothing here can fail: the model changes all at once
+        for k, a in new.items():
+            params[k].data = a
+
+    by_id = {id(params[k]): a for k, a in new.items()}
+    return commit, by_id, LoadResult(list(missing), list(unexpected))

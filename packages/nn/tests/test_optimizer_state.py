@@ -1,0 +1,350 @@
+"""Optimizers: settable lr, parameter groups, state dicts, pickling, all-or-nothing updates."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+from zerograd import Parameter, Variable
+from zerograd_nn import layers as L
+from zerograd_nn import optimizers as O
+from zerograd_nn.models import MLP, Model
+
+ALL = {
+    "SGD": lambda: O.SGD(0.1),
+    "MomentumSGD": lambda: O.MomentumSGD(0.1),
+    "AdaGrad": lambda: O.AdaGrad(0.1),
+    "AdaDelta": lambda: O.AdaDelta(),
+    "Adam": lambda: O.Adam(0.1),
+    "AdamW": lambda: O.AdamW(0.1),
+}
+each = pytest.mark.parametrize("make", list(ALL.values()), ids=list(ALL))
+
+
+class Net(Model):
+    def __init__(self):
+        super().__init__()
+        self.fc = L.Linear(3, in_size=2)
+        self.bn = L.BatchNorm()
+        self.out = L.Linear(1, in_size=3)
+
+    def forward(self, x):
+        return self.out(self.bn(self.fc(x)))
+
+
+def grads_for(model, seed):
+    """Give every parameter a reproducible gradient (the same for twins of one model)."""
+    rng = np.random.default_rng(seed)
+    for p in model.params():
+        p.grad = Variable(rng.standard_normal(p.data.shape).astype(p.data.dtype))
+
+
+def trained(make, steps, model=None, seed0=0):
+    model = model or MLP((3, 2))
+    model(np.ones((1, 2), np.float32))
+    opt = make().setup(model)
+    for s in range(steps):
+        grads_for(model, seed0 + s)
+        opt.update()
+    return model, opt
+
+
+def copies(model):
+    return {k: p.data.copy() for k, p in model.named_params().items()}
+
+
+def opt_snapshot(opt):
+    st = {id(p): {k: a.copy() for k, a in s.items()} for p, s in opt._state.items()}
+    return st, getattr(opt, "t", None)
+
+
+def assert_same_opt(opt, snap):
+    st, t = snap
+    assert getattr(opt, "t", None) == t
+    assert set(st) == {id(p) for p in opt._state}
+    for p, s in opt._state.items():
+        for k, a in s.items():
+            np.testing.assert_array_equal(a, st[id(p)][k])
+
+
+# -- lr ---------------------------------------------------------------------------------
+
+
+@each
+def test_every_optimizer_has_a_settable_lr_that_scales_the_step(make):
+    steps = []
+    for lr in (1.0, 0.25):
+        p = Parameter(np.array([1.0, -2.0]))
+        opt = make().setup([p])
+        opt.lr = lr
+        opt.weight_decay = 0.0
+        p.grad = Variable(np.array([0.5, 0.25]))
+        opt.update()
+        steps.append(p.data - np.array([1.0, -2.0]))
+    np.testing.assert_allclose(steps[1], 0.25 * steps[0], rtol=1e-12)
+
+
+def test_adam_alpha_and_lr_are_one_value():
+    opt = O.Adam(alpha=0.3)
+    assert opt.lr == 0.3
+    opt.lr = 0.05
+    assert opt.alpha == 0.05
+    opt.alpha = 0.2
+    assert opt.lr == 0.2 and opt.defaults["lr"] == 0.2
+
+
+def test_bad_hyperparameters_are_refused_by_name():
+    with pytest.raises(TypeError, match=r"SGD: lr must be a real number, got 'a' \(str\)"):
+        O.SGD(lr="a")
+    with pytest.raises(ValueError, match=r"Adam: alpha must be a finite number >= 0, got -1.0"):
+        O.Adam().alpha = -1
+
+
+# -- parameter groups -------------------------------------------------------------------
+
+
+def test_groups_have_their_own_hyperparameters():
+    a, b = Parameter(np.array([1.0])), Parameter(np.array([1.0]))
+    opt = O.SGD(lr=1.0).setup([{"params": [a], "lr": 0.1}, {"params": [b]}])
+    a.grad, b.grad = Variable(np.array([2.0])), Variable(np.array([2.0]))
+    opt.update()
+    np.testing.assert_allclose([a.data[0], b.data[0]], [1.0 - 0.2, 1.0 - 2.0])
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 1.0]
+    opt.lr = 0.5  # the uniform lr sets every group
+    assert [g["lr"] for g in opt.param_groups] == [0.5, 0.5]
+
+
+def test_adam_groups_accept_alpha():
+    a = Parameter(np.array([1.0]))
+    opt = O.Adam().setup([{"params": [a], "alpha": 0.25}])
+    a.grad = Variable(np.array([3.0]))
+    opt.update()
+    np.testing.assert_allclose(a.data, [0.75])  # Adam's first step is lr * sign(grad)
+
+
+@pytest.mark.parametrize(
+    ("groups", "err", "words"),
+    [
+        ([{"params": [], "lr": 0.1, "momentum": 0.9}], ValueError, r"group 0 has unknown keys"),
+        ([{"lr": 0.1}], ValueError, r'group 0 must be a dict with a "params" entry'),
+        ([{"params": [1.0]}], TypeError, r"every item of group 0's params must be a Parameter"),
+    ],
+)
+def test_bad_groups_are_refused(groups, err, words):
+    with pytest.raises(err, match=words):
+        O.SGD().setup(groups)
+
+
+def test_a_parameter_in_two_groups_is_refused():
+    p = Parameter(np.array([1.0]))
+    with pytest.raises(ValueError, match=r"group 1 is also in an earlier group"):
+        O.SGD().setup([{"params": [p]}, {"params": [p]}])
+
+
+def test_weight_decay_groups_spare_biases_and_normalization():
+    model = Net()
+    model(np.ones((4, 2), np.float32))
+    groups = O.weight_decay_groups(model, 0.1)
+    assert list(groups[0]["params"]) == ["fc.W", "out.W"]
+    assert list(groups[1]["params"]) == [
+        "fc.b", "bn.avg_mean", "bn.avg_var", "bn.gamma", "bn.beta", "out.b",
+    ]  # fmt: skip
+    before = copies(model)
+    opt = O.SGD(lr=1.0).setup(groups)
+    grads_for(model, 0)
+    g = {k: p.grad.data.copy() for k, p in model.named_params().items()}
+    opt.update()
+    for k, p in model.named_params().items():
+        decay = 0.1 * before[k] if k.endswith(".W") else 0.0
+        np.testing.assert_allclose(p.data, before[k] - (g[k] + decay), rtol=1e-6)
+
+
+def test_adamw_with_groups_leaves_biases_undecayed():
+    decayed = MLP((3, 2))
+    decayed(np.ones((1, 2), np.float32))
+    plain = copy.deepcopy(decayed)
+    opts = [
+        O.Adam(0.1).setup(plain),
+        O.AdamW(0.1, weight_decay=0.5).setup(O.weight_decay_groups(decayed, 0.5)),
+    ]
+    for s in range(2):
+        for m, o in zip((plain, decayed), opts):
+            grads_for(m, s)
+            o.update()
+    np.testing.assert_array_equal(decayed.l0.b.data, plain.l0.b.data)
+    assert not np.allclose(decayed.l0.W.data, plain.l0.W.data)
+
+
+def test_l2_weight_decay_matches_the_hook():
+    a, b = Parameter(np.array([1.0, -3.0])), Parameter(np.array([1.0, -3.0]))
+    opt_a = O.MomentumSGD(0.1, weight_decay=0.2).setup([a])
+    opt_b = O.MomentumSGD(0.1).setup([b])
+    opt_b.add_hook(O.WeightDecay(0.2))
+    for _ in range(3):
+        a.grad, b.grad = Variable(np.array([0.5, 0.5])), Variable(np.array([0.5, 0.5]))
+        opt_a.update()
+        opt_b.update()
+    np.testing.assert_allclose(a.data, b.data, rtol=1e-12)
+
+
+# -- state dicts and copies -------------------------------------------------------------
+
+
+@each
+def test_state_dict_resumes_exactly(make):
+    model, opt = trained(make, 3)
+    sd = opt.state_dict()
+    twin = MLP((3, 2))
+    twin(np.ones((1, 2), np.float32))
+    twin.load_state_dict(model.state_dict())
+    twin_opt = make().setup(twin)
+    twin_opt.load_state_dict(sd)
+    for s in range(3, 5):
+        for m, o in ((model, opt), (twin, twin_opt)):
+            grads_for(m, s)
+            o.update()
+    for k, p in model.named_params().items():
+        assert np.array_equal(p.data, twin.named_params()[k].data), k
+
+
+def test_adam_state_dict_names_hyperparameters_and_moments():
+    model, opt = trained(lambda: O.Adam(0.1), 3)
+    sd = opt.state_dict()
+    assert sd["type"] == "Adam" and sd["counters"] == {"t": 3}
+    assert sd["groups"][0]["params"] == ["l0.W", "l0.b", "l1.W", "l1.b"]
+    assert sd["groups"][0]["lr"] == 0.1 and sd["groups"][0]["beta2"] == 0.999
+    np.testing.assert_array_equal(sd["state"]["l1.b"]["m"], opt._state[model.l1.b]["m"])
+    sd["state"]["l1.b"]["m"] += 1  # a copy
+    assert not np.array_equal(sd["state"]["l1.b"]["m"], opt._state[model.l1.b]["m"])
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda d: d.update(type="SGD"), r"the state dict is of a SGD, not a Adam"),
+        (lambda d: d["state"]["l0.W"].update(m=np.zeros((9, 9))), r"l0.W.m: shape \(9, 9\)"),
+        (lambda d: d["state"].update(zz={}), r"state for 'zz', which is not a parameter here"),
+        (lambda d: d["groups"][0].update(lr="x"), r"group 0: Adam: lr must be a real number"),
+        (lambda d: d["counters"].update(t=None), r"counter 't' must be an int"),
+    ],
+)
+def test_bad_optimizer_state_is_refused_and_changes_nothing(edit, words):
+    _, opt = trained(lambda: O.Adam(0.1), 2)
+    sd = opt.state_dict()
+    for st in sd["state"].values():
+        for k in st:
+            st[k] = st[k] + 1
+    sd["counters"]["t"] = 7
+    edit(sd)
+    snap = opt_snapshot(opt)
+    with pytest.raises(ValueError, match=words):
+        opt.load_state_dict(sd)
+    assert_same_opt(opt, snap)
+    assert opt.lr == 0.1
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+@each
+def test_model_and_optimizer_copy_and_train_on_identically(make, how):
+    model, opt = trained(make, 2)
+    pair = (model, opt)
+    m2, o2 = pickle.loads(pickle.dumps(pair)) if how == "pickle" else copy.deepcopy(pair)
+    assert o2.target is m2 or list(o2.target.params())[0] is m2.l0.W
+    for s in range(2, 4):
+        for m, o in ((model, opt), (m2, o2)):
+            grads_for(m, s)
+            o.update()
+    for k, p in model.named_params().items():
+        assert np.array_equal(p.data, m2.named_params()[k].data), k
+
+
+# -- all or nothing ---------------------------------------------------------------------
+
+
+def test_read_only_parameter_fails_before_anything_changes():
+    model, opt = trained(lambda: O.Adam(0.1), 1)
+    grads_for(model, 5)
+    model.l1.b.data.flags.writeable = False
+    before, snap = copies(model), opt_snapshot(opt)
+    grads = {k: p.grad for k, p in model.named_params().items()}
+    with pytest.raises(
+        ValueError, match=r"parameter 3 \('l1.b'\) of shape \(2,\) holds a read-only"
+    ):
+        opt.update()
+    for k, p in model.named_params().items():
+        np.testing.assert_array_equal(p.data, before[k])
+        assert p.grad is grads[k]
+    assert_same_opt(opt, snap)
+
+
+def test_reshaped_parameter_is_refused_until_the_state_is_cleared():
+    p, q = Parameter(np.array([1.0, 2.0])), Parameter(np.array([3.0]))
+    opt = O.MomentumSGD(0.1).setup([q, p])
+    p.grad, q.grad = Variable(np.ones(2)), Variable(np.ones(1))
+    opt.update()
+    p.data = np.zeros(3)
+    p.grad, q.grad = Variable(np.ones(3)), Variable(np.ones(1))
+    q_before, snap = q.data.copy(), opt_snapshot(opt)
+    with pytest.raises(ValueError, match=r"now has shape \(3,\) but its optimizer state 'v'"):
+        opt.update()
+    np.testing.assert_array_equal(q.data, q_before)
+    np.testing.assert_array_equal(p.data, np.zeros(3))
+    assert_same_opt(opt, snap)
+    opt.clear_state()
+    opt.update()
+    np.testing.assert_allclose(p.data, [-0.1, -0.1, -0.1])
+
+
+@pytest.mark.parametrize("make", [ALL["Adam"], ALL["MomentumSGD"]], ids=["Adam", "MomentumSGD"])
+def test_a_raising_hook_after_weight_decay_changes_nothing(make):
+    model, opt = trained(make, 1)
+    opt.add_hook(O.WeightDecay(0.5))
+
+    def boom(params):
+        params[0].grad.data[...] = 0.0  # writes into the gradient WeightDecay made
+        raise RuntimeError("hook failed")
+
+    opt.add_hook(boom)
+    grads_for(model, 7)
+    grads = {k: (p.grad, p.grad.data, p.grad.data.copy()) for k, p in model.named_params().items()}
+    before, snap = copies(model), opt_snapshot(opt)
+    with pytest.raises(RuntimeError, match="hook failed"):
+        opt.update()
+    for k, p in model.named_params().items():
+        np.testing.assert_array_equal(p.data, before[k])
+        g, data, values = grads[k]
+        assert p.grad is g and p.grad.data is data
+        np.testing.assert_array_equal(data, values)
+    assert_same_opt(opt, snap)
+
+
+def test_hooks_cannot_leak_through_a_shared_gradient():
+    a, b = Parameter(np.array([1.0])), Parameter(np.array([3.0]))
+    shared = Variable(np.array([1.0]))
+    a.grad = b.grad = shared
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(O.WeightDecay(0.1))
+    opt.update()
+    np.testing.assert_allclose([a.data[0], b.data[0]], [1.0 - 1.1, 3.0 - 1.3])
+    np.testing.assert_array_equal(shared.data, [1.0])
+
+    def double_in_place(params):
+        for p in params:
+            p.grad.data *= 2
+
+    a.data[...], b.data[...] = 0.0, 0.0
+    a.grad = b.grad = Variable(np.array([1.0]))
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(double_in_place)
+    opt.update()
+    np.testing.assert_allclose([a.data[0], b.data[0]], [-2.0, -2.0])
+
+
+def test_clip_grad_clips_a_shared_gradient_once():
+    a, b = Parameter(np.array([0.0])), Parameter(np.array([0.0]))
+    a.grad = b.grad = Variable(np.array([3.0]))
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(O.ClipGrad(3.0 * np.sqrt(2) / 2))  # total norm 3*sqrt(2): halve each
+    opt.update()
+    np.testing.assert_allclose([a.data[0], b.data[0]], [-1.5, -1.5], rtol=1e-6)

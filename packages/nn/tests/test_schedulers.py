@@ -1,0 +1,195 @@
+"""Schedulers against the formulas (and worked examples) of PyTorch's documentation."""
+
+import math
+
+import numpy as np
+import pytest
+
+from zerograd import Parameter, Variable
+from zerograd_nn import optimizers as O
+from zerograd_nn import schedulers as S
+
+
+def opt_with(*lrs, make=O.SGD):
+    groups = [{"params": [Parameter(np.zeros(1))], "lr": lr} for lr in lrs]
+    return make().setup(groups)
+
+
+def lrs(sched, n):
+    """The lr of group 0 at steps 0..n-1 (read from the optimizer)."""
+    out = []
+    for _ in range(n):
+        out.append(sched.optimizer.param_groups[0]["lr"])
+        sched.step()
+    return out
+
+
+def test_step_lr_matches_the_documented_example():
+    # PyTorch's docs: lr 0.05 for epochs < 30, 0.005 for 30..59, 0.0005 for 60..89
+    opt = opt_with(0.05)
+    got = lrs(S.StepLR(opt, step_size=30, gamma=0.1), 90)
+    want = [0.05] * 30 + [0.005] * 30 + [0.0005] * 30
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_exponential_lr_every_group():
+    opt = opt_with(0.1, 0.4)
+    sched = S.ExponentialLR(opt, gamma=0.9)
+    for t in range(1, 6):
+        sched.step()
+        np.testing.assert_allclose(sched.get_last_lr(), [0.1 * 0.9**t, 0.4 * 0.9**t])
+        assert opt.lr == sched.get_last_lr()[0]
+
+
+def test_cosine_annealing_formula():
+    opt = opt_with(0.5)
+    got = lrs(S.CosineAnnealingLR(opt, T_max=10, eta_min=0.01), 11)
+    want = [0.01 + 0.49 * (1 + math.cos(math.pi * t / 10)) / 2 for t in range(11)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert got[10] == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize(("T_0", "T_mult"), [(4, 1), (3, 2), (2, 3)])
+def test_cosine_warm_restarts_formula(T_0, T_mult):  # noqa: N803
+    opt = opt_with(1.0)
+    got = lrs(S.CosineAnnealingWarmRestarts(opt, T_0=T_0, T_mult=T_mult, eta_min=0.1), 40)
+    for t, lr in enumerate(got):
+        # PyTorch's closed form for the period of step t
+        if T_mult == 1:
+            t_cur, t_i = t % T_0, T_0
+        elif t >= T_0:
+            n = int(math.log(t / T_0 * (T_mult - 1) + 1, T_mult))
+            t_cur, t_i = t - T_0 * (T_mult**n - 1) / (T_mult - 1), T_0 * T_mult**n
+        else:
+            t_cur, t_i = t, T_0
+        assert lr == pytest.approx(0.1 + 0.9 * (1 + math.cos(math.pi * t_cur / t_i)) / 2), t
+    restarts = [t for t in range(1, 40) if got[t] == pytest.approx(1.0)]
+    want = {(4, 1): [4, 8, 12], (3, 2): [3, 9, 21], (2, 3): [2, 8, 26]}[(T_0, T_mult)]
+    assert restarts[:3] == want
+
+
+def test_linear_warmup_matches_linear_lr_example():
+    # PyTorch's LinearLR example: lr 0.05, start_factor 0.5, total_iters 4
+    opt = opt_with(0.05)
+    got = lrs(S.LinearWarmup(opt, warmup_steps=4, start_factor=0.5), 7)
+    np.testing.assert_allclose(got, [0.025, 0.03125, 0.0375, 0.04375, 0.05, 0.05, 0.05])
+
+
+def test_adam_alpha_is_scheduled():
+    opt = opt_with(0.2, make=O.Adam)
+    S.StepLR(opt, step_size=1, gamma=0.5).step()
+    assert opt.alpha == opt.lr == 0.1
+
+
+def test_sequential_warmup_then_cosine_restarts_the_second_at_its_step_0():
+    opt = opt_with(1.0)
+    warm = S.LinearWarmup(opt, warmup_steps=3, start_factor=0.25)
+    cos = S.CosineAnnealingLR(opt, T_max=5)
+    got = lrs(S.SequentialLR(opt, [warm, cos], milestones=[3]), 9)
+    want = [0.25, 0.5, 0.75] + [(1 + math.cos(math.pi * t / 5)) / 2 for t in range(6)]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_chained_multiplies_the_factors():
+    opt = opt_with(1.0, 2.0)
+    warm = S.LinearWarmup(opt, warmup_steps=4, start_factor=0.2)
+    decay = S.ExponentialLR(opt, gamma=0.9)
+    chain = S.ChainedScheduler([warm, decay])
+    for t in range(8):
+        w = 0.2 + 0.8 * min(t, 4) / 4
+        np.testing.assert_allclose(chain.get_last_lr(), [w * 0.9**t, 2 * w * 0.9**t])
+        chain.step()
+
+
+def test_reduce_on_plateau_by_hand():
+    opt = opt_with(1.0)
+    sched = S.ReduceLROnPlateau(opt, factor=0.5, patience=2)
+    got = []
+    for m in [1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5]:
+        sched.step(m)
+        got.append(opt.lr)
+    assert got == [1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.25]
+
+
+def test_reduce_on_plateau_max_mode_cooldown_and_min_lr():
+    opt = opt_with(1.0)
+    sched = S.ReduceLROnPlateau(opt, mode="max", factor=0.1, patience=0, cooldown=1, min_lr=0.05)
+    got = []
+    for m in [Variable(np.array(1.0)), 0.5, 0.5, 0.5, 0.5]:
+        sched.step(m)
+        got.append(sched.get_last_lr()[0])
+    # step 2 is bad (reduce, cooldown 1), step 3 is in cooldown, step 4 reduces to min_lr
+    assert got == [1.0, pytest.approx(0.1), pytest.approx(0.1), 0.05, 0.05]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda o: S.StepLR(o, 2, gamma=0.5),
+        lambda o: S.CosineAnnealingWarmRestarts(o, 2, T_mult=2),
+        lambda o: S.SequentialLR(o, [S.LinearWarmup(o, 2), S.ExponentialLR(o, 0.8)], [2]),
+        lambda o: S.ChainedScheduler([S.LinearWarmup(o, 3), S.ExponentialLR(o, 0.8)]),
+    ],
+    ids=["StepLR", "WarmRestarts", "SequentialLR", "ChainedScheduler"],
+)
+def test_state_dict_resumes_the_same_schedule(make):
+    a_opt = opt_with(1.0)
+    a = make(a_opt)
+    for _ in range(3):
+        a.step()
+    b_opt = opt_with(1.0)
+    b = make(b_opt)
+    b.load_state_dict(a.state_dict())
+    b_opt.load_state_dict(a_opt.state_dict())
+    for _ in range(5):
+        a.step()
+        b.step()
+        assert a.get_last_lr() == b.get_last_lr() and a_opt.lr == b_opt.lr
+
+
+def test_plateau_state_dict_round_trip():
+    opt = opt_with(1.0)
+    a = S.ReduceLROnPlateau(opt, patience=1)
+    for m in (3.0, 2.0, 2.5):
+        a.step(m)
+    b = S.ReduceLROnPlateau(opt_with(1.0), patience=1)
+    b.load_state_dict(a.state_dict())
+    assert (b.best, b.num_bad_epochs, b.last_epoch) == (2.0, 1, 3)
+
+
+def test_a_foreign_state_is_refused_and_changes_nothing():
+    s = S.StepLR(opt_with(1.0), 3)
+    s.step()
+    before = s.state_dict()
+    with pytest.raises(ValueError, match=r"StepLR.load_state_dict: expected the keys"):
+        s.load_state_dict(S.ExponentialLR(opt_with(1.0), 0.5).state_dict())
+    bad = dict(before, gamma="big")
+    with pytest.raises(ValueError, match=r"gamma should be like 0.1, got 'big'"):
+        s.load_state_dict(bad)
+    assert s.state_dict() == before
+
+
+@pytest.mark.parametrize(
+    ("call", "err", "words"),
+    [
+        (lambda o: S.StepLR(o, 0), ValueError, r"StepLR: step_size must be a positive int"),
+        (lambda o: S.ExponentialLR(o, -1), ValueError, r"ExponentialLR: gamma must be a number"),
+        (lambda o: S.LinearWarmup(o, 3, 0), ValueError, r"start_factor must be in \(0, 1\]"),
+        (lambda o: S.ReduceLROnPlateau(o, mode="up"), ValueError, r"mode must be 'min' or 'max'"),
+        (lambda o: S.SequentialLR(o, [S.StepLR(o, 1)], [2]), ValueError, r"milestones must be 0"),
+        (
+            lambda o: S.ChainedScheduler([S.ReduceLROnPlateau(o)]),
+            TypeError,
+            r"ReduceLROnPlateau needs a metric",
+        ),
+        (lambda o: S.ReduceLROnPlateau(o).step("x"), TypeError, r"metric must be a number"),
+    ],
+)
+def test_bad_arguments_are_named(call, err, words):
+    with pytest.raises(err, match=words):
+        call(opt_with(1.0))
+
+
+def test_a_scheduler_needs_a_set_up_optimizer():
+    with pytest.raises(ValueError, match=r"call optimizer.setup\(model\) before making"):
+        S.StepLR(O.SGD(), 2)

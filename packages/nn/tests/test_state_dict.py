@@ -1,0 +1,190 @@
+"""Layer state dicts (dotted names, all-or-nothing loading) and pickling / deep copies."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Parameter
+from zerograd.backends import as_numpy, backend_of
+from zerograd_nn import layers as L
+from zerograd_nn import optimizers as O
+from zerograd_nn.layers import Layer
+from zerograd_nn.models import MLP, Model, Sequential
+
+
+class Blocks(Model):
+    """Sub-layers by attribute, in a list, and a tied Parameter reachable twice."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = L.Linear(3, in_size=2)
+        self.blocks = [L.Linear(3, in_size=3), L.Linear(2, in_size=3, nobias=True)]
+        self.scale = Parameter(np.ones(2, dtype=np.float32), name="scale")
+        self.tied = self.head.W  # the same Parameter again: listed once, first name wins
+
+    def forward(self, x):
+        h = self.head(x)
+        for b in self.blocks:
+            h = b(h)
+        return h * self.scale
+
+
+def x_in(n=4, d=2, seed=0):
+    return np.random.default_rng(seed).standard_normal((n, d)).astype(np.float32)
+
+
+def snapshot(model):
+    return {k: np.array(as_numpy(p.data)) for k, p in model.named_params().items()}
+
+
+def test_dotted_names_for_nested_lists_sequential_and_tied_params():
+    m = Blocks()
+    assert list(m.named_params()) == [
+        "head.W", "head.b", "scale", "blocks.0.W", "blocks.0.b", "blocks.1.W",
+    ]  # fmt: skip
+    assert m.named_params()["head.W"] is m.head.W
+    seq = Sequential(L.Linear(3), F.relu, L.Linear(2))  # children by their index
+    assert list(seq.named_params()) == ["l0.W", "l0.b", "l2.W", "l2.b"]
+    assert list(MLP((4, 3, 2)).named_params()) == [
+        "l0.W", "l0.b", "l1.W", "l1.b", "l2.W", "l2.b",
+    ]  # fmt: skip
+
+
+def test_layers_in_a_list_are_trained_by_the_optimizer():
+    m = Blocks()
+    y = m(x_in())
+    (y * y).sum().backward()
+    before = m.blocks[1].W.data.copy()
+    O.SGD(lr=0.1).setup(m).update()
+    assert list(m.params()) == list(m.named_params().values())
+    np.testing.assert_allclose(m.blocks[1].W.data, before - 0.1 * m.blocks[1].W.grad.data)
+
+
+def test_state_dict_holds_copies():
+    m = MLP((3, 2))
+    m(x_in())
+    sd = m.state_dict()
+    kept = {k: v.copy() for k, v in sd.items()}
+    for p in m.params():
+        p.data += 1.0
+    for k in sd:
+        np.testing.assert_array_equal(sd[k], kept[k])
+        assert not np.shares_memory(sd[k], m.named_params()[k].data)
+
+
+def test_round_trip_gives_identical_outputs_and_unsized_layers_take_shapes():
+    a = MLP((5, 3))
+    x = x_in(d=4)
+    ya = a(x).data
+    b = MLP((5, 3))  # unsized: W has no data until loaded
+    assert b.l0.W.data is None
+    assert b.load_state_dict(a.state_dict()) == ([], [])
+    np.testing.assert_array_equal(b(x).data, ya)
+    assert b.l0.W.data.dtype == np.float32
+
+
+def test_load_casts_to_each_parameter_dtype():
+    a = MLP((3,))
+    a(x_in())
+    sd = {k: v.astype(np.float64) + 0.25 for k, v in a.state_dict().items()}
+    a.load_state_dict(sd)
+    for k, p in a.named_params().items():
+        assert p.data.dtype == np.float32
+        np.testing.assert_array_equal(p.data, sd[k].astype(np.float32))
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda d: d.pop("l0.b"), r"missing: \['l0.b'\]"),
+        (lambda d: d.update(extra=np.zeros(2)), r"not in the model: \['extra'\]"),
+        (lambda d: d.update({"l1.W": np.zeros((3, 3))}), r"l1.W: model \(3, 2\), given \(3, 3\)"),
+        (lambda d: d.update({"l1.b": np.array(["a", "b"])}), r"l1.b: expected a numeric array"),
+        (lambda d: d.update({"l1.b": [0.0, 0.0]}), r"l1.b: expected a numeric array, got list"),
+    ],
+)
+def test_a_bad_state_dict_is_refused_and_changes_nothing(edit, words):
+    m = MLP((3, 2))
+    m(x_in())
+    before = snapshot(m)
+    d = {k: v + 1 for k, v in m.state_dict().items()}
+    edit(d)
+    with pytest.raises(ValueError, match=r"MLP.load_state_dict: the state dict does not fit"):
+        m.load_state_dict(d)
+    with pytest.raises(ValueError, match=words):
+        m.load_state_dict(d)
+    after = snapshot(m)
+    for k in before:
+        np.testing.assert_array_equal(after[k], before[k])
+
+
+def test_load_needs_a_mapping():
+    with pytest.raises(TypeError, match=r"load_state_dict\(d\): d must be a mapping.*got list"):
+        MLP((2,)).load_state_dict([1, 2])
+
+
+def test_non_strict_load_skips_and_reports_names():
+    a, b = MLP((3, 2)), MLP((3, 2))
+    a(x_in())
+    b(x_in())
+    d = a.state_dict()
+    del d["l1.b"]
+    d["other"] = np.zeros(1)
+    old_b = b.l1.b.data.copy()
+    assert b.load_state_dict(d, strict=False) == (["l1.b"], ["other"])
+    np.testing.assert_array_equal(b.l0.W.data, a.l0.W.data)
+    np.testing.assert_array_equal(b.l1.b.data, old_b)
+
+
+def test_state_dict_round_trip_across_backends(backend, to_np):
+    a = MLP((3, 2)).to(backend)
+    a(as_numpy(x_in()) if backend.name == "numpy" else backend.from_numpy(x_in()))
+    b = MLP((3, 2))
+    b(x_in())
+    b.load_state_dict(a.state_dict())  # backend arrays into a numpy model
+    for k, p in b.named_params().items():
+        assert backend_of(p.data).name == "numpy"
+        np.testing.assert_array_equal(p.data, to_np(a.named_params()[k].data))
+    c = MLP((3, 2)).to(backend)
+    c(backend.from_numpy(x_in()))
+    c.load_state_dict(b.state_dict())  # numpy arrays into a model on the backend under test
+    for k, p in c.named_params().items():
+        assert backend_of(p.data).name == backend.name
+        np.testing.assert_array_equal(to_np(p.data), b.named_params()[k].data)
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy"])
+def test_models_copy_after_a_forward_and_backward_pass(how):
+    m = Blocks()
+    x = x_in()
+    y = m(x)
+    (y * y).sum().backward()
+    twin = pickle.loads(pickle.dumps(m)) if how == "pickle" else copy.deepcopy(m)
+    np.testing.assert_array_equal(twin(x).data, m(x).data)
+    assert twin.blocks[0].W is not m.blocks[0].W
+    assert twin.tied is twin.head.W  # tying survives the copy
+    np.testing.assert_array_equal(twin.head.W.grad.data, m.head.W.grad.data)
+
+
+def test_rnn_copy_keeps_the_hidden_state_without_the_graph():
+    r = L.RNN(3, in_size=2)
+    r(x_in(1))
+    r(x_in(1, seed=1))
+    twin = copy.deepcopy(r)
+    assert twin.h.creator is None
+    np.testing.assert_array_equal(twin.h.data, r.h.data)
+    np.testing.assert_array_equal(twin(x_in(1, seed=2)).data, r(x_in(1, seed=2)).data)
+
+
+def test_layer_without_super_init_still_tracks_lists():
+    class Bare(Layer):
+        def __init__(self):
+            self.parts = (L.Linear(2, in_size=2),)
+
+        def forward(self, x):
+            return self.parts[0](x)
+
+    assert list(Bare().named_params()) == ["parts.0.W", "parts.0.b"]
