@@ -12,6 +12,7 @@ and train as usual: every ``optimizer.update()`` averages the gradients over the
 
 from __future__ import annotations
 
+from . import checkpoint
 from .communicator import OPS, Communicator, create_communicator
 from .data import DatasetShard, evaluate, mean_over_ranks, scatter_dataset, shard_indices
 from .failure import abort_on_error, install_excepthook
@@ -30,6 +31,7 @@ __all__ = [
     "NcclCommunicator",
     "abort_on_error",
     "broadcast_params",
+    "checkpoint",
     "create_communicator",
     "create_multi_node_optimizer",
     "evaluate",
