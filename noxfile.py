@@ -27,6 +27,7 @@ nox.options.sessions = [
     "docs",
     "doc_code",
     "plugin_example",
+    "distributed",
 ]
 
 # distribution folder -> the sibling folders it needs installed for its tests
@@ -202,10 +203,29 @@ def smoke(session: nox.Session) -> None:
 
 
 @nox.session
+def distributed(session: nox.Session) -> None:
+    """zerograd-distributed: its tests on one process, then on every rank of ``mpiexec -n 2``
+    and ``-n 3`` (uneven shards). MPI comes from the mpich wheel; MPICH runs more ranks than
+    cores without flags (a failing rank aborts the run; MPIEXEC_TIMEOUT bounds a hang)."""
+    folders = ["core", "backend-numpy", "nn", "distributed"]
+    reqs = [str(PACKAGES / f) for f in folders]
+    session.install(NUMPY["2"], "pytest>=8", "mpi4py>=4", "mpich", *reqs)
+    tests = PACKAGES / "distributed" / "tests"
+    session.run("pytest", str(tests), "-q", "-rs", "-p", "no:cacheprovider", *session.posargs)
+    bin_dir = Path(session.bin)
+    for n in ("2", "3"):
+        session.run(
+            str(bin_dir / "mpiexec"), "-n", n, str(bin_dir / "python"), "-m", "pytest",
+            str(tests / "mpi"), "-q", "-rs", "-p", "no:cacheprovider", *session.posargs,
+            env={"MPIEXEC_TIMEOUT": "600"}, external=True,
+        )  # fmt: skip
+
+
+@nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks, written as a markdown table to benchmarks/results.md (BLAS on 1 thread)."""
-    folders = [f for f in ("core", "backend-numpy", "nn") if (PACKAGES / f).is_dir()]
-    reqs = [str(PACKAGES / f) for f in folders]
+    folders = [f for f in ("core", "backend-numpy", "nn", "distributed") if (PACKAGES / f).is_dir()]
+    reqs = [str(PACKAGES / f) for f in folders] + ["mpi4py>=4", "mpich"]  # bench_distributed
     if _gpu_missing() is None:
         reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
     session.install("numpy>=2,<3", "psutil", *reqs)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-MODULES = ["bench_core", "bench_nn", "bench_gpu"]
+MODULES = ["bench_core", "bench_nn", "bench_gpu", "bench_distributed"]
 
 
 def fmt(v: object) -> str:

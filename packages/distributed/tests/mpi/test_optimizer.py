@@ -1,0 +1,205 @@
+"""broadcast_params and DataParallelOptimizer on every rank: averaged gradients, packing,
+missing gradients, lazy layers, and failures that change nothing on any rank."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Parameter
+from zerograd_distributed import DataParallelOptimizer, broadcast_params
+from zerograd_nn.models import MLP
+from zerograd_nn.optimizers import SGD, MomentumSGD
+
+
+def _params(comm, seed_offset=0, shapes=((3, 4), (4,)), dtype=np.float32):
+    rng = np.random.default_rng(100 * comm.rank + seed_offset)  # different on every rank
+    return [Parameter(rng.standard_normal(s).astype(dtype)) for s in shapes]
+
+
+def _gathered(comm, arrays):
+    return [comm.allgather(np.ascontiguousarray(a)) for a in arrays]
+
+
+def test_broadcast_params_gives_root_values(comm):
+    params = _params(comm)
+    root = comm.size - 1
+    root_values = comm.bcast_obj([p.data.copy() for p in params], root=root)
+    assert broadcast_params(params, comm, root=root) == 2
+    for p, want in zip(params, root_values):
+        np.testing.assert_array_equal(p.data, want)
+        assert p.data.dtype == np.float32 and p.data.shape == want.shape
+
+
+def test_broadcast_params_leaves_unsized_layers_for_later(comm):
+    model = MLP((5, 2))  # Linear layers size W at the first call
+    assert broadcast_params(model, comm) == 2  # the two biases
+    x = np.random.default_rng(comm.rank).random((4, 3), dtype=np.float32)
+    model(x)  # sizes W differently on every rank
+    assert broadcast_params(model, comm) == 4
+    for a in _gathered(comm, [p.data for p in model.params()]):
+        for r in range(comm.size):
+            np.testing.assert_array_equal(a[r], a[0])
+
+
+def test_update_averages_gradients(comm):
+    params = _params(comm, 1)
+    broadcast_params(params, comm)
+    start = [p.data.copy() for p in params]
+    for i, p in enumerate(params):
+        p.grad = Parameter(np.full(p.data.shape, comm.rank + i, np.float32))
+    mean_grads = [comm.allreduce(p.grad.data, "mean") for p in params]
+    DataParallelOptimizer(SGD(lr=0.5), comm).setup(params).update()
+    for p, p0, g in zip(params, start, mean_grads):
+        np.testing.assert_allclose(p.grad.data, g, rtol=1e-6)
+        np.testing.assert_allclose(p.data, p0 - 0.5 * g, rtol=1e-6)
+    for a in _gathered(comm, [p.data for p in params]):
+        assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))
+
+
+def test_one_allreduce_per_dtype_or_bucket(comm, monkeypatch):
+    shapes = ((10, 10), (10,), (10, 10), (10,))
+    params = _params(comm, 2, shapes) + _params(comm, 3, ((7,),), np.float64)
+    broadcast_params(params, comm)
+    calls = []
+    real = comm._allreduce_sum_inplace
+    monkeypatch.setattr(comm, "_allreduce_sum_inplace", lambda b: calls.append(b.size) or real(b))
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    DataParallelOptimizer(SGD(), comm).setup(params).update()
+    expected = [220, 7] if comm.size > 1 else []  # one rank: nothing to send
+    assert calls == expected
+    calls.clear()
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    DataParallelOptimizer(SGD(), comm, bucket_bytes=440).setup(params).update()
+    assert calls == ([110, 110, 7] if comm.size > 1 else [])
+
+
+def test_gradient_missing_on_some_ranks_counts_as_zero(comm):
+    params = _params(comm, 4)
+    broadcast_params(params, comm)
+    start = [p.data.copy() for p in params]
+    params[0].grad = Parameter(np.full((3, 4), 2.0 * (comm.rank + 1), np.float32))
+    if comm.rank == 0:  # only rank 0 has a gradient for the bias
+        params[1].grad = Parameter(np.full(4, 6.0, np.float32))
+    DataParallelOptimizer(SGD(lr=1.0), comm).setup(params).update()
+    g0 = 2.0 * sum(r + 1 for r in range(comm.size)) / comm.size
+    np.testing.assert_allclose(params[0].data, start[0] - g0, rtol=1e-6)
+    np.testing.assert_allclose(params[1].data, start[1] - 6.0 / comm.size, rtol=1e-6)
+    both = comm.allgather(params[1].data)
+    assert all(np.array_equal(both[r], both[0]) for r in range(comm.size))
+
+
+def test_no_gradient_anywhere_leaves_parameter_alone(comm):
+    params = _params(comm, 5)
+    broadcast_params(params, comm)
+    params[0].grad = Parameter(np.ones((3, 4), np.float32))
+    before = params[1].data.copy()
+    DataParallelOptimizer(SGD(lr=1.0), comm).setup(params).update()
+    assert params[1].grad is None
+    np.testing.assert_array_equal(params[1].data, before)
+
+
+def test_lazy_layer_is_broadcast_at_first_update_which_skips(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank has nothing to broadcast")
+    model = MLP((4, 3))
+    opt = DataParallelOptimizer(MomentumSGD(lr=0.1), comm).setup(model)
+    rng = np.random.default_rng(comm.rank)
+    x, t = rng.random((5, 2), dtype=np.float32), rng.integers(0, 3, 5)
+    loss = F.softmax_cross_entropy(model(x), t)
+    model.cleargrads()
+    loss.backward()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        opt.update()
+    root_values = comm.bcast_obj([p.data.copy() for p in model.params()])
+    for p, want in zip(model.params(), root_values):  # rank 0's initial values, not updated
+        np.testing.assert_array_equal(p.data, want)
+    if comm.rank == 0:
+        assert "had not been broadcast from rank 0" in str(caught[0].message)
+    loss = F.softmax_cross_entropy(model(x), t)
+    model.cleargrads()
+    loss.backward()
+    opt.update()  # a real step now, identical on every rank
+    for a, start in zip(_gathered(comm, [p.data for p in model.params()]), root_values):
+        assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))
+        assert not np.array_equal(a[0], start)
+
+
+def test_different_models_raise_on_every_rank_and_change_nothing(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    shapes = ((3, 4), (4,)) if comm.rank == 0 else ((3, 4), (5,))
+    params = _params(comm, 6, shapes)
+    before = [p.data.copy() for p in params]
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    opt = DataParallelOptimizer(SGD(lr=1.0), comm).setup(params)
+    with pytest.raises(ValueError, match=r"parameter 1 is \(\(4,\), 'float32'\) on rank 0 but"):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+    with pytest.raises(ValueError, match=r"ranks hold different parameters"):
+        broadcast_params(params, comm)
+
+
+def test_bad_gradient_on_one_rank_raises_on_every_rank(comm):
+    params = _params(comm, 7)
+    broadcast_params(params, comm)
+    before = [p.data.copy() for p in params]
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    bad = comm.size - 1
+    if comm.rank == bad:
+        params[1].grad = Parameter(np.ones(5, np.float32))
+    opt = DataParallelOptimizer(SGD(lr=1.0), comm).setup(params)
+    pattern = (
+        rf"rank {bad}: parameter 1 of shape \(4,\) has a gradient of shape \(5,\)"
+        if comm.size > 1
+        else r"SGD.update\(\): parameter 1 .* has a gradient of shape \(5,\)"
+    )
+    with pytest.raises(ValueError, match=pattern):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+
+
+def test_attributes_are_the_wrapped_optimizers(comm):
+    inner = SGD(lr=0.1)
+    opt = DataParallelOptimizer(inner, comm)
+    opt.lr = 0.25
+    assert inner.lr == 0.25 and opt.lr == 0.25
+    with pytest.raises(RuntimeError, match=r"SGD.update\(\): no target"):
+        opt.update()
+
+
+def test_buffer_is_reused_only_when_no_gradient_still_uses_it(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank averages nothing")
+    params = _params(comm, 8)
+    broadcast_params(params, comm)
+    opt = DataParallelOptimizer(SGD(lr=0.0), comm).setup(params)
+
+    def step(value):
+        for p in params:
+            p.grad = Parameter(np.full(p.data.shape, value + comm.rank, np.float32))
+        opt.update()
+        return [p.grad.data for p in params]
+
+    kept = step(1.0)  # the user holds on to step 1's averaged gradients
+    want = [g.copy() for g in kept]
+    second = step(5.0)
+    for g, w in zip(kept, want):  # step 2 did not write into them
+        np.testing.assert_array_equal(g, w)
+    assert not np.shares_memory(second[0], kept[0])
+    del kept, g, want
+    base = id(second[0].base)  # the optimizer keeps the buffer alive: its id stays its own
+    del second
+    third = step(9.0)  # nothing uses step 2's buffer any more: it is reused
+    assert id(third[0].base) == base
+    np.testing.assert_allclose(third[0], 9.0 + (comm.size - 1) / 2)

@@ -1,0 +1,58 @@
+"""DataParallelOptimizer's argument checks, and on one rank: exactly the wrapped optimizer."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd_distributed import (
+    DataParallelOptimizer,
+    create_communicator,
+    create_multi_node_optimizer,
+)
+from zerograd_nn.models import MLP
+from zerograd_nn.optimizers import Adam
+
+
+def test_arguments_are_checked():
+    comm = create_communicator("mpi")
+    with pytest.raises(TypeError, match=r"optimizer must be a zerograd-nn optimizer .* got int"):
+        DataParallelOptimizer(3, comm)
+    with pytest.raises(TypeError, match=r"comm must come from create_communicator\(...\), got str"):
+        DataParallelOptimizer(Adam(), "mpi")
+    with pytest.raises(ValueError, match=r"bucket_bytes must be a positive int or None, got 0"):
+        DataParallelOptimizer(Adam(), comm, bucket_bytes=0)
+    with pytest.raises(ValueError, match=r"root must be a rank in 0..0, got 1"):
+        DataParallelOptimizer(Adam(), comm, root=1)
+
+
+def test_one_rank_trains_like_the_wrapped_optimizer():
+    comm = create_communicator("mpi")
+    x = np.random.default_rng(0).random((8, 3), dtype=np.float32)
+    t = np.arange(8) % 2
+    models = []
+    for wrap in (False, True):
+        np.random.seed(0)
+        model = MLP((5, 2))
+        opt = Adam(alpha=0.05).setup(model)
+        if wrap:
+            opt = create_multi_node_optimizer(Adam(alpha=0.05), comm).setup(model)
+        for _ in range(3):
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+        models.append([p.data for p in model.params()])
+    for a, b in zip(*models):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_wrapper_copies_without_recursion():
+    comm = create_communicator("mpi")
+    opt = DataParallelOptimizer(Adam(alpha=0.3), comm)
+    twin = copy.copy(opt)  # copy asks for dunder hooks before __init__ has run
+    assert twin.optimizer is opt.optimizer and twin.alpha == 0.3
+    assert not hasattr(opt, "__missing_hook__")  # dunder names are never forwarded
