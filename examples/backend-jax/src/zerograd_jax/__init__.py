@@ -46,6 +46,7 @@ class JaxBackend(Backend):
     def __init__(self) -> None:
         self._key: Any = None  # the jax.random key; made on the first draw or by seed()
         self._key_lock = threading.Lock()
+        self._reason: str | None = None  # unavailable_reason(), once known
 
     # -- classification, availability ----------------------------------------------------
     def owns(self, array_type: type) -> bool:
@@ -75,13 +76,15 @@ class JaxBackend(Backend):
         return not self.unavailable_reason()
 
     def unavailable_reason(self) -> str:
-        try:
-            import jax
+        if self._reason is None:  # asked on every conversion: find out once
+            try:
+                import jax
 
-            jax.devices()
-        except Exception as e:  # ImportError, or no usable XLA backend
-            return f"JAX cannot run here ({type(e).__name__}: {e}); pip install jax"
-        return ""
+                jax.devices()
+                self._reason = ""
+            except Exception as e:  # ImportError, or no usable XLA backend
+                self._reason = f"JAX cannot run here ({type(e).__name__}: {e}); pip install jax"
+        return self._reason
 
     def version(self) -> str:
         import jax
@@ -89,19 +92,15 @@ class JaxBackend(Backend):
         return jax.__version__
 
     # -- conversions ---------------------------------------------------------------------
-    def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        return self.xp.asarray(obj, dtype=dtype)
-
     def to_numpy(self, x: Any) -> Any:
+        """A writable numpy copy of ``x`` (never aliasing JAX's buffer)."""
         import numpy as np
 
-        return np.array(x, copy=True)  # writable, and never aliasing the device buffer
+        return np.array(x, copy=True)
 
     def from_numpy(self, a: Any) -> Any:
-        return self.xp.array(a, copy=True)  # float64 -> float32 unless 64-bit mode is on
-
-    def astype(self, x: Any, dtype: Any) -> Any:
-        return x.astype(dtype)
+        """A JAX copy of ``a``; float64 becomes float32 (int64: int32) unless 64-bit mode is on."""
+        return self.xp.array(a, copy=True)
 
     # -- operations the standard lacks -----------------------------------------------------
     def getitem(self, x: Any, index: Any) -> Any:
@@ -129,37 +128,32 @@ class JaxBackend(Backend):
     # -- random numbers: an explicit key, split for every draw -----------------------------
     def seed(self, n: int) -> None:
         """Restart this backend's random numbers from ``jax.random.key(n)``."""
-        import jax
+        import jax.random
 
         with self._key_lock:
             self._key = jax.random.key(n)
 
-    def _next_key(self) -> Any:
-        import jax
+    def _draw(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """``jax.random.<name>(key, *args, **kwargs)`` with a fresh subkey."""
+        import jax.random
 
         with self._key_lock:
             if self._key is None:  # unseeded: fresh entropy, as numpy's unseeded generator
                 self._key = jax.random.key(secrets.randbits(32))
-            self._key, sub = jax.random.split(self._key)
-        return sub
+            self._key, key = jax.random.split(self._key)
+        return getattr(jax.random, name)(key, *args, **kwargs)
 
     def randn(self, *shape: int, dtype: Any = None) -> Any:
         """Standard-normal samples of ``shape``: float32 (float64 in 64-bit mode) unless given."""
-        import jax
-
-        return jax.random.normal(self._next_key(), shape, dtype=dtype or float)
+        return self._draw("normal", shape, dtype=dtype or float)
 
     def rand(self, *shape: int, dtype: Any = None) -> Any:
-        """Uniform samples in ``[0, 1)`` of ``shape``."""
-        import jax
-
-        return jax.random.uniform(self._next_key(), shape, dtype=dtype or float)
+        """Uniform samples in ``[0, 1)`` of ``shape`` (dtype as :meth:`randn`)."""
+        return self._draw("uniform", shape, dtype=dtype or float)
 
     def permutation(self, n: int) -> Any:
         """A random ordering of ``arange(n)``."""
-        import jax
-
-        return jax.random.permutation(self._next_key(), n)
+        return self._draw("permutation", n)
 
 
 @hookimpl
