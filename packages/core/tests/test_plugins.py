@@ -626,3 +626,23 @@ def test_a_hook_function_without_the_marker_is_reported(fake_entry_points):
         r"not marked with @zerograd.backends.hookimpl.*pip uninstall zerograd-unmarked",
     ):
         assert [r.name for r in B.list_backends()] == ["numpy"]
+
+
+def test_a_plugin_that_exits_while_being_inspected_is_skipped(fake_entry_points):
+    mod = _module("fake_getattr_plugin", BoxBackend)
+
+    def module_getattr(name):  # pluggy looks up every attribute: this one ends the program
+        sys.exit(4)
+
+    mod.__getattr__ = module_getattr
+    mod.__dir__ = lambda: ["zerograd_backend", "trap"]
+    fake_entry_points("trap", "fake_getattr_plugin", "zerograd-trap")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"'trap' \(from zerograd-trap\) raised while pluggy registered it: SystemExit "
+        r"\(it called sys.exit\(4\)\)",
+    ):
+        assert [r.name for r in B.list_backends()] == ["numpy"]
+    assert not B.registry.pm.has_plugin("trap")

@@ -185,6 +185,16 @@ class Registry:
                 f"{uninstall_advice(distribution)}."
             )
             return
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # e.g. a module __getattr__ that raises or exits
+            if self.pm.is_registered(plugin):
+                self.pm.unregister(plugin)
+            self._problem(
+                f"zerograd: {where} raised while pluggy registered it: {describe_error(exc)}. "
+                f"It was skipped. Fix or remove it: {uninstall_advice(distribution)}."
+            )
+            return
         if registered is None:  # blocked by name
             return
         unmarked = getattr(plugin, "zerograd_backend", None)
