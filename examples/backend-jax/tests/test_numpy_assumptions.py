@@ -1,9 +1,10 @@
-"""Places in zerograd core and zerograd-nn that still assume numpy, seen from JAX.
+"""Places in zerograd core and zerograd-nn that once assumed numpy, checked from JAX.
 
-Each test states the behaviour the contract promises and is marked
-``xfail(strict=True)`` with the file, line and operation that breaks it on immutable,
-keyed-random JAX arrays: when that place is fixed, the test passes, pytest reports the
-strict xfail as a failure, and the mark is removed.
+Each test states the behaviour the backend contract promises on immutable, keyed-random
+JAX arrays: layers draw through ``Backend.randn``, dropout through ``Backend.rand``, max
+pooling's gradient and convolutions without plugin kernels through ``Backend.col2im`` /
+``Backend.im2col`` defaults written with standard calls, batch_norm writes plain arrays
+only through ``Backend.assign``, and ``Backend.scatter_add``'s default returns a new array.
 """
 
 from __future__ import annotations
@@ -24,17 +25,7 @@ IMG = (rng.permutation(32).reshape(1, 2, 4, 4) * 0.1).astype(np.float32)
 KERNEL = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
 
 
-def _xfail(place: str, raises: type[BaseException]):
-    return pytest.mark.xfail(strict=True, raises=raises, reason=place)
-
-
 @pytest.mark.parametrize("make", [lambda: L.Linear(5), lambda: L.Conv2d(5, 3, pad=1)])
-@_xfail(
-    "zerograd_nn/layers.py:142 (_randn, used by Linear/Conv2d/Deconv2d._init_W) calls "
-    "xp.random.randn; JAX has no global RNG: draw through a Backend method "
-    "(zerograd-jax offers randn(*shape, dtype=) from its key)",
-    AttributeError,
-)
 def test_layers_size_themselves_from_a_jax_input(backend, make):
     layer = make()
     x = backend.from_numpy(IMG if isinstance(layer, L.Conv2d) else IMG.reshape(4, 8))
@@ -43,11 +34,6 @@ def test_layers_size_themselves_from_a_jax_input(backend, make):
     assert layer.W.dtype == np.float32
 
 
-@_xfail(
-    "zerograd_nn/functional/normalization.py:81 (dropout) calls xp.random.rand; JAX needs "
-    "a key: draw through a Backend method (zerograd-jax offers rand(*shape, dtype=))",
-    AttributeError,
-)
 def test_dropout_on_jax(backend):
     x = Variable(backend.from_numpy(np.ones((200, 50), np.float32)))
     y = as_numpy(F.dropout(x, 0.25).data)
@@ -55,21 +41,10 @@ def test_dropout_on_jax(backend):
     assert abs((y == 0).mean() - 0.25) < 0.02
 
 
-@_xfail(
-    "zerograd_nn/functional/pooling.py:93-98 (Pooling2DGrad.forward) fills xp.empty/zeros "
-    "with gx[win] = ... / gx[win] += ...; JAX needs gx = gx.at[win].set(...) / .add(...)",
-    TypeError,
-)
 def test_max_pooling_gradient_on_jax(backend):
     check_backward(lambda x: F.pooling(x, 2, 2), backend.from_numpy(IMG))
 
 
-@_xfail(
-    "zerograd_nn/functional/utils.py:121-125 and 157-160 (im2col_array/col2im_array "
-    "without a backend kernel) write col[...] = and img[...] +=; JAX needs stacking or "
-    ".at[].add (zerograd-jax supplies im2col/col2im kernels, so only this test hits it)",
-    TypeError,
-)
 def test_convolution_without_the_plugin_kernels(backend, monkeypatch):
     x, w = Variable(backend.from_numpy(IMG)), Variable(backend.from_numpy(KERNEL))
     ref_y = as_numpy(F.conv2d(IMG, KERNEL, pad=1).data)
@@ -79,12 +54,6 @@ def test_convolution_without_the_plugin_kernels(backend, monkeypatch):
     np.testing.assert_allclose(as_numpy(y.data), ref_y, rtol=1e-5)
 
 
-@_xfail(
-    "zerograd_nn/functional/normalization.py:22 (_store, batch_norm's running statistics "
-    "given as plain arrays) writes target[...] = value, impossible for an immutable array: "
-    "it should say to pass Variables/Parameters (as BatchNorm does), not JAX's TypeError",
-    AssertionError,
-)
 def test_batch_norm_with_plain_array_statistics_says_what_to_pass(backend):
     x = backend.from_numpy(rng.standard_normal((4, 3)).astype(np.float32))
     ones, zeros = backend.from_numpy(np.ones(3, np.float32)), backend.from_numpy(np.zeros(3, "f"))
@@ -93,12 +62,6 @@ def test_batch_norm_with_plain_array_statistics_says_what_to_pass(backend):
     assert as_numpy(zeros).tolist() == [0.0] * 3 and as_numpy(ones).tolist() == [1.0] * 3
 
 
-@_xfail(
-    "zerograd/backends/base.py:94-95 (Backend.scatter_add's default) uses "
-    "xp.array(copy=True) + xp.add.at in place; JAX needs a.at[indices].add(values) "
-    "(zerograd-jax overrides it, so only a plugin relying on the default hits this)",
-    NotImplementedError,
-)
 def test_default_scatter_add_on_jax(backend):
     a = backend.from_numpy(np.zeros(4, np.float32))
     idx = backend.from_numpy(np.array([1, 1, 3]))

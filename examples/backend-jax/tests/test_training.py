@@ -121,12 +121,6 @@ def test_digits_cnn_with_average_pooling_matches_numpy(backend):
     assert losses[-1, 1] < losses[0, 1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="zerograd_nn/functional/pooling.py:93-98 (Pooling2DGrad.forward) writes "
-    "gx[win] = / += into an array; JAX needs gx = gx.at[win].set(...) / .add(...)",
-)
 def test_digits_cnn_with_max_pooling_matches_numpy(backend):
     x, t = _digits(64)
     batches = np.array_split(np.random.default_rng(1).permutation(64), 4)

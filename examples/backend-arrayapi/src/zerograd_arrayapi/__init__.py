@@ -1,18 +1,21 @@
 """zerograd-arrayapi-example: a third-party zerograd backend for array-api-strict arrays.
 
-An example of the plugin contract, written from outside the zerograd repository's
-packages: it is installed like any other distribution and zerograd finds it through the
-``zerograd.backends`` entry point declared in its ``pyproject.toml``::
+The whole of what a plugin needs: the array module is array-api-strict itself (the Python
+array API standard, nothing more), and the ``Backend`` methods the standard has no name
+for are the conversions to and from numpy and the random numbers. Everything else comes
+from ``Backend``'s defaults, written with standard calls. The arrays live on
+array-api-strict's ``device1``, which refuses implicit conversion to numpy, so data
+reaches the host only through :meth:`to_numpy`. The entry point in ``pyproject.toml`` is
+the registration::
 
     [project.entry-points."zerograd.backends"]
     arrayapi = "zerograd_arrayapi"
 
->>> import zerograd
+>>> import numpy as np, zerograd
 >>> from zerograd.backends import get_backend
 >>> b = get_backend("arrayapi")
->>> x = zerograd.Variable(b.from_numpy(__import__("numpy").array([1.0, 2.0])))
->>> y = (x * x).sum()
->>> y.backward()
+>>> x = zerograd.Variable(b.from_numpy(np.array([1.0, 2.0])))
+>>> (x * x).sum().backward()
 >>> b.to_numpy(x.grad.data).tolist()
 [2.0, 4.0]
 """
@@ -27,71 +30,60 @@ from zerograd.backends import Backend, hookimpl
 __version__ = "0.1.0"
 __all__ = ["ArrayApiStrictBackend", "zerograd_backend"]
 
-_KINDS = (
-    ("b", "bool"),
-    ("i", "signed integer"),
-    ("u", "unsigned integer"),
-    ("f", "real floating"),
-    ("c", "complex floating"),
-)
-
 
 class ArrayApiStrictBackend(Backend):
-    """array-api-strict arrays on the CPU, seen through a numpy-named namespace.
-
-    Loading the plugin imports nothing heavy: array-api-strict is imported the first time
-    the array module (:attr:`xp`) is needed.
-    """
+    """array-api-strict arrays on its ``device1``; array-api-strict is imported on first use."""
 
     name = "arrayapi"
-    device = "cpu"
 
     def owns(self, array_type: type) -> bool:
-        # decided by the type's module, so nothing is imported to answer
+        # by the type's module: nothing is imported to answer
         module = getattr(array_type, "__module__", "") or ""
         return module.split(".")[0] == "array_api_strict" and array_type.__name__ == "Array"
 
     def load_module(self) -> ModuleType:
-        from . import namespace
+        import array_api_strict
 
-        return namespace
+        array_api_strict.set_array_api_strict_flags(api_version="2024.12")
+        return array_api_strict
 
     def version(self) -> str:
         import array_api_strict
 
         return array_api_strict.__version__
 
-    def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        return self.xp.asarray(obj, dtype=dtype)
+    @property
+    def _device(self) -> Any:
+        return self.xp.Device("device1")
 
-    def astype(self, x: Any, dtype: Any) -> Any:
-        return self.xp.astype(x, dtype)
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        dtype = None if dtype is None else self.resolve_dtype(dtype)
+        return self.xp.asarray(obj, dtype=dtype, device=self._device)
 
     def to_numpy(self, x: Any) -> Any:
         import numpy as np
 
-        return np.array(self.xp.to_numpy(x), copy=True)  # a copy: callers may write to it
+        return np.array(x.to_device(self.xp.Device("CPU_DEVICE")), copy=True)
 
     def from_numpy(self, a: Any) -> Any:
-        return self.xp.asarray(a, copy=True)
+        return self.xp.asarray(a, copy=True, device=self._device)
 
-    def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
-        from .indexing import scatter_add
+    # The standard has no random numbers: numpy's global generator draws them, so
+    # numpy.random.seed (or zerograd.seed) makes them repeatable, as in DeZero.
+    def randn(self, *shape: int, dtype: Any = None) -> Any:
+        import numpy as np
 
-        return scatter_add(a, indices, values)
+        return self.astype(self.from_numpy(np.random.randn(*shape)), dtype or self.xp.float64)
 
-    def getitem(self, x: Any, index: Any) -> Any:
-        """``x[index]`` with numpy's indexing rules (the Array API allows fewer forms)."""
-        from .indexing import getitem
+    def rand(self, *shape: int, dtype: Any = None) -> Any:
+        import numpy as np
 
-        return getitem(x, index)
+        return self.astype(self.from_numpy(np.random.rand(*shape)), dtype or self.xp.float64)
 
-    def dtype_kind(self, dtype: Any) -> str:
-        """numpy's one-letter kind of ``dtype``: ``'b'``, ``'i'``, ``'u'``, ``'f'`` or ``'c'``."""
-        for kind, name in _KINDS:
-            if self.xp.isdtype(dtype, name):
-                return kind
-        raise TypeError(f"arrayapi: unknown dtype {dtype!r}")
+    def permutation(self, n: int) -> Any:
+        import numpy as np
+
+        return self.from_numpy(np.random.permutation(n))
 
 
 @hookimpl

@@ -153,7 +153,14 @@ class CupyBackend(Backend):
 
     # -- the array module --------------------------------------------------------------
     def load_module(self) -> ModuleType:
-        """Import CuPy (first use only); a clear NoBackendError when it cannot be used."""
+        """The array API namespace over CuPy (``array_api_compat.cupy``: CuPy's own
+        namespace lacks some standard names and ``device=`` arguments), imported on first
+        use; a clear NoBackendError when CuPy cannot be used."""
+        self._cupy()  # NoBackendError, with the reason, where CuPy cannot be used
+        return importlib.import_module("array_api_compat.cupy")
+
+    def _cupy(self) -> ModuleType:
+        """The ``cupy`` module itself (for what the standard lacks)."""
         if not self.is_available():
             raise NoBackendError(
                 f"zerograd: backend 'cupy' cannot be used here: {self.unavailable_reason()}"
@@ -170,35 +177,67 @@ class CupyBackend(Backend):
     # -- conversions -------------------------------------------------------------------
     def to_numpy(self, x: Any) -> Any:
         """Copy a CuPy array to host memory (``cupy.asnumpy``)."""
-        return self.xp.asnumpy(x)
+        return self._cupy().asnumpy(x)
 
     def from_numpy(self, a: Any) -> Any:
         """Copy a numpy array to the current CUDA device (``cupy.asarray``)."""
-        return self.xp.asarray(a)
+        return self._cupy().asarray(a)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         """A CuPy array from a scalar, list, numpy or CuPy array (on the current device)."""
-        return self.xp.asarray(obj, dtype=dtype)
+        return self._cupy().asarray(obj, dtype=dtype)
 
     def astype(self, x: Any, dtype: Any) -> Any:
         """``x`` converted to ``dtype``, always a new array."""
         return x.astype(dtype, copy=True)
 
     # -- operations --------------------------------------------------------------------
+    def getitem(self, x: Any, index: Any) -> Any:
+        """``x[index]``: CuPy indexes as numpy does."""
+        return x[index]
+
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """A copy of ``a`` with ``values`` added at ``indices``; repeated indices add up.
 
         Uses ``cupy.add.at`` (atomic adds on the GPU; ``cupyx.scatter_add`` is deprecated).
         CuPy copies numpy or list index arrays to the device itself.
         """
-        cp = self.xp
+        cp = self._cupy()
         out = cp.array(a, copy=True)
         cp.add.at(out, indices, cp.asarray(values, dtype=out.dtype))
         return out
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         """``cupy.broadcast_to`` (a read-only view)."""
-        return self.xp.broadcast_to(x, shape)
+        return self._cupy().broadcast_to(x, shape)
+
+    def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
+        """``cupy.pad`` with a constant."""
+        return self._cupy().pad(x, pad_width, mode="constant", constant_values=value)
+
+    def dtype_kind(self, dtype: Any) -> str:
+        """``dtype.kind`` (CuPy's dtypes are numpy's)."""
+        return dtype.kind
+
+    # -- random numbers: CuPy's global generator ----------------------------------------
+    def randn(self, *shape: int, dtype: Any = None) -> Any:
+        """``cupy.random.randn``, cast to ``dtype`` when one is given."""
+        a = self._cupy().random.randn(*shape)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def rand(self, *shape: int, dtype: Any = None) -> Any:
+        """``cupy.random.rand``, cast to ``dtype`` when one is given."""
+        a = self._cupy().random.rand(*shape)
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def permutation(self, n: int) -> Any:
+        """``cupy.random.permutation(n)``."""
+        return self._cupy().random.permutation(n)
+
+    def seed(self, n: int) -> None:
+        """Seed CuPy's global generator (``cupy.random.seed``), where CuPy can run."""
+        if self.is_available():
+            self._cupy().random.seed(n)
 
     # -- optional extension: fast patch extraction for conv/pooling --------------------
     def im2col(

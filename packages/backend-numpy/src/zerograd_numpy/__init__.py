@@ -19,6 +19,8 @@ import numpy as np
 
 from zerograd.backends import Backend, hookimpl
 
+from . import kernels
+
 __version__ = _distribution_version("zerograd-numpy")  # the repository's VERSION file
 
 
@@ -42,7 +44,13 @@ class NumpyBackend(Backend):
         return issubclass(array_type, np.ndarray)
 
     def load_module(self) -> ModuleType:
-        return np
+        """numpy itself on numpy 2 (its main namespace follows the array API standard);
+        array-api-compat's numpy namespace on numpy 1.26, which lacks some standard names."""
+        if int(np.__version__.split(".")[0]) >= 2:
+            return np
+        import array_api_compat.numpy
+
+        return array_api_compat.numpy
 
     def version(self) -> str:
         return np.__version__
@@ -50,11 +58,20 @@ class NumpyBackend(Backend):
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
         return np.asarray(obj, dtype=dtype)
 
+    def astype(self, x: Any, dtype: Any) -> Any:
+        return x.astype(dtype)
+
+    def dtype_kind(self, dtype: Any) -> str:
+        return dtype.kind
+
     def to_numpy(self, x: Any) -> Any:
         return x
 
     def from_numpy(self, a: Any) -> Any:
         return np.asarray(a)
+
+    def getitem(self, x: Any, index: Any) -> Any:
+        return x[index]
 
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         out = a.copy()
@@ -66,6 +83,27 @@ class NumpyBackend(Backend):
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         return np.broadcast_to(x, shape)
+
+    def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
+        return np.pad(x, pad_width, mode="constant", constant_values=value)
+
+    def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
+        return kernels.im2col(img, k, s, p, pad_value)
+
+    def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
+        return kernels.col2im(col, img_shape, k, s, p)
+
+    # numpy's global random state, the one DeZero's code draws from
+    def randn(self, *shape: int, dtype: Any = None) -> Any:
+        a = np.asarray(np.random.randn(*shape))
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def rand(self, *shape: int, dtype: Any = None) -> Any:
+        a = np.asarray(np.random.rand(*shape))
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def permutation(self, n: int) -> Any:
+        return np.random.permutation(n)
 
     def seed(self, n: int) -> None:
         """Seed numpy's global random state (``numpy.random``), which zerograd-nn uses."""

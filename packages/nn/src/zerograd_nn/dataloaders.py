@@ -182,7 +182,7 @@ class DataLoader:
         if not self.shuffle:
             self.index = backend.xp.arange(n)
         elif self._rng is None:
-            self.index = backend.xp.random.permutation(n)
+            self.index = backend.permutation(n)
         else:
             self.index = as_array_of(self._rng.permutation(n), backend)
 

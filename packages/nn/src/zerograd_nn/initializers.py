@@ -104,12 +104,12 @@ class Initializer:
 
 def _normal(backend: Backend, shape: tuple, dtype: Any, std: float) -> Any:
     # Cast, then scale: the same arithmetic as the layers' default ``randn * sqrt(1/in)``.
-    w = backend.xp.random.standard_normal(shape)
+    w = backend.randn(*shape)
     return backend.astype(w, dtype) * std
 
 
 def _uniform(backend: Backend, shape: tuple, dtype: Any, bound: float) -> Any:
-    w = backend.xp.random.uniform(-bound, bound, shape)
+    w = backend.rand(*shape) * (2 * bound) - bound  # numpy's uniform(-bound, bound)
     return backend.astype(w, dtype)
 
 
@@ -302,9 +302,9 @@ class Orthogonal(Initializer):
             )
         xp = backend.xp
         rows, cols = shape[0], math.prod(shape[1:])
-        flat = xp.random.standard_normal((max(rows, cols), min(rows, cols)))
-        q, r = xp.linalg.qr(flat)
-        q = q * xp.sign(xp.diagonal(r))
+        flat = backend.randn(max(rows, cols), min(rows, cols))
+        q, r = xp.linalg.qr(flat)  # the standard's optional linalg extension
+        q = q * xp.sign(xp.linalg.diagonal(r))
         if rows < cols:
             q = q.T
         return backend.astype(xp.reshape(q, shape), dtype) * self.scale

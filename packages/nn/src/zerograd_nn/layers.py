@@ -22,7 +22,15 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from zerograd import Config, Parameter, Variable, using_config
-from zerograd.backends import as_array_of, backend_of, get_array_module, get_backend, gpu_backend
+from zerograd.backends import (
+    Backend,
+    as_array_of,
+    backend_of,
+    device_of,
+    get_array_module,
+    get_backend,
+    gpu_backend,
+)
 
 from . import functional as F
 from . import initializers as _init
@@ -266,14 +274,17 @@ class Layer:
         _weights.load_weights(self, path)
 
 
-def _xp_of(x: Any) -> Any:
-    return get_array_module(x.data if isinstance(x, Variable) else x)
+def _backend_of(like: Any) -> Backend:
+    """The backend of ``like`` (a Variable or an array), the default one for ``None``."""
+    if like is None:
+        return get_backend()
+    return backend_of(like.data if isinstance(like, Variable) else like)
 
 
-def _randn(xp: Any, shape: tuple, dtype: Any, scale: float) -> Any:
+def _randn(backend: Backend, shape: tuple, dtype: Any, scale: float) -> Any:
     """Standard-normal weights of ``dtype`` scaled by ``scale`` (kept in ``dtype``)."""
-    w = xp.random.randn(*shape)
-    return backend_of(w).astype(w, dtype) * scale
+    w = backend.randn(*shape)
+    return backend.astype(w, dtype) * scale
 
 
 def _bias(layer: Layer, value: Any, size: int, dtype: Any) -> Parameter:
@@ -348,8 +359,7 @@ class Linear(Layer):
     def _init_W(self, like: Any = None) -> None:
         i, o = self.in_size, self.out_size
         if self._initialW is None:
-            xp = get_backend().xp if like is None else _xp_of(like)
-            self.W.data = _randn(xp, (i, o), self.dtype, (1 / i) ** 0.5)
+            self.W.data = _randn(_backend_of(like), (i, o), self.dtype, (1 / i) ** 0.5)
         else:
             init, name = self._initialW, "Linear"
             self.W.data = _init.generate(init, (i, o), self.dtype, like, name, "initialW")
@@ -408,8 +418,8 @@ class _ConvBase(Layer):
         kh, kw = pair(self.kernel_size)
         shape = self._w_shape(c, oc, kh, kw)
         if self._initialW is None:
-            xp = get_backend().xp if like is None else _xp_of(like)
-            self.W.data = _randn(xp, shape, self.dtype, (1 / (c * kh * kw)) ** 0.5)
+            scale = (1 / (c * kh * kw)) ** 0.5
+            self.W.data = _randn(_backend_of(like), shape, self.dtype, scale)
         else:  # fans as for a convolution, whatever the kernel's layout
             fans = (c * kh * kw, oc * kh * kw)
             init, name = self._initialW, type(self).__name__
@@ -577,7 +587,7 @@ class EmbedID(Layer):
         initialW = _init.check(initialW, "EmbedID", "initialW")
         shape = (in_size, out_size)
         if initialW is None:
-            self.W = Parameter(_randn(get_backend().xp, shape, "float32", 1.0), "W")
+            self.W = Parameter(_randn(get_backend(), shape, "float32", 1.0), "W")
         else:
             w = _init.generate(initialW, shape, "float32", None, "EmbedID", "initialW")
             self.W = Parameter(w, "W")
@@ -609,13 +619,14 @@ class BatchNorm(Layer):
         self.beta = Parameter(None, name="beta")
 
     def _init_params(self, x: Any) -> None:
-        xp, d, dtype = _xp_of(x), x.shape[1], x.dtype
+        data = x.data if isinstance(x, Variable) else x
+        xp, device, d, dtype = get_array_module(data), device_of(data), x.shape[1], x.dtype
         for p, fill in ((self.avg_mean, 0), (self.avg_var, 1), (self.gamma, 1), (self.beta, 0)):
             if p.data is not None:
                 continue
             value = self.__dict__.get("_initializers", {}).get(p.name)
             if value is None:
-                p.data = (xp.ones if fill else xp.zeros)(d, dtype=dtype)
+                p.data = (xp.ones if fill else xp.zeros)(d, dtype=dtype, device=device)
             else:
                 key = f"initial_{p.name}"
                 p.data = _init.generate(value, (d,), dtype, x, "BatchNorm", key)

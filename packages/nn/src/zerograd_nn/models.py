@@ -127,13 +127,14 @@ class VGG16(Model):
         image: Any, size: tuple[int, int] | None = (224, 224), dtype: Any = "float32"
     ) -> Any:
         """A PIL image as the (3, H, W) BGR array, ImageNet mean removed, that VGG16 expects."""
-        xp = get_backend().xp
+        import numpy as np  # PIL hands its pixels to numpy, on the host
+
         image = image.convert("RGB")
         if size:
             image = image.resize(size)
-        a = xp.asarray(image, dtype=dtype)[:, :, ::-1]
-        a = a - xp.asarray([103.939, 116.779, 123.68], dtype=dtype)
-        return xp.transpose(a, (2, 0, 1))
+        a = np.asarray(image, dtype=dtype)[:, :, ::-1]
+        a = a - np.asarray([103.939, 116.779, 123.68], dtype=dtype)
+        return get_backend().from_numpy(np.ascontiguousarray(a.transpose(2, 0, 1)))
 
 
 class BottleneckA(Layer):

@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zerograd.backends import backend_of, get_array_module, get_backend
+from zerograd.backends import backend_of, device_of, get_array_module, get_backend
 
 __all__ = [
     "AsType",
@@ -127,10 +127,12 @@ class ToArray:
 
     def __call__(self, img: Any) -> Any:
         if _is_pil(img):
-            backend = get_backend()
-            a = backend.xp.asarray(img)
+            import numpy as np  # PIL hands its pixels to numpy, on the host
+
+            a = np.asarray(img)
             a = a[:, :, None] if a.ndim == 2 else a
-            return backend.astype(backend.xp.transpose(a, (2, 0, 1)), self.dtype)
+            backend = get_backend()
+            return backend.astype(backend.from_numpy(a.transpose(2, 0, 1)), self.dtype)
         if hasattr(img, "shape") and hasattr(img, "dtype"):
             return img  # already an array
         raise TypeError(f"ToArray: expected a PIL image or an array, got {type(img).__name__}")
@@ -181,7 +183,7 @@ class Normalize:
         if isinstance(value, (int, float)):
             return value
         xp = get_array_module(array)
-        v = xp.asarray(value, dtype=array.dtype)
+        v = xp.asarray(value, dtype=array.dtype, device=device_of(array))
         if v.ndim == 0:
             return v
         n = v.shape[0]

@@ -39,6 +39,7 @@ __all__ = [
     "as_cupy",
     "as_numpy",
     "backend_of",
+    "device_of",
     "get_array_module",
     "get_backend",
     "gpu_backend",
@@ -148,6 +149,21 @@ def get_array_module(x: Any) -> Any:
         return registry.default().xp
     xp = _xp_by_type[type(x)] = backend.xp
     return xp
+
+
+def device_of(x: Any) -> Any:
+    """The device of array ``x`` (its standard ``.device``), for ``device=`` in creation calls.
+
+    ``None`` for arrays with no ``.device`` (numpy 1.26's), which their namespace reads as
+    the default device.
+
+    Examples:
+        >>> import numpy as np
+        >>> xp = get_array_module(np.ones(2))
+        >>> xp.zeros(3, device=device_of(np.ones(2))).shape
+        (3,)
+    """
+    return getattr(x, "device", None)
 
 
 def scatter_add(a: Any, indices: Any, values: Any) -> Any:

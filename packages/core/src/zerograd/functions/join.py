@@ -33,7 +33,7 @@ class Concatenate(Function):
                     f"inputs must match on every other axis."
                 )
         self.sizes = [s[self.axis] for s in shapes]
-        return get_array_module(xs[0]).concatenate(xs, axis=self.axis)
+        return get_array_module(xs[0]).concat(xs, axis=self.axis)
 
     def backward(self, gy: Variable) -> tuple[Variable, ...]:
         lead = (slice(None),) * self.axis

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ..backends import backend_of, get_array_module
+from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
 from ..function import Function
 from ..variable import Variable
@@ -57,7 +57,8 @@ class Transpose(Function):
 
     def forward(self, x: Any) -> Any:
         self.axes = _normalize_axes(self.axes, x.ndim)
-        return get_array_module(x).transpose(x, self.axes)
+        axes = tuple(range(x.ndim))[::-1] if self.axes is None else self.axes
+        return get_array_module(x).permute_dims(x, axes)
 
     def backward(self, gy: Variable) -> Variable:
         if self.axes is None:
@@ -122,7 +123,7 @@ class GetItemGrad(Function):
 
     def forward(self, gy: Any) -> Any:
         xp = get_array_module(gy)
-        zeros = xp.zeros(self.in_shape, dtype=gy.dtype)
+        zeros = xp.zeros(self.in_shape, dtype=gy.dtype, device=device_of(gy))
         return backend_of(gy).scatter_add(zeros, self.slices, gy)
 
     def backward(self, ggx: Variable) -> Variable:

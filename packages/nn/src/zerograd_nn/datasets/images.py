@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from zerograd.backends import get_backend
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
@@ -36,9 +38,7 @@ def read_idx(path: str | Path) -> Any:
     ndim = buf[3]
     header = 4 + 4 * ndim
     dims = tuple(int.from_bytes(buf[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-    backend = get_backend()
-    xp = backend.xp
-    dtype = xp.dtype(_IDX_TYPES[buf[2]])
+    dtype = np.dtype(_IDX_TYPES[buf[2]])
     count = 1
     for d in dims:
         count *= d
@@ -47,8 +47,9 @@ def read_idx(path: str | Path) -> Any:
             f"{path}: IDX header says shape {dims} ({header + count * dtype.itemsize} bytes) "
             f"but the file holds {len(buf)} bytes; it is truncated or corrupt."
         )
-    a = xp.frombuffer(buf, dtype=dtype, offset=header).reshape(dims)
-    return backend.astype(a, dtype.newbyteorder("="))  # native byte order, writable copy
+    a = np.frombuffer(buf, dtype=dtype, offset=header).reshape(dims)
+    # parsed on the host; native byte order, a writable copy
+    return get_backend().from_numpy(a.astype(dtype.newbyteorder("=")))
 
 
 def _show_grid(data: Any, row: int, col: int) -> None:
@@ -223,7 +224,6 @@ class CIFAR10(_ImageFiles):
 
     def _records(self, where: str, buf: bytes, name: str) -> Any:
         """The file's records as a (N, record) uint8 array, checked."""
-        xp = get_backend().xp
         record = self.label_bytes + 3 * 32 * 32
         expected = (self.records or {}).get(name)
         if not buf or len(buf) % record or (expected and len(buf) < expected * record):
@@ -233,11 +233,10 @@ class CIFAR10(_ImageFiles):
                 f"{self.name}: {where} holds {len(buf)} bytes{whole}, not {want}; it is empty, "
                 f"truncated or not the binary version: delete it and place a good copy there."
             )
-        return xp.reshape(xp.frombuffer(buf, dtype=xp.uint8), (-1, record))
+        return np.frombuffer(buf, dtype=np.uint8).reshape(-1, record)  # parsed on the host
 
     def _check_labels(self, where: str, labels: Any, classes: int) -> None:
-        xp = get_backend().xp
-        bad = xp.nonzero(labels >= classes)[0]
+        bad = np.nonzero(labels >= classes)[0]
         if bad.size:
             i = int(bad[0])
             raise ValueError(
@@ -247,8 +246,6 @@ class CIFAR10(_ImageFiles):
             )
 
     def prepare(self) -> None:
-        backend = get_backend()
-        xp = backend.xp
         coarse = self.label_bytes == 2 and not self._fine
         classes = len(self.coarse_names if coarse else self.class_names)
         data, labels = [], []
@@ -257,9 +254,10 @@ class CIFAR10(_ImageFiles):
             label = a[:, self.label_bytes - 1 if self._fine else 0]
             self._check_labels(where, label, classes)
             labels.append(label)
-            data.append(xp.reshape(a[:, self.label_bytes :], (-1, 3, 32, 32)))
-        self.data = xp.concatenate(data)  # a writable copy
-        self.label = backend.astype(xp.concatenate(labels), xp.int64)
+            data.append(a[:, self.label_bytes :].reshape(-1, 3, 32, 32))
+        backend = get_backend()
+        self.data = backend.from_numpy(np.concatenate(data))  # a writable copy
+        self.label = backend.from_numpy(np.concatenate(labels).astype(np.int64))
 
     _fine = False
 

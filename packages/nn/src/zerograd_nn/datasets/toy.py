@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from zerograd.backends import get_backend
 
 from .base import Dataset
@@ -19,18 +21,18 @@ def get_spiral(train: bool = True) -> tuple[Any, Any]:
     DeZero's ``get_spiral`` gives (without touching the global random state).
     """
     backend = get_backend()
-    xp = backend.xp
-    rng = xp.random.RandomState(1984 if train else 2020)
+    # made on the host with numpy's RandomState, then moved to the backend
+    rng = np.random.RandomState(1984 if train else 2020)
     num_data, num_class = 100, 3
     n = num_data * num_class
     noise = rng.randn(n)  # drawn in DeZero's order: class by class, point by point
-    rate = xp.tile(xp.arange(num_data) / num_data, num_class)
-    cls = xp.repeat(xp.arange(num_class), num_data)
+    rate = np.tile(np.arange(num_data) / num_data, num_class)
+    cls = np.repeat(np.arange(num_class), num_data)
     theta = cls * 4.0 + 4.0 * rate + noise * 0.2
-    x = xp.stack([rate * xp.sin(theta), rate * xp.cos(theta)], axis=1)
-    x, t = backend.astype(x, xp.float32), backend.astype(cls, xp.int64)
+    x = np.stack([rate * np.sin(theta), rate * np.cos(theta)], axis=1)
+    x, t = x.astype(np.float32), cls.astype(np.int64)
     indices = rng.permutation(n)
-    return x[indices], t[indices]
+    return backend.from_numpy(x[indices]), backend.from_numpy(t[indices])
 
 
 class Spiral(Dataset):
@@ -49,12 +51,10 @@ class SinCurve(Dataset):
     """
 
     def prepare(self) -> None:
-        backend = get_backend()
-        xp = backend.xp
         num_data = 1000
-        x = xp.linspace(0, 2 * math.pi, num_data)
-        noise = xp.random.uniform(-0.05, 0.05, size=x.shape)
-        y = xp.sin(x) + noise if self.train else xp.cos(x)
-        y = backend.astype(y, xp.float64)
+        x = np.linspace(0, 2 * math.pi, num_data)
+        noise = np.random.uniform(-0.05, 0.05, size=x.shape)
+        y = np.sin(x) + noise if self.train else np.cos(x)
+        y = get_backend().from_numpy(y.astype(np.float64))
         self.data = y[:-1][:, None]
         self.label = y[1:][:, None]

@@ -167,7 +167,7 @@ class Deconv2d(Function):
                 f"the default would be {default}."
             )
         # (OC*KH*KW, C) @ (N, C, H*W) -> (N, OC*KH*KW, H*W), i.e. (N, OC, KH, KW, H, W)
-        wt = xp.transpose(xp.reshape(W, (c, oc * kh * kw)))
+        wt = xp.reshape(W, (c, oc * kh * kw)).T
         gcol = xp.reshape(xp.matmul(wt, xp.reshape(x, (n, c, h * w))), (n, oc, kh, kw, h, w))
         y = col2im_array(gcol, (n, oc, out_h, out_w), (kh, kw), self.stride, self.pad, False)
         if b is not None:
@@ -200,7 +200,7 @@ class Conv2DGradW(Function):
         # sum over the batch of (OC, OH*OW) @ (OH*OW, C*KH*KW)
         g3 = xp.reshape(gy, (n, oc, oh * ow))
         c3 = xp.reshape(col, (n, c * kh * kw, oh * ow))
-        gw = xp.sum(xp.matmul(g3, xp.transpose(c3, (0, 2, 1))), axis=0)
+        gw = xp.sum(xp.matmul(g3, xp.permute_dims(c3, (0, 2, 1))), axis=0)
         return xp.reshape(gw, (oc, c, kh, kw))
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:

@@ -43,13 +43,13 @@ class Linear(Function):
         """First-order backward on plain arrays (no graph is being recorded)."""
         x, W = self.inputs[0], self.inputs[1]
         xp = get_array_module(g)
-        gx = Variable(xp.matmul(g, xp.transpose(W.data))) if needs_grad(x) else None
+        gx = Variable(xp.matmul(g, W.data.T)) if needs_grad(x) else None
         xd = x.data
         if xd.ndim > 2:
             xd, g2 = xp.reshape(xd, (-1, xd.shape[-1])), xp.reshape(g, (-1, g.shape[-1]))
         else:
             g2 = g
-        gW = Variable(xp.matmul(xp.transpose(xd), g2)) if needs_grad(W) else None
+        gW = Variable(xp.matmul(xd.T, g2)) if needs_grad(W) else None
         if len(self.inputs) == 2:
             return gx, gW
         b = self.inputs[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Function, Variable, as_variable
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
 
 from .activation import relu, softmax
@@ -119,7 +119,7 @@ class SoftmaxCrossEntropy(Function):
         n = x.shape[0]
         x = float_data(x)
         xp = get_array_module(x)
-        log_p = (x - logsumexp(x, axis=1))[xp.arange(n), t]
+        log_p = (x - logsumexp(x, axis=1))[xp.arange(n, device=device_of(x)), t]
         return _like(-xp.sum(log_p) / n, x)
 
     def backward(self, gy: Variable) -> tuple[Variable, None]:
@@ -148,7 +148,7 @@ def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
     xp = get_array_module(x.data)
     shifted = x - xp.max(x.data, axis=1, keepdims=True)
     log_p = shifted - log(sum(exp(shifted), axis=1, keepdims=True))
-    tlog_p = get_item(log_p, (get_array_module(t).arange(n), t))
+    tlog_p = get_item(log_p, (get_array_module(t).arange(n, device=device_of(t)), t))
     return -1 * sum(tlog_p) / n
 
 

@@ -18,8 +18,16 @@ def _store(target: Any, value: Any) -> None:
     """Write new running statistics: replace a Variable's data, or fill an array in place."""
     if isinstance(target, Variable):
         target.data = value
-    else:
-        target[...] = value
+        return
+    backend = backend_of(target)
+    try:
+        backend.assign(target, value)
+    except TypeError as e:  # immutable arrays (JAX): only a Variable's data can be replaced
+        raise TypeError(
+            f"batch_norm: the running statistics are plain {backend.name!r} arrays, which "
+            f"cannot be updated in place ({e}); pass them as Variables or Parameters, as "
+            f"zerograd_nn.layers.BatchNorm does. Nothing was changed."
+        ) from None
 
 
 def batch_norm(
@@ -81,7 +89,7 @@ def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
         raise ValueError(f"dropout: dropout_ratio must be in [0, 1), got {dropout_ratio}")
     if not Config.train:
         return x
-    xp = get_array_module(x.data)
-    # rand(*shape) draws as DeZero does; for a 0-d x it returns a Python float.
-    keep = xp.asarray(xp.random.rand(*x.shape) > dropout_ratio)
-    return x * (backend_of(x.data).astype(keep, x.dtype) * (1.0 / (1.0 - dropout_ratio)))
+    # rand(*shape) draws as DeZero's xp.random.rand(*shape) does
+    backend = backend_of(x.data)
+    keep = backend.asarray(backend.rand(*x.shape) > dropout_ratio)  # 0-d stays an array
+    return x * (backend.astype(keep, x.dtype) * (1.0 / (1.0 - dropout_ratio)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Function, Variable, as_variable
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import broadcast_to, get_item, reshape, transpose
 
 from .conv import Im2col, col2im
@@ -52,8 +52,7 @@ def _pad(x: Any, geometry: tuple, value: float) -> Any:
     ph, pw = geometry[2]
     if not (ph or pw):
         return x
-    xp = get_array_module(x)
-    return xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=value)
+    return backend_of(x).pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), value)
 
 
 class Pooling(Function):
@@ -68,12 +67,12 @@ class Pooling(Function):
         self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
         windows = _windows(self.geometry)
         xpad = _pad(x, self.geometry, float("-inf"))
-        y = xp.array(xpad[windows[0]], copy=True)  # never a view of the input
+        y = xp.asarray(xpad[windows[0]], copy=True)  # never a view of the input
         for w in windows[1:]:
             y = xp.maximum(y, xpad[w])
         # One mask per kernel offset: where that offset is the window's first maximum (kept
         # in x's dtype: the Array API refuses bool * float).
-        self.masks, taken, to = [], None, backend_of(x).astype
+        masks, taken, to = [], None, backend_of(x).astype
         for w in windows:
             hit = xpad[w] == y
             if taken is not None:
@@ -81,7 +80,10 @@ class Pooling(Function):
                 taken = xp.logical_or(taken, hit)
             else:
                 taken = hit
-            self.masks.append(to(hit, x.dtype))
+            masks.append(to(hit, x.dtype))
+        # in im2col's layout (N, C, KH, KW, OH, OW), so the backward is one col2im
+        (kh, kw), _, _, (oh, ow) = self.geometry
+        self.masks = xp.reshape(xp.stack(masks, axis=2), x.shape[:2] + (kh, kw, oh, ow))
         return y
 
     def backward(self, gy: Variable) -> Variable:
@@ -97,22 +99,10 @@ class Pooling2DGrad(Function):
     def forward(self, gy: Any) -> Any:
         p = self.pool
         xp = get_array_module(gy)
-        n, c, h, w = p.input_shape
-        (kh, kw), (sh, sw), (ph, pw), (oh, ow) = p.geometry
-        shape = (n, c, h + 2 * ph + sh - 1, w + 2 * pw + sw - 1)
-        # Disjoint windows (stride >= kernel) are written, not accumulated; when they tile
-        # the whole input, no zero fill is needed either (about 2x faster than +=).
-        disjoint = sh >= kh and sw >= kw
-        tiled = (
-            disjoint and (kh, kw) == (sh, sw) and not (ph or pw) and (h, w) == (oh * sh, ow * sw)
-        )
-        gx = xp.empty(shape, dtype=gy.dtype) if tiled else xp.zeros(shape, dtype=gy.dtype)
-        for win, mask in zip(_windows(p.geometry), p.masks):
-            if disjoint:
-                gx[win] = gy * mask
-            else:
-                gx[win] += gy * mask
-        return gx[:, :, ph : ph + h, pw : pw + w]
+        n, c, oh, ow = gy.shape
+        k, s, pad, _ = p.geometry
+        col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * p.masks
+        return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def backward(self, ggx: Variable) -> Variable:
         return Pooling2DWithIndexes(self.pool)(ggx)
@@ -128,8 +118,9 @@ class Pooling2DWithIndexes(Function):
         p = self.pool
         xpad = _pad(x, p.geometry, 0.0)
         y = None
-        for win, mask in zip(_windows(p.geometry), p.masks):
-            term = xpad[win] * mask
+        kw = p.geometry[0][1]
+        for o, win in enumerate(_windows(p.geometry)):
+            term = xpad[win] * p.masks[:, :, o // kw, o % kw, ...]
             y = term if y is None else y + term
         return y
 
@@ -156,7 +147,7 @@ def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> V
     col = reshape(Im2col(kernel_size, stride, pad, True, float("-inf"))(x), (-1, kh * kw))
     xp = get_array_module(col.data)
     first = xp.argmax(col.data, axis=1)  # the tie rule: first maximum in window order
-    y = get_item(col, (xp.arange(first.shape[0]), first))
+    y = get_item(col, (xp.arange(first.shape[0], device=device_of(first)), first))
     return transpose(reshape(y, (n, oh, ow, c)), (0, 3, 1, 2))
 
 

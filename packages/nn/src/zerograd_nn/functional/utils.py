@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Config, Function, Variable, as_variable
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.variable import Constant
 
 
@@ -136,24 +136,9 @@ def im2col_array(
         "im2col", img.shape, kernel_size, stride, pad
     )
     n, c = img.shape[:2]
-    fast = getattr(backend_of(img), "im2col", None)  # optional backend kernel (zerograd-cupy)
-    if fast is not None:
-        col = fast(img, (kh, kw), (sh, sw), (ph, pw), pad_value=pad_value)
-        if to_matrix:
-            col = xp.reshape(xp.transpose(col, (0, 4, 5, 1, 2, 3)), (n * oh * ow, -1))
-        return col
-    if ph or pw:
-        img = xp.pad(
-            img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), mode="constant", constant_values=pad_value
-        )
-    n, c = img.shape[:2]
-    col = xp.empty((n, c, kh, kw, oh, ow), dtype=img.dtype)
-    for j in range(kh):
-        j_end = j + sh * (oh - 1) + 1
-        for i in range(kw):
-            col[:, :, j, i, :, :] = img[:, :, j:j_end:sh, i : i + sw * (ow - 1) + 1 : sw]
+    col = backend_of(img).im2col(img, (kh, kw), (sh, sw), (ph, pw), pad_value=pad_value)
     if to_matrix:
-        col = xp.reshape(xp.transpose(col, (0, 4, 5, 1, 2, 3)), (n * oh * ow, -1))
+        col = xp.reshape(xp.permute_dims(col, (0, 4, 5, 1, 2, 3)), (n * oh * ow, -1))
     return col
 
 
@@ -171,27 +156,18 @@ def col2im_array(
         "col2im", img_shape, kernel_size, stride, pad
     )
     if to_matrix:
-        col = xp.transpose(xp.reshape(col, (n, oh, ow, c, kh, kw)), (0, 3, 4, 5, 1, 2))
+        col = xp.permute_dims(xp.reshape(col, (n, oh, ow, c, kh, kw)), (0, 3, 4, 5, 1, 2))
     if tuple(col.shape) != (n, c, kh, kw, oh, ow):
         raise ValueError(
             f"col2im: patches of shape {tuple(col.shape)} do not match image shape "
             f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
             f"(expected {(n, c, kh, kw, oh, ow)})."
         )
-    fast = getattr(backend_of(col), "col2im", None)  # optional backend kernel (zerograd-cupy)
-    if fast is not None:
-        return fast(col, tuple(img_shape), (kh, kw), (sh, sw), (ph, pw))
-    # Room for the padded image (every slice below stays in bounds).
-    img = xp.zeros((n, c, h + 2 * ph + sh - 1, w + 2 * pw + sw - 1), dtype=col.dtype)
-    for j in range(kh):
-        j_end = j + sh * (oh - 1) + 1
-        for i in range(kw):
-            img[:, :, j:j_end:sh, i : i + sw * (ow - 1) + 1 : sw] += col[:, :, j, i, :, :]
-    return img[:, :, ph : h + ph, pw : w + pw]
+    return backend_of(col).col2im(col, tuple(img_shape), (kh, kw), (sh, sw), (ph, pw))
 
 
 def onehot(t: Any, n_classes: int, dtype: Any) -> Any:
     """Rows of ``eye(n_classes)`` picked by integer labels ``t``, as ``dtype``."""
     xp = get_array_module(t)
-    hot = xp.arange(n_classes) == xp.reshape(t, t.shape + (1,))
+    hot = xp.arange(n_classes, device=device_of(t)) == xp.reshape(t, t.shape + (1,))
     return backend_of(t).astype(hot, dtype)

@@ -1,0 +1,120 @@
+"""The defaults of :class:`~zerograd.backends.Backend`, written with array API standard calls.
+
+Every function here returns a new array and never writes into one, so it serves backends
+with immutable arrays too. Creation calls pass ``device=`` so an array never lands on
+another device than its inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_KINDS = (
+    ("b", "bool"),
+    ("i", "signed integer"),
+    ("u", "unsigned integer"),
+    ("f", "real floating"),
+    ("c", "complex floating"),
+)
+
+
+def dtype_kind(xp: Any, dtype: Any) -> str:
+    """numpy's one-letter kind of ``dtype``, found with ``xp.isdtype``."""
+    for kind, name in _KINDS:
+        if xp.isdtype(dtype, name):
+            return kind
+    raise TypeError(f"zerograd: dtype {dtype!r} is none of bool, integer, float or complex")
+
+
+def resolve_dtype(xp: Any, dtype: Any) -> Any:
+    """``xp``'s dtype named by ``dtype`` (a name, a numpy dtype or type, or ``xp``'s own)."""
+    name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
+    if not isinstance(name, str):
+        name = getattr(dtype, "__name__", None)  # a scalar type such as numpy.float32
+    if not isinstance(name, str):
+        return dtype
+    found = getattr(xp, {"float": "float64", "int": "int64", "bool_": "bool"}.get(name, name), None)
+    if found is None:
+        raise TypeError(f"zerograd: the array module has no dtype {dtype!r}")
+    return found
+
+
+def scatter_add_on_host(backend: Any, a: Any, indices: Any, values: Any) -> Any:
+    """``a`` with ``values`` added at ``indices`` through numpy's ``add.at`` on the host."""
+    import numpy as np
+
+    def host(v: Any) -> Any:
+        return backend.to_numpy(v) if backend.owns(type(v)) else v
+
+    items = indices if isinstance(indices, tuple) else (indices,)
+    index = tuple(host(i) for i in items)
+    out = np.array(backend.to_numpy(a), copy=True)
+    np.add.at(out, index if isinstance(indices, tuple) else index[0], host(values))
+    return backend.from_numpy(out)
+
+
+def pad(xp: Any, x: Any, pad_width: Any, value: float) -> Any:
+    """``x`` with ``(before, after)`` blocks of ``value`` joined on each axis."""
+    for axis, (before, after) in enumerate(pad_width):
+        if not (before or after):
+            continue
+        parts = []
+        for size in (before, None, after):
+            if size is None:
+                parts.append(x)
+            elif size:
+                shape = x.shape[:axis] + (size,) + x.shape[axis + 1 :]
+                parts.append(xp.full(shape, value, dtype=x.dtype, device=x.device))
+        x = xp.concat(parts, axis=axis)
+    return x
+
+
+def _out(size: int, k: int, s: int, p: int) -> int:
+    return (size + 2 * p - k) // s + 1
+
+
+def im2col(backend: Any, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
+    """Patches (N, C, KH, KW, OH, OW): one strided slice per kernel offset, stacked."""
+    xp = backend.xp
+    (kh, kw), (sh, sw), (ph, pw) = k, s, p
+    n, c, h, w = img.shape
+    oh, ow = _out(h, kh, sh, ph), _out(w, kw, sw, pw)
+    if ph or pw:
+        img = backend.pad(img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), pad_value)
+    windows = [
+        img[:, :, j : j + sh * (oh - 1) + 1 : sh, i : i + sw * (ow - 1) + 1 : sw]
+        for j in range(kh)
+        for i in range(kw)
+    ]
+    return xp.reshape(xp.stack(windows, axis=2), (n, c, kh, kw, oh, ow))
+
+
+def _spread(xp: Any, a: Any, axis: int, step: int) -> Any:
+    """Put ``step - 1`` zeros after each element of ``a`` along ``axis`` (a is 4-D)."""
+    if step == 1:
+        return a
+    a = xp.expand_dims(a, axis=axis + 1)
+    zeros_shape = a.shape[: axis + 1] + (step - 1,) + a.shape[axis + 2 :]
+    a = xp.concat([a, xp.zeros(zeros_shape, dtype=a.dtype, device=a.device)], axis=axis + 1)
+    shape = a.shape[:axis] + (a.shape[axis] * step,) + a.shape[axis + 2 :]
+    return xp.reshape(a, shape)
+
+
+def col2im(backend: Any, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
+    """The adjoint of :func:`im2col`: each offset's patches spread, padded into place, summed."""
+    xp = backend.xp
+    n, c, h, w = img_shape
+    (kh, kw), (sh, sw), (ph, pw) = k, s, p
+    oh, ow = col.shape[4], col.shape[5]
+    full_h, full_w = h + 2 * ph + sh - 1, w + 2 * pw + sw - 1
+    img = None
+    for j in range(kh):
+        for i in range(kw):
+            part = _spread(xp, _spread(xp, col[:, :, j, i, :, :], 2, sh), 3, sw)
+            part = backend.pad(
+                part,
+                ((0, 0), (0, 0), (j, full_h - j - oh * sh), (i, full_w - i - ow * sw)),
+                0.0,
+            )
+            img = part if img is None else img + part
+    return img[:, :, ph : h + ph, pw : w + pw]

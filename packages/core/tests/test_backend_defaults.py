@@ -1,0 +1,148 @@
+"""Backend's defaults, written with array API standard calls, against numpy's own answers.
+
+``_Standard`` overrides only what a plugin must supply, over numpy 2's namespace (which
+follows the standard), so every other method runs its default.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zerograd.backends import Backend, get_backend
+
+needs_numpy2 = pytest.mark.skipif(
+    int(np.__version__.split(".")[0]) < 2, reason="numpy 1.26's namespace is not the standard's"
+)
+rng = np.random.default_rng(3)
+
+
+class _Standard(Backend):
+    name = "standard-only"
+
+    def owns(self, array_type):
+        return False
+
+    def load_module(self):
+        return np
+
+    def to_numpy(self, x):
+        return np.array(x, copy=True)
+
+    def from_numpy(self, a):
+        return np.array(a, copy=True)
+
+
+B = _Standard()
+
+INDICES = [
+    ((6,), np.array([0, 1, 1, 5, 1, -1])),  # repeats, and -1 is 5 again
+    ((5, 3), np.array([2, 2, 0, 2])),  # whole rows, repeated
+    ((5, 3), [2, 0]),  # a list
+    ((3, 4), (np.array([0, 2, 2]), np.array([1, 3, 3]))),  # repeated (row, col) pairs
+    ((3, 4, 2), (slice(None), np.array([3, 3, 0]))),  # an array after a slice
+    ((3, 4, 2), (np.array([1, 1]), slice(None), np.array([0, 0]))),  # arrays apart
+    ((4, 3), (slice(1, 3),)),  # basic: trailing axes left out
+    ((4, 3), (slice(1, 99), 2)),  # out-of-range stop, clipped as numpy does
+    ((4, 3), np.array([[0, 3], [3, 3]])),  # a 2-D index
+    ((2, 3), np.array([[True, False, True], [False, False, True]])),  # a boolean mask
+    ((2, 3), (None, 1)),  # a new axis
+    ((2, 3, 4), (Ellipsis, np.array([1, 1]))),  # an ellipsis before an array
+]
+
+
+@needs_numpy2
+@pytest.mark.parametrize("shape, index", INDICES, ids=[str(i) for i in range(len(INDICES))])
+def test_default_getitem_follows_numpy(shape, index):
+    a = rng.standard_normal(shape)
+    np.testing.assert_array_equal(B.getitem(a, index), a[index])
+
+
+@pytest.mark.parametrize("shape, index", INDICES, ids=[str(i) for i in range(len(INDICES))])
+def test_default_scatter_add_is_numpys_add_at_and_returns_a_new_array(shape, index):
+    a = rng.standard_normal(shape)
+    values = rng.standard_normal(a[index].shape)
+    expected = a.copy()
+    np.add.at(expected, index, values)
+    before = a.copy()
+    np.testing.assert_allclose(B.scatter_add(a, index, values), expected, rtol=1e-12)
+    np.testing.assert_array_equal(a, before)
+
+
+def test_default_getitem_names_the_shape_of_a_bad_index():
+    with pytest.raises(IndexError, match=r"on shape \(3,\)"):
+        B.getitem(np.zeros(3), np.array([3]))
+
+
+@needs_numpy2
+@pytest.mark.parametrize("pad_width", [((0, 0), (1, 2)), ((2, 0), (0, 0)), ((1, 1), (3, 1))])
+def test_default_pad_is_numpys_constant_pad(pad_width):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    got = B.pad(a, pad_width, -7.0)
+    np.testing.assert_array_equal(got, np.pad(a, pad_width, constant_values=-7.0))
+    assert got.dtype == np.float32
+
+
+GEOMETRIES = [  # kernel, stride, pad on a (2, 3, 7, 6) image
+    ((3, 3), (1, 1), (1, 1)),
+    ((2, 2), (2, 2), (0, 0)),
+    ((3, 2), (2, 3), (1, 0)),
+    ((1, 1), (1, 1), (0, 0)),
+]
+
+
+@needs_numpy2
+@pytest.mark.parametrize("k, s, p", GEOMETRIES)
+def test_default_im2col_col2im_match_numpys_kernels_and_are_adjoint(k, s, p):
+    numpy_backend = get_backend("numpy")
+    img = rng.standard_normal((2, 3, 7, 6))
+    col = B.im2col(img, k, s, p, 0.5)
+    np.testing.assert_array_equal(col, numpy_backend.im2col(img, k, s, p, 0.5))
+    g = rng.standard_normal(col.shape)
+    back = B.col2im(g, img.shape, k, s, p)
+    np.testing.assert_allclose(back, numpy_backend.col2im(g, img.shape, k, s, p), rtol=1e-12)
+    # <im2col(x), g> == <x, col2im(g)> (zero padding): col2im is im2col's adjoint
+    lhs = np.sum(B.im2col(img, k, s, p, 0.0) * g)
+    np.testing.assert_allclose(lhs, np.sum(img * back), rtol=1e-10)
+
+
+@needs_numpy2
+def test_default_astype_takes_names_numpy_types_and_dtypes():
+    a = np.arange(3)
+    for dtype in ("float32", np.float32, np.dtype("float32"), float):
+        out = B.astype(a, dtype)
+        assert out.dtype == (np.float64 if dtype is float else np.float32)
+        assert out is not a
+    with pytest.raises(TypeError, match="no dtype 'complex512'"):
+        B.resolve_dtype("complex512")
+
+
+@needs_numpy2
+def test_default_dtype_kind_asks_isdtype():
+    kinds = [B.dtype_kind(np.dtype(d)) for d in ("bool", "int8", "uint16", "float32", "complex64")]
+    assert kinds == ["b", "i", "u", "f", "c"]
+
+
+@pytest.mark.parametrize("method, args", [("randn", (2,)), ("rand", (2,)), ("permutation", (3,))])
+def test_random_numbers_are_required_and_say_what_to_implement(method, args):
+    with pytest.raises(NotImplementedError, match=rf"'standard-only' .*Backend\.{method}"):
+        getattr(B, method)(*args)
+
+
+def test_assign_writes_in_place():
+    target = np.zeros(3)
+    B.assign(target, np.arange(3.0))
+    assert target.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_numpy_backend_draws_from_numpys_global_state():
+    b = get_backend("numpy")
+    np.random.seed(5)
+    expected = (np.random.randn(2, 3), np.random.rand(4), np.random.permutation(6))
+    np.random.seed(5)
+    got = (b.randn(2, 3, dtype="float32"), b.rand(4), b.permutation(6))
+    np.testing.assert_array_equal(got[0], expected[0].astype(np.float32))
+    assert got[0].dtype == np.float32
+    np.testing.assert_array_equal(got[1], expected[1])
+    np.testing.assert_array_equal(got[2], expected[2])
+    assert isinstance(b.rand(), np.ndarray) and b.rand().shape == ()  # 0-d, not a float
