@@ -24,7 +24,6 @@ import zerograd.backends as B
 if importlib.util.find_spec("zerograd_cupy") is None:  # a source checkout, not pip-installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-SIMULATOR = Path(__file__).resolve().parents[1] / "simulator"
 _ENV = ("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "ZEROGRAD_BLOCK_PLUGINS", "ZEROGRAD_STRICT_PLUGINS")
 
 
@@ -70,29 +69,3 @@ def gpu_backend():
         if not backend.is_available():
             pytest.skip(f"no usable GPU for the cupy backend: {backend.unavailable_reason()}")
         yield backend
-
-
-def _cupy_modules() -> dict:
-    return {k: m for k, m in sys.modules.items() if k.split(".")[0] in ("cupy", "cupyx")}
-
-
-@pytest.fixture
-def simulated_cupy(with_plugin) -> Iterator:
-    """The cupy backend on the CuPy CPU simulator (``simulator/``) for one test; whatever
-    ``cupy`` was imported before (the real one, or none) is put back afterwards."""
-    before = _cupy_modules()
-    for name in before:
-        del sys.modules[name]
-    sys.path.insert(0, str(SIMULATOR))
-    try:
-        import cupy
-
-        assert cupy.SIMULATOR
-        B.refresh()
-        yield B.get_backend("cupy")
-    finally:
-        sys.path.remove(str(SIMULATOR))
-        for name in _cupy_modules():
-            del sys.modules[name]
-        sys.modules.update(before)
-        B.refresh()

@@ -2,7 +2,7 @@
 
 CuPy imports fine without a GPU, so importing it proves nothing; these check, with the
 CuPy wheel users install, that the backend still reports itself unusable, says why, and
-that ``to_gpu()`` fails cleanly. Elsewhere (no CuPy, the CPU simulator, a real GPU) the
+that ``to_gpu()`` fails cleanly. Elsewhere (no CuPy, a real GPU) the
 module is skipped with the reason.
 """
 
@@ -31,8 +31,6 @@ try:
     import cupy
 except ImportError:
     _not_here("CuPy is not installed here (the nox session cupy_without_gpu installs it)")
-if getattr(cupy, "SIMULATOR", False):
-    _not_here("the CuPy CPU simulator is loaded, not CuPy")
 if CupyBackend().is_available():
     _not_here("a GPU is usable here: the no-GPU path cannot be seen")
 

@@ -146,3 +146,13 @@ def test_numpy_backend_draws_from_numpys_global_state():
     np.testing.assert_array_equal(got[1], expected[1])
     np.testing.assert_array_equal(got[2], expected[2])
     assert isinstance(b.rand(), np.ndarray) and b.rand().shape == ()  # 0-d, not a float
+
+
+def test_numpy_backend_namespace_is_numpy_itself_on_numpy_2():
+    xp = get_backend("numpy").xp
+    if int(np.__version__.split(".")[0]) >= 2:
+        assert xp is np
+    else:  # numpy 1.26 lacks standard names (concat, permute_dims, astype): the compat layer
+        assert xp.__name__ == "array_api_compat.numpy" and xp.random is np.random
+    for name in ("concat", "permute_dims", "astype", "isdtype", "take", "expand_dims"):
+        assert callable(getattr(xp, name)), name
