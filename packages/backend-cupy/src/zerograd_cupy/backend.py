@@ -219,6 +219,12 @@ class CupyBackend(Backend):
         """``dtype.kind`` (CuPy's dtypes are numpy's)."""
         return dtype.kind
 
+    def resolve_dtype(self, dtype: Any) -> Any:
+        """``numpy.dtype(dtype)``: CuPy's dtypes are numpy's."""
+        import numpy
+
+        return numpy.dtype(dtype)
+
     # -- random numbers: CuPy's global generator ----------------------------------------
     def randn(self, *shape: int, dtype: Any = None) -> Any:
         """``cupy.random.randn``, cast to ``dtype`` when one is given."""

@@ -64,6 +64,9 @@ class NumpyBackend(Backend):
     def dtype_kind(self, dtype: Any) -> str:
         return dtype.kind
 
+    def resolve_dtype(self, dtype: Any) -> Any:
+        return np.dtype(dtype)
+
     def to_numpy(self, x: Any) -> Any:
         return x
 

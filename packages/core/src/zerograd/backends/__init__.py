@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import hookspecs
+from . import contract, hookspecs
 from .base import API_VERSION, Backend
 from .errors import (
     BackendError,
@@ -26,6 +26,7 @@ from .hookspecs import ENTRY_POINT_GROUP, hookimpl, hookspec
 from .registry import BackendInfo, no_backend_message, registry
 
 __all__ = [
+    "contract",
     "API_VERSION",
     "Backend",
     "BackendError",

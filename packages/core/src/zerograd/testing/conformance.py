@@ -19,9 +19,12 @@ import pytest
 import zerograd.functions as F
 from zerograd import Variable, no_grad
 from zerograd.backends import (
+    Backend,
     BackendMismatchError,
     as_array_of,
     backend_of,
+    contract,
+    device_of,
     get_array_module,
     get_backend,
     list_backends,
@@ -82,6 +85,126 @@ def test_asarray_and_astype(backend):
     assert backend.to_numpy(a).dtype == np.float32
     b = backend.astype(_put(backend, [1.5, 2.5]), backend.xp.float32)
     assert backend.to_numpy(b).dtype == np.float32
+
+
+# -- the contract: names on xp, Backend methods -------------------------------------------
+def test_array_module_has_every_standard_name_zerograd_calls(backend):
+    xp = backend.xp
+    missing = [n for n in contract.XP_NAMES if not hasattr(xp, n)]
+    assert not missing, (
+        f"backend {backend.name!r}: its array module {getattr(xp, '__name__', xp)!r} lacks "
+        f"{missing}, which zerograd and zerograd-nn call. These are Python array API standard "
+        f"names: return a standard namespace from load_module() (e.g. array_api_compat's "
+        f"wrapper of your library) or add them to it."
+    )
+
+
+def test_array_module_linalg_extension_for_the_orthogonal_initializer(backend):
+    linalg = getattr(backend.xp, "linalg", None)
+    missing = [n for n in contract.XP_LINALG_NAMES if not hasattr(linalg, n)]
+    if missing:
+        pytest.skip(
+            f"backend {backend.name!r}: xp.linalg lacks {missing} (the standard's optional "
+            f"linalg extension): only zerograd_nn.initializers.Orthogonal needs it"
+        )
+
+
+@pytest.mark.parametrize("name", contract.REQUIRED_METHODS + contract.NN_REQUIRED_METHODS)
+def test_required_backend_methods_are_implemented(backend, name):
+    mine = getattr(type(backend), name)
+    assert mine is not getattr(Backend, name), (
+        f"backend {backend.name!r} does not implement Backend.{name}, which "
+        + ("every backend must." if name in contract.REQUIRED_METHODS else "zerograd-nn needs: ")
+        + (
+            ""
+            if name in contract.REQUIRED_METHODS
+            else "the standard has no random numbers (layers' weights, dropout, shuffling)."
+        )
+    )
+
+
+@pytest.mark.parametrize("dtype", [None, "float32"])
+def test_random_numbers_have_the_shape_dtype_and_backend_asked_for(backend, dtype):
+    for draw in (backend.randn, backend.rand):
+        a = draw(200, 3, dtype=dtype)
+        assert backend_of(a) is backend and tuple(a.shape) == (200, 3), draw.__name__
+        values = backend.to_numpy(a)
+        assert values.dtype.kind == "f", f"{draw.__name__} gave {values.dtype}"
+        if dtype:
+            assert values.dtype == np.float32, (
+                f"{draw.__name__}(dtype='float32') gave {values.dtype}"
+            )
+    assert backend.to_numpy(backend.rand(1000)).min() >= 0.0
+    assert backend.to_numpy(backend.rand(1000)).max() < 1.0
+    assert abs(backend.to_numpy(backend.randn(4000)).mean()) < 0.1
+    assert sorted(backend.to_numpy(backend.permutation(7)).tolist()) == list(range(7))
+
+
+def test_creation_with_device_stays_on_the_backend(backend):
+    a = _put(backend, [1.0, 2.0])
+    xp = backend.xp
+    for made in (
+        xp.zeros((2,), dtype=a.dtype, device=device_of(a)),
+        xp.arange(2, dtype=a.dtype, device=device_of(a)),
+        xp.asarray([1.0, 2.0], dtype=a.dtype, device=device_of(a)),
+    ):
+        assert backend_of(made) is backend
+        assert backend_of(made + a) is backend
+
+
+def test_pad_im2col_col2im_match_numpy(backend):
+    img = _rng.standard_normal((2, 3, 5, 4))
+    k, s, p = (3, 2), (2, 1), (1, 1)
+    padded = np.pad(img, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-1.0)
+    got = backend.to_numpy(backend.pad(_put(backend, img), ((0, 0), (0, 0), (1, 1), (1, 1)), -1.0))
+    np.testing.assert_array_equal(got, padded)
+    numpy_backend = get_backend("numpy")
+    col = backend.im2col(_put(backend, img), k, s, p, 0.0)
+    ref = numpy_backend.im2col(img, k, s, p, 0.0)
+    np.testing.assert_allclose(backend.to_numpy(col), ref, rtol=1e-12)
+    g = _rng.standard_normal(ref.shape)
+    back = backend.col2im(_put(backend, g), img.shape, k, s, p)
+    np.testing.assert_allclose(
+        backend.to_numpy(back), numpy_backend.col2im(g, img.shape, k, s, p), rtol=1e-12
+    )
+
+
+def test_resolve_dtype_and_dtype_kind(backend):
+    for name, kind in (("float32", "f"), ("float64", "f"), ("int64", "i")):
+        dt = backend.resolve_dtype(name)
+        assert backend.dtype_kind(dt) == kind, f"dtype_kind({name!r} -> {dt!r})"
+        assert backend.resolve_dtype(np.dtype(name)) == dt
+        a = backend.astype(_put(backend, [1.5]), name)
+        assert backend.to_numpy(a).dtype == np.dtype(name)
+
+
+@pytest.mark.parametrize(
+    "shape, index",
+    [
+        ((5, 3), np.array([2, 2, 0])),  # rows of a matrix, repeated
+        ((3, 4), (np.array([0, 2, 2]), np.array([1, 3, 3]))),
+        ((4, 3), (slice(1, 99), 2)),  # out-of-range stop, clipped
+        ((3, 4, 2), (slice(None), np.array([3, 3, 0]))),
+    ],
+)
+def test_getitem_follows_numpys_rules(backend, shape, index):
+    a = _rng.standard_normal(shape)
+    idx = tuple(
+        backend.from_numpy(i) if isinstance(i, np.ndarray) else i
+        for i in (index if isinstance(index, tuple) else (index,))
+    )
+    got = backend.getitem(_put(backend, a), idx if isinstance(index, tuple) else idx[0])
+    np.testing.assert_array_equal(backend.to_numpy(got), a[index])
+
+
+def test_assign_writes_or_refuses_with_type_error(backend):
+    target = _put(backend, [0.0, 0.0])
+    try:
+        backend.assign(target, _put(backend, [1.0, 2.0]))
+    except TypeError:  # immutable arrays: batch_norm then asks for Variables
+        assert backend.to_numpy(target).tolist() == [0.0, 0.0]
+    else:
+        assert backend.to_numpy(target).tolist() == [1.0, 2.0]
 
 
 # -- scatter_add -----------------------------------------------------------------------------

@@ -1,0 +1,42 @@
+"""The backend contract as data: what zerograd and zerograd-nn use of a backend.
+
+The conformance suite (:mod:`zerograd.testing.conformance`) checks a plugin against these
+lists, and a core test checks that the sources of core and nn call nothing on ``xp``
+outside :data:`XP_NAMES`, so the contract cannot grow silently.
+``docs/backend-plugins.md`` shows the same lists as tables.
+"""
+
+from __future__ import annotations
+
+XP_NAMES: tuple[str, ...] = (
+    # creation
+    "asarray", "zeros", "ones", "full", "arange", "zeros_like", "ones_like",
+    # dtypes
+    "astype", "isdtype", "float32", "float64", "int64",
+    # elementwise
+    "exp", "log", "sin", "cos", "tanh", "sqrt", "sign", "clip", "maximum", "where",
+    "logical_and", "logical_or", "logical_not",
+    # reductions and searching
+    "sum", "mean", "max", "min", "argmax",
+    # manipulation and indexing
+    "reshape", "permute_dims", "expand_dims", "broadcast_to", "concat", "stack", "flip", "take",
+    # linear algebra
+    "matmul",
+)  # fmt: skip
+"""Array API standard (2024.12) names core and nn call on ``xp``."""
+
+XP_LINALG_NAMES: tuple[str, ...] = ("qr", "diagonal")
+"""Names of the standard's optional ``linalg`` extension (only the Orthogonal initializer)."""
+
+REQUIRED_METHODS: tuple[str, ...] = ("owns", "load_module", "to_numpy", "from_numpy")
+"""``Backend`` methods every plugin must implement."""
+
+NN_REQUIRED_METHODS: tuple[str, ...] = ("randn", "rand", "permutation")
+"""``Backend`` methods zerograd-nn needs (random numbers: the standard has none)."""
+
+OPTIONAL_METHODS: tuple[str, ...] = (
+    "seed", "is_available", "unavailable_reason", "version", "asarray", "astype",
+    "resolve_dtype", "dtype_kind", "getitem", "scatter_add", "broadcast_to", "sum_to", "pad",
+    "im2col", "col2im", "assign",
+)  # fmt: skip
+"""``Backend`` methods with a default (written with standard calls where one can be)."""
