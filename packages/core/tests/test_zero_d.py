@@ -91,7 +91,7 @@ def test_gradients_of_0d_inputs_are_arrays(arr):
     y = F.sum(x * x) + F.exp(x) - F.sum(Variable(arr([1.0])) * x)
     y.backward(create_graph=True)
     assert type(x.grad.data) is array_type
-    np.testing.assert_allclose(float(x.grad.data), 3.0 + np.exp(1.5) - 1.0)
+    np.testing.assert_allclose(float(x.grad), 3.0 + np.exp(1.5) - 1.0)
     g = x.grad
     x.cleargrad()
     g.backward()
