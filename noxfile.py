@@ -41,6 +41,7 @@ DEPENDS = {
 }
 # extra pip requirements a package's tests need
 TEST_EXTRAS = {
+    "core": ["hypothesis>=6.80"],
     "nn": ["pillow", "tqdm", "scikit-learn", "matplotlib>=3.7"],
     "viz": ["matplotlib>=3.7"],
 }

@@ -24,6 +24,13 @@ class _Binary(Function):
     def forward(self, x0: Any, x1: Any) -> Any:
         if x0.shape != x1.shape:
             self.shapes = (x0.shape, x1.shape)
+            try:
+                return self.op(x0, x1)
+            except ValueError:
+                raise ValueError(
+                    f"{type(self).__name__}: shapes {x0.shape} and {x1.shape} do not broadcast "
+                    f"(numpy rules: align from the right, each axis equal or 1)."
+                ) from None
         return self.op(x0, x1)
 
     def backward(self, gy: Variable) -> tuple[Any, Any]:
