@@ -138,8 +138,8 @@ class DataLoader:
 
     Raises:
         TypeError: ``dataset`` is not sized and indexable.
-        ValueError: a bad ``batch_size`` or ``seed``, an empty dataset, or a dataset whose
-            data and labels differ in length.
+        ValueError: a bad ``batch_size`` or ``seed``, an empty dataset, a dataset whose
+            data and labels differ in length, or ``drop_last`` leaving no batch.
 
     Examples:
         >>> from zerograd_nn.datasets import Spiral
@@ -168,6 +168,11 @@ class DataLoader:
         self.drop_last = drop_last
         rounding = math.floor if drop_last else math.ceil
         self.max_iter = rounding(self.data_size / batch_size)
+        if self.max_iter == 0:
+            raise ValueError(
+                f"{owner}: drop_last=True with batch_size {batch_size} larger than the dataset "
+                f"({self.data_size} items) leaves no batch at all; use a smaller batch_size."
+            )
         self.gpu = False
         if gpu:
             self.to_gpu()

@@ -59,6 +59,12 @@ class Sequential(Model):
     """Layers (or callables) applied one after another; layers are named ``l0``, ``l1``, ..."""
 
     def __init__(self, *layers: Any) -> None:
+        for i, layer in enumerate(layers):
+            if not callable(layer):
+                raise TypeError(
+                    f"Sequential: layer {i} is {layer!r}, not a Layer or a callable (a function "
+                    f"such as F.relu)"
+                )
         super().__init__()
         self.layers = []
         for i, layer in enumerate(layers):
@@ -72,11 +78,34 @@ class Sequential(Model):
 
 
 class MLP(Model):
-    """Fully connected network: Linear layers of ``fc_output_sizes``, ``activation`` between."""
+    """Fully connected network: Linear layers of ``fc_output_sizes``, ``activation`` between
+    (``None``: none, a linear model).
+
+    Raises:
+        TypeError: ``fc_output_sizes`` is not a non-empty list or tuple, or ``activation``
+            is not callable.
+        ValueError: a width is not a positive int.
+    """
 
     def __init__(
         self, fc_output_sizes: Sequence[int], activation: Callable[[Any], Variable] = F.sigmoid
     ) -> None:
+        if not isinstance(fc_output_sizes, (list, tuple, range)) or not fc_output_sizes:
+            raise TypeError(
+                f"MLP: fc_output_sizes must be a non-empty list or tuple of layer widths, e.g. "
+                f"(100, 10), got {fc_output_sizes!r}"
+            )
+        for size in fc_output_sizes:
+            if isinstance(size, bool) or not hasattr(type(size), "__index__") or size < 1:
+                raise ValueError(
+                    f"MLP: every layer width must be a positive int, got {size!r} in "
+                    f"fc_output_sizes={fc_output_sizes!r}"
+                )
+        if activation is not None and not callable(activation):
+            raise TypeError(
+                f"MLP: activation must be a function such as F.relu (or None), got {activation!r}"
+            )
+        fc_output_sizes = [int(size) for size in fc_output_sizes]
         super().__init__()
         self.activation = activation
         self.layers = []
@@ -86,8 +115,9 @@ class MLP(Model):
             self.layers.append(layer)
 
     def forward(self, x: Any) -> Variable:
+        act = self.activation
         for layer in self.layers[:-1]:
-            x = self.activation(layer(x))
+            x = layer(x) if act is None else act(layer(x))
         return self.layers[-1](x)
 
 
@@ -127,6 +157,11 @@ class VGG16(Model):
         image: Any, size: tuple[int, int] | None = (224, 224), dtype: Any = "float32"
     ) -> Any:
         """A PIL image as the (3, H, W) BGR array, ImageNet mean removed, that VGG16 expects."""
+        if not (hasattr(image, "convert") and hasattr(image, "resize")):
+            raise TypeError(
+                f"VGG16.preprocess: expected a PIL image, got {type(image).__name__} (open one "
+                f"with PIL.Image.open(path))"
+            )
         xp = get_backend().xp
         image = image.convert("RGB")
         if size:
