@@ -123,8 +123,8 @@ class Trainer:
                 the trainer.
             trigger: ``(period, 'iteration' | 'epoch')`` or a callable; default: the
                 extension's own ``trigger`` attribute, else every iteration.
-            name: the name to file it under (default: its class name; ``_1``, ``_2``, ...
-                are appended to repeated names).
+            name: the name to file it under (default: its class or function name; ``_1``,
+                ``_2``, ... are appended to repeated names).
             priority: overrides the extension's ``priority``.
 
         Returns:
@@ -133,7 +133,12 @@ class Trainer:
         trig = get_trigger(
             trigger if trigger is not None else getattr(extension, "trigger", (1, "iteration"))
         )
-        base = name or getattr(extension, "default_name", None) or type(extension).__name__
+        base = (
+            name
+            or getattr(extension, "default_name", None)
+            or getattr(extension, "__name__", None)  # a function
+            or type(extension).__name__
+        )
         key, n = base, 0
         while key in self._extensions:
             n += 1
