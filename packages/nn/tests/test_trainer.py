@@ -300,6 +300,12 @@ def test_extension_names_are_unique_and_looked_up(tmp_path):
     with pytest.raises(KeyError, match=r"no extension named 'Log'; the trainer has \['LogReport'"):
         trainer.get_extension("Log")
 
+    def note_loss(tr):
+        pass
+
+    trainer.extend(note_loss)
+    assert trainer.get_extension("note_loss") is note_loss
+
 
 def test_adam_lr_is_observed():
     np.random.seed(0)

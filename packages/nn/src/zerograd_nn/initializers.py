@@ -72,7 +72,7 @@ class Initializer:
         """A new array of ``shape`` and ``dtype`` on ``backend``, filled by this initializer.
 
         Args:
-            shape: shape of the array.
+            shape: shape of the array (an int for a vector).
             dtype: its dtype (floating point).
             backend: a backend name or Backend; None means the default backend.
             fan_in: overrides the fan-in read from ``shape`` (see :func:`get_fans`).
@@ -82,7 +82,7 @@ class Initializer:
             An array of ``backend``.
         """
         b = get_backend(backend) if isinstance(backend, str) else backend or get_backend()
-        shape = tuple(int(n) for n in shape)
+        shape = (int(shape),) if isinstance(shape, int) else tuple(int(n) for n in shape)
         if fan_in is None or fan_out is None:
             fans = get_fans(shape) if self._needs_fans else (0, 0)
             fan_in = fans[0] if fan_in is None else fan_in

@@ -141,6 +141,7 @@ class PrintReport(Extension):
         self.entries = None if entries is None else list(entries)
         self.log_report, self.file = log_report, file
         self._shown = 0
+        self._header_printed = False
 
     def _print(self, line: str) -> None:
         if self.file is None:
@@ -160,7 +161,8 @@ class PrintReport(Extension):
         if self.entries is None:
             self.entries = list(log[self._shown])
         widths = [max(len(k), 10) for k in self.entries]
-        if self._shown == 0:
+        if not self._header_printed:  # once per process, also after a resume
+            self._header_printed = True
             self._print("  ".join(k.ljust(w) for k, w in zip(self.entries, widths)).rstrip())
         for entry in log[self._shown :]:
             cells = []
@@ -260,11 +262,12 @@ class PlotReport(Extension):
         try:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
             from matplotlib.figure import Figure
+            from matplotlib.ticker import MaxNLocator
         except ImportError:
             raise ImportError(
                 "zerograd_nn.training.PlotReport needs matplotlib: pip install matplotlib"
             ) from None
-        self._figure, self._canvas = Figure, FigureCanvasAgg
+        self._figure, self._canvas, self._ticks = Figure, FigureCanvasAgg, MaxNLocator
         self.keys = [keys] if isinstance(keys, str) else list(keys)
         self.x_key, self.filename, self.log_report = x_key, filename, log_report
         self.trigger = trigger
@@ -280,6 +283,7 @@ class PlotReport(Extension):
                 xs, ys = zip(*points)
                 ax.plot(xs, ys, marker="." if len(points) < 50 else None, label=key)
         ax.set_xlabel(self.x_key)
+        ax.xaxis.set_major_locator(self._ticks(integer=True))
         ax.grid(alpha=0.3)
         if ax.lines:
             ax.legend()

@@ -49,9 +49,12 @@ class Trainer:
         out: the folder extensions write into (created when one writes).
 
     Attributes:
-        epoch: epochs completed. iteration: updates done.
+        epoch: epochs completed.
+        iteration: updates done.
         observation: this point's values (``'loss'``, ``'lr'``, the metrics; ``'val/...'``
-            after an Evaluator); ``at_epoch_end``: whether this point ends an epoch.
+            after an Evaluator).
+        at_epoch_end: whether this point ends an epoch.
+        stop_reason: why the last run stopped early (None when it did not).
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given.
@@ -120,8 +123,8 @@ class Trainer:
                 the trainer.
             trigger: ``(period, 'iteration' | 'epoch')`` or a callable; default: the
                 extension's own ``trigger`` attribute, else every iteration.
-            name: the name to file it under (default: its class name; ``_1``, ``_2``, ...
-                are appended to repeated names).
+            name: the name to file it under (default: its class or function name; ``_1``,
+                ``_2``, ... are appended to repeated names).
             priority: overrides the extension's ``priority``.
 
         Returns:
@@ -130,7 +133,12 @@ class Trainer:
         trig = get_trigger(
             trigger if trigger is not None else getattr(extension, "trigger", (1, "iteration"))
         )
-        base = name or getattr(extension, "default_name", None) or type(extension).__name__
+        base = (
+            name
+            or getattr(extension, "default_name", None)
+            or getattr(extension, "__name__", None)  # a function
+            or type(extension).__name__
+        )
         key, n = base, 0
         while key in self._extensions:
             n += 1
@@ -186,12 +194,12 @@ class Trainer:
             obs["lr"] = float(lr)
         self.observation = obs
 
-    def _fire(self, at_epoch_end: bool, start: float) -> None:
+    def _fire(self, at_epoch_end: bool, start: float, ordered: list) -> None:
         self.at_epoch_end = at_epoch_end
         if at_epoch_end:
             self.observation = {}
         self.elapsed_time = time.perf_counter() - start
-        for _, ext, trig in self._ordered():
+        for _, ext, trig in ordered:
             if trig(self):
                 ext(self)
 
@@ -222,7 +230,7 @@ class Trainer:
                     batches += 1
                     self._resumed_at_epoch_end = False
                     self._update(batch)
-                    self._fire(False, start)
+                    self._fire(False, start, ordered)
                     if self._done():
                         break
                 else:
@@ -237,7 +245,7 @@ class Trainer:
                             "batch; check its dataset and batch size"
                         )
                     self.epoch += 1
-                    self._fire(True, start)
+                    self._fire(True, start, ordered)
         finally:
             for _, ext, _ in ordered:
                 if hasattr(ext, "finalize"):
