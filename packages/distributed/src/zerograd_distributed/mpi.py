@@ -193,10 +193,14 @@ class MpiCommunicator(Communicator):
     def _allreduce_sum_inplace(self, buf: Any) -> None:
         """Sum contiguous ``buf`` over every rank in place, unchecked (the optimizer's path:
         it agreed on the layout beforehand)."""
+        if type(buf) is not np.ndarray:  # a CuPy array: its queued writes must land first
+            buf = self._buffer("allreduce", buf)
         self.mpi_comm.Allreduce(self._in_place, buf, op=self._ops["sum"])
 
     def _bcast_inplace(self, buf: Any, root: int = 0) -> None:
         """Broadcast contiguous ``buf`` from ``root`` in place, unchecked."""
+        if type(buf) is not np.ndarray:
+            buf = self._buffer("bcast", buf)
         self.mpi_comm.Bcast(buf, root=root)
 
     def allgather(self, x: Any) -> Any:
