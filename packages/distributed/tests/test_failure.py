@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from launch import run
+from mpi_launch import run
 
 from zerograd_distributed import abort_on_error, create_communicator
 
