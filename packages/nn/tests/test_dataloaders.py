@@ -381,3 +381,14 @@ def test_drop_last_that_leaves_no_batch_is_refused():
     ):
         DataLoader(Range(5), batch_size=8, drop_last=True)
     assert len(DataLoader(Range(5), batch_size=8)) == 1  # without drop_last: one short batch
+
+
+def test_items_that_are_not_pairs_are_refused():
+    rows = [np.array([1, 2]), np.array([3, 4])]  # used to give x = [1, 3], t = [2, 4]
+    with pytest.raises(TypeError, match=r"^DataLoader: dataset\[0\] is a ndarray, not an \(x, t\)"):
+        next(DataLoader(rows, batch_size=2, shuffle=False))
+    singles = [(np.array([1.0]),), (np.array([2.0]),)]
+    with pytest.raises(TypeError, match=r"dataset\[0\] is a tuple of length 1, not an \(x, t\)"):
+        next(DataLoader(singles, batch_size=2, shuffle=False))
+    x, t = next(DataLoader([(r, None) for r in rows], batch_size=2, shuffle=False))
+    assert t is None and x.tolist() == [[1, 2], [3, 4]]

@@ -177,3 +177,13 @@ def test_batch_norm_of_integers_computes_in_float(arr, to_np):
     ref = (x - x.mean(0)) / np.sqrt(x.var(0) + 2e-5)
     assert y.dtype == np.float64
     np.testing.assert_allclose(to_np(y), ref, rtol=1e-12)
+
+
+def test_batch_norm_read_only_running_var_changes_nothing(rand, arr, to_np, backend):
+    if backend.name != "numpy":
+        pytest.skip(f"read-only arrays are a numpy feature; backend {backend.name!r} under test")
+    mean, var = np.array([0.5, 1.0, 2.0]), np.array([2.0, 3.0, 4.0])
+    var.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        F.batch_norm(rand(4, 3), np.ones(3), np.zeros(3), mean, var)
+    assert mean.tolist() == [0.5, 1.0, 2.0] and var.tolist() == [2.0, 3.0, 4.0]

@@ -182,7 +182,10 @@ def test_mlp_needs_a_list_of_widths(sizes):
 
 @pytest.mark.parametrize("bad", [0, -1, 10.5, True, "3"])
 def test_mlp_widths_are_positive_ints(bad):
-    with pytest.raises(ValueError, match=r"^MLP: every layer width must be a positive int, got"):
+    with pytest.raises(
+        ValueError,
+        match=r"^MLP: every layer width \(fc_output_sizes=\(4, .*\)\) must be a positive int, got",
+    ):
         MLP((4, bad))
 
 
@@ -207,3 +210,16 @@ def test_sequential_refuses_what_is_not_callable():
 def test_vgg16_preprocess_needs_an_image():
     with pytest.raises(TypeError, match=r"^VGG16.preprocess: expected a PIL image, got ndarray"):
         VGG16.preprocess(np.zeros((3, 8, 8)))
+
+
+@pytest.mark.parametrize("bad", [0, 2.5, True])
+def test_model_widths_are_positive_ints(bad):
+    from zerograd_nn.models import Fire, SqueezeNet
+
+    with pytest.raises(ValueError, match=r"^SqueezeNet: n_classes must be a positive int, got"):
+        SqueezeNet(n_classes=bad)
+    with pytest.raises(ValueError, match=r"^Fire: expand3x3 must be a positive int, got"):
+        Fire(2, 4, bad)
+    with pytest.raises(ValueError, match=r"^BuildingBlock: n_layers must be a positive int, got"):
+        BuildingBlock(bad, 4, 2, 4, 1)
+    assert SqueezeNet(n_classes=np.int64(3)).conv10.out_channels == 3

@@ -69,6 +69,15 @@ def _check_dataset(owner: str, dataset: Any) -> int:
     return n
 
 
+def _not_a_pair(owner: str, i: int, ex: Any) -> None:
+    kind = type(ex).__name__
+    got = f"{kind} of length {len(ex)}" if isinstance(ex, (tuple, list)) else kind
+    raise TypeError(
+        f"{owner}: dataset[{i}] is a {got}, not an (x, t) pair; give pairs, with t None for "
+        f"unlabelled data (or use a Dataset)."
+    )
+
+
 def _generator(seed: Any) -> Any:
     """A numpy Generator (PCG64) seeded from ``seed``, or None for the global random state."""
     if seed is None:
@@ -302,6 +311,9 @@ class DataLoader:
             t = None if ds.label is None else ds.label[indices]
         else:
             batch = [ds[int(i)] for i in indices]
+            for i, ex in zip(indices, batch):
+                if not isinstance(ex, (tuple, list)) or len(ex) != 2:
+                    _not_a_pair(type(self).__name__, int(i), ex)
             x = xp.stack([xp.asarray(ex[0]) for ex in batch])
             labels = [ex[1] for ex in batch]
             t = (

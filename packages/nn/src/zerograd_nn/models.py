@@ -24,6 +24,13 @@ _WEIGHT_URLS = {
 }
 
 
+def _width(owner: str, name: str, value: Any) -> int:
+    """``value`` as an int when it is a positive integer (numpy integers too, never a bool)."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__") or value < 1:
+        raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
+    return int(value)
+
+
 class Model(Layer):
     """A Layer meant to be trained as a whole; :meth:`plot` draws its graph."""
 
@@ -96,11 +103,7 @@ class MLP(Model):
                 f"(100, 10), got {fc_output_sizes!r}"
             )
         for size in fc_output_sizes:
-            if isinstance(size, bool) or not hasattr(type(size), "__index__") or size < 1:
-                raise ValueError(
-                    f"MLP: every layer width must be a positive int, got {size!r} in "
-                    f"fc_output_sizes={fc_output_sizes!r}"
-                )
+            _width("MLP", f"every layer width (fc_output_sizes={fc_output_sizes!r})", size)
         if activation is not None and not callable(activation):
             raise TypeError(
                 f"MLP: activation must be a function such as F.relu (or None), got {activation!r}"
@@ -233,9 +236,8 @@ class BuildingBlock(Layer):
         stride: int | None = None,
         downsample_fb: bool | None = None,
     ) -> None:
+        n_layers = _width("BuildingBlock", "n_layers", n_layers)
         super().__init__()
-        if n_layers is None or n_layers < 1:
-            raise ValueError(f"BuildingBlock: n_layers must be a positive int, got {n_layers!r}")
         self.a = BottleneckA(in_channels, mid_channels, out_channels, stride, downsample_fb)
         self._forward = ["a"]
         for i in range(n_layers - 1):
@@ -307,6 +309,8 @@ class Fire(Layer):
     """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands joined on channels."""
 
     def __init__(self, squeeze: int, expand1x1: int, expand3x3: int) -> None:
+        for name, v in (("squeeze", squeeze), ("expand1x1", expand1x1), ("expand3x3", expand3x3)):
+            _width("Fire", name, v)
         super().__init__()
         self.squeeze = L.Conv2d(squeeze, 1)
         self.expand1x1 = L.Conv2d(expand1x1, 1)
@@ -324,6 +328,7 @@ class SqueezeNet(Model):
     """
 
     def __init__(self, pretrained: bool | str | os.PathLike = False, n_classes: int = 1000) -> None:
+        n_classes = _width("SqueezeNet", "n_classes", n_classes)
         super().__init__()
         self.conv1 = L.Conv2d(64, 3, stride=2)
         # fire2..fire9: (squeeze, expand) widths; both expands have the same width

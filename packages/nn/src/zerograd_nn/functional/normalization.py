@@ -80,8 +80,13 @@ def batch_norm(
         adjust = m / max(m - 1, 1)  # unbiased estimate of the variance
         new_mean = _raw(mean) * decay + xp.reshape(mu.data, (c,)) * (1 - decay)
         new_var = _raw(var) * decay + xp.reshape(v.data, (c,)) * ((1 - decay) * adjust)
+        old_mean = backend_of(_raw(mean)).astype(_raw(mean), _raw(mean).dtype)  # a copy
         _store(mean, new_mean)
-        _store(var, new_var)
+        try:
+            _store(var, new_var)
+        except Exception:
+            _store(mean, old_mean)  # a failure changes nothing
+            raise
     else:
         inv_std = 1 / xp.sqrt(_raw(var) + eps)
         xhat = (x - xp.reshape(_raw(mean), shape)) * xp.reshape(inv_std, shape)
