@@ -425,3 +425,27 @@ def test_a_bad_snapshot_changes_nothing(tmp_path):
     after = {k: p.data for k, p in trainer.model.named_params().items() if p.data is not None}
     assert before.keys() == after.keys()
     assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_a_snapshot_of_other_extensions_changes_nothing(tmp_path):
+    _resumable(tmp_path / "a", 0, (1, "epoch")).run()
+    np.random.seed(1)
+    model = DropoutNet((16, 3))
+    model(np.zeros((1, 2), np.float32))
+    optimizer = Adam(alpha=0.01).setup(model)
+    trainer = Trainer(model, optimizer, SeededLoader(Spiral(), 32, 7), max_epochs=1, out=tmp_path)
+    sched = schedulers.ExponentialLR(optimizer, 0.97)
+    trainer.extend(StepScheduler(sched, trigger=(1, "iteration")))
+    log = trainer.extend(LogReport(trigger=(4, "iteration"), filename=None))
+    trainer.extend(LogReport(filename=None), name="EarlyStopping")  # not what was saved
+    weights = {k: p.data.copy() for k, p in model.named_params().items()}
+    rng = np.random.get_state()[1].copy()
+    with (
+        pytest.warns(UserWarning, match="'Snapshot' that this trainer does not have"),
+        pytest.raises(ValueError, match=r"state of the extension 'EarlyStopping' does not fit"),
+    ):
+        trainer.resume(tmp_path / "a" / "snapshot_iter_30.npz")
+    assert all(np.array_equal(p.data, weights[k]) for k, p in model.named_params().items())
+    assert np.array_equal(np.random.get_state()[1], rng)
+    assert sched.last_epoch == 0 and log.log == [] and optimizer.lr == 0.01
+    assert (trainer.epoch, trainer.iteration) == (0, 0)

@@ -50,6 +50,7 @@ class Snapshot(Extension):
             model=trainer.model,
             optimizer=trainer.optimizer,
             loader=loader,
+            scheduler=trainer.extension_states(),  # schedulers, logs, early stopping, ...
             epoch=trainer.epoch,
             iteration=trainer.iteration,
             extra=trainer.state_extra(),

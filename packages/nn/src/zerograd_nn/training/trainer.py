@@ -254,21 +254,19 @@ class Trainer:
 
     # -- snapshots ----------------------------------------------------------------------
     def state_extra(self) -> dict[str, Any]:
-        """What a snapshot keeps beyond model, optimizer and loader: time and extensions."""
-        states = {}
-        for name, (ext, *_) in self._extensions.items():
-            state = ext.state_dict() if hasattr(ext, "state_dict") else {}
-            if state:
-                states[name] = state
-        return {
-            "elapsed_time": self.elapsed_time,
-            "at_epoch_end": self.at_epoch_end,
-            "extensions": states,
-        }
+        """What a snapshot keeps of the trainer itself, beyond epoch and iteration."""
+        return {"elapsed_time": self.elapsed_time, "at_epoch_end": self.at_epoch_end}
+
+    def extension_states(self) -> ExtensionStates:
+        """The extensions' states as one object with a state dict (what Snapshot saves)."""
+        return ExtensionStates(self)
 
     def resume(self, path: str | os.PathLike) -> Trainer:
         """Continue from a snapshot: model, optimizer, loader position, random states,
         epoch, iteration and the extensions' states (add the extensions first).
+
+        Everything is checked before anything changes: a snapshot that does not fit this
+        trainer leaves it, its model, optimizer, loader and extensions as they were.
 
         Args:
             path: a file written by :class:`~zerograd_nn.training.Snapshot`.
@@ -279,21 +277,84 @@ class Trainer:
         from ..checkpoint import load_checkpoint
 
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
-        info = load_checkpoint(path, model=self.model, optimizer=self.optimizer, loader=loader)
+        info = load_checkpoint(
+            path,
+            model=self.model,
+            optimizer=self.optimizer,
+            scheduler=self.extension_states(),
+            loader=loader,
+        )
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
-        for name, state in (extra.get("extensions") or {}).items():
-            if name not in self._extensions:
-                warnings.warn(
-                    f"Trainer.resume: {os.fspath(path)} holds the state of an extension "
-                    f"{name!r} that this trainer does not have; it was skipped",
-                    stacklevel=2,
-                )
-                continue
-            self._extensions[name][0].load_state_dict(state)
         return self
 
 
-__all__ = ["Trainer"]
+class ExtensionStates:
+    """A trainer's extensions seen as one stateful object, saved in a checkpoint's
+    scheduler slot (schedulers are extensions here, so the slot holds them all).
+
+    Loading is all or nothing: every state is tried, and undone if any is refused.
+    """
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{extension name: its state}`` for every extension with a non-empty state."""
+        states = {}
+        for name, (ext, *_) in self.trainer._extensions.items():
+            state = ext.state_dict() if hasattr(ext, "state_dict") else {}
+            if state:
+                states[name] = state
+        return states
+
+    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check ``d`` by loading it and undoing that; returns the commit that loads it.
+
+        ``load_checkpoint`` calls this before it changes anything (and the commits after).
+        """
+        known = self.trainer._extensions
+        states = {}
+        for name, state in d.items():
+            if name in known:
+                states[name] = state
+            else:
+                warnings.warn(
+                    f"Trainer.resume: the snapshot holds the state of an extension {name!r} "
+                    f"that this trainer does not have; it is skipped",
+                    stacklevel=4,
+                )
+        exts = {name: known[name][0] for name in states}
+        before = {name: ext.state_dict() for name, ext in exts.items()}
+        loaded = []
+        try:
+            for name, ext in exts.items():
+                ext.load_state_dict(states[name])
+                loaded.append(name)
+        except Exception as exc:
+            failed = name
+            for done in loaded:
+                exts[done].load_state_dict(before[done])
+            raise ValueError(
+                f"Trainer.resume: the snapshot's state of the extension {failed!r} does not "
+                f"fit this trainer's {type(exts[failed]).__name__} ({type(exc).__name__}: "
+                f"{exc}); add the same extensions as the run that saved it. Nothing was "
+                f"changed."
+            ) from exc
+        for done in loaded:
+            exts[done].load_state_dict(before[done])
+
+        def commit() -> None:
+            for name, ext in exts.items():
+                ext.load_state_dict(states[name])
+
+        return commit
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Load every extension's state from ``d``, all or nothing."""
+        self._prepare_load(d)()
+
+
+__all__ = ["ExtensionStates", "Trainer"]
