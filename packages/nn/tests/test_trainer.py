@@ -449,3 +449,18 @@ def test_a_snapshot_of_other_extensions_changes_nothing(tmp_path):
     assert np.array_equal(np.random.get_state()[1], rng)
     assert sched.last_epoch == 0 and log.log == [] and optimizer.lr == 0.01
     assert (trainer.epoch, trainer.iteration) == (0, 0)
+
+
+def test_run_again_with_a_higher_limit_finishes_the_interrupted_epoch(tmp_path):
+    straight = _resumable(tmp_path / "a", 0, (1, "epoch"))
+    straight.max_iterations = 25
+    straight.run()
+    split = _resumable(tmp_path / "b", 0, (1, "epoch"))
+    split.max_iterations = 13
+    split.run()
+    assert (split.epoch, split.iteration) == (1, 13)
+    split.max_iterations = 25
+    split.run()
+    assert (split.epoch, split.iteration) == (straight.epoch, straight.iteration) == (2, 25)
+    for (key, p), q in zip(straight.model.named_params().items(), split.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)

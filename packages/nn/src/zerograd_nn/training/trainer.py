@@ -105,6 +105,7 @@ class Trainer:
         self.elapsed_time = 0.0
         self.stop_reason: str | None = None
         self._resumed_at_epoch_end = False
+        self._batches: Any = None  # the iterator of an epoch a stop interrupted
         self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
 
     # -- extensions ---------------------------------------------------------------------
@@ -203,6 +204,29 @@ class Trainer:
             if trig(self):
                 ext(self)
 
+    def _epoch(self, start: float, ordered: list) -> int | None:
+        """Updates until the loader's epoch ends (returns the batch count) or a stop (None).
+
+        The loader is driven with ``next`` on one iterator, kept when a stop comes inside
+        the epoch, so that a later ``run()`` finishes that epoch: a new ``for`` would start
+        a new one (PyTorch's and zerograd's loaders treat a left loop as abandoned).
+        """
+        it = self._batches if self._batches is not None else iter(self.train_loader)
+        self._batches = None
+        batches = 0
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return batches
+            batches += 1
+            self._resumed_at_epoch_end = False
+            self._update(batch)
+            self._fire(False, start, ordered)
+            if self._done():
+                self._batches = it
+                return None
+
     def run(self) -> Trainer:
         """Train until ``max_epochs`` / ``max_iterations`` or :meth:`stop`; returns self.
 
@@ -225,27 +249,21 @@ class Trainer:
         empty = 0  # a resumed loader may be at the end of its epoch: one empty pass is fine
         try:
             while not self._done():
-                batches = 0
-                for batch in self.train_loader:
-                    batches += 1
+                batches = self._epoch(start, ordered)
+                if batches is None:  # stopped inside the epoch
+                    break
+                if batches == 0 and self._resumed_at_epoch_end:
+                    # a snapshot taken at an epoch point: the loader's epoch had ended
                     self._resumed_at_epoch_end = False
-                    self._update(batch)
-                    self._fire(False, start, ordered)
-                    if self._done():
-                        break
-                else:
-                    if batches == 0 and self._resumed_at_epoch_end:
-                        # a snapshot taken at an epoch point: the loader's epoch had ended
-                        self._resumed_at_epoch_end = False
-                        continue
-                    empty = empty + 1 if batches == 0 else 0
-                    if empty > 1:
-                        raise ValueError(
-                            "zerograd_nn.training.Trainer: the training loader yields no "
-                            "batch; check its dataset and batch size"
-                        )
-                    self.epoch += 1
-                    self._fire(True, start, ordered)
+                    continue
+                empty = empty + 1 if batches == 0 else 0
+                if empty > 1:
+                    raise ValueError(
+                        "zerograd_nn.training.Trainer: the training loader yields no batch; "
+                        "check its dataset and batch size"
+                    )
+                self.epoch += 1
+                self._fire(True, start, ordered)
         finally:
             for _, ext, _ in ordered:
                 if hasattr(ext, "finalize"):
@@ -285,6 +303,7 @@ class Trainer:
             loader=loader,
         )
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
+        self._batches = None  # the loader goes on from its restored position
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
