@@ -360,11 +360,26 @@ class DropoutNet(MLP):
         return self.l1(F.dropout(F.relu(self.l0(x)), 0.3))
 
 
-def _resumable(out, seed, snapshot_trigger):
+def _seeded_data_loader(dataset, batch_size, seed):
+    return DataLoader(dataset, batch_size, seed=seed)
+
+
+# zerograd's DataLoader, once it has state_dict() and seed= (trust-nn's branch builds them)
+REAL_LOADER = pytest.param(
+    _seeded_data_loader,
+    marks=pytest.mark.skipif(
+        not hasattr(DataLoader, "state_dict"),
+        reason="DataLoader.state_dict()/seed= are not on this branch yet (trust-nn builds them)",
+    ),
+    id="DataLoader",
+)
+
+
+def _resumable(out, seed, snapshot_trigger, make_loader=SeededLoader):
     np.random.seed(seed)
     model = DropoutNet((16, 3))
     optimizer = Adam(alpha=0.01).setup(model)
-    loader = SeededLoader(Spiral(train=True), 32, seed=7)  # 10 batches per epoch
+    loader = make_loader(Spiral(train=True), 32, 7)  # 10 batches per epoch
     trainer = Trainer(model, optimizer, loader, max_iterations=37, out=out)
     trainer.extend(
         StepScheduler(schedulers.ExponentialLR(optimizer, 0.97), trigger=(1, "iteration"))
@@ -376,13 +391,20 @@ def _resumable(out, seed, snapshot_trigger):
 
 
 @pytest.mark.parametrize(
-    ("trigger", "name"),
-    [((13, "iteration"), "snapshot_iter_13.npz"), ((1, "epoch"), "snapshot_iter_20.npz")],
-    ids=["mid-epoch", "epoch-end"],
+    "make_loader", [SeededLoader, REAL_LOADER], ids=["interface", "DataLoader"]
 )
-def test_resume_continues_bit_identically(tmp_path, trigger, name):
-    straight = _resumable(tmp_path / "a", 0, trigger).run()
-    resumed = _resumable(tmp_path / "b", 1, trigger)  # other initial weights and dropout
+@pytest.mark.parametrize(
+    ("trigger", "name"),
+    [
+        ((13, "iteration"), "snapshot_iter_13.npz"),
+        ((10, "iteration"), "snapshot_iter_20.npz"),  # the last batch of epoch 2
+        ((1, "epoch"), "snapshot_iter_20.npz"),
+    ],
+    ids=["mid-epoch", "last-batch", "epoch-point"],
+)
+def test_resume_continues_bit_identically(tmp_path, trigger, name, make_loader):
+    straight = _resumable(tmp_path / "a", 0, trigger, make_loader).run()
+    resumed = _resumable(tmp_path / "b", 1, trigger, make_loader)  # other weights and dropout
     resumed.resume(tmp_path / "a" / name).run()
     assert (resumed.epoch, resumed.iteration) == (straight.epoch, straight.iteration) == (3, 37)
     for (key, p), q in zip(straight.model.named_params().items(), resumed.model.params()):
@@ -451,11 +473,14 @@ def test_a_snapshot_of_other_extensions_changes_nothing(tmp_path):
     assert (trainer.epoch, trainer.iteration) == (0, 0)
 
 
-def test_run_again_with_a_higher_limit_finishes_the_interrupted_epoch(tmp_path):
-    straight = _resumable(tmp_path / "a", 0, (1, "epoch"))
+@pytest.mark.parametrize(
+    "make_loader", [SeededLoader, REAL_LOADER], ids=["interface", "DataLoader"]
+)
+def test_run_again_with_a_higher_limit_finishes_the_interrupted_epoch(tmp_path, make_loader):
+    straight = _resumable(tmp_path / "a", 0, (1, "epoch"), make_loader)
     straight.max_iterations = 25
     straight.run()
-    split = _resumable(tmp_path / "b", 0, (1, "epoch"))
+    split = _resumable(tmp_path / "b", 0, (1, "epoch"), make_loader)
     split.max_iterations = 13
     split.run()
     assert (split.epoch, split.iteration) == (1, 13)
