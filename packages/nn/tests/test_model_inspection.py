@@ -231,3 +231,16 @@ def test_eval_does_not_leak_into_another_thread():
     done.set()
     worker.join(5)
     assert seen == {"eval_thread": False, "main_thread": True, "main_dropout": True}
+
+
+def test_eval_mode_survives_pickle_and_deepcopy():
+    import copy
+    import pickle
+
+    layer = Dropper().eval()
+    x = np.ones((200,), np.float32)
+    for twin in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+        assert not twin.training and not twin.inner.training
+        assert not _is_train_mode(twin, x)
+        assert _is_train_mode(twin.train(), x)
+    assert not layer.training  # the copies switched on their own

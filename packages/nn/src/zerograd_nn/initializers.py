@@ -126,6 +126,7 @@ class Constant(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """``fill_value`` everywhere."""
         return backend.xp.full(shape, self.fill_value, dtype=dtype)
 
 
@@ -156,6 +157,7 @@ class Normal(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """Normal draws of std ``scale``."""
         return _normal(backend, shape, dtype, self.scale)
 
 
@@ -172,6 +174,7 @@ class Uniform(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """Uniform draws on ``[-scale, scale)``."""
         return _uniform(backend, shape, dtype, self.scale)
 
 
@@ -191,6 +194,7 @@ class _Scaled(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """Normal or uniform draws of variance ``scale**2 * gain / fan``."""
         fan = self._fan(fan_in, fan_out)
         if fan <= 0:
             raise ValueError(
@@ -295,6 +299,7 @@ class Orthogonal(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """A (semi-)orthogonal matrix, reshaped to ``shape``, times ``scale``."""
         if len(shape) < 2:
             raise ValueError(
                 f"zerograd_nn.initializers.Orthogonal: needs a shape of 2 or more dimensions, "

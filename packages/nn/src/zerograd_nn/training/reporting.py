@@ -103,9 +103,11 @@ class LogReport(Extension):
         self._rewrite = False
 
     def state_dict(self) -> dict[str, Any]:
+        """The entries so far and the averages of the open interval."""
         return {"log": self.log, "sums": self._sums, "counts": self._counts}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore the entries and averages; the next write rewrites the file from them."""
         self.log = [dict(e) for e in d["log"]]
         self._sums, self._counts = dict(d["sums"]), dict(d["counts"])
         self._columns = []
@@ -174,9 +176,11 @@ class PrintReport(Extension):
         self._shown = len(log)
 
     def state_dict(self) -> dict[str, Any]:
+        """How many entries were printed."""
         return {"shown": self._shown}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore how many entries were printed."""
         self._shown = int(d["shown"])
 
 
@@ -212,6 +216,7 @@ class ProgressBar(Extension):
         self.bar: Any = None
 
     def initialize(self, trainer: Any) -> None:
+        """Open the bar, counting from the trainer's iteration (after a resume too)."""
         if not self.enabled:
             return
         total = trainer.max_iterations
@@ -227,6 +232,7 @@ class ProgressBar(Extension):
             self.bar.set_postfix(epoch=trainer.epoch, loss=f"{trainer.observation['loss']:.4g}")
 
     def finalize(self, trainer: Any) -> None:
+        """Close the bar."""
         if self.bar is not None:
             self.bar.close()
             self.bar = None
