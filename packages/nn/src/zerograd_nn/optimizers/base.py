@@ -13,6 +13,8 @@ from zerograd.backends import as_array_of, backend_of, get_array_module
 
 from . import state as _st
 
+_FLOATS: set = set()  # dtypes already found to be floating point (a cache for _validate)
+
 
 class hyperparameter:
     """A hyperparameter attribute (``opt.lr``): reads group 0's value, sets every group's.
@@ -232,7 +234,7 @@ class Optimizer:
             return
         plan = []
         for group, ps in grouped:
-            hp = {**self.defaults, **group}
+            hp = group or self.defaults  # a group holds every hyperparameter
             for p in ps:
                 if p.grad is not None:
                     plan.append((p, *self._planned(p, hp)))
@@ -241,24 +243,31 @@ class Optimizer:
     def _planned(self, p: Parameter, hp: dict) -> tuple[Any, dict]:
         data = p.data
         state = _st.arrays_for(self._state.get(p), data, self._state_names)
-        new, new_state = self._compute(data, p.grad.data, state, hp)
-        b = backend_of(data)
-        if new.dtype != data.dtype:
-            new = b.astype(new, data.dtype)
+        delta, new_state = self._compute(data, p.grad.data, state, hp)
+        dtype = data.dtype
+        if delta.dtype != dtype:
+            delta = backend_of(data).astype(delta, dtype)
         for k, a in new_state.items():
-            if a.dtype != data.dtype:
-                new_state[k] = b.astype(a, data.dtype)
-        return new, new_state
+            if a.dtype != dtype:
+                new_state[k] = backend_of(data).astype(a, dtype)
+        return delta, new_state
 
     def _commit(self, plan: list) -> None:
-        """Write the planned values (nothing here can fail after the checks)."""
-        for p, new, new_state in plan:
-            _write(p, new)
+        """Add the planned changes (nothing here can fail after the checks)."""
+        for p, delta, new_state in plan:
+            data = new = p.data
+            new += delta  # in place where the array type allows it (numpy, cupy) ...
+            if new is not data:  # ... a new array for immutable ones (JAX)
+                p.data = new
             if new_state:
                 self._state[p] = new_state
 
     def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        """The new parameter array and state arrays; never writes into its arguments."""
+        """The change of the parameter's array and its new state arrays.
+
+        Never writes into its arguments: :meth:`update` adds the change once every
+        parameter's is computed.
+        """
         raise NotImplementedError(f"{type(self).__name__}._compute is not implemented")
 
     def update_one(self, param: Parameter) -> None:
@@ -317,7 +326,7 @@ class Optimizer:
                     f"parameter's shape."
                 )
             for what, a in (("a gradient", g), ("data", data)):
-                if backend_of(a).dtype_kind(a.dtype) != "f":
+                if not _is_float(a):
                     raise TypeError(
                         f"{op}: {self._label(i, p)} of shape {shape} and dtype {data.dtype} has "
                         f"{what} of dtype {a.dtype}; nothing was updated. Parameters and their "
@@ -426,6 +435,19 @@ def _check_params(owner: str, params: Any, what: str) -> list[Parameter]:
     return params
 
 
+def _is_float(a: Any) -> bool:
+    dtype = a.dtype
+    try:
+        if dtype in _FLOATS:
+            return True
+    except TypeError:  # an unhashable dtype object: ask its backend every time
+        return backend_of(a).dtype_kind(dtype) == "f"
+    if backend_of(a).dtype_kind(dtype) != "f":
+        return False
+    _FLOATS.add(dtype)
+    return True
+
+
 def _own_grads(params: list[Parameter]) -> None:
     """Give a parameter that shares its gradient object or array with another its own copy,
     so that a hook changing one parameter's gradient cannot reach another's."""
@@ -436,12 +458,3 @@ def _own_grads(params: list[Parameter]) -> None:
             p.grad = Variable(backend_of(g.data).astype(g.data, g.data.dtype))
         seen.add(id(g))
         seen.add(id(p.grad.data))
-
-
-def _write(p: Parameter, new: Any) -> None:
-    """Write ``new`` into ``p.data`` in place where the array type allows it, else rebind."""
-    data = p.data
-    try:
-        data[...] = new
-    except (TypeError, AttributeError, NotImplementedError):  # immutable arrays (JAX)
-        p.data = new
