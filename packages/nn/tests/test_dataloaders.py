@@ -88,9 +88,180 @@ def test_spiral_loader_matches_dataset():
     assert x.dtype == np.float32
 
 
-def test_bad_batch_size():
-    with pytest.raises(ValueError, match="batch_size must be a positive int, got 0"):
-        DataLoader(Range(), batch_size=0)
+@pytest.mark.parametrize("bad", [0, -1, True, False, 2.0, "2", np.bool_(True), np.array([2])])
+def test_bad_batch_size(bad):
+    with pytest.raises(ValueError, match=r"DataLoader: batch_size must be a positive int, got "):
+        DataLoader(Range(), batch_size=bad)
+    with pytest.raises(ValueError, match=r"SeqDataLoader: batch_size must be a positive int"):
+        SeqDataLoader(Range(), batch_size=bad)
+
+
+def test_numpy_integer_batch_size_is_accepted():
+    loader = DataLoader(Range(5), batch_size=np.int64(2), shuffle=False)
+    assert loader.batch_size == 2 and type(loader.batch_size) is int and len(loader) == 3
+    assert [x.shape[0] for x, _ in loader] == [2, 2, 1]
+
+
+def test_data_and_label_length_mismatch_is_refused_at_construction():
+    ds = Range(5)
+    ds.label = ds.label[:3]
+    with pytest.raises(ValueError, match="5 data items but 3 labels; give one label per item"):
+        DataLoader(ds, batch_size=2)
+
+    class Mismatch(Dataset):
+        def prepare(self):
+            self.data = np.zeros((4, 2))
+            self.label = np.zeros(6)
+
+    with pytest.raises(ValueError, match="Mismatch: 4 data items but 6 labels"):
+        Mismatch()
+
+
+def test_dataset_must_be_sized_indexable_and_not_empty():
+    with pytest.raises(TypeError, match="dataset must be sized and indexable .* got int"):
+        DataLoader(5, batch_size=2)
+    with pytest.raises(ValueError, match="the dataset is empty"):
+        DataLoader([], batch_size=2)
+
+
+def test_seq_dataloader_refuses_a_batch_larger_than_the_data():
+    with pytest.raises(ValueError, match=r"batch_size 5 is larger than the dataset \(3 items\)"):
+        SeqDataLoader(Range(3), batch_size=5)
+    rows = [x[:, 0].tolist() for x, _ in SeqDataLoader(Range(3), batch_size=3)]
+    assert rows == [[0, 1, 2]]  # batch == length: every row its own item
+
+
+# -- epochs after break, seeding, state ---------------------------------------------------
+
+
+def test_a_for_after_break_starts_a_new_epoch():
+    loader = DataLoader(Range(10), batch_size=3, shuffle=False)
+    for _batch in loader:
+        break
+    assert loader.iteration == 1 and loader.epoch == 0
+    firsts = [x[0, 0] for x, _ in loader]
+    assert firsts == [0, 3, 6, 9]  # the whole epoch again, not the old one's rest
+    assert loader.epoch == 2
+    assert [x[0, 0] for x, _ in loader] == [0, 3, 6, 9]  # a finished epoch: a new one
+    assert loader.epoch == 3
+
+
+def test_next_calls_then_for_continue_the_epoch_like_dezero():
+    loader = DataLoader(Range(6), batch_size=2, shuffle=False)
+    assert loader.next()[0][:, 0].tolist() == [0, 1]
+    assert [x[0, 0] for x, _ in loader] == [2, 4]
+    for _ in loader:
+        break
+    assert next(loader)[0][:, 0].tolist() == [2, 3]  # next() keeps the epoch going
+
+
+def test_shuffled_epochs_after_break_are_new_permutations():
+    loader = DataLoader(Range(12), batch_size=4, seed=3)
+    for x, _ in loader:
+        first = x[:, 0].copy()
+        break
+    epoch = np.concatenate([x[:, 0] for x, _ in loader])
+    assert sorted(epoch.tolist()) == list(range(12))
+    assert not np.array_equal(epoch[:4], first)
+
+
+def test_seeded_loaders_give_the_same_order_and_leave_the_global_rng_alone():
+    np.random.seed(5)
+    before = np.random.get_state()
+    a = [collect(DataLoader(Range(20), batch_size=6, seed=11)) for _ in range(2)]
+    loader = DataLoader(Range(20), batch_size=6, seed=11)
+    epochs = [np.concatenate([x[:, 0] for x, _ in loader]) for _ in range(3)]
+    after = np.random.get_state()  # nothing drawn from the global state
+    np.testing.assert_array_equal(after[1], before[1])
+    assert after[2:] == before[2:]
+    assert np.random.rand() == np.random.RandomState(5).rand()
+    for (xa, ta), (xb, tb) in zip(a[0], a[1]):
+        np.testing.assert_array_equal(xa, xb)
+        np.testing.assert_array_equal(ta, tb)
+    ref = np.random.Generator(np.random.PCG64(11))
+    for epoch in epochs:  # an independent generator gives the same permutations
+        np.testing.assert_array_equal(epoch, ref.permutation(20))
+    other = np.concatenate([x[:, 0] for x, _ in DataLoader(Range(20), batch_size=6, seed=12)])
+    assert not np.array_equal(other, epochs[0])
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "0", True])
+def test_bad_seed(bad):
+    with pytest.raises(ValueError, match="seed must be None or a non-negative int, got"):
+        DataLoader(Range(), batch_size=2, seed=bad)
+
+
+def _rest_of_epoch(loader):
+    return [x[:, 0].tolist() for x, _ in loader]
+
+
+@pytest.mark.parametrize("seed", [None, 4])
+def test_state_round_trip_mid_epoch_gives_the_same_remaining_batches(seed):
+    np.random.seed(1)
+    loader = DataLoader(Range(11), batch_size=3, seed=seed)
+    list(loader)  # one whole epoch first
+    next(loader)
+    state = loader.state_dict()
+    assert state["epoch"] == 1 and state["iteration"] == 1
+    assert all(isinstance(state[k], int) for k in ("epoch", "iteration"))
+    assert all(isinstance(state[k], np.ndarray) for k in ("index", "rng_state"))
+    snapshot = np.random.get_state()
+    expected = _rest_of_epoch(loader) + _rest_of_epoch(loader)  # this epoch's rest, the next
+
+    fresh = DataLoader(Range(11), batch_size=3, seed=None if seed is None else 99)
+    np.random.set_state(snapshot)  # a checkpoint restores the global state too
+    fresh.load_state_dict(state)
+    assert (fresh.epoch, fresh.iteration) == (1, 1)
+    got = _rest_of_epoch(fresh) + _rest_of_epoch(fresh)
+    assert got == expected and len(got) == 3 + 4
+
+
+def test_state_dict_is_a_copy():
+    loader = DataLoader(Range(5), batch_size=2, seed=0)
+    state = loader.state_dict()
+    state["index"][:] = 0
+    assert sorted(loader.index.tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_seq_dataloader_state_round_trip():
+    loader = SeqDataLoader(Range(10), batch_size=3)
+    next(loader)
+    next(loader)
+    state = loader.state_dict()
+    expected = _rest_of_epoch(loader)
+    fresh = SeqDataLoader(Range(10), batch_size=3)
+    fresh.load_state_dict(state)
+    assert _rest_of_epoch(fresh) == expected == [[2, 5, 8], [3, 6, 9]]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda s: s.pop("index"), r"expected a dict with keys \['epoch', 'iteration'"),
+        (lambda s: s.update(iteration=9), "iteration 9 do not fit this loader"),
+        (lambda s: s.update(epoch=-1), "epoch -1 / iteration 2"),
+        (lambda s: s.update(epoch=1.5), "epoch and iteration must be ints, got 1.5"),
+        (lambda s: s.update(index=np.arange(6)), r"all 5 items .* got shape \(6,\)"),
+        (lambda s: s.update(index=np.zeros(5, int)), "an order of all 5 items"),
+        (lambda s: s.update(rng_state=np.zeros(3, np.uint64)), "rng_state must hold 0 or 6"),
+        (lambda s: s.update(rng_state=np.zeros(0, np.uint64)), "without seed=, this one has"),
+    ],
+)
+def test_load_state_dict_checks_everything_and_changes_nothing_on_failure(change, message):
+    loader = DataLoader(Range(5), batch_size=2, seed=0)
+    next(loader)
+    state = DataLoader(Range(5), batch_size=2, seed=1).state_dict()
+    state["iteration"] = 2
+    change(state)
+    before = loader.state_dict()
+    with pytest.raises(ValueError, match=message):
+        loader.load_state_dict(state)
+    after = loader.state_dict()
+    assert before.keys() == after.keys()
+    for k in before:
+        np.testing.assert_array_equal(before[k], after[k])
+    with pytest.raises(ValueError, match="DataLoader.load_state_dict: expected a dict"):
+        loader.load_state_dict([1, 2])
 
 
 def _gpu_usable():
@@ -184,3 +355,40 @@ def test_to_gpu_and_back_switch_the_batches_backend(fake_gpu):
     loader.to_gpu()
     x, _ = next(SeqDataLoader(Range(6), batch_size=2, gpu=True))
     assert type(x) is FakeGPUArray and x.a[:, 0].tolist() == [0, 3]
+
+
+def test_state_survives_an_npz_round_trip(tmp_path):
+    """Checkpoints store the state in an .npz file: ints come back as 0-d arrays."""
+    loader = DataLoader(Range(9), batch_size=2, seed=7)
+    list(loader)
+    next(loader)
+    np.savez(tmp_path / "state.npz", **loader.state_dict())
+    expected = _rest_of_epoch(loader) + _rest_of_epoch(loader)
+    with np.load(tmp_path / "state.npz") as f:
+        state = {k: f[k] for k in f.files}
+    assert state["epoch"].shape == () and state["rng_state"].dtype == np.uint64
+    fresh = DataLoader(Range(9), batch_size=2, seed=0)
+    fresh.load_state_dict(state)
+    assert type(fresh.epoch) is int and (fresh.epoch, fresh.iteration) == (1, 1)
+    assert _rest_of_epoch(fresh) + _rest_of_epoch(fresh) == expected
+
+
+def test_drop_last_that_leaves_no_batch_is_refused():
+    with pytest.raises(
+        ValueError,
+        match=r"^DataLoader: drop_last=True with batch_size 8 larger than the dataset \(5 items\) "
+        r"leaves no batch at all",
+    ):
+        DataLoader(Range(5), batch_size=8, drop_last=True)
+    assert len(DataLoader(Range(5), batch_size=8)) == 1  # without drop_last: one short batch
+
+
+def test_items_that_are_not_pairs_are_refused():
+    rows = [np.array([1, 2]), np.array([3, 4])]  # used to give x = [1, 3], t = [2, 4]
+    with pytest.raises(TypeError, match=r"^DataLoader: dataset\[0\] is a ndarray, not an \(x, t\)"):
+        next(DataLoader(rows, batch_size=2, shuffle=False))
+    singles = [(np.array([1.0]),), (np.array([2.0]),)]
+    with pytest.raises(TypeError, match=r"dataset\[0\] is a tuple of length 1, not an \(x, t\)"):
+        next(DataLoader(singles, batch_size=2, shuffle=False))
+    x, t = next(DataLoader([(r, None) for r in rows], batch_size=2, shuffle=False))
+    assert t is None and x.tolist() == [[1, 2], [3, 4]]

@@ -3,6 +3,7 @@
 import gzip
 import hashlib
 import io
+import re
 import struct
 import tarfile
 
@@ -183,9 +184,18 @@ def test_fetch_downloads_atomically_and_checks(tmp_path):
 # -- CIFAR ---------------------------------------------------------------------------------
 
 
+@pytest.fixture(autouse=True)
+def small_cifar_files(monkeypatch):
+    """The tests write files of a few records: drop the standard files' record counts."""
+    monkeypatch.setattr(D.CIFAR10, "records", None)
+    monkeypatch.setattr(D.CIFAR100, "records", None)
+
+
 def cifar_bytes(n, label_bytes, seed):
     rng = np.random.default_rng(seed)
-    labels = rng.integers(0, 100, size=(n, label_bytes), dtype=np.uint8)
+    labels = rng.integers(0, 10 if label_bytes == 1 else 20, size=(n, label_bytes), dtype=np.uint8)
+    if label_bytes == 2:
+        labels[:, 1] += rng.integers(0, 5, size=n, dtype=np.uint8) * 20  # fine ids up to 99
     pixels = rng.integers(0, 256, size=(n, 3072), dtype=np.uint8)
     return np.concatenate([labels, pixels], axis=1).tobytes(), labels, pixels
 
@@ -235,9 +245,89 @@ def test_cifar100_from_archive_fine_and_coarse(tmp_path, monkeypatch):
 def test_cifar_missing_and_truncated(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"place either cifar-10-binary\.tar\.gz"):
         D.CIFAR10(root=tmp_path)
-    (tmp_path / "test_batch.bin").write_bytes(b"\x00" * 100)
-    with pytest.raises(ValueError, match="not a whole number of 3073-byte records"):
+    path = tmp_path / "test_batch.bin"
+    path.write_bytes(b"\x00" * 100)
+    with pytest.raises(
+        ValueError,
+        match=rf"^CIFAR10: {re.escape(str(path))} holds 100 bytes, not 3073-byte records; it is "
+        r"empty, truncated or not the binary version",
+    ):
         D.CIFAR10(train=False, root=tmp_path)
+
+
+@pytest.mark.parametrize("cls, name", [(D.CIFAR10, "test_batch.bin"), (D.CIFAR100, "test.bin")])
+def test_cifar_refuses_an_empty_file_naming_it(tmp_path, cls, name):
+    (tmp_path / name).write_bytes(b"")
+    with pytest.raises(ValueError, match=rf"{re.escape(str(tmp_path / name))} holds 0 bytes"):
+        cls(train=False, root=tmp_path)
+
+
+def test_cifar_refuses_a_file_cut_at_a_record_boundary(tmp_path, monkeypatch):
+    monkeypatch.setattr(D.CIFAR10, "records", {"test_batch.bin": 4})  # as for the real files
+    buf, _, _ = cifar_bytes(4, 1, 0)
+    path = tmp_path / "test_batch.bin"
+    path.write_bytes(buf[: 3073 * 2])
+    with pytest.raises(
+        ValueError,
+        match=rf"{re.escape(str(path))} holds 6146 bytes \(2 records\), not 4 records of 3073 "
+        r"bytes; it is empty, truncated",
+    ):
+        D.CIFAR10(train=False, root=tmp_path)
+    path.write_bytes(buf)
+    assert len(D.CIFAR10(train=False, root=tmp_path)) == 4
+
+
+@pytest.mark.parametrize(
+    "cls, label_bytes, column, kwargs, limit",
+    [
+        (D.CIFAR10, 1, 0, {}, 9),
+        (D.CIFAR100, 2, 1, {}, 99),
+        (D.CIFAR100, 2, 0, {"label_type": "coarse"}, 19),
+    ],
+)
+def test_cifar_refuses_labels_out_of_range(tmp_path, cls, label_bytes, column, kwargs, limit):
+    buf, _, _ = cifar_bytes(3, label_bytes, 0)
+    a = np.frombuffer(buf, np.uint8).reshape(3, -1).copy()
+    a[2, column] = 200
+    name = "test_batch.bin" if cls is D.CIFAR10 else "test.bin"
+    (tmp_path / name).write_bytes(a.tobytes())
+    with pytest.raises(
+        ValueError,
+        match=rf"^{cls.__name__}: {re.escape(str(tmp_path / name))} holds label 200 at record 2, "
+        rf"but the labels are 0\.\.{limit}; the file is corrupt",
+    ):
+        cls(train=False, root=tmp_path, **kwargs)
+
+
+def test_cifar_corrupt_archive_is_named(tmp_path, monkeypatch):
+    archive = tmp_path / "cifar-10-binary.tar.gz"
+    archive.write_bytes(gzip.compress(b"not a tar file at all" * 10)[:40])
+    monkeypatch.setattr(D.CIFAR10, "archive_md5", hashlib.md5(archive.read_bytes()).hexdigest())
+    with pytest.raises(
+        ValueError, match=rf"^CIFAR10: {re.escape(str(archive))} cannot be read as a \.tar\.gz"
+    ):
+        D.CIFAR10(train=False, root=tmp_path)
+
+
+def test_download_offline_is_one_clear_error(tmp_path, monkeypatch):
+    import urllib.error
+    import urllib.request
+
+    def offline(url, *args, **kwargs):
+        raise urllib.error.URLError("[Errno -3] Temporary failure in name resolution")
+
+    monkeypatch.setattr(urllib.request, "urlopen", offline)
+    with pytest.raises(FileNotFoundError) as info:
+        D.MNIST(root=tmp_path, download=True)
+    msg = str(info.value)
+    assert msg.startswith("MNIST: could not download train-images-idx3-ubyte.gz from https://")
+    assert "(Temporary failure in name resolution" in msg or "name resolution" in msg
+    assert f"place them in {tmp_path}:" in msg
+    assert "train-images-idx3-ubyte.gz" in msg and "train-labels-idx1-ubyte.gz" in msg
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert list(tmp_path.iterdir()) == []  # no partial file left
+    with pytest.raises(FileNotFoundError, match=r"^CIFAR10: could not download cifar-10-binary"):
+        D.CIFAR10(root=tmp_path, download=True)
 
 
 # -- text ----------------------------------------------------------------------------------
@@ -291,3 +381,28 @@ def test_show_draws_a_grid(tmp_path, no_checksum, monkeypatch):
              for r in range(2) for c in range(3)}  # fmt: skip
     assert tiles <= {im.tobytes() for im in images}
     plt.close("all")
+
+
+# -- constructors and items: wrong types are one clear error -------------------------------
+
+
+def test_transforms_must_be_callable():
+    with pytest.raises(TypeError, match=r"^Spiral: transform must be a callable .* got 5"):
+        D.Spiral(transform=5)
+    with pytest.raises(TypeError, match=r"^Spiral: target_transform must be a callable"):
+        D.Spiral(target_transform="x")
+
+
+@pytest.mark.parametrize("cls", [D.MNIST, D.CIFAR10, D.Shakespear])
+def test_root_must_be_a_path(cls):
+    with pytest.raises(TypeError, match=rf"^{cls.__name__}: root must be a directory path or None"):
+        cls(root=5)
+
+
+def test_text_dataset_type_and_decode_checks():
+    with pytest.raises(TypeError, match=r"^TextCharDataset: text must be a str, got int"):
+        D.TextCharDataset(text=5)
+    ds = D.TextCharDataset(text="abca")
+    with pytest.raises(KeyError, match=r"id 99 is not in the vocabulary \(ids 0..2\)"):
+        ds.decode([0, 99])
+    assert ds.decode(np.array([2, 0])) == "ca"

@@ -157,3 +157,125 @@ def test_embed_id(rand, arr, to_np):
     y = F.embed_id(ids, W)
     np.testing.assert_array_equal(to_np(y), to_np(W)[to_np(ids)])
     check_backward(lambda w: F.embed_id(ids, w), W)
+
+
+# -- integer inputs compute in floating point (never truncate) ----------------------------
+
+INT_X = [[-2, 0, 2], [1, 3, -1]]
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint8", "bool"])
+@pytest.mark.parametrize("f", [F.sigmoid, F.sigmoid_simple])
+def test_sigmoid_of_integers(arr, to_np, f, dtype):
+    x = np.array(INT_X).astype(dtype)
+    y = f(arr(x, dtype))
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), 1 / (1 + np.exp(-x.astype("float64"))), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int16"])
+def test_leaky_relu_of_integers_keeps_the_slope(arr, to_np, dtype):
+    xv = Variable(arr(INT_X, dtype))
+    y = F.leaky_relu(xv, slope=0.2)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), [[-0.4, 0.0, 2.0], [1.0, 3.0, -0.2]], rtol=1e-12)
+    F.sum(y).backward()
+    np.testing.assert_allclose(to_np(xv.grad), [[0.2, 0.2, 1.0], [1.0, 1.0, 0.2]])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8"])
+@pytest.mark.parametrize(
+    "f, ref",
+    [
+        (F.softmax, lambda x: np_softmax(x, 1)),
+        (F.softmax_simple, lambda x: np_softmax(x, 1)),
+        (F.log_softmax, lambda x: np.log(np_softmax(x, 1))),
+    ],
+)
+def test_softmax_family_of_integers_computes_in_float64(arr, to_np, f, ref, dtype):
+    y = f(arr(INT_X, dtype))
+    assert y.dtype == np.float64  # int8 data would give float16 through exp
+    np.testing.assert_allclose(to_np(y), ref(np.array(INT_X, dtype="float64")), rtol=1e-12)
+
+
+def test_relu_of_integers_stays_exact(arr, to_np):
+    y = F.relu(arr(INT_X, "int64"))  # exact in integers: nothing to round
+    assert y.dtype == np.int64 and to_np(y).tolist() == [[0, 0, 2], [1, 3, 0]]
+
+
+def test_embed_id_refuses_out_of_range_ids_and_changes_nothing(rand, arr, to_np):
+    W = Variable(rand(5, 3))
+    before = to_np(W).copy()
+    for ids, bad in (([0, -1], -1), ([[5, 1]], 5), ([4, 7, -2], -2)):
+        with pytest.raises(
+            ValueError,
+            match=rf"^embed_id: id {bad} is out of range for W of shape \(5, 3\): valid ids "
+            r"are 0\.\.4 \(EmbedID's in_size is 5\)",
+        ):
+            F.embed_id(arr(ids, "int64"), W)
+    np.testing.assert_array_equal(to_np(W), before)
+    assert W.grad is None
+
+
+def test_embed_id_types_and_shapes(rand, arr, to_np):
+    W = rand(5, 3)
+    with pytest.raises(TypeError, match=r"^embed_id: ids x must be integers, got dtype float64"):
+        F.embed_id(arr([1.0, 2.0]), W)
+    with pytest.raises(TypeError, match=r"^embed_id: ids x must be integers, got dtype bool"):
+        F.embed_id(arr([True], "bool"), W)
+    with pytest.raises(ValueError, match=r"^embed_id: W must be 2-D \(in_size, out_size\), got"):
+        F.embed_id(arr([1], "int64"), rand(5))
+    np.testing.assert_array_equal(to_np(F.embed_id([4, 0], W)), to_np(W)[[4, 0]])  # a list
+    np.testing.assert_array_equal(to_np(F.embed_id(2, W)), to_np(W)[2])  # one id (0-d)
+    assert F.embed_id(arr(np.zeros((0,)), "int64"), W).shape == (0, 3)  # no ids
+
+
+# -- wrong types, empty and 0-d inputs -----------------------------------------------------
+
+
+def test_leaky_relu_slope_must_be_a_number(rand, to_np):
+    with pytest.raises(TypeError, match=r"^leaky_relu: slope must be a real number, got 'a'"):
+        F.leaky_relu(rand(2, 2), "a")
+    with pytest.raises(TypeError, match=r"^leaky_relu: slope must be a real number, got True"):
+        F.leaky_relu(rand(2, 2), True)
+    y = F.leaky_relu(rand(2, 2), np.float32(0.5))
+    np.testing.assert_allclose(
+        to_np(y), np.where(to_np(rand(2, 2)) > 0, 1, 0.5) * to_np(rand(2, 2))
+    )
+
+
+@pytest.mark.parametrize("f", [F.softmax, F.log_softmax])
+def test_softmax_axis_errors(rand, f):
+    name = f.__name__
+    with pytest.raises(TypeError, match=rf"^{name}: axis must be an int, got 1.5"):
+        f(rand(2, 3), axis=1.5)
+    with pytest.raises(ValueError, match=rf"^{name}: the input is 0-d, it has no axis 1"):
+        f(rand())
+    assert f(rand(2, 3), axis=np.int64(0)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("f", [F.softmax, F.log_softmax, F.softmax_simple])
+@pytest.mark.parametrize("shape", [(3, 0), (0, 4)])
+def test_softmax_of_empty_input_is_empty(arr, to_np, f, shape):
+    x = Variable(arr(np.zeros(shape)))
+    y = f(x)
+    assert y.shape == shape and y.dtype == np.float64
+    F.sum(y).backward()
+    assert x.grad.shape == shape
+
+
+def test_linear_bias_must_have_one_value_per_output(rand):
+    with pytest.raises(
+        ValueError,
+        match=r"^linear: b of shape \(3,\) does not fit W of shape \(4, 2\); expected \(2,\)",
+    ):
+        F.linear(rand(3, 4), rand(4, 2), rand(3))
+    assert F.linear(rand(3, 4), rand(4, 2), rand(2)).shape == (3, 2)
+
+
+@pytest.mark.parametrize("f", [F.sigmoid_simple, F.softmax_simple])
+def test_simple_forms_refuse_non_arrays(f):
+    with pytest.raises(TypeError, match=rf"^{f.__name__}: x must be a numeric array, a Variable"):
+        f(None)
+    with pytest.raises(TypeError, match=r"must be a numeric array, .* got an array of dtype <U3"):
+        f(np.array(["abc"]))

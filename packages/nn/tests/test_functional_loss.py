@@ -28,7 +28,7 @@ def test_mean_squared_error_grad(rand, order):
     x0, x1 = rand(4, 3), rand(4, 3, seed=1)
     check_backward(F.mean_squared_error, x0, x1, order=order)
     check_backward(F.mean_squared_error_simple, x0, x1, order=order)
-    check_backward(F.mean_squared_error, rand(4, 1), rand(4, seed=1), order=order)
+    check_backward(F.mean_squared_error, rand(4, 1), rand(4, 1, seed=1), order=order)
 
 
 def test_softmax_cross_entropy_values(rand, arr, to_np):
@@ -129,15 +129,81 @@ def test_accuracy(arr, to_np):
 
 
 @pytest.mark.parametrize("f", [F.mean_squared_error, F.mean_squared_error_simple])
-def test_mean_squared_error_shapes_that_do_not_broadcast(rand, f):
+def test_mean_squared_error_refuses_different_shapes(rand, f):
     name = f.__name__
     with pytest.raises(
         ValueError,
-        match=rf"^{name}: x0 of shape \(3, 2\) and x1 of shape \(4, 2\) do not broadcast",
+        match=rf"^{name}: x0 of shape \(3, 1\) and x1 of shape \(3,\) differ; give predictions "
+        r"and targets the same shape \(reshape one of them, e.g. x1.reshape\(3, 1\)\)",
+    ):
+        f(rand(3, 1), rand(3))  # would broadcast to a 3x3 loss
+    with pytest.raises(
+        ValueError, match=rf"^{name}: x0 of shape \(3, 2\) and x1 of shape \(4, 2\)"
     ):
         f(rand(3, 2), rand(4, 2))
     with pytest.raises(ValueError, match=rf"^{name}: x0 of shape \(5, 2\) and x1 of shape \(5,\)"):
         f(Variable(rand(5, 2)), rand(5))
+    with pytest.raises(ValueError, match=rf"^{name}: x0 and x1 are 0-d; the loss divides by"):
+        f(np.array(1.0), np.array(2.0))
+    with pytest.raises(ValueError, match=rf"^{name}: x0 and x1 of shape \(0, 2\) hold an empty"):
+        f(np.zeros((0, 2)), np.zeros((0, 2)))
+
+
+# -- integer inputs compute in floating point (never truncate) ----------------------------
+
+
+@pytest.mark.parametrize("f", [F.mean_squared_error, F.mean_squared_error_simple])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_mean_squared_error_of_integers_is_not_truncated(arr, to_np, f, dtype):
+    x0, x1 = arr([[1], [0]], dtype), arr([[0], [1]], dtype)
+    y = f(x0, x1)
+    assert y.dtype == np.float64
+    assert float(to_np(y)) == 1.0  # (1 + 1) / 2; uint8 0 - 1 would wrap to 255
+    y = f(arr([1, 2], "int64"), arr([0, 0], "int64"))
+    assert float(to_np(y)) == 2.5
+
+
+@pytest.mark.parametrize("f", [F.softmax_cross_entropy, F.softmax_cross_entropy_simple])
+@pytest.mark.parametrize("dtype", ["int64", "int8"])
+def test_softmax_cross_entropy_of_integer_scores(arr, to_np, f, dtype):
+    y = f(arr([[1, 1, 1], [3, 0, -2]], dtype), arr([0, 1], "int64"))
+    ref = -np_log_softmax(np.array([[1.0, 1, 1], [3, 0, -2]]))[[0, 1], [0, 1]].mean()
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-12)  # log 3 is 1.0986, not 1
+    x = Variable(arr([[1, 1, 1]], dtype))
+    f(x, arr([0], "int64")).backward()
+    np.testing.assert_allclose(to_np(x.grad), [[-2 / 3, 1 / 3, 1 / 3]], rtol=1e-12)
+
+
+def test_sigmoid_and_binary_cross_entropy_of_integers(arr, to_np):
+    y = F.sigmoid_cross_entropy(arr([[1], [-2]], "int8"), arr([[1], [0]], "int64"))
+    ref = np_bce_logits(np.array([1.0, -2.0]), np.array([1, 0]))
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-12)
+    y = F.binary_cross_entropy(arr([1, 0], "int64"), arr([0, 1], "int64"))
+    np.testing.assert_allclose(to_np(y), -np.log(0.001 * 1e-15) / 2, rtol=1e-12)
+
+
+# -- softmax_cross_entropy_simple through log-sum-exp -------------------------------------
+
+
+@pytest.mark.parametrize("f", [F.softmax_cross_entropy, F.softmax_cross_entropy_simple])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softmax_cross_entropy_of_huge_logits(arr, to_np, f, dtype):
+    logits = np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 1e4], [0.5, -0.25, 2.0]])
+    t = np.array([1, 2, 0])
+    x = Variable(arr(logits, dtype))
+    loss = f(x, arr(t, "int64"))
+    loss.backward()
+    # independent float64 reference: log-sum-exp by hand, p = softmax, grad = (p - onehot) / n
+    m = logits.max(axis=1, keepdims=True)
+    lse = m + np.log(np.exp(logits - m).sum(axis=1, keepdims=True))
+    ref = -(logits - lse)[np.arange(3), t].mean()
+    grad = (np.exp(logits - lse) - np.eye(3)[t]) / 3
+    assert loss.dtype == dtype and x.grad.dtype == dtype
+    np.testing.assert_allclose(to_np(loss), ref, rtol=1e-6)  # 2e4/3 + log(2)/3 + ...
+    assert np.isfinite(to_np(x.grad)).all()
+    np.testing.assert_allclose(to_np(x.grad), grad, rtol=1e-5, atol=1e-7)
 
 
 def test_accuracy_label_count_mismatch(rand, arr):
@@ -149,3 +215,60 @@ def test_accuracy_label_count_mismatch(rand, arr):
         F.accuracy(rand(3, 4), arr([0, 1, 2, 3, 0], "int64"))
     with pytest.raises(ValueError, match=r"^accuracy: expected scores y of shape \(N, classes\)"):
         F.accuracy(rand(3), arr([0, 1, 2], "int64"))
+
+
+# -- wrong types, shapes, empty and 0-d inputs ---------------------------------------------
+
+
+@pytest.mark.parametrize("f", [F.softmax_cross_entropy, F.softmax_cross_entropy_simple])
+def test_labels_as_lists_and_scalars_work_and_none_is_refused(rand, arr, to_np, f):
+    x = rand(3, 4)
+    ref = f(x, arr([0, 1, 3], "int64"))
+    np.testing.assert_allclose(to_np(f(x, [0, 1, 3])), to_np(ref), rtol=1e-12)
+    np.testing.assert_allclose(to_np(f(x[:1], 2)), to_np(f(x[:1], arr([2], "int64"))))
+    with pytest.raises(TypeError, match=rf"^{f.__name__}: labels t must be a numeric array"):
+        f(x, None)
+    with pytest.raises(TypeError, match=rf"^{f.__name__}: .* got NoneType"):
+        f(None, [0])
+
+
+@pytest.mark.parametrize("f", [F.softmax_cross_entropy, F.softmax_cross_entropy_simple])
+def test_cross_entropy_of_an_empty_batch_is_refused(arr, f):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{f.__name__}: scores x of shape \(0, 3\) hold no rows; the mean loss over an "
+        r"empty batch is undefined",
+    ):
+        f(arr(np.zeros((0, 3))), arr(np.zeros(0), "int64"))
+    with pytest.raises(ValueError, match=r"scores x of shape \(2, 0\) hold no classes"):
+        f(arr(np.zeros((2, 0))), arr([0, 0], "int64"))
+
+
+@pytest.mark.parametrize("f", [F.sigmoid_cross_entropy, F.binary_cross_entropy])
+def test_binary_losses_check_targets_and_batch(arr, to_np, f):
+    name = f.__name__
+    p = arr([[0.25], [0.5], [0.75]])
+    ref = f(p, arr([[1], [0], [1]], "int64"))
+    np.testing.assert_allclose(to_np(f(p, [1, 0, 1])), to_np(ref), rtol=1e-12)  # a list
+    with pytest.raises(TypeError, match=rf"^{name}: targets t must be a numeric array"):
+        f(p, None)
+    with pytest.raises(
+        ValueError, match=rf"^{name}: targets of shape \(1, 3\) do not match inputs \(3, 1\)"
+    ):
+        f(p, arr([[1, 0, 1]], "int64"))  # a transposed target would be silently reordered
+    with pytest.raises(ValueError, match=rf"^{name}: targets of shape \(2, 3\) do not match"):
+        f(arr(np.full((3, 2), 0.5)), arr(np.ones((2, 3)), "int64"))
+    with pytest.raises(ValueError, match=rf"^{name}: inputs of shape \(\) hold no batch"):
+        f(arr(0.5), arr(1, "int64"))
+    with pytest.raises(ValueError, match=rf"^{name}: inputs of shape \(0, 1\) hold no batch"):
+        f(arr(np.zeros((0, 1))), arr(np.zeros((0, 1)), "int64"))
+
+
+def test_accuracy_types_and_empty(rand, arr, to_np):
+    assert float(to_np(F.accuracy([[0.1, 0.9], [0.8, 0.2]], [1, 1]))) == 0.5  # lists
+    with pytest.raises(TypeError, match=r"^accuracy: scores y must be a numeric array"):
+        F.accuracy(None, arr([0], "int64"))
+    with pytest.raises(TypeError, match=r"^accuracy: labels t must be a numeric array"):
+        F.accuracy(rand(2, 3), None)
+    with pytest.raises(ValueError, match=r"^accuracy: scores y of shape \(0, 3\) hold no rows"):
+        F.accuracy(arr(np.zeros((0, 3))), arr(np.zeros(0), "int64"))

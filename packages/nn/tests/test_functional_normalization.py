@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
-from zerograd import Variable, test_mode
+from zerograd import Variable, test_mode, using_config
 from zerograd.testing import check_backward
 
 
@@ -104,3 +104,86 @@ def test_dropout_test_mode_is_identity(arr, to_np):
 def test_dropout_bad_ratio(arr):
     with pytest.raises(ValueError, match=r"dropout_ratio must be in \[0, 1\), got 1.0"):
         F.dropout(arr([1.0]), 1.0)
+
+
+def test_batch_nrom_is_dezeros_spelling_of_batch_norm():
+    assert F.batch_nrom is F.batch_norm
+    assert "batch_nrom" in F.__all__
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_dropout_of_0d_input(arr, to_np, train):
+    np.random.seed(0)
+    x = Variable(arr(2.0))
+    with using_config("train", train):
+        y = F.dropout(x, 0.5)
+    assert y.shape == ()
+    y.backward()
+    assert np.random.RandomState(0).rand() > 0.5  # seed 0 keeps the element
+    assert (float(to_np(y)), float(to_np(x.grad))) == ((4.0, 2.0) if train else (2.0, 1.0))
+    np.random.seed(1)
+    assert np.random.RandomState(1).rand() < 0.5  # seed 1 drops it
+    with using_config("train", True):
+        assert float(to_np(F.dropout(arr(2.0), 0.5))) == 0.0
+
+
+def test_dropout_of_integers_is_not_truncated(arr, to_np):
+    np.random.seed(1)
+    y = F.dropout(arr([[1, 2, 3, 4]], "int64"), 0.6)
+    mask = np.random.RandomState(1).rand(1, 4) > 0.6
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), np.array([[1, 2, 3, 4]]) * mask / 0.4, rtol=1e-12)
+
+
+def test_dropout_ratio_must_be_a_number(arr):
+    with pytest.raises(
+        TypeError, match=r"^dropout: dropout_ratio must be a real number, got '0.5'"
+    ):
+        F.dropout(arr([1.0]), "0.5")
+    with pytest.raises(ValueError, match=r"dropout_ratio must be in \[0, 1\), got nan"):
+        F.dropout(arr([1.0]), float("nan"))
+    with pytest.raises(TypeError, match=r"^dropout: x must be a numeric array, a Variable"):
+        F.dropout(None)
+
+
+def test_batch_norm_argument_types(rand, arr, to_np):
+    x, ones, zeros = rand(4, 3), arr(np.ones(3)), arr(np.zeros(3))
+    with pytest.raises(TypeError, match=r"^batch_norm: gamma must be a numeric array"):
+        F.batch_norm(x, None, zeros, arr(np.zeros(3)), arr(np.ones(3)))
+    with pytest.raises(TypeError, match=r"^batch_norm: mean must be an array or a Variable"):
+        F.batch_norm(x, ones, zeros, [0.0, 0.0, 0.0], arr(np.ones(3)))
+    with pytest.raises(TypeError, match=r"^batch_norm: decay must be a real number, got 'a'"):
+        F.batch_norm(x, ones, zeros, arr(np.zeros(3)), arr(np.ones(3)), decay="a")
+    with test_mode():  # gamma and beta as lists
+        y = F.batch_norm(x, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], zeros, ones)
+    np.testing.assert_allclose(to_np(y), to_np(x) / np.sqrt(1 + 2e-5), rtol=1e-12)
+
+
+def test_batch_norm_refuses_an_empty_training_batch_and_keeps_the_statistics(arr, to_np):
+    mean, var = arr(np.array([0.5, 1.0])), arr(np.array([2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"^batch_norm: x of shape \(0, 2\) is an empty batch"):
+        F.batch_norm(arr(np.zeros((0, 2))), arr(np.ones(2)), arr(np.zeros(2)), mean, var)
+    assert to_np(mean).tolist() == [0.5, 1.0] and to_np(var).tolist() == [2.0, 3.0]
+    with test_mode():
+        assert F.batch_norm(
+            arr(np.zeros((0, 2))), arr(np.ones(2)), arr(np.zeros(2)), mean, var
+        ).shape == (0, 2)
+
+
+def test_batch_norm_of_integers_computes_in_float(arr, to_np):
+    x = np.array([[1, 2], [3, 6]])
+    mean, var = arr(np.zeros(2)), arr(np.ones(2))
+    y = F.batch_norm(arr(x, "int64"), arr(np.ones(2)), arr(np.zeros(2)), mean, var)
+    ref = (x - x.mean(0)) / np.sqrt(x.var(0) + 2e-5)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-12)
+
+
+def test_batch_norm_read_only_running_var_changes_nothing(rand, arr, to_np, backend):
+    if backend.name != "numpy":
+        pytest.skip(f"read-only arrays are a numpy feature; backend {backend.name!r} under test")
+    mean, var = np.array([0.5, 1.0, 2.0]), np.array([2.0, 3.0, 4.0])
+    var.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        F.batch_norm(rand(4, 3), np.ones(3), np.zeros(3), mean, var)
+    assert mean.tolist() == [0.5, 1.0, 2.0] and var.tolist() == [2.0, 3.0, 4.0]

@@ -90,3 +90,63 @@ def test_pooling_grad_tiled_and_gapped_windows(rand, shape, k, s):
     x = rand(*shape)
     check_backward(lambda v: F.pooling(v, k, s), x)
     check_backward(lambda v: F.pooling(v, k, s), x, order=2)
+
+
+# -- ties: one documented rule for both implementations -----------------------------------
+
+
+@pytest.mark.parametrize("f", [F.pooling, F.pooling_simple])
+def test_tied_window_gives_its_gradient_to_the_first_maximum(arr, to_np, f):
+    # 4x4 of equal values, 2x2 windows with stride 2: each window's first element (row-major)
+    x = Variable(arr(np.full((1, 1, 4, 4), 7.0)))
+    y = f(x, 2, 2)
+    y.backward()
+    expected = np.zeros((4, 4))
+    expected[::2, ::2] = 1.0
+    np.testing.assert_array_equal(to_np(x.grad)[0, 0], expected)
+
+
+@pytest.mark.parametrize("k,s,p", [(2, 1, 0), (3, 1, 1), ((2, 3), (2, 1), (1, 1))])
+def test_pooling_and_pooling_simple_agree_on_ties(arr, to_np, k, s, p):
+    rng = np.random.default_rng(3)
+    data = rng.integers(0, 3, size=(2, 2, 5, 6)).astype("float64")  # many ties
+    gy = rng.standard_normal(F.pooling(data, k, s, p).shape)
+    grads = []
+    for f in (F.pooling, F.pooling_simple):
+        x = Variable(arr(data))
+        F.sum(f(x, k, s, p) * arr(gy)).backward()
+        grads.append(to_np(x.grad))
+    np.testing.assert_array_equal(grads[0], grads[1])
+    # reference: each window's gy goes to np.argmax of the window (first max, row-major)
+    (kh, kw), (sh, sw), (ph, pw) = F.pair(k), F.pair(s), F.pair(p)
+    padded = np.pad(data, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf)
+    ref = np.zeros_like(padded)
+    for idx in np.ndindex(gy.shape):
+        a, c, i, j = idx
+        win = padded[a, c, i * sh : i * sh + kh, j * sw : j * sw + kw]
+        r, q = np.unravel_index(np.argmax(win), win.shape)
+        ref[a, c, i * sh + r, j * sw + q] += gy[idx]
+    np.testing.assert_allclose(grads[0], ref[:, :, ph : ph + 5, pw : pw + 6], rtol=1e-12)
+
+
+# -- padding larger than half the kernel --------------------------------------------------
+
+
+@pytest.mark.parametrize("f", [F.pooling, F.pooling_simple, F.average_pooling])
+@pytest.mark.parametrize("k,p", [(2, 2), (1, 1), (3, 2), ((2, 3), (0, 2))])
+def test_pad_beyond_half_the_kernel_is_refused(rand, f, k, p):
+    name = f.__name__
+    kh, kw = F.pair(k)
+    ph, pw = F.pair(p)
+    with pytest.raises(
+        ValueError,
+        match=rf"^{name}: pad \({ph}, {pw}\) must be at most half the kernel \({kh}, {kw}\)",
+    ):
+        f(rand(1, 1, 4, 4), k, 1, p)
+
+
+def test_pad_of_half_the_kernel_is_fine(arr, to_np):
+    x = arr(-np.arange(1.0, 5.0).reshape(1, 1, 2, 2))
+    y = F.pooling(x, 2, 1, 1)  # every window holds at least one input element
+    assert np.isfinite(to_np(y)).all()
+    np.testing.assert_array_equal(to_np(y)[0, 0], [[-1, -1, -2], [-1, -1, -2], [-3, -3, -4]])

@@ -1,8 +1,16 @@
 """Mini-batch iterators (DeZero's ``dezero.dataloaders``).
 
 Batches are stacked with the default backend's array module; ``gpu=True`` (or
-``to_gpu()``) moves each batch to the GPU backend. Shuffling draws from the default
-backend's global random state, so ``numpy.random.seed`` makes it repeatable (as in DeZero).
+``to_gpu()``) moves each batch to the GPU backend. Without ``seed=``, shuffling draws from
+the default backend's global random state, so ``numpy.random.seed`` makes it repeatable (as
+in DeZero); with ``seed=`` the loader shuffles with its own generator and leaves the global
+state alone.
+
+Each ``for batch in loader`` loop runs one epoch; a loop left with ``break`` is abandoned,
+and the next ``for`` starts a new epoch (as with PyTorch's ``DataLoader``). DeZero's
+``next(loader)`` / ``loader.next()`` and ``reset()`` work as in the book.
+``state_dict()`` / ``load_state_dict()`` save and restore the position in the epoch, the
+epoch's order and the generator, so a resumed run sees the very batches the original would.
 
 >>> from zerograd_nn.datasets import Spiral
 >>> loader = DataLoader(Spiral(), batch_size=100, shuffle=False)
@@ -13,21 +21,140 @@ backend's global random state, so ``numpy.random.seed`` makes it repeatable (as 
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
-from zerograd.backends import as_array_of, get_backend, gpu_backend
+from zerograd.backends import as_array_of, as_numpy, get_backend, gpu_backend
 
 from .datasets.base import Dataset, _identity
 
 __all__ = ["DataLoader", "SeqDataLoader"]
 
+_STATE_KEYS = ("epoch", "iteration", "index", "rng_state")
+
+
+def _positive_int(owner: str, name: str, value: Any) -> int:
+    """``value`` as an int when it is a positive integer (numpy integers too, never a bool)."""
+    if not isinstance(value, bool) and getattr(getattr(value, "dtype", None), "kind", "i") in "iu":
+        try:
+            n = operator.index(value)
+        except TypeError:
+            n = None
+        if n is not None and n >= 1:
+            return n
+    raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
+
+
+def _check_dataset(owner: str, dataset: Any) -> int:
+    """The length of ``dataset``; TypeError/ValueError when it cannot feed a loader."""
+    if not hasattr(dataset, "__len__") or not hasattr(dataset, "__getitem__"):
+        raise TypeError(
+            f"{owner}: dataset must be sized and indexable (a Dataset, or a list of (x, t) "
+            f"pairs), got {type(dataset).__name__}"
+        )
+    n = len(dataset)
+    if n == 0:
+        raise ValueError(f"{owner}: the dataset is empty; there is nothing to iterate over.")
+    data, label = getattr(dataset, "data", None), getattr(dataset, "label", None)
+    if (
+        isinstance(dataset, Dataset)
+        and hasattr(data, "__len__")
+        and hasattr(label, "__len__")
+        and len(data) != len(label)
+    ):
+        raise ValueError(
+            f"{owner}: the dataset has {len(data)} data items but {len(label)} labels; "
+            f"give one label per item."
+        )
+    return n
+
+
+def _not_a_pair(owner: str, i: int, ex: Any) -> None:
+    kind = type(ex).__name__
+    got = f"{kind} of length {len(ex)}" if isinstance(ex, (tuple, list)) else kind
+    raise TypeError(
+        f"{owner}: dataset[{i}] is a {got}, not an (x, t) pair; give pairs, with t None for "
+        f"unlabelled data (or use a Dataset)."
+    )
+
+
+def _generator(seed: Any) -> Any:
+    """A numpy Generator (PCG64) seeded from ``seed``, or None for the global random state."""
+    if seed is None:
+        return None
+    n = None
+    if not isinstance(seed, bool) and getattr(getattr(seed, "dtype", None), "kind", "i") in "iu":
+        try:
+            n = operator.index(seed)
+        except TypeError:
+            pass
+    if n is None or n < 0:
+        raise ValueError(f"DataLoader: seed must be None or a non-negative int, got {seed!r}")
+    import numpy as np  # the loader's own generator is numpy's, whatever the backend
+
+    return np.random.Generator(np.random.PCG64(n))
+
+
+def _rng_to_array(rng: Any) -> Any:
+    """The PCG64 state as a flat uint64 array (empty without a generator): npz-friendly."""
+    import numpy as np
+
+    if rng is None:
+        return np.zeros(0, np.uint64)
+    s = rng.bit_generator.state
+    mask = (1 << 64) - 1
+    words = [s["state"]["state"], s["state"]["inc"]]
+    flat = [w >> 64 for w in words] + [w & mask for w in words]
+    return np.array(flat + [s["has_uint32"], s["uinteger"]], dtype=np.uint64)
+
+
+def _rng_from_array(a: Any) -> Any:
+    """A PCG64 Generator in the state :func:`_rng_to_array` wrote."""
+    import numpy as np
+
+    hi_state, hi_inc, lo_state, lo_inc, has_uint32, uinteger = (int(v) for v in a)
+    bits = np.random.PCG64()
+    bits.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": hi_state << 64 | lo_state, "inc": hi_inc << 64 | lo_inc},
+        "has_uint32": has_uint32,
+        "uinteger": uinteger,
+    }
+    return np.random.Generator(bits)
+
 
 class DataLoader:
     """Iterate over ``dataset`` in batches of ``batch_size``, yielding ``(x, t)`` arrays.
 
-    One pass over the loader is one epoch; the order is reshuffled for the next. The last
-    batch is smaller when the size does not divide evenly, unless ``drop_last``. ``t`` is
-    ``None`` for an unlabelled dataset.
+    One ``for`` loop over the loader is one epoch; the order is reshuffled for the next,
+    and a ``for`` after a ``break`` starts a new epoch too. The last batch is smaller when
+    the size does not divide evenly, unless ``drop_last``. ``t`` is ``None`` for an
+    unlabelled dataset.
+
+    Args:
+        dataset: a :class:`~zerograd_nn.datasets.Dataset` or any sized, indexable collection
+            of ``(x, t)`` pairs.
+        batch_size: examples per batch (a positive int; numpy integers accepted).
+        shuffle: draw a new random order each epoch.
+        gpu: produce batches on the GPU backend.
+        drop_last: leave out the last, smaller batch.
+        seed: seed of the loader's own random generator; ``None`` shuffles with the
+            default backend's global random state, as DeZero does.
+
+    Attributes:
+        epoch: epochs finished (or abandoned with ``break``) so far.
+        iteration: batches served in the current epoch.
+
+    Raises:
+        TypeError: ``dataset`` is not sized and indexable.
+        ValueError: a bad ``batch_size`` or ``seed``, an empty dataset, a dataset whose
+            data and labels differ in length, or ``drop_last`` leaving no batch.
+
+    Examples:
+        >>> from zerograd_nn.datasets import Spiral
+        >>> a = [t.tolist()[:3] for _, t in DataLoader(Spiral(), 100, seed=0)]
+        >>> a == [t.tolist()[:3] for _, t in DataLoader(Spiral(), 100, seed=0)]
+        True
     """
 
     def __init__(
@@ -37,29 +164,54 @@ class DataLoader:
         shuffle: bool = True,
         gpu: bool = False,
         drop_last: bool = False,
+        *,
+        seed: int | None = None,
     ) -> None:
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"DataLoader: batch_size must be a positive int, got {batch_size!r}")
+        owner = type(self).__name__
+        batch_size = _positive_int(owner, "batch_size", batch_size)
+        self.data_size = _check_dataset(owner, dataset)
+        self._rng = _generator(seed)
         self.dataset = dataset
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.drop_last = drop_last
-        self.data_size = len(dataset)
         rounding = math.floor if drop_last else math.ceil
         self.max_iter = rounding(self.data_size / batch_size)
+        if self.max_iter == 0:
+            raise ValueError(
+                f"{owner}: drop_last=True with batch_size {batch_size} larger than the dataset "
+                f"({self.data_size} items) leaves no batch at all; use a smaller batch_size."
+            )
         self.gpu = False
         if gpu:
             self.to_gpu()
-        self.reset()
+        self.epoch = 0
+        self.iteration = 0
+        self._in_for = False  # a ``for`` loop is consuming the current epoch
+        self._new_order()
+
+    def _new_order(self) -> None:
+        backend = get_backend()
+        n = self.data_size
+        if not self.shuffle:
+            self.index = backend.xp.arange(n)
+        elif self._rng is None:
+            self.index = backend.xp.random.permutation(n)
+        else:
+            self.index = as_array_of(self._rng.permutation(n), backend)
 
     def reset(self) -> None:
-        """Start a new epoch (a fresh permutation when shuffling)."""
+        """Start a new epoch (a fresh permutation when shuffling), as DeZero's ``reset``."""
+        if self.iteration:
+            self.epoch += 1
         self.iteration = 0
-        xp = get_backend().xp
-        n = self.data_size
-        self.index = xp.random.permutation(n) if self.shuffle else xp.arange(n)
+        self._in_for = False
+        self._new_order()
 
     def __iter__(self) -> DataLoader:
+        if self._in_for and self.iteration:
+            self.reset()  # the previous ``for`` was left with ``break``: a new epoch
+        self._in_for = True
         return self
 
     def __len__(self) -> int:
@@ -82,6 +234,69 @@ class DataLoader:
         """The next batch (DeZero's spelling of ``next(loader)``)."""
         return self.__next__()
 
+    def state_dict(self) -> dict[str, Any]:
+        """Where the loader is: ``epoch``, ``iteration``, the epoch's ``index`` order and the
+        generator's ``rng_state`` (empty without ``seed=``), as ints and numpy arrays.
+
+        Returns:
+            A new dict; :meth:`load_state_dict` of an equal loader continues from here.
+        """
+        return {
+            "epoch": self.epoch,
+            "iteration": self.iteration,
+            "index": as_numpy(self.index).astype("int64"),
+            "rng_state": _rng_to_array(self._rng),
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from ``state`` (from :meth:`state_dict`); the next batch is the one the
+        saved loader would have given. Everything is checked first: on error nothing changes.
+
+        Args:
+            state: the dict :meth:`state_dict` returned (or its values read back from a file).
+
+        Raises:
+            ValueError: a key is missing or a value does not fit this loader.
+        """
+        import numpy as np
+
+        owner = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state, dict) or any(k not in state for k in _STATE_KEYS):
+            got = sorted(state) if isinstance(state, dict) else type(state).__name__
+            raise ValueError(f"{owner}: expected a dict with keys {list(_STATE_KEYS)}, got {got}")
+        try:
+            epoch, iteration = operator.index(state["epoch"]), operator.index(state["iteration"])
+        except TypeError:
+            raise ValueError(
+                f"{owner}: epoch and iteration must be ints, got {state['epoch']!r} and "
+                f"{state['iteration']!r}"
+            ) from None
+        if epoch < 0 or not 0 <= iteration <= self.max_iter:
+            raise ValueError(
+                f"{owner}: epoch {epoch} / iteration {iteration} do not fit this loader "
+                f"({self.max_iter} batches per epoch)"
+            )
+        index = np.asarray(state["index"])
+        n = self.data_size
+        if index.shape != (n,) or not np.array_equal(np.sort(index), np.arange(n)):
+            raise ValueError(
+                f"{owner}: index must be an order of all {n} items of the dataset, got shape "
+                f"{index.shape}; was the state saved from a loader over another dataset?"
+            )
+        rng_state = np.asarray(state["rng_state"])
+        if rng_state.shape not in ((0,), (6,)):
+            raise ValueError(f"{owner}: rng_state must hold 0 or 6 words, got {rng_state.shape}")
+        if rng_state.size == 0 and self._rng is not None:
+            raise ValueError(
+                f"{owner}: the state comes from a loader without seed=, this one has a seed; "
+                f"create the loader as it was saved."
+            )
+        rng = _rng_from_array(rng_state) if rng_state.size else None
+        self.index = as_array_of(index, get_backend())
+        self._rng = rng
+        self.epoch, self.iteration = epoch, iteration
+        self._in_for = False  # the next ``for`` continues this epoch
+
     def _gather(self, indices: Any) -> tuple[Any, Any]:
         ds = self.dataset
         xp = get_backend().xp
@@ -96,6 +311,9 @@ class DataLoader:
             t = None if ds.label is None else ds.label[indices]
         else:
             batch = [ds[int(i)] for i in indices]
+            for i, ex in zip(indices, batch):
+                if not isinstance(ex, (tuple, list)) or len(ex) != 2:
+                    _not_a_pair(type(self).__name__, int(i), ex)
             x = xp.stack([xp.asarray(ex[0]) for ex in batch])
             labels = [ex[1] for ex in batch]
             t = (
@@ -123,11 +341,31 @@ class SeqDataLoader(DataLoader):
     """Batches for truncated BPTT: ``batch_size`` cursors spread evenly through the sequence.
 
     Row ``i`` of batch ``k`` is item ``(i * (len // batch_size) + k) % len``, so consecutive
-    batches continue each row's subsequence (DeZero's ``SeqDataLoader``).
+    batches continue each row's subsequence (DeZero's ``SeqDataLoader``). It never shuffles.
+
+    Args:
+        dataset: a sequence dataset (item ``i`` followed by item ``i + 1``).
+        batch_size: number of cursors, at most the length of the dataset.
+        gpu: produce batches on the GPU backend.
+
+    Raises:
+        ValueError: ``batch_size`` is not a positive int or exceeds the dataset's length.
+
+    Examples:
+        >>> from zerograd_nn.datasets import SinCurve
+        >>> x, t = next(SeqDataLoader(SinCurve(), batch_size=3))
+        >>> x.shape
+        (3, 1)
     """
 
     def __init__(self, dataset: Any, batch_size: int, gpu: bool = False) -> None:
         super().__init__(dataset=dataset, batch_size=batch_size, shuffle=False, gpu=gpu)
+        if self.batch_size > self.data_size:
+            raise ValueError(
+                f"SeqDataLoader: batch_size {self.batch_size} is larger than the dataset "
+                f"({self.data_size} items); each row of a batch needs its own stretch of the "
+                f"sequence, so use batch_size <= {self.data_size}."
+            )
 
     def _batch_indices(self) -> Any:
         xp = get_backend().xp

@@ -331,6 +331,20 @@ class Deconv2d(_ConvBase):
         return F.deconv2d(x, self.W, self.b, self.stride, self.pad)
 
 
+def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
+    """Refuse a batch whose size differs from the one the kept state was computed for."""
+    if h is None:
+        return
+    shape = getattr(x, "shape", None)
+    if shape and h.ndim and shape[0] != h.shape[0]:
+        name = type(layer).__name__
+        raise ValueError(
+            f"{name}: got a batch of {shape[0]} (x of shape {tuple(shape)}) but the hidden state "
+            f"holds a batch of {h.shape[0]} from the previous call; call reset_state() before "
+            f"feeding a sequence with another batch size."
+        )
+
+
 class RNN(Layer):
     """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``."""
 
@@ -348,6 +362,7 @@ class RNN(Layer):
         self.h = None
 
     def forward(self, x: Any) -> Variable:
+        _check_state_batch(self, x, self.h)
         if self.h is None:
             h_new = F.tanh(self.x2h(x))
         else:
@@ -378,6 +393,7 @@ class LSTM(Layer):
         self.c: Variable | None = None
 
     def forward(self, x: Any) -> Variable:
+        _check_state_batch(self, x, self.h)
         if self.h is None:
             f = F.sigmoid(self.x2f(x))
             i = F.sigmoid(self.x2i(x))

@@ -44,12 +44,24 @@ class Dataset:
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
+        for name, f in (("transform", transform), ("target_transform", target_transform)):
+            if f is not None and not callable(f):
+                raise TypeError(
+                    f"{type(self).__name__}: {name} must be a callable (e.g. a "
+                    f"transforms.Compose) or None, got {f!r}"
+                )
         self.train = train
         self.transform = _identity if transform is None else transform
         self.target_transform = _identity if target_transform is None else target_transform
         self.data: Any = None
         self.label: Any = None
         self.prepare()
+        data, label = self.data, self.label
+        if hasattr(data, "__len__") and hasattr(label, "__len__") and len(data) != len(label):
+            raise ValueError(
+                f"{type(self).__name__}: {len(data)} data items but {len(label)} labels; "
+                f"prepare() must give one label per item."
+            )
 
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         if not isinstance(index, int) and getattr(index, "ndim", 1) != 0:
@@ -77,6 +89,15 @@ def data_home(name: str | None = None) -> Path:
     base = os.environ.get("ZEROGRAD_DATA") or Path.home() / ".zerograd" / "datasets"
     base = Path(base).expanduser()
     return base / name if name else base
+
+
+def as_root(owner: str, root: Any, default: str) -> Path:
+    """``root`` as a directory path (``data_home(default)`` when None); TypeError otherwise."""
+    if root is None:
+        return data_home(default)
+    if not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"{owner}: root must be a directory path or None, got {root!r}")
+    return Path(root).expanduser()
 
 
 def verify_checksum(path: Path, checksum: str | None) -> None:
@@ -128,10 +149,19 @@ def fetch(
     paths = {name: root / name for name in files}
     missing = [name for name, p in paths.items() if not p.is_file()]
     if missing and download and all(files[n][0] for n in missing):
-        for name in missing:
+        for name in list(missing):
             url, checksum = files[name]
-            _download(url, paths[name], checksum)
-        missing = []
+            try:
+                _download(url, paths[name], checksum)
+            except OSError as exc:  # offline, HTTP error, timeout, unwritable directory
+                reason = getattr(exc, "reason", None) or exc
+                lines = "\n".join(f"  {n}   (from {files[n][0]})" for n in missing)
+                raise FileNotFoundError(
+                    f"{dataset}: could not download {name} from {url} ({reason}). Download "
+                    f"these files elsewhere and place them in {root}:\n{lines}\n(or pass "
+                    f"root=<dir>, or set ZEROGRAD_DATA to the parent directory)."
+                ) from None
+            missing.remove(name)
     if missing:
         lines = "\n".join(
             f"  {name}" + (f"   (from {files[name][0]})" if files[name][0] else "")

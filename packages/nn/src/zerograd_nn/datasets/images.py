@@ -13,7 +13,7 @@ from typing import Any
 from zerograd.backends import get_backend
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
-from .base import Dataset, data_home, fetch, verify_checksum
+from .base import Dataset, as_root, fetch, verify_checksum
 
 __all__ = ["CIFAR10", "CIFAR100", "FashionMNIST", "MNIST", "read_idx"]
 
@@ -76,7 +76,7 @@ class _ImageFiles(Dataset):
     class_names: tuple[str, ...] = ()
 
     def _locate(self, root: str | Path | None, download: bool) -> None:
-        self.root = Path(root) if root is not None else data_home(self.folder)
+        self.root = as_root(type(self).__name__, root, self.folder)
         self.download = download
 
     @classmethod
@@ -168,6 +168,8 @@ class CIFAR10(_ImageFiles):
     inner = "cifar-10-batches-bin"
     url = "https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz"
     label_bytes = 1
+    records = {"test_batch.bin": 10000, **{f"data_batch_{i}.bin": 10000 for i in range(1, 6)}}
+    """Records in each standard file (fewer means a truncated file; None skips the check)."""
     class_names = (
         "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
     )  # fmt: skip
@@ -186,16 +188,19 @@ class CIFAR10(_ImageFiles):
     def _files(self) -> list[str]:
         return [f"data_batch_{i}.bin" for i in range(1, 6)] if self.train else ["test_batch.bin"]
 
-    def _read_bytes(self) -> list[bytes]:
+    def _read_bytes(self) -> list[tuple[str, bytes]]:
+        """``(where, contents)`` of each file: its path, or ``archive:member``."""
         names = self._files()
         for folder in (self.root, self.root / self.inner):
             if all((folder / n).is_file() for n in names):
-                return [(folder / n).read_bytes() for n in names]
+                return [(str(folder / n), (folder / n).read_bytes()) for n in names]
         archive = self.root / self.archive
         if not archive.is_file():
             try:
                 fetch(self.name, self.root, {self.archive: (self.url, None)}, self.download)
             except FileNotFoundError:
+                if self.download:
+                    raise
                 raise FileNotFoundError(
                     f"{self.name}: missing data in {self.root}: place either {self.archive} (from "
                     f"{self.url}) or its extracted files {', '.join(names)} there (or in "
@@ -203,26 +208,55 @@ class CIFAR10(_ImageFiles):
                     f"root=<dir>."
                 ) from None
         verify_checksum(archive, f"md5:{self.archive_md5}")
-        with tarfile.open(archive, "r:gz") as tar:
-            members = {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
-            missing = [n for n in names if n not in members]
-            if missing:
-                raise ValueError(f"{archive}: does not contain {', '.join(missing)}")
-            return [tar.extractfile(members[n]).read() for n in names]
+        try:
+            with tarfile.open(archive, "r:gz") as tar:
+                members = {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
+                missing = [n for n in names if n not in members]
+                if missing:
+                    raise ValueError(f"{archive}: does not contain {', '.join(missing)}")
+                return [(f"{archive}:{n}", tar.extractfile(members[n]).read()) for n in names]
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise ValueError(
+                f"{self.name}: {archive} cannot be read as a .tar.gz archive ({exc}); it is "
+                f"truncated or corrupt: delete it and place a good copy there."
+            ) from None
+
+    def _records(self, where: str, buf: bytes, name: str) -> Any:
+        """The file's records as a (N, record) uint8 array, checked."""
+        xp = get_backend().xp
+        record = self.label_bytes + 3 * 32 * 32
+        expected = (self.records or {}).get(name)
+        if not buf or len(buf) % record or (expected and len(buf) < expected * record):
+            whole = "" if len(buf) % record else f" ({len(buf) // record} records)"
+            want = f"{expected} records of {record} bytes" if expected else f"{record}-byte records"
+            raise ValueError(
+                f"{self.name}: {where} holds {len(buf)} bytes{whole}, not {want}; it is empty, "
+                f"truncated or not the binary version: delete it and place a good copy there."
+            )
+        return xp.reshape(xp.frombuffer(buf, dtype=xp.uint8), (-1, record))
+
+    def _check_labels(self, where: str, labels: Any, classes: int) -> None:
+        xp = get_backend().xp
+        bad = xp.nonzero(labels >= classes)[0]
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(
+                f"{self.name}: {where} holds label {int(labels[i])} at record {i}, but the "
+                f"labels are 0..{classes - 1}; the file is corrupt or belongs to another data "
+                f"set (CIFAR-100's files have 2 label bytes, CIFAR-10's 1)."
+            )
 
     def prepare(self) -> None:
         backend = get_backend()
         xp = backend.xp
-        record = self.label_bytes + 3 * 32 * 32
+        coarse = self.label_bytes == 2 and not self._fine
+        classes = len(self.coarse_names if coarse else self.class_names)
         data, labels = [], []
-        for n, buf in zip(self._files(), self._read_bytes()):
-            if len(buf) % record:
-                raise ValueError(
-                    f"{self.name}: {n} holds {len(buf)} bytes, not a whole number of "
-                    f"{record}-byte records; it is truncated or not the binary version."
-                )
-            a = xp.reshape(xp.frombuffer(buf, dtype=xp.uint8), (-1, record))
-            labels.append(a[:, self.label_bytes - 1 if self._fine else 0])
+        for n, (where, buf) in zip(self._files(), self._read_bytes()):
+            a = self._records(where, buf, n)
+            label = a[:, self.label_bytes - 1 if self._fine else 0]
+            self._check_labels(where, label, classes)
+            labels.append(label)
             data.append(xp.reshape(a[:, self.label_bytes :], (-1, 3, 32, 32)))
         self.data = xp.concatenate(data)  # a writable copy
         self.label = backend.astype(xp.concatenate(labels), xp.int64)
@@ -244,6 +278,7 @@ class CIFAR100(CIFAR10):
     inner = "cifar-100-binary"
     url = "https://www.cs.toronto.edu/~kriz/cifar-100-binary.tar.gz"
     label_bytes = 2
+    records = {"train.bin": 50000, "test.bin": 10000}
     class_names = tuple(
         """
 apple aquarium_fish baby bear beaver bed bee beetle bicycle bottle bowl boy bridge bus

@@ -52,7 +52,7 @@ from .loss import (
     softmax_cross_entropy,
     softmax_cross_entropy_simple,
 )
-from .normalization import batch_norm, dropout
+from .normalization import batch_norm, batch_nrom, dropout
 from .pooling import (
     AveragePooling,
     Pooling,
@@ -93,6 +93,7 @@ __all__ = list(_core_all) + [
     "accuracy",
     "average_pooling",
     "batch_norm",
+    "batch_nrom",
     "binary_cross_entropy",
     "col2im",
     "col2im_array",

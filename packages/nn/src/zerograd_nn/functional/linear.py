@@ -20,6 +20,11 @@ class Linear(Function):
                 f"linear: x of shape {x.shape} and W of shape {W.shape} do not fit; expected "
                 f"x (N, ..., I) and W (I, O) with the same I."
             )
+        if b is not None and tuple(b.shape) not in ((W.shape[1],), (1, W.shape[1])):
+            raise ValueError(
+                f"linear: b of shape {b.shape} does not fit W of shape {W.shape}; expected "
+                f"({W.shape[1]},), one bias per output."
+            )
         y = get_array_module(x).matmul(x, W)
         if b is not None:
             y = y + b
@@ -77,6 +82,46 @@ def linear_simple(x: Any, W: Any, b: Any = None) -> Variable:
 
 
 def embed_id(x: Any, W: Any) -> Variable:
-    """Rows of ``W`` picked by integer ids ``x`` (any shape): ``W[x]``."""
+    """Rows of ``W`` picked by integer ids ``x`` (any shape): ``W[x]``.
+
+    Args:
+        x: integer ids in ``0..len(W) - 1`` (an array, a Variable or a list).
+        W: the table, shape (in_size, out_size).
+
+    Returns:
+        A Variable of shape ``x.shape + (out_size,)``; gradients flow to ``W`` only.
+
+    Raises:
+        TypeError: ``x`` is not integer.
+        ValueError: ``W`` is not 2-D, or an id is negative or ``>= len(W)`` (a negative id
+            would silently pick a row from the end).
+
+    Examples:
+        >>> import numpy as np
+        >>> embed_id(np.array([2, 0]), np.arange(6.0).reshape(3, 2)).data
+        array([[4., 5.],
+               [0., 1.]])
+    """
+    W = as_variable(W)
     ids = x.data if isinstance(x, Variable) else x
-    return get_item(as_variable(W), ids)
+    if not hasattr(ids, "dtype"):
+        if isinstance(ids, (int, list, tuple)) and W.data is not None:
+            ids = backend_of(W.data).asarray(ids)  # on W's backend
+    if W.ndim != 2:
+        raise ValueError(f"embed_id: W must be 2-D (in_size, out_size), got shape {W.shape}")
+    backend = backend_of(ids) if hasattr(ids, "dtype") else None
+    if backend is None or backend.dtype_kind(ids.dtype) not in "iu":
+        got = f"dtype {ids.dtype}" if backend is not None else type(ids).__name__
+        raise TypeError(
+            f"embed_id: ids x must be integers, got {got}; convert them with x.astype('int64')."
+        )
+    if ids.size:
+        xp = backend.xp
+        lo, hi = int(xp.min(ids)), int(xp.max(ids))
+        n = W.shape[0]
+        if lo < 0 or hi >= n:
+            raise ValueError(
+                f"embed_id: id {lo if lo < 0 else hi} is out of range for W of shape "
+                f"{W.shape}: valid ids are 0..{n - 1} (EmbedID's in_size is {n})."
+            )
+    return get_item(W, ids)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Function, Variable, as_variable
+from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
-from zerograd.functions import clip, exp, get_item, log, sum, sum_to
+from zerograd.functions import clip, exp, get_item, log, sum
 
-from .activation import relu, softmax, softmax_simple
-from .utils import logsumexp, onehot, recording
+from .activation import relu, softmax
+from .utils import array_arg, as_float, float_data, logsumexp, onehot, recording
 
 
 def _data(x: Any) -> Any:
@@ -21,22 +21,23 @@ def _like(value: Any, x: Any) -> Any:
     return backend_of(x).asarray(value, dtype=x.dtype)
 
 
-def _check_broadcast(op: str, x0: Any, x1: Any) -> None:
-    """Raise a clear error when the shapes of ``x0`` and ``x1`` cannot broadcast together."""
+def _same_shape(op: str, x0: Any, x1: Any) -> None:
+    """Refuse operands of different shapes: broadcasting (3, 1) against (3,) would compare
+    every prediction with every target and give a silently wrong loss."""
     s0, s1 = (tuple(getattr(_data(x), "shape", ())) for x in (x0, x1))
-    for a, b in zip(reversed(s0), reversed(s1)):
-        if a != b and a != 1 and b != 1:
-            raise ValueError(
-                f"{op}: x0 of shape {s0} and x1 of shape {s1} do not broadcast together; "
-                f"give predictions and targets the same shape."
-            )
+    if s0 != s1:
+        raise ValueError(
+            f"{op}: x0 of shape {s0} and x1 of shape {s1} differ; give predictions and "
+            f"targets the same shape (reshape one of them, e.g. x1.reshape{s0}), since "
+            f"broadcasting them would compare every prediction with every target."
+        )
 
 
 class MeanSquaredError(Function):
-    """``sum((x0 - x1)**2) / len(x0)`` in one graph node."""
+    """``sum((x0 - x1)**2) / len(x0)`` in one graph node (integers computed as floats)."""
 
     def forward(self, x0: Any, x1: Any) -> Any:
-        diff = x0 - x1
+        diff = float_data(x0) - float_data(x1)  # before subtracting: uint8 would wrap
         xp = get_array_module(diff)
         return _like(xp.sum(diff * diff) / diff.shape[0], diff)
 
@@ -44,13 +45,25 @@ class MeanSquaredError(Function):
         x0, x1 = self.inputs
         diff = x0 - x1
         gx = gy * diff * (2.0 / diff.shape[0])
-        return sum_to(gx, x0.shape), sum_to(-gx, x1.shape)
+        return gx, -gx
+
+
+def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
+    x0, x1 = as_float(x0, op, "x0"), as_float(x1, op, "x1")
+    _same_shape(op, x0, x1)
+    if x0.ndim == 0:
+        raise ValueError(
+            f"{op}: x0 and x1 are 0-d; the loss divides by the batch size len(x0), so give "
+            f"arrays of shape (N, ...)."
+        )
+    if x0.shape[0] == 0:
+        raise ValueError(f"{op}: x0 and x1 of shape {x0.shape} hold an empty batch")
+    return x0, x1
 
 
 def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
     """``sum((x0 - x1) ** 2) / len(x0)`` from elementary functions."""
-    x0, x1 = as_variable(x0), as_variable(x1)
-    _check_broadcast("mean_squared_error_simple", x0, x1)
+    x0, x1 = _mse_operands("mean_squared_error_simple", x0, x1)
     diff = x0 - x1
     return sum(diff**2) / len(diff)
 
@@ -58,18 +71,33 @@ def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
 def mean_squared_error(x0: Any, x1: Any) -> Variable:
     """Sum of squared differences divided by the batch size ``len(x0)`` (DeZero's definition).
 
-    >>> import numpy as np
-    >>> mean_squared_error(np.array([1.0, 2.0]), np.array([0.0, 0.0])).data
-    array(2.5)
+    Args:
+        x0: predictions, shape (N, ...).
+        x1: targets of the same shape (they never broadcast).
+
+    Returns:
+        A 0-d Variable (floating point, also for integer inputs).
+
+    Raises:
+        ValueError: the shapes differ, or the inputs are 0-d or empty.
+
+    Examples:
+        >>> import numpy as np
+        >>> mean_squared_error(np.array([1.0, 2.0]), np.array([0.0, 0.0])).data
+        array(2.5)
     """
-    _check_broadcast("mean_squared_error", x0, x1)
-    return MeanSquaredError()(x0, x1)
+    return MeanSquaredError()(*_mse_operands("mean_squared_error", x0, x1))
 
 
 def _check_labels(op: str, x: Any, t: Any) -> Any:
-    t = _data(t)
+    t = array_arg(op, "labels t", t, like=x.data)
     if x.ndim != 2:
         raise ValueError(f"{op}: expected scores x of shape (N, classes), got {x.shape}")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(
+            f"{op}: scores x of shape {x.shape} hold no {'rows' if x.shape[0] == 0 else 'classes'}"
+            f"; the mean loss over an empty batch is undefined."
+        )
     if backend_of(t).dtype_kind(t.dtype) not in "iu":
         raise TypeError(
             f"{op}: labels t must be integers (class ids), got dtype {t.dtype}; convert them "
@@ -94,6 +122,7 @@ class SoftmaxCrossEntropy(Function):
 
     def forward(self, x: Any, t: Any) -> Any:
         n = x.shape[0]
+        x = float_data(x)
         xp = get_array_module(x)
         log_p = (x - logsumexp(x, axis=1))[xp.arange(n), t]
         return _like(-xp.sum(log_p) / n, x)
@@ -102,22 +131,29 @@ class SoftmaxCrossEntropy(Function):
         x, t = self.inputs
         n, classes = x.shape
         if not recording():
-            xd = x.data
+            xd = float_data(x.data)
             xp = get_array_module(xd)
-            p = xp.exp(xd - logsumexp(xd, axis=1))
+            e = xp.exp(xd - xp.max(xd, axis=1, keepdims=True))
+            p = e / xp.sum(e, axis=1, keepdims=True)  # exact even where logsumexp rounds
             p = p - onehot(t.data, classes, p.dtype)  # new array: immutable backends fit
             return Variable(p * (gy.data / n)), None
-        t_hot = onehot(t.data, classes, x.dtype)
-        return (softmax(x) - t_hot) * (gy / n), None
+        p = softmax(x)
+        return (p - onehot(t.data, classes, p.dtype)) * (gy / n), None
 
 
 def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
-    """Mean of ``-log softmax(x)[t]`` from elementary functions (probabilities clipped)."""
-    x = as_variable(x)
+    """Mean of ``-log softmax(x)[t]`` from elementary functions, through log-sum-exp.
+
+    Each row's maximum is subtracted first (a constant: it cancels in the gradient), so
+    logits of any size give the exact loss and a finite gradient.
+    """
+    x = as_float(x, "softmax_cross_entropy_simple")
     t = _check_labels("softmax_cross_entropy_simple", x, t)
     n = x.shape[0]
-    p = clip(softmax_simple(x), 1e-15, 1.0)
-    tlog_p = get_item(log(p), (get_array_module(t).arange(n), t))
+    xp = get_array_module(x.data)
+    shifted = x - xp.max(x.data, axis=1, keepdims=True)
+    log_p = shifted - log(sum(exp(shifted), axis=1, keepdims=True))
+    tlog_p = get_item(log_p, (get_array_module(t).arange(n), t))
     return -1 * sum(tlog_p) / n
 
 
@@ -126,14 +162,26 @@ def softmax_cross_entropy(x: Any, t: Any) -> Variable:
 
     Computed through log-sum-exp, so large scores neither overflow nor take log(0).
     """
-    x = as_variable(x)
+    if not isinstance(x, Variable):
+        x = Variable(array_arg("softmax_cross_entropy", "scores x", x))
     return SoftmaxCrossEntropy()(x, _check_labels("softmax_cross_entropy", x, t))
 
 
 def _targets_like(op: str, x: Variable, t: Any) -> Any:
-    t = _data(t)
-    if t.size != x.size:
-        raise ValueError(f"{op}: targets of shape {t.shape} do not match inputs {x.shape}")
+    """Targets ``t`` as an array of ``x``'s shape and dtype; (N,) and (N, 1) fit each other."""
+    t = array_arg(op, "targets t", t, like=x.data)
+    xs, ts = tuple(x.shape), tuple(t.shape)
+    column = {len(xs), len(ts)} == {1, 2} and (xs + (1,))[:2] == (ts + (1,))[:2]  # (N,), (N, 1)
+    if ts != xs and not column:
+        raise ValueError(
+            f"{op}: targets of shape {ts} do not match inputs {xs}; give one target per input, "
+            f"in the same shape."
+        )
+    if x.ndim == 0 or x.shape[0] == 0:
+        raise ValueError(
+            f"{op}: inputs of shape {xs} hold no batch; the loss divides by the batch size "
+            f"len(x), so give a non-empty array of shape (N, ...)."
+        )
     xp = get_array_module(t)
     return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
 
@@ -143,7 +191,7 @@ def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
 
     Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any logit size.
     """
-    x = as_variable(x)
+    x = as_float(x, "sigmoid_cross_entropy")
     t = _targets_like("sigmoid_cross_entropy", x, t)
     neg_abs = x - 2 * relu(x)  # -|x|
     loss = relu(x) - x * t + log(1 + exp(neg_abs))
@@ -155,7 +203,7 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
 
     ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
     """
-    p = as_variable(p)
+    p = as_float(p, "binary_cross_entropy", "p")
     t = _targets_like("binary_cross_entropy", p, t)
     p = clip(p, 1e-15, 0.999)
     tlog_p = t * log(p) + (1 - t) * log(1 - p)
@@ -164,7 +212,8 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
 
 def accuracy(y: Any, t: Any) -> Variable:
     """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient."""
-    y, t = _data(y), _data(t)
+    y = array_arg("accuracy", "scores y", y)
+    t = array_arg("accuracy", "labels t", t, like=y)
     if y.ndim < 2:
         raise ValueError(
             f"accuracy: expected scores y of shape (N, classes), got {tuple(y.shape)}; the "
@@ -176,6 +225,11 @@ def accuracy(y: Any, t: Any) -> Variable:
         raise ValueError(
             f"accuracy: {pred.size} predictions from scores y of shape {tuple(y.shape)} but "
             f"{t.size} labels t of shape {tuple(t.shape)}; give one label per row of y."
+        )
+    if pred.size == 0:
+        raise ValueError(
+            f"accuracy: scores y of shape {tuple(y.shape)} hold no rows; the accuracy of an "
+            f"empty batch is undefined."
         )
     pred = xp.reshape(pred, t.shape)
     b = backend_of(y)

@@ -1,8 +1,11 @@
 """Pooling: max pooling (pooling, pooling_simple) and average_pooling.
 
-Max pooling pads with ``-inf``, so padding never wins the max. The gradient goes to the
-first maximal element of each window; the gradient's own backward re-reads ``ggx`` at the
-same positions, so every order is defined.
+Max pooling pads with ``-inf``, so padding never wins the max. **Ties:** the gradient of
+a window goes, whole, to its first maximal element in row-major window order (the element
+``argmax`` picks, as in Chainer); ``pooling`` and ``pooling_simple`` follow the same rule.
+The gradient's own backward re-reads ``ggx`` at the same positions, so every order is
+defined. As in PyTorch, ``pad`` may be at most half the kernel, so that every window
+holds at least one element of the input.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
-from zerograd.functions import broadcast_to, max, reshape, transpose
+from zerograd.functions import broadcast_to, get_item, reshape, transpose
 
 from .conv import Im2col, col2im
 from .utils import conv_geometry
@@ -32,6 +35,19 @@ def _windows(geometry: tuple) -> list[tuple[slice, ...]]:
     ]
 
 
+def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
+    """:func:`conv_geometry`, refusing a pad larger than half the kernel (a window of
+    padding only would pool to ``-inf`` or to zero)."""
+    geometry = conv_geometry(op, shape, kernel_size, stride, pad)
+    (kh, kw), _, (ph, pw), _ = geometry
+    if 2 * ph > kh or 2 * pw > kw:
+        raise ValueError(
+            f"{op}: pad {(ph, pw)} must be at most half the kernel {(kh, kw)}; otherwise "
+            f"some windows hold padding only. Use pad <= kernel_size // 2."
+        )
+    return geometry
+
+
 def _pad(x: Any, geometry: tuple, value: float) -> Any:
     ph, pw = geometry[2]
     if not (ph or pw):
@@ -49,7 +65,7 @@ class Pooling(Function):
     def forward(self, x: Any) -> Any:
         xp = get_array_module(x)
         self.input_shape = x.shape
-        self.geometry = conv_geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
+        self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
         windows = _windows(self.geometry)
         xpad = _pad(x, self.geometry, float("-inf"))
         y = xp.array(xpad[windows[0]], copy=True)  # never a view of the input
@@ -124,6 +140,10 @@ class Pooling2DWithIndexes(Function):
 def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
     """2-D max pooling of x (N, C, H, W); ints or ``(h, w)`` pairs for every size.
 
+    A window's gradient goes, whole, to its first maximum in row-major window order (the
+    element ``argmax`` picks), as in :func:`pooling_simple`. ``pad`` is at most half the
+    kernel.
+
     >>> import numpy as np
     >>> pooling(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2).data.ravel()
     array([ 5.,  7., 13., 15.])
@@ -132,12 +152,15 @@ def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable
 
 
 def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
-    """Max pooling from im2col + max (the book's first version; ``-inf`` padding)."""
+    """Max pooling from im2col: each window's first maximum (the book's first version;
+    ``-inf`` padding). Same values and gradients as :func:`pooling`, ties included."""
     x = as_variable(x)
     n, c = x.shape[:2]
-    (kh, kw), _, _, (oh, ow) = conv_geometry("pooling_simple", x.shape, kernel_size, stride, pad)
-    col = Im2col(kernel_size, stride, pad, True, float("-inf"))(x)
-    y = max(reshape(col, (-1, kh * kw)), axis=1)
+    (kh, kw), _, _, (oh, ow) = _geometry("pooling_simple", x.shape, kernel_size, stride, pad)
+    col = reshape(Im2col(kernel_size, stride, pad, True, float("-inf"))(x), (-1, kh * kw))
+    xp = get_array_module(col.data)
+    first = xp.argmax(col.data, axis=1)  # the tie rule: first maximum in window order
+    y = get_item(col, (xp.arange(first.shape[0]), first))
     return transpose(reshape(y, (n, oh, ow, c)), (0, 3, 1, 2))
 
 
@@ -149,9 +172,7 @@ class AveragePooling(Function):
 
     def forward(self, x: Any) -> Any:
         self.input_shape = x.shape
-        geometry = conv_geometry(
-            "average_pooling", x.shape, self.kernel_size, self.stride, self.pad
-        )
+        geometry = _geometry("average_pooling", x.shape, self.kernel_size, self.stride, self.pad)
         xpad = _pad(x, geometry, 0.0)
         windows = _windows(geometry)
         y = xpad[windows[0]]
