@@ -95,15 +95,9 @@ def real_loader(dataset, batch_size, seed):
     return DataLoader(dataset, batch_size, shuffle=True, seed=seed)
 
 
-needs_loader_state = pytest.mark.skipif(
-    not hasattr(DataLoader, "state_dict"),
-    reason="DataLoader.state_dict()/seed= are not on this branch yet (trust-nn builds them)",
-)
-
-
 @pytest.mark.parametrize(
     "make_loader",
-    [Loader, pytest.param(real_loader, marks=needs_loader_state)],
+    [Loader, real_loader],
     ids=["interface-loader", "DataLoader"],
 )
 def test_resume_mid_epoch_is_bit_identical(tmp_path, make_loader):
