@@ -210,10 +210,15 @@ class Optimizer:
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
         if self.hooks:
+            # hooks work on private copies of the gradients: whatever they do (in place
+            # included) reaches no other parameter, and a hook that raises is undone by
+            # giving each parameter its untouched gradient back
             active = [p for p in all_params if p.grad is not None]
             saved = [(p, p.grad, p.grad.data) for p in active]
             try:
-                _own_grads(active)
+                for p in active:
+                    g = p.grad.data
+                    p.grad = Variable(backend_of(g).astype(g, g.dtype))
                 for f in self.hooks:
                     f(active)
                 self._validate(all_params)  # a hook may have replaced gradients
@@ -446,15 +451,3 @@ def _is_float(a: Any) -> bool:
         return False
     _FLOATS.add(dtype)
     return True
-
-
-def _own_grads(params: list[Parameter]) -> None:
-    """Give a parameter that shares its gradient object or array with another its own copy,
-    so that a hook changing one parameter's gradient cannot reach another's."""
-    seen: set[int] = set()
-    for p in params:
-        g = p.grad
-        if id(g) in seen or id(g.data) in seen:
-            p.grad = Variable(backend_of(g.data).astype(g.data, g.data.dtype))
-        seen.add(id(g))
-        seen.add(id(p.grad.data))
