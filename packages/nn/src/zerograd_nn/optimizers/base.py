@@ -2,80 +2,18 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
 
 from . import state as _st
+from .groups import _Groups, _Live, _ParamList, check_params, make_group
+from .hyper import hyperparameter
 
 _FLOATS: set = set()  # dtypes already found to be floating point (a cache for _validate)
-
-
-class hyperparameter:
-    """A hyperparameter attribute (``opt.lr``): reads group 0's value, sets every group's.
-
-    ``hyperparameter("lr")`` under another attribute name makes an alias (Adam's ``alpha``).
-    """
-
-    def __init__(self, key: str | None = None) -> None:
-        self.key = key
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-        self.key = self.key or name
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        groups = obj.__dict__.get("param_groups")
-        return groups[0][self.key] if groups else obj.defaults[self.key]
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        value = check_hyper(type(obj).__name__, self.name, value)
-        obj.defaults[self.key] = value
-        for group in obj.param_groups:
-            group[self.key] = value
-
-
-def check_hyper(owner: str, name: str, value: Any) -> float:
-    """``value`` as a float, or a TypeError/ValueError naming ``owner.name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{owner}: {name} must be a real number, got {value!r} ({type(value).__name__})."
-        )
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{owner}: {name} must be a finite number >= 0, got {value!r}.")
-    return value
-
-
-class _Live:
-    """A group's parameters read from a model at every update (as DeZero's ``target``)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-
-    def __iter__(self) -> Iterator[Parameter]:
-        return iter(self.model.params())
-
-    def __repr__(self) -> str:
-        return f"<params of {type(self.model).__name__}>"
-
-
-class _Groups:
-    """The ``target`` of an optimizer set up with parameter groups."""
-
-    def __init__(self, groups: list[dict]) -> None:
-        self._groups = groups
-
-    def params(self) -> Iterator[Parameter]:
-        for g in self._groups:
-            yield from g["params"]
 
 
 class Optimizer:
@@ -122,7 +60,7 @@ class Optimizer:
         """
         name = type(self).__name__
         if isinstance(target, (list, tuple)) and target and isinstance(target[0], dict):
-            groups = [self._make_group(g, i) for i, g in enumerate(target)]
+            groups = [make_group(self, g, i) for i, g in enumerate(target)]
             seen: set[int] = set()
             for i, g in enumerate(groups):
                 if isinstance(g["params"], _Live):
@@ -140,40 +78,12 @@ class Optimizer:
         if hasattr(target, "params"):
             group = {"params": _Live(target)}
         else:
-            group = {"params": _check_params(name, target, "target")}
+            group = {"params": check_params(name, target, "target")}
             target = _ParamList(group["params"])
         group.update(self.defaults)
         self.param_groups = [group]
         self.target = target
         return self
-
-    def _make_group(self, g: Any, i: int) -> dict[str, Any]:
-        name = type(self).__name__
-        if not isinstance(g, dict) or "params" not in g:
-            raise ValueError(
-                f'{name}.setup: group {i} must be a dict with a "params" entry, got {g!r:.80}.'
-            )
-        known = self._hyper_names()
-        unknown = [k for k in g if k not in known and k not in ("params", "param_names")]
-        if unknown:
-            raise ValueError(
-                f"{name}.setup: group {i} has unknown keys {unknown}; {name} takes {sorted(known)}."
-            )
-        group: dict[str, Any] = dict(self.defaults)
-        params = g["params"]
-        if isinstance(params, dict):
-            group["param_names"] = list(params)
-            params = list(params.values())
-        if hasattr(params, "params"):
-            group["params"] = _Live(params)
-        else:
-            group["params"] = _check_params(name, params, f"group {i}'s params")
-        for k, v in g.items():
-            if k in known:
-                group[known[k]] = check_hyper(name, k, v)
-            elif k == "param_names":
-                group[k] = list(v)
-        return group
 
     # -- update ---------------------------------------------------------------------------
     def _all_params(self) -> list[Parameter]:
@@ -411,33 +321,6 @@ class Optimizer:
         pairs = state.pop("_state", [])
         self.__dict__.update(state)
         self._state = weakref.WeakKeyDictionary(pairs)
-
-
-class _ParamList:
-    """A plain list of Parameters given to ``setup`` instead of a model."""
-
-    def __init__(self, params: list[Parameter]) -> None:
-        self._params = params
-
-    def params(self) -> Iterable[Parameter]:
-        return iter(self._params)
-
-
-def _check_params(owner: str, params: Any, what: str) -> list[Parameter]:
-    try:
-        params = list(params)
-    except TypeError:
-        raise TypeError(
-            f"{owner}.setup(target): {what} must be a Layer/Model (with params()), an iterable "
-            f"of Parameters or a list of parameter groups, got {type(params).__name__}."
-        ) from None
-    bad = [type(p).__name__ for p in params if not isinstance(p, Parameter)]
-    if bad:
-        raise TypeError(
-            f"{owner}.setup(target): every item of {what} must be a Parameter, got "
-            f"{', '.join(sorted(set(bad)))}."
-        )
-    return params
 
 
 def _is_float(a: Any) -> bool:
