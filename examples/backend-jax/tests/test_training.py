@@ -113,8 +113,8 @@ class DigitsCNN(Model):
 
 def test_digits_cnn_with_average_pooling_matches_numpy(backend):
     # conv2d runs through the plugin's im2col/col2im kernels in forward and backward
-    x, t = _digits(96)
-    batches = np.array_split(np.random.default_rng(1).permutation(96), 6)
+    x, t = _digits(64)
+    batches = np.array_split(np.random.default_rng(1).permutation(64), 4)
     losses = _train_side_by_side(
         lambda: DigitsCNN(F.average_pooling), lambda: Adam(alpha=0.01), x, t, batches, backend
     )
