@@ -124,7 +124,7 @@ def test_digits_cnn_with_average_pooling_matches_numpy(backend):
 @pytest.mark.xfail(
     strict=True,
     raises=TypeError,
-    reason="zerograd_nn/functional/pooling.py:93-98 (Pooling2DGrad.forward) writes "
+    reason="zerograd_nn/functional/pooling.py:109-114 (Pooling2DGrad.forward) writes "
     "gx[win] = / += into an array; JAX needs gx = gx.at[win].set(...) / .add(...)",
 )
 def test_digits_cnn_with_max_pooling_matches_numpy(backend):
