@@ -113,7 +113,7 @@ def test_mean_of_nothing_is_nan_with_numpy_warning(arr):
         y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=0)
     np.testing.assert_array_equal(as_numpy(y), np.full(3, np.nan))
     y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=1)  # nothing to average: no warning
-    assert y.shape == (0,) and y.dtype == np.float64
+    assert y.shape == (0,) and as_numpy(y).dtype == np.float64
 
 
 def test_flatten_of_0d_gives_one_element_as_numpy():
