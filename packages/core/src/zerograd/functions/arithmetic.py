@@ -27,25 +27,26 @@ class _Binary(Function):
     def forward(self, x0: Any, x1: Any) -> Any:
         if x0.shape != x1.shape:
             self.shapes = (x0.shape, x1.shape)
-            try:
-                return self._apply(x0, x1)
-            except ValueError:
-                raise ValueError(
-                    f"{type(self).__name__}: shapes {x0.shape} and {x1.shape} do not broadcast "
-                    f"(numpy rules: align from the right, each axis equal or 1)."
-                ) from None
-        return self._apply(x0, x1)
-
-    def _apply(self, x0: Any, x1: Any) -> Any:
         try:
             return self.op(x0, x1)
-        except TypeError:
-            # array-API backends refuse mixed kinds (int with float, bool with int) and
-            # integer true division; promote as numpy does and try once more
-            p0, p1 = _promote(x0, x1, self.true_division)
-            if p0 is x0 and p1 is x1:
-                raise
-            return self.op(p0, p1)
+        except (TypeError, ValueError) as exc:
+            return self._retry(x0, x1, exc)
+
+    def _retry(self, x0: Any, x1: Any, exc: Exception) -> Any:
+        """The failure path of forward: name the shapes, or promote and try once more."""
+        if isinstance(exc, ValueError):
+            if _broadcastable(x0.shape, x1.shape):
+                raise exc
+            raise ValueError(
+                f"{type(self).__name__}: shapes {x0.shape} and {x1.shape} do not broadcast "
+                f"(numpy rules: align from the right, each axis equal or 1)."
+            ) from None
+        # array-API backends refuse mixed kinds (int with float, bool with int) and integer
+        # true division: promote as numpy does
+        p0, p1 = _promote(x0, x1, self.true_division)
+        if p0 is x0 and p1 is x1:
+            raise exc
+        return self.op(p0, p1)
 
     def backward(self, gy: Variable) -> tuple[Any, Any]:
         x0, x1 = self.inputs
@@ -146,6 +147,10 @@ class PowVar(_Binary):
         from .elementwise import log
 
         return gy * self.outputs[0]() * log(x0)
+
+
+def _broadcastable(s0: tuple, s1: tuple) -> bool:
+    return all(a == b or a == 1 or b == 1 for a, b in zip(reversed(s0), reversed(s1)))
 
 
 def _to_float(x: Any, like: Any = None) -> Any:
