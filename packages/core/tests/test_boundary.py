@@ -182,3 +182,11 @@ def test_clip_with_one_open_bound_has_the_right_gradient(lo, hi):
     if hi is not None:
         inside &= a <= hi
     np.testing.assert_array_equal(x.grad.data, inside.astype(float))
+
+
+def test_as_array_of_a_variable_is_its_data(arr):
+    import zerograd
+
+    x = Variable(arr([1.0, 2.0]))
+    assert zerograd.as_array(x) is x.data
+    assert zerograd.as_array(x, like=x.data) is x.data

@@ -31,7 +31,8 @@ _scalar_cache: dict[tuple, Any] = {}
 
 
 def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
-    """Return ``x`` as an array: arrays pass through, scalars and lists are converted.
+    """Return ``x`` as an array: arrays pass through, a Variable gives its data, scalars and
+    lists are converted.
 
     ``array_module`` picks the module (DeZero's signature); ``like`` an array whose backend
     and dtype a Python scalar should follow.
@@ -56,8 +57,12 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
                 dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype))
                 a = _scalar_cache[key] = backend.asarray(x, dtype=dtype)
             return a
+        if isinstance(x, _backends._wrapper_types):  # a Variable: its array
+            return as_array(x.data, array_module, like)
         kind = backend.dtype_kind(like.dtype)
         return _numeric(backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind)), x, backend)
+    if isinstance(x, _backends._wrapper_types):
+        return as_array(x.data, array_module, like)
     if array_module is not None:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
