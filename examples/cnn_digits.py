@@ -1,13 +1,16 @@
 """A small CNN on scikit-learn's 8x8 handwritten digits (1,797 images, shipped in its wheel).
 
 conv 3x3 (16 channels, pad 1) -> relu -> max pool 2 -> linear 64 -> relu -> linear 10,
-trained with Adam; prints the loss per epoch and the test accuracy (above 95%). Needs
-scikit-learn for the data only: pip install scikit-learn.
+trained with Adam by zerograd_nn.training.Trainer; prints the loss and the test accuracy per
+epoch, then the final test accuracy (above 95%). Needs scikit-learn for the data only:
+pip install scikit-learn.
 
-    python examples/cnn_digits.py [--epochs 15] [--gpu]
+    python examples/cnn_digits.py [--epochs 15] [--gpu] [--out DIR] [--resume SNAPSHOT]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy), as the book does: the model and the
-data loader are moved with ``to_gpu()``.
+data loaders are moved with ``to_gpu()``. ``--out DIR`` writes the log (``log.jsonl``), a
+live plot of the losses (``loss.png``, needs matplotlib) and a snapshot per epoch;
+``--resume DIR/snapshot_iter_N.npz`` continues from one.
 """
 
 from __future__ import annotations
@@ -16,7 +19,6 @@ import argparse
 import time
 
 import numpy as np
-from _progress import progress  # examples/_progress.py
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
@@ -25,6 +27,15 @@ from zerograd.backends import NoBackendError, as_cupy
 from zerograd_nn import DataLoader, Model
 from zerograd_nn.datasets import Dataset
 from zerograd_nn.optimizers import Adam
+from zerograd_nn.training import (
+    Evaluator,
+    LogReport,
+    PlotReport,
+    PrintReport,
+    ProgressBar,
+    Snapshot,
+    Trainer,
+)
 
 
 def load_digits_arrays() -> tuple[np.ndarray, np.ndarray]:
@@ -78,33 +89,54 @@ def evaluate(model: Model, dataset: Dataset, gpu: bool = False) -> float:
 
 
 def train(
-    epochs: int = 15, batch_size: int = 32, seed: int = 0, verbose: bool = True, gpu: bool = False
+    epochs: int = 15,
+    batch_size: int = 32,
+    seed: int = 0,
+    verbose: bool = True,
+    gpu: bool = False,
+    out: str | None = None,
+    resume: str | None = None,
 ) -> dict:
-    """Train and return the model, the per-epoch loss and the test accuracy."""
+    """Train and return the model, the per-epoch log and loss, and the test accuracy."""
     np.random.seed(seed)
     train_set, test_set = Digits(True, seed), Digits(False, seed)
     loader = DataLoader(train_set, batch_size)
+    test_loader = DataLoader(test_set, 128, shuffle=False)
     model = SmallCNN()
     if gpu:
         loader.to_gpu()
+        test_loader.to_gpu()
         model.to_gpu()
     optimizer = Adam(alpha=0.003).setup(model)
-    losses = []
-    for epoch in range(1, epochs + 1):
-        total = 0.0
-        for x, t in progress(loader, verbose, f"epoch {epoch}"):
-            loss = F.softmax_cross_entropy(model(x), t)
-            model.cleargrads()
-            loss.backward()
-            optimizer.update()
-            total += float(loss.data) * len(t)
-        losses.append(total / len(train_set))
-        if verbose:
-            print(
-                f"epoch {epoch:3d}  loss {losses[-1]:.4f}  "
-                f"test acc {evaluate(model, test_set, gpu):.3f}"
-            )
-    return {"model": model, "losses": losses, "test_accuracy": evaluate(model, test_set, gpu)}
+    trainer = Trainer(
+        model,
+        optimizer,
+        loader,
+        F.softmax_cross_entropy,
+        max_epochs=epochs,
+        metrics={"accuracy": F.accuracy},
+        out=out or ".",
+    )
+    trainer.extend(Evaluator(test_loader))
+    log = trainer.extend(LogReport(filename="log.jsonl" if out else None))
+    if verbose:
+        trainer.extend(PrintReport(["epoch", "loss", "accuracy", "val/loss", "val/accuracy"]))
+        trainer.extend(ProgressBar())
+    if out:
+        try:
+            trainer.extend(PlotReport(["loss", "val/loss"], filename="loss.png"))
+        except ImportError as exc:
+            print(f"plot skipped: {exc}")
+        trainer.extend(Snapshot())
+    if resume:
+        trainer.resume(resume)
+    trainer.run()
+    return {
+        "model": model,
+        "log": log.log,
+        "losses": [entry["loss"] for entry in log.log],
+        "test_accuracy": evaluate(model, test_set, gpu),
+    }
 
 
 def main() -> None:
@@ -112,10 +144,12 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
+    parser.add_argument("--out", help="folder for the log, the plot and the snapshots")
+    parser.add_argument("--resume", help="a snapshot to continue from (see --out)")
     args = parser.parse_args()
     t0 = time.perf_counter()
     try:
-        result = train(args.epochs, seed=args.seed, gpu=args.gpu)
+        result = train(args.epochs, seed=args.seed, gpu=args.gpu, out=args.out, resume=args.resume)
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"cnn_digits.py --gpu: {exc}") from None
     took = time.perf_counter() - t0

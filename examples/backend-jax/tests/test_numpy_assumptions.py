@@ -67,3 +67,13 @@ def test_default_scatter_add_on_jax(backend):
     idx = backend.from_numpy(np.array([1, 1, 3]))
     out = Backend.scatter_add(backend, a, idx, backend.from_numpy(np.ones(3, np.float32)))
     assert as_numpy(out).tolist() == [0.0, 2.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["Normal", "Uniform", "Orthogonal"])
+def test_initializers_fill_jax_arrays(backend, name):
+    init_module = pytest.importorskip(
+        "zerograd_nn.initializers", reason="this zerograd-nn has no initializers module yet"
+    )
+    w = getattr(init_module, name)()((6, 4), "float32", backend)
+    assert backend_of(w) is backend and w.dtype == np.float32 and w.shape == (6, 4)
+    assert len(np.unique(as_numpy(w))) == 24  # random draws, not a constant fill

@@ -6,6 +6,7 @@ import pytest
 
 import zerograd.functions as F
 from zerograd import Parameter, Variable
+from zerograd.backends import as_numpy
 
 
 @pytest.mark.parametrize("cls", [Variable, Parameter])
@@ -68,7 +69,7 @@ LIST_CALLS = [
 def test_lists_are_accepted_wherever_an_op_takes_data(name, call, ref):
     y = call(L)
     assert isinstance(y, Variable)
-    np.testing.assert_allclose(np.asarray(y.data), ref(NP))
+    np.testing.assert_allclose(as_numpy(y), ref(NP))
 
 
 @pytest.mark.parametrize(
@@ -107,12 +108,12 @@ def test_mean_of_nothing_is_nan_with_numpy_warning(arr):
     x = Variable(arr(np.zeros(0)))
     with pytest.warns(RuntimeWarning, match=r"mean of empty slice \(input of shape \(0,\)\)"):
         y = F.mean(x)
-    assert np.isnan(float(y.data))
+    assert np.isnan(float(y))
     with pytest.warns(RuntimeWarning, match="mean of empty slice"):
         y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=0)
-    np.testing.assert_array_equal(np.asarray(y.data), np.full(3, np.nan))
+    np.testing.assert_array_equal(as_numpy(y), np.full(3, np.nan))
     y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=1)  # nothing to average: no warning
-    assert y.shape == (0,) and y.dtype == np.float64
+    assert y.shape == (0,) and as_numpy(y).dtype == np.float64
 
 
 def test_flatten_of_0d_gives_one_element_as_numpy():
@@ -129,3 +130,63 @@ def test_batched_matmul_mismatch_names_both_shapes():
         r"\(2,\) against \(3,\)",
     ):
         F.matmul(a, b)
+
+
+@pytest.mark.parametrize(
+    "call, err, match",
+    [
+        (lambda: F.sum(NP, (0, 0)), ValueError, r"sum: axis \(0, 0\) names one axis twice"),
+        (lambda: F.mean(NP, (1, -1)), ValueError, r"mean: axis \(1, -1\) names one axis twice"),
+        (lambda: F.sum(np.array(1.0), 0), ValueError, r"sum: axis 0 .*it has none: use axis=None"),
+        (lambda: F.sum(NP, keepdims="yes"), TypeError, "sum: keepdims must be True or False"),
+        (lambda: F.max(NP, keepdims=None), TypeError, "max: keepdims must be True or False"),
+        (lambda: F.expand_dims(NP, "a"), TypeError, "expand_dims: axis must be an int, got 'a'"),
+        (lambda: F.broadcast_to(NP, "ab"), TypeError, r"broadcast_to: the shape must be an int"),
+        (lambda: F.sum_to(NP, [None]), TypeError, r"sum_to: the shape must be an int"),
+        (lambda: F.concatenate(NP), TypeError, r"concatenate: xs must be a list or tuple.*ndarray"),
+        (lambda: F.stack(Variable(NP)), TypeError, r"stack: xs must be a list or tuple.*Variable"),
+        (lambda: F.clip(NP, "a", 1), TypeError, r"clip: x_min must be a number, an array or None"),
+        (lambda: F.clip(NP, None, None), TypeError, r"clip: give at least one of x_min and x_max"),
+        (lambda: Variable(NP) + np.ones(3), ValueError, r"Add: shapes \(2, 2\) and \(3,\) do not"),
+        (lambda: F.mul(np.ones(3), NP), ValueError, r"Mul: shapes \(3,\) and \(2, 2\) do not"),
+        (lambda: F.transpose(np.array(1.0), (0,)), ValueError, r"0 axes of the input; pass \(\)"),
+        (lambda: F.max(np.zeros((0, 3)), axis=0), ValueError, r"max: .*no elements along the"),
+        (lambda: Variable(None) + 1, TypeError, r"Add: input 0 is a Variable whose data is None"),
+        (lambda: F.exp(Variable(None)), TypeError, r"Exp: input 0 is a Variable whose data is"),
+    ],
+)
+def test_wrong_arguments_get_one_clear_error(call, err, match):
+    with pytest.raises(err, match=match):
+        call()
+
+
+def test_edge_shapes_follow_numpy():
+    # reducing a non-empty axis of an empty array gives an empty result, as numpy's
+    y = F.max(Variable(np.zeros((0, 3))), axis=1)
+    assert y.shape == np.zeros((0, 3)).max(axis=1).shape == (0,)
+    assert F.flatten(np.zeros((0, 3))).shape == (0, 3)  # numpy cannot infer -1 here
+    assert F.broadcast_to(np.ones(3), 3).shape == np.broadcast_to(np.ones(3), 3).shape
+    assert F.sum_to(np.ones((2, 3)), 3).shape == (3,)
+
+
+@pytest.mark.parametrize("lo, hi", [(None, 0.5), (0.5, None), (0.3, 1.0)])
+def test_clip_with_one_open_bound_has_the_right_gradient(lo, hi):
+    a = np.array([0.2, 0.7, 1.5])
+    x = Variable(a)
+    y = F.clip(x, lo, hi)
+    np.testing.assert_array_equal(y.data, np.clip(a, lo, hi))
+    F.sum(y).backward()
+    inside = np.ones(3, bool)
+    if lo is not None:
+        inside &= a >= lo
+    if hi is not None:
+        inside &= a <= hi
+    np.testing.assert_array_equal(x.grad.data, inside.astype(float))
+
+
+def test_as_array_of_a_variable_is_its_data(arr):
+    import zerograd
+
+    x = Variable(arr([1.0, 2.0]))
+    assert zerograd.as_array(x) is x.data
+    assert zerograd.as_array(x, like=x.data) is x.data

@@ -90,7 +90,7 @@ def test_variable_rejects_non_arrays_with_a_hint(bad):
 
 def test_shape_mismatch_names_operation_and_shapes():
     a, b = Variable(np.ones((2, 3))), Variable(np.ones((4, 3)))
-    with pytest.raises(ValueError, match=r"operands could not be broadcast|\(2,3\)"):
+    with pytest.raises(ValueError, match=r"Add: shapes \(2, 3\) and \(4, 3\) do not broadcast"):
         _ = a + b
     with pytest.raises(ValueError, match=r"matmul: shapes \(2, 3\) and \(4, 3\) do not line up"):
         F.matmul(a, b)

@@ -91,7 +91,7 @@ def test_gradients_of_0d_inputs_are_arrays(arr):
     y = F.sum(x * x) + F.exp(x) - F.sum(Variable(arr([1.0])) * x)
     y.backward(create_graph=True)
     assert type(x.grad.data) is array_type
-    np.testing.assert_allclose(float(x.grad.data), 3.0 + np.exp(1.5) - 1.0)
+    np.testing.assert_allclose(float(x.grad), 3.0 + np.exp(1.5) - 1.0)
     g = x.grad
     x.cleargrad()
     g.backward()
@@ -103,3 +103,10 @@ def test_numpy_scalars_become_0d_arrays(scalar):
     x = Variable(scalar)
     assert type(x.data) is np.ndarray and x.dtype == scalar.dtype and x.shape == ()
     assert type(zerograd.as_array(scalar)) is np.ndarray
+
+
+def test_numerical_grad_of_0d_input(arr):
+    from zerograd.testing import numerical_grad
+
+    g = numerical_grad(lambda v: v * v * v, arr(2.0))
+    np.testing.assert_allclose(float(g), 12.0, rtol=1e-6)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from launch import run
+from mpi_launch import run
 
 from zerograd_distributed import abort_on_error, create_communicator
 
@@ -40,6 +40,7 @@ print("UNREACHABLE", comm.rank)
         (CONTEXT, "rank 1 of 2 raised ValueError: boom on rank one; aborting every rank"),
         (HOOK, "rank 1 of 2 raised KeyError: 'missing on rank one'; aborting every rank"),
     ],
+    ids=["abort_on_error", "install_excepthook"],
 )
 def test_one_rank_raising_ends_the_run_within_seconds(tmp_path, source, message):
     script = tmp_path / "fails.py"

@@ -56,3 +56,16 @@ def test_wrapper_copies_without_recursion():
     twin = copy.copy(opt)  # copy asks for dunder hooks before __init__ has run
     assert twin.optimizer is opt.optimizer and twin.alpha == 0.3
     assert not hasattr(opt, "__missing_hook__")  # dunder names are never forwarded
+
+
+def test_schedulers_drive_the_wrapped_optimizers_rate():
+    from zerograd_nn.optimizers import SGD
+    from zerograd_nn.schedulers import StepLR
+
+    comm = create_communicator("mpi")
+    model = MLP((3, 2))
+    model(np.zeros((1, 2), np.float32))
+    opt = DataParallelOptimizer(SGD(lr=1.0), comm).setup(model)
+    scheduler = StepLR(opt, step_size=1, gamma=0.5)
+    scheduler.step()
+    assert opt.optimizer.lr == 0.5 and scheduler.get_last_lr() == [0.5]

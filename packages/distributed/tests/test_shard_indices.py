@@ -34,3 +34,12 @@ def test_same_seed_same_order_other_seed_other_order():
 def test_unshuffled_is_consecutive():
     assert shard_indices(5, 2, 0, shuffle=False).tolist() == [0, 1, 2]
     assert shard_indices(5, 2, 1, shuffle=False).tolist() == [3, 4, 0]
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4, 7])
+@pytest.mark.parametrize("n", [7, 8, 31])
+def test_unpadded_shards_hold_each_example_once(size, n):
+    shards = [shard_indices(n, size, r, seed=2, pad=False) for r in range(size)]
+    assert [len(s) for s in shards] == [len(a) for a in np.array_split(np.arange(n), size)]
+    flat = np.concatenate(shards)
+    np.testing.assert_array_equal(flat, np.random.default_rng(2).permutation(n))

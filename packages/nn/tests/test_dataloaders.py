@@ -355,3 +355,40 @@ def test_to_gpu_and_back_switch_the_batches_backend(fake_gpu):
     loader.to_gpu()
     x, _ = next(SeqDataLoader(Range(6), batch_size=2, gpu=True))
     assert type(x) is FakeGPUArray and x.a[:, 0].tolist() == [0, 3]
+
+
+def test_state_survives_an_npz_round_trip(tmp_path):
+    """Checkpoints store the state in an .npz file: ints come back as 0-d arrays."""
+    loader = DataLoader(Range(9), batch_size=2, seed=7)
+    list(loader)
+    next(loader)
+    np.savez(tmp_path / "state.npz", **loader.state_dict())
+    expected = _rest_of_epoch(loader) + _rest_of_epoch(loader)
+    with np.load(tmp_path / "state.npz") as f:
+        state = {k: f[k] for k in f.files}
+    assert state["epoch"].shape == () and state["rng_state"].dtype == np.uint64
+    fresh = DataLoader(Range(9), batch_size=2, seed=0)
+    fresh.load_state_dict(state)
+    assert type(fresh.epoch) is int and (fresh.epoch, fresh.iteration) == (1, 1)
+    assert _rest_of_epoch(fresh) + _rest_of_epoch(fresh) == expected
+
+
+def test_drop_last_that_leaves_no_batch_is_refused():
+    with pytest.raises(
+        ValueError,
+        match=r"^DataLoader: drop_last=True with batch_size 8 larger than the dataset \(5 items\) "
+        r"leaves no batch at all",
+    ):
+        DataLoader(Range(5), batch_size=8, drop_last=True)
+    assert len(DataLoader(Range(5), batch_size=8)) == 1  # without drop_last: one short batch
+
+
+def test_items_that_are_not_pairs_are_refused():
+    rows = [np.array([1, 2]), np.array([3, 4])]  # used to give x = [1, 3], t = [2, 4]
+    with pytest.raises(TypeError, match=r"^DataLoader: dataset\[0\] is a ndarray, not an \(x, t\)"):
+        next(DataLoader(rows, batch_size=2, shuffle=False))
+    singles = [(np.array([1.0]),), (np.array([2.0]),)]
+    with pytest.raises(TypeError, match=r"dataset\[0\] is a tuple of length 1, not an \(x, t\)"):
+        next(DataLoader(singles, batch_size=2, shuffle=False))
+    x, t = next(DataLoader([(r, None) for r in rows], batch_size=2, shuffle=False))
+    assert t is None and x.tolist() == [[1, 2], [3, 4]]

@@ -381,3 +381,28 @@ def test_show_draws_a_grid(tmp_path, no_checksum, monkeypatch):
              for r in range(2) for c in range(3)}  # fmt: skip
     assert tiles <= {im.tobytes() for im in images}
     plt.close("all")
+
+
+# -- constructors and items: wrong types are one clear error -------------------------------
+
+
+def test_transforms_must_be_callable():
+    with pytest.raises(TypeError, match=r"^Spiral: transform must be a callable .* got 5"):
+        D.Spiral(transform=5)
+    with pytest.raises(TypeError, match=r"^Spiral: target_transform must be a callable"):
+        D.Spiral(target_transform="x")
+
+
+@pytest.mark.parametrize("cls", [D.MNIST, D.CIFAR10, D.Shakespear])
+def test_root_must_be_a_path(cls):
+    with pytest.raises(TypeError, match=rf"^{cls.__name__}: root must be a directory path or None"):
+        cls(root=5)
+
+
+def test_text_dataset_type_and_decode_checks():
+    with pytest.raises(TypeError, match=r"^TextCharDataset: text must be a str, got int"):
+        D.TextCharDataset(text=5)
+    ds = D.TextCharDataset(text="abca")
+    with pytest.raises(KeyError, match=r"id 99 is not in the vocabulary \(ids 0..2\)"):
+        ds.decode([0, 99])
+    assert ds.decode(np.array([2, 0])) == "ca"

@@ -2,6 +2,7 @@
 accuracy on scikit-learn's digits, the LSTM and the char-RNN losses falling."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -67,6 +68,32 @@ def test_cnn_digits_reaches_95_percent_test_accuracy(backend):
     )
     assert result["test_accuracy"] > 0.95
     assert result["losses"][-1] < result["losses"][0] / 3
+    # the Trainer's Evaluator measured the same test set each epoch
+    log = result["log"]
+    assert [e["epoch"] for e in log] == [1, 2, 3, 4, 5, 6]
+    assert log[-1]["val/accuracy"] == pytest.approx(result["test_accuracy"], abs=1e-6)
+
+
+def test_cnn_digits_writes_its_log_plot_and_snapshots_and_resumes(tmp_path, capsys):
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        pytest.skip("scikit-learn is not installed (pip install scikit-learn): CNN not trained")
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed (pip install matplotlib)")
+    cnn = load("cnn_digits")
+    first = cnn.train(epochs=1, verbose=True, out=str(tmp_path))
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split() == ["epoch", "loss", "accuracy", "val/loss", "val/accuracy"]
+    assert printed[1].split()[0] == "1"
+    assert (tmp_path / "loss.png").read_bytes().startswith(b"\x89PNG")
+    snapshot = tmp_path / "snapshot_iter_45.npz"  # 1,437 images in batches of 32: 45 per epoch
+    assert snapshot.is_file()
+    with pytest.warns(UserWarning, match="'PrintReport' that this trainer does not have"):
+        resumed = cnn.train(epochs=2, verbose=False, out=str(tmp_path), resume=str(snapshot))
+    assert [e["epoch"] for e in resumed["log"]] == [1, 2]
+    assert resumed["log"][0] == first["log"][0]  # the first epoch's entry came back
+    lines = (tmp_path / "log.jsonl").read_text().splitlines()
+    assert [json.loads(line)["iteration"] for line in lines] == [45, 90]
 
 
 def test_lstm_sine_loss_falls():

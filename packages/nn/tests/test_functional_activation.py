@@ -228,3 +228,54 @@ def test_embed_id_types_and_shapes(rand, arr, to_np):
     np.testing.assert_array_equal(to_np(F.embed_id([4, 0], W)), to_np(W)[[4, 0]])  # a list
     np.testing.assert_array_equal(to_np(F.embed_id(2, W)), to_np(W)[2])  # one id (0-d)
     assert F.embed_id(arr(np.zeros((0,)), "int64"), W).shape == (0, 3)  # no ids
+
+
+# -- wrong types, empty and 0-d inputs -----------------------------------------------------
+
+
+def test_leaky_relu_slope_must_be_a_number(rand, to_np):
+    with pytest.raises(TypeError, match=r"^leaky_relu: slope must be a real number, got 'a'"):
+        F.leaky_relu(rand(2, 2), "a")
+    with pytest.raises(TypeError, match=r"^leaky_relu: slope must be a real number, got True"):
+        F.leaky_relu(rand(2, 2), True)
+    y = F.leaky_relu(rand(2, 2), np.float32(0.5))
+    np.testing.assert_allclose(
+        to_np(y), np.where(to_np(rand(2, 2)) > 0, 1, 0.5) * to_np(rand(2, 2))
+    )
+
+
+@pytest.mark.parametrize("f", [F.softmax, F.log_softmax])
+def test_softmax_axis_errors(rand, f):
+    name = f.__name__
+    with pytest.raises(TypeError, match=rf"^{name}: axis must be an int, got 1.5"):
+        f(rand(2, 3), axis=1.5)
+    with pytest.raises(ValueError, match=rf"^{name}: the input is 0-d, it has no axis 1"):
+        f(rand())
+    assert f(rand(2, 3), axis=np.int64(0)).shape == (2, 3)
+
+
+@pytest.mark.parametrize("f", [F.softmax, F.log_softmax, F.softmax_simple])
+@pytest.mark.parametrize("shape", [(3, 0), (0, 4)])
+def test_softmax_of_empty_input_is_empty(arr, to_np, f, shape):
+    x = Variable(arr(np.zeros(shape)))
+    y = f(x)
+    assert y.shape == shape and y.dtype == np.float64
+    F.sum(y).backward()
+    assert x.grad.shape == shape
+
+
+def test_linear_bias_must_have_one_value_per_output(rand):
+    with pytest.raises(
+        ValueError,
+        match=r"^linear: b of shape \(3,\) does not fit W of shape \(4, 2\); expected \(2,\)",
+    ):
+        F.linear(rand(3, 4), rand(4, 2), rand(3))
+    assert F.linear(rand(3, 4), rand(4, 2), rand(2)).shape == (3, 2)
+
+
+@pytest.mark.parametrize("f", [F.sigmoid_simple, F.softmax_simple])
+def test_simple_forms_refuse_non_arrays(f):
+    with pytest.raises(TypeError, match=rf"^{f.__name__}: x must be a numeric array, a Variable"):
+        f(None)
+    with pytest.raises(TypeError, match=r"must be a numeric array, .* got an array of dtype <U3"):
+        f(np.array(["abc"]))

@@ -236,3 +236,51 @@ def test_backend_im2col_kernels_are_used_when_a_backend_offers_them(monkeypatch)
     y2.backward()
     np.testing.assert_allclose(y.data, y2.data)
     np.testing.assert_allclose(x.grad.data, x2.grad.data)
+
+
+# -- sizes: ints or pairs of ints, named by the function and the argument -----------------
+
+
+def test_pair_accepts_numpy_integers_and_refuses_bools_and_floats():
+    assert F.pair(np.int64(2)) == (2, 2) and F.pair((np.int32(1), 3)) == (1, 3)
+    assert type(F.pair(np.int64(2))[0]) is int
+    for bad in (True, 2.0, (2.5, 1), (True, 1), "2", (1, 2, 3), None):
+        with pytest.raises(ValueError, match=r"^pair: expected an int or a pair of ints"):
+            F.pair(bad)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x, W: F.conv2d(x, W, stride=1.5), r"^conv2d: stride: expected an int or a pair"),
+        (lambda x, W: F.conv2d(x, W, pad=True), r"^conv2d: pad: expected an int or a pair"),
+        (lambda x, W: F.conv2d(x, W, stride=0), r"^conv2d: kernel_size \(3, 3\) and stride \(0"),
+        (lambda x, W: F.pooling(x, 2.0), r"^pooling: kernel_size: expected an int or a pair"),
+        (lambda x, W: F.pooling(x, True), r"^pooling: kernel_size: expected .* got True"),
+        (lambda x, W: F.average_pooling(x, 2, (1, 0.5)), r"^average_pooling: stride: expected"),
+        (lambda x, W: F.im2col(x, "a"), r"^im2col: kernel_size: expected an int or a pair"),
+        (
+            lambda x, W: F.deconv2d(x, W.transpose(1, 0, 2, 3), stride=0),
+            r"^deconv2d: stride \(0, 0\) must be >= 1 and pad \(0, 0\) >= 0",
+        ),
+        (
+            lambda x, W: F.deconv2d(x, W.transpose(1, 0, 2, 3), outsize=7.0),
+            r"^deconv2d: outsize: expected an int or a pair",
+        ),
+    ],
+)
+def test_bad_sizes_name_the_function_and_argument(rand, call, message):
+    with pytest.raises(ValueError, match=message):
+        call(rand(1, 2, 5, 5), rand(2, 2, 3, 3, seed=1))
+
+
+def test_numpy_integer_sizes_work(rand, to_np):
+    x = rand(1, 2, 6, 6)
+    np.testing.assert_array_equal(
+        to_np(F.pooling(x, np.int64(2), np.int64(2))), to_np(F.pooling(x, 2, 2))
+    )
+    W = rand(3, 2, 3, 3, seed=1)
+    np.testing.assert_array_equal(
+        to_np(F.conv2d(x, W, stride=np.int32(2), pad=np.int64(1))),
+        to_np(F.conv2d(x, W, stride=2, pad=1)),
+    )

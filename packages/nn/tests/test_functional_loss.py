@@ -215,3 +215,60 @@ def test_accuracy_label_count_mismatch(rand, arr):
         F.accuracy(rand(3, 4), arr([0, 1, 2, 3, 0], "int64"))
     with pytest.raises(ValueError, match=r"^accuracy: expected scores y of shape \(N, classes\)"):
         F.accuracy(rand(3), arr([0, 1, 2], "int64"))
+
+
+# -- wrong types, shapes, empty and 0-d inputs ---------------------------------------------
+
+
+@pytest.mark.parametrize("f", [F.softmax_cross_entropy, F.softmax_cross_entropy_simple])
+def test_labels_as_lists_and_scalars_work_and_none_is_refused(rand, arr, to_np, f):
+    x = rand(3, 4)
+    ref = f(x, arr([0, 1, 3], "int64"))
+    np.testing.assert_allclose(to_np(f(x, [0, 1, 3])), to_np(ref), rtol=1e-12)
+    np.testing.assert_allclose(to_np(f(x[:1], 2)), to_np(f(x[:1], arr([2], "int64"))))
+    with pytest.raises(TypeError, match=rf"^{f.__name__}: labels t must be a numeric array"):
+        f(x, None)
+    with pytest.raises(TypeError, match=rf"^{f.__name__}: .* got NoneType"):
+        f(None, [0])
+
+
+@pytest.mark.parametrize("f", [F.softmax_cross_entropy, F.softmax_cross_entropy_simple])
+def test_cross_entropy_of_an_empty_batch_is_refused(arr, f):
+    with pytest.raises(
+        ValueError,
+        match=rf"^{f.__name__}: scores x of shape \(0, 3\) hold no rows; the mean loss over an "
+        r"empty batch is undefined",
+    ):
+        f(arr(np.zeros((0, 3))), arr(np.zeros(0), "int64"))
+    with pytest.raises(ValueError, match=r"scores x of shape \(2, 0\) hold no classes"):
+        f(arr(np.zeros((2, 0))), arr([0, 0], "int64"))
+
+
+@pytest.mark.parametrize("f", [F.sigmoid_cross_entropy, F.binary_cross_entropy])
+def test_binary_losses_check_targets_and_batch(arr, to_np, f):
+    name = f.__name__
+    p = arr([[0.25], [0.5], [0.75]])
+    ref = f(p, arr([[1], [0], [1]], "int64"))
+    np.testing.assert_allclose(to_np(f(p, [1, 0, 1])), to_np(ref), rtol=1e-12)  # a list
+    with pytest.raises(TypeError, match=rf"^{name}: targets t must be a numeric array"):
+        f(p, None)
+    with pytest.raises(
+        ValueError, match=rf"^{name}: targets of shape \(1, 3\) do not match inputs \(3, 1\)"
+    ):
+        f(p, arr([[1, 0, 1]], "int64"))  # a transposed target would be silently reordered
+    with pytest.raises(ValueError, match=rf"^{name}: targets of shape \(2, 3\) do not match"):
+        f(arr(np.full((3, 2), 0.5)), arr(np.ones((2, 3)), "int64"))
+    with pytest.raises(ValueError, match=rf"^{name}: inputs of shape \(\) hold no batch"):
+        f(arr(0.5), arr(1, "int64"))
+    with pytest.raises(ValueError, match=rf"^{name}: inputs of shape \(0, 1\) hold no batch"):
+        f(arr(np.zeros((0, 1))), arr(np.zeros((0, 1)), "int64"))
+
+
+def test_accuracy_types_and_empty(rand, arr, to_np):
+    assert float(to_np(F.accuracy([[0.1, 0.9], [0.8, 0.2]], [1, 1]))) == 0.5  # lists
+    with pytest.raises(TypeError, match=r"^accuracy: scores y must be a numeric array"):
+        F.accuracy(None, arr([0], "int64"))
+    with pytest.raises(TypeError, match=r"^accuracy: labels t must be a numeric array"):
+        F.accuracy(rand(2, 3), None)
+    with pytest.raises(ValueError, match=r"^accuracy: scores y of shape \(0, 3\) hold no rows"):
+        F.accuracy(arr(np.zeros((0, 3))), arr(np.zeros(0), "int64"))

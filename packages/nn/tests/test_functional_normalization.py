@@ -133,3 +133,57 @@ def test_dropout_of_integers_is_not_truncated(arr, to_np):
     mask = np.random.RandomState(1).rand(1, 4) > 0.6
     assert y.dtype == np.float64
     np.testing.assert_allclose(to_np(y), np.array([[1, 2, 3, 4]]) * mask / 0.4, rtol=1e-12)
+
+
+def test_dropout_ratio_must_be_a_number(arr):
+    with pytest.raises(
+        TypeError, match=r"^dropout: dropout_ratio must be a real number, got '0.5'"
+    ):
+        F.dropout(arr([1.0]), "0.5")
+    with pytest.raises(ValueError, match=r"dropout_ratio must be in \[0, 1\), got nan"):
+        F.dropout(arr([1.0]), float("nan"))
+    with pytest.raises(TypeError, match=r"^dropout: x must be a numeric array, a Variable"):
+        F.dropout(None)
+
+
+def test_batch_norm_argument_types(rand, arr, to_np):
+    x, ones, zeros = rand(4, 3), arr(np.ones(3)), arr(np.zeros(3))
+    with pytest.raises(TypeError, match=r"^batch_norm: gamma must be a numeric array"):
+        F.batch_norm(x, None, zeros, arr(np.zeros(3)), arr(np.ones(3)))
+    with pytest.raises(TypeError, match=r"^batch_norm: mean must be an array or a Variable"):
+        F.batch_norm(x, ones, zeros, [0.0, 0.0, 0.0], arr(np.ones(3)))
+    with pytest.raises(TypeError, match=r"^batch_norm: decay must be a real number, got 'a'"):
+        F.batch_norm(x, ones, zeros, arr(np.zeros(3)), arr(np.ones(3)), decay="a")
+    with test_mode():  # gamma and beta as lists
+        y = F.batch_norm(x, [1.0, 1.0, 1.0], [0.0, 0.0, 0.0], zeros, ones)
+    np.testing.assert_allclose(to_np(y), to_np(x) / np.sqrt(1 + 2e-5), rtol=1e-12)
+
+
+def test_batch_norm_refuses_an_empty_training_batch_and_keeps_the_statistics(arr, to_np):
+    mean, var = arr(np.array([0.5, 1.0])), arr(np.array([2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"^batch_norm: x of shape \(0, 2\) is an empty batch"):
+        F.batch_norm(arr(np.zeros((0, 2))), arr(np.ones(2)), arr(np.zeros(2)), mean, var)
+    assert to_np(mean).tolist() == [0.5, 1.0] and to_np(var).tolist() == [2.0, 3.0]
+    with test_mode():
+        assert F.batch_norm(
+            arr(np.zeros((0, 2))), arr(np.ones(2)), arr(np.zeros(2)), mean, var
+        ).shape == (0, 2)
+
+
+def test_batch_norm_of_integers_computes_in_float(arr, to_np):
+    x = np.array([[1, 2], [3, 6]])
+    mean, var = arr(np.zeros(2)), arr(np.ones(2))
+    y = F.batch_norm(arr(x, "int64"), arr(np.ones(2)), arr(np.zeros(2)), mean, var)
+    ref = (x - x.mean(0)) / np.sqrt(x.var(0) + 2e-5)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(to_np(y), ref, rtol=1e-12)
+
+
+def test_batch_norm_read_only_running_var_changes_nothing(rand, arr, to_np, backend):
+    if backend.name != "numpy":
+        pytest.skip(f"read-only arrays are a numpy feature; backend {backend.name!r} under test")
+    mean, var = np.array([0.5, 1.0, 2.0]), np.array([2.0, 3.0, 4.0])
+    var.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        F.batch_norm(rand(4, 3), np.ones(3), np.zeros(3), mean, var)
+    assert mean.tolist() == [0.5, 1.0, 2.0] and var.tolist() == [2.0, 3.0, 4.0]

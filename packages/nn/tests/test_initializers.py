@@ -91,6 +91,7 @@ def test_dtype_is_kept_and_constant_fills(backend, to_np):
     assert I.HeUniform()((10, 4), "float32", backend).dtype == np.float32
     np.testing.assert_array_equal(to_np(I.Zero()((2,), "float64", backend)), [0.0, 0.0])
     np.testing.assert_array_equal(to_np(I.One()((2,), "float64", backend)), [1.0, 1.0])
+    np.testing.assert_array_equal(to_np(I.Constant(2.0)(3, "float64", backend)), [2.0] * 3)
 
 
 @pytest.mark.parametrize("shape", [(5, 5), (3, 8), (8, 3), (4, 2, 3, 3)])

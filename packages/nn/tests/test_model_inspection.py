@@ -81,7 +81,7 @@ def test_layers_in_a_list_are_shown_and_counted_once():
     )
     assert model.count_params() == 3 * 2 + 2 + 2 * 4
     assert list(model.named_params()) == ["first.W", "first.b", "blocks.1.W"]
-    rows = model.summary(np.zeros((1, 3), np.float32), file=None).rows
+    rows = model.summary(np.zeros((1, 3), np.float32), verbose=False).rows
     assert [(r["name"], r["output_shape"]) for r in rows] == [
         ("", (1, 4)),
         ("first", (1, 2)),
@@ -119,12 +119,19 @@ def test_summary_lists_output_shapes_and_parameters():
     assert str(summary) == out.getvalue().rstrip("\n")
 
 
+def test_summary_prints_to_the_current_stdout(capsys):
+    summary = MLP((2,)).summary(np.zeros((1, 3), np.float32))
+    assert capsys.readouterr().out == str(summary) + "\n"
+    MLP((2,)).summary(np.zeros((1, 3), np.float32), verbose=False)
+    assert capsys.readouterr().out == ""
+
+
 def test_summary_runs_in_test_mode_without_a_graph_and_changes_no_state():
     model = Net()
     model(np.random.RandomState(0).rand(4, 1, 4, 4).astype(np.float32))  # size bn
     mean_before = model.bn.avg_mean.data.copy()
     x = Variable(np.random.RandomState(1).rand(4, 1, 4, 4).astype(np.float32))
-    summary = model.summary(x, file=None)
+    summary = model.summary(x, verbose=False)
     np.testing.assert_array_equal(model.bn.avg_mean.data, mean_before)
     names = [r["name"] for r in summary.rows]
     assert names == ["", "conv", "bn", "head", "head.l0", "head.l1"]
@@ -139,7 +146,7 @@ def test_summary_runs_in_test_mode_without_a_graph_and_changes_no_state():
     records = {}
     last = model.head.l1
     last.forward = lambda h: records.setdefault("y", L.Linear.forward(last, h))
-    model.summary(x, file=None)
+    model.summary(x, verbose=False)
     del last.forward
     np.testing.assert_array_equal(records["y"].data, expected)
     assert records["y"].creator is None  # no graph was recorded
@@ -147,7 +154,7 @@ def test_summary_runs_in_test_mode_without_a_graph_and_changes_no_state():
 
 def test_summary_puts_back_a_recurrent_state_and_keeps_lazy_sizes():
     cell = L.LSTM(3)
-    summary = cell.summary(np.ones((2, 4), np.float32), file=None)
+    summary = cell.summary(np.ones((2, 4), np.float32), verbose=False)
     assert cell.h is None and cell.c is None
     assert cell.x2f.in_size == 4 and summary.rows[0]["output_shape"] == (2, 3)
     assert [r["output_shape"] for r in summary.rows if r["name"] == "h2f"] == [None]
@@ -159,10 +166,10 @@ def test_summary_that_fails_puts_the_forwards_and_states_back():
 
     model = Sequential(L.RNN(4, in_size=3), fail)
     with pytest.raises(RuntimeError, match="boom"):
-        model.summary(np.zeros((2, 3), np.float32), file=None)
+        model.summary(np.zeros((2, 3), np.float32), verbose=False)
     assert all("forward" not in vars(layer) for layer in (model, model.l0, model.l0.x2h))
     assert model.l0.h is None
-    assert model.l0.summary(np.zeros((2, 3), np.float32), file=None).total_params == 16
+    assert model.l0.summary(np.zeros((2, 3), np.float32), verbose=False).total_params == 16
 
 
 class Dropper(L.Layer):
@@ -224,3 +231,16 @@ def test_eval_does_not_leak_into_another_thread():
     done.set()
     worker.join(5)
     assert seen == {"eval_thread": False, "main_thread": True, "main_dropout": True}
+
+
+def test_eval_mode_survives_pickle_and_deepcopy():
+    import copy
+    import pickle
+
+    layer = Dropper().eval()
+    x = np.ones((200,), np.float32)
+    for twin in (copy.deepcopy(layer), pickle.loads(pickle.dumps(layer))):
+        assert not twin.training and not twin.inner.training
+        assert not _is_train_mode(twin, x)
+        assert _is_train_mode(twin.train(), x)
+    assert not layer.training  # the copies switched on their own

@@ -169,3 +169,57 @@ def test_plot_uses_zerograd_viz(monkeypatch, rand):
     m.plot(rand(1, 3, dtype="float32"), to_file="net.png")
     ((y, verbose, to_file),) = calls
     assert y.shape == (1, 2) and verbose is True and to_file == "net.png"
+
+
+# -- constructors refuse what cannot build a model -----------------------------------------
+
+
+@pytest.mark.parametrize("sizes", [None, 10, (), []])
+def test_mlp_needs_a_list_of_widths(sizes):
+    with pytest.raises(TypeError, match=r"^MLP: fc_output_sizes must be a non-empty list or tuple"):
+        MLP(sizes)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 10.5, True, "3"])
+def test_mlp_widths_are_positive_ints(bad):
+    with pytest.raises(
+        ValueError,
+        match=r"^MLP: every layer width \(fc_output_sizes=\(4, .*\)\) must be a positive int, got",
+    ):
+        MLP((4, bad))
+
+
+def test_mlp_activation_and_numpy_widths():
+    with pytest.raises(TypeError, match=r"^MLP: activation must be a function such as F.relu"):
+        MLP((3,), activation=5)
+    model = MLP((np.int64(4), 2), activation=None)  # None: a stack of linear layers
+    x = np.random.default_rng(0).standard_normal((5, 3))
+    y = model(x)
+    W1, b1, W2, b2 = model.l0.W.data, model.l0.b.data, model.l1.W.data, model.l1.b.data
+    np.testing.assert_allclose(y.data, (x @ W1 + b1) @ W2 + b2, rtol=1e-6)
+    assert type(model.l0.out_size) is int
+
+
+def test_sequential_refuses_what_is_not_callable():
+    from zerograd_nn.models import Sequential
+
+    with pytest.raises(TypeError, match=r"^Sequential: layer 1 is 5, not a Layer or a callable"):
+        Sequential(L.Linear(2), 5)
+
+
+def test_vgg16_preprocess_needs_an_image():
+    with pytest.raises(TypeError, match=r"^VGG16.preprocess: expected a PIL image, got ndarray"):
+        VGG16.preprocess(np.zeros((3, 8, 8)))
+
+
+@pytest.mark.parametrize("bad", [0, 2.5, True])
+def test_model_widths_are_positive_ints(bad):
+    from zerograd_nn.models import Fire, SqueezeNet
+
+    with pytest.raises(ValueError, match=r"^SqueezeNet: n_classes must be a positive int, got"):
+        SqueezeNet(n_classes=bad)
+    with pytest.raises(ValueError, match=r"^Fire: expand3x3 must be a positive int, got"):
+        Fire(2, 4, bad)
+    with pytest.raises(ValueError, match=r"^BuildingBlock: n_layers must be a positive int, got"):
+        BuildingBlock(bad, 4, 2, 4, 1)
+    assert SqueezeNet(n_classes=np.int64(3)).conv10.out_channels == 3

@@ -300,6 +300,12 @@ def test_extension_names_are_unique_and_looked_up(tmp_path):
     with pytest.raises(KeyError, match=r"no extension named 'Log'; the trainer has \['LogReport'"):
         trainer.get_extension("Log")
 
+    def note_loss(tr):
+        pass
+
+    trainer.extend(note_loss)
+    assert trainer.get_extension("note_loss") is note_loss
+
 
 def test_adam_lr_is_observed():
     np.random.seed(0)
@@ -354,11 +360,26 @@ class DropoutNet(MLP):
         return self.l1(F.dropout(F.relu(self.l0(x)), 0.3))
 
 
-def _resumable(out, seed, snapshot_trigger):
+def _seeded_data_loader(dataset, batch_size, seed):
+    return DataLoader(dataset, batch_size, seed=seed)
+
+
+# zerograd's DataLoader, once it has state_dict() and seed= (trust-nn's branch builds them)
+REAL_LOADER = pytest.param(
+    _seeded_data_loader,
+    marks=pytest.mark.skipif(
+        not hasattr(DataLoader, "state_dict"),
+        reason="DataLoader.state_dict()/seed= are not on this branch yet (trust-nn builds them)",
+    ),
+    id="DataLoader",
+)
+
+
+def _resumable(out, seed, snapshot_trigger, make_loader=SeededLoader):
     np.random.seed(seed)
     model = DropoutNet((16, 3))
     optimizer = Adam(alpha=0.01).setup(model)
-    loader = SeededLoader(Spiral(train=True), 32, seed=7)  # 10 batches per epoch
+    loader = make_loader(Spiral(train=True), 32, 7)  # 10 batches per epoch
     trainer = Trainer(model, optimizer, loader, max_iterations=37, out=out)
     trainer.extend(
         StepScheduler(schedulers.ExponentialLR(optimizer, 0.97), trigger=(1, "iteration"))
@@ -370,13 +391,20 @@ def _resumable(out, seed, snapshot_trigger):
 
 
 @pytest.mark.parametrize(
-    ("trigger", "name"),
-    [((13, "iteration"), "snapshot_iter_13.npz"), ((1, "epoch"), "snapshot_iter_20.npz")],
-    ids=["mid-epoch", "epoch-end"],
+    "make_loader", [SeededLoader, REAL_LOADER], ids=["interface", "DataLoader"]
 )
-def test_resume_continues_bit_identically(tmp_path, trigger, name):
-    straight = _resumable(tmp_path / "a", 0, trigger).run()
-    resumed = _resumable(tmp_path / "b", 1, trigger)  # other initial weights and dropout
+@pytest.mark.parametrize(
+    ("trigger", "name"),
+    [
+        ((13, "iteration"), "snapshot_iter_13.npz"),
+        ((10, "iteration"), "snapshot_iter_20.npz"),  # the last batch of epoch 2
+        ((1, "epoch"), "snapshot_iter_20.npz"),
+    ],
+    ids=["mid-epoch", "last-batch", "epoch-point"],
+)
+def test_resume_continues_bit_identically(tmp_path, trigger, name, make_loader):
+    straight = _resumable(tmp_path / "a", 0, trigger, make_loader).run()
+    resumed = _resumable(tmp_path / "b", 1, trigger, make_loader)  # other weights and dropout
     resumed.resume(tmp_path / "a" / name).run()
     assert (resumed.epoch, resumed.iteration) == (straight.epoch, straight.iteration) == (3, 37)
     for (key, p), q in zip(straight.model.named_params().items(), resumed.model.params()):
@@ -419,3 +447,45 @@ def test_a_bad_snapshot_changes_nothing(tmp_path):
     after = {k: p.data for k, p in trainer.model.named_params().items() if p.data is not None}
     assert before.keys() == after.keys()
     assert all(np.array_equal(before[k], after[k]) for k in before)
+
+
+def test_a_snapshot_of_other_extensions_changes_nothing(tmp_path):
+    _resumable(tmp_path / "a", 0, (1, "epoch")).run()
+    np.random.seed(1)
+    model = DropoutNet((16, 3))
+    model(np.zeros((1, 2), np.float32))
+    optimizer = Adam(alpha=0.01).setup(model)
+    trainer = Trainer(model, optimizer, SeededLoader(Spiral(), 32, 7), max_epochs=1, out=tmp_path)
+    sched = schedulers.ExponentialLR(optimizer, 0.97)
+    trainer.extend(StepScheduler(sched, trigger=(1, "iteration")))
+    log = trainer.extend(LogReport(trigger=(4, "iteration"), filename=None))
+    trainer.extend(LogReport(filename=None), name="EarlyStopping")  # not what was saved
+    weights = {k: p.data.copy() for k, p in model.named_params().items()}
+    rng = np.random.get_state()[1].copy()
+    with (
+        pytest.warns(UserWarning, match="'Snapshot' that this trainer does not have"),
+        pytest.raises(ValueError, match=r"state of the extension 'EarlyStopping' does not fit"),
+    ):
+        trainer.resume(tmp_path / "a" / "snapshot_iter_30.npz")
+    assert all(np.array_equal(p.data, weights[k]) for k, p in model.named_params().items())
+    assert np.array_equal(np.random.get_state()[1], rng)
+    assert sched.last_epoch == 0 and log.log == [] and optimizer.lr == 0.01
+    assert (trainer.epoch, trainer.iteration) == (0, 0)
+
+
+@pytest.mark.parametrize(
+    "make_loader", [SeededLoader, REAL_LOADER], ids=["interface", "DataLoader"]
+)
+def test_run_again_with_a_higher_limit_finishes_the_interrupted_epoch(tmp_path, make_loader):
+    straight = _resumable(tmp_path / "a", 0, (1, "epoch"), make_loader)
+    straight.max_iterations = 25
+    straight.run()
+    split = _resumable(tmp_path / "b", 0, (1, "epoch"), make_loader)
+    split.max_iterations = 13
+    split.run()
+    assert (split.epoch, split.iteration) == (1, 13)
+    split.max_iterations = 25
+    split.run()
+    assert (split.epoch, split.iteration) == (straight.epoch, straight.iteration) == (2, 25)
+    for (key, p), q in zip(straight.model.named_params().items(), split.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)

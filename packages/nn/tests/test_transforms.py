@@ -110,3 +110,92 @@ def test_image_flip_and_convert(Image, monkeypatch):
     assert gray.mode == "L"
     assert T.ToArray()(gray).shape == (1, 2, 3)
     assert T.ToPIL()(np.zeros((1, 2, 3), np.uint8)).mode == "L"
+
+
+# -- wrong types, values and shapes: one clear error ---------------------------------------
+
+
+def test_compose_checks_its_transforms():
+    with pytest.raises(
+        TypeError, match=r"^Compose: transforms must be a list of callables, got int"
+    ):
+        T.Compose(5)
+    with pytest.raises(TypeError, match=r"^Compose: transforms\[1\] is 'a', not a callable"):
+        T.Compose([T.Flatten(), "a"])
+
+
+def test_normalize_of_uint8_pixels_does_not_wrap_around():
+    x = np.array([[[0, 10]], [[200, 255]]], dtype=np.uint8)  # (C=2, H=1, W=2)
+    y = T.Normalize([5, 100], 2)(x)
+    assert y.dtype == np.float64
+    np.testing.assert_allclose(y, [[[-2.5, 2.5]], [[50.0, 77.5]]])  # not (0 - 5) % 256 / 2
+    np.testing.assert_allclose(T.Normalize(20, 10)(x[0]), [[-2.0, -1.0]])
+
+
+def test_normalize_checks_its_statistics():
+    with pytest.raises(ValueError, match=r"^Normalize: std must not be zero, got 0"):
+        T.Normalize(0, 0)
+    with pytest.raises(ValueError, match=r"^Normalize: std must not be zero, got \[1, 0\]"):
+        T.Normalize([0, 0], [1, 0])
+    with pytest.raises(TypeError, match=r"^Normalize: mean must be a real number, got 'a'"):
+        T.Normalize("a")
+    with pytest.raises(ValueError, match=r"^Normalize: 2 per-channel values for an array of shape"):
+        T.Normalize([1, 2])(np.zeros((3, 2, 2)))
+    with pytest.raises(ValueError, match=r"per-channel values for an array of shape \(\)"):
+        T.Normalize([1, 2])(np.array(1.0))
+    np.testing.assert_allclose(T.Normalize(1, 2)([3.0, 5.0]), [1.0, 2.0])  # a list
+    y = T.Normalize(np.float32(1), np.float64(2))(np.ones(2, np.float32))
+    assert y.dtype == np.float32
+
+
+@pytest.mark.parametrize("f", [T.Flatten(), T.AsType(), T.ToInt(), T.Normalize()])
+def test_array_transforms_refuse_non_arrays(f):
+    name = type(f).__name__
+    with pytest.raises(TypeError, match=rf"^{name}: expected a numeric array \(or a list\), got"):
+        f(None)
+    with pytest.raises(TypeError, match=rf"^{name}: .* got an array of dtype <U1"):
+        f(np.array(["a"]))
+
+
+def test_dtypes_are_checked_when_the_transform_is_made():
+    for cls in (T.AsType, T.ToInt, T.ToArray):
+        with pytest.raises(TypeError, match=rf"^{cls.__name__}: 'foo' is not a dtype"):
+            cls("foo")
+    assert T.AsType("float32")([1, 2]).dtype == np.float32  # lists are converted
+
+
+def test_random_horizontal_flip_checks():
+    with pytest.raises(TypeError, match=r"^RandomHorizontalFlip: p must be a real number"):
+        T.RandomHorizontalFlip("a")
+    with pytest.raises(ValueError, match=r"^RandomHorizontalFlip: a 0-d array has no axis"):
+        T.RandomHorizontalFlip(1.0)(np.array(1.0))
+
+
+@pytest.mark.parametrize("cls", [T.Resize, T.CenterCrop])
+def test_image_sizes_are_checked(cls):
+    name = cls.__name__
+    with pytest.raises(ValueError, match=rf"^{name}: size must be positive, got 0"):
+        cls(0)
+    with pytest.raises(ValueError, match=rf"^{name}: size must be positive, got \(2, -1\)"):
+        cls((2, -1))
+    with pytest.raises(ValueError, match=rf"^{name}: size: expected an int or a pair of ints"):
+        cls(2.5)
+    assert cls(np.int64(3)).size == (3, 3)
+
+
+@pytest.mark.parametrize("f", [T.Resize(2), T.CenterCrop(1), T.Convert("L")])
+def test_image_transforms_refuse_arrays(Image, f):
+    with pytest.raises(TypeError, match=rf"^{type(f).__name__}: expected a PIL image, got ndarray"):
+        f(np.zeros((3, 4, 4), np.uint8))
+
+
+def test_to_pil_checks_shape_and_dtype(Image):
+    with pytest.raises(ValueError, match=r"^ToPIL: expected an array of shape \(C, H, W\) with 1"):
+        T.ToPIL()(np.zeros((2, 2), np.uint8))
+    with pytest.raises(ValueError, match=r"with 1, 3 or 4 channels, got \(2, 3, 3\)"):
+        T.ToPIL()(np.zeros((2, 3, 3), np.uint8))
+    with pytest.raises(
+        TypeError, match=r"^ToPIL: expected uint8 pixels \(0..255\), got dtype float"
+    ):
+        T.ToPIL()(np.zeros((3, 2, 2)))
+    assert T.ToPIL()(np.zeros((4, 2, 3), np.uint8)).mode == "RGBA"

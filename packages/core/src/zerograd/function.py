@@ -40,47 +40,51 @@ class Function:
 
     def __call__(self, *inputs: Any) -> Any:
         # This is the hot path of every operation: keep it free of avoidable calls.
-        n = len(inputs)
-        if n == 1:
-            x = inputs[0]
-            if not isinstance(x, Variable):
-                inputs = _wrap(self, inputs)
+        try:
+            n = len(inputs)
+            if n == 1:
                 x = inputs[0]
-            ys = self.forward(x.data)
-        elif n == 2:
-            a, b = inputs
-            if not isinstance(b, Variable):  # x * 2.0, x + array: the common raw operand
-                if isinstance(a, Variable):
-                    try:
-                        b = Constant(as_array(b, like=a.data))
-                    except TypeError as exc:
-                        raise _operand_error(self, 1, exc) from None
-                    inputs = (a, b)
-                else:
-                    inputs = _wrap(self, inputs)
-                    a, b = inputs
-            elif not isinstance(a, Variable):
-                try:
-                    a = Constant(as_array(a, like=b.data))
-                except TypeError as exc:
-                    raise _operand_error(self, 0, exc) from None
-                inputs = (a, b)
-            xa, xb = a.data, b.data
-            if type(xa) is not type(xb):
-                _check_one_backend(self, (xa, xb))
-            ys = self.forward(xa, xb)
-        else:
-            for x in inputs:
                 if not isinstance(x, Variable):
                     inputs = _wrap(self, inputs)
-                    break
-            xs = tuple([x.data for x in inputs])
-            t = type(xs[0])
-            for x in xs:
-                if type(x) is not t:
-                    _check_one_backend(self, xs)
-                    break
-            ys = self.forward(*xs)
+                    x = inputs[0]
+                ys = self.forward(x.data)
+            elif n == 2:
+                a, b = inputs
+                if not isinstance(b, Variable):  # x * 2.0, x + array: the common raw operand
+                    if isinstance(a, Variable):
+                        try:
+                            b = Constant(as_array(b, like=a.data))
+                        except TypeError as exc:
+                            raise _operand_error(self, 1, exc) from None
+                        inputs = (a, b)
+                    else:
+                        inputs = _wrap(self, inputs)
+                        a, b = inputs
+                elif not isinstance(a, Variable):
+                    try:
+                        a = Constant(as_array(a, like=b.data))
+                    except TypeError as exc:
+                        raise _operand_error(self, 0, exc) from None
+                    inputs = (a, b)
+                xa, xb = a.data, b.data
+                if type(xa) is not type(xb):
+                    _check_one_backend(self, (xa, xb))
+                ys = self.forward(xa, xb)
+            else:
+                for x in inputs:
+                    if not isinstance(x, Variable):
+                        inputs = _wrap(self, inputs)
+                        break
+                xs = tuple([x.data for x in inputs])
+                t = type(xs[0])
+                for x in xs:
+                    if type(x) is not t:
+                        _check_one_backend(self, xs)
+                        break
+                ys = self.forward(*xs)
+        except Exception as exc:
+            _diagnose(self, inputs, exc)
+            raise
         if type(ys) is tuple:
             return self._finish_many(inputs, ys)
         # built without Variable.__init__: forward results need no dtype check
@@ -150,15 +154,28 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
     return tuple(out)
 
 
+def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
+    """Raise a clearer error than ``exc`` when an input Variable holds no data."""
+    for i, x in enumerate(inputs):
+        if isinstance(x, Variable) and x.data is None:
+            raise TypeError(
+                f"{type(func).__name__}: input {i} is a Variable whose data is None; give it "
+                f"an array first (x.data = ...)."
+            ) from exc
+
+
 def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
     return TypeError(f"{type(func).__name__}: input {i}: {exc}")
 
 
 def _fix_output(y: Any, xs: list) -> Any:
-    """Turn a forward result that is not a backend array (a numpy scalar) into one."""
-    if xs:
-        backend = _by_type.get(type(xs[0])) or _backends.backend_of(xs[0])
-        return backend.asarray(y)
+    """Turn a forward result that is not a backend array (a numpy scalar) into one, on the
+    backend of the first input that is an array. Inputs may be numpy scalars themselves:
+    the book's Newton loop assigns ``x.data = x.data - gx.data / gx2.data`` (step 33)."""
+    for x in xs:
+        backend = _by_type.get(type(x))
+        if backend is not None:
+            return backend.asarray(y)
     return as_array(y)
 
 

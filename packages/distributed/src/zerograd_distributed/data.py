@@ -23,14 +23,23 @@ __all__ = ["DatasetShard", "evaluate", "mean_over_ranks", "scatter_dataset", "sh
 
 
 def shard_indices(
-    n: int, size: int, rank: int, *, shuffle: bool = True, seed: int = 0, drop_last: bool = False
+    n: int,
+    size: int,
+    rank: int,
+    *,
+    shuffle: bool = True,
+    seed: int = 0,
+    drop_last: bool = False,
+    pad: bool = True,
 ) -> np.ndarray:
     """The indices of rank ``rank``'s shard of ``n`` examples split over ``size`` ranks.
 
     The order is ``numpy.random.default_rng(seed).permutation(n)`` (or ``arange(n)``), cut
     into ``size`` consecutive, equally long shards. When ``size`` does not divide ``n``, the
     order is extended from its start so every shard has ``ceil(n / size)`` examples (a few
-    appear twice), or cut to ``n // size`` each with ``drop_last``.
+    appear twice), or cut to ``n // size`` each with ``drop_last``. With ``pad=False`` every
+    example appears exactly once and the first ``n % size`` shards hold one more (for
+    evaluation, where ranks need not run the same number of steps).
 
     Args:
         n: the data set's length.
@@ -39,6 +48,7 @@ def shard_indices(
         shuffle: permute before cutting.
         seed: the permutation's seed (the same on every rank).
         drop_last: drop the remainder instead of repeating examples.
+        pad: repeat examples to equalize the shards (ignored with ``drop_last``).
 
     Returns:
         An int64 array of indices into the data set.
@@ -48,6 +58,9 @@ def shard_indices(
         array([3, 4, 0])
     """
     order = np.random.default_rng(seed).permutation(n) if shuffle else np.arange(n)
+    if not pad and not drop_last:
+        start = rank * (n // size) + min(rank, n % size)
+        return order[start : start + n // size + (rank < n % size)].astype(np.int64)
     per = n // size if drop_last else -(-n // size)
     order = np.resize(order, per * size)  # repeats from the start when it grows
     return order[rank * per : (rank + 1) * per].astype(np.int64)
@@ -87,12 +100,13 @@ def scatter_dataset(
     shuffle: bool = True,
     seed: int | None = 0,
     drop_last: bool = False,
+    pad: bool = True,
 ) -> DatasetShard:
     """This rank's shard of ``dataset`` (see :func:`shard_indices`); call it on every rank.
 
     Every rank passes the same data set (each loads it itself); the shards are disjoint
     (up to the repeats that equalize their lengths) and equally long, so every rank runs the
-    same number of steps.
+    same number of steps. For evaluation pass ``pad=False``: each example exactly once.
 
     Args:
         dataset: anything with ``len()`` and integer indexing.
@@ -100,6 +114,7 @@ def scatter_dataset(
         shuffle: shuffle before sharding.
         seed: the shuffle's seed; None draws one on rank 0 and shares it.
         drop_last: drop the remainder instead of repeating examples.
+        pad: repeat examples to equalize the shards; False for evaluation.
 
     Returns:
         A :class:`DatasetShard`.
@@ -109,11 +124,15 @@ def scatter_dataset(
             differ, or when there are fewer examples than ranks.
     """
     n = len(dataset)
-    seen = comm.allgather_obj((n, seed))
+    seen = comm.allgather_obj((n, seed, shuffle, drop_last, pad))
     if any(s != seen[0] for s in seen):
-        listed = "; ".join(f"rank {r}: {s[0]} examples, seed {s[1]}" for r, s in enumerate(seen))
+        listed = "; ".join(
+            f"rank {r}: {s[0]} examples, seed {s[1]}, shuffle={s[2]}, drop_last={s[3]}, pad={s[4]}"
+            for r, s in enumerate(seen)
+        )
         raise ValueError(
-            f"scatter_dataset: every rank must pass the same data set and seed, got {listed}."
+            f"scatter_dataset: every rank must pass the same data set, seed and options, got "
+            f"{listed}."
         )
     if n < comm.size:
         raise ValueError(
@@ -122,7 +141,9 @@ def scatter_dataset(
         )
     if seed is None:
         seed = comm.bcast_obj(secrets.randbits(63) if comm.rank == 0 else None)
-    idx = shard_indices(n, comm.size, comm.rank, shuffle=shuffle, seed=seed, drop_last=drop_last)
+    idx = shard_indices(
+        n, comm.size, comm.rank, shuffle=shuffle, seed=seed, drop_last=drop_last, pad=pad
+    )
     return DatasetShard(dataset, idx)
 
 
@@ -164,7 +185,8 @@ def evaluate(
 
     Each ``fn(*batch)`` (``fn(batch)`` when a batch is not a tuple) returns name -> mean over
     the batch; means are weighted by batch length, so the result is the mean over all the
-    ranks' examples. Runs under ``no_grad()`` and ``test_mode()``.
+    ranks' examples (shard the data with ``scatter_dataset(..., pad=False)`` so that each
+    example counts once). Runs under ``no_grad()`` and ``test_mode()``.
 
     Args:
         comm: the communicator.

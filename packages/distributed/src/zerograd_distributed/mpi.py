@@ -105,9 +105,30 @@ class MpiCommunicator(Communicator):
             return str(e)
         return None
 
+    def _local(self, method: str, x: Any) -> tuple[Any, Any]:
+        """(buffer, (shape, dtype)) of ``x``, or (None, the refusal's text)."""
+        try:
+            buf = self._buffer(method, x)
+        except TypeError as e:
+            return None, str(e)
+        return buf, (tuple(buf.shape), buf.dtype.str)
+
+    def _refused(self, seen: list) -> None:
+        """Raise on every rank when some rank's array was refused (its text is a str)."""
+        bad = [(r, m) for r, m in enumerate(seen) if isinstance(m, str)]
+        if bad:
+            mine = seen[self.rank]
+            raise TypeError(
+                mine
+                if isinstance(mine, str)
+                else "; ".join(f"rank {r}: {m}" for r, m in bad) + " (this rank's was fine)"
+            )
+
     def _agree(self, method: str, what: str, mine: Any) -> list:
-        """Every rank's ``mine``; a ValueError on every rank (no hang) when they differ."""
+        """Every rank's ``mine``; a TypeError on every rank when one rank's array was refused,
+        a ValueError on every rank when they differ (no rank is left waiting)."""
         seen = self.mpi_comm.allgather(mine)
+        self._refused(seen)
         if any(s != seen[0] for s in seen):
             listed = "; ".join(f"rank {r}: {s}" for r, s in enumerate(seen))
             raise ValueError(
@@ -157,9 +178,11 @@ class MpiCommunicator(Communicator):
         self._check_root("bcast", root)
         meta = None
         if self.rank == root:
-            x = self._buffer("bcast", x)
-            meta = (tuple(x.shape), x.dtype.str)
-        shape, dtype = self.mpi_comm.bcast(meta, root=root)
+            x, meta = self._local("bcast", x)
+        meta = self.mpi_comm.bcast(meta, root=root)
+        if isinstance(meta, str):  # the root's array was refused: every rank says so
+            raise TypeError(meta if self.rank == root else f"rank {root}: {meta}")
+        shape, dtype = meta
         if self.rank != root:
             x = np.empty(shape, dtype=dtype)
         self.mpi_comm.Bcast(x, root=root)
@@ -172,8 +195,8 @@ class MpiCommunicator(Communicator):
         not a hang). With ``inplace=True`` the result is written into ``x``.
         """
         self._check_op("allreduce", op)
-        buf = self._buffer("allreduce", x)
-        self._agree("allreduce", "shape and dtype", (tuple(buf.shape), buf.dtype.str))
+        buf, meta = self._local("allreduce", x)
+        self._agree("allreduce", "shape and dtype", meta)
         if inplace and buf is x:
             self.mpi_comm.Allreduce(self._in_place, buf, op=self._ops[op])
             out = buf
@@ -193,16 +216,20 @@ class MpiCommunicator(Communicator):
     def _allreduce_sum_inplace(self, buf: Any) -> None:
         """Sum contiguous ``buf`` over every rank in place, unchecked (the optimizer's path:
         it agreed on the layout beforehand)."""
+        if type(buf) is not np.ndarray:  # a CuPy array: its queued writes must land first
+            buf = self._buffer("allreduce", buf)
         self.mpi_comm.Allreduce(self._in_place, buf, op=self._ops["sum"])
 
     def _bcast_inplace(self, buf: Any, root: int = 0) -> None:
         """Broadcast contiguous ``buf`` from ``root`` in place, unchecked."""
+        if type(buf) is not np.ndarray:
+            buf = self._buffer("bcast", buf)
         self.mpi_comm.Bcast(buf, root=root)
 
     def allgather(self, x: Any) -> Any:
         """Every rank's ``x`` stacked on a new first axis (same shape and dtype everywhere)."""
-        buf = self._buffer("allgather", x)
-        self._agree("allgather", "shape and dtype", (tuple(buf.shape), buf.dtype.str))
+        buf, meta = self._local("allgather", x)
+        self._agree("allgather", "shape and dtype", meta)
         out = type(buf)((self.size, *buf.shape), dtype=buf.dtype)
         self.mpi_comm.Allgather(buf, out)
         return out
@@ -212,9 +239,14 @@ class MpiCommunicator(Communicator):
         self._check_root("scatter", root)
         meta = None
         if self.rank == root:
-            x = self._buffer("scatter", x)
-            meta = (tuple(x.shape), x.dtype.str) if x.ndim else "a 0-d array"
+            x, meta = self._local("scatter", x)
+            if x is None:
+                meta = ("refused", meta)
+            elif not x.ndim:
+                meta = "a 0-d array"
         meta = self.mpi_comm.bcast(meta, root=root)
+        if isinstance(meta, tuple) and meta[0] == "refused":
+            raise TypeError(meta[1] if self.rank == root else f"rank {root}: {meta[1]}")
         if isinstance(meta, str):
             raise ValueError(
                 f"{type(self).__name__}.scatter: root passed {meta}; scatter splits along the "

@@ -230,11 +230,15 @@ class DataParallelOptimizer:
             if str(p.data.dtype)[:5] not in ("float", "bfloa"):
                 return f"parameter {i} has dtype {p.data.dtype}; parameters must be floating"
             g = None if p.grad is None else p.grad.data
-            if g is not None and tuple(g.shape) != tuple(p.data.shape):
+            if g is None:
+                continue
+            if tuple(g.shape) != tuple(p.data.shape):
                 return (
                     f"parameter {i} of shape {tuple(p.data.shape)} has a gradient of shape "
                     f"{tuple(g.shape)}"
                 )
+            if str(g.dtype)[:5] not in ("float", "bfloa"):  # packing would cast it silently
+                return f"parameter {i} has a gradient of dtype {g.dtype}; it must be floating"
         return None
 
     def update(self) -> None:

@@ -25,6 +25,23 @@ def comm():
     return create_communicator("mpi")
 
 
+def pytest_collection_finish(session):
+    """Every rank must run the same tests in the same order, or their collectives pair up
+    wrongly and wait forever (e.g. a test file edited while the ranks were starting)."""
+    c = create_communicator("mpi")
+    ids = [item.nodeid for item in session.items]
+    every = c.allgather_obj(ids)
+    if any(other != every[0] for other in every):
+        differ = [r for r, other in enumerate(every) if other != every[0]]
+        print(
+            f"\nranks {differ} collected other tests than rank 0 ({len(ids)} here); aborting "
+            f"every rank: run again with the same files on every rank.",
+            file=sys.stderr,
+            flush=True,
+        )
+        c.abort(1)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
     outcome = yield

@@ -120,3 +120,24 @@ def test_bad_op_and_root(comm):
         comm.allreduce(np.zeros(2), "avg")
     with pytest.raises(ValueError, match=rf"root must be a rank in 0..{comm.size - 1}, got 99"):
         comm.bcast_obj(1, root=99)
+
+
+class _Foreign:
+    """An array of a backend MPI has no transport for."""
+
+    __module__ = "jax"
+    shape, dtype = (2,), "float32"
+
+
+def test_an_array_refused_on_one_rank_raises_on_every_rank(comm):
+    last = comm.size - 1
+    x = _Foreign() if comm.rank == last else np.zeros(2, np.float32)
+    theirs = rf"rank {last}: MpiCommunicator.allreduce: got a jax._Foreign"
+    with pytest.raises(TypeError, match=r"got a jax._Foreign" if comm.rank == last else theirs):
+        comm.allreduce(x)
+    root_x = _Foreign() if comm.rank == last else None
+    with pytest.raises(TypeError, match=r"MpiCommunicator.bcast: got a jax._Foreign"):
+        comm.bcast(root_x, root=last)
+    with pytest.raises(TypeError, match=r"MpiCommunicator.scatter: got a jax._Foreign"):
+        comm.scatter(root_x, root=last)
+    assert comm.allreduce_obj(1) == comm.size  # everyone is still in step

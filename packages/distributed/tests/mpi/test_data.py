@@ -40,8 +40,10 @@ def test_shared_seed_drawn_on_rank_0(comm):
 def test_ranks_with_different_data_sets_raise_on_every_rank(comm):
     if comm.size == 1:
         pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
-    with pytest.raises(ValueError, match=r"same data set and seed, got rank 0: 10 examples"):
+    with pytest.raises(ValueError, match=r"same data set, seed and options, got rank 0: 10 ex"):
         scatter_dataset(list(range(10 + comm.rank)), comm)
+    with pytest.raises(ValueError, match=r"rank 1: 10 examples, seed 0, shuffle=True, drop_la"):
+        scatter_dataset(list(range(10)), comm, shuffle=comm.rank == 1)
 
 
 def test_too_few_examples(comm):
@@ -63,15 +65,18 @@ def test_a_dataloader_runs_over_a_shard(comm):
     np.testing.assert_array_equal(t, np.array([w[1] for w in want]))
 
 
-def test_evaluate_gives_the_mean_over_every_example(comm):
-    x = np.arange(11, dtype=np.float64)  # 11: the shards repeat some examples
-    shard = scatter_dataset(x, comm, shuffle=False, drop_last=False)
+@pytest.mark.parametrize("pad", [True, False])
+def test_evaluate_gives_the_mean_over_every_example(comm, pad):
+    x = np.arange(11, dtype=np.float64) ** 1.5  # 11: padded shards repeat some examples
+    shard = scatter_dataset(x, comm, shuffle=False, pad=pad)
     mine = np.array([shard[i] for i in range(len(shard))])
     batches = [(mine[i : i + 3],) for i in range(0, len(mine), 3)]  # uneven batches
     out = evaluate(comm, lambda xb: {"mean": xb.mean(), "sq": (xb**2).mean()}, batches)
     every = np.concatenate(comm.allgather_obj(mine))  # independent: all examples at once
     assert out == pytest.approx({"mean": every.mean(), "sq": (every**2).mean()})
     assert comm.allgather_obj(out) == [out] * comm.size
+    if not pad:  # each example exactly once: the data set's own mean
+        assert out["mean"] == pytest.approx(x.mean())
 
 
 def test_mean_over_ranks_weights_and_names(comm):

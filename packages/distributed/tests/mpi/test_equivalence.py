@@ -77,10 +77,8 @@ def test_n_ranks_equal_one_process_step_by_step(comm, kind, make_opt):
         for p, q in zip(model.params(), reference.params()):
             np.testing.assert_allclose(p.data, q.data, rtol=1e-5, atol=1e-6)
             worst = max(worst, float(np.abs(p.data - q.data).max()))
+            every = comm.allgather(p.data)  # and every rank holds the very same values
+            assert all(np.array_equal(every[r], every[0]) for r in range(comm.size))
     for p, p0 in zip(model.params(), start):  # training moved every parameter
         assert not np.allclose(p.data, p0)
-    # every rank holds the very same parameters
-    for p in model.params():
-        every = comm.allgather(p.data)
-        assert all(np.array_equal(every[r], every[0]) for r in range(comm.size))
-    print(f"{kind} {type(ref_opt).__name__} {comm.size} ranks: max |diff| {worst:.2e}")
+    print(f"{kind} {type(ref_opt).__name__} on {comm.size} ranks: max |difference| {worst:.1e}")

@@ -203,3 +203,22 @@ def test_buffer_is_reused_only_when_no_gradient_still_uses_it(comm):
     third = step(9.0)  # nothing uses step 2's buffer any more: it is reused
     assert id(third[0].base) == base
     np.testing.assert_allclose(third[0], 9.0 + (comm.size - 1) / 2)
+
+
+def test_integer_gradient_is_refused_not_cast(comm):
+    params = _params(comm, 9)
+    broadcast_params(params, comm)
+    before = [p.data.copy() for p in params]
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    params[0].grad = Parameter(np.ones((3, 4), np.int64))
+    opt = DataParallelOptimizer(SGD(lr=1.0), comm).setup(params)
+    pattern = (
+        r"rank 0: parameter 0 has a gradient of dtype int64; it must be floating"
+        if comm.size > 1
+        else r"SGD.update\(\): parameter 0 .* dtype int64"
+    )
+    with pytest.raises((ValueError, TypeError), match=pattern):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)

@@ -115,8 +115,11 @@ def save_checkpoint(
     Args:
         path: the file; its directory must exist.
         model: the Layer/Model (every parameter must have data).
-        optimizer, scheduler, loader: saved when given (anything with ``state_dict()``).
-        epoch, iteration: where training is.
+        optimizer: saved when given (anything with ``state_dict()``).
+        scheduler: saved when given (anything with ``state_dict()``).
+        loader: saved when given (its position in the epoch and its random state).
+        epoch: the epoch training is in.
+        iteration: the number of updates done so far.
         extra: anything JSON-able (numbers, strings, lists, dicts) and arrays.
 
     Returns:

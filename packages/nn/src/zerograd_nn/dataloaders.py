@@ -69,6 +69,15 @@ def _check_dataset(owner: str, dataset: Any) -> int:
     return n
 
 
+def _not_a_pair(owner: str, i: int, ex: Any) -> None:
+    kind = type(ex).__name__
+    got = f"{kind} of length {len(ex)}" if isinstance(ex, (tuple, list)) else kind
+    raise TypeError(
+        f"{owner}: dataset[{i}] is a {got}, not an (x, t) pair; give pairs, with t None for "
+        f"unlabelled data (or use a Dataset)."
+    )
+
+
 def _generator(seed: Any) -> Any:
     """A numpy Generator (PCG64) seeded from ``seed``, or None for the global random state."""
     if seed is None:
@@ -138,8 +147,8 @@ class DataLoader:
 
     Raises:
         TypeError: ``dataset`` is not sized and indexable.
-        ValueError: a bad ``batch_size`` or ``seed``, an empty dataset, or a dataset whose
-            data and labels differ in length.
+        ValueError: a bad ``batch_size`` or ``seed``, an empty dataset, a dataset whose
+            data and labels differ in length, or ``drop_last`` leaving no batch.
 
     Examples:
         >>> from zerograd_nn.datasets import Spiral
@@ -168,6 +177,11 @@ class DataLoader:
         self.drop_last = drop_last
         rounding = math.floor if drop_last else math.ceil
         self.max_iter = rounding(self.data_size / batch_size)
+        if self.max_iter == 0:
+            raise ValueError(
+                f"{owner}: drop_last=True with batch_size {batch_size} larger than the dataset "
+                f"({self.data_size} items) leaves no batch at all; use a smaller batch_size."
+            )
         self.gpu = False
         if gpu:
             self.to_gpu()
@@ -297,6 +311,9 @@ class DataLoader:
             t = None if ds.label is None else ds.label[indices]
         else:
             batch = [ds[int(i)] for i in indices]
+            for i, ex in zip(indices, batch):
+                if not isinstance(ex, (tuple, list)) or len(ex) != 2:
+                    _not_a_pair(type(self).__name__, int(i), ex)
             x = xp.stack([xp.asarray(ex[0]) for ex in batch])
             labels = [ex[1] for ex in batch]
             t = (

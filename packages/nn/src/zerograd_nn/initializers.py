@@ -72,7 +72,7 @@ class Initializer:
         """A new array of ``shape`` and ``dtype`` on ``backend``, filled by this initializer.
 
         Args:
-            shape: shape of the array.
+            shape: shape of the array (an int for a vector).
             dtype: its dtype (floating point).
             backend: a backend name or Backend; None means the default backend.
             fan_in: overrides the fan-in read from ``shape`` (see :func:`get_fans`).
@@ -82,7 +82,7 @@ class Initializer:
             An array of ``backend``.
         """
         b = get_backend(backend) if isinstance(backend, str) else backend or get_backend()
-        shape = tuple(int(n) for n in shape)
+        shape = (int(shape),) if isinstance(shape, int) else tuple(int(n) for n in shape)
         if fan_in is None or fan_out is None:
             fans = get_fans(shape) if self._needs_fans else (0, 0)
             fan_in = fans[0] if fan_in is None else fan_in
@@ -126,6 +126,7 @@ class Constant(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """``fill_value`` everywhere."""
         return backend.xp.full(shape, self.fill_value, dtype=dtype)
 
 
@@ -156,6 +157,7 @@ class Normal(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """Normal draws of std ``scale``."""
         return _normal(backend, shape, dtype, self.scale)
 
 
@@ -172,6 +174,7 @@ class Uniform(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """Uniform draws on ``[-scale, scale)``."""
         return _uniform(backend, shape, dtype, self.scale)
 
 
@@ -191,6 +194,7 @@ class _Scaled(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """Normal or uniform draws of variance ``scale**2 * gain / fan``."""
         fan = self._fan(fan_in, fan_out)
         if fan <= 0:
             raise ValueError(
@@ -295,6 +299,7 @@ class Orthogonal(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
+        """A (semi-)orthogonal matrix, reshaped to ``shape``, times ``scale``."""
         if len(shape) < 2:
             raise ValueError(
                 f"zerograd_nn.initializers.Orthogonal: needs a shape of 2 or more dimensions, "

@@ -10,7 +10,7 @@ MLP(
   (l0): Linear(in=None, out=10)
   (l1): Linear(in=None, out=1)
 )
->>> s = model.summary(np.zeros((5, 3), np.float32), file=None)
+>>> s = model.summary(np.zeros((5, 3), np.float32), verbose=False)
 >>> s.total_params
 51
 """
@@ -147,7 +147,9 @@ def _shape_of(outputs: Any) -> Any:
     return tuple(outputs.shape)
 
 
-def summarize(layer: Any, inputs: tuple, file: TextIO | None = sys.stdout) -> ModelSummary:
+def summarize(
+    layer: Any, inputs: tuple, file: TextIO | None = None, verbose: bool = True
+) -> ModelSummary:
     """Run ``layer(*inputs)`` without a graph and in test mode, recording each layer's output.
 
     State that the pass leaves in Variable attributes (a recurrent cell's ``h`` and ``c``)
@@ -156,7 +158,8 @@ def summarize(layer: Any, inputs: tuple, file: TextIO | None = sys.stdout) -> Mo
     Args:
         layer: the model.
         inputs: its inputs.
-        file: where to print the table; None prints nothing.
+        file: where to print the table (default: the current ``sys.stdout``).
+        verbose: print it.
 
     Returns:
         The :class:`ModelSummary` (printed when ``file`` is given).
@@ -206,8 +209,8 @@ def summarize(layer: Any, inputs: tuple, file: TextIO | None = sys.stdout) -> Mo
                 "params": sum(_size(p) for p in _own_params(sub)),
             }
         )
-    if file is not None:
-        print(result, file=file)
+    if verbose:
+        print(result, file=file if file is not None else sys.stdout)
     return result
 
 

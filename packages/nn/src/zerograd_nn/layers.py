@@ -15,7 +15,6 @@ names (``'l1/W'``) are what weight files store.
 from __future__ import annotations
 
 import os
-import sys
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -138,7 +137,7 @@ class Layer:
         """
         return _inspection.count_params(self)
 
-    def summary(self, *inputs: Any, file: TextIO | None = sys.stdout) -> Any:
+    def summary(self, *inputs: Any, verbose: bool = True, file: TextIO | None = None) -> Any:
         """Run ``self(*inputs)`` and print a table of every layer's output shape and parameters.
 
         The forward pass runs under ``no_grad()`` and ``test_mode()``, so it records no
@@ -146,12 +145,13 @@ class Layer:
 
         Args:
             *inputs: inputs for one forward pass (a small batch is enough).
-            file: where the table is printed; None prints nothing.
+            verbose: print the table.
+            file: where to print it (default: the current ``sys.stdout``).
 
         Returns:
             A :class:`~zerograd_nn.inspection.ModelSummary` (``rows``, ``total_params``).
         """
-        return _inspection.summarize(self, inputs, file)
+        return _inspection.summarize(self, inputs, file, verbose)
 
     @property
     def training(self) -> bool:

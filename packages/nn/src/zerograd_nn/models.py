@@ -24,6 +24,13 @@ _WEIGHT_URLS = {
 }
 
 
+def _width(owner: str, name: str, value: Any) -> int:
+    """``value`` as an int when it is a positive integer (numpy integers too, never a bool)."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__") or value < 1:
+        raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
+    return int(value)
+
+
 class Model(Layer):
     """A Layer meant to be trained as a whole; :meth:`plot` draws its graph."""
 
@@ -59,6 +66,12 @@ class Sequential(Model):
     """Layers (or callables) applied one after another; layers are named ``l0``, ``l1``, ..."""
 
     def __init__(self, *layers: Any) -> None:
+        for i, layer in enumerate(layers):
+            if not callable(layer):
+                raise TypeError(
+                    f"Sequential: layer {i} is {layer!r}, not a Layer or a callable (a function "
+                    f"such as F.relu)"
+                )
         super().__init__()
         self.layers = []
         for i, layer in enumerate(layers):
@@ -72,11 +85,30 @@ class Sequential(Model):
 
 
 class MLP(Model):
-    """Fully connected network: Linear layers of ``fc_output_sizes``, ``activation`` between."""
+    """Fully connected network: Linear layers of ``fc_output_sizes``, ``activation`` between
+    (``None``: none, a linear model).
+
+    Raises:
+        TypeError: ``fc_output_sizes`` is not a non-empty list or tuple, or ``activation``
+            is not callable.
+        ValueError: a width is not a positive int.
+    """
 
     def __init__(
         self, fc_output_sizes: Sequence[int], activation: Callable[[Any], Variable] = F.sigmoid
     ) -> None:
+        if not isinstance(fc_output_sizes, (list, tuple, range)) or not fc_output_sizes:
+            raise TypeError(
+                f"MLP: fc_output_sizes must be a non-empty list or tuple of layer widths, e.g. "
+                f"(100, 10), got {fc_output_sizes!r}"
+            )
+        for size in fc_output_sizes:
+            _width("MLP", f"every layer width (fc_output_sizes={fc_output_sizes!r})", size)
+        if activation is not None and not callable(activation):
+            raise TypeError(
+                f"MLP: activation must be a function such as F.relu (or None), got {activation!r}"
+            )
+        fc_output_sizes = [int(size) for size in fc_output_sizes]
         super().__init__()
         self.activation = activation
         self.layers = []
@@ -86,8 +118,9 @@ class MLP(Model):
             self.layers.append(layer)
 
     def forward(self, x: Any) -> Variable:
+        act = self.activation
         for layer in self.layers[:-1]:
-            x = self.activation(layer(x))
+            x = layer(x) if act is None else act(layer(x))
         return self.layers[-1](x)
 
 
@@ -127,6 +160,11 @@ class VGG16(Model):
         image: Any, size: tuple[int, int] | None = (224, 224), dtype: Any = "float32"
     ) -> Any:
         """A PIL image as the (3, H, W) BGR array, ImageNet mean removed, that VGG16 expects."""
+        if not (hasattr(image, "convert") and hasattr(image, "resize")):
+            raise TypeError(
+                f"VGG16.preprocess: expected a PIL image, got {type(image).__name__} (open one "
+                f"with PIL.Image.open(path))"
+            )
         import numpy as np  # PIL hands its pixels to numpy, on the host
 
         image = image.convert("RGB")
@@ -199,9 +237,8 @@ class BuildingBlock(Layer):
         stride: int | None = None,
         downsample_fb: bool | None = None,
     ) -> None:
+        n_layers = _width("BuildingBlock", "n_layers", n_layers)
         super().__init__()
-        if n_layers is None or n_layers < 1:
-            raise ValueError(f"BuildingBlock: n_layers must be a positive int, got {n_layers!r}")
         self.a = BottleneckA(in_channels, mid_channels, out_channels, stride, downsample_fb)
         self._forward = ["a"]
         for i in range(n_layers - 1):
@@ -273,6 +310,8 @@ class Fire(Layer):
     """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands joined on channels."""
 
     def __init__(self, squeeze: int, expand1x1: int, expand3x3: int) -> None:
+        for name, v in (("squeeze", squeeze), ("expand1x1", expand1x1), ("expand3x3", expand3x3)):
+            _width("Fire", name, v)
         super().__init__()
         self.squeeze = L.Conv2d(squeeze, 1)
         self.expand1x1 = L.Conv2d(expand1x1, 1)
@@ -290,6 +329,7 @@ class SqueezeNet(Model):
     """
 
     def __init__(self, pretrained: bool | str | os.PathLike = False, n_classes: int = 1000) -> None:
+        n_classes = _width("SqueezeNet", "n_classes", n_classes)
         super().__init__()
         self.conv1 = L.Conv2d(64, 3, stride=2)
         # fire2..fire9: (squeeze, expand) widths; both expands have the same width

@@ -19,6 +19,9 @@ from typing import Any
 
 from zerograd.backends import backend_of, device_of, get_array_module, get_backend
 
+from .functional.utils import pair as _fpair
+from .functional.utils import real_number
+
 __all__ = [
     "AsType",
     "CenterCrop",
@@ -36,13 +39,54 @@ __all__ = [
 ]
 
 
-def pair(x: int | Sequence[int]) -> tuple[int, int]:
-    """``3 -> (3, 3)``; a pair stays a pair."""
-    if isinstance(x, int):
-        return (x, x)
-    if isinstance(x, (tuple, list)) and len(x) == 2:
-        return (int(x[0]), int(x[1]))
-    raise ValueError(f"expected an int or a pair of ints, got {x!r}")
+def pair(x: int | Sequence[int], *, what: str = "pair") -> tuple[int, int]:
+    """``3 -> (3, 3)``; a pair stays a pair (numpy integers too; bools and floats refused).
+
+    Raises:
+        ValueError: ``x`` is not an int or a pair of ints; ``what`` names the caller.
+    """
+    return _fpair(x, what=what)
+
+
+def _size(owner: str, size: Any) -> tuple[int, int]:
+    w, h = pair(size, what=f"{owner}: size")
+    if w < 1 or h < 1:
+        raise ValueError(f"{owner}: size must be positive, got {size!r}")
+    return (w, h)
+
+
+def _numeric(owner: str, x: Any) -> Any:
+    """``x`` as an array: arrays pass, lists are converted, anything else a TypeError."""
+    if isinstance(x, (list, tuple)):
+        x = get_backend().xp.asarray(x)
+    try:
+        kind = backend_of(x).dtype_kind(x.dtype)
+    except TypeError:
+        kind = None
+    if kind is None or kind not in "biufc":
+        got = type(x).__name__ if kind is None else f"an array of dtype {x.dtype}"
+        raise TypeError(f"{owner}: expected a numeric array (or a list), got {got}")
+    return x
+
+
+def _check_dtype(owner: str, dtype: Any) -> Any:
+    """Refuse what the default backend does not take as a dtype, when the transform is made."""
+    try:
+        get_backend().xp.zeros(0, dtype=dtype)
+    except TypeError:
+        raise TypeError(f"{owner}: {dtype!r} is not a dtype (e.g. 'float32' or 'int64')") from None
+    return dtype
+
+
+def _image(owner: str, img: Any) -> Any:
+    """The PIL module, once ``img`` is known to be a PIL image (Pillow's absence first)."""
+    Image = _pil()
+    if not _is_pil(img):
+        raise TypeError(
+            f"{owner}: expected a PIL image, got {type(img).__name__}; convert an array "
+            f"(C, H, W) with ToPIL() first."
+        )
+    return Image
 
 
 def _pil() -> Any:
@@ -65,6 +109,13 @@ class Compose:
     """Apply ``transforms`` one after another."""
 
     def __init__(self, transforms: Sequence[Callable[[Any], Any]] = ()) -> None:
+        if not isinstance(transforms, (list, tuple)):
+            raise TypeError(
+                f"Compose: transforms must be a list of callables, got {type(transforms).__name__}"
+            )
+        for i, t in enumerate(transforms):
+            if not callable(t):
+                raise TypeError(f"Compose: transforms[{i}] is {t!r}, not a callable")
         self.transforms = list(transforms)
 
     def __call__(self, img: Any) -> Any:
@@ -83,7 +134,7 @@ class Convert:
         self.mode = mode
 
     def __call__(self, img: Any) -> Any:
-        Image = _pil()
+        Image = _image("Convert", img)
         if self.mode == "BGR":
             r, g, b = img.convert("RGB").split()
             return Image.merge("RGB", (b, g, r))
@@ -94,11 +145,11 @@ class Resize:
     """Resize a PIL image to ``size`` (``(width, height)`` or one int for a square)."""
 
     def __init__(self, size: int | Sequence[int], mode: Any = None) -> None:
-        self.size = pair(size)
+        self.size = _size("Resize", size)
         self.mode = mode
 
     def __call__(self, img: Any) -> Any:
-        Image = _pil()
+        Image = _image("Resize", img)
         mode = Image.BILINEAR if self.mode is None else self.mode
         return img.resize(self.size, mode)
 
@@ -107,10 +158,10 @@ class CenterCrop:
     """Crop the centre ``size`` (``(width, height)`` or one int) out of a PIL image."""
 
     def __init__(self, size: int | Sequence[int]) -> None:
-        self.size = pair(size)
+        self.size = _size("CenterCrop", size)
 
     def __call__(self, img: Any) -> Any:
-        _pil()
+        _image("CenterCrop", img)
         W, H = img.size
         OW, OH = self.size
         if OW > W or OH > H:
@@ -123,7 +174,7 @@ class ToArray:
     """PIL image (H, W, C) -> array (C, H, W) of ``dtype``; arrays pass through unchanged."""
 
     def __init__(self, dtype: Any = "float32") -> None:
-        self.dtype = dtype
+        self.dtype = _check_dtype("ToArray", dtype)
 
     def __call__(self, img: Any) -> Any:
         if _is_pil(img):
@@ -145,9 +196,17 @@ class ToPIL:
         Image = _pil()
         from zerograd.backends import as_numpy
 
-        a = as_numpy(array)
-        if a.ndim != 3:
-            raise ValueError(f"ToPIL: expected an array of shape (C, H, W), got {a.shape}")
+        a = as_numpy(_numeric("ToPIL", array))
+        if a.ndim != 3 or a.shape[0] not in (1, 3, 4):
+            raise ValueError(
+                f"ToPIL: expected an array of shape (C, H, W) with 1, 3 or 4 channels, got "
+                f"{a.shape}"
+            )
+        if a.dtype != "uint8":
+            raise TypeError(
+                f"ToPIL: expected uint8 pixels (0..255), got dtype {a.dtype}; scale them and "
+                f"convert with AsType('uint8') first."
+            )
         a = a.transpose(1, 2, 0)
         return Image.fromarray(a[:, :, 0] if a.shape[2] == 1 else a)
 
@@ -156,6 +215,7 @@ class RandomHorizontalFlip:
     """Flip left-right with probability ``p`` (a PIL image, or an array on its last axis)."""
 
     def __init__(self, p: float = 0.5) -> None:
+        p = real_number("RandomHorizontalFlip", "p", p)
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"RandomHorizontalFlip: p must be in [0, 1], got {p}")
         self.p = p
@@ -166,6 +226,9 @@ class RandomHorizontalFlip:
         if _is_pil(img):
             Image = _pil()
             return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        img = _numeric("RandomHorizontalFlip", img)
+        if img.ndim == 0:
+            raise ValueError("RandomHorizontalFlip: a 0-d array has no axis to flip")
         return get_array_module(img).flip(img, axis=-1)
 
 
@@ -173,28 +236,48 @@ class RandomHorizontalFlip:
 
 
 class Normalize:
-    """``(x - mean) / std``; a sequence ``mean``/``std`` applies per channel (axis 0)."""
+    """``(x - mean) / std``; a sequence ``mean``/``std`` applies per channel (axis 0).
+
+    Integer data (uint8 pixels) is computed in float64, never in its own dtype (where
+    subtracting the mean would wrap around).
+
+    Raises:
+        TypeError: ``mean`` or ``std`` is not a number or a sequence of numbers.
+        ValueError: ``std`` holds a zero.
+    """
 
     def __init__(self, mean: float | Sequence[float] = 0, std: float | Sequence[float] = 1) -> None:
+        for name, v in (("mean", mean), ("std", std)):
+            values = v if isinstance(v, (list, tuple)) else [v]
+            for e in values:
+                real_number("Normalize", name, e)
+            if not values:
+                raise ValueError(f"Normalize: {name} is an empty sequence")
+        if any(float(e) == 0 for e in (std if isinstance(std, (list, tuple)) else [std])):
+            raise ValueError(f"Normalize: std must not be zero, got {std!r}")
         self.mean = mean
         self.std = std
 
     def _stat(self, value: Any, array: Any) -> Any:
-        if isinstance(value, (int, float)):
-            return value
+        if not isinstance(value, (list, tuple)):
+            return float(value)
         xp = get_array_module(array)
         v = xp.asarray(value, dtype=array.dtype, device=device_of(array))
-        if v.ndim == 0:
-            return v
         n = v.shape[0]
-        if n != 1 and n != array.shape[0]:
+        if n == 1:
+            return v
+        if array.ndim == 0 or n != array.shape[0]:
             raise ValueError(
                 f"Normalize: {n} per-channel values for an array of shape {array.shape} "
-                f"(axis 0 has {array.shape[0]} channels)"
+                f"(expected {n} channels on axis 0)"
             )
         return xp.reshape(v, (n,) + (1,) * (array.ndim - 1))
 
     def __call__(self, array: Any) -> Any:
+        array = _numeric("Normalize", array)
+        backend = backend_of(array)
+        if backend.dtype_kind(array.dtype) not in "fc":
+            array = backend.astype(array, backend.xp.float64)
         return (array - self._stat(self.mean, array)) / self._stat(self.std, array)
 
 
@@ -202,6 +285,7 @@ class Flatten:
     """Reshape to one dimension."""
 
     def __call__(self, array: Any) -> Any:
+        array = _numeric("Flatten", array)
         return get_array_module(array).reshape(array, (-1,))
 
 
@@ -209,9 +293,10 @@ class AsType:
     """Convert to ``dtype`` (a dtype or its name, e.g. ``'float32'``)."""
 
     def __init__(self, dtype: Any = "float32") -> None:
-        self.dtype = dtype
+        self.dtype = _check_dtype(type(self).__name__, dtype)
 
     def __call__(self, array: Any) -> Any:
+        array = _numeric(type(self).__name__, array)
         return backend_of(array).astype(array, self.dtype)
 
 

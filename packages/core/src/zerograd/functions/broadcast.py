@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from ..backends import backend_of
@@ -25,7 +26,7 @@ class BroadcastTo(Function):
         self.x_shape = x.shape
         try:
             return backend_of(x).broadcast_to(x, self.shape)
-        except ValueError:
+        except (ValueError, TypeError):
             raise _shape_error("broadcast_to", x.shape, self.shape) from None
 
     def backward(self, gy: Variable) -> Variable:
@@ -47,11 +48,25 @@ class SumTo(Function):
         return broadcast_to(gy, self.x_shape)
 
 
+def as_shape(shape: Any, op: str) -> tuple[int, ...]:
+    """``shape`` (an int or a sequence of ints) as a tuple of ints; TypeError naming ``op``."""
+    try:
+        if isinstance(shape, (tuple, list)):
+            return tuple(operator.index(n) for n in shape)
+        return (operator.index(shape),)
+    except TypeError:
+        raise TypeError(
+            f"{op}: the shape must be an int or a tuple of ints, got {shape!r}"
+        ) from None
+
+
 def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
     """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``)."""
     if not isinstance(x, Variable):
         x = as_input(x, "broadcast_to")
-    if x.shape == tuple(shape):
+    if type(shape) is not tuple:
+        shape = as_shape(shape, "broadcast_to")
+    if x.shape == shape:
         return x
     return BroadcastTo(shape)(x)
 
@@ -60,6 +75,8 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Variable:
     """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``)."""
     if not isinstance(x, Variable):
         x = as_input(x, "sum_to")
-    if x.shape == tuple(shape):
+    if type(shape) is not tuple:
+        shape = as_shape(shape, "sum_to")
+    if x.shape == shape:
         return x
     return SumTo(shape)(x)

@@ -132,7 +132,13 @@ class Clip(Function):
 
     def backward(self, gy: Variable) -> Variable:
         x = self.inputs[0].data
-        mask = (x >= self.x_min) & (x <= self.x_max)
+        lo, hi = self.x_min, self.x_max
+        if lo is None:  # one bound may be None, as in numpy.clip
+            mask = x <= hi
+        elif hi is None:
+            mask = x >= lo
+        else:
+            mask = (x >= lo) & (x <= hi)
         return gy * backend_of(x).astype(mask, gy.dtype)
 
 
@@ -172,5 +178,23 @@ def sqrt(x: Any) -> Variable:
 
 
 def clip(x: Any, x_min: Any, x_max: Any) -> Variable:
-    """Limit values to ``[x_min, x_max]``; the gradient is zero where ``x`` was clipped."""
+    """Limit values to ``[x_min, x_max]``; the gradient is zero where ``x`` was clipped.
+
+    Either bound may be None (no limit on that side), as in ``numpy.clip``.
+
+    Raises:
+        TypeError: a bound is not a number, an array or None, or both are None.
+    """
+    for name, bound in (("x_min", x_min), ("x_max", x_max)):
+        if (
+            bound is not None
+            and not isinstance(bound, (int, float))
+            and not hasattr(bound, "dtype")
+        ):
+            raise TypeError(
+                f"clip: {name} must be a number, an array or None, got {bound!r} "
+                f"({type(bound).__name__})"
+            )
+    if x_min is None and x_max is None:
+        raise TypeError("clip: give at least one of x_min and x_max (both are None)")
     return Clip(x_min, x_max)(x)

@@ -60,11 +60,20 @@ class Stack(Function):
         return tuple(get_item(gy, lead + (i,)) for i in range(len(self.inputs)))
 
 
+def _sequence(xs: Any, op: str) -> Sequence[Any]:
+    if not isinstance(xs, (list, tuple)):
+        raise TypeError(
+            f"{op}: xs must be a list or tuple of Variables or arrays, got "
+            f"{type(xs).__name__}; wrap a single one as [x]."
+        )
+    if not xs:
+        raise ValueError(f"{op}: needs at least one input")
+    return xs
+
+
 def concatenate(xs: Sequence[Any], axis: int = 0) -> Variable:
     """Join Variables along an existing ``axis`` (``cat`` is an alias)."""
-    if not xs:
-        raise ValueError("concatenate: needs at least one input")
-    return Concatenate(axis)(*xs)
+    return Concatenate(axis)(*_sequence(xs, "concatenate"))
 
 
 cat = concatenate
@@ -72,6 +81,4 @@ cat = concatenate
 
 def stack(xs: Sequence[Any], axis: int = 0) -> Variable:
     """Join same-shaped Variables along a new ``axis``."""
-    if not xs:
-        raise ValueError("stack: needs at least one input")
-    return Stack(axis)(*xs)
+    return Stack(axis)(*_sequence(xs, "stack"))

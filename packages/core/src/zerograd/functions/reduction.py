@@ -27,11 +27,14 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
         ) from None
     for a in axes:
         if not -ndim <= a < ndim:
+            valid = f"valid: {-ndim}..{ndim - 1}" if ndim else "it has none: use axis=None"
             raise ValueError(
-                f"{op}: axis {a} is out of range for an input of {ndim} dimensions "
-                f"(valid: {-ndim}..{ndim - 1})."
+                f"{op}: axis {a} is out of range for an input of {ndim} dimensions ({valid})."
             )
-    return tuple(sorted(a % ndim for a in axes))
+    out = tuple(sorted(a % ndim for a in axes))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: axis {axis!r} names one axis twice")
+    return out
 
 
 def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -48,7 +51,15 @@ class Sum(Function):
     def forward(self, x: Any) -> Any:
         self.x_shape = x.shape
         self.axes = normalize_axis(self.axis, x.ndim, "sum")
-        return get_array_module(x).sum(x, axis=self.axes, keepdims=self.keepdims)
+        xp = get_array_module(x)
+        try:
+            return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
+        except TypeError:  # an array-API backend refusing bool: count in the default int
+            b = backend_of(x)
+            if b.dtype_kind(x.dtype) != "b":
+                raise
+            x = b.astype(x, b.asarray(0).dtype)
+            return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, gy: Variable) -> Variable:
         if not self.keepdims:
@@ -64,8 +75,11 @@ class _Extremum(Function):
 
     def forward(self, x: Any) -> Any:
         self.axes = normalize_axis(self.axis, x.ndim, self.name)
-        if x.size == 0:
-            raise ValueError(f"{self.name}: the input of shape {x.shape} has no elements")
+        if x.size == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
+            raise ValueError(
+                f"{self.name}: the input of shape {x.shape} has no elements along the reduced "
+                f"axes {self.axis!r}; there is no {self.name} of nothing."
+            )
         return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, gy: Variable) -> Variable:
@@ -89,8 +103,18 @@ class Min(_Extremum):
     name = "min"
 
 
+def _keepdims(keepdims: Any, op: str) -> bool:
+    if keepdims is True or keepdims is False:
+        return keepdims
+    if type(keepdims).__name__ == "bool_" or isinstance(keepdims, int):  # numpy.bool_, 0/1
+        return bool(keepdims)
+    raise TypeError(f"{op}: keepdims must be True or False, got {keepdims!r}")
+
+
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     """Sum over ``axis`` (an int, a tuple, negative allowed; all axes when None)."""
+    if keepdims is not False and keepdims is not True:
+        keepdims = _keepdims(keepdims, "sum")
     return Sum(axis, keepdims)(x)
 
 
@@ -105,7 +129,10 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
         array(1.5)
     """
     x = as_input(x, "mean")
-    y = sum(x, axis, keepdims)
+    try:
+        y = sum(x, axis, keepdims)
+    except (TypeError, ValueError) as exc:  # the axis checks name sum; the user called mean
+        raise type(exc)(str(exc).replace("sum:", "mean:", 1)) from None
     n, m = x.data.size, y.data.size
     if n:
         return y * (m / n)
@@ -124,11 +151,15 @@ average = mean
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     """Maximum over ``axis``; the gradient goes to the maximal elements."""
+    if keepdims is not False and keepdims is not True:
+        keepdims = _keepdims(keepdims, "max")
     return Max(axis, keepdims)(x)
 
 
 def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     """Minimum over ``axis``; the gradient goes to the minimal elements."""
+    if keepdims is not False and keepdims is not True:
+        keepdims = _keepdims(keepdims, "min")
     return Min(axis, keepdims)(x)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -44,9 +45,9 @@ def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
             f"transpose: axes must be None or a sequence of ints, got {axes!r}"
         ) from None
     if sorted(a % ndim if -ndim <= a < ndim else a for a in axes) != list(range(ndim)):
+        what = f"pass each of 0..{ndim - 1} (or its negative) exactly once" if ndim else "pass ()"
         raise ValueError(
-            f"transpose: axes {axes} are not a permutation of the {ndim} axes of the input; "
-            f"pass each of 0..{ndim - 1} (or its negative) exactly once."
+            f"transpose: axes {axes} are not a permutation of the {ndim} axes of the input; {what}."
         )
     return tuple(a % ndim for a in axes)
 
@@ -153,6 +154,10 @@ def get_item(x: Any, slices: Any) -> Variable:
 def expand_dims(x: Any, axis: int) -> Variable:
     """Insert an axis of length 1 at ``axis`` (negative counts from the end)."""
     x = as_input(x, "expand_dims")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"expand_dims: axis must be an int, got {axis!r}") from None
     shape = list(x.shape)
     ndim = len(shape) + 1
     if not -ndim <= axis < ndim:
@@ -170,4 +175,5 @@ def flatten(x: Any) -> Variable:
     x = as_input(x, "flatten")
     if x.ndim == 0:
         return reshape(x, (1,))
-    return reshape(x, (x.shape[0], -1))
+    n = x.shape[0]
+    return reshape(x, (n, x.size // n if n else math.prod(x.shape[1:])))

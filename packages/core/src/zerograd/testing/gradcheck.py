@@ -52,7 +52,7 @@ def _numerical_grad(f: Callable[..., Any], x: Any, args: tuple, kwargs: dict, ep
     backend = backend_of(data)
     dtype = backend.to_numpy(data).dtype
     base = np.array(backend.to_numpy(data), dtype="float64", order="C")  # flat view below
-    grad = base * 0.0
+    grad = np.zeros_like(base)  # (base * 0.0 is a numpy scalar for 0-d data)
     flat = base.reshape(-1)
     for i in range(flat.size):
         old = flat[i]

@@ -44,6 +44,12 @@ class Dataset:
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
+        for name, f in (("transform", transform), ("target_transform", target_transform)):
+            if f is not None and not callable(f):
+                raise TypeError(
+                    f"{type(self).__name__}: {name} must be a callable (e.g. a "
+                    f"transforms.Compose) or None, got {f!r}"
+                )
         self.train = train
         self.transform = _identity if transform is None else transform
         self.target_transform = _identity if target_transform is None else target_transform
@@ -83,6 +89,15 @@ def data_home(name: str | None = None) -> Path:
     base = os.environ.get("ZEROGRAD_DATA") or Path.home() / ".zerograd" / "datasets"
     base = Path(base).expanduser()
     return base / name if name else base
+
+
+def as_root(owner: str, root: Any, default: str) -> Path:
+    """``root`` as a directory path (``data_home(default)`` when None); TypeError otherwise."""
+    if root is None:
+        return data_home(default)
+    if not isinstance(root, (str, os.PathLike)):
+        raise TypeError(f"{owner}: root must be a directory path or None, got {root!r}")
+    return Path(root).expanduser()
 
 
 def verify_checksum(path: Path, checksum: str | None) -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from zerograd.backends import get_backend
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
-from .base import Dataset, data_home, fetch, verify_checksum
+from .base import Dataset, as_root, fetch, verify_checksum
 
 __all__ = ["CIFAR10", "CIFAR100", "FashionMNIST", "MNIST", "read_idx"]
 
@@ -77,7 +77,7 @@ class _ImageFiles(Dataset):
     class_names: tuple[str, ...] = ()
 
     def _locate(self, root: str | Path | None, download: bool) -> None:
-        self.root = Path(root) if root is not None else data_home(self.folder)
+        self.root = as_root(type(self).__name__, root, self.folder)
         self.download = download
 
     @classmethod

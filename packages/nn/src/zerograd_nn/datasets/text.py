@@ -8,7 +8,7 @@ from typing import Any
 
 from zerograd.backends import get_backend
 
-from .base import Dataset, data_home, fetch
+from .base import Dataset, as_root, fetch
 
 __all__ = ["Shakespear", "TextCharDataset"]
 
@@ -38,6 +38,8 @@ class TextCharDataset(Dataset):
             raise ValueError("TextCharDataset: give exactly one of text=... or path=...")
         if path is not None:
             text = Path(path).read_text(encoding=encoding)
+        if not isinstance(text, str):
+            raise TypeError(f"TextCharDataset: text must be a str, got {type(text).__name__}")
         if len(text) < 2:
             raise ValueError(f"TextCharDataset: need at least 2 characters, got {len(text)}")
         self.text = text
@@ -73,8 +75,16 @@ class TextCharDataset(Dataset):
         return xp.asarray([self.char_to_id[c] for c in s], dtype=xp.int64)
 
     def decode(self, ids: Sequence[int] | Any) -> str:
-        """Ids -> text."""
-        return "".join(self.id_to_char[int(i)] for i in ids)
+        """Ids -> text (KeyError naming an id outside the vocabulary)."""
+        chars = []
+        for i in ids:
+            c = self.id_to_char.get(int(i))
+            if c is None:
+                raise KeyError(
+                    f"id {int(i)} is not in the vocabulary (ids 0..{self.vocab_size - 1})"
+                )
+            chars.append(c)
+        return "".join(chars)
 
 
 class Shakespear(TextCharDataset):
@@ -97,7 +107,7 @@ class Shakespear(TextCharDataset):
         root: str | Path | None = None,
         download: bool = False,
     ) -> None:
-        self.root = Path(root) if root is not None else data_home("shakespear")
+        self.root = as_root("Shakespear", root, "shakespear")
         paths = fetch("Shakespear", self.root, {self.file_name: (self.url, None)}, download)
         super().__init__(
             path=paths[self.file_name],

@@ -12,7 +12,7 @@ from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import exp, sum
 
-from .utils import as_float, float_data, logsumexp, normalize_axis, recording
+from .utils import as_float, float_data, logsumexp, normalize_axis, real_number, recording
 
 
 def _keep(y: Any, x: Any) -> Any:
@@ -48,7 +48,7 @@ class SigmoidGrad(Function):
 
 def sigmoid_simple(x: Any) -> Variable:
     """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version)."""
-    x = as_float(x)
+    x = as_float(x, "sigmoid_simple")
     return 1 / (1 + exp(-x))
 
 
@@ -97,8 +97,8 @@ class LeakyReLU(Function):
 
 
 def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
-    """``x`` where positive, ``slope * x`` elsewhere."""
-    return LeakyReLU(slope)(x)
+    """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``)."""
+    return LeakyReLU(real_number("leaky_relu", "slope", slope))(x)
 
 
 class Softmax(Function):
@@ -110,6 +110,8 @@ class Softmax(Function):
     def forward(self, x: Any) -> Any:
         self.axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
+        if x.size == 0:  # nothing to normalize (max of an empty axis is undefined)
+            return backend_of(x).astype(x, x.dtype)
         xp = get_array_module(x)
         y = xp.exp(x - xp.max(x, axis=self.axis, keepdims=True))
         return y / xp.sum(y, axis=self.axis, keepdims=True)
@@ -122,7 +124,7 @@ class Softmax(Function):
 
 def softmax_simple(x: Any, axis: int = 1) -> Variable:
     """``exp(x) / sum(exp(x), axis)`` from elementary functions (overflows for large x)."""
-    x = as_float(x)
+    x = as_float(x, "softmax_simple")
     y = exp(x)
     return y / sum(y, axis=axis, keepdims=True)
 
@@ -141,6 +143,8 @@ class LogSoftmax(Function):
     def forward(self, x: Any) -> Any:
         self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
+        if x.size == 0:
+            return backend_of(x).astype(x, x.dtype)
         return x - logsumexp(x, self.axis)
 
     def backward(self, gy: Variable) -> Variable:

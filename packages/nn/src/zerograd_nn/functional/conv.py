@@ -115,10 +115,12 @@ class Conv2d(Function):
     """2-D convolution; backward uses deconv2d and Conv2DGradW, both differentiable."""
 
     def __init__(self, stride: Any = 1, pad: Any = 0) -> None:
-        self.stride, self.pad = _pair(stride), _pair(pad)
+        self.stride = _pair(stride, what="conv2d: stride")
+        self.pad = _pair(pad, what="conv2d: pad")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         _check_conv("conv2d", x, W, 1, b)
+        conv_geometry("conv2d", x.shape, W.shape[2:], self.stride, self.pad)
         xp = get_array_module(x)
         col = im2col_array(x, W.shape[2:], self.stride, self.pad, to_matrix=False)
         n, c, kh, kw, oh, ow = col.shape
@@ -144,15 +146,18 @@ class Deconv2d(Function):
     """Transposed 2-D convolution; backward uses conv2d and Conv2DGradW."""
 
     def __init__(self, stride: Any = 1, pad: Any = 0, outsize: Any = None) -> None:
-        self.stride, self.pad = _pair(stride), _pair(pad)
-        if outsize is not None and not isinstance(outsize, int):
+        self.stride = _pair(stride, what="deconv2d: stride")
+        self.pad = _pair(pad, what="deconv2d: pad")
+        if isinstance(outsize, (list, tuple)):
             outsize = tuple(outsize)
-        self.outsize = None if outsize is None else _pair(outsize)
+        self.outsize = None if outsize is None else _pair(outsize, what="deconv2d: outsize")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         _check_conv("deconv2d", x, W, 0, b)
-        xp = get_array_module(x)
         (sh, sw), (ph, pw) = self.stride, self.pad
+        if min(sh, sw) < 1 or min(ph, pw) < 0:
+            raise ValueError(f"deconv2d: stride {self.stride} must be >= 1 and pad {self.pad} >= 0")
+        xp = get_array_module(x)
         c, oc, kh, kw = W.shape
         n, _, h, w = x.shape
         if self.outsize is None:

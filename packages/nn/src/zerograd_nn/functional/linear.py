@@ -20,6 +20,11 @@ class Linear(Function):
                 f"linear: x of shape {x.shape} and W of shape {W.shape} do not fit; expected "
                 f"x (N, ..., I) and W (I, O) with the same I."
             )
+        if b is not None and tuple(b.shape) not in ((W.shape[1],), (1, W.shape[1])):
+            raise ValueError(
+                f"linear: b of shape {b.shape} does not fit W of shape {W.shape}; expected "
+                f"({W.shape[1]},), one bias per output."
+            )
         y = get_array_module(x).matmul(x, W)
         if b is not None:
             y = y + b

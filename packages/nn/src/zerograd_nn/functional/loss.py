@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Function, Variable, as_variable
+from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
 
 from .activation import relu, softmax
-from .utils import as_float, float_data, logsumexp, onehot, recording
+from .utils import array_arg, as_float, float_data, logsumexp, onehot, recording
 
 
 def _data(x: Any) -> Any:
@@ -49,7 +49,7 @@ class MeanSquaredError(Function):
 
 
 def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
-    x0, x1 = as_float(x0), as_float(x1)
+    x0, x1 = as_float(x0, op, "x0"), as_float(x1, op, "x1")
     _same_shape(op, x0, x1)
     if x0.ndim == 0:
         raise ValueError(
@@ -90,9 +90,14 @@ def mean_squared_error(x0: Any, x1: Any) -> Variable:
 
 
 def _check_labels(op: str, x: Any, t: Any) -> Any:
-    t = _data(t)
+    t = array_arg(op, "labels t", t, like=x.data)
     if x.ndim != 2:
         raise ValueError(f"{op}: expected scores x of shape (N, classes), got {x.shape}")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(
+            f"{op}: scores x of shape {x.shape} hold no {'rows' if x.shape[0] == 0 else 'classes'}"
+            f"; the mean loss over an empty batch is undefined."
+        )
     if backend_of(t).dtype_kind(t.dtype) not in "iu":
         raise TypeError(
             f"{op}: labels t must be integers (class ids), got dtype {t.dtype}; convert them "
@@ -142,7 +147,7 @@ def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
     Each row's maximum is subtracted first (a constant: it cancels in the gradient), so
     logits of any size give the exact loss and a finite gradient.
     """
-    x = as_float(x)
+    x = as_float(x, "softmax_cross_entropy_simple")
     t = _check_labels("softmax_cross_entropy_simple", x, t)
     n = x.shape[0]
     xp = get_array_module(x.data)
@@ -157,14 +162,26 @@ def softmax_cross_entropy(x: Any, t: Any) -> Variable:
 
     Computed through log-sum-exp, so large scores neither overflow nor take log(0).
     """
-    x = as_variable(x)
+    if not isinstance(x, Variable):
+        x = Variable(array_arg("softmax_cross_entropy", "scores x", x))
     return SoftmaxCrossEntropy()(x, _check_labels("softmax_cross_entropy", x, t))
 
 
 def _targets_like(op: str, x: Variable, t: Any) -> Any:
-    t = _data(t)
-    if t.size != x.size:
-        raise ValueError(f"{op}: targets of shape {t.shape} do not match inputs {x.shape}")
+    """Targets ``t`` as an array of ``x``'s shape and dtype; (N,) and (N, 1) fit each other."""
+    t = array_arg(op, "targets t", t, like=x.data)
+    xs, ts = tuple(x.shape), tuple(t.shape)
+    column = {len(xs), len(ts)} == {1, 2} and (xs + (1,))[:2] == (ts + (1,))[:2]  # (N,), (N, 1)
+    if ts != xs and not column:
+        raise ValueError(
+            f"{op}: targets of shape {ts} do not match inputs {xs}; give one target per input, "
+            f"in the same shape."
+        )
+    if x.ndim == 0 or x.shape[0] == 0:
+        raise ValueError(
+            f"{op}: inputs of shape {xs} hold no batch; the loss divides by the batch size "
+            f"len(x), so give a non-empty array of shape (N, ...)."
+        )
     xp = get_array_module(t)
     return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
 
@@ -174,7 +191,7 @@ def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
 
     Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any logit size.
     """
-    x = as_float(x)
+    x = as_float(x, "sigmoid_cross_entropy")
     t = _targets_like("sigmoid_cross_entropy", x, t)
     neg_abs = x - 2 * relu(x)  # -|x|
     loss = relu(x) - x * t + log(1 + exp(neg_abs))
@@ -186,7 +203,7 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
 
     ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
     """
-    p = as_float(p)
+    p = as_float(p, "binary_cross_entropy", "p")
     t = _targets_like("binary_cross_entropy", p, t)
     p = clip(p, 1e-15, 0.999)
     tlog_p = t * log(p) + (1 - t) * log(1 - p)
@@ -195,7 +212,8 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
 
 def accuracy(y: Any, t: Any) -> Variable:
     """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient."""
-    y, t = _data(y), _data(t)
+    y = array_arg("accuracy", "scores y", y)
+    t = array_arg("accuracy", "labels t", t, like=y)
     if y.ndim < 2:
         raise ValueError(
             f"accuracy: expected scores y of shape (N, classes), got {tuple(y.shape)}; the "
@@ -207,6 +225,11 @@ def accuracy(y: Any, t: Any) -> Variable:
         raise ValueError(
             f"accuracy: {pred.size} predictions from scores y of shape {tuple(y.shape)} but "
             f"{t.size} labels t of shape {tuple(t.shape)}; give one label per row of y."
+        )
+    if pred.size == 0:
+        raise ValueError(
+            f"accuracy: scores y of shape {tuple(y.shape)} hold no rows; the accuracy of an "
+            f"empty batch is undefined."
         )
     pred = xp.reshape(pred, t.shape)
     b = backend_of(y)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Config, Variable, as_variable
+from zerograd import Config, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape
+
+from .utils import array_arg, as_float, real_number
 
 
 def _raw(a: Any) -> Any:
@@ -47,20 +49,37 @@ def batch_norm(
     ``var`` with the unbiased batch variance. In test mode the running statistics are used.
     Both modes are differentiable to any order in ``x``, ``gamma`` and ``beta``.
     """
-    x = as_variable(x)
+    x = as_float(x, "batch_norm")
     if x.ndim not in (2, 4):
         raise ValueError(f"batch_norm: expected x of shape (N, C) or (N, C, H, W), got {x.shape}")
     c = x.shape[1]
+    if not isinstance(gamma, Variable):
+        gamma = array_arg("batch_norm", "gamma", gamma, like=x.data)
+    if not isinstance(beta, Variable):
+        beta = array_arg("batch_norm", "beta", beta, like=x.data)
     for name, a in (("gamma", gamma), ("beta", beta), ("mean", mean), ("var", var)):
-        if tuple(a.shape) != (c,):
+        shape = tuple(array_arg("batch_norm", name, a, like=x.data).shape)
+        if shape != (c,):
             raise ValueError(
-                f"batch_norm: {name} has shape {tuple(a.shape)} but x {x.shape} has {c} channels; "
+                f"batch_norm: {name} has shape {shape} but x {x.shape} has {c} channels; "
                 f"expected ({c},)."
             )
+    for name, a in (("mean", mean), ("var", var)):
+        if not isinstance(a, Variable) and not hasattr(a, "dtype"):
+            raise TypeError(
+                f"batch_norm: {name} must be an array or a Variable (the running statistics "
+                f"are updated in place), got {type(a).__name__}"
+            )
+    decay, eps = real_number("batch_norm", "decay", decay), real_number("batch_norm", "eps", eps)
     axes = (0,) if x.ndim == 2 else (0, 2, 3)
     shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)
     xp = get_array_module(x.data)
     if Config.train:
+        if x.size == 0:
+            raise ValueError(
+                f"batch_norm: x of shape {x.shape} is an empty batch: it has no statistics to "
+                f"normalize with or to update the running ones from; skip it (or use test mode)."
+            )
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
         v = _mean(xc * xc, axis=axes, keepdims=True)
@@ -69,8 +88,13 @@ def batch_norm(
         adjust = m / max(m - 1, 1)  # unbiased estimate of the variance
         new_mean = _raw(mean) * decay + xp.reshape(mu.data, (c,)) * (1 - decay)
         new_var = _raw(var) * decay + xp.reshape(v.data, (c,)) * ((1 - decay) * adjust)
+        old_mean = backend_of(_raw(mean)).astype(_raw(mean), _raw(mean).dtype)  # a copy
         _store(mean, new_mean)
-        _store(var, new_var)
+        try:
+            _store(var, new_var)
+        except Exception:
+            _store(mean, old_mean)  # a failure changes nothing
+            raise
     else:
         inv_std = 1 / xp.sqrt(_raw(var) + eps)
         xhat = (x - xp.reshape(_raw(mean), shape)) * xp.reshape(inv_std, shape)
@@ -84,7 +108,8 @@ batch_nrom = batch_norm
 def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
     """Zero each element with probability ``dropout_ratio`` and scale the rest by
     ``1 / (1 - dropout_ratio)`` in train mode; return ``x`` unchanged in test mode."""
-    x = as_variable(x)
+    x = as_float(x, "dropout")
+    dropout_ratio = real_number("dropout", "dropout_ratio", dropout_ratio)
     if not 0.0 <= dropout_ratio < 1.0:
         raise ValueError(f"dropout: dropout_ratio must be in [0, 1), got {dropout_ratio}")
     if not Config.train:

@@ -131,6 +131,10 @@ class Pooling2DWithIndexes(Function):
 def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
     """2-D max pooling of x (N, C, H, W); ints or ``(h, w)`` pairs for every size.
 
+    A window's gradient goes, whole, to its first maximum in row-major window order (the
+    element ``argmax`` picks), as in :func:`pooling_simple`. ``pad`` is at most half the
+    kernel.
+
     >>> import numpy as np
     >>> pooling(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2).data.ravel()
     array([ 5.,  7., 13., 15.])

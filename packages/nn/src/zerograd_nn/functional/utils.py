@@ -6,9 +6,10 @@ Everything here works on backend arrays (never Variables) through the array modu
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
-from zerograd import Config, Function, Variable, as_variable
+from zerograd import Config, Function, Variable, as_array
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.variable import Constant
 
@@ -48,25 +49,47 @@ class AsFloat(Function):
         return gy
 
 
-def as_float(x: Any) -> Variable:
-    """``x`` as a Variable of floating-point data (converted only when it is not already)."""
-    x = as_variable(x)
-    if x.data is None or backend_of(x.data).dtype_kind(x.dtype) in "fc":
+def as_float(x: Any, op: str, name: str = "x") -> Variable:
+    """Argument ``name`` of ``op`` as a Variable of floating-point data (converted only when
+    it is not already); TypeError for what is not a numeric array, Variable or list."""
+    if not isinstance(x, Variable) or x.data is None:
+        x = Variable(array_arg(op, name, x))
+    if backend_of(x.data).dtype_kind(x.dtype) in "fc":
         return x
     return AsFloat()(x)
 
 
-def pair(x: Any) -> tuple[int, int]:
+def _int_like(v: Any) -> bool:
+    """A Python or numpy integer (or 0-d integer array), never a bool."""
+    if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "i") not in "iu":
+        return False
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return True
+
+
+def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
     """``x`` as a pair ``(h, w)``: an int is repeated, a pair passes through.
 
-    >>> pair(3), pair((2, 1))
-    ((3, 3), (2, 1))
+    Args:
+        x: an int (numpy integers too) or a pair of them.
+        what: the function and argument to name in the error, e.g. ``"pooling: stride"``.
+
+    Raises:
+        ValueError: ``x`` is not an int or a pair of ints (bools and floats are refused).
+
+    Examples:
+        >>> pair(3), pair((2, 1))
+        ((3, 3), (2, 1))
     """
-    if isinstance(x, int):
-        return (x, x)
-    if isinstance(x, (tuple, list)) and len(x) == 2:
-        return (int(x[0]), int(x[1]))
-    raise ValueError(f"expected an int or a pair of ints (h, w), got {x!r}")
+    if _int_like(x):
+        n = operator.index(x)
+        return (n, n)
+    if isinstance(x, (tuple, list)) and len(x) == 2 and all(_int_like(v) for v in x):
+        return (operator.index(x[0]), operator.index(x[1]))
+    raise ValueError(f"{what}: expected an int or a pair of ints (h, w), got {x!r}")
 
 
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
@@ -81,12 +104,52 @@ def get_deconv_outsize(size: int, k: int, s: int, p: int) -> int:
 
 def normalize_axis(axis: int, ndim: int, op: str) -> int:
     """``axis`` (negative allowed) as a non-negative axis of an ``ndim``-dim input."""
-    if not isinstance(axis, int) or not -ndim <= axis < ndim:
+    if not _int_like(axis):
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    axis = operator.index(axis)
+    if ndim == 0:
+        raise ValueError(
+            f"{op}: the input is 0-d, it has no axis {axis}; give an array of shape (N, ...)."
+        )
+    if not -ndim <= axis < ndim:
         raise ValueError(
             f"{op}: axis {axis!r} is out of range for an input of {ndim} dimensions "
             f"(valid: {-ndim}..{ndim - 1})."
         )
     return axis % ndim
+
+
+def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
+    """The array behind argument ``v`` of ``op``: a Variable's data or a backend array as is;
+    a list or Python number converted (on ``like``'s backend); anything else a TypeError.
+
+    Used where a function reads shapes or values itself, before any zerograd Function would
+    check its inputs.
+    """
+    a = v.data if isinstance(v, Variable) else v
+    if isinstance(a, (list, tuple, int, float)) or getattr(a, "ndim", None) == 0:
+        try:  # lists, Python and numpy scalars; 0-d arrays of a backend stay as they are
+            backend_of(a)
+        except TypeError:
+            a = backend_of(like).asarray(a) if like is not None else as_array(a)
+    try:
+        backend = backend_of(a)
+    except TypeError:
+        backend = None
+    if backend is None or backend.dtype_kind(a.dtype) not in "biufc":
+        got = f"an array of dtype {a.dtype}" if backend is not None else type(a).__name__
+        raise TypeError(f"{op}: {name} must be a numeric array, a Variable or a list, got {got}")
+    return a
+
+
+def real_number(op: str, name: str, v: Any) -> float:
+    """``v`` as a float when it is a real number (numpy scalars too, never a bool)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) and getattr(v, "ndim", 1) != 0:
+        raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: {name} must be a real number, got {v!r}") from None
 
 
 def logsumexp(x: Any, axis: int = 1) -> Any:
@@ -102,7 +165,11 @@ def conv_geometry(
     """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``."""
     if len(img_shape) != 4:
         raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
-    (kh, kw), (sh, sw), (ph, pw) = pair(kernel_size), pair(stride), pair(pad)
+    (kh, kw), (sh, sw), (ph, pw) = (
+        pair(kernel_size, what=f"{op}: kernel_size"),
+        pair(stride, what=f"{op}: stride"),
+        pair(pad, what=f"{op}: pad"),
+    )
     if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
         raise ValueError(
             f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "

@@ -50,6 +50,7 @@ class Snapshot(Extension):
             model=trainer.model,
             optimizer=trainer.optimizer,
             loader=loader,
+            scheduler=trainer.extension_states(),  # schedulers, logs, early stopping, ...
             epoch=trainer.epoch,
             iteration=trainer.iteration,
             extra=trainer.state_extra(),
@@ -61,9 +62,11 @@ class Snapshot(Extension):
                     os.remove(old)
 
     def state_dict(self) -> dict[str, Any]:
+        """The files written so far (for ``n_retains``)."""
         return {"written": list(self.written)}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore the list of files written."""
         self.written = list(d["written"])
 
 
@@ -99,6 +102,7 @@ class StepScheduler(Extension):
 
     @property
     def default_name(self) -> str:
+        """``StepScheduler(<scheduler class>)``."""
         return f"StepScheduler({type(self.scheduler).__name__})"
 
     def __call__(self, trainer: Any) -> None:
@@ -108,9 +112,11 @@ class StepScheduler(Extension):
             self.scheduler.step(_observed(trainer, self.monitor, "StepScheduler"))
 
     def state_dict(self) -> dict[str, Any]:
+        """The scheduler's state dict."""
         return {"scheduler": self.scheduler.state_dict()}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore the scheduler's state (checked by the scheduler)."""
         self.scheduler.load_state_dict(d["scheduler"])
 
 
@@ -181,9 +187,11 @@ class EarlyStopping(Extension):
             )
 
     def state_dict(self) -> dict[str, Any]:
+        """The best value so far and the checks since."""
         return {"best": self.best, "bad_checks": self.bad_checks}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore the best value and the checks since."""
         self.best, self.bad_checks = float(d["best"]), int(d["bad_checks"])
 
 

@@ -103,9 +103,11 @@ class LogReport(Extension):
         self._rewrite = False
 
     def state_dict(self) -> dict[str, Any]:
+        """The entries so far and the averages of the open interval."""
         return {"log": self.log, "sums": self._sums, "counts": self._counts}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore the entries and averages; the next write rewrites the file from them."""
         self.log = [dict(e) for e in d["log"]]
         self._sums, self._counts = dict(d["sums"]), dict(d["counts"])
         self._columns = []
@@ -141,6 +143,7 @@ class PrintReport(Extension):
         self.entries = None if entries is None else list(entries)
         self.log_report, self.file = log_report, file
         self._shown = 0
+        self._header_printed = False
 
     def _print(self, line: str) -> None:
         if self.file is None:
@@ -160,7 +163,8 @@ class PrintReport(Extension):
         if self.entries is None:
             self.entries = list(log[self._shown])
         widths = [max(len(k), 10) for k in self.entries]
-        if self._shown == 0:
+        if not self._header_printed:  # once per process, also after a resume
+            self._header_printed = True
             self._print("  ".join(k.ljust(w) for k, w in zip(self.entries, widths)).rstrip())
         for entry in log[self._shown :]:
             cells = []
@@ -172,9 +176,11 @@ class PrintReport(Extension):
         self._shown = len(log)
 
     def state_dict(self) -> dict[str, Any]:
+        """How many entries were printed."""
         return {"shown": self._shown}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore how many entries were printed."""
         self._shown = int(d["shown"])
 
 
@@ -210,6 +216,7 @@ class ProgressBar(Extension):
         self.bar: Any = None
 
     def initialize(self, trainer: Any) -> None:
+        """Open the bar, counting from the trainer's iteration (after a resume too)."""
         if not self.enabled:
             return
         total = trainer.max_iterations
@@ -225,6 +232,7 @@ class ProgressBar(Extension):
             self.bar.set_postfix(epoch=trainer.epoch, loss=f"{trainer.observation['loss']:.4g}")
 
     def finalize(self, trainer: Any) -> None:
+        """Close the bar."""
         if self.bar is not None:
             self.bar.close()
             self.bar = None
@@ -260,11 +268,12 @@ class PlotReport(Extension):
         try:
             from matplotlib.backends.backend_agg import FigureCanvasAgg
             from matplotlib.figure import Figure
+            from matplotlib.ticker import MaxNLocator
         except ImportError:
             raise ImportError(
                 "zerograd_nn.training.PlotReport needs matplotlib: pip install matplotlib"
             ) from None
-        self._figure, self._canvas = Figure, FigureCanvasAgg
+        self._figure, self._canvas, self._ticks = Figure, FigureCanvasAgg, MaxNLocator
         self.keys = [keys] if isinstance(keys, str) else list(keys)
         self.x_key, self.filename, self.log_report = x_key, filename, log_report
         self.trigger = trigger
@@ -280,6 +289,7 @@ class PlotReport(Extension):
                 xs, ys = zip(*points)
                 ax.plot(xs, ys, marker="." if len(points) < 50 else None, label=key)
         ax.set_xlabel(self.x_key)
+        ax.xaxis.set_major_locator(self._ticks(integer=True))
         ax.grid(alpha=0.3)
         if ax.lines:
             ax.legend()

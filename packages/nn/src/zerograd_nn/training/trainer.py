@@ -49,9 +49,12 @@ class Trainer:
         out: the folder extensions write into (created when one writes).
 
     Attributes:
-        epoch: epochs completed. iteration: updates done.
+        epoch: epochs completed.
+        iteration: updates done.
         observation: this point's values (``'loss'``, ``'lr'``, the metrics; ``'val/...'``
-            after an Evaluator); ``at_epoch_end``: whether this point ends an epoch.
+            after an Evaluator).
+        at_epoch_end: whether this point ends an epoch.
+        stop_reason: why the last run stopped early (None when it did not).
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given.
@@ -102,6 +105,7 @@ class Trainer:
         self.elapsed_time = 0.0
         self.stop_reason: str | None = None
         self._resumed_at_epoch_end = False
+        self._batches: Any = None  # the iterator of an epoch a stop interrupted
         self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
 
     # -- extensions ---------------------------------------------------------------------
@@ -120,8 +124,8 @@ class Trainer:
                 the trainer.
             trigger: ``(period, 'iteration' | 'epoch')`` or a callable; default: the
                 extension's own ``trigger`` attribute, else every iteration.
-            name: the name to file it under (default: its class name; ``_1``, ``_2``, ...
-                are appended to repeated names).
+            name: the name to file it under (default: its class or function name; ``_1``,
+                ``_2``, ... are appended to repeated names).
             priority: overrides the extension's ``priority``.
 
         Returns:
@@ -130,7 +134,12 @@ class Trainer:
         trig = get_trigger(
             trigger if trigger is not None else getattr(extension, "trigger", (1, "iteration"))
         )
-        base = name or getattr(extension, "default_name", None) or type(extension).__name__
+        base = (
+            name
+            or getattr(extension, "default_name", None)
+            or getattr(extension, "__name__", None)  # a function
+            or type(extension).__name__
+        )
         key, n = base, 0
         while key in self._extensions:
             n += 1
@@ -186,14 +195,37 @@ class Trainer:
             obs["lr"] = float(lr)
         self.observation = obs
 
-    def _fire(self, at_epoch_end: bool, start: float) -> None:
+    def _fire(self, at_epoch_end: bool, start: float, ordered: list) -> None:
         self.at_epoch_end = at_epoch_end
         if at_epoch_end:
             self.observation = {}
         self.elapsed_time = time.perf_counter() - start
-        for _, ext, trig in self._ordered():
+        for _, ext, trig in ordered:
             if trig(self):
                 ext(self)
+
+    def _epoch(self, start: float, ordered: list) -> int | None:
+        """Updates until the loader's epoch ends (returns the batch count) or a stop (None).
+
+        The loader is driven with ``next`` on one iterator, kept when a stop comes inside
+        the epoch, so that a later ``run()`` finishes that epoch: a new ``for`` would start
+        a new one (PyTorch's and zerograd's loaders treat a left loop as abandoned).
+        """
+        it = self._batches if self._batches is not None else iter(self.train_loader)
+        self._batches = None
+        batches = 0
+        while True:
+            try:
+                batch = next(it)
+            except StopIteration:
+                return batches
+            batches += 1
+            self._resumed_at_epoch_end = False
+            self._update(batch)
+            self._fire(False, start, ordered)
+            if self._done():
+                self._batches = it
+                return None
 
     def run(self) -> Trainer:
         """Train until ``max_epochs`` / ``max_iterations`` or :meth:`stop`; returns self.
@@ -217,27 +249,21 @@ class Trainer:
         empty = 0  # a resumed loader may be at the end of its epoch: one empty pass is fine
         try:
             while not self._done():
-                batches = 0
-                for batch in self.train_loader:
-                    batches += 1
+                batches = self._epoch(start, ordered)
+                if batches is None:  # stopped inside the epoch
+                    break
+                if batches == 0 and self._resumed_at_epoch_end:
+                    # a snapshot taken at an epoch point: the loader's epoch had ended
                     self._resumed_at_epoch_end = False
-                    self._update(batch)
-                    self._fire(False, start)
-                    if self._done():
-                        break
-                else:
-                    if batches == 0 and self._resumed_at_epoch_end:
-                        # a snapshot taken at an epoch point: the loader's epoch had ended
-                        self._resumed_at_epoch_end = False
-                        continue
-                    empty = empty + 1 if batches == 0 else 0
-                    if empty > 1:
-                        raise ValueError(
-                            "zerograd_nn.training.Trainer: the training loader yields no "
-                            "batch; check its dataset and batch size"
-                        )
-                    self.epoch += 1
-                    self._fire(True, start)
+                    continue
+                empty = empty + 1 if batches == 0 else 0
+                if empty > 1:
+                    raise ValueError(
+                        "zerograd_nn.training.Trainer: the training loader yields no batch; "
+                        "check its dataset and batch size"
+                    )
+                self.epoch += 1
+                self._fire(True, start, ordered)
         finally:
             for _, ext, _ in ordered:
                 if hasattr(ext, "finalize"):
@@ -246,21 +272,19 @@ class Trainer:
 
     # -- snapshots ----------------------------------------------------------------------
     def state_extra(self) -> dict[str, Any]:
-        """What a snapshot keeps beyond model, optimizer and loader: time and extensions."""
-        states = {}
-        for name, (ext, *_) in self._extensions.items():
-            state = ext.state_dict() if hasattr(ext, "state_dict") else {}
-            if state:
-                states[name] = state
-        return {
-            "elapsed_time": self.elapsed_time,
-            "at_epoch_end": self.at_epoch_end,
-            "extensions": states,
-        }
+        """What a snapshot keeps of the trainer itself, beyond epoch and iteration."""
+        return {"elapsed_time": self.elapsed_time, "at_epoch_end": self.at_epoch_end}
+
+    def extension_states(self) -> ExtensionStates:
+        """The extensions' states as one object with a state dict (what Snapshot saves)."""
+        return ExtensionStates(self)
 
     def resume(self, path: str | os.PathLike) -> Trainer:
         """Continue from a snapshot: model, optimizer, loader position, random states,
         epoch, iteration and the extensions' states (add the extensions first).
+
+        Everything is checked before anything changes: a snapshot that does not fit this
+        trainer leaves it, its model, optimizer, loader and extensions as they were.
 
         Args:
             path: a file written by :class:`~zerograd_nn.training.Snapshot`.
@@ -271,21 +295,85 @@ class Trainer:
         from ..checkpoint import load_checkpoint
 
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
-        info = load_checkpoint(path, model=self.model, optimizer=self.optimizer, loader=loader)
+        info = load_checkpoint(
+            path,
+            model=self.model,
+            optimizer=self.optimizer,
+            scheduler=self.extension_states(),
+            loader=loader,
+        )
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
+        self._batches = None  # the loader goes on from its restored position
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
-        for name, state in (extra.get("extensions") or {}).items():
-            if name not in self._extensions:
-                warnings.warn(
-                    f"Trainer.resume: {os.fspath(path)} holds the state of an extension "
-                    f"{name!r} that this trainer does not have; it was skipped",
-                    stacklevel=2,
-                )
-                continue
-            self._extensions[name][0].load_state_dict(state)
         return self
 
 
-__all__ = ["Trainer"]
+class ExtensionStates:
+    """A trainer's extensions seen as one stateful object, saved in a checkpoint's
+    scheduler slot (schedulers are extensions here, so the slot holds them all).
+
+    Loading is all or nothing: every state is tried, and undone if any is refused.
+    """
+
+    def __init__(self, trainer: Trainer) -> None:
+        self.trainer = trainer
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{extension name: its state}`` for every extension with a non-empty state."""
+        states = {}
+        for name, (ext, *_) in self.trainer._extensions.items():
+            state = ext.state_dict() if hasattr(ext, "state_dict") else {}
+            if state:
+                states[name] = state
+        return states
+
+    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check ``d`` by loading it and undoing that; returns the commit that loads it.
+
+        ``load_checkpoint`` calls this before it changes anything (and the commits after).
+        """
+        known = self.trainer._extensions
+        states = {}
+        for name, state in d.items():
+            if name in known:
+                states[name] = state
+            else:
+                warnings.warn(
+                    f"Trainer.resume: the snapshot holds the state of an extension {name!r} "
+                    f"that this trainer does not have; it is skipped",
+                    stacklevel=4,
+                )
+        exts = {name: known[name][0] for name in states}
+        before = {name: ext.state_dict() for name, ext in exts.items()}
+        loaded = []
+        try:
+            for name, ext in exts.items():
+                ext.load_state_dict(states[name])
+                loaded.append(name)
+        except Exception as exc:
+            failed = name
+            for done in loaded:
+                exts[done].load_state_dict(before[done])
+            raise ValueError(
+                f"Trainer.resume: the snapshot's state of the extension {failed!r} does not "
+                f"fit this trainer's {type(exts[failed]).__name__} ({type(exc).__name__}: "
+                f"{exc}); add the same extensions as the run that saved it. Nothing was "
+                f"changed."
+            ) from exc
+        for done in loaded:
+            exts[done].load_state_dict(before[done])
+
+        def commit() -> None:
+            for name, ext in exts.items():
+                ext.load_state_dict(states[name])
+
+        return commit
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Load every extension's state from ``d``, all or nothing."""
+        self._prepare_load(d)()
+
+
+__all__ = ["ExtensionStates", "Trainer"]
