@@ -10,12 +10,14 @@ from typing import Any
 
 import numpy as np
 
+from zerograd.utils import conv_outsize
+
 
 def im2col(img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
     """Patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W), a new array."""
     (kh, kw), (sh, sw), (ph, pw) = k, s, p
     n, c, h, w = img.shape
-    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    oh, ow = conv_outsize(h, kh, sh, ph), conv_outsize(w, kw, sw, pw)
     if ph or pw:
         img = np.pad(img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     col = np.empty((n, c, kh, kw, oh, ow), dtype=img.dtype)

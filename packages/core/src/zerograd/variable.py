@@ -197,51 +197,6 @@ class Variable:
 
         backward(self, retain_grad, create_graph)
 
-    # -- shape helpers --------------------------------------------------------------------
-    def reshape(self, *shape: Any) -> Variable:
-        """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = shape[0]
-        return _f.reshape(self, tuple(shape))
-
-    def transpose(self, *axes: Any) -> Variable:
-        """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)``."""
-        if not axes:
-            axes = None
-        elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
-            axes = axes[0]
-        return _f.transpose(self, axes)
-
-    @property
-    def T(self) -> Variable:
-        """The transpose (axes reversed)."""
-        return _f.transpose(self)
-
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Variable:
-        """Sum over ``axis`` (all axes by default)."""
-        return _f.sum(self, axis, keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Variable:
-        """Mean over ``axis`` (all axes by default)."""
-        return _f.mean(self, axis, keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Variable:
-        """Maximum over ``axis``."""
-        return _f.max(self, axis, keepdims)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Variable:
-        """Minimum over ``axis``."""
-        return _f.min(self, axis, keepdims)
-
-    def matmul(self, other: Any) -> Variable:
-        """Matrix product ``self @ other`` (DeZero's ``Variable.matmul``)."""
-        return _f.matmul(self, other)
-
-    dot = matmul
-
-    def __getitem__(self, slices: Any) -> Variable:
-        return _f.get_item(self, slices)
-
     # -- devices --------------------------------------------------------------------------
     def to(self, backend: Any) -> Variable:
         """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place.
@@ -264,46 +219,6 @@ class Variable:
     def to_gpu(self) -> Variable:
         """Move the data to the GPU backend (zerograd-cupy); clear error when none is usable."""
         return self.to(_backends.gpu_backend())
-
-    # -- operators ------------------------------------------------------------------------
-    # The binary operators build the Function directly (no helper frames): they are the
-    # hottest path of user code. Raw operands become Constants in Function.__call__.
-    def __neg__(self) -> Variable:
-        return _ar.Neg()(self)
-
-    def __add__(self, other: Any) -> Variable:
-        return _ar.Add()(self, other)
-
-    __radd__ = __add__
-
-    def __sub__(self, other: Any) -> Variable:
-        return _ar.Sub()(self, other)
-
-    def __rsub__(self, other: Any) -> Variable:
-        return _ar.Sub()(other, self)
-
-    def __mul__(self, other: Any) -> Variable:
-        return _ar.Mul()(self, other)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> Variable:
-        return _ar.Div()(self, other)
-
-    def __rtruediv__(self, other: Any) -> Variable:
-        return _ar.Div()(other, self)
-
-    def __pow__(self, other: Any) -> Variable:
-        return _f.pow(self, other)
-
-    def __rpow__(self, other: Any) -> Variable:
-        return _f.rpow(self, other)
-
-    def __matmul__(self, other: Any) -> Variable:
-        return _f.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Variable:
-        return _f.matmul(other, self)
 
 
 class Parameter(Variable):
@@ -348,6 +263,3 @@ def as_variable(obj: Any) -> Variable:
 
 
 _backends.register_array_wrapper(Variable)
-
-from . import functions as _f  # noqa: E402  (functions need Variable defined first)
-from .functions import arithmetic as _ar  # noqa: E402

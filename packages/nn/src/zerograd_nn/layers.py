@@ -30,6 +30,7 @@ from zerograd.backends import (
     get_backend,
     gpu_backend,
 )
+from zerograd.utils import data_of
 
 from . import functional as F
 from . import initializers as _init
@@ -278,7 +279,7 @@ def _backend_of(like: Any) -> Backend:
     """The backend of ``like`` (a Variable or an array), the default one for ``None``."""
     if like is None:
         return get_backend()
-    return backend_of(like.data if isinstance(like, Variable) else like)
+    return backend_of(data_of(like))
 
 
 def _randn(backend: Backend, shape: tuple, dtype: Any, scale: float) -> Any:
@@ -619,7 +620,7 @@ class BatchNorm(Layer):
         self.beta = Parameter(None, name="beta")
 
     def _init_params(self, x: Any) -> None:
-        data = x.data if isinstance(x, Variable) else x
+        data = data_of(x)
         xp, device, d, dtype = get_array_module(data), device_of(data), x.shape[1], x.dtype
         for p, fill in ((self.avg_mean, 0), (self.avg_var, 1), (self.gamma, 1), (self.beta, 0)):
             if p.data is not None:

@@ -69,16 +69,14 @@ def pad(xp: Any, x: Any, pad_width: Any, value: float) -> Any:
     return x
 
 
-def _out(size: int, k: int, s: int, p: int) -> int:
-    return (size + 2 * p - k) // s + 1
-
-
 def im2col(backend: Any, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
     """Patches (N, C, KH, KW, OH, OW): one strided slice per kernel offset, stacked."""
+    from ..utils import conv_outsize  # zerograd.utils needs Variable: not at import time
+
     xp = backend.xp
     (kh, kw), (sh, sw), (ph, pw) = k, s, p
     n, c, h, w = img.shape
-    oh, ow = _out(h, kh, sh, ph), _out(w, kw, sw, pw)
+    oh, ow = conv_outsize(h, kh, sh, ph), conv_outsize(w, kw, sw, pw)
     if ph or pw:
         img = backend.pad(img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), pad_value)
     windows = [

@@ -119,3 +119,7 @@ __all__ = [
     "tanh",
     "transpose",
 ]
+
+from .variable_methods import install_variable_methods  # noqa: E402  (after every function)
+
+install_variable_methods()

@@ -2,39 +2,16 @@
 
 from __future__ import annotations
 
-import operator
 import warnings
 from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..function import Function
+from ..utils import normalize_axis
 from ..variable import Variable
 from ._inputs import as_input
 from .broadcast import broadcast_to
 from .shape import reshape
-
-
-def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
-    """``axis`` (int, tuple or None) as a sorted tuple of non-negative axes."""
-    if axis is None:
-        return None
-    try:
-        axes = (operator.index(axis),) if not isinstance(axis, (tuple, list)) else tuple(axis)
-        axes = tuple(operator.index(a) for a in axes)
-    except TypeError:
-        raise TypeError(
-            f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}"
-        ) from None
-    for a in axes:
-        if not -ndim <= a < ndim:
-            valid = f"valid: {-ndim}..{ndim - 1}" if ndim else "it has none: use axis=None"
-            raise ValueError(
-                f"{op}: axis {a} is out of range for an input of {ndim} dimensions ({valid})."
-            )
-    out = tuple(sorted(a % ndim for a in axes))
-    if len(set(out)) != len(out):
-        raise ValueError(f"{op}: axis {axis!r} names one axis twice")
-    return out
 
 
 def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:

@@ -30,6 +30,7 @@ from zerograd.backends import (
     list_backends,
 )
 from zerograd.testing import check_backward
+from zerograd.utils import data_of
 
 _rng = np.random.default_rng(7)
 
@@ -51,7 +52,7 @@ def _put(backend, values, dtype="float64"):
 
 
 def _np(backend, x):
-    return backend.to_numpy(x.data if isinstance(x, Variable) else x)
+    return backend.to_numpy(data_of(x))
 
 
 # -- registration and classification ---------------------------------------------------------

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import backend_of
+from ..utils import data_of
 from ..variable import Variable, as_variable
 
 
@@ -48,7 +49,7 @@ def numerical_grad(f: Callable[..., Any], x: Any, *args: Any, **kwargs: Any) -> 
 def _numerical_grad(f: Callable[..., Any], x: Any, args: tuple, kwargs: dict, eps: float) -> Any:
     import numpy as np
 
-    data = x.data if isinstance(x, Variable) else x
+    data = data_of(x)
     backend = backend_of(data)
     dtype = backend.to_numpy(data).dtype
     base = np.array(backend.to_numpy(data), dtype="float64", order="C")  # flat view below
@@ -106,7 +107,7 @@ def check_backward(
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    datas = [x.data if isinstance(x, Variable) else x for x in inputs]
+    datas = [data_of(x) for x in inputs]
     backend = backend_of(datas[0])
     dtypes = [backend.to_numpy(d).dtype for d in datas]
     single = all(d == np.float32 for d in dtypes)

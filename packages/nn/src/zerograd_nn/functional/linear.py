@@ -7,6 +7,7 @@ from typing import Any
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul, reshape, sum_to, transpose
+from zerograd.utils import data_of
 
 from .utils import needs_grad, recording
 
@@ -103,7 +104,7 @@ def embed_id(x: Any, W: Any) -> Variable:
                [0., 1.]])
     """
     W = as_variable(W)
-    ids = x.data if isinstance(x, Variable) else x
+    ids = data_of(x)
     if not hasattr(ids, "dtype"):
         if isinstance(ids, (int, list, tuple)) and W.data is not None:
             ids = backend_of(W.data).asarray(ids)  # on W's backend

@@ -7,13 +7,10 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
+from zerograd.utils import data_of as _data
 
 from .activation import relu, softmax
 from .utils import array_arg, as_float, float_data, logsumexp, onehot, recording
-
-
-def _data(x: Any) -> Any:
-    return x.data if isinstance(x, Variable) else x
 
 
 def _like(value: Any, x: Any) -> Any:

@@ -8,12 +8,9 @@ from zerograd import Config, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape
+from zerograd.utils import data_of as _raw
 
 from .utils import array_arg, as_float, real_number
-
-
-def _raw(a: Any) -> Any:
-    return a.data if isinstance(a, Variable) else a
 
 
 def _store(target: Any, value: Any) -> None:

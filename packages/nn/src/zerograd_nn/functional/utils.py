@@ -11,6 +11,8 @@ from typing import Any
 
 from zerograd import Config, Function, Variable, as_array
 from zerograd.backends import backend_of, device_of, get_array_module
+from zerograd.utils import conv_outsize, data_of
+from zerograd.utils import normalize_axis as _normalize_axes
 from zerograd.variable import Constant
 
 
@@ -93,8 +95,9 @@ def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
 
 
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
-    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``."""
-    return (input_size + pad * 2 - kernel_size) // stride + 1
+    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``
+    (DeZero's name for :func:`zerograd.utils.conv_outsize`)."""
+    return conv_outsize(input_size, kernel_size, stride, pad)
 
 
 def get_deconv_outsize(size: int, k: int, s: int, p: int) -> int:
@@ -111,12 +114,7 @@ def normalize_axis(axis: int, ndim: int, op: str) -> int:
         raise ValueError(
             f"{op}: the input is 0-d, it has no axis {axis}; give an array of shape (N, ...)."
         )
-    if not -ndim <= axis < ndim:
-        raise ValueError(
-            f"{op}: axis {axis!r} is out of range for an input of {ndim} dimensions "
-            f"(valid: {-ndim}..{ndim - 1})."
-        )
-    return axis % ndim
+    return _normalize_axes(axis, ndim, op)[0]
 
 
 def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
@@ -126,7 +124,7 @@ def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
     Used where a function reads shapes or values itself, before any zerograd Function would
     check its inputs.
     """
-    a = v.data if isinstance(v, Variable) else v
+    a = data_of(v)
     if isinstance(a, (list, tuple, int, float)) or getattr(a, "ndim", None) == 0:
         try:  # lists, Python and numpy scalars; 0-d arrays of a backend stay as they are
             backend_of(a)

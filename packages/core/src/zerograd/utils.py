@@ -1,0 +1,69 @@
+"""Small helpers shared by core, the backends and zerograd-nn, each written once here.
+
+Examples:
+    >>> import numpy as np
+    >>> from zerograd import Variable
+    >>> data_of(Variable(np.ones(2))).shape, conv_outsize(28, 3, 1, 1)
+    ((2,), 28)
+    >>> normalize_axis(-1, 3, "sum")
+    (2,)
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from .variable import Variable
+
+__all__ = ["conv_outsize", "data_of", "normalize_axis"]
+
+
+def data_of(x: Any) -> Any:
+    """The array behind ``x``: a Variable's data, anything else as it is."""
+    return x.data if isinstance(x, Variable) else x
+
+
+def conv_outsize(size: int, k: int, s: int, p: int) -> int:
+    """Output length of a convolution along one axis: ``(size + 2*p - k) // s + 1``.
+
+    Args:
+        size: the input's length; k, s, p: kernel size, stride and padding on that axis.
+    """
+    return (size + 2 * p - k) // s + 1
+
+
+def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
+    """``axis`` (an int, a tuple of ints or None) as a sorted tuple of non-negative axes.
+
+    Args:
+        axis: the axis or axes; negative ones count from the end; None means all.
+        ndim: the input's number of dimensions.
+        op: the zerograd function to name in errors.
+
+    Returns:
+        The axes, or None for ``axis=None``.
+
+    Raises:
+        TypeError: ``axis`` is not None, an int or a tuple of ints.
+        ValueError: an axis is out of range, or named twice.
+    """
+    if axis is None:
+        return None
+    try:
+        axes = (operator.index(axis),) if not isinstance(axis, (tuple, list)) else tuple(axis)
+        axes = tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(
+            f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}"
+        ) from None
+    for a in axes:
+        if not -ndim <= a < ndim:
+            valid = f"valid: {-ndim}..{ndim - 1}" if ndim else "it has none: use axis=None"
+            raise ValueError(
+                f"{op}: axis {a} is out of range for an input of {ndim} dimensions ({valid})."
+            )
+    out = tuple(sorted(a % ndim for a in axes))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: axis {axis!r} names one axis twice")
+    return out
