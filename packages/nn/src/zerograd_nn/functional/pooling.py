@@ -71,7 +71,7 @@ class Pooling(Function):
         for w in windows[1:]:
             y = xp.maximum(y, xpad[w])
         # One mask per kernel offset: where that offset is the window's first maximum (kept
-        # in x's dtype: the Array API refuses bool * float).
+        # in x's dtype: the standard refuses bool * float).
         masks, taken, to = [], None, backend_of(x).astype
         for w in windows:
             hit = xpad[w] == y
@@ -81,9 +81,7 @@ class Pooling(Function):
             else:
                 taken = hit
             masks.append(to(hit, x.dtype))
-        # in im2col's layout (N, C, KH, KW, OH, OW), so the backward is one col2im
-        (kh, kw), _, _, (oh, ow) = self.geometry
-        self.masks = xp.reshape(xp.stack(masks, axis=2), x.shape[:2] + (kh, kw, oh, ow))
+        self.masks = masks
         return y
 
     def backward(self, gy: Variable) -> Variable:
@@ -101,7 +99,8 @@ class Pooling2DGrad(Function):
         xp = get_array_module(gy)
         n, c, oh, ow = gy.shape
         k, s, pad, _ = p.geometry
-        col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * p.masks
+        # each window's winner gets gy, in im2col's layout (N, C, KH, KW, OH, OW): one col2im
+        col = xp.reshape(xp.stack([gy * m for m in p.masks], axis=2), (n, c) + k + (oh, ow))
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def backward(self, ggx: Variable) -> Variable:
@@ -118,9 +117,8 @@ class Pooling2DWithIndexes(Function):
         p = self.pool
         xpad = _pad(x, p.geometry, 0.0)
         y = None
-        kw = p.geometry[0][1]
-        for o, win in enumerate(_windows(p.geometry)):
-            term = xpad[win] * p.masks[:, :, o // kw, o % kw, ...]
+        for win, mask in zip(_windows(p.geometry), p.masks):
+            term = xpad[win] * mask
             y = term if y is None else y + term
         return y
 
