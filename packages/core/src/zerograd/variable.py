@@ -17,7 +17,8 @@ def _checked(data: Any) -> Any:
     if type(data) not in _by_type:
         if isinstance(data, Variable):
             raise TypeError(
-                f"Variable(data): data is already a Variable ({data!r}). Use it as is, "
+                f"Variable(data): data is already a Variable (shape {data.shape}, dtype "
+                f"{data.dtype}). Use it as is, "
                 f"data.detach() for a new Variable with no history, or data.data for its array."
             )
         try:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerograd.backends import Backend, as_array_of, backend_of, get_backend
+from zerograd.backends import Backend, as_array_of, backend_of, device_of, get_backend
 
 
 def get_fans(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -127,7 +127,10 @@ class Constant(Initializer):
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
         """``fill_value`` everywhere."""
-        return backend.xp.full(shape, self.fill_value, dtype=dtype)
+        device = device_of(backend.asarray(0.0))  # the backend's own device
+        return backend.xp.full(
+            shape, self.fill_value, dtype=backend.resolve_dtype(dtype), device=device
+        )
 
 
 class Zero(Constant):

@@ -316,9 +316,9 @@ def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str,
     for k, p in params.items():
         a = arrays[k]
         if p.data is not None:
-            if a.dtype != p.data.dtype:
-                a = a.astype(p.data.dtype)
-            new[k] = as_array_of(a, backend_of(p.data))
+            b = backend_of(p.data)
+            x = as_array_of(a, b)
+            new[k] = x if x.dtype == p.data.dtype else b.astype(x, p.data.dtype)
         else:
             new[k] = as_array_of(a, default)
     return new

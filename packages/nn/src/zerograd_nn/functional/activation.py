@@ -71,7 +71,7 @@ class ReLU(Function):
     def backward(self, gy: Variable) -> Variable:
         x = self.inputs[0].data
         if not recording():
-            return Variable(_keep(gy.data * (x > 0), gy.data))
+            return Variable(gy.data * backend_of(x).astype(x > 0, gy.dtype))
         return gy * backend_of(x).astype(x > 0, gy.dtype)
 
 
@@ -92,8 +92,8 @@ class LeakyReLU(Function):
 
     def backward(self, gy: Variable) -> Variable:
         x = self.inputs[0].data
-        mask = get_array_module(x).where(x > 0, 1, self.slope)
-        return gy * backend_of(x).astype(mask, gy.dtype)
+        positive = backend_of(x).astype(x > 0, gy.dtype)
+        return gy * (positive * (1.0 - self.slope) + self.slope)  # 1 where x > 0, else slope
 
 
 def leaky_relu(x: Any, slope: float = 0.2) -> Variable:

@@ -203,8 +203,8 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
     p = as_float(p, "binary_cross_entropy", "p")
     t = _targets_like("binary_cross_entropy", p, t)
     p = clip(p, 1e-15, 0.999)
-    tlog_p = t * log(p) + (1 - t) * log(1 - p)
-    return -1 * sum(tlog_p) / len(t)
+    tlog_p = log(p) * t + log(1 - p) * (1 - t)  # the Variable first: t may be a raw array
+    return -1 * sum(tlog_p) / t.shape[0]
 
 
 def accuracy(y: Any, t: Any) -> Variable:
