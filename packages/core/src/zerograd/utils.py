@@ -28,7 +28,10 @@ def conv_outsize(size: int, k: int, s: int, p: int) -> int:
     """Output length of a convolution along one axis: ``(size + 2*p - k) // s + 1``.
 
     Args:
-        size: the input's length; k, s, p: kernel size, stride and padding on that axis.
+        size: the input's length.
+        k: the kernel size on that axis.
+        s: the stride.
+        p: the padding on each side.
     """
     return (size + 2 * p - k) // s + 1
 

@@ -199,7 +199,9 @@ class Backend:
 
         Args:
             img: the image batch.
-            k, s, p: kernel size, stride and padding, each an ``(h, w)`` pair of ints.
+            k: the kernel size, an ``(h, w)`` pair of ints.
+            s: the stride, a pair.
+            p: the padding, a pair.
             pad_value: what the padding holds (``-inf`` for max pooling).
 
         Returns:
