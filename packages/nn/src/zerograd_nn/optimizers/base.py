@@ -96,9 +96,7 @@ class Optimizer:
             groups = [make_group(self, g, i) for i, g in enumerate(target)]
             seen: set[int] = set()
             for i, g in enumerate(groups):
-                if isinstance(g["params"], _Live):
-                    continue
-                for p in g["params"]:
+                for p in g["params"]:  # a model's group too: its parameters as of now
                     if id(p) in seen:
                         raise ValueError(
                             f"{name}.setup: a Parameter of group {i} is also in an earlier "
