@@ -207,7 +207,7 @@ class Optimizer:
         data, grad = p.data, p.grad.data
         state = _st.arrays_for(self._state.get(p), data, self._state_names)
         if fast and fits(data, grad, state):
-            scratch = self._scratch.get(p, data, self._scratch_count(hp))
+            scratch = self._scratch.get(data, self._scratch_count(hp))
             return p, True, (grad, state, scratch, hp)
         delta, new_state = self._compute(data, grad, state, hp)
         dtype = data.dtype

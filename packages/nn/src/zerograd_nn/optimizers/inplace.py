@@ -2,9 +2,9 @@
 
 :meth:`Optimizer.update` first checks everything that can fail, then writes. For array
 types that change in place (numpy, cupy) the write is the optimizer's arithmetic itself,
-done with the array module's ufuncs and ``out=`` into the parameter, its state and a
-scratch buffer kept per parameter (allocated before anything is written, reused on every
-later step). Once the operands are known to have the same shape and dtype and to be
+done with the array module's ufuncs and ``out=`` into the parameter, its state and a few
+scratch buffers shared by all parameters (allocated before anything is written, reused on
+every later step). Once the operands are known to have the same shape and dtype and to be
 writable, such a ufunc can fail only for lack of memory, which it does not allocate.
 Array types that cannot change in place (JAX) take the other path: new arrays, assigned
 at the end.
@@ -12,7 +12,6 @@ at the end.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from zerograd.backends import get_array_module
@@ -63,24 +62,27 @@ def fits(data: Any, grad: Any, state: dict[str, Any]) -> bool:
 
 
 class Scratch:
-    """Scratch buffers per parameter, made before a commit and reused on later steps."""
+    """Scratch space for the in-place steps, shared by all parameters of an optimizer.
+
+    Parameters are committed one after another, so a few flat buffers as large as the
+    largest parameter (per array type, dtype and device) serve them all: the extra memory
+    is that of the largest parameter, not of the model. Buffers are made while planning,
+    before anything is written, and kept for later steps.
+    """
 
     def __init__(self) -> None:
-        self._buffers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._flat: dict[tuple, list[Any]] = {}
 
-    def get(self, param: Any, data: Any, n: int) -> list[Any]:
-        """``n`` arrays like ``data`` for ``param`` (the kept ones when they still fit)."""
+    def get(self, data: Any, n: int) -> list[Any]:
+        """``n`` arrays of ``data``'s shape, dtype and device (views of the kept buffers)."""
         if n == 0:
             return []
-        bufs = self._buffers.get(param)
-        if (
-            bufs is None
-            or len(bufs) < n
-            or type(bufs[0]) is not type(data)
-            or bufs[0].shape != data.shape
-            or bufs[0].dtype != data.dtype
-        ):
+        key = (type(data), data.dtype, str(getattr(data, "device", "")))
+        size = data.size
+        bufs = self._flat.get(key)
+        if bufs is None or len(bufs) < n or bufs[0].size < size:
+            like = bufs[0] if bufs and bufs[0].size >= size else data.reshape(-1)
+            count = max(n, len(bufs or ()))
             xp = get_array_module(data)
-            bufs = [xp.empty_like(data) for _ in range(n)]
-            self._buffers[param] = bufs
-        return bufs[:n]
+            bufs = self._flat[key] = [xp.empty_like(like) for _ in range(count)]
+        return [b[:size].reshape(data.shape) for b in bufs[:n]]
