@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -12,10 +11,9 @@ from zerograd.backends import as_array_of, backend_of, get_array_module
 
 from . import state as _st
 from .groups import _Groups, _Live, _ParamList, check_params, make_group
-from .hyper import check_hyper, hyperparameter
+from .hyper import check_group, hyperparameter
 from .inplace import Scratch, fits
 
-_SPECS: dict[type, list] = {}  # optimizer class -> [(group key, hyperparameter)]
 _FLOATS: set = set()  # dtypes already found to be floating point (a cache for _validate)
 
 
@@ -72,17 +70,7 @@ class Optimizer:
 
     def _checked(self, hp: dict) -> dict:
         """A group's hyperparameters as checked floats (an update refuses bad ones first)."""
-        cls = type(self)
-        specs = _SPECS.get(cls)
-        if specs is None:
-            keys = set(cls._hyper_names().values())
-            specs = _SPECS[cls] = [(k, cls._hyper_spec(k)) for k in sorted(keys)]
-        out = dict(hp)
-        for key, spec in specs:
-            v = hp.get(key)
-            if type(v) is not float or not spec.accepts(v) or not math.isfinite(v):
-                out[key] = check_hyper(f"{cls.__name__}.update()", key, v, spec)
-        return out
+        return check_group(type(self), hp)
 
     def setup(self, target: Any) -> Optimizer:
         """Remember what :meth:`update` changes (a model, Parameters or groups); returns self.

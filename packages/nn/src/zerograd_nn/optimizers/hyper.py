@@ -59,6 +59,7 @@ class hyperparameter:
         return above and below
 
 
+_SPECS: dict[type, list] = {}  # optimizer class -> [(group key, hyperparameter)]
 _ANY = hyperparameter()  # finite and >= 0: the check of hyperparameters without a spec
 
 
@@ -89,3 +90,31 @@ def check_hyper(owner: str, name: str, value: Any, spec: hyperparameter | None =
             f"{owner}: {name} must be a finite number {spec.interval()}, got {value!r}."
         )
     return value
+
+
+def check_group(cls: Any, hp: dict) -> dict:
+    """One parameter group's hyperparameters, each checked against its range.
+
+    Args:
+        cls: the optimizer class (its ``hyperparameter`` attributes give the ranges).
+        hp: the group (or the optimizer's defaults).
+
+    Returns:
+        ``hp`` itself when every hyperparameter is already a float in its range, else a
+        copy with the values converted.
+
+    Raises:
+        TypeError, ValueError: a value someone put in the group by hand is not a number or
+            out of range (named ``Cls.update(): key ...``).
+    """
+    specs = _SPECS.get(cls)
+    if specs is None:
+        keys = set(cls._hyper_names().values())
+        specs = _SPECS[cls] = [(k, cls._hyper_spec(k)) for k in sorted(keys)]
+    out = hp
+    for key, spec in specs:
+        v = hp.get(key)
+        if type(v) is not float or not spec.accepts(v) or not math.isfinite(v):
+            out = dict(out) if out is hp else out  # never write into the group itself
+            out[key] = check_hyper(f"{cls.__name__}.update()", key, v, spec)
+    return out

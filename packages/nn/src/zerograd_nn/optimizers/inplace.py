@@ -71,13 +71,20 @@ class Scratch:
     """
 
     def __init__(self) -> None:
-        self._flat: dict[tuple, list[Any]] = {}
+        self._flat: dict[tuple, list[Any]] = {}  # (type, dtype, device) -> flat buffers
+        self._views: dict[tuple, list[Any]] = {}  # ... + (shape, n) -> views of them
 
     def get(self, data: Any, n: int) -> list[Any]:
         """``n`` arrays of ``data``'s shape, dtype and device (views of the kept buffers)."""
         if n == 0:
             return []
-        key = (type(data), data.dtype, str(getattr(data, "device", "")))
+        device = getattr(data, "device", None)
+        if not isinstance(device, (str, type(None))):
+            device = str(device)  # a device object (cupy): its name is hashable
+        key = (type(data), data.dtype, device)
+        views = self._views.get((*key, data.shape, n))
+        if views is not None:
+            return views
         size = data.size
         bufs = self._flat.get(key)
         if bufs is None or len(bufs) < n or bufs[0].size < size:
@@ -85,4 +92,8 @@ class Scratch:
             count = max(n, len(bufs or ()))
             xp = get_array_module(data)
             bufs = self._flat[key] = [xp.empty_like(like) for _ in range(count)]
-        return [b[:size].reshape(data.shape) for b in bufs[:n]]
+            self._views = {k: v for k, v in self._views.items() if k[:3] != key}
+        views = self._views[(*key, data.shape, n)] = [
+            b[:size].reshape(data.shape) for b in bufs[:n]
+        ]
+        return views
