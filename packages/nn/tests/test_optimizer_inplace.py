@@ -9,6 +9,7 @@ from zerograd_nn import optimizers as O
 STATEFUL = {
     "MomentumSGD": (lambda **k: O.MomentumSGD(0.1, **k), ("v",)),
     "AdaGrad": (lambda **k: O.AdaGrad(0.1, **k), ("h",)),
+    "AdaDelta": (lambda **k: O.AdaDelta(**k), ("msg", "msdx")),
     "Adam": (lambda **k: O.Adam(0.1, **k), ("m", "v")),
     "AdamW": (lambda **k: O.AdamW(0.1, **k), ("m", "v")),
 }

@@ -170,6 +170,33 @@ class AdaDelta(Optimizer):
         dx *= -hp["lr"]
         return dx, {"msg": msg, "msdx": msdx}
 
+    _paired = _compute  # _step does what this _compute does
+
+    def _scratch_count(self, hp: dict) -> int:
+        return 3 if hp.get("weight_decay") else 2
+
+    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
+        xp = get_array_module(data)
+        s, dx = scratch[0], scratch[1]
+        grad = _l2_into(xp, scratch[2], data, grad, hp) if len(scratch) > 2 else grad
+        rho, eps = hp["rho"], hp["eps"]
+        msg, msdx = state["msg"], state["msdx"]
+        xp.multiply(grad, 1 - rho, out=s)  # msg = rho * msg + (1 - rho) * grad**2
+        xp.multiply(s, grad, out=s)
+        xp.multiply(msg, rho, out=msg)
+        xp.add(msg, s, out=msg)
+        xp.add(msdx, eps, out=dx)  # dx = sqrt((msdx + eps) / (msg + eps)) * grad
+        xp.add(msg, eps, out=s)
+        xp.divide(dx, s, out=dx)
+        xp.sqrt(dx, out=dx)
+        xp.multiply(dx, grad, out=dx)
+        xp.multiply(dx, 1 - rho, out=s)  # msdx = rho * msdx + (1 - rho) * dx**2
+        xp.multiply(s, dx, out=s)
+        xp.multiply(msdx, rho, out=msdx)
+        xp.add(msdx, s, out=msdx)
+        xp.multiply(dx, -hp["lr"], out=dx)
+        xp.add(data, dx, out=data)
+
 
 def _alpha_or_lr(owner: str, alpha: Any, lr: Any) -> Any:
     """``lr`` when given (PyTorch's spelling of Adam's ``alpha``), else ``alpha``."""
