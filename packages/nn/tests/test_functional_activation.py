@@ -279,3 +279,14 @@ def test_simple_forms_refuse_non_arrays(f):
         f(None)
     with pytest.raises(TypeError, match=r"must be a numeric array, .* got an array of dtype <U3"):
         f(np.array(["abc"]))
+
+
+def test_softmax_simple_of_large_inputs_matches_softmax(arr, to_np):
+    x = arr([[1e4, -1e4], [1000.0, 1000.0], [-1e4, -1e4 + 1.0]])
+    expected = [[1.0, 0.0], [0.5, 0.5], [1 / (1 + np.e), np.e / (1 + np.e)]]
+    np.testing.assert_allclose(to_np(F.softmax_simple(x)), expected, rtol=1e-12)
+    y = Variable(x) if not isinstance(x, Variable) else x
+    g = F.softmax_simple(y)
+    (g * arr([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).sum().backward()
+    assert np.all(np.isfinite(to_np(y.grad)))
+    check_backward(lambda v: F.softmax_simple(v), arr([[30.0, -30.0, 1.0], [700.0, 699.0, 0.0]]))
