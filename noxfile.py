@@ -264,8 +264,9 @@ def docs(session: nox.Session) -> None:
 def doc_code(session: nox.Session) -> None:
     """Run every docs page's Python code blocks in page order and compare what they print
     with the outputs the pages show (docs/_ext/test_doc_code.py); the runner's own tests."""
-    folders = ("core", "backend-numpy", "nn", "viz")
-    session.install(NUMPY["2"], "pytest>=8", *[str(PACKAGES / f) for f in folders])
+    folders = ("core", "backend-numpy", "nn", "viz", "distributed")
+    extras = ["matplotlib>=3.7", "tqdm", "mpi4py>=4", "mpich"]  # the pages' plots, progress, MPI
+    session.install(NUMPY["2"], "pytest>=8", *extras, *[str(PACKAGES / f) for f in folders])
     session.run(
         "pytest", str(ROOT / "docs" / "_ext"), "-q", "-rs", *session.posargs,
         env={"MPLBACKEND": "Agg"},

@@ -188,3 +188,20 @@ def test_array_gradients_from_user_functions_are_wrapped(arr):
     Double()(x).backward()
     assert isinstance(x.grad, Variable)
     np.testing.assert_allclose(as_numpy(x.grad), [2.0])
+
+
+def test_book_newton_loop_that_assigns_a_numpy_scalar_to_data():
+    # The book's Newton loop (step 33; docs/tutorial/higher-order.md) assigns the result of
+    # 0-d arithmetic, a numpy scalar, to x.data: the next forward pass must accept it.
+    x = Variable(np.array(2.0))
+    for _ in range(10):
+        y = x**4 - 2 * x**2
+        x.cleargrad()
+        y.backward(create_graph=True)
+        gx = x.grad
+        x.cleargrad()
+        gx.backward()
+        gx2 = x.grad
+        x.data = x.data - gx.data / gx2.data
+        assert isinstance(y.data, np.ndarray) and isinstance(gx2.data, np.ndarray)
+    assert float(x.data) == pytest.approx(1.0, abs=1e-12)

@@ -95,15 +95,9 @@ def real_loader(dataset, batch_size, seed):
     return DataLoader(dataset, batch_size, shuffle=True, seed=seed)
 
 
-needs_loader_state = pytest.mark.skipif(
-    not hasattr(DataLoader, "state_dict"),
-    reason="DataLoader.state_dict()/seed= are not on this branch yet (trust-nn builds them)",
-)
-
-
 @pytest.mark.parametrize(
     "make_loader",
-    [Loader, pytest.param(real_loader, marks=needs_loader_state)],
+    [Loader, real_loader],
     ids=["interface-loader", "DataLoader"],
 )
 def test_resume_mid_epoch_is_bit_identical(tmp_path, make_loader):
@@ -248,3 +242,35 @@ def test_numpy_global_random_state_is_restored(tmp_path):
     np.random.seed(99)
     load_checkpoint(path, model=run[0])
     np.testing.assert_array_equal(np.random.rand(4), want)
+
+
+def test_resume_on_the_backend_under_test(tmp_path, backend, to_np):
+    def run(model, opt, steps, seed):
+        rng = np.random.default_rng(seed)
+        for _ in range(steps):
+            x = backend.from_numpy(rng.standard_normal((8, 2)).astype(np.float32))
+            loss = F.sum(model(x) ** 2)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+
+    def fresh(seed):
+        np.random.seed(seed)
+        m = L.Linear(3, in_size=2).to(backend)
+        return m, O.Adam(0.05).setup(m)
+
+    straight = fresh(0)
+    run(*straight, 2, seed=1)
+    run(*straight, 2, seed=2)
+    first = fresh(0)
+    run(*first, 2, seed=1)
+    path = save_checkpoint(tmp_path / "b", model=first[0], optimizer=first[1])
+    again = fresh(5)
+    load_checkpoint(path, model=again[0], optimizer=again[1])
+    for p in again[0].params():
+        assert type(p.data) is type(first[0].W.data)  # loaded onto the model's backend
+    for st in again[1]._state.values():
+        assert all(type(a) is type(first[0].W.data) for a in st.values())
+    run(*again, 2, seed=2)
+    for k, p in straight[0].named_params().items():
+        assert np.array_equal(to_np(p.data), to_np(again[0].named_params()[k].data)), k

@@ -348,3 +348,47 @@ def test_clip_grad_clips_a_shared_gradient_once():
     opt.add_hook(O.ClipGrad(3.0 * np.sqrt(2) / 2))  # total norm 3*sqrt(2): halve each
     opt.update()
     np.testing.assert_allclose([a.data[0], b.data[0]], [-1.5, -1.5], rtol=1e-6)
+
+
+def test_a_hook_writing_in_place_then_raising_leaves_the_gradients_as_they_were():
+    model, opt = trained(lambda: O.MomentumSGD(0.1), 1)
+
+    def scale_then_fail(params):
+        for p in params:
+            p.grad.data *= 10.0  # DeZero-style in-place hook code
+        raise RuntimeError("late failure")
+
+    opt.add_hook(scale_then_fail)
+    grads_for(model, 3)
+    grads = {k: (p.grad, p.grad.data.copy()) for k, p in model.named_params().items()}
+    before = copies(model)
+    with pytest.raises(RuntimeError, match="late failure"):
+        opt.update()
+    for k, p in model.named_params().items():
+        assert p.grad is grads[k][0]
+        np.testing.assert_array_equal(p.grad.data, grads[k][1])
+        np.testing.assert_array_equal(p.data, before[k])
+
+
+class Immutable(np.ndarray):
+    """Stands for an array type that cannot change in place (JAX): ``+=`` makes a new one."""
+
+    def __iadd__(self, other):
+        return np.add(np.asarray(self), other).view(Immutable)
+
+
+@each
+def test_arrays_that_cannot_change_in_place_get_new_arrays(make):
+    p = Parameter(np.array([1.0, -2.0]).view(Immutable))
+    q = Parameter(np.array([1.0, -2.0]))
+    opts = [make().setup([p]), make().setup([q])]
+    kept = np.array([1.0, -2.0])
+    for _ in range(2):
+        before = p.data
+        for param, opt in ((p, opts[0]), (q, opts[1])):
+            param.grad = Variable(np.array([0.5, 0.25]))
+            opt.update()
+        assert p.data is not before and type(p.data) is Immutable
+        np.testing.assert_array_equal(np.asarray(before), kept)  # the old array is untouched
+        kept = np.asarray(p.data).copy()
+    np.testing.assert_array_equal(np.asarray(p.data), q.data)

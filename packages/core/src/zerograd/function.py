@@ -169,10 +169,13 @@ def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
 
 
 def _fix_output(y: Any, xs: list) -> Any:
-    """Turn a forward result that is not a backend array (a numpy scalar) into one."""
-    if xs:
-        backend = _by_type.get(type(xs[0])) or _backends.backend_of(xs[0])
-        return backend.asarray(y)
+    """Turn a forward result that is not a backend array (a numpy scalar) into one, on the
+    backend of the first input that is an array. Inputs may be numpy scalars themselves:
+    the book's Newton loop assigns ``x.data = x.data - gx.data / gx2.data`` (step 33)."""
+    for x in xs:
+        backend = _by_type.get(type(x))
+        if backend is not None:
+            return backend.asarray(y)
     return as_array(y)
 
 

@@ -24,9 +24,10 @@ array([0.5, 1.5], dtype=float32)
 """
 
 from .algorithms import SGD, AdaDelta, AdaGrad, Adam, AdamW, MomentumSGD
-from .base import Optimizer, hyperparameter
+from .base import Optimizer
 from .groups import weight_decay_groups
 from .hooks import ClipGrad, FreezeParam, WeightDecay
+from .hyper import hyperparameter
 
 __all__ = [
     "AdaDelta",

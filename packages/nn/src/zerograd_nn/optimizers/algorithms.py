@@ -1,7 +1,9 @@
 """The optimizers: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, AdamW.
 
-Each computes a parameter's new array and state from the old ones without writing into
-them (:meth:`Optimizer.update` writes everything once nothing can fail). ``weight_decay``
+Each computes the change of a parameter's array and its new state from the old ones
+without writing into them; :meth:`Optimizer.update` adds the changes in place once
+nothing can fail. In-place operators below only ever touch arrays made in the same
+function. ``weight_decay``
 (default 0) adds ``weight_decay * param`` to the gradient (L2), except in AdamW, where it
 is decoupled.
 """
@@ -33,7 +35,7 @@ class SGD(Optimizer):
         self.weight_decay = weight_decay
 
     def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        return data - hp["lr"] * _l2(data, grad, hp), {}
+        return _l2(data, grad, hp) * -hp["lr"], {}
 
 
 class MomentumSGD(Optimizer):
@@ -53,8 +55,9 @@ class MomentumSGD(Optimizer):
         self.weight_decay = weight_decay
 
     def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        v = hp["momentum"] * state["v"] - hp["lr"] * _l2(data, grad, hp)
-        return data + v, {"v": v}
+        v = state["v"] * hp["momentum"]  # made from the state: on the parameter's backend
+        v -= hp["lr"] * _l2(data, grad, hp)
+        return v, {"v": v}
 
 
 class AdaGrad(Optimizer):
@@ -75,7 +78,11 @@ class AdaGrad(Optimizer):
         xp = get_array_module(data)
         grad = _l2(data, grad, hp)
         h = state["h"] + grad * grad
-        return data - hp["lr"] * grad / (xp.sqrt(h) + hp["eps"]), {"h": h}
+        step = xp.sqrt(h)
+        step += hp["eps"]
+        step = grad / step
+        step *= -hp["lr"]
+        return step, {"h": h}
 
 
 class AdaDelta(Optimizer):
@@ -103,10 +110,13 @@ class AdaDelta(Optimizer):
         xp = get_array_module(data)
         rho, eps = hp["rho"], hp["eps"]
         grad = _l2(data, grad, hp)
-        msg = rho * state["msg"] + (1 - rho) * grad * grad
+        msg = state["msg"] * rho
+        msg += (1 - rho) * grad * grad
         dx = xp.sqrt((state["msdx"] + eps) / (msg + eps)) * grad
-        msdx = rho * state["msdx"] + (1 - rho) * dx * dx
-        return data - hp["lr"] * dx, {"msg": msg, "msdx": msdx}
+        msdx = state["msdx"] * rho
+        msdx += (1 - rho) * dx * dx
+        dx *= -hp["lr"]
+        return dx, {"msg": msg, "msdx": msdx}
 
 
 class Adam(Optimizer):
@@ -168,9 +178,19 @@ class Adam(Optimizer):
         xp = get_array_module(data)
         beta1, beta2 = hp["beta1"], hp["beta2"]
         grad = self._grad(data, grad, hp)
-        m = state["m"] + (1 - beta1) * (grad - state["m"])
-        v = state["v"] + (1 - beta2) * (grad * grad - state["v"])
-        return data - self.step_size(hp) * m / (xp.sqrt(v) + hp["eps"]), {"m": m, "v": v}
+        m0, v0 = state["m"], state["v"]
+        m = grad - m0
+        m *= 1 - beta1
+        m += m0
+        v = grad * grad
+        v -= v0
+        v *= 1 - beta2
+        v += v0
+        step = xp.sqrt(v)
+        step += hp["eps"]
+        step = m / step
+        step *= -self.step_size(hp)
+        return step, {"m": m, "v": v}
 
     def _grad(self, data: Any, grad: Any, hp: dict) -> Any:
         return _l2(data, grad, hp)
@@ -179,8 +199,8 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter 2019).
 
-    Each step first shrinks the parameter, ``param -= lr * weight_decay * param``, then
-    takes the Adam step; the decay does not pass through the moment estimates.
+    Each step shrinks the parameter by ``lr * weight_decay * param`` besides the Adam step;
+    the decay does not pass through the moment estimates.
     """
 
     def __init__(
@@ -197,5 +217,6 @@ class AdamW(Adam):
         return grad
 
     def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        decayed = data - (hp["lr"] * hp["weight_decay"]) * data
-        return super()._compute(decayed, grad, state, hp)
+        step, state = super()._compute(data, grad, state, hp)
+        step -= (hp["lr"] * hp["weight_decay"]) * data
+        return step, state

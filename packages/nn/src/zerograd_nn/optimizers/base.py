@@ -2,78 +2,18 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
 
 from . import state as _st
+from .groups import _Groups, _Live, _ParamList, check_params, make_group
+from .hyper import hyperparameter
 
-
-class hyperparameter:
-    """A hyperparameter attribute (``opt.lr``): reads group 0's value, sets every group's.
-
-    ``hyperparameter("lr")`` under another attribute name makes an alias (Adam's ``alpha``).
-    """
-
-    def __init__(self, key: str | None = None) -> None:
-        self.key = key
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-        self.key = self.key or name
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        groups = obj.__dict__.get("param_groups")
-        return groups[0][self.key] if groups else obj.defaults[self.key]
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        value = check_hyper(type(obj).__name__, self.name, value)
-        obj.defaults[self.key] = value
-        for group in obj.param_groups:
-            group[self.key] = value
-
-
-def check_hyper(owner: str, name: str, value: Any) -> float:
-    """``value`` as a float, or a TypeError/ValueError naming ``owner.name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(
-            f"{owner}: {name} must be a real number, got {value!r} ({type(value).__name__})."
-        )
-    value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{owner}: {name} must be a finite number >= 0, got {value!r}.")
-    return value
-
-
-class _Live:
-    """A group's parameters read from a model at every update (as DeZero's ``target``)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-
-    def __iter__(self) -> Iterator[Parameter]:
-        return iter(self.model.params())
-
-    def __repr__(self) -> str:
-        return f"<params of {type(self.model).__name__}>"
-
-
-class _Groups:
-    """The ``target`` of an optimizer set up with parameter groups."""
-
-    def __init__(self, groups: list[dict]) -> None:
-        self._groups = groups
-
-    def params(self) -> Iterator[Parameter]:
-        for g in self._groups:
-            yield from g["params"]
+_FLOATS: set = set()  # dtypes already found to be floating point (a cache for _validate)
 
 
 class Optimizer:
@@ -120,7 +60,7 @@ class Optimizer:
         """
         name = type(self).__name__
         if isinstance(target, (list, tuple)) and target and isinstance(target[0], dict):
-            groups = [self._make_group(g, i) for i, g in enumerate(target)]
+            groups = [make_group(self, g, i) for i, g in enumerate(target)]
             seen: set[int] = set()
             for i, g in enumerate(groups):
                 if isinstance(g["params"], _Live):
@@ -138,40 +78,12 @@ class Optimizer:
         if hasattr(target, "params"):
             group = {"params": _Live(target)}
         else:
-            group = {"params": _check_params(name, target, "target")}
+            group = {"params": check_params(name, target, "target")}
             target = _ParamList(group["params"])
         group.update(self.defaults)
         self.param_groups = [group]
         self.target = target
         return self
-
-    def _make_group(self, g: Any, i: int) -> dict[str, Any]:
-        name = type(self).__name__
-        if not isinstance(g, dict) or "params" not in g:
-            raise ValueError(
-                f'{name}.setup: group {i} must be a dict with a "params" entry, got {g!r:.80}.'
-            )
-        known = self._hyper_names()
-        unknown = [k for k in g if k not in known and k not in ("params", "param_names")]
-        if unknown:
-            raise ValueError(
-                f"{name}.setup: group {i} has unknown keys {unknown}; {name} takes {sorted(known)}."
-            )
-        group: dict[str, Any] = dict(self.defaults)
-        params = g["params"]
-        if isinstance(params, dict):
-            group["param_names"] = list(params)
-            params = list(params.values())
-        if hasattr(params, "params"):
-            group["params"] = _Live(params)
-        else:
-            group["params"] = _check_params(name, params, f"group {i}'s params")
-        for k, v in g.items():
-            if k in known:
-                group[known[k]] = check_hyper(name, k, v)
-            elif k == "param_names":
-                group[k] = list(v)
-        return group
 
     # -- update ---------------------------------------------------------------------------
     def _all_params(self) -> list[Parameter]:
@@ -208,10 +120,15 @@ class Optimizer:
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
         if self.hooks:
+            # hooks work on private copies of the gradients: whatever they do (in place
+            # included) reaches no other parameter, and a hook that raises is undone by
+            # giving each parameter its untouched gradient back
             active = [p for p in all_params if p.grad is not None]
             saved = [(p, p.grad, p.grad.data) for p in active]
             try:
-                _own_grads(active)
+                for p in active:
+                    g = p.grad.data
+                    p.grad = Variable(backend_of(g).astype(g, g.dtype))
                 for f in self.hooks:
                     f(active)
                 self._validate(all_params)  # a hook may have replaced gradients
@@ -232,7 +149,7 @@ class Optimizer:
             return
         plan = []
         for group, ps in grouped:
-            hp = {**self.defaults, **group}
+            hp = group or self.defaults  # a group holds every hyperparameter
             for p in ps:
                 if p.grad is not None:
                     plan.append((p, *self._planned(p, hp)))
@@ -241,24 +158,31 @@ class Optimizer:
     def _planned(self, p: Parameter, hp: dict) -> tuple[Any, dict]:
         data = p.data
         state = _st.arrays_for(self._state.get(p), data, self._state_names)
-        new, new_state = self._compute(data, p.grad.data, state, hp)
-        b = backend_of(data)
-        if new.dtype != data.dtype:
-            new = b.astype(new, data.dtype)
+        delta, new_state = self._compute(data, p.grad.data, state, hp)
+        dtype = data.dtype
+        if delta.dtype != dtype:
+            delta = backend_of(data).astype(delta, dtype)
         for k, a in new_state.items():
-            if a.dtype != data.dtype:
-                new_state[k] = b.astype(a, data.dtype)
-        return new, new_state
+            if a.dtype != dtype:
+                new_state[k] = backend_of(data).astype(a, dtype)
+        return delta, new_state
 
     def _commit(self, plan: list) -> None:
-        """Write the planned values (nothing here can fail after the checks)."""
-        for p, new, new_state in plan:
-            _write(p, new)
+        """Add the planned changes (nothing here can fail after the checks)."""
+        for p, delta, new_state in plan:
+            data = new = p.data
+            new += delta  # in place where the array type allows it (numpy, cupy) ...
+            if new is not data:  # ... a new array for immutable ones (JAX)
+                p.data = new
             if new_state:
                 self._state[p] = new_state
 
     def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        """The new parameter array and state arrays; never writes into its arguments."""
+        """The change of the parameter's array and its new state arrays.
+
+        Never writes into its arguments: :meth:`update` adds the change once every
+        parameter's is computed.
+        """
         raise NotImplementedError(f"{type(self).__name__}._compute is not implemented")
 
     def update_one(self, param: Parameter) -> None:
@@ -317,7 +241,7 @@ class Optimizer:
                     f"parameter's shape."
                 )
             for what, a in (("a gradient", g), ("data", data)):
-                if backend_of(a).dtype_kind(a.dtype) != "f":
+                if not _is_float(a):
                     raise TypeError(
                         f"{op}: {self._label(i, p)} of shape {shape} and dtype {data.dtype} has "
                         f"{what} of dtype {a.dtype}; nothing was updated. Parameters and their "
@@ -399,49 +323,14 @@ class Optimizer:
         self._state = weakref.WeakKeyDictionary(pairs)
 
 
-class _ParamList:
-    """A plain list of Parameters given to ``setup`` instead of a model."""
-
-    def __init__(self, params: list[Parameter]) -> None:
-        self._params = params
-
-    def params(self) -> Iterable[Parameter]:
-        return iter(self._params)
-
-
-def _check_params(owner: str, params: Any, what: str) -> list[Parameter]:
+def _is_float(a: Any) -> bool:
+    dtype = a.dtype
     try:
-        params = list(params)
-    except TypeError:
-        raise TypeError(
-            f"{owner}.setup(target): {what} must be a Layer/Model (with params()), an iterable "
-            f"of Parameters or a list of parameter groups, got {type(params).__name__}."
-        ) from None
-    bad = [type(p).__name__ for p in params if not isinstance(p, Parameter)]
-    if bad:
-        raise TypeError(
-            f"{owner}.setup(target): every item of {what} must be a Parameter, got "
-            f"{', '.join(sorted(set(bad)))}."
-        )
-    return params
-
-
-def _own_grads(params: list[Parameter]) -> None:
-    """Give a parameter that shares its gradient object or array with another its own copy,
-    so that a hook changing one parameter's gradient cannot reach another's."""
-    seen: set[int] = set()
-    for p in params:
-        g = p.grad
-        if id(g) in seen or id(g.data) in seen:
-            p.grad = Variable(backend_of(g.data).astype(g.data, g.data.dtype))
-        seen.add(id(g))
-        seen.add(id(p.grad.data))
-
-
-def _write(p: Parameter, new: Any) -> None:
-    """Write ``new`` into ``p.data`` in place where the array type allows it, else rebind."""
-    data = p.data
-    try:
-        data[...] = new
-    except (TypeError, AttributeError, NotImplementedError):  # immutable arrays (JAX)
-        p.data = new
+        if dtype in _FLOATS:
+            return True
+    except TypeError:  # an unhashable dtype object: ask its backend every time
+        return backend_of(a).dtype_kind(dtype) == "f"
+    if backend_of(a).dtype_kind(dtype) != "f":
+        return False
+    _FLOATS.add(dtype)
+    return True

@@ -1,8 +1,13 @@
-"""Parameter-group recipes."""
+"""Parameter groups: how ``setup`` keeps them, and the no-decay recipe."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+from zerograd import Parameter
+
+from .hyper import check_hyper
 
 _NO_DECAY_NAMES = ("b", "beta", "gamma", "bias")
 
@@ -43,3 +48,84 @@ def weight_decay_groups(
         small = p.data is not None and p.data.ndim <= 1
         (rest if leaf in no_decay or small else decay)[name] = p
     return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
+
+
+class _Live:
+    """A group's parameters read from a model at every update (as DeZero's ``target``)."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self.model.params())
+
+    def __repr__(self) -> str:
+        return f"<params of {type(self.model).__name__}>"
+
+
+class _Groups:
+    """The ``target`` of an optimizer set up with parameter groups."""
+
+    def __init__(self, groups: list[dict]) -> None:
+        self._groups = groups
+
+    def params(self) -> Iterator[Parameter]:
+        for g in self._groups:
+            yield from g["params"]
+
+
+class _ParamList:
+    """A plain list of Parameters given to ``setup`` instead of a model."""
+
+    def __init__(self, params: list[Parameter]) -> None:
+        self._params = params
+
+    def params(self) -> Iterable[Parameter]:
+        return iter(self._params)
+
+
+def check_params(owner: str, params: Any, what: str) -> list[Parameter]:
+    try:
+        params = list(params)
+    except TypeError:
+        raise TypeError(
+            f"{owner}.setup(target): {what} must be a Layer/Model (with params()), an iterable "
+            f"of Parameters or a list of parameter groups, got {type(params).__name__}."
+        ) from None
+    bad = [type(p).__name__ for p in params if not isinstance(p, Parameter)]
+    if bad:
+        raise TypeError(
+            f"{owner}.setup(target): every item of {what} must be a Parameter, got "
+            f"{', '.join(sorted(set(bad)))}."
+        )
+    return params
+
+
+def make_group(opt: Any, g: Any, i: int) -> dict[str, Any]:
+    """Group ``i`` of ``setup``'s list as the optimizer keeps it (checked, defaults filled)."""
+    name = type(opt).__name__
+    if not isinstance(g, dict) or "params" not in g:
+        raise ValueError(
+            f'{name}.setup: group {i} must be a dict with a "params" entry, got {g!r:.80}.'
+        )
+    known = opt._hyper_names()
+    unknown = [k for k in g if k not in known and k not in ("params", "param_names")]
+    if unknown:
+        raise ValueError(
+            f"{name}.setup: group {i} has unknown keys {unknown}; {name} takes {sorted(known)}."
+        )
+    group: dict[str, Any] = dict(opt.defaults)
+    params = g["params"]
+    if isinstance(params, dict):
+        group["param_names"] = list(params)
+        params = list(params.values())
+    if hasattr(params, "params"):
+        group["params"] = _Live(params)
+    else:
+        group["params"] = check_params(name, params, f"group {i}'s params")
+    for k, v in g.items():
+        if k in known:
+            group[known[k]] = check_hyper(name, k, v)
+        elif k == "param_names":
+            group[k] = list(v)
+    return group

@@ -1,8 +1,9 @@
 """DeZero's optimizer hooks: ``WeightDecay``, ``ClipGrad``, ``FreezeParam``.
 
 A hook is called as ``f(params)`` with the parameters that have a gradient, before any
-parameter changes. The built-in hooks never write into a gradient array: each parameter
-gets a new gradient Variable, so a gradient shared with another variable is left alone.
+parameter changes. :meth:`Optimizer.update` hands hooks private copies of the gradients,
+so a hook (these or yours, in place or not) cannot reach another parameter's gradient,
+and a hook that raises leaves every gradient as it was.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ from typing import Any
 from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
 
+from .hyper import check_hyper
+
 
 def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, Any]:
     """``names``' state arrays for a parameter holding ``data``: the stored ones (moved to
@@ -72,8 +74,6 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
     ``incoming`` maps ``id(param)`` to the array a parameter is about to receive (a model
     loaded in the same step), for parameters that have no data yet.
     """
-    from .base import check_hyper
-
     name = type(opt).__name__
     op = f"{name}.load_state_dict"
     keys = ("type", "defaults", "groups", "counters", "state")

@@ -1,0 +1,121 @@
+"""The scheduler base class, its state dict, and argument checks."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+
+def _groups(owner: str, optimizer: Any) -> list[dict]:
+    groups = getattr(optimizer, "param_groups", None)
+    if not groups:
+        raise ValueError(
+            f"{owner}(optimizer, ...): the optimizer has no parameter groups; call "
+            f"optimizer.setup(model) before making a scheduler."
+        )
+    if any("lr" not in g for g in groups):
+        raise ValueError(f"{owner}: the optimizer's groups have no 'lr' to schedule.")
+    return groups
+
+
+def _positive_int(owner: str, name: str, v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+        raise ValueError(f"{owner}: {name} must be a positive int, got {v!r}.")
+    return int(v)
+
+
+def _number(owner: str, name: str, v: Any, low: float = 0.0, high: float = math.inf) -> float:
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not low <= v <= high:
+        raise ValueError(f"{owner}: {name} must be a number in [{low}, {high}], got {v!r}.")
+    return float(v)
+
+
+class _StateMixin:
+    """``state_dict()``/``load_state_dict()`` over the scheduler's own attributes."""
+
+    _skip = ("optimizer",)
+
+    def state_dict(self) -> dict[str, Any]:
+        """Every attribute but the optimizer (plain numbers and lists)."""
+        return {k: _plain(v) for k, v in vars(self).items() if k not in self._skip}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s values; refuses other keys, changing nothing.
+
+        The optimizer's lrs are not touched: they come back with the optimizer's state.
+        """
+        self._prepare_load(d)()
+
+    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check ``d``, changing nothing; returns the ``commit()`` that assigns it."""
+        mine = _StateMixin.state_dict(self)
+        name = type(self).__name__
+        if not isinstance(d, dict) or set(d) != set(mine):
+            got = sorted(d) if isinstance(d, dict) else type(d).__name__
+            raise ValueError(
+                f"{name}.load_state_dict: expected the keys {sorted(mine)}, got {got}; "
+                f"load the state of the same kind of scheduler. Nothing was changed."
+            )
+        for k, v in d.items():
+            if type(_plain(v)) is not type(mine[k]) and not (
+                isinstance(v, numbers.Real) and isinstance(mine[k], numbers.Real)
+            ):
+                raise ValueError(
+                    f"{name}.load_state_dict: {k} should be like {mine[k]!r}, got {v!r}. "
+                    f"Nothing was changed."
+                )
+        values = {k: _plain(v) for k, v in d.items()}
+        return lambda: self.__dict__.update(values)
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        return int(v)
+    if isinstance(v, numbers.Real) and not isinstance(v, bool):
+        return float(v)
+    return v
+
+
+class LRScheduler(_StateMixin):
+    """Base of the closed-form schedulers: ``lr = f(base_lr, t)`` per group.
+
+    Subclasses implement :meth:`lr_at`.
+    """
+
+    def __init__(self, optimizer: Any) -> None:
+        groups = _groups(type(self).__name__, optimizer)
+        initial = optimizer.__dict__.get("_initial_lrs")
+        if initial is None or len(initial) != len(groups):
+            initial = [float(g["lr"]) for g in groups]
+            optimizer.__dict__["_initial_lrs"] = initial
+        self.optimizer = optimizer
+        self.base_lrs = list(initial)
+        self.last_epoch = 0
+        self._last_lr = self._set(0)
+
+    def lr_at(self, base: float, t: int) -> float:
+        """The lr of step ``t`` for a group whose base lr is ``base``."""
+        raise NotImplementedError
+
+    def factors(self, t: int) -> list[float]:
+        """``lr_at(base, t) / base`` per group (1 where base is 0)."""
+        return [self.lr_at(b, t) / b if b else 1.0 for b in self.base_lrs]
+
+    def _set(self, t: int) -> list[float]:
+        lrs = [self.lr_at(b, t) for b in self.base_lrs]
+        for g, lr in zip(self.optimizer.param_groups, lrs):
+            g["lr"] = lr
+        return lrs
+
+    def step(self) -> None:
+        """Move to the next step and set its lr on every group."""
+        self.last_epoch += 1
+        self._last_lr = self._set(self.last_epoch)
+
+    def get_last_lr(self) -> list[float]:
+        """The lr of each group set by the last step."""
+        return list(self._last_lr)
