@@ -155,13 +155,24 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
 
 
 def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
-    """Raise a clearer error than ``exc`` when an input Variable holds no data."""
+    """Raise a clearer error than ``exc`` when an input Variable holds no data, or data
+    that is not an array (assigned by hand: ``x.data = "abc"``)."""
     for i, x in enumerate(inputs):
         if isinstance(x, Variable) and x.data is None:
             raise TypeError(
                 f"{type(func).__name__}: input {i} is a Variable whose data is None; give it "
                 f"an array first (x.data = ...)."
             ) from exc
+        if isinstance(x, Variable) and type(x.data) not in _by_type:
+            try:
+                _backends.backend_of(x.data)
+            except TypeError:
+                d = x.data
+                raise TypeError(
+                    f"{type(func).__name__}: input {i} is a Variable whose data is "
+                    f"{type(d).__module__}.{type(d).__qualname__} ({d!r:.40}), not an array of "
+                    f"an installed backend; assign arrays to x.data (e.g. numpy.asarray(...))."
+                ) from exc
 
 
 def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
