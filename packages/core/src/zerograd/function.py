@@ -155,12 +155,19 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
 
 
 def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
-    """Raise a clearer error than ``exc`` when an input Variable holds no data, or data
-    that is not an array (assigned by hand: ``x.data = "abc"``)."""
+    """Raise a clearer error than ``exc`` when an input Variable holds no data, data that
+    is not an array (assigned by hand: ``x.data = "abc"``) or of a non-numeric dtype (an
+    object array given as an operand), or when integers meet a negative integer power."""
+    name = type(func).__name__
+    if isinstance(exc, ValueError) and "negative integer powers" in str(exc):
+        raise ValueError(
+            f"{name}: integer data to a negative integer power has no integer result; use a "
+            f"float exponent (x ** -1.0) or float data (x.astype(float))."
+        ) from exc
     for i, x in enumerate(inputs):
         if isinstance(x, Variable) and x.data is None:
             raise TypeError(
-                f"{type(func).__name__}: input {i} is a Variable whose data is None; give it "
+                f"{name}: input {i} is a Variable whose data is None; give it "
                 f"an array first (x.data = ...)."
             ) from exc
         if isinstance(x, Variable) and type(x.data) not in _by_type:
@@ -169,9 +176,16 @@ def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
             except TypeError:
                 d = x.data
                 raise TypeError(
-                    f"{type(func).__name__}: input {i} is a Variable whose data is "
+                    f"{name}: input {i} is a Variable whose data is "
                     f"{type(d).__module__}.{type(d).__qualname__} ({d!r:.40}), not an array of "
                     f"an installed backend; assign arrays to x.data (e.g. numpy.asarray(...))."
+                ) from exc
+        dtype = getattr(getattr(x, "data", None), "dtype", None)
+        if dtype is not None and type(x.data) in _by_type:
+            if _by_type[type(x.data)].dtype_kind(dtype) not in "biufc":
+                raise TypeError(
+                    f"{name}: input {i} has dtype {dtype}, which zerograd cannot compute with; "
+                    f"give bool, integer, float or complex data."
                 ) from exc
 
 

@@ -3,6 +3,7 @@
 Max pooling pads with ``-inf``, so padding never wins the max. **Ties:** the gradient of
 a window goes, whole, to its first maximal element in row-major window order (the element
 ``argmax`` picks, as in Chainer); ``pooling`` and ``pooling_simple`` follow the same rule.
+(``max``/``min`` reductions keep DeZero's rule instead: every tied element gets the gradient.)
 The gradient's own backward re-reads ``ggx`` at the same positions, so every order is
 defined. As in PyTorch, ``pad`` may be at most half the kernel, so that every window
 holds at least one element of the input.
