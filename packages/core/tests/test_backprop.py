@@ -93,18 +93,23 @@ def test_failed_backward_restores_every_gradient(arr, fails):
     w = Variable(arr([3.0, 4.0]))
     x.grad = Variable(arr([10.0, 10.0]))  # accumulated from an earlier step
     old = x.grad
+    v = Variable(arr([2.0, 2.0]))
+    u = F.exp(F.exp(Variable(arr([0.0, 0.0]))))  # generation 2: its users run before fails
     h = x * w
-    y = F.sum(fails()(h) + h * 3)  # h gets a gradient from the right branch first
+    # h gets a gradient from the right branch first; v gets two (accumulated) before the
+    # failing function is reached
+    y = F.sum(fails()(h) + h * 3 + u * v + v * u)
     with pytest.raises(ValueError, match="boom"):
         y.backward()
     assert x.grad is old
     np.testing.assert_array_equal(as_numpy(old), [10.0, 10.0])
-    assert w.grad is None and h.grad is None and y.grad is None
+    assert w.grad is None and v.grad is None and h.grad is None and y.grad is None
     fails.armed = False
     x.cleargrad()
     y.backward()  # the retry gives the right answer: d/dx sum(2xw + 3xw) = 5w
     np.testing.assert_allclose(as_numpy(x.grad), [15.0, 20.0])
     np.testing.assert_allclose(as_numpy(w.grad), [5.0, 10.0])
+    np.testing.assert_allclose(as_numpy(v.grad), [2 * np.e, 2 * np.e])
     assert h.grad is None
 
 

@@ -113,7 +113,7 @@ def test_mean_of_nothing_is_nan_with_numpy_warning(arr):
         y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=0)
     np.testing.assert_array_equal(as_numpy(y), np.full(3, np.nan))
     y = F.mean(Variable(arr(np.zeros((0, 3)))), axis=1)  # nothing to average: no warning
-    assert y.shape == (0,) and y.dtype == np.float64
+    assert y.shape == (0,) and as_numpy(y).dtype == np.float64
 
 
 def test_flatten_of_0d_gives_one_element_as_numpy():
@@ -182,3 +182,11 @@ def test_clip_with_one_open_bound_has_the_right_gradient(lo, hi):
     if hi is not None:
         inside &= a <= hi
     np.testing.assert_array_equal(x.grad.data, inside.astype(float))
+
+
+def test_as_array_of_a_variable_is_its_data(arr):
+    import zerograd
+
+    x = Variable(arr([1.0, 2.0]))
+    assert zerograd.as_array(x) is x.data
+    assert zerograd.as_array(x, like=x.data) is x.data

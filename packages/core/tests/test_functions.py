@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import zerograd.functions as F
+from zerograd import Variable
 from zerograd.testing import check_backward
 
 rng = np.random.default_rng(42)
@@ -158,10 +159,11 @@ LINEAR = {  # second derivative is identically zero: still checked, must be zero
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_value(name, dtype, arr, to_np):
     fn, ref, inputs = CASES[name]
-    xs = [arr(x, dtype) for x in inputs]
+    xs = [Variable(arr(x, dtype)) for x in inputs]  # Variables: raw arrays would test numpy
     y = fn(*xs)
+    assert isinstance(y, Variable), name
     expected = ref(*[x.astype(dtype) for x in inputs])
-    assert y.dtype == np.dtype(dtype), f"{name}: dtype {y.dtype}, expected {dtype}"
+    assert to_np(y).dtype == np.dtype(dtype), f"{name}: dtype {y.dtype}, expected {dtype}"
     np.testing.assert_allclose(to_np(y.data), expected, rtol=1e-5 if dtype == "float32" else 1e-12)
 
 

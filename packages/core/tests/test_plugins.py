@@ -36,6 +36,17 @@ class BoxBackend(Backend):
         return Box(a.tolist())
 
 
+@pytest.fixture(autouse=True)
+def _forget_fake_modules():
+    """Drop the fake plugin modules a test put in sys.modules: a hostile one (a module
+    ``__getattr__`` that exits) would otherwise end later tests that walk sys.modules."""
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name.startswith("fake_"):
+            del sys.modules[name]
+
+
 def _module(name, backend_factory=None):
     mod = types.ModuleType(name)
     if backend_factory is not None:

@@ -29,12 +29,23 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     compared, and the heap makes the walk O(n log n) however wide the graph is.
 
     Two rules hold whatever the functions' ``backward`` return: a gradient object (and
-    its array) is stored in one variable only, and when anything raises, every gradient
-    the walk changed is put back as it was before the call.
+    its array) is stored in one variable only, and when anything raises, no partial
+    gradient survives: the leaves (and ``y``) get back the gradients they had, and the
+    intermediate variables the walk touched are left with none, as a walk that succeeds
+    without ``retain_grad`` leaves them.
     """
-    before = {y: y.grad}  # each variable the walk touched -> its grad before the walk
+    # For undoing the walk on failure, kept cheap (list appends on the hot path):
+    # `touched` gets every variable given its first gradient in this walk (that always
+    # finds None there) and every intermediate changed; `before` the old gradient of each
+    # leaf (and y) that had one.
+    touched: list[Variable] = []
+    note = touched.append
+    before: dict[Variable, Any] = {}
     if y.grad is None:
+        note(y)
         y.grad = Variable(get_array_module(y.data).ones_like(y.data))
+    else:
+        before[y] = y.grad
     f = y.creator
     if f is None:
         return
@@ -55,7 +66,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                 if retain_grad:
                     held = (gy,)
                 else:
-                    o.grad = None  # o is in `before`: it got its gradient in this walk
+                    o.grad = None
             else:
                 outputs = [ref() for ref in refs]
                 gys = [None if o is None else o.grad for o in outputs]
@@ -65,8 +76,6 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                 else:
                     for o in outputs:
                         if o is not None:
-                            if o not in before:
-                                before[o] = o.grad
                             o.grad = None
             if type(gxs) is not tuple:
                 gxs = (gxs,)
@@ -91,12 +100,20 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                         f"must have its input's shape (use sum_to to undo broadcasting)."
                     )
                 xg = x.grad
-                if x not in before:
-                    before[x] = xg
                 creator = x.creator
                 if xg is not None:
+                    if creator is not None:
+                        note(x)
+                    elif x not in before:  # a leaf's first gradient in this walk is in kept
+                        before[x] = None if xg in kept else xg
                     x.grad = xg + gx
-                elif creator is None:
+                    if creator is not None and creator not in seen:
+                        seen.add(creator)
+                        push(heap, (-creator.generation, count, creator))
+                        count += 1
+                    continue
+                note(x)
+                if creator is None:
                     # a leaf keeps its gradient after the walk, so it gets one nobody else
                     # has (intermediates drop theirs; _own checks them when retained)
                     if gx in kept:
@@ -104,13 +121,14 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                     kept.add(gx)
                     x.grad = gx
                     continue
-                else:
-                    x.grad = gx
-                if creator is not None and creator not in seen:
+                x.grad = gx
+                if creator not in seen:
                     seen.add(creator)
                     push(heap, (-creator.generation, count, creator))
                     count += 1
     except BaseException:
+        for v in touched:
+            v.grad = None
         for v, g in before.items():
             v.grad = g
         raise

@@ -12,6 +12,8 @@ and train as usual: every ``optimizer.update()`` averages the gradients over the
 
 from __future__ import annotations
 
+from importlib.metadata import version as _distribution_version
+
 from . import checkpoint
 from .communicator import OPS, Communicator, create_communicator
 from .data import DatasetShard, evaluate, mean_over_ranks, scatter_dataset, shard_indices
@@ -20,7 +22,7 @@ from .mpi import MpiCommunicator
 from .nccl import NcclCommunicator, nccl_unavailable_reason
 from .optimizer import DataParallelOptimizer, broadcast_params, create_multi_node_optimizer
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("zerograd-distributed")  # the repository's VERSION file
 
 __all__ = [
     "OPS",

@@ -6,6 +6,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from ..backends import backend_of
 from ..function import Function
 from ..variable import Constant, Variable
 from .broadcast import sum_to
@@ -21,17 +22,31 @@ class _Binary(Function):
     shapes: tuple | None = None
     op: Callable[[Any, Any], Any]
 
+    true_division = False  # integer operands compute in floating point
+
     def forward(self, x0: Any, x1: Any) -> Any:
         if x0.shape != x1.shape:
             self.shapes = (x0.shape, x1.shape)
-            try:
-                return self.op(x0, x1)
-            except ValueError:
-                raise ValueError(
-                    f"{type(self).__name__}: shapes {x0.shape} and {x1.shape} do not broadcast "
-                    f"(numpy rules: align from the right, each axis equal or 1)."
-                ) from None
-        return self.op(x0, x1)
+        try:
+            return self.op(x0, x1)
+        except (TypeError, ValueError) as exc:
+            return self._retry(x0, x1, exc)
+
+    def _retry(self, x0: Any, x1: Any, exc: Exception) -> Any:
+        """The failure path of forward: name the shapes, or promote and try once more."""
+        if isinstance(exc, ValueError):
+            if _broadcastable(x0.shape, x1.shape):
+                raise exc
+            raise ValueError(
+                f"{type(self).__name__}: shapes {x0.shape} and {x1.shape} do not broadcast "
+                f"(numpy rules: align from the right, each axis equal or 1)."
+            ) from None
+        # array-API backends refuse mixed kinds (int with float, bool with int) and integer
+        # true division: promote as numpy does
+        p0, p1 = _promote(x0, x1, self.true_division)
+        if p0 is x0 and p1 is x1:
+            raise exc
+        return self.op(p0, p1)
 
     def backward(self, gy: Variable) -> tuple[Any, Any]:
         x0, x1 = self.inputs
@@ -83,6 +98,7 @@ class Mul(_Binary):
 
 class Div(_Binary):
     op = operator.truediv
+    true_division = True
 
     def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
         return gy / x1
@@ -106,7 +122,12 @@ class Pow(Function):
         self.c = c
 
     def forward(self, x: Any) -> Any:
-        return x**self.c
+        try:
+            return x**self.c
+        except TypeError:  # an array-API backend refusing int ** float
+            if not isinstance(self.c, float):
+                raise
+            return _to_float(x) ** self.c
 
     def backward(self, gy: Variable) -> Variable:
         (x,) = self.inputs
@@ -126,6 +147,38 @@ class PowVar(_Binary):
         from .elementwise import log
 
         return gy * self.outputs[0]() * log(x0)
+
+
+def _broadcastable(s0: tuple, s1: tuple) -> bool:
+    return all(a == b or a == 1 or b == 1 for a, b in zip(reversed(s0), reversed(s1)))
+
+
+def _to_float(x: Any, like: Any = None) -> Any:
+    """``x`` in ``like``'s dtype, or in its backend's default float dtype."""
+    backend = backend_of(x)
+    dtype = like.dtype if like is not None else backend.asarray(0.0).dtype
+    return backend.astype(x, dtype)
+
+
+def _promote(x0: Any, x1: Any, true_division: bool) -> tuple[Any, Any]:
+    """numpy's promotion for a backend that refused mixed kinds: bool or integer next to a
+    float becomes that float, bool next to an integer that integer, and both integers a
+    float for true division. Returns the inputs unchanged when none applies."""
+    b = backend_of(x0)
+    k0, k1 = b.dtype_kind(x0.dtype), b.dtype_kind(x1.dtype)
+    inexact0, inexact1 = k0 in "fc", k1 in "fc"
+    if inexact0 and not inexact1:
+        return x0, _to_float(x1, x0)
+    if inexact1 and not inexact0:
+        return _to_float(x0, x1), x1
+    if not inexact0 and not inexact1:
+        if true_division:
+            return _to_float(x0), _to_float(x1)
+        if k0 == "b" and k1 != "b":
+            return b.astype(x0, x1.dtype), x1
+        if k1 == "b" and k0 != "b":
+            return x0, b.astype(x1, x0.dtype)
+    return x0, x1
 
 
 def add(x0: Any, x1: Any) -> Variable:
