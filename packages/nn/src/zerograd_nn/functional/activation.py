@@ -130,6 +130,8 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
     """
     x = as_float(x, "softmax_simple")
     xd = x.data
+    if isinstance(axis, int):  # numpy integers and tuples are left to sum's checks
+        axis = normalize_axis(axis, xd.ndim, "softmax_simple")
     if xd.size:
         try:
             x = x - get_array_module(xd).max(xd, axis=axis, keepdims=True)

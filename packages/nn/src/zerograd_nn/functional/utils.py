@@ -269,12 +269,18 @@ def col2im_array(
     (N*OH*OW, C*KH*KW) with ``to_matrix``.
     """
     xp = get_array_module(col)
-    n, c, h, w = img_shape
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
         "col2im", img_shape, kernel_size, stride, pad
     )
-    if to_matrix:
+    n, c, h, w = img_shape
+    if to_matrix and tuple(col.shape) == (n * oh * ow, c * kh * kw):
         col = xp.transpose(xp.reshape(col, (n, oh, ow, c, kh, kw)), (0, 3, 4, 5, 1, 2))
+    elif to_matrix:
+        raise ValueError(
+            f"col2im: patches of shape {tuple(col.shape)} do not match image shape "
+            f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
+            f"(expected the matrix {(n * oh * ow, c * kh * kw)})."
+        )
     if tuple(col.shape) != (n, c, kh, kw, oh, ow):
         raise ValueError(
             f"col2im: patches of shape {tuple(col.shape)} do not match image shape "
