@@ -407,3 +407,13 @@ def test_ragged_items_are_refused_naming_the_loader_and_the_items():
     labels = [(np.ones(2), np.zeros(1)), (np.ones(2), np.zeros(2))]
     with pytest.raises(ValueError, match=r"dataset\[1\] has t of shape \(2,\)"):
         next(DataLoader(labels, batch_size=2, shuffle=False))
+
+
+@pytest.mark.parametrize("kw", [{"shuffle": "no"}, {"drop_last": "x"}, {"gpu": 1}])
+def test_flags_must_be_booleans(kw):
+    ((name, value),) = kw.items()
+    with pytest.raises(
+        TypeError, match=rf"^DataLoader: {name} must be True or False, got {value!r}"
+    ):
+        DataLoader([(np.ones(1), 0)] * 4, 2, **kw)
+    assert DataLoader([(np.ones(1), 0)] * 4, 2, shuffle=np.bool_(False)).shuffle == np.False_

@@ -188,6 +188,9 @@ class DataLoader:
     ) -> None:
         owner = type(self).__name__
         batch_size = _positive_int(owner, "batch_size", batch_size)
+        for name, flag in (("shuffle", shuffle), ("gpu", gpu), ("drop_last", drop_last)):
+            if type(flag).__name__ not in ("bool", "bool_"):
+                raise TypeError(f"{owner}: {name} must be True or False, got {flag!r}")
         self.data_size = _check_dataset(owner, dataset)
         self._rng = _generator(seed)
         self.dataset = dataset
