@@ -107,7 +107,7 @@ class Function:
             self.outputs = (weakref.ref(output),)
         else:
             output.creator = None
-            output.generation = 0
+            output.generation = -1  # made with no graph: Variable.backward refuses it
         return output
 
     def _finish_many(self, inputs: tuple, ys: tuple) -> list[Variable]:
@@ -121,6 +121,9 @@ class Function:
                 output.generation = gen + 1
             self.inputs = inputs
             self.outputs = tuple([weakref.ref(output) for output in outputs])
+        else:
+            for output in outputs:
+                output.generation = -1  # made with no graph: Variable.backward refuses it
         return outputs
 
     def forward(self, *xs: Any) -> Any:

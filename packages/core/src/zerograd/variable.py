@@ -243,6 +243,12 @@ class Variable:
         """
         from .backprop import backward
 
+        if self.generation < 0 and self.creator is None:
+            raise RuntimeError(
+                "backward: this Variable was computed with backprop disabled (inside no_grad(), "
+                "or a gradient from a backward without create_graph=True), so no graph was "
+                "recorded and no gradient can flow from it; compute it with backprop enabled."
+            )
         try:
             backward(self, retain_grad, create_graph)
         except Exception as exc:
