@@ -91,3 +91,33 @@ def test_a_string_input_is_a_type_error_naming_the_layer():
         Linear(3)("abc")
     with pytest.raises(TypeError, match=r"Linear: x is a Variable whose data is None"):
         Linear(3)(Variable(None))
+
+
+@pytest.mark.parametrize(
+    "make, text",
+    [
+        (lambda: Linear(3, dtype="foo"), r"^Linear: dtype must be a floating-point dtype .*'foo'"),
+        (lambda: Linear(3, in_size=2, dtype="int32"), r"^Linear: dtype must be .* got 'int32'"),
+        (lambda: Conv2d(2, 3, dtype=np.int64), r"^Conv2d: dtype must be a floating-point dtype"),
+        (lambda: Linear(3, nobias="yes"), r"^Linear: nobias must be True or False, got 'yes'"),
+        (lambda: Deconv2d(2, 3, nobias=None), r"^Deconv2d: nobias must be True or False"),
+    ],
+)
+def test_dtype_and_nobias_are_checked(make, text):
+    with pytest.raises(TypeError, match=text):
+        make()
+    assert Linear(3, in_size=2, dtype=np.float64).W.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "layer, x, text",
+    [
+        (Linear, np.ones((2, 0)), r"^Linear: in_size \(the last axis of x\) must be a positive"),
+        (lambda: Conv2d(2, 3), np.ones((1, 0, 5, 5)), r"^Conv2d: in_channels \(axis 1 of x\)"),
+    ],
+)
+def test_inputs_with_no_features_are_refused_and_leave_the_layer_unsized(layer, x, text):
+    layer = layer(3) if layer is Linear else layer()
+    with pytest.raises(ValueError, match=text):
+        layer(x)
+    assert layer.W.data is None

@@ -310,6 +310,23 @@ def _size(layer: Layer, name: str, v: Any, optional: bool = False) -> int | None
     return positive_int(type(layer).__name__, name, v)
 
 
+def _settings(layer: Layer, nobias: Any, dtype: Any) -> None:
+    """Check a layer's ``nobias`` (a bool) and ``dtype`` (a floating-point dtype)."""
+    name = type(layer).__name__
+    if type(nobias).__name__ not in ("bool", "bool_"):
+        raise TypeError(f"{name}: nobias must be True or False, got {nobias!r}")
+    backend = get_backend()
+    try:
+        kind = backend.dtype_kind(backend.xp.zeros(0, dtype=dtype).dtype)
+    except (TypeError, ValueError):
+        kind = None
+    if kind != "f":
+        raise TypeError(
+            f"{name}: dtype must be a floating-point dtype such as 'float32' (weights are "
+            f"drawn from a normal distribution), got {dtype!r}"
+        )
+
+
 def _input(layer: Layer, x: Any, ndim: int, layout: str) -> Any:
     """The layer's input ``x`` (lists converted to arrays) with at least ``ndim`` dimensions,
     the fewest its forward can read sizes from; a clear error naming the layer otherwise
@@ -359,6 +376,7 @@ class Linear(Layer):
         super().__init__()
         _size(self, "out_size", out_size)
         _size(self, "in_size", in_size, optional=True)
+        _settings(self, nobias, dtype)
         self._initialW = _init.check(initialW, "Linear", "initialW")
         initial_bias = _init.check(initial_bias, "Linear", "initial_bias")
         self.in_size, self.out_size, self.dtype = in_size, out_size, dtype
@@ -386,7 +404,7 @@ class Linear(Layer):
         if self.W.data is not None:
             return F.linear(x, self.W, self.b)
         with _undo_on_error(self, ("in_size",), (self.W, self.b)):
-            self.in_size = x.shape[-1]
+            self.in_size = _size(self, "in_size (the last axis of x)", x.shape[-1])
             self._init_W(x)
             _follow(self.b, self.W.data)
             return F.linear(x, self.W, self.b)
@@ -416,6 +434,7 @@ class _ConvBase(Layer):
         name = type(self).__name__
         _size(self, "out_channels", out_channels)
         _size(self, "in_channels", in_channels, optional=True)
+        _settings(self, nobias, dtype)
         conv_args(name, kernel_size, stride, pad)
         self._initialW = _init.check(initialW, name, "initialW")
         initial_bias = _init.check(initial_bias, name, "initial_bias")
@@ -456,7 +475,7 @@ class _ConvBase(Layer):
         if self.W.data is not None:
             return self._conv(x)
         with _undo_on_error(self, ("in_channels",), (self.W, self.b)):
-            self.in_channels = x.shape[1]
+            self.in_channels = _size(self, "in_channels (axis 1 of x)", x.shape[1])
             self._init_W(x)
             _follow(self.b, self.W.data)
             return self._conv(x)
