@@ -233,7 +233,7 @@ class MpiCommunicator(Communicator):
 
         Returns:
             ``root``'s array, on every rank (``root`` gets its own ``x`` back, made
-            contiguous if it was not).
+                contiguous if it was not).
 
         Raises:
             ValueError: ``root`` is not a rank.

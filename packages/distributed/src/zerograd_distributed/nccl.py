@@ -20,7 +20,7 @@ def nccl_unavailable_reason() -> str | None:
 
     Returns:
         None when CuPy, its NCCL bindings and a GPU are all usable here, else a sentence
-        saying what is missing.
+            saying what is missing.
 
     Examples:
         >>> reason = nccl_unavailable_reason()

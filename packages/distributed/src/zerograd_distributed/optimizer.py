@@ -273,7 +273,7 @@ class DataParallelOptimizer:
 
         Returns:
             True when the gradients were averaged; False when this call broadcast parameters
-            that had never been broadcast (their gradients are then not worth a step).
+                that had never been broadcast (their gradients are then not worth a step).
 
         Raises:
             RuntimeError: ``setup`` was not called yet.

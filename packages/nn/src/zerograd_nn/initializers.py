@@ -429,7 +429,7 @@ def check(value: Any, owner: str, keyword: str, *, arrays: bool = True) -> Any:
 
     Returns:
         None, an Initializer (numbers and 0-d arrays become ``Constant``), or the array as
-        given.
+            given.
 
     Raises:
         TypeError: for anything else, or an array where ``arrays`` is False.

@@ -72,7 +72,7 @@ def count_params(layer: Any) -> int:
 
     Returns:
         The number of elements of every Parameter (a shared one counted once, one not
-        sized yet counted as 0).
+            sized yet counted as 0).
     """
     return sum(_size(p) for p in layer.params())
 
@@ -85,7 +85,7 @@ def layer_repr(layer: Any) -> str:
 
     Returns:
         ``Type(extra)`` for a leaf; else ``Type(``, the extra and one ``(name): child``
-        per line, and ``)``.
+            per line, and ``)``.
     """
     extra = layer.extra_repr()
     children = list(named_children(layer))

@@ -44,7 +44,7 @@ class Model(Layer):
 
         Returns:
             What ``zerograd_viz.plot_dot_graph`` returns: an image Jupyter shows, or the
-            path.
+                path.
 
         Raises:
             ImportError: zerograd-viz is not installed.

@@ -277,7 +277,7 @@ class ToArray:
 
         Returns:
             An array of the default backend of ``dtype``, or ``img`` itself when it is an
-            array.
+                array.
 
         Raises:
             TypeError: ``img`` is neither a PIL image nor an array.

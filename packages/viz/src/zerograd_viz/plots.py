@@ -266,7 +266,7 @@ def predict_grid(
 
     Returns:
         Numpy arrays ``(xs, ys, classes)``: ``classes[i, j]`` is the class at
-        ``(xs[j], ys[i])``.
+            ``(xs[j], ys[i])``.
 
     Raises:
         TypeError: ``model_or_fn`` is not callable, or an argument or the model's output has

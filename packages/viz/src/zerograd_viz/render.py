@@ -248,8 +248,8 @@ def plot_dot_graph(
 
     Returns:
         Like DeZero, an image object that Jupyter shows inline when IPython is importable
-        (``IPython.display.Image`` for PNG, ``SVG`` for SVG), else the path as a string
-        (always the path for PDF).
+            (``IPython.display.Image`` for PNG, ``SVG`` for SVG), else the path as a string
+            (always the path for PDF).
 
     Raises:
         TypeError: ``output`` is not a Variable, or an argument has the wrong type.

@@ -33,7 +33,7 @@ def read_idx(path: str | Path) -> Any:
 
     Returns:
         A writable array of the default backend in native byte order, of the shape and
-        dtype the header gives.
+            dtype the header gives.
 
     Raises:
         ValueError: the file cannot be read, is not IDX, or is truncated.

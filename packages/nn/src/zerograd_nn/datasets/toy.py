@@ -23,7 +23,7 @@ def get_spiral(train: bool = True) -> tuple[Any, Any]:
 
     Returns:
         ``(x, t)``: points ``(300, 2)`` float32 and class labels ``(300,)`` int64, arrays of
-        the default backend, shuffled.
+            the default backend, shuffled.
 
     Examples:
         >>> x, t = get_spiral()

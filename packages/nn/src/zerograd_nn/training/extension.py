@@ -62,7 +62,7 @@ class IntervalTrigger:
 
         Returns:
             True at every ``period``-th epoch point (unit ``'epoch'``) or iteration point
-            (unit ``'iteration'``).
+                (unit ``'iteration'``).
         """
         if self.unit == "epoch":
             return trainer.at_epoch_end and trainer.epoch % self.period == 0
