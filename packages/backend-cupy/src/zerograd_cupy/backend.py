@@ -70,6 +70,12 @@ class CupyBackend(Backend):
     Availability is asked of CuPy (a device must be visible and a kernel must run), not
     inferred from ``import cupy`` succeeding: CuPy imports fine on machines with no GPU.
 
+    Attributes:
+        name: ``"cupy"``, the backend's registered name.
+        device: ``"gpu"``.
+        cache_scalars: False: zerograd may not reuse one array for a repeated Python
+            scalar operand, since arrays live on one of possibly several devices.
+
     Examples:
         >>> b = CupyBackend()
         >>> b.name, b.device

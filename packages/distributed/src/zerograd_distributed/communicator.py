@@ -17,10 +17,11 @@ from typing import Any
 
 __all__ = ["Communicator", "create_communicator", "OPS"]
 
-#: reduction names accepted by ``allreduce`` and ``allreduce_obj``
 OPS = ("sum", "prod", "max", "min", "mean")
+"""The reduction names ``allreduce`` and ``allreduce_obj`` accept."""
 
 NAMES = ("mpi", "nccl", "auto")
+"""The transport names ``create_communicator`` accepts."""
 
 
 class Communicator:

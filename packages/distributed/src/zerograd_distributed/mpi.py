@@ -55,6 +55,9 @@ class MpiCommunicator(Communicator):
     Args:
         mpi_comm: the mpi4py communicator to use; ``MPI.COMM_WORLD`` when None.
 
+    Attributes:
+        mpi_comm: the mpi4py communicator in use.
+
     Raises:
         ImportError: mpi4py or its MPI library is missing (the message says how to install).
 

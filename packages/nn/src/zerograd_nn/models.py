@@ -179,6 +179,7 @@ class VGG16(Model):
     """
 
     WEIGHTS_PATH = _WEIGHT_URLS["VGG16"]
+    """Where DeZero's VGG16 weights can be downloaded (by you; zerograd never does)."""
 
     def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
         super().__init__()
@@ -389,6 +390,7 @@ class ResNet(Model):
     """
 
     WEIGHTS_PATH = _WEIGHT_URLS["ResNet"]
+    """Where DeZero's ResNet weights can be downloaded; ``{}`` is 50, 101 or 152."""
 
     def __init__(self, n_layers: int = 152, pretrained: bool | str | os.PathLike = False) -> None:
         super().__init__()

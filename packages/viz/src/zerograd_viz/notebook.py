@@ -31,6 +31,10 @@ class GraphView:
         timeout: seconds ``dot`` may run per rendering (``None``: no limit); kept as
             ``.timeout``.
 
+    Attributes:
+        source: the DOT text.
+        timeout: seconds ``dot`` may run per rendering.
+
     Raises:
         TypeError: ``source`` is not a str, or ``timeout`` is not a number or ``None``.
         ValueError: ``timeout`` is not more than 0.

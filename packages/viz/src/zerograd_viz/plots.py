@@ -20,10 +20,12 @@ from zerograd.backends import as_numpy, backend_of
 from .files import check_path, replace_file, writable_folder
 
 PLOT_INSTALL = "pip install 'zerograd-viz[plot]'"
-# Point colours (matplotlib's tab10) and markers per class, as in the book's spiral figure.
+"""The command that installs matplotlib for the plots, named when it is missing."""
 CLASS_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+"""The colour of each class's points and region (matplotlib's tab10), class 0 first."""
 MARKERS = ("o", "x", "^", "s", "v", "D", "*", "P", "<", ">")
+"""The marker of each class's points, as in the book's spiral figure."""
 _CHUNK = 4096  # grid rows evaluated per model call
 
 

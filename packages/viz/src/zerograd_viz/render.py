@@ -27,6 +27,7 @@ INSTALL_HINT = (
     "`conda install graphviz` (conda), or see https://graphviz.org/download/. "
     "get_dot_graph(output) still works without it and returns the DOT text."
 )
+"""How to install Graphviz, appended to the errors that say ``dot`` is missing."""
 
 
 class GraphvizError(RuntimeError):

@@ -35,6 +35,13 @@ class Dataset:
         transform: applied to each ``x`` (None: unchanged).
         target_transform: applied to each ``t`` (None: unchanged).
 
+    Attributes:
+        train: the split chosen.
+        transform: applied to each ``x`` (the identity when None was given).
+        target_transform: applied to each ``t`` (the identity when None was given).
+        data: the items, as ``prepare`` left them.
+        label: the labels, or None.
+
     Raises:
         TypeError: a transform is neither callable nor None.
         ValueError: ``prepare`` gave a different number of items and labels.

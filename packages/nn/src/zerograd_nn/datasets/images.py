@@ -129,6 +129,14 @@ class MNIST(_ImageFiles):
         root: the directory holding the files.
         download: fetch missing files (checked against their MD5 sums).
 
+    Attributes:
+        name: the name used in messages.
+        folder: the default sub-directory of ``data_home()``.
+        url: where the files are downloaded from.
+        md5: each file's MD5 sum.
+        class_names: the class names, by class id.
+        root: the directory the files are read from.
+
     Raises:
         FileNotFoundError: files are missing and not downloaded (the message lists them
             and where to put them).
@@ -208,6 +216,17 @@ class CIFAR10(_ImageFiles):
         target_transform: applied to each label.
         root: the directory holding the files or the archive.
         download: fetch the archive when neither it nor the files are there.
+
+    Attributes:
+        name: the name used in messages.
+        folder: the default sub-directory of ``data_home()``.
+        archive: the archive's file name.
+        archive_md5: the archive's MD5 sum.
+        inner: the folder the archive extracts to.
+        url: where the archive is downloaded from.
+        label_bytes: label bytes per record (1 for CIFAR-10, 2 for CIFAR-100).
+        class_names: the class names, by class id.
+        root: the directory the files are read from.
 
     Raises:
         FileNotFoundError: neither the files nor the archive are there, and not downloaded.
@@ -331,6 +350,10 @@ class CIFAR100(CIFAR10):
         label_type: ``'fine'`` (100 classes) or ``'coarse'`` (20 superclasses).
         root: the directory holding the files or the archive.
         download: fetch the archive when neither it nor the files are there.
+
+    Attributes:
+        coarse_names: the 20 superclass names, by coarse class id.
+        label_type: the label type chosen.
 
     Raises:
         ValueError: another ``label_type``, or a corrupt, truncated or mismatched file.

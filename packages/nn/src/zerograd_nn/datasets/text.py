@@ -29,6 +29,7 @@ class TextCharDataset(Dataset):
         encoding: the file's encoding.
 
     Attributes:
+        text: the whole text.
         char_to_id: ``character -> id``.
         id_to_char: ``id -> character``.
 
@@ -136,6 +137,11 @@ class Shakespear(TextCharDataset):
         root: the directory holding ``shakespear.txt`` (default:
             ``<data_home>/shakespear``).
         download: fetch the file from Karpathy's char-rnn repository when it is missing.
+
+    Attributes:
+        url: where the file is downloaded from.
+        file_name: the file's name in ``root``.
+        root: the directory the file is read from.
 
     Raises:
         FileNotFoundError: the file is missing and not downloaded (the message says where
