@@ -69,8 +69,9 @@ def save_checkpoint(
 
     Raises:
         ValueError: ``root`` is not a rank.
-        Exception: on ``root``, whatever writing raised; on the other ranks a RuntimeError
-            naming it. Every rank returns only once the file is complete.
+        Exception: on ``root``, whatever writing raised.
+        RuntimeError: on the other ranks, when writing failed on ``root`` (the message
+            names the error). Every rank returns or raises only once ``root`` is done.
     """
     comm._check_root("save_checkpoint", root)
     written, error = None, None
@@ -127,8 +128,10 @@ def load_checkpoint(
 
     Raises:
         FileNotFoundError: on every rank, when some rank cannot see the file (nothing changes).
-        Exception: what ``zerograd_nn.checkpoint.load_checkpoint`` raises, on every rank
-            (a RuntimeError naming the failed ranks where the others succeeded).
+        Exception: what ``zerograd_nn.checkpoint.load_checkpoint`` raised, on a rank where
+            loading failed.
+        RuntimeError: on the ranks where loading succeeded while others failed (the
+            message names the failed ranks; the ranks now differ).
     """
     p = os.fspath(path)
     seen = comm.allgather_obj(os.path.isfile(p) or os.path.isfile(p + ".npz"))

@@ -166,7 +166,12 @@ class MNIST(_ImageFiles):
         super().__init__(train, transform, target_transform)
 
     def prepare(self) -> None:
-        """Read the images and labels of the split from ``root``."""
+        """Read the images and labels of the split from ``root``.
+
+        Raises:
+            FileNotFoundError: files are missing and not downloaded.
+            ValueError: a file is corrupt, or the images and labels do not match.
+        """
         prefix = "train" if self.train else "t10k"
         names = [f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"]
         files = {n: (self.url + n, self.md5[n] and f"md5:{self.md5[n]}") for n in names}
@@ -319,7 +324,12 @@ class CIFAR10(_ImageFiles):
             )
 
     def prepare(self) -> None:
-        """Read the images and labels of the split from the files or the archive."""
+        """Read the images and labels of the split from the files or the archive.
+
+        Raises:
+            FileNotFoundError: neither the files nor the archive are there.
+            ValueError: a file or the archive is corrupt, or a label is out of range.
+        """
         backend = get_backend()
         xp = backend.xp
         coarse = self.label_bytes == 2 and not self._fine
