@@ -1,11 +1,13 @@
 """zerograd-distributed: data-parallel training for zerograd on MPI (NCCL for CuPy arrays).
 
-Start one process per worker with ``mpiexec -n 4 python train.py``; in the script::
+Start one process per worker with ``mpiexec -n 4 python train.py``; in the script:
 
-    comm = create_communicator("auto")
-    broadcast_params(model, comm)
-    optimizer = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
-    shard = scatter_dataset(train_set, comm, seed=0)
+```python
+comm = create_communicator("auto")
+broadcast_params(model, comm)
+optimizer = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
+shard = scatter_dataset(train_set, comm, seed=0)
+```
 
 and train as usual: every ``optimizer.update()`` averages the gradients over the ranks.
 """
