@@ -274,3 +274,35 @@ def test_resume_on_the_backend_under_test(tmp_path, backend, to_np):
     run(*again, 2, seed=2)
     for k, p in straight[0].named_params().items():
         assert np.array_equal(to_np(p.data), to_np(again[0].named_params()[k].data)), k
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "err", "words"),
+    [
+        ({"model": None}, TypeError, r"save_checkpoint: model must be a Layer/Model .* NoneType"),
+        ({"optimizer": "adam"}, TypeError, r"optimizer must be None or an object with state_dict"),
+        ({"epoch": "a"}, TypeError, r"save_checkpoint: epoch must be an int, got 'a' \(str\)"),
+        ({"epoch": 1.5}, TypeError, r"save_checkpoint: epoch must be an int, got 1.5"),
+        ({"iteration": -1}, ValueError, r"save_checkpoint: iteration must be >= 0, got -1"),
+        ({"epoch": True}, TypeError, r"save_checkpoint: epoch must be an int, got True"),
+    ],
+)
+def test_save_refuses_wrong_arguments_by_name_and_writes_nothing(tmp_path, kwargs, err, words):
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    args = {"model": model, **kwargs}
+    with pytest.raises(err, match=words):
+        save_checkpoint(tmp_path / "c.npz", **args)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_load_refuses_a_missing_model_or_a_non_scheduler_changing_nothing(tmp_path):
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    path = save_checkpoint(tmp_path / "c.npz", model=model)
+    state = np.random.get_state()[1].copy()
+    with pytest.raises(TypeError, match=r"load_checkpoint: model must be a Layer/Model .* None"):
+        load_checkpoint(path, model=None)
+    with pytest.raises(TypeError, match=r"scheduler must be None or an object .* got int"):
+        load_checkpoint(path, model=model, scheduler=3)
+    np.testing.assert_array_equal(np.random.get_state()[1], state)

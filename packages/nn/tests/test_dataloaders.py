@@ -392,3 +392,28 @@ def test_items_that_are_not_pairs_are_refused():
         next(DataLoader(singles, batch_size=2, shuffle=False))
     x, t = next(DataLoader([(r, None) for r in rows], batch_size=2, shuffle=False))
     assert t is None and x.tolist() == [[1, 2], [3, 4]]
+
+
+def test_ragged_items_are_refused_naming_the_loader_and_the_items():
+    data = [(np.ones(2), 0), (np.ones(2), 1), (np.ones(3), 0)]
+    loader = DataLoader(data, batch_size=3, shuffle=False)
+    with pytest.raises(
+        ValueError,
+        match=r"^DataLoader: cannot stack a batch: dataset\[0\] has x of shape \(2,\) but "
+        r"dataset\[2\] has x of shape \(3,\); every item's x needs one shape",
+    ):
+        next(loader)
+    assert (loader.epoch, loader.iteration) == (0, 0)
+    labels = [(np.ones(2), np.zeros(1)), (np.ones(2), np.zeros(2))]
+    with pytest.raises(ValueError, match=r"dataset\[1\] has t of shape \(2,\)"):
+        next(DataLoader(labels, batch_size=2, shuffle=False))
+
+
+@pytest.mark.parametrize("kw", [{"shuffle": "no"}, {"drop_last": "x"}, {"gpu": 1}])
+def test_flags_must_be_booleans(kw):
+    ((name, value),) = kw.items()
+    with pytest.raises(
+        TypeError, match=rf"^DataLoader: {name} must be True or False, got {value!r}"
+    ):
+        DataLoader([(np.ones(1), 0)] * 4, 2, **kw)
+    assert DataLoader([(np.ones(1), 0)] * 4, 2, shuffle=np.bool_(False)).shuffle == np.False_

@@ -279,3 +279,27 @@ def test_simple_forms_refuse_non_arrays(f):
         f(None)
     with pytest.raises(TypeError, match=r"must be a numeric array, .* got an array of dtype <U3"):
         f(np.array(["abc"]))
+
+
+def test_softmax_simple_of_large_inputs_matches_softmax(arr, to_np):
+    x = arr([[1e4, -1e4], [1000.0, 1000.0], [-1e4, -1e4 + 1.0]])
+    expected = [[1.0, 0.0], [0.5, 0.5], [1 / (1 + np.e), np.e / (1 + np.e)]]
+    np.testing.assert_allclose(to_np(F.softmax_simple(x)), expected, rtol=1e-12)
+    y = Variable(x) if not isinstance(x, Variable) else x
+    g = F.softmax_simple(y)
+    (g * arr([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])).sum().backward()
+    assert np.all(np.isfinite(to_np(y.grad)))
+    check_backward(lambda v: F.softmax_simple(v), arr([[30.0, -30.0, 1.0], [700.0, 699.0, 0.0]]))
+
+
+@pytest.mark.parametrize(
+    "x, text",
+    [
+        (np.array(1.5), r"^softmax_simple: the input is 0-d, it has no axis 1"),
+        (np.ones(3), r"^softmax_simple: axis 1 is out of range for an input of 1 dimensions"),
+    ],
+)
+def test_softmax_simple_names_itself_for_a_bad_axis(x, text):
+    with pytest.raises(ValueError, match=text):
+        F.softmax_simple(x)
+    np.testing.assert_allclose(F.softmax_simple(np.log([1.0, 3.0]), axis=0).data, [0.25, 0.75])

@@ -284,3 +284,45 @@ def test_numpy_integer_sizes_work(rand, to_np):
         to_np(F.conv2d(x, W, stride=np.int32(2), pad=np.int64(1))),
         to_np(F.conv2d(x, W, stride=2, pad=1)),
     )
+
+
+@pytest.mark.parametrize(
+    "x, W, text",
+    [
+        (
+            None,
+            np.ones((1, 1, 1, 1)),
+            r"^conv2d_simple: x must be a numeric array, a Variable or a "
+            r"list, got NoneType",
+        ),
+        (np.ones((1, 1, 2, 2)), "abc", r"^conv2d_simple: W must be a numeric array, .* got str"),
+    ],
+)
+def test_conv2d_simple_names_its_bad_argument(x, W, text):
+    with pytest.raises(TypeError, match=text):
+        F.conv2d_simple(x, W)
+
+
+@pytest.mark.parametrize(
+    "col, shape, text",
+    [
+        (
+            np.ones(3),
+            (1, 1, 2, 2),
+            r"^col2im: patches of shape \(3,\) do not match image shape "
+            r"\(1, 1, 2, 2\) .* \(expected the matrix \(4, 1\)\)",
+        ),
+        (
+            np.ones((4, 1)),
+            (1, 2, 2),
+            r"^col2im: expected a 4-D input \(N, C, H, W\), got shape "
+            r"\(1, 2, 2\)",
+        ),
+    ],
+)
+def test_col2im_names_a_patch_matrix_that_does_not_fit(col, shape, text):
+    with pytest.raises(ValueError, match=text):
+        F.col2im(col, shape, 1)
+    np.testing.assert_array_equal(
+        F.col2im(np.arange(4.0)[:, None], (1, 1, 2, 2), 1).data, [[[[0.0, 1.0], [2.0, 3.0]]]]
+    )

@@ -272,3 +272,30 @@ def test_accuracy_types_and_empty(rand, arr, to_np):
         F.accuracy(rand(2, 3), None)
     with pytest.raises(ValueError, match=r"^accuracy: scores y of shape \(0, 3\) hold no rows"):
         F.accuracy(arr(np.zeros((0, 3))), arr(np.zeros(0), "int64"))
+
+
+@pytest.mark.parametrize("p", [[[1.5, 0.5]], [[-0.1, 0.5]], [[np.nan, 0.5]]])
+def test_binary_cross_entropy_refuses_values_that_are_not_probabilities(p):
+    with pytest.raises(
+        ValueError,
+        match=r"^binary_cross_entropy: p must be probabilities in \[0, 1\], got values from .*; "
+        r"apply sigmoid first",
+    ):
+        F.binary_cross_entropy(np.array(p), np.array([[1, 0]]))
+    loss = F.binary_cross_entropy(np.array([[0.8, 0.25]]), np.array([[1, 0]]))
+    assert float(loss.data) == pytest.approx(-(np.log(0.8) + np.log(0.75)))
+
+
+def test_accuracy_refuses_labels_that_are_not_class_ids():
+    y = np.array([[0.1, 0.9], [0.8, 0.2]])
+    with pytest.raises(
+        ValueError,
+        match=r"^accuracy: labels must be class ids in 0\.\.1 for scores of shape \(2, 2\), got "
+        r"labels from 0 to 7",
+    ):
+        F.accuracy(y, np.array([0, 7]))
+    with pytest.raises(ValueError, match=r"got labels from -1 to 1"):
+        F.accuracy(y, np.array([1, -1]))
+    with pytest.raises(TypeError, match=r"^accuracy: labels t must be integers .* dtype float64"):
+        F.accuracy(y, np.array([1.0, 0.0]))
+    assert float(F.accuracy(y, np.array([1, 1])).data) == 0.5

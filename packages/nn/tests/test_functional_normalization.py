@@ -187,3 +187,15 @@ def test_batch_norm_read_only_running_var_changes_nothing(rand, arr, to_np, back
     with pytest.raises(ValueError, match="read-only"):
         F.batch_norm(rand(4, 3), np.ones(3), np.zeros(3), mean, var)
     assert mean.tolist() == [0.5, 1.0, 2.0] and var.tolist() == [2.0, 3.0, 4.0]
+
+
+@pytest.mark.parametrize("kw, shown", [({"eps": -1.0}, "eps=-1.0"), ({"decay": 2}, "decay=2.0")])
+def test_batch_norm_refuses_out_of_range_eps_and_decay_and_changes_nothing(kw, shown):
+    x = np.arange(6.0).reshape(2, 3)
+    mean, var = np.zeros(3), np.ones(3)
+    with pytest.raises(
+        ValueError, match=rf"^batch_norm: decay must be in \[0, 1\] and eps > 0, .*{shown}"
+    ):
+        F.batch_norm(x, np.ones(3), np.zeros(3), mean, var, **kw)
+    np.testing.assert_array_equal(mean, np.zeros(3))
+    np.testing.assert_array_equal(var, np.ones(3))

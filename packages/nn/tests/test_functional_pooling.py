@@ -150,3 +150,15 @@ def test_pad_of_half_the_kernel_is_fine(arr, to_np):
     y = F.pooling(x, 2, 1, 1)  # every window holds at least one input element
     assert np.isfinite(to_np(y)).all()
     np.testing.assert_array_equal(to_np(y)[0, 0], [[-1, -1, -2], [-1, -1, -2], [-3, -3, -4]])
+
+
+def test_pooling_simple_checks_its_input_like_pooling():
+    with pytest.raises(TypeError, match=r"^pooling_simple: x must be a numeric array, .* got str"):
+        F.pooling_simple("abc", 2)
+    with pytest.raises(
+        ValueError, match=r"^pooling_simple: expected a 4-D input \(N, C, H, W\), got shape \(3,\)"
+    ):
+        F.pooling_simple(np.ones(3), 2)
+    x = [[[[1.0, 5.0], [3.0, 4.0]]]]  # lists, as pooling takes them
+    np.testing.assert_array_equal(F.pooling_simple(x, 2).data, [[[[5.0]]]])
+    np.testing.assert_array_equal(F.pooling(x, 2).data, [[[[5.0]]]])

@@ -142,6 +142,15 @@ def test_a_parameter_in_two_groups_is_refused():
         O.SGD().setup([{"params": [p]}, {"params": [p]}])
 
 
+def test_a_parameter_of_a_model_group_in_another_group_is_refused():
+    model = MLP((3, 2))
+    model(np.ones((1, 2)))
+    with pytest.raises(ValueError, match=r"a Parameter of group 1 is also in an earlier group"):
+        O.SGD().setup([{"params": model, "lr": 0.1}, {"params": [model.l0.W], "lr": 0.0}])
+    with pytest.raises(ValueError, match=r"a Parameter of group 1 is also in an earlier group"):
+        O.SGD().setup([{"params": [model.l1.b]}, {"params": model}])
+
+
 def test_weight_decay_groups_spare_biases_and_normalization():
     model = Net()
     model(np.ones((4, 2), np.float32))
@@ -339,6 +348,23 @@ def test_hooks_cannot_leak_through_a_shared_gradient():
     opt.add_hook(double_in_place)
     opt.update()
     np.testing.assert_allclose([a.data[0], b.data[0]], [-2.0, -2.0])
+
+
+def test_in_place_hooks_work_on_gradients_that_share_memory_after_backward():
+    from zerograd_nn import functional as F
+
+    a, b = Parameter(np.array([1.0, 2.0])), Parameter(np.array([3.0, 4.0]))
+    F.sum(a + b).backward()
+
+    def halve(params):
+        for p in params:
+            p.grad.data *= 0.5  # DeZero-style in-place hook code
+
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(halve)
+    opt.update()
+    np.testing.assert_array_equal(a.data, [0.5, 1.5])
+    np.testing.assert_array_equal(b.data, [2.5, 3.5])
 
 
 def test_clip_grad_clips_a_shared_gradient_once():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from zerograd import Parameter, Variable
+from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
 from zerograd_nn import schedulers as S
 
@@ -193,3 +194,35 @@ def test_bad_arguments_are_named(call, err, words):
 def test_a_scheduler_needs_a_set_up_optimizer():
     with pytest.raises(ValueError, match=r"call optimizer.setup\(model\) before making"):
         S.StepLR(O.SGD(), 2)
+
+
+@pytest.mark.parametrize(
+    ("target", "words"),
+    [
+        (None, r"StepLR\(optimizer, \.\.\.\): optimizer must be an optimizer .* got NoneType\.$"),
+        (L.Linear(2), r"got Linear \(a model: pass the optimizer set up on it"),
+    ],
+)
+def test_a_scheduler_of_something_else_says_what_it_got(target, words):
+    with pytest.raises(TypeError, match=words):
+        S.StepLR(target, 1)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda o: S.StepLR(o, 2),
+        lambda o: S.ReduceLROnPlateau(o),
+        lambda o: S.SequentialLR(o, [S.LinearWarmup(o, 2), S.ExponentialLR(o, 0.8)], [2]),
+    ],
+    ids=["StepLR", "ReduceLROnPlateau", "SequentialLR"],
+)
+def test_a_state_for_another_number_of_groups_is_refused_and_changes_nothing(make):
+    two = make(opt_with(1.0, 0.5))
+    one_opt = opt_with(0.1)
+    one = make(one_opt)
+    before, lr = one.state_dict(), one_opt.lr
+    words = r"the state is for 2 parameter groups \(\w+\) but the optimizer has 1;"
+    with pytest.raises(ValueError, match=words):
+        one.load_state_dict(two.state_dict())
+    assert one.state_dict() == before and one_opt.lr == lr

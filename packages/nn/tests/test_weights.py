@@ -235,15 +235,55 @@ def test_a_save_killed_midway_keeps_the_old_file_and_the_next_load_cleans_up(tmp
     assert temporaries(tmp_path) == []
 
 
-def test_next_save_removes_only_temporaries_of_dead_processes(tmp_path):
+def test_next_save_removes_only_temporaries_of_dead_processes_of_this_host(tmp_path):
+    from zerograd_nn.weights import _host
+
+    host = _host()
     path = tmp_path / "w.npz"
-    dead = tmp_path / ".w.npz.999999999.abc123.tmp"  # no such pid
-    live = tmp_path / f".w.npz.{os.getppid()}.xyz789.tmp"  # a running process: kept
-    other = tmp_path / ".notes.npz.999999999.abc123.tmp"  # another file's: kept
-    for p in (dead, live, other):
+    dead = tmp_path / f".w.npz.{host}.999999999.abc123.tmp"  # no such pid here
+    live = tmp_path / f".w.npz.{host}.{os.getppid()}.xyz789.tmp"  # a running process: kept
+    other = tmp_path / f".notes.npz.{host}.999999999.abc123.tmp"  # another file's: kept
+    remote = tmp_path / ".w.npz.not-this-host-0.999999999.abc123.tmp"  # another host's: kept
+    for p in (dead, live, other, remote):
         p.write_bytes(b"partial")
     make_model(0).save_weights(path)
-    assert temporaries(tmp_path) == sorted([live.name, other.name])
+    assert temporaries(tmp_path) == sorted([live.name, other.name, remote.name])
+
+
+def test_temporaries_are_named_for_the_host_that_writes_them(tmp_path, monkeypatch):
+    import socket
+
+    import zerograd_nn.weights as W
+
+    seen = []
+    real = W.tempfile.mkstemp
+
+    def spy(**kw):
+        fd, name = real(**kw)
+        seen.append(os.path.basename(name))
+        return fd, name
+
+    monkeypatch.setattr(socket, "gethostname", lambda: "node7.cluster")
+    monkeypatch.setattr(W.tempfile, "mkstemp", spy)
+    make_model(0).save_weights(tmp_path / "w.npz")
+    assert len(seen) == 1 and seen[0].startswith(f".w.npz.node7-cluster.{os.getpid()}.")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes and umask are POSIX")
+def test_saved_files_honour_the_umask_and_keep_a_replaced_files_mode(tmp_path):
+    import stat
+
+    old = os.umask(0o002)
+    try:
+        make_model(0).save_weights(tmp_path / "new.npz")
+        assert stat.S_IMODE(os.stat(tmp_path / "new.npz").st_mode) == 0o664
+        kept = tmp_path / "kept.npz"
+        make_model(0).save_weights(kept)
+        os.chmod(kept, 0o640)
+        make_model(1).save_weights(kept)
+        assert stat.S_IMODE(os.stat(kept).st_mode) == 0o640
+    finally:
+        os.umask(old)
 
 
 def npy_header(shape, dtype="<f8"):

@@ -5,11 +5,14 @@ installed. It imports nothing from CuPy until a GPU is actually used, so install
 a machine without CuPy or without a GPU is harmless: the backend is then listed as
 unavailable, with the reason, and ``Variable.to_gpu()`` says that reason.
 
-    pip install 'zerograd-cupy[cuda12]'   # or [cuda13]
+```sh
+pip install 'zerograd-cupy[cuda12]'   # or [cuda13]
+```
 
->>> from zerograd_cupy import CupyBackend
->>> CupyBackend().device
-'gpu'
+Examples:
+    >>> from zerograd_cupy import CupyBackend
+    >>> CupyBackend().device
+    'gpu'
 """
 
 from __future__ import annotations
@@ -27,5 +30,9 @@ __all__ = ["INSTALL_HINT", "CupyBackend", "col2im_gpu", "im2col_gpu", "zerograd_
 
 @hookimpl
 def zerograd_backend() -> Backend:
-    """The CuPy backend (available only where CuPy can run a kernel on a CUDA device)."""
+    """Give zerograd this plugin's backend (the ``zerograd_backend`` hook).
+
+    Returns:
+        A ``CupyBackend``, available only where CuPy can run a kernel on a CUDA device.
+    """
     return CupyBackend()

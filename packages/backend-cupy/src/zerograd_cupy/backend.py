@@ -1,4 +1,4 @@
-"""The :class:`CupyBackend`: CuPy arrays on an NVIDIA GPU, as zerograd sees them.
+"""The ``CupyBackend``: CuPy arrays on an NVIDIA GPU, as zerograd sees them.
 
 Nothing here imports CuPy at module level: the plugin loads on machines without CuPy (or
 without a GPU) and then reports itself unavailable, with the reason.
@@ -70,11 +70,18 @@ class CupyBackend(Backend):
     Availability is asked of CuPy (a device must be visible and a kernel must run), not
     inferred from ``import cupy`` succeeding: CuPy imports fine on machines with no GPU.
 
-    >>> b = CupyBackend()
-    >>> b.name, b.device
-    ('cupy', 'gpu')
-    >>> isinstance(b.is_available(), bool)
-    True
+    Attributes:
+        name: ``"cupy"``, the backend's registered name.
+        device: ``"gpu"``.
+        cache_scalars: False: zerograd may not reuse one array for a repeated Python
+            scalar operand, since arrays live on one of possibly several devices.
+
+    Examples:
+        >>> b = CupyBackend()
+        >>> b.name, b.device
+        ('cupy', 'gpu')
+        >>> isinstance(b.is_available(), bool)
+        True
     """
 
     name = "cupy"
@@ -89,10 +96,17 @@ class CupyBackend(Backend):
 
     # -- classification (never imports cupy) -------------------------------------------
     def owns(self, array_type: type) -> bool:
-        """True for ``cupy.ndarray`` (and subclasses), judged by the type's module and name.
+        """Tell whether arrays of ``array_type`` belong to this backend.
 
-        CuPy is never imported here; once it is loaded, subclasses of ``cupy.ndarray`` with
-        other names count too. Other CuPy types (``cupy.cuda.Stream``, ...) do not.
+        Judged by the type's module and name, so CuPy is never imported here; once it is
+        loaded, subclasses of ``cupy.ndarray`` with other names count too. Other CuPy
+        types (``cupy.cuda.Stream``, ...) do not.
+
+        Args:
+            array_type: the type of an array.
+
+        Returns:
+            True for ``cupy.ndarray`` and its subclasses.
         """
         if not _is_cupy_module(getattr(array_type, "__module__", None) or ""):
             return False
@@ -103,9 +117,12 @@ class CupyBackend(Backend):
 
     # -- availability ------------------------------------------------------------------
     def is_available(self) -> bool:
-        """Whether CuPy is importable, sees a CUDA device and can run a kernel on it.
+        """Tell whether CuPy is importable, sees a CUDA device and can run a kernel on it.
 
         Probed once per backend instance (``zerograd.backends.refresh()`` makes a new one).
+
+        Returns:
+            True when the backend can be used here.
         """
         if not self._probed:
             with self._lock:
@@ -115,7 +132,11 @@ class CupyBackend(Backend):
         return self._available
 
     def unavailable_reason(self) -> str:
-        """Why the backend cannot be used here ('' when it can), with what to do."""
+        """Say why the backend cannot be used here, with what to do.
+
+        Returns:
+            The reason, or ``''`` when the backend is available.
+        """
         self.is_available()
         return self._reason
 
@@ -153,14 +174,22 @@ class CupyBackend(Backend):
 
     # -- the array module --------------------------------------------------------------
     def load_module(self) -> ModuleType:
-        """The array API namespace over CuPy (``array_api_compat.cupy``: CuPy's own
-        namespace lacks some standard names and ``device=`` arguments), imported on first
-        use; a clear NoBackendError when CuPy cannot be used."""
-        self._cupy()  # NoBackendError, with the reason, where CuPy cannot be used
+        """The array API namespace over CuPy, imported on first use.
+
+        CuPy's own namespace lacks some standard names and ``device=`` arguments, so this
+        is ``array_api_compat.cupy``.
+
+        Returns:
+            The ``array_api_compat.cupy`` module.
+
+        Raises:
+            NoBackendError: CuPy cannot be used here (the message says why).
+        """
+        self._cupy()
         return importlib.import_module("array_api_compat.cupy")
 
     def _cupy(self) -> ModuleType:
-        """The ``cupy`` module itself (for what the standard lacks)."""
+        """The ``cupy`` module itself (for what the standard lacks); NoBackendError if unusable."""
         if not self.is_available():
             raise NoBackendError(
                 f"zerograd: backend 'cupy' cannot be used here: {self.unavailable_reason()}"
@@ -168,7 +197,11 @@ class CupyBackend(Backend):
         return importlib.import_module("cupy")
 
     def version(self) -> str:
-        """CuPy's version, or ``'-'`` when CuPy cannot be imported."""
+        """Return CuPy's version.
+
+        Returns:
+            The version string, or ``'-'`` when CuPy cannot be imported.
+        """
         try:
             return str(importlib.import_module("cupy").__version__)
         except Exception:
@@ -176,19 +209,49 @@ class CupyBackend(Backend):
 
     # -- conversions -------------------------------------------------------------------
     def to_numpy(self, x: Any) -> Any:
-        """Copy a CuPy array to host memory (``cupy.asnumpy``)."""
+        """Copy a CuPy array to host memory (``cupy.asnumpy``).
+
+        Args:
+            x: a CuPy array.
+
+        Returns:
+            A numpy array.
+        """
         return self._cupy().asnumpy(x)
 
     def from_numpy(self, a: Any) -> Any:
-        """Copy a numpy array to the current CUDA device (``cupy.asarray``)."""
+        """Copy a numpy array to the current CUDA device (``cupy.asarray``).
+
+        Args:
+            a: a numpy array.
+
+        Returns:
+            A CuPy array.
+        """
         return self._cupy().asarray(a)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        """A CuPy array from a scalar, list, numpy or CuPy array (on the current device)."""
+        """Make a CuPy array on the current device.
+
+        Args:
+            obj: a scalar, list, numpy or CuPy array.
+            dtype: the dtype; None keeps or infers it.
+
+        Returns:
+            A CuPy array (``obj`` itself when it already is one of that dtype).
+        """
         return self._cupy().asarray(obj, dtype=dtype)
 
     def astype(self, x: Any, dtype: Any) -> Any:
-        """``x`` converted to ``dtype``, always a new array."""
+        """Convert ``x`` to ``dtype``.
+
+        Args:
+            x: a CuPy array.
+            dtype: the target dtype.
+
+        Returns:
+            A new array, even when the dtype is unchanged.
+        """
         return x.astype(dtype, copy=True)
 
     # -- operations --------------------------------------------------------------------
@@ -197,10 +260,18 @@ class CupyBackend(Backend):
         return x[index]
 
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
-        """A copy of ``a`` with ``values`` added at ``indices``; repeated indices add up.
+        """Add ``values`` at ``indices`` of a copy of ``a``; repeated indices add up.
 
         Uses ``cupy.add.at`` (atomic adds on the GPU; ``cupyx.scatter_add`` is deprecated).
         CuPy copies numpy or list index arrays to the device itself.
+
+        Args:
+            a: the CuPy array to start from (not changed).
+            indices: an index (as for ``a[indices]``).
+            values: what to add, broadcast to ``a[indices]``; cast to ``a``'s dtype.
+
+        Returns:
+            The new array.
         """
         cp = self._cupy()
         out = cp.array(a, copy=True)
@@ -208,7 +279,15 @@ class CupyBackend(Backend):
         return out
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
-        """``cupy.broadcast_to`` (a read-only view)."""
+        """Broadcast ``x`` to ``shape`` (``cupy.broadcast_to``).
+
+        Args:
+            x: a CuPy array.
+            shape: the target shape.
+
+        Returns:
+            A read-only view.
+        """
         return self._cupy().broadcast_to(x, shape)
 
     def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
@@ -249,7 +328,18 @@ class CupyBackend(Backend):
     def im2col(
         self, img: Any, kernel_size: Any, stride: Any, pad: Any, pad_value: float = 0.0
     ) -> Any:
-        """(N, C, H, W) -> (N, C, KH, KW, OH, OW) with one CUDA kernel (see ``kernels``)."""
+        """Unfold images into patches with one CUDA kernel (see ``im2col_gpu``).
+
+        Args:
+            img: a CuPy array of shape ``(N, C, H, W)``.
+            kernel_size: an int or ``(KH, KW)``.
+            stride: an int or a pair.
+            pad: an int or a pair.
+            pad_value: fills positions outside the image.
+
+        Returns:
+            A new array of shape ``(N, C, KH, KW, OH, OW)``.
+        """
         from .kernels import im2col_gpu
 
         return im2col_gpu(img, kernel_size, stride, pad, pad_value=pad_value)
@@ -257,7 +347,18 @@ class CupyBackend(Backend):
     def col2im(
         self, col: Any, img_shape: tuple[int, ...], kernel_size: Any, stride: Any, pad: Any
     ) -> Any:
-        """(N, C, KH, KW, OH, OW) -> (N, C, H, W), overlaps summed, with one CUDA kernel."""
+        """Fold patches into images, overlaps summed, with one CUDA kernel (``col2im_gpu``).
+
+        Args:
+            col: a CuPy array of shape ``(N, C, KH, KW, OH, OW)``.
+            img_shape: the image shape ``(N, C, H, W)``.
+            kernel_size: an int or ``(KH, KW)``.
+            stride: an int or a pair.
+            pad: an int or a pair.
+
+        Returns:
+            A new array of shape ``img_shape``.
+        """
         from .kernels import col2im_gpu
 
         return col2im_gpu(col, img_shape, kernel_size, stride, pad)

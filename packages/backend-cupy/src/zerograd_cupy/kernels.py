@@ -8,8 +8,9 @@ adds and is deterministic in every dtype.
 Layouts follow DeZero: images are (N, C, H, W), patches are (N, C, KH, KW, OH, OW).
 CuPy is imported on first use only.
 
->>> im2col_gpu.__name__, col2im_gpu.__name__
-('im2col_gpu', 'col2im_gpu')
+Examples:
+    >>> im2col_gpu.__name__, col2im_gpu.__name__
+    ('im2col_gpu', 'col2im_gpu')
 """
 
 from __future__ import annotations
@@ -113,8 +114,19 @@ def im2col_gpu(
 ) -> Any:
     """Unfold a CuPy image (N, C, H, W) into patches (N, C, KH, KW, OH, OW).
 
-    ``pad_value`` fills positions outside the image (``-inf`` for max pooling). A new
-    array is returned.
+    Args:
+        img: a CuPy array of shape ``(N, C, H, W)``.
+        kernel_size: an int or ``(KH, KW)``, each at least 1.
+        stride: an int or a pair, each at least 1.
+        pad: an int or a pair, each at least 0.
+        pad_value: fills positions outside the image (``-inf`` for max pooling).
+
+    Returns:
+        A new array of shape ``(N, C, KH, KW, OH, OW)``.
+
+    Raises:
+        ValueError: ``img`` is not 4-d, a size is malformed or out of range, or the kernel
+            does not fit the padded image.
     """
     cp = importlib.import_module("cupy")
     geo = _geometry("im2col_gpu", img.shape, kernel_size, stride, pad)
@@ -132,8 +144,22 @@ def col2im_gpu(
 ) -> Any:
     """Fold CuPy patches (N, C, KH, KW, OH, OW) into an image of ``img_shape``.
 
-    Entries of overlapping patches are summed: this is the adjoint of :func:`im2col_gpu`
+    Entries of overlapping patches are summed: this is the adjoint of ``im2col_gpu``
     (with ``pad_value=0``).
+
+    Args:
+        col: a CuPy array of shape ``(N, C, KH, KW, OH, OW)``.
+        img_shape: the image shape ``(N, C, H, W)``.
+        kernel_size: an int or ``(KH, KW)``, each at least 1.
+        stride: an int or a pair, each at least 1.
+        pad: an int or a pair, each at least 0.
+
+    Returns:
+        A new array of shape ``img_shape``.
+
+    Raises:
+        ValueError: ``col``'s shape does not match ``img_shape`` and the geometry, or a size
+            is malformed or out of range.
     """
     cp = importlib.import_module("cupy")
     geo = _geometry("col2im_gpu", tuple(img_shape), kernel_size, stride, pad)

@@ -107,7 +107,7 @@ class Function:
             self.outputs = (weakref.ref(output),)
         else:
             output.creator = None
-            output.generation = 0
+            output.generation = -1  # made with no graph: Variable.backward refuses it
         return output
 
     def _finish_many(self, inputs: tuple, ys: tuple) -> list[Variable]:
@@ -121,6 +121,9 @@ class Function:
                 output.generation = gen + 1
             self.inputs = inputs
             self.outputs = tuple([weakref.ref(output) for output in outputs])
+        else:
+            for output in outputs:
+                output.generation = -1  # made with no graph: Variable.backward refuses it
         return outputs
 
     def forward(self, *xs: Any) -> Any:
@@ -155,13 +158,38 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
 
 
 def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
-    """Raise a clearer error than ``exc`` when an input Variable holds no data."""
+    """Raise a clearer error than ``exc`` when an input Variable holds no data, data that
+    is not an array (assigned by hand: ``x.data = "abc"``) or of a non-numeric dtype (an
+    object array given as an operand), or when integers meet a negative integer power."""
+    name = type(func).__name__
+    if isinstance(exc, ValueError) and "negative integer powers" in str(exc):
+        raise ValueError(
+            f"{name}: integer data to a negative integer power has no integer result; use a "
+            f"float exponent (x ** -1.0) or float data (x.astype(float))."
+        ) from exc
     for i, x in enumerate(inputs):
         if isinstance(x, Variable) and x.data is None:
             raise TypeError(
-                f"{type(func).__name__}: input {i} is a Variable whose data is None; give it "
+                f"{name}: input {i} is a Variable whose data is None; give it "
                 f"an array first (x.data = ...)."
             ) from exc
+        if isinstance(x, Variable) and type(x.data) not in _by_type:
+            try:
+                _backends.backend_of(x.data)
+            except TypeError:
+                d = x.data
+                raise TypeError(
+                    f"{name}: input {i} is a Variable whose data is "
+                    f"{type(d).__module__}.{type(d).__qualname__} ({d!r:.40}), not an array of "
+                    f"an installed backend; assign arrays to x.data (e.g. numpy.asarray(...))."
+                ) from exc
+        dtype = getattr(getattr(x, "data", None), "dtype", None)
+        if dtype is not None and type(x.data) in _by_type:
+            if _by_type[type(x.data)].dtype_kind(dtype) not in "biufc":
+                raise TypeError(
+                    f"{name}: input {i} has dtype {dtype}, which zerograd cannot compute with; "
+                    f"give bool, integer, float or complex data."
+                ) from exc
 
 
 def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:

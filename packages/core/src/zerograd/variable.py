@@ -11,11 +11,16 @@ from .backends.registry import registry as _registry
 _by_type = _registry.by_type
 
 
-def _checked(data: Any) -> Any:
+def _checked(data: Any, what: str = "Variable(data)") -> Any:
     """``data`` as a Variable may hold it: an array of an installed backend with a numeric
-    dtype; a library's scalar (``numpy.float64``) becomes a 0-d array. TypeError otherwise."""
+    dtype; a library's scalar (``numpy.float64``) becomes a 0-d array. TypeError otherwise,
+    naming ``what`` the user called."""
     if type(data) not in _by_type:
         if isinstance(data, Variable):
+            if what != "Variable(data)":
+                raise TypeError(
+                    f"{what}: got a Variable ({data!r}); assign its array instead (x.data)."
+                )
             raise TypeError(
                 f"Variable(data): data is already a Variable (shape {data.shape}, dtype "
                 f"{data.dtype}). Use it as is, "
@@ -27,7 +32,7 @@ def _checked(data: Any) -> Any:
             backend = _scalar_backend(data)
             if backend is None:
                 raise TypeError(
-                    f"Variable(data): data must be an array of an installed backend, got "
+                    f"{what}: data must be an array of an installed backend, got "
                     f"{type(data).__module__}.{type(data).__qualname__}. Wrap Python scalars "
                     f"and lists first: Variable(np.array(1.0)) or Variable(zerograd.as_array(1.0))."
                 ) from None
@@ -37,11 +42,31 @@ def _checked(data: Any) -> Any:
     dtype = getattr(data, "dtype", None)  # a minimal backend's arrays may have none
     if dtype is not None and backend.dtype_kind(dtype) not in _KINDS:
         raise TypeError(
-            f"Variable(data): data has dtype {dtype}, which zerograd cannot compute with; "
+            f"{what}: data has dtype {dtype}, which zerograd cannot compute with; "
             f"give bool, integer, float or complex data (e.g. convert strings with "
             f"data.astype(float))."
         )
     return data
+
+
+def _explain_bad_grad(y: Variable, exc: Exception) -> None:
+    """After a failed backward (error path only): raise a clear TypeError when a variable
+    of ``y``'s graph holds a ``grad`` that is not a Variable (assigned by hand)."""
+    stack, seen = [y], set()
+    while stack:
+        v = stack.pop()
+        g = v.grad
+        if g is not None and not isinstance(g, Variable):
+            name = f"'{v.name}'" if v.name else f"of shape {getattr(v.data, 'shape', None)}"
+            raise TypeError(
+                f"backward: the variable {name} holds a grad of type "
+                f"{type(g).__module__}.{type(g).__qualname__}, not a Variable; a gradient must "
+                f"be a Variable or None (assign Variable(array), or call cleargrad())."
+            ) from exc
+        f = v.creator
+        if f is not None and f not in seen:
+            seen.add(f)
+            stack.extend(f.inputs)
 
 
 def _scalar_backend(x: Any) -> Any:
@@ -109,8 +134,8 @@ class Variable:
         return f"variable({body})"
 
     def item(self) -> Any:
-        """The single element as a Python scalar."""
-        return _backends.as_numpy(self.data).item()
+        """The single element as a Python scalar (a TypeError for any other size)."""
+        return self._one("item")
 
     def _one(self, to: str) -> Any:
         data = self.data
@@ -133,6 +158,29 @@ class Variable:
     def __bool__(self) -> bool:
         """``bool(x)`` of a one-element Variable; ambiguous (an error) for any other size."""
         return bool(self._one("bool"))
+
+    # -- numpy interop: values out, never a silent loss of the graph ----------------------
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> Any:
+        """``numpy.asarray(x)``: the data as a numpy array (no graph; like ``x.data``).
+
+        Without this, numpy would build an object array of 0-d Variables.
+        """
+        if self.data is None:
+            raise TypeError("numpy.asarray() of a Variable whose data is None")
+        a = _backends.as_numpy(self.data)
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        """numpy functions (``np.sum(x)``) refuse Variables: they would drop the graph."""
+        name = getattr(func, "__name__", "function")
+        raise TypeError(
+            f"numpy.{name}() got a zerograd Variable, and numpy functions do not record "
+            f"gradients: use zerograd's own function where there is one (zerograd.functions, "
+            f"zerograd_nn.functional, or a method such as x.sum()), or numpy.{name}(x.data) "
+            f"for a plain array."
+        )
 
     # -- comparisons: backend boolean arrays, no graph -------------------------------------
     # == and != keep object identity: Variables stay hashable, and the engine, optimizers
@@ -196,7 +244,17 @@ class Variable:
         """
         from .backprop import backward
 
-        backward(self, retain_grad, create_graph)
+        if self.generation < 0 and self.creator is None:
+            raise RuntimeError(
+                "backward: this Variable was computed with backprop disabled (inside no_grad(), "
+                "or a gradient from a backward without create_graph=True), so no graph was "
+                "recorded and no gradient can flow from it; compute it with backprop enabled."
+            )
+        try:
+            backward(self, retain_grad, create_graph)
+        except Exception as exc:
+            _explain_bad_grad(self, exc)
+            raise
 
     # -- devices --------------------------------------------------------------------------
     def to(self, backend: Any) -> Variable:
@@ -223,9 +281,41 @@ class Variable:
 
 
 class Parameter(Variable):
-    """A Variable that a layer owns and an optimizer updates."""
+    """A Variable that a layer owns and an optimizer updates.
+
+    Assignments to ``data`` and ``grad`` are checked (parameters are assigned by users and
+    optimizers, not in every operation): ``data`` must be an array of an installed backend
+    (a numpy scalar becomes a 0-d array), ``grad`` a Variable or None (optimizers check
+    its shape at ``update()``).
+    """
 
     __slots__ = ()
+
+
+_get_data, _set_data_slot = Variable.data.__get__, Variable.data.__set__
+_get_grad, _set_grad_slot = Variable.grad.__get__, Variable.grad.__set__
+
+
+def _set_param_data(self: Parameter, value: Any) -> None:
+    if value is not None:  # dtype too: parameters are assigned per step, not per operation
+        value = _checked(value, f"{type(self).__name__}.data = ...")
+    _set_data_slot(self, value)
+
+
+def _set_param_grad(self: Parameter, value: Any) -> None:
+    if value is not None:
+        owner = type(self).__name__
+        if not isinstance(value, Variable):
+            raise TypeError(
+                f"{owner}.grad = ...: a gradient must be a Variable or None, got "
+                f"{type(value).__module__}.{type(value).__qualname__}; wrap an array as "
+                f"Variable(array)."
+            )
+    _set_grad_slot(self, value)
+
+
+Parameter.data = property(_get_data, _set_param_data, doc="The parameter's array (checked).")
+Parameter.grad = property(_get_grad, _set_param_grad, doc="The gradient Variable, or None.")
 
 
 class Constant(Variable):

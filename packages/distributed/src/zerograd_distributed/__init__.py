@@ -1,16 +1,20 @@
 """zerograd-distributed: data-parallel training for zerograd on MPI (NCCL for CuPy arrays).
 
-Start one process per worker with ``mpiexec -n 4 python train.py``; in the script::
+Start one process per worker with ``mpiexec -n 4 python train.py``; in the script:
 
-    comm = create_communicator("auto")
-    broadcast_params(model, comm)
-    optimizer = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
-    shard = scatter_dataset(train_set, comm, seed=0)
+```python
+comm = create_communicator("auto")
+broadcast_params(model, comm)
+optimizer = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
+shard = scatter_dataset(train_set, comm, seed=0)
+```
 
 and train as usual: every ``optimizer.update()`` averages the gradients over the ranks.
 """
 
 from __future__ import annotations
+
+from importlib.metadata import version as _distribution_version
 
 from . import checkpoint
 from .communicator import OPS, Communicator, create_communicator
@@ -20,7 +24,7 @@ from .mpi import MpiCommunicator
 from .nccl import NcclCommunicator, nccl_unavailable_reason
 from .optimizer import DataParallelOptimizer, broadcast_params, create_multi_node_optimizer
 
-__version__ = "0.1.0"
+__version__ = _distribution_version("zerograd-distributed")  # the repository's VERSION file
 
 __all__ = [
     "OPS",

@@ -1,8 +1,8 @@
 """Checkpoints of a data-parallel run: rank 0 writes, every rank can resume.
 
 Every rank holds the same parameters and optimizer state, so one file is enough: the
-``root`` rank writes it with :func:`zerograd_nn.checkpoint.save_checkpoint` while the
-others wait, and every rank reads it back with :func:`load_checkpoint` (the file must be
+``root`` rank writes it with ``zerograd_nn.checkpoint.save_checkpoint`` while the
+others wait, and every rank reads it back with ``load_checkpoint`` (the file must be
 visible to all of them, e.g. on a shared file system). A failure on one rank is reported on
 every rank, so none is left waiting. The data loader and numpy random state saved are the
 root's; on resume every rank starts from them (their shards still differ).
@@ -52,18 +52,26 @@ def save_checkpoint(
 
     Args:
         comm: the communicator.
-        path: the file (``.npz`` appended if missing), as :func:`zerograd_nn.checkpoint.
-            save_checkpoint` takes it.
-        model, optimizer, scheduler, loader, epoch, iteration, extra: what to save; a
-            :class:`DataParallelOptimizer` is saved as the optimizer it wraps.
+        path: the file (``.npz`` appended if missing), as
+            ``zerograd_nn.checkpoint.save_checkpoint`` takes it.
+        model: the model whose parameters are saved.
+        optimizer: the optimizer to save, or None; a ``DataParallelOptimizer`` is saved as
+            the optimizer it wraps.
+        scheduler: the learning-rate scheduler to save, or None.
+        loader: the data loader whose position is saved, or None.
+        epoch: the epoch to record.
+        iteration: the iteration to record.
+        extra: anything else to record (what ``zerograd_nn.checkpoint`` accepts).
         root: the rank that writes.
 
     Returns:
         The path written, on every rank.
 
     Raises:
-        Exception: on ``root``, whatever writing raised; on the other ranks a RuntimeError
-            naming it. Every rank returns only once the file is complete.
+        ValueError: ``root`` is not a rank.
+        Exception: on ``root``, whatever writing raised.
+        RuntimeError: on the other ranks, when writing failed on ``root`` (the message
+            names the error). Every rank returns or raises only once ``root`` is done.
     """
     comm._check_root("save_checkpoint", root)
     written, error = None, None
@@ -109,16 +117,21 @@ def load_checkpoint(
     Args:
         comm: the communicator.
         path: the checkpoint (``.npz`` may be left out).
-        model, optimizer, scheduler, loader: the objects to restore, as
-            :func:`zerograd_nn.checkpoint.load_checkpoint` takes them.
+        model: the model whose parameters are restored.
+        optimizer: the optimizer to restore, or None (a ``DataParallelOptimizer``'s
+            wrapped optimizer is restored).
+        scheduler: the scheduler to restore, or None.
+        loader: the data loader to restore, or None.
 
     Returns:
         ``{"epoch", "iteration", "extra"}``.
 
     Raises:
         FileNotFoundError: on every rank, when some rank cannot see the file (nothing changes).
-        Exception: what :func:`zerograd_nn.checkpoint.load_checkpoint` raises, on every rank
-            (a RuntimeError naming the failed ranks where the others succeeded).
+        Exception: what ``zerograd_nn.checkpoint.load_checkpoint`` raised, on a rank where
+            loading failed.
+        RuntimeError: on the ranks where loading succeeded while others failed (the
+            message names the failed ranks; the ranks now differ).
     """
     p = os.fspath(path)
     seen = comm.allgather_obj(os.path.isfile(p) or os.path.isfile(p + ".npz"))

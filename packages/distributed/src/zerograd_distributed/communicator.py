@@ -4,9 +4,10 @@ A communicator joins the processes started by ``mpiexec``: each has a ``rank`` i
 ``range(size)``. Lowercase methods move Python objects (pickled); the array methods move
 arrays through the transport's buffers, without pickling.
 
->>> comm = create_communicator("mpi")  # one process: rank 0 of 1
->>> comm.rank, comm.size
-(0, 1)
+Examples:
+    >>> comm = create_communicator("mpi")  # one process: rank 0 of 1
+    >>> comm.rank, comm.size
+    (0, 1)
 """
 
 from __future__ import annotations
@@ -16,14 +17,23 @@ from typing import Any
 
 __all__ = ["Communicator", "create_communicator", "OPS"]
 
-#: reduction names accepted by ``allreduce`` and ``allreduce_obj``
 OPS = ("sum", "prod", "max", "min", "mean")
+"""The reduction names ``allreduce`` and ``allreduce_obj`` accept."""
 
 NAMES = ("mpi", "nccl", "auto")
+"""The transport names ``create_communicator`` accepts."""
 
 
 class Communicator:
     """Base class: rank, size and the collective operations (subclasses implement them).
+
+    Every collective must be called by every rank, in the same order. The methods here
+    raise ``NotImplementedError``; ``MpiCommunicator`` and ``NcclCommunicator`` implement
+    them.
+
+    Args:
+        rank: this process's index.
+        size: the number of processes.
 
     Attributes:
         rank: this process's index, ``0 <= rank < size``.
@@ -62,45 +72,138 @@ class Communicator:
         raise NotImplementedError
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:
-        """``root``'s ``obj`` on every rank (the others' ``obj`` is ignored)."""
+        """Broadcast a Python object from ``root`` (pickled).
+
+        Args:
+            obj: the object to send; ignored on the other ranks.
+            root: the rank that sends.
+
+        Returns:
+            ``root``'s ``obj``, on every rank.
+
+        Raises:
+            ValueError: ``root`` is not a rank.
+        """
         raise NotImplementedError
 
     def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
-        """``obj`` (a number or anything ``+``-able for ``"sum"``) reduced over every rank."""
+        """Reduce a Python object over every rank (pickled).
+
+        Args:
+            obj: a number, or anything ``+``-able for ``"sum"``.
+            op: one of ``OPS``; ``"mean"`` divides the sum by ``size``.
+
+        Returns:
+            The reduction, on every rank.
+
+        Raises:
+            ValueError: ``op`` is not one of ``OPS``.
+        """
         raise NotImplementedError
 
     def allgather_obj(self, obj: Any) -> list:
-        """Every rank's ``obj``, in rank order, on every rank."""
+        """Gather a Python object from every rank (pickled).
+
+        Args:
+            obj: this rank's object.
+
+        Returns:
+            Every rank's ``obj`` in rank order, on every rank.
+        """
         raise NotImplementedError
 
     def scatter_obj(self, objs: Any, root: int = 0) -> Any:
-        """Item ``rank`` of ``root``'s sequence ``objs`` (of length ``size``) on each rank."""
+        """Send item ``i`` of ``root``'s sequence to rank ``i`` (pickled).
+
+        Args:
+            objs: on ``root``, a sequence of ``size`` items; ignored on the other ranks.
+            root: the rank that sends.
+
+        Returns:
+            Item ``rank`` of ``objs``.
+
+        Raises:
+            ValueError: ``root`` is not a rank, or ``objs`` does not hold ``size`` items
+                (raised on every rank; nothing is sent).
+        """
         raise NotImplementedError
 
     # -- arrays --------------------------------------------------------------------------
 
     def bcast(self, x: Any, root: int = 0) -> Any:
-        """``root``'s array ``x`` on every rank (the others may pass ``None``)."""
+        """Broadcast an array from ``root``.
+
+        Args:
+            x: the array to send on ``root``; the other ranks may pass ``None``.
+            root: the rank that sends.
+
+        Returns:
+            ``root``'s array, on every rank (``root`` gets its own ``x`` back).
+
+        Raises:
+            ValueError: ``root`` is not a rank.
+            TypeError: the transport cannot move ``root``'s array (on every rank).
+        """
         raise NotImplementedError
 
     def allreduce(self, x: Any, op: str = "sum", *, inplace: bool = False) -> Any:
-        """The elementwise reduction of every rank's ``x`` (same shape and dtype everywhere).
+        """Reduce every rank's array elementwise.
 
-        With ``inplace=True`` the result is written into ``x`` and ``x`` is returned.
+        Args:
+            x: this rank's array; every rank passes the same shape and dtype.
+            op: one of ``OPS``; ``"mean"`` divides the sum by ``size`` (integer arrays give
+                a float mean).
+            inplace: write the result into ``x`` and return ``x``.
+
+        Returns:
+            The reduced array, on every rank.
+
+        Raises:
+            ValueError: ``op`` is not one of ``OPS``, or the ranks' shapes or dtypes differ
+                (raised on every rank, nothing is sent).
+            TypeError: the transport cannot move ``x``.
         """
         raise NotImplementedError
 
     def allgather(self, x: Any) -> Any:
-        """Every rank's ``x`` stacked on a new first axis: shape ``(size, *x.shape)``."""
+        """Gather every rank's array, stacked on a new first axis.
+
+        Args:
+            x: this rank's array; every rank passes the same shape and dtype.
+
+        Returns:
+            An array of shape ``(size, *x.shape)``, on every rank.
+
+        Raises:
+            ValueError: the ranks' shapes or dtypes differ (raised on every rank).
+            TypeError: the transport cannot move ``x``.
+        """
         raise NotImplementedError
 
     def scatter(self, x: Any, root: int = 0) -> Any:
-        """``root``'s array split along its first axis into ``size`` near-equal parts (as
-        ``numpy.array_split`` does); each rank gets part ``rank``. The others pass ``None``."""
+        """Split ``root``'s array along its first axis and send part ``i`` to rank ``i``.
+
+        The parts have the sizes ``numpy.array_split`` gives.
+
+        Args:
+            x: on ``root``, an array with at least one dimension; the others pass ``None``.
+            root: the rank that sends.
+
+        Returns:
+            This rank's part.
+
+        Raises:
+            ValueError: ``root`` is not a rank, or ``root``'s array is 0-d.
+            TypeError: the transport cannot move ``root``'s array.
+        """
         raise NotImplementedError
 
     def abort(self, code: int = 1) -> None:
-        """End every rank's process now (used when one rank fails; see ``abort_on_error``)."""
+        """End every rank's process now (used when one rank fails; see ``abort_on_error``).
+
+        Args:
+            code: the exit status the processes end with.
+        """
         raise NotImplementedError
 
 
@@ -114,7 +217,7 @@ def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicato
         mpi_comm: the mpi4py communicator to build on; ``MPI.COMM_WORLD`` when None.
 
     Returns:
-        A :class:`Communicator`.
+        A ``Communicator`` (an ``MpiCommunicator`` or an ``NcclCommunicator``).
 
     Raises:
         ValueError: for an unknown ``name``.

@@ -1,10 +1,11 @@
 """Data on many ranks: each rank a disjoint shard of the data set, metrics averaged over all.
 
->>> from zerograd_distributed import create_communicator
->>> comm = create_communicator("mpi")
->>> shard = scatter_dataset(list(range(10)), comm, seed=0)
->>> len(shard)
-10
+Examples:
+    >>> from zerograd_distributed import create_communicator
+    >>> comm = create_communicator("mpi")
+    >>> shard = scatter_dataset(list(range(10)), comm, seed=0)
+    >>> len(shard)
+    10
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ def shard_indices(
     drop_last: bool = False,
     pad: bool = True,
 ) -> np.ndarray:
-    """The indices of rank ``rank``'s shard of ``n`` examples split over ``size`` ranks.
+    """Return the indices of rank ``rank``'s shard of ``n`` examples split over ``size`` ranks.
 
     The order is ``numpy.random.default_rng(seed).permutation(n)`` (or ``arange(n)``), cut
     into ``size`` consecutive, equally long shards. When ``size`` does not divide ``n``, the
@@ -74,6 +75,10 @@ def _number(v: Any) -> float:
 class DatasetShard:
     """The examples ``indices`` of ``dataset``: sized and indexable like a Dataset.
 
+    Args:
+        dataset: the whole data set.
+        indices: this shard's positions in it.
+
     Attributes:
         dataset: the whole data set.
         indices: this shard's positions in it.
@@ -102,7 +107,7 @@ def scatter_dataset(
     drop_last: bool = False,
     pad: bool = True,
 ) -> DatasetShard:
-    """This rank's shard of ``dataset`` (see :func:`shard_indices`); call it on every rank.
+    """Return this rank's shard of ``dataset`` (see ``shard_indices``); call it on every rank.
 
     Every rank passes the same data set (each loads it itself); the shards are disjoint
     (up to the repeats that equalize their lengths) and equally long, so every rank runs the
@@ -117,7 +122,7 @@ def scatter_dataset(
         pad: repeat examples to equalize the shards; False for evaluation.
 
     Returns:
-        A :class:`DatasetShard`.
+        A ``DatasetShard``.
 
     Raises:
         ValueError: on every rank, when the ranks' data sets differ in length or the seeds
@@ -148,7 +153,7 @@ def scatter_dataset(
 
 
 def mean_over_ranks(comm: Communicator, values: Mapping[str, Any], weight: float = 1) -> dict:
-    """The ``weight``-weighted mean of each named value over the ranks (call on every rank).
+    """Average each named value over the ranks, weighted by ``weight``; call on every rank.
 
     Args:
         comm: the communicator.

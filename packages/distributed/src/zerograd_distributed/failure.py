@@ -27,7 +27,15 @@ def _default(comm: Communicator | None) -> Communicator:
 
 
 def abort_message(comm: Communicator, exc: BaseException) -> str:
-    """The line printed before aborting: the rank, the error and what happens next."""
+    """Build the line printed before aborting every rank.
+
+    Args:
+        comm: the communicator (its rank and size are named).
+        exc: the exception that ends the run.
+
+    Returns:
+        One line naming the rank, the error and what happens next.
+    """
     return (
         f"zerograd_distributed: rank {comm.rank} of {comm.size} raised "
         f"{type(exc).__name__}: {exc}; aborting every rank (MPI_Abort) so that none waits "

@@ -34,7 +34,11 @@ def _mpi() -> Any:
 
 
 def cuda_aware_mpi() -> bool:
-    """True when the user declared the MPI CUDA-aware (``ZEROGRAD_MPI_CUDA_AWARE=1``)."""
+    """Tell whether the user declared the MPI library CUDA-aware.
+
+    Returns:
+        True when the environment variable ``ZEROGRAD_MPI_CUDA_AWARE`` is ``"1"``.
+    """
     return os.environ.get("ZEROGRAD_MPI_CUDA_AWARE", "") == "1"
 
 
@@ -50,6 +54,12 @@ class MpiCommunicator(Communicator):
 
     Args:
         mpi_comm: the mpi4py communicator to use; ``MPI.COMM_WORLD`` when None.
+
+    Attributes:
+        mpi_comm: the mpi4py communicator in use.
+
+    Raises:
+        ImportError: mpi4py or its MPI library is missing (the message says how to install).
 
     Examples:
         >>> import numpy as np
@@ -125,8 +135,11 @@ class MpiCommunicator(Communicator):
             )
 
     def _agree(self, method: str, what: str, mine: Any) -> list:
-        """Every rank's ``mine``; a TypeError on every rank when one rank's array was refused,
-        a ValueError on every rank when they differ (no rank is left waiting)."""
+        """Every rank's ``mine``, checked to be the same everywhere.
+
+        A TypeError on every rank when one rank's array was refused, a ValueError on every
+        rank when they differ (no rank is left waiting).
+        """
         seen = self.mpi_comm.allgather(mine)
         self._refused(seen)
         if any(s != seen[0] for s in seen):
@@ -144,22 +157,63 @@ class MpiCommunicator(Communicator):
         self.mpi_comm.Barrier()
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:
-        """``root``'s ``obj`` on every rank (pickled)."""
+        """Broadcast a Python object from ``root`` (pickled).
+
+        Args:
+            obj: the object to send; ignored on the other ranks.
+            root: the rank that sends.
+
+        Returns:
+            ``root``'s ``obj``, on every rank.
+
+        Raises:
+            ValueError: ``root`` is not a rank.
+        """
         self._check_root("bcast_obj", root)
         return self.mpi_comm.bcast(obj, root=root)
 
     def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
-        """``obj`` reduced over every rank (pickled); ``"mean"`` divides the sum by ``size``."""
+        """Reduce a Python object over every rank (pickled).
+
+        Args:
+            obj: a number, or anything the MPI reduction accepts for ``op``.
+            op: one of ``OPS``; ``"mean"`` divides the sum by ``size``.
+
+        Returns:
+            The reduction, on every rank.
+
+        Raises:
+            ValueError: ``op`` is not one of ``OPS``.
+        """
         self._check_op("allreduce_obj", op)
         out = self.mpi_comm.allreduce(obj, op=self._ops[op])
         return out / self.size if op == "mean" else out
 
     def allgather_obj(self, obj: Any) -> list:
-        """Every rank's ``obj`` in rank order (pickled)."""
+        """Gather a Python object from every rank (pickled).
+
+        Args:
+            obj: this rank's object.
+
+        Returns:
+            Every rank's ``obj`` in rank order, on every rank.
+        """
         return self.mpi_comm.allgather(obj)
 
     def scatter_obj(self, objs: Any, root: int = 0) -> Any:
-        """Item ``rank`` of ``root``'s ``objs`` (a sequence of ``size`` items) on each rank."""
+        """Send item ``i`` of ``root``'s sequence to rank ``i`` (pickled).
+
+        Args:
+            objs: on ``root``, a sequence of ``size`` items; ignored on the other ranks.
+            root: the rank that sends.
+
+        Returns:
+            Item ``rank`` of ``objs``.
+
+        Raises:
+            ValueError: ``root`` is not a rank, or ``objs`` does not hold ``size`` items
+                (raised on every rank; nothing is sent).
+        """
         self._check_root("scatter_obj", root)
         problem = None
         if self.rank == root:
@@ -174,7 +228,20 @@ class MpiCommunicator(Communicator):
     # -- arrays --------------------------------------------------------------------------
 
     def bcast(self, x: Any, root: int = 0) -> Any:
-        """``root``'s array on every rank; the root gets its own ``x`` back."""
+        """Broadcast an array from ``root``.
+
+        Args:
+            x: the array to send on ``root``; the other ranks may pass ``None``.
+            root: the rank that sends.
+
+        Returns:
+            ``root``'s array, on every rank (``root`` gets its own ``x`` back, made
+                contiguous if it was not).
+
+        Raises:
+            ValueError: ``root`` is not a rank.
+            TypeError: MPI cannot move ``root``'s array (raised on every rank).
+        """
         self._check_root("bcast", root)
         meta = None
         if self.rank == root:
@@ -189,10 +256,23 @@ class MpiCommunicator(Communicator):
         return x
 
     def allreduce(self, x: Any, op: str = "sum", *, inplace: bool = False) -> Any:
-        """Elementwise reduction of every rank's ``x``; ``"mean"`` is the sum over ``size``.
+        """Reduce every rank's array elementwise.
 
         Every rank must pass the same shape and dtype (checked: a ValueError on every rank,
-        not a hang). With ``inplace=True`` the result is written into ``x``.
+        not a hang).
+
+        Args:
+            x: this rank's numpy array (or CuPy array with a CUDA-aware MPI).
+            op: one of ``OPS``; ``"mean"`` divides the sum by ``size`` (integer arrays give
+                a float mean).
+            inplace: write the result into ``x`` and return ``x``.
+
+        Returns:
+            The reduced array, on every rank.
+
+        Raises:
+            ValueError: ``op`` is not one of ``OPS``, or the ranks' shapes or dtypes differ.
+            TypeError: MPI cannot move some rank's array (raised on every rank).
         """
         self._check_op("allreduce", op)
         buf, meta = self._local("allreduce", x)
@@ -214,8 +294,10 @@ class MpiCommunicator(Communicator):
         return out
 
     def _allreduce_sum_inplace(self, buf: Any) -> None:
-        """Sum contiguous ``buf`` over every rank in place, unchecked (the optimizer's path:
-        it agreed on the layout beforehand)."""
+        """Sum contiguous ``buf`` over every rank in place, unchecked.
+
+        The optimizer's path: the ranks agreed on the layout beforehand.
+        """
         if type(buf) is not np.ndarray:  # a CuPy array: its queued writes must land first
             buf = self._buffer("allreduce", buf)
         self.mpi_comm.Allreduce(self._in_place, buf, op=self._ops["sum"])
@@ -227,7 +309,18 @@ class MpiCommunicator(Communicator):
         self.mpi_comm.Bcast(buf, root=root)
 
     def allgather(self, x: Any) -> Any:
-        """Every rank's ``x`` stacked on a new first axis (same shape and dtype everywhere)."""
+        """Gather every rank's array, stacked on a new first axis.
+
+        Args:
+            x: this rank's array; every rank passes the same shape and dtype.
+
+        Returns:
+            An array of shape ``(size, *x.shape)``, on every rank.
+
+        Raises:
+            ValueError: the ranks' shapes or dtypes differ (raised on every rank).
+            TypeError: MPI cannot move some rank's array (raised on every rank).
+        """
         buf, meta = self._local("allgather", x)
         self._agree("allgather", "shape and dtype", meta)
         out = type(buf)((self.size, *buf.shape), dtype=buf.dtype)
@@ -235,7 +328,21 @@ class MpiCommunicator(Communicator):
         return out
 
     def scatter(self, x: Any, root: int = 0) -> Any:
-        """Part ``rank`` of ``root``'s array split along axis 0 (``numpy.array_split`` sizes)."""
+        """Split ``root``'s array along axis 0 and send part ``i`` to rank ``i``.
+
+        The parts have the sizes ``numpy.array_split`` gives.
+
+        Args:
+            x: on ``root``, an array with at least one dimension; the others pass ``None``.
+            root: the rank that sends.
+
+        Returns:
+            This rank's part, a new numpy array.
+
+        Raises:
+            ValueError: ``root`` is not a rank, or ``root``'s array is 0-d.
+            TypeError: MPI cannot move ``root``'s array.
+        """
         self._check_root("scatter", root)
         meta = None
         if self.rank == root:
@@ -263,5 +370,9 @@ class MpiCommunicator(Communicator):
         return out
 
     def abort(self, code: int = 1) -> None:
-        """End every rank's process now (``MPI_Abort``)."""
+        """End every rank's process now (``MPI_Abort``).
+
+        Args:
+            code: the exit status the processes end with.
+        """
         self.mpi_comm.Abort(code)

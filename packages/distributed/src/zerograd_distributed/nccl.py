@@ -16,7 +16,11 @@ __all__ = ["NcclCommunicator", "nccl_unavailable_reason"]
 
 
 def nccl_unavailable_reason() -> str | None:
-    """None when CuPy, its NCCL bindings and a GPU are all usable here, else why not.
+    """Tell why NCCL cannot be used in this process, if it cannot.
+
+    Returns:
+        None when CuPy, its NCCL bindings and a GPU are all usable here, else a sentence
+            saying what is missing.
 
     Examples:
         >>> reason = nccl_unavailable_reason()
@@ -49,11 +53,21 @@ def _is_cupy(x: Any) -> bool:
 class NcclCommunicator(Communicator):
     """CuPy arrays over NCCL; Python objects and numpy arrays over ``mpi``.
 
+    Each rank drives the GPU ``local_rank % gpus_on_this_node``. NCCL moves float16/32/64,
+    int8, uint8, int32 and int64 arrays.
+
     Args:
         mpi: the MPI communicator used for the bootstrap, objects and host arrays.
 
+    Attributes:
+        mpi: the ``MpiCommunicator`` given.
+        local_rank: this process's rank among the ranks on its node.
+        device: the GPU this rank uses.
+        nccl_comm: CuPy's ``NcclCommunicator``.
+
     Raises:
-        RuntimeError: where NCCL cannot be used (the message says why and what works).
+        RuntimeError: where NCCL cannot be used on some rank (raised on every rank; the
+            message says why and what works).
     """
 
     name = "nccl"
@@ -116,25 +130,68 @@ class NcclCommunicator(Communicator):
         self.mpi.barrier()
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:
-        """``root``'s ``obj`` on every rank (over MPI)."""
+        """Broadcast a Python object from ``root`` (over MPI).
+
+        Args:
+            obj: the object to send; ignored on the other ranks.
+            root: the rank that sends.
+
+        Returns:
+            ``root``'s ``obj``, on every rank.
+        """
         return self.mpi.bcast_obj(obj, root)
 
     def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
-        """``obj`` reduced over every rank (over MPI)."""
+        """Reduce a Python object over every rank (over MPI).
+
+        Args:
+            obj: a number, or anything the MPI reduction accepts for ``op``.
+            op: one of ``OPS``; ``"mean"`` divides the sum by ``size``.
+
+        Returns:
+            The reduction, on every rank.
+        """
         return self.mpi.allreduce_obj(obj, op)
 
     def allgather_obj(self, obj: Any) -> list:
-        """Every rank's ``obj`` in rank order (over MPI)."""
+        """Gather a Python object from every rank (over MPI).
+
+        Args:
+            obj: this rank's object.
+
+        Returns:
+            Every rank's ``obj`` in rank order, on every rank.
+        """
         return self.mpi.allgather_obj(obj)
 
     def scatter_obj(self, objs: Any, root: int = 0) -> Any:
-        """Item ``rank`` of ``root``'s ``objs`` on each rank (over MPI)."""
+        """Send item ``i`` of ``root``'s sequence to rank ``i`` (over MPI).
+
+        Args:
+            objs: on ``root``, a sequence of ``size`` items; ignored on the other ranks.
+            root: the rank that sends.
+
+        Returns:
+            Item ``rank`` of ``objs``.
+        """
         return self.mpi.scatter_obj(objs, root)
 
     # -- arrays: CuPy over NCCL, the rest over MPI ---------------------------------------
 
     def bcast(self, x: Any, root: int = 0) -> Any:
-        """``root``'s array on every rank (CuPy over NCCL)."""
+        """Broadcast an array from ``root`` (CuPy over NCCL, other arrays over MPI).
+
+        Args:
+            x: the array to send on ``root``; the other ranks may pass ``None``.
+            root: the rank that sends.
+
+        Returns:
+            ``root``'s array, on every rank.
+
+        Raises:
+            ValueError: ``root`` is not a rank.
+            TypeError: NCCL cannot move the array's dtype.
+        """
         self._check_root("bcast", root)
         on_gpu = self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
         if not on_gpu:
@@ -148,7 +205,21 @@ class NcclCommunicator(Communicator):
         return buf
 
     def allreduce(self, x: Any, op: str = "sum", *, inplace: bool = False) -> Any:
-        """Elementwise reduction of every rank's ``x`` (CuPy over NCCL, in place if asked)."""
+        """Reduce every rank's array elementwise (CuPy over NCCL, other arrays over MPI).
+
+        Args:
+            x: this rank's array; every rank passes the same shape and dtype.
+            op: one of ``OPS``; ``"mean"`` divides the sum by ``size`` (integer arrays give
+                a float mean).
+            inplace: write the result into ``x`` and return ``x``.
+
+        Returns:
+            The reduced array, on every rank.
+
+        Raises:
+            ValueError: ``op`` is not one of ``OPS``, or the ranks' shapes or dtypes differ.
+            TypeError: NCCL cannot move the array's dtype.
+        """
         if not _is_cupy(x):
             return self.mpi.allreduce(x, op, inplace=inplace)
         self._check_op("allreduce", op)
@@ -187,7 +258,18 @@ class NcclCommunicator(Communicator):
         self.nccl_comm.bcast(buf.data.ptr, buf.size, code, root, self._stream())
 
     def allgather(self, x: Any) -> Any:
-        """Every rank's ``x`` stacked on a new first axis (CuPy over NCCL)."""
+        """Gather every rank's array on a new first axis (CuPy over NCCL, others over MPI).
+
+        Args:
+            x: this rank's array; every rank passes the same shape and dtype.
+
+        Returns:
+            An array of shape ``(size, *x.shape)``, on every rank.
+
+        Raises:
+            ValueError: the ranks' shapes or dtypes differ.
+            TypeError: NCCL cannot move the array's dtype.
+        """
         if not _is_cupy(x):
             return self.mpi.allgather(x)
         buf, code = self._device_buffer("allgather", x)
@@ -197,8 +279,22 @@ class NcclCommunicator(Communicator):
         return out
 
     def scatter(self, x: Any, root: int = 0) -> Any:
-        """Part ``rank`` of ``root``'s array split along axis 0 (NCCL has no scatter: the
-        whole array is broadcast and each rank keeps its part)."""
+        """Split ``root``'s array along axis 0 and give part ``i`` to rank ``i``.
+
+        NCCL has no scatter: a CuPy array is broadcast whole and each rank keeps its part
+        (the sizes ``numpy.array_split`` gives). Other arrays go over MPI.
+
+        Args:
+            x: on ``root``, an array with at least one dimension; the others pass ``None``.
+            root: the rank that sends.
+
+        Returns:
+            This rank's part, a new array.
+
+        Raises:
+            ValueError: ``root`` is not a rank.
+            TypeError: NCCL cannot move the array's dtype.
+        """
         self._check_root("scatter", root)
         on_gpu = self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
         if not on_gpu:
@@ -207,7 +303,11 @@ class NcclCommunicator(Communicator):
         return _part(whole, self.rank, self.size).copy()
 
     def abort(self, code: int = 1) -> None:
-        """Abort NCCL's pending work, then every rank's process (``MPI_Abort``)."""
+        """Abort NCCL's pending work, then every rank's process (``MPI_Abort``).
+
+        Args:
+            code: the exit status the processes end with.
+        """
         try:
             self.nccl_comm.abort()
         finally:

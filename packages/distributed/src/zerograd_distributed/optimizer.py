@@ -59,8 +59,10 @@ def _disagreement(where: str, layouts: list[Any]) -> ValueError:
 
 
 def _groups(params: list[Parameter], bucket_bytes: int | None) -> list[list[Parameter]]:
-    """Parameters grouped by dtype (and backend), each group cut into buckets of at most
-    ``bucket_bytes`` (a parameter larger than that fills a bucket alone)."""
+    """Parameters grouped by dtype (and backend), each group cut into buckets.
+
+    A bucket holds at most ``bucket_bytes`` (a parameter larger than that fills one alone).
+    """
     by_kind: dict = {}
     for p in params:
         by_kind.setdefault((type(p.data), str(p.data.dtype)), []).append(p)
@@ -104,7 +106,7 @@ def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
     """Give every rank ``root``'s parameters of ``target`` (call it on every rank).
 
     Parameters of lazily sized layers that have no data yet are left for later: run one
-    forward first, or let :class:`DataParallelOptimizer` broadcast them at its first update.
+    forward first, or let ``DataParallelOptimizer`` broadcast them at its first update.
 
     Args:
         target: a Layer/Model, or an iterable of Parameters (the same on every rank).
@@ -116,7 +118,8 @@ def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
 
     Raises:
         ValueError: on every rank, when the ranks' parameters differ in number, shape or
-            dtype (nothing is changed then).
+            dtype (nothing is changed then), or ``root`` is not a rank.
+        TypeError: ``target`` is neither a Layer/Model nor an iterable of Parameters.
 
     Examples:
         >>> from zerograd_nn.models import MLP
@@ -142,7 +145,7 @@ class DataParallelOptimizer:
     one allreduce each, not one per parameter. Before that, the ranks agree on which
     parameters have a gradient: one a rank lacks counts as zeros there, so no rank waits for
     a message that never comes. A parameter that was never broadcast (a lazily sized layer,
-    or a model without :func:`broadcast_params`) is broadcast from ``root`` at that update,
+    or a model without ``broadcast_params``) is broadcast from ``root`` at that update,
     which then skips the step: its gradients came from different weights (a warning says so).
 
     Other attributes (``lr``, ``hooks``, ``state_dict()``...) are the wrapped optimizer's.
@@ -152,6 +155,11 @@ class DataParallelOptimizer:
         comm: the communicator.
         bucket_bytes: largest packed buffer in bytes; None packs each dtype in one buffer.
         root: the rank whose parameters everyone starts from.
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd-nn optimizer, or ``comm`` is not a
+            ``Communicator``.
+        ValueError: ``bucket_bytes`` is not a positive int or None, or ``root`` is not a rank.
 
     Examples:
         >>> from zerograd_nn.models import MLP
@@ -207,7 +215,14 @@ class DataParallelOptimizer:
             setattr(self.optimizer, name, value)
 
     def setup(self, target: Any) -> DataParallelOptimizer:
-        """Set the wrapped optimizer up on ``target``; returns ``self``."""
+        """Set the wrapped optimizer up on ``target``.
+
+        Args:
+            target: what the wrapped optimizer's ``setup`` takes (a model, usually).
+
+        Returns:
+            ``self``, so that construction and setup chain.
+        """
         self.optimizer.setup(target)
         return self
 
@@ -258,9 +273,10 @@ class DataParallelOptimizer:
 
         Returns:
             True when the gradients were averaged; False when this call broadcast parameters
-            that had never been broadcast (their gradients are then not worth a step).
+                that had never been broadcast (their gradients are then not worth a step).
 
         Raises:
+            RuntimeError: ``setup`` was not called yet.
             ValueError: on every rank together, when the ranks' parameters differ or a
                 gradient cannot be averaged (nothing is changed then).
         """
@@ -349,5 +365,13 @@ class DataParallelOptimizer:
 
 
 def create_multi_node_optimizer(optimizer: Any, comm: Communicator) -> DataParallelOptimizer:
-    """ChainerMN's name for :class:`DataParallelOptimizer` ``(optimizer, comm)``."""
+    """Wrap ``optimizer`` for data-parallel training (ChainerMN's name for it).
+
+    Args:
+        optimizer: any zerograd-nn optimizer.
+        comm: the communicator.
+
+    Returns:
+        ``DataParallelOptimizer(optimizer, comm)``.
+    """
     return DataParallelOptimizer(optimizer, comm)

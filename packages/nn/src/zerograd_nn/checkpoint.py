@@ -24,6 +24,7 @@ before any of them changes, so a bad or foreign file leaves the training state a
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from collections.abc import Callable
 from typing import Any
@@ -93,6 +94,33 @@ def _join(obj: Any, arrays: dict[str, Any]) -> Any:
     return obj
 
 
+def _check_objects(op: str, model: Any, **others: Any) -> None:
+    """Refuse, before anything is read or written, objects of the wrong kind."""
+    if not (hasattr(model, "named_params") and hasattr(model, "state_dict")):
+        raise TypeError(
+            f"{op}: model must be a Layer/Model (with named_params() and state_dict()), got "
+            f"{type(model).__name__}."
+        )
+    for name, obj in others.items():
+        if obj is not None and not (
+            callable(getattr(obj, "state_dict", None))
+            and callable(getattr(obj, "load_state_dict", None))
+        ):
+            raise TypeError(
+                f"{op}: {name} must be None or an object with state_dict() and "
+                f"load_state_dict() (a zerograd_nn {name}), got {type(obj).__name__}."
+            )
+
+
+def _count(op: str, name: str, v: Any) -> int:
+    """``v`` as an int >= 0 (an epoch or iteration number), or a TypeError/ValueError."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise TypeError(f"{op}: {name} must be an int, got {v!r} ({type(v).__name__}).")
+    if v < 0:
+        raise ValueError(f"{op}: {name} must be >= 0, got {v}.")
+    return int(v)
+
+
 def _global_rng_state() -> dict[str, Any]:
     np = _w._numpy()
     kind, keys, pos, has_gauss, cached = np.random.get_state()
@@ -126,10 +154,16 @@ def save_checkpoint(
         The path written.
 
     Raises:
-        TypeError: a part holds something a checkpoint cannot store (nothing is written).
+        TypeError: ``model`` is not a Layer/Model, another object has no state dict,
+            ``epoch``/``iteration`` is not an int, or a part holds something a checkpoint
+            cannot store (nothing is written).
+        ValueError: ``epoch`` or ``iteration`` is negative.
         FileNotFoundError: the directory does not exist.
     """
-    path = _w.npz_path(path, "save_checkpoint")
+    op = "save_checkpoint"
+    _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
+    epoch, iteration = _count(op, "epoch", epoch), _count(op, "iteration", iteration)
+    path = _w.npz_path(path, op)
     np = _w._numpy()
     empty = [k for k, p in model.named_params().items() if p.data is None]
     if empty:
@@ -137,7 +171,7 @@ def save_checkpoint(
             f"save_checkpoint: parameters {empty} have no data yet; run one forward pass first."
         )
     arrays: dict[str, Any] = {}
-    parts: dict[str, Any] = {"format": FORMAT, "epoch": int(epoch), "iteration": int(iteration)}
+    parts: dict[str, Any] = {"format": FORMAT, "epoch": epoch, "iteration": iteration}
     parts["model"] = _split(model.state_dict(), "model", arrays, "the model's state")
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None:
@@ -171,6 +205,11 @@ def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
             f"{op}: {path!r} is a checkpoint of format {parts.get('format')!r}; this version "
             f"of zerograd-nn reads format {FORMAT}."
         )
+    try:
+        for k in ("epoch", "iteration"):
+            _count(op, k, parts.get(k))
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from None
     return parts, arrays
 
 
@@ -199,11 +238,13 @@ def load_checkpoint(
         ``{"epoch", "iteration", "extra"}``.
 
     Raises:
+        TypeError: ``model`` is not a Layer/Model, or another object has no state dict.
         FileNotFoundError: no file at ``path``.
         CheckpointError: unreadable, or an object was given whose state the file lacks.
         ValueError: a part does not fit its object (names, shapes, types); nothing changed.
     """
     op = "load_checkpoint"
+    _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
     path = _w._find(path, op, "checkpoint")
     parts, arrays = _read(path)
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):

@@ -78,6 +78,25 @@ def _not_a_pair(owner: str, i: int, ex: Any) -> None:
     )
 
 
+def _stack(xp: Any, owner: str, what: str, values: list, indices: Any) -> Any:
+    """``values`` (the ``what`` of each item in a batch) stacked into one array; a ValueError
+    naming the loader and the first two items whose shapes differ when they cannot be."""
+    arrays = [xp.asarray(v) for v in values]
+    try:
+        return xp.stack(arrays)
+    except ValueError:
+        shapes = [tuple(a.shape) for a in arrays]
+        k = next((k for k, s in enumerate(shapes) if s != shapes[0]), None)
+        if k is None:
+            raise
+        i, j = int(indices[0]), int(indices[k])
+        raise ValueError(
+            f"{owner}: cannot stack a batch: dataset[{i}] has {what} of shape {shapes[0]} but "
+            f"dataset[{j}] has {what} of shape {shapes[k]}; every item's {what} needs one shape "
+            f"(pad or crop them, e.g. with a transform)."
+        ) from None
+
+
 def _generator(seed: Any) -> Any:
     """A numpy Generator (PCG64) seeded from ``seed``, or None for the global random state."""
     if seed is None:
@@ -169,6 +188,9 @@ class DataLoader:
     ) -> None:
         owner = type(self).__name__
         batch_size = _positive_int(owner, "batch_size", batch_size)
+        for name, flag in (("shuffle", shuffle), ("gpu", gpu), ("drop_last", drop_last)):
+            if type(flag).__name__ not in ("bool", "bool_"):
+                raise TypeError(f"{owner}: {name} must be True or False, got {flag!r}")
         self.data_size = _check_dataset(owner, dataset)
         self._rng = _generator(seed)
         self.dataset = dataset
@@ -314,13 +336,10 @@ class DataLoader:
             for i, ex in zip(indices, batch):
                 if not isinstance(ex, (tuple, list)) or len(ex) != 2:
                     _not_a_pair(type(self).__name__, int(i), ex)
-            x = xp.stack([xp.asarray(ex[0]) for ex in batch])
+            owner = type(self).__name__
+            x = _stack(xp, owner, "x", [ex[0] for ex in batch], indices)
             labels = [ex[1] for ex in batch]
-            t = (
-                None
-                if all(v is None for v in labels)
-                else xp.stack([xp.asarray(v) for v in labels])
-            )
+            t = None if all(v is None for v in labels) else _stack(xp, owner, "t", labels, indices)
         if self.gpu:
             backend = gpu_backend()
             x = as_array_of(x, backend)

@@ -1,24 +1,25 @@
 """Weight initializers, Chainer's names: pass one as a layer's ``initialW`` or ``initial_bias``.
 
 An initializer is a callable ``init(shape, dtype='float32', backend=None)`` that returns a
-new array of that shape and dtype on ``backend`` (a name or
-:class:`~zerograd.backends.Backend`; None means the default backend). Random initializers
-draw from the backend's global random state, which :func:`zerograd.seed` and
-``numpy.random.seed`` seed, exactly as the layers' default weights do.
+new array of that shape and dtype on ``backend`` (a name or ``zerograd.backends.Backend``;
+None means the default backend). Random initializers draw from the backend's global random
+state, which ``zerograd.seed`` and ``numpy.random.seed`` seed, exactly as the layers'
+default weights do.
 
 The scaled initializers size their spread from the fans of the weight (see
-:func:`get_fans`). zerograd's ``Linear.W`` is ``(in_size, out_size)`` (``y = x @ W``, as in
+``get_fans``). zerograd's ``Linear.W`` is ``(in_size, out_size)`` (``y = x @ W``, as in
 DeZero), so a 2-D shape reads as ``(fan_in, fan_out)``; a convolution kernel
 ``(out_channels, in_channels, kh, kw)`` has ``fan_in = in_channels * kh * kw``. A layer whose
 layout differs (``Deconv2d``) passes its fans explicitly.
 
->>> import numpy as np
->>> from zerograd_nn import initializers as I
->>> w = I.HeNormal()((256, 128))
->>> w.shape, w.dtype
-((256, 128), dtype('float32'))
->>> I.Constant(0.5)((2,), "float64")
-array([0.5, 0.5])
+Examples:
+    >>> import numpy as np
+    >>> from zerograd_nn import initializers as I
+    >>> w = I.HeNormal()((256, 128))
+    >>> w.shape, w.dtype
+    ((256, 128), dtype('float32'))
+    >>> I.Constant(0.5)((2,), "float64")
+    array([0.5, 0.5])
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from zerograd.backends import Backend, as_array_of, backend_of, device_of, get_b
 
 
 def get_fans(shape: tuple[int, ...]) -> tuple[int, int]:
-    """``(fan_in, fan_out)`` of a weight of ``shape`` in zerograd's layouts.
+    """Return ``(fan_in, fan_out)`` of a weight of ``shape`` in zerograd's layouts.
 
     Args:
         shape: ``(n,)`` for a bias, ``(in_size, out_size)`` for ``Linear``/``EmbedID``, or
@@ -58,7 +59,7 @@ def get_fans(shape: tuple[int, ...]) -> tuple[int, int]:
 
 
 class Initializer:
-    """Base class: subclasses implement :meth:`generate`; calling returns the cast array."""
+    """Base class: subclasses implement ``generate``; calling returns the cast array."""
 
     def __call__(
         self,
@@ -69,17 +70,21 @@ class Initializer:
         fan_in: int | None = None,
         fan_out: int | None = None,
     ) -> Any:
-        """A new array of ``shape`` and ``dtype`` on ``backend``, filled by this initializer.
+        """Make a new array of ``shape`` and ``dtype`` on ``backend``, filled by this initializer.
 
         Args:
             shape: shape of the array (an int for a vector).
             dtype: its dtype (floating point).
             backend: a backend name or Backend; None means the default backend.
-            fan_in: overrides the fan-in read from ``shape`` (see :func:`get_fans`).
+            fan_in: overrides the fan-in read from ``shape`` (see ``get_fans``).
             fan_out: overrides the fan-out read from ``shape``.
 
         Returns:
             An array of ``backend``.
+
+        Raises:
+            ValueError: a scaled initializer got a 0-d shape or a zero fan, or
+                ``Orthogonal`` got fewer than two dimensions.
         """
         b = get_backend(backend) if isinstance(backend, str) else backend or get_backend()
         shape = (int(shape),) if isinstance(shape, int) else tuple(int(n) for n in shape)
@@ -94,7 +99,21 @@ class Initializer:
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """Return the filled array; subclasses implement this."""
+        """Return the filled array; subclasses implement this.
+
+        Args:
+            backend: the backend the array is made on.
+            shape: the array's shape (a tuple of ints).
+            dtype: its dtype.
+            fan_in: the weight's fan-in (0 for initializers that do not use fans).
+            fan_out: the weight's fan-out (0 for initializers that do not use fans).
+
+        Returns:
+            A new array of ``backend``.
+
+        Raises:
+            NotImplementedError: a subclass did not implement it.
+        """
         raise NotImplementedError(f"{type(self).__name__}.generate is not implemented")
 
     def __repr__(self) -> str:
@@ -126,7 +145,18 @@ class Constant(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """``fill_value`` everywhere."""
+        """Return an array with ``fill_value`` everywhere.
+
+        Args:
+            backend: the backend the array is made on.
+            shape: the array's shape (a tuple of ints).
+            dtype: its dtype.
+            fan_in: the weight's fan-in (0 for initializers that do not use fans).
+            fan_out: the weight's fan-out (0 for initializers that do not use fans).
+
+        Returns:
+            A new array of ``backend``.
+        """
         device = device_of(backend.asarray(0.0))  # the backend's own device
         return backend.xp.full(
             shape, self.fill_value, dtype=backend.resolve_dtype(dtype), device=device
@@ -160,7 +190,18 @@ class Normal(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """Normal draws of std ``scale``."""
+        """Return normal draws of std ``scale``.
+
+        Args:
+            backend: the backend the array is made on.
+            shape: the array's shape (a tuple of ints).
+            dtype: its dtype.
+            fan_in: the weight's fan-in (0 for initializers that do not use fans).
+            fan_out: the weight's fan-out (0 for initializers that do not use fans).
+
+        Returns:
+            A new array of ``backend``.
+        """
         return _normal(backend, shape, dtype, self.scale)
 
 
@@ -177,7 +218,18 @@ class Uniform(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """Uniform draws on ``[-scale, scale)``."""
+        """Return uniform draws on ``[-scale, scale)``.
+
+        Args:
+            backend: the backend the array is made on.
+            shape: the array's shape (a tuple of ints).
+            dtype: its dtype.
+            fan_in: the weight's fan-in (0 for initializers that do not use fans).
+            fan_out: the weight's fan-out (0 for initializers that do not use fans).
+
+        Returns:
+            A new array of ``backend``.
+        """
         return _uniform(backend, shape, dtype, self.scale)
 
 
@@ -197,7 +249,21 @@ class _Scaled(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """Normal or uniform draws of variance ``scale**2 * gain / fan``."""
+        """Return normal or uniform draws of variance ``scale**2 * gain / fan``.
+
+        Args:
+            backend: the backend the array is made on.
+            shape: the array's shape (a tuple of ints).
+            dtype: its dtype.
+            fan_in: the weight's fan-in (0 for initializers that do not use fans).
+            fan_out: the weight's fan-out (0 for initializers that do not use fans).
+
+        Returns:
+            A new array of ``backend``.
+
+        Raises:
+            ValueError: the fan this initializer uses is not positive.
+        """
         fan = self._fan(fan_in, fan_out)
         if fan <= 0:
             raise ValueError(
@@ -276,7 +342,15 @@ class HeNormal(_Scaled):
 
 
 class HeUniform(HeNormal):
-    """Uniform on ``±scale * sqrt(6 / fan)``; see :class:`HeNormal` for the arguments."""
+    """Uniform on ``±scale * sqrt(6 / fan)`` (the uniform form of ``HeNormal``).
+
+    Args:
+        scale: multiplies the bound.
+        fan_option: ``'fan_in'`` or ``'fan_out'``.
+
+    Raises:
+        ValueError: for another ``fan_option``.
+    """
 
     _uniform_draws = True
 
@@ -302,7 +376,21 @@ class Orthogonal(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """A (semi-)orthogonal matrix, reshaped to ``shape``, times ``scale``."""
+        """Return a (semi-)orthogonal matrix, reshaped to ``shape``, times ``scale``.
+
+        Args:
+            backend: the backend the array is made on.
+            shape: the array's shape (a tuple of ints).
+            dtype: its dtype.
+            fan_in: the weight's fan-in (0 for initializers that do not use fans).
+            fan_out: the weight's fan-out (0 for initializers that do not use fans).
+
+        Returns:
+            A new array of ``backend``.
+
+        Raises:
+            ValueError: ``shape`` has fewer than two dimensions.
+        """
         if len(shape) < 2:
             raise ValueError(
                 f"zerograd_nn.initializers.Orthogonal: needs a shape of 2 or more dimensions, "
@@ -319,13 +407,13 @@ class Orthogonal(Initializer):
 
 
 XavierNormal = GlorotNormal
-"""PyTorch's name of :class:`GlorotNormal`."""
+"""PyTorch's name of ``GlorotNormal``."""
 XavierUniform = GlorotUniform
-"""PyTorch's name of :class:`GlorotUniform`."""
+"""PyTorch's name of ``GlorotUniform``."""
 KaimingNormal = HeNormal
-"""PyTorch's name of :class:`HeNormal`."""
+"""PyTorch's name of ``HeNormal``."""
 KaimingUniform = HeUniform
-"""PyTorch's name of :class:`HeUniform`."""
+"""PyTorch's name of ``HeUniform``."""
 
 
 def _is_number(value: Any) -> bool:
@@ -336,17 +424,18 @@ def check(value: Any, owner: str, keyword: str, *, arrays: bool = True) -> Any:
     """Validate what a layer got as ``initialW``/``initial_bias``; return it normalized.
 
     Args:
-        value: None, an :class:`Initializer`, a Python number or an array of any backend.
+        value: None, an ``Initializer``, a Python number or an array of any backend.
         owner: the layer's name, for the error message (``'Linear'``).
         keyword: ``'initialW'`` or ``'initial_bias'``.
         arrays: whether an array is accepted (not by a cell whose one value fills matrices
             of several shapes).
 
     Returns:
-        None, an Initializer (numbers become :class:`Constant`), or the array as given.
+        None, an Initializer (numbers and 0-d arrays become ``Constant``), or the array as
+            given.
 
     Raises:
-        TypeError: for anything else.
+        TypeError: for anything else, or an array where ``arrays`` is False.
     """
     if value is None or isinstance(value, Initializer):
         return value
@@ -387,7 +476,7 @@ def generate(
     keyword: str,
     fans: tuple[int, int] | None = None,
 ) -> Any:
-    """The array for a layer's parameter from a value :func:`check` accepted (not None).
+    """Make the array for a layer's parameter from a value ``check`` accepted (not None).
 
     Args:
         value: an Initializer or an array.

@@ -1,18 +1,20 @@
-"""Looking at models: the tree ``repr``, parameter counts and ``summary`` behind the Layer
-methods of the same names (:meth:`Layer.__repr__`, :meth:`Layer.count_params`,
-:meth:`Layer.summary`).
+"""Looking at models: the tree ``repr``, parameter counts and ``summary``.
 
->>> import numpy as np
->>> from zerograd_nn.models import MLP
->>> model = MLP((10, 1))
->>> print(model)
-MLP(
-  (l0): Linear(in=None, out=10)
-  (l1): Linear(in=None, out=1)
-)
->>> s = model.summary(np.zeros((5, 3), np.float32), verbose=False)
->>> s.total_params
-51
+These are behind the Layer methods of the same names (``Layer.__repr__``,
+``Layer.count_params``, ``Layer.summary``).
+
+Examples:
+    >>> import numpy as np
+    >>> from zerograd_nn.models import MLP
+    >>> model = MLP((10, 1))
+    >>> print(model)
+    MLP(
+      (l0): Linear(in=None, out=10)
+      (l1): Linear(in=None, out=1)
+    )
+    >>> s = model.summary(np.zeros((5, 3), np.float32), verbose=False)
+    >>> s.total_params
+    51
 """
 
 from __future__ import annotations
@@ -26,17 +28,17 @@ from zerograd import Parameter, Variable, no_grad, test_mode
 
 
 def named_children(layer: Any) -> Iterator[tuple[str, Any]]:
-    """The direct sub-layers of ``layer`` with their attribute names, in definition order.
+    """Yield the direct sub-layers of ``layer`` with their attribute names, in definition order.
 
-    The same sub-layers, in the same order, as :meth:`Layer.named_params` walks: attributes
+    The same sub-layers, in the same order, as ``Layer.named_params`` walks: attributes
     first, then layers held in list or tuple attributes (named ``blocks.0``, ...). A layer
     held under two names is listed once, under the first.
 
     Args:
-        layer: a :class:`~zerograd_nn.Layer`.
+        layer: a ``Layer``.
 
-    Returns:
-        An iterator of ``(name, sub_layer)`` pairs.
+    Yields:
+        ``(name, sub_layer)`` pairs.
     """
     from .layers import Layer
 
@@ -63,12 +65,28 @@ def _size(param: Parameter) -> int:
 
 
 def count_params(layer: Any) -> int:
-    """The number of scalars in ``layer``'s Parameters (shared ones once; unsized ones 0)."""
+    """Count the scalars in ``layer``'s Parameters.
+
+    Args:
+        layer: a ``Layer``.
+
+    Returns:
+        The number of elements of every Parameter (a shared one counted once, one not
+            sized yet counted as 0).
+    """
     return sum(_size(p) for p in layer.params())
 
 
 def layer_repr(layer: Any) -> str:
-    """``Type(extra)`` for a leaf, else ``Type(``, the extra and one ``(name): child`` per line."""
+    """Describe ``layer`` and its sub-layers as an indented tree.
+
+    Args:
+        layer: a ``Layer``.
+
+    Returns:
+        ``Type(extra)`` for a leaf; else ``Type(``, the extra and one ``(name): child``
+            per line, and ``)``.
+    """
     extra = layer.extra_repr()
     children = list(named_children(layer))
     if not children:
@@ -85,14 +103,17 @@ def layer_repr(layer: Any) -> str:
 
 @dataclass
 class ModelSummary:
-    """What :meth:`Layer.summary` measured: one row per layer, and the total.
+    """What ``Layer.summary`` measured: one row per layer, and the total.
+
+    ``str()`` gives the printed table.
 
     Attributes:
-        rows: dicts with ``name`` (dotted; ``''`` for the model itself), ``depth``, ``type``,
+        rows: dicts with ``name`` (dotted; ``''`` for the model itself), ``label`` (the
+            attribute name), ``depth``, ``type``,
             ``output_shape`` (a tuple, a list of tuples for several outputs, or None when the
             layer was not called), ``calls`` and ``params`` (the layer's own parameters, not
             its sub-layers').
-        total_params: the model's :meth:`Layer.count_params` after the forward pass.
+        total_params: the model's ``Layer.count_params()`` after the forward pass.
     """
 
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -125,7 +146,17 @@ class ModelSummary:
 
 
 def walk(layer: Any, prefix: str = "", label: str = "", depth: int = 0) -> Iterator[tuple]:
-    """``(dotted name, local name, depth, layer)`` for ``layer`` and every layer below it."""
+    """Walk ``layer`` and every layer below it, depth first.
+
+    Args:
+        layer: the layer to start from.
+        prefix: the dotted name of ``layer`` itself.
+        label: its local (attribute) name.
+        depth: its depth.
+
+    Yields:
+        ``(dotted name, local name, depth, layer)`` tuples, ``layer`` first.
+    """
     yield prefix, label, depth, layer
     for name, child in named_children(layer):
         yield from walk(child, f"{prefix}.{name}" if prefix else name, name, depth + 1)
@@ -162,7 +193,7 @@ def summarize(
         verbose: print it.
 
     Returns:
-        The :class:`ModelSummary` (printed when ``file`` is given).
+        The ``ModelSummary`` (printed when ``verbose``).
     """
     layers = list(walk(layer))
     records: dict[int, dict[str, Any]] = {}

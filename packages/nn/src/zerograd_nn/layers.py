@@ -37,7 +37,7 @@ from . import initializers as _init
 from . import inspection as _inspection
 from . import state_dict as _state
 from . import weights as _weights
-from .functional.utils import pair
+from .functional.utils import array_arg, conv_args, pair, positive_int
 
 
 def _ref(x: Any) -> Any:
@@ -315,6 +315,43 @@ def _undo_on_error(layer: Layer, names: tuple[str, ...], params: tuple[Any, ...]
         raise
 
 
+def _size(layer: Layer, name: str, v: Any, optional: bool = False) -> int | None:
+    """Constructor argument ``name`` checked as a positive int (None allowed if ``optional``)."""
+    if v is None and optional:
+        return None
+    return positive_int(type(layer).__name__, name, v)
+
+
+def _settings(layer: Layer, nobias: Any, dtype: Any) -> None:
+    """Check a layer's ``nobias`` (a bool) and ``dtype`` (a floating-point dtype)."""
+    name = type(layer).__name__
+    if type(nobias).__name__ not in ("bool", "bool_"):
+        raise TypeError(f"{name}: nobias must be True or False, got {nobias!r}")
+    backend = get_backend()
+    try:
+        kind = backend.dtype_kind(backend.xp.zeros(0, dtype=dtype).dtype)
+    except (TypeError, ValueError):
+        kind = None
+    if kind != "f":
+        raise TypeError(
+            f"{name}: dtype must be a floating-point dtype such as 'float32' (weights are "
+            f"drawn from a normal distribution), got {dtype!r}"
+        )
+
+
+def _input(layer: Layer, x: Any, ndim: int, layout: str) -> Any:
+    """The layer's input ``x`` (lists converted to arrays) with at least ``ndim`` dimensions,
+    the fewest its forward can read sizes from; a clear error naming the layer otherwise
+    (the functions it calls check the exact layout)."""
+    if not isinstance(x, Variable):
+        x = array_arg(type(layer).__name__, "x", x)
+    elif x.data is None:
+        raise TypeError(f"{type(layer).__name__}: x is a Variable whose data is None")
+    if x.ndim < ndim:
+        raise ValueError(f"{type(layer).__name__}: x must be {layout}, got shape {tuple(x.shape)}.")
+    return x
+
+
 def _follow(param: Any, like: Any) -> None:
     """Move ``param`` to the backend of array ``like`` (lazy init on a GPU input)."""
     if param is not None and param.data is not None:
@@ -349,6 +386,9 @@ class Linear(Layer):
         initial_bias: Any = None,
     ) -> None:
         super().__init__()
+        _size(self, "out_size", out_size)
+        _size(self, "in_size", in_size, optional=True)
+        _settings(self, nobias, dtype)
         self._initialW = _init.check(initialW, "Linear", "initialW")
         initial_bias = _init.check(initial_bias, "Linear", "initial_bias")
         self.in_size, self.out_size, self.dtype = in_size, out_size, dtype
@@ -371,10 +411,11 @@ class Linear(Layer):
         )
 
     def forward(self, x: Any) -> Variable:
+        x = _input(self, x, 1, "(N, in_size) or (N, ..., in_size)")
         if self.W.data is not None:
             return F.linear(x, self.W, self.b)
         with _undo_on_error(self, ("in_size",), (self.W, self.b)):
-            self.in_size = x.shape[-1]
+            self.in_size = _size(self, "in_size (the last axis of x)", x.shape[-1])
             self._init_W(x)
             _follow(self.b, self.W.data)
             return F.linear(x, self.W, self.b)
@@ -402,6 +443,10 @@ class _ConvBase(Layer):
     ) -> None:
         super().__init__()
         name = type(self).__name__
+        _size(self, "out_channels", out_channels)
+        _size(self, "in_channels", in_channels, optional=True)
+        _settings(self, nobias, dtype)
+        conv_args(name, kernel_size, stride, pad)
         self._initialW = _init.check(initialW, name, "initialW")
         initial_bias = _init.check(initial_bias, name, "initial_bias")
         self.in_channels, self.out_channels = in_channels, out_channels
@@ -437,10 +482,11 @@ class _ConvBase(Layer):
         return text + (", nobias=True" if self.b is None else "")
 
     def forward(self, x: Any) -> Variable:
+        x = _input(self, x, 2, "4-D (N, C, H, W)")
         if self.W.data is not None:
             return self._conv(x)
         with _undo_on_error(self, ("in_channels",), (self.W, self.b)):
-            self.in_channels = x.shape[1]
+            self.in_channels = _size(self, "in_channels (axis 1 of x)", x.shape[1])
             self._init_W(x)
             _follow(self.b, self.W.data)
             return self._conv(x)
@@ -496,6 +542,8 @@ class RNN(Layer):
         initial_bias: Any = None,
     ) -> None:
         super().__init__()
+        _size(self, "hidden_size", hidden_size)
+        _size(self, "in_size", in_size, optional=True)
         w = _init.check(initialW, "RNN", "initialW", arrays=False)
         b = _init.check(initial_bias, "RNN", "initial_bias", arrays=False)
         self.x2h = Linear(hidden_size, in_size=in_size, initialW=w, initial_bias=b)
@@ -513,6 +561,7 @@ class RNN(Layer):
         return f"hidden={self.x2h.out_size}"
 
     def forward(self, x: Any) -> Variable:
+        x = _input(self, x, 1, "(N, in_size)")
         _check_state_batch(self, x, self.h)
         if self.h is None:
             h_new = F.tanh(self.x2h(x))
@@ -538,7 +587,7 @@ class LSTM(Layer):
         initial_bias: Any = None,
     ) -> None:
         super().__init__()
-        h, i = hidden_size, in_size
+        h, i = _size(self, "hidden_size", hidden_size), _size(self, "in_size", in_size, True)
         w = _init.check(initialW, "LSTM", "initialW", arrays=False)
         b = _init.check(initial_bias, "LSTM", "initial_bias", arrays=False)
         self.x2f = Linear(h, in_size=i, initialW=w, initial_bias=b)
@@ -560,6 +609,7 @@ class LSTM(Layer):
         return f"hidden={self.x2f.out_size}"
 
     def forward(self, x: Any) -> Variable:
+        x = _input(self, x, 1, "(N, in_size)")
         _check_state_batch(self, x, self.h)
         if self.h is None:
             f = F.sigmoid(self.x2f(x))
@@ -586,7 +636,7 @@ class EmbedID(Layer):
     def __init__(self, in_size: int, out_size: int, *, initialW: Any = None) -> None:
         super().__init__()
         initialW = _init.check(initialW, "EmbedID", "initialW")
-        shape = (in_size, out_size)
+        shape = (_size(self, "in_size", in_size), _size(self, "out_size", out_size))
         if initialW is None:
             self.W = Parameter(_randn(get_backend(), shape, "float32", 1.0), "W")
         else:
@@ -636,6 +686,7 @@ class BatchNorm(Layer):
         return f"size={None if self.gamma.data is None else self.gamma.shape[0]}"
 
     def forward(self, x: Any) -> Variable:
+        x = _input(self, x, 2, "(N, C) or (N, C, ...)")
         params = (self.avg_mean, self.avg_var, self.gamma, self.beta)
         if all(p.data is not None for p in params):
             return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)

@@ -1,5 +1,6 @@
-"""Models: ``Model`` (a Layer that can draw itself), ``Sequential``, ``MLP``, VGG16, ResNet
-and SqueezeNet.
+"""Models: ``Model``, ``Sequential``, ``MLP``, VGG16, ResNet and SqueezeNet.
+
+``Model`` is a Layer that can draw its graph.
 
 Pretrained weights are never downloaded: pass the path of a weight file you downloaded
 yourself (``VGG16(pretrained='vgg16.npz')``).
@@ -32,10 +33,22 @@ def _width(owner: str, name: str, value: Any) -> int:
 
 
 class Model(Layer):
-    """A Layer meant to be trained as a whole; :meth:`plot` draws its graph."""
+    """A Layer meant to be trained as a whole; ``plot`` draws its graph."""
 
     def plot(self, *inputs: Any, to_file: str = "model.png") -> Any:
-        """Run ``forward(*inputs)`` and draw the graph to ``to_file`` with zerograd-viz."""
+        """Run ``forward(*inputs)`` and draw the graph to ``to_file`` with zerograd-viz.
+
+        Args:
+            *inputs: the inputs of ``forward``.
+            to_file: the image file (``.png``, ``.svg`` or ``.pdf``).
+
+        Returns:
+            What ``zerograd_viz.plot_dot_graph`` returns: an image Jupyter shows, or the
+                path.
+
+        Raises:
+            ImportError: zerograd-viz is not installed.
+        """
         try:
             from zerograd_viz import plot_dot_graph
         except ImportError as exc:
@@ -63,7 +76,14 @@ def _load_pretrained(model: Layer, pretrained: Any, name: str, url: str) -> None
 
 
 class Sequential(Model):
-    """Layers (or callables) applied one after another; layers are named ``l0``, ``l1``, ..."""
+    """Layers (or callables) applied one after another; layers are named ``l0``, ``l1``, ...
+
+    Args:
+        *layers: Layers or callables such as ``F.relu``, in the order they are applied.
+
+    Raises:
+        TypeError: one of ``layers`` is not callable.
+    """
 
     def __init__(self, *layers: Any) -> None:
         for i, layer in enumerate(layers):
@@ -79,14 +99,28 @@ class Sequential(Model):
             self.layers.append(layer)
 
     def forward(self, x: Any) -> Variable:
+        """Apply the layers in order.
+
+        Args:
+            x: the input of the first layer.
+
+        Returns:
+            The output of the last layer.
+        """
         for layer in self.layers:
             x = layer(x)
         return x
 
 
 class MLP(Model):
-    """Fully connected network: Linear layers of ``fc_output_sizes``, ``activation`` between
-    (``None``: none, a linear model).
+    """Fully connected network: Linear layers with ``activation`` between them.
+
+    The layers are named ``l0``, ``l1``, ...; their input sizes are found on the first call.
+
+    Args:
+        fc_output_sizes: the output width of each Linear layer, e.g. ``(100, 10)``.
+        activation: applied after every layer but the last (``None``: none, a linear
+            model).
 
     Raises:
         TypeError: ``fc_output_sizes`` is not a non-empty list or tuple, or ``activation``
@@ -118,6 +152,14 @@ class MLP(Model):
             self.layers.append(layer)
 
     def forward(self, x: Any) -> Variable:
+        """Apply the layers, with the activation between them.
+
+        Args:
+            x: the input batch, shape ``(N, in_size)``.
+
+        Returns:
+            The last layer's output, shape ``(N, fc_output_sizes[-1])``.
+        """
         act = self.activation
         for layer in self.layers[:-1]:
             x = layer(x) if act is None else act(layer(x))
@@ -125,9 +167,19 @@ class MLP(Model):
 
 
 class VGG16(Model):
-    """VGG-16 (13 convolutions, 3 fully connected layers); ``pretrained``: a local .npz path."""
+    """VGG-16 (13 convolutions, 3 fully connected layers).
+
+    Args:
+        pretrained: False, or the path of a weight file you downloaded (nothing is ever
+            downloaded; DeZero's file is at ``WEIGHTS_PATH``).
+
+    Raises:
+        ValueError: ``pretrained=True`` (the message says where to get the file).
+        TypeError: ``pretrained`` is neither False nor a path.
+    """
 
     WEIGHTS_PATH = _WEIGHT_URLS["VGG16"]
+    """Where DeZero's VGG16 weights can be downloaded (by you; zerograd never does)."""
 
     def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
         super().__init__()
@@ -146,6 +198,14 @@ class VGG16(Model):
         _load_pretrained(self, pretrained, "VGG16", self.WEIGHTS_PATH)
 
     def forward(self, x: Any) -> Variable:
+        """Classify a batch of images.
+
+        Args:
+            x: images of shape ``(N, 3, 224, 224)`` (see ``preprocess``).
+
+        Returns:
+            Scores of shape ``(N, 1000)``.
+        """
         for names in self._convs:
             for name in names:
                 x = F.relu(getattr(self, name)(x))
@@ -159,7 +219,19 @@ class VGG16(Model):
     def preprocess(
         image: Any, size: tuple[int, int] | None = (224, 224), dtype: Any = "float32"
     ) -> Any:
-        """A PIL image as the (3, H, W) BGR array, ImageNet mean removed, that VGG16 expects."""
+        """Turn a PIL image into the array VGG16 expects.
+
+        Args:
+            image: a PIL image (converted to RGB).
+            size: ``(width, height)`` to resize to; None keeps the size.
+            dtype: the array's dtype.
+
+        Returns:
+            A ``(3, H, W)`` BGR array of the default backend, ImageNet mean removed.
+
+        Raises:
+            TypeError: ``image`` is not a PIL image.
+        """
         if not (hasattr(image, "convert") and hasattr(image, "resize")):
             raise TypeError(
                 f"VGG16.preprocess: expected a PIL image, got {type(image).__name__} (open one "
@@ -176,7 +248,16 @@ class VGG16(Model):
 
 
 class BottleneckA(Layer):
-    """ResNet bottleneck that changes width/stride; a 1x1 projection on the shortcut."""
+    """ResNet bottleneck that changes width/stride; a 1x1 projection on the shortcut.
+
+    Args:
+        in_channels: input channels (kept for DeZero's signature; sizes are found lazily).
+        mid_channels: channels of the inner 1x1 and 3x3 convolutions.
+        out_channels: output channels.
+        stride: the block's stride.
+        downsample_fb: stride in the 3x3 convolution (Facebook's variant) instead of the
+            first 1x1 one.
+    """
 
     def __init__(
         self,
@@ -199,6 +280,14 @@ class BottleneckA(Layer):
         self.bn4 = L.BatchNorm()
 
     def forward(self, x: Any) -> Variable:
+        """Apply the block.
+
+        Args:
+            x: a batch of shape ``(N, C, H, W)``.
+
+        Returns:
+            ``relu(main path + projected shortcut)``.
+        """
         h1 = F.relu(self.bn1(self.conv1(x)))
         h1 = F.relu(self.bn2(self.conv2(h1)))
         h1 = self.bn3(self.conv3(h1))
@@ -207,7 +296,12 @@ class BottleneckA(Layer):
 
 
 class BottleneckB(Layer):
-    """ResNet bottleneck keeping the width; identity shortcut."""
+    """ResNet bottleneck keeping the width; identity shortcut.
+
+    Args:
+        in_channels: input (and output) channels.
+        mid_channels: channels of the inner convolutions.
+    """
 
     def __init__(self, in_channels: int, mid_channels: int) -> None:
         super().__init__()
@@ -219,6 +313,14 @@ class BottleneckB(Layer):
         self.bn3 = L.BatchNorm()
 
     def forward(self, x: Any) -> Variable:
+        """Apply the block.
+
+        Args:
+            x: a batch of shape ``(N, in_channels, H, W)``.
+
+        Returns:
+            ``relu(main path + x)``, the same shape as ``x``.
+        """
         h = F.relu(self.bn1(self.conv1(x)))
         h = F.relu(self.bn2(self.conv2(h)))
         h = self.bn3(self.conv3(h))
@@ -226,7 +328,19 @@ class BottleneckB(Layer):
 
 
 class BuildingBlock(Layer):
-    """One ResNet stage: a BottleneckA (``a``) then ``n_layers - 1`` BottleneckB (``b1``...)."""
+    """One ResNet stage: a BottleneckA (``a``) then ``n_layers - 1`` BottleneckB (``b1``...).
+
+    Args:
+        n_layers: the number of bottlenecks (a positive int).
+        in_channels: input channels of the stage.
+        mid_channels: inner channels of every bottleneck.
+        out_channels: output channels of the stage.
+        stride: the first bottleneck's stride.
+        downsample_fb: see ``BottleneckA``.
+
+    Raises:
+        ValueError: ``n_layers`` is not a positive int.
+    """
 
     def __init__(
         self,
@@ -247,6 +361,14 @@ class BuildingBlock(Layer):
             self._forward.append(name)
 
     def forward(self, x: Any) -> Variable:
+        """Apply the bottlenecks in order.
+
+        Args:
+            x: a batch of shape ``(N, C, H, W)``.
+
+        Returns:
+            The last bottleneck's output.
+        """
         for name in self._forward:
             x = getattr(self, name)(x)
         return x
@@ -256,9 +378,20 @@ _RESNET_BLOCKS = {50: [3, 4, 6, 3], 101: [3, 4, 23, 3], 152: [3, 8, 36, 3]}
 
 
 class ResNet(Model):
-    """ResNet-50/101/152 (bottleneck blocks, batch norm); ``pretrained``: a local .npz path."""
+    """ResNet-50/101/152 (bottleneck blocks, batch norm).
+
+    Args:
+        n_layers: 50, 101 or 152.
+        pretrained: False, or the path of a weight file you downloaded (nothing is ever
+            downloaded; DeZero's files are at ``WEIGHTS_PATH``).
+
+    Raises:
+        ValueError: another ``n_layers``, or ``pretrained=True``.
+        TypeError: ``pretrained`` is neither False nor a path.
+    """
 
     WEIGHTS_PATH = _WEIGHT_URLS["ResNet"]
+    """Where DeZero's ResNet weights can be downloaded; ``{}`` is 50, 101 or 152."""
 
     def __init__(self, n_layers: int = 152, pretrained: bool | str | os.PathLike = False) -> None:
         super().__init__()
@@ -278,6 +411,14 @@ class ResNet(Model):
         _load_pretrained(self, pretrained, name, self.WEIGHTS_PATH.format(n_layers))
 
     def forward(self, x: Any) -> Variable:
+        """Classify a batch of images.
+
+        Args:
+            x: images of shape ``(N, 3, H, W)``, e.g. 224 x 224.
+
+        Returns:
+            Scores of shape ``(N, 1000)``.
+        """
         x = F.relu(self.bn1(self.conv1(x)))
         x = F.pooling(x, kernel_size=3, stride=2)
         x = self.res5(self.res4(self.res3(self.res2(x))))
@@ -286,28 +427,49 @@ class ResNet(Model):
 
 
 class ResNet152(ResNet):
-    """ResNet with 152 layers."""
+    """ResNet with 152 layers.
+
+    Args:
+        pretrained: False, or the path of a weight file.
+    """
 
     def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
         super().__init__(152, pretrained)
 
 
 class ResNet101(ResNet):
-    """ResNet with 101 layers."""
+    """ResNet with 101 layers.
+
+    Args:
+        pretrained: False, or the path of a weight file.
+    """
 
     def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
         super().__init__(101, pretrained)
 
 
 class ResNet50(ResNet):
-    """ResNet with 50 layers."""
+    """ResNet with 50 layers.
+
+    Args:
+        pretrained: False, or the path of a weight file.
+    """
 
     def __init__(self, pretrained: bool | str | os.PathLike = False) -> None:
         super().__init__(50, pretrained)
 
 
 class Fire(Layer):
-    """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands joined on channels."""
+    """SqueezeNet's fire module: a 1x1 squeeze, then 1x1 and 3x3 expands joined on channels.
+
+    Args:
+        squeeze: channels of the squeeze convolution.
+        expand1x1: channels of the 1x1 expand.
+        expand3x3: channels of the 3x3 expand.
+
+    Raises:
+        ValueError: a width is not a positive int.
+    """
 
     def __init__(self, squeeze: int, expand1x1: int, expand3x3: int) -> None:
         for name, v in (("squeeze", squeeze), ("expand1x1", expand1x1), ("expand3x3", expand3x3)):
@@ -318,6 +480,14 @@ class Fire(Layer):
         self.expand3x3 = L.Conv2d(expand3x3, 3, pad=1)
 
     def forward(self, x: Any) -> Variable:
+        """Apply the module.
+
+        Args:
+            x: a batch of shape ``(N, C, H, W)``.
+
+        Returns:
+            Shape ``(N, expand1x1 + expand3x3, H, W)``.
+        """
         s = F.relu(self.squeeze(x))
         return F.concatenate([F.relu(self.expand1x1(s)), F.relu(self.expand3x3(s))], axis=1)
 
@@ -326,6 +496,15 @@ class SqueezeNet(Model):
     """SqueezeNet 1.1 (AlexNet accuracy with about 1.2 M parameters); ``pretrained``: a path.
 
     DeZero lists this name but left it unfinished; this is the published v1.1 layout.
+
+    Args:
+        pretrained: False, or the path of a weight file you have (there is no official
+            DeZero file).
+        n_classes: the number of classes scored.
+
+    Raises:
+        ValueError: ``n_classes`` is not a positive int, or ``pretrained=True``.
+        TypeError: ``pretrained`` is neither False nor a path.
     """
 
     def __init__(self, pretrained: bool | str | os.PathLike = False, n_classes: int = 1000) -> None:
@@ -341,6 +520,14 @@ class SqueezeNet(Model):
         _load_pretrained(self, pretrained, "SqueezeNet", "(no official DeZero file)")
 
     def forward(self, x: Any) -> Variable:
+        """Classify a batch of images.
+
+        Args:
+            x: images of shape ``(N, 3, H, W)``, e.g. 224 x 224.
+
+        Returns:
+            Scores of shape ``(N, n_classes)``.
+        """
         x = F.pooling(F.relu(self.conv1(x)), 3, 2)
         x = F.pooling(self.fire3(self.fire2(x)), 3, 2)
         x = F.pooling(self.fire5(self.fire4(x)), 3, 2)

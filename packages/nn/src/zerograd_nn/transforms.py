@@ -5,10 +5,11 @@ transforms (``Resize``, ``CenterCrop``, ``ToPIL``, ``ToArray`` from an image, ``
 need Pillow, imported only when used: ``pip install pillow`` or
 ``pip install 'zerograd-nn[images]'``.
 
->>> import numpy as np
->>> f = Compose([Flatten(), ToFloat(), Normalize(0.0, 255.0)])
->>> f(np.full((1, 2, 2), 255, dtype=np.uint8))
-array([1., 1., 1., 1.], dtype=float32)
+Examples:
+    >>> import numpy as np
+    >>> f = Compose([Flatten(), ToFloat(), Normalize(0.0, 255.0)])
+    >>> f(np.full((1, 2, 2), 255, dtype=np.uint8))
+    array([1., 1., 1., 1.], dtype=float32)
 """
 
 from __future__ import annotations
@@ -40,10 +41,23 @@ __all__ = [
 
 
 def pair(x: int | Sequence[int], *, what: str = "pair") -> tuple[int, int]:
-    """``3 -> (3, 3)``; a pair stays a pair (numpy integers too; bools and floats refused).
+    """Turn an int into a pair of it; a pair stays a pair.
+
+    Numpy integers count as ints; bools and floats are refused.
+
+    Args:
+        x: an int or a pair of ints.
+        what: names the caller in the error message.
+
+    Returns:
+        ``(x, x)`` for an int, else ``x`` as a tuple of two ints.
 
     Raises:
-        ValueError: ``x`` is not an int or a pair of ints; ``what`` names the caller.
+        ValueError: ``x`` is not an int or a pair of ints.
+
+    Examples:
+        >>> pair(3)
+        (3, 3)
     """
     return _fpair(x, what=what)
 
@@ -106,7 +120,14 @@ def _is_pil(x: Any) -> bool:
 
 
 class Compose:
-    """Apply ``transforms`` one after another."""
+    """Apply ``transforms`` one after another.
+
+    Args:
+        transforms: a list or tuple of callables, each taking the previous one's output.
+
+    Raises:
+        TypeError: ``transforms`` is not a list or tuple, or holds something not callable.
+    """
 
     def __init__(self, transforms: Sequence[Callable[[Any], Any]] = ()) -> None:
         if not isinstance(transforms, (list, tuple)):
@@ -119,6 +140,14 @@ class Compose:
         self.transforms = list(transforms)
 
     def __call__(self, img: Any) -> Any:
+        """Apply every transform in order.
+
+        Args:
+            img: the item (an image or an array).
+
+        Returns:
+            The last transform's output (``img`` itself when there are none).
+        """
         for t in self.transforms:
             img = t(img)
         return img
@@ -128,12 +157,29 @@ class Compose:
 
 
 class Convert:
-    """Convert a PIL image to ``mode`` (``'RGB'``, ``'L'``, ..., or ``'BGR'``)."""
+    """Convert a PIL image to another mode.
+
+    Args:
+        mode: a PIL mode (``'RGB'``, ``'L'``, ...) or ``'BGR'`` (RGB with the red and blue
+            bands swapped).
+    """
 
     def __init__(self, mode: str = "RGB") -> None:
         self.mode = mode
 
     def __call__(self, img: Any) -> Any:
+        """Convert ``img``.
+
+        Args:
+            img: a PIL image.
+
+        Returns:
+            The converted PIL image.
+
+        Raises:
+            ImportError: Pillow is not installed.
+            TypeError: ``img`` is not a PIL image.
+        """
         Image = _image("Convert", img)
         if self.mode == "BGR":
             r, g, b = img.convert("RGB").split()
@@ -142,25 +188,65 @@ class Convert:
 
 
 class Resize:
-    """Resize a PIL image to ``size`` (``(width, height)`` or one int for a square)."""
+    """Resize a PIL image.
+
+    Args:
+        size: ``(width, height)``, or one int for a square.
+        mode: a PIL resampling filter (default: bilinear).
+
+    Raises:
+        ValueError: ``size`` is not a positive int or pair of them.
+    """
 
     def __init__(self, size: int | Sequence[int], mode: Any = None) -> None:
         self.size = _size("Resize", size)
         self.mode = mode
 
     def __call__(self, img: Any) -> Any:
+        """Resize ``img``.
+
+        Args:
+            img: a PIL image.
+
+        Returns:
+            The resized PIL image.
+
+        Raises:
+            ImportError: Pillow is not installed.
+            TypeError: ``img`` is not a PIL image.
+        """
         Image = _image("Resize", img)
         mode = Image.BILINEAR if self.mode is None else self.mode
         return img.resize(self.size, mode)
 
 
 class CenterCrop:
-    """Crop the centre ``size`` (``(width, height)`` or one int) out of a PIL image."""
+    """Crop the centre out of a PIL image.
+
+    Args:
+        size: the crop's ``(width, height)``, or one int for a square.
+
+    Raises:
+        ValueError: ``size`` is not a positive int or pair of them.
+    """
 
     def __init__(self, size: int | Sequence[int]) -> None:
         self.size = _size("CenterCrop", size)
 
     def __call__(self, img: Any) -> Any:
+        """Crop ``img``.
+
+        Args:
+            img: a PIL image at least ``size`` large.
+
+        Returns:
+            The cropped PIL image.
+
+        Raises:
+            ImportError: Pillow is not installed.
+            TypeError: ``img`` is not a PIL image.
+            ValueError: the image is smaller than ``size``.
+        """
         _image("CenterCrop", img)
         W, H = img.size
         OW, OH = self.size
@@ -171,12 +257,31 @@ class CenterCrop:
 
 
 class ToArray:
-    """PIL image (H, W, C) -> array (C, H, W) of ``dtype``; arrays pass through unchanged."""
+    """Turn a PIL image ``(H, W, C)`` into an array ``(C, H, W)``; arrays pass unchanged.
+
+    Args:
+        dtype: the array's dtype.
+
+    Raises:
+        TypeError: ``dtype`` is not a dtype.
+    """
 
     def __init__(self, dtype: Any = "float32") -> None:
         self.dtype = _check_dtype("ToArray", dtype)
 
     def __call__(self, img: Any) -> Any:
+        """Convert ``img``.
+
+        Args:
+            img: a PIL image (a grayscale one gives one channel) or an array.
+
+        Returns:
+            An array of the default backend of ``dtype``, or ``img`` itself when it is an
+                array.
+
+        Raises:
+            TypeError: ``img`` is neither a PIL image nor an array.
+        """
         if _is_pil(img):
             import numpy as np  # PIL hands its pixels to numpy, on the host
 
@@ -190,9 +295,23 @@ class ToArray:
 
 
 class ToPIL:
-    """Array (C, H, W) -> PIL image (a single channel gives a grayscale image)."""
+    """Turn a uint8 array ``(C, H, W)`` into a PIL image (one channel: grayscale)."""
 
     def __call__(self, array: Any) -> Any:
+        """Convert ``array``.
+
+        Args:
+            array: uint8 pixels of shape ``(C, H, W)`` with 1, 3 or 4 channels, of any
+                backend.
+
+        Returns:
+            A PIL image.
+
+        Raises:
+            ImportError: Pillow is not installed.
+            ValueError: the shape is not ``(C, H, W)`` with 1, 3 or 4 channels.
+            TypeError: the array is not uint8 or not numeric.
+        """
         Image = _pil()
         from zerograd.backends import as_numpy
 
@@ -212,7 +331,16 @@ class ToPIL:
 
 
 class RandomHorizontalFlip:
-    """Flip left-right with probability ``p`` (a PIL image, or an array on its last axis)."""
+    """Flip left-right with probability ``p`` (a PIL image, or an array on its last axis).
+
+    Draws from Python's ``random`` module.
+
+    Args:
+        p: the probability of a flip, in ``[0, 1]``.
+
+    Raises:
+        ValueError: ``p`` is outside ``[0, 1]``.
+    """
 
     def __init__(self, p: float = 0.5) -> None:
         p = real_number("RandomHorizontalFlip", "p", p)
@@ -221,6 +349,18 @@ class RandomHorizontalFlip:
         self.p = p
 
     def __call__(self, img: Any) -> Any:
+        """Flip ``img``, or return it as it is.
+
+        Args:
+            img: a PIL image or an array (flipped on its last axis).
+
+        Returns:
+            The flipped image or array, or ``img`` itself.
+
+        Raises:
+            TypeError: ``img`` is neither a PIL image nor a numeric array.
+            ValueError: ``img`` is a 0-d array.
+        """
         if random.random() >= self.p:
             return img
         if _is_pil(img):
@@ -240,6 +380,10 @@ class Normalize:
 
     Integer data (uint8 pixels) is computed in float64, never in its own dtype (where
     subtracting the mean would wrap around).
+
+    Args:
+        mean: a number, or one per channel.
+        std: a number, or one per channel (no zeros).
 
     Raises:
         TypeError: ``mean`` or ``std`` is not a number or a sequence of numbers.
@@ -274,6 +418,18 @@ class Normalize:
         return xp.reshape(v, (n,) + (1,) * (array.ndim - 1))
 
     def __call__(self, array: Any) -> Any:
+        """Normalize ``array``.
+
+        Args:
+            array: a numeric array (or list); per-channel values apply along axis 0.
+
+        Returns:
+            ``(array - mean) / std``, floating point.
+
+        Raises:
+            TypeError: ``array`` is not numeric.
+            ValueError: the number of per-channel values does not match axis 0.
+        """
         array = _numeric("Normalize", array)
         backend = backend_of(array)
         if backend.dtype_kind(array.dtype) not in "fc":
@@ -285,26 +441,63 @@ class Flatten:
     """Reshape to one dimension."""
 
     def __call__(self, array: Any) -> Any:
+        """Flatten ``array``.
+
+        Args:
+            array: a numeric array (or list).
+
+        Returns:
+            A 1-d array of the same backend.
+
+        Raises:
+            TypeError: ``array`` is not numeric.
+        """
         array = _numeric("Flatten", array)
         return get_array_module(array).reshape(array, (-1,))
 
 
 class AsType:
-    """Convert to ``dtype`` (a dtype or its name, e.g. ``'float32'``)."""
+    """Convert arrays to ``dtype``.
+
+    Args:
+        dtype: a dtype or its name, e.g. ``'float32'``.
+
+    Raises:
+        TypeError: ``dtype`` is not a dtype.
+    """
 
     def __init__(self, dtype: Any = "float32") -> None:
         self.dtype = _check_dtype(type(self).__name__, dtype)
 
     def __call__(self, array: Any) -> Any:
+        """Convert ``array``.
+
+        Args:
+            array: a numeric array (or list).
+
+        Returns:
+            A new array of ``dtype`` on the same backend.
+
+        Raises:
+            TypeError: ``array`` is not numeric.
+        """
         array = _numeric(type(self).__name__, array)
         return backend_of(array).astype(array, self.dtype)
 
 
 ToFloat = AsType
+"""DeZero's name for ``AsType`` (``float32`` by default)."""
 
 
 class ToInt(AsType):
-    """Convert to an integer dtype (``int64`` by default)."""
+    """Convert arrays to an integer dtype.
+
+    Args:
+        dtype: the integer dtype or its name.
+
+    Raises:
+        TypeError: ``dtype`` is not a dtype.
+    """
 
     def __init__(self, dtype: Any = "int64") -> None:
         super().__init__(dtype)

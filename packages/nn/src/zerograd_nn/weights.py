@@ -3,9 +3,13 @@
 * names are hierarchical, as in DeZero: ``'l1/W'``, ``'res2/a/conv1/W'``;
 * no pickle: only plain numeric arrays are written, and object arrays are refused;
 * saving is atomic: the archive is written to a hidden temporary file in the target's
-  directory (``.<name>.<pid>.<random>.tmp``), flushed to disk, then renamed over the
-  target, so a crash never leaves a half-written file; temporaries left by a process that
-  died mid-save are removed by the next save or load in that directory;
+  directory (``.<name>.<host>.<pid>.<random>.tmp``), flushed to disk, then renamed over
+  the target, so a crash never leaves a half-written file; temporaries left by a process
+  of this host that died mid-save are removed by the next save or load in that directory
+  (another host's are never touched: on a shared filesystem its process ids mean nothing
+  here);
+* the file gets the permissions a plain ``open()`` would give it: the old file's mode
+  when it replaces one, else ``0o666`` less the umask;
 * reading is checked before it happens: member names, dtypes and shapes come from the
   archive's directory and each ``.npy`` header, and must agree with the sizes the directory
   declares, so a crafted member cannot make a load read gigabytes before it is refused;
@@ -21,6 +25,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import socket
+import stat
 import tempfile
 import zipfile
 from collections.abc import Mapping
@@ -64,7 +70,30 @@ def npz_path(path: str | os.PathLike, op: str) -> str:
 
 
 def _temp_pattern(base: str) -> re.Pattern:
-    return re.compile(r"\." + re.escape(base) + r"\.(\d+)\.[A-Za-z0-9_]+\.tmp\Z")
+    return re.compile(r"\." + re.escape(base) + r"\.([A-Za-z0-9-]+)\.(\d+)\.[A-Za-z0-9_]+\.tmp\Z")
+
+
+def _host() -> str:
+    """This host's name as it appears in temporaries' names (letters, digits and ``-``)."""
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:64] or "host"
+
+
+def _new_file_mode(path: str) -> int:
+    """The mode ``open(path, "w")`` would leave: the replaced file's, or 0o666 less umask."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/status") as f:  # reads the umask without changing it (Linux)
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it straight back
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def _alive(pid: int) -> bool:
@@ -80,13 +109,16 @@ def _alive(pid: int) -> bool:
 
 
 def remove_stale_temporaries(path: str) -> list[str]:
-    """Delete the hidden temporaries of ``path`` left by saving processes that have died.
+    """Delete the hidden temporaries of ``path`` left by this host's processes that died.
+
+    Temporaries named for another host are kept: its process ids cannot be checked here.
 
     Returns:
         The paths removed (best effort: files that cannot be removed are left).
     """
     directory, base = os.path.split(os.path.abspath(path))
     pattern = _temp_pattern(base)
+    host = _host()
     removed = []
     try:
         names = os.listdir(directory)
@@ -94,7 +126,7 @@ def remove_stale_temporaries(path: str) -> list[str]:
         return removed
     for name in names:
         m = pattern.match(name)
-        if m and not _alive(int(m.group(1))):
+        if m and m.group(1) == host and not _alive(int(m.group(2))):
             try:
                 os.unlink(os.path.join(directory, name))
                 removed.append(os.path.join(directory, name))
@@ -114,9 +146,13 @@ def write_archive(path: str, arrays: Mapping[str, Any], op: str) -> str:
         )
     remove_stale_temporaries(path)
     base = os.path.basename(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{base}.{os.getpid()}.", suffix=".tmp", dir=directory)
+    mode = _new_file_mode(path)
+    prefix = f".{base}.{_host()}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as f:
+            if hasattr(os, "fchmod"):  # mkstemp made it 0o600
+                os.fchmod(f.fileno(), mode)
             with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
                 for key, a in arrays.items():
                     with zf.open(key + ".npy", "w", force_zip64=True) as out:

@@ -1,16 +1,17 @@
 """zerograd-viz: draw zerograd's computational graphs and training curves.
 
-Graphs go out as Graphviz DOT text (:func:`get_dot_graph`), as PNG/SVG/PDF files rendered by
-Graphviz's ``dot`` program (:func:`plot_dot_graph`), or inline in Jupyter (:func:`show`).
-Training plots (:func:`plot_history`, :func:`plot_decision_boundary`) need matplotlib:
+Graphs go out as Graphviz DOT text (``get_dot_graph``), as PNG/SVG/PDF files rendered by
+Graphviz's ``dot`` program (``plot_dot_graph``), or inline in Jupyter (``show``).
+Training plots (``plot_history``, ``plot_decision_boundary``) need matplotlib:
 ``pip install 'zerograd-viz[plot]'``.
 
->>> import numpy as np
->>> from zerograd import Variable
->>> from zerograd_viz import get_dot_graph
->>> x = Variable(np.array(2.0), name="x")
->>> print(get_dot_graph(x ** 2).splitlines()[2])
-1 [label="Pow", color=lightblue, style=filled, shape=box]
+Examples:
+    >>> import numpy as np
+    >>> from zerograd import Variable
+    >>> from zerograd_viz import get_dot_graph
+    >>> x = Variable(np.array(2.0), name="x")
+    >>> print(get_dot_graph(x ** 2).splitlines()[2])
+    1 [label="Pow", color=lightblue, style=filled, shape=box]
 """
 
 from importlib.metadata import version as _distribution_version

@@ -11,10 +11,19 @@ _FUNC = "{} [label={}, color=lightblue, style=filled, shape=box]"
 
 
 def quote(text: str) -> str:
-    r"""``text`` as a DOT double-quoted string: quotes and backslashes escaped, newlines kept.
+    r"""Return ``text`` as a DOT double-quoted string.
 
-    >>> print(quote('say "hi" \\ bye'))
-    "say \"hi\" \\ bye"
+    Quotes and backslashes are escaped; line breaks become DOT's ``\n``.
+
+    Args:
+        text: any text, e.g. a variable's name.
+
+    Returns:
+        The quoted string, ready for a DOT ``label=``.
+
+    Examples:
+        >>> print(quote('say "hi" \\ bye'))
+        "say \"hi\" \\ bye"
     """
     text = text.replace("\\", "\\\\").replace('"', '\\"')
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
@@ -22,7 +31,15 @@ def quote(text: str) -> str:
 
 
 def check_verbose(op: str, verbose: Any) -> None:
-    """Refuse a ``verbose`` that is not a bool (``"no"`` would otherwise mean True)."""
+    """Refuse a ``verbose`` that is not a bool (``"no"`` would otherwise mean True).
+
+    Args:
+        op: the calling function's name, used in the error message.
+        verbose: the value to check; a Python or numpy bool passes.
+
+    Raises:
+        TypeError: ``verbose`` is not a bool.
+    """
     if not isinstance(verbose, bool) and type(verbose).__name__ != "bool_":
         raise TypeError(
             f"{op}: verbose must be True or False, got {type(verbose).__qualname__} ({verbose!r})"
@@ -39,11 +56,17 @@ def _var_label(v: Variable, verbose: bool) -> str:
 
 
 def functions_in_order(output: Variable) -> list[Any]:
-    """The functions that produced ``output``, each after the creators of its inputs.
+    """List the functions that produced ``output``, each after the creators of its inputs.
 
     A depth-first walk from ``output`` that visits inputs left to right and lists a function
     once all of its inputs' creators are listed: the order in which a program evaluating
     left to right computed them. Iterative, so graphs of any depth work.
+
+    Args:
+        output: the Variable whose graph is walked.
+
+    Returns:
+        The functions in computation order; empty when ``output`` has no creator.
     """
     root = output.creator
     if root is None:
@@ -73,27 +96,39 @@ def functions_in_order(output: Variable) -> list[Any]:
 
 
 def get_dot_graph(output: Variable, verbose: bool = True) -> str:
-    """DOT text of the graph that produced ``output`` (render it with Graphviz's ``dot``).
+    """Return the DOT text of the graph that produced ``output``.
 
-    Variables are orange ellipses labelled with their name and, with ``verbose``, their
-    shape and dtype; functions are blue boxes labelled with their class name. Nodes and
-    edges come in the order of the computation and node ids count up from 0 in that order,
-    so the same graph always gives the same text. Works on gradients' own graphs
+    Render the text with Graphviz's ``dot`` (or use ``plot_dot_graph``). Variables are
+    orange ellipses labelled with their name and, with ``verbose``, their shape and dtype;
+    functions are blue boxes labelled with their class name. Nodes and edges come in the
+    order of the computation and node ids count up from 0 in that order, so the same graph
+    always gives the same text. Works on gradients' own graphs
     (``backward(create_graph=True)``) and on graphs of any size (no recursion).
 
-    >>> import numpy as np
-    >>> from zerograd import Variable
-    >>> x = Variable(np.array(1.0), name="x")
-    >>> y = x + x
-    >>> print(get_dot_graph(y, verbose=False))
-    digraph g {
-    0 [label="x", color=orange, style=filled]
-    1 [label="Add", color=lightblue, style=filled, shape=box]
-    0 -> 1
-    0 -> 1
-    2 [label="", color=orange, style=filled]
-    1 -> 2
-    }
+    Args:
+        output: the Variable whose graph is drawn.
+        verbose: label variables with their shape and dtype too.
+
+    Returns:
+        The DOT text, one statement per line.
+
+    Raises:
+        TypeError: ``output`` is not a Variable, or ``verbose`` is not a bool.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> x = Variable(np.array(1.0), name="x")
+        >>> y = x + x
+        >>> print(get_dot_graph(y, verbose=False))
+        digraph g {
+        0 [label="x", color=orange, style=filled]
+        1 [label="Add", color=lightblue, style=filled, shape=box]
+        0 -> 1
+        0 -> 1
+        2 [label="", color=orange, style=filled]
+        1 -> 2
+        }
     """
     if not isinstance(output, Variable):
         raise TypeError(

@@ -8,7 +8,18 @@ from typing import Any
 
 
 def check_path(op: str, to_file: Any) -> str:
-    """``to_file`` as a str path; one TypeError naming ``op`` for what is not a path."""
+    """Return ``to_file`` as a ``str`` path.
+
+    Args:
+        op: the calling function's name, used in the error message.
+        to_file: a ``str``, ``bytes`` or ``os.PathLike`` path.
+
+    Returns:
+        The path as a ``str``.
+
+    Raises:
+        TypeError: ``to_file`` is not a path.
+    """
     try:
         path = os.fspath(to_file)
     except TypeError:
@@ -20,7 +31,19 @@ def check_path(op: str, to_file: Any) -> str:
 
 
 def writable_folder(op: str, path: str) -> str:
-    """The existing folder ``path`` goes into; a clear error when it is missing or a folder."""
+    """Return the existing folder that ``path`` goes into.
+
+    Args:
+        op: the calling function's name, used in error messages.
+        path: the file that is about to be written.
+
+    Returns:
+        The absolute path of ``path``'s folder.
+
+    Raises:
+        IsADirectoryError: ``path`` is itself a folder.
+        FileNotFoundError: ``path``'s folder does not exist.
+    """
     if os.path.isdir(path):
         raise IsADirectoryError(
             f"{op}: to_file={path!r} is a folder; give a file name, e.g. "
@@ -35,10 +58,20 @@ def writable_folder(op: str, path: str) -> str:
 
 
 def replace_file(op: str, path: str, folder: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary in ``folder`` and one rename.
+    """Write ``data`` to ``path`` through a temporary file in ``folder`` and one rename.
 
     After any failure the old ``path`` is as it was and no temporary is left; the file
     keeps the old one's permissions (or gets the usual ones for a new file).
+
+    Args:
+        op: the calling function's name, used in error messages.
+        path: the file to write.
+        folder: ``path``'s folder (from ``writable_folder``).
+        data: the file's new contents.
+
+    Raises:
+        OSError: the temporary cannot be created or written, or the rename fails; the
+            message names ``op`` and ``path``.
     """
     try:
         mode = os.stat(path).st_mode & 0o777

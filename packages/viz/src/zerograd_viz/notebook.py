@@ -22,15 +22,29 @@ from .render import (
 class GraphView:
     """A computational graph that Jupyter displays as SVG (through Graphviz's ``dot``).
 
-    ``source`` is the DOT text. The SVG is rendered on first display and kept; ``dot`` may
-    run ``timeout`` seconds (``None``: no limit). Without Graphviz, or when ``dot`` fails,
-    Jupyter shows the text ``repr``, which says how to install it or what went wrong.
+    The SVG is rendered on first display and kept. Without Graphviz, or when ``dot`` fails,
+    Jupyter shows the text ``repr``, which says how to install it or what went wrong;
+    ``str()`` gives the DOT text.
 
-    >>> import numpy as np
-    >>> from zerograd import Variable
-    >>> view = GraphView(get_dot_graph(Variable(np.array(1.0), name="x")))
-    >>> view.source.splitlines()[1]
-    '0 [label="x: () float64", color=orange, style=filled]'
+    Args:
+        source: the DOT text, e.g. from ``get_dot_graph``; kept as ``.source``.
+        timeout: seconds ``dot`` may run per rendering (``None``: no limit); kept as
+            ``.timeout``.
+
+    Attributes:
+        source: the DOT text.
+        timeout: seconds ``dot`` may run per rendering.
+
+    Raises:
+        TypeError: ``source`` is not a str, or ``timeout`` is not a number or ``None``.
+        ValueError: ``timeout`` is not more than 0.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> view = GraphView(get_dot_graph(Variable(np.array(1.0), name="x")))
+        >>> view.source.splitlines()[1]
+        '0 [label="x: () float64", color=orange, style=filled]'
     """
 
     def __init__(self, source: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> None:
@@ -46,13 +60,32 @@ class GraphView:
         self._error: str | None = None  # why the last display had no image
 
     def svg(self) -> str:
-        """The graph rendered as SVG text (a :class:`GraphvizError` when ``dot`` fails)."""
+        """Render the graph as SVG text (once; later calls return the kept text).
+
+        Returns:
+            The SVG document as a str.
+
+        Raises:
+            GraphvizError: ``dot`` is missing, timed out or failed.
+        """
         if self._svg is None:
             self._svg = render_dot(self.source, "svg", timeout=self.timeout).decode("utf-8")
         return self._svg
 
     def save(self, to_file: str | os.PathLike[str]) -> str:
-        """Write the graph to ``to_file`` (.png, .svg or .pdf); the path as a string."""
+        """Write the graph to an image file.
+
+        Args:
+            to_file: the file (``.png``, ``.svg`` or ``.pdf``; the extension picks the
+                format). Only written when ``dot`` succeeds.
+
+        Returns:
+            The path written, as a string.
+
+        Raises:
+            ValueError: the extension is not a supported format.
+            GraphvizError: ``dot`` is missing, timed out or failed.
+        """
         return write_image(self.source, to_file, timeout=self.timeout)
 
     def _repr_svg_(self) -> str | None:
@@ -87,15 +120,28 @@ class GraphView:
 def show(
     output: Variable, verbose: bool = True, *, timeout: float | None = DEFAULT_TIMEOUT
 ) -> GraphView:
-    """The graph that produced ``output``, shown inline as SVG when it ends a Jupyter cell.
+    """Return the graph that produced ``output``, shown inline as SVG in Jupyter.
 
-    ``timeout`` is how long Graphviz's ``dot`` may run when the graph is displayed or saved
-    (``None``: no limit); past it, ``dot`` is killed and no image is shown.
+    The graph appears when the returned object ends a notebook cell.
 
-    >>> import numpy as np
-    >>> from zerograd import Variable
-    >>> x = Variable(np.array(2.0), name="x")
-    >>> show(x * x)  # in a notebook cell: the graph appears   # doctest: +SKIP
+    Args:
+        output: the Variable whose graph is shown.
+        verbose: label variables with their shape and dtype too.
+        timeout: seconds Graphviz's ``dot`` may run when the graph is displayed or saved
+            (``None``: no limit); past it, ``dot`` is killed and no image is shown.
+
+    Returns:
+        A ``GraphView`` holding the DOT text.
+
+    Raises:
+        TypeError: ``output`` is not a Variable, or an argument has the wrong type.
+        ValueError: ``timeout`` is not more than 0.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> x = Variable(np.array(2.0), name="x")
+        >>> show(x * x)  # in a notebook cell: the graph appears   # doctest: +SKIP
     """
     check_timeout("show", timeout)
     return GraphView(get_dot_graph(output, verbose), timeout=timeout)

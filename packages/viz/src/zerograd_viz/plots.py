@@ -20,10 +20,12 @@ from zerograd.backends import as_numpy, backend_of
 from .files import check_path, replace_file, writable_folder
 
 PLOT_INSTALL = "pip install 'zerograd-viz[plot]'"
-# Point colours (matplotlib's tab10) and markers per class, as in the book's spiral figure.
+"""The command that installs matplotlib for the plots, named when it is missing."""
 CLASS_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+"""The colour of each class's points and region (matplotlib's tab10), class 0 first."""
 MARKERS = ("o", "x", "^", "s", "v", "D", "*", "P", "<", ">")
+"""The marker of each class's points, as in the book's spiral figure."""
 _CHUNK = 4096  # grid rows evaluated per model call
 
 
@@ -129,15 +131,33 @@ def plot_history(
     *,
     xlabel: str = "epoch",
 ) -> str:
-    """Plot training curves into ``to_file`` (format by extension); return the path.
+    """Plot training curves into an image file.
 
-    ``history`` is a list of values (one curve), a dict ``name -> list`` (one panel per
-    name, e.g. ``{"loss": [...], "accuracy": [...]}``), or a dict ``name -> {label: list}``
-    (curves sharing a panel, e.g. ``{"loss": {"train": [...], "test": [...]}}``). Values may
-    be floats, 0-d arrays or Variables; the x axis counts from 1.
+    Needs matplotlib (``pip install 'zerograd-viz[plot]'``). The x axis counts from 1.
 
-    >>> plot_history({"loss": [1.0, 0.5, 0.2]}, "loss.png")  # doctest: +SKIP
-    'loss.png'
+    Args:
+        history: a list of values (one curve), a dict ``name -> list`` (one panel per
+            name, e.g. ``{"loss": [...], "accuracy": [...]}``), or a dict
+            ``name -> {label: list}`` (curves sharing a panel, e.g.
+            ``{"loss": {"train": [...], "test": [...]}}``). Values may be floats, 0-d
+            arrays or Variables.
+        to_file: the image file; its extension picks the format (any matplotlib writes).
+        title: a title over the whole figure.
+        xlabel: the x axis label of every panel.
+
+    Returns:
+        The path written, as a string.
+
+    Raises:
+        ImportError: matplotlib is not installed.
+        TypeError: a value is not a number, or ``to_file`` is not a path.
+        ValueError: ``history`` or one of its lists is empty, or the extension is not an
+            image format matplotlib writes.
+        FileNotFoundError: ``to_file``'s folder does not exist.
+
+    Examples:
+        >>> plot_history({"loss": [1.0, 0.5, 0.2]}, "loss.png")  # doctest: +SKIP
+        'loss.png'
     """
     panels = _panels(history)
     cols = min(len(panels), 3)
@@ -232,12 +252,29 @@ def predict_grid(
     threshold: float = 0.5,
     margin: float = 0.1,
 ) -> tuple[Any, Any, Any]:
-    """Classes predicted on a ``resolution`` x ``resolution`` grid covering the points ``x``.
+    """Predict classes on a ``resolution`` x ``resolution`` grid covering the points ``x``.
 
-    Returns numpy ``(xs, ys, classes)``: ``classes[i, j]`` is the class at ``(xs[j], ys[i])``.
-    The model runs under ``no_grad`` and ``test_mode`` on arrays of ``x``'s backend and dtype.
-    Its output per point: scores ``(M, C)`` give the argmax; a single float score (``(M,)``
-    or ``(M, 1)``) gives class 1 above ``threshold``; integers are taken as the classes.
+    The model runs under ``no_grad`` and ``test_mode`` on arrays of ``x``'s backend and
+    dtype (integer points give a float64 grid), a few thousand grid points per call.
+
+    Args:
+        model_or_fn: a model or function mapping an ``(M, 2)`` array to per-point outputs:
+            scores ``(M, C)`` give the argmax; a single float score (``(M,)`` or
+            ``(M, 1)``) gives class 1 above ``threshold``; integers are taken as the classes.
+        x: the ``(N, 2)`` points (array, Variable or nested list) the grid covers.
+        resolution: grid points along each axis (at least 2).
+        threshold: the score above which a single-score model predicts class 1.
+        margin: padding around the points' bounding box, as a fraction of its size.
+
+    Returns:
+        Numpy arrays ``(xs, ys, classes)``: ``classes[i, j]`` is the class at
+            ``(xs[j], ys[i])``.
+
+    Raises:
+        TypeError: ``model_or_fn`` is not callable, or an argument or the model's output has
+            the wrong type.
+        ValueError: ``x`` is not ``(N, 2)`` finite points, ``resolution < 2``,
+            ``margin < 0``, or the model's output has the wrong shape.
     """
     import numpy as np
 
@@ -285,12 +322,29 @@ def plot_decision_boundary(
 ) -> str:
     """Colour the regions a 2-D classifier assigns to each class and scatter the points.
 
-    ``model_or_fn`` maps an ``(M, 2)`` array to per-point outputs (see :func:`predict_grid`);
-    ``x`` holds the ``(N, 2)`` points, ``t`` their integer labels. Saved to ``to_file``
-    (format by extension); returns the path.
+    Needs matplotlib (``pip install 'zerograd-viz[plot]'``); at most 10 classes.
 
-    >>> plot_decision_boundary(model, x, t, "spiral.png")  # doctest: +SKIP
-    'spiral.png'
+    Args:
+        model_or_fn: maps an ``(M, 2)`` array to per-point outputs (see ``predict_grid``).
+        x: the ``(N, 2)`` points.
+        t: their integer class labels, shape ``(N,)`` or ``(N, 1)``, counting from 0.
+        to_file: the image file; its extension picks the format.
+        resolution: grid points along each axis of the coloured regions.
+        threshold: the score above which a single-score model predicts class 1.
+        title: a title over the plot.
+
+    Returns:
+        The path written, as a string.
+
+    Raises:
+        ImportError: matplotlib is not installed.
+        TypeError: ``t`` is None, or an argument or the model's output has the wrong type.
+        ValueError: bad shapes or labels (see ``predict_grid``), more than 10 classes, or
+            an extension that is not an image format matplotlib writes.
+
+    Examples:
+        >>> plot_decision_boundary(model, x, t, "spiral.png")  # doctest: +SKIP
+        'spiral.png'
     """
     import numpy as np  # matplotlib needs numpy, so it is there whenever matplotlib is
 

@@ -27,6 +27,7 @@ INSTALL_HINT = (
     "`conda install graphviz` (conda), or see https://graphviz.org/download/. "
     "get_dot_graph(output) still works without it and returns the DOT text."
 )
+"""How to install Graphviz, appended to the errors that say ``dot`` is missing."""
 
 
 class GraphvizError(RuntimeError):
@@ -42,7 +43,14 @@ class GraphvizTimeoutError(GraphvizError):
 
 
 def find_dot() -> str:
-    """The path of Graphviz's ``dot`` program; ``GraphvizNotFoundError`` when not on PATH."""
+    """Return the path of Graphviz's ``dot`` program.
+
+    Returns:
+        The full path of ``dot`` as found on ``PATH``.
+
+    Raises:
+        GraphvizNotFoundError: ``dot`` is not on ``PATH`` (the message says how to install it).
+    """
     exe = shutil.which("dot")
     if exe is None:
         raise GraphvizNotFoundError(
@@ -52,7 +60,19 @@ def find_dot() -> str:
 
 
 def check_timeout(op: str, timeout: Any) -> float | None:
-    """``timeout`` as seconds (``None``: no limit); one clear error for anything else."""
+    """Check a ``timeout=`` argument and return it as seconds.
+
+    Args:
+        op: the calling function's name, used in error messages.
+        timeout: a positive number of seconds, or ``None`` for no limit.
+
+    Returns:
+        The seconds as a float, or ``None`` for no limit (``None`` or infinity).
+
+    Raises:
+        TypeError: ``timeout`` is not a real number or ``None``.
+        ValueError: ``timeout`` is not more than 0 (or is NaN).
+    """
     if timeout is None:
         return None
     if isinstance(timeout, bool) or not isinstance(timeout, numbers.Real):
@@ -69,13 +89,13 @@ def check_timeout(op: str, timeout: Any) -> float | None:
 
 
 def render_dot(source: str, fmt: str, *, timeout: float | None = DEFAULT_TIMEOUT) -> bytes:
-    """Render DOT text to an image in ``fmt`` (png, svg or pdf) with ``dot``; the image bytes.
+    """Render DOT text to an image in ``fmt`` (png, svg or pdf) with ``dot``.
 
     The text goes to ``dot`` through its stdin and the image comes back on its stdout: no
     shell, no temporary files.
 
     Args:
-        source: DOT text, e.g. from :func:`get_dot_graph`.
+        source: DOT text, e.g. from ``get_dot_graph``.
         fmt: ``"png"``, ``"svg"`` or ``"pdf"``.
         timeout: seconds ``dot`` may run (``None``: no limit). When they are up, ``dot`` and
             every process it started are killed and waited for.
@@ -84,6 +104,8 @@ def render_dot(source: str, fmt: str, *, timeout: float | None = DEFAULT_TIMEOUT
         The image file's bytes.
 
     Raises:
+        TypeError: ``source`` is not a str, or ``timeout`` is not a number or ``None``.
+        ValueError: ``fmt`` is not a supported format, or ``timeout`` is not positive.
         GraphvizNotFoundError: ``dot`` is not on ``PATH`` or cannot run.
         GraphvizTimeoutError: ``dot`` ran past ``timeout``.
         GraphvizError: ``dot`` failed (its stderr is in the message).
@@ -153,7 +175,18 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def image_format(to_file: str | os.PathLike[str]) -> str:
-    """The format named by ``to_file``'s extension (lower case); ``ValueError`` if unsupported."""
+    """Return the image format named by ``to_file``'s extension.
+
+    Args:
+        to_file: the image file's path.
+
+    Returns:
+        ``"png"``, ``"svg"`` or ``"pdf"`` (lower case).
+
+    Raises:
+        TypeError: ``to_file`` is not a path.
+        ValueError: the extension is missing or not one of ``FORMATS``.
+    """
     path = check_path("plot_dot_graph", to_file)
     ext = os.path.splitext(path)[1][1:].lower()
     if ext not in FORMATS:
@@ -168,11 +201,24 @@ def image_format(to_file: str | os.PathLike[str]) -> str:
 def write_image(
     source: str, to_file: str | os.PathLike[str], *, timeout: float | None = DEFAULT_TIMEOUT
 ) -> str:
-    """Render DOT text into ``to_file`` (format by extension); the path written, as a string.
+    """Render DOT text into ``to_file``, the format chosen by its extension.
 
     Nothing is written unless ``dot`` succeeds, and nothing but ``to_file``: the image is
     written to a temporary file beside it and moved over it in one step, so a failure at any
     point leaves an existing ``to_file`` as it was.
+
+    Args:
+        source: DOT text, e.g. from ``get_dot_graph``.
+        to_file: the image file (``.png``, ``.svg`` or ``.pdf``).
+        timeout: seconds ``dot`` may run (``None``: no limit).
+
+    Returns:
+        The path written, as a string.
+
+    Raises:
+        ValueError: ``to_file``'s extension is not a supported format.
+        FileNotFoundError: ``to_file``'s folder does not exist.
+        GraphvizError: ``dot`` is missing, timed out or failed (see ``render_dot``).
     """
     path = check_path("plot_dot_graph", to_file)
     fmt = image_format(path)
@@ -191,7 +237,7 @@ def plot_dot_graph(
 ) -> Any:
     """Draw the graph that produced ``output`` into ``to_file`` (.png, .svg or .pdf).
 
-    Renders :func:`get_dot_graph` with Graphviz's ``dot`` (install the system package
+    Renders ``get_dot_graph(output, verbose)`` with Graphviz's ``dot`` (install the system package
     ``graphviz``). Only ``to_file`` is written, and only when ``dot`` succeeds.
 
     Args:
@@ -203,10 +249,12 @@ def plot_dot_graph(
 
     Returns:
         Like DeZero, an image object that Jupyter shows inline when IPython is importable
-        (``IPython.display.Image`` for PNG, ``SVG`` for SVG), else the path as a string
-        (always the path for PDF).
+            (``IPython.display.Image`` for PNG, ``SVG`` for SVG), else the path as a string
+            (always the path for PDF).
 
     Raises:
+        TypeError: ``output`` is not a Variable, or an argument has the wrong type.
+        ValueError: ``to_file``'s extension is not a supported format.
         GraphvizNotFoundError: ``dot`` is not installed (the message says how to get it).
         GraphvizTimeoutError: ``dot`` ran past ``timeout``; ``to_file`` is unchanged.
         GraphvizError: ``dot`` failed; ``to_file`` is unchanged.

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 XP_NAMES: tuple[str, ...] = (
     # creation
-    "asarray", "zeros", "ones", "full", "arange", "zeros_like", "ones_like",
+    "asarray", "zeros", "ones", "full", "arange", "zeros_like", "ones_like", "empty_like",
     # dtypes
     "astype", "isdtype", "float32", "float64", "int64",
-    # elementwise
+    # elementwise (add .. divide: zerograd-nn's in-place optimizer path, which passes
+    # numpy's out= only to array types a probe found accepting it)
+    "add", "subtract", "multiply", "divide",
     "exp", "log", "sin", "cos", "tanh", "sqrt", "sign", "clip", "maximum", "where",
     "logical_and", "logical_or", "logical_not",
     # reductions and searching

@@ -39,11 +39,11 @@ from .names import (
     dist_of,
     intruder_message,
     is_in_tree,
-    no_backend_message,
     normalize_dist,
     uninstall_advice,
     why_missing,
 )
+from .names import no_backend_message as _nothing_installed_message
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,7 @@ class Registry:
             self.backends: dict[str, Backend] = {}
             self.sources: dict[str, tuple[str, str]] = {}  # name -> (plugin, distribution)
             self.plugins: dict[str, str] = {}  # plugin (entry-point) name -> distribution
+            self.blocked: list[tuple[str, str]] = []  # (plugin, distribution) left out by name
             self.by_type.clear()  # cleared in place: hot paths hold a reference to these dicts
             self.xp_by_type.clear()
             self.pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -119,6 +120,7 @@ class Registry:
             blocked_dists = {normalize_dist(n) for n in blocked}
             for ep in sorted(found, key=lambda ep: not is_in_tree(ep.name, dist_of(ep))):
                 if ep.name in blocked or normalize_dist(dist_of(ep)) in blocked_dists:
+                    self.blocked.append((ep.name, dist_of(ep)))
                     continue
                 self._load_entry_point(ep)
         self._loaded = True
@@ -367,3 +369,16 @@ def _qualname(t: type) -> str:
 
 
 registry = Registry()
+
+
+def no_backend_message() -> str:
+    """The error text when no backend is loaded: the blocked plugins when there are some
+    (they are installed; installing them again would not help), else how to install one."""
+    if not registry.blocked:
+        return _nothing_installed_message()
+    listed = ", ".join(f"{name!r} (from {dist})" for name, dist in registry.blocked)
+    return (
+        f"zerograd: no array backend is loaded: the installed ones are blocked by "
+        f"ZEROGRAD_BLOCK_PLUGINS={os.environ.get('ZEROGRAD_BLOCK_PLUGINS', '')!r}: {listed}. "
+        f"Remove them from that variable (or unset it) to compute with them."
+    )

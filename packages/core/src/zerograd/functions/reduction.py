@@ -127,14 +127,27 @@ average = mean
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Maximum over ``axis``; the gradient goes to the maximal elements."""
+    """Maximum over ``axis`` (an int, a tuple, negative allowed; all axes when None).
+
+    Ties: every element equal to the maximum receives the full output gradient (DeZero's
+    rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
+    its first maximum only.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> x = Variable(np.array([1.0, 3.0, 3.0]))
+        >>> max(x).backward()
+        >>> x.grad
+        variable([0. 1. 1.])
+    """
     if keepdims is not False and keepdims is not True:
         keepdims = _keepdims(keepdims, "max")
     return Max(axis, keepdims)(x)
 
 
 def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Minimum over ``axis``; the gradient goes to the minimal elements."""
+    """Minimum over ``axis``; as in :func:`max`, every tied minimum gets the full gradient."""
     if keepdims is not False and keepdims is not True:
         keepdims = _keepdims(keepdims, "min")
     return Min(axis, keepdims)(x)

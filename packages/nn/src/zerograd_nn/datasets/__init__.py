@@ -1,9 +1,10 @@
 """Datasets (DeZero's ``dezero.datasets``): generated toy data and loaders of standard files.
 
->>> from zerograd_nn.datasets import Spiral
->>> x, t = Spiral()[0]
->>> x.shape, len(Spiral())
-((2,), 300)
+Examples:
+    >>> from zerograd_nn.datasets import Spiral
+    >>> x, t = Spiral()[0]
+    >>> x.shape, len(Spiral())
+    ((2,), 300)
 """
 
 from .base import Dataset, data_home, fetch, verify_checksum

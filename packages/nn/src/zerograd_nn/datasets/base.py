@@ -2,7 +2,7 @@
 
 Files live in a cache directory: ``$ZEROGRAD_DATA`` if set, else ``~/.zerograd/datasets``,
 one sub-directory per dataset (``root=`` overrides it). Nothing is downloaded unless a
-loader is given ``download=True``; missing files raise :class:`FileNotFoundError` naming
+loader is given ``download=True``; missing files raise ``FileNotFoundError`` naming
 each file, where to get it and the directory to put it in.
 """
 
@@ -27,15 +27,33 @@ class Dataset:
     """A sized, indexable collection of ``(x, t)`` examples (DeZero's ``Dataset``).
 
     Subclasses fill ``self.data`` and ``self.label`` (``None`` when unlabelled) in
-    :meth:`prepare`. ``transform`` is applied to each ``x``, ``target_transform`` to each ``t``.
+    ``prepare``. Indexing with one integer gives ``(transform(x), target_transform(t))``
+    (``(x, None)`` when unlabelled); batches come from a DataLoader.
 
-    >>> import numpy as np
-    >>> class Squares(Dataset):
-    ...     def prepare(self):
-    ...         self.data = np.arange(4)
-    ...         self.label = self.data ** 2
-    >>> Squares()[3]
-    (np.int64(3), np.int64(9))
+    Args:
+        train: the training split (True) or the test split.
+        transform: applied to each ``x`` (None: unchanged).
+        target_transform: applied to each ``t`` (None: unchanged).
+
+    Attributes:
+        train: the split chosen.
+        transform: applied to each ``x`` (the identity when None was given).
+        target_transform: applied to each ``t`` (the identity when None was given).
+        data: the items, as ``prepare`` left them.
+        label: the labels, or None.
+
+    Raises:
+        TypeError: a transform is neither callable nor None.
+        ValueError: ``prepare`` gave a different number of items and labels.
+
+    Examples:
+        >>> import numpy as np
+        >>> class Squares(Dataset):
+        ...     def prepare(self):
+        ...         self.data = np.arange(4)
+        ...         self.label = self.data ** 2
+        >>> Squares()[3]
+        (np.int64(3), np.int64(9))
     """
 
     def __init__(
@@ -78,21 +96,40 @@ class Dataset:
         return len(self.data)
 
     def prepare(self) -> None:
-        """Load or generate ``self.data`` and ``self.label`` (called by ``__init__``)."""
+        """Load or generate ``self.data`` and ``self.label`` (called by the constructor)."""
 
 
 # -- the file cache -----------------------------------------------------------------------
 
 
 def data_home(name: str | None = None) -> Path:
-    """The dataset cache directory (``$ZEROGRAD_DATA`` or ``~/.zerograd/datasets``)."""
+    """Return the dataset cache directory (``$ZEROGRAD_DATA`` or ``~/.zerograd/datasets``).
+
+    Args:
+        name: a dataset's sub-directory; None for the cache directory itself.
+
+    Returns:
+        The directory's path (not created).
+    """
     base = os.environ.get("ZEROGRAD_DATA") or Path.home() / ".zerograd" / "datasets"
     base = Path(base).expanduser()
     return base / name if name else base
 
 
 def as_root(owner: str, root: Any, default: str) -> Path:
-    """``root`` as a directory path (``data_home(default)`` when None); TypeError otherwise."""
+    """Return a loader's ``root=`` argument as a directory path.
+
+    Args:
+        owner: the dataset's name, for the error message.
+        root: a directory path, or None.
+        default: the sub-directory of ``data_home()`` used when ``root`` is None.
+
+    Returns:
+        The directory's path, ``~`` expanded.
+
+    Raises:
+        TypeError: ``root`` is neither a path nor None.
+    """
     if root is None:
         return data_home(default)
     if not isinstance(root, (str, os.PathLike)):
@@ -101,7 +138,16 @@ def as_root(owner: str, root: Any, default: str) -> Path:
 
 
 def verify_checksum(path: Path, checksum: str | None) -> None:
-    """Check ``path`` against ``'sha256:<hex>'`` or ``'md5:<hex>'``; ValueError when it differs."""
+    """Check a file's contents against a checksum.
+
+    Args:
+        path: the file.
+        checksum: ``'sha256:<hex>'`` or ``'md5:<hex>'``; None or empty checks nothing.
+
+    Raises:
+        ValueError: the checksum is malformed, or the file's differs (the message says
+            to replace the file).
+    """
     if not checksum:
         return
     algo, _, expected = checksum.partition(":")
@@ -140,10 +186,22 @@ def fetch(
     files: dict[str, tuple[str | None, str | None]],
     download: bool = False,
 ) -> dict[str, Path]:
-    """Paths of ``files`` (``name -> (url, checksum)``) under ``root``, checked.
+    """Find a dataset's files under ``root``, downloading missing ones only if asked.
 
-    Missing files are downloaded when ``download`` is true and a URL is known; otherwise
-    FileNotFoundError lists every missing file with its URL and the directory to put it in.
+    Args:
+        dataset: the dataset's name, for error messages.
+        root: the directory the files are in.
+        files: ``file name -> (url or None, checksum or None)``.
+        download: download missing files whose URL is known (atomically, checked).
+
+    Returns:
+        ``file name -> path``, every file present and its checksum verified.
+
+    Raises:
+        FileNotFoundError: files are missing and not downloaded (or the download failed);
+            the message lists every missing file with its URL and the directory to put
+            it in.
+        ValueError: a file's checksum differs.
     """
     root = Path(root).expanduser()
     paths = {name: root / name for name in files}

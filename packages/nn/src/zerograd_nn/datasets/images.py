@@ -1,5 +1,8 @@
-"""Image datasets read from their standard files: MNIST, Fashion-MNIST (gzip'd IDX) and
-CIFAR-10/100 (the *binary* version: plain bytes, no pickle)."""
+"""Image datasets read from their standard files: MNIST, Fashion-MNIST and CIFAR-10/100.
+
+MNIST and Fashion-MNIST come as gzip'd IDX files, CIFAR-10/100 in the *binary* version
+(plain bytes, no pickle).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +28,18 @@ _IDX_TYPES = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0
 
 
 def read_idx(path: str | Path) -> Any:
-    """Read an IDX file (``.gz`` or raw), the format of MNIST, into an array."""
+    """Read an IDX file (``.gz`` or raw), the format of MNIST, into an array.
+
+    Args:
+        path: the file; a ``.gz`` suffix means gzip-compressed.
+
+    Returns:
+        A writable array of the default backend in native byte order, of the shape and
+            dtype the header gives.
+
+    Raises:
+        ValueError: the file cannot be read, is not IDX, or is truncated.
+    """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
@@ -82,11 +96,23 @@ class _ImageFiles(Dataset):
 
     @classmethod
     def labels(cls) -> dict[int, str]:
-        """Class id -> class name."""
+        """Return the class names.
+
+        Returns:
+            ``class id -> class name``.
+        """
         return dict(enumerate(cls.class_names))
 
     def show(self, row: int = 10, col: int = 10) -> None:
-        """Show a grid of random images (needs matplotlib)."""
+        """Show a grid of random images with matplotlib's pyplot.
+
+        Args:
+            row: images per column of the grid.
+            col: images per row of the grid.
+
+        Raises:
+            ImportError: matplotlib is not installed.
+        """
         _show_grid(self.data, row, col)
 
 
@@ -96,6 +122,26 @@ class MNIST(_ImageFiles):
     Reads the four standard files (``train-images-idx3-ubyte.gz``, ...) from ``root``
     (default ``<data_home>/mnist``). The default transform flattens and scales to [0, 1]
     as DeZero's does.
+
+    Args:
+        train: the 60,000 training images (True) or the 10,000 test images.
+        transform: applied to each image (default: flatten, float32, scale to [0, 1]).
+        target_transform: applied to each label.
+        root: the directory holding the files.
+        download: fetch missing files (checked against their MD5 sums).
+
+    Attributes:
+        name: the name used in messages.
+        folder: the default sub-directory of ``data_home()``.
+        url: where the files are downloaded from.
+        md5: each file's MD5 sum.
+        class_names: the class names, by class id.
+        root: the directory the files are read from.
+
+    Raises:
+        FileNotFoundError: files are missing and not downloaded (the message lists them
+            and where to put them).
+        ValueError: a file is corrupt, truncated or fails its checksum.
     """
 
     name = "MNIST"
@@ -121,6 +167,12 @@ class MNIST(_ImageFiles):
         super().__init__(train, transform, target_transform)
 
     def prepare(self) -> None:
+        """Read the images and labels of the split from ``root``.
+
+        Raises:
+            FileNotFoundError: files are missing and not downloaded.
+            ValueError: a file is corrupt, or the images and labels do not match.
+        """
         prefix = "train" if self.train else "t10k"
         names = [f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"]
         files = {n: (self.url + n, self.md5[n] and f"md5:{self.md5[n]}") for n in names}
@@ -137,7 +189,10 @@ class MNIST(_ImageFiles):
 
 
 class FashionMNIST(MNIST):
-    """Fashion-MNIST (Zalando): same files and shapes as :class:`MNIST`, ten clothing classes."""
+    """Fashion-MNIST (Zalando): same files, shapes and arguments as ``MNIST``; ten clothing classes.
+
+    The default root is ``<data_home>/fashion-mnist``.
+    """
 
     name = "FashionMNIST"
     folder = "fashion-mnist"
@@ -160,6 +215,28 @@ class CIFAR10(_ImageFiles):
     Reads the binary version: the ``.bin`` files in ``root`` or ``root/cifar-10-batches-bin``,
     or straight from the archive ``cifar-10-binary.tar.gz`` placed in ``root`` (default
     ``<data_home>/cifar-10``). The default transform scales to [-1, 1] as DeZero's does.
+
+    Args:
+        train: the 50,000 training images (True) or the 10,000 test images.
+        transform: applied to each image (default: float32, scale to [-1, 1]).
+        target_transform: applied to each label.
+        root: the directory holding the files or the archive.
+        download: fetch the archive when neither it nor the files are there.
+
+    Attributes:
+        name: the name used in messages.
+        folder: the default sub-directory of ``data_home()``.
+        archive: the archive's file name.
+        archive_md5: the archive's MD5 sum.
+        inner: the folder the archive extracts to.
+        url: where the archive is downloaded from.
+        label_bytes: label bytes per record (1 for CIFAR-10, 2 for CIFAR-100).
+        class_names: the class names, by class id.
+        root: the directory the files are read from.
+
+    Raises:
+        FileNotFoundError: neither the files nor the archive are there, and not downloaded.
+        ValueError: a file or the archive is corrupt, truncated or fails its checksum.
     """
 
     name = "CIFAR10"
@@ -246,6 +323,12 @@ class CIFAR10(_ImageFiles):
             )
 
     def prepare(self) -> None:
+        """Read the images and labels of the split from the files or the archive.
+
+        Raises:
+            FileNotFoundError: neither the files nor the archive are there.
+            ValueError: a file or the archive is corrupt, or a label is out of range.
+        """
         coarse = self.label_bytes == 2 and not self._fine
         classes = len(self.coarse_names if coarse else self.class_names)
         data, labels = [], []
@@ -267,6 +350,22 @@ class CIFAR100(CIFAR10):
 
     Reads ``train.bin``/``test.bin`` from ``root`` or ``root/cifar-100-binary``, or the archive
     ``cifar-100-binary.tar.gz`` (default root ``<data_home>/cifar-100``).
+
+    Args:
+        train: the training images (True) or the test images.
+        transform: applied to each image (default: float32, scale to [-1, 1]).
+        target_transform: applied to each label.
+        label_type: ``'fine'`` (100 classes) or ``'coarse'`` (20 superclasses).
+        root: the directory holding the files or the archive.
+        download: fetch the archive when neither it nor the files are there.
+
+    Attributes:
+        coarse_names: the 20 superclass names, by coarse class id.
+        label_type: the label type chosen.
+
+    Raises:
+        ValueError: another ``label_type``, or a corrupt, truncated or mismatched file.
+        FileNotFoundError: neither the files nor the archive are there, and not downloaded.
     """
 
     name = "CIFAR100"
@@ -318,7 +417,17 @@ medium_mammals non-insect_invertebrates people reptiles small_mammals trees vehi
 
     @classmethod
     def labels(cls, label_type: str = "fine") -> dict[int, str]:
-        """Class id -> class name, for ``'fine'`` (100) or ``'coarse'`` (20) labels."""
+        """Return the class names of one label type.
+
+        Args:
+            label_type: ``'fine'`` (100 classes) or ``'coarse'`` (20).
+
+        Returns:
+            ``class id -> class name``.
+
+        Raises:
+            ValueError: another ``label_type``.
+        """
         if label_type not in ("fine", "coarse"):
             raise ValueError(f"CIFAR100: label_type must be 'fine' or 'coarse', got {label_type!r}")
         return dict(enumerate(cls.class_names if label_type == "fine" else cls.coarse_names))

@@ -18,11 +18,30 @@ class TextCharDataset(Dataset):
 
     Give the text itself (``text=``) or a file (``path=``, read as UTF-8). Ids follow the
     order in which characters first appear, as DeZero's ``Shakespear`` does. Use it with
-    :class:`~zerograd_nn.dataloaders.SeqDataLoader`.
+    ``SeqDataLoader``.
 
-    >>> ds = TextCharDataset(text="hello")
-    >>> ds.vocab, ds.decode(ds.data), len(ds)
-    (['h', 'e', 'l', 'o'], 'hell', 4)
+    Args:
+        text: the text (give this or ``path``).
+        path: a text file to read (give this or ``text``).
+        train: kept as ``train`` (the whole text is used either way).
+        transform: applied to each input id.
+        target_transform: applied to each target id.
+        encoding: the file's encoding.
+
+    Attributes:
+        text: the whole text.
+        char_to_id: ``character -> id``.
+        id_to_char: ``id -> character``.
+
+    Raises:
+        ValueError: both or neither of ``text`` and ``path`` given, or fewer than 2
+            characters.
+        TypeError: ``text`` is not a str.
+
+    Examples:
+        >>> ds = TextCharDataset(text="hello")
+        >>> ds.vocab, ds.decode(ds.data), len(ds)
+        (['h', 'e', 'l', 'o'], 'hell', 4)
     """
 
     def __init__(
@@ -46,6 +65,7 @@ class TextCharDataset(Dataset):
         super().__init__(train, transform, target_transform)
 
     def prepare(self) -> None:
+        """Number the characters and turn the text into ids."""
         self.char_to_id: dict[str, int] = {}
         for c in self.text:
             if c not in self.char_to_id:
@@ -67,7 +87,17 @@ class TextCharDataset(Dataset):
         return len(self.char_to_id)
 
     def encode(self, s: str) -> Any:
-        """Text -> array of ids (KeyError naming a character not in the vocabulary)."""
+        """Turn text into ids.
+
+        Args:
+            s: the text.
+
+        Returns:
+            An int64 array of ids, of the default backend.
+
+        Raises:
+            KeyError: a character is not in the vocabulary (the message names it).
+        """
         unknown = sorted({c for c in s if c not in self.char_to_id})
         if unknown:
             raise KeyError(f"characters not in the vocabulary: {unknown!r}")
@@ -75,7 +105,17 @@ class TextCharDataset(Dataset):
         return xp.asarray([self.char_to_id[c] for c in s], dtype=xp.int64)
 
     def decode(self, ids: Sequence[int] | Any) -> str:
-        """Ids -> text (KeyError naming an id outside the vocabulary)."""
+        """Turn ids back into text.
+
+        Args:
+            ids: an iterable of ids (an array works).
+
+        Returns:
+            The text.
+
+        Raises:
+            KeyError: an id is outside the vocabulary (the message names it).
+        """
         chars = []
         for i in ids:
             c = self.id_to_char.get(int(i))
@@ -90,8 +130,23 @@ class TextCharDataset(Dataset):
 class Shakespear(TextCharDataset):
     """Tiny Shakespeare (DeZero's ``Shakespear``), read from ``shakespear.txt`` in ``root``.
 
-    ``root`` defaults to ``<data_home>/shakespear``; ``download=True`` fetches the file from
-    Karpathy's char-rnn repository when it is missing.
+    Args:
+        train: kept as ``train`` (the whole text is used either way).
+        transform: applied to each input id.
+        target_transform: applied to each target id.
+        root: the directory holding ``shakespear.txt`` (default:
+            ``<data_home>/shakespear``).
+        download: fetch the file from Karpathy's char-rnn repository when it is missing.
+
+    Attributes:
+        url: where the file is downloaded from.
+        file_name: the file's name in ``root``.
+        root: the directory the file is read from.
+
+    Raises:
+        FileNotFoundError: the file is missing and not downloaded (the message says where
+            to put it).
+        TypeError: ``root`` is not a path.
     """
 
     url = (

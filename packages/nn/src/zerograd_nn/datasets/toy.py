@@ -15,10 +15,22 @@ __all__ = ["SinCurve", "Spiral", "get_spiral"]
 
 
 def get_spiral(train: bool = True) -> tuple[Any, Any]:
-    """Three interleaved spiral arms, 100 points each: ``x`` (300, 2) float32, ``t`` (300,) int.
+    """Generate three interleaved spiral arms of 100 points each.
 
     Deterministic: seeded 1984 for training and 2020 for test data, giving the very arrays
     DeZero's ``get_spiral`` gives (without touching the global random state).
+
+    Args:
+        train: the training data (True) or the test data.
+
+    Returns:
+        ``(x, t)``: points ``(300, 2)`` float32 and class labels ``(300,)`` int64, arrays of
+            the default backend, shuffled.
+
+    Examples:
+        >>> x, t = get_spiral()
+        >>> x.shape, x.dtype, t.shape, sorted(set(t.tolist()))
+        ((300, 2), dtype('float32'), (300,), [0, 1, 2])
     """
     backend = get_backend()
     # made on the host with numpy's RandomState, then moved to the backend
@@ -36,9 +48,16 @@ def get_spiral(train: bool = True) -> tuple[Any, Any]:
 
 
 class Spiral(Dataset):
-    """The spiral classification data (see :func:`get_spiral`); 300 points in 3 classes."""
+    """The spiral classification data (see ``get_spiral``); 300 points in 3 classes.
+
+    Args:
+        train: the training data (True) or the test data.
+        transform: applied to each point.
+        target_transform: applied to each label.
+    """
 
     def prepare(self) -> None:
+        """Generate the points and labels with ``get_spiral``."""
         self.data, self.label = get_spiral(self.train)
 
 
@@ -48,9 +67,15 @@ class SinCurve(Dataset):
     Training data is ``sin(x)`` plus uniform noise in ``[-0.05, 0.05)`` drawn from the
     global random state (seed it with ``numpy.random.seed`` for repeatable runs, as in
     DeZero); test data is the noise-free ``cos(x)``. Items are float64 arrays of shape (1,).
+
+    Args:
+        train: the noisy sine (True) or the clean cosine.
+        transform: applied to each ``x``.
+        target_transform: applied to each ``t``.
     """
 
     def prepare(self) -> None:
+        """Generate the curve (the training noise from the global random state)."""
         num_data = 1000
         x = np.linspace(0, 2 * math.pi, num_data)
         noise = np.random.uniform(-0.05, 0.05, size=x.shape)

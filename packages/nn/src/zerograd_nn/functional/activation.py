@@ -123,8 +123,20 @@ class Softmax(Function):
 
 
 def softmax_simple(x: Any, axis: int = 1) -> Variable:
-    """``exp(x) / sum(exp(x), axis)`` from elementary functions (overflows for large x)."""
+    """``exp(x) / sum(exp(x), axis)`` from elementary functions.
+
+    The maximum along ``axis`` is subtracted first (a constant: softmax does not change
+    when every input shifts by the same amount), so large inputs do not overflow.
+    """
     x = as_float(x, "softmax_simple")
+    xd = x.data
+    if isinstance(axis, int):  # numpy integers and tuples are left to sum's checks
+        axis = normalize_axis(axis, xd.ndim, "softmax_simple")
+    if xd.size:
+        try:
+            x = x - get_array_module(xd).max(xd, axis=axis, keepdims=True)
+        except (TypeError, ValueError):  # a bad axis: sum below names it
+            pass
     y = exp(x)
     return y / sum(y, axis=axis, keepdims=True)
 

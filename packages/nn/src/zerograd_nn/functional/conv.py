@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Function, Variable, as_variable
+from zerograd import Function, Variable
 from zerograd.backends import get_array_module
 from zerograd.functions import reshape, sum, transpose
 
 from .linear import linear
 from .utils import (
+    array_arg,
     col2im_array,
     conv_geometry,
     get_conv_outsize,
@@ -246,7 +247,12 @@ def deconv2d(
 
 def conv2d_simple(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
     """conv2d built from im2col, reshape, transpose and linear (the book's first version)."""
-    x, W = as_variable(x), as_variable(W)
+    x, W = (
+        v
+        if isinstance(v, Variable) and v.data is not None
+        else Variable(array_arg("conv2d_simple", name, v))
+        for v, name in ((x, "x"), (W, "W"))
+    )
     _check_conv("conv2d_simple", x.data, W.data, 1)
     n = x.shape[0]
     oc = W.shape[0]

@@ -199,9 +199,21 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
     ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
+
+    Raises:
+        ValueError: ``p`` holds values outside ``[0, 1]`` (not probabilities: apply
+            ``sigmoid`` first, or use :func:`sigmoid_cross_entropy` on the scores).
     """
     p = as_float(p, "binary_cross_entropy", "p")
     t = _targets_like("binary_cross_entropy", p, t)
+    if p.size:
+        xp = get_array_module(p.data)
+        lo, hi = float(xp.min(p.data)), float(xp.max(p.data))
+        if not (0.0 <= lo and hi <= 1.0):  # nan fails too
+            raise ValueError(
+                f"binary_cross_entropy: p must be probabilities in [0, 1], got values from {lo} "
+                f"to {hi}; apply sigmoid first, or use sigmoid_cross_entropy on the scores."
+            )
     p = clip(p, 1e-15, 0.999)
     tlog_p = log(p) * t + log(1 - p) * (1 - t)  # the Variable first: t may be a raw array
     return -1 * sum(tlog_p) / t.shape[0]
@@ -228,7 +240,18 @@ def accuracy(y: Any, t: Any) -> Variable:
             f"accuracy: scores y of shape {tuple(y.shape)} hold no rows; the accuracy of an "
             f"empty batch is undefined."
         )
-    pred = xp.reshape(pred, t.shape)
     b = backend_of(y)
+    if b.dtype_kind(t.dtype) not in "iu":
+        raise TypeError(
+            f"accuracy: labels t must be integers (class ids), got dtype {t.dtype}; convert "
+            f"them with t.astype('int64')."
+        )
+    lo, hi, n = int(xp.min(t)), int(xp.max(t)), y.shape[1]
+    if lo < 0 or hi >= n:
+        raise ValueError(
+            f"accuracy: labels must be class ids in 0..{n - 1} for scores of shape "
+            f"{tuple(y.shape)}, got labels from {lo} to {hi}; check the number of classes."
+        )
+    pred = xp.reshape(pred, t.shape)
     hits = b.astype(pred == t, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
     return Variable(xp.mean(hits))

@@ -68,6 +68,11 @@ def batch_norm(
                 f"are updated in place), got {type(a).__name__}"
             )
     decay, eps = real_number("batch_norm", "decay", decay), real_number("batch_norm", "eps", eps)
+    if not 0.0 <= decay <= 1.0 or not eps > 0.0:
+        raise ValueError(
+            f"batch_norm: decay must be in [0, 1] and eps > 0, got decay={decay} and eps={eps} "
+            f"(a negative eps can make the variance negative: nan outputs)."
+        )
     axes = (0,) if x.ndim == 2 else (0, 2, 3)
     shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)
     xp = get_array_module(x.data)

@@ -3,6 +3,7 @@
 Max pooling pads with ``-inf``, so padding never wins the max. **Ties:** the gradient of
 a window goes, whole, to its first maximal element in row-major window order (the element
 ``argmax`` picks, as in Chainer); ``pooling`` and ``pooling_simple`` follow the same rule.
+(``max``/``min`` reductions keep DeZero's rule instead: every tied element gets the gradient.)
 The gradient's own backward re-reads ``ggx`` at the same positions, so every order is
 defined. As in PyTorch, ``pad`` may be at most half the kernel, so that every window
 holds at least one element of the input.
@@ -12,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Function, Variable, as_variable
+from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import broadcast_to, get_item, reshape, transpose
 
 from .conv import Im2col, col2im
-from .utils import conv_geometry
+from .utils import array_arg, conv_geometry
 
 
 def _windows(geometry: tuple) -> list[tuple[slice, ...]]:
@@ -33,6 +34,14 @@ def _windows(geometry: tuple) -> list[tuple[slice, ...]]:
         for j in range(kh)
         for i in range(kw)
     ]
+
+
+def _image(x: Any, op: str) -> Variable:
+    """``x`` as a Variable holding a 4-D (N, C, H, W) array; a clear error otherwise."""
+    x = x if isinstance(x, Variable) and x.data is not None else Variable(array_arg(op, "x", x))
+    if x.ndim != 4:
+        raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(x.shape)}")
+    return x
 
 
 def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
@@ -143,7 +152,7 @@ def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable
 def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
     """Max pooling from im2col: each window's first maximum (the book's first version;
     ``-inf`` padding). Same values and gradients as :func:`pooling`, ties included."""
-    x = as_variable(x)
+    x = _image(x, "pooling_simple")
     n, c = x.shape[:2]
     (kh, kw), _, _, (oh, ow) = _geometry("pooling_simple", x.shape, kernel_size, stride, pad)
     col = reshape(Im2col(kernel_size, stride, pad, True, float("-inf"))(x), (-1, kh * kw))

@@ -94,6 +94,51 @@ def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
     raise ValueError(f"{what}: expected an int or a pair of ints (h, w), got {x!r}")
 
 
+def positive_int(op: str, name: str, v: Any) -> int:
+    """``v`` as an int >= 1 (numpy integers too; bools and floats are refused).
+
+    Args:
+        op: the function or constructor to name in the error, e.g. ``"Linear"``.
+        name: the argument's name.
+        v: the value given.
+
+    Raises:
+        TypeError: ``v`` is not an integer.
+        ValueError: ``v`` is below 1.
+
+    Examples:
+        >>> positive_int("Linear", "out_size", 3)
+        3
+    """
+    if not _int_like(v):
+        raise TypeError(f"{op}: {name} must be a positive int, got {v!r} ({type(v).__name__})")
+    n = operator.index(v)
+    if n < 1:
+        raise ValueError(f"{op}: {name} must be a positive int (>= 1), got {n}")
+    return n
+
+
+def conv_args(
+    op: str, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """``(kh, kw), (sh, sw), (ph, pw)`` checked: kernel and stride >= 1, pad >= 0.
+
+    Raises:
+        ValueError: one of them is not an int or a pair of ints, or is out of range.
+    """
+    (kh, kw), (sh, sw), (ph, pw) = (
+        pair(kernel_size, what=f"{op}: kernel_size"),
+        pair(stride, what=f"{op}: stride"),
+        pair(pad, what=f"{op}: pad"),
+    )
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        raise ValueError(
+            f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "
+            f"{(ph, pw)} >= 0"
+        )
+    return (kh, kw), (sh, sw), (ph, pw)
+
+
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
     """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``
     (DeZero's name for :func:`zerograd.utils.conv_outsize`)."""
@@ -163,16 +208,7 @@ def conv_geometry(
     """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``."""
     if len(img_shape) != 4:
         raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
-    (kh, kw), (sh, sw), (ph, pw) = (
-        pair(kernel_size, what=f"{op}: kernel_size"),
-        pair(stride, what=f"{op}: stride"),
-        pair(pad, what=f"{op}: pad"),
-    )
-    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
-        raise ValueError(
-            f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "
-            f"{(ph, pw)} >= 0"
-        )
+    (kh, kw), (sh, sw), (ph, pw) = conv_args(op, kernel_size, stride, pad)
     h, w = img_shape[2], img_shape[3]
     oh, ow = get_conv_outsize(h, kh, sh, ph), get_conv_outsize(w, kw, sw, pw)
     if oh < 1 or ow < 1:
@@ -216,12 +252,18 @@ def col2im_array(
     (N*OH*OW, C*KH*KW) with ``to_matrix``.
     """
     xp = get_array_module(col)
-    n, c, h, w = img_shape
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
         "col2im", img_shape, kernel_size, stride, pad
     )
-    if to_matrix:
+    n, c, h, w = img_shape
+    if to_matrix and tuple(col.shape) == (n * oh * ow, c * kh * kw):
         col = xp.permute_dims(xp.reshape(col, (n, oh, ow, c, kh, kw)), (0, 3, 4, 5, 1, 2))
+    elif to_matrix:
+        raise ValueError(
+            f"col2im: patches of shape {tuple(col.shape)} do not match image shape "
+            f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
+            f"(expected the matrix {(n * oh * ow, c * kh * kw)})."
+        )
     if tuple(col.shape) != (n, c, kh, kw, oh, ow):
         raise ValueError(
             f"col2im: patches of shape {tuple(col.shape)} do not match image shape "

@@ -1,9 +1,10 @@
 """The optimizers: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, AdamW.
 
-Each computes the change of a parameter's array and its new state from the old ones
-without writing into them; :meth:`Optimizer.update` adds the changes in place once
-nothing can fail. In-place operators below only ever touch arrays made in the same
-function. ``weight_decay``
+Each has two forms of one arithmetic: ``_step`` writes into the parameter, its state
+and scratch buffers with ``out=`` (used by :meth:`Optimizer.update` for arrays that
+change in place, once nothing can fail), and ``_compute`` returns the change and the new
+state as new arrays (for arrays that cannot change in place, and mixed dtypes); both do
+the same operations in the same order, so they give the same bits. ``weight_decay``
 (default 0) adds ``weight_decay * param`` to the gradient (L2), except in AdamW, where it
 is decoupled.
 """
@@ -23,6 +24,15 @@ def _l2(data: Any, grad: Any, hp: dict) -> Any:
     return grad + wd * data if wd else grad
 
 
+def _l2_into(xp: Any, out: Any, data: Any, grad: Any, hp: dict) -> Any:
+    """``grad + weight_decay * data`` written into ``out`` (``grad`` itself without decay)."""
+    wd = hp.get("weight_decay", 0.0)
+    if not wd:
+        return grad
+    xp.multiply(data, wd, out=out)
+    return xp.add(grad, out, out=out)
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent: ``param -= lr * grad``."""
 
@@ -37,12 +47,23 @@ class SGD(Optimizer):
     def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
         return _l2(data, grad, hp) * -hp["lr"], {}
 
+    def _scratch_count(self, hp: dict) -> int:
+        return 1
+
+    _paired = _compute  # _step does what this _compute does
+
+    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
+        xp = get_array_module(data)
+        (s,) = scratch
+        xp.multiply(_l2_into(xp, s, data, grad, hp), -hp["lr"], out=s)
+        xp.add(data, s, out=data)
+
 
 class MomentumSGD(Optimizer):
     """SGD with momentum: ``v = momentum * v - lr * grad; param += v``."""
 
     lr = hyperparameter()
-    momentum = hyperparameter()
+    momentum = hyperparameter(high=1.0)
     weight_decay = hyperparameter()
     _state_names = ("v",)
 
@@ -59,12 +80,26 @@ class MomentumSGD(Optimizer):
         v -= hp["lr"] * _l2(data, grad, hp)
         return v, {"v": v}
 
+    def _scratch_count(self, hp: dict) -> int:
+        return 1
+
+    _paired = _compute  # _step does what this _compute does
+
+    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
+        xp = get_array_module(data)
+        (s,) = scratch
+        v = state["v"]
+        xp.multiply(v, hp["momentum"], out=v)
+        xp.multiply(_l2_into(xp, s, data, grad, hp), hp["lr"], out=s)
+        xp.subtract(v, s, out=v)
+        xp.add(data, v, out=data)
+
 
 class AdaGrad(Optimizer):
     """AdaGrad: ``h += grad**2; param -= lr * grad / (sqrt(h) + eps)``."""
 
     lr = hyperparameter()
-    eps = hyperparameter()
+    eps = hyperparameter(open=("low",))  # 0 would divide zero by zero
     weight_decay = hyperparameter()
     _state_names = ("h",)
 
@@ -84,6 +119,23 @@ class AdaGrad(Optimizer):
         step *= -hp["lr"]
         return step, {"h": h}
 
+    def _scratch_count(self, hp: dict) -> int:
+        return 2 if hp.get("weight_decay") else 1
+
+    _paired = _compute  # _step does what this _compute does
+
+    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
+        xp = get_array_module(data)
+        s = scratch[0]
+        grad = _l2_into(xp, scratch[-1], data, grad, hp) if len(scratch) > 1 else grad
+        h = state["h"]
+        xp.add(h, xp.multiply(grad, grad, out=s), out=h)
+        xp.sqrt(h, out=s)
+        xp.add(s, hp["eps"], out=s)
+        xp.divide(grad, s, out=s)
+        xp.multiply(s, -hp["lr"], out=s)
+        xp.add(data, s, out=data)
+
 
 class AdaDelta(Optimizer):
     """AdaDelta (Zeiler 2012): step sizes from running averages of squared grads and steps.
@@ -92,8 +144,8 @@ class AdaDelta(Optimizer):
     """
 
     lr = hyperparameter()
-    rho = hyperparameter()
-    eps = hyperparameter()
+    rho = hyperparameter(high=1.0)
+    eps = hyperparameter(open=("low",))  # 0 would divide zero by zero
     weight_decay = hyperparameter()
     _state_names = ("msg", "msdx")
 
@@ -118,9 +170,53 @@ class AdaDelta(Optimizer):
         dx *= -hp["lr"]
         return dx, {"msg": msg, "msdx": msdx}
 
+    _paired = _compute  # _step does what this _compute does
+
+    def _scratch_count(self, hp: dict) -> int:
+        return 3 if hp.get("weight_decay") else 2
+
+    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
+        xp = get_array_module(data)
+        s, dx = scratch[0], scratch[1]
+        grad = _l2_into(xp, scratch[2], data, grad, hp) if len(scratch) > 2 else grad
+        rho, eps = hp["rho"], hp["eps"]
+        msg, msdx = state["msg"], state["msdx"]
+        xp.multiply(grad, 1 - rho, out=s)  # msg = rho * msg + (1 - rho) * grad**2
+        xp.multiply(s, grad, out=s)
+        xp.multiply(msg, rho, out=msg)
+        xp.add(msg, s, out=msg)
+        xp.add(msdx, eps, out=dx)  # dx = sqrt((msdx + eps) / (msg + eps)) * grad
+        xp.add(msg, eps, out=s)
+        xp.divide(dx, s, out=dx)
+        xp.sqrt(dx, out=dx)
+        xp.multiply(dx, grad, out=dx)
+        xp.multiply(dx, 1 - rho, out=s)  # msdx = rho * msdx + (1 - rho) * dx**2
+        xp.multiply(s, dx, out=s)
+        xp.multiply(msdx, rho, out=msdx)
+        xp.add(msdx, s, out=msdx)
+        xp.multiply(dx, -hp["lr"], out=dx)
+        xp.add(data, dx, out=data)
+
+
+def _alpha_or_lr(owner: str, alpha: Any, lr: Any) -> Any:
+    """``lr`` when given (PyTorch's spelling of Adam's ``alpha``), else ``alpha``."""
+    if lr is None:
+        return alpha
+    if alpha != _ALPHA and alpha != lr:
+        raise ValueError(
+            f"{owner}: alpha={alpha!r} and lr={lr!r} name the same step size; give only one."
+        )
+    return lr
+
+
+_ALPHA = 0.001  # Adam's default alpha (DeZero's)
+
 
 class Adam(Optimizer):
     """Adam (Kingma & Ba 2015). ``alpha`` and ``lr`` are two names of the same step size.
+
+    ``Adam(lr=0.01)`` is ``Adam(alpha=0.01)``. Hyperparameters are checked when set:
+    ``0 <= beta1, beta2 < 1`` and ``eps > 0``.
 
     :meth:`step_size` is ``alpha`` with the bias correction of step ``t`` (what DeZero's
     ``Adam.lr`` returned).
@@ -128,9 +224,9 @@ class Adam(Optimizer):
 
     lr = hyperparameter()
     alpha = hyperparameter("lr")
-    beta1 = hyperparameter()
-    beta2 = hyperparameter()
-    eps = hyperparameter()
+    beta1 = hyperparameter(high=1.0, open=("high",))  # 1 divides by 0 in the bias correction
+    beta2 = hyperparameter(high=1.0, open=("high",))  # 1 would make every step 0
+    eps = hyperparameter(open=("low",))  # 0 would divide zero by zero
     weight_decay = hyperparameter()
     _state_names = ("m", "v")
     _counters = ("t",)
@@ -143,15 +239,19 @@ class Adam(Optimizer):
         eps: float = 1e-8,
         *,
         weight_decay: float = 0.0,
+        lr: float | None = None,
     ) -> None:
         super().__init__()
         self.t = 0
         self._next = 0
-        self.alpha = alpha
+        self.alpha = _alpha_or_lr(type(self).__name__, alpha, lr)
         self.beta1 = beta1
         self.beta2 = beta2
         self.eps = eps
         self.weight_decay = weight_decay
+
+    def _coefficients(self, hp: dict) -> dict:
+        return {**hp, "step": self.step_size(hp)}
 
     def step_size(self, hp: dict | None = None) -> float:
         """``lr * sqrt(1 - beta2**t) / (1 - beta1**t)``: the bias-corrected step size."""
@@ -189,11 +289,39 @@ class Adam(Optimizer):
         step = xp.sqrt(v)
         step += hp["eps"]
         step = m / step
-        step *= -self.step_size(hp)
+        step *= -hp["step"]
         return step, {"m": m, "v": v}
 
     def _grad(self, data: Any, grad: Any, hp: dict) -> Any:
         return _l2(data, grad, hp)
+
+    def _scratch_count(self, hp: dict) -> int:
+        return 2 if hp.get("weight_decay") else 1
+
+    _paired = _compute  # _step does what this _compute does
+
+    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
+        xp = get_array_module(data)
+        s = scratch[0]
+        if len(scratch) > 1 and not isinstance(self, AdamW):
+            grad = _l2_into(xp, scratch[1], data, grad, hp)
+        m, v = state["m"], state["v"]
+        xp.subtract(grad, m, out=s)  # m += (1 - beta1) * (grad - m)
+        xp.multiply(s, 1 - hp["beta1"], out=s)
+        xp.add(m, s, out=m)
+        xp.multiply(grad, grad, out=s)  # v += (1 - beta2) * (grad**2 - v)
+        xp.subtract(s, v, out=s)
+        xp.multiply(s, 1 - hp["beta2"], out=s)
+        xp.add(v, s, out=v)
+        xp.sqrt(v, out=s)
+        xp.add(s, hp["eps"], out=s)
+        xp.divide(m, s, out=s)
+        xp.multiply(s, -hp["step"], out=s)
+        self._decay_into(xp, s, data, scratch, hp)
+        xp.add(data, s, out=data)
+
+    def _decay_into(self, xp: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
+        """Nothing for Adam (its weight decay went into the gradient); AdamW's decay."""
 
 
 class AdamW(Adam):
@@ -210,8 +338,10 @@ class AdamW(Adam):
         beta2: float = 0.999,
         eps: float = 1e-8,
         weight_decay: float = 0.01,
+        *,
+        lr: float | None = None,
     ) -> None:
-        super().__init__(alpha, beta1, beta2, eps, weight_decay=weight_decay)
+        super().__init__(alpha, beta1, beta2, eps, weight_decay=weight_decay, lr=lr)
 
     def _grad(self, data: Any, grad: Any, hp: dict) -> Any:
         return grad
@@ -220,3 +350,10 @@ class AdamW(Adam):
         step, state = super()._compute(data, grad, state, hp)
         step -= (hp["lr"] * hp["weight_decay"]) * data
         return step, state
+
+    _paired = _compute  # Adam's _step with the decay below
+
+    def _decay_into(self, xp: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
+        if len(scratch) > 1:
+            s = xp.multiply(data, hp["lr"] * hp["weight_decay"], out=scratch[1])
+            xp.subtract(step, s, out=step)

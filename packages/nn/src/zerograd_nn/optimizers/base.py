@@ -11,7 +11,8 @@ from zerograd.backends import as_array_of, backend_of, get_array_module
 
 from . import state as _st
 from .groups import _Groups, _Live, _ParamList, check_params, make_group
-from .hyper import hyperparameter
+from .hyper import check_group, hyperparameter
+from .inplace import Scratch, fits
 
 _FLOATS: set = set()  # dtypes already found to be floating point (a cache for _validate)
 
@@ -25,9 +26,12 @@ class Optimizer:
     Parameters or a ``{name: Parameter}`` dict such as ``named_params()``). Hooks are
     called as ``f(params)`` with the parameters that have a gradient.
 
-    :meth:`update` is all or nothing: it checks every gradient, parameter and state array,
-    runs the hooks (undone if one raises), computes every new value, and only then writes
-    them. Subclasses written DeZero's way (overriding ``update_one``) keep working.
+    :meth:`update` is all or nothing: it checks every gradient, parameter, state array and
+    hyperparameter, runs the hooks on private copies of the gradients (undone if one
+    raises), and only then writes. Arrays that change in place (numpy, cupy) are updated
+    with in-place arithmetic that cannot fail once checked (:mod:`.inplace`); others (JAX)
+    get new arrays. Subclasses written DeZero's way (overriding ``update_one``) keep
+    working; subclasses overriding ``_compute`` take the new-array path.
     """
 
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
@@ -39,6 +43,7 @@ class Optimizer:
         self.defaults: dict[str, float] = {}
         self.param_groups: list[dict[str, Any]] = []
         self._state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._scratch = Scratch()
 
     # -- set-up ---------------------------------------------------------------------------
     @classmethod
@@ -50,6 +55,22 @@ class Optimizer:
                 if isinstance(value, hyperparameter):
                     out[name] = value.key
         return out
+
+    @classmethod
+    def _hyper_spec(cls, name: str) -> hyperparameter | None:
+        """The descriptor of the hyperparameter with attribute name or group key ``name``."""
+        found = None
+        for klass in cls.__mro__:
+            for value in vars(klass).values():
+                if isinstance(value, hyperparameter) and name in (value.name, value.key):
+                    if value.name == value.key:
+                        return value
+                    found = found or value
+        return found
+
+    def _checked(self, hp: dict) -> dict:
+        """A group's hyperparameters as checked floats (an update refuses bad ones first)."""
+        return check_group(type(self), hp)
 
     def setup(self, target: Any) -> Optimizer:
         """Remember what :meth:`update` changes (a model, Parameters or groups); returns self.
@@ -63,9 +84,7 @@ class Optimizer:
             groups = [make_group(self, g, i) for i, g in enumerate(target)]
             seen: set[int] = set()
             for i, g in enumerate(groups):
-                if isinstance(g["params"], _Live):
-                    continue
-                for p in g["params"]:
+                for p in g["params"]:  # a model's group too: its parameters as of now
                     if id(p) in seen:
                         raise ValueError(
                             f"{name}.setup: a Parameter of group {i} is also in an earlier "
@@ -147,35 +166,68 @@ class Optimizer:
                     if p.grad is not None:
                         self.update_one(p)
             return
+        fast = self._has_step()
         plan = []
         for group, ps in grouped:
-            hp = group or self.defaults  # a group holds every hyperparameter
+            hp = self._coefficients(self._checked(group or self.defaults))
             for p in ps:
                 if p.grad is not None:
-                    plan.append((p, *self._planned(p, hp)))
+                    plan.append(self._planned(p, hp, fast))
         self._commit(plan)
 
-    def _planned(self, p: Parameter, hp: dict) -> tuple[Any, dict]:
-        data = p.data
+    def _coefficients(self, hp: dict) -> dict:
+        """The scalars of one group's step (hyperparameters, Adam's bias correction).
+
+        Computed while planning, so that nothing left to do in the commit can fail.
+        """
+        return hp
+
+    def _scratch_count(self, hp: dict) -> int:
+        """How many scratch arrays like the parameter :meth:`_step` needs."""
+        return 0
+
+    def _has_step(self) -> bool:
+        cls = type(self)
+        return cls._step is not None and cls._compute is cls._paired
+
+    def _planned(self, p: Parameter, hp: dict, fast: bool) -> tuple:
+        """One parameter's part of the commit; may fail, changes nothing."""
+        data, grad = p.data, p.grad.data
         state = _st.arrays_for(self._state.get(p), data, self._state_names)
-        delta, new_state = self._compute(data, p.grad.data, state, hp)
+        if fast and fits(data, grad, state):
+            scratch = self._scratch.get(data, self._scratch_count(hp))
+            return p, True, (grad, state, scratch, hp)
+        delta, new_state = self._compute(data, grad, state, hp)
         dtype = data.dtype
         if delta.dtype != dtype:
             delta = backend_of(data).astype(delta, dtype)
         for k, a in new_state.items():
             if a.dtype != dtype:
                 new_state[k] = backend_of(data).astype(a, dtype)
-        return delta, new_state
+        return p, False, (delta, new_state)
 
     def _commit(self, plan: list) -> None:
-        """Add the planned changes (nothing here can fail after the checks)."""
-        for p, delta, new_state in plan:
+        """Write the planned changes (nothing here can fail after the checks)."""
+        for p, in_place, args in plan:
+            if in_place:
+                grad, state, scratch, hp = args
+                self._step(p.data, grad, state, scratch, hp)  # writes into p.data and state
+                if state and self._state.get(p) is not state:
+                    self._state[p] = state
+                continue
+            delta, new_state = args
             data = new = p.data
             new += delta  # in place where the array type allows it (numpy, cupy) ...
             if new is not data:  # ... a new array for immutable ones (JAX)
                 p.data = new
             if new_state:
                 self._state[p] = new_state
+
+    # ``_step(data, grad, state, scratch, hp)``: the update written in place into ``data``
+    # and the ``state`` arrays with ufuncs and ``out=`` (see :mod:`.inplace`); ``None`` for
+    # optimizers that only have :meth:`_compute`. Its arithmetic matches ``_compute``'s.
+    _step: Callable[..., None] | None = None
+    _paired: Callable[..., Any] | None = None  # the _compute that _step matches
 
     def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
         """The change of the parameter's array and its new state arrays.
@@ -188,7 +240,8 @@ class Optimizer:
     def update_one(self, param: Parameter) -> None:
         """Change one parameter from its gradient, with its group's hyperparameters."""
         group = next((g for g, ps in self._grouped() if any(q is param for q in ps)), {})
-        self._commit([(param, *self._planned(param, {**self.defaults, **group}))])
+        hp = self._coefficients(self._checked({**self.defaults, **group}))
+        self._commit([self._planned(param, hp, self._has_step())])
 
     def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
         """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...)."""
@@ -315,12 +368,14 @@ class Optimizer:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_state"] = list(self._state.items())  # a WeakKeyDictionary cannot be pickled
+        state.pop("_scratch", None)  # buffers only, made again on the next update
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         pairs = state.pop("_state", [])
         self.__dict__.update(state)
         self._state = weakref.WeakKeyDictionary(pairs)
+        self._scratch = Scratch()
 
 
 def _is_float(a: Any) -> bool:

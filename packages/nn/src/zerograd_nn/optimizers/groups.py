@@ -125,7 +125,7 @@ def make_group(opt: Any, g: Any, i: int) -> dict[str, Any]:
         group["params"] = check_params(name, params, f"group {i}'s params")
     for k, v in g.items():
         if k in known:
-            group[known[k]] = check_hyper(name, k, v)
+            group[known[k]] = check_hyper(name, k, v, opt._hyper_spec(k))
         elif k == "param_names":
             group[k] = list(v)
     return group

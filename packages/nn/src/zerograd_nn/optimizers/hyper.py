@@ -11,10 +11,22 @@ class hyperparameter:
     """A hyperparameter attribute (``opt.lr``): reads group 0's value, sets every group's.
 
     ``hyperparameter("lr")`` under another attribute name makes an alias (Adam's ``alpha``).
+    ``low``/``high`` bound the accepted values; ``open`` names the bounds that are excluded
+    (``"high"`` for Adam's betas, ``"low"`` for ``eps``). Every value is checked when set,
+    in a parameter group, in a loaded state dict, and at the start of each update.
     """
 
-    def __init__(self, key: str | None = None) -> None:
+    def __init__(
+        self,
+        key: str | None = None,
+        *,
+        low: float = 0.0,
+        high: float = math.inf,
+        open: tuple[str, ...] = (),  # noqa: A002 - reads well at the definitions
+    ) -> None:
         self.key = key
+        self.low, self.high = low, high
+        self.low_open, self.high_open = "low" in open, "high" in open
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
@@ -27,19 +39,82 @@ class hyperparameter:
         return groups[0][self.key] if groups else obj.defaults[self.key]
 
     def __set__(self, obj: Any, value: Any) -> None:
-        value = check_hyper(type(obj).__name__, self.name, value)
+        value = check_hyper(type(obj).__name__, self.name, value, self)
         obj.defaults[self.key] = value
         for group in obj.param_groups:
             group[self.key] = value
 
+    def interval(self) -> str:
+        """The accepted values in words: ``>= 0``, ``> 0`` or ``in [0, 1)``."""
+        if self.high == math.inf:
+            return f"{'>' if self.low_open else '>='} {self.low:g}"
+        left = "(" if self.low_open else "["
+        right = ")" if self.high_open else "]"
+        return f"in {left}{self.low:g}, {self.high:g}{right}"
 
-def check_hyper(owner: str, name: str, value: Any) -> float:
-    """``value`` as a float, or a TypeError/ValueError naming ``owner.name``."""
+    def accepts(self, v: float) -> bool:
+        """Whether the float ``v`` lies in the accepted interval."""
+        above = v > self.low if self.low_open else v >= self.low
+        below = v < self.high if self.high_open else v <= self.high
+        return above and below
+
+
+_SPECS: dict[type, list] = {}  # optimizer class -> [(group key, hyperparameter)]
+_ANY = hyperparameter()  # finite and >= 0: the check of hyperparameters without a spec
+
+
+def check_hyper(owner: str, name: str, value: Any, spec: hyperparameter | None = None) -> float:
+    """``value`` as a float, or a TypeError/ValueError naming ``owner.name`` and its range.
+
+    Args:
+        owner: the optimizer's class name, for the message.
+        name: the hyperparameter's name, for the message.
+        value: the value to check.
+        spec: the hyperparameter's descriptor (its bounds); finite and >= 0 when None.
+
+    Returns:
+        ``float(value)``.
+
+    Raises:
+        TypeError: ``value`` is not a real number (bools refused).
+        ValueError: ``value`` is not finite or out of the range.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
             f"{owner}: {name} must be a real number, got {value!r} ({type(value).__name__})."
         )
+    spec = spec or _ANY
     value = float(value)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{owner}: {name} must be a finite number >= 0, got {value!r}.")
+    if not math.isfinite(value) or not spec.accepts(value):
+        raise ValueError(
+            f"{owner}: {name} must be a finite number {spec.interval()}, got {value!r}."
+        )
     return value
+
+
+def check_group(cls: Any, hp: dict) -> dict:
+    """One parameter group's hyperparameters, each checked against its range.
+
+    Args:
+        cls: the optimizer class (its ``hyperparameter`` attributes give the ranges).
+        hp: the group (or the optimizer's defaults).
+
+    Returns:
+        ``hp`` itself when every hyperparameter is already a float in its range, else a
+        copy with the values converted.
+
+    Raises:
+        TypeError, ValueError: a value someone put in the group by hand is not a number or
+            out of range (named ``Cls.update(): key ...``).
+    """
+    specs = _SPECS.get(cls)
+    if specs is None:
+        keys = set(cls._hyper_names().values())
+        specs = _SPECS[cls] = [(k, cls._hyper_spec(k)) for k in sorted(keys)]
+    out = hp
+    for key, spec in specs:
+        v = hp.get(key)
+        if type(v) is not float or not spec.accepts(v) or not math.isfinite(v):
+            out = dict(out) if out is hp else out  # never write into the group itself
+            out[key] = check_hyper(f"{cls.__name__}.update()", key, v, spec)
+    return out

@@ -111,7 +111,7 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
                 problems.append(f"group {i}: unknown hyperparameter {k!r}")
                 continue
             try:
-                hyper[k] = check_hyper(name, k, v)
+                hyper[k] = check_hyper(name, k, v, opt._hyper_spec(k))
             except (TypeError, ValueError) as exc:
                 problems.append(f"group {i}: {exc}")
         new_groups.append(hyper)
@@ -156,7 +156,7 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
     for k, v in dict(d["defaults"]).items():
         if k in known:
             try:
-                defaults[k] = check_hyper(name, k, v)
+                defaults[k] = check_hyper(name, k, v, opt._hyper_spec(k))
             except (TypeError, ValueError) as exc:
                 problems.append(f"defaults: {exc}")
     if problems:

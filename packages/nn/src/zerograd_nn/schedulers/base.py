@@ -10,6 +10,16 @@ from typing import Any
 
 def _groups(owner: str, optimizer: Any) -> list[dict]:
     groups = getattr(optimizer, "param_groups", None)
+    if not isinstance(groups, list):
+        hint = (
+            " (a model: pass the optimizer set up on it, e.g. Adam().setup(model))"
+            if hasattr(optimizer, "params")
+            else ""
+        )
+        raise TypeError(
+            f"{owner}(optimizer, ...): optimizer must be an optimizer of zerograd_nn.optimizers "
+            f"(with param_groups), got {type(optimizer).__name__}{hint}."
+        )
     if not groups:
         raise ValueError(
             f"{owner}(optimizer, ...): the optimizer has no parameter groups; call "
@@ -30,6 +40,9 @@ def _number(owner: str, name: str, v: Any, low: float = 0.0, high: float = math.
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not low <= v <= high:
         raise ValueError(f"{owner}: {name} must be a number in [{low}, {high}], got {v!r}.")
     return float(v)
+
+
+_PER_GROUP = ("base_lrs", "_last_lr", "min_lrs")  # state lists with one value per group
 
 
 class _StateMixin:
@@ -65,6 +78,15 @@ class _StateMixin:
                 raise ValueError(
                     f"{name}.load_state_dict: {k} should be like {mine[k]!r}, got {v!r}. "
                     f"Nothing was changed."
+                )
+        optimizer = self.__dict__.get("optimizer")
+        count = len(getattr(optimizer, "param_groups", ()))
+        for k in _PER_GROUP:
+            if k in mine and isinstance(d[k], (list, tuple)) and len(d[k]) != count:
+                raise ValueError(
+                    f"{name}.load_state_dict: the state is for {len(d[k])} parameter groups "
+                    f"({k}) but the optimizer has {count}; load it into an optimizer set up "
+                    f"with the same groups. Nothing was changed."
                 )
         values = {k: _plain(v) for k, v in d.items()}
         return lambda: self.__dict__.update(values)

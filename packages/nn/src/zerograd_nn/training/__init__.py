@@ -1,8 +1,9 @@
 """A small trainer in the spirit of Chainer's: the book's loop, with extensions.
 
->>> from zerograd_nn.training import Evaluator, LogReport, Trainer
+See ``Trainer`` and the how-to page "Saving, resuming, schedules and the trainer".
 
-See :class:`Trainer` and the how-to page "Training: saving, resuming, schedules".
+Examples:
+    >>> from zerograd_nn.training import Evaluator, LogReport, Trainer
 """
 
 from .control import EarlyStopping, Snapshot, StepScheduler

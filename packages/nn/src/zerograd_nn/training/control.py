@@ -1,5 +1,8 @@
-"""Extensions that steer training: Snapshot (checkpoints to resume from), StepScheduler (a
-learning-rate schedule, ReduceLROnPlateau included) and EarlyStopping."""
+"""Extensions that steer training: Snapshot, StepScheduler and EarlyStopping.
+
+Snapshot writes checkpoints to resume from, StepScheduler steps a learning-rate schedule
+(ReduceLROnPlateau included), EarlyStopping stops a run that no longer improves.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +14,9 @@ from .extension import PRIORITY_EDITOR, PRIORITY_SNAPSHOT, Extension
 
 
 class Snapshot(Extension):
-    """Saves a checkpoint that :meth:`Trainer.resume` continues from, bit for bit.
+    """Saves a checkpoint that ``Trainer.resume`` continues from, bit for bit.
 
-    The file (the safe ``.npz`` format of :func:`zerograd_nn.checkpoint.save_checkpoint`)
+    The file (the safe ``.npz`` format of ``zerograd_nn.checkpoint.save_checkpoint``)
     holds the model, the optimizer, the training loader's position, the random states,
     the epoch and iteration, and the state of every extension (schedules, logs, early
     stopping). It runs after the other extensions of the same point.
@@ -38,6 +41,11 @@ class Snapshot(Extension):
         self.written: list[str] = []
 
     def __call__(self, trainer: Any) -> None:
+        """Write a checkpoint of ``trainer`` now, then drop files beyond ``n_retains``.
+
+        Args:
+            trainer: the running ``Trainer``; the file goes into ``trainer.out``.
+        """
         from ..checkpoint import save_checkpoint
 
         name = self.filename.format(epoch=trainer.epoch, iteration=trainer.iteration)
@@ -62,16 +70,24 @@ class Snapshot(Extension):
                     os.remove(old)
 
     def state_dict(self) -> dict[str, Any]:
-        """The files written so far (for ``n_retains``)."""
+        """Return the files written so far (for ``n_retains``).
+
+        Returns:
+            ``{"written": [path, ...]}``.
+        """
         return {"written": list(self.written)}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the list of files written."""
+        """Restore the list of files written.
+
+        Args:
+            d: a dict from ``state_dict``.
+        """
         self.written = list(d["written"])
 
 
 class StepScheduler(Extension):
-    """Steps a scheduler from :mod:`zerograd_nn.schedulers` at its trigger.
+    """Steps a scheduler from ``zerograd_nn.schedulers`` at its trigger.
 
     Args:
         scheduler: the scheduler (StepLR, CosineAnnealingLR, ..., ReduceLROnPlateau).
@@ -106,17 +122,33 @@ class StepScheduler(Extension):
         return f"StepScheduler({type(self.scheduler).__name__})"
 
     def __call__(self, trainer: Any) -> None:
+        """Step the scheduler (with the monitored value for ReduceLROnPlateau).
+
+        Args:
+            trainer: the running ``Trainer``.
+
+        Raises:
+            KeyError: ``monitor`` was not observed at this point.
+        """
         if self.monitor is None:
             self.scheduler.step()
         else:
             self.scheduler.step(_observed(trainer, self.monitor, "StepScheduler"))
 
     def state_dict(self) -> dict[str, Any]:
-        """The scheduler's state dict."""
+        """Return the scheduler's state.
+
+        Returns:
+            ``{"scheduler": scheduler.state_dict()}``.
+        """
         return {"scheduler": self.scheduler.state_dict()}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the scheduler's state (checked by the scheduler)."""
+        """Restore the scheduler's state (checked by the scheduler).
+
+        Args:
+            d: a dict from ``state_dict``.
+        """
         self.scheduler.load_state_dict(d["scheduler"])
 
 
@@ -170,6 +202,14 @@ class EarlyStopping(Extension):
         self.bad_checks = 0
 
     def __call__(self, trainer: Any) -> None:
+        """Check ``monitor``; stop the trainer after more than ``patience`` bad checks.
+
+        Args:
+            trainer: the running ``Trainer``.
+
+        Raises:
+            KeyError: ``monitor`` was not observed at this point.
+        """
         value = _observed(trainer, self.monitor, "EarlyStopping")
         better = (
             value < self.best - self.min_delta
@@ -187,11 +227,19 @@ class EarlyStopping(Extension):
             )
 
     def state_dict(self) -> dict[str, Any]:
-        """The best value so far and the checks since."""
+        """Return the best value so far and the checks since.
+
+        Returns:
+            ``{"best": float, "bad_checks": int}``.
+        """
         return {"best": self.best, "bad_checks": self.bad_checks}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the best value and the checks since."""
+        """Restore the best value and the checks since.
+
+        Args:
+            d: a dict from ``state_dict``.
+        """
         self.best, self.bad_checks = float(d["best"]), int(d["bad_checks"])
 
 

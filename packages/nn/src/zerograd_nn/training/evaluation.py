@@ -42,7 +42,18 @@ class Evaluator(Extension):
         self.prefix, self.trigger = prefix, trigger
 
     def evaluate(self, trainer: Any) -> dict[str, float]:
-        """One pass over the loader; returns ``{prefix + name: average}``."""
+        """Make one pass over the loader and average the loss and metrics.
+
+        Args:
+            trainer: the ``Trainer`` whose model, loss function and metrics fill in those
+                not given to the constructor.
+
+        Returns:
+            ``{prefix + name: average over every example}``, ``loss`` included.
+
+        Raises:
+            ValueError: the loader yielded no example.
+        """
         model = self.model if self.model is not None else trainer.model
         loss_fn = self.loss_fn if self.loss_fn is not None else trainer.loss_fn
         metrics = self.metrics if self.metrics is not None else trainer.metrics
@@ -64,6 +75,11 @@ class Evaluator(Extension):
         return {self.prefix + k: v / count for k, v in sums.items()}
 
     def __call__(self, trainer: Any) -> None:
+        """Evaluate and add the averages to ``trainer.observation``.
+
+        Args:
+            trainer: the running ``Trainer``.
+        """
         trainer.observation.update(self.evaluate(trainer))
 
 

@@ -1,10 +1,10 @@
-"""What the Trainer's extensions share: the :class:`Extension` base class and the triggers
-that say when an extension runs.
+"""What the Trainer's extensions share: the ``Extension`` base class and the triggers.
 
-The trainer stops at two kinds of points: after each update (an *iteration point*, where
-``trainer.observation`` holds that update's loss and metrics) and after each pass over the
-training loader (an *epoch point*, where ``trainer.at_epoch_end`` is True and extensions
-such as :class:`~zerograd_nn.training.Evaluator` add their values). At every point each
+A trigger says when an extension runs. The trainer stops at two kinds of points: after each
+update (an *iteration point*, where ``trainer.observation`` holds that update's loss and
+metrics) and after each pass over the training loader (an *epoch point*, where
+``trainer.at_epoch_end`` is True and extensions such as ``Evaluator`` add their values).
+At every point each
 extension whose trigger fires runs, in order of priority (writers, then editors, then
 readers), then in the order they were added.
 """
@@ -55,6 +55,15 @@ class IntervalTrigger:
         self.period, self.unit = period, unit
 
     def __call__(self, trainer: Any) -> bool:
+        """Tell whether the trigger fires at the trainer's current point.
+
+        Args:
+            trainer: the running ``Trainer``.
+
+        Returns:
+            True at every ``period``-th epoch point (unit ``'epoch'``) or iteration point
+                (unit ``'iteration'``).
+        """
         if self.unit == "epoch":
             return trainer.at_epoch_end and trainer.epoch % self.period == 0
         return not trainer.at_epoch_end and trainer.iteration % self.period == 0
@@ -64,12 +73,19 @@ class IntervalTrigger:
 
 
 def always(trainer: Any) -> bool:
-    """The trigger of extensions that look at every point (LogReport, ProgressBar)."""
+    """Fire at every point: the trigger of LogReport and ProgressBar.
+
+    Args:
+        trainer: the running ``Trainer`` (not looked at).
+
+    Returns:
+        Always True.
+    """
     return True
 
 
 def get_trigger(trigger: Any) -> Callable[[Any], bool]:
-    """A trigger from ``(period, unit)``, a callable ``trigger(trainer) -> bool``, or None.
+    """Make a trigger from ``(period, unit)``, a callable ``trigger(trainer) -> bool``, or None.
 
     Args:
         trigger: ``(10, 'iteration')``, ``(1, 'epoch')``, a callable, or None (every point).
@@ -96,10 +112,14 @@ def get_trigger(trigger: Any) -> Callable[[Any], bool]:
 class Extension:
     """Base class of the Trainer's extensions.
 
-    A subclass implements ``__call__(trainer)``; it may override :attr:`trigger` (when it
-    runs, unless :meth:`Trainer.extend` is given one), :attr:`priority`, :meth:`initialize`
-    and :meth:`finalize` (called when ``run()`` starts and ends), and :meth:`state_dict` /
-    :meth:`load_state_dict` (what a snapshot keeps: JSON-able values and arrays).
+    A subclass implements ``__call__(trainer)``; it may override ``trigger`` (when it
+    runs, unless ``Trainer.extend`` is given one), ``priority``, ``initialize``
+    and ``finalize`` (called when ``run()`` starts and ends), and ``state_dict`` /
+    ``load_state_dict`` (what a snapshot keeps: JSON-able values and arrays).
+
+    Attributes:
+        trigger: when it runs by default: ``(period, unit)``, a callable, or None.
+        priority: the order among extensions at the same point (higher runs first).
     """
 
     trigger: Any = (1, "iteration")
@@ -111,20 +131,44 @@ class Extension:
         return type(self).__name__
 
     def __call__(self, trainer: Any) -> None:
+        """Do the extension's work at a point where its trigger fired.
+
+        Args:
+            trainer: the running ``Trainer``.
+
+        Raises:
+            NotImplementedError: a subclass did not implement it.
+        """
         raise NotImplementedError(f"{type(self).__name__}.__call__ is not implemented")
 
     def initialize(self, trainer: Any) -> None:
-        """Called once when :meth:`Trainer.run` starts (after a resume, too)."""
+        """Prepare for a run; called once when ``Trainer.run`` starts (after a resume, too).
+
+        Args:
+            trainer: the ``Trainer`` starting to run.
+        """
 
     def finalize(self, trainer: Any) -> None:
-        """Called once when :meth:`Trainer.run` ends, also when it ends with an error."""
+        """Clean up; called once when ``Trainer.run`` ends, also when it ends with an error.
+
+        Args:
+            trainer: the ``Trainer`` that ran.
+        """
 
     def state_dict(self) -> dict[str, Any]:
-        """What a snapshot saves of this extension (nothing by default)."""
+        """Return what a snapshot saves of this extension.
+
+        Returns:
+            JSON-able values and arrays by name (empty by default).
+        """
         return {}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore :meth:`state_dict`'s values (nothing by default)."""
+        """Restore the values ``state_dict`` returned (nothing by default).
+
+        Args:
+            d: a dict from ``state_dict``.
+        """
 
 
 __all__ = [

@@ -1,5 +1,8 @@
-"""Extensions that report: LogReport (averages to a JSON-lines or CSV file), PrintReport,
-ProgressBar (tqdm) and PlotReport (a PNG drawn with matplotlib)."""
+"""Extensions that report: LogReport, PrintReport, ProgressBar and PlotReport.
+
+LogReport writes averages to a JSON-lines or CSV file, PrintReport prints them as a table,
+ProgressBar shows a tqdm bar and PlotReport draws a PNG with matplotlib.
+"""
 
 from __future__ import annotations
 
@@ -27,13 +30,16 @@ class LogReport(Extension):
 
     Each entry holds ``epoch``, ``iteration``, ``elapsed_time`` and the mean of every
     observed key over the interval (``loss``, ``lr``, metrics, ``val/...``). Entries are
-    kept in :attr:`log` and written to ``trainer.out/filename``: JSON lines for a name
+    kept in ``log`` and written to ``trainer.out/filename``: JSON lines for a name
     ending in ``.jsonl`` or ``.json``, CSV for ``.csv``; None writes no file.
 
     Args:
         keys: the keys to keep (default: all).
         trigger: when to close an interval and write an entry (default: each epoch).
         filename: the file's name inside the trainer's ``out`` folder.
+
+    Attributes:
+        log: the entries so far, one dict per interval.
 
     Raises:
         ValueError: for a file name with another suffix.
@@ -63,6 +69,11 @@ class LogReport(Extension):
         self._rewrite = True  # the first write starts the file afresh
 
     def __call__(self, trainer: Any) -> None:
+        """Add this point's observations; at the trigger, append and write an entry.
+
+        Args:
+            trainer: the running ``Trainer``.
+        """
         for k, v in trainer.observation.items():
             if self.keys is None or k in self.keys:
                 self._sums[k] = self._sums.get(k, 0.0) + float(v)
@@ -103,11 +114,19 @@ class LogReport(Extension):
         self._rewrite = False
 
     def state_dict(self) -> dict[str, Any]:
-        """The entries so far and the averages of the open interval."""
+        """Return the entries so far and the sums of the open interval.
+
+        Returns:
+            ``{"log": [...], "sums": {...}, "counts": {...}}``.
+        """
         return {"log": self.log, "sums": self._sums, "counts": self._counts}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the entries and averages; the next write rewrites the file from them."""
+        """Restore the entries and sums; the next write rewrites the file from them.
+
+        Args:
+            d: a dict from ``state_dict``.
+        """
         self.log = [dict(e) for e in d["log"]]
         self._sums, self._counts = dict(d["sums"]), dict(d["counts"])
         self._columns = []
@@ -157,6 +176,14 @@ class PrintReport(Extension):
         print(line, file=self.file or sys.stdout)
 
     def __call__(self, trainer: Any) -> None:
+        """Print the LogReport entries not printed yet (the header first, once).
+
+        Args:
+            trainer: the running ``Trainer``.
+
+        Raises:
+            KeyError: the trainer has no LogReport named ``log_report``.
+        """
         log = _find_log(trainer, self.log_report).log
         if self._shown >= len(log):
             return
@@ -176,11 +203,19 @@ class PrintReport(Extension):
         self._shown = len(log)
 
     def state_dict(self) -> dict[str, Any]:
-        """How many entries were printed."""
+        """Return how many entries were printed.
+
+        Returns:
+            ``{"shown": int}``.
+        """
         return {"shown": self._shown}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore how many entries were printed."""
+        """Restore how many entries were printed.
+
+        Args:
+            d: a dict from ``state_dict``.
+        """
         self._shown = int(d["shown"])
 
 
@@ -216,7 +251,11 @@ class ProgressBar(Extension):
         self.bar: Any = None
 
     def initialize(self, trainer: Any) -> None:
-        """Open the bar, counting from the trainer's iteration (after a resume too)."""
+        """Open the bar, counting from the trainer's iteration (after a resume too).
+
+        Args:
+            trainer: the ``Trainer`` starting to run.
+        """
         if not self.enabled:
             return
         total = trainer.max_iterations
@@ -225,6 +264,11 @@ class ProgressBar(Extension):
         self.bar = self._tqdm(total=total, initial=trainer.iteration, unit="it", leave=False)
 
     def __call__(self, trainer: Any) -> None:
+        """Advance the bar at an iteration point; refresh the shown epoch and loss.
+
+        Args:
+            trainer: the running ``Trainer``.
+        """
         if self.bar is None or trainer.at_epoch_end:
             return
         self.bar.update(1)
@@ -232,7 +276,11 @@ class ProgressBar(Extension):
             self.bar.set_postfix(epoch=trainer.epoch, loss=f"{trainer.observation['loss']:.4g}")
 
     def finalize(self, trainer: Any) -> None:
-        """Close the bar."""
+        """Close the bar.
+
+        Args:
+            trainer: the ``Trainer`` that ran.
+        """
         if self.bar is not None:
             self.bar.close()
             self.bar = None
@@ -279,6 +327,14 @@ class PlotReport(Extension):
         self.trigger = trigger
 
     def __call__(self, trainer: Any) -> None:
+        """Redraw the PNG from the LogReport's entries.
+
+        Args:
+            trainer: the running ``Trainer``; the file goes into ``trainer.out``.
+
+        Raises:
+            KeyError: the trainer has no LogReport named ``log_report``.
+        """
         log = _find_log(trainer, self.log_report).log
         fig = self._figure(figsize=(6, 4))
         canvas = self._canvas(fig)

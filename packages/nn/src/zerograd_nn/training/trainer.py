@@ -3,7 +3,7 @@
 The loop is the one the tutorial writes by hand: for each batch ``(x, t)`` of the loader,
 ``loss = loss_fn(model(x), t)``, ``model.cleargrads()``, ``loss.backward()``,
 ``optimizer.update()``. Everything else (evaluation, logs, plots, snapshots, schedules,
-early stopping, a progress bar) is an extension added with :meth:`Trainer.extend`.
+early stopping, a progress bar) is an extension added with ``Trainer.extend``.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ class Trainer:
     Args:
         model: the Layer to train.
         optimizer: an optimizer already ``setup(model)``.
-        train_loader: yields ``(x, t)`` batches (a :class:`~zerograd_nn.DataLoader`); one
-            pass over it is an epoch.
+        train_loader: yields ``(x, t)`` batches (a ``DataLoader``); one pass over it is
+            an epoch.
         loss_fn: ``loss_fn(y, t)`` gives the loss to minimize (default: softmax cross
             entropy).
         max_epochs: stop after this many epochs.
@@ -54,10 +54,13 @@ class Trainer:
         observation: this point's values (``'loss'``, ``'lr'``, the metrics; ``'val/...'``
             after an Evaluator).
         at_epoch_end: whether this point ends an epoch.
+        elapsed_time: seconds spent training, over every run (and across a resume).
         stop_reason: why the last run stopped early (None when it did not).
 
     Raises:
-        ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given.
+        ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
+            of them is not a positive int.
+        TypeError: ``loss_fn`` is not callable.
 
     Examples:
         >>> import numpy as np
@@ -120,8 +123,7 @@ class Trainer:
         """Add an extension; it runs at every point where its trigger fires.
 
         Args:
-            extension: an :class:`~zerograd_nn.training.Extension` or any callable taking
-                the trainer.
+            extension: an ``Extension`` or any callable taking the trainer.
             trigger: ``(period, 'iteration' | 'epoch')`` or a callable; default: the
                 extension's own ``trigger`` attribute, else every iteration.
             name: the name to file it under (default: its class or function name; ``_1``,
@@ -149,7 +151,17 @@ class Trainer:
         return extension
 
     def get_extension(self, name: str) -> Any:
-        """The extension filed under ``name``; KeyError listing the names otherwise."""
+        """Return the extension filed under ``name``.
+
+        Args:
+            name: the name ``extend`` filed it under.
+
+        Returns:
+            The extension.
+
+        Raises:
+            KeyError: no extension has that name (the message lists the names).
+        """
         try:
             return self._extensions[name][0]
         except KeyError:
@@ -164,7 +176,11 @@ class Trainer:
 
     # -- the loop -----------------------------------------------------------------------
     def stop(self, reason: str = "stopped by an extension") -> None:
-        """Ask the loop to end after the current point (EarlyStopping calls this)."""
+        """Ask the loop to end after the current point (EarlyStopping calls this).
+
+        Args:
+            reason: kept as ``stop_reason``.
+        """
         self.stop_reason = reason
 
     def _done(self) -> bool:
@@ -228,12 +244,16 @@ class Trainer:
                 return None
 
     def run(self) -> Trainer:
-        """Train until ``max_epochs`` / ``max_iterations`` or :meth:`stop`; returns self.
+        """Train until ``max_epochs`` / ``max_iterations`` or ``stop``.
 
         Calling it again after it ended continues, if the limits were raised.
 
+        Returns:
+            ``self``.
+
         Raises:
             ValueError: when the loader yields no batch.
+            TypeError: when a batch is not an ``(x, t)`` pair.
         """
         if hasattr(self.train_loader, "__len__") and len(self.train_loader) == 0:
             raise ValueError(
@@ -272,25 +292,37 @@ class Trainer:
 
     # -- snapshots ----------------------------------------------------------------------
     def state_extra(self) -> dict[str, Any]:
-        """What a snapshot keeps of the trainer itself, beyond epoch and iteration."""
+        """Return what a snapshot keeps of the trainer itself, beyond epoch and iteration.
+
+        Returns:
+            ``{"elapsed_time": float, "at_epoch_end": bool}``.
+        """
         return {"elapsed_time": self.elapsed_time, "at_epoch_end": self.at_epoch_end}
 
     def extension_states(self) -> ExtensionStates:
-        """The extensions' states as one object with a state dict (what Snapshot saves)."""
+        """Return the extensions' states as one object with a state dict.
+
+        Returns:
+            An ``ExtensionStates`` (what Snapshot saves in the checkpoint's scheduler slot).
+        """
         return ExtensionStates(self)
 
     def resume(self, path: str | os.PathLike) -> Trainer:
-        """Continue from a snapshot: model, optimizer, loader position, random states,
-        epoch, iteration and the extensions' states (add the extensions first).
+        """Continue from a snapshot (add the extensions first).
 
-        Everything is checked before anything changes: a snapshot that does not fit this
-        trainer leaves it, its model, optimizer, loader and extensions as they were.
+        Restores the model, optimizer, loader position, random states, epoch, iteration and
+        the extensions' states. Everything is checked before anything changes: a snapshot
+        that does not fit this trainer leaves it, its model, optimizer, loader and
+        extensions as they were.
 
         Args:
-            path: a file written by :class:`~zerograd_nn.training.Snapshot`.
+            path: a file written by ``Snapshot``.
 
         Returns:
-            self; call :meth:`run` to go on.
+            ``self``; call ``run`` to go on.
+
+        Raises:
+            ValueError: the snapshot does not fit this trainer (nothing changes).
         """
         from ..checkpoint import load_checkpoint
 
@@ -311,17 +343,25 @@ class Trainer:
 
 
 class ExtensionStates:
-    """A trainer's extensions seen as one stateful object, saved in a checkpoint's
-    scheduler slot (schedulers are extensions here, so the slot holds them all).
+    """A trainer's extensions seen as one stateful object.
 
-    Loading is all or nothing: every state is tried, and undone if any is refused.
+    It is saved in a checkpoint's scheduler slot (schedulers are extensions here, so the
+    slot holds them all). Loading is all or nothing: every state is tried, and undone if
+    any is refused.
+
+    Args:
+        trainer: the ``Trainer`` whose extensions it stands for.
     """
 
     def __init__(self, trainer: Trainer) -> None:
         self.trainer = trainer
 
     def state_dict(self) -> dict[str, Any]:
-        """``{extension name: its state}`` for every extension with a non-empty state."""
+        """Return every extension's state.
+
+        Returns:
+            ``{extension name: its state}`` for every extension with a non-empty state.
+        """
         states = {}
         for name, (ext, *_) in self.trainer._extensions.items():
             state = ext.state_dict() if hasattr(ext, "state_dict") else {}
@@ -372,7 +412,15 @@ class ExtensionStates:
         return commit
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Load every extension's state from ``d``, all or nothing."""
+        """Load every extension's state from ``d``, all or nothing.
+
+        Args:
+            d: a dict from ``state_dict``; names this trainer lacks are skipped with a
+                warning.
+
+        Raises:
+            ValueError: some extension refused its state (nothing changes).
+        """
         self._prepare_load(d)()
 
 
