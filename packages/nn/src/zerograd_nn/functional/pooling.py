@@ -65,7 +65,7 @@ def _pad(x: Any, geometry: tuple, value: float) -> Any:
 
 
 class Pooling(Function):
-    """Max pooling; remembers each window's first maximum for the backward."""
+    """Max pooling; remembers where each window's first maximum is, for the backward."""
 
     def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
@@ -79,9 +79,10 @@ class Pooling(Function):
         y = xp.asarray(xpad[windows[0]], copy=True)  # never a view of the input
         for w in windows[1:]:
             y = xp.maximum(y, xpad[w])
-        # One mask per kernel offset: where that offset is the window's first maximum (kept
-        # in x's dtype: the standard refuses bool * float).
-        masks, taken, to = [], None, backend_of(x).astype
+        # Where each kernel offset is its window's first maximum, in im2col's layout
+        # (N, C, KH, KW, OH, OW) and x's dtype (the standard refuses bool * float): one
+        # stack and one cast, so the backward is one product and one col2im.
+        hits, taken = [], None
         for w in windows:
             hit = xpad[w] == y
             if taken is not None:
@@ -89,8 +90,11 @@ class Pooling(Function):
                 taken = xp.logical_or(taken, hit)
             else:
                 taken = hit
-            masks.append(to(hit, x.dtype))
-        self.masks = masks
+            hits.append(hit)
+        n, c, oh, ow = y.shape
+        k = self.geometry[0]
+        mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(k) + (oh, ow))
+        self.mask = backend_of(x).astype(mask, x.dtype)
         return y
 
     def backward(self, gy: Variable) -> Variable:
@@ -109,7 +113,7 @@ class Pooling2DGrad(Function):
         n, c, oh, ow = gy.shape
         k, s, pad, _ = p.geometry
         # each window's winner gets gy, in im2col's layout (N, C, KH, KW, OH, OW): one col2im
-        col = xp.reshape(xp.stack([gy * m for m in p.masks], axis=2), (n, c) + k + (oh, ow))
+        col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * p.mask
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def backward(self, ggx: Variable) -> Variable:
@@ -126,8 +130,9 @@ class Pooling2DWithIndexes(Function):
         p = self.pool
         xpad = _pad(x, p.geometry, 0.0)
         y = None
-        for win, mask in zip(_windows(p.geometry), p.masks):
-            term = xpad[win] * mask
+        kw = p.geometry[0][1]
+        for offset, win in enumerate(_windows(p.geometry)):
+            term = xpad[win] * p.mask[:, :, offset // kw, offset % kw]
             y = term if y is None else y + term
         return y
 
