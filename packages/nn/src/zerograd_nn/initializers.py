@@ -145,18 +145,7 @@ class Constant(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """Return an array with ``fill_value`` everywhere.
-
-        Args:
-            backend: the backend the array is made on.
-            shape: the array's shape (a tuple of ints).
-            dtype: its dtype.
-            fan_in: the weight's fan-in (0 for initializers that do not use fans).
-            fan_out: the weight's fan-out (0 for initializers that do not use fans).
-
-        Returns:
-            A new array of ``backend``.
-        """
+        """Return an array with ``fill_value`` everywhere (see ``Initializer.generate``)."""
         device = device_of(backend.asarray(0.0))  # the backend's own device
         return backend.xp.full(
             shape, self.fill_value, dtype=backend.resolve_dtype(dtype), device=device
@@ -177,68 +166,54 @@ class One(Constant):
         super().__init__(1.0)
 
 
-class Normal(Initializer):
+class _Random(Initializer):
+    """Normal draws of std ``_spread`` or, with ``_uniform_draws``, uniform ones on ``±_spread``."""
+
+    _uniform_draws = False
+
+    def __init__(self, scale: float = 0.05) -> None:
+        self.scale = scale
+
+    def _spread(self, shape: tuple, fan_in: int, fan_out: int) -> float:
+        return self.scale
+
+    def generate(
+        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
+    ) -> Any:
+        """Return random draws of this initializer's spread (see ``Initializer.generate``)."""
+        spread = self._spread(shape, fan_in, fan_out)
+        if self._uniform_draws:
+            return _uniform(backend, shape, dtype, spread)
+        return _normal(backend, shape, dtype, spread)
+
+
+class Normal(_Random):
     """Normal draws with mean 0 and standard deviation ``scale``.
 
     Args:
         scale: the standard deviation (Chainer's default, 0.05).
     """
 
-    def __init__(self, scale: float = 0.05) -> None:
-        self.scale = scale
 
-    def generate(
-        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
-    ) -> Any:
-        """Return normal draws of std ``scale``.
-
-        Args:
-            backend: the backend the array is made on.
-            shape: the array's shape (a tuple of ints).
-            dtype: its dtype.
-            fan_in: the weight's fan-in (0 for initializers that do not use fans).
-            fan_out: the weight's fan-out (0 for initializers that do not use fans).
-
-        Returns:
-            A new array of ``backend``.
-        """
-        return _normal(backend, shape, dtype, self.scale)
-
-
-class Uniform(Initializer):
+class Uniform(_Random):
     """Uniform draws on ``[-scale, scale)``.
 
     Args:
         scale: the bound (Chainer's default, 0.05).
     """
 
-    def __init__(self, scale: float = 0.05) -> None:
-        self.scale = scale
-
-    def generate(
-        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
-    ) -> Any:
-        """Return uniform draws on ``[-scale, scale)``.
-
-        Args:
-            backend: the backend the array is made on.
-            shape: the array's shape (a tuple of ints).
-            dtype: its dtype.
-            fan_in: the weight's fan-in (0 for initializers that do not use fans).
-            fan_out: the weight's fan-out (0 for initializers that do not use fans).
-
-        Returns:
-            A new array of ``backend``.
-        """
-        return _uniform(backend, shape, dtype, self.scale)
+    _uniform_draws = True
 
 
-class _Scaled(Initializer):
-    """Draws whose variance is ``scale**2 * gain / fan`` (the LeCun/Glorot/He family)."""
+class _Scaled(_Random):
+    """Draws whose variance is ``scale**2 * gain / fan`` (the LeCun/Glorot/He family).
 
-    _needs_fans = True
+    Raises:
+        ValueError: when called for a weight whose fan is not positive.
+    """
+
     _gain = 1.0  # variance numerator: 1 for LeCun and Glorot, 2 for He
-    _uniform_draws = False
+    _needs_fans = True
 
     def __init__(self, scale: float = 1.0) -> None:
         self.scale = scale
@@ -246,24 +221,7 @@ class _Scaled(Initializer):
     def _fan(self, fan_in: int, fan_out: int) -> float:
         return fan_in
 
-    def generate(
-        self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
-    ) -> Any:
-        """Return normal or uniform draws of variance ``scale**2 * gain / fan``.
-
-        Args:
-            backend: the backend the array is made on.
-            shape: the array's shape (a tuple of ints).
-            dtype: its dtype.
-            fan_in: the weight's fan-in (0 for initializers that do not use fans).
-            fan_out: the weight's fan-out (0 for initializers that do not use fans).
-
-        Returns:
-            A new array of ``backend``.
-
-        Raises:
-            ValueError: the fan this initializer uses is not positive.
-        """
+    def _spread(self, shape: tuple, fan_in: int, fan_out: int) -> float:
         fan = self._fan(fan_in, fan_out)
         if fan <= 0:
             raise ValueError(
@@ -271,9 +229,7 @@ class _Scaled(Initializer):
                 f"has fan {fan}; every dimension must be at least 1"
             )
         std = self.scale * math.sqrt(self._gain / fan)
-        if self._uniform_draws:  # a uniform on [-a, a) has std a / sqrt(3)
-            return _uniform(backend, shape, dtype, std * math.sqrt(3.0))
-        return _normal(backend, shape, dtype, std)
+        return std * math.sqrt(3.0) if self._uniform_draws else std  # uniform std: bound/sqrt(3)
 
 
 class LeCunNormal(_Scaled):
@@ -376,17 +332,9 @@ class Orthogonal(Initializer):
     def generate(
         self, backend: Backend, shape: tuple, dtype: Any, fan_in: int, fan_out: int
     ) -> Any:
-        """Return a (semi-)orthogonal matrix, reshaped to ``shape``, times ``scale``.
+        """Return a (semi-)orthogonal matrix of ``shape`` times ``scale``.
 
-        Args:
-            backend: the backend the array is made on.
-            shape: the array's shape (a tuple of ints).
-            dtype: its dtype.
-            fan_in: the weight's fan-in (0 for initializers that do not use fans).
-            fan_out: the weight's fan-out (0 for initializers that do not use fans).
-
-        Returns:
-            A new array of ``backend``.
+        See ``Initializer.generate``.
 
         Raises:
             ValueError: ``shape`` has fewer than two dimensions.
