@@ -65,6 +65,13 @@ class Communicator:
                 f"got {root!r}."
             )
 
+    def _mean(self, total: Any) -> Any:
+        """``total / size``: in place for a float or complex array, a new float one for ints."""
+        if total.dtype.kind in "fc":
+            total /= self.size
+            return total
+        return total / self.size  # an integer mean is a float array, never truncated
+
     # -- Python objects ------------------------------------------------------------------
 
     def barrier(self) -> None:

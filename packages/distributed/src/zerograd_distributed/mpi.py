@@ -157,63 +157,22 @@ class MpiCommunicator(Communicator):
         self.mpi_comm.Barrier()
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:
-        """Broadcast a Python object from ``root`` (pickled).
-
-        Args:
-            obj: the object to send; ignored on the other ranks.
-            root: the rank that sends.
-
-        Returns:
-            ``root``'s ``obj``, on every rank.
-
-        Raises:
-            ValueError: ``root`` is not a rank.
-        """
+        """See ``Communicator.bcast_obj``; the object is pickled by mpi4py."""
         self._check_root("bcast_obj", root)
         return self.mpi_comm.bcast(obj, root=root)
 
     def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
-        """Reduce a Python object over every rank (pickled).
-
-        Args:
-            obj: a number, or anything the MPI reduction accepts for ``op``.
-            op: one of ``OPS``; ``"mean"`` divides the sum by ``size``.
-
-        Returns:
-            The reduction, on every rank.
-
-        Raises:
-            ValueError: ``op`` is not one of ``OPS``.
-        """
+        """See ``Communicator.allreduce_obj``; ``obj`` must suit the MPI reduction for ``op``."""
         self._check_op("allreduce_obj", op)
         out = self.mpi_comm.allreduce(obj, op=self._ops[op])
         return out / self.size if op == "mean" else out
 
     def allgather_obj(self, obj: Any) -> list:
-        """Gather a Python object from every rank (pickled).
-
-        Args:
-            obj: this rank's object.
-
-        Returns:
-            Every rank's ``obj`` in rank order, on every rank.
-        """
+        """See ``Communicator.allgather_obj``; the object is pickled by mpi4py."""
         return self.mpi_comm.allgather(obj)
 
     def scatter_obj(self, objs: Any, root: int = 0) -> Any:
-        """Send item ``i`` of ``root``'s sequence to rank ``i`` (pickled).
-
-        Args:
-            objs: on ``root``, a sequence of ``size`` items; ignored on the other ranks.
-            root: the rank that sends.
-
-        Returns:
-            Item ``rank`` of ``objs``.
-
-        Raises:
-            ValueError: ``root`` is not a rank, or ``objs`` does not hold ``size`` items
-                (raised on every rank; nothing is sent).
-        """
+        """See ``Communicator.scatter_obj``; the items are pickled by mpi4py."""
         self._check_root("scatter_obj", root)
         problem = None
         if self.rank == root:
@@ -228,20 +187,7 @@ class MpiCommunicator(Communicator):
     # -- arrays --------------------------------------------------------------------------
 
     def bcast(self, x: Any, root: int = 0) -> Any:
-        """Broadcast an array from ``root``.
-
-        Args:
-            x: the array to send on ``root``; the other ranks may pass ``None``.
-            root: the rank that sends.
-
-        Returns:
-            ``root``'s array, on every rank (``root`` gets its own ``x`` back, made
-                contiguous if it was not).
-
-        Raises:
-            ValueError: ``root`` is not a rank.
-            TypeError: MPI cannot move ``root``'s array (raised on every rank).
-        """
+        """See ``Communicator.bcast``; ``root`` gets its ``x`` back, made contiguous if need be."""
         self._check_root("bcast", root)
         meta = None
         if self.rank == root:
@@ -256,23 +202,9 @@ class MpiCommunicator(Communicator):
         return x
 
     def allreduce(self, x: Any, op: str = "sum", *, inplace: bool = False) -> Any:
-        """Reduce every rank's array elementwise.
+        """See ``Communicator.allreduce``; ``x`` is a numpy array (CuPy with a CUDA-aware MPI).
 
-        Every rank must pass the same shape and dtype (checked: a ValueError on every rank,
-        not a hang).
-
-        Args:
-            x: this rank's numpy array (or CuPy array with a CUDA-aware MPI).
-            op: one of ``OPS``; ``"mean"`` divides the sum by ``size`` (integer arrays give
-                a float mean).
-            inplace: write the result into ``x`` and return ``x``.
-
-        Returns:
-            The reduced array, on every rank.
-
-        Raises:
-            ValueError: ``op`` is not one of ``OPS``, or the ranks' shapes or dtypes differ.
-            TypeError: MPI cannot move some rank's array (raised on every rank).
+        A layout mismatch or a refused array raises on every rank, never hangs.
         """
         self._check_op("allreduce", op)
         buf, meta = self._local("allreduce", x)
@@ -286,12 +218,7 @@ class MpiCommunicator(Communicator):
             if inplace:  # x was not contiguous: write the result back into it
                 x[...] = out
                 out = x
-        if op == "mean":
-            if out.dtype.kind in "fc":
-                out /= self.size
-            else:  # an integer mean is a float array, never truncated
-                out = out / self.size
-        return out
+        return self._mean(out) if op == "mean" else out
 
     def _allreduce_sum_inplace(self, buf: Any) -> None:
         """Sum contiguous ``buf`` over every rank in place, unchecked.
@@ -309,18 +236,7 @@ class MpiCommunicator(Communicator):
         self.mpi_comm.Bcast(buf, root=root)
 
     def allgather(self, x: Any) -> Any:
-        """Gather every rank's array, stacked on a new first axis.
-
-        Args:
-            x: this rank's array; every rank passes the same shape and dtype.
-
-        Returns:
-            An array of shape ``(size, *x.shape)``, on every rank.
-
-        Raises:
-            ValueError: the ranks' shapes or dtypes differ (raised on every rank).
-            TypeError: MPI cannot move some rank's array (raised on every rank).
-        """
+        """See ``Communicator.allgather``; a refused array raises on every rank."""
         buf, meta = self._local("allgather", x)
         self._agree("allgather", "shape and dtype", meta)
         out = type(buf)((self.size, *buf.shape), dtype=buf.dtype)
@@ -328,21 +244,7 @@ class MpiCommunicator(Communicator):
         return out
 
     def scatter(self, x: Any, root: int = 0) -> Any:
-        """Split ``root``'s array along axis 0 and send part ``i`` to rank ``i``.
-
-        The parts have the sizes ``numpy.array_split`` gives.
-
-        Args:
-            x: on ``root``, an array with at least one dimension; the others pass ``None``.
-            root: the rank that sends.
-
-        Returns:
-            This rank's part, a new numpy array.
-
-        Raises:
-            ValueError: ``root`` is not a rank, or ``root``'s array is 0-d.
-            TypeError: MPI cannot move ``root``'s array.
-        """
+        """See ``Communicator.scatter``; the part is a new numpy array (``Scatterv``)."""
         self._check_root("scatter", root)
         meta = None
         if self.rank == root:
@@ -370,9 +272,5 @@ class MpiCommunicator(Communicator):
         return out
 
     def abort(self, code: int = 1) -> None:
-        """End every rank's process now (``MPI_Abort``).
-
-        Args:
-            code: the exit status the processes end with.
-        """
+        """See ``Communicator.abort``; calls ``MPI_Abort``."""
         self.mpi_comm.Abort(code)

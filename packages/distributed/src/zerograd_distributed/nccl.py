@@ -119,6 +119,11 @@ class NcclCommunicator(Communicator):
             )
         return (x if x.flags.c_contiguous else self._cupy.ascontiguousarray(x)), code
 
+    def _root_on_gpu(self, method: str, x: Any, root: int) -> bool:
+        """Check ``root``, then tell every rank whether ``root``'s ``x`` is a CuPy array."""
+        self._check_root(method, root)
+        return self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
+
     def _stream(self) -> int:
         return self._cupy.cuda.get_current_stream().ptr
 
@@ -130,71 +135,26 @@ class NcclCommunicator(Communicator):
         self.mpi.barrier()
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:
-        """Broadcast a Python object from ``root`` (over MPI).
-
-        Args:
-            obj: the object to send; ignored on the other ranks.
-            root: the rank that sends.
-
-        Returns:
-            ``root``'s ``obj``, on every rank.
-        """
+        """See ``Communicator.bcast_obj``; goes over MPI."""
         return self.mpi.bcast_obj(obj, root)
 
     def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
-        """Reduce a Python object over every rank (over MPI).
-
-        Args:
-            obj: a number, or anything the MPI reduction accepts for ``op``.
-            op: one of ``OPS``; ``"mean"`` divides the sum by ``size``.
-
-        Returns:
-            The reduction, on every rank.
-        """
+        """See ``Communicator.allreduce_obj``; goes over MPI."""
         return self.mpi.allreduce_obj(obj, op)
 
     def allgather_obj(self, obj: Any) -> list:
-        """Gather a Python object from every rank (over MPI).
-
-        Args:
-            obj: this rank's object.
-
-        Returns:
-            Every rank's ``obj`` in rank order, on every rank.
-        """
+        """See ``Communicator.allgather_obj``; goes over MPI."""
         return self.mpi.allgather_obj(obj)
 
     def scatter_obj(self, objs: Any, root: int = 0) -> Any:
-        """Send item ``i`` of ``root``'s sequence to rank ``i`` (over MPI).
-
-        Args:
-            objs: on ``root``, a sequence of ``size`` items; ignored on the other ranks.
-            root: the rank that sends.
-
-        Returns:
-            Item ``rank`` of ``objs``.
-        """
+        """See ``Communicator.scatter_obj``; goes over MPI."""
         return self.mpi.scatter_obj(objs, root)
 
     # -- arrays: CuPy over NCCL, the rest over MPI ---------------------------------------
 
     def bcast(self, x: Any, root: int = 0) -> Any:
-        """Broadcast an array from ``root`` (CuPy over NCCL, other arrays over MPI).
-
-        Args:
-            x: the array to send on ``root``; the other ranks may pass ``None``.
-            root: the rank that sends.
-
-        Returns:
-            ``root``'s array, on every rank.
-
-        Raises:
-            ValueError: ``root`` is not a rank.
-            TypeError: NCCL cannot move the array's dtype.
-        """
-        self._check_root("bcast", root)
-        on_gpu = self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
-        if not on_gpu:
+        """See ``Communicator.bcast``; CuPy arrays go over NCCL, other arrays over MPI."""
+        if not self._root_on_gpu("bcast", x, root):
             return self.mpi.bcast(x, root)
         meta = (tuple(x.shape), str(x.dtype)) if self.rank == root else None
         shape, dtype = self.mpi.bcast_obj(meta, root)
@@ -205,21 +165,7 @@ class NcclCommunicator(Communicator):
         return buf
 
     def allreduce(self, x: Any, op: str = "sum", *, inplace: bool = False) -> Any:
-        """Reduce every rank's array elementwise (CuPy over NCCL, other arrays over MPI).
-
-        Args:
-            x: this rank's array; every rank passes the same shape and dtype.
-            op: one of ``OPS``; ``"mean"`` divides the sum by ``size`` (integer arrays give
-                a float mean).
-            inplace: write the result into ``x`` and return ``x``.
-
-        Returns:
-            The reduced array, on every rank.
-
-        Raises:
-            ValueError: ``op`` is not one of ``OPS``, or the ranks' shapes or dtypes differ.
-            TypeError: NCCL cannot move the array's dtype.
-        """
+        """See ``Communicator.allreduce``; CuPy arrays go over NCCL, others over MPI."""
         if not _is_cupy(x):
             return self.mpi.allreduce(x, op, inplace=inplace)
         self._check_op("allreduce", op)
@@ -232,12 +178,7 @@ class NcclCommunicator(Communicator):
         if inplace and out is not x:
             x[...] = out
             out = x
-        if op == "mean":
-            if out.dtype.kind == "f":
-                out /= self.size
-            else:
-                out = out / self.size
-        return out
+        return self._mean(out) if op == "mean" else out
 
     def _transport_problem(self, x: Any) -> str | None:
         if _is_cupy(x):
@@ -258,18 +199,7 @@ class NcclCommunicator(Communicator):
         self.nccl_comm.bcast(buf.data.ptr, buf.size, code, root, self._stream())
 
     def allgather(self, x: Any) -> Any:
-        """Gather every rank's array on a new first axis (CuPy over NCCL, others over MPI).
-
-        Args:
-            x: this rank's array; every rank passes the same shape and dtype.
-
-        Returns:
-            An array of shape ``(size, *x.shape)``, on every rank.
-
-        Raises:
-            ValueError: the ranks' shapes or dtypes differ.
-            TypeError: NCCL cannot move the array's dtype.
-        """
+        """See ``Communicator.allgather``; CuPy arrays go over NCCL, others over MPI."""
         if not _is_cupy(x):
             return self.mpi.allgather(x)
         buf, code = self._device_buffer("allgather", x)
@@ -279,35 +209,18 @@ class NcclCommunicator(Communicator):
         return out
 
     def scatter(self, x: Any, root: int = 0) -> Any:
-        """Split ``root``'s array along axis 0 and give part ``i`` to rank ``i``.
+        """See ``Communicator.scatter``.
 
-        NCCL has no scatter: a CuPy array is broadcast whole and each rank keeps its part
-        (the sizes ``numpy.array_split`` gives). Other arrays go over MPI.
-
-        Args:
-            x: on ``root``, an array with at least one dimension; the others pass ``None``.
-            root: the rank that sends.
-
-        Returns:
-            This rank's part, a new array.
-
-        Raises:
-            ValueError: ``root`` is not a rank.
-            TypeError: NCCL cannot move the array's dtype.
+        NCCL has no scatter: a CuPy array is broadcast whole and each rank keeps its part.
+        Other arrays go over MPI.
         """
-        self._check_root("scatter", root)
-        on_gpu = self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
-        if not on_gpu:
+        if not self._root_on_gpu("scatter", x, root):
             return self.mpi.scatter(x, root)
         whole = self.bcast(x, root)
         return _part(whole, self.rank, self.size).copy()
 
     def abort(self, code: int = 1) -> None:
-        """Abort NCCL's pending work, then every rank's process (``MPI_Abort``).
-
-        Args:
-            code: the exit status the processes end with.
-        """
+        """See ``Communicator.abort``; aborts NCCL's pending work, then ``MPI_Abort``."""
         try:
             self.nccl_comm.abort()
         finally:
