@@ -132,7 +132,7 @@ class Pooling2DWithIndexes(Function):
         y = None
         kw = p.geometry[0][1]
         for offset, win in enumerate(_windows(p.geometry)):
-            term = xpad[win] * p.mask[:, :, offset // kw, offset % kw]
+            term = xpad[win] * p.mask[:, :, offset // kw, offset % kw, ...]  # standard: "..."
             y = term if y is None else y + term
         return y
 
