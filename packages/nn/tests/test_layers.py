@@ -6,7 +6,7 @@ import pytest
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import Parameter, Variable, test_mode
-from zerograd.backends import backend_of
+from zerograd.backends import as_numpy, backend_of
 
 
 class TwoLayer(L.Layer):
@@ -67,7 +67,7 @@ def test_linear_lazy_in_size_and_init(rand, to_np):
     assert layer.W.data is None
     x = rand(8, 400, dtype="float32")
     y = layer(x)
-    assert y.shape == (8, 50) and y.dtype == np.float32
+    assert y.shape == (8, 50) and as_numpy(y).dtype == np.float32
     assert layer.W.shape == (400, 50) and layer.in_size == 400
     assert backend_of(layer.W.data) is backend_of(x) and backend_of(layer.b.data) is backend_of(x)
     # W ~ randn * sqrt(1 / in_size): standard deviation 0.05
@@ -77,16 +77,16 @@ def test_linear_lazy_in_size_and_init(rand, to_np):
 
 def test_linear_options(rand):
     layer = L.Linear(3, nobias=True, dtype=np.float64, in_size=2)
-    assert layer.b is None and layer.W.dtype == np.float64
+    assert layer.b is None and as_numpy(layer.W).dtype == np.float64
     assert [p.name for p in layer.params()] == ["W"]
-    assert L.Linear(3, dtype="float32", in_size=2).W.dtype == np.float32
+    assert as_numpy(L.Linear(3, dtype="float32", in_size=2).W).dtype == np.float32
 
 
 def test_conv2d_layer(rand, to_np):
     layer = L.Conv2d(4, kernel_size=(3, 2), stride=(2, 1), pad=1)
     x = rand(2, 3, 7, 6, dtype="float32")
     y = layer(x)
-    assert y.shape == (2, 4, 4, 7) and y.dtype == np.float32
+    assert y.shape == (2, 4, 4, 7) and as_numpy(y).dtype == np.float32
     assert layer.W.shape == (4, 3, 3, 2) and layer.b.shape == (4,)
     ref = F.conv2d(x, layer.W.data, layer.b.data, (2, 1), 1)
     np.testing.assert_allclose(to_np(y), to_np(ref))
@@ -188,7 +188,7 @@ def test_lstm_values_against_numpy(rand, to_np, backend):
 
 def test_embed_id_layer(arr, to_np, backend):
     emb = L.EmbedID(10, 3)
-    assert emb.W.shape == (10, 3) and emb.W.dtype == np.float32
+    assert emb.W.shape == (10, 3) and as_numpy(emb.W).dtype == np.float32
     emb.to(backend)
     ids = [[1, 2], [9, 0]]
     y = emb(arr(ids, "int64"))
@@ -201,7 +201,7 @@ def test_batchnorm_layer_state(rand, to_np):
     assert [p.name for p in bn.params()] == ["avg_mean", "avg_var", "gamma", "beta"]
     x = rand(8, 3, 2, 2, dtype="float32") * 3 + 1
     y = bn(x)
-    assert y.dtype == np.float32 and bn.avg_mean.shape == (3,)
+    assert as_numpy(y).dtype == np.float32 and bn.avg_mean.shape == (3,)
     np.testing.assert_allclose(to_np(bn.avg_mean), 0.1 * to_np(x).mean(axis=(0, 2, 3)), rtol=1e-5)
     before = to_np(bn.avg_mean).copy()
     with test_mode():

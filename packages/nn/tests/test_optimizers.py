@@ -135,10 +135,10 @@ def test_float32_kept_and_updated_in_place(opt):
         give_grads(model, G)
         opt.update()
     assert p.data is before  # in place
-    assert p.data.dtype == np.float32
+    assert as_numpy(p.data).dtype == np.float32
     assert not np.allclose(p.data, [1.0, 2.0])
     for st in opt._state.values():
-        assert all(a.dtype == np.float32 for a in st.values())
+        assert all(as_numpy(a).dtype == np.float32 for a in st.values())
 
 
 def test_params_without_grad_are_skipped():
@@ -264,7 +264,7 @@ def test_state_follows_parameter_to_another_backend(monkeypatch):
 def test_optimizers_fit_a_linear_layer(make, backend):
     model, opt, losses = _fit(make, backend)
     assert losses[-1] < losses[0] / 10
-    assert all(p.data.dtype == np.float32 for p in model.params())
+    assert all(as_numpy(p.data).dtype == np.float32 for p in model.params())
     # the state lives with the parameters (on the GPU after to_gpu()), and the run gives
     # the numbers the numpy backend gives
     for p in model.params():
