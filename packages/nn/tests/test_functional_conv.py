@@ -261,11 +261,11 @@ def test_pair_accepts_numpy_integers_and_refuses_bools_and_floats():
         (lambda x, W: F.average_pooling(x, 2, (1, 0.5)), r"^average_pooling: stride: expected"),
         (lambda x, W: F.im2col(x, "a"), r"^im2col: kernel_size: expected an int or a pair"),
         (
-            lambda x, W: F.deconv2d(x, W.transpose(1, 0, 2, 3), stride=0),
+            lambda x, W: F.deconv2d(x, F.transpose(W, (1, 0, 2, 3)), stride=0),
             r"^deconv2d: stride \(0, 0\) must be >= 1 and pad \(0, 0\) >= 0",
         ),
         (
-            lambda x, W: F.deconv2d(x, W.transpose(1, 0, 2, 3), outsize=7.0),
+            lambda x, W: F.deconv2d(x, F.transpose(W, (1, 0, 2, 3)), outsize=7.0),
             r"^deconv2d: outsize: expected an int or a pair",
         ),
     ],

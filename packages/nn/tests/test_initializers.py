@@ -90,7 +90,7 @@ def test_dtype_is_kept_and_constant_fills(backend, to_np):
     w = I.Constant(-1.5)((2, 3), "float32", backend)
     assert as_numpy(w).dtype == np.float32 and backend_of(w).name == backend.name
     np.testing.assert_array_equal(to_np(w), np.full((2, 3), -1.5, np.float32))
-    assert I.HeUniform()((10, 4), "float32", backend).dtype == np.float32
+    assert as_numpy(I.HeUniform()((10, 4), "float32", backend)).dtype == np.float32
     np.testing.assert_array_equal(to_np(I.Zero()((2,), "float64", backend)), [0.0, 0.0])
     np.testing.assert_array_equal(to_np(I.One()((2,), "float64", backend)), [1.0, 1.0])
     np.testing.assert_array_equal(to_np(I.Constant(2.0)(3, "float64", backend)), [2.0] * 3)

@@ -44,7 +44,7 @@ def test_mlp_structure_and_activation(rand, to_np):
     y = m(x)
     assert y.shape == (6, 4) and as_numpy(y).dtype == np.float32
     assert [p.shape for p in m.params()] == [(3, 10), (10,), (10, 4), (4,)]
-    ref = F.relu(x @ m.l0.W + m.l0.b) @ m.l1.W + m.l1.b
+    ref = F.relu(F.matmul(x, m.l0.W) + m.l0.b) @ m.l1.W + m.l1.b
     np.testing.assert_allclose(to_np(y), to_np(ref), rtol=1e-6)
 
 
