@@ -23,6 +23,7 @@ nox.options.sessions = [
     "lint",
     "tests",
     "strict_backend(core)",
+    "strict_backend(nn)",
     "cupy_without_gpu",
     "smoke",
     "docs",
@@ -113,8 +114,7 @@ def strict_backend(session: nox.Session, package: str) -> None:
     """A package's whole suite on the strict backend (array-api-strict arrays on a device
     that refuses implicit host conversion, installed through its entry point like any
     plugin): a call outside the contract, or data reaching numpy other than through
-    ``Backend.to_numpy``, fails a test. core's is a default session; nn's is not yet (its
-    tests still compare dtypes with numpy's and call numpy methods on backend arrays)."""
+    ``Backend.to_numpy``, fails a test. Both are default sessions."""
     reqs = [str(PACKAGES / f) for f in dict.fromkeys(DEPENDS[package] + ["backend-numpy"])]
     session.install(NUMPY["2"], "pytest>=8", *TEST_EXTRAS.get(package, []), *reqs, str(STRICT))
     session.run(
