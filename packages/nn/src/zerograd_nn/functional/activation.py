@@ -24,11 +24,27 @@ class Sigmoid(Function):
     """Logistic sigmoid; backward through :class:`SigmoidGrad`."""
 
     def forward(self, x: Any) -> Any:
+        """Compute Sigmoid's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         x = float_data(x)
         xp = get_array_module(x)
         return _keep(xp.tanh(x * 0.5) * 0.5 + 0.5, x)  # stable for large |x|
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Sigmoid's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         y = self.outputs[0]()
         if not recording():
             return Variable(_keep(gy.data * y.data * (1 - y.data), gy.data))
@@ -39,9 +55,26 @@ class SigmoidGrad(Function):
     """gx = gy * y * (1 - y), from the output y."""
 
     def forward(self, y: Any, gy: Any) -> Any:
+        """Compute SigmoidGrad's output from backend arrays.
+
+        Args:
+            y: the output array of the forward pass.
+            gy: the gradient of the output.
+
+        Returns:
+            The output array.
+        """
         return _keep(gy * y * (1 - y), gy)
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:
+        """Gradients of SigmoidGrad's inputs, given the gradient of its output.
+
+        Args:
+            g: the gradient of this function's output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         y, gy = self.inputs
         return g * gy * (1 - 2 * y), g * y * (1 - y)
 
@@ -66,9 +99,25 @@ class ReLU(Function):
     """``max(x, 0)``; the gradient passes where ``x > 0``."""
 
     def forward(self, x: Any) -> Any:
+        """Compute ReLU's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         return _keep(get_array_module(x).maximum(x, 0), x)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of ReLU's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         x = self.inputs[0].data
         if not recording():
             return Variable(gy.data * backend_of(x).astype(x > 0, gy.dtype))
@@ -87,10 +136,26 @@ class LeakyReLU(Function):
         self.slope = slope
 
     def forward(self, x: Any) -> Any:
+        """Compute LeakyReLU's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         x = float_data(x)
         return _keep(get_array_module(x).where(x > 0, x, x * self.slope), x)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of LeakyReLU's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         x = self.inputs[0].data
         positive = backend_of(x).astype(x > 0, gy.dtype)
         return gy * (positive * (1.0 - self.slope) + self.slope)  # 1 where x > 0, else slope
@@ -108,6 +173,14 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, x: Any) -> Any:
+        """Compute Softmax's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
         if x.size == 0:  # nothing to normalize (max of an empty axis is undefined)
@@ -117,6 +190,14 @@ class Softmax(Function):
         return y / xp.sum(y, axis=self.axis, keepdims=True)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Softmax's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         y = self.outputs[0]()
         gx = y * gy
         return gx - y * sum(gx, axis=self.axis, keepdims=True)
@@ -153,6 +234,14 @@ class LogSoftmax(Function):
         self.axis = axis
 
     def forward(self, x: Any) -> Any:
+        """Compute LogSoftmax's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
         if x.size == 0:
@@ -160,6 +249,14 @@ class LogSoftmax(Function):
         return x - logsumexp(x, self.axis)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of LogSoftmax's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         y = self.outputs[0]()
         return gy - exp(y) * sum(gy, axis=self.axis, keepdims=True)
 

@@ -55,12 +55,28 @@ class Im2col(Function):
         self.to_matrix, self.pad_value = to_matrix, pad_value
 
     def forward(self, x: Any) -> Any:
+        """Compute Im2col's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.input_shape = x.shape
         return im2col_array(
             x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value
         )
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Im2col's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return col2im(gy, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix)
 
 
@@ -79,11 +95,27 @@ class Col2im(Function):
         )
 
     def forward(self, x: Any) -> Any:
+        """Compute Col2im's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         return col2im_array(
             x, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix
         )
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Col2im's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return im2col(gy, self.kernel_size, self.stride, self.pad, self.to_matrix)
 
 
@@ -120,6 +152,16 @@ class Conv2d(Function):
         self.pad = _pair(pad, what="conv2d: pad")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        """Compute Conv2d's output from backend arrays.
+
+        Args:
+            x: the input array.
+            W: the weight array.
+            b: the bias array, or None for no bias.
+
+        Returns:
+            The output array.
+        """
         _check_conv("conv2d", x, W, 1, b)
         conv_geometry("conv2d", x.shape, W.shape[2:], self.stride, self.pad)
         xp = get_array_module(x)
@@ -133,6 +175,14 @@ class Conv2d(Function):
         return xp.reshape(y, (n, oc, oh, ow))
 
     def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        """Gradients of Conv2d's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, W = self.inputs[0], self.inputs[1]
         gx = None
         if needs_grad(x):
@@ -154,6 +204,16 @@ class Deconv2d(Function):
         self.outsize = None if outsize is None else _pair(outsize, what="deconv2d: outsize")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        """Compute Deconv2d's output from backend arrays.
+
+        Args:
+            x: the input array.
+            W: the weight array.
+            b: the bias array, or None for no bias.
+
+        Returns:
+            The output array.
+        """
         _check_conv("deconv2d", x, W, 0, b)
         (sh, sw), (ph, pw) = self.stride, self.pad
         if min(sh, sw) < 1 or min(ph, pw) < 0:
@@ -181,6 +241,14 @@ class Deconv2d(Function):
         return y
 
     def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        """Gradients of Deconv2d's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, W = self.inputs[0], self.inputs[1]
         gx = conv2d(gy, W, None, self.stride, self.pad) if needs_grad(x) else None
         gW = Conv2DGradW(W.shape[2:], self.stride, self.pad)(gy, x) if needs_grad(W) else None
@@ -199,6 +267,15 @@ class Conv2DGradW(Function):
         self.kernel_size, self.stride, self.pad = _pair(tuple(kernel_size)), stride, pad
 
     def forward(self, x: Any, gy: Any) -> Any:
+        """Compute Conv2DGradW's output from backend arrays.
+
+        Args:
+            x: the input array.
+            gy: the gradient of the output.
+
+        Returns:
+            The output array.
+        """
         xp = get_array_module(x)
         col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
         n, c, kh, kw, oh, ow = col.shape
@@ -210,6 +287,14 @@ class Conv2DGradW(Function):
         return xp.reshape(gw, (oc, c, kh, kw))
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:
+        """Gradients of Conv2DGradW's inputs, given the gradient of its output.
+
+        Args:
+            g: the gradient of this function's output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, gy = self.inputs
         gx = None
         if needs_grad(x):

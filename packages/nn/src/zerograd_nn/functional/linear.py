@@ -16,6 +16,16 @@ class Linear(Function):
     """``x @ W + b`` in one graph node (``b`` optional)."""
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        """Compute Linear's output from backend arrays.
+
+        Args:
+            x: the input array.
+            W: the weight array.
+            b: the bias array, or None for no bias.
+
+        Returns:
+            The output array.
+        """
         if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
             raise ValueError(
                 f"linear: x of shape {x.shape} and W of shape {W.shape} do not fit; expected "
@@ -32,6 +42,14 @@ class Linear(Function):
         return y
 
     def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        """Gradients of Linear's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, W = self.inputs[0], self.inputs[1]
         if not recording():
             return self._backward_arrays(gy.data)

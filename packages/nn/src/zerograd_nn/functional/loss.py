@@ -19,8 +19,11 @@ def _like(value: Any, x: Any) -> Any:
 
 
 def _same_shape(op: str, x0: Any, x1: Any) -> None:
-    """Refuse operands of different shapes: broadcasting (3, 1) against (3,) would compare
-    every prediction with every target and give a silently wrong loss."""
+    """Refuse operands of different shapes.
+
+    Broadcasting (3, 1) against (3,) would compare every prediction with every target and
+    give a silently wrong loss.
+    """
     s0, s1 = (tuple(getattr(_data(x), "shape", ())) for x in (x0, x1))
     if s0 != s1:
         raise ValueError(
@@ -34,11 +37,28 @@ class MeanSquaredError(Function):
     """``sum((x0 - x1)**2) / len(x0)`` in one graph node (integers computed as floats)."""
 
     def forward(self, x0: Any, x1: Any) -> Any:
+        """Compute MeanSquaredError's output from backend arrays.
+
+        Args:
+            x0: the first operand.
+            x1: the second operand.
+
+        Returns:
+            The output array.
+        """
         diff = float_data(x0) - float_data(x1)  # before subtracting: uint8 would wrap
         xp = get_array_module(diff)
         return _like(xp.sum(diff * diff) / diff.shape[0], diff)
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        """Gradients of MeanSquaredError's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x0, x1 = self.inputs
         diff = x0 - x1
         gx = gy * diff * (2.0 / diff.shape[0])
@@ -118,6 +138,15 @@ class SoftmaxCrossEntropy(Function):
     """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
 
     def forward(self, x: Any, t: Any) -> Any:
+        """Compute SoftmaxCrossEntropy's output from backend arrays.
+
+        Args:
+            x: the input array.
+            t: the target labels.
+
+        Returns:
+            The output array.
+        """
         n = x.shape[0]
         x = float_data(x)
         xp = get_array_module(x)
@@ -125,6 +154,14 @@ class SoftmaxCrossEntropy(Function):
         return _like(-xp.sum(log_p) / n, x)
 
     def backward(self, gy: Variable) -> tuple[Variable, None]:
+        """Gradients of SoftmaxCrossEntropy's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, t = self.inputs
         n, classes = x.shape
         if not recording():

@@ -45,8 +45,10 @@ def _image(x: Any, op: str) -> Variable:
 
 
 def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
-    """:func:`conv_geometry`, refusing a pad larger than half the kernel (a window of
-    padding only would pool to ``-inf`` or to zero)."""
+    """:func:`conv_geometry`, refusing a pad larger than half the kernel.
+
+    A window of padding only would pool to ``-inf`` or to zero.
+    """
     geometry = conv_geometry(op, shape, kernel_size, stride, pad)
     (kh, kw), _, (ph, pw), _ = geometry
     if 2 * ph > kh or 2 * pw > kw:
@@ -71,6 +73,14 @@ class Pooling(Function):
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
     def forward(self, x: Any) -> Any:
+        """Compute Pooling's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         xp = get_array_module(x)
         self.input_shape = x.shape
         self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
@@ -98,6 +108,14 @@ class Pooling(Function):
         return y
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Pooling's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return Pooling2DGrad(self)(gy)
 
 
@@ -108,6 +126,14 @@ class Pooling2DGrad(Function):
         self.pool = pool
 
     def forward(self, gy: Any) -> Any:
+        """Compute Pooling2DGrad's output from backend arrays.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The output array.
+        """
         p = self.pool
         xp = get_array_module(gy)
         n, c, oh, ow = gy.shape
@@ -117,6 +143,14 @@ class Pooling2DGrad(Function):
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def backward(self, ggx: Variable) -> Variable:
+        """Gradients of Pooling2DGrad's inputs, given the gradient of its output.
+
+        Args:
+            ggx: the gradient of this function's output.
+
+        Returns:
+            The gradient of the input.
+        """
         return Pooling2DWithIndexes(self.pool)(ggx)
 
 
@@ -127,6 +161,14 @@ class Pooling2DWithIndexes(Function):
         self.pool = pool
 
     def forward(self, x: Any) -> Any:
+        """Compute Pooling2DWithIndexes's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         p = self.pool
         xpad = _pad(x, p.geometry, 0.0)
         y = None
@@ -137,6 +179,14 @@ class Pooling2DWithIndexes(Function):
         return y
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Pooling2DWithIndexes's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return Pooling2DGrad(self.pool)(gy)
 
 
@@ -155,8 +205,22 @@ def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable
 
 
 def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
-    """Max pooling from im2col: each window's first maximum (the book's first version;
-    ``-inf`` padding). Same values and gradients as :func:`pooling`, ties included."""
+    """Max pooling from im2col: each window's first maximum (the book's first version).
+
+    Padding is ``-inf``. Same values and gradients as :func:`pooling`, ties included.
+
+    Args:
+        x: input of shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the padding, an int or a pair, at most half the kernel.
+
+    Returns:
+        A Variable of shape (N, C, OH, OW).
+
+    Raises:
+        ValueError: an input that is not 4-D, or a bad kernel, stride or pad.
+    """
     x = _image(x, "pooling_simple")
     n, c = x.shape[:2]
     (kh, kw), _, _, (oh, ow) = _geometry("pooling_simple", x.shape, kernel_size, stride, pad)
@@ -174,6 +238,14 @@ class AveragePooling(Function):
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
     def forward(self, x: Any) -> Any:
+        """Compute AveragePooling's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.input_shape = x.shape
         geometry = _geometry("average_pooling", x.shape, self.kernel_size, self.stride, self.pad)
         xpad = _pad(x, geometry, 0.0)
@@ -184,6 +256,14 @@ class AveragePooling(Function):
         return y / len(windows)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of AveragePooling's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         n, c, oh, ow = gy.shape
         kh, kw = conv_geometry(
             "average_pooling", self.input_shape, self.kernel_size, self.stride, self.pad

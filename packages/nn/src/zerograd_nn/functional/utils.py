@@ -45,15 +45,44 @@ class AsFloat(Function):
     """``x`` converted to float64 when it holds integers or bools; the gradient passes through."""
 
     def forward(self, x: Any) -> Any:
+        """Compute AsFloat's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         return float_data(x)
 
     def backward(self, gy: Any) -> Any:
+        """Gradients of AsFloat's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return gy
 
 
 def as_float(x: Any, op: str, name: str = "x") -> Variable:
-    """Argument ``name`` of ``op`` as a Variable of floating-point data (converted only when
-    it is not already); TypeError for what is not a numeric array, Variable or list."""
+    """Argument ``name`` of ``op`` as a Variable of floating-point data.
+
+    Integer or bool data is converted (through :class:`AsFloat`); floating data is kept.
+
+    Args:
+        x: the argument (Variable, array, list or number).
+        op: the calling function's name, for error messages.
+        name: the argument's name, for error messages.
+
+    Returns:
+        A Variable holding floating-point data.
+
+    Raises:
+        TypeError: ``x`` is not a numeric array, Variable, list or number.
+    """
     if not isinstance(x, Variable) or x.data is None:
         x = Variable(array_arg(op, name, x))
     if backend_of(x.data).dtype_kind(x.dtype) in "fc":
@@ -140,8 +169,23 @@ def conv_args(
 
 
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
-    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``
-    (DeZero's name for :func:`zerograd.utils.conv_outsize`)."""
+    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``.
+
+    DeZero's name for :func:`zerograd.utils.conv_outsize`.
+
+    Args:
+        input_size: the input length.
+        kernel_size: the kernel length.
+        stride: the stride.
+        pad: the padding on each side.
+
+    Returns:
+        The output length.
+
+    Examples:
+        >>> get_conv_outsize(4, 3, 1, 1)
+        4
+    """
     return conv_outsize(input_size, kernel_size, stride, pad)
 
 
@@ -163,11 +207,11 @@ def normalize_axis(axis: int, ndim: int, op: str) -> int:
 
 
 def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
-    """The array behind argument ``v`` of ``op``: a Variable's data or a backend array as is;
-    a list or Python number converted (on ``like``'s backend); anything else a TypeError.
+    """The array behind argument ``v`` of ``op``.
 
-    Used where a function reads shapes or values itself, before any zerograd Function would
-    check its inputs.
+    A Variable's data or a backend array as is; a list or Python number converted (on
+    ``like``'s backend); anything else a TypeError. Used where a function reads shapes or
+    values itself, before any zerograd Function would check its inputs.
     """
     a = data_of(v)
     if isinstance(a, (list, tuple, int, float)) or getattr(a, "ndim", None) == 0:
