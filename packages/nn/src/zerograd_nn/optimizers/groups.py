@@ -85,6 +85,19 @@ class _ParamList:
 
 
 def check_params(owner: str, params: Any, what: str) -> list[Parameter]:
+    """``params`` as a list of Parameters, checked.
+
+    Args:
+        owner: the optimizer's name, for error messages.
+        params: an iterable of Parameters.
+        what: how to name ``params`` in error messages.
+
+    Returns:
+        A new list of the Parameters.
+
+    Raises:
+        TypeError: ``params`` is not iterable or holds something other than a Parameter.
+    """
     try:
         params = list(params)
     except TypeError:

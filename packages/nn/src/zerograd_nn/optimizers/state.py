@@ -13,8 +13,17 @@ from .hyper import check_hyper
 
 
 def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    """``names``' state arrays for a parameter holding ``data``: the stored ones (moved to
-    ``data``'s backend if the parameter moved) or zeros. Never changes ``st``."""
+    """``names``' state arrays for a parameter holding ``data``.
+
+    Args:
+        st: the parameter's stored state, or None.
+        data: the parameter's array.
+        names: the state names to return.
+
+    Returns:
+        ``{name: array}``: the stored ones (moved to ``data``'s backend if the parameter
+        moved) or zeros. ``st`` is never changed.
+    """
     out = {}
     for n in names:
         a = None if st is None else st.get(n)
