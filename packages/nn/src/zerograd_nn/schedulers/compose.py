@@ -26,7 +26,19 @@ def _children(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> list[LRS
 
 
 class SequentialLR(LRScheduler):
-    """Run ``schedulers[i]`` from ``milestones[i-1]`` on; each starts again at its step 0."""
+    """Run ``schedulers[i]`` from ``milestones[i-1]`` on; each starts again at its step 0.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        schedulers: step-based schedulers of ``optimizer``, in the order they run.
+        milestones: the increasing steps at which the next scheduler takes over (one fewer
+            than ``schedulers``).
+
+    Raises:
+        TypeError: an item of ``schedulers`` that is not a step-based scheduler.
+        ValueError: no schedulers, schedulers of another optimizer, or milestones that are
+            not that many increasing positive ints.
+    """
 
     _skip = ("optimizer", "schedulers")
 
@@ -59,7 +71,16 @@ class SequentialLR(LRScheduler):
 
 
 class ChainedScheduler(LRScheduler):
-    """Step every scheduler together: ``lr = base * product of their factors``."""
+    """Step every scheduler together: ``lr = base * product of their factors``.
+
+    Args:
+        schedulers: step-based schedulers, all of one optimizer.
+        optimizer: that optimizer (optional; taken from the first scheduler).
+
+    Raises:
+        TypeError: an item of ``schedulers`` that is not a step-based scheduler.
+        ValueError: no schedulers, or schedulers of different optimizers.
+    """
 
     _skip = ("optimizer", "schedulers")
 

@@ -19,6 +19,21 @@ class ReduceLROnPlateau(_StateMixin):
     ``mode`` "min" or "max", by more than ``threshold``, relative or absolute), the lrs are
     reduced (never below ``min_lr``; changes smaller than ``eps`` are skipped), then
     ``cooldown`` calls pass before counting again.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        mode: "min" when a lower metric is better, "max" when a higher one is.
+        factor: the multiplier applied to the lrs, in (0, 1).
+        patience: calls without improvement tolerated before reducing.
+        threshold: the least change that counts as an improvement.
+        threshold_mode: "rel" (relative to the best value) or "abs".
+        cooldown: calls to wait after a reduction before counting again.
+        min_lr: the lowest lr, one for all groups or one per group.
+        eps: reductions smaller than this are skipped.
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
+        ValueError: a mode, threshold_mode or number out of range.
     """
 
     def __init__(
