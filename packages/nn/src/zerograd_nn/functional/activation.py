@@ -80,7 +80,14 @@ class SigmoidGrad(Function):
 
 
 def sigmoid_simple(x: Any) -> Variable:
-    """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version)."""
+    """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+    """
     x = as_float(x, "sigmoid_simple")
     return 1 / (1 + exp(-x))
 
@@ -88,9 +95,16 @@ def sigmoid_simple(x: Any) -> Variable:
 def sigmoid(x: Any) -> Variable:
     """Logistic sigmoid, computed stably as ``tanh(x/2)/2 + 1/2``.
 
-    >>> import numpy as np
-    >>> sigmoid(np.array([0.0])).data
-    array([0.5])
+    Args:
+        x: the input (a Variable, an array or a list).
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+
+    Examples:
+        >>> import numpy as np
+        >>> sigmoid(np.array([0.0])).data
+        array([0.5])
     """
     return Sigmoid()(x)
 
@@ -125,7 +139,19 @@ class ReLU(Function):
 
 
 def relu(x: Any) -> Variable:
-    """``max(x, 0)`` elementwise."""
+    """``max(x, 0)`` elementwise.
+
+    Args:
+        x: the input (a Variable, an array or a list).
+
+    Returns:
+        A Variable of ``x``'s shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> relu(np.array([-1.0, 2.0])).data
+        array([0., 2.])
+    """
     return ReLU()(x)
 
 
@@ -162,7 +188,18 @@ class LeakyReLU(Function):
 
 
 def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
-    """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``)."""
+    """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        slope: the factor for negative inputs.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+
+    Raises:
+        TypeError: ``slope`` is not a real number.
+    """
     return LeakyReLU(real_number("leaky_relu", "slope", slope))(x)
 
 
@@ -208,6 +245,13 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
 
     The maximum along ``axis`` is subtracted first (a constant: softmax does not change
     when every input shifts by the same amount), so large inputs do not overflow.
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        axis: the axis to normalize over.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
     """
     x = as_float(x, "softmax_simple")
     xd = x.data
@@ -223,7 +267,20 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
 
 
 def softmax(x: Any, axis: int = 1) -> Variable:
-    """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end)."""
+    """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        axis: the axis to normalize over.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+
+    Examples:
+        >>> import numpy as np
+        >>> softmax(np.array([[0.0, 0.0]])).data
+        array([[0.5, 0.5]])
+    """
     return Softmax(axis)(x)
 
 
@@ -262,5 +319,13 @@ class LogSoftmax(Function):
 
 
 def log_softmax(x: Any, axis: int = 1) -> Variable:
-    """``log(softmax(x, axis))`` computed without overflow or log(0)."""
+    """``log(softmax(x, axis))`` computed without overflow or log(0).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        axis: the axis to normalize over.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+    """
     return LogSoftmax(axis)(x)

@@ -83,9 +83,18 @@ class Linear(Function):
 def linear(x: Any, W: Any, b: Any = None) -> Variable:
     """``x @ W + b`` for x (N, I) (or (N, ..., I)), W (I, O), b (O,) or None.
 
-    >>> import numpy as np
-    >>> linear(np.ones((2, 3)), np.ones((3, 4))).shape
-    (2, 4)
+    Args:
+        x: the input, shape (N, I) or (N, ..., I).
+        W: the weights, shape (I, O).
+        b: the bias, shape (O,), or None.
+
+    Returns:
+        A Variable of shape (N, O) (or (N, ..., O)).
+
+    Examples:
+        >>> import numpy as np
+        >>> linear(np.ones((2, 3)), np.ones((3, 4))).shape
+        (2, 4)
     """
     if b is None or (isinstance(b, Variable) and b.data is None):
         return Linear()(x, W)
@@ -93,7 +102,16 @@ def linear(x: Any, W: Any, b: Any = None) -> Variable:
 
 
 def linear_simple(x: Any, W: Any, b: Any = None) -> Variable:
-    """``matmul(x, W) + b`` from two functions (the book's first version)."""
+    """``matmul(x, W) + b`` from two functions (the book's first version).
+
+    Args:
+        x: the input, shape (N, I).
+        W: the weights, shape (I, O).
+        b: the bias, shape (O,), or None.
+
+    Returns:
+        A Variable of shape (N, O).
+    """
     t = matmul(x, W)
     if b is None:
         return t

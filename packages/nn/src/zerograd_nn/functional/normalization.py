@@ -45,6 +45,18 @@ def batch_norm(
     replaced) move toward them: ``mean = decay*mean + (1-decay)*batch_mean`` and likewise
     ``var`` with the unbiased batch variance. In test mode the running statistics are used.
     Both modes are differentiable to any order in ``x``, ``gamma`` and ``beta``.
+
+    Args:
+        x: the input, shape (N, C) or (N, C, H, W).
+        gamma: the scale per channel, shape (C,).
+        beta: the shift per channel, shape (C,).
+        mean: the running mean, shape (C,).
+        var: the running variance, shape (C,).
+        decay: how much of the running statistics each batch keeps.
+        eps: added to the variance before the square root.
+
+    Returns:
+        A Variable of ``x``'s shape.
     """
     x = as_float(x, "batch_norm")
     if x.ndim not in (2, 4):
