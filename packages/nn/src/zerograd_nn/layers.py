@@ -150,6 +150,9 @@ class Layer:
         (:meth:`summary` makes that call). BatchNorm's running statistics are Parameters
         here, so they count too.
 
+        Returns:
+            The total element count.
+
         Examples:
             >>> Linear(3, in_size=4).count_params()
             15
@@ -174,7 +177,11 @@ class Layer:
 
     @property
     def training(self) -> bool:
-        """Whether this layer's forward runs in train mode here: ``Config.train`` and not eval."""
+        """Whether this layer's forward runs in train mode here: ``Config.train`` and not eval.
+
+        Returns:
+            True in train mode.
+        """
         return bool(Config.train) and not self._eval_mode
 
     def train(self, mode: bool = True) -> Layer:
@@ -198,7 +205,11 @@ class Layer:
         return self
 
     def eval(self) -> Layer:
-        """Put this layer and its sub-layers in eval mode (``train(False)``); returns self."""
+        """Put this layer and its sub-layers in eval mode (``train(False)``).
+
+        Returns:
+            This layer.
+        """
         return self.train(False)
 
     def params(self) -> Iterator[Parameter]:
@@ -253,10 +264,16 @@ class Layer:
             param.cleargrad()
 
     def to(self, backend: Any) -> Layer:
-        """Move every parameter (and gradient) to ``backend`` (a name or Backend); returns self.
+        """Move every parameter (and gradient) to ``backend``.
 
         All arrays are converted before any is assigned, so a failed conversion leaves every
         parameter where it was.
+
+        Args:
+            backend: a backend name (``"numpy"``, ``"cupy"``, ...) or a Backend.
+
+        Returns:
+            This layer.
         """
         moves = []
         for param in self.params():
@@ -272,11 +289,19 @@ class Layer:
         return self
 
     def to_cpu(self) -> Layer:
-        """Move every parameter to the CPU (the default backend)."""
+        """Move every parameter to the CPU (the default backend).
+
+        Returns:
+            This layer.
+        """
         return self.to(get_backend())
 
     def to_gpu(self) -> Layer:
-        """Move every parameter to the GPU backend; a clear error when none can be used."""
+        """Move every parameter to the GPU backend; a clear error when none can be used.
+
+        Returns:
+            This layer.
+        """
         return self.to(gpu_backend())
 
     def _flatten_params(self, params_dict: dict, parent_key: str = "") -> None:
@@ -285,11 +310,19 @@ class Layer:
         params_dict.update(_state.walk(self, prefix, "/", set()))
 
     def save_weights(self, path: str | os.PathLike) -> None:
-        """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`)."""
+        """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`).
+
+        Args:
+            path: the file to write (``.npz`` is added if missing).
+        """
         _weights.save_weights(self, path)
 
     def load_weights(self, path: str | os.PathLike) -> None:
-        """Read weights written by :meth:`save_weights` (checked; all or nothing)."""
+        """Read weights written by :meth:`save_weights` (checked; all or nothing).
+
+        Args:
+            path: the file to read.
+        """
         _weights.load_weights(self, path)
 
 

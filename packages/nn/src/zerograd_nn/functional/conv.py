@@ -124,9 +124,20 @@ def im2col(
 ) -> Variable:
     """Unfold image patches: (N, C, H, W) -> (N*OH*OW, C*KH*KW), or (N, C, KH, KW, OH, OW).
 
-    >>> import numpy as np
-    >>> im2col(np.ones((1, 2, 4, 4)), 3).shape
-    (4, 18)
+    Args:
+        x: the input, shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+        to_matrix: return the 2-D matrix (else the 6-D array).
+
+    Returns:
+        A Variable of the unfolded patches.
+
+    Examples:
+        >>> import numpy as np
+        >>> im2col(np.ones((1, 2, 4, 4)), 3).shape
+        (4, 18)
     """
     return Im2col(kernel_size, stride, pad, to_matrix)(x)
 
@@ -139,7 +150,19 @@ def col2im(
     pad: Any = 0,
     to_matrix: bool = True,
 ) -> Variable:
-    """Fold patches back into an image of ``input_shape``, summing overlaps (im2col's adjoint)."""
+    """Fold patches back into an image of ``input_shape``, summing overlaps (im2col's adjoint).
+
+    Args:
+        x: patches as :func:`im2col` returns them.
+        input_shape: the image shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+        to_matrix: whether ``x`` is the 2-D matrix (else the 6-D array).
+
+    Returns:
+        A Variable of shape ``input_shape``.
+    """
     return Col2im(input_shape, kernel_size, stride, pad, to_matrix)(x)
 
 
@@ -306,11 +329,20 @@ class Conv2DGradW(Function):
 def conv2d(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
     """2-D convolution (cross-correlation) of x (N, C, H, W) with W (OC, C, KH, KW).
 
-    ``stride`` and ``pad`` are ints or ``(h, w)`` pairs; ``b`` is (OC,) or None.
+    Args:
+        x: the input, shape (N, C, H, W).
+        W: the kernels, shape (OC, C, KH, KW).
+        b: the bias, shape (OC,), or None.
+        stride: an int or an ``(h, w)`` pair.
+        pad: an int or an ``(h, w)`` pair.
 
-    >>> import numpy as np
-    >>> conv2d(np.ones((1, 1, 5, 5)), np.ones((2, 1, 3, 3)), pad=1).shape
-    (1, 2, 5, 5)
+    Returns:
+        A Variable of shape (N, OC, OH, OW).
+
+    Examples:
+        >>> import numpy as np
+        >>> conv2d(np.ones((1, 1, 5, 5)), np.ones((2, 1, 3, 3)), pad=1).shape
+        (1, 2, 5, 5)
     """
     if _has_bias(b):
         return Conv2d(stride, pad)(x, W, b)
@@ -322,8 +354,17 @@ def deconv2d(
 ) -> Variable:
     """Transposed convolution of x (N, C, H, W) with W (C, OC, KH, KW): conv2d's adjoint.
 
-    ``outsize`` picks the output (H, W) when several fit; the default is
-    ``stride * (H - 1) + KH - 2 * pad``.
+    Args:
+        x: the input, shape (N, C, H, W).
+        W: the kernels, shape (C, OC, KH, KW).
+        b: the bias, shape (OC,), or None.
+        stride: an int or an ``(h, w)`` pair.
+        pad: an int or an ``(h, w)`` pair.
+        outsize: the output (H, W) when several fit; the default is
+            ``stride * (H - 1) + KH - 2 * pad``.
+
+    Returns:
+        A Variable of shape (N, OC, OH, OW).
     """
     if _has_bias(b):
         return Deconv2d(stride, pad, outsize)(x, W, b)
@@ -331,7 +372,18 @@ def deconv2d(
 
 
 def conv2d_simple(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
-    """conv2d built from im2col, reshape, transpose and linear (the book's first version)."""
+    """conv2d built from im2col, reshape, transpose and linear (the book's first version).
+
+    Args:
+        x: the input, shape (N, C, H, W).
+        W: the kernels, shape (OC, C, KH, KW).
+        b: the bias, shape (OC,), or None.
+        stride: an int or an ``(h, w)`` pair.
+        pad: an int or an ``(h, w)`` pair.
+
+    Returns:
+        A Variable of shape (N, OC, OH, OW).
+    """
     x, W = (
         v
         if isinstance(v, Variable) and v.data is not None

@@ -197,9 +197,22 @@ def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable
     element ``argmax`` picks), as in :func:`pooling_simple`. ``pad`` is at most half the
     kernel.
 
-    >>> import numpy as np
-    >>> pooling(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2).data.ravel()
-    array([ 5.,  7., 13., 15.])
+    Args:
+        x: the input, shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+
+    Returns:
+        A Variable of shape (N, C, OH, OW).
+
+    Raises:
+        ValueError: an input that is not 4-D, or a bad kernel, stride or pad.
+
+    Examples:
+        >>> import numpy as np
+        >>> pooling(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2).data.ravel()
+        array([ 5.,  7., 13., 15.])
     """
     return Pooling(kernel_size, stride, pad)(x)
 
@@ -273,5 +286,15 @@ class AveragePooling(Function):
 
 
 def average_pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
-    """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer)."""
+    """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer).
+
+    Args:
+        x: the input, shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+
+    Returns:
+        A Variable of shape (N, C, OH, OW).
+    """
     return AveragePooling(kernel_size, stride, pad)(x)
