@@ -315,7 +315,14 @@ class Adam(Optimizer):
         return {**hp, "step": self.step_size(hp)}
 
     def step_size(self, hp: dict | None = None) -> float:
-        """``lr * sqrt(1 - beta2**t) / (1 - beta1**t)``: the bias-corrected step size."""
+        """``lr * sqrt(1 - beta2**t) / (1 - beta1**t)``: the bias-corrected step size.
+
+        Args:
+            hp: the hyperparameters to use (a group's); None for the optimizer's defaults.
+
+        Returns:
+            The step size of the current step ``t``.
+        """
         hp = hp if hp is not None else self.defaults
         t = self.t + self.__dict__.get("_next", 0)
         fix1 = 1.0 - math.pow(hp["beta1"], t)

@@ -45,7 +45,11 @@ class hyperparameter:
             group[self.key] = value
 
     def interval(self) -> str:
-        """The accepted values in words: ``>= 0``, ``> 0`` or ``in [0, 1)``."""
+        """The accepted values in words: ``>= 0``, ``> 0`` or ``in [0, 1)``.
+
+        Returns:
+            The interval as text, for error messages.
+        """
         if self.high == math.inf:
             return f"{'>' if self.low_open else '>='} {self.low:g}"
         left = "(" if self.low_open else "["
@@ -53,7 +57,14 @@ class hyperparameter:
         return f"in {left}{self.low:g}, {self.high:g}{right}"
 
     def accepts(self, v: float) -> bool:
-        """Whether the float ``v`` lies in the accepted interval."""
+        """Whether the float ``v`` lies in the accepted interval.
+
+        Args:
+            v: the value to test.
+
+        Returns:
+            True when ``v`` is accepted.
+        """
         above = v > self.low if self.low_open else v >= self.low
         below = v < self.high if self.high_open else v <= self.high
         return above and below

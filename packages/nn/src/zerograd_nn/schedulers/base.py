@@ -142,7 +142,14 @@ class LRScheduler(_StateMixin):
         raise NotImplementedError
 
     def factors(self, t: int) -> list[float]:
-        """``lr_at(base, t) / base`` per group (1 where base is 0)."""
+        """``lr_at(base, t) / base`` per group (1 where base is 0).
+
+        Args:
+            t: the step count.
+
+        Returns:
+            One factor per parameter group.
+        """
         return [self.lr_at(b, t) / b if b else 1.0 for b in self.base_lrs]
 
     def _set(self, t: int) -> list[float]:
@@ -157,5 +164,9 @@ class LRScheduler(_StateMixin):
         self._last_lr = self._set(self.last_epoch)
 
     def get_last_lr(self) -> list[float]:
-        """The lr of each group set by the last step."""
+        """The lr of each group set by the last step.
+
+        Returns:
+            One lr per parameter group.
+        """
         return list(self._last_lr)

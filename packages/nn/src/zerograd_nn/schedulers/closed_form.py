@@ -139,7 +139,14 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer)
 
     def period(self, t: int) -> tuple[int, int]:
-        """``(T_cur, T_i)``: the step within the current period, and its length."""
+        """The step within the current period, and that period's length.
+
+        Args:
+            t: the step count.
+
+        Returns:
+            ``(T_cur, T_i)``.
+        """
         t_i = self.T_0
         while t >= t_i:
             t -= t_i

@@ -62,7 +62,11 @@ class SequentialLR(LRScheduler):
         return child._last_lr
 
     def state_dict(self) -> dict[str, Any]:
-        """Its own counters plus ``"schedulers"``: each child's state dict."""
+        """Its own counters plus ``"schedulers"``: each child's state dict.
+
+        Returns:
+            A new dict.
+        """
         return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
 
     def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
@@ -103,7 +107,11 @@ class ChainedScheduler(LRScheduler):
         return lrs
 
     def state_dict(self) -> dict[str, Any]:
-        """Its own counters plus ``"schedulers"``: each child's state dict."""
+        """Its own counters plus ``"schedulers"``: each child's state dict.
+
+        Returns:
+            A new dict.
+        """
         return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
 
     def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:

@@ -81,7 +81,14 @@ class ReduceLROnPlateau(_StateMixin):
         return a > (self.best * (1 + self.threshold) if rel else self.best + self.threshold)
 
     def step(self, metric: Any) -> None:
-        """Record this step's ``metric`` (e.g. the validation loss) and reduce if due."""
+        """Record this step's ``metric`` (e.g. the validation loss) and reduce if due.
+
+        Args:
+            metric: the monitored value (a number or a 0-d array/Variable).
+
+        Raises:
+            TypeError: ``metric`` is not a number.
+        """
         if isinstance(metric, Variable):
             metric = metric.data
         try:
@@ -109,5 +116,9 @@ class ReduceLROnPlateau(_StateMixin):
         self._last_lr = [float(g["lr"]) for g in self.optimizer.param_groups]
 
     def get_last_lr(self) -> list[float]:
-        """The lr of each group after the last step."""
+        """The lr of each group after the last step.
+
+        Returns:
+            One lr per parameter group.
+        """
         return list(self._last_lr)
