@@ -249,7 +249,14 @@ def _fsync_dir(directory: str) -> None:
 
 
 class Member:
-    """One archive member as its directory entry and ``.npy`` header describe it."""
+    """One archive member as its directory entry and ``.npy`` header describe it.
+
+    Args:
+        info: the member's zip directory entry.
+        shape: the array shape from the header.
+        dtype: the array dtype from the header.
+        fortran: whether the header declares Fortran order.
+    """
 
     def __init__(self, info: zipfile.ZipInfo, shape: tuple, dtype: Any, fortran: bool) -> None:
         self.info, self.shape, self.dtype, self.fortran = info, shape, dtype, fortran

@@ -156,7 +156,11 @@ def relu(x: Any) -> Variable:
 
 
 class LeakyReLU(Function):
-    """``x`` where positive, ``slope * x`` elsewhere."""
+    """``x`` where positive, ``slope * x`` elsewhere.
+
+    Args:
+        slope: the factor for negative inputs.
+    """
 
     def __init__(self, slope: float) -> None:
         self.slope = slope
@@ -204,7 +208,11 @@ def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
 
 
 class Softmax(Function):
-    """Softmax along ``axis``; backward from the output."""
+    """Softmax along ``axis``; backward from the output.
+
+    Args:
+        axis: the axis to normalize over.
+    """
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis
@@ -285,7 +293,11 @@ def softmax(x: Any, axis: int = 1) -> Variable:
 
 
 class LogSoftmax(Function):
-    """``x - logsumexp(x, axis)``; backward from the output."""
+    """``x - logsumexp(x, axis)``; backward from the output.
+
+    Args:
+        axis: the axis to normalize over.
+    """
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis

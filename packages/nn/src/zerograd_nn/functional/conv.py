@@ -46,7 +46,15 @@ def _check_conv(op: str, x: Any, W: Any, channel_axis: int, b: Any = None) -> No
 
 # -- im2col / col2im as differentiable functions ----------------------------------------------
 class Im2col(Function):
-    """Patches of an image as a differentiable function (backward: col2im)."""
+    """Patches of an image as a differentiable function (backward: col2im).
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: give the 2-D matrix (else the 6-D array).
+        pad_value: the value of the padding.
+    """
 
     def __init__(
         self, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool, pad_value: float = 0.0
@@ -81,7 +89,15 @@ class Im2col(Function):
 
 
 class Col2im(Function):
-    """Patches folded into an image as a differentiable function (backward: im2col)."""
+    """Patches folded into an image as a differentiable function (backward: im2col).
+
+    Args:
+        input_shape: the image shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: whether the patches are the 2-D matrix.
+    """
 
     def __init__(
         self, input_shape: tuple, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool
@@ -168,7 +184,12 @@ def col2im(
 
 # -- conv2d / deconv2d ------------------------------------------------------------------------
 class Conv2d(Function):
-    """2-D convolution; backward uses deconv2d and Conv2DGradW, both differentiable."""
+    """2-D convolution; backward uses deconv2d and Conv2DGradW, both differentiable.
+
+    Args:
+        stride: an int or a pair.
+        pad: an int or a pair.
+    """
 
     def __init__(self, stride: Any = 1, pad: Any = 0) -> None:
         self.stride = _pair(stride, what="conv2d: stride")
@@ -217,7 +238,13 @@ class Conv2d(Function):
 
 
 class Deconv2d(Function):
-    """Transposed 2-D convolution; backward uses conv2d and Conv2DGradW."""
+    """Transposed 2-D convolution; backward uses conv2d and Conv2DGradW.
+
+    Args:
+        stride: an int or a pair.
+        pad: an int or a pair.
+        outsize: the output (H, W), or None for the default size.
+    """
 
     def __init__(self, stride: Any = 1, pad: Any = 0, outsize: Any = None) -> None:
         self.stride = _pair(stride, what="deconv2d: stride")
@@ -284,6 +311,11 @@ class Conv2DGradW(Function):
     """The weight gradient of conv2d: ``gW[o, c, i, j] = sum gy[n, o] * patches(x)[n, c, i, j]``.
 
     Bilinear in ``(x, gy)``; its backward uses deconv2d and conv2d again.
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
     """
 
     def __init__(self, kernel_size: Any, stride: Any, pad: Any) -> None:

@@ -67,7 +67,13 @@ def _pad(x: Any, geometry: tuple, value: float) -> Any:
 
 
 class Pooling(Function):
-    """Max pooling; remembers where each window's first maximum is, for the backward."""
+    """Max pooling; remembers where each window's first maximum is, for the backward.
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+    """
 
     def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
@@ -120,7 +126,11 @@ class Pooling(Function):
 
 
 class Pooling2DGrad(Function):
-    """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``)."""
+    """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``).
+
+    Args:
+        pool: the forward Pooling function, whose recorded winners are used.
+    """
 
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
@@ -155,7 +165,11 @@ class Pooling2DGrad(Function):
 
 
 class Pooling2DWithIndexes(Function):
-    """Pick, in each window of ``x``, the element at the recorded winner's position."""
+    """Pick, in each window of ``x``, the element at the recorded winner's position.
+
+    Args:
+        pool: the forward Pooling function, whose recorded winners are used.
+    """
 
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
@@ -245,7 +259,13 @@ def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> V
 
 
 class AveragePooling(Function):
-    """Average pooling over windows (padded zeros included in the mean)."""
+    """Average pooling over windows (padded zeros included in the mean).
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+    """
 
     def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad

@@ -14,6 +14,12 @@ class hyperparameter:
     ``low``/``high`` bound the accepted values; ``open`` names the bounds that are excluded
     (``"high"`` for Adam's betas, ``"low"`` for ``eps``). Every value is checked when set,
     in a parameter group, in a loaded state dict, and at the start of each update.
+
+    Args:
+        key: the group key it stands for (None: the attribute's own name).
+        low: the lowest accepted value.
+        high: the highest accepted value.
+        open: which of ``"low"`` and ``"high"`` are excluded.
     """
 
     def __init__(
