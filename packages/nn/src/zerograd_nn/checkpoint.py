@@ -234,6 +234,13 @@ def load_checkpoint(
     shapes); the optimizer must be set up on it with the same parameter groups. numpy's
     global random state is restored too.
 
+    Args:
+        path: the checkpoint file.
+        model: the Layer/Model to restore.
+        optimizer: the optimizer to restore, or None.
+        scheduler: the scheduler (anything with ``load_state_dict()``) to restore, or None.
+        loader: the data loader to restore, or None.
+
     Returns:
         ``{"epoch", "iteration", "extra"}``.
 

@@ -79,8 +79,11 @@ def _not_a_pair(owner: str, i: int, ex: Any) -> None:
 
 
 def _stack(xp: Any, owner: str, what: str, values: list, indices: Any) -> Any:
-    """``values`` (the ``what`` of each item in a batch) stacked into one array; a ValueError
-    naming the loader and the first two items whose shapes differ when they cannot be."""
+    """``values`` (the ``what`` of each item in a batch) stacked into one array.
+
+    A ValueError names the loader and the first two items whose shapes differ when they
+    cannot be stacked.
+    """
     arrays = [xp.asarray(v) for v in values]
     try:
         return xp.stack(arrays)
@@ -253,12 +256,21 @@ class DataLoader:
         return x, t
 
     def next(self) -> tuple[Any, Any]:
-        """The next batch (DeZero's spelling of ``next(loader)``)."""
+        """The next batch (DeZero's spelling of ``next(loader)``).
+
+        Returns:
+            ``(x, t)``: the batch's data and labels (``t`` None for unlabelled data).
+
+        Raises:
+            StopIteration: at the end of an epoch (the loader then starts the next one).
+        """
         return self.__next__()
 
     def state_dict(self) -> dict[str, Any]:
-        """Where the loader is: ``epoch``, ``iteration``, the epoch's ``index`` order and the
-        generator's ``rng_state`` (empty without ``seed=``), as ints and numpy arrays.
+        """Where the loader is, as ints and numpy arrays.
+
+        The keys are ``epoch``, ``iteration``, the epoch's ``index`` order and the
+        generator's ``rng_state`` (empty without ``seed=``).
 
         Returns:
             A new dict; :meth:`load_state_dict` of an equal loader continues from here.
@@ -271,8 +283,10 @@ class DataLoader:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Continue from ``state`` (from :meth:`state_dict`); the next batch is the one the
-        saved loader would have given. Everything is checked first: on error nothing changes.
+        """Continue from ``state`` (from :meth:`state_dict`).
+
+        The next batch is the one the saved loader would have given. Everything is checked
+        first: on error nothing changes.
 
         Args:
             state: the dict :meth:`state_dict` returned (or its values read back from a file).

@@ -89,6 +89,14 @@ class Layer:
         object.__delattr__(self, name)
 
     def __call__(self, *inputs: Any) -> Any:
+        """Run :meth:`forward` on ``inputs`` and keep weak references to inputs and outputs.
+
+        Args:
+            *inputs: the inputs of :meth:`forward` (Variables or arrays).
+
+        Returns:
+            The single output, or a tuple when :meth:`forward` returns several.
+        """
         if self._eval_mode:
             with using_config("train", False):  # this context only: Config is per thread/task
                 outputs = self.forward(*inputs)
@@ -113,7 +121,17 @@ class Layer:
         self.__dict__.update(state)
 
     def forward(self, *inputs: Any) -> Any:
-        """Compute the outputs; subclasses implement this."""
+        """Compute the outputs; subclasses implement this.
+
+        Args:
+            *inputs: the arguments the layer was called with.
+
+        Returns:
+            A Variable or a tuple of Variables.
+
+        Raises:
+            NotImplementedError: on a subclass that does not override it.
+        """
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
     # -- looking at a model (zerograd_nn.inspection) -------------------------------------
@@ -131,6 +149,9 @@ class Layer:
         Shared parameters count once; a lazily sized layer counts 0 until its first call
         (:meth:`summary` makes that call). BatchNorm's running statistics are Parameters
         here, so they count too.
+
+        Returns:
+            The total element count.
 
         Examples:
             >>> Linear(3, in_size=4).count_params()
@@ -156,7 +177,11 @@ class Layer:
 
     @property
     def training(self) -> bool:
-        """Whether this layer's forward runs in train mode here: ``Config.train`` and not eval."""
+        """Whether this layer's forward runs in train mode here: ``Config.train`` and not eval.
+
+        Returns:
+            True in train mode.
+        """
         return bool(Config.train) and not self._eval_mode
 
     def train(self, mode: bool = True) -> Layer:
@@ -180,7 +205,11 @@ class Layer:
         return self
 
     def eval(self) -> Layer:
-        """Put this layer and its sub-layers in eval mode (``train(False)``); returns self."""
+        """Put this layer and its sub-layers in eval mode (``train(False)``).
+
+        Returns:
+            This layer.
+        """
         return self.train(False)
 
     def params(self) -> Iterator[Parameter]:
@@ -235,10 +264,16 @@ class Layer:
             param.cleargrad()
 
     def to(self, backend: Any) -> Layer:
-        """Move every parameter (and gradient) to ``backend`` (a name or Backend); returns self.
+        """Move every parameter (and gradient) to ``backend``.
 
         All arrays are converted before any is assigned, so a failed conversion leaves every
         parameter where it was.
+
+        Args:
+            backend: a backend name (``"numpy"``, ``"cupy"``, ...) or a Backend.
+
+        Returns:
+            This layer.
         """
         moves = []
         for param in self.params():
@@ -254,11 +289,19 @@ class Layer:
         return self
 
     def to_cpu(self) -> Layer:
-        """Move every parameter to the CPU (the default backend)."""
+        """Move every parameter to the CPU (the default backend).
+
+        Returns:
+            This layer.
+        """
         return self.to(get_backend())
 
     def to_gpu(self) -> Layer:
-        """Move every parameter to the GPU backend; a clear error when none can be used."""
+        """Move every parameter to the GPU backend; a clear error when none can be used.
+
+        Returns:
+            This layer.
+        """
         return self.to(gpu_backend())
 
     def _flatten_params(self, params_dict: dict, parent_key: str = "") -> None:
@@ -267,11 +310,19 @@ class Layer:
         params_dict.update(_state.walk(self, prefix, "/", set()))
 
     def save_weights(self, path: str | os.PathLike) -> None:
-        """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`)."""
+        """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`).
+
+        Args:
+            path: the file to write (``.npz`` is added if missing).
+        """
         _weights.save_weights(self, path)
 
     def load_weights(self, path: str | os.PathLike) -> None:
-        """Read weights written by :meth:`save_weights` (checked; all or nothing)."""
+        """Read weights written by :meth:`save_weights` (checked; all or nothing).
+
+        Args:
+            path: the file to read.
+        """
         _weights.load_weights(self, path)
 
 
@@ -340,9 +391,11 @@ def _settings(layer: Layer, nobias: Any, dtype: Any) -> None:
 
 
 def _input(layer: Layer, x: Any, ndim: int, layout: str) -> Any:
-    """The layer's input ``x`` (lists converted to arrays) with at least ``ndim`` dimensions,
-    the fewest its forward can read sizes from; a clear error naming the layer otherwise
-    (the functions it calls check the exact layout)."""
+    """The layer's input ``x`` (lists converted to arrays), checked for ``ndim`` dimensions.
+
+    ``ndim`` is the fewest its forward can read sizes from; a clear error naming the layer
+    otherwise (the functions it calls check the exact layout).
+    """
     if not isinstance(x, Variable):
         x = array_arg(type(layer).__name__, "x", x)
     elif x.data is None:
@@ -368,6 +421,18 @@ class Linear(Layer):
     :mod:`zerograd_nn.initializers`, a number (every element) or an array of the
     parameter's shape (copied). A first call that fails leaves the layer unsized, so the
     next call sizes it from its own input.
+
+    Args:
+        out_size: the number of output features.
+        nobias: no bias ``b`` when True.
+        dtype: the floating-point dtype of the parameters.
+        in_size: the number of input features; None to take it from the first input.
+        initialW: how to fill ``W`` (initializer, number or array).
+        initial_bias: how to fill ``b`` (initializer, number or array).
+
+    Raises:
+        ValueError: a size that is not a positive int.
+        TypeError: a non-bool ``nobias`` or a non-floating ``dtype``.
 
     Examples:
         >>> from zerograd_nn import initializers as I
@@ -406,11 +471,20 @@ class Linear(Layer):
             self.W.data = _init.generate(init, (i, o), self.dtype, like, name, "initialW")
 
     def extra_repr(self) -> str:
+        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"in={self.in_size}, out={self.out_size}" + (
             ", nobias=True" if self.b is None else ""
         )
 
     def forward(self, x: Any) -> Variable:
+        """Apply the layer, sizing ``W`` from ``x``'s last axis on the first call.
+
+        Args:
+            x: input of shape (N, in_size) or (N, ..., in_size).
+
+        Returns:
+            The output, of shape (N, ..., out_size).
+        """
         x = _input(self, x, 1, "(N, in_size) or (N, ..., in_size)")
         if self.W.data is not None:
             return F.linear(x, self.W, self.b)
@@ -426,6 +500,22 @@ class _ConvBase(Layer):
 
     ``initialW`` / ``initial_bias`` work as in :class:`Linear`; initializers that scale by
     fans see ``fan_in = in_channels * KH * KW`` and ``fan_out = out_channels * KH * KW``.
+
+    Args:
+        out_channels: the number of output channels.
+        kernel_size: the kernel size, an int or a pair (KH, KW).
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+        nobias: no bias ``b`` when True.
+        dtype: the floating-point dtype of the parameters.
+        in_channels: the number of input channels; None to take it from the first input.
+        initialW: how to fill ``W`` (initializer, number or array).
+        initial_bias: how to fill ``b`` (initializer, number or array).
+
+    Raises:
+        ValueError: a size, kernel, stride or pad that is not a positive (or, for pad,
+            non-negative) int or pair.
+        TypeError: a non-bool ``nobias`` or a non-floating ``dtype``.
     """
 
     def __init__(
@@ -475,6 +565,7 @@ class _ConvBase(Layer):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
+        """This layer's sizes and settings, shown inside its ``repr``."""
         text = (
             f"in={self.in_channels}, out={self.out_channels}, kernel={self.kernel_size}, "
             f"stride={self.stride}, pad={self.pad}"
@@ -482,6 +573,14 @@ class _ConvBase(Layer):
         return text + (", nobias=True" if self.b is None else "")
 
     def forward(self, x: Any) -> Variable:
+        """Apply the convolution, sizing ``W`` from ``x``'s channel axis on the first call.
+
+        Args:
+            x: input of shape (N, C, H, W).
+
+        Returns:
+            The output, of shape (N, out_channels, OH, OW).
+        """
         x = _input(self, x, 2, "4-D (N, C, H, W)")
         if self.W.data is not None:
             return self._conv(x)
@@ -493,7 +592,16 @@ class _ConvBase(Layer):
 
 
 class Conv2d(_ConvBase):
-    """2-D convolution layer; ``W`` is (out_channels, in_channels, KH, KW)."""
+    """2-D convolution layer; ``W`` is (out_channels, in_channels, KH, KW).
+
+    Takes the arguments of its base class (``out_channels``, ``kernel_size``, ``stride``,
+    ``pad``, ``nobias``, ``dtype``, ``in_channels``, ``initialW``, ``initial_bias``).
+
+    Examples:
+        >>> import numpy as np
+        >>> Conv2d(8, 3, pad=1)(np.ones((1, 3, 5, 5), dtype=np.float32)).shape
+        (1, 8, 5, 5)
+    """
 
     def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
         return (oc, c, kh, kw)
@@ -503,7 +611,15 @@ class Conv2d(_ConvBase):
 
 
 class Deconv2d(_ConvBase):
-    """2-D transposed convolution layer; ``W`` is (in_channels, out_channels, KH, KW)."""
+    """2-D transposed convolution layer; ``W`` is (in_channels, out_channels, KH, KW).
+
+    Takes the same arguments as :class:`Conv2d`.
+
+    Examples:
+        >>> import numpy as np
+        >>> Deconv2d(2, 2, stride=2)(np.ones((1, 3, 4, 4), dtype=np.float32)).shape
+        (1, 2, 8, 8)
+    """
 
     def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
         return (c, oc, kh, kw)
@@ -531,6 +647,18 @@ class RNN(Layer):
 
     ``initialW`` (an initializer or a number) fills both ``x2h.W`` and ``h2h.W``;
     ``initial_bias`` fills ``x2h.b``.
+
+    Args:
+        hidden_size: the size of the hidden state.
+        in_size: the input size; None to take it from the first input.
+        initialW: how to fill the weights (initializer or number).
+        initial_bias: how to fill the bias (initializer or number).
+
+    Examples:
+        >>> import numpy as np
+        >>> rnn = RNN(4)
+        >>> rnn(np.ones((2, 3), dtype=np.float32)).shape
+        (2, 4)
     """
 
     def __init__(
@@ -558,9 +686,21 @@ class RNN(Layer):
         self.h = None
 
     def extra_repr(self) -> str:
+        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"hidden={self.x2h.out_size}"
 
     def forward(self, x: Any) -> Variable:
+        """Advance one time step and keep the new hidden state.
+
+        Args:
+            x: the input of this step, of shape (N, in_size).
+
+        Returns:
+            The new hidden state, of shape (N, hidden_size).
+
+        Raises:
+            ValueError: a batch size other than the kept state's (call ``reset_state``).
+        """
         x = _input(self, x, 1, "(N, in_size)")
         _check_state_batch(self, x, self.h)
         if self.h is None:
@@ -576,6 +716,12 @@ class LSTM(Layer):
 
     ``initialW`` (an initializer or a number) fills the eight weight matrices;
     ``initial_bias`` fills the four biases of the ``x2*`` layers.
+
+    Args:
+        hidden_size: the size of the hidden and cell states.
+        in_size: the input size; None to take it from the first input.
+        initialW: how to fill the weights (initializer or number).
+        initial_bias: how to fill the biases (initializer or number).
     """
 
     def __init__(
@@ -606,9 +752,21 @@ class LSTM(Layer):
         self.c: Variable | None = None
 
     def extra_repr(self) -> str:
+        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"hidden={self.x2f.out_size}"
 
     def forward(self, x: Any) -> Variable:
+        """Advance one time step and keep the new hidden and cell states.
+
+        Args:
+            x: the input of this step, of shape (N, in_size).
+
+        Returns:
+            The new hidden state, of shape (N, hidden_size).
+
+        Raises:
+            ValueError: a batch size other than the kept state's (call ``reset_state``).
+        """
         x = _input(self, x, 1, "(N, in_size)")
         _check_state_batch(self, x, self.h)
         if self.h is None:
@@ -631,6 +789,16 @@ class EmbedID(Layer):
     """Lookup table: row ``W[i]`` for each integer id ``i``; ``W`` is (in_size, out_size).
 
     ``W`` starts as standard-normal draws, or from ``initialW`` as in :class:`Linear`.
+
+    Args:
+        in_size: the number of ids (rows of ``W``).
+        out_size: the size of each embedding vector.
+        initialW: how to fill ``W`` (initializer, number or array).
+
+    Examples:
+        >>> import numpy as np
+        >>> EmbedID(10, 3)(np.array([1, 4])).shape
+        (2, 3)
     """
 
     def __init__(self, in_size: int, out_size: int, *, initialW: Any = None) -> None:
@@ -644,9 +812,18 @@ class EmbedID(Layer):
             self.W = Parameter(w, "W")
 
     def extra_repr(self) -> str:
+        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"in={self.W.shape[0]}, out={self.W.shape[1]}"
 
     def forward(self, x: Any) -> Variable:
+        """Look up the rows of ``W``.
+
+        Args:
+            x: integer ids, of any shape.
+
+        Returns:
+            The embeddings, of shape ``x.shape + (out_size,)``.
+        """
         return F.embed_id(x, self.W)
 
 
@@ -656,6 +833,10 @@ class BatchNorm(Layer):
     ``avg_mean`` and ``avg_var`` are Parameters too, so weight files keep them, but they
     never get gradients (optimizers skip them). Chainer's ``initial_gamma`` (default 1) and
     ``initial_beta`` (default 0) take an initializer, a number or an array of the channel count.
+
+    Args:
+        initial_gamma: how to fill the scale ``gamma``.
+        initial_beta: how to fill the shift ``beta``.
     """
 
     def __init__(self, *, initial_gamma: Any = None, initial_beta: Any = None) -> None:
@@ -683,9 +864,18 @@ class BatchNorm(Layer):
                 p.data = _init.generate(value, (d,), dtype, x, "BatchNorm", key)
 
     def extra_repr(self) -> str:
+        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"size={None if self.gamma.data is None else self.gamma.shape[0]}"
 
     def forward(self, x: Any) -> Variable:
+        """Normalize ``x`` (batch statistics in train mode, running averages in eval mode).
+
+        Args:
+            x: input of shape (N, C) or (N, C, ...).
+
+        Returns:
+            The normalized, scaled and shifted output, of ``x``'s shape.
+        """
         x = _input(self, x, 2, "(N, C) or (N, C, ...)")
         params = (self.avg_mean, self.avg_var, self.gamma, self.beta)
         if all(p.data is not None for p in params):

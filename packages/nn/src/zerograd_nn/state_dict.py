@@ -42,6 +42,15 @@ def walk(layer: Any, prefix: str, sep: str, seen: set[int]) -> Iterator[tuple[st
 
     Attributes holding a Parameter or Layer come first, in the order they were set; then
     layers and Parameters held in list or tuple attributes, named by their index.
+
+    Args:
+        layer: the Layer to walk.
+        prefix: prepended to every name (``layer``'s own name and ``sep``; "" at the top).
+        sep: the separator between name parts (``"."`` or ``"/"``).
+        seen: ids of the Parameters already yielded (shared ones come once).
+
+    Yields:
+        ``(name, Parameter)`` pairs.
     """
     d = layer.__dict__
     for name in d.get("_params", ()):
@@ -64,7 +73,14 @@ def walk(layer: Any, prefix: str, sep: str, seen: set[int]) -> Iterator[tuple[st
 
 
 def named_params(layer: Any) -> dict[str, Parameter]:
-    """``{dotted name: Parameter}`` for every Parameter of ``layer``, in definition order."""
+    """``{dotted name: Parameter}`` for every Parameter of ``layer``, in definition order.
+
+    Args:
+        layer: a Layer or Model.
+
+    Returns:
+        The names mapped to their Parameters.
+    """
     return dict(walk(layer, "", ".", set()))
 
 
@@ -74,6 +90,12 @@ def state_dict(layer: Any) -> dict[str, Any]:
     The arrays are copies on the parameters' backends: training on does not change them.
     Parameters of a lazily sized layer that has not seen an input yet have no data and
     are left out.
+
+    Args:
+        layer: a Layer or Model.
+
+    Returns:
+        A new dict of array copies.
     """
     out = {}
     for name, p in named_params(layer).items():
@@ -99,7 +121,21 @@ def _numeric(value: Any) -> bool:
 def load_state_dict(
     layer: Any, d: Mapping[str, Any], strict: bool = True, *, owner: str = "Layer"
 ) -> LoadResult:
-    """Set ``layer``'s parameters from ``d`` (see :meth:`Layer.load_state_dict`)."""
+    """Set ``layer``'s parameters from ``d`` (see :meth:`Layer.load_state_dict`).
+
+    Args:
+        layer: a Layer or Model.
+        d: ``{dotted name: array}`` as :func:`state_dict` returns.
+        strict: require exactly the same names.
+        owner: the class name used in error messages.
+
+    Returns:
+        The missing and unexpected names.
+
+    Raises:
+        TypeError: ``d`` is not a mapping.
+        ValueError: ``d`` does not fit ``layer``; nothing changed.
+    """
     commit, _, result = prepare_load(layer, d, strict, owner=owner)
     commit()
     return result
@@ -110,9 +146,19 @@ def prepare_load(
 ) -> tuple[Callable[[], None], dict[int, Any], LoadResult]:
     """Check and convert everything :func:`load_state_dict` needs, changing nothing.
 
+    Args:
+        layer: a Layer or Model.
+        d: ``{dotted name: array}`` as :func:`state_dict` returns.
+        strict: require exactly the same names.
+        owner: the class name used in error messages.
+
     Returns:
         ``(commit, new, result)``: ``commit()`` assigns (and cannot fail); ``new`` maps
         ``id(param)`` to the array it will hold.
+
+    Raises:
+        TypeError: ``d`` is not a mapping.
+        ValueError: ``d`` does not fit ``layer``.
     """
     op = f"{owner}.load_state_dict"
     if not isinstance(d, Mapping):

@@ -50,14 +50,33 @@ def _numpy() -> Any:
 
 
 def named_params(layer: Any) -> dict[str, Any]:
-    """``{'l1/W': Parameter, ...}`` for ``layer``, in definition order."""
+    """``{'l1/W': Parameter, ...}`` for ``layer``, in definition order.
+
+    Args:
+        layer: a Layer or Model.
+
+    Returns:
+        The weight-file names mapped to their Parameters.
+    """
     params: dict[str, Any] = {}
     layer._flatten_params(params)
     return params
 
 
 def npz_path(path: str | os.PathLike, op: str) -> str:
-    """``path`` with ``.npz`` appended if missing; refuses an empty name or a directory."""
+    """``path`` with ``.npz`` appended if missing; refuses an empty name or a directory.
+
+    Args:
+        path: the file name given by the user.
+        op: the calling function's name, for error messages.
+
+    Returns:
+        The path as a str, ending in ``.npz``.
+
+    Raises:
+        TypeError: ``path`` is not a str or os.PathLike.
+        ValueError: ``path`` is empty or names a directory.
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{op}: path must be a str or os.PathLike, got {type(path).__name__}.")
     path = os.fspath(path)
@@ -113,6 +132,9 @@ def remove_stale_temporaries(path: str) -> list[str]:
 
     Temporaries named for another host are kept: its process ids cannot be checked here.
 
+    Args:
+        path: the archive whose temporaries to look for.
+
     Returns:
         The paths removed (best effort: files that cannot be removed are left).
     """
@@ -136,7 +158,19 @@ def remove_stale_temporaries(path: str) -> list[str]:
 
 
 def write_archive(path: str, arrays: Mapping[str, Any], op: str) -> str:
-    """Write numpy ``arrays`` as ``<name>.npy`` members of ``path``, atomically."""
+    """Write numpy ``arrays`` as ``<name>.npy`` members of ``path``, atomically.
+
+    Args:
+        path: the archive to write.
+        arrays: ``{name: array}``; each becomes one member.
+        op: the calling function's name, for error messages.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        FileNotFoundError: the directory of ``path`` does not exist.
+    """
     np = _numpy()
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
@@ -171,11 +205,22 @@ def write_archive(path: str, arrays: Mapping[str, Any], op: str) -> str:
 
 
 def save_weights(layer: Any, path: str | os.PathLike) -> str:
-    """Write ``layer``'s parameters to ``path`` (``.npz`` appended if missing); returns the path.
+    """Write ``layer``'s parameters to ``path`` (``.npz`` appended if missing).
 
     Fails, writing nothing, when a parameter has no data yet (a lazily sized layer that has
     not seen an input: run one forward pass, or give ``in_size``/``in_channels``), or when
     the directory does not exist.
+
+    Args:
+        layer: a Layer or Model.
+        path: the file to write.
+
+    Returns:
+        The path written.
+
+    Raises:
+        WeightFileError: a parameter has no data yet.
+        FileNotFoundError: the directory does not exist.
     """
     path = npz_path(path, "save_weights")
     params = named_params(layer)
@@ -204,7 +249,14 @@ def _fsync_dir(directory: str) -> None:
 
 
 class Member:
-    """One archive member as its directory entry and ``.npy`` header describe it."""
+    """One archive member as its directory entry and ``.npy`` header describe it.
+
+    Args:
+        info: the member's zip directory entry.
+        shape: the array shape from the header.
+        dtype: the array dtype from the header.
+        fortran: whether the header declares Fortran order.
+    """
 
     def __init__(self, info: zipfile.ZipInfo, shape: tuple, dtype: Any, fortran: bool) -> None:
         self.info, self.shape, self.dtype, self.fortran = info, shape, dtype, fortran
@@ -218,6 +270,14 @@ def _damaged(op: str, path: str, what: str, save: str) -> WeightFileError:
 
 def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str, Member]:
     """``{name: Member}`` from the directory and headers only: no array data is read.
+
+    Args:
+        path: the archive to inspect.
+        op: the calling function's name, for error messages.
+        save: the function that writes such files, named in error messages.
+
+    Returns:
+        One Member (shape, dtype, ...) per array name.
 
     Raises:
         FileNotFoundError: no file at ``path``.
@@ -283,7 +343,20 @@ def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str,
 def read_members(
     path: str, names: list[str], op: str, save: str = "save_weights"
 ) -> dict[str, Any]:
-    """Read the members ``names`` (checked first by :func:`inspect_archive`) as numpy arrays."""
+    """Read the members ``names`` (checked first by :func:`inspect_archive`) as numpy arrays.
+
+    Args:
+        path: the archive to read.
+        names: the array names to read.
+        op: the calling function's name, for error messages.
+        save: the function that writes such files, named in error messages.
+
+    Returns:
+        ``{name: numpy array}``.
+
+    Raises:
+        WeightFileError: a member cannot be read (the file is damaged).
+    """
     np = _numpy()
     out = {}
     try:
@@ -311,8 +384,15 @@ def _find(path: str | os.PathLike, op: str, what: str = "weight file") -> str:
 def read_weights(path: str | os.PathLike) -> dict[str, Any]:
     """Every array of a weight file as ``{name: numpy array}`` in file order.
 
-    Raises :class:`WeightFileError` when the file is truncated, not an ``.npz`` archive,
-    or holds anything but plain ``.npy`` arrays (pickled objects are refused).
+    Args:
+        path: the weight file.
+
+    Returns:
+        ``{name: numpy array}``.
+
+    Raises:
+        WeightFileError: the file is truncated, not an ``.npz`` archive, or holds anything
+            but plain ``.npy`` arrays (pickled objects are refused).
     """
     path = _find(path, "load_weights")
     members = inspect_archive(path, "load_weights")
@@ -322,7 +402,16 @@ def read_weights(path: str | os.PathLike) -> dict[str, Any]:
 def check_fit(
     params: Mapping[str, Any], shapes: Mapping[str, tuple], kinds: Mapping[str, str]
 ) -> list[str]:
-    """The differences between a model's ``params`` and an archive's names/shapes/kinds."""
+    """The differences between a model's ``params`` and an archive's names/shapes/kinds.
+
+    Args:
+        params: ``{name: Parameter}`` of the model.
+        shapes: ``{name: shape}`` of the archive.
+        kinds: ``{name: dtype kind}`` of the archive.
+
+    Returns:
+        One line per problem (empty when everything fits).
+    """
     missing = [k for k in params if k not in shapes]
     unexpected = [k for k in shapes if k not in params]
     diffs = [
@@ -344,7 +433,15 @@ def check_fit(
 
 
 def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str, Any]:
-    """``arrays`` moved to each parameter's backend and dtype (unsized ones: the model's)."""
+    """``arrays`` moved to each parameter's backend and dtype (unsized ones: the model's).
+
+    Args:
+        params: ``{name: Parameter}`` of the model.
+        arrays: ``{name: numpy array}`` read from a file.
+
+    Returns:
+        ``{name: backend array}`` ready to assign.
+    """
     default = next(
         (backend_of(p.data) for p in params.values() if p.data is not None), get_backend()
     )
@@ -368,6 +465,14 @@ def load_weights(layer: Any, path: str | os.PathLike) -> None:
     are checked from the archive's headers before any array is read. Arrays go to the
     backend of the parameter they replace and keep its dtype (a parameter with no data yet
     takes the file's dtype, on the model's backend).
+
+    Args:
+        layer: a Layer or Model.
+        path: the weight file.
+
+    Raises:
+        WeightFileError: the file does not fit ``layer`` or cannot be read.
+        FileNotFoundError: no file at ``path``.
     """
     path = _find(path, "load_weights")
     members = inspect_archive(path, "load_weights")

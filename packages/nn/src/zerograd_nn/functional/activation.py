@@ -24,11 +24,27 @@ class Sigmoid(Function):
     """Logistic sigmoid; backward through :class:`SigmoidGrad`."""
 
     def forward(self, x: Any) -> Any:
+        """Compute Sigmoid's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         x = float_data(x)
         xp = get_array_module(x)
         return _keep(xp.tanh(x * 0.5) * 0.5 + 0.5, x)  # stable for large |x|
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Sigmoid's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         y = self.outputs[0]()
         if not recording():
             return Variable(_keep(gy.data * y.data * (1 - y.data), gy.data))
@@ -39,15 +55,39 @@ class SigmoidGrad(Function):
     """gx = gy * y * (1 - y), from the output y."""
 
     def forward(self, y: Any, gy: Any) -> Any:
+        """Compute SigmoidGrad's output from backend arrays.
+
+        Args:
+            y: the output array of the forward pass.
+            gy: the gradient of the output.
+
+        Returns:
+            The output array.
+        """
         return _keep(gy * y * (1 - y), gy)
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:
+        """Gradients of SigmoidGrad's inputs, given the gradient of its output.
+
+        Args:
+            g: the gradient of this function's output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         y, gy = self.inputs
         return g * gy * (1 - 2 * y), g * y * (1 - y)
 
 
 def sigmoid_simple(x: Any) -> Variable:
-    """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version)."""
+    """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+    """
     x = as_float(x, "sigmoid_simple")
     return 1 / (1 + exp(-x))
 
@@ -55,9 +95,16 @@ def sigmoid_simple(x: Any) -> Variable:
 def sigmoid(x: Any) -> Variable:
     """Logistic sigmoid, computed stably as ``tanh(x/2)/2 + 1/2``.
 
-    >>> import numpy as np
-    >>> sigmoid(np.array([0.0])).data
-    array([0.5])
+    Args:
+        x: the input (a Variable, an array or a list).
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+
+    Examples:
+        >>> import numpy as np
+        >>> sigmoid(np.array([0.0])).data
+        array([0.5])
     """
     return Sigmoid()(x)
 
@@ -66,9 +113,25 @@ class ReLU(Function):
     """``max(x, 0)``; the gradient passes where ``x > 0``."""
 
     def forward(self, x: Any) -> Any:
+        """Compute ReLU's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         return _keep(get_array_module(x).maximum(x, 0), x)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of ReLU's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         x = self.inputs[0].data
         if not recording():
             return Variable(gy.data * backend_of(x).astype(x > 0, gy.dtype))
@@ -76,38 +139,93 @@ class ReLU(Function):
 
 
 def relu(x: Any) -> Variable:
-    """``max(x, 0)`` elementwise."""
+    """``max(x, 0)`` elementwise.
+
+    Args:
+        x: the input (a Variable, an array or a list).
+
+    Returns:
+        A Variable of ``x``'s shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> relu(np.array([-1.0, 2.0])).data
+        array([0., 2.])
+    """
     return ReLU()(x)
 
 
 class LeakyReLU(Function):
-    """``x`` where positive, ``slope * x`` elsewhere."""
+    """``x`` where positive, ``slope * x`` elsewhere.
+
+    Args:
+        slope: the factor for negative inputs.
+    """
 
     def __init__(self, slope: float) -> None:
         self.slope = slope
 
     def forward(self, x: Any) -> Any:
+        """Compute LeakyReLU's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         x = float_data(x)
         return _keep(get_array_module(x).where(x > 0, x, x * self.slope), x)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of LeakyReLU's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         x = self.inputs[0].data
         positive = backend_of(x).astype(x > 0, gy.dtype)
         return gy * (positive * (1.0 - self.slope) + self.slope)  # 1 where x > 0, else slope
 
 
 def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
-    """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``)."""
+    """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        slope: the factor for negative inputs.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+
+    Raises:
+        TypeError: ``slope`` is not a real number.
+    """
     return LeakyReLU(real_number("leaky_relu", "slope", slope))(x)
 
 
 class Softmax(Function):
-    """Softmax along ``axis``; backward from the output."""
+    """Softmax along ``axis``; backward from the output.
+
+    Args:
+        axis: the axis to normalize over.
+    """
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis
 
     def forward(self, x: Any) -> Any:
+        """Compute Softmax's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
         if x.size == 0:  # nothing to normalize (max of an empty axis is undefined)
@@ -117,6 +235,14 @@ class Softmax(Function):
         return y / xp.sum(y, axis=self.axis, keepdims=True)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Softmax's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         y = self.outputs[0]()
         gx = y * gy
         return gx - y * sum(gx, axis=self.axis, keepdims=True)
@@ -127,6 +253,13 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
 
     The maximum along ``axis`` is subtracted first (a constant: softmax does not change
     when every input shifts by the same amount), so large inputs do not overflow.
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        axis: the axis to normalize over.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
     """
     x = as_float(x, "softmax_simple")
     xd = x.data
@@ -142,17 +275,42 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
 
 
 def softmax(x: Any, axis: int = 1) -> Variable:
-    """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end)."""
+    """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        axis: the axis to normalize over.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+
+    Examples:
+        >>> import numpy as np
+        >>> softmax(np.array([[0.0, 0.0]])).data
+        array([[0.5, 0.5]])
+    """
     return Softmax(axis)(x)
 
 
 class LogSoftmax(Function):
-    """``x - logsumexp(x, axis)``; backward from the output."""
+    """``x - logsumexp(x, axis)``; backward from the output.
+
+    Args:
+        axis: the axis to normalize over.
+    """
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis
 
     def forward(self, x: Any) -> Any:
+        """Compute LogSoftmax's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
         if x.size == 0:
@@ -160,10 +318,26 @@ class LogSoftmax(Function):
         return x - logsumexp(x, self.axis)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of LogSoftmax's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         y = self.outputs[0]()
         return gy - exp(y) * sum(gy, axis=self.axis, keepdims=True)
 
 
 def log_softmax(x: Any, axis: int = 1) -> Variable:
-    """``log(softmax(x, axis))`` computed without overflow or log(0)."""
+    """``log(softmax(x, axis))`` computed without overflow or log(0).
+
+    Args:
+        x: the input (a Variable, an array or a list).
+        axis: the axis to normalize over.
+
+    Returns:
+        A Variable of ``x``'s shape (floating point, also for integer ``x``).
+    """
     return LogSoftmax(axis)(x)

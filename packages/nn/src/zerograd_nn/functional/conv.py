@@ -46,7 +46,15 @@ def _check_conv(op: str, x: Any, W: Any, channel_axis: int, b: Any = None) -> No
 
 # -- im2col / col2im as differentiable functions ----------------------------------------------
 class Im2col(Function):
-    """Patches of an image as a differentiable function (backward: col2im)."""
+    """Patches of an image as a differentiable function (backward: col2im).
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: give the 2-D matrix (else the 6-D array).
+        pad_value: the value of the padding.
+    """
 
     def __init__(
         self, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool, pad_value: float = 0.0
@@ -55,17 +63,41 @@ class Im2col(Function):
         self.to_matrix, self.pad_value = to_matrix, pad_value
 
     def forward(self, x: Any) -> Any:
+        """Compute Im2col's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.input_shape = x.shape
         return im2col_array(
             x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value
         )
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Im2col's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return col2im(gy, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix)
 
 
 class Col2im(Function):
-    """Patches folded into an image as a differentiable function (backward: im2col)."""
+    """Patches folded into an image as a differentiable function (backward: im2col).
+
+    Args:
+        input_shape: the image shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: whether the patches are the 2-D matrix.
+    """
 
     def __init__(
         self, input_shape: tuple, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool
@@ -79,11 +111,27 @@ class Col2im(Function):
         )
 
     def forward(self, x: Any) -> Any:
+        """Compute Col2im's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         return col2im_array(
             x, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix
         )
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Col2im's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return im2col(gy, self.kernel_size, self.stride, self.pad, self.to_matrix)
 
 
@@ -92,9 +140,20 @@ def im2col(
 ) -> Variable:
     """Unfold image patches: (N, C, H, W) -> (N*OH*OW, C*KH*KW), or (N, C, KH, KW, OH, OW).
 
-    >>> import numpy as np
-    >>> im2col(np.ones((1, 2, 4, 4)), 3).shape
-    (4, 18)
+    Args:
+        x: the input, shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+        to_matrix: return the 2-D matrix (else the 6-D array).
+
+    Returns:
+        A Variable of the unfolded patches.
+
+    Examples:
+        >>> import numpy as np
+        >>> im2col(np.ones((1, 2, 4, 4)), 3).shape
+        (4, 18)
     """
     return Im2col(kernel_size, stride, pad, to_matrix)(x)
 
@@ -107,19 +166,46 @@ def col2im(
     pad: Any = 0,
     to_matrix: bool = True,
 ) -> Variable:
-    """Fold patches back into an image of ``input_shape``, summing overlaps (im2col's adjoint)."""
+    """Fold patches back into an image of ``input_shape``, summing overlaps (im2col's adjoint).
+
+    Args:
+        x: patches as :func:`im2col` returns them.
+        input_shape: the image shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+        to_matrix: whether ``x`` is the 2-D matrix (else the 6-D array).
+
+    Returns:
+        A Variable of shape ``input_shape``.
+    """
     return Col2im(input_shape, kernel_size, stride, pad, to_matrix)(x)
 
 
 # -- conv2d / deconv2d ------------------------------------------------------------------------
 class Conv2d(Function):
-    """2-D convolution; backward uses deconv2d and Conv2DGradW, both differentiable."""
+    """2-D convolution; backward uses deconv2d and Conv2DGradW, both differentiable.
+
+    Args:
+        stride: an int or a pair.
+        pad: an int or a pair.
+    """
 
     def __init__(self, stride: Any = 1, pad: Any = 0) -> None:
         self.stride = _pair(stride, what="conv2d: stride")
         self.pad = _pair(pad, what="conv2d: pad")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        """Compute Conv2d's output from backend arrays.
+
+        Args:
+            x: the input array.
+            W: the weight array.
+            b: the bias array, or None for no bias.
+
+        Returns:
+            The output array.
+        """
         _check_conv("conv2d", x, W, 1, b)
         conv_geometry("conv2d", x.shape, W.shape[2:], self.stride, self.pad)
         xp = get_array_module(x)
@@ -133,6 +219,14 @@ class Conv2d(Function):
         return xp.reshape(y, (n, oc, oh, ow))
 
     def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        """Gradients of Conv2d's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, W = self.inputs[0], self.inputs[1]
         gx = None
         if needs_grad(x):
@@ -144,7 +238,13 @@ class Conv2d(Function):
 
 
 class Deconv2d(Function):
-    """Transposed 2-D convolution; backward uses conv2d and Conv2DGradW."""
+    """Transposed 2-D convolution; backward uses conv2d and Conv2DGradW.
+
+    Args:
+        stride: an int or a pair.
+        pad: an int or a pair.
+        outsize: the output (H, W), or None for the default size.
+    """
 
     def __init__(self, stride: Any = 1, pad: Any = 0, outsize: Any = None) -> None:
         self.stride = _pair(stride, what="deconv2d: stride")
@@ -154,6 +254,16 @@ class Deconv2d(Function):
         self.outsize = None if outsize is None else _pair(outsize, what="deconv2d: outsize")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        """Compute Deconv2d's output from backend arrays.
+
+        Args:
+            x: the input array.
+            W: the weight array.
+            b: the bias array, or None for no bias.
+
+        Returns:
+            The output array.
+        """
         _check_conv("deconv2d", x, W, 0, b)
         (sh, sw), (ph, pw) = self.stride, self.pad
         if min(sh, sw) < 1 or min(ph, pw) < 0:
@@ -181,6 +291,14 @@ class Deconv2d(Function):
         return y
 
     def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        """Gradients of Deconv2d's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, W = self.inputs[0], self.inputs[1]
         gx = conv2d(gy, W, None, self.stride, self.pad) if needs_grad(x) else None
         gW = Conv2DGradW(W.shape[2:], self.stride, self.pad)(gy, x) if needs_grad(W) else None
@@ -193,12 +311,26 @@ class Conv2DGradW(Function):
     """The weight gradient of conv2d: ``gW[o, c, i, j] = sum gy[n, o] * patches(x)[n, c, i, j]``.
 
     Bilinear in ``(x, gy)``; its backward uses deconv2d and conv2d again.
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
     """
 
     def __init__(self, kernel_size: Any, stride: Any, pad: Any) -> None:
         self.kernel_size, self.stride, self.pad = _pair(tuple(kernel_size)), stride, pad
 
     def forward(self, x: Any, gy: Any) -> Any:
+        """Compute Conv2DGradW's output from backend arrays.
+
+        Args:
+            x: the input array.
+            gy: the gradient of the output.
+
+        Returns:
+            The output array.
+        """
         xp = get_array_module(x)
         col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
         n, c, kh, kw, oh, ow = col.shape
@@ -210,6 +342,14 @@ class Conv2DGradW(Function):
         return xp.reshape(gw, (oc, c, kh, kw))
 
     def backward(self, g: Variable) -> tuple[Variable, Variable]:
+        """Gradients of Conv2DGradW's inputs, given the gradient of its output.
+
+        Args:
+            g: the gradient of this function's output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, gy = self.inputs
         gx = None
         if needs_grad(x):
@@ -221,11 +361,20 @@ class Conv2DGradW(Function):
 def conv2d(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
     """2-D convolution (cross-correlation) of x (N, C, H, W) with W (OC, C, KH, KW).
 
-    ``stride`` and ``pad`` are ints or ``(h, w)`` pairs; ``b`` is (OC,) or None.
+    Args:
+        x: the input, shape (N, C, H, W).
+        W: the kernels, shape (OC, C, KH, KW).
+        b: the bias, shape (OC,), or None.
+        stride: an int or an ``(h, w)`` pair.
+        pad: an int or an ``(h, w)`` pair.
 
-    >>> import numpy as np
-    >>> conv2d(np.ones((1, 1, 5, 5)), np.ones((2, 1, 3, 3)), pad=1).shape
-    (1, 2, 5, 5)
+    Returns:
+        A Variable of shape (N, OC, OH, OW).
+
+    Examples:
+        >>> import numpy as np
+        >>> conv2d(np.ones((1, 1, 5, 5)), np.ones((2, 1, 3, 3)), pad=1).shape
+        (1, 2, 5, 5)
     """
     if _has_bias(b):
         return Conv2d(stride, pad)(x, W, b)
@@ -237,8 +386,17 @@ def deconv2d(
 ) -> Variable:
     """Transposed convolution of x (N, C, H, W) with W (C, OC, KH, KW): conv2d's adjoint.
 
-    ``outsize`` picks the output (H, W) when several fit; the default is
-    ``stride * (H - 1) + KH - 2 * pad``.
+    Args:
+        x: the input, shape (N, C, H, W).
+        W: the kernels, shape (C, OC, KH, KW).
+        b: the bias, shape (OC,), or None.
+        stride: an int or an ``(h, w)`` pair.
+        pad: an int or an ``(h, w)`` pair.
+        outsize: the output (H, W) when several fit; the default is
+            ``stride * (H - 1) + KH - 2 * pad``.
+
+    Returns:
+        A Variable of shape (N, OC, OH, OW).
     """
     if _has_bias(b):
         return Deconv2d(stride, pad, outsize)(x, W, b)
@@ -246,7 +404,18 @@ def deconv2d(
 
 
 def conv2d_simple(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
-    """conv2d built from im2col, reshape, transpose and linear (the book's first version)."""
+    """conv2d built from im2col, reshape, transpose and linear (the book's first version).
+
+    Args:
+        x: the input, shape (N, C, H, W).
+        W: the kernels, shape (OC, C, KH, KW).
+        b: the bias, shape (OC,), or None.
+        stride: an int or an ``(h, w)`` pair.
+        pad: an int or an ``(h, w)`` pair.
+
+    Returns:
+        A Variable of shape (N, OC, OH, OW).
+    """
     x, W = (
         v
         if isinstance(v, Variable) and v.data is not None

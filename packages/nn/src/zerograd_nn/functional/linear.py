@@ -16,6 +16,16 @@ class Linear(Function):
     """``x @ W + b`` in one graph node (``b`` optional)."""
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
+        """Compute Linear's output from backend arrays.
+
+        Args:
+            x: the input array.
+            W: the weight array.
+            b: the bias array, or None for no bias.
+
+        Returns:
+            The output array.
+        """
         if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
             raise ValueError(
                 f"linear: x of shape {x.shape} and W of shape {W.shape} do not fit; expected "
@@ -32,6 +42,14 @@ class Linear(Function):
         return y
 
     def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
+        """Gradients of Linear's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, W = self.inputs[0], self.inputs[1]
         if not recording():
             return self._backward_arrays(gy.data)
@@ -65,9 +83,18 @@ class Linear(Function):
 def linear(x: Any, W: Any, b: Any = None) -> Variable:
     """``x @ W + b`` for x (N, I) (or (N, ..., I)), W (I, O), b (O,) or None.
 
-    >>> import numpy as np
-    >>> linear(np.ones((2, 3)), np.ones((3, 4))).shape
-    (2, 4)
+    Args:
+        x: the input, shape (N, I) or (N, ..., I).
+        W: the weights, shape (I, O).
+        b: the bias, shape (O,), or None.
+
+    Returns:
+        A Variable of shape (N, O) (or (N, ..., O)).
+
+    Examples:
+        >>> import numpy as np
+        >>> linear(np.ones((2, 3)), np.ones((3, 4))).shape
+        (2, 4)
     """
     if b is None or (isinstance(b, Variable) and b.data is None):
         return Linear()(x, W)
@@ -75,7 +102,16 @@ def linear(x: Any, W: Any, b: Any = None) -> Variable:
 
 
 def linear_simple(x: Any, W: Any, b: Any = None) -> Variable:
-    """``matmul(x, W) + b`` from two functions (the book's first version)."""
+    """``matmul(x, W) + b`` from two functions (the book's first version).
+
+    Args:
+        x: the input, shape (N, I).
+        W: the weights, shape (I, O).
+        b: the bias, shape (O,), or None.
+
+    Returns:
+        A Variable of shape (N, O).
+    """
     t = matmul(x, W)
     if b is None:
         return t

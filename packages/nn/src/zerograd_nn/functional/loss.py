@@ -19,8 +19,11 @@ def _like(value: Any, x: Any) -> Any:
 
 
 def _same_shape(op: str, x0: Any, x1: Any) -> None:
-    """Refuse operands of different shapes: broadcasting (3, 1) against (3,) would compare
-    every prediction with every target and give a silently wrong loss."""
+    """Refuse operands of different shapes.
+
+    Broadcasting (3, 1) against (3,) would compare every prediction with every target and
+    give a silently wrong loss.
+    """
     s0, s1 = (tuple(getattr(_data(x), "shape", ())) for x in (x0, x1))
     if s0 != s1:
         raise ValueError(
@@ -34,11 +37,28 @@ class MeanSquaredError(Function):
     """``sum((x0 - x1)**2) / len(x0)`` in one graph node (integers computed as floats)."""
 
     def forward(self, x0: Any, x1: Any) -> Any:
+        """Compute MeanSquaredError's output from backend arrays.
+
+        Args:
+            x0: the first operand.
+            x1: the second operand.
+
+        Returns:
+            The output array.
+        """
         diff = float_data(x0) - float_data(x1)  # before subtracting: uint8 would wrap
         xp = get_array_module(diff)
         return _like(xp.sum(diff * diff) / diff.shape[0], diff)
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        """Gradients of MeanSquaredError's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x0, x1 = self.inputs
         diff = x0 - x1
         gx = gy * diff * (2.0 / diff.shape[0])
@@ -59,7 +79,15 @@ def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
 
 
 def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
-    """``sum((x0 - x1) ** 2) / len(x0)`` from elementary functions."""
+    """``sum((x0 - x1) ** 2) / len(x0)`` from elementary functions.
+
+    Args:
+        x0: predictions, shape (N, ...).
+        x1: targets of the same shape.
+
+    Returns:
+        A 0-d Variable.
+    """
     x0, x1 = _mse_operands("mean_squared_error_simple", x0, x1)
     diff = x0 - x1
     return sum(diff**2) / len(diff)
@@ -118,6 +146,15 @@ class SoftmaxCrossEntropy(Function):
     """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
 
     def forward(self, x: Any, t: Any) -> Any:
+        """Compute SoftmaxCrossEntropy's output from backend arrays.
+
+        Args:
+            x: the input array.
+            t: the target labels.
+
+        Returns:
+            The output array.
+        """
         n = x.shape[0]
         x = float_data(x)
         xp = get_array_module(x)
@@ -125,6 +162,14 @@ class SoftmaxCrossEntropy(Function):
         return _like(-xp.sum(log_p) / n, x)
 
     def backward(self, gy: Variable) -> tuple[Variable, None]:
+        """Gradients of SoftmaxCrossEntropy's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            One gradient per input of forward (None where no gradient flows).
+        """
         x, t = self.inputs
         n, classes = x.shape
         if not recording():
@@ -143,6 +188,13 @@ def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
 
     Each row's maximum is subtracted first (a constant: it cancels in the gradient), so
     logits of any size give the exact loss and a finite gradient.
+
+    Args:
+        x: scores, shape (N, classes).
+        t: integer labels, shape (N,).
+
+    Returns:
+        A 0-d Variable.
     """
     x = as_float(x, "softmax_cross_entropy_simple")
     t = _check_labels("softmax_cross_entropy_simple", x, t)
@@ -158,6 +210,23 @@ def softmax_cross_entropy(x: Any, t: Any) -> Variable:
     """Mean cross-entropy of scores ``x`` (N, classes) against integer labels ``t`` (N,).
 
     Computed through log-sum-exp, so large scores neither overflow nor take log(0).
+
+    Args:
+        x: scores, shape (N, classes).
+        t: integer labels, shape (N,).
+
+    Returns:
+        A 0-d Variable.
+
+    Raises:
+        ValueError: ``x`` is not (N, classes) or is empty, or ``t`` does not hold one class id
+            in ``0..classes - 1`` per row.
+        TypeError: ``t`` is not integer.
+
+    Examples:
+        >>> import numpy as np
+        >>> float(softmax_cross_entropy(np.zeros((2, 4)), np.array([0, 3])).data)  # log(4)
+        1.3862943611198906
     """
     if not isinstance(x, Variable):
         x = Variable(array_arg("softmax_cross_entropy", "scores x", x))
@@ -187,6 +256,16 @@ def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
     """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
 
     Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any logit size.
+
+    Args:
+        x: logits, shape (N, ...).
+        t: 0/1 targets of the same shape.
+
+    Returns:
+        A 0-d Variable.
+
+    Raises:
+        ValueError: the shapes differ, or the batch is empty.
     """
     x = as_float(x, "sigmoid_cross_entropy")
     t = _targets_like("sigmoid_cross_entropy", x, t)
@@ -199,6 +278,13 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
     ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
+
+    Args:
+        p: probabilities, shape (N, ...).
+        t: 0/1 targets of the same shape.
+
+    Returns:
+        A 0-d Variable.
 
     Raises:
         ValueError: ``p`` holds values outside ``[0, 1]`` (not probabilities: apply
@@ -220,7 +306,23 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
 
 
 def accuracy(y: Any, t: Any) -> Variable:
-    """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient."""
+    """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient.
+
+    Args:
+        y: scores, shape (N, classes).
+        t: integer labels, one per row.
+
+    Returns:
+        A 0-d Variable holding the fraction.
+
+    Raises:
+        ValueError: ``y`` is not (N, classes) or has no rows, or the label count differs.
+
+    Examples:
+        >>> import numpy as np
+        >>> float(accuracy(np.array([[0.1, 0.9], [0.8, 0.2]]), np.array([1, 1])).data)
+        0.5
+    """
     y = array_arg("accuracy", "scores y", y)
     t = array_arg("accuracy", "labels t", t, like=y)
     if y.ndim < 2:

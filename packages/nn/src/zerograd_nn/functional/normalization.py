@@ -45,6 +45,18 @@ def batch_norm(
     replaced) move toward them: ``mean = decay*mean + (1-decay)*batch_mean`` and likewise
     ``var`` with the unbiased batch variance. In test mode the running statistics are used.
     Both modes are differentiable to any order in ``x``, ``gamma`` and ``beta``.
+
+    Args:
+        x: the input, shape (N, C) or (N, C, H, W).
+        gamma: the scale per channel, shape (C,).
+        beta: the shift per channel, shape (C,).
+        mean: the running mean, shape (C,).
+        var: the running variance, shape (C,).
+        decay: how much of the running statistics each batch keeps.
+        eps: added to the variance before the square root.
+
+    Returns:
+        A Variable of ``x``'s shape.
     """
     x = as_float(x, "batch_norm")
     if x.ndim not in (2, 4):
@@ -108,8 +120,28 @@ batch_nrom = batch_norm
 
 
 def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
-    """Zero each element with probability ``dropout_ratio`` and scale the rest by
-    ``1 / (1 - dropout_ratio)`` in train mode; return ``x`` unchanged in test mode."""
+    """Randomly zero elements in train mode (inverted dropout); identity in test mode.
+
+    In train mode each element is zeroed with probability ``dropout_ratio`` and the rest
+    are scaled by ``1 / (1 - dropout_ratio)``, so the expected value is unchanged.
+
+    Args:
+        x: the input (Variable, array or list).
+        dropout_ratio: the probability of zeroing an element, in [0, 1).
+
+    Returns:
+        A Variable of ``x``'s shape (``x`` itself, as a Variable, in test mode).
+
+    Raises:
+        ValueError: ``dropout_ratio`` outside [0, 1).
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import test_mode
+        >>> with test_mode():
+        ...     dropout(np.ones(3)).data
+        array([1., 1., 1.])
+    """
     x = as_float(x, "dropout")
     dropout_ratio = real_number("dropout", "dropout_ratio", dropout_ratio)
     if not 0.0 <= dropout_ratio < 1.0:

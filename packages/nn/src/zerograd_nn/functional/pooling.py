@@ -45,8 +45,10 @@ def _image(x: Any, op: str) -> Variable:
 
 
 def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
-    """:func:`conv_geometry`, refusing a pad larger than half the kernel (a window of
-    padding only would pool to ``-inf`` or to zero)."""
+    """:func:`conv_geometry`, refusing a pad larger than half the kernel.
+
+    A window of padding only would pool to ``-inf`` or to zero.
+    """
     geometry = conv_geometry(op, shape, kernel_size, stride, pad)
     (kh, kw), _, (ph, pw), _ = geometry
     if 2 * ph > kh or 2 * pw > kw:
@@ -65,12 +67,26 @@ def _pad(x: Any, geometry: tuple, value: float) -> Any:
 
 
 class Pooling(Function):
-    """Max pooling; remembers where each window's first maximum is, for the backward."""
+    """Max pooling; remembers where each window's first maximum is, for the backward.
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+    """
 
     def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
     def forward(self, x: Any) -> Any:
+        """Compute Pooling's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         xp = get_array_module(x)
         self.input_shape = x.shape
         self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
@@ -98,16 +114,36 @@ class Pooling(Function):
         return y
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Pooling's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return Pooling2DGrad(self)(gy)
 
 
 class Pooling2DGrad(Function):
-    """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``)."""
+    """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``).
+
+    Args:
+        pool: the forward Pooling function, whose recorded winners are used.
+    """
 
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
 
     def forward(self, gy: Any) -> Any:
+        """Compute Pooling2DGrad's output from backend arrays.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The output array.
+        """
         p = self.pool
         xp = get_array_module(gy)
         n, c, oh, ow = gy.shape
@@ -117,16 +153,36 @@ class Pooling2DGrad(Function):
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def backward(self, ggx: Variable) -> Variable:
+        """Gradients of Pooling2DGrad's inputs, given the gradient of its output.
+
+        Args:
+            ggx: the gradient of this function's output.
+
+        Returns:
+            The gradient of the input.
+        """
         return Pooling2DWithIndexes(self.pool)(ggx)
 
 
 class Pooling2DWithIndexes(Function):
-    """Pick, in each window of ``x``, the element at the recorded winner's position."""
+    """Pick, in each window of ``x``, the element at the recorded winner's position.
+
+    Args:
+        pool: the forward Pooling function, whose recorded winners are used.
+    """
 
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
 
     def forward(self, x: Any) -> Any:
+        """Compute Pooling2DWithIndexes's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         p = self.pool
         xpad = _pad(x, p.geometry, 0.0)
         y = None
@@ -137,6 +193,14 @@ class Pooling2DWithIndexes(Function):
         return y
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of Pooling2DWithIndexes's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return Pooling2DGrad(self.pool)(gy)
 
 
@@ -147,16 +211,43 @@ def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable
     element ``argmax`` picks), as in :func:`pooling_simple`. ``pad`` is at most half the
     kernel.
 
-    >>> import numpy as np
-    >>> pooling(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2).data.ravel()
-    array([ 5.,  7., 13., 15.])
+    Args:
+        x: the input, shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+
+    Returns:
+        A Variable of shape (N, C, OH, OW).
+
+    Raises:
+        ValueError: an input that is not 4-D, or a bad kernel, stride or pad.
+
+    Examples:
+        >>> import numpy as np
+        >>> pooling(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2).data.ravel()
+        array([ 5.,  7., 13., 15.])
     """
     return Pooling(kernel_size, stride, pad)(x)
 
 
 def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
-    """Max pooling from im2col: each window's first maximum (the book's first version;
-    ``-inf`` padding). Same values and gradients as :func:`pooling`, ties included."""
+    """Max pooling from im2col: each window's first maximum (the book's first version).
+
+    Padding is ``-inf``. Same values and gradients as :func:`pooling`, ties included.
+
+    Args:
+        x: input of shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the padding, an int or a pair, at most half the kernel.
+
+    Returns:
+        A Variable of shape (N, C, OH, OW).
+
+    Raises:
+        ValueError: an input that is not 4-D, or a bad kernel, stride or pad.
+    """
     x = _image(x, "pooling_simple")
     n, c = x.shape[:2]
     (kh, kw), _, _, (oh, ow) = _geometry("pooling_simple", x.shape, kernel_size, stride, pad)
@@ -168,12 +259,26 @@ def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> V
 
 
 class AveragePooling(Function):
-    """Average pooling over windows (padded zeros included in the mean)."""
+    """Average pooling over windows (padded zeros included in the mean).
+
+    Args:
+        kernel_size: the window size, an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+    """
 
     def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
     def forward(self, x: Any) -> Any:
+        """Compute AveragePooling's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         self.input_shape = x.shape
         geometry = _geometry("average_pooling", x.shape, self.kernel_size, self.stride, self.pad)
         xpad = _pad(x, geometry, 0.0)
@@ -184,6 +289,14 @@ class AveragePooling(Function):
         return y / len(windows)
 
     def backward(self, gy: Variable) -> Variable:
+        """Gradients of AveragePooling's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         n, c, oh, ow = gy.shape
         kh, kw = conv_geometry(
             "average_pooling", self.input_shape, self.kernel_size, self.stride, self.pad
@@ -193,5 +306,15 @@ class AveragePooling(Function):
 
 
 def average_pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
-    """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer)."""
+    """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer).
+
+    Args:
+        x: the input, shape (N, C, H, W).
+        kernel_size: the window size, an int or a pair.
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+
+    Returns:
+        A Variable of shape (N, C, OH, OW).
+    """
     return AveragePooling(kernel_size, stride, pad)(x)

@@ -21,12 +21,22 @@ def recording() -> bool:
 
     When it does not, a backward may compute plain arrays (faster, no graph nodes);
     when it does, it must use differentiable functions so higher orders exist.
+
+    Returns:
+        ``Config.enable_backprop``.
     """
     return Config.enable_backprop
 
 
 def needs_grad(v: Any) -> bool:
-    """False for operands given as raw arrays/scalars (their gradient is unreachable)."""
+    """False for operands given as raw arrays/scalars (their gradient is unreachable).
+
+    Args:
+        v: an input Variable of a Function.
+
+    Returns:
+        True unless ``v`` is a Constant made from a raw operand.
+    """
     return type(v) is not Constant
 
 
@@ -34,6 +44,12 @@ def float_data(x: Any) -> Any:
     """``x`` itself when it is floating point, else ``x`` as float64 (numpy's default float).
 
     Float functions of integer or bool data compute in floating point: never truncate.
+
+    Args:
+        x: a backend array.
+
+    Returns:
+        A floating-point (or complex) array.
     """
     backend = backend_of(x)
     if backend.dtype_kind(x.dtype) in "fc":
@@ -45,15 +61,44 @@ class AsFloat(Function):
     """``x`` converted to float64 when it holds integers or bools; the gradient passes through."""
 
     def forward(self, x: Any) -> Any:
+        """Compute AsFloat's output from backend arrays.
+
+        Args:
+            x: the input array.
+
+        Returns:
+            The output array.
+        """
         return float_data(x)
 
     def backward(self, gy: Any) -> Any:
+        """Gradients of AsFloat's inputs, given the gradient of its output.
+
+        Args:
+            gy: the gradient of the output.
+
+        Returns:
+            The gradient of the input.
+        """
         return gy
 
 
 def as_float(x: Any, op: str, name: str = "x") -> Variable:
-    """Argument ``name`` of ``op`` as a Variable of floating-point data (converted only when
-    it is not already); TypeError for what is not a numeric array, Variable or list."""
+    """Argument ``name`` of ``op`` as a Variable of floating-point data.
+
+    Integer or bool data is converted (through :class:`AsFloat`); floating data is kept.
+
+    Args:
+        x: the argument (Variable, array, list or number).
+        op: the calling function's name, for error messages.
+        name: the argument's name, for error messages.
+
+    Returns:
+        A Variable holding floating-point data.
+
+    Raises:
+        TypeError: ``x`` is not a numeric array, Variable, list or number.
+    """
     if not isinstance(x, Variable) or x.data is None:
         x = Variable(array_arg(op, name, x))
     if backend_of(x.data).dtype_kind(x.dtype) in "fc":
@@ -79,6 +124,9 @@ def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
         x: an int (numpy integers too) or a pair of them.
         what: the function and argument to name in the error, e.g. ``"pooling: stride"``.
 
+    Returns:
+        ``(h, w)`` as Python ints.
+
     Raises:
         ValueError: ``x`` is not an int or a pair of ints (bools and floats are refused).
 
@@ -102,6 +150,9 @@ def positive_int(op: str, name: str, v: Any) -> int:
         name: the argument's name.
         v: the value given.
 
+    Returns:
+        ``v`` as a Python int.
+
     Raises:
         TypeError: ``v`` is not an integer.
         ValueError: ``v`` is below 1.
@@ -123,6 +174,15 @@ def conv_args(
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
     """``(kh, kw), (sh, sw), (ph, pw)`` checked: kernel and stride >= 1, pad >= 0.
 
+    Args:
+        op: the calling function's name, for error messages.
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+
+    Returns:
+        The three pairs.
+
     Raises:
         ValueError: one of them is not an int or a pair of ints, or is out of range.
     """
@@ -140,18 +200,56 @@ def conv_args(
 
 
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
-    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``
-    (DeZero's name for :func:`zerograd.utils.conv_outsize`)."""
+    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``.
+
+    DeZero's name for :func:`zerograd.utils.conv_outsize`.
+
+    Args:
+        input_size: the input length.
+        kernel_size: the kernel length.
+        stride: the stride.
+        pad: the padding on each side.
+
+    Returns:
+        The output length.
+
+    Examples:
+        >>> get_conv_outsize(4, 3, 1, 1)
+        4
+    """
     return conv_outsize(input_size, kernel_size, stride, pad)
 
 
 def get_deconv_outsize(size: int, k: int, s: int, p: int) -> int:
-    """Output length of a transposed convolution along one axis: ``s*(size-1) + k - 2p``."""
+    """Output length of a transposed convolution along one axis: ``s*(size-1) + k - 2p``.
+
+    Args:
+        size: the input length.
+        k: the kernel length.
+        s: the stride.
+        p: the padding.
+
+    Returns:
+        The output length.
+    """
     return s * (size - 1) + k - 2 * p
 
 
 def normalize_axis(axis: int, ndim: int, op: str) -> int:
-    """``axis`` (negative allowed) as a non-negative axis of an ``ndim``-dim input."""
+    """``axis`` (negative allowed) as a non-negative axis of an ``ndim``-dim input.
+
+    Args:
+        axis: the axis given.
+        ndim: the input's number of dimensions.
+        op: the calling function's name, for error messages.
+
+    Returns:
+        The axis in ``0..ndim - 1``.
+
+    Raises:
+        TypeError: ``axis`` is not an int.
+        ValueError: the input is 0-d, or ``axis`` is out of range.
+    """
     if not _int_like(axis):
         raise TypeError(f"{op}: axis must be an int, got {axis!r}")
     axis = operator.index(axis)
@@ -163,11 +261,23 @@ def normalize_axis(axis: int, ndim: int, op: str) -> int:
 
 
 def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
-    """The array behind argument ``v`` of ``op``: a Variable's data or a backend array as is;
-    a list or Python number converted (on ``like``'s backend); anything else a TypeError.
+    """The array behind argument ``v`` of ``op``.
 
-    Used where a function reads shapes or values itself, before any zerograd Function would
-    check its inputs.
+    A Variable's data or a backend array as is; a list or Python number converted (on
+    ``like``'s backend); anything else a TypeError. Used where a function reads shapes or
+    values itself, before any zerograd Function would check its inputs.
+
+    Args:
+        op: the calling function's name, for error messages.
+        name: the argument's name.
+        v: the value given.
+        like: an array whose backend converted values go to (None: the default backend).
+
+    Returns:
+        A backend array.
+
+    Raises:
+        TypeError: ``v`` is not a numeric array, a Variable, a list or a number.
     """
     a = data_of(v)
     if isinstance(a, (list, tuple, int, float)) or getattr(a, "ndim", None) == 0:
@@ -186,7 +296,19 @@ def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
 
 
 def real_number(op: str, name: str, v: Any) -> float:
-    """``v`` as a float when it is a real number (numpy scalars too, never a bool)."""
+    """``v`` as a float when it is a real number (numpy scalars too, never a bool).
+
+    Args:
+        op: the calling function's name, for error messages.
+        name: the argument's name.
+        v: the value given.
+
+    Returns:
+        ``v`` as a float.
+
+    Raises:
+        TypeError: ``v`` is not a real number.
+    """
     if isinstance(v, bool) or not isinstance(v, (int, float)) and getattr(v, "ndim", 1) != 0:
         raise TypeError(f"{op}: {name} must be a real number, got {v!r}")
     try:
@@ -196,7 +318,15 @@ def real_number(op: str, name: str, v: Any) -> float:
 
 
 def logsumexp(x: Any, axis: int = 1) -> Any:
-    """``log(sum(exp(x), axis, keepdims=True))`` on a raw array, without overflow."""
+    """``log(sum(exp(x), axis, keepdims=True))`` on a raw array, without overflow.
+
+    Args:
+        x: a backend array.
+        axis: the axis to reduce.
+
+    Returns:
+        An array with ``axis`` kept as length 1.
+    """
     xp = get_array_module(x)
     m = xp.max(x, axis=axis, keepdims=True)
     return m + xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True))
@@ -205,7 +335,21 @@ def logsumexp(x: Any, axis: int = 1) -> Any:
 def conv_geometry(
     op: str, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
-    """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``."""
+    """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``.
+
+    Args:
+        op: the calling function's name, for error messages.
+        img_shape: the input's shape (N, C, H, W).
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+
+    Returns:
+        The kernel, stride, pad and output-size pairs.
+
+    Raises:
+        ValueError: the shape is not 4-D, or the kernel does not fit the padded image.
+    """
     if len(img_shape) != 4:
         raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
     (kh, kw), (sh, sw), (ph, pw) = conv_args(op, kernel_size, stride, pad)
@@ -231,6 +375,17 @@ def im2col_array(
 
     With ``to_matrix`` the result is (N*OH*OW, C*KH*KW). One strided slice per kernel
     offset, no loop over pixels. ``pad_value`` fills the border (``-inf`` for max pooling).
+
+    Args:
+        img: a backend array of shape (N, C, H, W).
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: return the 2-D matrix (else the 6-D array).
+        pad_value: the value of the padding.
+
+    Returns:
+        The patches as a backend array.
     """
     xp = get_array_module(img)
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
@@ -250,6 +405,20 @@ def col2im_array(
 
     The adjoint of :func:`im2col_array`: ``col`` is (N, C, KH, KW, OH, OW), or
     (N*OH*OW, C*KH*KW) with ``to_matrix``.
+
+    Args:
+        col: the patches.
+        img_shape: the image shape (N, C, H, W).
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: whether ``col`` is the 2-D matrix.
+
+    Returns:
+        A backend array of shape ``img_shape``.
+
+    Raises:
+        ValueError: ``col``'s shape does not fit ``img_shape`` and the geometry.
     """
     xp = get_array_module(col)
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
@@ -274,7 +443,16 @@ def col2im_array(
 
 
 def onehot(t: Any, n_classes: int, dtype: Any) -> Any:
-    """Rows of ``eye(n_classes)`` picked by integer labels ``t``, as ``dtype``."""
+    """Rows of ``eye(n_classes)`` picked by integer labels ``t``, as ``dtype``.
+
+    Args:
+        t: integer labels (a backend array).
+        n_classes: the number of classes.
+        dtype: the result's dtype.
+
+    Returns:
+        An array of shape ``t.shape + (n_classes,)``.
+    """
     xp = get_array_module(t)
     hot = xp.arange(n_classes, device=device_of(t)) == xp.reshape(t, t.shape + (1,))
     return backend_of(t).astype(hot, dtype)

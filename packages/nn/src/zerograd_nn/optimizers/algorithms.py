@@ -34,7 +34,26 @@ def _l2_into(xp: Any, out: Any, data: Any, grad: Any, hp: dict) -> Any:
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent: ``param -= lr * grad``."""
+    """Stochastic gradient descent: ``param -= lr * grad``.
+
+    Args:
+        lr: the learning rate.
+        weight_decay: L2 coefficient added to each gradient as ``weight_decay * param``.
+
+    Raises:
+        TypeError: a hyperparameter that is not a real number.
+        ValueError: a hyperparameter out of its range.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Parameter
+        >>> p = Parameter(np.array([1.0]))
+        >>> p.grad = Parameter(np.array([2.0]))
+        >>> opt = SGD(lr=0.1).setup([p])
+        >>> opt.update()
+        >>> p.data
+        array([0.8])
+    """
 
     lr = hyperparameter()
     weight_decay = hyperparameter()
@@ -60,7 +79,17 @@ class SGD(Optimizer):
 
 
 class MomentumSGD(Optimizer):
-    """SGD with momentum: ``v = momentum * v - lr * grad; param += v``."""
+    """SGD with momentum: ``v = momentum * v - lr * grad; param += v``.
+
+    Args:
+        lr: the learning rate.
+        momentum: the decay of the velocity ``v``, in [0, 1].
+        weight_decay: L2 coefficient added to each gradient as ``weight_decay * param``.
+
+    Raises:
+        TypeError: a hyperparameter that is not a real number.
+        ValueError: a hyperparameter out of its range.
+    """
 
     lr = hyperparameter()
     momentum = hyperparameter(high=1.0)
@@ -96,7 +125,17 @@ class MomentumSGD(Optimizer):
 
 
 class AdaGrad(Optimizer):
-    """AdaGrad: ``h += grad**2; param -= lr * grad / (sqrt(h) + eps)``."""
+    """AdaGrad: ``h += grad**2; param -= lr * grad / (sqrt(h) + eps)``.
+
+    Args:
+        lr: the learning rate.
+        eps: added to ``sqrt(h)`` to avoid dividing by zero (> 0).
+        weight_decay: L2 coefficient added to each gradient as ``weight_decay * param``.
+
+    Raises:
+        TypeError: a hyperparameter that is not a real number.
+        ValueError: a hyperparameter out of its range.
+    """
 
     lr = hyperparameter()
     eps = hyperparameter(open=("low",))  # 0 would divide zero by zero
@@ -141,6 +180,16 @@ class AdaDelta(Optimizer):
     """AdaDelta (Zeiler 2012): step sizes from running averages of squared grads and steps.
 
     ``lr`` (default 1, as in Zeiler's paper and PyTorch) scales each step.
+
+    Args:
+        rho: the decay of the running averages, in [0, 1].
+        eps: added inside the square roots (> 0).
+        lr: scales each step.
+        weight_decay: L2 coefficient added to each gradient as ``weight_decay * param``.
+
+    Raises:
+        TypeError: a hyperparameter that is not a real number.
+        ValueError: a hyperparameter out of its range.
     """
 
     lr = hyperparameter()
@@ -220,6 +269,18 @@ class Adam(Optimizer):
 
     :meth:`step_size` is ``alpha`` with the bias correction of step ``t`` (what DeZero's
     ``Adam.lr`` returned).
+
+    Args:
+        alpha: the step size.
+        beta1: the decay of the first-moment estimate, in [0, 1).
+        beta2: the decay of the second-moment estimate, in [0, 1).
+        eps: added to the root of the second moment (> 0).
+        weight_decay: L2 coefficient added to each gradient as ``weight_decay * param``.
+        lr: another name for ``alpha`` (overrides it when given).
+
+    Raises:
+        TypeError: a hyperparameter that is not a real number.
+        ValueError: a hyperparameter out of its range.
     """
 
     lr = hyperparameter()
@@ -254,7 +315,14 @@ class Adam(Optimizer):
         return {**hp, "step": self.step_size(hp)}
 
     def step_size(self, hp: dict | None = None) -> float:
-        """``lr * sqrt(1 - beta2**t) / (1 - beta1**t)``: the bias-corrected step size."""
+        """``lr * sqrt(1 - beta2**t) / (1 - beta1**t)``: the bias-corrected step size.
+
+        Args:
+            hp: the hyperparameters to use (a group's); None for the optimizer's defaults.
+
+        Returns:
+            The step size of the current step ``t``.
+        """
         hp = hp if hp is not None else self.defaults
         t = self.t + self.__dict__.get("_next", 0)
         fix1 = 1.0 - math.pow(hp["beta1"], t)
@@ -329,6 +397,18 @@ class AdamW(Adam):
 
     Each step shrinks the parameter by ``lr * weight_decay * param`` besides the Adam step;
     the decay does not pass through the moment estimates.
+
+    Args:
+        alpha: the step size.
+        beta1: the decay of the first-moment estimate, in [0, 1).
+        beta2: the decay of the second-moment estimate, in [0, 1).
+        eps: added to the root of the second moment (> 0).
+        weight_decay: the decoupled decay rate.
+        lr: another name for ``alpha`` (overrides it when given).
+
+    Raises:
+        TypeError: a hyperparameter that is not a real number.
+        ValueError: a hyperparameter out of its range.
     """
 
     def __init__(

@@ -73,7 +73,13 @@ class Optimizer:
         return check_group(type(self), hp)
 
     def setup(self, target: Any) -> Optimizer:
-        """Remember what :meth:`update` changes (a model, Parameters or groups); returns self.
+        """Remember what :meth:`update` changes (a model, Parameters or groups).
+
+        Args:
+            target: a Layer/Model, an iterable of Parameters, or a list of group dicts.
+
+        Returns:
+            This optimizer.
 
         Raises:
             TypeError: ``target`` is none of those, or a group holds a non-Parameter.
@@ -238,13 +244,24 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__}._compute is not implemented")
 
     def update_one(self, param: Parameter) -> None:
-        """Change one parameter from its gradient, with its group's hyperparameters."""
+        """Change one parameter from its gradient, with its group's hyperparameters.
+
+        Args:
+            param: a parameter with a gradient.
+        """
         group = next((g for g, ps in self._grouped() if any(q is param for q in ps)), {})
         hp = self._coefficients(self._checked({**self.defaults, **group}))
         self._commit([self._planned(param, hp, self._has_step())])
 
     def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
-        """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...)."""
+        """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...).
+
+        Args:
+            f: a callable taking the list of parameters that have a gradient.
+
+        Raises:
+            TypeError: ``f`` is not callable.
+        """
         if not callable(f):
             raise TypeError(f"add_hook(f): f must be callable, got {type(f).__name__}.")
         self.hooks.append(f)
@@ -255,6 +272,12 @@ class Optimizer:
 
         Parameters with neither are named by position (``"3"``, or ``"1.3"`` for group 1)
         unless ``positional`` is False.
+
+        Args:
+            positional: name unnamed parameters by position (else leave them out).
+
+        Returns:
+            The names, keyed by ``id`` of each parameter.
         """
         names: dict[int, str] = {}
         for i, (g, ps) in enumerate(self._grouped()):
@@ -322,6 +345,13 @@ class Optimizer:
         """The state arrays ``names`` of ``param`` (zeros at first), on the param's backend.
 
         State made on another backend (the param moved since) is converted first.
+
+        Args:
+            param: a parameter of this optimizer.
+            *names: state names such as ``"m"``, ``"v"``.
+
+        Returns:
+            One array per name.
         """
         data = param.data
         st = self._state.get(param)
@@ -358,6 +388,9 @@ class Optimizer:
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned, all or nothing (call after ``setup``).
+
+        Args:
+            d: a dict from :meth:`state_dict`.
 
         Raises:
             ValueError: another optimizer type, other groups or names, or state arrays of

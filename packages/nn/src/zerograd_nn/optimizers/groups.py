@@ -85,6 +85,19 @@ class _ParamList:
 
 
 def check_params(owner: str, params: Any, what: str) -> list[Parameter]:
+    """``params`` as a list of Parameters, checked.
+
+    Args:
+        owner: the optimizer's name, for error messages.
+        params: an iterable of Parameters.
+        what: how to name ``params`` in error messages.
+
+    Returns:
+        A new list of the Parameters.
+
+    Raises:
+        TypeError: ``params`` is not iterable or holds something other than a Parameter.
+    """
     try:
         params = list(params)
     except TypeError:
@@ -102,7 +115,20 @@ def check_params(owner: str, params: Any, what: str) -> list[Parameter]:
 
 
 def make_group(opt: Any, g: Any, i: int) -> dict[str, Any]:
-    """Group ``i`` of ``setup``'s list as the optimizer keeps it (checked, defaults filled)."""
+    """Group ``i`` of ``setup``'s list as the optimizer keeps it (checked, defaults filled).
+
+    Args:
+        opt: the optimizer being set up.
+        g: the group dict given to ``setup``.
+        i: the group's index, for error messages.
+
+    Returns:
+        The group dict the optimizer keeps.
+
+    Raises:
+        ValueError: ``g`` is not a dict with ``"params"``, or has unknown keys.
+        TypeError: its params are not Parameters, or a hyperparameter is not a number.
+    """
     name = type(opt).__name__
     if not isinstance(g, dict) or "params" not in g:
         raise ValueError(

@@ -18,6 +18,9 @@ from zerograd.backends import get_array_module
 class WeightDecay:
     """Hook adding ``rate * param`` to each gradient (L2 regularisation).
 
+    Args:
+        rate: the decay coefficient.
+
     To spare biases and normalization scales, use the optimizers' ``weight_decay`` with
     :func:`~zerograd_nn.optimizers.weight_decay_groups` instead.
     """
@@ -26,18 +29,32 @@ class WeightDecay:
         self.rate = rate
 
     def __call__(self, params: list[Parameter]) -> None:
+        """Add ``rate * param.data`` to each parameter's gradient.
+
+        Args:
+            params: the parameters that have a gradient.
+        """
         rate = float(self.rate)
         for param in params:
             param.grad = Variable(param.grad.data + rate * param.data)
 
 
 class ClipGrad:
-    """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``."""
+    """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``.
+
+    Args:
+        max_norm: the largest global L2 norm allowed.
+    """
 
     def __init__(self, max_norm: float) -> None:
         self.max_norm = max_norm
 
     def __call__(self, params: list[Parameter]) -> None:
+        """Scale every gradient by one factor if their global norm exceeds ``max_norm``.
+
+        Args:
+            params: the parameters that have a gradient.
+        """
         total = 0.0
         for param in params:
             g = param.grad.data
@@ -49,7 +66,14 @@ class ClipGrad:
 
 
 class FreezeParam:
-    """Hook that drops the gradients of the given layers or Parameters, so they stay fixed."""
+    """Hook that drops the gradients of the given layers or Parameters, so they stay fixed.
+
+    Args:
+        *layers: Layers (all their parameters) or Parameters to freeze.
+
+    Raises:
+        TypeError: an argument that is neither a Layer nor a Parameter.
+    """
 
     def __init__(self, *layers: Any) -> None:
         self.freeze_params: list[Parameter] = []
@@ -65,5 +89,10 @@ class FreezeParam:
                 )
 
     def __call__(self, params: list[Parameter]) -> None:
+        """Drop the gradients of the frozen parameters.
+
+        Args:
+            params: the parameters that have a gradient.
+        """
         for p in self.freeze_params:
             p.grad = None

@@ -14,6 +14,12 @@ class hyperparameter:
     ``low``/``high`` bound the accepted values; ``open`` names the bounds that are excluded
     (``"high"`` for Adam's betas, ``"low"`` for ``eps``). Every value is checked when set,
     in a parameter group, in a loaded state dict, and at the start of each update.
+
+    Args:
+        key: the group key it stands for (None: the attribute's own name).
+        low: the lowest accepted value.
+        high: the highest accepted value.
+        open: which of ``"low"`` and ``"high"`` are excluded.
     """
 
     def __init__(
@@ -45,7 +51,11 @@ class hyperparameter:
             group[self.key] = value
 
     def interval(self) -> str:
-        """The accepted values in words: ``>= 0``, ``> 0`` or ``in [0, 1)``."""
+        """The accepted values in words: ``>= 0``, ``> 0`` or ``in [0, 1)``.
+
+        Returns:
+            The interval as text, for error messages.
+        """
         if self.high == math.inf:
             return f"{'>' if self.low_open else '>='} {self.low:g}"
         left = "(" if self.low_open else "["
@@ -53,7 +63,14 @@ class hyperparameter:
         return f"in {left}{self.low:g}, {self.high:g}{right}"
 
     def accepts(self, v: float) -> bool:
-        """Whether the float ``v`` lies in the accepted interval."""
+        """Whether the float ``v`` lies in the accepted interval.
+
+        Args:
+            v: the value to test.
+
+        Returns:
+            True when ``v`` is accepted.
+        """
         above = v > self.low if self.low_open else v >= self.low
         below = v < self.high if self.high_open else v <= self.high
         return above and below

@@ -23,6 +23,12 @@ def writes_in_place(a: Any) -> bool:
     """Whether ``a``'s type changes in place under ``+=`` and ufuncs with ``out=``.
 
     Probed once per type on an empty view of ``a`` (nothing is written).
+
+    Args:
+        a: an array.
+
+    Returns:
+        True for types such as numpy and cupy arrays.
     """
     t = type(a)
     known = _IN_PLACE.get(t)
@@ -50,6 +56,14 @@ def fits(data: Any, grad: Any, state: dict[str, Any]) -> bool:
 
     Everything must be of one array type and dtype (mixed dtypes take the general path,
     whose results are cast once), and the parameter and its state writable.
+
+    Args:
+        data: the parameter's array.
+        grad: its gradient's array.
+        state: its state arrays by name.
+
+    Returns:
+        True when the in-place path applies.
     """
     if not writes_in_place(data) or type(grad) is not type(data) or grad.dtype != data.dtype:
         return False
@@ -75,7 +89,15 @@ class Scratch:
         self._views: dict[tuple, list[Any]] = {}  # ... + (shape, n) -> views of them
 
     def get(self, data: Any, n: int) -> list[Any]:
-        """``n`` arrays of ``data``'s shape, dtype and device (views of the kept buffers)."""
+        """``n`` arrays of ``data``'s shape, dtype and device (views of the kept buffers).
+
+        Args:
+            data: the array to match.
+            n: how many arrays.
+
+        Returns:
+            ``n`` scratch arrays (their contents are undefined).
+        """
         if n == 0:
             return []
         device = getattr(data, "device", None)

@@ -13,8 +13,17 @@ from .hyper import check_hyper
 
 
 def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, Any]:
-    """``names``' state arrays for a parameter holding ``data``: the stored ones (moved to
-    ``data``'s backend if the parameter moved) or zeros. Never changes ``st``."""
+    """``names``' state arrays for a parameter holding ``data``.
+
+    Args:
+        st: the parameter's stored state, or None.
+        data: the parameter's array.
+        names: the state names to return.
+
+    Returns:
+        ``{name: array}``: the stored ones (moved to ``data``'s backend if the parameter
+        moved) or zeros. ``st`` is never changed.
+    """
     out = {}
     for n in names:
         a = None if st is None else st.get(n)
@@ -31,7 +40,17 @@ def _copy(a: Any) -> Any:
 
 
 def state_dict(opt: Any) -> dict[str, Any]:
-    """See :meth:`Optimizer.state_dict`."""
+    """See :meth:`Optimizer.state_dict`.
+
+    Args:
+        opt: the optimizer.
+
+    Returns:
+        The optimizer's state as a dict of plain values and numpy arrays.
+
+    Raises:
+        ValueError: two parameters share a name.
+    """
     op = f"{type(opt).__name__}.state_dict()"
     grouped = opt._grouped()
     names = opt.param_names()
@@ -64,15 +83,33 @@ def state_dict(opt: Any) -> dict[str, Any]:
 
 
 def load_state_dict(opt: Any, d: Any) -> None:
-    """See :meth:`Optimizer.load_state_dict`: check everything, convert, then assign."""
+    """See :meth:`Optimizer.load_state_dict`: check everything, convert, then assign.
+
+    Args:
+        opt: the optimizer.
+        d: a dict from :func:`state_dict`.
+    """
     prepare_load(opt, d)()
 
 
 def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) -> Any:
-    """Check and convert ``d`` for ``opt``, changing nothing; returns ``commit()``.
+    """Check and convert ``d`` for ``opt``, changing nothing.
 
     ``incoming`` maps ``id(param)`` to the array a parameter is about to receive (a model
     loaded in the same step), for parameters that have no data yet.
+
+    Args:
+        opt: the optimizer.
+        d: a dict from :func:`state_dict`.
+        incoming: arrays the parameters are about to receive, or None.
+
+    Returns:
+        ``commit()``, which assigns everything and cannot fail.
+
+    Raises:
+        TypeError: ``d`` is not an optimizer state dict.
+        ValueError: ``d`` is of another optimizer or does not fit this one.
+        RuntimeError: ``opt`` has not been set up.
     """
     name = type(opt).__name__
     op = f"{name}.load_state_dict"

@@ -105,7 +105,14 @@ def _plain(v: Any) -> Any:
 class LRScheduler(_StateMixin):
     """Base of the closed-form schedulers: ``lr = f(base_lr, t)`` per group.
 
-    Subclasses implement :meth:`lr_at`.
+    Subclasses implement :meth:`lr_at`. Creating one sets each group's lr to its step-0
+    value.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
     """
 
     def __init__(self, optimizer: Any) -> None:
@@ -120,11 +127,29 @@ class LRScheduler(_StateMixin):
         self._last_lr = self._set(0)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``."""
+        """The lr of step ``t`` for a group whose base lr is ``base``.
+
+        Args:
+            base: the group's initial lr.
+            t: the step count.
+
+        Returns:
+            The lr of step ``t``.
+
+        Raises:
+            NotImplementedError: in the base class.
+        """
         raise NotImplementedError
 
     def factors(self, t: int) -> list[float]:
-        """``lr_at(base, t) / base`` per group (1 where base is 0)."""
+        """``lr_at(base, t) / base`` per group (1 where base is 0).
+
+        Args:
+            t: the step count.
+
+        Returns:
+            One factor per parameter group.
+        """
         return [self.lr_at(b, t) / b if b else 1.0 for b in self.base_lrs]
 
     def _set(self, t: int) -> list[float]:
@@ -139,5 +164,9 @@ class LRScheduler(_StateMixin):
         self._last_lr = self._set(self.last_epoch)
 
     def get_last_lr(self) -> list[float]:
-        """The lr of each group set by the last step."""
+        """The lr of each group set by the last step.
+
+        Returns:
+            One lr per parameter group.
+        """
         return list(self._last_lr)

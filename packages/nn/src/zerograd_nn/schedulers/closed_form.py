@@ -10,7 +10,24 @@ from .base import LRScheduler, _number, _positive_int
 
 
 class StepLR(LRScheduler):
-    """``base * gamma ** (t // step_size)``: decay by ``gamma`` every ``step_size`` steps."""
+    """``base * gamma ** (t // step_size)``: decay by ``gamma`` every ``step_size`` steps.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        step_size: the steps between two decays.
+        gamma: the decay factor.
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
+        ValueError: a ``step_size`` that is not a positive int, or a ``gamma`` that is not a number.
+
+    Examples:
+        >>> from zerograd_nn.models import MLP
+        >>> from zerograd_nn.optimizers import SGD
+        >>> sched = StepLR(SGD(lr=1.0).setup(MLP((2,))), step_size=2, gamma=0.5)
+        >>> sched.lr_at(1.0, 5)
+        0.25
+    """
 
     def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1) -> None:
         self.step_size = _positive_int("StepLR", "step_size", step_size)
@@ -18,17 +35,44 @@ class StepLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
+        """The lr of step ``t`` for a group whose base lr is ``base``.
+
+        Args:
+            base: the group's initial lr.
+            t: the step count.
+
+        Returns:
+            The lr of step ``t``.
+        """
         return base * self.gamma ** (t // self.step_size)
 
 
 class ExponentialLR(LRScheduler):
-    """``base * gamma ** t``."""
+    """``base * gamma ** t``.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        gamma: the decay factor per step.
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
+        ValueError: a ``gamma`` that is not a number.
+    """
 
     def __init__(self, optimizer: Any, gamma: float) -> None:
         self.gamma = _number("ExponentialLR", "gamma", gamma)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
+        """The lr of step ``t`` for a group whose base lr is ``base``.
+
+        Args:
+            base: the group's initial lr.
+            t: the step count.
+
+        Returns:
+            The lr of step ``t``.
+        """
         return base * self.gamma**t
 
 
@@ -37,7 +81,17 @@ def _cosine(base: float, eta_min: float, t: float, period: float) -> float:
 
 
 class CosineAnnealingLR(LRScheduler):
-    """``eta_min + (base - eta_min) * (1 + cos(pi * t / T_max)) / 2`` (SGDR without restarts)."""
+    """``eta_min + (base - eta_min) * (1 + cos(pi * t / T_max)) / 2`` (SGDR without restarts).
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        T_max: the steps of one half cosine period.
+        eta_min: the lr reached at ``T_max``.
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
+        ValueError: a ``T_max`` that is not a positive int, or an ``eta_min`` that is not a number.
+    """
 
     def __init__(self, optimizer: Any, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
         self.T_max = _positive_int("CosineAnnealingLR", "T_max", T_max)
@@ -45,11 +99,32 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
+        """The lr of step ``t`` for a group whose base lr is ``base``.
+
+        Args:
+            base: the group's initial lr.
+            t: the step count.
+
+        Returns:
+            The lr of step ``t``.
+        """
         return _cosine(base, self.eta_min, t, self.T_max)
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
-    """Cosine annealing restarted every period: ``T_0`` steps, each next ``T_mult`` times longer."""
+    """Cosine annealing restarted every period: ``T_0`` steps, each next ``T_mult`` times longer.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        T_0: the steps of the first period.
+        T_mult: how many times longer each next period is.
+        eta_min: the lowest lr, at the end of each period.
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
+        ValueError: ``T_0`` or ``T_mult`` not a positive int, or an ``eta_min`` that is not
+            a number.
+    """
 
     def __init__(
         self,
@@ -64,7 +139,14 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer)
 
     def period(self, t: int) -> tuple[int, int]:
-        """``(T_cur, T_i)``: the step within the current period, and its length."""
+        """The step within the current period, and that period's length.
+
+        Args:
+            t: the step count.
+
+        Returns:
+            ``(T_cur, T_i)``.
+        """
         t_i = self.T_0
         while t >= t_i:
             t -= t_i
@@ -72,6 +154,15 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return t, t_i
 
     def lr_at(self, base: float, t: int) -> float:
+        """The lr of step ``t`` for a group whose base lr is ``base``.
+
+        Args:
+            base: the group's initial lr.
+            t: the step count.
+
+        Returns:
+            The lr of step ``t``.
+        """
         t_cur, t_i = self.period(t)
         return _cosine(base, self.eta_min, t_cur, t_i)
 
@@ -81,6 +172,16 @@ class LinearWarmup(LRScheduler):
 
     PyTorch's ``LinearLR`` with ``end_factor=1``: the lr grows linearly from
     ``start_factor * base`` to ``base`` over ``warmup_steps`` steps, then stays.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        warmup_steps: the steps until the lr reaches ``base``.
+        start_factor: the fraction of ``base`` at step 0, in (0, 1].
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
+        ValueError: a ``warmup_steps`` that is not a positive int, or ``start_factor``
+            outside (0, 1].
     """
 
     def __init__(self, optimizer: Any, warmup_steps: int, start_factor: float = 1 / 3) -> None:
@@ -91,5 +192,14 @@ class LinearWarmup(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
+        """The lr of step ``t`` for a group whose base lr is ``base``.
+
+        Args:
+            base: the group's initial lr.
+            t: the step count.
+
+        Returns:
+            The lr of step ``t``.
+        """
         s = self.start_factor
         return base * (s + (1 - s) * min(t, self.warmup_steps) / self.warmup_steps)

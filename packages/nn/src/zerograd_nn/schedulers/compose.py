@@ -26,7 +26,19 @@ def _children(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> list[LRS
 
 
 class SequentialLR(LRScheduler):
-    """Run ``schedulers[i]`` from ``milestones[i-1]`` on; each starts again at its step 0."""
+    """Run ``schedulers[i]`` from ``milestones[i-1]`` on; each starts again at its step 0.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        schedulers: step-based schedulers of ``optimizer``, in the order they run.
+        milestones: the increasing steps at which the next scheduler takes over (one fewer
+            than ``schedulers``).
+
+    Raises:
+        TypeError: an item of ``schedulers`` that is not a step-based scheduler.
+        ValueError: no schedulers, schedulers of another optimizer, or milestones that are
+            not that many increasing positive ints.
+    """
 
     _skip = ("optimizer", "schedulers")
 
@@ -50,7 +62,11 @@ class SequentialLR(LRScheduler):
         return child._last_lr
 
     def state_dict(self) -> dict[str, Any]:
-        """Its own counters plus ``"schedulers"``: each child's state dict."""
+        """Its own counters plus ``"schedulers"``: each child's state dict.
+
+        Returns:
+            A new dict.
+        """
         return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
 
     def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
@@ -59,7 +75,16 @@ class SequentialLR(LRScheduler):
 
 
 class ChainedScheduler(LRScheduler):
-    """Step every scheduler together: ``lr = base * product of their factors``."""
+    """Step every scheduler together: ``lr = base * product of their factors``.
+
+    Args:
+        schedulers: step-based schedulers, all of one optimizer.
+        optimizer: that optimizer (optional; taken from the first scheduler).
+
+    Raises:
+        TypeError: an item of ``schedulers`` that is not a step-based scheduler.
+        ValueError: no schedulers, or schedulers of different optimizers.
+    """
 
     _skip = ("optimizer", "schedulers")
 
@@ -82,7 +107,11 @@ class ChainedScheduler(LRScheduler):
         return lrs
 
     def state_dict(self) -> dict[str, Any]:
-        """Its own counters plus ``"schedulers"``: each child's state dict."""
+        """Its own counters plus ``"schedulers"``: each child's state dict.
+
+        Returns:
+            A new dict.
+        """
         return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
 
     def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:

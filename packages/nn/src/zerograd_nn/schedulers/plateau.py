@@ -19,6 +19,21 @@ class ReduceLROnPlateau(_StateMixin):
     ``mode`` "min" or "max", by more than ``threshold``, relative or absolute), the lrs are
     reduced (never below ``min_lr``; changes smaller than ``eps`` are skipped), then
     ``cooldown`` calls pass before counting again.
+
+    Args:
+        optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
+        mode: "min" when a lower metric is better, "max" when a higher one is.
+        factor: the multiplier applied to the lrs, in (0, 1).
+        patience: calls without improvement tolerated before reducing.
+        threshold: the least change that counts as an improvement.
+        threshold_mode: "rel" (relative to the best value) or "abs".
+        cooldown: calls to wait after a reduction before counting again.
+        min_lr: the lowest lr, one for all groups or one per group.
+        eps: reductions smaller than this are skipped.
+
+    Raises:
+        TypeError: ``optimizer`` is not a zerograd_nn optimizer.
+        ValueError: a mode, threshold_mode or number out of range.
     """
 
     def __init__(
@@ -66,7 +81,14 @@ class ReduceLROnPlateau(_StateMixin):
         return a > (self.best * (1 + self.threshold) if rel else self.best + self.threshold)
 
     def step(self, metric: Any) -> None:
-        """Record this step's ``metric`` (e.g. the validation loss) and reduce if due."""
+        """Record this step's ``metric`` (e.g. the validation loss) and reduce if due.
+
+        Args:
+            metric: the monitored value (a number or a 0-d array/Variable).
+
+        Raises:
+            TypeError: ``metric`` is not a number.
+        """
         if isinstance(metric, Variable):
             metric = metric.data
         try:
@@ -94,5 +116,9 @@ class ReduceLROnPlateau(_StateMixin):
         self._last_lr = [float(g["lr"]) for g in self.optimizer.param_groups]
 
     def get_last_lr(self) -> list[float]:
-        """The lr of each group after the last step."""
+        """The lr of each group after the last step.
+
+        Returns:
+            One lr per parameter group.
+        """
         return list(self._last_lr)
