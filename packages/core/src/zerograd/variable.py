@@ -293,10 +293,16 @@ class Variable:
 
     # -- devices --------------------------------------------------------------------------
     def to(self, backend: Any) -> Variable:
-        """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place.
+        """Move the data (and gradient) to ``backend``, in place.
+
+        Args:
+            backend: A backend name such as ``'numpy'``, or a ``Backend``.
 
         Returns:
             This Variable, as ``Layer.to`` returns the layer.
+
+        Raises:
+            NoBackendError: The backend is not installed or cannot be used here.
         """
         if self.data is not None:
             data = _backends.as_array_of(self.data, backend)

@@ -42,8 +42,17 @@ def _basic(items: tuple, shape: tuple[int, ...]) -> tuple:
 
 
 def positions(backend: Any, shape: tuple[int, ...], index: Any) -> tuple[Any, int]:
-    """``(pos, lead)``: numpy's ``x[index]`` over the leading ``lead`` axes of ``shape``, as
-    a numpy array of flat positions; the axes ``shape[lead:]`` are taken whole."""
+    """Resolve numpy's ``x[index]`` into flat positions over the leading axes of ``shape``.
+
+    Args:
+        backend: The backend of the indexed array.
+        shape: The indexed array's shape.
+        index: The index, in the standard's form.
+
+    Returns:
+        ``(pos, lead)``: a numpy array of flat positions over ``shape[:lead]``; the axes
+        ``shape[lead:]`` are taken whole.
+    """
     import numpy as np
 
     def host(i: Any) -> Any:

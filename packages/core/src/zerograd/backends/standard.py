@@ -19,7 +19,18 @@ _KINDS = (
 
 
 def dtype_kind(xp: Any, dtype: Any) -> str:
-    """numpy's one-letter kind of ``dtype``, found with ``xp.isdtype``."""
+    """Return numpy's one-letter kind of ``dtype``, found with ``xp.isdtype``.
+
+    Args:
+        xp: An array API namespace.
+        dtype: One of its dtypes.
+
+    Returns:
+        ``'b'``, ``'i'``, ``'u'``, ``'f'`` or ``'c'``.
+
+    Raises:
+        TypeError: ``dtype`` is of none of those kinds.
+    """
     for kind, name in _KINDS:
         if xp.isdtype(dtype, name):
             return kind
