@@ -152,7 +152,18 @@ class Registry:
         self.register(plugin, name=ep.name, distribution=dist)
 
     def register(self, plugin: Any, name: str | None = None, distribution: str = "") -> None:
-        """Register a plugin object (a module with ``zerograd_backend``) or a Backend."""
+        """Register a plugin object (a module with ``zerograd_backend``) or a Backend.
+
+        A plugin that fails is reported (a warning, or an error in strict mode) and skipped.
+
+        Args:
+            plugin: A :class:`Backend` instance, or an object with a ``zerograd_backend`` hook.
+            name: The plugin's name; by default the backend's or the object's.
+            distribution: The distribution that provides it (``""``: registered by hand).
+
+        Raises:
+            BackendPluginError: In strict mode, the plugin failed.
+        """
         distribution = distribution or BY_HAND
         if isinstance(plugin, Backend):
             self._add(plugin, name or plugin.name, distribution)
@@ -292,7 +303,14 @@ class Registry:
 
     # -- lookup -------------------------------------------------------------------------
     def resolve_type(self, array_type: type) -> Backend | None:
-        """Find the backend of ``array_type`` (cached); ``None`` when no backend owns it."""
+        """Find the backend of ``array_type`` (cached).
+
+        Args:
+            array_type: The type of an array.
+
+        Returns:
+            The backend that owns it, or None when no backend does.
+        """
         backend = self.by_type.get(array_type)
         if backend is not None:
             return backend
