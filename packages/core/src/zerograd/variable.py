@@ -217,7 +217,11 @@ class Variable:
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:
-        """Record ``func`` as the function that produced this variable."""
+        """Record ``func`` as the function that produced this variable.
+
+        Args:
+            func: The Function; this variable's generation becomes one more than its.
+        """
         self.creator = func
         self.generation = func.generation + 1
 

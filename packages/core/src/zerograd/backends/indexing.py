@@ -78,7 +78,16 @@ def positions(backend: Any, shape: tuple[int, ...], index: Any) -> tuple[Any, in
 
 
 def getitem(backend: Any, x: Any, index: Any) -> Any:
-    """``x[index]`` with numpy's rules, through ``xp.take`` for integer and boolean arrays."""
+    """Return ``x[index]`` with numpy's rules, through ``xp.take`` for integer and boolean arrays.
+
+    Args:
+        backend: The backend of ``x``.
+        x: The array.
+        index: An int, slice, None, Ellipsis, integer or boolean array, or a tuple of them.
+
+    Returns:
+        The selected array.
+    """
     items = index if isinstance(index, tuple) else (index,)
     shape = tuple(x.shape)
     if all(isinstance(i, _BASIC) for i in items):
