@@ -3,10 +3,11 @@
 Registered through the ``zerograd.backends`` entry point exactly as a third-party
 plugin would be; zerograd finds it once it is installed.
 
->>> import numpy as np
->>> from zerograd.backends import get_backend
->>> get_backend(np.zeros(1)).name
-'numpy'
+Examples:
+    >>> import numpy as np
+    >>> from zerograd.backends import get_backend
+    >>> get_backend(np.zeros(1)).name
+    'numpy'
 """
 
 from __future__ import annotations
@@ -25,27 +26,45 @@ __version__ = _distribution_version("zerograd-numpy")  # the repository's VERSIO
 
 
 def _basic_index(index: Any) -> bool:
-    """True for indices made only of ints, slices, None and Ellipsis (no repeats possible)."""
+    """Whether ``index`` has only ints, slices, None and Ellipsis (no repeats possible)."""
     items = index if isinstance(index, tuple) else (index,)
     return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in items)
 
 
 class NumpyBackend(Backend):
-    """numpy arrays on the CPU."""
+    """The numpy backend: numpy arrays on the CPU, drawing from ``numpy.random``.
+
+    Examples:
+        >>> import numpy as np
+        >>> NumpyBackend().scatter_add(np.zeros(3), np.array([1, 1]), 1.0)
+        array([0., 2., 0.])
+    """
 
     name = "numpy"
     device = "cpu"
     cache_scalars = True
 
     def owns(self, array_type: type) -> bool:
+        """Whether ``array_type`` is ``numpy.ndarray`` or a subclass (numpy scalars are not).
+
+        Args:
+            array_type: The type of an array.
+
+        Returns:
+            True for ndarray types.
+        """
         # Not numpy scalars (np.float64, what 0-d arithmetic returns): they are not arrays,
         # and claiming them let them through as Variable.data once their type was cached.
         # zerograd converts them (Variable(), as_array, Function outputs) to 0-d arrays.
         return issubclass(array_type, np.ndarray)
 
     def load_module(self) -> ModuleType:
-        """numpy itself on numpy 2 (its main namespace follows the array API standard);
-        array-api-compat's numpy namespace on numpy 1.26, which lacks some standard names."""
+        """Return the array API namespace for numpy.
+
+        Returns:
+            numpy itself on numpy 2 (its main namespace follows the array API standard);
+            array-api-compat's numpy namespace on numpy 1.26, which lacks some standard names.
+        """
         if int(np.__version__.split(".")[0]) >= 2:
             return np
         import array_api_compat.numpy
@@ -53,34 +72,106 @@ class NumpyBackend(Backend):
         return array_api_compat.numpy
 
     def version(self) -> str:
+        """Return numpy's version.
+
+        Returns:
+            ``numpy.__version__``.
+        """
         return np.__version__
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        """Return ``numpy.asarray(obj, dtype=dtype)``.
+
+        Args:
+            obj: A Python scalar, a (nested) list or a numpy array.
+            dtype: A dtype numpy accepts, or None to infer it.
+
+        Returns:
+            A numpy array (``obj`` itself when it already fits).
+        """
         return np.asarray(obj, dtype=dtype)
 
     def astype(self, x: Any, dtype: Any) -> Any:
-        """``x.astype(dtype)``: a new array (the method, faster than ``np.astype``)."""
+        """Return ``x.astype(dtype)``: a new array (the method, faster than ``np.astype``).
+
+        Args:
+            x: A numpy array.
+            dtype: A dtype numpy accepts.
+
+        Returns:
+            The converted copy.
+        """
         return x.astype(dtype)
 
     def dtype_kind(self, dtype: Any) -> str:
-        """``dtype.kind``."""
+        """Return ``dtype.kind``.
+
+        Args:
+            dtype: A numpy dtype.
+
+        Returns:
+            Its one-letter kind, such as ``'f'``.
+        """
         return dtype.kind
 
     def resolve_dtype(self, dtype: Any) -> Any:
-        """``numpy.dtype(dtype)`` (names, scalar types and dtypes alike)."""
+        """Return ``numpy.dtype(dtype)`` (names, scalar types and dtypes alike).
+
+        Args:
+            dtype: A name, a scalar type or a dtype.
+
+        Returns:
+            The numpy dtype.
+        """
         return np.dtype(dtype)
 
     def to_numpy(self, x: Any) -> Any:
+        """Return ``x`` itself: it already is a numpy array.
+
+        Args:
+            x: A numpy array.
+
+        Returns:
+            ``x``.
+        """
         return x
 
     def from_numpy(self, a: Any) -> Any:
+        """Return ``numpy.asarray(a)``.
+
+        Args:
+            a: A numpy array.
+
+        Returns:
+            ``a`` as an ndarray (no copy).
+        """
         return np.asarray(a)
 
     def getitem(self, x: Any, index: Any) -> Any:
-        """``x[index]``: numpy's own indexing."""
+        """Return ``x[index]``: numpy's own indexing.
+
+        Args:
+            x: A numpy array.
+            index: Any index numpy accepts.
+
+        Returns:
+            The selected array.
+        """
         return x[index]
 
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
+        """Return a copy of ``a`` with ``values`` added at ``indices``; repeats add up.
+
+        Basic indices add in one step; others use ``numpy.add.at``.
+
+        Args:
+            a: A numpy array (left unchanged).
+            indices: Any index numpy accepts.
+            values: The values, broadcastable to ``a[indices]``.
+
+        Returns:
+            The new array.
+        """
         out = a.copy()
         if _basic_index(indices):
             out[indices] += values  # a basic index selects each element once
@@ -89,41 +180,112 @@ class NumpyBackend(Backend):
         return out
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
+        """Return ``numpy.broadcast_to(x, shape)`` (a read-only view).
+
+        Args:
+            x: A numpy array.
+            shape: The target shape.
+
+        Returns:
+            The broadcast view.
+        """
         return np.broadcast_to(x, shape)
 
     def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
-        """``numpy.pad`` with a constant."""
+        """Return ``numpy.pad`` of ``x`` with a constant.
+
+        Args:
+            x: A numpy array.
+            pad_width: One ``(before, after)`` pair per axis.
+            value: What the padding holds.
+
+        Returns:
+            The padded array.
+        """
         return np.pad(x, pad_width, mode="constant", constant_values=value)
 
     def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
-        """Patches written slice by slice into one array (:mod:`zerograd_numpy.kernels`)."""
+        """Return the patches, written slice by slice into one array (``kernels.im2col``).
+
+        Args:
+            img: The image batch (N, C, H, W).
+            k: The kernel size, an ``(h, w)`` pair.
+            s: The stride, a pair.
+            p: The padding, a pair.
+            pad_value: What the padding holds.
+
+        Returns:
+            The patches (N, C, KH, KW, OH, OW).
+        """
         return kernels.im2col(img, k, s, p, pad_value)
 
     def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-        """Patches folded into one zeroed image in place (:mod:`zerograd_numpy.kernels`)."""
+        """Fold patches into one zeroed image in place (``kernels.col2im``).
+
+        Args:
+            col: The patches (N, C, KH, KW, OH, OW).
+            img_shape: The image shape (N, C, H, W).
+            k: The kernel size, an ``(h, w)`` pair.
+            s: The stride, a pair.
+            p: The padding, a pair.
+
+        Returns:
+            The image, overlapping windows added up.
+        """
         return kernels.col2im(col, img_shape, k, s, p)
 
     # numpy's global random state, the one DeZero's code draws from
     def randn(self, *shape: int, dtype: Any = None) -> Any:
-        """``numpy.random.randn(*shape)`` as an array, cast to ``dtype`` if given."""
+        """Return ``numpy.random.randn(*shape)`` as an array, cast to ``dtype`` if given.
+
+        Args:
+            *shape: The sizes of the axes.
+            dtype: The dtype, or None for float64.
+
+        Returns:
+            The samples.
+        """
         a = np.asarray(np.random.randn(*shape))
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def rand(self, *shape: int, dtype: Any = None) -> Any:
-        """``numpy.random.rand(*shape)`` as an array, cast to ``dtype`` if given."""
+        """Return ``numpy.random.rand(*shape)`` as an array, cast to ``dtype`` if given.
+
+        Args:
+            *shape: The sizes of the axes.
+            dtype: The dtype, or None for float64.
+
+        Returns:
+            The samples.
+        """
         a = np.asarray(np.random.rand(*shape))
         return a if dtype is None else a.astype(dtype, copy=False)
 
     def permutation(self, n: int) -> Any:
-        """``numpy.random.permutation(n)``."""
+        """Return ``numpy.random.permutation(n)``.
+
+        Args:
+            n: The number of elements.
+
+        Returns:
+            A random ordering of ``0 .. n-1``.
+        """
         return np.random.permutation(n)
 
     def seed(self, n: int) -> None:
-        """Seed numpy's global random state (``numpy.random``), which zerograd-nn uses."""
+        """Seed numpy's global random state (``numpy.random``), which zerograd-nn uses.
+
+        Args:
+            n: The seed.
+        """
         np.random.seed(n)
 
 
 @hookimpl
 def zerograd_backend() -> Backend:
-    """The numpy backend."""
+    """Return the numpy backend (the plugin hook zerograd calls).
+
+    Returns:
+        A new :class:`NumpyBackend`.
+    """
     return NumpyBackend()

@@ -14,7 +14,24 @@ from zerograd.utils import conv_outsize
 
 
 def im2col(img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
-    """Patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W), a new array."""
+    """Return the patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W), a new array.
+
+    Args:
+        img: The image batch, a numpy array.
+        k: The kernel size, an ``(h, w)`` pair.
+        s: The stride, a pair.
+        p: The padding, a pair.
+        pad_value: What the padding holds.
+
+    Returns:
+        The patches; ``[n, c, j, i, y, x]`` is the padded image's
+        ``[n, c, j + s[0]*y, i + s[1]*x]``.
+
+    Examples:
+        >>> import numpy as np
+        >>> im2col(np.zeros((1, 1, 4, 4)), (2, 2), (2, 2), (0, 0), 0.0).shape
+        (1, 1, 2, 2, 2, 2)
+    """
     (kh, kw), (sh, sw), (ph, pw) = k, s, p
     n, c, h, w = img.shape
     oh, ow = conv_outsize(h, kh, sh, ph), conv_outsize(w, kw, sw, pw)
@@ -29,7 +46,18 @@ def im2col(img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
 
 
 def col2im(col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-    """Patches (N, C, KH, KW, OH, OW) folded into ``img_shape``, overlaps added."""
+    """Fold patches (N, C, KH, KW, OH, OW) into an image of ``img_shape``; overlaps add up.
+
+    Args:
+        col: The patches, a numpy array.
+        img_shape: The image shape (N, C, H, W).
+        k: The kernel size, an ``(h, w)`` pair.
+        s: The stride, a pair.
+        p: The padding, a pair.
+
+    Returns:
+        A new array of ``img_shape``.
+    """
     n, c, h, w = img_shape
     (kh, kw), (sh, sw), (ph, pw) = k, s, p
     oh, ow = col.shape[4], col.shape[5]

@@ -53,8 +53,11 @@ def seed(n: int) -> None:
 
 
 def setup_variable() -> None:
-    """Do nothing: the book's ``dezero.core_simple.setup_variable()`` installs Variable's
-    operators, which zerograd always has."""
+    """Do nothing; kept for the book's code.
+
+    The book's ``dezero.core_simple.setup_variable()`` installs Variable's operators, which
+    zerograd's Variable always has.
+    """
 
 
 __all__ = [

@@ -13,8 +13,10 @@ _KINDS = "biufc"  # the dtype kinds a Variable holds: bool, int, uint, float, co
 
 
 def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
-    """The dtype a Python scalar takes next to an array of ``dtype`` of numpy ``kind``
-    (keeps float32 float32)."""
+    """Return the dtype a Python scalar takes next to an array of ``dtype``, of numpy ``kind``.
+
+    This keeps float32 float32.
+    """
     if isinstance(x, (bool, int)):
         return dtype if kind in "iufcb" and not (kind == "b" and type(x) is not bool) else None
     if isinstance(x, float):
@@ -31,18 +33,24 @@ _scalar_cache: dict[tuple, Any] = {}
 
 
 def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
-    """Return ``x`` as an array: arrays pass through, a Variable gives its data, scalars and
-    lists are converted.
+    """Return ``x`` as an array: arrays pass through, scalars and lists are converted.
 
-    ``array_module`` picks the module (DeZero's signature); ``like`` an array whose backend
-    and dtype a Python scalar should follow.
+    Args:
+        x: An array, a Variable (its data is returned), a Python number or a (nested)
+            list of numbers.
+        array_module: The module to convert with (DeZero's signature), or None.
+        like: An array whose backend and dtype a Python scalar should follow, or None.
+
+    Returns:
+        An array of an installed backend.
 
     Raises:
         TypeError: ``x`` converts to non-numeric data (None, strings, objects).
 
-    >>> import numpy as np
-    >>> as_array(2.0, like=np.ones(1, np.float32)).dtype
-    dtype('float32')
+    Examples:
+        >>> import numpy as np
+        >>> as_array(2.0, like=np.ones(1, np.float32)).dtype
+        dtype('float32')
     """
     if type(x) in _by_type:
         return x
@@ -70,7 +78,7 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
 
 
 def _numeric(a: Any, x: Any, backend: Any) -> Any:
-    """``a`` (converted from ``x``) when its dtype is numeric; TypeError otherwise."""
+    """Return ``a`` (converted from ``x``) when its dtype is numeric; TypeError otherwise."""
     dtype = getattr(a, "dtype", None)
     if dtype is not None and backend.dtype_kind(dtype) not in _KINDS:
         text = repr(x)

@@ -33,6 +33,15 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     gradient survives: the leaves (and ``y``) get back the gradients they had, and the
     intermediate variables the walk touched are left with none, as a walk that succeeds
     without ``retain_grad`` leaves them.
+
+    Args:
+        y: The variable to differentiate; its own gradient starts as ones.
+        retain_grad: Keep the gradients of intermediate variables too.
+        create_graph: Record the backward computation (for higher-order gradients).
+
+    Raises:
+        Exception: Whatever a function's ``backward`` raises, after the gradients are
+            restored as described above.
     """
     # For undoing the walk on failure, kept cheap (list appends on the hot path):
     # `touched` gets every variable given its first gradient in this walk (that always
@@ -137,8 +146,11 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
 
 
 def _own(gxs: tuple, held: tuple) -> tuple:
-    """``gxs`` with a copy in place of each gradient that is repeated or is one of the
-    output gradients ``held`` (retained), so no two variables end up sharing one."""
+    """Return ``gxs`` with a copy in place of each gradient that is shared.
+
+    A gradient is shared when it repeats in ``gxs`` or is one of the output gradients
+    ``held`` (retained); copying it means no two variables end up sharing one.
+    """
     out = []
     for gx in gxs:
         if gx is not None and (any(gx is g for g in out) or any(gx is g for g in held)):

@@ -51,9 +51,10 @@ class _Config:
 Config = _Config()
 """Options of the current thread or task: ``enable_backprop`` and ``train``.
 
->>> import zerograd
->>> zerograd.Config.enable_backprop
-True
+Examples:
+    >>> import zerograd
+    >>> zerograd.Config.enable_backprop
+    True
 """
 
 _enable_backprop = Config._var("enable_backprop")
@@ -63,9 +64,17 @@ _enable_backprop = Config._var("enable_backprop")
 def using_config(name: str, value: Any) -> Iterator[None]:
     """Set ``Config.<name>`` to ``value`` inside a ``with`` block, in this thread or task only.
 
-    >>> with using_config("train", False):
-    ...     Config.train
-    False
+    Args:
+        name: The option, such as ``"enable_backprop"`` or ``"train"``.
+        value: Its value inside the block; the previous one comes back on exit.
+
+    Returns:
+        A context manager.
+
+    Examples:
+        >>> with using_config("train", False):
+        ...     Config.train
+        False
     """
     token = Config._var(name).set(value)
     try:
@@ -97,6 +106,15 @@ def no_grad(func: Callable | None = None) -> Any:
     Use it as ``with no_grad():``, or as a decorator, bare (``@no_grad``) or called
     (``@no_grad()``), as PyTorch's ``torch.no_grad``.
 
+    Args:
+        func: The function to decorate, or None for the ``with`` / ``@no_grad()`` forms.
+
+    Returns:
+        A context manager when ``func`` is None, else ``func`` wrapped.
+
+    Raises:
+        TypeError: ``func`` is given but not callable.
+
     Examples:
         >>> @no_grad
         ... def evaluate():
@@ -108,8 +126,24 @@ def no_grad(func: Callable | None = None) -> Any:
 
 
 def test_mode(func: Callable | None = None) -> Any:
-    """Switch to test mode (``using_config('train', False)``) in a block or a function;
-    like :func:`no_grad`, it is also a decorator, bare or called."""
+    """Switch to test mode (``using_config('train', False)``) in a block or a function.
+
+    Like :func:`no_grad`, it is also a decorator, bare or called.
+
+    Args:
+        func: The function to decorate, or None for the ``with`` / ``@test_mode()`` forms.
+
+    Returns:
+        A context manager when ``func`` is None, else ``func`` wrapped.
+
+    Raises:
+        TypeError: ``func`` is given but not callable.
+
+    Examples:
+        >>> with test_mode():
+        ...     Config.train
+        False
+    """
     return _switch("train", False, func, "test_mode")
 
 

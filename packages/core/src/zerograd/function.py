@@ -24,21 +24,34 @@ class Function:
     gradients as Variables and returns input gradients as Variables, which is what makes
     every gradient differentiable again.
 
-    >>> import numpy as np
-    >>> class Square(Function):
-    ...     def forward(self, x):
-    ...         return x ** 2
-    ...     def backward(self, gy):
-    ...         x, = self.inputs
-    ...         return 2 * x * gy
-    >>> Square()(Variable(np.array(3.0)))
-    variable(9.0)
+    Examples:
+        >>> import numpy as np
+        >>> class Square(Function):
+        ...     def forward(self, x):
+        ...         return x ** 2
+        ...     def backward(self, gy):
+        ...         x, = self.inputs
+        ...         return 2 * x * gy
+        >>> Square()(Variable(np.array(3.0)))
+        variable(9.0)
     """
 
     # Slots keep the per-op object small and fast; __dict__ stays for subclasses' own state.
     __slots__ = ("inputs", "outputs", "generation", "__dict__", "__weakref__")
 
     def __call__(self, *inputs: Any) -> Any:
+        """Apply the function to ``inputs`` and record it as the outputs' creator.
+
+        Args:
+            *inputs: Variables, or raw arrays, scalars and lists (wrapped as Constants).
+
+        Returns:
+            One output Variable, or a list of them when ``forward`` returns a tuple.
+
+        Raises:
+            TypeError: An input holds no data or non-numeric data.
+            BackendMismatchError: The inputs' arrays belong to different backends.
+        """
         # This is the hot path of every operation: keep it free of avoidable calls.
         try:
             n = len(inputs)
@@ -127,11 +140,32 @@ class Function:
         return outputs
 
     def forward(self, *xs: Any) -> Any:
-        """Compute the outputs from input arrays; return one array or a tuple."""
+        """Compute the outputs from the inputs' arrays; subclasses override it.
+
+        Args:
+            *xs: The inputs' data, one backend array per input.
+
+        Returns:
+            One array, or a tuple of arrays for several outputs.
+
+        Raises:
+            NotImplementedError: The subclass does not define it.
+        """
         raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
 
     def backward(self, *gys: Any) -> Any:
-        """Compute input gradients (Variables) from output gradients (Variables)."""
+        """Compute the inputs' gradients from the outputs' gradients; subclasses override it.
+
+        Args:
+            *gys: One gradient Variable per output.
+
+        Returns:
+            One gradient Variable, or a tuple with one per input (None for an input that
+            needs none).
+
+        Raises:
+            NotImplementedError: The subclass does not define it.
+        """
         raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
 
     def __repr__(self) -> str:
@@ -139,8 +173,11 @@ class Function:
 
 
 def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
-    """Wrap raw arrays, scalars and lists as Constants, following the first Variable's
-    backend and (for Python scalars) dtype: ``x * 2.0`` stays float32 when ``x`` is."""
+    """Wrap raw arrays, scalars and lists as Constants.
+
+    They follow the first Variable's backend and (for Python scalars) dtype: ``x * 2.0``
+    stays float32 when ``x`` is.
+    """
     like = None
     for v in inputs:
         if isinstance(v, Variable) and v.data is not None:
@@ -158,9 +195,12 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
 
 
 def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
-    """Raise a clearer error than ``exc`` when an input Variable holds no data, data that
-    is not an array (assigned by hand: ``x.data = "abc"``) or of a non-numeric dtype (an
-    object array given as an operand), or when integers meet a negative integer power."""
+    """Raise a clearer error than ``exc`` for the input mistakes it can name.
+
+    Those are: an input Variable that holds no data, data that is not an array (assigned by
+    hand: ``x.data = "abc"``) or of a non-numeric dtype (an object array given as an
+    operand), and integers raised to a negative integer power.
+    """
     name = type(func).__name__
     if isinstance(exc, ValueError) and "negative integer powers" in str(exc):
         raise ValueError(
@@ -197,9 +237,12 @@ def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
 
 
 def _fix_output(y: Any, xs: list) -> Any:
-    """Turn a forward result that is not a backend array (a numpy scalar) into one, on the
-    backend of the first input that is an array. Inputs may be numpy scalars themselves:
-    the book's Newton loop assigns ``x.data = x.data - gx.data / gx2.data`` (step 33)."""
+    """Turn a forward result that is not a backend array (a numpy scalar) into one.
+
+    The array is made on the backend of the first input that is an array. Inputs may be
+    numpy scalars themselves: the book's Newton loop assigns
+    ``x.data = x.data - gx.data / gx2.data`` (step 33).
+    """
     for x in xs:
         backend = _by_type.get(type(x))
         if backend is not None:

@@ -20,7 +20,14 @@ __all__ = ["conv_outsize", "data_of", "normalize_axis"]
 
 
 def data_of(x: Any) -> Any:
-    """The array behind ``x``: a Variable's data, anything else as it is."""
+    """Return the array behind ``x``: a Variable's data, anything else as it is.
+
+    Args:
+        x: A Variable or anything else.
+
+    Returns:
+        ``x.data`` for a Variable, else ``x``.
+    """
     return x.data if isinstance(x, Variable) else x
 
 
@@ -28,28 +35,39 @@ def conv_outsize(size: int, k: int, s: int, p: int) -> int:
     """Output length of a convolution along one axis: ``(size + 2*p - k) // s + 1``.
 
     Args:
-        size: the input's length.
-        k: the kernel size on that axis.
-        s: the stride.
-        p: the padding on each side.
+        size: The input's length.
+        k: The kernel size on that axis.
+        s: The stride.
+        p: The padding on each side.
+
+    Returns:
+        The output length.
+
+    Examples:
+        >>> conv_outsize(5, 3, 1, 1)
+        5
     """
     return (size + 2 * p - k) // s + 1
 
 
 def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
-    """``axis`` (an int, a tuple of ints or None) as a sorted tuple of non-negative axes.
+    """Return ``axis`` (an int, a tuple of ints or None) as a sorted tuple of non-negative axes.
 
     Args:
-        axis: the axis or axes; negative ones count from the end; None means all.
-        ndim: the input's number of dimensions.
-        op: the zerograd function to name in errors.
+        axis: The axis or axes; negative ones count from the end; None means all.
+        ndim: The input's number of dimensions.
+        op: The zerograd function to name in errors.
 
     Returns:
         The axes, or None for ``axis=None``.
 
     Raises:
         TypeError: ``axis`` is not None, an int or a tuple of ints.
-        ValueError: an axis is out of range, or named twice.
+        ValueError: An axis is out of range, or named twice.
+
+    Examples:
+        >>> normalize_axis(-1, 3, "sum")
+        (2,)
     """
     if axis is None:
         return None

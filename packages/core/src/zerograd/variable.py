@@ -12,9 +12,11 @@ _by_type = _registry.by_type
 
 
 def _checked(data: Any, what: str = "Variable(data)") -> Any:
-    """``data`` as a Variable may hold it: an array of an installed backend with a numeric
-    dtype; a library's scalar (``numpy.float64``) becomes a 0-d array. TypeError otherwise,
-    naming ``what`` the user called."""
+    """Return ``data`` as a Variable may hold it, or raise a TypeError naming ``what``.
+
+    A Variable holds an array of an installed backend with a numeric dtype; a library's
+    scalar (``numpy.float64``) becomes a 0-d array.
+    """
     if type(data) not in _by_type:
         if isinstance(data, Variable):
             if what != "Variable(data)":
@@ -50,8 +52,11 @@ def _checked(data: Any, what: str = "Variable(data)") -> Any:
 
 
 def _explain_bad_grad(y: Variable, exc: Exception) -> None:
-    """After a failed backward (error path only): raise a clear TypeError when a variable
-    of ``y``'s graph holds a ``grad`` that is not a Variable (assigned by hand)."""
+    """Explain a failed backward (error path only).
+
+    Raises a clear TypeError when a variable of ``y``'s graph holds a ``grad`` that is not
+    a Variable (assigned by hand).
+    """
     stack, seen = [y], set()
     while stack:
         v = stack.pop()
@@ -70,8 +75,11 @@ def _explain_bad_grad(y: Variable, exc: Exception) -> None:
 
 
 def _scalar_backend(x: Any) -> Any:
-    """The default backend when ``x`` is an array library's scalar (it has a dtype and the
-    0-d shape, as ``numpy.float64`` does) that it turns into an array; else None."""
+    """Return the default backend when it can turn the library scalar ``x`` into an array.
+
+    A library scalar has a dtype and the 0-d shape, as ``numpy.float64`` does; anything
+    else gives None.
+    """
     if getattr(x, "shape", None) != () or not hasattr(x, "dtype"):
         return None
     backend = _registry.default()
@@ -81,7 +89,17 @@ def _scalar_backend(x: Any) -> Any:
 class Variable:
     """An array that remembers the function that made it, so gradients can flow back.
 
-    >>> import numpy as np
+    Args:
+        data: An array of an installed backend with a numeric dtype (a library scalar such
+            as ``numpy.float64`` becomes a 0-d array), or None.
+        name: An optional label, shown by graph plots.
+
+    Raises:
+        TypeError: ``data`` is not a numeric backend array (a list, a Python scalar, a
+            string, an object array, ...).
+
+    Examples:
+        >>> import numpy as np
     >>> x = Variable(np.array(3.0))
     >>> y = x * x
     >>> y.backward()
@@ -173,7 +191,7 @@ class Variable:
         return a.copy() if copy else a
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        """numpy functions (``np.sum(x)``) refuse Variables: they would drop the graph."""
+        """Refuse numpy functions (``np.sum(x)``) on Variables: they would drop the graph."""
         name = getattr(func, "__name__", "function")
         raise TypeError(
             f"numpy.{name}() got a zerograd Variable, and numpy functions do not record "
@@ -199,7 +217,11 @@ class Variable:
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:
-        """Record ``func`` as the function that produced this variable."""
+        """Record ``func`` as the function that produced this variable.
+
+        Args:
+            func: The Function; this variable's generation becomes one more than its.
+        """
         self.creator = func
         self.generation = func.generation + 1
 
@@ -239,8 +261,25 @@ class Variable:
     def backward(self, retain_grad: bool = False, create_graph: bool = False) -> None:
         """Compute gradients of this variable with respect to every variable upstream.
 
-        ``retain_grad`` keeps the gradients of intermediate variables; ``create_graph``
-        records the backward computation so gradients can be differentiated again.
+        Gradients are accumulated into each input's ``grad`` (call ``cleargrad`` first to
+        start over).
+
+        Args:
+            retain_grad: Keep the gradients of intermediate variables too.
+            create_graph: Record the backward computation, so the gradients can be
+                differentiated again.
+
+        Raises:
+            RuntimeError: This variable was computed with backprop disabled.
+            TypeError: A variable of the graph holds a ``grad`` that is not a Variable.
+
+        Examples:
+            >>> import numpy as np
+            >>> x = Variable(np.array(2.0))
+            >>> y = x * x
+            >>> y.backward()
+            >>> x.grad
+            variable(4.0)
         """
         from .backprop import backward
 
@@ -258,10 +297,16 @@ class Variable:
 
     # -- devices --------------------------------------------------------------------------
     def to(self, backend: Any) -> Variable:
-        """Move the data (and gradient) to ``backend`` (a name such as ``'numpy'``), in place.
+        """Move the data (and gradient) to ``backend``, in place.
+
+        Args:
+            backend: A backend name such as ``'numpy'``, or a ``Backend``.
 
         Returns:
             This Variable, as ``Layer.to`` returns the layer.
+
+        Raises:
+            NoBackendError: The backend is not installed or cannot be used here.
         """
         if self.data is not None:
             data = _backends.as_array_of(self.data, backend)
@@ -272,16 +317,31 @@ class Variable:
         return self
 
     def to_cpu(self) -> Variable:
-        """Move the data to the CPU (the numpy backend); returns this Variable."""
+        """Move the data to the CPU (the numpy backend), in place.
+
+        Returns:
+            This Variable.
+        """
         return self.to(_registry.default())
 
     def to_gpu(self) -> Variable:
-        """Move the data to the GPU backend (zerograd-cupy); clear error when none is usable."""
+        """Move the data to the GPU backend (zerograd-cupy), in place.
+
+        Returns:
+            This Variable.
+
+        Raises:
+            NoBackendError: No GPU backend is installed and usable.
+        """
         return self.to(_backends.gpu_backend())
 
 
 class Parameter(Variable):
     """A Variable that a layer owns and an optimizer updates.
+
+    Args:
+        data: The parameter's array (as for ``Variable``).
+        name: An optional label.
 
     Assignments to ``data`` and ``grad`` are checked (parameters are assigned by users and
     optimizers, not in every operation): ``data`` must be an array of an installed backend
@@ -321,6 +381,10 @@ Parameter.grad = property(_get_grad, _set_param_grad, doc="The gradient Variable
 class Constant(Variable):
     """An operand given as a raw array or scalar: nothing upstream needs its gradient.
 
+    Args:
+        data: The operand's array (a library scalar becomes a 0-d array).
+        name: An optional label.
+
     Functions may skip computing gradients for Constant inputs (their gradient is
     unreachable by the user).
     """
@@ -342,8 +406,13 @@ def _operand(x: Any, like: Any) -> Any:
 
 
 def as_variable(obj: Any) -> Variable:
-    """Return ``obj`` as a Variable (arrays, scalars and lists are wrapped, Variables pass
-    through).
+    """Return ``obj`` as a Variable; arrays, scalars and lists are wrapped.
+
+    Args:
+        obj: A Variable (returned as it is), an array, a scalar or a nested list.
+
+    Returns:
+        A Variable holding ``obj``'s data.
 
     Raises:
         TypeError: ``obj`` is not numeric data (None, a string, an object array, ...).

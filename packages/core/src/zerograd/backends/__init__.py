@@ -67,7 +67,7 @@ def register_array_wrapper(cls: type) -> None:
     engine above it. Registering a class twice changes nothing.
 
     Args:
-        cls: a class whose instances have a ``data`` attribute holding an array.
+        cls: A class whose instances have a ``data`` attribute holding an array.
 
     Raises:
         TypeError: ``cls`` is not a class.
@@ -96,7 +96,23 @@ def _data(x: Any) -> Any:
 
 
 def backend_of(x: Any) -> Backend:
-    """The backend owning array ``x`` (or a Variable's data); TypeError for other types."""
+    """Return the backend owning array ``x`` (or a Variable's data).
+
+    Args:
+        x: An array of an installed backend, or a Variable holding one.
+
+    Returns:
+        The owning backend.
+
+    Raises:
+        NoBackendError: No backend is installed at all.
+        TypeError: ``x`` is not an array of any installed backend.
+
+    Examples:
+        >>> import numpy as np
+        >>> backend_of(np.ones(2)).name
+        'numpy'
+    """
     x = _data(x)
     backend = _by_type.get(type(x)) or registry.resolve_type(type(x))
     if backend is None:
@@ -112,11 +128,22 @@ def backend_of(x: Any) -> Backend:
 
 
 def get_backend(x: Any = None) -> Backend:
-    """A backend by name (``'numpy'``), by one of its arrays, or the default when ``None``.
+    """Return a backend by name (``'numpy'``), by one of its arrays, or the default.
+
+    Args:
+        x: A backend name, an array of an installed backend (or a Variable holding one),
+            or None for the default backend.
+
+    Returns:
+        The backend.
 
     Raises:
-        NoBackendError: no backend of that name is installed (the message says why).
+        NoBackendError: No backend of that name is installed (the message says why).
         TypeError: ``x`` is neither a name, an array of an installed backend, nor None.
+
+    Examples:
+        >>> get_backend("numpy").device
+        'cpu'
     """
     if x is None:
         return registry.default()
@@ -137,9 +164,20 @@ _xp_by_type = registry.xp_by_type
 
 
 def get_array_module(x: Any) -> Any:
-    """The array module (``numpy``, ``cupy``, ...) for ``x``; the default one for scalars.
+    """Return the array module (``numpy``, ``cupy``, ...) for ``x``.
 
     Same as DeZero's ``dezero.cuda.get_array_module``.
+
+    Args:
+        x: An array, a Variable, or anything else (scalars get the default backend's).
+
+    Returns:
+        The array API namespace of ``x``'s backend.
+
+    Examples:
+        >>> import numpy as np
+        >>> get_array_module(np.ones(2)) is np
+        True
     """
     xp = _xp_by_type.get(type(x))
     if xp is not None:
@@ -153,10 +191,14 @@ def get_array_module(x: Any) -> Any:
 
 
 def device_of(x: Any) -> Any:
-    """The device of array ``x`` (its standard ``.device``), for ``device=`` in creation calls.
+    """Return the device of array ``x``, for ``device=`` in creation calls.
 
-    ``None`` for arrays with no ``.device`` (numpy 1.26's), which their namespace reads as
-    the default device.
+    Args:
+        x: An array.
+
+    Returns:
+        Its standard ``.device``, or None for arrays with none (numpy 1.26's), which their
+        namespace reads as the default device.
 
     Examples:
         >>> import numpy as np
@@ -168,19 +210,39 @@ def device_of(x: Any) -> Any:
 
 
 def scatter_add(a: Any, indices: Any, values: Any) -> Any:
-    """Return ``a`` with ``values`` added at ``indices`` (repeated indices accumulate).
+    """Return a copy of ``a`` with ``values`` added at ``indices``; ``a`` is left untouched.
 
-    A new array is returned; ``a`` is left untouched.
+    Repeated indices accumulate.
+
+    Args:
+        a: An array of an installed backend.
+        indices: An index, as for ``a[indices]``.
+        values: The values to add, broadcastable to ``a[indices]``.
+
+    Returns:
+        A new array of ``a``'s shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> scatter_add(np.zeros(3), np.array([0, 0, 2]), 1.0)
+        array([2., 0., 1.])
     """
     return backend_of(a).scatter_add(a, indices, values)
 
 
 def as_array_of(x: Any, backend: str | Backend) -> Any:
-    """Move array ``x`` (any backend, or a scalar/list) to ``backend``'s array type.
+    """Move array ``x`` (any backend, or a scalar or list) to ``backend``'s array type.
+
+    Args:
+        x: An array, a Variable, or a Python number or (nested) list of numbers.
+        backend: A backend name (``'numpy'``) or a :class:`Backend`.
+
+    Returns:
+        ``x`` itself when it already is that backend's, else a converted array.
 
     Raises:
         TypeError: ``backend`` is not a name or a Backend, or ``x`` is not numbers.
-        NoBackendError: the backend is not installed or cannot be used here.
+        NoBackendError: The backend is not installed or cannot be used here.
     """
     if isinstance(backend, str):
         target = registry.get(backend)
@@ -206,11 +268,21 @@ def as_array_of(x: Any, backend: str | Backend) -> Any:
 
 
 def as_numpy(x: Any) -> Any:
-    """``x`` as a ``numpy.ndarray`` (DeZero's ``dezero.cuda.as_numpy``), 0-d included.
+    """Return ``x`` as a ``numpy.ndarray`` (DeZero's ``dezero.cuda.as_numpy``), 0-d included.
+
+    Args:
+        x: An array of an installed backend, a Variable, or a Python number or (nested) list
+            of numbers.
+
+    Returns:
+        A numpy array.
 
     Raises:
-        TypeError: ``x`` is neither an array of an installed backend, a Variable, nor a
-            Python number or (nested) list of numbers.
+        TypeError: ``x`` is none of those.
+
+    Examples:
+        >>> as_numpy([1, 2])
+        array([1, 2])
     """
     x = _data(x)
     source = _by_type.get(type(x)) or registry.resolve_type(type(x))
@@ -258,12 +330,29 @@ def _short(x: Any) -> str:
 
 
 def as_cupy(x: Any) -> Any:
-    """``x`` as a ``cupy.ndarray`` (DeZero's ``dezero.cuda.as_cupy``); needs zerograd-cupy."""
+    """Return ``x`` as a ``cupy.ndarray`` (DeZero's ``dezero.cuda.as_cupy``).
+
+    Args:
+        x: An array, a Variable, or a Python number or (nested) list of numbers.
+
+    Returns:
+        An array of the GPU backend.
+
+    Raises:
+        NoBackendError: No GPU backend (zerograd-cupy) is installed and usable.
+    """
     return as_array_of(x, gpu_backend())
 
 
 def gpu_backend() -> Backend:
-    """The first installed backend on a GPU that can be used; clear error otherwise."""
+    """Return the first installed GPU backend that can be used.
+
+    Returns:
+        The backend.
+
+    Raises:
+        NoBackendError: None is installed, or none can be used here (the reasons are named).
+    """
     registry.ensure_loaded()
     gpus = [b for b in registry.backends.values() if b.device == "gpu"]
     for backend in gpus:
@@ -279,7 +368,12 @@ def gpu_backend() -> Backend:
 
 
 def list_backends() -> list[BackendInfo]:
-    """The installed backends: name, plugin, distribution, version, device, availability."""
+    """List the installed backends.
+
+    Returns:
+        One :class:`BackendInfo` per backend: name, plugin, distribution, version, device
+        and availability.
+    """
     return registry.info()
 
 
@@ -287,9 +381,9 @@ def register(plugin: Any, name: str | None = None) -> None:
     """Register a plugin module or a :class:`Backend` instance by hand (no entry point).
 
     Args:
-        plugin: a :class:`Backend` instance, or a module/object with a ``zerograd_backend``
+        plugin: A :class:`Backend` instance, or a module/object with a ``zerograd_backend``
             function marked with :data:`hookimpl`.
-        name: the plugin's name (default: the backend's name, or the module's).
+        name: The plugin's name (default: the backend's name, or the module's).
 
     Raises:
         TypeError: ``plugin`` is neither, or ``name`` is not a non-empty str.
@@ -327,7 +421,14 @@ def refresh() -> None:
 
 
 def set_strict(strict: bool = True) -> None:
-    """Make a failing plugin an error (:class:`BackendPluginError`) instead of a warning."""
+    """Make a failing plugin an error (:class:`BackendPluginError`) instead of a warning.
+
+    Args:
+        strict: True for errors, False for warnings.
+
+    Raises:
+        TypeError: ``strict`` is not a bool.
+    """
     if not isinstance(strict, bool):
         raise TypeError(f"set_strict: strict must be True or False, got {strict!r}")
     registry.strict = strict

@@ -41,8 +41,10 @@ class Backend:
     """``'cpu'`` or ``'gpu'``: where the arrays live (``Variable.to_gpu`` picks a ``'gpu'`` one)."""
 
     cache_scalars: bool = False
-    """Whether zerograd may reuse one array for a repeated Python-scalar operand (only for
-    backends whose arrays live in one place, such as host memory)."""
+    """Whether zerograd may reuse one array for a repeated Python-scalar operand.
+
+    Only for backends whose arrays live in one place, such as host memory.
+    """
 
     _xp: ModuleType | None = None
 
@@ -51,35 +53,61 @@ class Backend:
         """Required. Whether arrays of ``array_type`` belong to this backend.
 
         Must not import anything (it is asked about every new array type).
+
+        Args:
+            array_type: The type of an array (``type(x)``).
+
+        Returns:
+            True when this backend's arrays have that type.
         """
         raise NotImplementedError(f"backend {self.name!r}: Backend.owns is not implemented")
 
     def load_module(self) -> ModuleType:
-        """Required. Import and return the array API namespace (called once, lazily)."""
+        """Required. Import and return the array API namespace (called once, lazily).
+
+        Returns:
+            The namespace module (``numpy`` for the numpy backend).
+        """
         raise NotImplementedError(f"backend {self.name!r}: Backend.load_module is not implemented")
 
     def to_numpy(self, x: Any) -> Any:
-        """Required. ``x`` as a ``numpy.ndarray`` (a copy where the memory is elsewhere).
+        """Required. Return ``x`` as a ``numpy.ndarray`` (a copy where the memory is elsewhere).
 
         The only way zerograd moves data to the host: a backend may refuse every implicit
         conversion (``numpy.asarray(x)``).
+
+        Args:
+            x: An array of this backend.
+
+        Returns:
+            A numpy array with ``x``'s values, shape and dtype.
         """
         raise NotImplementedError(f"backend {self.name!r}: Backend.to_numpy is not implemented")
 
     def from_numpy(self, a: Any) -> Any:
-        """Required. The numpy array ``a`` as an array of this backend (on its device)."""
+        """Required. Return the numpy array ``a`` as an array of this backend (on its device).
+
+        Args:
+            a: A numpy array.
+
+        Returns:
+            An array of this backend with ``a``'s values, shape and dtype.
+        """
         raise NotImplementedError(f"backend {self.name!r}: Backend.from_numpy is not implemented")
 
     # -- random numbers (required by zerograd-nn: the standard has none) ------------------
     def randn(self, *shape: int, dtype: Any = None) -> Any:
-        """Required by zerograd-nn. Standard-normal samples of ``shape``.
+        """Required by zerograd-nn. Draw standard-normal samples of ``shape``.
 
         Args:
-            *shape: the sizes of the result's axes (none: a 0-d array).
-            dtype: the result's dtype; ``None`` for the backend's default float.
+            *shape: The sizes of the result's axes (none: a 0-d array).
+            dtype: The result's dtype; ``None`` for the backend's default float.
 
         Returns:
             A new array on this backend's device, drawn from the state :meth:`seed` seeds.
+
+        Raises:
+            NotImplementedError: The backend draws no random numbers.
         """
         raise NotImplementedError(
             f"backend {self.name!r} draws no random numbers: implement Backend.randn "
@@ -87,22 +115,46 @@ class Backend:
         )
 
     def rand(self, *shape: int, dtype: Any = None) -> Any:
-        """Required by zerograd-nn. Uniform samples in ``[0, 1)`` of ``shape``, as :meth:`randn`."""
+        """Required by zerograd-nn. Draw uniform samples in ``[0, 1)`` of ``shape``.
+
+        Args:
+            *shape: The sizes of the result's axes (none: a 0-d array).
+            dtype: The result's dtype; ``None`` for the backend's default float.
+
+        Returns:
+            A new array on this backend's device, drawn from the state :meth:`seed` seeds.
+
+        Raises:
+            NotImplementedError: The backend draws no random numbers.
+        """
         raise NotImplementedError(
             f"backend {self.name!r} draws no random numbers: implement Backend.rand."
         )
 
     def permutation(self, n: int) -> Any:
-        """Required by zerograd-nn. A random ordering of ``0 .. n-1`` (an integer array)."""
+        """Required by zerograd-nn. Draw a random ordering of ``0 .. n-1``.
+
+        Args:
+            n: The number of elements.
+
+        Returns:
+            An integer array of length ``n``.
+
+        Raises:
+            NotImplementedError: The backend draws no random numbers.
+        """
         raise NotImplementedError(
             f"backend {self.name!r} draws no random numbers: implement Backend.permutation."
         )
 
     def seed(self, n: int) -> None:
-        """Optional. Seed the random state :meth:`randn`, :meth:`rand` and
-        :meth:`permutation` draw from. The default does nothing.
+        """Optional. Seed the random state of :meth:`randn`, :meth:`rand` and :meth:`permutation`.
 
-        ``zerograd.seed(n)`` calls it on every installed, available backend.
+        ``zerograd.seed(n)`` calls it on every installed, available backend. The default does
+        nothing.
+
+        Args:
+            n: The seed, an integer in ``[0, 2**32)``.
         """
 
     # -- defaults ---------------------------------------------------------------------
@@ -114,70 +166,140 @@ class Backend:
         return self._xp
 
     def is_available(self) -> bool:
-        """Optional. Whether this backend can compute on this machine. Default: True."""
+        """Optional. Whether this backend can compute on this machine.
+
+        Returns:
+            True by default.
+        """
         return True
 
     def unavailable_reason(self) -> str:
-        """Optional. Why :meth:`is_available` is false, in words a user can act on."""
+        """Optional. Say why :meth:`is_available` is false, in words a user can act on.
+
+        Returns:
+            The reason, or ``""`` by default.
+        """
         return ""
 
     def version(self) -> str:
-        """Optional. Version of the array library. Default: the namespace's ``__version__``."""
+        """Optional. Return the version of the array library.
+
+        Returns:
+            The version string; by default the namespace's ``__version__``.
+        """
         return str(getattr(self.xp, "__version__", "unknown"))
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        """Optional. A Python scalar, list or array of this backend as an array.
+        """Optional. Return a Python scalar, list or array of this backend as an array.
 
         Default: ``xp.asarray`` with the dtype from :meth:`resolve_dtype`.
+
+        Args:
+            obj: A Python scalar, a (nested) list or an array of this backend.
+            dtype: The dtype (any form :meth:`resolve_dtype` takes), or None to infer it.
+
+        Returns:
+            An array of this backend.
         """
         return self.xp.asarray(obj, dtype=None if dtype is None else self.resolve_dtype(dtype))
 
     def astype(self, x: Any, dtype: Any) -> Any:
-        """Optional. ``x`` converted to ``dtype`` (see :meth:`resolve_dtype`), a new array.
+        """Optional. Return ``x`` converted to ``dtype``, as a new array.
 
         Default: ``xp.astype``.
+
+        Args:
+            x: An array of this backend.
+            dtype: The dtype, in any form :meth:`resolve_dtype` takes.
+
+        Returns:
+            The converted array.
         """
         return self.xp.astype(x, self.resolve_dtype(dtype))
 
     def resolve_dtype(self, dtype: Any) -> Any:
-        """Optional. This backend's dtype for ``dtype`` given as a name (``'float32'``), a
-        numpy dtype or scalar type (``numpy.float32``), or one of its own dtypes.
+        """Optional. Return this backend's dtype for ``dtype``.
 
         Default: the namespace's attribute of that name (``xp.float32``).
+
+        Args:
+            dtype: A name (``'float32'``), a numpy dtype or scalar type (``numpy.float32``), or
+                one of this backend's own dtypes.
+
+        Returns:
+            The backend's dtype object.
         """
         return _std.resolve_dtype(self.xp, dtype)
 
     def dtype_kind(self, dtype: Any) -> str:
-        """Optional. numpy's one-letter kind of ``dtype``: ``'b'``, ``'i'``, ``'u'``,
-        ``'f'`` or ``'c'``. Default: asked with ``xp.isdtype``."""
+        """Optional. Return numpy's one-letter kind of ``dtype``.
+
+        Default: asked with ``xp.isdtype``.
+
+        Args:
+            dtype: A dtype of this backend.
+
+        Returns:
+            ``'b'``, ``'i'``, ``'u'``, ``'f'`` or ``'c'``.
+        """
         return _std.dtype_kind(self.xp, dtype)
 
     def getitem(self, x: Any, index: Any) -> Any:
-        """Optional. ``x[index]`` with numpy's indexing rules (integer and boolean arrays,
-        repeats, missing trailing axes, out-of-range slice bounds).
+        """Optional. Return ``x[index]`` with numpy's indexing rules.
 
-        Default: the index brought into the standard's form, integer and boolean arrays
-        resolved on the host into positions that ``xp.take`` gathers. Backends whose
-        arrays index as numpy's do override it with ``x[index]``.
+        Those include integer and boolean arrays, repeats, missing trailing axes and
+        out-of-range slice bounds. Default: the index brought into the standard's form, integer
+        and boolean arrays resolved on the host into positions that ``xp.take`` gathers.
+        Backends whose arrays index as numpy's do override it with ``x[index]``.
+
+        Args:
+            x: An array of this backend.
+            index: An int, slice, None, Ellipsis, integer or boolean array, or a tuple of them.
+
+        Returns:
+            The selected array.
         """
         return _indexing.getitem(self, x, index)
 
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
-        """Optional. A copy of ``a`` with ``values`` added at ``indices``; repeats add up.
+        """Optional. Return a copy of ``a`` with ``values`` added at ``indices``; repeats add up.
 
         Default: a round trip through numpy (:meth:`to_numpy`, ``numpy.add.at``,
         :meth:`from_numpy`), correct for every backend but slow; override it.
+
+        Args:
+            a: The array to add into (left unchanged).
+            indices: An index, as :meth:`getitem` takes.
+            values: The values to add, broadcastable to ``a[indices]``.
+
+        Returns:
+            A new array of ``a``'s shape.
         """
         return _std.scatter_add_on_host(self, a, indices, values)
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
-        """Optional. ``x`` broadcast to ``shape``. Default: ``xp.broadcast_to``."""
+        """Optional. Return ``x`` broadcast to ``shape``. Default: ``xp.broadcast_to``.
+
+        Args:
+            x: An array of this backend.
+            shape: The target shape.
+
+        Returns:
+            The broadcast array.
+        """
         return self.xp.broadcast_to(x, shape)
 
     def sum_to(self, x: Any, shape: tuple[int, ...]) -> Any:
-        """Optional. ``x`` summed over the axes broadcasting from ``shape`` expanded.
+        """Optional. Return ``x`` summed over the axes that broadcasting ``shape`` would expand.
 
         Default: ``xp.sum(..., keepdims=True)`` and ``xp.reshape``.
+
+        Args:
+            x: An array of this backend.
+            shape: A shape that broadcasts to ``x.shape``.
+
+        Returns:
+            An array of ``shape``.
         """
         if x.shape == shape:
             return x
@@ -190,39 +312,68 @@ class Backend:
         return xp.reshape(y, shape) if lead else y
 
     def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
-        """Optional. ``x`` with ``pad_width[i] = (before, after)`` elements of ``value``
-        added on axis ``i``, a new array. Default: ``xp.full`` blocks and ``xp.concat``."""
+        """Optional. Return ``x`` padded with ``value``, as a new array.
+
+        Default: ``xp.full`` blocks and ``xp.concat``.
+
+        Args:
+            x: An array of this backend.
+            pad_width: One ``(before, after)`` pair of ints per axis.
+            value: What the padding holds.
+
+        Returns:
+            The padded array.
+        """
         return _std.pad(self.xp, x, pad_width, value)
 
     def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
-        """Optional kernel. The patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W).
+        """Optional kernel. Return the patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W).
+
+        Default: one strided slice per kernel offset, stacked.
 
         Args:
-            img: the image batch.
-            k: the kernel size, an ``(h, w)`` pair of ints.
-            s: the stride, a pair.
-            p: the padding, a pair.
-            pad_value: what the padding holds (``-inf`` for max pooling).
+            img: The image batch.
+            k: The kernel size, an ``(h, w)`` pair of ints.
+            s: The stride, a pair.
+            p: The padding, a pair.
+            pad_value: What the padding holds (``-inf`` for max pooling).
 
         Returns:
             A new array; ``[n, c, j, i, y, x]`` is the padded image's
-            ``[n, c, j + s[0]*y, i + s[1]*x]``. Default: one strided slice per kernel
-            offset, stacked.
+            ``[n, c, j + s[0]*y, i + s[1]*x]``.
         """
         return _std.im2col(self, img, k, s, p, pad_value)
 
     def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-        """Optional kernel. Fold patches (N, C, KH, KW, OH, OW) into an image of
-        ``img_shape`` (N, C, H, W), adding where windows overlap: the adjoint of
-        :meth:`im2col`. Returns a new array. Default: each offset's patches spread with
-        zeros by reshaping, placed by :meth:`pad`, and summed."""
+        """Optional kernel. Fold patches into an image, the adjoint of :meth:`im2col`.
+
+        Values add up where windows overlap. Default: each offset's patches spread with zeros
+        by reshaping, placed by :meth:`pad`, and summed.
+
+        Args:
+            col: The patches (N, C, KH, KW, OH, OW).
+            img_shape: The image shape (N, C, H, W).
+            k: The kernel size, an ``(h, w)`` pair of ints.
+            s: The stride, a pair.
+            p: The padding, a pair.
+
+        Returns:
+            A new array of ``img_shape``.
+        """
         return _std.col2im(self, col, img_shape, k, s, p)
 
     def assign(self, target: Any, value: Any) -> None:
         """Optional. Write ``value`` into ``target`` in place (``target[...] = value``).
 
         Only used where a user handed zerograd-nn a plain array to update (batch_norm's
-        running statistics). A backend whose arrays are immutable raises ``TypeError``.
+        running statistics).
+
+        Args:
+            target: The array to write into.
+            value: The values, broadcastable to ``target``'s shape.
+
+        Raises:
+            TypeError: The backend's arrays are immutable.
         """
         target[...] = value
 

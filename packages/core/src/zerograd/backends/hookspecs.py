@@ -43,11 +43,6 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def zerograd_backend() -> Backend | Sequence[Backend] | None:  # type: ignore[empty-body]
     """Return the backend(s) this plugin provides.
 
-    Returns:
-        A :class:`zerograd.backends.Backend`, a list or tuple of them (a plugin may provide
-        several backends, e.g. one per device), or ``None`` to provide nothing on this
-        machine (the plugin is then silently absent from :func:`list_backends`).
-
     **Calling semantics:** called once per plugin, when the plugin is registered (at the
     first use of zerograd's backends, or by :func:`zerograd.backends.register`), through a
     hook caller limited to that plugin. All results are kept (not first-result-wins). A
@@ -58,6 +53,11 @@ def zerograd_backend() -> Backend | Sequence[Backend] | None:  # type: ignore[em
     types no other backend claims; the names of zerograd's own backends (``numpy``,
     ``cupy``) belong to their distributions. The returned objects are then used directly,
     never through the hook, on the hot path.
+
+    Returns:
+        A :class:`zerograd.backends.Backend`, a list or tuple of them (a plugin may provide
+        several backends, e.g. one per device), or ``None`` to provide nothing on this
+        machine (the plugin is then silently absent from :func:`list_backends`).
 
     Examples:
         >>> from zerograd.backends import Backend, hookimpl

@@ -42,8 +42,17 @@ def _basic(items: tuple, shape: tuple[int, ...]) -> tuple:
 
 
 def positions(backend: Any, shape: tuple[int, ...], index: Any) -> tuple[Any, int]:
-    """``(pos, lead)``: numpy's ``x[index]`` over the leading ``lead`` axes of ``shape``, as
-    a numpy array of flat positions; the axes ``shape[lead:]`` are taken whole."""
+    """Resolve numpy's ``x[index]`` into flat positions over the leading axes of ``shape``.
+
+    Args:
+        backend: The backend of the indexed array.
+        shape: The indexed array's shape.
+        index: The index, in the standard's form.
+
+    Returns:
+        ``(pos, lead)``: a numpy array of flat positions over ``shape[:lead]``; the axes
+        ``shape[lead:]`` are taken whole.
+    """
     import numpy as np
 
     def host(i: Any) -> Any:
@@ -69,7 +78,16 @@ def positions(backend: Any, shape: tuple[int, ...], index: Any) -> tuple[Any, in
 
 
 def getitem(backend: Any, x: Any, index: Any) -> Any:
-    """``x[index]`` with numpy's rules, through ``xp.take`` for integer and boolean arrays."""
+    """Return ``x[index]`` with numpy's rules, through ``xp.take`` for integer and boolean arrays.
+
+    Args:
+        backend: The backend of ``x``.
+        x: The array.
+        index: An int, slice, None, Ellipsis, integer or boolean array, or a tuple of them.
+
+    Returns:
+        The selected array.
+    """
     items = index if isinstance(index, tuple) else (index,)
     shape = tuple(x.shape)
     if all(isinstance(i, _BASIC) for i in items):

@@ -25,23 +25,57 @@ TRUE_WORDS = {"1", "true", "yes", "on"}
 
 
 def normalize_dist(dist: str) -> str:
-    """A distribution name as pip compares them (PEP 503): lower case, runs of -_. as -."""
+    """Return a distribution name as pip compares them (PEP 503).
+
+    Args:
+        dist: A distribution name.
+
+    Returns:
+        The name in lower case, each run of ``-``, ``_`` and ``.`` turned into ``-``.
+
+    Examples:
+        >>> normalize_dist("Zerograd_Numpy")
+        'zerograd-numpy'
+    """
     return re.sub(r"[-_.]+", "-", dist).lower()
 
 
 def dist_of(ep: metadata.EntryPoint) -> str:
-    """The name of the distribution that declares ``ep`` (:data:`UNKNOWN_DIST` if none)."""
+    """Return the name of the distribution that declares ``ep``.
+
+    Args:
+        ep: An entry point.
+
+    Returns:
+        The distribution's name, or :data:`UNKNOWN_DIST` if none is known.
+    """
     dist = getattr(ep, "dist", None)
     return dist.name if dist is not None and dist.name else UNKNOWN_DIST
 
 
 def is_in_tree(name: str, dist: str) -> bool:
-    """Whether ``dist`` is the zerograd distribution that owns the backend name ``name``."""
+    """Whether ``dist`` is the zerograd distribution that owns the backend name ``name``.
+
+    Args:
+        name: A backend name.
+        dist: A distribution name.
+
+    Returns:
+        True when ``name`` is one of zerograd's own backends and ``dist`` provides it.
+    """
     return IN_TREE.get(name) == normalize_dist(dist)
 
 
 def uninstall_advice(dist: str, plugin: str | None = None) -> str:
-    """Advice that removes exactly ``dist`` (never a name another backend shares)."""
+    """Return advice that removes exactly ``dist`` (never a name another backend shares).
+
+    Args:
+        dist: The distribution name, :data:`BY_HAND` or :data:`UNKNOWN_DIST`.
+        plugin: The entry point's name, used when the distribution is unknown.
+
+    Returns:
+        The advice, as a clause to put in a message.
+    """
     if dist == BY_HAND:
         return "it was registered by hand: fix or drop that zerograd.backends.register() call"
     if dist == UNKNOWN_DIST:
@@ -51,7 +85,16 @@ def uninstall_advice(dist: str, plugin: str | None = None) -> str:
 
 
 def intruder_message(where: str, name: str, dist: str) -> str:
-    """The report on a third-party plugin (``where``) that claims zerograd's ``name``."""
+    """Return the report on a third-party plugin (``where``) that claims zerograd's ``name``.
+
+    Args:
+        where: The plugin, as the message should name it.
+        name: The backend name it claims (one of zerograd's own).
+        dist: The plugin's distribution.
+
+    Returns:
+        The message.
+    """
     owner = IN_TREE[name]
     return (
         f"zerograd: {where} claims the name {name!r}, which belongs to zerograd's own backend "
@@ -61,20 +104,35 @@ def intruder_message(where: str, name: str, dist: str) -> str:
 
 
 def describe_error(exc: BaseException) -> str:
-    """``exc`` in a message: its type and text (``sys.exit()`` said in words)."""
+    """Return ``exc`` for a message: its type and text (``sys.exit()`` said in words).
+
+    Args:
+        exc: The exception.
+
+    Returns:
+        The description.
+    """
     if isinstance(exc, SystemExit):
         return f"SystemExit (it called sys.exit({exc.code!r}))"
     return f"{type(exc).__name__}: {exc}"
 
 
 def blocked_names() -> set[str]:
-    """The names in ``ZEROGRAD_BLOCK_PLUGINS`` (plugin or distribution names)."""
+    """Return the names in ``ZEROGRAD_BLOCK_PLUGINS`` (plugin or distribution names).
+
+    Returns:
+        The set of names, empty when the variable is unset.
+    """
     names = os.environ.get("ZEROGRAD_BLOCK_PLUGINS", "").split(",")
     return {n.strip() for n in names if n.strip()}
 
 
 def autoload_off() -> bool:
-    """Whether ``ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD`` switches entry-point loading off."""
+    """Whether ``ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD`` switches entry-point loading off.
+
+    Returns:
+        True when the variable holds a true word (such as ``1``).
+    """
     return os.environ.get("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "").lower() in TRUE_WORDS
 
 
@@ -85,7 +143,14 @@ _AUTOLOAD_OFF = (
 
 
 def why_missing(name: str) -> str:
-    """Why no backend called ``name`` is loaded, and what to do."""
+    """Say why no backend called ``name`` is loaded, and what to do.
+
+    Args:
+        name: The backend name asked for.
+
+    Returns:
+        The explanation, a sentence for an error message.
+    """
     if name in blocked_names():
         return (
             f"It is blocked by ZEROGRAD_BLOCK_PLUGINS="
@@ -103,7 +168,11 @@ def why_missing(name: str) -> str:
 
 
 def no_backend_message() -> str:
-    """The error text when no backend at all is loaded."""
+    """Return the error text for when no backend at all is loaded.
+
+    Returns:
+        The message, with the command that installs the numpy backend.
+    """
     if autoload_off():
         return (
             "zerograd: no array backend is loaded. " + _AUTOLOAD_OFF + " If none is installed: "

@@ -152,7 +152,18 @@ class Registry:
         self.register(plugin, name=ep.name, distribution=dist)
 
     def register(self, plugin: Any, name: str | None = None, distribution: str = "") -> None:
-        """Register a plugin object (a module with ``zerograd_backend``) or a Backend."""
+        """Register a plugin object (a module with ``zerograd_backend``) or a Backend.
+
+        A plugin that fails is reported (a warning, or an error in strict mode) and skipped.
+
+        Args:
+            plugin: A :class:`Backend` instance, or an object with a ``zerograd_backend`` hook.
+            name: The plugin's name; by default the backend's or the object's.
+            distribution: The distribution that provides it (``""``: registered by hand).
+
+        Raises:
+            BackendPluginError: In strict mode, the plugin failed.
+        """
         distribution = distribution or BY_HAND
         if isinstance(plugin, Backend):
             self._add(plugin, name or plugin.name, distribution)
@@ -218,8 +229,9 @@ class Registry:
             self._add(backend, plugin_name, distribution)
 
     def _call_backend_hook(self, plugin: Any, where: str, distribution: str) -> list | None:
-        """``plugin``'s backends, from ``zerograd_backend`` called through pluggy; None if it
-        failed.
+        """Return ``plugin``'s backends, from ``zerograd_backend`` called through pluggy.
+
+        Returns None if the call failed.
 
         The call goes through a hook caller limited to ``plugin`` (pluggy's
         ``subset_hook_caller``): pluggy stops a hook call at the first exception, so a call
@@ -291,7 +303,14 @@ class Registry:
 
     # -- lookup -------------------------------------------------------------------------
     def resolve_type(self, array_type: type) -> Backend | None:
-        """Find the backend of ``array_type`` (cached); ``None`` when no backend owns it."""
+        """Find the backend of ``array_type`` (cached).
+
+        Args:
+            array_type: The type of an array.
+
+        Returns:
+            The backend that owns it, or None when no backend does.
+        """
         backend = self.by_type.get(array_type)
         if backend is not None:
             return backend
@@ -328,6 +347,17 @@ class Registry:
             return False
 
     def get(self, name: str) -> Backend:
+        """Return the installed backend called ``name``.
+
+        Args:
+            name: The backend's name, such as ``'numpy'``.
+
+        Returns:
+            The backend.
+
+        Raises:
+            NoBackendError: No backend of that name is installed (the message says why).
+        """
         self.ensure_loaded()
         try:
             return self.backends[name]
@@ -338,7 +368,16 @@ class Registry:
             ) from None
 
     def default(self) -> Backend:
-        """The backend for data given as Python scalars or lists: numpy if installed."""
+        """Return the backend for data given as Python scalars or lists: numpy if installed.
+
+        Otherwise the first usable backend, preferring CPU ones.
+
+        Returns:
+            The default backend.
+
+        Raises:
+            NoBackendError: No usable backend is installed.
+        """
         self.ensure_loaded()
         if "numpy" in self.backends:
             return self.backends["numpy"]
@@ -349,6 +388,12 @@ class Registry:
         raise NoBackendError(no_backend_message())
 
     def info(self) -> list[BackendInfo]:
+        """Describe every installed backend, for ``zerograd.backends.info()``.
+
+        Returns:
+            One :class:`BackendInfo` row per backend, sorted by name; a backend whose checks
+            fail shows as unavailable.
+        """
         self.ensure_loaded()
         rows = []
         for name, backend in sorted(self.backends.items()):
@@ -372,8 +417,14 @@ registry = Registry()
 
 
 def no_backend_message() -> str:
-    """The error text when no backend is loaded: the blocked plugins when there are some
-    (they are installed; installing them again would not help), else how to install one."""
+    """Return the error text for when no backend is loaded.
+
+    It names the blocked plugins when there are some (they are installed; installing them
+    again would not help), else says how to install one.
+
+    Returns:
+        The message.
+    """
     if not registry.blocked:
         return _nothing_installed_message()
     listed = ", ".join(f"{name!r} (from {dist})" for name, dist in registry.blocked)

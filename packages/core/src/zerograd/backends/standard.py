@@ -19,7 +19,18 @@ _KINDS = (
 
 
 def dtype_kind(xp: Any, dtype: Any) -> str:
-    """numpy's one-letter kind of ``dtype``, found with ``xp.isdtype``."""
+    """Return numpy's one-letter kind of ``dtype``, found with ``xp.isdtype``.
+
+    Args:
+        xp: An array API namespace.
+        dtype: One of its dtypes.
+
+    Returns:
+        ``'b'``, ``'i'``, ``'u'``, ``'f'`` or ``'c'``.
+
+    Raises:
+        TypeError: ``dtype`` is of none of those kinds.
+    """
     for kind, name in _KINDS:
         if xp.isdtype(dtype, name):
             return kind
@@ -27,7 +38,15 @@ def dtype_kind(xp: Any, dtype: Any) -> str:
 
 
 def resolve_dtype(xp: Any, dtype: Any) -> Any:
-    """``xp``'s dtype named by ``dtype`` (a name, a numpy dtype or type, or ``xp``'s own)."""
+    """Return ``xp``'s dtype named by ``dtype``.
+
+    Args:
+        xp: An array API namespace.
+        dtype: A name, a numpy dtype or scalar type, or one of ``xp``'s own dtypes.
+
+    Returns:
+        ``xp``'s dtype.
+    """
     name = dtype if isinstance(dtype, str) else getattr(dtype, "name", None)
     if not isinstance(name, str):
         name = getattr(dtype, "__name__", None)  # a scalar type such as numpy.float32
@@ -40,7 +59,17 @@ def resolve_dtype(xp: Any, dtype: Any) -> Any:
 
 
 def scatter_add_on_host(backend: Any, a: Any, indices: Any, values: Any) -> Any:
-    """``a`` with ``values`` added at ``indices`` through numpy's ``add.at`` on the host."""
+    """Return ``a`` with ``values`` added at ``indices``, through numpy's ``add.at`` on the host.
+
+    Args:
+        backend: The backend of ``a``.
+        a: The array to add into (left unchanged).
+        indices: An index, as :meth:`Backend.getitem` takes.
+        values: The values, broadcastable to ``a[indices]``.
+
+    Returns:
+        A new array of ``backend``.
+    """
     import numpy as np
 
     def host(v: Any) -> Any:
@@ -54,7 +83,17 @@ def scatter_add_on_host(backend: Any, a: Any, indices: Any, values: Any) -> Any:
 
 
 def pad(xp: Any, x: Any, pad_width: Any, value: float) -> Any:
-    """``x`` with ``(before, after)`` blocks of ``value`` joined on each axis."""
+    """Return ``x`` with ``(before, after)`` blocks of ``value`` joined on each axis.
+
+    Args:
+        xp: The array API namespace of ``x``.
+        x: The array.
+        pad_width: One ``(before, after)`` pair per axis.
+        value: What the padding holds.
+
+    Returns:
+        The padded array.
+    """
     for axis, (before, after) in enumerate(pad_width):
         if not (before or after):
             continue
@@ -70,7 +109,19 @@ def pad(xp: Any, x: Any, pad_width: Any, value: float) -> Any:
 
 
 def im2col(backend: Any, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
-    """Patches (N, C, KH, KW, OH, OW): one strided slice per kernel offset, stacked."""
+    """Return the patches (N, C, KH, KW, OH, OW): one strided slice per kernel offset, stacked.
+
+    Args:
+        backend: The backend of ``img``.
+        img: The image batch (N, C, H, W).
+        k: The kernel size, an ``(h, w)`` pair.
+        s: The stride, a pair.
+        p: The padding, a pair.
+        pad_value: What the padding holds.
+
+    Returns:
+        The patches.
+    """
     from ..utils import conv_outsize  # zerograd.utils needs Variable: not at import time
 
     xp = backend.xp
@@ -99,7 +150,21 @@ def _spread(xp: Any, a: Any, axis: int, step: int) -> Any:
 
 
 def col2im(backend: Any, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-    """The adjoint of :func:`im2col`: each offset's patches spread, padded into place, summed."""
+    """Fold patches into an image, the adjoint of :func:`im2col`.
+
+    Each offset's patches are spread, padded into place and summed.
+
+    Args:
+        backend: The backend of ``col``.
+        col: The patches (N, C, KH, KW, OH, OW).
+        img_shape: The image shape (N, C, H, W).
+        k: The kernel size, an ``(h, w)`` pair.
+        s: The stride, a pair.
+        p: The padding, a pair.
+
+    Returns:
+        An array of ``img_shape``.
+    """
     xp = backend.xp
     n, c, h, w = img_shape
     (kh, kw), (sh, sw), (ph, pw) = k, s, p

@@ -1,5 +1,4 @@
-"""Turning what a user passes to a function into a Variable, with the function's name in
-the error."""
+"""Turning what a user passes to a function into a Variable, naming the function on error."""
 
 from __future__ import annotations
 
@@ -9,8 +8,18 @@ from ..variable import Variable, as_variable
 
 
 def as_input(x: Any, op: str) -> Variable:
-    """``x`` as a Variable (arrays, numbers and lists are wrapped); a TypeError naming
-    ``op`` when ``x`` is not numeric data."""
+    """Return ``x`` as a Variable; arrays, numbers and lists are wrapped.
+
+    Args:
+        x: A Variable, array, number or list.
+        op: The calling function's name, for the error message.
+
+    Returns:
+        ``x`` itself when it is a Variable, else a new Variable holding it.
+
+    Raises:
+        TypeError: ``x`` is not numeric data (the message starts with ``op``).
+    """
     if isinstance(x, Variable):
         return x
     try:

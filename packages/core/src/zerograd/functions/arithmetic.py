@@ -25,6 +25,18 @@ class _Binary(Function):
     true_division = False  # integer operands compute in floating point
 
     def forward(self, x0: Any, x1: Any) -> Any:
+        """Return ``op(x0, x1)``, broadcasting as numpy does.
+
+        Args:
+            x0: The first input array.
+            x1: The second input array.
+
+        Returns:
+            The result array.
+
+        Raises:
+            ValueError: The shapes do not broadcast.
+        """
         if x0.shape != x1.shape:
             self.shapes = (x0.shape, x1.shape)
         try:
@@ -49,6 +61,14 @@ class _Binary(Function):
         return self.op(p0, p1)
 
     def backward(self, gy: Variable) -> tuple[Any, Any]:
+        """Return both inputs' gradients, summed back to the inputs' shapes.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            A tuple ``(gx0, gx1)``; None for a Constant operand.
+        """
         x0, x1 = self.inputs
         gx0 = None if type(x0) is Constant else self.grad0(gy, x0, x1)
         gx1 = None if type(x1) is Constant else self.grad1(gy, x0, x1)
@@ -61,67 +81,195 @@ class _Binary(Function):
         )
 
     def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x0``; each subclass defines it.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x0`` (before undoing broadcasting).
+        """
         raise NotImplementedError
 
     def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x1``; each subclass defines it.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x1`` (before undoing broadcasting).
+        """
         raise NotImplementedError
 
 
 class Add(_Binary):
+    """``x0 + x1`` with broadcasting; used by :func:`add` and ``+``."""
+
     op = operator.add
 
     def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x0``, ``gy`` (``grad1`` is the same).
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x0`` (before undoing broadcasting).
+        """
         return gy
 
     grad1 = grad0
 
 
 class Sub(_Binary):
+    """``x0 - x1`` with broadcasting; used by :func:`sub` and ``-``."""
+
     op = operator.sub
 
     def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x0``, ``gy``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x0`` (before undoing broadcasting).
+        """
         return gy
 
     def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x1``, ``-gy``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x1`` (before undoing broadcasting).
+        """
         return -gy
 
 
 class Mul(_Binary):
+    """``x0 * x1`` with broadcasting; used by :func:`mul` and ``*``."""
+
     op = operator.mul
 
     def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x0``, ``gy * x1``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x0`` (before undoing broadcasting).
+        """
         return gy * x1
 
     def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x1``, ``gy * x0``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x1`` (before undoing broadcasting).
+        """
         return gy * x0
 
 
 class Div(_Binary):
+    """``x0 / x1`` with broadcasting (integers divide in floating point); used by ``/``."""
+
     op = operator.truediv
     true_division = True
 
     def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x0``, ``gy / x1``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x0`` (before undoing broadcasting).
+        """
         return gy / x1
 
     def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x1``, ``-gy * x0 / x1**2``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x1`` (before undoing broadcasting).
+        """
         return -gy * x0 / (x1 * x1)
 
 
 class Neg(Function):
+    """``-x``; used by :func:`neg` and unary ``-``."""
+
     def forward(self, x: Any) -> Any:
+        """Return ``-x``.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            An array of ``x``'s shape.
+        """
         return -x
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``-gy``.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         return -gy
 
 
 class Pow(Function):
-    """``x ** c`` for a constant exponent ``c`` (DeZero's Pow)."""
+    """``x ** c`` for a constant exponent ``c`` (DeZero's Pow); used by :func:`pow`.
+
+    Args:
+        c: The exponent, a Python number.
+    """
 
     def __init__(self, c: Any) -> None:
         self.c = c
 
     def forward(self, x: Any) -> Any:
+        """Return ``x ** c``.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            An array of ``x``'s shape.
+        """
         try:
             return x**self.c
         except TypeError:  # an array-API backend refusing int ** float
@@ -130,20 +278,48 @@ class Pow(Function):
             return _to_float(x) ** self.c
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``c * x ** (c - 1) * gy``.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         (x,) = self.inputs
         c = self.c
         return c * x ** (c - 1) * gy
 
 
 class PowVar(_Binary):
-    """``x0 ** x1`` where the exponent is a Variable too."""
+    """``x0 ** x1`` where the exponent is a Variable too; used by :func:`pow` and :func:`rpow`."""
 
     op = operator.pow
 
     def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x0``, ``gy * x1 * x0 ** (x1 - 1)``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x0`` (before undoing broadcasting).
+        """
         return gy * x1 * x0 ** (x1 - 1)
 
     def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+        """Return the gradient of ``x1``, ``gy * x0 ** x1 * log(x0)``.
+
+        Args:
+            gy: The output's gradient.
+            x0: The first input.
+            x1: The second input.
+
+        Returns:
+            The gradient of ``x1`` (before undoing broadcasting).
+        """
         from .elementwise import log
 
         return gy * self.outputs[0]() * log(x0)
@@ -154,16 +330,19 @@ def _broadcastable(s0: tuple, s1: tuple) -> bool:
 
 
 def _to_float(x: Any, like: Any = None) -> Any:
-    """``x`` in ``like``'s dtype, or in its backend's default float dtype."""
+    """Return ``x`` in ``like``'s dtype, or in its backend's default float dtype."""
     backend = backend_of(x)
     dtype = like.dtype if like is not None else backend.asarray(0.0).dtype
     return backend.astype(x, dtype)
 
 
 def _promote(x0: Any, x1: Any, true_division: bool) -> tuple[Any, Any]:
-    """numpy's promotion for a backend that refused mixed kinds: bool or integer next to a
-    float becomes that float, bool next to an integer that integer, and both integers a
-    float for true division. Returns the inputs unchanged when none applies."""
+    """Promote as numpy does, for a backend that refused mixed kinds.
+
+    Bool or integer next to a float becomes that float, bool next to an integer that
+    integer, and both integers a float for true division. Returns the inputs unchanged
+    when none applies.
+    """
     b = backend_of(x0)
     k0, k1 = b.dtype_kind(x0.dtype), b.dtype_kind(x1.dtype)
     inexact0, inexact1 = k0 in "fc", k1 in "fc"
@@ -182,47 +361,133 @@ def _promote(x0: Any, x1: Any, true_division: bool) -> tuple[Any, Any]:
 
 
 def add(x0: Any, x1: Any) -> Variable:
-    """``x0 + x1`` with broadcasting."""
+    """Compute ``x0 + x1``, broadcasting as numpy does.
+
+    Args:
+        x0: A Variable, array, scalar or list.
+        x1: A Variable, array, scalar or list.
+
+    Returns:
+        A Variable of the broadcast shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> add(np.array([1.0, 2.0]), 1.0)
+        variable([2. 3.])
+    """
     return Add()(x0, x1)
 
 
 def sub(x0: Any, x1: Any) -> Variable:
-    """``x0 - x1`` with broadcasting."""
+    """Compute ``x0 - x1``, broadcasting as numpy does.
+
+    Args:
+        x0: A Variable, array, scalar or list.
+        x1: A Variable, array, scalar or list.
+
+    Returns:
+        A Variable of the broadcast shape.
+    """
     return Sub()(x0, x1)
 
 
 def rsub(x0: Any, x1: Any) -> Variable:
-    """``x1 - x0`` (the reflected form)."""
+    """Compute ``x1 - x0`` (the reflected form behind ``2.0 - x``).
+
+    Args:
+        x0: A Variable, array, scalar or list.
+        x1: A Variable, array, scalar or list.
+
+    Returns:
+        A Variable of the broadcast shape.
+    """
     return Sub()(x1, x0)
 
 
 def mul(x0: Any, x1: Any) -> Variable:
-    """``x0 * x1`` with broadcasting."""
+    """Compute ``x0 * x1``, broadcasting as numpy does.
+
+    Args:
+        x0: A Variable, array, scalar or list.
+        x1: A Variable, array, scalar or list.
+
+    Returns:
+        A Variable of the broadcast shape.
+    """
     return Mul()(x0, x1)
 
 
 def div(x0: Any, x1: Any) -> Variable:
-    """``x0 / x1`` with broadcasting."""
+    """Compute ``x0 / x1``, broadcasting as numpy does; integers divide in floating point.
+
+    Args:
+        x0: A Variable, array, scalar or list.
+        x1: A Variable, array, scalar or list.
+
+    Returns:
+        A Variable of the broadcast shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> div(np.array([1, 2]), 2)
+        variable([0.5 1. ])
+    """
     return Div()(x0, x1)
 
 
 def rdiv(x0: Any, x1: Any) -> Variable:
-    """``x1 / x0`` (the reflected form)."""
+    """Compute ``x1 / x0`` (the reflected form behind ``2.0 / x``).
+
+    Args:
+        x0: A Variable, array, scalar or list.
+        x1: A Variable, array, scalar or list.
+
+    Returns:
+        A Variable of the broadcast shape.
+    """
     return Div()(x1, x0)
 
 
 def neg(x: Any) -> Variable:
-    """``-x``."""
+    """Compute ``-x``.
+
+    Args:
+        x: A Variable, array, scalar or list.
+
+    Returns:
+        A Variable of ``x``'s shape.
+    """
     return Neg()(x)
 
 
 def pow(x: Any, c: Any) -> Variable:
-    """``x ** c``; ``c`` a Python number (DeZero) or a Variable/array."""
+    """Compute ``x ** c``.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        c: The exponent: a Python number (DeZero's form) or a Variable or array.
+
+    Returns:
+        A Variable of the broadcast shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> pow(np.array(3.0), 2)
+        variable(9.0)
+    """
     if isinstance(c, (int, float)):
         return Pow(c)(x)
     return PowVar()(x, c)
 
 
 def rpow(x: Any, c: Any) -> Variable:
-    """``c ** x`` (the reflected form)."""
+    """Compute ``c ** x`` (the reflected form behind ``2.0 ** x``).
+
+    Args:
+        x: A Variable, array, scalar or list.
+        c: The base.
+
+    Returns:
+        A Variable of the broadcast shape.
+    """
     return PowVar()(c, x)

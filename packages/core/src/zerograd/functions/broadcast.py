@@ -19,10 +19,27 @@ def _shape_error(op: str, x_shape: tuple, shape: tuple) -> ValueError:
 
 
 class BroadcastTo(Function):
+    """Broadcast the input to a shape; used by :func:`broadcast_to`.
+
+    Args:
+        shape: The target shape.
+    """
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
+        """Return ``x`` broadcast to ``shape``.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            An array of ``shape``.
+
+        Raises:
+            ValueError: ``x``'s shape does not broadcast to ``shape``.
+        """
         self.x_shape = x.shape
         try:
             return backend_of(x).broadcast_to(x, self.shape)
@@ -30,14 +47,39 @@ class BroadcastTo(Function):
             raise _shape_error("broadcast_to", x.shape, self.shape) from None
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``gy`` summed back to the input's shape.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         return sum_to(gy, self.x_shape)
 
 
 class SumTo(Function):
+    """Sum the input down to a shape (the adjoint of broadcasting); used by :func:`sum_to`.
+
+    Args:
+        shape: The target shape.
+    """
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
+        """Return ``x`` summed down to ``shape``.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            An array of ``shape``.
+
+        Raises:
+            ValueError: ``shape`` does not broadcast to ``x``'s shape.
+        """
         self.x_shape = x.shape
         n = len(self.shape)
         if n > x.ndim or any(s not in (1, xs) for s, xs in zip(self.shape, x.shape[x.ndim - n :])):
@@ -45,11 +87,30 @@ class SumTo(Function):
         return backend_of(x).sum_to(x, self.shape)
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``gy`` broadcast back to the input's shape.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         return broadcast_to(gy, self.x_shape)
 
 
 def as_shape(shape: Any, op: str) -> tuple[int, ...]:
-    """``shape`` (an int or a sequence of ints) as a tuple of ints; TypeError naming ``op``."""
+    """Return ``shape`` (an int or a sequence of ints) as a tuple of ints.
+
+    Args:
+        shape: An int or a sequence of ints.
+        op: The calling function's name, for the error message.
+
+    Returns:
+        The shape as a tuple of ints.
+
+    Raises:
+        TypeError: ``shape`` is not made of ints.
+    """
     try:
         if isinstance(shape, (tuple, list)):
             return tuple(operator.index(n) for n in shape)
@@ -61,7 +122,25 @@ def as_shape(shape: Any, op: str) -> tuple[int, ...]:
 
 
 def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
-    """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``)."""
+    """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``).
+
+    Args:
+        x: A Variable, array, scalar or list.
+        shape: The target shape (an int or a tuple of ints).
+
+    Returns:
+        A Variable of ``shape`` (``x`` itself when the shape is unchanged).
+
+    Raises:
+        TypeError: ``shape`` is not made of ints.
+        ValueError: ``x``'s shape does not broadcast to ``shape``.
+
+    Examples:
+        >>> import numpy as np
+        >>> broadcast_to(np.array([1.0, 2.0]), (2, 2))
+        variable([[1. 2.]
+                  [1. 2.]])
+    """
     if not isinstance(x, Variable):
         x = as_input(x, "broadcast_to")
     if type(shape) is not tuple:
@@ -72,7 +151,24 @@ def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
 
 
 def sum_to(x: Any, shape: tuple[int, ...]) -> Variable:
-    """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``)."""
+    """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``).
+
+    Args:
+        x: A Variable, array, scalar or list.
+        shape: The target shape (an int or a tuple of ints), one ``x`` broadcasts from.
+
+    Returns:
+        A Variable of ``shape`` (``x`` itself when the shape is unchanged).
+
+    Raises:
+        TypeError: ``shape`` is not made of ints.
+        ValueError: ``shape`` does not broadcast to ``x``'s shape.
+
+    Examples:
+        >>> import numpy as np
+        >>> sum_to(np.ones((2, 3)), (1, 3))
+        variable([[2. 2. 2.]])
+    """
     if not isinstance(x, Variable):
         x = as_input(x, "sum_to")
     if type(shape) is not tuple:

@@ -18,10 +18,27 @@ def _check_axis(op: str, axis: int, ndim: int) -> int:
 
 
 class Concatenate(Function):
+    """Join the inputs along an existing axis; used by :func:`concatenate`.
+
+    Args:
+        axis: The axis to join along (negative allowed).
+    """
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
+        """Return the inputs joined along ``axis``.
+
+        Args:
+            *xs: The input arrays, equal in shape outside ``axis``.
+
+        Returns:
+            The joined array.
+
+        Raises:
+            ValueError: ``axis`` is out of range, or the shapes differ outside it.
+        """
         self.axis = _check_axis("concatenate", self.axis, xs[0].ndim)
         shapes = [x.shape for x in xs]
         for s in shapes:
@@ -36,6 +53,14 @@ class Concatenate(Function):
         return get_array_module(xs[0]).concat(xs, axis=self.axis)
 
     def backward(self, gy: Variable) -> tuple[Variable, ...]:
+        """Return each input's gradient, its slice of ``gy`` along ``axis``.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            A tuple with one gradient per input.
+        """
         lead = (slice(None),) * self.axis
         grads, start = [], 0
         for n in self.sizes:
@@ -45,10 +70,27 @@ class Concatenate(Function):
 
 
 class Stack(Function):
+    """Join same-shaped inputs along a new axis; used by :func:`stack`.
+
+    Args:
+        axis: Where the new axis goes in the result (negative allowed).
+    """
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
+        """Return the inputs stacked along a new ``axis``.
+
+        Args:
+            *xs: The input arrays, all of one shape.
+
+        Returns:
+            The stacked array.
+
+        Raises:
+            ValueError: ``axis`` is out of range, or the shapes differ.
+        """
         self.axis = _check_axis("stack", self.axis, xs[0].ndim + 1)
         shapes = {x.shape for x in xs}
         if len(shapes) > 1:
@@ -56,6 +98,14 @@ class Stack(Function):
         return get_array_module(xs[0]).stack(xs, axis=self.axis)
 
     def backward(self, gy: Variable) -> tuple[Variable, ...]:
+        """Return each input's gradient, its index of ``gy`` along ``axis``.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            A tuple with one gradient per input.
+        """
         lead = (slice(None),) * self.axis
         return tuple(get_item(gy, lead + (i,)) for i in range(len(self.inputs)))
 
@@ -72,7 +122,24 @@ def _sequence(xs: Any, op: str) -> Sequence[Any]:
 
 
 def concatenate(xs: Sequence[Any], axis: int = 0) -> Variable:
-    """Join Variables along an existing ``axis`` (``cat`` is an alias)."""
+    """Join Variables along an existing ``axis`` (``cat`` is an alias).
+
+    Args:
+        xs: A list or tuple of Variables or arrays, equal in shape outside ``axis``.
+        axis: The axis to join along (negative allowed).
+
+    Returns:
+        The joined Variable.
+
+    Raises:
+        TypeError: ``xs`` is not a list or tuple.
+        ValueError: ``xs`` is empty, ``axis`` is out of range, or the shapes differ outside it.
+
+    Examples:
+        >>> import numpy as np
+        >>> concatenate([np.zeros((2, 1)), np.ones((2, 2))], axis=1).shape
+        (2, 3)
+    """
     return Concatenate(axis)(*_sequence(xs, "concatenate"))
 
 
@@ -80,5 +147,22 @@ cat = concatenate
 
 
 def stack(xs: Sequence[Any], axis: int = 0) -> Variable:
-    """Join same-shaped Variables along a new ``axis``."""
+    """Join same-shaped Variables along a new ``axis``.
+
+    Args:
+        xs: A list or tuple of Variables or arrays, all of one shape.
+        axis: Where the new axis goes in the result (negative allowed).
+
+    Returns:
+        The stacked Variable.
+
+    Raises:
+        TypeError: ``xs`` is not a list or tuple.
+        ValueError: ``xs`` is empty, ``axis`` is out of range, or the shapes differ.
+
+    Examples:
+        >>> import numpy as np
+        >>> stack([np.zeros(3), np.ones(3)]).shape
+        (2, 3)
+    """
     return Stack(axis)(*_sequence(xs, "stack"))

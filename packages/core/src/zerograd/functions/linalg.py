@@ -17,7 +17,22 @@ def _swap_last(v: Variable) -> Variable:
 
 
 class MatMul(Function):
+    """Matrix product ``x @ w`` with numpy's rules; used by :func:`matmul`."""
+
     def forward(self, x: Any, w: Any) -> Any:
+        """Return ``x @ w``.
+
+        Args:
+            x: The first array (at least 1-d).
+            w: The second array (at least 1-d).
+
+        Returns:
+            The product array.
+
+        Raises:
+            ValueError: An input is 0-d, the inner axes differ, or the batch axes do not
+                broadcast.
+        """
         if x.ndim == 0 or w.ndim == 0:
             raise ValueError(
                 f"matmul: inputs must have at least 1 dimension, got shapes {x.shape} and "
@@ -43,6 +58,14 @@ class MatMul(Function):
             raise
 
     def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+        """Return the gradients of ``x`` and ``w``, in their shapes.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            A tuple ``(gx, gw)``.
+        """
         x, w = self.inputs
         if x.ndim == 1 and w.ndim == 1:
             return gy * w, gy * x
@@ -59,10 +82,38 @@ class MatMul(Function):
 
 
 def matmul(x: Any, W: Any) -> Variable:  # noqa: N803 (DeZero's parameter name)
-    """Matrix product ``x @ W`` following numpy's rules for 1-D and batched inputs."""
+    """Compute the matrix product ``x @ W`` with numpy's rules for 1-D and batched inputs.
+
+    Args:
+        x: A Variable or array (at least 1-d).
+        W: A Variable or array (at least 1-d).
+
+    Returns:
+        The product Variable.
+
+    Raises:
+        ValueError: An input is 0-d, the inner axes differ, or the batch axes do not
+            broadcast.
+
+    Examples:
+        >>> import numpy as np
+        >>> matmul(np.ones((2, 3)), np.ones((3, 4))).shape
+        (2, 4)
+    """
     return MatMul()(x, W)
 
 
 def dot(x: Any, W: Any) -> Variable:  # noqa: N803
-    """Alias of :func:`matmul` (DeZero's ``Variable.dot``-style name)."""
+    """Compute ``x @ W``; the same as :func:`matmul` (DeZero's name).
+
+    Args:
+        x: A Variable or array (at least 1-d).
+        W: A Variable or array (at least 1-d).
+
+    Returns:
+        The product Variable.
+
+    Raises:
+        ValueError: As for :func:`matmul`.
+    """
     return MatMul()(x, W)

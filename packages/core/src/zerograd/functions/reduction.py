@@ -15,17 +15,48 @@ from .shape import reshape
 
 
 def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
-    """The shape a reduction over ``axes`` has with ``keepdims=True``."""
+    """Return the shape a reduction over ``axes`` has with ``keepdims=True``.
+
+    Args:
+        x_shape: The input's shape.
+        axes: The reduced axes (non-negative), or None for all of them.
+
+    Returns:
+        ``x_shape`` with each reduced axis set to 1.
+
+    Examples:
+        >>> keepdims_shape((2, 3, 4), (1,))
+        (2, 1, 4)
+    """
     if axes is None:
         return (1,) * len(x_shape)
     return tuple(1 if i in axes else n for i, n in enumerate(x_shape))
 
 
 class Sum(Function):
+    """Sum over axes; used by :func:`sum`.
+
+    Args:
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+    """
+
     def __init__(self, axis: Any, keepdims: bool) -> None:
         self.axis, self.keepdims = axis, keepdims
 
     def forward(self, x: Any) -> Any:
+        """Return the sum of ``x`` over the axes (bool data counts in the default int).
+
+        Args:
+            x: The input array.
+
+        Returns:
+            The reduced array.
+
+        Raises:
+            TypeError: ``axis`` is not an int, a tuple of ints or None.
+            ValueError: An axis is out of range or repeated.
+        """
         self.x_shape = x.shape
         self.axes = normalize_axis(self.axis, x.ndim, "sum")
         xp = get_array_module(x)
@@ -39,6 +70,14 @@ class Sum(Function):
             return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``gy`` broadcast back to the input's shape.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         if not self.keepdims:
             gy = reshape(gy, keepdims_shape(self.x_shape, self.axes))
         return broadcast_to(gy, self.x_shape)
@@ -51,6 +90,17 @@ class _Extremum(Function):
         self.axis, self.keepdims = axis, keepdims
 
     def forward(self, x: Any) -> Any:
+        """Return the maximum or minimum of ``x`` over the axes.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            The reduced array.
+
+        Raises:
+            ValueError: A reduced axis is empty, or an axis is out of range.
+        """
         self.axes = normalize_axis(self.axis, x.ndim, self.name)
         if x.size == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
             raise ValueError(
@@ -60,6 +110,14 @@ class _Extremum(Function):
         return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``gy`` at every element equal to the result, zero elsewhere.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         x = self.inputs[0]
         y = self.outputs[0]().data
         shape = keepdims_shape(x.shape, self.axes)
@@ -73,10 +131,24 @@ class _Extremum(Function):
 
 
 class Max(_Extremum):
+    """Maximum over axes; used by :func:`max`.
+
+    Args:
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+    """
+
     name = "max"
 
 
 class Min(_Extremum):
+    """Minimum over axes; used by :func:`min`.
+
+    Args:
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+    """
+
     name = "min"
 
 
@@ -89,16 +161,47 @@ def _keepdims(keepdims: Any, op: str) -> bool:
 
 
 def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Sum over ``axis`` (an int, a tuple, negative allowed; all axes when None)."""
+    """Sum ``x`` over ``axis``.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: An axis is out of range or repeated.
+
+    Examples:
+        >>> import numpy as np
+        >>> sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+        variable([4. 6.])
+    """
     if keepdims is not False and keepdims is not True:
         keepdims = _keepdims(keepdims, "sum")
     return Sum(axis, keepdims)(x)
 
 
 def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Arithmetic mean over ``axis`` (DeZero's ``average``); integer data gives floats.
+    """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
 
-    As numpy's, the mean over no elements is nan, with a RuntimeWarning.
+    Integer data gives floats. As numpy's, the mean over no elements is nan, with a
+    RuntimeWarning.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable, in floating point.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: An axis is out of range or repeated.
 
     Examples:
         >>> import numpy as np
@@ -127,11 +230,23 @@ average = mean
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Maximum over ``axis`` (an int, a tuple, negative allowed; all axes when None).
+    """Compute the maximum over ``axis``.
 
     Ties: every element equal to the maximum receives the full output gradient (DeZero's
     rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
     its first maximum only.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: A reduced axis is empty, or an axis is out of range.
 
     Examples:
         >>> import numpy as np
@@ -147,7 +262,25 @@ def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
 
 
 def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Minimum over ``axis``; as in :func:`max`, every tied minimum gets the full gradient."""
+    """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: A reduced axis is empty, or an axis is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> min(np.array([3.0, 1.0, 2.0]))
+        variable(1.0)
+    """
     if keepdims is not False and keepdims is not True:
         keepdims = _keepdims(keepdims, "min")
     return Min(axis, keepdims)(x)

@@ -14,10 +14,28 @@ from ._inputs import as_input
 
 
 class Reshape(Function):
+    """Give the input a new shape; used by :func:`reshape`.
+
+    Args:
+        shape: The new shape (the same number of elements; ``-1`` infers one axis).
+    """
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
 
     def forward(self, x: Any) -> Any:
+        """Return ``x`` reshaped to ``shape``.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            The reshaped array.
+
+        Raises:
+            TypeError: The shape is not a tuple of ints.
+            ValueError: The number of elements would change.
+        """
         self.x_shape = x.shape
         try:
             return get_array_module(x).reshape(x, self.shape)
@@ -32,6 +50,14 @@ class Reshape(Function):
             ) from None
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``gy`` reshaped back to the input's shape.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         return reshape(gy, self.x_shape)
 
 
@@ -53,15 +79,41 @@ def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
 
 
 class Transpose(Function):
+    """Permute the axes; used by :func:`transpose`.
+
+    Args:
+        axes: A permutation of the input's axes (negative allowed), or None to reverse them.
+    """
+
     def __init__(self, axes: Any = None) -> None:
         self.axes = axes
 
     def forward(self, x: Any) -> Any:
+        """Return ``x`` with its axes permuted.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            The transposed array.
+
+        Raises:
+            TypeError: ``axes`` is not None or a sequence of ints.
+            ValueError: ``axes`` is not a permutation of ``x``'s axes.
+        """
         self.axes = _normalize_axes(self.axes, x.ndim)
         axes = tuple(range(x.ndim))[::-1] if self.axes is None else self.axes
         return get_array_module(x).permute_dims(x, axes)
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient, ``gy`` with the inverse permutation.
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         if self.axes is None:
             return transpose(gy)
         inverse = [0] * len(self.axes)
@@ -78,8 +130,10 @@ def _index_data(slices: Any) -> Any:
 
 
 def _check_index_backend(x: Any, slices: Any) -> None:
-    """Name the backends when an index array lives on another one than ``x`` (e.g. GPU ids
-    indexing a CPU embedding); the array libraries' own errors do not."""
+    """Name the backends when an index array lives on another one than ``x``.
+
+    E.g. GPU ids indexing a CPU embedding; the array libraries' own errors do not.
+    """
     home = backend_of(x)
     for s in slices if isinstance(slices, tuple) else (slices,):
         if not hasattr(s, "shape") or not hasattr(s, "dtype"):
@@ -98,10 +152,29 @@ def _check_index_backend(x: Any, slices: Any) -> None:
 
 
 class GetItem(Function):
+    """Index or slice the input (``x[slices]``); used by :func:`get_item`.
+
+    Args:
+        slices: Ints, slices, None, Ellipsis, integer or boolean arrays (Variables allowed),
+            or a tuple of them.
+    """
+
     def __init__(self, slices: Any) -> None:
         self.slices = _index_data(slices)
 
     def forward(self, x: Any) -> Any:
+        """Return ``x[slices]``.
+
+        Args:
+            x: The input array.
+
+        Returns:
+            The selected array.
+
+        Raises:
+            IndexError: The index does not fit ``x``'s shape.
+            BackendMismatchError: An index array lives on another backend than ``x``.
+        """
         try:
             return backend_of(x).getitem(x, self.slices)
         except (IndexError, TypeError) as exc:
@@ -111,28 +184,74 @@ class GetItem(Function):
             raise IndexError(f"get_item: index {self.slices!r} on shape {x.shape}: {exc}") from None
 
     def backward(self, gy: Variable) -> Variable:
+        """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`).
+
+        Args:
+            gy: The output's gradient.
+
+        Returns:
+            The gradient of ``x``.
+        """
         x = self.inputs[0]
         return GetItemGrad(self.slices, x.shape)(gy)
 
 
 class GetItemGrad(Function):
-    """Scatter ``gy`` into zeros of the input's shape; repeated indices accumulate."""
+    """Scatter ``gy`` into zeros of the input's shape; repeated indices accumulate.
+
+    Args:
+        slices: The index that :class:`GetItem` applied.
+        in_shape: The shape of :class:`GetItem`'s input.
+    """
 
     def __init__(self, slices: Any, in_shape: tuple[int, ...]) -> None:
         self.slices = slices
         self.in_shape = in_shape
 
     def forward(self, gy: Any) -> Any:
+        """Return zeros of ``in_shape`` with ``gy`` added at ``slices``.
+
+        Args:
+            gy: The gradient of :class:`GetItem`'s output.
+
+        Returns:
+            An array of ``in_shape`` in ``gy``'s dtype.
+        """
         xp = get_array_module(gy)
         zeros = xp.zeros(self.in_shape, dtype=gy.dtype, device=device_of(gy))
         return backend_of(gy).scatter_add(zeros, self.slices, gy)
 
     def backward(self, ggx: Variable) -> Variable:
+        """Return the gradient of ``gy``, ``ggx[slices]``.
+
+        Args:
+            ggx: The gradient of this function's output.
+
+        Returns:
+            The gradient of ``gy``.
+        """
         return get_item(ggx, self.slices)
 
 
 def reshape(x: Any, shape: Any) -> Variable:
-    """Give ``x`` a new shape with the same number of elements (``-1`` infers one axis)."""
+    """Give ``x`` a new shape with the same number of elements.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        shape: An int or a tuple of ints; ``-1`` infers one axis.
+
+    Returns:
+        A Variable of ``shape`` (``x`` itself when the shape is unchanged).
+
+    Raises:
+        TypeError: ``shape`` is not made of ints.
+        ValueError: The number of elements would change.
+
+    Examples:
+        >>> import numpy as np
+        >>> reshape(np.arange(6.0), (2, -1)).shape
+        (2, 3)
+    """
     if not isinstance(x, Variable):
         x = as_input(x, "reshape")
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
@@ -142,17 +261,68 @@ def reshape(x: Any, shape: Any) -> Variable:
 
 
 def transpose(x: Any, axes: Any = None) -> Variable:
-    """Permute the axes (reverse them when ``axes`` is None); negative axes allowed."""
+    """Permute the axes of ``x``.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        axes: A permutation of the axes (negative allowed), or None to reverse them.
+
+    Returns:
+        The transposed Variable.
+
+    Raises:
+        TypeError: ``axes`` is not None or a sequence of ints.
+        ValueError: ``axes`` is not a permutation of ``x``'s axes.
+
+    Examples:
+        >>> import numpy as np
+        >>> transpose(np.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
     return Transpose(axes)(x)
 
 
 def get_item(x: Any, slices: Any) -> Variable:
-    """``x[slices]``: ints, slices, None, Ellipsis and integer or boolean arrays."""
+    """Select ``x[slices]``; the gradient flows back to the selected elements.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        slices: Ints, slices, None, Ellipsis, integer or boolean arrays, or a tuple of them.
+
+    Returns:
+        The selected Variable.
+
+    Raises:
+        IndexError: The index does not fit ``x``'s shape.
+        BackendMismatchError: An index array lives on another backend than ``x``.
+
+    Examples:
+        >>> import numpy as np
+        >>> get_item(np.array([[1.0, 2.0], [3.0, 4.0]]), (slice(None), 1))
+        variable([2. 4.])
+    """
     return GetItem(slices)(x)
 
 
 def expand_dims(x: Any, axis: int) -> Variable:
-    """Insert an axis of length 1 at ``axis`` (negative counts from the end)."""
+    """Insert an axis of length 1 at ``axis``.
+
+    Args:
+        x: A Variable, array, scalar or list.
+        axis: Where the new axis goes in the result (negative counts from the end).
+
+    Returns:
+        A Variable with one more axis.
+
+    Raises:
+        TypeError: ``axis`` is not an int.
+        ValueError: ``axis`` is out of range.
+
+    Examples:
+        >>> import numpy as np
+        >>> expand_dims(np.zeros((2, 3)), -1).shape
+        (2, 3, 1)
+    """
     x = as_input(x, "expand_dims")
     try:
         axis = operator.index(axis)
@@ -171,6 +341,17 @@ def flatten(x: Any) -> Variable:
 
     As DeZero's ``flatten``, it keeps the batch axis; 0-d data has none, so it becomes
     shape (1,) (what ``numpy.ndarray.flatten`` and ``torch.flatten`` give).
+
+    Args:
+        x: A Variable, array, scalar or list.
+
+    Returns:
+        A 2-d Variable (1-d for 0-d input).
+
+    Examples:
+        >>> import numpy as np
+        >>> flatten(np.zeros((2, 3, 4))).shape
+        (2, 12)
     """
     x = as_input(x, "flatten")
     if x.ndim == 0:

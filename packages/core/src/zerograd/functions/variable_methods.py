@@ -19,14 +19,36 @@ from .shape import get_item, reshape, transpose
 
 # -- shape helpers ----------------------------------------------------------------------
 def _reshape(self: Variable, *shape: Any) -> Variable:
-    """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
+    """Give the Variable a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+    Args:
+        self: The Variable.
+        *shape: The new shape, as ints or as one tuple or list; ``-1`` infers one axis.
+
+    Returns:
+        The reshaped Variable.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> Variable(np.arange(6.0)).reshape(2, 3).shape
+        (2, 3)
+    """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return reshape(self, tuple(shape))
 
 
 def _transpose(self: Variable, *axes: Any) -> Variable:
-    """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)``."""
+    """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)``.
+
+    Args:
+        self: The Variable.
+        *axes: The permutation, as ints or as one tuple or list; none (or None) reverses.
+
+    Returns:
+        The transposed Variable.
+    """
     if not axes:
         axes = None
     elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
@@ -35,32 +57,80 @@ def _transpose(self: Variable, *axes: Any) -> Variable:
 
 
 def _T(self: Variable) -> Variable:
-    """The transpose (axes reversed)."""
+    """Return the transpose (axes reversed); installed as the property ``Variable.T``.
+
+    Returns:
+        The transposed Variable.
+    """
     return transpose(self)
 
 
 def _sum(self: Variable, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Sum over ``axis`` (all axes by default)."""
+    """Sum over ``axis`` (all axes by default); see :func:`zerograd.functions.sum`.
+
+    Args:
+        self: The Variable.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable.
+    """
     return sum(self, axis, keepdims)
 
 
 def _mean(self: Variable, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Mean over ``axis`` (all axes by default)."""
+    """Compute the mean over ``axis`` (all axes by default); see :func:`zerograd.functions.mean`.
+
+    Args:
+        self: The Variable.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable, in floating point.
+    """
     return mean(self, axis, keepdims)
 
 
 def _max(self: Variable, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Maximum over ``axis``."""
+    """Compute the maximum over ``axis``; see :func:`zerograd.functions.max`.
+
+    Args:
+        self: The Variable.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable.
+    """
     return max(self, axis, keepdims)
 
 
 def _min(self: Variable, axis: Any = None, keepdims: bool = False) -> Variable:
-    """Minimum over ``axis``."""
+    """Compute the minimum over ``axis``; see :func:`zerograd.functions.min`.
+
+    Args:
+        self: The Variable.
+        axis: An int or a tuple of ints (negative allowed), or None for every axis.
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The reduced Variable.
+    """
     return min(self, axis, keepdims)
 
 
 def _matmul(self: Variable, other: Any) -> Variable:
-    """Matrix product ``self @ other`` (DeZero's ``Variable.matmul``)."""
+    """Compute the matrix product ``self @ other`` (DeZero's ``Variable.matmul``).
+
+    Args:
+        self: The Variable.
+        other: A Variable or array.
+
+    Returns:
+        The product Variable.
+    """
     return matmul(self, other)
 
 

@@ -37,7 +37,7 @@ _rng = np.random.default_rng(7)
 
 @pytest.fixture(scope="module")
 def backend():
-    """The backend under test (env ZEROGRAD_CONFORMANCE_BACKEND, else ZEROGRAD_TEST_BACKEND)."""
+    """Return the backend under test (ZEROGRAD_CONFORMANCE_BACKEND, else ZEROGRAD_TEST_BACKEND)."""
     name = os.environ.get("ZEROGRAD_CONFORMANCE_BACKEND") or os.environ.get(
         "ZEROGRAD_TEST_BACKEND", "numpy"
     )
@@ -57,6 +57,7 @@ def _np(backend, x):
 
 # -- registration and classification ---------------------------------------------------------
 def test_listed_with_version(backend):
+    """The backend is listed by ``list_backends()``, available, with a version and a device."""
     rows = {r.name: r for r in list_backends()}
     assert backend.name in rows
     assert rows[backend.name].available
@@ -65,6 +66,7 @@ def test_listed_with_version(backend):
 
 
 def test_owns_its_arrays_and_no_foreign_ones(backend):
+    """``owns`` claims the backend's arrays and refuses lists, floats and Variables."""
     a = _put(backend, [1.0, 2.0])
     assert backend.owns(type(a))
     assert backend_of(a) is backend
@@ -73,6 +75,7 @@ def test_owns_its_arrays_and_no_foreign_ones(backend):
 
 
 def test_numpy_round_trip_keeps_values_and_dtype(backend):
+    """``from_numpy`` then ``to_numpy`` gives back the values, shape and dtype."""
     for dtype in ("float32", "float64", "int64"):
         ref = np.arange(6, dtype=dtype).reshape(2, 3)
         back = backend.to_numpy(backend.from_numpy(ref))
@@ -82,6 +85,7 @@ def test_numpy_round_trip_keeps_values_and_dtype(backend):
 
 
 def test_asarray_and_astype(backend):
+    """``asarray`` and ``astype`` produce the dtype asked for."""
     a = backend.asarray([1, 2, 3], dtype=backend.to_numpy(_put(backend, [0.0], "float32")).dtype)
     assert backend.to_numpy(a).dtype == np.float32
     b = backend.astype(_put(backend, [1.5, 2.5]), backend.xp.float32)
@@ -89,14 +93,17 @@ def test_asarray_and_astype(backend):
 
 
 def _close(got, ref):
-    """``got`` (numpy) equals ``ref`` within the precision of ``got``'s dtype (a backend may
-    narrow float64 to float32, as JAX does by default)."""
+    """Assert ``got`` (numpy) equals ``ref`` within the precision of ``got``'s dtype.
+
+    A backend may narrow float64 to float32, as JAX does by default.
+    """
     rtol = 1e-12 if got.dtype == np.float64 else 1e-5
     np.testing.assert_allclose(got, ref, rtol=rtol, atol=rtol)
 
 
 # -- the contract: names on xp, Backend methods -------------------------------------------
 def test_array_module_has_every_standard_name_zerograd_calls(backend):
+    """The array module has every array API name that zerograd and zerograd-nn call."""
     xp = backend.xp
     missing = [n for n in contract.XP_NAMES if not hasattr(xp, n)]
     assert not missing, (
@@ -108,6 +115,7 @@ def test_array_module_has_every_standard_name_zerograd_calls(backend):
 
 
 def test_array_module_linalg_extension_for_the_orthogonal_initializer(backend):
+    """The array module has the linalg names the Orthogonal initializer needs (else skipped)."""
     linalg = getattr(backend.xp, "linalg", None)
     missing = [n for n in contract.XP_LINALG_NAMES if not hasattr(linalg, n)]
     if missing:
@@ -119,6 +127,7 @@ def test_array_module_linalg_extension_for_the_orthogonal_initializer(backend):
 
 @pytest.mark.parametrize("name", contract.REQUIRED_METHODS + contract.NN_REQUIRED_METHODS)
 def test_required_backend_methods_are_implemented(backend, name):
+    """The backend overrides each required :class:`Backend` method."""
     mine = getattr(type(backend), name)
     assert mine is not getattr(Backend, name), (
         f"backend {backend.name!r} does not implement Backend.{name}, which "
@@ -133,6 +142,7 @@ def test_required_backend_methods_are_implemented(backend, name):
 
 @pytest.mark.parametrize("dtype", [None, "float32"])
 def test_random_numbers_have_the_shape_dtype_and_backend_asked_for(backend, dtype):
+    """``randn`` and ``rand`` draw arrays of the shape, dtype and backend asked for."""
     for draw in (backend.randn, backend.rand):
         a = draw(200, 3, dtype=dtype)
         assert backend_of(a) is backend and tuple(a.shape) == (200, 3), draw.__name__
@@ -149,6 +159,7 @@ def test_random_numbers_have_the_shape_dtype_and_backend_asked_for(backend, dtyp
 
 
 def test_creation_with_device_stays_on_the_backend(backend):
+    """Creation calls given ``device=device_of(a)`` make arrays of the same backend."""
     a = _put(backend, [1.0, 2.0])
     xp = backend.xp
     for made in (
@@ -161,6 +172,7 @@ def test_creation_with_device_stays_on_the_backend(backend):
 
 
 def test_pad_im2col_col2im_match_numpy(backend):
+    """``pad``, ``im2col`` and ``col2im`` give what numpy and the numpy backend give."""
     img = _rng.standard_normal((2, 3, 5, 4))
     k, s, p = (3, 2), (2, 1), (1, 1)
     padded = np.pad(img, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-1.0)
@@ -176,6 +188,7 @@ def test_pad_im2col_col2im_match_numpy(backend):
 
 
 def test_resolve_dtype_and_dtype_kind(backend):
+    """``resolve_dtype`` accepts dtype names and ``dtype_kind`` classifies them."""
     for name, kind in (("float32", "f"), ("float64", "f"), ("int64", "i")):
         dt = backend.resolve_dtype(name)
         assert backend.dtype_kind(dt) == kind, f"dtype_kind({name!r} -> {dt!r})"
@@ -196,6 +209,7 @@ def test_resolve_dtype_and_dtype_kind(backend):
     ],
 )
 def test_getitem_follows_numpys_rules(backend, shape, index):
+    """``getitem`` gives what numpy's indexing gives."""
     a = _rng.standard_normal(shape)
     idx = tuple(
         backend.from_numpy(i) if isinstance(i, np.ndarray) else i
@@ -206,6 +220,7 @@ def test_getitem_follows_numpys_rules(backend, shape, index):
 
 
 def test_assign_writes_or_refuses_with_type_error(backend):
+    """``assign`` writes in place, or refuses with a TypeError."""
     target = _put(backend, [0.0, 0.0])
     try:
         backend.assign(target, _put(backend, [1.0, 2.0]))
@@ -226,6 +241,7 @@ def test_assign_writes_or_refuses_with_type_error(backend):
     ],
 )
 def test_scatter_add_accumulates_repeats_and_returns_new(backend, shape, index):
+    """``scatter_add`` matches ``numpy.add.at`` and leaves its input unchanged."""
     base = _rng.standard_normal(shape)
     values_shape = base[index].shape
     values = _rng.standard_normal(values_shape)
@@ -247,6 +263,7 @@ def test_scatter_add_accumulates_repeats_and_returns_new(backend, shape, index):
     "src, dst", [((3,), (2, 3)), ((1, 3), (4, 3)), ((2, 1, 3), (2, 5, 3)), ((), (2, 2))]
 )
 def test_broadcast_to_and_sum_to_are_adjoint(backend, src, dst):
+    """``broadcast_to`` matches numpy's and ``sum_to`` sums back over the broadcast axes."""
     x = _rng.standard_normal(src)
     b = backend.broadcast_to(_put(backend, x), dst)
     np.testing.assert_allclose(backend.to_numpy(b), np.broadcast_to(x, dst))
@@ -277,6 +294,7 @@ GRAD_CASES = {
 @pytest.mark.parametrize("order", [1, 2])
 @pytest.mark.parametrize("name", sorted(GRAD_CASES))
 def test_gradients_match_numerical(backend, name, order):
+    """Gradients of core functions on this backend match numerical ones."""
     fn, shapes = GRAD_CASES[name]
     xs = []
     for i, s in enumerate(shapes):
@@ -289,6 +307,7 @@ def test_gradients_match_numerical(backend, name, order):
 
 
 def test_float32_stays_float32_with_python_scalars(backend):
+    """float32 Variables stay float32 when combined with Python scalars."""
     x = Variable(_put(backend, [0.5, 1.5], "float32"))
     y = F.sum(F.tanh(2.0 * x + 1) / 3.0 - x**2)
     y.backward()
@@ -297,6 +316,7 @@ def test_float32_stays_float32_with_python_scalars(backend):
 
 
 def test_backward_ones_and_accumulation(backend):
+    """``backward`` adds up the gradients of a variable used twice, on this backend."""
     x = Variable(_put(backend, [1.0, 2.0, 3.0]))
     y = x * x + x  # x used twice: gradients add up
     y.backward()
@@ -305,6 +325,7 @@ def test_backward_ones_and_accumulation(backend):
 
 
 def test_no_grad_records_nothing(backend):
+    """Inside ``no_grad`` no graph is recorded."""
     x = Variable(_put(backend, [1.0]))
     with no_grad():
         y = x * 2.0
@@ -312,6 +333,7 @@ def test_no_grad_records_nothing(backend):
 
 
 def test_mixing_backends_is_a_clear_error(backend):
+    """Mixing this backend with another in one operation raises BackendMismatchError."""
     numpy_backend = get_backend("numpy")
     if backend is numpy_backend:
         pytest.skip("the numpy backend has no other backend here to mix with")
@@ -322,6 +344,7 @@ def test_mixing_backends_is_a_clear_error(backend):
 
 
 def test_moving_a_variable_to_numpy_and_back(backend):
+    """``Variable.to`` moves data and gradient to numpy and back, keeping the values."""
     x = Variable(_put(backend, [1.0, 2.0]))
     (x * x).sum().backward()
     x.to("numpy")

@@ -19,7 +19,11 @@ from zerograd.backends import as_array_of, as_numpy, get_backend
 
 @pytest.fixture(scope="session")
 def backend():
-    """The backend under test; skipped with the reason when it cannot run here."""
+    """Return the backend under test; skipped with the reason when it cannot run here.
+
+    Returns:
+        The backend named by ``ZEROGRAD_TEST_BACKEND`` (default ``numpy``).
+    """
     name = os.environ.get("ZEROGRAD_TEST_BACKEND", "numpy")
     b = get_backend(name)
     if not b.is_available():
@@ -29,7 +33,14 @@ def backend():
 
 @pytest.fixture
 def arr(backend):
-    """Make a backend array from anything numpy accepts: ``arr([1, 2], 'float32')``."""
+    """Return a maker of backend arrays from anything numpy accepts.
+
+    Args:
+        backend: The backend under test (the fixture).
+
+    Returns:
+        ``make(values, dtype="float64")``, used as ``arr([1, 2], 'float32')``.
+    """
 
     def make(values, dtype="float64"):
         return as_array_of(np.asarray(values, dtype=dtype), backend)
@@ -39,7 +50,14 @@ def arr(backend):
 
 @pytest.fixture
 def rand(backend):
-    """Seeded standard-normal backend arrays: ``rand(2, 3, dtype='float32', seed=0)``."""
+    """Return a maker of seeded standard-normal backend arrays.
+
+    Args:
+        backend: The backend under test (the fixture).
+
+    Returns:
+        ``make(*shape, dtype="float64", seed=0)``, used as ``rand(2, 3, dtype='float32')``.
+    """
 
     def make(*shape, dtype="float64", seed=0):
         data = np.random.default_rng(seed).standard_normal(shape).astype(dtype)
@@ -50,5 +68,9 @@ def rand(backend):
 
 @pytest.fixture
 def to_np():
-    """Convert a backend array or Variable to numpy."""
+    """Return a converter of backend arrays and Variables to numpy.
+
+    Returns:
+        :func:`zerograd.backends.as_numpy`.
+    """
     return as_numpy

@@ -11,8 +11,23 @@ from ..variable import Variable, as_variable
 
 
 def array_equal(a: Any, b: Any) -> bool:
-    """Whether two arrays, Variables, numbers or lists hold equal values and shapes (any
-    backends), as DeZero's ``array_equal`` (``numpy.array_equal``: no broadcasting)."""
+    """Whether two arrays, Variables, numbers or lists hold equal values and shapes.
+
+    As DeZero's ``array_equal`` (``numpy.array_equal``: no broadcasting); the two may be of
+    any backends.
+
+    Args:
+        a: An array, Variable, number or list.
+        b: Another.
+
+    Returns:
+        True when shapes and values are equal.
+
+    Examples:
+        >>> import numpy as np
+        >>> array_equal(np.array([1.0, 2.0]), [1, 2])
+        True
+    """
     import numpy as np
 
     from ..backends import as_numpy
@@ -21,8 +36,19 @@ def array_equal(a: Any, b: Any) -> bool:
 
 
 def array_allclose(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
-    """Whether two arrays, Variables, numbers or lists are equal within tolerances (any
-    backends), broadcasting as DeZero's ``array_allclose`` (``numpy.allclose``) does.
+    """Whether two arrays, Variables, numbers or lists are equal within tolerances.
+
+    They may be of any backends, and broadcast as DeZero's ``array_allclose``
+    (``numpy.allclose``) does.
+
+    Args:
+        a: An array, Variable, number or list.
+        b: Another.
+        rtol: The relative tolerance.
+        atol: The absolute tolerance.
+
+    Returns:
+        True when ``|a - b| <= atol + rtol * |b|`` everywhere.
 
     Examples:
         >>> import numpy as np
@@ -40,8 +66,22 @@ def numerical_grad(f: Callable[..., Any], x: Any, *args: Any, **kwargs: Any) -> 
     """Central-difference gradient (step 1e-4) of ``sum(f(x, *args, **kwargs))`` w.r.t. ``x``.
 
     Same call as DeZero's ``dezero.utils.numerical_grad``: every extra argument goes to
-    ``f``. ``x`` may be a Variable or an array; the gradient comes back as an array of
-    ``x``'s backend and dtype.
+    ``f``.
+
+    Args:
+        f: The function; it takes a Variable and returns a Variable (or an array).
+        x: The point, a Variable or an array.
+        *args: More positional arguments for ``f``.
+        **kwargs: Keyword arguments for ``f``.
+
+    Returns:
+        The gradient, an array of ``x``'s backend, shape and dtype.
+
+    Examples:
+        >>> import numpy as np
+        >>> g = numerical_grad(lambda v: v * v, np.array([1.0, 2.0]))
+        >>> bool(np.allclose(g, [2.0, 4.0]))
+        True
     """
     return _numerical_grad(f, x, args, kwargs, 1e-4)
 
@@ -73,7 +113,22 @@ def gradient_check(
     """Compare backprop's gradient of ``sum(f(x))`` with the numerical one (DeZero's API).
 
     As in DeZero the check runs in float64 (a copy of ``x``: the caller's data is kept).
-    Returns True when they agree; prints where they differ otherwise.
+
+    Args:
+        f: The function; it takes a Variable and returns a Variable.
+        x: The point, a Variable or an array.
+        *args: More positional arguments for ``f``.
+        rtol: The relative tolerance.
+        atol: The absolute tolerance.
+        **kwargs: Keyword arguments for ``f``.
+
+    Returns:
+        True when they agree; otherwise False, after printing both gradients.
+
+    Examples:
+        >>> import numpy as np
+        >>> gradient_check(lambda v: v ** 3, np.array([1.0, 2.0]))
+        True
     """
     x = as_variable(x)
     x = Variable(backend_of(x.data).astype(x.data, backend_of(x.data).xp.float64))
@@ -101,8 +156,25 @@ def check_backward(
     ``f`` takes Variables (one per input array) and returns a Variable. The check contracts
     the output with a random weight so every output element counts. For ``order=2`` the
     first-order gradients (built with ``create_graph=True``) are contracted with random
-    weights and differentiated again. Raises AssertionError naming the input and the
-    largest difference. Gradients must keep their input's dtype.
+    weights and differentiated again. Gradients must keep their input's dtype.
+
+    Args:
+        f: The function; it takes one Variable per input and returns a Variable.
+        *inputs: The input arrays (or Variables), all of one backend.
+        order: 1 or 2.
+        eps: The finite-difference step; by default 1e-2 for float32 inputs, else 1e-6.
+        rtol: The relative tolerance; by default 1e-2 for float32, else 1e-4.
+        atol: The absolute tolerance; by default 1e-3 for float32, else 1e-6.
+        seed: The seed of the random contraction weights.
+
+    Raises:
+        AssertionError: A gradient differs (the message names the input and the largest
+            difference), or its dtype differs from its input's.
+        ValueError: ``order`` is not 1 or 2.
+
+    Examples:
+        >>> import numpy as np
+        >>> check_backward(lambda v: v * v * v, np.array([0.5, 1.0]), order=2)
     """
     import numpy as np
 
