@@ -119,7 +119,32 @@ def test_seed_seeds_every_available_backend(monkeypatch):
     first = np.random.rand(3)
     zerograd.seed(7)
     np.testing.assert_array_equal(np.random.rand(3), first)
-    assert on.seeds == [7, 7] and off.seeds == []
+    assert on.seeds == [7, 7, 7, 7] and off.seeds == []
+
+
+class _DrawsOnFirstSeed(_Seeded):
+    """Its first seed imports 'its library', which draws from numpy's global state (as
+    importing JAX does)."""
+
+    def seed(self, n):
+        if not self.seeds:
+            np.random.rand()
+        super().seed(n)
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["seeded-before-numpy", "after-numpy"])
+def test_seed_is_repeatable_when_a_backend_draws_while_it_loads(monkeypatch, first):
+    from zerograd.backends.registry import registry
+
+    registry.ensure_loaded()
+    backends = dict(registry.backends)
+    drawer = _DrawsOnFirstSeed(True)
+    order = {"drawer": drawer, **backends} if first else {**backends, "drawer": drawer}
+    monkeypatch.setattr(registry, "backends", order)
+    np.random.seed(7)
+    expected = np.random.rand(3)
+    zerograd.seed(7)  # the drawer's first seed draws once, after numpy may have been seeded
+    np.testing.assert_array_equal(np.random.rand(3), expected)
 
 
 @pytest.mark.parametrize(
