@@ -6,9 +6,14 @@ import heapq
 from typing import Any
 
 from .backends import backend_of, get_array_module
+from .backends.registry import registry as _registry
 from .config import _enable_backprop
 from .function import Function
+from .namespaces import array_ops, variable_ops
 from .variable import Variable, as_array
+
+_by_type = _registry.by_type
+_new = object.__new__
 
 
 class _Copy(Function):
@@ -17,7 +22,7 @@ class _Copy(Function):
     def forward(self, x: Any) -> Any:
         return backend_of(x).astype(x, x.dtype)  # astype copies
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         return gy
 
 
@@ -28,11 +33,13 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     ``(-generation, insertion count)``: the count breaks ties so functions are never
     compared, and the heap makes the walk O(n log n) however wide the graph is.
 
-    Two rules hold whatever the functions' ``backward`` return: a gradient object (and
-    its array) is stored in one variable only, and when anything raises, no partial
-    gradient survives: the leaves (and ``y``) get back the gradients they had, and the
-    intermediate variables the walk touched are left with none, as a walk that succeeds
-    without ``retain_grad`` leaves them.
+    Gradients travel in a dict private to the walk and reach the variables only when the
+    walk has succeeded, so a failure anywhere changes nothing. Without ``create_graph``
+    they are plain backend arrays and each function's ``vjp`` runs on the backend's own
+    functions (the fast path: no graph is built); with it they are Variables and ``vjp``
+    runs on zerograd's differentiable functions. A gradient object (and its array) ends
+    up in one variable only: a leaf or retained gradient that is already held elsewhere
+    is copied.
 
     Args:
         y: The variable to differentiate; its own gradient starts as ones.
@@ -40,27 +47,25 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
         create_graph: Record the backward computation (for higher-order gradients).
 
     Raises:
-        Exception: Whatever a function's ``backward`` raises, after the gradients are
-            restored as described above.
+        Exception: Whatever a function's ``vjp`` or ``backward`` raises; no gradient has
+            changed then (``y.grad`` included).
     """
-    # For undoing the walk on failure, kept cheap (list appends on the hot path):
-    # `touched` gets every variable given its first gradient in this walk (that always
-    # finds None there) and every intermediate changed; `before` the old gradient of each
-    # leaf (and y) that had one.
-    touched: list[Variable] = []
-    note = touched.append
-    before: dict[Variable, Any] = {}
-    if y.grad is None:
-        note(y)
+    seed = y.grad
+    if seed is None:
         y.grad = Variable(get_array_module(y.data).ones_like(y.data))
-    else:
-        before[y] = y.grad
     f = y.creator
     if f is None:
         return
+    raw = not create_graph
+    g = y.grad
+    if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
+        g = Variable(as_array(g, like=y.data))
+    grads: dict[Variable, Any] = {y: g.data if raw else g}
+    leaves: list[Variable] = []  # in the order they got their first gradient
+    retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
+    cleared: list[Variable] = []  # intermediates whose gradient goes when the walk ends
     heap: list[tuple[int, int, Any]] = [(-f.generation, 0, f)]
     seen = {f}
-    kept: set[Variable] = set()  # gradients stored in leaves by this walk
     count = 1
     push, pop = heapq.heappush, heapq.heappop
     token = _enable_backprop.set(create_graph)
@@ -68,92 +73,149 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
         while heap:
             f = pop(heap)[2]
             refs = f.outputs
+            inputs = f.inputs
             if len(refs) == 1:
                 o = refs[0]()
-                gy = o.grad
-                gxs = f.backward(gy)
+                gy = grads.pop(o)
                 if retain_grad:
-                    held = (gy,)
+                    retained.append((o, gy))
                 else:
-                    o.grad = None
+                    cleared.append(o)
+                if not f._vjp:
+                    gxs = _legacy(f, raw, (gy,))
+                elif raw:  # first order: arrays and the backend's functions
+                    xs = tuple([x.data for x in inputs])
+                    gxs = f.vjp(array_ops(type(gy)), xs, o.data, gy)
+                else:
+                    gxs = f.vjp(variable_ops(), inputs, o, gy)
             else:
                 outputs = [ref() for ref in refs]
-                gys = [None if o is None else o.grad for o in outputs]
-                gxs = f.backward(*gys)
-                if retain_grad:
-                    held = tuple(gys)
+                gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
+                for o, g in zip(outputs, gys):
+                    if o is None:
+                        continue
+                    if retain_grad:
+                        retained.append((o, g))
+                    else:
+                        cleared.append(o)
+                if not f._vjp:
+                    gxs = _legacy(f, raw, gys)
                 else:
-                    for o in outputs:
-                        if o is not None:
-                            o.grad = None
+                    some = next(g for g in gys if g is not None)
+                    if raw:
+                        xs = tuple([x.data for x in inputs])
+                        ys = tuple([None if o is None else o.data for o in outputs])
+                        gxs = f.vjp(array_ops(type(some)), xs, ys, gys)
+                    else:
+                        gxs = f.vjp(variable_ops(), inputs, tuple(outputs), gys)
             if type(gxs) is not tuple:
                 gxs = (gxs,)
-            inputs = f.inputs
             if len(gxs) != len(inputs):
                 raise RuntimeError(
                     f"{type(f).__name__}.backward returned {len(gxs)} gradients for "
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
-            if retain_grad:
-                gxs = _own(gxs, held)
             for x, gx in zip(inputs, gxs):
                 if gx is None:
                     continue
-                if type(gx) is not Variable and not isinstance(gx, Variable):
-                    gx = Variable(as_array(gx, like=x.data))
-                xd = x.data  # None when the user dropped it (DeZero's memory trick)
-                if xd is not None and gx.data.shape != xd.shape:
-                    raise RuntimeError(
-                        f"{type(f).__name__}.backward returned a gradient of shape "
-                        f"{gx.data.shape} for an input of shape {xd.shape}; a gradient "
-                        f"must have its input's shape (use sum_to to undo broadcasting)."
-                    )
-                xg = x.grad
-                creator = x.creator
-                if xg is not None:
-                    if creator is not None:
-                        note(x)
-                    elif x not in before:  # a leaf's first gradient in this walk is in kept
-                        before[x] = None if xg in kept else xg
-                    x.grad = xg + gx
-                    if creator is not None and creator not in seen:
+                gx = _checked_grad(f, x, gx, raw)
+                g = grads.get(x)
+                if g is None:
+                    if x.grad is not None:  # accumulate onto the gradient it had (DeZero)
+                        gx = _sum(_held(x, raw), gx, raw)
+                    grads[x] = gx
+                    creator = x.creator
+                    if creator is None:
+                        leaves.append(x)
+                    elif creator not in seen:
                         seen.add(creator)
                         push(heap, (-creator.generation, count, creator))
                         count += 1
-                    continue
-                note(x)
-                if creator is None:
-                    # a leaf keeps its gradient after the walk, so it gets one nobody else
-                    # has (intermediates drop theirs; _own checks them when retained)
-                    if gx in kept:
-                        gx = _Copy()(gx)
-                    kept.add(gx)
-                    x.grad = gx
-                    continue
-                x.grad = gx
-                if creator not in seen:
-                    seen.add(creator)
-                    push(heap, (-creator.generation, count, creator))
-                    count += 1
+                else:
+                    grads[x] = _sum(g, gx, raw)
     except BaseException:
-        for v in touched:
-            v.grad = None
-        for v, g in before.items():
-            v.grad = g
+        y.grad = seed
         raise
     finally:
         _enable_backprop.reset(token)
+    _store(grads, leaves, retained, cleared, raw)
 
 
-def _own(gxs: tuple, held: tuple) -> tuple:
-    """Return ``gxs`` with a copy in place of each gradient that is shared.
+def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
+    """``gx`` as the walk carries it (an array, or a Variable), checked against ``x``."""
+    if raw:
+        if type(gx) not in _by_type:
+            gx = gx.data if isinstance(gx, Variable) else as_array(gx, like=x.data)
+    elif type(gx) is not Variable and not isinstance(gx, Variable):
+        gx = Variable(as_array(gx, like=x.data))
+    xd = x.data  # None when the user dropped it (DeZero's memory trick)
+    if xd is not None and gx.shape != xd.shape:
+        raise RuntimeError(
+            f"{type(f).__name__}.backward returned a gradient of shape {gx.shape} for an "
+            f"input of shape {xd.shape}; a gradient must have its input's shape (use sum_to "
+            f"to undo broadcasting)."
+        )
+    return gx
 
-    A gradient is shared when it repeats in ``gxs`` or is one of the output gradients
-    ``held`` (retained); copying it means no two variables end up sharing one.
-    """
-    out = []
-    for gx in gxs:
-        if gx is not None and (any(gx is g for g in out) or any(gx is g for g in held)):
-            gx = _Copy()(gx)
-        out.append(gx)
-    return tuple(out)
+
+def _sum(a: Any, b: Any, raw: bool) -> Any:
+    """``a + b``; an array even where the backend returns a scalar for 0-d arrays."""
+    s = a + b
+    if raw and type(s) not in _by_type:
+        s = as_array(s, like=a)
+    return s
+
+
+def _held(x: Variable, raw: bool) -> Any:
+    """The gradient ``x`` holds from before this walk, as the walk carries gradients."""
+    g = x.grad
+    if not isinstance(g, Variable):
+        raise TypeError(
+            f"backward: a variable of shape {getattr(x.data, 'shape', None)} holds a grad "
+            f"of type {type(g).__module__}.{type(g).__qualname__}, not a Variable; a "
+            f"gradient must be a Variable or None (assign Variable(array), or cleargrad())."
+        )
+    return g.data if raw else g
+
+
+def _legacy(f: Function, raw: bool, gys: tuple) -> Any:
+    """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out)."""
+    if not raw:
+        return f.backward(*gys)
+    gxs = f.backward(*[None if g is None else _wrapped(g) for g in gys])
+    if type(gxs) is not tuple:
+        return gxs.data if isinstance(gxs, Variable) else gxs
+    return tuple([g.data if isinstance(g, Variable) else g for g in gxs])
+
+
+def _wrapped(a: Any) -> Variable:
+    """A Variable around the array ``a``, made with no graph (as a no-grad result is)."""
+    v = _new(Variable)
+    v.data = a
+    v.name = v.grad = v.creator = None
+    v.generation = -1
+    return v
+
+
+def _store(grads: dict, leaves: list, retained: list, cleared: list, raw: bool) -> None:
+    """Give the walk's gradients to the variables, each one an object of its own."""
+    for v in cleared:
+        v.grad = None
+    held: set[int] = set()
+    for v, g in (*retained, *[(x, grads[x]) for x in leaves]):
+        if g is None:
+            continue
+        old = v.grad
+        if id(g) in held:
+            g = _copy(g, raw)
+        held.add(id(g))
+        if not raw:
+            v.grad = g
+        elif old is None or old.data is not g:  # y's own seed stays the Variable it was
+            v.grad = _wrapped(g)
+
+
+def _copy(g: Any, raw: bool) -> Any:
+    if raw:
+        return backend_of(g).astype(g, g.dtype)  # astype copies
+    return _Copy()(g)

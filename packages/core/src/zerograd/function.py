@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import weakref
 from typing import Any
 
@@ -12,6 +13,8 @@ from .config import _enable_backprop
 from .variable import Constant, Variable, as_array
 
 _by_type = _registry.by_type
+_data = operator.attrgetter("data")
+_generation = operator.attrgetter("generation")
 _new = object.__new__
 
 
@@ -38,6 +41,14 @@ class Function:
 
     # Slots keep the per-op object small and fast; __dict__ stays for subclasses' own state.
     __slots__ = ("inputs", "outputs", "generation", "__dict__", "__weakref__")
+    _vjp = False  # set per subclass: whether its derivative is a vjp
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # The engine calls vjp when the class's derivative is a vjp: defined below (or in
+        # the same class as) the backward it would otherwise inherit.
+        vjp_owner = _owner(cls, "vjp")
+        cls._vjp = vjp_owner is not Function and issubclass(vjp_owner, _owner(cls, "backward"))
 
     def __call__(self, *inputs: Any) -> Any:
         """Apply the function to ``inputs`` and record it as the outputs' creator.
@@ -52,109 +63,97 @@ class Function:
             TypeError: An input holds no data or non-numeric data.
             BackendMismatchError: The inputs' arrays belong to different backends.
         """
-        # This is the hot path of every operation: keep it free of avoidable calls.
         try:
-            n = len(inputs)
-            if n == 1:
-                x = inputs[0]
-                if not isinstance(x, Variable):
+            if len(inputs) <= 2:
+                # Fast path (unary and binary ops: nearly every call): no loops and no
+                # tuples. a is b when there is one input.
+                a, b = inputs[0], inputs[-1]
+                if not isinstance(b, Variable) or not isinstance(a, Variable):
                     inputs = _wrap(self, inputs)
-                    x = inputs[0]
-                ys = self.forward(x.data)
-            elif n == 2:
-                a, b = inputs
-                if not isinstance(b, Variable):  # x * 2.0, x + array: the common raw operand
-                    if isinstance(a, Variable):
-                        try:
-                            b = Constant(as_array(b, like=a.data))
-                        except TypeError as exc:
-                            raise _operand_error(self, 1, exc) from None
-                        inputs = (a, b)
-                    else:
-                        inputs = _wrap(self, inputs)
-                        a, b = inputs
-                elif not isinstance(a, Variable):
-                    try:
-                        a = Constant(as_array(a, like=b.data))
-                    except TypeError as exc:
-                        raise _operand_error(self, 0, exc) from None
-                    inputs = (a, b)
+                    a, b = inputs[0], inputs[-1]
                 xa, xb = a.data, b.data
                 if type(xa) is not type(xb):
                     _check_one_backend(self, (xa, xb))
-                ys = self.forward(xa, xb)
+                ys = self.forward(xa) if len(inputs) == 1 else self.forward(xa, xb)
+                gen = a.generation if a.generation >= b.generation else b.generation
             else:
                 for x in inputs:
                     if not isinstance(x, Variable):
                         inputs = _wrap(self, inputs)
                         break
-                xs = tuple([x.data for x in inputs])
+                xs = tuple(map(_data, inputs))
                 t = type(xs[0])
                 for x in xs:
                     if type(x) is not t:
                         _check_one_backend(self, xs)
                         break
                 ys = self.forward(*xs)
+                gen = max(map(_generation, inputs))
         except Exception as exc:
             _diagnose(self, inputs, exc)
             raise
-        if type(ys) is tuple:
-            return self._finish_many(inputs, ys)
-        # built without Variable.__init__: forward results need no dtype check
-        output = _new(Variable)
-        output.data = ys if type(ys) in _by_type else _fix_output(ys, [x.data for x in inputs])
-        output.name = output.grad = None
-        if _enable_backprop.get():
-            if n == 1:
-                gen = inputs[0].generation
-            elif n == 2:
-                gen = inputs[0].generation
-                if inputs[1].generation > gen:
-                    gen = inputs[1].generation
+        if type(ys) is not tuple:  # one output: the common tail, inline
+            output = _new(Variable)  # no Variable.__init__: forward results need no check
+            output.data = ys if type(ys) in _by_type else _fix_output(ys, inputs)
+            output.name = output.grad = None
+            if _enable_backprop.get():
+                self.generation = gen
+                self.inputs = inputs
+                self.outputs = (weakref.ref(output),)
+                output.creator = self
+                output.generation = gen + 1
             else:
-                gen = max([x.generation for x in inputs])
-            self.generation = gen
-            output.creator = self
-            output.generation = gen + 1
-            self.inputs = inputs
-            self.outputs = (weakref.ref(output),)
-        else:
-            output.creator = None
-            output.generation = -1  # made with no graph: Variable.backward refuses it
-        return output
+                output.creator = None
+                output.generation = -1  # no graph: Variable.backward refuses it
+            return output
+        return self._finish_many(inputs, ys, gen)
 
-    def _finish_many(self, inputs: tuple, ys: tuple) -> list[Variable]:
-        xs = [x.data for x in inputs]
-        outputs = [Variable(y if type(y) in _by_type else _fix_output(y, xs)) for y in ys]
+    def _finish_many(self, inputs: tuple, ys: tuple, gen: int) -> list[Variable]:
+        """The tail of ``__call__`` for a forward that returned several arrays."""
+        outputs = [Variable(y if type(y) in _by_type else _fix_output(y, inputs)) for y in ys]
         if _enable_backprop.get():
-            gen = max([x.generation for x in inputs])
             self.generation = gen
+            self.inputs = inputs
+            self.outputs = tuple([weakref.ref(output) for output in outputs])
             for output in outputs:
                 output.creator = self
                 output.generation = gen + 1
-            self.inputs = inputs
-            self.outputs = tuple([weakref.ref(output) for output in outputs])
         else:
             for output in outputs:
-                output.generation = -1  # made with no graph: Variable.backward refuses it
+                output.generation = -1  # no graph: Variable.backward refuses it
         return outputs
 
-    def forward(self, *xs: Any) -> Any:
-        """Compute the outputs from the inputs' arrays; subclasses override it.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return the inputs' gradients: the derivative, written once for both engines.
+
+        Built-in functions define this instead of ``backward``. The engine calls it with
+        backend arrays and :class:`~zerograd.namespaces.ArrayOps` for first-order
+        gradients, and with Variables and :class:`~zerograd.namespaces.VariableOps` when
+        the gradient must be differentiable again; the body uses only ``xp``'s names and
+        operators, so one body serves both. ``self.inputs`` is available in both modes
+        for shapes and dtypes.
 
         Args:
-            *xs: The inputs' data, one backend array per input.
+            xp: The namespace (see :mod:`zerograd.namespaces`).
+            xs: The inputs' values, one per input.
+            y: The output's value (a tuple of them for several outputs; None for an
+                output that no longer exists).
+            gy: The output's gradient (a tuple for several outputs; None where none).
 
         Returns:
-            One array, or a tuple of arrays for several outputs.
+            One gradient, or a tuple with one per input (None where there is none).
 
         Raises:
-            NotImplementedError: The subclass does not define it.
+            NotImplementedError: The subclass defines neither ``vjp`` nor ``backward``.
         """
-        raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+        raise NotImplementedError(f"{type(self).__name__} defines no backward or vjp")
 
     def backward(self, *gys: Any) -> Any:
-        """Compute the inputs' gradients from the outputs' gradients; subclasses override it.
+        """Compute the inputs' gradients from the outputs' gradients, as Variables.
+
+        This is DeZero's protocol: subclasses may override it and receive output gradients
+        as Variables (the engine then calls it in both modes). The default runs ``vjp``
+        on Variables, so a built-in function's gradient is differentiable.
 
         Args:
             *gys: One gradient Variable per output.
@@ -164,12 +163,27 @@ class Function:
             needs none).
 
         Raises:
-            NotImplementedError: The subclass does not define it.
+            NotImplementedError: The subclass defines neither.
         """
-        raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
+        if not self._vjp:
+            raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
+        from .namespaces import variable_ops
+
+        ys = tuple([ref() for ref in self.outputs])
+        if len(ys) == 1:
+            return self.vjp(variable_ops(), self.inputs, ys[0], gys[0])
+        return self.vjp(variable_ops(), self.inputs, ys, gys)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} generation={getattr(self, 'generation', 0)}>"
+
+
+def _owner(cls: type, name: str) -> type:
+    """The class in ``cls``'s MRO whose own namespace defines ``name``."""
+    for klass in cls.__mro__:
+        if name in vars(klass):
+            return klass
+    return object
 
 
 def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
@@ -236,15 +250,15 @@ def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
     return TypeError(f"{type(func).__name__}: input {i}: {exc}")
 
 
-def _fix_output(y: Any, xs: list) -> Any:
+def _fix_output(y: Any, inputs: tuple) -> Any:
     """Turn a forward result that is not a backend array (a numpy scalar) into one.
 
     The array is made on the backend of the first input that is an array. Inputs may be
     numpy scalars themselves: the book's Newton loop assigns
     ``x.data = x.data - gx.data / gx2.data`` (step 33).
     """
-    for x in xs:
-        backend = _by_type.get(type(x))
+    for x in inputs:
+        backend = _by_type.get(type(x.data))
         if backend is not None:
             return backend.asarray(y)
     return as_array(y)
