@@ -222,6 +222,7 @@ def check_backward(
     for x in xs:
         x.cleargrad()
     out.backward()
+    _check_modes_agree(target, datas, [x.grad for x in xs], backend, order)
     for i, x in enumerate(xs):
         analytic = None if x.grad is None else x.grad.data
         if analytic is not None and backend.to_numpy(analytic).dtype != dtypes[i]:
@@ -248,4 +249,37 @@ def check_backward(
                 f"order-{order} gradient of input {i} (shape {datas[i].shape}, "
                 f"{dtypes[i]}) differs from the numerical one by up to {worst:.3g}:\n"
                 f"analytic:\n{got}\nnumerical:\n{numeric}"
+            )
+
+
+def _check_modes_agree(
+    target: Callable[..., Any], datas: list, grads: list, backend: Any, order: int
+) -> None:
+    """Assert that the array engine and the Variable engine give the same gradients.
+
+    ``backward()`` runs each function's derivative on plain arrays; with
+    ``create_graph=True`` the same derivative runs on differentiable functions. Both must
+    give the same values (to rounding: the operations are the same ones).
+    """
+    import numpy as np
+
+    xs = [Variable(d) for d in datas]
+    out = target(*xs)
+    for x in xs:
+        x.cleargrad()
+    out.backward(create_graph=True)
+    for i, (x, g) in enumerate(zip(xs, grads)):
+        if (x.grad is None) != (g is None):
+            raise AssertionError(
+                f"input {i}: backward() and backward(create_graph=True) disagree on whether "
+                f"it has an order-{order} gradient"
+            )
+        if g is None:
+            continue
+        a = backend.to_numpy(g.data).astype("float64")
+        b = backend.to_numpy(x.grad.data).astype("float64")
+        if a.shape != b.shape or not np.allclose(a, b, rtol=1e-5, atol=1e-7, equal_nan=True):
+            raise AssertionError(
+                f"input {i}: the order-{order} gradient of backward() differs from "
+                f"backward(create_graph=True)'s:\narrays: {a}\nVariables: {b}"
             )
