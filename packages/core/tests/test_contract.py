@@ -27,33 +27,41 @@ def _module_expr(node: ast.AST) -> bool:
     return False
 
 
-def _xp_names(root: Path) -> dict[str, list[str]]:
-    """Every ``<array module>.<name>`` in the sources under ``root``: name -> places."""
+VJP_METHODS = {"vjp", "grad0", "grad1"}  # their ``xp`` is a zerograd.namespaces namespace
+
+
+def _xp_names(root: Path, in_vjp: bool = False) -> dict[str, list[str]]:
+    """Every ``<array module>.<name>`` in the sources under ``root``: name -> places.
+
+    With ``in_vjp``, only those inside derivative methods (whose ``xp`` is the namespace
+    of :mod:`zerograd.namespaces`); without, only those outside them.
+    """
     found: dict[str, list[str]] = {}
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(), str(path))
+        inside = set()
         for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef) and node.name in VJP_METHODS:
+                inside.update(id(n) for n in ast.walk(node))
+        for node in ast.walk(tree):
+            if (id(node) in inside) != in_vjp:
+                continue
             if isinstance(node, ast.Attribute) and _module_expr(node.value):
                 where = f"{path.relative_to(PACKAGES)}:{node.lineno}"
                 found.setdefault(node.attr, []).append(where)
     return found
 
 
-def test_core_and_nn_call_only_the_listed_standard_names_on_xp():
+def test_derivatives_call_only_the_namespace_names():
+    from zerograd import namespaces
+
     roots = [r for r in SOURCES if r.is_dir()]
     if len(roots) < 2:
         pytest.skip(f"needs the repository's sources of core and nn, not found under {PACKAGES}")
-    used: dict[str, list[str]] = {}
+    allowed = set(namespaces.NAMES) | {"graph"}
     for root in roots:
-        for name, places in _xp_names(root).items():
-            used.setdefault(name, []).extend(places)
-    used.pop("linalg", None)  # xp.linalg.<name>: checked below against XP_LINALG_NAMES
-    extra = {n: p for n, p in used.items() if n not in contract.XP_NAMES}
-    assert not extra, (
-        f"names called on xp outside the contract (add them or remove the call): {extra}"
-    )
-    unused = set(contract.XP_NAMES) - set(used)
-    assert not unused, f"contract names no longer called (remove them from XP_NAMES): {unused}"
+        extra = {n: p for n, p in _xp_names(root, in_vjp=True).items() if n not in allowed}
+        assert not extra, f"names a vjp calls outside zerograd.namespaces.NAMES: {extra}"
 
 
 def test_every_listed_backend_method_is_declared_with_a_docstring():

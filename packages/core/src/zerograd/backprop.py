@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import heapq
+import operator
 from typing import Any
 
 from .backends import backend_of, get_array_module
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
 from .function import Function
-from .namespaces import array_ops, variable_ops
+from .namespaces import array_ops, array_ops_by_type, variable_ops
 from .variable import Variable, as_array
 
 _by_type = _registry.by_type
+_data = operator.attrgetter("data")
 _new = object.__new__
 
 
@@ -84,8 +86,8 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                 if not f._vjp:
                     gxs = _legacy(f, raw, (gy,))
                 elif raw:  # first order: arrays and the backend's functions
-                    xs = tuple([x.data for x in inputs])
-                    gxs = f.vjp(array_ops(type(gy)), xs, o.data, gy)
+                    xs = tuple(map(_data, inputs))
+                    gxs = f.vjp(array_ops_by_type[type(gy)], xs, o.data, gy)
                 else:
                     gxs = f.vjp(variable_ops(), inputs, o, gy)
             else:
@@ -118,7 +120,9 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
             for x, gx in zip(inputs, gxs):
                 if gx is None:
                     continue
-                gx = _checked_grad(f, x, gx, raw)
+                xd = x.data
+                if type(gx) not in _by_type or xd is None or gx.shape != xd.shape:
+                    gx = _checked_grad(f, x, gx, raw)  # a Variable, a scalar, or an error
                 g = grads.get(x)
                 if g is None:
                     if x.grad is not None:  # accumulate onto the gradient it had (DeZero)
@@ -145,7 +149,7 @@ def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
     """``gx`` as the walk carries it (an array, or a Variable), checked against ``x``."""
     if raw:
         if type(gx) not in _by_type:
-            gx = gx.data if isinstance(gx, Variable) else as_array(gx, like=x.data)
+            gx = gx.data if isinstance(gx, Variable) else _scalar_grad(gx, x.data)
     elif type(gx) is not Variable and not isinstance(gx, Variable):
         gx = Variable(as_array(gx, like=x.data))
     xd = x.data  # None when the user dropped it (DeZero's memory trick)
@@ -156,6 +160,22 @@ def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
             f"to undo broadcasting)."
         )
     return gx
+
+
+def _scalar_grad(g: Any, xd: Any) -> Any:
+    """A library scalar (what numpy returns for 0-d results) as a 0-d array.
+
+    It keeps the input's float precision: numpy 1.x computes 0-d float32 with Python
+    floats in float64, which the Variable engine (whose constants follow the data's dtype)
+    does not.
+    """
+    backend = _by_type.get(type(xd))
+    if backend is None:  # x.data is a library scalar itself (the book's Newton loop)
+        return as_array(g)
+    g = backend.asarray(g)
+    if g.dtype != xd.dtype and backend.dtype_kind(g.dtype) == backend.dtype_kind(xd.dtype) == "f":
+        g = backend.astype(g, xd.dtype)
+    return g
 
 
 def _sum(a: Any, b: Any, raw: bool) -> Any:

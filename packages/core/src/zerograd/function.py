@@ -68,9 +68,15 @@ class Function:
                 # Fast path (unary and binary ops: nearly every call): no loops and no
                 # tuples. a is b when there is one input.
                 a, b = inputs[0], inputs[-1]
-                if not isinstance(b, Variable) or not isinstance(a, Variable):
-                    inputs = _wrap(self, inputs)
+                if not isinstance(b, Variable):  # x * 2.0, x + array: a raw operand
+                    if isinstance(a, Variable):
+                        inputs = (a, _constant(self, 1, b, a.data))
+                    else:
+                        inputs = _wrap(self, inputs)
                     a, b = inputs[0], inputs[-1]
+                elif not isinstance(a, Variable):
+                    inputs = (_constant(self, 0, a, b.data), b)
+                    a = inputs[0]
                 xa, xb = a.data, b.data
                 if type(xa) is not type(xb):
                     _check_one_backend(self, (xa, xb))
@@ -199,13 +205,16 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
             break
     out = []
     for i, x in enumerate(inputs):
-        if not isinstance(x, Variable):
-            try:
-                x = Constant(as_array(x, like=like))
-            except TypeError as exc:
-                raise _operand_error(func, i, exc) from None
-        out.append(x)
+        out.append(x if isinstance(x, Variable) else _constant(func, i, x, like))
     return tuple(out)
+
+
+def _constant(func: Function, i: int, x: Any, like: Any) -> Constant:
+    """Input ``i``, a raw operand, as a Constant on ``like``'s backend (and float dtype)."""
+    try:
+        return Constant(as_array(x, like=like))
+    except TypeError as exc:
+        raise _operand_error(func, i, exc) from None
 
 
 def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:

@@ -140,7 +140,18 @@ class VariableOps:
         return "<VariableOps>"
 
 
-_array_ops: dict[type, ArrayOps] = {}
+class _OpsByType(dict):
+    """Array type -> its backend's ArrayOps, made on first use (a hit is a plain dict get)."""
+
+    def __missing__(self, array_type: type) -> ArrayOps:
+        from .backends.registry import registry
+
+        ops = self[array_type] = ArrayOps(registry.resolve_type(array_type))
+        return ops
+
+
+array_ops_by_type: dict[type, ArrayOps] = _OpsByType()
+"""Array type -> :class:`ArrayOps` of its backend (the engine's hot-path lookup)."""
 _variable_ops: list[VariableOps] = []
 
 
@@ -153,12 +164,7 @@ def array_ops(array_type: type) -> ArrayOps:
     Returns:
         Its backend's namespace.
     """
-    ops = _array_ops.get(array_type)
-    if ops is None:
-        from .backends.registry import registry
-
-        ops = _array_ops[array_type] = ArrayOps(registry.resolve_type(array_type))
-    return ops
+    return array_ops_by_type[array_type]
 
 
 def variable_ops() -> VariableOps:

@@ -9,7 +9,6 @@ from typing import Any
 from ..backends import backend_of
 from ..function import Function
 from ..variable import Constant, Variable
-from .broadcast import sum_to
 
 
 class _Binary(Function):
@@ -20,6 +19,7 @@ class _Binary(Function):
     """
 
     shapes: tuple | None = None
+    promoted = False  # set when forward had to promote mixed dtypes
     op: Callable[[Any, Any], Any]
 
     true_division = False  # integer operands compute in floating point
@@ -58,48 +58,59 @@ class _Binary(Function):
         p0, p1 = _promote(x0, x1, self.true_division)
         if p0 is x0 and p1 is x1:
             raise exc
+        self.promoted = True
         return self.op(p0, p1)
 
-    def backward(self, gy: Variable) -> tuple[Any, Any]:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
         """Return both inputs' gradients, summed back to the inputs' shapes.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The two inputs.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             A tuple ``(gx0, gx1)``; None for a Constant operand.
         """
-        x0, x1 = self.inputs
-        gx0 = None if type(x0) is Constant else self.grad0(gy, x0, x1)
-        gx1 = None if type(x1) is Constant else self.grad1(gy, x0, x1)
+        x0, x1 = xs
+        if self.promoted and not xp.graph:  # as forward computed: in the promoted dtypes
+            x0, x1 = _promote(x0, x1, self.true_division)
+        c0, c1 = self.inputs
+        gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
+        gx1 = None if type(c1) is Constant else self.grad1(xp, gy, x0, x1, y)
         if self.shapes is None:
             return gx0, gx1
         s0, s1 = self.shapes  # undo broadcasting
         return (
-            None if gx0 is None else sum_to(gx0, s0),
-            None if gx1 is None else sum_to(gx1, s1),
+            None if gx0 is None else xp.sum_to(gx0, s0),
+            None if gx1 is None else xp.sum_to(gx1, s1),
         )
 
-    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x0``; each subclass defines it.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x0`` (before undoing broadcasting).
         """
         raise NotImplementedError
 
-    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x1``; each subclass defines it.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x1`` (before undoing broadcasting).
@@ -112,13 +123,15 @@ class Add(_Binary):
 
     op = operator.add
 
-    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x0``, ``gy`` (``grad1`` is the same).
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x0`` (before undoing broadcasting).
@@ -133,26 +146,30 @@ class Sub(_Binary):
 
     op = operator.sub
 
-    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x0``, ``gy``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x0`` (before undoing broadcasting).
         """
         return gy
 
-    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x1``, ``-gy``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x1`` (before undoing broadcasting).
@@ -165,26 +182,30 @@ class Mul(_Binary):
 
     op = operator.mul
 
-    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x0``, ``gy * x1``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x0`` (before undoing broadcasting).
         """
         return gy * x1
 
-    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x1``, ``gy * x0``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x1`` (before undoing broadcasting).
@@ -198,26 +219,30 @@ class Div(_Binary):
     op = operator.truediv
     true_division = True
 
-    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x0``, ``gy / x1``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x0`` (before undoing broadcasting).
         """
         return gy / x1
 
-    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x1``, ``-gy * x0 / x1**2``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x1`` (before undoing broadcasting).
@@ -239,10 +264,13 @@ class Neg(Function):
         """
         return -x
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``-gy``.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
@@ -257,6 +285,8 @@ class Pow(Function):
     Args:
         c: The exponent, a Python number.
     """
+
+    promoted = False  # set when forward had to compute an integer x in floating point
 
     def __init__(self, c: Any) -> None:
         self.c = c
@@ -275,18 +305,24 @@ class Pow(Function):
         except TypeError:  # an array-API backend refusing int ** float
             if not isinstance(self.c, float):
                 raise
+            self.promoted = True
             return _to_float(x) ** self.c
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``c * x ** (c - 1) * gy``.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        (x,) = self.inputs
+        (x,) = xs
+        if self.promoted and not xp.graph:  # as forward computed: in floating point
+            x = _to_float(x)
         c = self.c
         return c * x ** (c - 1) * gy
 
@@ -296,33 +332,35 @@ class PowVar(_Binary):
 
     op = operator.pow
 
-    def grad0(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x0``, ``gy * x1 * x0 ** (x1 - 1)``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x0`` (before undoing broadcasting).
         """
         return gy * x1 * x0 ** (x1 - 1)
 
-    def grad1(self, gy: Variable, x0: Variable, x1: Variable) -> Variable:
+    def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x1``, ``gy * x0 ** x1 * log(x0)``.
 
         Args:
+            xp: The namespace the derivative runs on.
             gy: The output's gradient.
             x0: The first input.
             x1: The second input.
+            y: The output.
 
         Returns:
             The gradient of ``x1`` (before undoing broadcasting).
         """
-        from .elementwise import log
-
-        return gy * self.outputs[0]() * log(x0)
+        return gy * y * xp.log(x0)
 
 
 def _broadcastable(s0: tuple, s1: tuple) -> bool:

@@ -28,6 +28,14 @@ def _float(x: Any) -> Any:
     return backend.astype(x, backend.asarray(0.0).dtype)
 
 
+def _as_float(xp: Any, x: Any) -> Any:
+    """``x`` in floating point, as forward computed with it.
+
+    Only arrays need it: a Variable goes through zerograd's functions, which convert.
+    """
+    return x if xp.graph else _float(x)
+
+
 class Exp(Function):
     """Elementwise ``exp(x)``; used by :func:`exp`."""
 
@@ -42,16 +50,19 @@ class Exp(Function):
         """
         return get_array_module(x).exp(_float(x))
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy * exp(x)`` (from the output).
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return gy * self.outputs[0]()
+        return gy * y
 
 
 class Log(Function):
@@ -68,20 +79,19 @@ class Log(Function):
         """
         return get_array_module(x).log(_float(x))
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy / x``.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return gy / self.inputs[0]
-
-
-# The gradients of sin, cos and tanh are fused into one Function each (one graph node
-# instead of two or three); their own backward keeps every order differentiable.
+        return gy / _as_float(xp, xs[0])
 
 
 class Sin(Function):
@@ -98,44 +108,19 @@ class Sin(Function):
         """
         return get_array_module(x).sin(_float(x))
 
-    def backward(self, gy: Variable) -> Variable:
-        """Return the input's gradient, ``gy * cos(x)`` (one :class:`SinGrad` node).
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return the input's gradient, ``gy * cos(x)``.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return SinGrad()(self.inputs[0], gy)
-
-
-class SinGrad(Function):
-    """gx = gy * cos(x)."""
-
-    def forward(self, x: Any, gy: Any) -> Any:
-        """Return ``gy * cos(x)``.
-
-        Args:
-            x: The input of the sine.
-            gy: The gradient of the original function's output.
-
-        Returns:
-            The original input's gradient array.
-        """
-        return gy * get_array_module(x).cos(_float(x))
-
-    def backward(self, g: Variable) -> tuple[Variable, Variable]:
-        """Return the gradients of ``x`` and ``gy`` (for higher-order gradients).
-
-        Args:
-            g: The gradient of this function's output.
-
-        Returns:
-            A tuple ``(gx, ggy)``.
-        """
-        x, gy = self.inputs
-        return -g * gy * sin(x), g * cos(x)
+        return gy * xp.cos(_as_float(xp, xs[0]))
 
 
 class Cos(Function):
@@ -152,44 +137,19 @@ class Cos(Function):
         """
         return get_array_module(x).cos(_float(x))
 
-    def backward(self, gy: Variable) -> Variable:
-        """Return the input's gradient, ``-gy * sin(x)`` (one :class:`CosGrad` node).
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return the input's gradient, ``-gy * sin(x)``.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return CosGrad()(self.inputs[0], gy)
-
-
-class CosGrad(Function):
-    """gx = -gy * sin(x)."""
-
-    def forward(self, x: Any, gy: Any) -> Any:
-        """Return ``-gy * sin(x)``.
-
-        Args:
-            x: The input of the cosine.
-            gy: The gradient of the original function's output.
-
-        Returns:
-            The original input's gradient array.
-        """
-        return -gy * get_array_module(x).sin(_float(x))
-
-    def backward(self, g: Variable) -> tuple[Variable, Variable]:
-        """Return the gradients of ``x`` and ``gy`` (for higher-order gradients).
-
-        Args:
-            g: The gradient of this function's output.
-
-        Returns:
-            A tuple ``(gx, ggy)``.
-        """
-        x, gy = self.inputs
-        return -g * gy * cos(x), -g * sin(x)
+        return -gy * xp.sin(_as_float(xp, xs[0]))
 
 
 class Tanh(Function):
@@ -206,46 +166,19 @@ class Tanh(Function):
         """
         return get_array_module(x).tanh(_float(x))
 
-    def backward(self, gy: Variable) -> Variable:
-        """Return the input's gradient, ``gy * (1 - y**2)`` (one :class:`TanhGrad` node).
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return the input's gradient, ``gy * (1 - y**2)`` (from the output).
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return TanhGrad()(self.outputs[0](), gy)
-
-
-class TanhGrad(Function):
-    """gx = gy * (1 - y * y), from the output y."""
-
-    def forward(self, y: Any, gy: Any) -> Any:
-        """Return ``gy * (1 - y * y)`` in ``gy``'s dtype.
-
-        Args:
-            y: The output of the tanh.
-            gy: The gradient of the original function's output.
-
-        Returns:
-            The original input's gradient array.
-        """
-        gx = gy * (1 - y * y)
-        # numpy 1.x promotes 0-d float32 with a Python int to float64
-        return gx if gx.dtype == gy.dtype else backend_of(gy).astype(gx, gy.dtype)
-
-    def backward(self, g: Variable) -> tuple[Variable, Variable]:
-        """Return the gradients of ``y`` and ``gy`` (for higher-order gradients).
-
-        Args:
-            g: The gradient of this function's output.
-
-        Returns:
-            A tuple ``(gy, ggy)``.
-        """
-        y, gy = self.inputs
-        return -2 * g * gy * y, g * (1 - y * y)
+        return gy * (1 - y * y)
 
 
 class Square(Function):
@@ -262,16 +195,19 @@ class Square(Function):
         """
         return x * x
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``2 * x * gy``.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return 2 * self.inputs[0] * gy
+        return 2 * xs[0] * gy
 
 
 class Sqrt(Function):
@@ -288,16 +224,19 @@ class Sqrt(Function):
         """
         return get_array_module(x).sqrt(_float(x))
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy / (2 * sqrt(x))`` (from the output).
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return gy / (2 * self.outputs[0]())
+        return gy / (2 * y)
 
 
 class Clip(Function):
@@ -322,10 +261,13 @@ class Clip(Function):
         """
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Return the input's gradient: ``gy`` within the bounds, zero where ``x`` was clipped.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return the input's gradient, ``gy`` within the bounds, zero where ``x`` was clipped.
 
         Args:
+            xp: The namespace the derivative runs on.
+            xs: The input.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
