@@ -175,13 +175,24 @@ def test_matmul_with_one_raw_operand_is_differentiable_twice(case, order, dtype,
 @pytest.mark.parametrize("order", [1, 2])
 @pytest.mark.parametrize(
     "name",
-    ["max_all_0d", "min_tuple_axes", "sum_0d", "stack_first", "cat_three", "get_item_bool"],
+    [
+        "max_all_0d",
+        "max_lead_axis",
+        "min_tuple_axes",
+        "sum_0d",
+        "sum_lead_axes",
+        "stack_first",
+        "cat_three",
+        "get_item_bool",
+    ],
 )
 def test_more_shapes_differentiate_twice(name, order, dtype, arr):
     fn, inputs = {
         "max_all_0d": (lambda a: F.max(a) * a, [distinct(3, 2)]),
         "min_tuple_axes": (lambda a: F.min(a, axis=(0, 2)) * 3.0, [distinct(2, 3, 2)]),
         "sum_0d": (lambda a: F.sum(a) ** 2, [normal()]),
+        "sum_lead_axes": (lambda a: F.sum(a, axis=(1, 0)) ** 2, [normal(2, 3, 2)]),
+        "max_lead_axis": (lambda a: F.max(a, axis=0) ** 2, [distinct(3, 2, 2)]),
         "stack_first": (lambda a, b: F.stack([a, b]) ** 2, [normal(2), normal(2)]),
         "cat_three": (lambda a, b: F.concatenate([a, b, a]) ** 2, [normal(1, 2), normal(2, 2)]),
         "get_item_bool": (lambda a: a[np.array([True, False, True])] ** 2, [normal(3, 2)]),

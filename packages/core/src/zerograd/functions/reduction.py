@@ -31,6 +31,14 @@ def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tu
     return tuple(1 if i in axes else n for i, n in enumerate(x_shape))
 
 
+def _inner(axes: tuple[int, ...] | None) -> bool:
+    """Whether a result reduced over ``axes`` needs them back (as length 1) to broadcast.
+
+    Not when they lead (or are all of them): broadcasting adds leading axes by itself.
+    """
+    return bool(axes) and axes[-1] >= len(axes)  # axes are sorted and distinct
+
+
 class Sum(Function):
     """Sum over axes; used by :func:`sum`.
 
@@ -79,7 +87,7 @@ class Sum(Function):
         Returns:
             The gradient of ``x``.
         """
-        if not self.keepdims:
+        if not self.keepdims and _inner(self.axes):
             gy = xp.reshape(gy, keepdims_shape(self.x_shape, self.axes))
         return xp.broadcast_to(gy, self.x_shape)
 
@@ -128,7 +136,7 @@ class _Extremum(Function):
         x = self.inputs[0].data
         y = self.outputs[0]().data  # alive: it has a gradient
         b = backend_of(x)
-        if not self.keepdims:
+        if not self.keepdims and _inner(self.axes):
             shape = keepdims_shape(x.shape, self.axes)
             gy = xp.reshape(gy, shape)
             y = b.xp.reshape(y, shape)
