@@ -40,22 +40,25 @@ class BroadcastTo(Function):
         Raises:
             ValueError: ``x``'s shape does not broadcast to ``shape``.
         """
-        self.x_shape = x.shape
+        self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
         try:
             return backend_of(x).broadcast_to(x, self.shape)
         except (ValueError, TypeError):
             raise _shape_error("broadcast_to", x.shape, self.shape) from None
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` summed back to the input's shape.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(x,)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return sum_to(gy, self.x_shape)
+        return xp.sum_to(gy, self.x_shape)
 
 
 class SumTo(Function):
@@ -86,16 +89,19 @@ class SumTo(Function):
             raise _shape_error("sum_to", x.shape, self.shape)
         return backend_of(x).sum_to(x, self.shape)
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` broadcast back to the input's shape.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(x,)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return broadcast_to(gy, self.x_shape)
+        return xp.broadcast_to(gy, self.x_shape)
 
 
 def as_shape(shape: Any, op: str) -> tuple[int, ...]:

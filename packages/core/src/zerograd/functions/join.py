@@ -7,8 +7,7 @@ from typing import Any
 
 from ..backends import get_array_module
 from ..function import Function
-from ..variable import Variable
-from .shape import get_item
+from ..variable import Constant, Variable
 
 
 def _check_axis(op: str, axis: int, ndim: int) -> int:
@@ -52,19 +51,25 @@ class Concatenate(Function):
         self.sizes = [s[self.axis] for s in shapes]
         return get_array_module(xs[0]).concat(xs, axis=self.axis)
 
-    def backward(self, gy: Variable) -> tuple[Variable, ...]:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return each input's gradient, its slice of ``gy`` along ``axis``.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The inputs.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
-            A tuple with one gradient per input.
+            A tuple with one gradient per input (None for a raw operand).
         """
         lead = (slice(None),) * self.axis
         grads, start = [], 0
-        for n in self.sizes:
-            grads.append(get_item(gy, lead + (slice(start, start + n),)))
+        for x, n in zip(self.inputs, self.sizes):
+            if type(x) is not Constant:  # the ...: the array API wants every axis indexed
+                grads.append(gy[(*lead, slice(start, start + n), ...)])
+            else:
+                grads.append(None)
             start += n
         return tuple(grads)
 
@@ -97,17 +102,22 @@ class Stack(Function):
             raise ValueError(f"stack: all inputs must have one shape, got {sorted(shapes)}")
         return get_array_module(xs[0]).stack(xs, axis=self.axis)
 
-    def backward(self, gy: Variable) -> tuple[Variable, ...]:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return each input's gradient, its index of ``gy`` along ``axis``.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The inputs.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
-            A tuple with one gradient per input.
+            A tuple with one gradient per input (None for a raw operand).
         """
         lead = (slice(None),) * self.axis
-        return tuple(get_item(gy, lead + (i,)) for i in range(len(self.inputs)))
+        return tuple(
+            None if type(x) is Constant else gy[(*lead, i, ...)] for i, x in enumerate(self.inputs)
+        )
 
 
 def _sequence(xs: Any, op: str) -> Sequence[Any]:

@@ -5,15 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..function import Function
-from ..variable import Variable
-from .broadcast import sum_to
-from .shape import reshape, transpose
-
-
-def _swap_last(v: Variable) -> Variable:
-    axes = list(range(v.ndim))
-    axes[-1], axes[-2] = axes[-2], axes[-1]
-    return transpose(v, axes)
+from ..variable import Constant, Variable
 
 
 class MatMul(Function):
@@ -57,28 +49,39 @@ class MatMul(Function):
                 ) from None
             raise
 
-    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the gradients of ``x`` and ``w``, in their shapes.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The inputs, ``(x, w)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
-            A tuple ``(gx, gw)``.
+            A tuple ``(gx, gw)``; None for a raw operand (a Constant), whose product is
+            skipped.
         """
-        x, w = self.inputs
-        if x.ndim == 1 and w.ndim == 1:
-            return gy * w, gy * x
-        x2 = reshape(x, (1,) + x.shape) if x.ndim == 1 else x
-        w2 = reshape(w, w.shape + (1,)) if w.ndim == 1 else w
-        gy2 = gy
+        x, w = xs
+        a, b = self.inputs
+        need_x, need_w = type(a) is not Constant, type(b) is not Constant
+        if x.ndim == 2 and w.ndim == 2:  # the common case: two products, nothing else
+            return (gy @ w.T if need_x else None), (x.T @ gy if need_w else None)
+        if x.ndim == 1 and w.ndim == 1:  # gy is 0-d
+            return (gy * w if need_x else None), (gy * x if need_w else None)
+        # 1-d operands get the axis numpy's matmul adds (and drops from the result) back
+        x2 = xp.reshape(x, (1, *x.shape)) if x.ndim == 1 else x
+        w2 = xp.reshape(w, (*w.shape, 1)) if w.ndim == 1 else w
         if x.ndim == 1:
-            gy2 = reshape(gy2, gy.shape[:-1] + (1,) + gy.shape[-1:])
+            gy = xp.reshape(gy, (*gy.shape[:-1], 1, gy.shape[-1]))
         if w.ndim == 1:
-            gy2 = reshape(gy2, gy2.shape + (1,))
-        gx = sum_to(gy2 @ _swap_last(w2), x2.shape)
-        gw = sum_to(_swap_last(x2) @ gy2, w2.shape)
-        return reshape(gx, x.shape), reshape(gw, w.shape)
+            gy = xp.reshape(gy, (*gy.shape, 1))
+        gx = gw = None
+        if need_x:  # batch axes broadcast in the product are summed back
+            gx = xp.reshape(xp.sum_to(gy @ xp.matrix_transpose(w2), x2.shape), x.shape)
+        if need_w:
+            gw = xp.reshape(xp.sum_to(xp.matrix_transpose(x2) @ gy, w2.shape), w.shape)
+        return gx, gw
 
 
 def matmul(x: Any, W: Any) -> Variable:  # noqa: N803 (DeZero's parameter name)

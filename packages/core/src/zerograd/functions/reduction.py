@@ -10,8 +10,6 @@ from ..function import Function
 from ..utils import normalize_axis
 from ..variable import Variable
 from ._inputs import as_input
-from .broadcast import broadcast_to
-from .shape import reshape
 
 
 def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -31,6 +29,14 @@ def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tu
     if axes is None:
         return (1,) * len(x_shape)
     return tuple(1 if i in axes else n for i, n in enumerate(x_shape))
+
+
+def _inner(axes: tuple[int, ...] | None) -> bool:
+    """Whether a result reduced over ``axes`` needs them back (as length 1) to broadcast.
+
+    Not when they lead (or are all of them): broadcasting adds leading axes by itself.
+    """
+    return bool(axes) and axes[-1] >= len(axes)  # axes are sorted and distinct
 
 
 class Sum(Function):
@@ -69,18 +75,21 @@ class Sum(Function):
             x = b.astype(x, b.asarray(0).dtype)
             return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` broadcast back to the input's shape.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(x,)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        if not self.keepdims:
-            gy = reshape(gy, keepdims_shape(self.x_shape, self.axes))
-        return broadcast_to(gy, self.x_shape)
+        if not self.keepdims and _inner(self.axes):
+            gy = xp.reshape(gy, keepdims_shape(self.x_shape, self.axes))
+        return xp.broadcast_to(gy, self.x_shape)
 
 
 class _Extremum(Function):
@@ -109,25 +118,29 @@ class _Extremum(Function):
             )
         return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Return the input's gradient, ``gy`` at every element equal to the result, zero elsewhere.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere.
+
+        Ties all receive the full gradient, as in DeZero. The mask is a constant computed on
+        the arrays in both modes.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(x,)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        x = self.inputs[0]
-        y = self.outputs[0]().data
-        shape = keepdims_shape(x.shape, self.axes)
-        if not self.keepdims:
-            gy = reshape(gy, shape)
-            y = get_array_module(y).reshape(y, shape)
-        mask = backend_of(y).astype(
-            x.data == y, gy.dtype
-        )  # ties all receive the gradient, as in DeZero
-        return broadcast_to(gy, x.shape) * mask
+        x = self.inputs[0].data
+        y = self.outputs[0]().data  # alive: it has a gradient
+        b = backend_of(x)
+        if not self.keepdims and _inner(self.axes):
+            shape = keepdims_shape(x.shape, self.axes)
+            gy = xp.reshape(gy, shape)
+            y = b.xp.reshape(y, shape)
+        return gy * b.astype(x == y, gy.dtype)  # broadcasting gy gives x's shape
 
 
 class Max(_Extremum):

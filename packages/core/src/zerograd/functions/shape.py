@@ -36,7 +36,7 @@ class Reshape(Function):
             TypeError: The shape is not a tuple of ints.
             ValueError: The number of elements would change.
         """
-        self.x_shape = x.shape
+        self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
         try:
             return get_array_module(x).reshape(x, self.shape)
         except TypeError:
@@ -49,16 +49,19 @@ class Reshape(Function):
                 f"shape {self.shape}; the number of elements must stay the same."
             ) from None
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` reshaped back to the input's shape.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(x,)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        return reshape(gy, self.x_shape)
+        return xp.reshape(gy, self.x_shape)
 
 
 def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
@@ -105,21 +108,25 @@ class Transpose(Function):
         axes = tuple(range(x.ndim))[::-1] if self.axes is None else self.axes
         return get_array_module(x).permute_dims(x, axes)
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` with the inverse permutation.
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(x,)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        if self.axes is None:
-            return transpose(gy)
-        inverse = [0] * len(self.axes)
-        for i, a in enumerate(self.axes):
+        axes = self.axes
+        if axes is None:  # reversed axes are their own inverse
+            return xp.permute_dims(gy, tuple(range(gy.ndim))[::-1])
+        inverse = [0] * len(axes)
+        for i, a in enumerate(axes):
             inverse[a] = i
-        return transpose(gy, inverse)
+        return xp.permute_dims(gy, tuple(inverse))
 
 
 def _index_data(slices: Any) -> Any:
@@ -183,17 +190,19 @@ class GetItem(Function):
                 raise
             raise IndexError(f"get_item: index {self.slices!r} on shape {x.shape}: {exc}") from None
 
-    def backward(self, gy: Variable) -> Variable:
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`).
 
         Args:
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(x,)``.
+            y: The output.
             gy: The output's gradient.
 
         Returns:
             The gradient of ``x``.
         """
-        x = self.inputs[0]
-        return GetItemGrad(self.slices, x.shape)(gy)
+        return xp.apply(GetItemGrad(self.slices, xs[0].shape), gy)
 
 
 class GetItemGrad(Function):
@@ -221,16 +230,20 @@ class GetItemGrad(Function):
         zeros = xp.zeros(self.in_shape, dtype=gy.dtype, device=device_of(gy))
         return backend_of(gy).scatter_add(zeros, self.slices, gy)
 
-    def backward(self, ggx: Variable) -> Variable:
-        """Return the gradient of ``gy``, ``ggx[slices]``.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return the gradient of its input ``gy``: this output's gradient at ``slices``.
 
         Args:
-            ggx: The gradient of this function's output.
+            xp: The namespace (arrays or Variables).
+            xs: The input, ``(gy,)`` of :class:`GetItem`.
+            y: The output.
+            gy: The gradient of this function's output.
 
         Returns:
-            The gradient of ``gy``.
+            The gradient of the input.
         """
-        return get_item(ggx, self.slices)
+        # GetItem, not gy[slices]: backend.getitem gives numpy's indexing on every backend
+        return xp.apply(GetItem(self.slices), gy)
 
 
 def reshape(x: Any, shape: Any) -> Variable:
