@@ -15,9 +15,9 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
-from zerograd.functions import broadcast_to, get_item, reshape, transpose
+from zerograd.functions import get_item, reshape, transpose
 
-from .conv import Im2col, col2im
+from .conv import Col2im, Im2col
 from .utils import array_arg, conv_geometry
 
 
@@ -113,16 +113,19 @@ class Pooling(Function):
         self.mask = backend_of(x).astype(mask, x.dtype)
         return y
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Pooling's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` sent to each window's first maximum (:class:`Pooling2DGrad`).
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        return Pooling2DGrad(self)(gy)
+        return xp.apply(Pooling2DGrad(self), gy)
 
 
 class Pooling2DGrad(Function):
@@ -152,16 +155,19 @@ class Pooling2DGrad(Function):
         col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * p.mask
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
-    def backward(self, ggx: Variable) -> Variable:
-        """Gradients of Pooling2DGrad's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` read at each window's winner (:class:`Pooling2DWithIndexes`).
 
         Args:
-            ggx: the gradient of this function's output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value (the pooling's output gradient).
+            y: the output's value.
+            gy: the gradient of this function's output (image-shaped).
 
         Returns:
             The gradient of the input.
         """
-        return Pooling2DWithIndexes(self.pool)(ggx)
+        return xp.apply(Pooling2DWithIndexes(self.pool), gy)
 
 
 class Pooling2DWithIndexes(Function):
@@ -192,16 +198,19 @@ class Pooling2DWithIndexes(Function):
             y = term if y is None else y + term
         return y
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Pooling2DWithIndexes's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` sent back to each window's winner (:class:`Pooling2DGrad`).
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        return Pooling2DGrad(self.pool)(gy)
+        return xp.apply(Pooling2DGrad(self.pool), gy)
 
 
 def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
@@ -288,21 +297,24 @@ class AveragePooling(Function):
             y = y + xpad[w]
         return y / len(windows)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of AveragePooling's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy / (KH * KW)`` spread over each window, overlaps added (col2im).
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
         n, c, oh, ow = gy.shape
-        kh, kw = conv_geometry(
-            "average_pooling", self.input_shape, self.kernel_size, self.stride, self.pad
-        )[0]
-        gcol = broadcast_to(reshape(gy / (kh * kw), (n, c, 1, 1, oh, ow)), (n, c, kh, kw, oh, ow))
-        return col2im(gcol, self.input_shape, self.kernel_size, self.stride, self.pad, False)
+        k, s, p = self.kernel_size, self.stride, self.pad
+        kh, kw = conv_geometry("average_pooling", self.input_shape, k, s, p)[0]
+        gcol = xp.reshape(gy / (kh * kw), (n, c, 1, 1, oh, ow))
+        gcol = xp.broadcast_to(gcol, (n, c, kh, kw, oh, ow))
+        return xp.apply(Col2im(self.input_shape, k, s, p, False), gcol)
 
 
 def average_pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:

@@ -9,23 +9,11 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from zerograd import Config, Function, Variable, as_array
+from zerograd import Function, Variable, as_array
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.utils import conv_outsize, data_of
 from zerograd.utils import normalize_axis as _normalize_axes
 from zerograd.variable import Constant
-
-
-def recording() -> bool:
-    """Whether the running backward builds a graph (``create_graph=True``).
-
-    When it does not, a backward may compute plain arrays (faster, no graph nodes);
-    when it does, it must use differentiable functions so higher orders exist.
-
-    Returns:
-        ``Config.enable_backprop``.
-    """
-    return Config.enable_backprop
 
 
 def needs_grad(v: Any) -> bool:
@@ -71,11 +59,14 @@ class AsFloat(Function):
         """
         return float_data(x)
 
-    def backward(self, gy: Any) -> Any:
-        """Gradients of AsFloat's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy``: the conversion passes the gradient through.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
