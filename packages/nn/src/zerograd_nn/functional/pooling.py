@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Function, Variable
+from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import get_item, reshape, transpose
 
@@ -92,15 +92,21 @@ class Pooling(Function):
         self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
         windows = _windows(self.geometry)
         xpad = _pad(x, self.geometry, float("-inf"))
-        y = xp.asarray(xpad[windows[0]], copy=True)  # never a view of the input
-        for w in windows[1:]:
-            y = xp.maximum(y, xpad[w])
+        views = [xpad[w] for w in windows]
+        if len(views) == 1:
+            y = xp.asarray(views[0], copy=True)  # never a view of the input
+        else:
+            y = xp.maximum(views[0], views[1])
+            for v in views[2:]:
+                y = xp.maximum(y, v)
+        if not Config.enable_backprop:
+            return y  # no backward will come: no mask
         # Where each kernel offset is its window's first maximum, in im2col's layout
-        # (N, C, KH, KW, OH, OW) and x's dtype (the standard refuses bool * float): one
-        # stack and one cast, so the backward is one product and one col2im.
+        # (N, C, KH, KW, OH, OW): one stack of bools (a byte per element; the backward casts
+        # it to gy's dtype, since the standard refuses bool * float).
         hits, taken = [], None
-        for w in windows:
-            hit = xpad[w] == y
+        for v in views:
+            hit = v == y
             if taken is not None:
                 hit = xp.logical_and(hit, xp.logical_not(taken))
                 taken = xp.logical_or(taken, hit)
@@ -109,8 +115,7 @@ class Pooling(Function):
             hits.append(hit)
         n, c, oh, ow = y.shape
         k = self.geometry[0]
-        mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(k) + (oh, ow))
-        self.mask = backend_of(x).astype(mask, x.dtype)
+        self.mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(k) + (oh, ow))
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -152,7 +157,7 @@ class Pooling2DGrad(Function):
         n, c, oh, ow = gy.shape
         k, s, pad, _ = p.geometry
         # each window's winner gets gy, in im2col's layout (N, C, KH, KW, OH, OW): one col2im
-        col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * p.mask
+        col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * backend_of(gy).astype(p.mask, gy.dtype)
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -194,7 +199,8 @@ class Pooling2DWithIndexes(Function):
         y = None
         kw = p.geometry[0][1]
         for offset, win in enumerate(_windows(p.geometry)):
-            term = xpad[win] * p.mask[:, :, offset // kw, offset % kw, ...]  # standard: "..."
+            hit = p.mask[:, :, offset // kw, offset % kw, ...]  # the standard wants the "..."
+            term = xpad[win] * backend_of(x).astype(hit, x.dtype)
             y = term if y is None else y + term
         return y
 

@@ -125,6 +125,8 @@ def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
         >>> pair(3), pair((2, 1))
         ((3, 3), (2, 1))
     """
+    if type(x) is tuple and len(x) == 2 and type(x[0]) is int and type(x[1]) is int:
+        return x  # already a pair (the common case: functions pass checked pairs on)
     if _int_like(x):
         n = operator.index(x)
         return (n, n)
@@ -328,6 +330,9 @@ def conv_geometry(
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
     """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``.
 
+    Results are cached per argument set: convolutions and pooling ask for the same
+    geometry on every call, and the checks cost more than the lookup.
+
     Args:
         op: the calling function's name, for error messages.
         img_shape: the input's shape (N, C, H, W).
@@ -341,6 +346,34 @@ def conv_geometry(
     Raises:
         ValueError: the shape is not 4-D, or the kernel does not fit the padded image.
     """
+    if not (_plain(kernel_size) and _plain(stride) and _plain(pad)):
+        # only exact ints are keys: 2.0 and True equal 2 and 1 but must fail the checks
+        return _conv_geometry(op, img_shape, kernel_size, stride, pad)
+    key = (op, tuple(img_shape), kernel_size, stride, pad)
+    geometry = _GEOMETRIES.get(key)
+    if geometry is not None:
+        return geometry
+    geometry = _conv_geometry(op, img_shape, kernel_size, stride, pad)
+    if len(_GEOMETRIES) >= 1024:  # many shapes (a sweep): keep the cache small
+        _GEOMETRIES.clear()
+    _GEOMETRIES[key] = geometry
+    return geometry
+
+
+_GEOMETRIES: dict[tuple, tuple] = {}
+
+
+def _plain(v: Any) -> bool:
+    """An exact Python int, or a pair of them."""
+    return type(v) is int or (
+        type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is int
+    )
+
+
+def _conv_geometry(
+    op: str, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """:func:`conv_geometry` without the cache."""
     if len(img_shape) != 4:
         raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
     (kh, kw), (sh, sw), (ph, pw) = conv_args(op, kernel_size, stride, pad)
