@@ -124,3 +124,14 @@ def test_dezero_style_backward_call_runs_the_vjp_on_variables(arr, to_np):
     assert isinstance(gx, Variable) and gx.creator is not None  # differentiable again
     s = to_np(y)
     np.testing.assert_allclose(to_np(gx), np.array([1.0, 2.0]) * s * (1 - s), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "f", [F.sigmoid, F.relu, F.leaky_relu], ids=["sigmoid", "relu", "leaky_relu"]
+)
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_0d_float32_gradients_stay_float32(arr, backend, f, create_graph):
+    """numpy 1.x computes a 0-d float32 with a Python float in float64."""
+    x = Variable(arr(0.75, "float32"))
+    f(x).backward(create_graph=create_graph)
+    assert backend.dtype_kind(x.grad.dtype) == "f" and x.grad.dtype == x.dtype

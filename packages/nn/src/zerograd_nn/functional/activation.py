@@ -16,7 +16,10 @@ from .utils import as_float, float_data, logsumexp, normalize_axis, real_number
 
 
 def _keep(y: Any, x: Any) -> Any:
-    """``y`` in ``x``'s dtype (numpy 1.x promotes 0-d float32 combined with Python numbers)."""
+    """``y`` in ``x``'s dtype (numpy 1.x promotes 0-d float32 combined with Python numbers).
+
+    ``x`` must be an array of a backend (``y`` may be a numpy scalar).
+    """
     return y if y.dtype == x.dtype else backend_of(x).astype(y, x.dtype)
 
 
@@ -163,8 +166,11 @@ class LeakyReLU(Function):
             The gradient of the input.
         """
         x = self.inputs[0].data
-        positive = backend_of(x).astype(x > 0, gy.dtype)
-        return gy * _keep(positive * (1.0 - self.slope) + self.slope, positive)
+        backend = backend_of(x)  # of x: a 0-d comparison is a numpy scalar, of no backend
+        scale = backend.astype(x > 0, gy.dtype) * (1.0 - self.slope) + self.slope
+        if scale.dtype != gy.dtype:  # numpy 1.x: 0-d float32 with a Python float
+            scale = backend.astype(scale, gy.dtype)
+        return gy * scale
 
 
 def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
