@@ -45,6 +45,10 @@ def _cases(rng):
             lambda x, W, b: F.deconv2d(x, W, b, stride=(2, 1), pad=(1, 0)),
             [rng.standard_normal(s) for s in ((1, 2, 3, 3), (2, 3, 3, 2), (3,))],
         ),
+        "Conv2DGradW": (  # the weight gradient, bilinear in (x, gy)
+            lambda x, gy: F.Conv2DGradW((3, 2), (2, 1), (1, 0))(x, gy),
+            [rng.standard_normal(s) for s in ((2, 2, 5, 4), (2, 3, 3, 3))],
+        ),
         "im2col": (
             lambda v: F.im2col(v, (3, 2), (2, 1), (1, 0)),
             [rng.standard_normal((1, 2, 5, 4))],
