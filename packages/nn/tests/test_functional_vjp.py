@@ -139,3 +139,33 @@ def test_0d_float32_gradients_stay_float32(arr, backend, f, create_graph):
     x = Variable(arr(0.75, "float32"))
     f(x).backward(create_graph=create_graph)
     assert backend.dtype_kind(x.grad.dtype) == "f" and x.grad.dtype == x.dtype
+
+
+# -- forwards add biases into their own fresh results ----------------------------------------
+
+
+def test_bias_of_another_dtype_is_promoted_not_written_into_the_result(rand, to_np):
+    x, W = rand(3, 4, dtype="float32"), rand(4, 2, dtype="float32", seed=1)
+    b = rand(2, dtype="float64", seed=2)
+    y = F.linear(x, W, b)
+    assert to_np(y).dtype == np.float64  # float32 @ float32 + float64, as numpy promotes
+    expected = to_np(x).astype("float64") @ to_np(W).astype("float64") + to_np(b)
+    np.testing.assert_allclose(to_np(y), expected, rtol=1e-6)
+    xc, Wc = rand(1, 2, 4, 4, dtype="float32"), rand(3, 2, 3, 3, dtype="float32", seed=1)
+    yc = F.conv2d(xc, Wc, rand(3, dtype="float64", seed=2), pad=1)
+    assert to_np(yc).dtype == np.float64
+
+
+def test_inputs_and_saved_state_are_not_written_by_forward_or_backward(rand, to_np):
+    x = Variable(rand(2, 2, 4, 4))
+    W, b = Variable(rand(3, 2, 3, 3, seed=1)), Variable(rand(3, seed=2))
+    before = [to_np(v).copy() for v in (x, W, b)]
+    h = F.pooling(F.conv2d(x, W, b, pad=1), 2, 2)
+    y = F.sum(F.linear(F.reshape(h, (2, -1)), rand(12, 2, seed=3), rand(2, seed=4)))
+    y.backward()
+    first = to_np(x.grad).copy()
+    x.cleargrad()
+    y.backward()  # the same graph again: the pooling mask and the activations are intact
+    np.testing.assert_array_equal(to_np(x.grad), first)
+    for v, old in zip((x, W, b), before):
+        np.testing.assert_array_equal(to_np(v), old)

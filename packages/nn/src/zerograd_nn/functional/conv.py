@@ -15,6 +15,7 @@ from zerograd.functions import reshape, transpose
 
 from .linear import linear
 from .utils import (
+    add_into,
     array_arg,
     col2im_array,
     conv_geometry,
@@ -223,7 +224,7 @@ class Conv2d(Function):
         # (OC, C*KH*KW) @ (N, C*KH*KW, OH*OW): the result is already (N, OC, OH*OW)
         y = xp.matmul(xp.reshape(W, (oc, c * kh * kw)), xp.reshape(col, (n, c * kh * kw, oh * ow)))
         if b is not None:
-            y = y + xp.reshape(b, (1, oc, 1))
+            y = add_into(y, xp.reshape(b, (1, oc, 1)))  # y: matmul's fresh result
         return xp.reshape(y, (n, oc, oh, ow))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
@@ -300,7 +301,7 @@ class Deconv2d(Function):
         gcol = xp.reshape(xp.matmul(wt, xp.reshape(x, (n, c, h * w))), (n, oc, kh, kw, h, w))
         y = col2im_array(gcol, (n, oc, out_h, out_w), (kh, kw), self.stride, self.pad, False)
         if b is not None:
-            y = y + xp.reshape(b, (1, oc, 1, 1))
+            y = add_into(y, xp.reshape(b, (1, oc, 1, 1)))  # y: col2im's fresh result
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:

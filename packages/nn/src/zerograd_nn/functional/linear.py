@@ -9,7 +9,7 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul
 from zerograd.utils import data_of
 
-from .utils import needs_grad
+from .utils import add_into, needs_grad
 
 
 class Linear(Function):
@@ -38,7 +38,7 @@ class Linear(Function):
             )
         y = get_array_module(x).matmul(x, W)
         if b is not None:
-            y = y + b
+            y = add_into(y, b)  # y: matmul's fresh result
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:

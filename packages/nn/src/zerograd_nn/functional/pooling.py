@@ -157,7 +157,8 @@ class Pooling2DGrad(Function):
         n, c, oh, ow = gy.shape
         k, s, pad, _ = p.geometry
         # each window's winner gets gy, in im2col's layout (N, C, KH, KW, OH, OW): one col2im
-        col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * backend_of(gy).astype(p.mask, gy.dtype)
+        col = backend_of(gy).astype(p.mask, gy.dtype)  # a new array: written in place below
+        col *= xp.reshape(gy, (n, c, 1, 1, oh, ow))  # JAX arrays: a new product
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:

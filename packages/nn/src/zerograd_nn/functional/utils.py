@@ -97,6 +97,27 @@ def as_float(x: Any, op: str, name: str = "x") -> Variable:
     return AsFloat()(x)
 
 
+def add_into(y: Any, b: Any) -> Any:
+    """``y + b``, written into ``y``'s own memory where the backend's arrays are mutable.
+
+    For a forward's fresh result that nothing else holds yet (a matmul's output gets its
+    bias): no second array of ``y``'s size. The standard's in-place ``+=`` keeps ``y``'s
+    dtype, so it is used only when ``b`` has that dtype (otherwise the promoted ``y + b``);
+    arrays without in-place operators (JAX) make ``+=`` a plain ``y + b``.
+
+    Args:
+        y: a fresh backend array, unshared.
+        b: an array that broadcasts to ``y``'s shape.
+
+    Returns:
+        The sum (``y`` itself where it was written in place).
+    """
+    if b.dtype != y.dtype:
+        return y + b
+    y += b
+    return y
+
+
 def _int_like(v: Any) -> bool:
     """A Python or numpy integer (or 0-d integer array), never a bool."""
     if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "i") not in "iu":
