@@ -327,3 +327,15 @@ def test_col2im_names_a_patch_matrix_that_does_not_fit(col, shape, text):
     np.testing.assert_array_equal(
         F.col2im(np.arange(4.0)[:, None], (1, 1, 2, 2), 1).data, [[[[0.0, 1.0], [2.0, 3.0]]]]
     )
+
+
+@pytest.mark.parametrize(
+    "good, bad",
+    [((2, 2), (2.0, 2)), ((1, 1), (True, 1)), ((2, (2, 1)), (2, (2, 1.0)))],
+)
+def test_sizes_checked_once_are_still_checked_when_they_only_compare_equal(rand, good, bad):
+    """The geometry is cached per size; 2.0 == 2 and True == 1 must not hit that cache."""
+    x = rand(1, 2, 6, 6)
+    F.pooling(x, *good)  # cached now
+    with pytest.raises(ValueError, match=r"^pooling: (kernel_size|stride): expected an int"):
+        F.pooling(x, *bad)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
-from zerograd import Variable
+from zerograd import Variable, no_grad
 from zerograd.backends import as_numpy
 from zerograd.testing import check_backward
 
@@ -163,3 +163,18 @@ def test_pooling_simple_checks_its_input_like_pooling():
     x = [[[[1.0, 5.0], [3.0, 4.0]]]]  # lists, as pooling takes them
     np.testing.assert_array_equal(F.pooling_simple(x, 2).data, [[[[5.0]]]])
     np.testing.assert_array_equal(F.pooling(x, 2).data, [[[[5.0]]]])
+
+
+# -- what max pooling keeps for its backward ----------------------------------------------
+
+
+def test_pooling_keeps_a_one_byte_mask_and_none_without_a_graph(rand, backend):
+    x = rand(2, 3, 6, 4)
+    f = F.Pooling(2, 2)
+    f(Variable(x))
+    assert backend.dtype_kind(f.mask.dtype) == "b"  # a byte per element, not a float copy
+    assert tuple(f.mask.shape) == (2, 3, 2, 2, 3, 2)
+    g = F.Pooling(2, 2)
+    with no_grad():
+        g(Variable(x))
+    assert not hasattr(g, "mask")  # no backward can come: nothing is kept

@@ -1,7 +1,7 @@
 """Activations: sigmoid, relu, leaky_relu, softmax, log_softmax (and the ``_simple`` forms).
 
-Each fused op has a backward written with differentiable functions, so gradients of
-every order exist.
+Each fused op writes its derivative once, as a ``vjp`` that the engine runs on arrays
+(first order) or on Variables (higher orders).
 """
 
 from __future__ import annotations
@@ -12,16 +12,19 @@ from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import exp, sum
 
-from .utils import as_float, float_data, logsumexp, normalize_axis, real_number, recording
+from .utils import as_float, float_data, logsumexp, normalize_axis, real_number
 
 
 def _keep(y: Any, x: Any) -> Any:
-    """``y`` in ``x``'s dtype (numpy 1.x promotes 0-d float32 combined with Python numbers)."""
+    """``y`` in ``x``'s dtype (numpy 1.x promotes 0-d float32 combined with Python numbers).
+
+    ``x`` must be an array of a backend (``y`` may be a numpy scalar).
+    """
     return y if y.dtype == x.dtype else backend_of(x).astype(y, x.dtype)
 
 
 class Sigmoid(Function):
-    """Logistic sigmoid; backward through :class:`SigmoidGrad`."""
+    """Logistic sigmoid; its gradient comes from the output."""
 
     def forward(self, x: Any) -> Any:
         """Compute Sigmoid's output from backend arrays.
@@ -36,47 +39,19 @@ class Sigmoid(Function):
         xp = get_array_module(x)
         return _keep(xp.tanh(x * 0.5) * 0.5 + 0.5, x)  # stable for large |x|
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Sigmoid's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy * y * (1 - y)``, the input's gradient, from the output.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        y = self.outputs[0]()
-        if not recording():
-            return Variable(_keep(gy.data * y.data * (1 - y.data), gy.data))
-        return SigmoidGrad()(y, gy)
-
-
-class SigmoidGrad(Function):
-    """gx = gy * y * (1 - y), from the output y."""
-
-    def forward(self, y: Any, gy: Any) -> Any:
-        """Compute SigmoidGrad's output from backend arrays.
-
-        Args:
-            y: the output array of the forward pass.
-            gy: the gradient of the output.
-
-        Returns:
-            The output array.
-        """
         return _keep(gy * y * (1 - y), gy)
-
-    def backward(self, g: Variable) -> tuple[Variable, Variable]:
-        """Gradients of SigmoidGrad's inputs, given the gradient of its output.
-
-        Args:
-            g: the gradient of this function's output.
-
-        Returns:
-            One gradient per input of forward (None where no gradient flows).
-        """
-        y, gy = self.inputs
-        return g * gy * (1 - 2 * y), g * y * (1 - y)
 
 
 def sigmoid_simple(x: Any) -> Variable:
@@ -123,18 +98,19 @@ class ReLU(Function):
         """
         return _keep(get_array_module(x).maximum(x, 0), x)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of ReLU's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` where ``x > 0``, else 0.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        x = self.inputs[0].data
-        if not recording():
-            return Variable(gy.data * backend_of(x).astype(x > 0, gy.dtype))
+        x = self.inputs[0].data  # the mask is a constant in both modes
         return gy * backend_of(x).astype(x > 0, gy.dtype)
 
 
@@ -177,18 +153,24 @@ class LeakyReLU(Function):
         x = float_data(x)
         return _keep(get_array_module(x).where(x > 0, x, x * self.slope), x)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of LeakyReLU's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` where ``x > 0``, else ``slope * gy``.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
         x = self.inputs[0].data
-        positive = backend_of(x).astype(x > 0, gy.dtype)
-        return gy * (positive * (1.0 - self.slope) + self.slope)  # 1 where x > 0, else slope
+        backend = backend_of(x)  # of x: a 0-d comparison is a numpy scalar, of no backend
+        scale = backend.astype(x > 0, gy.dtype) * (1.0 - self.slope) + self.slope
+        if scale.dtype != gy.dtype:  # numpy 1.x: 0-d float32 with a Python float
+            scale = backend.astype(scale, gy.dtype)
+        return gy * scale
 
 
 def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
@@ -234,18 +216,20 @@ class Softmax(Function):
         y = xp.exp(x - xp.max(x, axis=self.axis, keepdims=True))
         return y / xp.sum(y, axis=self.axis, keepdims=True)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Softmax's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``y * gy - y * sum(y * gy, axis)``, the input's gradient, from the output.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        y = self.outputs[0]()
         gx = y * gy
-        return gx - y * sum(gx, axis=self.axis, keepdims=True)
+        return gx - y * xp.sum(gx, axis=self.axis, keepdims=True)
 
 
 def softmax_simple(x: Any, axis: int = 1) -> Variable:
@@ -317,17 +301,19 @@ class LogSoftmax(Function):
             return backend_of(x).astype(x, x.dtype)
         return x - logsumexp(x, self.axis)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of LogSoftmax's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy - exp(y) * sum(gy, axis)``, the input's gradient, from the output.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        y = self.outputs[0]()
-        return gy - exp(y) * sum(gy, axis=self.axis, keepdims=True)
+        return gy - xp.exp(y) * xp.sum(gy, axis=self.axis, keepdims=True)
 
 
 def log_softmax(x: Any, axis: int = 1) -> Variable:

@@ -1,7 +1,8 @@
 """Convolutions: conv2d, deconv2d (transposed), conv2d_simple, im2col and col2im.
 
-The backward of every op here is written with ops of this module, whose own backward
-exists too, so convolutions can be differentiated to any order (style transfer needs two).
+The derivative of every op here is a ``vjp`` that applies other ops of this module
+(through ``xp.apply``), whose own derivatives exist too, so convolutions can be
+differentiated to any order (style transfer needs two).
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import get_array_module
-from zerograd.functions import reshape, sum, transpose
+from zerograd.functions import reshape, transpose
 
 from .linear import linear
 from .utils import (
+    add_into,
     array_arg,
     col2im_array,
     conv_geometry,
@@ -46,7 +48,7 @@ def _check_conv(op: str, x: Any, W: Any, channel_axis: int, b: Any = None) -> No
 
 # -- im2col / col2im as differentiable functions ----------------------------------------------
 class Im2col(Function):
-    """Patches of an image as a differentiable function (backward: col2im).
+    """Patches of an image as a differentiable function (derivative: col2im).
 
     Args:
         kernel_size: the window size, an int or a pair.
@@ -76,20 +78,24 @@ class Im2col(Function):
             x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value
         )
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Im2col's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``col2im(gy)``: the patches' gradients folded back into the image.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        return col2im(gy, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix)
+        k, s, p = self.kernel_size, self.stride, self.pad
+        return xp.apply(Col2im(self.input_shape, k, s, p, self.to_matrix), gy)
 
 
 class Col2im(Function):
-    """Patches folded into an image as a differentiable function (backward: im2col).
+    """Patches folded into an image as a differentiable function (derivative: im2col).
 
     Args:
         input_shape: the image shape (N, C, H, W).
@@ -123,16 +129,19 @@ class Col2im(Function):
             x, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix
         )
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Col2im's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``im2col(gy)``: the image's gradient read back as patches.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        return im2col(gy, self.kernel_size, self.stride, self.pad, self.to_matrix)
+        return xp.apply(Im2col(self.kernel_size, self.stride, self.pad, self.to_matrix), gy)
 
 
 def im2col(
@@ -184,7 +193,7 @@ def col2im(
 
 # -- conv2d / deconv2d ------------------------------------------------------------------------
 class Conv2d(Function):
-    """2-D convolution; backward uses deconv2d and Conv2DGradW, both differentiable.
+    """2-D convolution; its derivative applies Deconv2d and Conv2DGradW, both differentiable.
 
     Args:
         stride: an int or a pair.
@@ -215,30 +224,35 @@ class Conv2d(Function):
         # (OC, C*KH*KW) @ (N, C*KH*KW, OH*OW): the result is already (N, OC, OH*OW)
         y = xp.matmul(xp.reshape(W, (oc, c * kh * kw)), xp.reshape(col, (n, c * kh * kw, oh * ow)))
         if b is not None:
-            y = y + xp.reshape(b, (1, oc, 1))
+            y = add_into(y, xp.reshape(b, (1, oc, 1)))  # y: matmul's fresh result
         return xp.reshape(y, (n, oc, oh, ow))
 
-    def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
-        """Gradients of Conv2d's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
+        """Return ``(deconv2d(gy, W), Conv2DGradW(x, gy), sum of gy per channel)``.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the values of ``x``, ``W`` (and ``b``).
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
-            One gradient per input of forward (None where no gradient flows).
+            One gradient per input (None for an input given as a raw array).
         """
-        x, W = self.inputs[0], self.inputs[1]
-        gx = None
-        if needs_grad(x):
-            gx = deconv2d(gy, W, None, self.stride, self.pad, outsize=x.shape[2:])
-        gW = Conv2DGradW(W.shape[2:], self.stride, self.pad)(x, gy) if needs_grad(W) else None
-        if len(self.inputs) == 2:
+        x, W = xs[0], xs[1]
+        inputs = self.inputs
+        gx = gW = None
+        if needs_grad(inputs[0]):
+            gx = xp.apply(Deconv2d(self.stride, self.pad, inputs[0].shape[2:]), gy, W)
+        if needs_grad(inputs[1]):
+            gW = xp.apply(Conv2DGradW(W.shape[2:], self.stride, self.pad), x, gy)
+        if len(xs) == 2:
             return gx, gW
-        return gx, gW, sum(gy, axis=(0, 2, 3))
+        return gx, gW, xp.sum(gy, axis=(0, 2, 3)) if needs_grad(inputs[2]) else None
 
 
 class Deconv2d(Function):
-    """Transposed 2-D convolution; backward uses conv2d and Conv2DGradW.
+    """Transposed 2-D convolution; its derivative applies Conv2d and Conv2DGradW.
 
     Args:
         stride: an int or a pair.
@@ -287,30 +301,37 @@ class Deconv2d(Function):
         gcol = xp.reshape(xp.matmul(wt, xp.reshape(x, (n, c, h * w))), (n, oc, kh, kw, h, w))
         y = col2im_array(gcol, (n, oc, out_h, out_w), (kh, kw), self.stride, self.pad, False)
         if b is not None:
-            y = y + xp.reshape(b, (1, oc, 1, 1))
+            y = add_into(y, xp.reshape(b, (1, oc, 1, 1)))  # y: col2im's fresh result
         return y
 
-    def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
-        """Gradients of Deconv2d's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
+        """Return ``(conv2d(gy, W), Conv2DGradW(gy, x), sum of gy per channel)``.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the values of ``x``, ``W`` (and ``b``).
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
-            One gradient per input of forward (None where no gradient flows).
+            One gradient per input (None for an input given as a raw array).
         """
-        x, W = self.inputs[0], self.inputs[1]
-        gx = conv2d(gy, W, None, self.stride, self.pad) if needs_grad(x) else None
-        gW = Conv2DGradW(W.shape[2:], self.stride, self.pad)(gy, x) if needs_grad(W) else None
-        if len(self.inputs) == 2:
+        x, W = xs[0], xs[1]
+        inputs = self.inputs
+        gx = gW = None
+        if needs_grad(inputs[0]):
+            gx = xp.apply(Conv2d(self.stride, self.pad), gy, W)
+        if needs_grad(inputs[1]):
+            gW = xp.apply(Conv2DGradW(W.shape[2:], self.stride, self.pad), gy, x)
+        if len(xs) == 2:
             return gx, gW
-        return gx, gW, sum(gy, axis=(0, 2, 3))
+        return gx, gW, xp.sum(gy, axis=(0, 2, 3)) if needs_grad(inputs[2]) else None
 
 
 class Conv2DGradW(Function):
     """The weight gradient of conv2d: ``gW[o, c, i, j] = sum gy[n, o] * patches(x)[n, c, i, j]``.
 
-    Bilinear in ``(x, gy)``; its backward uses deconv2d and conv2d again.
+    Bilinear in ``(x, gy)``; its derivative applies Deconv2d and Conv2d again.
 
     Args:
         kernel_size: the window size, an int or a pair.
@@ -341,20 +362,25 @@ class Conv2DGradW(Function):
         gw = xp.sum(xp.matmul(g3, xp.permute_dims(c3, (0, 2, 1))), axis=0)
         return xp.reshape(gw, (oc, c, kh, kw))
 
-    def backward(self, g: Variable) -> tuple[Variable, Variable]:
-        """Gradients of Conv2DGradW's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
+        """Return ``(deconv2d(gy_in, g), conv2d(x, g))`` for ``g``, the weight gradient's gradient.
 
         Args:
-            g: the gradient of this function's output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the values of ``x`` and of conv2d's output gradient ``gy_in``.
+            y: the output's value.
+            gy: the gradient of this function's output (a weight-shaped ``g``).
 
         Returns:
-            One gradient per input of forward (None where no gradient flows).
+            The gradients of ``x`` and ``gy_in`` (None for an input given as a raw array).
         """
-        x, gy = self.inputs
-        gx = None
-        if needs_grad(x):
-            gx = deconv2d(gy, g, None, self.stride, self.pad, outsize=x.shape[2:])
-        ggy = conv2d(x, g, None, self.stride, self.pad) if needs_grad(gy) else None
+        x, gy_in = xs
+        inputs = self.inputs
+        gx = ggy = None
+        if needs_grad(inputs[0]):
+            gx = xp.apply(Deconv2d(self.stride, self.pad, inputs[0].shape[2:]), gy_in, gy)
+        if needs_grad(inputs[1]):
+            ggy = xp.apply(Conv2d(self.stride, self.pad), x, gy)
         return gx, ggy
 
 

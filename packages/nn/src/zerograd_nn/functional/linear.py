@@ -6,10 +6,10 @@ from typing import Any
 
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
-from zerograd.functions import get_item, matmul, reshape, sum_to, transpose
+from zerograd.functions import get_item, matmul
 from zerograd.utils import data_of
 
-from .utils import needs_grad, recording
+from .utils import add_into, needs_grad
 
 
 class Linear(Function):
@@ -38,46 +38,35 @@ class Linear(Function):
             )
         y = get_array_module(x).matmul(x, W)
         if b is not None:
-            y = y + b
+            y = add_into(y, b)  # y: matmul's fresh result
         return y
 
-    def backward(self, gy: Variable) -> tuple[Variable | None, ...]:
-        """Gradients of Linear's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
+        """Return ``(gy @ W.T, x.T @ gy, sum_to(gy, b.shape))``; None for raw operands.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the values of ``x``, ``W`` (and ``b``).
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
-            One gradient per input of forward (None where no gradient flows).
+            One gradient per input (None for an input given as a raw array).
         """
-        x, W = self.inputs[0], self.inputs[1]
-        if not recording():
-            return self._backward_arrays(gy.data)
-        gx = matmul(gy, transpose(W)) if needs_grad(x) else None
-        if x.ndim > 2:  # (N, ..., I): sum the weight gradient over every leading axis
-            x, gy2 = reshape(x, (-1, x.shape[-1])), reshape(gy, (-1, gy.shape[-1]))
-        else:
-            gy2 = gy
-        gW = matmul(transpose(x), gy2) if needs_grad(W) else None
-        if len(self.inputs) == 2:
+        x, W = xs[0], xs[1]
+        inputs = self.inputs
+        gx = xp.matmul(gy, W.T) if needs_grad(inputs[0]) else None
+        gW = None
+        if needs_grad(inputs[1]):
+            if x.ndim > 2:  # (N, ..., I): sum the weight gradient over every leading axis
+                x, gy2 = xp.reshape(x, (-1, x.shape[-1])), xp.reshape(gy, (-1, gy.shape[-1]))
+            else:
+                gy2 = gy
+            gW = xp.matmul(x.T, gy2)
+        if len(xs) == 2:
             return gx, gW
-        return gx, gW, sum_to(gy, self.inputs[2].shape)
-
-    def _backward_arrays(self, g: Any) -> tuple[Variable | None, ...]:
-        """First-order backward on plain arrays (no graph is being recorded)."""
-        x, W = self.inputs[0], self.inputs[1]
-        xp = get_array_module(g)
-        gx = Variable(xp.matmul(g, W.data.T)) if needs_grad(x) else None
-        xd = x.data
-        if xd.ndim > 2:
-            xd, g2 = xp.reshape(xd, (-1, xd.shape[-1])), xp.reshape(g, (-1, g.shape[-1]))
-        else:
-            g2 = g
-        gW = Variable(xp.matmul(xd.T, g2)) if needs_grad(W) else None
-        if len(self.inputs) == 2:
-            return gx, gW
-        b = self.inputs[2]
-        return gx, gW, Variable(backend_of(g).sum_to(g, b.shape)) if needs_grad(b) else None
+        b = inputs[2]
+        return gx, gW, xp.sum_to(gy, b.shape) if needs_grad(b) else None
 
 
 def linear(x: Any, W: Any, b: Any = None) -> Variable:

@@ -9,8 +9,8 @@ from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
 from zerograd.utils import data_of as _data
 
-from .activation import relu, softmax
-from .utils import array_arg, as_float, float_data, logsumexp, onehot, recording
+from .activation import Softmax, relu
+from .utils import array_arg, as_float, float_data, logsumexp, needs_grad, onehot
 
 
 def _like(value: Any, x: Any) -> Any:
@@ -50,19 +50,22 @@ class MeanSquaredError(Function):
         xp = get_array_module(diff)
         return _like(xp.sum(diff * diff) / diff.shape[0], diff)
 
-    def backward(self, gy: Variable) -> tuple[Variable, Variable]:
-        """Gradients of MeanSquaredError's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
+        """Return ``(g, -g)`` with ``g = (x0 - x1) * (2 * gy / len(x0))``.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the values of ``x0`` and ``x1``.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
-            One gradient per input of forward (None where no gradient flows).
+            The gradients of ``x0`` and ``x1`` (None for one given as a raw array).
         """
-        x0, x1 = self.inputs
+        x0, x1 = xs
         diff = x0 - x1
-        gx = gy * diff * (2.0 / diff.shape[0])
-        return gx, -gx
+        gx = diff * (gy * (2.0 / diff.shape[0]))  # the 0-d factor first: one full-size product
+        return gx, -gx if needs_grad(self.inputs[1]) else None
 
 
 def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
@@ -161,25 +164,21 @@ class SoftmaxCrossEntropy(Function):
         log_p = (x - logsumexp(x, axis=1))[xp.arange(n, device=device_of(x)), t]
         return _like(-xp.sum(log_p) / n, x)
 
-    def backward(self, gy: Variable) -> tuple[Variable, None]:
-        """Gradients of SoftmaxCrossEntropy's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
+        """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the values of the scores ``x`` and the labels ``t``.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
-            One gradient per input of forward (None where no gradient flows).
+            The gradient of ``x``, and None for ``t``.
         """
         x, t = self.inputs
         n, classes = x.shape
-        if not recording():
-            xd = float_data(x.data)
-            xp = get_array_module(xd)
-            e = xp.exp(xd - xp.max(xd, axis=1, keepdims=True))
-            p = e / xp.sum(e, axis=1, keepdims=True)  # exact even where logsumexp rounds
-            p = p - onehot(t.data, classes, p.dtype)  # new array: immutable backends fit
-            return Variable(p * (gy.data / n)), None
-        p = softmax(x)
+        p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints
         return (p - onehot(t.data, classes, p.dtype)) * (gy / n), None
 
 

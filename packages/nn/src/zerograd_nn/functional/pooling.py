@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Function, Variable
+from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
-from zerograd.functions import broadcast_to, get_item, reshape, transpose
+from zerograd.functions import get_item, reshape, transpose
 
-from .conv import Im2col, col2im
+from .conv import Col2im, Im2col
 from .utils import array_arg, conv_geometry
 
 
@@ -92,15 +92,21 @@ class Pooling(Function):
         self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
         windows = _windows(self.geometry)
         xpad = _pad(x, self.geometry, float("-inf"))
-        y = xp.asarray(xpad[windows[0]], copy=True)  # never a view of the input
-        for w in windows[1:]:
-            y = xp.maximum(y, xpad[w])
+        views = [xpad[w] for w in windows]
+        if len(views) == 1:
+            y = xp.asarray(views[0], copy=True)  # never a view of the input
+        else:
+            y = xp.maximum(views[0], views[1])
+            for v in views[2:]:
+                y = xp.maximum(y, v)
+        if not Config.enable_backprop:
+            return y  # no backward will come: no mask
         # Where each kernel offset is its window's first maximum, in im2col's layout
-        # (N, C, KH, KW, OH, OW) and x's dtype (the standard refuses bool * float): one
-        # stack and one cast, so the backward is one product and one col2im.
+        # (N, C, KH, KW, OH, OW): one stack of bools (a byte per element; the backward casts
+        # it to gy's dtype, since the standard refuses bool * float).
         hits, taken = [], None
-        for w in windows:
-            hit = xpad[w] == y
+        for v in views:
+            hit = v == y
             if taken is not None:
                 hit = xp.logical_and(hit, xp.logical_not(taken))
                 taken = xp.logical_or(taken, hit)
@@ -109,20 +115,22 @@ class Pooling(Function):
             hits.append(hit)
         n, c, oh, ow = y.shape
         k = self.geometry[0]
-        mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(k) + (oh, ow))
-        self.mask = backend_of(x).astype(mask, x.dtype)
+        self.mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(k) + (oh, ow))
         return y
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Pooling's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` sent to each window's first maximum (:class:`Pooling2DGrad`).
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        return Pooling2DGrad(self)(gy)
+        return xp.apply(Pooling2DGrad(self), gy)
 
 
 class Pooling2DGrad(Function):
@@ -149,19 +157,23 @@ class Pooling2DGrad(Function):
         n, c, oh, ow = gy.shape
         k, s, pad, _ = p.geometry
         # each window's winner gets gy, in im2col's layout (N, C, KH, KW, OH, OW): one col2im
-        col = xp.reshape(gy, (n, c, 1, 1, oh, ow)) * p.mask
+        col = backend_of(gy).astype(p.mask, gy.dtype)  # a new array: written in place below
+        col *= xp.reshape(gy, (n, c, 1, 1, oh, ow))  # JAX arrays: a new product
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
-    def backward(self, ggx: Variable) -> Variable:
-        """Gradients of Pooling2DGrad's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` read at each window's winner (:class:`Pooling2DWithIndexes`).
 
         Args:
-            ggx: the gradient of this function's output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value (the pooling's output gradient).
+            y: the output's value.
+            gy: the gradient of this function's output (image-shaped).
 
         Returns:
             The gradient of the input.
         """
-        return Pooling2DWithIndexes(self.pool)(ggx)
+        return xp.apply(Pooling2DWithIndexes(self.pool), gy)
 
 
 class Pooling2DWithIndexes(Function):
@@ -188,20 +200,24 @@ class Pooling2DWithIndexes(Function):
         y = None
         kw = p.geometry[0][1]
         for offset, win in enumerate(_windows(p.geometry)):
-            term = xpad[win] * p.mask[:, :, offset // kw, offset % kw, ...]  # standard: "..."
+            hit = p.mask[:, :, offset // kw, offset % kw, ...]  # the standard wants the "..."
+            term = xpad[win] * backend_of(x).astype(hit, x.dtype)
             y = term if y is None else y + term
         return y
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of Pooling2DWithIndexes's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` sent back to each window's winner (:class:`Pooling2DGrad`).
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
-        return Pooling2DGrad(self.pool)(gy)
+        return xp.apply(Pooling2DGrad(self.pool), gy)
 
 
 def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
@@ -288,21 +304,24 @@ class AveragePooling(Function):
             y = y + xpad[w]
         return y / len(windows)
 
-    def backward(self, gy: Variable) -> Variable:
-        """Gradients of AveragePooling's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy / (KH * KW)`` spread over each window, overlaps added (col2im).
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
         """
         n, c, oh, ow = gy.shape
-        kh, kw = conv_geometry(
-            "average_pooling", self.input_shape, self.kernel_size, self.stride, self.pad
-        )[0]
-        gcol = broadcast_to(reshape(gy / (kh * kw), (n, c, 1, 1, oh, ow)), (n, c, kh, kw, oh, ow))
-        return col2im(gcol, self.input_shape, self.kernel_size, self.stride, self.pad, False)
+        k, s, p = self.kernel_size, self.stride, self.pad
+        kh, kw = conv_geometry("average_pooling", self.input_shape, k, s, p)[0]
+        gcol = xp.reshape(gy / (kh * kw), (n, c, 1, 1, oh, ow))
+        gcol = xp.broadcast_to(gcol, (n, c, kh, kw, oh, ow))
+        return xp.apply(Col2im(self.input_shape, k, s, p, False), gcol)
 
 
 def average_pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:

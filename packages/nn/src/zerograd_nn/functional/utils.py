@@ -9,23 +9,11 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from zerograd import Config, Function, Variable, as_array
+from zerograd import Function, Variable, as_array
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.utils import conv_outsize, data_of
 from zerograd.utils import normalize_axis as _normalize_axes
 from zerograd.variable import Constant
-
-
-def recording() -> bool:
-    """Whether the running backward builds a graph (``create_graph=True``).
-
-    When it does not, a backward may compute plain arrays (faster, no graph nodes);
-    when it does, it must use differentiable functions so higher orders exist.
-
-    Returns:
-        ``Config.enable_backprop``.
-    """
-    return Config.enable_backprop
 
 
 def needs_grad(v: Any) -> bool:
@@ -71,11 +59,14 @@ class AsFloat(Function):
         """
         return float_data(x)
 
-    def backward(self, gy: Any) -> Any:
-        """Gradients of AsFloat's inputs, given the gradient of its output.
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy``: the conversion passes the gradient through.
 
         Args:
-            gy: the gradient of the output.
+            xp: the namespace (see :mod:`zerograd.namespaces`).
+            xs: the input's value.
+            y: the output's value.
+            gy: the output's gradient.
 
         Returns:
             The gradient of the input.
@@ -106,6 +97,27 @@ def as_float(x: Any, op: str, name: str = "x") -> Variable:
     return AsFloat()(x)
 
 
+def add_into(y: Any, b: Any) -> Any:
+    """``y + b``, written into ``y``'s own memory where the backend's arrays are mutable.
+
+    For a forward's fresh result that nothing else holds yet (a matmul's output gets its
+    bias): no second array of ``y``'s size. The standard's in-place ``+=`` keeps ``y``'s
+    dtype, so it is used only when ``b`` has that dtype (otherwise the promoted ``y + b``);
+    arrays without in-place operators (JAX) make ``+=`` a plain ``y + b``.
+
+    Args:
+        y: a fresh backend array, unshared.
+        b: an array that broadcasts to ``y``'s shape.
+
+    Returns:
+        The sum (``y`` itself where it was written in place).
+    """
+    if b.dtype != y.dtype:
+        return y + b
+    y += b
+    return y
+
+
 def _int_like(v: Any) -> bool:
     """A Python or numpy integer (or 0-d integer array), never a bool."""
     if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "i") not in "iu":
@@ -134,6 +146,8 @@ def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
         >>> pair(3), pair((2, 1))
         ((3, 3), (2, 1))
     """
+    if type(x) is tuple and len(x) == 2 and type(x[0]) is int and type(x[1]) is int:
+        return x  # already a pair (the common case: functions pass checked pairs on)
     if _int_like(x):
         n = operator.index(x)
         return (n, n)
@@ -250,6 +264,8 @@ def normalize_axis(axis: int, ndim: int, op: str) -> int:
         TypeError: ``axis`` is not an int.
         ValueError: the input is 0-d, or ``axis`` is out of range.
     """
+    if type(axis) is int and 0 <= axis < ndim:
+        return axis  # already normalized (softmax's backward asks again for its own axis)
     if not _int_like(axis):
         raise TypeError(f"{op}: axis must be an int, got {axis!r}")
     axis = operator.index(axis)
@@ -337,6 +353,9 @@ def conv_geometry(
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
     """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``.
 
+    Results are cached per argument set: convolutions and pooling ask for the same
+    geometry on every call, and the checks cost more than the lookup.
+
     Args:
         op: the calling function's name, for error messages.
         img_shape: the input's shape (N, C, H, W).
@@ -350,6 +369,34 @@ def conv_geometry(
     Raises:
         ValueError: the shape is not 4-D, or the kernel does not fit the padded image.
     """
+    if not (_plain(kernel_size) and _plain(stride) and _plain(pad)):
+        # only exact ints are keys: 2.0 and True equal 2 and 1 but must fail the checks
+        return _conv_geometry(op, img_shape, kernel_size, stride, pad)
+    key = (op, tuple(img_shape), kernel_size, stride, pad)
+    geometry = _GEOMETRIES.get(key)
+    if geometry is not None:
+        return geometry
+    geometry = _conv_geometry(op, img_shape, kernel_size, stride, pad)
+    if len(_GEOMETRIES) >= 1024:  # many shapes (a sweep): keep the cache small
+        _GEOMETRIES.clear()
+    _GEOMETRIES[key] = geometry
+    return geometry
+
+
+_GEOMETRIES: dict[tuple, tuple] = {}
+
+
+def _plain(v: Any) -> bool:
+    """An exact Python int, or a pair of them."""
+    return type(v) is int or (
+        type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is int
+    )
+
+
+def _conv_geometry(
+    op: str, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """:func:`conv_geometry` without the cache."""
     if len(img_shape) != 4:
         raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
     (kh, kw), (sh, sw), (ph, pw) = conv_args(op, kernel_size, stride, pad)

@@ -1,0 +1,171 @@
+"""Each nn function writes its derivative once, as ``vjp``: both engines run that one body.
+
+check_backward compares ``backward()`` (the vjp on arrays) with ``backward(create_graph=True)``
+(the vjp on Variables) and both with numerical gradients; here for every fused nn function,
+first and second order, float32 and float64.
+"""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Function, Variable
+from zerograd.testing import check_backward
+
+
+def _spread(rng, shape):
+    """Values at least 0.1 apart and away from 0: no kink of relu or max pooling is crossed
+    by a finite-difference step, in float32 too."""
+    v = (rng.permutation(int(np.prod(shape))) - int(np.prod(shape)) // 2 + 0.5) * 0.1
+    return v.reshape(shape)
+
+
+def _cases(rng):
+    t = np.array([1, 0, 3])
+    return {
+        "sigmoid": (F.sigmoid, [rng.standard_normal((3, 4))]),
+        "relu": (F.relu, [_spread(rng, (3, 4))]),
+        "leaky_relu": (lambda v: F.leaky_relu(v, 0.3), [_spread(rng, (3, 4))]),
+        "softmax": (lambda v: F.softmax(v, 0), [rng.standard_normal((3, 4))]),
+        "log_softmax": (lambda v: F.log_softmax(v, -1), [rng.standard_normal((3, 4))]),
+        "linear": (F.linear, [rng.standard_normal(s) for s in ((3, 4), (4, 2), (2,))]),
+        "linear 3-d x": (F.linear, [rng.standard_normal(s) for s in ((2, 3, 4), (4, 2))]),
+        "mean_squared_error": (F.mean_squared_error, [rng.standard_normal((3, 2))] * 2),
+        "softmax_cross_entropy": (
+            lambda v, t=t: F.softmax_cross_entropy(v, t),
+            [rng.standard_normal((3, 4))],
+        ),
+        "conv2d": (
+            lambda x, W, b: F.conv2d(x, W, b, stride=2, pad=1),
+            [rng.standard_normal(s) for s in ((2, 2, 5, 4), (3, 2, 3, 2), (3,))],
+        ),
+        "deconv2d": (
+            lambda x, W, b: F.deconv2d(x, W, b, stride=(2, 1), pad=(1, 0)),
+            [rng.standard_normal(s) for s in ((1, 2, 3, 3), (2, 3, 3, 2), (3,))],
+        ),
+        "Conv2DGradW": (  # the weight gradient, bilinear in (x, gy)
+            lambda x, gy: F.Conv2DGradW((3, 2), (2, 1), (1, 0))(x, gy),
+            [rng.standard_normal(s) for s in ((2, 2, 5, 4), (2, 3, 3, 3))],
+        ),
+        "im2col": (
+            lambda v: F.im2col(v, (3, 2), (2, 1), (1, 0)),
+            [rng.standard_normal((1, 2, 5, 4))],
+        ),
+        "col2im": (
+            lambda v: F.col2im(v, (1, 2, 5, 4), (3, 2), (2, 1), (1, 0), to_matrix=False),
+            [rng.standard_normal((1, 2, 3, 2, 3, 3))],
+        ),
+        "pooling": (lambda v: F.pooling(v, 3, 2, 1), [_spread(rng, (1, 2, 5, 4))]),
+        "pooling tiled": (lambda v: F.pooling(v, 2, 2), [_spread(rng, (2, 2, 4, 6))]),
+        "average_pooling": (
+            lambda v: F.average_pooling(v, (2, 3), (1, 2), (1, 0)),
+            [rng.standard_normal((1, 2, 4, 5))],
+        ),
+    }
+
+
+NAMES = list(_cases(np.random.default_rng(0)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("name", NAMES)
+def test_vjp_matches_numerical_gradients_in_both_engines(arr, name, order, dtype):
+    if name == "softmax_cross_entropy":  # the labels must live on the backend under test
+        f = lambda v: F.softmax_cross_entropy(v, arr([1, 0, 3], "int64"))  # noqa: E731
+        inputs = [np.random.default_rng(1).standard_normal((3, 4))]
+    else:
+        f, inputs = _cases(np.random.default_rng(1))[name]
+    check_backward(f, *[arr(x, dtype) for x in inputs], order=order)
+
+
+def _nn_functions():
+    return [
+        obj
+        for _, obj in sorted(vars(F).items())
+        if inspect.isclass(obj)
+        and issubclass(obj, Function)
+        and obj.__module__.startswith("zerograd_nn.")
+    ]
+
+
+@pytest.mark.parametrize("cls", _nn_functions(), ids=lambda c: c.__name__)
+def test_each_nn_function_writes_its_derivative_once_as_a_vjp(cls):
+    assert "vjp" in vars(cls), f"{cls.__name__} has no vjp of its own"
+    assert "backward" not in vars(cls), f"{cls.__name__} keeps a second derivative (backward)"
+
+
+@pytest.mark.parametrize(
+    "f",
+    [F.sigmoid, F.leaky_relu, F.softmax, F.log_softmax, lambda v: F.mean_squared_error(v, v * 0)],
+    ids=["sigmoid", "leaky_relu", "softmax", "log_softmax", "mean_squared_error"],
+)
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_integer_data_has_the_gradient_of_its_float_value(arr, to_np, f, create_graph):
+    ints = [[-2, 0, 1], [3, -1, 2]]
+    xi, xf = Variable(arr(ints, "int64")), Variable(arr(ints, "float64"))
+    for x in (xi, xf):
+        F.sum(f(x) * arr([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])).backward(create_graph=create_graph)
+    np.testing.assert_allclose(to_np(xi.grad), to_np(xf.grad), rtol=1e-12)
+
+
+def test_integer_scores_have_the_gradient_of_their_float_value(arr, to_np):
+    t = arr([2, 0], "int64")
+    xi = Variable(arr([[1, 0, 3], [2, 2, -1]], "int64"))
+    xf = Variable(arr([[1, 0, 3], [2, 2, -1]], "float64"))
+    for x in (xi, xf):
+        F.softmax_cross_entropy(x, t).backward()
+    np.testing.assert_allclose(to_np(xi.grad), to_np(xf.grad), rtol=1e-12)
+
+
+def test_dezero_style_backward_call_runs_the_vjp_on_variables(arr, to_np):
+    f = F.Sigmoid()
+    x = Variable(arr([0.0, 1.0]))
+    y = f(x)
+    gx = f.backward(Variable(arr([1.0, 2.0])))
+    assert isinstance(gx, Variable) and gx.creator is not None  # differentiable again
+    s = to_np(y)
+    np.testing.assert_allclose(to_np(gx), np.array([1.0, 2.0]) * s * (1 - s), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "f", [F.sigmoid, F.relu, F.leaky_relu], ids=["sigmoid", "relu", "leaky_relu"]
+)
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_0d_float32_gradients_stay_float32(arr, backend, f, create_graph):
+    """numpy 1.x computes a 0-d float32 with a Python float in float64."""
+    x = Variable(arr(0.75, "float32"))
+    f(x).backward(create_graph=create_graph)
+    assert backend.dtype_kind(x.grad.dtype) == "f" and x.grad.dtype == x.dtype
+
+
+# -- forwards add biases into their own fresh results ----------------------------------------
+
+
+def test_bias_of_another_dtype_is_promoted_not_written_into_the_result(rand, to_np):
+    x, W = rand(3, 4, dtype="float32"), rand(4, 2, dtype="float32", seed=1)
+    b = rand(2, dtype="float64", seed=2)
+    y = F.linear(x, W, b)
+    assert to_np(y).dtype == np.float64  # float32 @ float32 + float64, as numpy promotes
+    expected = to_np(x).astype("float64") @ to_np(W).astype("float64") + to_np(b)
+    np.testing.assert_allclose(to_np(y), expected, rtol=1e-6)
+    xc, Wc = rand(1, 2, 4, 4, dtype="float32"), rand(3, 2, 3, 3, dtype="float32", seed=1)
+    yc = F.conv2d(xc, Wc, rand(3, dtype="float64", seed=2), pad=1)
+    assert to_np(yc).dtype == np.float64
+
+
+def test_inputs_and_saved_state_are_not_written_by_forward_or_backward(rand, to_np):
+    x = Variable(rand(2, 2, 4, 4))
+    W, b = Variable(rand(3, 2, 3, 3, seed=1)), Variable(rand(3, seed=2))
+    before = [to_np(v).copy() for v in (x, W, b)]
+    h = F.pooling(F.conv2d(x, W, b, pad=1), 2, 2)
+    y = F.sum(F.linear(F.reshape(h, (2, -1)), rand(12, 2, seed=3), rand(2, seed=4)))
+    y.backward()
+    first = to_np(x.grad).copy()
+    x.cleargrad()
+    y.backward()  # the same graph again: the pooling mask and the activations are intact
+    np.testing.assert_array_equal(to_np(x.grad), first)
+    for v, old in zip((x, W, b), before):
+        np.testing.assert_array_equal(to_np(v), old)
