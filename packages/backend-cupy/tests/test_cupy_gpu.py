@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from kernel_reference import GEOMETRIES, col2im_reference, im2col_reference
 
+import zerograd
 import zerograd.backends as B
 import zerograd.functions as F
 from zerograd import Variable
@@ -161,3 +162,21 @@ def test_optimizer_steps_in_place_on_gpu_as_on_cpu(gpu_backend, cp):
             opt.update()
     assert p_gpu.data is data  # written in place through compute_into
     np.testing.assert_allclose(cp.asnumpy(p_gpu.data), p_cpu.data, rtol=1e-6)
+
+
+def test_seed_repeats_cupys_draws_and_zerograd_seed_reaches_it(gpu_backend, cp):
+    def draws():
+        return [
+            cp.asnumpy(a)
+            for a in (gpu_backend.randn(3, 4), gpu_backend.rand(5), gpu_backend.permutation(8))
+        ]
+
+    gpu_backend.seed(11)
+    first = draws()
+    gpu_backend.seed(11)
+    for a, b in zip(draws(), first):
+        np.testing.assert_array_equal(a, b)
+    cp.random.seed(11)  # the same state CuPy's own seed gives
+    np.testing.assert_array_equal(cp.asnumpy(cp.random.randn(3, 4)), first[0])
+    zerograd.seed(11)  # seeds every available backend, this one included
+    np.testing.assert_array_equal(cp.asnumpy(gpu_backend.randn(3, 4)), first[0])
