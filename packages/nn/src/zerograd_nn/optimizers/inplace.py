@@ -13,6 +13,7 @@ end.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from zerograd.backends import backend_of, get_array_module
@@ -75,11 +76,11 @@ class Scratch:
         views = self._views.get((*key, data.shape, n))
         if views is not None:
             return views
-        size = data.size
+        size = math.prod(data.shape)  # not data.size: a method on torch tensors
         xp = get_array_module(data)
-        bufs = self._flat.get(key)
-        if bufs is None or len(bufs) < n or bufs[0].size < size:
-            like = bufs[0] if bufs and bufs[0].size >= size else xp.reshape(data, (-1,))
+        bufs = self._flat.get(key)  # flat: shape[0] is the size
+        if bufs is None or len(bufs) < n or bufs[0].shape[0] < size:
+            like = bufs[0] if bufs and bufs[0].shape[0] >= size else xp.reshape(data, (-1,))
             count = max(n, len(bufs or ()))
             bufs = self._flat[key] = [xp.empty_like(like) for _ in range(count)]
             self._views = {k: v for k, v in self._views.items() if k[:3] != key}
