@@ -30,6 +30,7 @@ nox.options.sessions = [
     "doc_code",
     "plugin_example",
     "jax_example",
+    "torch_example",
     "distributed",
 ]
 
@@ -306,5 +307,19 @@ def jax_example(session: nox.Session) -> None:
     session.run(
         "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
         env={"ZEROGRAD_CONFORMANCE_BACKEND": "jax", "JAX_ENABLE_X64": "1"},
+    )  # fmt: skip
+    session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)
+
+
+@nox.session
+def torch_example(session: nox.Session) -> None:
+    """The PyTorch backend example (CPU tensors through array-api-compat), installed like a
+    third-party package: the conformance suite, then its own tests (spiral MLP)."""
+    example = ROOT / "examples" / "backend-torch"
+    core = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
+    session.install(NUMPY["2"], "pytest>=8", "torch==2.13.0", *core, str(example))
+    session.run(
+        "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
+        env={"ZEROGRAD_CONFORMANCE_BACKEND": "torch"},
     )  # fmt: skip
     session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)

@@ -14,6 +14,7 @@ import types
 import numpy as np
 import pytest
 
+import zerograd
 import zerograd.backends as B
 from zerograd import Variable
 from zerograd_cupy import CupyBackend
@@ -237,3 +238,19 @@ def test_as_cupy_and_moving_by_name_say_why(with_plugin, cupy_absent):
         match=r"backend 'cupy' is installed but cannot be used here: CuPy is not installed",
     ):
         Variable(np.ones(2)).to("cupy")
+
+
+# -- seeding -----------------------------------------------------------------------------------
+def test_seeding_an_unusable_backend_does_nothing_and_zerograd_seed_still_works(
+    with_plugin, cupy_absent
+):
+    # zerograd.seed seeds every available backend; a cupy that cannot run is left out, and
+    # its own seed() is a no-op rather than the NoBackendError of every other use
+    backend = B.get_backend("cupy")
+    backend.seed(3)  # no CuPy here: nothing to seed, nothing raised
+    zerograd.seed(3)
+    first = np.random.rand(3)
+    zerograd.seed(3)
+    np.testing.assert_array_equal(np.random.rand(3), first)
+    with pytest.raises(B.NoBackendError, match="backend 'cupy' cannot be used here"):
+        backend.randn(2)

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from kernel_reference import GEOMETRIES, col2im_reference, im2col_reference
 
+import zerograd
 import zerograd.backends as B
 import zerograd.functions as F
 from zerograd import Variable
@@ -129,3 +130,53 @@ def test_kernel_errors_name_the_geometry(cp):
         im2col_gpu(cp.zeros((1, 1, 3, 3)), 5, 1, 0)
     with pytest.raises(ValueError, match=r"col2im_gpu: patches of shape \(1, 1, 2, 2, 2, 2\)"):
         col2im_gpu(cp.zeros((1, 1, 2, 2, 2, 2)), (1, 1, 4, 4), 2, 1, 0)
+
+
+@pytest.mark.parametrize("op", ["add", "subtract", "multiply", "divide", "sqrt"])
+def test_compute_into_writes_into_out_what_numpy_computes(gpu_backend, cp, op):
+    rng = np.random.default_rng(4)
+    x1 = rng.random((3, 5)).astype(np.float32) + 0.5
+    x2 = rng.random((3, 5)).astype(np.float32) + 0.5
+    a, b = cp.asarray(x1), cp.asarray(x2)
+    out = cp.empty_like(a)
+    operands = () if op == "sqrt" else (b,)
+    gpu_backend.compute_into(op, a, *operands, out=out)
+    expected = getattr(np, op)(x1, *(() if op == "sqrt" else (x2,)))
+    np.testing.assert_allclose(cp.asnumpy(out), expected, rtol=1e-6)
+    assert gpu_backend.writable(out) is True
+
+
+def test_optimizer_steps_in_place_on_gpu_as_on_cpu(gpu_backend, cp):
+    from zerograd import Parameter
+
+    optimizers = pytest.importorskip("zerograd_nn.optimizers", reason="needs zerograd-nn")
+    Adam = optimizers.Adam
+    p_cpu = Parameter(np.array([1.0, -2.0, 0.5], np.float32))
+    p_gpu = Parameter(cp.asarray(p_cpu.data))
+    data = p_gpu.data
+    opts = [Adam(0.1).setup([p]) for p in (p_cpu, p_gpu)]
+    for step in range(3):
+        g = np.array([0.5, -0.25, 1.0], np.float32) * (step + 1)
+        p_cpu.grad, p_gpu.grad = Variable(g), Variable(cp.asarray(g))
+        for opt in opts:
+            opt.update()
+    assert p_gpu.data is data  # written in place through compute_into
+    np.testing.assert_allclose(cp.asnumpy(p_gpu.data), p_cpu.data, rtol=1e-6)
+
+
+def test_seed_repeats_cupys_draws_and_zerograd_seed_reaches_it(gpu_backend, cp):
+    def draws():
+        return [
+            cp.asnumpy(a)
+            for a in (gpu_backend.randn(3, 4), gpu_backend.rand(5), gpu_backend.permutation(8))
+        ]
+
+    gpu_backend.seed(11)
+    first = draws()
+    gpu_backend.seed(11)
+    for a, b in zip(draws(), first):
+        np.testing.assert_array_equal(a, b)
+    cp.random.seed(11)  # the same state CuPy's own seed gives
+    np.testing.assert_array_equal(cp.asnumpy(cp.random.randn(3, 4)), first[0])
+    zerograd.seed(11)  # seeds every available backend, this one included
+    np.testing.assert_array_equal(cp.asnumpy(gpu_backend.randn(3, 4)), first[0])

@@ -13,6 +13,7 @@ import os
 import numpy as np
 import pytest
 
+import zerograd
 import zerograd.backends as B
 from zerograd import Variable
 from zerograd_cupy import CupyBackend
@@ -69,3 +70,12 @@ def test_to_gpu_fails_cleanly_and_leaves_data_and_grad(with_plugin):
         B.NoBackendError, match=r"backend 'cupy' cannot be used here: CuPy is installed but"
     ):
         _ = B.get_backend("cupy").xp
+
+
+def test_seed_without_a_gpu_leaves_cupy_alone_and_seeds_numpy(with_plugin):
+    # cupy.random.seed needs a CUDA device: calling it here would raise CUDARuntimeError
+    B.get_backend("cupy").seed(5)
+    zerograd.seed(5)
+    first = np.random.rand(4)
+    zerograd.seed(5)
+    np.testing.assert_array_equal(np.random.rand(4), first)

@@ -156,3 +156,91 @@ def test_numpy_backend_namespace_is_numpy_itself_on_numpy_2():
         assert xp.__name__ == "array_api_compat.numpy" and xp.random is np.random
     for name in ("concat", "permute_dims", "astype", "isdtype", "take", "expand_dims"):
         assert callable(getattr(xp, name)), name
+
+
+# -- in-place arithmetic: Backend.writable and Backend.compute_into --------------------------
+UFUNCS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "divide": np.divide}
+
+
+@needs_numpy2
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", list(UFUNCS))
+def test_default_compute_into_writes_the_bits_numpys_ufunc_writes(op, dtype):
+    x1 = rng.standard_normal((3, 4)).astype(dtype)
+    x2 = rng.standard_normal((3, 4)).astype(dtype) + 3.0
+    for operand in (x2, 0.37):  # an array, and a Python float (its dtype must not widen)
+        out = np.full((3, 4), np.nan, dtype)
+        kept = x1.copy()
+        B.compute_into(op, x1, operand, out=out)
+        np.testing.assert_array_equal(out, UFUNCS[op](x1, operand))
+        assert out.dtype == dtype
+        np.testing.assert_array_equal(x1, kept)  # only out was written
+    expected = UFUNCS[op](x1, x2)
+    B.compute_into(op, x1, x2, out=x1)  # out may be an operand
+    np.testing.assert_array_equal(x1, expected)
+
+
+@needs_numpy2
+def test_default_compute_into_takes_sqrt_with_one_operand():
+    x = rng.random(5, dtype=np.float32)
+    out = np.empty_like(x)
+    B.compute_into("sqrt", x, out=out)
+    np.testing.assert_array_equal(out, np.sqrt(x))
+
+
+@needs_numpy2
+def test_default_compute_into_names_the_ops_it_takes():
+    out = np.zeros(2)
+    with pytest.raises(ValueError, match=r"compute_into got op='power'; it takes one of \['add'"):
+        B.compute_into("power", out, 2.0, out=out)
+    assert out.tolist() == [0.0, 0.0]
+
+
+class _ReadOnlyArray(np.ndarray):
+    """Stands for an immutable array type (JAX's): writing into one raises."""
+
+
+def _read_only_zeros(shape, dtype=None, device=None):
+    a = np.zeros(shape, dtype).view(_ReadOnlyArray)
+    a.flags.writeable = False
+    return a
+
+
+class _Immutable(_Standard):
+    name = "immutable"
+
+    def load_module(self):
+        import types
+
+        return types.SimpleNamespace(zeros=_read_only_zeros, add=np.add)
+
+
+@needs_numpy2
+def test_default_writable_asks_once_per_type_without_touching_the_array():
+    b = _Standard()
+    x = np.arange(3.0)
+    x.flags.writeable = False  # the default asks about the type, not this array
+    assert b.writable(x) is True
+    assert b._writable_types == {np.ndarray: True}
+    assert x.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_default_writable_is_false_for_an_immutable_type_and_compute_into_refuses_it():
+    b = _Immutable()
+    x = _read_only_zeros((2,))
+    assert b.writable(x) is False
+    with pytest.raises(ValueError, match="read-only"):
+        b.compute_into("add", x, 1.0, out=x)
+    assert x.tolist() == [0.0, 0.0]
+
+
+def test_numpy_backend_writes_in_place_with_out_and_knows_read_only_arrays():
+    b = get_backend("numpy")
+    x = np.arange(4.0, dtype=np.float32)
+    view = b.broadcast_to(x, (2, 4))
+    assert b.writable(x) is True and b.writable(view) is False
+    out = np.empty_like(x)
+    b.compute_into("divide", x, 3.0, out=out)
+    np.testing.assert_array_equal(out, np.divide(x, 3.0))
+    b.compute_into("sqrt", x, out=x)
+    np.testing.assert_array_equal(x, np.sqrt(np.arange(4.0, dtype=np.float32)))

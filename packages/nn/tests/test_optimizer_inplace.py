@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from zerograd import Parameter, Variable
+from zerograd.backends import Backend, get_backend
 from zerograd_nn import optimizers as O
 
 STATEFUL = {
@@ -31,6 +32,57 @@ def test_updates_write_into_the_parameter_and_its_state(name, wd):
         opt.update()
         assert p.data is data and p.data.dtype == np.float32
         assert all(a is b for a, b in zip(opt.state(p, *names), state))  # no new arrays
+
+
+ALL = {
+    "SGD": lambda **k: O.SGD(0.1, **k),
+    **{name: make for name, (make, _) in STATEFUL.items()},
+}
+
+
+def _three_steps(make, wd, dtype, path, monkeypatch):
+    """A parameter after three updates, through one of the three paths to the same bits."""
+    backend = get_backend("numpy")
+    opt = make(weight_decay=wd)
+    if path == "new arrays":  # the general path: _compute's new arrays, added at the end
+        monkeypatch.setattr(type(opt), "_step", None)
+    elif path == "default compute_into":  # what any backend with mutable arrays gets
+        monkeypatch.setattr(type(backend), "compute_into", Backend.compute_into)
+    p = Parameter(np.array([[1.0, -2.0, 0.0], [0.5, 3.0, -0.25]], dtype))
+    opt.setup([p])
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        p.grad = Variable(rng.standard_normal((2, 3)).astype(dtype))
+        opt.update()
+    return p.data
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("wd", [0.0, 0.1])
+@pytest.mark.parametrize("name", list(ALL))
+def test_in_place_steps_give_the_bits_of_the_new_array_path(name, wd, dtype, monkeypatch):
+    got = {}
+    for path in ("numpy out=", "default compute_into", "new arrays"):
+        with monkeypatch.context() as mp:
+            got[path] = _three_steps(ALL[name], wd, dtype, path, mp)
+    assert got["numpy out="].dtype == dtype
+    np.testing.assert_array_equal(got["numpy out="], got["new arrays"])
+    np.testing.assert_array_equal(got["default compute_into"], got["new arrays"])
+
+
+def test_arrays_the_backend_cannot_write_take_the_new_array_path(monkeypatch):
+    backend = get_backend("numpy")
+    monkeypatch.setattr(type(backend), "writable", lambda self, x: False)
+    p = Parameter(np.array([1.0, 2.0]))
+    opt = O.MomentumSGD(0.1).setup([p])
+    p.grad = Variable(np.array([0.5, -0.5]))
+    opt.update()
+    (v,) = opt.state(p, "v")
+    p.grad = Variable(np.array([0.5, -0.5]))
+    opt.update()
+    np.testing.assert_array_equal(v, [-0.05, 0.05])  # not written: a new array instead
+    assert opt.state(p, "v")[0] is not v
+    np.testing.assert_allclose(p.data, [1.0 - 0.05 - 0.095, 2.0 + 0.05 + 0.095])
 
 
 def test_a_subclass_overriding_compute_is_not_bypassed_by_the_in_place_path():

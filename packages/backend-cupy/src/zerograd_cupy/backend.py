@@ -294,6 +294,21 @@ class CupyBackend(Backend):
         """``cupy.pad`` with a constant."""
         return self._cupy().pad(x, pad_width, mode="constant", constant_values=value)
 
+    def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
+        """Write ``cupy.<op>(x1, x2)`` into ``out`` with the ufunc's ``out=`` (no temporary).
+
+        Args:
+            op: ``'add'``, ``'subtract'``, ``'multiply'``, ``'divide'`` or ``'sqrt'``.
+            x1: a CuPy array.
+            x2: a CuPy array or a Python float; None for ``'sqrt'``.
+            out: a CuPy array of the result's shape and dtype, on ``x1``'s device.
+        """
+        ufunc = getattr(self._cupy(), op)
+        if x2 is None:
+            ufunc(x1, out=out)
+        else:
+            ufunc(x1, x2, out=out)
+
     def dtype_kind(self, dtype: Any) -> str:
         """``dtype.kind`` (CuPy's dtypes are numpy's)."""
         return dtype.kind

@@ -25,6 +25,15 @@ from . import kernels
 __version__ = _distribution_version("zerograd-numpy")  # the repository's VERSION file
 
 
+_UFUNCS = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "sqrt": np.sqrt,
+}  # Backend.compute_into's ops
+
+
 def _basic_index(index: Any) -> bool:
     """Whether ``index`` has only ints, slices, None and Ellipsis (no repeats possible)."""
     items = index if isinstance(index, tuple) else (index,)
@@ -178,6 +187,31 @@ class NumpyBackend(Backend):
         else:
             np.add.at(out, indices, values)
         return out
+
+    def writable(self, x: Any) -> bool:
+        """Return ``x.flags.writeable`` (False for read-only arrays and broadcast views).
+
+        Args:
+            x: A numpy array.
+
+        Returns:
+            Whether ``x`` can be written in place.
+        """
+        return x.flags.writeable
+
+    def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
+        """Write ``numpy.<op>(x1, x2)`` into ``out`` with the ufunc's ``out=`` (no temporary).
+
+        Args:
+            op: ``'add'``, ``'subtract'``, ``'multiply'``, ``'divide'`` or ``'sqrt'``.
+            x1: A numpy array.
+            x2: A numpy array or a Python float; None for ``'sqrt'``.
+            out: A writable numpy array of the result's shape and dtype.
+        """
+        if x2 is None:
+            _UFUNCS[op](x1, out=out)
+        else:
+            _UFUNCS[op](x1, x2, out=out)
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         """Return ``numpy.broadcast_to(x, shape)`` (a read-only view).

@@ -377,5 +377,44 @@ class Backend:
         """
         target[...] = value
 
+    # -- in-place arithmetic (zerograd-nn's optimizer step) --------------------------------
+    def writable(self, x: Any) -> bool:
+        """Optional. Whether :meth:`compute_into` and :meth:`assign` may write into ``x``.
+
+        False for every array of a backend whose arrays are immutable (JAX): zerograd-nn's
+        optimizers then make new arrays. A backend with read-only arrays beside writable ones
+        (numpy's ``flags.writeable``) answers per array. Default: asked once per array type,
+        by writing an empty array into an empty array of ``x``'s type (``x`` is not touched).
+
+        Args:
+            x: An array of this backend.
+
+        Returns:
+            True when ``x`` can be written in place.
+        """
+        return _std.writable_type(self, x)
+
+    def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
+        """Optional. Write the standard function ``op`` of ``x1`` (and ``x2``) into ``out``.
+
+        ``op`` is one of :data:`~zerograd.backends.contract.IN_PLACE_OPS` (``'add'``,
+        ``'subtract'``, ``'multiply'``, ``'divide'``, ``'sqrt'``). zerograd calls it only when
+        :meth:`writable` is true for ``out``, with ``out`` of the result's shape and dtype
+        (it may be ``x1`` or ``x2`` itself), ``x1`` an array and ``x2`` an array or a Python
+        float. Default: the result as a new array (the operator, or ``xp.sqrt``), then
+        written with :meth:`assign`. numpy and CuPy override it with ufuncs' ``out=``, which
+        allocate nothing.
+
+        Args:
+            op: The name of the standard function.
+            x1: Its first operand.
+            x2: Its second operand; None for ``'sqrt'``.
+            out: The array the result is written into.
+
+        Raises:
+            TypeError: The backend's arrays are immutable (:meth:`writable` is false).
+        """
+        self.assign(out, _std.compute(self.xp, op, x1, x2))
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} ({self.device})>"

@@ -13,9 +13,7 @@ XP_NAMES: tuple[str, ...] = (
     "asarray", "zeros", "ones", "full", "arange", "zeros_like", "ones_like", "empty_like",
     # dtypes
     "astype", "isdtype", "float32", "float64", "int64",
-    # elementwise (add .. divide: zerograd-nn's in-place optimizer path, which passes
-    # numpy's out= only to array types a probe found accepting it)
-    "add", "subtract", "multiply", "divide",
+    # elementwise
     "exp", "log", "sin", "cos", "tanh", "sqrt", "sign", "clip", "maximum", "where",
     "logical_and", "logical_or", "logical_not",
     # reductions and searching
@@ -39,6 +37,9 @@ NN_REQUIRED_METHODS: tuple[str, ...] = ("randn", "rand", "permutation")
 OPTIONAL_METHODS: tuple[str, ...] = (
     "seed", "is_available", "unavailable_reason", "version", "asarray", "astype",
     "resolve_dtype", "dtype_kind", "getitem", "scatter_add", "broadcast_to", "sum_to", "pad",
-    "im2col", "col2im", "assign",
+    "im2col", "col2im", "assign", "writable", "compute_into",
 )  # fmt: skip
 """``Backend`` methods with a default (written with standard calls where one can be)."""
+
+IN_PLACE_OPS: tuple[str, ...] = ("add", "subtract", "multiply", "divide", "sqrt")
+"""The standard functions ``Backend.compute_into`` writes in place (zerograd-nn's optimizers)."""

@@ -1,12 +1,13 @@
 """The defaults of :class:`~zerograd.backends.Backend`, written with array API standard calls.
 
-Every function here returns a new array and never writes into one, so it serves backends
-with immutable arrays too. Creation calls pass ``device=`` so an array never lands on
-another device than its inputs.
+Every function here returns a new array and never writes into an array it is given, so it
+serves backends with immutable arrays too. Creation calls pass ``device=`` so an array
+never lands on another device than its inputs.
 """
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 _KINDS = (
@@ -181,3 +182,64 @@ def col2im(backend: Any, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tupl
             )
             img = part if img is None else img + part
     return img[:, :, ph : h + ph, pw : w + pw]
+
+
+_BINARY = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+}
+
+
+def compute(xp: Any, op: str, x1: Any, x2: Any) -> Any:
+    """Return the standard function ``op`` of ``x1`` (and ``x2``) as a new array.
+
+    Args:
+        xp: The array API namespace of ``x1``.
+        op: One of ``'add'``, ``'subtract'``, ``'multiply'``, ``'divide'``, ``'sqrt'``.
+        x1: An array.
+        x2: An array or a Python float; None for ``'sqrt'``.
+
+    Returns:
+        The result, computed with the array's operators (``xp.sqrt`` for ``'sqrt'``).
+
+    Raises:
+        ValueError: ``op`` is none of those names.
+    """
+    if op == "sqrt":
+        return xp.sqrt(x1)
+    f = _BINARY.get(op)
+    if f is None:
+        raise ValueError(
+            f"zerograd: Backend.compute_into got op={op!r}; it takes one of "
+            f"{sorted([*_BINARY, 'sqrt'])}"
+        )
+    return f(x1, x2)
+
+
+def writable_type(backend: Any, x: Any) -> bool:
+    """Whether arrays of ``x``'s type can be written in place, asked once per type.
+
+    An empty array of ``x``'s dtype is written into another one with ``[...] =``; an error
+    (JAX's ``TypeError``) means the type is immutable. ``x`` itself is not touched.
+
+    Args:
+        backend: The backend of ``x``.
+        x: An array.
+
+    Returns:
+        The answer for ``type(x)``, kept by ``backend``.
+    """
+    cache = backend.__dict__.setdefault("_writable_types", {})
+    known = cache.get(type(x))
+    if known is None:
+        xp = backend.xp
+        try:
+            empty = xp.zeros((0,), dtype=x.dtype, device=x.device)
+            empty[...] = xp.zeros((0,), dtype=x.dtype, device=x.device)
+            known = type(empty) is type(x)
+        except Exception:  # noqa: BLE001 - any failure means "cannot be written in place"
+            known = False
+        cache[type(x)] = known
+    return known

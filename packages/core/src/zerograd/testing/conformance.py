@@ -230,6 +230,32 @@ def test_assign_writes_or_refuses_with_type_error(backend):
         assert backend.to_numpy(target).tolist() == [1.0, 2.0]
 
 
+@pytest.mark.parametrize("op", contract.IN_PLACE_OPS)
+def test_compute_into_writes_numpys_result_where_writable(backend, op):
+    """Where ``writable`` is true, ``compute_into`` writes numpy's result into ``out``.
+
+    An operand may be ``out`` itself, or a Python float that keeps float32 float32. Where
+    ``writable`` is false (immutable arrays) zerograd never calls it: nothing to check.
+    """
+    x1 = _rng.random((2, 3)).astype(np.float32) + 0.5
+    x2 = _rng.random((2, 3)).astype(np.float32) + 0.5
+    out = _put(backend, np.zeros((2, 3)), "float32")
+    if not backend.writable(out):
+        return
+    cases = [((x1,), None)] if op == "sqrt" else [((x1, x2), None), ((x1, 0.75), None)]
+    if op != "sqrt":
+        cases.append(((x1, x2), 0))  # out is the first operand
+    ufunc = getattr(np, op)
+    for args, alias in cases:
+        expected = ufunc(*args)
+        arrays = [_put(backend, a.copy(), "float32") if not np.isscalar(a) else a for a in args]
+        target = arrays[alias] if alias is not None else out
+        backend.compute_into(op, *arrays, out=target)
+        got = backend.to_numpy(target)
+        assert got.dtype == np.float32, f"compute_into({op!r}, ...) wrote {got.dtype}"
+        np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=f"{op}{args!r}")
+
+
 # -- scatter_add -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "shape, index",

@@ -1,10 +1,10 @@
 """The optimizers: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, AdamW.
 
 Each has two forms of one arithmetic: ``_step`` writes into the parameter, its state
-and scratch buffers with ``out=`` (used by :meth:`Optimizer.update` for arrays that
-change in place, once nothing can fail), and ``_compute`` returns the change and the new
-state as new arrays (for arrays that cannot change in place, and mixed dtypes); both do
-the same operations in the same order, so they give the same bits. ``weight_decay``
+and scratch buffers with ``Backend.compute_into`` (used by :meth:`Optimizer.update` for
+arrays that change in place, once nothing can fail), and ``_compute`` returns the change
+and the new state as new arrays (for arrays that cannot change in place, and mixed
+dtypes); both do the same operations in the same order, so they give the same bits. ``weight_decay``
 (default 0) adds ``weight_decay * param`` to the gradient (L2), except in AdamW, where it
 is decoupled.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerograd.backends import get_array_module
+from zerograd.backends import backend_of, get_array_module
 
 from .base import Optimizer, hyperparameter
 
@@ -24,13 +24,14 @@ def _l2(data: Any, grad: Any, hp: dict) -> Any:
     return grad + wd * data if wd else grad
 
 
-def _l2_into(xp: Any, out: Any, data: Any, grad: Any, hp: dict) -> Any:
+def _l2_into(into: Any, out: Any, data: Any, grad: Any, hp: dict) -> Any:
     """``grad + weight_decay * data`` written into ``out`` (``grad`` itself without decay)."""
     wd = hp.get("weight_decay", 0.0)
     if not wd:
         return grad
-    xp.multiply(data, wd, out=out)
-    return xp.add(grad, out, out=out)
+    into("multiply", data, wd, out=out)
+    into("add", grad, out, out=out)
+    return out
 
 
 class SGD(Optimizer):
@@ -72,10 +73,10 @@ class SGD(Optimizer):
     _paired = _compute  # _step does what this _compute does
 
     def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        xp = get_array_module(data)
+        into = backend_of(data).compute_into
         (s,) = scratch
-        xp.multiply(_l2_into(xp, s, data, grad, hp), -hp["lr"], out=s)
-        xp.add(data, s, out=data)
+        into("multiply", _l2_into(into, s, data, grad, hp), -hp["lr"], out=s)
+        into("add", data, s, out=data)
 
 
 class MomentumSGD(Optimizer):
@@ -115,13 +116,13 @@ class MomentumSGD(Optimizer):
     _paired = _compute  # _step does what this _compute does
 
     def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        xp = get_array_module(data)
+        into = backend_of(data).compute_into
         (s,) = scratch
         v = state["v"]
-        xp.multiply(v, hp["momentum"], out=v)
-        xp.multiply(_l2_into(xp, s, data, grad, hp), hp["lr"], out=s)
-        xp.subtract(v, s, out=v)
-        xp.add(data, v, out=data)
+        into("multiply", v, hp["momentum"], out=v)
+        into("multiply", _l2_into(into, s, data, grad, hp), hp["lr"], out=s)
+        into("subtract", v, s, out=v)
+        into("add", data, v, out=data)
 
 
 class AdaGrad(Optimizer):
@@ -164,16 +165,17 @@ class AdaGrad(Optimizer):
     _paired = _compute  # _step does what this _compute does
 
     def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        xp = get_array_module(data)
+        into = backend_of(data).compute_into
         s = scratch[0]
-        grad = _l2_into(xp, scratch[-1], data, grad, hp) if len(scratch) > 1 else grad
+        grad = _l2_into(into, scratch[-1], data, grad, hp) if len(scratch) > 1 else grad
         h = state["h"]
-        xp.add(h, xp.multiply(grad, grad, out=s), out=h)
-        xp.sqrt(h, out=s)
-        xp.add(s, hp["eps"], out=s)
-        xp.divide(grad, s, out=s)
-        xp.multiply(s, -hp["lr"], out=s)
-        xp.add(data, s, out=data)
+        into("multiply", grad, grad, out=s)
+        into("add", h, s, out=h)
+        into("sqrt", h, out=s)
+        into("add", s, hp["eps"], out=s)
+        into("divide", grad, s, out=s)
+        into("multiply", s, -hp["lr"], out=s)
+        into("add", data, s, out=data)
 
 
 class AdaDelta(Optimizer):
@@ -225,26 +227,26 @@ class AdaDelta(Optimizer):
         return 3 if hp.get("weight_decay") else 2
 
     def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        xp = get_array_module(data)
+        into = backend_of(data).compute_into
         s, dx = scratch[0], scratch[1]
-        grad = _l2_into(xp, scratch[2], data, grad, hp) if len(scratch) > 2 else grad
+        grad = _l2_into(into, scratch[2], data, grad, hp) if len(scratch) > 2 else grad
         rho, eps = hp["rho"], hp["eps"]
         msg, msdx = state["msg"], state["msdx"]
-        xp.multiply(grad, 1 - rho, out=s)  # msg = rho * msg + (1 - rho) * grad**2
-        xp.multiply(s, grad, out=s)
-        xp.multiply(msg, rho, out=msg)
-        xp.add(msg, s, out=msg)
-        xp.add(msdx, eps, out=dx)  # dx = sqrt((msdx + eps) / (msg + eps)) * grad
-        xp.add(msg, eps, out=s)
-        xp.divide(dx, s, out=dx)
-        xp.sqrt(dx, out=dx)
-        xp.multiply(dx, grad, out=dx)
-        xp.multiply(dx, 1 - rho, out=s)  # msdx = rho * msdx + (1 - rho) * dx**2
-        xp.multiply(s, dx, out=s)
-        xp.multiply(msdx, rho, out=msdx)
-        xp.add(msdx, s, out=msdx)
-        xp.multiply(dx, -hp["lr"], out=dx)
-        xp.add(data, dx, out=data)
+        into("multiply", grad, 1 - rho, out=s)  # msg = rho * msg + (1 - rho) * grad**2
+        into("multiply", s, grad, out=s)
+        into("multiply", msg, rho, out=msg)
+        into("add", msg, s, out=msg)
+        into("add", msdx, eps, out=dx)  # dx = sqrt((msdx + eps) / (msg + eps)) * grad
+        into("add", msg, eps, out=s)
+        into("divide", dx, s, out=dx)
+        into("sqrt", dx, out=dx)
+        into("multiply", dx, grad, out=dx)
+        into("multiply", dx, 1 - rho, out=s)  # msdx = rho * msdx + (1 - rho) * dx**2
+        into("multiply", s, dx, out=s)
+        into("multiply", msdx, rho, out=msdx)
+        into("add", msdx, s, out=msdx)
+        into("multiply", dx, -hp["lr"], out=dx)
+        into("add", data, dx, out=data)
 
 
 def _alpha_or_lr(owner: str, alpha: Any, lr: Any) -> Any:
@@ -369,26 +371,26 @@ class Adam(Optimizer):
     _paired = _compute  # _step does what this _compute does
 
     def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        xp = get_array_module(data)
+        into = backend_of(data).compute_into
         s = scratch[0]
         if len(scratch) > 1 and not isinstance(self, AdamW):
-            grad = _l2_into(xp, scratch[1], data, grad, hp)
+            grad = _l2_into(into, scratch[1], data, grad, hp)
         m, v = state["m"], state["v"]
-        xp.subtract(grad, m, out=s)  # m += (1 - beta1) * (grad - m)
-        xp.multiply(s, 1 - hp["beta1"], out=s)
-        xp.add(m, s, out=m)
-        xp.multiply(grad, grad, out=s)  # v += (1 - beta2) * (grad**2 - v)
-        xp.subtract(s, v, out=s)
-        xp.multiply(s, 1 - hp["beta2"], out=s)
-        xp.add(v, s, out=v)
-        xp.sqrt(v, out=s)
-        xp.add(s, hp["eps"], out=s)
-        xp.divide(m, s, out=s)
-        xp.multiply(s, -hp["step"], out=s)
-        self._decay_into(xp, s, data, scratch, hp)
-        xp.add(data, s, out=data)
+        into("subtract", grad, m, out=s)  # m += (1 - beta1) * (grad - m)
+        into("multiply", s, 1 - hp["beta1"], out=s)
+        into("add", m, s, out=m)
+        into("multiply", grad, grad, out=s)  # v += (1 - beta2) * (grad**2 - v)
+        into("subtract", s, v, out=s)
+        into("multiply", s, 1 - hp["beta2"], out=s)
+        into("add", v, s, out=v)
+        into("sqrt", v, out=s)
+        into("add", s, hp["eps"], out=s)
+        into("divide", m, s, out=s)
+        into("multiply", s, -hp["step"], out=s)
+        self._decay_into(into, s, data, scratch, hp)
+        into("add", data, s, out=data)
 
-    def _decay_into(self, xp: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
+    def _decay_into(self, into: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
         """Nothing for Adam (its weight decay went into the gradient); AdamW's decay."""
 
 
@@ -433,7 +435,8 @@ class AdamW(Adam):
 
     _paired = _compute  # Adam's _step with the decay below
 
-    def _decay_into(self, xp: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
+    def _decay_into(self, into: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
         if len(scratch) > 1:
-            s = xp.multiply(data, hp["lr"] * hp["weight_decay"], out=scratch[1])
-            xp.subtract(step, s, out=step)
+            s = scratch[1]
+            into("multiply", data, hp["lr"] * hp["weight_decay"], out=s)
+            into("subtract", step, s, out=step)

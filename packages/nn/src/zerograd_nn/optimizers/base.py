@@ -28,9 +28,9 @@ class Optimizer:
 
     :meth:`update` is all or nothing: it checks every gradient, parameter, state array and
     hyperparameter, runs the hooks on private copies of the gradients (undone if one
-    raises), and only then writes. Arrays that change in place (numpy, cupy) are updated
-    with in-place arithmetic that cannot fail once checked (:mod:`.inplace`); others (JAX)
-    get new arrays. Subclasses written DeZero's way (overriding ``update_one``) keep
+    raises), and only then writes. Arrays their backend can write in place (numpy, cupy)
+    are updated with in-place arithmetic that cannot fail once checked (:mod:`.inplace`);
+    others (JAX) get new arrays. Subclasses written DeZero's way (overriding ``update_one``) keep
     working; subclasses overriding ``_compute`` take the new-array path.
     """
 
@@ -230,7 +230,7 @@ class Optimizer:
                 self._state[p] = new_state
 
     # ``_step(data, grad, state, scratch, hp)``: the update written in place into ``data``
-    # and the ``state`` arrays with ufuncs and ``out=`` (see :mod:`.inplace`); ``None`` for
+    # and the ``state`` arrays with ``Backend.compute_into`` (see :mod:`.inplace`); ``None`` for
     # optimizers that only have :meth:`_compute`. Its arithmetic matches ``_compute``'s.
     _step: Callable[..., None] | None = None
     _paired: Callable[..., Any] | None = None  # the _compute that _step matches

@@ -1,61 +1,29 @@
 """The fast commit of an update: in-place arithmetic into arrays checked beforehand.
 
-:meth:`Optimizer.update` first checks everything that can fail, then writes. For array
-types that change in place (numpy, cupy) the write is the optimizer's arithmetic itself,
-done with the array module's ufuncs and ``out=`` into the parameter, its state and a few
-scratch buffers shared by all parameters (allocated before anything is written, reused on
-every later step). Once the operands are known to have the same shape and dtype and to be
+:meth:`Optimizer.update` first checks everything that can fail, then writes. For arrays
+their backend can write in place (``Backend.writable``: numpy, CuPy, PyTorch) the write is
+the optimizer's arithmetic itself, done with ``Backend.compute_into`` into the parameter,
+its state and a few scratch buffers shared by all parameters (allocated before anything is
+written, reused on every later step). numpy's and CuPy's ``compute_into`` are ufuncs with
+``out=``: once the operands are known to have the same shape and dtype and to be
 writable, such a ufunc can fail only for lack of memory, which it does not allocate.
-Array types that cannot change in place (JAX) take the other path: new arrays, assigned
-at the end.
+Arrays that cannot change in place (JAX) take the other path: new arrays, assigned at the
+end.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from zerograd.backends import get_array_module
-
-_IN_PLACE: dict[type, bool] = {}  # array type -> whether `+=` and ufunc `out=` write into it
-
-
-def writes_in_place(a: Any) -> bool:
-    """Whether ``a``'s type changes in place under ``+=`` and ufuncs with ``out=``.
-
-    Probed once per type on an empty view of ``a`` (nothing is written).
-
-    Args:
-        a: an array.
-
-    Returns:
-        True for types such as numpy and cupy arrays.
-    """
-    t = type(a)
-    known = _IN_PLACE.get(t)
-    if known is not None:
-        return known
-    try:
-        empty = a.reshape(-1)[:0]
-        same = empty
-        same += empty
-        out = get_array_module(a).multiply(empty, empty, out=empty)
-        known = same is empty and out is empty
-    except Exception:  # noqa: BLE001 - any failure of the probe means "not in place"
-        known = False
-    _IN_PLACE[t] = known
-    return known
-
-
-def _writable(a: Any) -> bool:
-    flags = getattr(a, "flags", None)
-    return flags is None or getattr(flags, "writeable", True) is not False
+from zerograd.backends import backend_of, get_array_module
 
 
 def fits(data: Any, grad: Any, state: dict[str, Any]) -> bool:
     """Whether the in-place path may update ``data`` from ``grad`` and ``state``.
 
     Everything must be of one array type and dtype (mixed dtypes take the general path,
-    whose results are cast once), and the parameter and its state writable.
+    whose results are cast once), and the parameter and its state writable in place.
 
     Args:
         data: the parameter's array.
@@ -65,12 +33,13 @@ def fits(data: Any, grad: Any, state: dict[str, Any]) -> bool:
     Returns:
         True when the in-place path applies.
     """
-    if not writes_in_place(data) or type(grad) is not type(data) or grad.dtype != data.dtype:
+    if type(grad) is not type(data) or grad.dtype != data.dtype:
         return False
-    if not _writable(data):
+    writable = backend_of(data).writable
+    if not writable(data):
         return False
     for a in state.values():
-        if type(a) is not type(data) or a.dtype != data.dtype or not _writable(a):
+        if type(a) is not type(data) or a.dtype != data.dtype or not writable(a):
             return False
     return True
 
@@ -107,15 +76,15 @@ class Scratch:
         views = self._views.get((*key, data.shape, n))
         if views is not None:
             return views
-        size = data.size
-        bufs = self._flat.get(key)
-        if bufs is None or len(bufs) < n or bufs[0].size < size:
-            like = bufs[0] if bufs and bufs[0].size >= size else data.reshape(-1)
+        size = math.prod(data.shape)  # not data.size: a method on torch tensors
+        xp = get_array_module(data)
+        bufs = self._flat.get(key)  # flat: shape[0] is the size
+        if bufs is None or len(bufs) < n or bufs[0].shape[0] < size:
+            like = bufs[0] if bufs and bufs[0].shape[0] >= size else xp.reshape(data, (-1,))
             count = max(n, len(bufs or ()))
-            xp = get_array_module(data)
             bufs = self._flat[key] = [xp.empty_like(like) for _ in range(count)]
             self._views = {k: v for k, v in self._views.items() if k[:3] != key}
         views = self._views[(*key, data.shape, n)] = [
-            b[:size].reshape(data.shape) for b in bufs[:n]
+            xp.reshape(b[:size], data.shape) for b in bufs[:n]
         ]
         return views
