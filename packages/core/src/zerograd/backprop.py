@@ -114,7 +114,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                 gxs = (gxs,)
             if len(gxs) != len(inputs):
                 raise RuntimeError(
-                    f"{type(f).__name__}.backward returned {len(gxs)} gradients for "
+                    f"{_name(f)} returned {len(gxs)} gradients for "
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
             for x, gx in zip(inputs, gxs):
@@ -155,11 +155,16 @@ def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
     xd = x.data  # None when the user dropped it (DeZero's memory trick)
     if xd is not None and gx.shape != xd.shape:
         raise RuntimeError(
-            f"{type(f).__name__}.backward returned a gradient of shape {gx.shape} for an "
+            f"{_name(f)} returned a gradient of shape {gx.shape} for an "
             f"input of shape {xd.shape}; a gradient must have its input's shape (use sum_to "
             f"to undo broadcasting)."
         )
     return gx
+
+
+def _name(f: Function) -> str:
+    """``Cls.vjp`` or ``Cls.backward``: the method that computed ``f``'s gradients."""
+    return f"{type(f).__name__}.{'vjp' if f._vjp else 'backward'}"
 
 
 def _scalar_grad(g: Any, xd: Any) -> Any:

@@ -1,0 +1,138 @@
+"""The two ways backward runs one derivative: on arrays (first order) and on Variables."""
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Function, Variable
+
+
+def _count_calls(monkeypatch):
+    calls = []
+    original = Function.__call__
+
+    def counting(self, *inputs):
+        calls.append(type(self).__name__)
+        return original(self, *inputs)
+
+    monkeypatch.setattr(Function, "__call__", counting)
+    return calls
+
+
+def _graph(x, w):
+    h = F.tanh(F.matmul(x, w) + 1.0)
+    return F.sum(F.exp(-h) * F.sin(h) / 2.0 + F.reshape(h, (-1,))[0] ** 2)
+
+
+def test_first_order_backward_builds_no_function(monkeypatch):
+    x = Variable(np.linspace(-1, 1, 6).reshape(2, 3))
+    w = Variable(np.linspace(0.5, -0.5, 12).reshape(3, 4))
+    y = _graph(x, w)
+    calls = _count_calls(monkeypatch)
+    y.backward()
+    assert calls == []
+    assert x.grad.creator is None and w.grad.creator is None
+
+
+def test_create_graph_records_the_same_derivative(monkeypatch):
+    x = Variable(np.linspace(-1, 1, 6).reshape(2, 3))
+    w = Variable(np.linspace(0.5, -0.5, 12).reshape(3, 4))
+    _graph(x, w).backward()
+    first = x.grad.data.copy(), w.grad.data.copy()
+    x.cleargrad(), w.cleargrad()
+    y = _graph(x, w)
+    calls = _count_calls(monkeypatch)
+    y.backward(create_graph=True)
+    assert {"Cos", "Mul", "MatMul"} <= set(calls)  # sin's derivative, recorded
+    assert x.grad.creator is not None
+    np.testing.assert_allclose(x.grad.data, first[0], rtol=1e-12)
+    np.testing.assert_allclose(w.grad.data, first[1], rtol=1e-12)
+
+
+class BookSquare(Function):
+    """The book's protocol: backward on Variables."""
+
+    def forward(self, x):
+        return x**2
+
+    def backward(self, gy):
+        assert isinstance(gy, Variable)
+        (x,) = self.inputs
+        return 2 * x * gy
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_book_style_functions_work_in_both_modes(create_graph):
+    x = Variable(np.array(3.0))
+    y = F.sin(BookSquare()(x))
+    y.backward(create_graph=create_graph)
+    assert x.grad.data == pytest.approx(np.cos(9.0) * 6.0)
+    assert isinstance(x.grad.data, np.ndarray)
+
+
+def test_one_array_given_to_two_leaves_is_copied():
+    a, b = Variable(np.ones(3)), Variable(np.ones(3))
+    (a + b).backward()  # Add's vjp returns the same gy for both inputs
+    assert a.grad is not b.grad
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    a.grad.data[0] = 5.0
+    assert b.grad.data[0] == 1.0
+
+
+def test_retained_gradients_are_variables_of_their_own():
+    x = Variable(np.array([1.0, 2.0]))
+    h = x + 0.0
+    y = h + 0.0
+    y.backward(retain_grad=True)
+    grads = [x.grad, h.grad, y.grad]
+    assert all(isinstance(g, Variable) for g in grads)
+    assert len({id(g.data) for g in grads}) == 3
+    assert not any(np.shares_memory(p.data, q.data) for p in grads for q in grads if p is not q)
+
+
+class Broken(Function):
+    def forward(self, x):
+        return x * 2
+
+    def vjp(self, xp, xs, y, gy):
+        raise ValueError("broken derivative")
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_failing_vjp_changes_no_gradient(create_graph):
+    x = Variable(np.array([1.0, 2.0]))
+    x.grad = Variable(np.array([10.0, 20.0]))
+    before = x.grad
+    h = x * 3.0
+    h.grad = Variable(np.array([7.0, 7.0]))  # a stale intermediate gradient
+    y = F.sin(Broken()(h))
+    with pytest.raises(ValueError, match="broken derivative"):
+        y.backward(create_graph=create_graph)
+    assert x.grad is before and np.array_equal(x.grad.data, [10.0, 20.0])
+    assert np.array_equal(h.grad.data, [7.0, 7.0])
+    assert y.grad is None
+
+
+class WrongShape(Function):
+    def forward(self, x):
+        return x.sum()
+
+    def vjp(self, xp, xs, y, gy):
+        return gy  # should be broadcast back to x's shape
+
+
+def test_a_vjp_returning_the_wrong_shape_is_named():
+    x = Variable(np.ones(3))
+    with pytest.raises(RuntimeError, match=r"WrongShape.vjp returned a gradient of shape \(\)"):
+        WrongShape()(x).backward()
+    assert x.grad is None
+
+
+def test_direct_backward_call_runs_the_vjp_on_variables():
+    x = Variable(np.array(0.5))
+    f = F.Sin()
+    y = f(x)
+    gx = f.backward(Variable(np.array(2.0)))
+    assert isinstance(gx, Variable) and gx.creator is not None
+    assert gx.data == pytest.approx(2.0 * np.cos(0.5))
+    assert y.data == pytest.approx(np.sin(0.5))
