@@ -65,7 +65,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     grads: dict[Variable, Any] = {y: g.data if raw else g}
     leaves: list[Variable] = []  # in the order they got their first gradient
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
-    cleared: list[Variable] = []  # intermediates whose gradient goes when the walk ends
+    cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
     heap: list[tuple[int, int, Any]] = [(-f.generation, 0, f)]
     seen = {f}
     count = 1
@@ -81,7 +81,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                 gy = grads.pop(o)
                 if retain_grad:
                     retained.append((o, gy))
-                else:
+                elif o.grad is not None:
                     cleared.append(o)
                 if not f._vjp:
                     gxs = _legacy(f, raw, (gy,))
@@ -98,7 +98,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                         continue
                     if retain_grad:
                         retained.append((o, g))
-                    else:
+                    elif o.grad is not None:
                         cleared.append(o)
                 if not f._vjp:
                     gxs = _legacy(f, raw, gys)
@@ -126,7 +126,9 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                 g = grads.get(x)
                 if g is None:
                     if x.grad is not None:  # accumulate onto the gradient it had (DeZero)
-                        gx = _sum(_held(x, raw), gx, raw)
+                        gx = _held(x, raw) + gx
+                        if raw and type(gx) not in _by_type:
+                            gx = _scalar_grad(gx, xd)
                     grads[x] = gx
                     creator = x.creator
                     if creator is None:
@@ -135,8 +137,11 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                         seen.add(creator)
                         push(heap, (-creator.generation, count, creator))
                         count += 1
-                else:
-                    grads[x] = _sum(g, gx, raw)
+                else:  # one more gradient for x
+                    g = g + gx
+                    if raw and type(g) not in _by_type:
+                        g = _scalar_grad(g, xd)
+                    grads[x] = g
     except BaseException:
         y.grad = seed
         raise
@@ -181,14 +186,6 @@ def _scalar_grad(g: Any, xd: Any) -> Any:
     if g.dtype != xd.dtype and backend.dtype_kind(g.dtype) == backend.dtype_kind(xd.dtype) == "f":
         g = backend.astype(g, xd.dtype)
     return g
-
-
-def _sum(a: Any, b: Any, raw: bool) -> Any:
-    """``a + b``; an array even where the backend returns a scalar for 0-d arrays."""
-    s = a + b
-    if raw and type(s) not in _by_type:
-        s = as_array(s, like=a)
-    return s
 
 
 def _held(x: Variable, raw: bool) -> Any:
