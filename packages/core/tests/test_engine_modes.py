@@ -7,41 +7,29 @@ import zerograd.functions as F
 from zerograd import Function, Variable
 
 
-def _count_calls(monkeypatch):
-    calls = []
-    original = Function.__call__
-
-    def counting(self, *inputs):
-        calls.append(type(self).__name__)
-        return original(self, *inputs)
-
-    monkeypatch.setattr(Function, "__call__", counting)
-    return calls
-
-
 def _graph(x, w):
     h = F.tanh(F.matmul(x, w) + 1.0)
     return F.sum(F.exp(-h) * F.sin(h) / 2.0 + F.reshape(h, (-1,))[0] ** 2)
 
 
-def test_first_order_backward_builds_no_function(monkeypatch):
+def test_first_order_backward_builds_no_function(request):
     x = Variable(np.linspace(-1, 1, 6).reshape(2, 3))
     w = Variable(np.linspace(0.5, -0.5, 12).reshape(3, 4))
     y = _graph(x, w)
-    calls = _count_calls(monkeypatch)
+    calls = request.getfixturevalue("function_calls")
     y.backward()
     assert calls == []
     assert x.grad.creator is None and w.grad.creator is None
 
 
-def test_create_graph_records_the_same_derivative(monkeypatch):
+def test_create_graph_records_the_same_derivative(request):
     x = Variable(np.linspace(-1, 1, 6).reshape(2, 3))
     w = Variable(np.linspace(0.5, -0.5, 12).reshape(3, 4))
     _graph(x, w).backward()
     first = x.grad.data.copy(), w.grad.data.copy()
     x.cleargrad(), w.cleargrad()
     y = _graph(x, w)
-    calls = _count_calls(monkeypatch)
+    calls = request.getfixturevalue("function_calls")
     y.backward(create_graph=True)
     assert {"Cos", "Mul", "MatMul"} <= set(calls)  # sin's derivative, recorded
     assert x.grad.creator is not None
