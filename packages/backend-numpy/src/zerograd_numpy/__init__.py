@@ -20,9 +20,12 @@ import numpy as np
 
 from zerograd.backends import Backend, hookimpl
 
-from . import kernels
+from . import allocator, kernels
 
 __version__ = _distribution_version("zerograd-numpy")  # the repository's VERSION file
+
+KEEPS_FREED_MEMORY = allocator.apply_default()
+"""Whether glibc keeps freed memory in the process (see :mod:`zerograd_numpy.allocator`)."""
 
 
 _UFUNCS = {
