@@ -37,7 +37,7 @@ def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
         )
         r["note"] = join(
             others and f"vs numpy-hand: {others}",
-            f"median of {n} processes × {reps} chains" if mixed else "",
+            f"CPU time, median of {n} processes × {reps} chains" if mixed else "",
             errors(res) if mixed else "",
             absent_note(cols) if mixed else "",
         )
@@ -72,7 +72,7 @@ def wide_rows(n: int = 3, reps: int = 3) -> list[dict]:
             times = ", ".join(f"{NAMES[fw]} {g:.1f}×" for fw, g in growth.items())
             r["note"] = join(
                 f"time K={big:,} / K={small:,}: {times}",
-                f"backward only; median of {n} processes",
+                f"backward only, CPU time; median of {n} processes",
                 errors(res),
                 absent_note(cols),
             )
@@ -123,7 +123,7 @@ def deep_rows(n: int = 3) -> list[dict]:
         ref="torch",
         target="no RecursionError (report)",
     )
-    t["note"] = "backward alone: " + ", ".join(
+    t["note"] = "CPU time; backward alone: " + ", ".join(
         f"{NAMES[fw]} {v:.2f} s" for fw, v in bwd.items() if v is not None
     )
     return [mem, t]

@@ -66,6 +66,8 @@ def table(rows: list[dict], minutes: float) -> str:
         "",
         "Each framework runs in a fresh process per (framework, workload, threads), 1 thread "
         "unless the row says 2; rounds rotate the frameworks; cells are medians over rounds. "
+        "Times are the process's CPU time on 1 thread (preemption by other users of the "
+        "machine does not count) and wall clock on 2 threads. "
         "`(n×)` after a value and the ratio column are against the row's reference: "
         "numpy-hand for per-op overhead, PyTorch for the training steps and the wide graph. "
         "See benchmarks/README.md.",
