@@ -9,6 +9,9 @@ bench_distributed.
 
 from __future__ import annotations
 
+import os
+import statistics
+
 import numpy as np
 from common import absent_note, available, errors, join, median_of, rounds, row
 from fw_zerograd import ZerogradCNN, ZerogradMLP
@@ -56,6 +59,18 @@ def _wall_ratio(walls: dict[str, float | None]) -> str:
     return f" (wall clock: zerograd {z / t:.2f}× torch)" if z and t else ""
 
 
+def _load(results: dict[str, list[dict]]) -> str:
+    loads = [r["load"] for rs in results.values() for r in rs if "load" in r]
+    if not loads:
+        return ""
+    load = statistics.median(loads)
+    return f"; load average {load:.1f} on {os.cpu_count()} CPUs during these runs" + (
+        " (other users hold cores: wall times measure contention)"
+        if load > (os.cpu_count() or 1)
+        else ""
+    )
+
+
 def train_rows(n: int = 4, reps: int = 10, pinned_rounds: int = 3) -> list[dict]:
     """MLP (sigmoid, relu) and CNN steps on 1 and 2 threads, then the sigmoid MLP and the
     CNN on 1 thread with glibc's malloc pinned; median ms per step."""
@@ -89,7 +104,7 @@ def train_rows(n: int = 4, reps: int = 10, pinned_rounds: int = 3) -> list[dict]
             _disagreement(results),
             f"median of {rounds_n} processes × {reps} steps, "
             + (
-                "wall clock; BLAS and torch at 2 threads"
+                "wall clock; BLAS and torch at 2 threads" + _load(results)
                 if threads > 1
                 else "CPU time" + _wall_ratio(walls)
             ),

@@ -81,7 +81,8 @@ def train(fw: ModuleType, model: str, reps: int, act: str = "relu", warmup: int 
         net.step(xi, ti)
         times.append(clock() - t0)
         walls.append(time.perf_counter() - w0)
-    return {**out, "ms": statistics.median(times) * 1e3, "wall_ms": statistics.median(walls) * 1e3}
+    ms, wall_ms = statistics.median(times) * 1e3, statistics.median(walls) * 1e3
+    return {**out, "ms": ms, "wall_ms": wall_ms, "load": os.getloadavg()[0]}
 
 
 def wide(fw: ModuleType, reps: int) -> dict:

@@ -5,8 +5,9 @@ Every row is measured side by side in the same run, each framework in its own fr
 processes (see common.py and README.md); the targets are ratios to the reference the
 target names (numpy-hand or PyTorch), not absolute times.
 
-A whole run takes about 9 minutes on the 2-core development machine (bench_core about 3,
-bench_nn about 5, bench_distributed about 1; bench_gpu skips itself without a GPU).
+A whole run took 10.7 minutes on the shared 2-core development machine at load average
+4.5 (bench_core 3.7, bench_nn 6.8, bench_distributed 0.1; bench_gpu skips itself without a
+GPU); less when the machine is quieter (bench_core alone took 2.4 minutes at load 2).
 """
 
 from __future__ import annotations
