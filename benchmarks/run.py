@@ -5,9 +5,9 @@ Every row is measured side by side in the same run, each framework in its own fr
 processes (see common.py and README.md); the targets are ratios to the reference the
 target names (numpy-hand or PyTorch), not absolute times.
 
-A whole run took 10.7 minutes on the shared 2-core development machine at load average
-4.5 (bench_core 3.7, bench_nn 6.8, bench_distributed 0.1; bench_gpu skips itself without a
-GPU); less when the machine is quieter (bench_core alone took 2.4 minutes at load 2).
+A whole run takes 7 to 11 minutes on the shared 2-core development machine at load
+average 4 to 4.5: the last took 7.4 minutes (bench_core 1.8, bench_nn 5.5,
+bench_distributed 0.1; bench_gpu skips itself without a GPU), the one before 10.7.
 """
 
 from __future__ import annotations
