@@ -234,14 +234,25 @@ def distributed(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks, written as a markdown table to benchmarks/results.md (BLAS on 1 thread)."""
+    """Benchmarks side by side with PyTorch CPU and DeZero, written to benchmarks/results.md.
+
+    Every measurement runs in a fresh process that pins its own thread count (see
+    benchmarks/README.md). ZEROGRAD_BENCH_TORCH=0 / ZEROGRAD_BENCH_DEZERO=0 skip installing
+    torch / DeZero (their column is then empty unless the session's venv already has them).
+    """
     folders = [f for f in ("core", "backend-numpy", "nn", "distributed") if (PACKAGES / f).is_dir()]
     reqs = [str(PACKAGES / f) for f in folders] + ["mpi4py>=4", "mpich"]  # bench_distributed
     if _gpu_missing() is None:
         reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
-    session.install("numpy>=2,<3", "psutil", *reqs)
-    if os.environ.get("ZEROGRAD_BENCH_TORCH", "1") == "1":
+    session.install("numpy>=2,<3", *reqs)
+    # optional columns: an install that fails leaves the column empty, with the reason
+    if os.environ.get("ZEROGRAD_BENCH_TORCH", "1") == "1":  # the CPU wheel, else PyPI's
+        cpu = ("--index-url", "https://download.pytorch.org/whl/cpu")
+        session.install("torch==2.13.0", *cpu, success_codes=[0, 1], silent=True)
         session.install("torch==2.13.0", success_codes=[0, 1], silent=True)
+    if os.environ.get("ZEROGRAD_BENCH_DEZERO", "1") == "1":  # DeZero imports matplotlib
+        session.install("dezero==0.0.13", "matplotlib", success_codes=[0, 1], silent=True)
+    # the parent runs in-process rows (GPU, MPI) on 1 thread; children set their own
     env = {v: "1" for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     session.run("python", str(ROOT / "benchmarks" / "run.py"), *session.posargs, env=env)
 

@@ -1,9 +1,132 @@
-"""Timing helpers shared by the benchmark modules."""
+"""Shared by the benchmark modules: fresh-process measurements, rounds, table rows.
+
+Every measurement runs in a fresh process (``child.py``) per (framework, workload,
+threads), so thread settings, allocator state and imports never leak from one framework
+or one row to the next. Rounds rotate the order of the frameworks, so that noise from the
+shared machine hits all of them alike; the table shows medians over rounds.
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+from workloads import threads_env
+
+HERE = Path(__file__).parent
+COLUMNS = ("zerograd", "numpy", "torch", "dezero")
+
+
+def missing(fw: str) -> str | None:
+    """Why framework ``fw`` cannot be measured here, or None when it can."""
+    needs = {"torch": ("torch",), "dezero": ("dezero", "matplotlib")}.get(fw, ())
+    for name in needs:
+        if importlib.util.find_spec(name) is None:
+            return f"{name} is not installed"
+    return None
+
+
+def available(*fws: str) -> list[str]:
+    """The frameworks among ``fws`` that are installed."""
+    return [fw for fw in fws if missing(fw) is None]
+
+
+def launch(
+    fw: str,
+    workload: str,
+    threads: int = 1,
+    params: dict | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 600,
+) -> dict:
+    """Run one workload of one framework in a fresh process; its result, or ``{"error"}``.
+
+    ``env`` adds variables to the child's environment (after the thread settings).
+    """
+    spec = json.dumps({"fw": fw, "workload": workload, "threads": threads, "params": params})
+    cmd = [sys.executable, str(HERE / "child.py"), spec]
+    full_env = {**threads_env(threads), **(env or {})}
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT ") :])
+    tail = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+    print(f"{fw} {workload}: {done.stderr[-2000:]}", file=sys.stderr)
+    return {"error": tail}
+
+
+def rounds(
+    fws: list[str],
+    configs: dict,
+    n: int,
+) -> dict[str, dict[str, list[dict]]]:
+    """``n`` rounds; each runs every config once per framework, one fresh process each.
+
+    ``configs`` maps a name to ``(workload, threads, params)`` or ``(workload, threads,
+    params, env)``: ``params(fw)`` gives the workload's keyword arguments, ``env`` extra
+    environment variables. The order of the frameworks rotates every round.
+    Returns ``{config: {framework: [result of each round]}}`` (a failure is ``{"error"}``).
+    """
+    out = {c: {fw: [] for fw in fws} for c in configs}
+    for r in range(n):
+        order = fws[r % len(fws) :] + fws[: r % len(fws)]
+        for c, (workload, threads, params, *env) in configs.items():
+            for fw in order:
+                out[c][fw].append(launch(fw, workload, threads, params(fw), *env))
+    return out
+
+
+def median_of(results: list[dict], get: Callable[[dict], float]) -> float | None:
+    """Median of ``get(result)`` over the rounds that succeeded; None if none did."""
+    values = [get(r) for r in results if "error" not in r]
+    return statistics.median(values) if values else None
+
+
+def errors(results: dict[str, list[dict]]) -> str:
+    """A note naming the frameworks whose processes failed, with their last error line."""
+    notes = []
+    for fw, rs in results.items():
+        failed = [r["error"] for r in rs if "error" in r]
+        if failed:
+            notes.append(f"{fw} failed {len(failed)}/{len(rs)} rounds: {failed[-1]}")
+    return "; ".join(notes)
+
+
+def absent_note(fws: tuple[str, ...]) -> str:
+    """A note saying which of ``fws`` could not be measured and why."""
+    return "; ".join(f"{fw} column empty: {why}" for fw in fws if (why := missing(fw)))
+
+
+def join(*notes: str) -> str:
+    """The non-empty notes, joined."""
+    return "; ".join(n for n in notes if n)
+
+
+def row(
+    group: str,
+    case: str,
+    values: dict[str, float | None],
+    ref: str | None = None,
+    target: str = "",
+    met: bool | None = None,
+    note: str = "",
+) -> dict:
+    """One table row; ``ref`` names the column the ratios are taken against."""
+    r = {"group": group, "case": case, "ref": ref, "target": target, "met": met, "note": note}
+    for col in COLUMNS:
+        r[col] = values.get(col)
+    z, base = r["zerograd"], r.get(ref) if ref else None
+    r["ratio"] = z / base if z is not None and base else None
+    return r
 
 
 def side_by_side(
@@ -11,7 +134,7 @@ def side_by_side(
     repeat: int = 9,
     stat: Callable[[list[float]], float] = min,
 ) -> dict[str, float]:
-    """Seconds per call of each function, runs interleaved so machine noise hits all alike.
+    """Seconds per call of each function in this process, runs interleaved (bench_gpu).
 
     ``stat`` summarizes the runs: ``min`` (the least disturbed run) for microbenchmarks,
     ``statistics.median`` for steps whose time legitimately varies (allocation, caches).
@@ -26,14 +149,3 @@ def side_by_side(
             fn()
             times[k].append(time.perf_counter() - t0)
     return {k: stat(v) for k, v in times.items()}
-
-
-def try_torch():
-    """torch when importable, else None (the torch column is then left empty)."""
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-        return torch
-    except Exception:
-        return None

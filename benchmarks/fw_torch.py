@@ -1,0 +1,104 @@
+"""The workloads written with PyTorch eager (CPU), from the same numpy arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from workloads import LR
+
+fn = torch.nn.functional
+
+
+def setup(threads: int) -> None:
+    """Pin torch's intra-op pool to ``threads`` (the environment pins OpenMP too)."""
+    torch.set_num_threads(threads)
+
+
+def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
+    """Forward and backward through ``n`` elementwise ops cycling through ``ops``."""
+    x = torch.tensor(x0, requires_grad=True)
+    ct = torch.tensor(c)
+    y = x
+    for i in range(n):
+        op = ops[i % len(ops)]
+        if op == "add":
+            y = y + ct
+        elif op == "mul":
+            y = y * ct
+        elif op == "tanh":
+            y = torch.tanh(y)
+        else:
+            y = torch.sin(y)
+    y.backward(torch.ones_like(y))
+
+
+class MLP:
+    """784-1000-1000-10 on leaf tensors, ``F.cross_entropy``, ``optim.SGD``."""
+
+    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+        self.w = [torch.tensor(w.copy(), requires_grad=True) for w in weights]
+        self.act = torch.sigmoid if act == "sigmoid" else torch.relu
+        self.opt = torch.optim.SGD(self.w, lr=LR)
+
+    def step(self, x: torch.Tensor, t: torch.Tensor) -> float:
+        W1, b1, W2, b2, W3, b3 = self.w
+        h = self.act(x @ W1 + b1)
+        h = self.act(h @ W2 + b2)
+        loss = fn.cross_entropy(h @ W3 + b3, t)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+    def weights(self) -> list[np.ndarray]:
+        return [w.detach().numpy() for w in self.w]
+
+
+class CNN:
+    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10, ``optim.SGD``."""
+
+    def __init__(self, weights: list[np.ndarray]) -> None:
+        self.w = [torch.tensor(w.copy(), requires_grad=True) for w in weights]
+        self.opt = torch.optim.SGD(self.w, lr=LR)
+
+    def step(self, x: torch.Tensor, t: torch.Tensor) -> float:
+        W, b, Wl, bl = self.w
+        h = fn.max_pool2d(fn.relu(fn.conv2d(x, W, b, padding=1)), 2)
+        loss = fn.cross_entropy(h.reshape(len(x), -1) @ Wl + bl, t)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        return loss.item()
+
+    def weights(self) -> list[np.ndarray]:
+        return [w.detach().numpy() for w in self.w]
+
+
+def inputs(x: np.ndarray, t: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
+    """The batch as tensors (sharing the numpy memory)."""
+    return torch.from_numpy(x), torch.from_numpy(t)
+
+
+def wide(k: int) -> torch.Tensor:
+    """``y = sum_i x_i * w`` over ``k`` leaves ``x_i`` of 10 elements; backward not run."""
+    w = torch.full((10,), 0.5, dtype=torch.float64, requires_grad=True)
+    xs = [
+        torch.full((10,), float(i % 7), dtype=torch.float64, requires_grad=True) for i in range(k)
+    ]
+    y = xs[0] * w
+    for x in xs[1:]:
+        y = y + x * w
+    return y
+
+
+def tanh_chain(n: int) -> torch.Tensor:
+    """``n`` nested tanh of one float64 element; backward not run."""
+    y = torch.tensor([0.5], dtype=torch.float64, requires_grad=True)
+    for _ in range(n):
+        y = torch.tanh(y)
+    return y
+
+
+def backward(y: torch.Tensor) -> None:
+    """Backward from ``y``, seeded with ones."""
+    y.backward(torch.ones_like(y))

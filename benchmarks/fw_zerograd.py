@@ -1,0 +1,108 @@
+"""The workloads written with zerograd's public API, as a user writes them."""
+
+from __future__ import annotations
+
+import numpy as np
+from workloads import LR
+
+import zerograd.functions as ZF
+import zerograd_nn.functional as F
+from zerograd import Parameter, Variable
+from zerograd_nn.optimizers import SGD
+
+
+def setup(threads: int) -> None:
+    """Nothing to do: zerograd's numpy backend threads through BLAS (set by environment)."""
+
+
+def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
+    """Forward and backward through ``n`` elementwise ops cycling through ``ops``."""
+    y = Variable(x0)
+    for i in range(n):
+        op = ops[i % len(ops)]
+        if op == "add":
+            y = y + c
+        elif op == "mul":
+            y = y * c
+        elif op == "tanh":
+            y = ZF.tanh(y)
+        else:
+            y = ZF.sin(y)
+    y.backward()
+
+
+class ZerogradMLP:
+    """784-1000-1000-10: functional layers, cleargrad, backward, SGD (``act``: sigmoid|relu)."""
+
+    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+        self.params = [Parameter(w.copy()) for w in weights]
+        self.act = F.sigmoid if act == "sigmoid" else F.relu
+        self.opt = SGD(lr=LR).setup(self.params)
+
+    def step(self, x: np.ndarray, t: np.ndarray) -> float:
+        W1, b1, W2, b2, W3, b3 = self.params
+        h = self.act(F.linear(x, W1, b1))
+        h = self.act(F.linear(h, W2, b2))
+        loss = F.softmax_cross_entropy(F.linear(h, W3, b3), t)
+        for p in self.params:
+            p.cleargrad()
+        loss.backward()
+        self.opt.update()
+        return float(loss.data)
+
+    def weights(self) -> list[np.ndarray]:
+        return [np.asarray(p.data) for p in self.params]
+
+
+class ZerogradCNN:
+    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10; cleargrad, backward, SGD."""
+
+    def __init__(self, weights: list[np.ndarray]) -> None:
+        self.params = [Parameter(w.copy()) for w in weights]
+        self.opt = SGD(lr=LR).setup(self.params)
+
+    def step(self, x: np.ndarray, t: np.ndarray) -> float:
+        W, b, Wl, bl = self.params
+        h = F.relu(F.conv2d(x, W, b, stride=1, pad=1))
+        h = F.pooling(h, 2, 2)
+        y = F.linear(F.reshape(h, (len(x), -1)), Wl, bl)
+        loss = F.softmax_cross_entropy(y, t)
+        for p in self.params:
+            p.cleargrad()
+        loss.backward()
+        self.opt.update()
+        return float(loss.data)
+
+    def weights(self) -> list[np.ndarray]:
+        return [np.asarray(p.data) for p in self.params]
+
+
+MLP, CNN = ZerogradMLP, ZerogradCNN
+
+
+def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The batch as this framework takes it (numpy arrays as they are)."""
+    return x, t
+
+
+def wide(k: int) -> Variable:
+    """``y = sum_i x_i * w`` over ``k`` leaves ``x_i`` of 10 elements; backward not run."""
+    w = Variable(np.full(10, 0.5))
+    xs = [Variable(np.full(10, float(i % 7))) for i in range(k)]
+    y = xs[0] * w
+    for x in xs[1:]:
+        y = y + x * w
+    return y
+
+
+def tanh_chain(n: int) -> Variable:
+    """``n`` nested tanh of one float64 element; backward not run."""
+    y = Variable(np.array([0.5]))
+    for _ in range(n):
+        y = ZF.tanh(y)
+    return y
+
+
+def backward(y: Variable) -> None:
+    """Backward from ``y`` (a vector is seeded with ones)."""
+    y.backward()
