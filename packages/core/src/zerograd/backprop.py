@@ -160,8 +160,8 @@ def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
     xd = x.data  # None when the user dropped it (DeZero's memory trick)
     if xd is not None and gx.shape != xd.shape:
         raise RuntimeError(
-            f"{_name(f)} returned a gradient of shape {gx.shape} for an "
-            f"input of shape {xd.shape}; a gradient must have its input's shape (use sum_to "
+            f"{_name(f)} returned a gradient of shape {tuple(gx.shape)} for an "
+            f"input of shape {tuple(xd.shape)}; a gradient must have its input's shape (use sum_to "
             f"to undo broadcasting)."
         )
     return gx

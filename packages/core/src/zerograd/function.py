@@ -214,10 +214,16 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
 
 def _constant(func: Function, i: int, x: Any, like: Any) -> Constant:
     """Input ``i``, a raw operand, as a Constant on ``like``'s backend (and float dtype)."""
-    try:
-        return Constant(as_array(x, like=like))
-    except TypeError as exc:
-        raise _operand_error(func, i, exc) from None
+    if type(x) not in _by_type:  # a scalar or a list: convert (an array is used as it is)
+        try:
+            x = as_array(x, like=like)
+        except TypeError as exc:
+            raise _operand_error(func, i, exc) from None
+    c = _new(Constant)  # Constant.__init__ checks what as_array has already made sure of
+    c.data = x
+    c.name = c.grad = c.creator = None
+    c.generation = 0
+    return c
 
 
 def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
