@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from . import backends as _backends
@@ -132,7 +133,7 @@ class Variable:
     @property
     def size(self) -> int:
         """Number of elements."""
-        return self.data.size
+        return math.prod(self.data.shape)  # torch.Tensor.size is a method: see utils.size_of
 
     @property
     def dtype(self) -> Any:
@@ -157,7 +158,7 @@ class Variable:
 
     def _one(self, to: str) -> Any:
         data = self.data
-        if data is None or data.size != 1:
+        if data is None or math.prod(data.shape) != 1:
             shape = None if data is None else data.shape
             raise TypeError(
                 f"{to}() of a Variable needs exactly one element, got shape {shape}; reduce "

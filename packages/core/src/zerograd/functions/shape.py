@@ -9,8 +9,17 @@ from typing import Any
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
 from ..function import Function
+from ..utils import size_of
 from ..variable import Variable
 from ._inputs import as_input
+
+
+def _fits(shape: tuple[int, ...], n: int) -> bool:
+    """Whether ``n`` elements can take ``shape`` (one ``-1`` infers an axis)."""
+    known = math.prod(d for d in shape if d != -1)
+    if -1 not in shape:
+        return known == n
+    return shape.count(-1) == 1 and (n % known == 0 if known else n == 0)
 
 
 class Reshape(Function):
@@ -43,10 +52,12 @@ class Reshape(Function):
             raise TypeError(
                 f"reshape: the shape must be a tuple of ints, got {self.shape!r}"
             ) from None
-        except ValueError:
+        except (ValueError, RuntimeError) as exc:  # PyTorch raises a RuntimeError
+            if isinstance(exc, RuntimeError) and _fits(self.shape, size_of(x)):
+                raise  # not about the shape: let it through as it is
             raise ValueError(
-                f"reshape: cannot reshape an array of shape {x.shape} ({x.size} elements) into "
-                f"shape {self.shape}; the number of elements must stay the same."
+                f"reshape: cannot reshape an array of shape {tuple(x.shape)} ({size_of(x)} "
+                f"elements) into shape {self.shape}; the number of elements must stay the same."
             ) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:

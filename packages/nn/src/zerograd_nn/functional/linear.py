@@ -7,7 +7,7 @@ from typing import Any
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul
-from zerograd.utils import data_of
+from zerograd.utils import data_of, size_of
 
 from .utils import add_into, needs_grad
 
@@ -141,7 +141,7 @@ def embed_id(x: Any, W: Any) -> Variable:
         raise TypeError(
             f"embed_id: ids x must be integers, got {got}; convert them with x.astype('int64')."
         )
-    if ids.size:
+    if size_of(ids):
         xp = backend.xp
         lo, hi = int(xp.min(ids)), int(xp.max(ids))
         n = W.shape[0]
