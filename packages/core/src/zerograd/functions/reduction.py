@@ -113,8 +113,8 @@ class _Extremum(Function):
         self.axes = normalize_axis(self.axis, x.ndim, self.name)
         if size_of(x) == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
             raise ValueError(
-                f"{self.name}: the input of shape {x.shape} has no elements along the reduced "
-                f"axes {self.axis!r}; there is no {self.name} of nothing."
+                f"{self.name}: the input of shape {tuple(x.shape)} has no elements along the "
+                f"reduced axes {self.axis!r}; there is no {self.name} of nothing."
             )
         return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
 
@@ -231,7 +231,7 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
         return y * (m / n)
     if m:
         warnings.warn(
-            f"mean: mean of empty slice (input of shape {x.shape}); the result is nan",
+            f"mean: mean of empty slice (input of shape {tuple(x.shape)}); the result is nan",
             RuntimeWarning,
             stacklevel=2,
         )

@@ -163,8 +163,8 @@ def _check_index_backend(x: Any, slices: Any) -> None:
         if other is not home:
             raise BackendMismatchError(
                 f"get_item: the index array lives on backend {other.name!r} and the indexed "
-                f"array (shape {x.shape}) on {home.name!r}. Put both on one backend: move the "
-                f"indexed array (model.to_gpu(), Variable.to_gpu()) or the index "
+                f"array (shape {tuple(x.shape)}) on {home.name!r}. Put both on one backend: move "
+                f"the indexed array (model.to_gpu(), Variable.to_gpu()) or the index "
                 f"(zerograd.backends.as_numpy(index) for the CPU)."
             ) from None
 
@@ -199,7 +199,9 @@ class GetItem(Function):
             _check_index_backend(x, self.slices)
             if isinstance(exc, TypeError):
                 raise
-            raise IndexError(f"get_item: index {self.slices!r} on shape {x.shape}: {exc}") from None
+            raise IndexError(
+                f"get_item: index {self.slices!r} on shape {tuple(x.shape)}: {exc}"
+            ) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`).

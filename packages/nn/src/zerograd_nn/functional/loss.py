@@ -78,7 +78,7 @@ def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
             f"arrays of shape (N, ...)."
         )
     if x0.shape[0] == 0:
-        raise ValueError(f"{op}: x0 and x1 of shape {x0.shape} hold an empty batch")
+        raise ValueError(f"{op}: x0 and x1 of shape {tuple(x0.shape)} hold an empty batch")
     return x0, x1
 
 
@@ -121,11 +121,12 @@ def mean_squared_error(x0: Any, x1: Any) -> Variable:
 def _check_labels(op: str, x: Any, t: Any) -> Any:
     t = array_arg(op, "labels t", t, like=x.data)
     if x.ndim != 2:
-        raise ValueError(f"{op}: expected scores x of shape (N, classes), got {x.shape}")
+        raise ValueError(f"{op}: expected scores x of shape (N, classes), got {tuple(x.shape)}")
     if x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(
-            f"{op}: scores x of shape {x.shape} hold no {'rows' if x.shape[0] == 0 else 'classes'}"
-            f"; the mean loss over an empty batch is undefined."
+            f"{op}: scores x of shape {tuple(x.shape)} hold no "
+            f"{'rows' if x.shape[0] == 0 else 'classes'}; the mean loss over an empty batch is "
+            f"undefined."
         )
     if backend_of(t).dtype_kind(t.dtype) not in "iu":
         raise TypeError(
@@ -133,7 +134,9 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
             f"with t.astype('int64')."
         )
     if size_of(t) != x.shape[0]:
-        raise ValueError(f"{op}: {size_of(t)} labels for {x.shape[0]} rows of scores {x.shape}")
+        raise ValueError(
+            f"{op}: {size_of(t)} labels for {x.shape[0]} rows of scores {tuple(x.shape)}"
+        )
     xp = get_array_module(t)
     t = xp.reshape(t, (-1,))
     if t.shape[0]:
@@ -141,7 +144,7 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
         if lo < 0 or hi >= x.shape[1]:
             raise ValueError(
                 f"{op}: labels must be class ids in 0..{x.shape[1] - 1} for scores of shape "
-                f"{x.shape}, got labels from {lo} to {hi}; check the number of classes."
+                f"{tuple(x.shape)}, got labels from {lo} to {hi}; check the number of classes."
             )
     return t
 
