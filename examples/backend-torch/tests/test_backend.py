@@ -84,6 +84,27 @@ def test_scatter_add_is_numpys_add_at_on_a_copy(backend, shape, index):
     np.testing.assert_array_equal(backend.to_numpy(t), a)  # the input is left as it was
 
 
+@pytest.mark.parametrize(
+    "index",
+    [
+        slice(None, None, -1),
+        (Ellipsis, slice(3, 0, -2)),
+        (0, slice(None, None, -1), None, slice(1, 3)),
+        (slice(5, -10, -1), 1),  # out-of-range bounds are clipped, as numpy does
+        (slice(1, 1, -1),),  # empty
+    ],
+)
+def test_getitem_takes_negative_steps_as_numpy(backend, index):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    got = backend.getitem(backend.from_numpy(a), index)  # torch's own x[::-1] refuses them
+    np.testing.assert_array_equal(backend.to_numpy(got), a[index])
+    x = zerograd.Variable(backend.from_numpy(a))
+    zerograd.functions.get_item(x, index).backward()
+    expected = np.zeros_like(a)
+    np.add.at(expected, index, 1.0)
+    np.testing.assert_array_equal(backend.to_numpy(x.grad.data), expected)
+
+
 def test_scatter_add_out_of_range_is_an_index_error(backend):
     with pytest.raises(IndexError, match="out of bounds"):
         backend.scatter_add(backend.from_numpy(np.zeros(3)), np.array([0, 3]), 1.0)

@@ -4,9 +4,8 @@ Each model is built twice from one numpy seed, one copy moved to torch; both tra
 same batches. After every step, the loss and every parameter's gradient must agree within
 float32 tolerance (PyTorch and numpy may sum in different orders).
 
-The loss is the mean cross-entropy written with ``log_softmax`` and indexing:
-``F.softmax_cross_entropy`` reads ``t.size``, the standard's element count, which on a
-torch tensor is a method (see the strict xfail at the end).
+The loss is ``F.softmax_cross_entropy`` on torch labels, whose label checks count elements
+with ``zerograd.utils.size_of`` (``torch.Tensor.size`` is a method, not the standard's int).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from zerograd import Variable
 from zerograd.backends import as_array_of, as_numpy, backend_of
 
 nn = pytest.importorskip("zerograd_nn", reason="zerograd-nn is not installed here")
@@ -46,13 +46,7 @@ def _batches(n: int, size: int, epochs: int) -> list[np.ndarray]:
     return [i for _ in range(epochs) for i in np.array_split(rng.permutation(n), n // size)]
 
 
-def _cross_entropy(y, t):
-    """Mean cross-entropy of scores ``y`` (N, classes) against labels ``t`` (N,)."""
-    n = y.shape[0]
-    return -F.sum(F.log_softmax(y)[np.arange(n), t]) / n
-
-
-def _train_side_by_side(hidden, optimizer, batches, backend, loss_fn=_cross_entropy):
+def _train_side_by_side(hidden, optimizer, batches, backend):
     """Train the pair; compare loss and gradients at every step; return the losses."""
     x, t = get_spiral(train=True)
     models = _pair(hidden, x[:1])
@@ -64,7 +58,7 @@ def _train_side_by_side(hidden, optimizer, batches, backend, loss_fn=_cross_entr
         seen = []
         for model, opt, name in zip(models, opts, ("numpy", "torch")):
             y = model(as_array_of(x[idx], name))
-            loss = loss_fn(y, as_array_of(t[idx], name))
+            loss = F.softmax_cross_entropy(y, as_array_of(t[idx], name))
             model.cleargrads()
             loss.backward()
             seen.append((float(loss.data), [as_numpy(p.grad.data) for p in model.params()]))
@@ -93,14 +87,26 @@ def test_every_optimizer_updates_torch_tensors_as_on_numpy(backend, optimizer):
     _train_side_by_side((8, 3), optimizer, _batches(300, 50, 1), backend)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="zerograd_nn/functional/loss.py:131 compares t.size with the batch size; the "
-    "standard's size is an int attribute, torch.Tensor.size a method: count with "
-    "math.prod(t.shape)",
-)
-def test_softmax_cross_entropy_on_torch_labels(backend):
-    _train_side_by_side(
-        (10, 3), lambda: SGD(lr=1.0), _batches(300, 30, 1), backend, loss_fn=F.softmax_cross_entropy
-    )
+def test_softmax_cross_entropy_and_accuracy_on_torch_equal_numpy(backend):
+    rng = np.random.default_rng(1)
+    x, t = rng.standard_normal((5, 4)), np.array([0, 3, 1, 1, 2])
+    # the reference, by hand: mean over rows of logsumexp(x) - x[t]
+    want = np.mean(np.log(np.exp(x).sum(axis=1)) - x[np.arange(5), t])
+    results = []
+    for name in ("numpy", "torch"):
+        xv = Variable(as_array_of(x, name))
+        loss = F.softmax_cross_entropy(xv, as_array_of(t, name))
+        loss.backward()
+        acc = F.accuracy(as_array_of(x, name), as_array_of(t, name))
+        results.append((float(loss.data), as_numpy(xv.grad.data), float(acc.data)))
+    (loss_np, grad_np, acc_np), (loss_t, grad_t, acc_t) = results
+    np.testing.assert_allclose(loss_t, want, rtol=1e-12)
+    np.testing.assert_allclose(loss_t, loss_np, rtol=1e-12)
+    np.testing.assert_allclose(grad_t, grad_np, rtol=1e-12, atol=1e-15)
+    assert acc_t == acc_np == np.mean(x.argmax(axis=1) == t)
+
+
+def test_softmax_cross_entropy_on_torch_counts_the_labels(backend):
+    x = as_array_of(np.zeros((3, 2)), "torch")
+    with pytest.raises(ValueError, match=r"softmax_cross_entropy: 2 labels for 3 rows"):
+        F.softmax_cross_entropy(x, as_array_of(np.array([0, 1]), "torch"))

@@ -99,3 +99,61 @@ def test_conformance_names_what_a_plugin_lacks():
         suite.test_required_backend_methods_are_implemented(b, "randn")
     with pytest.raises(AssertionError, match=r"does not implement Backend.to_numpy, which every"):
         suite.test_required_backend_methods_are_implemented(b, "to_numpy")
+
+
+# calls whose result is a raw backend array (besides ``<array module>.<name>(...)``)
+_ARRAY_MAKERS = {"data_of", "_data", "_raw", "array_arg", "float_data", "as_array"}
+
+
+def _holds_raw_array(node: ast.AST) -> bool:
+    """Whether the expression ``node`` surely evaluates to a raw backend array."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "data"  # a Variable's data
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and _module_expr(f.value):
+            return True
+        return getattr(f, "id", getattr(f, "attr", None)) in _ARRAY_MAKERS
+    return False
+
+
+def _raw_size_reads(path: Path) -> list[str]:
+    """``.size`` reads in ``path`` on an expression that surely holds a raw array.
+
+    Sure means: ``<...>.data``, an array-making call, a parameter of a class's ``forward``
+    (a Function's forward gets arrays), or a name assigned from one of those in the same
+    function. What holds an array in general is not decidable from the source: the tests in
+    test_array_size.py check the behaviour on torch tensors, whose ``size`` is a method.
+    """
+    tree = ast.parse(path.read_text(), str(path))
+    methods = {
+        id(f) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) for f in c.body
+    }  # fmt: skip
+    found = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        raw = set()
+        if fn.name == "forward" and id(fn) in methods:
+            raw.update(a.arg for a in fn.args.args[1:])
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign) and _holds_raw_array(node.value):
+                raw.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        for node in ast.walk(fn):
+            if not (isinstance(node, ast.Attribute) and node.attr == "size"):
+                continue
+            v = node.value
+            if _holds_raw_array(v) or (isinstance(v, ast.Name) and v.id in raw):
+                found.append(f"{path.relative_to(PACKAGES)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_size_attribute_read_on_a_raw_array():
+    roots = [r for r in SOURCES if r.is_dir()]
+    if len(roots) < 2:
+        pytest.skip(f"needs the repository's sources of core and nn, not found under {PACKAGES}")
+    found = sorted({f for r in roots for p in sorted(r.rglob("*.py")) for f in _raw_size_reads(p)})
+    assert not found, (
+        "these read .size on a raw backend array (torch.Tensor.size is a method; the standard "
+        f"allows None): count with zerograd.utils.size_of(x) instead: {found}"
+    )

@@ -20,7 +20,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
-from zerograd.backends import Backend, hookimpl
+from zerograd.backends import Backend, hookimpl, indexing
 
 __version__ = "0.1.0"
 __all__ = ["TorchBackend", "zerograd_backend"]
@@ -58,6 +58,14 @@ class TorchBackend(Backend):
         import torch
 
         return torch.from_numpy(np.array(a, copy=True, order="C"))
+
+    def getitem(self, x: Any, index: Any) -> Any:
+        """``x[index]`` with numpy's rules; a slice with a negative step (which PyTorch
+        refuses) is gathered through ``xp.take``."""
+        items = index if isinstance(index, tuple) else (index,)
+        if any(isinstance(i, slice) and i.step is not None and i.step < 0 for i in items):
+            return indexing.gather(self, x, index)
+        return super().getitem(x, index)
 
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """A copy of ``a`` plus ``values`` at ``indices``; repeats add up (``index_put_``).

@@ -7,16 +7,19 @@ Examples:
     ((2,), 28)
     >>> normalize_axis(-1, 3, "sum")
     (2,)
+    >>> size_of(np.zeros((2, 3)))
+    6
 """
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
 from .variable import Variable
 
-__all__ = ["conv_outsize", "data_of", "normalize_axis"]
+__all__ = ["conv_outsize", "data_of", "normalize_axis", "size_of"]
 
 
 def data_of(x: Any) -> Any:
@@ -29,6 +32,27 @@ def data_of(x: Any) -> Any:
         ``x.data`` for a Variable, else ``x``.
     """
     return x.data if isinstance(x, Variable) else x
+
+
+def size_of(x: Any) -> int:
+    """Return the number of elements of the backend array ``x``: the product of its shape.
+
+    Use it, never ``x.size``, on raw arrays: ``torch.Tensor.size`` is a method, and the array
+    API standard lets ``size`` be None where a dimension depends on the data. On a Variable,
+    ``x.size`` is fine (it is zerograd's property, computed this way).
+
+    Args:
+        x: An array of any backend (anything with a ``shape`` of ints).
+
+    Returns:
+        The element count, 1 for a 0-d array.
+
+    Examples:
+        >>> import numpy as np
+        >>> size_of(np.zeros((2, 0))), size_of(np.float64(3.0))
+        (0, 1)
+    """
+    return math.prod(x.shape)
 
 
 def conv_outsize(size: int, k: int, s: int, p: int) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from . import backends as _backends
@@ -24,7 +25,7 @@ def _checked(data: Any, what: str = "Variable(data)") -> Any:
                     f"{what}: got a Variable ({data!r}); assign its array instead (x.data)."
                 )
             raise TypeError(
-                f"Variable(data): data is already a Variable (shape {data.shape}, dtype "
+                f"Variable(data): data is already a Variable (shape {tuple(data.shape)}, dtype "
                 f"{data.dtype}). Use it as is, "
                 f"data.detach() for a new Variable with no history, or data.data for its array."
             )
@@ -132,7 +133,7 @@ class Variable:
     @property
     def size(self) -> int:
         """Number of elements."""
-        return self.data.size
+        return math.prod(self.data.shape)  # torch.Tensor.size is a method: see utils.size_of
 
     @property
     def dtype(self) -> Any:
@@ -157,8 +158,8 @@ class Variable:
 
     def _one(self, to: str) -> Any:
         data = self.data
-        if data is None or data.size != 1:
-            shape = None if data is None else data.shape
+        if data is None or math.prod(data.shape) != 1:
+            shape = None if data is None else tuple(data.shape)
             raise TypeError(
                 f"{to}() of a Variable needs exactly one element, got shape {shape}; reduce "
                 f"it first (x.sum(), x[0]) or use x.data for the array."

@@ -347,6 +347,9 @@ class Orthogonal(Initializer):
         xp = backend.xp
         rows, cols = shape[0], math.prod(shape[1:])
         flat = backend.randn(max(rows, cols), min(rows, cols))
+        # QR in the wider of the draw's dtype and the result's: a float64 matrix made in
+        # float32 (PyTorch's default float) is orthogonal only to float32 precision
+        flat = xp.astype(flat, xp.result_type(flat.dtype, backend.resolve_dtype(dtype)))
         q, r = xp.linalg.qr(flat)  # the standard's optional linalg extension
         q = q * xp.sign(xp.linalg.diagonal(r))
         if rows < cols:

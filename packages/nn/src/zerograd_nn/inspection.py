@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from zerograd import Parameter, Variable, no_grad, test_mode
+from zerograd.utils import size_of
 
 
 def named_children(layer: Any) -> Iterator[tuple[str, Any]]:
@@ -61,7 +62,7 @@ def _own_params(layer: Any) -> Iterator[Parameter]:
 
 
 def _size(param: Parameter) -> int:
-    return 0 if param.data is None else int(param.data.size)
+    return 0 if param.data is None else size_of(param.data)
 
 
 def count_params(layer: Any) -> int:

@@ -89,9 +89,26 @@ def getitem(backend: Any, x: Any, index: Any) -> Any:
         The selected array.
     """
     items = index if isinstance(index, tuple) else (index,)
-    shape = tuple(x.shape)
     if all(isinstance(i, _BASIC) for i in items):
-        return x[_basic(items, shape)]
+        return x[_basic(items, tuple(x.shape))]
+    return gather(backend, x, index)
+
+
+def gather(backend: Any, x: Any, index: Any) -> Any:
+    """Return ``x[index]`` with numpy's rules, always through ``xp.take``.
+
+    For backends that index natively only part of what the standard asks (PyTorch refuses
+    slices with a negative step): every index form works here.
+
+    Args:
+        backend: The backend of ``x``.
+        x: The array.
+        index: As :func:`getitem` takes.
+
+    Returns:
+        The selected array.
+    """
+    shape = tuple(x.shape)
     xp = backend.xp
     pos, lead = positions(backend, shape, index)
     rest = shape[lead:]

@@ -50,8 +50,8 @@ class _Binary(Function):
             if _broadcastable(x0.shape, x1.shape):
                 raise exc
             raise ValueError(
-                f"{type(self).__name__}: shapes {x0.shape} and {x1.shape} do not broadcast "
-                f"(numpy rules: align from the right, each axis equal or 1)."
+                f"{type(self).__name__}: shapes {tuple(x0.shape)} and {tuple(x1.shape)} do not "
+                f"broadcast (numpy rules: align from the right, each axis equal or 1)."
             ) from None
         # array-API backends refuse mixed kinds (int with float, bool with int) and integer
         # true division: promote as numpy does

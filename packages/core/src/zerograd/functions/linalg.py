@@ -27,25 +27,25 @@ class MatMul(Function):
         """
         if x.ndim == 0 or w.ndim == 0:
             raise ValueError(
-                f"matmul: inputs must have at least 1 dimension, got shapes {x.shape} and "
-                f"{w.shape}; use * for scalars."
+                f"matmul: inputs must have at least 1 dimension, got shapes {tuple(x.shape)} and "
+                f"{tuple(w.shape)}; use * for scalars."
             )
         k_x = x.shape[-1]
         k_w = w.shape[-2] if w.ndim > 1 else w.shape[0]
         if k_x != k_w:
             raise ValueError(
-                f"matmul: shapes {x.shape} and {w.shape} do not line up: the last axis of the "
-                f"first ({k_x}) must equal the {'second-to-last' if w.ndim > 1 else 'only'} "
-                f"axis of the second ({k_w})."
+                f"matmul: shapes {tuple(x.shape)} and {tuple(w.shape)} do not line up: the last "
+                f"axis of the first ({k_x}) must equal the "
+                f"{'second-to-last' if w.ndim > 1 else 'only'} axis of the second ({k_w})."
             )
         try:
             return x @ w
         except ValueError:
             if x.ndim > 2 or w.ndim > 2:
                 raise ValueError(
-                    f"matmul: the batch axes of shapes {x.shape} and {w.shape} do not "
-                    f"broadcast: {x.shape[:-2]} against {w.shape[:-2]} (every axis before the "
-                    f"last two must be equal or 1, aligned from the right)."
+                    f"matmul: the batch axes of shapes {tuple(x.shape)} and {tuple(w.shape)} do "
+                    f"not broadcast: {tuple(x.shape[:-2])} against {tuple(w.shape[:-2])} (every "
+                    f"axis before the last two must be equal or 1, aligned from the right)."
                 ) from None
             raise
 

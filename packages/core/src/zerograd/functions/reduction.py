@@ -7,7 +7,7 @@ from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..function import Function
-from ..utils import normalize_axis
+from ..utils import normalize_axis, size_of
 from ..variable import Variable
 from ._inputs import as_input
 
@@ -111,10 +111,10 @@ class _Extremum(Function):
             ValueError: A reduced axis is empty, or an axis is out of range.
         """
         self.axes = normalize_axis(self.axis, x.ndim, self.name)
-        if x.size == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
+        if size_of(x) == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
             raise ValueError(
-                f"{self.name}: the input of shape {x.shape} has no elements along the reduced "
-                f"axes {self.axis!r}; there is no {self.name} of nothing."
+                f"{self.name}: the input of shape {tuple(x.shape)} has no elements along the "
+                f"reduced axes {self.axis!r}; there is no {self.name} of nothing."
             )
         return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
 
@@ -226,12 +226,12 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
         y = sum(x, axis, keepdims)
     except (TypeError, ValueError) as exc:  # the axis checks name sum; the user called mean
         raise type(exc)(str(exc).replace("sum:", "mean:", 1)) from None
-    n, m = x.data.size, y.data.size
+    n, m = size_of(x.data), size_of(y.data)
     if n:
         return y * (m / n)
     if m:
         warnings.warn(
-            f"mean: mean of empty slice (input of shape {x.shape}); the result is nan",
+            f"mean: mean of empty slice (input of shape {tuple(x.shape)}); the result is nan",
             RuntimeWarning,
             stacklevel=2,
         )

@@ -9,8 +9,17 @@ from typing import Any
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
 from ..function import Function
+from ..utils import size_of
 from ..variable import Variable
 from ._inputs import as_input
+
+
+def _fits(shape: tuple[int, ...], n: int) -> bool:
+    """Whether ``n`` elements can take ``shape`` (one ``-1`` infers an axis)."""
+    known = math.prod(d for d in shape if d != -1)
+    if -1 not in shape:
+        return known == n
+    return shape.count(-1) == 1 and (n % known == 0 if known else n == 0)
 
 
 class Reshape(Function):
@@ -43,10 +52,12 @@ class Reshape(Function):
             raise TypeError(
                 f"reshape: the shape must be a tuple of ints, got {self.shape!r}"
             ) from None
-        except ValueError:
+        except (ValueError, RuntimeError) as exc:  # PyTorch raises a RuntimeError
+            if isinstance(exc, RuntimeError) and _fits(self.shape, size_of(x)):
+                raise  # not about the shape: let it through as it is
             raise ValueError(
-                f"reshape: cannot reshape an array of shape {x.shape} ({x.size} elements) into "
-                f"shape {self.shape}; the number of elements must stay the same."
+                f"reshape: cannot reshape an array of shape {tuple(x.shape)} ({size_of(x)} "
+                f"elements) into shape {self.shape}; the number of elements must stay the same."
             ) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -152,8 +163,8 @@ def _check_index_backend(x: Any, slices: Any) -> None:
         if other is not home:
             raise BackendMismatchError(
                 f"get_item: the index array lives on backend {other.name!r} and the indexed "
-                f"array (shape {x.shape}) on {home.name!r}. Put both on one backend: move the "
-                f"indexed array (model.to_gpu(), Variable.to_gpu()) or the index "
+                f"array (shape {tuple(x.shape)}) on {home.name!r}. Put both on one backend: move "
+                f"the indexed array (model.to_gpu(), Variable.to_gpu()) or the index "
                 f"(zerograd.backends.as_numpy(index) for the CPU)."
             ) from None
 
@@ -188,7 +199,9 @@ class GetItem(Function):
             _check_index_backend(x, self.slices)
             if isinstance(exc, TypeError):
                 raise
-            raise IndexError(f"get_item: index {self.slices!r} on shape {x.shape}: {exc}") from None
+            raise IndexError(
+                f"get_item: index {self.slices!r} on shape {tuple(x.shape)}: {exc}"
+            ) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`).

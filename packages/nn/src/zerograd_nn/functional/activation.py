@@ -11,6 +11,7 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import exp, sum
+from zerograd.utils import size_of
 
 from .utils import as_float, float_data, logsumexp, normalize_axis, real_number
 
@@ -210,7 +211,7 @@ class Softmax(Function):
         """
         self.axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
-        if x.size == 0:  # nothing to normalize (max of an empty axis is undefined)
+        if size_of(x) == 0:  # nothing to normalize (max of an empty axis is undefined)
             return backend_of(x).astype(x, x.dtype)
         xp = get_array_module(x)
         y = xp.exp(x - xp.max(x, axis=self.axis, keepdims=True))
@@ -249,7 +250,7 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
     xd = x.data
     if isinstance(axis, int):  # numpy integers and tuples are left to sum's checks
         axis = normalize_axis(axis, xd.ndim, "softmax_simple")
-    if xd.size:
+    if size_of(xd):
         try:
             x = x - get_array_module(xd).max(xd, axis=axis, keepdims=True)
         except (TypeError, ValueError):  # a bad axis: sum below names it
@@ -297,7 +298,7 @@ class LogSoftmax(Function):
         """
         self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
-        if x.size == 0:
+        if size_of(x) == 0:
             return backend_of(x).astype(x, x.dtype)
         return x - logsumexp(x, self.axis)
 

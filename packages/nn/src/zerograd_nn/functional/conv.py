@@ -34,11 +34,12 @@ def _has_bias(b: Any) -> bool:
 def _check_conv(op: str, x: Any, W: Any, channel_axis: int, b: Any = None) -> None:
     if x.ndim != 4 or W.ndim != 4:
         raise ValueError(
-            f"{op}: expected x (N, C, H, W) and a 4-D weight, got shapes {x.shape} and {W.shape}"
+            f"{op}: expected x (N, C, H, W) and a 4-D weight, got shapes {tuple(x.shape)} and "
+            f"{tuple(W.shape)}"
         )
     if x.shape[1] != W.shape[channel_axis]:
         raise ValueError(
-            f"{op}: x has {x.shape[1]} channels but the weight of shape {W.shape} expects "
+            f"{op}: x has {x.shape[1]} channels but the weight of shape {tuple(W.shape)} expects "
             f"{W.shape[channel_axis]} (axis {channel_axis}); check in_channels."
         )
     out = W.shape[1 - channel_axis]

@@ -7,7 +7,7 @@ from typing import Any
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul
-from zerograd.utils import data_of
+from zerograd.utils import data_of, size_of
 
 from .utils import add_into, needs_grad
 
@@ -28,13 +28,13 @@ class Linear(Function):
         """
         if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
             raise ValueError(
-                f"linear: x of shape {x.shape} and W of shape {W.shape} do not fit; expected "
-                f"x (N, ..., I) and W (I, O) with the same I."
+                f"linear: x of shape {tuple(x.shape)} and W of shape {tuple(W.shape)} do not fit; "
+                f"expected x (N, ..., I) and W (I, O) with the same I."
             )
         if b is not None and tuple(b.shape) not in ((W.shape[1],), (1, W.shape[1])):
             raise ValueError(
-                f"linear: b of shape {b.shape} does not fit W of shape {W.shape}; expected "
-                f"({W.shape[1]},), one bias per output."
+                f"linear: b of shape {tuple(b.shape)} does not fit W of shape {tuple(W.shape)}; "
+                f"expected ({W.shape[1]},), one bias per output."
             )
         y = get_array_module(x).matmul(x, W)
         if b is not None:
@@ -134,20 +134,20 @@ def embed_id(x: Any, W: Any) -> Variable:
         if isinstance(ids, (int, list, tuple)) and W.data is not None:
             ids = backend_of(W.data).asarray(ids)  # on W's backend
     if W.ndim != 2:
-        raise ValueError(f"embed_id: W must be 2-D (in_size, out_size), got shape {W.shape}")
+        raise ValueError(f"embed_id: W must be 2-D (in_size, out_size), got shape {tuple(W.shape)}")
     backend = backend_of(ids) if hasattr(ids, "dtype") else None
     if backend is None or backend.dtype_kind(ids.dtype) not in "iu":
         got = f"dtype {ids.dtype}" if backend is not None else type(ids).__name__
         raise TypeError(
             f"embed_id: ids x must be integers, got {got}; convert them with x.astype('int64')."
         )
-    if ids.size:
+    if size_of(ids):
         xp = backend.xp
         lo, hi = int(xp.min(ids)), int(xp.max(ids))
         n = W.shape[0]
         if lo < 0 or hi >= n:
             raise ValueError(
                 f"embed_id: id {lo if lo < 0 else hi} is out of range for W of shape "
-                f"{W.shape}: valid ids are 0..{n - 1} (EmbedID's in_size is {n})."
+                f"{tuple(W.shape)}: valid ids are 0..{n - 1} (EmbedID's in_size is {n})."
             )
     return get_item(W, ids)

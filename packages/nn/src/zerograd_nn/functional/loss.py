@@ -8,6 +8,7 @@ from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
 from zerograd.utils import data_of as _data
+from zerograd.utils import size_of
 
 from .activation import Softmax, relu
 from .utils import array_arg, as_float, float_data, logsumexp, needs_grad, onehot
@@ -77,7 +78,7 @@ def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
             f"arrays of shape (N, ...)."
         )
     if x0.shape[0] == 0:
-        raise ValueError(f"{op}: x0 and x1 of shape {x0.shape} hold an empty batch")
+        raise ValueError(f"{op}: x0 and x1 of shape {tuple(x0.shape)} hold an empty batch")
     return x0, x1
 
 
@@ -120,27 +121,30 @@ def mean_squared_error(x0: Any, x1: Any) -> Variable:
 def _check_labels(op: str, x: Any, t: Any) -> Any:
     t = array_arg(op, "labels t", t, like=x.data)
     if x.ndim != 2:
-        raise ValueError(f"{op}: expected scores x of shape (N, classes), got {x.shape}")
+        raise ValueError(f"{op}: expected scores x of shape (N, classes), got {tuple(x.shape)}")
     if x.shape[0] == 0 or x.shape[1] == 0:
         raise ValueError(
-            f"{op}: scores x of shape {x.shape} hold no {'rows' if x.shape[0] == 0 else 'classes'}"
-            f"; the mean loss over an empty batch is undefined."
+            f"{op}: scores x of shape {tuple(x.shape)} hold no "
+            f"{'rows' if x.shape[0] == 0 else 'classes'}; the mean loss over an empty batch is "
+            f"undefined."
         )
     if backend_of(t).dtype_kind(t.dtype) not in "iu":
         raise TypeError(
             f"{op}: labels t must be integers (class ids), got dtype {t.dtype}; convert them "
             f"with t.astype('int64')."
         )
-    if t.size != x.shape[0]:
-        raise ValueError(f"{op}: {t.size} labels for {x.shape[0]} rows of scores {x.shape}")
+    if size_of(t) != x.shape[0]:
+        raise ValueError(
+            f"{op}: {size_of(t)} labels for {x.shape[0]} rows of scores {tuple(x.shape)}"
+        )
     xp = get_array_module(t)
     t = xp.reshape(t, (-1,))
-    if t.size:
+    if t.shape[0]:
         lo, hi = int(xp.min(t)), int(xp.max(t))
         if lo < 0 or hi >= x.shape[1]:
             raise ValueError(
                 f"{op}: labels must be class ids in 0..{x.shape[1] - 1} for scores of shape "
-                f"{x.shape}, got labels from {lo} to {hi}; check the number of classes."
+                f"{tuple(x.shape)}, got labels from {lo} to {hi}; check the number of classes."
             )
     return t
 
@@ -331,12 +335,13 @@ def accuracy(y: Any, t: Any) -> Variable:
         )
     xp = get_array_module(y)
     pred = xp.argmax(y, axis=1)
-    if pred.size != t.size:
+    n_pred, n_labels = size_of(pred), size_of(t)
+    if n_pred != n_labels:
         raise ValueError(
-            f"accuracy: {pred.size} predictions from scores y of shape {tuple(y.shape)} but "
-            f"{t.size} labels t of shape {tuple(t.shape)}; give one label per row of y."
+            f"accuracy: {n_pred} predictions from scores y of shape {tuple(y.shape)} but "
+            f"{n_labels} labels t of shape {tuple(t.shape)}; give one label per row of y."
         )
-    if pred.size == 0:
+    if n_pred == 0:
         raise ValueError(
             f"accuracy: scores y of shape {tuple(y.shape)} hold no rows; the accuracy of an "
             f"empty batch is undefined."

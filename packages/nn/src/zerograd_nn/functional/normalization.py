@@ -60,7 +60,9 @@ def batch_norm(
     """
     x = as_float(x, "batch_norm")
     if x.ndim not in (2, 4):
-        raise ValueError(f"batch_norm: expected x of shape (N, C) or (N, C, H, W), got {x.shape}")
+        raise ValueError(
+            f"batch_norm: expected x of shape (N, C) or (N, C, H, W), got {tuple(x.shape)}"
+        )
     c = x.shape[1]
     if not isinstance(gamma, Variable):
         gamma = array_arg("batch_norm", "gamma", gamma, like=x.data)
@@ -70,7 +72,7 @@ def batch_norm(
         shape = tuple(array_arg("batch_norm", name, a, like=x.data).shape)
         if shape != (c,):
             raise ValueError(
-                f"batch_norm: {name} has shape {shape} but x {x.shape} has {c} channels; "
+                f"batch_norm: {name} has shape {shape} but x {tuple(x.shape)} has {c} channels; "
                 f"expected ({c},)."
             )
     for name, a in (("mean", mean), ("var", var)):
@@ -91,8 +93,8 @@ def batch_norm(
     if Config.train:
         if x.size == 0:
             raise ValueError(
-                f"batch_norm: x of shape {x.shape} is an empty batch: it has no statistics to "
-                f"normalize with or to update the running ones from; skip it (or use test mode)."
+                f"batch_norm: x of shape {tuple(x.shape)} is an empty batch: it has no statistics "
+                f"to normalize with or to update the running ones from; skip it (or use test mode)."
             )
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
