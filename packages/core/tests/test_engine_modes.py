@@ -124,3 +124,21 @@ def test_direct_backward_call_runs_the_vjp_on_variables():
     assert isinstance(gx, Variable) and gx.creator is not None
     assert gx.data == pytest.approx(2.0 * np.cos(0.5))
     assert y.data == pytest.approx(np.sin(0.5))
+
+
+@pytest.mark.parametrize(
+    "f",
+    [lambda x: x**2, F.square, lambda x: x * x, lambda x: -x * 3, lambda x: x - x * 2],
+    ids=["pow", "square", "mul", "neg_mul", "sub"],
+)
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_integer_inputs_under_a_float_gradient(arr, to_np, f, create_graph):
+    """An integer x whose result feeds a float function gets its float value's gradient."""
+    ints = [[1, -2, 3], [0, 2, -1]]
+    grads = []
+    for dtype in ("int64", "float64"):
+        x = Variable(arr(ints, dtype))
+        F.sum(F.tanh(f(x) * 0.1)).backward(create_graph=create_graph)
+        grads.append(to_np(x.grad.data))
+    assert grads[0].dtype == np.float64
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)

@@ -77,8 +77,17 @@ class _Binary(Function):
         if self.promoted and not xp.graph:  # as forward computed: in the promoted dtypes
             x0, x1 = _promote(x0, x1, self.true_division)
         c0, c1 = self.inputs
-        gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
-        gx1 = None if type(c1) is Constant else self.grad1(xp, gy, x0, x1, y)
+        try:
+            gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
+            gx1 = None if type(c1) is Constant else self.grad1(xp, gy, x0, x1, y)
+        except TypeError:
+            # integer operands under a float gradient (an integer x fed a float function):
+            # array-API backends refuse mixed kinds, so compute in the gradient's dtype
+            if xp.graph or not hasattr(gy, "dtype"):
+                raise
+            x0, x1 = _to_float(x0, gy), _to_float(x1, gy)
+            gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
+            gx1 = None if type(c1) is Constant else self.grad1(xp, gy, x0, x1, y)
         if self.shapes is None:
             return gx0, gx1
         s0, s1 = self.shapes  # undo broadcasting
@@ -324,7 +333,12 @@ class Pow(Function):
         if self.promoted and not xp.graph:  # as forward computed: in floating point
             x = _to_float(x)
         c = self.c
-        return c * x ** (c - 1) * gy
+        try:
+            return c * x ** (c - 1) * gy
+        except TypeError:  # an integer x under a float gradient, on an array-API backend
+            if xp.graph or not hasattr(gy, "dtype"):
+                raise
+            return c * _to_float(x, gy) ** (c - 1) * gy
 
 
 class PowVar(_Binary):

@@ -18,14 +18,19 @@ def _float(x: Any) -> Any:
     zerograd follows torch and the array API instead: integer data computes in the default
     float dtype (numpy's float64), and backends that refuse integer input get a float.
     """
+    if _is_float(x):
+        return x
+    backend = backend_of(x)
+    return backend.astype(x, backend.asarray(0.0).dtype)
+
+
+def _is_float(x: Any) -> bool:
+    """Whether ``x``'s dtype is floating (or complex), cached per dtype."""
     dtype = x.dtype
     ok = _floating.get(dtype)
     if ok is None:
         ok = _floating[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
-    if ok:
-        return x
-    backend = backend_of(x)
-    return backend.astype(x, backend.asarray(0.0).dtype)
+    return ok
 
 
 def _as_float(xp: Any, x: Any) -> Any:
@@ -207,7 +212,10 @@ class Square(Function):
         Returns:
             The gradient of ``x``.
         """
-        return 2 * xs[0] * gy
+        (x,) = xs
+        if not xp.graph and _is_float(x) != _is_float(gy):  # integer x under a float gradient
+            x = backend_of(x).astype(x, gy.dtype)
+        return 2 * x * gy
 
 
 class Sqrt(Function):
