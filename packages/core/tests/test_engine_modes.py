@@ -142,3 +142,30 @@ def test_integer_inputs_under_a_float_gradient(arr, to_np, f, create_graph):
         grads.append(to_np(x.grad.data))
     assert grads[0].dtype == np.float64
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-12)
+
+
+class NoDerivative(Function):
+    def forward(self, x):
+        return x + 1
+
+
+def test_a_function_without_a_derivative_says_what_to_define():
+    x = Variable(np.ones(2))
+    with pytest.raises(NotImplementedError, match=r"NoDerivative has no derivative: define vjp"):
+        NoDerivative()(x).backward()
+    assert x.grad is None
+
+
+class ListGrads(Function):
+    def forward(self, a, b):
+        return a * b
+
+    def vjp(self, xp, xs, y, gy):
+        a, b = xs
+        return [gy * b, gy * a]  # a list, as a beginner may write
+
+
+def test_a_list_of_gradients_is_accepted():
+    a, b = Variable(np.array([2.0])), Variable(np.array([5.0]))
+    ListGrads()(a, b).backward()
+    assert a.grad.data[0] == 5.0 and b.grad.data[0] == 2.0

@@ -111,7 +111,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                     else:
                         gxs = f.vjp(variable_ops(), inputs, tuple(outputs), gys)
             if type(gxs) is not tuple:
-                gxs = (gxs,)
+                gxs = tuple(gxs) if type(gxs) is list else (gxs,)
             if len(gxs) != len(inputs):
                 raise RuntimeError(
                     f"{_name(f)} returned {len(gxs)} gradients for "

@@ -175,7 +175,10 @@ class Function:
             NotImplementedError: The subclass defines neither.
         """
         if not self._vjp:
-            raise NotImplementedError(f"{type(self).__name__}.backward is not implemented")
+            raise NotImplementedError(
+                f"{type(self).__name__} has no derivative: define vjp(self, xp, xs, y, gy) "
+                f"(one body for first and higher order) or backward(self, gy) on Variables."
+            )
         from .namespaces import variable_ops
 
         ys = tuple([ref() for ref in self.outputs])
