@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import functools
 import importlib
-import operator
 from typing import Any
+
+from zerograd.utils import pair
 
 _GEOMETRY = (
     "int32 h, int32 w, int32 oh, int32 ow, int32 kh, int32 kw, "
@@ -76,24 +77,13 @@ def _kernels() -> tuple[Any, Any]:
     return im2col, col2im
 
 
-def _pair(op: str, name: str, v: Any) -> tuple[int, int]:
-    try:
-        if isinstance(v, (tuple, list)) and len(v) == 2:
-            return operator.index(v[0]), operator.index(v[1])
-        n = operator.index(v)
-        return n, n
-    except TypeError:
-        pass
-    raise ValueError(f"{op}: {name} must be an int or a pair of ints (h, w), got {v!r}")
-
-
 def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
     if len(shape) != 4:
         raise ValueError(f"{op}: expected an image shape (N, C, H, W), got {tuple(shape)}")
     (kh, kw), (sy, sx), (ph, pw) = (
-        _pair(op, "kernel_size", kernel_size),
-        _pair(op, "stride", stride),
-        _pair(op, "pad", pad),
+        pair(kernel_size, what=f"{op}: kernel_size"),
+        pair(stride, what=f"{op}: stride"),
+        pair(pad, what=f"{op}: pad"),
     )
     if min(kh, kw, sy, sx) < 1 or min(ph, pw) < 0:
         raise ValueError(

@@ -112,3 +112,48 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
     if len(set(out)) != len(out):
         raise ValueError(f"{op}: axis {axis!r} names one axis twice")
     return out
+
+
+def int_like(v: Any) -> bool:
+    """Whether ``v`` is a Python or numpy integer (or a 0-d integer array), never a bool.
+
+    Args:
+        v: Anything.
+
+    Returns:
+        True for integers that ``operator.index`` accepts.
+    """
+    if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "i") not in "iu":
+        return False
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return True
+
+
+def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
+    """``x`` as a pair ``(h, w)``: an int is repeated, a pair passes through.
+
+    Args:
+        x: an int (numpy integers too) or a pair of them.
+        what: the function and argument to name in the error, e.g. ``"pooling: stride"``.
+
+    Returns:
+        ``(h, w)`` as Python ints.
+
+    Raises:
+        ValueError: ``x`` is not an int or a pair of ints (bools and floats are refused).
+
+    Examples:
+        >>> pair(3), pair((2, 1))
+        ((3, 3), (2, 1))
+    """
+    if type(x) is tuple and len(x) == 2 and type(x[0]) is int and type(x[1]) is int:
+        return x  # already a pair (the common case: functions pass checked pairs on)
+    if int_like(x):
+        n = operator.index(x)
+        return (n, n)
+    if isinstance(x, (tuple, list)) and len(x) == 2 and all(int_like(v) for v in x):
+        return (operator.index(x[0]), operator.index(x[1]))
+    raise ValueError(f"{what}: expected an int or a pair of ints (h, w), got {x!r}")

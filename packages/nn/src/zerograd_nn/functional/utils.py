@@ -11,7 +11,8 @@ from typing import Any
 
 from zerograd import Function, Variable, as_array
 from zerograd.backends import backend_of, device_of, get_array_module
-from zerograd.utils import conv_outsize, data_of
+from zerograd.utils import conv_outsize, data_of, pair
+from zerograd.utils import int_like as _int_like
 from zerograd.utils import normalize_axis as _normalize_axes
 from zerograd.variable import Constant
 
@@ -116,44 +117,6 @@ def add_into(y: Any, b: Any) -> Any:
         return y + b
     y += b
     return y
-
-
-def _int_like(v: Any) -> bool:
-    """A Python or numpy integer (or 0-d integer array), never a bool."""
-    if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "i") not in "iu":
-        return False
-    try:
-        operator.index(v)
-    except TypeError:
-        return False
-    return True
-
-
-def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
-    """``x`` as a pair ``(h, w)``: an int is repeated, a pair passes through.
-
-    Args:
-        x: an int (numpy integers too) or a pair of them.
-        what: the function and argument to name in the error, e.g. ``"pooling: stride"``.
-
-    Returns:
-        ``(h, w)`` as Python ints.
-
-    Raises:
-        ValueError: ``x`` is not an int or a pair of ints (bools and floats are refused).
-
-    Examples:
-        >>> pair(3), pair((2, 1))
-        ((3, 3), (2, 1))
-    """
-    if type(x) is tuple and len(x) == 2 and type(x[0]) is int and type(x[1]) is int:
-        return x  # already a pair (the common case: functions pass checked pairs on)
-    if _int_like(x):
-        n = operator.index(x)
-        return (n, n)
-    if isinstance(x, (tuple, list)) and len(x) == 2 and all(_int_like(v) for v in x):
-        return (operator.index(x[0]), operator.index(x[1]))
-    raise ValueError(f"{what}: expected an int or a pair of ints (h, w), got {x!r}")
 
 
 def positive_int(op: str, name: str, v: Any) -> int:
