@@ -169,3 +169,19 @@ def test_a_list_of_gradients_is_accepted():
     a, b = Variable(np.array([2.0])), Variable(np.array([5.0]))
     ListGrads()(a, b).backward()
     assert a.grad.data[0] == 5.0 and b.grad.data[0] == 2.0
+
+
+class UsesWhere(Function):
+    def forward(self, x):
+        return x * 1
+
+    def vjp(self, xp, xs, y, gy):
+        return xp.where(xs[0] > 0, gy, 0 * gy)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_name_outside_the_namespace_is_named_with_what_to_do(create_graph):
+    x = Variable(np.ones(2))
+    with pytest.raises(AttributeError, match=r"has no 'where': a vjp may call only the names"):
+        UsesWhere()(x).backward(create_graph=create_graph)
+    assert x.grad is None

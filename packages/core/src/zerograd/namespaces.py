@@ -39,6 +39,14 @@ NAMES: dict[str, str] = {
 """Every name a ``vjp`` may call on its namespace, with what it computes."""
 
 
+def _missing(kind: str, name: str) -> AttributeError:
+    return AttributeError(
+        f"{kind} has no {name!r}: a vjp may call only the names of zerograd.namespaces.NAMES "
+        f"({', '.join(NAMES)}) and operators; for anything else, write a Function and call "
+        f"xp.apply(YourFunction(), ...)."
+    )
+
+
 class ArrayOps:
     """First-order namespace: backend arrays in, backend arrays out, nothing recorded.
 
@@ -85,6 +93,9 @@ class ArrayOps:
             Its forward's result.
         """
         return fn.forward(*xs)
+
+    def __getattr__(self, name: str) -> Any:
+        raise _missing(f"ArrayOps ({self.backend.name})", name)
 
     def __repr__(self) -> str:
         return f"<ArrayOps {self.backend.name}>"
@@ -135,6 +146,9 @@ class VariableOps:
             Its output Variable(s).
         """
         return fn(*xs)
+
+    def __getattr__(self, name: str) -> Any:
+        raise _missing("VariableOps", name)
 
     def __repr__(self) -> str:
         return "<VariableOps>"
