@@ -185,3 +185,25 @@ def test_a_name_outside_the_namespace_is_named_with_what_to_do(create_graph):
     with pytest.raises(AttributeError, match=r"has no 'where': a vjp may call only the names"):
         UsesWhere()(x).backward(create_graph=create_graph)
     assert x.grad is None
+
+
+class RandomWalk(Function):
+    """A user Function whose own state is called ``walk``: the engine must not touch it."""
+
+    def __init__(self):
+        self.walk = [1, 2, 3]
+
+    def forward(self, x):
+        return x * 2
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * 2
+
+
+def test_a_subclass_attribute_named_walk_is_left_alone():
+    x = Variable(np.array([1.0]))
+    f = RandomWalk()
+    y = F.sin(f(x))
+    y.backward()
+    assert f.walk == [1, 2, 3]
+    assert x.grad.data[0] == pytest.approx(2 * np.cos(2.0))

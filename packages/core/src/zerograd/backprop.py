@@ -67,7 +67,7 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
     heap: list[tuple[int, int, Any]] = [(-f.generation, 0, f)]
-    walk = f.walk = object()  # marks the functions this walk has queued
+    walk = f._walk = object()  # marks the functions this walk has queued
     count = 1
     push, pop = heapq.heappush, heapq.heappop
     token = _enable_backprop.set(create_graph)
@@ -133,8 +133,8 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
                     creator = x.creator
                     if creator is None:
                         leaves.append(x)
-                    elif creator.walk is not walk:
-                        creator.walk = walk
+                    elif creator._walk is not walk:
+                        creator._walk = walk
                         push(heap, (-creator.generation, count, creator))
                         count += 1
                 else:  # one more gradient for x

@@ -40,8 +40,8 @@ class Function:
     """
 
     # Slots keep the per-op object small and fast; __dict__ stays for subclasses' own state.
-    # `walk` marks the backward walk that has queued the function (cheaper than a set).
-    __slots__ = ("inputs", "outputs", "generation", "walk", "__dict__", "__weakref__")
+    # `_walk` marks the backward walk that has queued the function (cheaper than a set).
+    __slots__ = ("inputs", "outputs", "generation", "_walk", "__dict__", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -105,7 +105,7 @@ class Function:
             output.name = output.grad = None
             if _enable_backprop.get():
                 self.generation = gen
-                self.walk = None
+                self._walk = None
                 self.inputs = inputs
                 self.outputs = (weakref.ref(output),)
                 output.creator = self
@@ -121,7 +121,7 @@ class Function:
         outputs = [Variable(y if type(y) in _by_type else _fix_output(y, inputs)) for y in ys]
         if _enable_backprop.get():
             self.generation = gen
-            self.walk = None
+            self._walk = None
             self.inputs = inputs
             self.outputs = tuple([weakref.ref(output) for output in outputs])
             for output in outputs:

@@ -225,8 +225,8 @@ class Variable:
         """
         self.creator = func
         self.generation = func.generation + 1
-        if not hasattr(func, "walk"):  # a Function wired by hand, as the book's step 7 does
-            func.walk = None
+        if not hasattr(func, "_walk"):  # a Function wired by hand, as the book's step 7 does
+            func._walk = None
 
     def cleargrad(self) -> None:
         """Forget the gradient (call before a second ``backward``)."""
