@@ -15,7 +15,9 @@ class _Binary(Function):
     """A two-input elementwise op ``op(x0, x1)`` with numpy broadcasting.
 
     ``shapes`` is set only when the forward broadcast (no per-op dict otherwise), and
-    gradients of Constant operands are never computed.
+    gradients of Constant operands are never computed. Subclasses define
+    ``grad0(xp, gy, x0, x1, y)`` and ``grad1(...)``: each input's gradient before
+    broadcasting is undone, on the namespace ``xp`` as :meth:`Function.vjp` describes.
     """
 
     shapes: tuple | None = None
@@ -62,17 +64,7 @@ class _Binary(Function):
         return self.op(p0, p1)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
-        """Return both inputs' gradients, summed back to the inputs' shapes.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The two inputs.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            A tuple ``(gx0, gx1)``; None for a Constant operand.
-        """
+        """Return both inputs' gradients, summed back to the inputs' shapes."""
         x0, x1 = xs
         if self.promoted and not xp.graph:  # as forward computed: in the promoted dtypes
             x0, x1 = _promote(x0, x1, self.true_division)
@@ -80,12 +72,8 @@ class _Binary(Function):
         try:
             gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
             gx1 = None if type(c1) is Constant else self.grad1(xp, gy, x0, x1, y)
-        except TypeError:
-            # integer operands under a float gradient (an integer x fed a float function):
-            # array-API backends refuse mixed kinds, so compute in the gradient's dtype
-            if xp.graph or not hasattr(gy, "dtype"):
-                raise
-            x0, x1 = _to_float(x0, gy), _to_float(x1, gy)
+        except TypeError as exc:
+            x0, x1 = in_gradient_dtype(xp, gy, exc, x0, x1)
             gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
             gx1 = None if type(c1) is Constant else self.grad1(xp, gy, x0, x1, y)
         if self.shapes is None:
@@ -97,33 +85,11 @@ class _Binary(Function):
         )
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``; each subclass defines it.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x0`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x0``; each subclass defines it."""
         raise NotImplementedError
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``; each subclass defines it.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x1`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x1``; each subclass defines it."""
         raise NotImplementedError
 
 
@@ -133,18 +99,7 @@ class Add(_Binary):
     op = operator.add
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy`` (``grad1`` is the same).
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x0`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x0``, ``gy`` (``grad1`` is the same)."""
         return gy
 
     grad1 = grad0
@@ -156,33 +111,11 @@ class Sub(_Binary):
     op = operator.sub
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x0`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x0``, ``gy``."""
         return gy
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``-gy``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x1`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x1``, ``-gy``."""
         return -gy
 
 
@@ -192,33 +125,11 @@ class Mul(_Binary):
     op = operator.mul
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy * x1``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x0`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x0``, ``gy * x1``."""
         return gy * x1
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``gy * x0``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x1`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x1``, ``gy * x0``."""
         return gy * x0
 
 
@@ -229,33 +140,11 @@ class Div(_Binary):
     true_division = True
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy / x1``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x0`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x0``, ``gy / x1``."""
         return gy / x1
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``-gy * x0 / x1**2``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x1`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x1``, ``-gy * x0 / x1**2``."""
         return -gy * x0 / (x1 * x1)
 
 
@@ -274,17 +163,7 @@ class Neg(Function):
         return -x
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``-gy``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``-gy``."""
         return -gy
 
 
@@ -318,27 +197,16 @@ class Pow(Function):
             return _to_float(x) ** self.c
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``c * x ** (c - 1) * gy``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``c * x ** (c - 1) * gy``."""
         (x,) = xs
         if self.promoted and not xp.graph:  # as forward computed: in floating point
             x = _to_float(x)
         c = self.c
         try:
             return c * x ** (c - 1) * gy
-        except TypeError:  # an integer x under a float gradient, on an array-API backend
-            if xp.graph or not hasattr(gy, "dtype"):
-                raise
-            return c * _to_float(x, gy) ** (c - 1) * gy
+        except TypeError as exc:
+            (x,) = in_gradient_dtype(xp, gy, exc, x)
+            return c * x ** (c - 1) * gy
 
 
 class PowVar(_Binary):
@@ -347,34 +215,36 @@ class PowVar(_Binary):
     op = operator.pow
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy * x1 * x0 ** (x1 - 1)``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x0`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x0``, ``gy * x1 * x0 ** (x1 - 1)``."""
         return gy * x1 * x0 ** (x1 - 1)
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``gy * x0 ** x1 * log(x0)``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            gy: The output's gradient.
-            x0: The first input.
-            x1: The second input.
-            y: The output.
-
-        Returns:
-            The gradient of ``x1`` (before undoing broadcasting).
-        """
+        """Return the gradient of ``x1``, ``gy * x0 ** x1 * log(x0)``."""
         return gy * y * xp.log(x0)
+
+
+def in_gradient_dtype(xp: Any, gy: Any, exc: TypeError, *xs: Any) -> tuple:
+    """``xs`` in ``gy``'s dtype, after a first-order vjp's arithmetic raised ``exc``.
+
+    An integer input whose result fed a float function gets a float gradient; numpy mixes
+    the kinds silently, array-API backends refuse them. Called only from that failure, so
+    the common path pays nothing.
+
+    Args:
+        xp: The vjp's namespace.
+        gy: The output's gradient.
+        exc: The TypeError the mixed-kind arithmetic raised (raised again for Variables).
+        *xs: The input arrays.
+
+    Returns:
+        The inputs cast to ``gy``'s dtype.
+
+    Raises:
+        TypeError: ``exc``, when it was not a mixed-kind refusal of the array engine.
+    """
+    if xp.graph or not hasattr(gy, "dtype"):
+        raise exc
+    return tuple(_to_float(x, gy) for x in xs)
 
 
 def _broadcastable(s0: tuple, s1: tuple) -> bool:

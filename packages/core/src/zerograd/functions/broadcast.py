@@ -47,17 +47,7 @@ class BroadcastTo(Function):
             raise _shape_error("broadcast_to", x.shape, self.shape) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy`` summed back to the input's shape.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(x,)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy`` summed back to the input's shape."""
         return xp.sum_to(gy, self.x_shape)
 
 
@@ -90,17 +80,7 @@ class SumTo(Function):
         return backend_of(x).sum_to(x, self.shape)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy`` broadcast back to the input's shape.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(x,)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy`` broadcast back to the input's shape."""
         return xp.broadcast_to(gy, self.x_shape)
 
 

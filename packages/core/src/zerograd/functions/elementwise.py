@@ -7,6 +7,7 @@ from typing import Any
 from ..backends import backend_of, get_array_module
 from ..function import Function
 from ..variable import Variable
+from .arithmetic import in_gradient_dtype
 
 _floating: dict = {}  # dtype -> whether it is a floating (or complex) dtype
 
@@ -18,19 +19,14 @@ def _float(x: Any) -> Any:
     zerograd follows torch and the array API instead: integer data computes in the default
     float dtype (numpy's float64), and backends that refuse integer input get a float.
     """
-    if _is_float(x):
-        return x
-    backend = backend_of(x)
-    return backend.astype(x, backend.asarray(0.0).dtype)
-
-
-def _is_float(x: Any) -> bool:
-    """Whether ``x``'s dtype is floating (or complex), cached per dtype."""
     dtype = x.dtype
     ok = _floating.get(dtype)
     if ok is None:
         ok = _floating[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
-    return ok
+    if ok:
+        return x
+    backend = backend_of(x)
+    return backend.astype(x, backend.asarray(0.0).dtype)
 
 
 def _as_float(xp: Any, x: Any) -> Any:
@@ -56,17 +52,7 @@ class Exp(Function):
         return get_array_module(x).exp(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy * exp(x)`` (from the output).
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy * exp(x)`` (from the output)."""
         return gy * y
 
 
@@ -85,17 +71,7 @@ class Log(Function):
         return get_array_module(x).log(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy / x``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy / x``."""
         return gy / _as_float(xp, xs[0])
 
 
@@ -114,17 +90,7 @@ class Sin(Function):
         return get_array_module(x).sin(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy * cos(x)``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy * cos(x)``."""
         return gy * xp.cos(_as_float(xp, xs[0]))
 
 
@@ -143,17 +109,7 @@ class Cos(Function):
         return get_array_module(x).cos(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``-gy * sin(x)``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``-gy * sin(x)``."""
         return -gy * xp.sin(_as_float(xp, xs[0]))
 
 
@@ -172,17 +128,7 @@ class Tanh(Function):
         return get_array_module(x).tanh(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy * (1 - y**2)`` (from the output).
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy * (1 - y**2)`` (from the output)."""
         return gy * (1 - y * y)
 
 
@@ -201,21 +147,13 @@ class Square(Function):
         return x * x
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``2 * x * gy``.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``2 * x * gy``."""
         (x,) = xs
-        if not xp.graph and _is_float(x) != _is_float(gy):  # integer x under a float gradient
-            x = backend_of(x).astype(x, gy.dtype)
-        return 2 * x * gy
+        try:
+            return 2 * x * gy
+        except TypeError as exc:
+            (x,) = in_gradient_dtype(xp, gy, exc, x)
+            return 2 * x * gy
 
 
 class Sqrt(Function):
@@ -233,17 +171,7 @@ class Sqrt(Function):
         return get_array_module(x).sqrt(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy / (2 * sqrt(x))`` (from the output).
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy / (2 * sqrt(x))`` (from the output)."""
         return gy / (2 * y)
 
 
@@ -270,17 +198,7 @@ class Clip(Function):
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy`` within the bounds, zero where ``x`` was clipped.
-
-        Args:
-            xp: The namespace the derivative runs on.
-            xs: The input.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy`` within the bounds, zero where ``x`` was clipped."""
         x = self.inputs[0].data
         lo, hi = self.x_min, self.x_max
         if lo is None:  # one bound may be None, as in numpy.clip

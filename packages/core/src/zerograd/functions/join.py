@@ -52,17 +52,7 @@ class Concatenate(Function):
         return get_array_module(xs[0]).concat(xs, axis=self.axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return each input's gradient, its slice of ``gy`` along ``axis``.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The inputs.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            A tuple with one gradient per input (None for a raw operand).
-        """
+        """Return each input's gradient, its slice of ``gy`` along ``axis``."""
         lead = (slice(None),) * self.axis
         grads, start = [], 0
         for x, n in zip(self.inputs, self.sizes):
@@ -103,17 +93,7 @@ class Stack(Function):
         return get_array_module(xs[0]).stack(xs, axis=self.axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return each input's gradient, its index of ``gy`` along ``axis``.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The inputs.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            A tuple with one gradient per input (None for a raw operand).
-        """
+        """Return each input's gradient, its index of ``gy`` along ``axis``."""
         lead = (slice(None),) * self.axis
         return tuple(
             None if type(x) is Constant else gy[(*lead, i, ...)] for i, x in enumerate(self.inputs)

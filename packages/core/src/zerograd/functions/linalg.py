@@ -50,18 +50,7 @@ class MatMul(Function):
             raise
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the gradients of ``x`` and ``w``, in their shapes.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The inputs, ``(x, w)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            A tuple ``(gx, gw)``; None for a raw operand (a Constant), whose product is
-            skipped.
-        """
+        """Return the gradients of ``x`` and ``w``, in their shapes."""
         x, w = xs
         a, b = self.inputs
         need_x, need_w = type(a) is not Constant, type(b) is not Constant

@@ -76,17 +76,7 @@ class Sum(Function):
             return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy`` broadcast back to the input's shape.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(x,)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy`` broadcast back to the input's shape."""
         if not self.keepdims and _inner(self.axes):
             gy = xp.reshape(gy, keepdims_shape(self.x_shape, self.axes))
         return xp.broadcast_to(gy, self.x_shape)
@@ -119,20 +109,7 @@ class _Extremum(Function):
         return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere.
-
-        Ties all receive the full gradient, as in DeZero. The mask is a constant computed on
-        the arrays in both modes.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(x,)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere."""
         x = self.inputs[0].data
         y = self.outputs[0]().data  # alive: it has a gradient
         b = backend_of(x)

@@ -61,17 +61,7 @@ class Reshape(Function):
             ) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy`` reshaped back to the input's shape.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(x,)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy`` reshaped back to the input's shape."""
         return xp.reshape(gy, self.x_shape)
 
 
@@ -120,17 +110,7 @@ class Transpose(Function):
         return get_array_module(x).permute_dims(x, axes)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy`` with the inverse permutation.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(x,)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient, ``gy`` with the inverse permutation."""
         axes = self.axes
         if axes is None:  # reversed axes are their own inverse
             return xp.permute_dims(gy, tuple(range(gy.ndim))[::-1])
@@ -204,17 +184,7 @@ class GetItem(Function):
             ) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`).
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(x,)``.
-            y: The output.
-            gy: The output's gradient.
-
-        Returns:
-            The gradient of ``x``.
-        """
+        """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`)."""
         return xp.apply(GetItemGrad(self.slices, xs[0].shape), gy)
 
 
@@ -244,17 +214,7 @@ class GetItemGrad(Function):
         return backend_of(gy).scatter_add(zeros, self.slices, gy)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the gradient of its input ``gy``: this output's gradient at ``slices``.
-
-        Args:
-            xp: The namespace (arrays or Variables).
-            xs: The input, ``(gy,)`` of :class:`GetItem`.
-            y: The output.
-            gy: The gradient of this function's output.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return the gradient of its input ``gy``: this output's gradient at ``slices``."""
         # GetItem, not gy[slices]: backend.getitem gives numpy's indexing on every backend
         return xp.apply(GetItem(self.slices), gy)
 

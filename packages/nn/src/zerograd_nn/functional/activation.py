@@ -41,17 +41,7 @@ class Sigmoid(Function):
         return _keep(xp.tanh(x * 0.5) * 0.5 + 0.5, x)  # stable for large |x|
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy * y * (1 - y)``, the input's gradient, from the output.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy * y * (1 - y)``, the input's gradient, from the output."""
         return _keep(gy * y * (1 - y), gy)
 
 
@@ -100,17 +90,7 @@ class ReLU(Function):
         return _keep(get_array_module(x).maximum(x, 0), x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy`` where ``x > 0``, else 0.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy`` where ``x > 0``, else 0."""
         x = self.inputs[0].data  # the mask is a constant in both modes
         return gy * backend_of(x).astype(x > 0, gy.dtype)
 
@@ -155,17 +135,7 @@ class LeakyReLU(Function):
         return _keep(get_array_module(x).where(x > 0, x, x * self.slope), x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy`` where ``x > 0``, else ``slope * gy``.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy`` where ``x > 0``, else ``slope * gy``."""
         x = self.inputs[0].data
         backend = backend_of(x)  # of x: a 0-d comparison is a numpy scalar, of no backend
         scale = backend.astype(x > 0, gy.dtype) * (1.0 - self.slope) + self.slope
@@ -218,17 +188,7 @@ class Softmax(Function):
         return y / xp.sum(y, axis=self.axis, keepdims=True)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``y * gy - y * sum(y * gy, axis)``, the input's gradient, from the output.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``y * gy - y * sum(y * gy, axis)``, the input's gradient, from the output."""
         gx = y * gy
         return gx - y * xp.sum(gx, axis=self.axis, keepdims=True)
 
@@ -303,17 +263,7 @@ class LogSoftmax(Function):
         return x - logsumexp(x, self.axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy - exp(y) * sum(gy, axis)``, the input's gradient, from the output.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy - exp(y) * sum(gy, axis)``, the input's gradient, from the output."""
         return gy - xp.exp(y) * xp.sum(gy, axis=self.axis, keepdims=True)
 
 

@@ -80,17 +80,7 @@ class Im2col(Function):
         )
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``col2im(gy)``: the patches' gradients folded back into the image.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``col2im(gy)``: the patches' gradients folded back into the image."""
         k, s, p = self.kernel_size, self.stride, self.pad
         return xp.apply(Col2im(self.input_shape, k, s, p, self.to_matrix), gy)
 
@@ -131,17 +121,7 @@ class Col2im(Function):
         )
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``im2col(gy)``: the image's gradient read back as patches.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``im2col(gy)``: the image's gradient read back as patches."""
         return xp.apply(Im2col(self.kernel_size, self.stride, self.pad, self.to_matrix), gy)
 
 
@@ -229,17 +209,7 @@ class Conv2d(Function):
         return xp.reshape(y, (n, oc, oh, ow))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
-        """Return ``(deconv2d(gy, W), Conv2DGradW(x, gy), sum of gy per channel)``.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the values of ``x``, ``W`` (and ``b``).
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            One gradient per input (None for an input given as a raw array).
-        """
+        """Return ``(deconv2d(gy, W), Conv2DGradW(x, gy), sum of gy per channel)``."""
         x, W = xs[0], xs[1]
         inputs = self.inputs
         gx = gW = None
@@ -306,17 +276,7 @@ class Deconv2d(Function):
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
-        """Return ``(conv2d(gy, W), Conv2DGradW(gy, x), sum of gy per channel)``.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the values of ``x``, ``W`` (and ``b``).
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            One gradient per input (None for an input given as a raw array).
-        """
+        """Return ``(conv2d(gy, W), Conv2DGradW(gy, x), sum of gy per channel)``."""
         x, W = xs[0], xs[1]
         inputs = self.inputs
         gx = gW = None
@@ -364,17 +324,7 @@ class Conv2DGradW(Function):
         return xp.reshape(gw, (oc, c, kh, kw))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
-        """Return ``(deconv2d(gy_in, g), conv2d(x, g))`` for ``g``, the weight gradient's gradient.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the values of ``x`` and of conv2d's output gradient ``gy_in``.
-            y: the output's value.
-            gy: the gradient of this function's output (a weight-shaped ``g``).
-
-        Returns:
-            The gradients of ``x`` and ``gy_in`` (None for an input given as a raw array).
-        """
+        """Return ``(deconv2d(gy_in, g), conv2d(x, g))``, g the weight gradient's gradient."""
         x, gy_in = xs
         inputs = self.inputs
         gx = ggy = None

@@ -42,17 +42,7 @@ class Linear(Function):
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
-        """Return ``(gy @ W.T, x.T @ gy, sum_to(gy, b.shape))``; None for raw operands.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the values of ``x``, ``W`` (and ``b``).
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            One gradient per input (None for an input given as a raw array).
-        """
+        """Return ``(gy @ W.T, x.T @ gy, sum_to(gy, b.shape))``; None for raw operands."""
         x, W = xs[0], xs[1]
         inputs = self.inputs
         gx = xp.matmul(gy, W.T) if needs_grad(inputs[0]) else None

@@ -52,17 +52,7 @@ class MeanSquaredError(Function):
         return _like(xp.sum(diff * diff) / diff.shape[0], diff)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
-        """Return ``(g, -g)`` with ``g = (x0 - x1) * (2 * gy / len(x0))``.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the values of ``x0`` and ``x1``.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradients of ``x0`` and ``x1`` (None for one given as a raw array).
-        """
+        """Return ``(g, -g)`` with ``g = (x0 - x1) * (2 * gy / len(x0))``."""
         x0, x1 = xs
         diff = x0 - x1
         gx = diff * (gy * (2.0 / diff.shape[0]))  # the 0-d factor first: one full-size product
@@ -169,17 +159,7 @@ class SoftmaxCrossEntropy(Function):
         return _like(-xp.sum(log_p) / n, x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
-        """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the values of the scores ``x`` and the labels ``t``.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of ``x``, and None for ``t``.
-        """
+        """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None."""
         x, t = self.inputs
         n, classes = x.shape
         p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints

@@ -119,17 +119,7 @@ class Pooling(Function):
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy`` sent to each window's first maximum (:class:`Pooling2DGrad`).
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy`` sent to each window's first maximum (:class:`Pooling2DGrad`)."""
         return xp.apply(Pooling2DGrad(self), gy)
 
 
@@ -162,17 +152,7 @@ class Pooling2DGrad(Function):
         return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy`` read at each window's winner (:class:`Pooling2DWithIndexes`).
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value (the pooling's output gradient).
-            y: the output's value.
-            gy: the gradient of this function's output (image-shaped).
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy`` read at each window's winner (:class:`Pooling2DWithIndexes`)."""
         return xp.apply(Pooling2DWithIndexes(self.pool), gy)
 
 
@@ -206,17 +186,7 @@ class Pooling2DWithIndexes(Function):
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy`` sent back to each window's winner (:class:`Pooling2DGrad`).
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy`` sent back to each window's winner (:class:`Pooling2DGrad`)."""
         return xp.apply(Pooling2DGrad(self.pool), gy)
 
 
@@ -305,17 +275,7 @@ class AveragePooling(Function):
         return y / len(windows)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy / (KH * KW)`` spread over each window, overlaps added (col2im).
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy / (KH * KW)`` spread over each window, overlaps added (col2im)."""
         n, c, oh, ow = gy.shape
         k, s, p = self.kernel_size, self.stride, self.pad
         kh, kw = conv_geometry("average_pooling", self.input_shape, k, s, p)[0]

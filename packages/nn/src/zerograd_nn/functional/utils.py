@@ -61,17 +61,7 @@ class AsFloat(Function):
         return float_data(x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy``: the conversion passes the gradient through.
-
-        Args:
-            xp: the namespace (see :mod:`zerograd.namespaces`).
-            xs: the input's value.
-            y: the output's value.
-            gy: the output's gradient.
-
-        Returns:
-            The gradient of the input.
-        """
+        """Return ``gy``: the conversion passes the gradient through."""
         return gy
 
 
