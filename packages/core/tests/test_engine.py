@@ -1,4 +1,4 @@
-"""Engine rules: accumulation, diamonds, retain_grad, weak outputs, long chains, order."""
+"""Engine rules: accumulation, diamonds, order, retain_grad, weak outputs, long chains."""
 
 import gc
 import weakref
@@ -48,6 +48,83 @@ def test_generation_order_on_uneven_branches(arr):
     t = np.tanh(np.e)
     expected = np.cos(np.cos(t)) * -np.sin(t) * (1 - t**2) * np.e + np.e
     np.testing.assert_allclose(as_numpy(x.grad), [expected])
+
+
+class Tag(Function):
+    """The identity, logging its name when its derivative runs."""
+
+    def __init__(self, name, log):
+        self.name, self.log = name, log
+
+    def forward(self, x):
+        return x
+
+    def backward(self, gy):
+        self.log.append(self.name)
+        return gy
+
+
+def test_a_function_runs_as_soon_as_its_outputs_uses_are_done(arr):
+    # y = x_0*w + x_1*w + ...: each product's only use is its sum, so the product runs
+    # right after that sum (an order by generation would run every sum first)
+    log = []
+    w = Variable(arr([0.5]))
+    xs = [Variable(arr([float(i)])) for i in range(5)]
+    y = Tag("m0", log)(xs[0] * w)
+    for i in range(1, 5):
+        y = Tag(f"s{i}", log)(y + Tag(f"m{i}", log)(xs[i] * w))
+    y.backward()
+    assert log == ["s4", "m4", "s3", "m3", "s2", "m2", "s1", "m1", "m0"]
+    np.testing.assert_allclose(as_numpy(w.grad), [0.0 + 1 + 2 + 3 + 4])
+    assert [float(as_numpy(x.grad)[0]) for x in xs] == [0.5] * 5
+
+
+class Stop(Function):
+    """The identity whose derivative is None: nothing flows back through it."""
+
+    def forward(self, x):
+        return x
+
+    def backward(self, gy):
+        return None
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_function_no_gradient_reaches_still_lets_its_inputs_run(arr, create_graph):
+    x = Variable(arr([3.0]))
+    a = F.square(x)
+    u = F.sin(a)  # its only use is Stop: sin gets no gradient at all
+    y = Stop()(u) + a  # Square waits for Sin (no gradient) and for the Add
+    y.backward(create_graph=create_graph)
+    np.testing.assert_allclose(as_numpy(x.grad.data), [6.0])  # d(x^2)/dx, once
+    assert u.grad is None
+
+
+def test_the_cyclic_collector_is_paused_during_the_walk_and_restored(arr):
+    seen = []
+
+    class Probe(Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, gy):
+            seen.append(gc.isenabled())
+            if len(seen) == 2:
+                raise ValueError("probe failed")
+            return gy
+
+    assert gc.isenabled()
+    Probe()(Variable(arr([1.0]))).backward()
+    assert seen == [False] and gc.isenabled()
+    with pytest.raises(ValueError, match="probe failed"):
+        Probe()(Variable(arr([1.0]))).backward()
+    assert seen == [False, False] and gc.isenabled()  # restored after a failure too
+    gc.disable()
+    try:
+        Probe()(Variable(arr([1.0]))).backward()
+        assert not gc.isenabled()  # a collector the user turned off stays off
+    finally:
+        gc.enable()
 
 
 def test_second_backward_needs_cleargrad_and_is_idempotent_after_it(arr):

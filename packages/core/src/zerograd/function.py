@@ -40,8 +40,9 @@ class Function:
     """
 
     # Slots keep the per-op object small and fast; __dict__ stays for subclasses' own state.
-    # `_walk` marks the backward walk that has queued the function (cheaper than a set).
-    __slots__ = ("inputs", "outputs", "generation", "_walk", "__dict__", "__weakref__")
+    # `_walk` marks the backward walk that has counted the function (cheaper than a set) and
+    # `_deps` counts the uses of its outputs that walk still waits for.
+    __slots__ = ("inputs", "outputs", "generation", "_walk", "_deps", "__dict__", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
