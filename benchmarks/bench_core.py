@@ -10,12 +10,19 @@ from common import absent_note, available, errors, join, median_of, rounds, row
 from workloads import CHAIN, CHAIN_CASES, DEEP_N, WIDE_K
 
 NAMES = {"zerograd": "zerograd", "numpy": "numpy-hand", "torch": "torch", "dezero": "DeZero"}
+REFERENCES = {"tape": "tape engine", "graph": "book graph"}  # reference engines, not columns
+NAMES.update(REFERENCES)
 
 
 def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
-    """The 1,000-op chain cycling add, mul, tanh, sin, then each op alone; µs per op."""
+    """The 1,000-op chain cycling add, mul, tanh, sin, then each op alone; µs per op.
+
+    Two reference engines run beside the frameworks (``fw_tape.py``: a first-order tape;
+    ``fw_graph.py``: the book's graph and nothing more); their ratios go in the note, to
+    show what any Python engine, and the book's graph itself, cost on the chain.
+    """
     cols = ("zerograd", "numpy", "torch", "dezero")
-    fws = available(*cols)
+    fws = available(*cols) + list(REFERENCES)
     res = rounds(fws, {"per_op": ("per_op", 1, lambda fw: {"reps": reps})}, n)["per_op"]
     rows = []
     for case in CHAIN_CASES:
@@ -30,19 +37,33 @@ def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
         )
         if mixed and r["ratio"] is not None:
             r["met"] = r["ratio"] <= 3
+        base = values.get("numpy")
         others = ", ".join(
-            f"{NAMES[fw]} {v / values['numpy']:.1f}×"
+            f"{NAMES[fw]} {v / base:.1f}×"
             for fw, v in values.items()
-            if fw in ("torch", "dezero") and v is not None and values.get("numpy")
+            if fw not in ("zerograd", "numpy") and v is not None and base
         )
         r["note"] = join(
             others and f"vs numpy-hand: {others}",
+            _same_gradient(res, case),
             f"CPU time, median of {n} processes × {reps} chains" if mixed else "",
             errors(res) if mixed else "",
             absent_note(cols) if mixed else "",
         )
         rows.append(r)
     return rows
+
+
+def _same_gradient(res: dict[str, list[dict]], case: str, rtol: float = 1e-9) -> str:
+    """✓ when every framework's gradient of the chain's input equals numpy-hand's."""
+    grads = {fw: r["grad"][case] for fw, rs in res.items() for r in rs if "grad" in r}
+    ref = grads.get("numpy")
+    if ref is None:
+        return ""
+    off = [NAMES[fw] for fw, g in grads.items() if abs(g - ref) > rtol * abs(ref)]
+    if off:
+        return f"input gradient differs from numpy-hand's: {', '.join(off)}"
+    return "same gradient ✓"
 
 
 def wide_rows(n: int = 3, reps: int = 3) -> list[dict]:

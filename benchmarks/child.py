@@ -44,16 +44,18 @@ clock = time.perf_counter  # main() switches to time.process_time on 1 thread
 def per_op(fw: ModuleType, reps: int, warmup: int = 2) -> dict:
     """Median µs per op of each 1,000-op chain, the chains interleaved within each rep."""
     x0, c = chain_inputs()
+    grads = {}
     for _ in range(warmup):
-        for ops in CHAIN_CASES.values():
-            fw.chain(x0, c, ops, CHAIN)
+        for k, ops in CHAIN_CASES.items():
+            grads[k] = fw.chain(x0, c, ops, CHAIN)
     times: dict[str, list[float]] = {k: [] for k in CHAIN_CASES}
     for _ in range(reps):
         for k, ops in CHAIN_CASES.items():
             t0 = clock()
             fw.chain(x0, c, ops, CHAIN)
             times[k].append(clock() - t0)
-    return {"us_per_op": {k: statistics.median(v) / CHAIN * 1e6 for k, v in times.items()}}
+    us = {k: statistics.median(v) / CHAIN * 1e6 for k, v in times.items()}
+    return {"us_per_op": us, "grad": grads}
 
 
 def train(fw: ModuleType, model: str, reps: int, act: str = "relu", warmup: int = 2) -> dict:

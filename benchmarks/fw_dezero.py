@@ -23,9 +23,10 @@ def setup(threads: int) -> None:
     """Nothing to do: DeZero threads through numpy's BLAS (set by environment)."""
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``."""
-    y = Variable(x0)
+def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
+    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
+    the gradient of the input (one element), which every framework must agree on."""
+    x = y = Variable(x0)
     for i in range(n):
         op = ops[i % len(ops)]
         if op == "add":
@@ -37,6 +38,7 @@ def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
         else:
             y = F.sin(y)
     y.backward()
+    return float(x.grad.data[0])
 
 
 def _linear(W: np.ndarray, b: np.ndarray) -> L.Linear:

@@ -14,8 +14,9 @@ def setup(threads: int) -> None:
     """Nothing to do: numpy threads through BLAS (set by environment)."""
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``."""
+def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
+    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
+    the gradient of the input (one element), which every framework must agree on."""
     tape = []
     y = x0
     for i in range(n):
@@ -40,6 +41,7 @@ def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
             g = g * (1 - saved * saved)
         elif op == "sin":
             g = g * np.cos(saved)
+    return float(g[0])
 
 
 def _softmax_ce(y: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:

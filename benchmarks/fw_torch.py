@@ -14,8 +14,9 @@ def setup(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``."""
+def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
+    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
+    the gradient of the input (one element), which every framework must agree on."""
     x = torch.tensor(x0, requires_grad=True)
     ct = torch.tensor(c)
     y = x
@@ -30,6 +31,7 @@ def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
         else:
             y = torch.sin(y)
     y.backward(torch.ones_like(y))
+    return float(x.grad[0])
 
 
 class MLP:

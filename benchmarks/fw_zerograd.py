@@ -15,9 +15,10 @@ def setup(threads: int) -> None:
     """Nothing to do: zerograd's numpy backend threads through BLAS (set by environment)."""
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``."""
-    y = Variable(x0)
+def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
+    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
+    the gradient of the input (one element), which every framework must agree on."""
+    x = y = Variable(x0)
     for i in range(n):
         op = ops[i % len(ops)]
         if op == "add":
@@ -29,6 +30,7 @@ def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> None:
         else:
             y = ZF.sin(y)
     y.backward()
+    return float(x.grad.data[0])
 
 
 class ZerogradMLP:
