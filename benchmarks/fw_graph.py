@@ -16,6 +16,8 @@ import weakref
 
 import numpy as np
 
+_new = object.__new__
+
 
 class Variable:
     """A value in the graph: data, gradient, creator and generation."""
@@ -47,17 +49,22 @@ class Function:
     __slots__ = ("inputs", "outputs", "generation")
 
     def __call__(self, *inputs: object) -> Variable:
+        # as lean as the model allows: no __init__ calls, no builtins
         a = inputs[0]
+        y = _new(Variable)
         if len(inputs) == 1:
-            y = Variable(self.forward(a.data))
+            y.data = self.forward(a.data)
             gen = a.generation
         else:
             b = inputs[1]
             if not isinstance(b, Variable):
-                b = Constant(b)
-                inputs = (a, b)
-            y = Variable(self.forward(a.data, b.data))
-            gen = max(a.generation, b.generation)
+                c = _new(Constant)
+                c.data, c.grad, c.creator, c.generation = b, None, None, 0
+                inputs = (a, c)
+                b = c
+            y.data = self.forward(a.data, b.data)
+            gen = a.generation if a.generation >= b.generation else b.generation
+        y.grad = None
         self.generation = gen
         self.inputs = inputs
         self.outputs = (weakref.ref(y),)
