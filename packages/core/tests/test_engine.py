@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import zerograd.functions as F
-from zerograd import Function, Variable, no_grad
+from zerograd import Function, Variable, no_grad, using_config
 from zerograd.backends import as_numpy
 
 
@@ -282,3 +282,24 @@ def test_book_newton_loop_that_assigns_a_numpy_scalar_to_data():
         x.data = x.data - gx.data / gx2.data
         assert isinstance(y.data, np.ndarray) and isinstance(gx2.data, np.ndarray)
     assert float(x.data) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_backward_inside_a_backward_on_the_same_graph_is_refused(arr):
+    x = Variable(arr([0.5]))
+    a = F.exp(x)  # shared by the outer graph and the inner backward
+
+    class Inner(Function):
+        def forward(self, v):
+            return v
+
+        def backward(self, gy):
+            with using_config("enable_backprop", True):  # the outer walk records nothing
+                F.sin(a).backward()  # walks a's creator while the outer walk counts it
+            return gy
+
+    y = Inner()(a) + a
+    with pytest.raises(RuntimeError, match="another backward walked part of this graph"):
+        y.backward()
+    # the inner backward ran to its end; the outer one changed nothing
+    np.testing.assert_allclose(as_numpy(x.grad.data), [np.cos(np.exp(0.5)) * np.exp(0.5)])
+    assert y.grad is None and a.grad is None

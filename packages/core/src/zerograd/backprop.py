@@ -85,7 +85,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     leaves: list[Variable] = []  # in the order they got their first gradient
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
-    ready = _count_consumers(f)
+    walk = object()  # this walk's mark on the functions it counts
+    ready = _count_consumers(f, walk)
     token = _enable_backprop.set(create_graph)
     try:
         while ready:
@@ -96,7 +97,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 o = refs[0]()
                 gy = grads.pop(o, None)
                 if gy is None:  # no gradient reached f: nothing to compute, only to pass on
-                    _release(inputs, ready)
+                    _release(inputs, ready, walk)
                     continue
                 if retain_grad:
                     retained.append((o, gy))
@@ -116,7 +117,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 outputs = [ref() for ref in refs]
                 gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
                 if all(g is None for g in gys):
-                    _release(inputs, ready)
+                    _release(inputs, ready, walk)
                     continue
                 for o, g in zip(outputs, gys):
                     if o is None:
@@ -145,6 +146,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             for x, gx in zip(inputs, gxs):
                 creator = x.creator
                 if creator is not None:  # one consumer of creator's outputs done
+                    if creator._walk is not walk:
+                        raise _interleaved()
                     n = creator._deps - 1
                     creator._deps = n
                     if n == 0:
@@ -176,13 +179,14 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     _store(grads, leaves, retained, cleared, raw)
 
 
-def _count_consumers(f: Function) -> list[Function]:
+def _count_consumers(f: Function, walk: object) -> list[Function]:
     """Count, for every function upstream of ``f``, the uses of its outputs upstream of ``f``.
 
-    The count goes in the function's ``_deps`` and ``_walk`` marks the functions counted
-    (one pass, no recursion). Returns ``[f]``: the walk's first ready function.
+    The count goes in the function's ``_deps`` and ``_walk`` is set to ``walk`` on the
+    functions counted (one pass, no recursion). Returns ``[f]``: the walk's first ready
+    function.
     """
-    walk = f._walk = object()
+    f._walk = walk
     f._deps = 0
     todo = [f]
     pop, push = todo.pop, todo.append
@@ -200,14 +204,26 @@ def _count_consumers(f: Function) -> list[Function]:
     return [f]
 
 
-def _release(inputs: tuple, ready: list) -> None:
+def _release(inputs: tuple, ready: list, walk: object) -> None:
     """Count a function that got no gradient as done for the creators of its inputs."""
     for x in inputs:
         c = x.creator
         if c is not None:
+            if c._walk is not walk:
+                raise _interleaved()
             c._deps -= 1
             if c._deps == 0:
                 ready.append(c)
+
+
+def _interleaved() -> RuntimeError:
+    """The error for a walk whose counts another walk has overwritten."""
+    return RuntimeError(
+        "backward: another backward walked part of this graph while this one was running "
+        "(a backward called inside a Function's backward or vjp, or two threads on one "
+        "graph), so this walk's counts are lost; no gradient has changed. Run the two "
+        "backward passes one after the other."
+    )
 
 
 def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
