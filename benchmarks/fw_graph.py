@@ -123,6 +123,16 @@ class Sin(Function):
         return (gy * np.cos(self.inputs[0].data),)
 
 
+def tanh(x: Variable) -> Variable:
+    """The book's functional form (``F.tanh``): one call more than ``Tanh()(x)``."""
+    return Tanh()(x)
+
+
+def sin(x: Variable) -> Variable:
+    """The book's functional form (``F.sin``)."""
+    return Sin()(x)
+
+
 def backward(y: Variable) -> None:
     """First-order backward from ``y``, newest generation first, intermediates dropped."""
     y.grad = np.ones_like(y.data)
@@ -159,8 +169,8 @@ def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
         elif op == "mul":
             y = y * c
         elif op == "tanh":
-            y = Tanh()(y)
+            y = tanh(y)
         else:
-            y = Sin()(y)
+            y = sin(y)
     backward(y)
     return float(x.grad[0])
