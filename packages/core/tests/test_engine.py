@@ -284,7 +284,7 @@ def test_book_newton_loop_that_assigns_a_numpy_scalar_to_data():
     assert float(x.data) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_a_backward_inside_a_backward_on_the_same_graph_is_refused(arr):
+def test_a_backward_inside_a_backward_on_the_same_graph_gives_both_gradients(arr):
     x = Variable(arr([0.5]))
     a = F.exp(x)  # shared by the outer graph and the inner backward
 
@@ -298,8 +298,24 @@ def test_a_backward_inside_a_backward_on_the_same_graph_is_refused(arr):
             return gy
 
     y = Inner()(a) + a
+    y.backward()
+    e = np.exp(0.5)
+    np.testing.assert_allclose(as_numpy(x.grad.data), [np.cos(e) * e + 2 * e])
+
+
+def test_a_walk_whose_counts_another_walk_took_stops_and_changes_nothing(arr):
+    x = Variable(arr([0.5]))
+    a = F.exp(x)
+
+    class Intruder(Function):  # does what a second thread walking the graph would do
+        def forward(self, v):
+            return v
+
+        def backward(self, gy):
+            a.creator._walk = object()
+            return gy
+
+    y = Intruder()(a) + a
     with pytest.raises(RuntimeError, match="another backward walked part of this graph"):
         y.backward()
-    # the inner backward ran to its end; the outer one changed nothing
-    np.testing.assert_allclose(as_numpy(x.grad.data), [np.cos(np.exp(0.5)) * np.exp(0.5)])
-    assert y.grad is None and a.grad is None
+    assert x.grad is None and a.grad is None and y.grad is None

@@ -14,6 +14,7 @@ from .namespaces import array_ops, array_ops_by_type, variable_ops
 from .variable import Variable, as_array
 
 _by_type = _registry.by_type
+_running: set[object] = set()  # the marks of the walks in progress (nested or in threads)
 _data = operator.attrgetter("data")
 _new = object.__new__
 
@@ -86,7 +87,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
     walk = object()  # this walk's mark on the functions it counts
-    ready = _count_consumers(f, walk)
+    ready, saved = _count_consumers(f, walk)
+    _running.add(walk)
     token = _enable_backprop.set(create_graph)
     try:
         while ready:
@@ -176,16 +178,22 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         raise
     finally:
         _enable_backprop.reset(token)
+        _running.discard(walk)
+        for c, mark, deps in saved:  # give a walk this one ran inside its counts back
+            c._walk, c._deps = mark, deps
     _store(grads, leaves, retained, cleared, raw)
 
 
-def _count_consumers(f: Function, walk: object) -> list[Function]:
+def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tuple]]:
     """Count, for every function upstream of ``f``, the uses of its outputs upstream of ``f``.
 
     The count goes in the function's ``_deps`` and ``_walk`` is set to ``walk`` on the
-    functions counted (one pass, no recursion). Returns ``[f]``: the walk's first ready
-    function.
+    functions counted (one pass, no recursion). Returns ``[f]``, the walk's first ready
+    function, and ``(function, mark, count)`` for each function a walk still running (this
+    one runs inside its ``backward``) had counted, so that its counts can be put back.
     """
+    nested = bool(_running)
+    saved = [(f, f._walk, f._deps)] if nested and f._walk in _running else []
     f._walk = walk
     f._deps = 0
     todo = [f]
@@ -198,10 +206,12 @@ def _count_consumers(f: Function, walk: object) -> list[Function]:
             if c._walk is walk:
                 c._deps += 1
             else:
+                if nested and c._walk in _running:
+                    saved.append((c, c._walk, c._deps))
                 c._walk = walk
                 c._deps = 1
                 push(c)
-    return [f]
+    return [f], saved
 
 
 def _release(inputs: tuple, ready: list, walk: object) -> None:
@@ -220,9 +230,8 @@ def _interleaved() -> RuntimeError:
     """The error for a walk whose counts another walk has overwritten."""
     return RuntimeError(
         "backward: another backward walked part of this graph while this one was running "
-        "(a backward called inside a Function's backward or vjp, or two threads on one "
-        "graph), so this walk's counts are lost; no gradient has changed. Run the two "
-        "backward passes one after the other."
+        "(two threads on one graph), so this walk's counts are lost; no gradient has "
+        "changed. Run the two backward passes one after the other."
     )
 
 
