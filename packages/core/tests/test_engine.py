@@ -319,3 +319,30 @@ def test_a_walk_whose_counts_another_walk_took_stops_and_changes_nothing(arr):
     with pytest.raises(RuntimeError, match="another backward walked part of this graph"):
         y.backward()
     assert x.grad is None and a.grad is None and y.grad is None
+
+
+def test_backward_in_several_threads_gives_each_its_gradient_and_restores_the_collector(arr):
+    import threading
+
+    results, errors = {}, []
+
+    def work(i):
+        try:
+            for _ in range(50):
+                x = Variable(arr([float(i)]))
+                y = F.sum(F.square(F.tanh(x)) * (i + 1))
+                y.backward()
+            results[i] = float(as_numpy(x.grad.data)[0])
+        except Exception as exc:  # a thread's failure must fail the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for i in range(4):  # d/dx (i+1) tanh(x)^2 = 2 (i+1) tanh(x) (1 - tanh(x)^2)
+        t = np.tanh(float(i))
+        np.testing.assert_allclose(results[i], 2 * (i + 1) * t * (1 - t * t), rtol=1e-6)
+    assert gc.isenabled()
