@@ -98,14 +98,13 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             if len(refs) == 1:
                 o = refs[0]()
                 gy = grads.pop(o, None)
-                if gy is None:  # no gradient reached f: nothing to compute, only to pass on
-                    _release(inputs, ready, walk)
-                    continue
                 if retain_grad:
                     retained.append((o, gy))
-                elif o.grad is not None:
+                elif o.grad is not None and gy is not None:
                     cleared.append(o)
-                if not f._vjp:
+                if gy is None:  # nothing reached f: its inputs' creators only hear it is done
+                    gxs = (None,) * len(inputs)
+                elif not f._vjp:
                     gxs = _legacy(f, raw, (gy,))
                 elif raw:  # first order: arrays and the backend's functions
                     if len(inputs) == 2:  # built directly: a third of tuple(map(...))'s cost
@@ -118,17 +117,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             else:
                 outputs = [ref() for ref in refs]
                 gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
-                if all(g is None for g in gys):
-                    _release(inputs, ready, walk)
-                    continue
                 for o, g in zip(outputs, gys):
                     if o is None:
                         continue
                     if retain_grad:
                         retained.append((o, g))
-                    elif o.grad is not None:
+                    elif o.grad is not None and g is not None:
                         cleared.append(o)
-                if not f._vjp:
+                if all(g is None for g in gys):
+                    gxs = (None,) * len(inputs)
+                elif not f._vjp:
                     gxs = _legacy(f, raw, gys)
                 else:
                     some = next(g for g in gys if g is not None)
@@ -212,18 +210,6 @@ def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tu
                 c._deps = 1
                 push(c)
     return [f], saved
-
-
-def _release(inputs: tuple, ready: list, walk: object) -> None:
-    """Count a function that got no gradient as done for the creators of its inputs."""
-    for x in inputs:
-        c = x.creator
-        if c is not None:
-            if c._walk is not walk:
-                raise _interleaved()
-            c._deps -= 1
-            if c._deps == 0:
-                ready.append(c)
 
 
 def _interleaved() -> RuntimeError:
