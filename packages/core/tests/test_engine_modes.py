@@ -207,3 +207,19 @@ def test_a_subclass_attribute_named_walk_is_left_alone():
     y.backward()
     assert f.walk == [1, 2, 3]
     assert x.grad.data[0] == pytest.approx(2 * np.cos(2.0))
+
+
+def test_the_array_namespace_follows_the_backends_after_a_refresh():
+    from zerograd import backends
+    from zerograd.namespaces import array_ops_by_type
+
+    x = Variable(np.array([0.5]))
+    F.sin(x).backward()
+    before = array_ops_by_type[np.ndarray]
+    backends.refresh()  # the plugins load again: new Backend objects
+    x.cleargrad()
+    F.sin(x).backward()
+    after = array_ops_by_type[np.ndarray]
+    assert after is not before
+    assert after.backend is backends.backend_of(x.data)
+    assert x.grad.data[0] == pytest.approx(np.cos(0.5))

@@ -7,8 +7,9 @@ names of the namespace ``xp`` (and operators). The backward engine picks ``xp``:
   :class:`ArrayOps` of the gradient's backend. ``xs``, ``y`` and ``gy`` are backend
   arrays and every name is the backend's own array API function: no graph, no Variable.
 - **higher order** (``create_graph=True``, or a direct call of ``Function.backward``):
-  :data:`VARIABLE_OPS`. ``xs``, ``y`` and ``gy`` are Variables and every name is the
-  differentiable zerograd function of the same meaning, so the gradient has a graph.
+  :class:`VariableOps` (shared, from :func:`variable_ops`). ``xs``, ``y`` and ``gy`` are
+  Variables and every name is the differentiable zerograd function of the same meaning,
+  so the gradient has a graph.
 
 :data:`NAMES` is that shared vocabulary, written down once; a test checks that both
 namespaces answer every name and agree on the values.
@@ -17,6 +18,8 @@ namespaces answer every name and agree on the values.
 from __future__ import annotations
 
 from typing import Any
+
+from .backends.registry import registry
 
 NAMES: dict[str, str] = {
     # array API standard names: the backend's function / zerograd's differentiable one
@@ -37,6 +40,9 @@ NAMES: dict[str, str] = {
     "apply": "apply(fn, *xs): run the Function instance fn (its forward on arrays, or fn(*xs))",
 }
 """Every name a ``vjp`` may call on its namespace, with what it computes."""
+
+# the names both namespaces take as they are, from the array module / zerograd.functions
+_SAME_NAME = ("exp", "log", "sin", "cos", "tanh", "sqrt", "matmul", "reshape", "sum")
 
 
 def _missing(kind: str, name: str) -> AttributeError:
@@ -63,7 +69,7 @@ class ArrayOps:
     def __init__(self, backend: Any) -> None:
         xp = backend.xp
         self.backend = backend
-        for name in ("exp", "log", "sin", "cos", "tanh", "sqrt", "matmul", "reshape", "sum"):
+        for name in _SAME_NAME:
             setattr(self, name, getattr(xp, name))
         self.permute_dims = xp.permute_dims
         self.broadcast_to = backend.broadcast_to
@@ -113,7 +119,7 @@ class VariableOps:
     def __init__(self) -> None:
         from . import functions as F
 
-        for name in ("exp", "log", "sin", "cos", "tanh", "sqrt", "matmul", "reshape", "sum"):
+        for name in _SAME_NAME:
             setattr(self, name, getattr(F, name))
         self.permute_dims = F.transpose
         self.broadcast_to = F.broadcast_to
@@ -158,14 +164,14 @@ class _OpsByType(dict):
     """Array type -> its backend's ArrayOps, made on first use (a hit is a plain dict get)."""
 
     def __missing__(self, array_type: type) -> ArrayOps:
-        from .backends.registry import registry
-
         ops = self[array_type] = ArrayOps(registry.resolve_type(array_type))
         return ops
 
 
 array_ops_by_type: dict[type, ArrayOps] = _OpsByType()
-"""Array type -> :class:`ArrayOps` of its backend (the engine's hot-path lookup)."""
+"""Array type -> :class:`ArrayOps` of its backend (the engine's hot-path lookup); emptied
+with the registry's own per-type caches when backends change."""
+registry.type_caches.append(array_ops_by_type)
 _variable_ops: list[VariableOps] = []
 
 

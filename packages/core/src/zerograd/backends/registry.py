@@ -65,6 +65,8 @@ class Registry:
         self._lock = threading.RLock()
         self.by_type: dict[type, Backend] = {}
         self.xp_by_type: dict[type, Any] = {}  # array type -> array module, filled lazily
+        # every per-type cache, emptied in place when backends change (hot paths hold them)
+        self.type_caches: list[dict] = [self.by_type, self.xp_by_type]
         self._strict_call = False  # set_strict()
         self._strict_env = False  # ZEROGRAD_STRICT_PLUGINS, read at each load
         self.reset()
@@ -86,8 +88,8 @@ class Registry:
             self.sources: dict[str, tuple[str, str]] = {}  # name -> (plugin, distribution)
             self.plugins: dict[str, str] = {}  # plugin (entry-point) name -> distribution
             self.blocked: list[tuple[str, str]] = []  # (plugin, distribution) left out by name
-            self.by_type.clear()  # cleared in place: hot paths hold a reference to these dicts
-            self.xp_by_type.clear()
+            for cache in self.type_caches:
+                cache.clear()
             self.pm = pluggy.PluginManager(hookspecs.PROJECT)
             self.pm.add_hookspecs(hookspecs)
 
@@ -298,8 +300,8 @@ class Registry:
             return
         self.backends[name] = backend
         self.sources[name] = (plugin, distribution)
-        self.by_type.clear()
-        self.xp_by_type.clear()
+        for cache in self.type_caches:
+            cache.clear()
 
     # -- lookup -------------------------------------------------------------------------
     def resolve_type(self, array_type: type) -> Backend | None:
