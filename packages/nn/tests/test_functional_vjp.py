@@ -32,7 +32,7 @@ def _cases(rng):
         "log_softmax": (lambda v: F.log_softmax(v, -1), [rng.standard_normal((3, 4))]),
         "linear": (F.linear, [rng.standard_normal(s) for s in ((3, 4), (4, 2), (2,))]),
         "linear 3-d x": (F.linear, [rng.standard_normal(s) for s in ((2, 3, 4), (4, 2))]),
-        "mean_squared_error": (F.mean_squared_error, [rng.standard_normal((3, 2))] * 2),
+        "mean_squared_error": (F.mean_squared_error, [rng.standard_normal((3, 2)) for _ in "ab"]),
         "softmax_cross_entropy": (
             lambda v, t=t: F.softmax_cross_entropy(v, t),
             [rng.standard_normal((3, 4))],
