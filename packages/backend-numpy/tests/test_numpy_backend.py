@@ -1,6 +1,7 @@
 """numpy-specific behaviour of the backend plugin."""
 
 import numpy as np
+import pytest
 
 from zerograd import Variable
 from zerograd.backends import get_backend
@@ -35,3 +36,21 @@ def test_numpy_scalars_are_not_claimed_as_arrays():
     # np.float64 is what 0-d arithmetic returns; zerograd turns it into a 0-d array instead
     b = get_backend("numpy")
     assert b.owns(np.ndarray) and not b.owns(np.float64) and not b.owns(np.bool_)
+
+
+@pytest.mark.parametrize(
+    ("shape", "widths", "value"),
+    [
+        ((2, 3, 5, 4), ((0, 0), (0, 0), (1, 1), (2, 0)), float("-inf")),
+        ((3,), ((0, 2),), 7.0),
+        ((0, 3), ((1, 1), (0, 1)), 0.0),
+        ((2, 2), ((0, 0), (0, 0)), 1.0),
+    ],
+)
+def test_pad_equals_numpy_pad(shape, widths, value):
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    got = get_backend("numpy").pad(x, widths, value)
+    want = np.pad(x, widths, mode="constant", constant_values=value)
+    assert got.dtype == np.float32 and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+    assert not np.shares_memory(got, x)

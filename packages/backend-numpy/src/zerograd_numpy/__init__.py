@@ -28,15 +28,6 @@ KEEPS_FREED_MEMORY = allocator.apply_default()
 """Whether glibc keeps freed memory in the process (see :mod:`zerograd_numpy.allocator`)."""
 
 
-_UFUNCS = {
-    "add": np.add,
-    "subtract": np.subtract,
-    "multiply": np.multiply,
-    "divide": np.divide,
-    "sqrt": np.sqrt,
-}  # Backend.compute_into's ops
-
-
 def _basic_index(index: Any) -> bool:
     """Whether ``index`` has only ints, slices, None and Ellipsis (no repeats possible)."""
     items = index if isinstance(index, tuple) else (index,)
@@ -211,10 +202,11 @@ class NumpyBackend(Backend):
             x2: A numpy array or a Python float; None for ``'sqrt'``.
             out: A writable numpy array of the result's shape and dtype.
         """
+        ufunc = getattr(np, op)  # contract.IN_PLACE_OPS are numpy's ufunc names
         if x2 is None:
-            _UFUNCS[op](x1, out=out)
+            ufunc(x1, out=out)
         else:
-            _UFUNCS[op](x1, x2, out=out)
+            ufunc(x1, x2, out=out)
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         """Return ``numpy.broadcast_to(x, shape)`` (a read-only view).
@@ -229,7 +221,7 @@ class NumpyBackend(Backend):
         return np.broadcast_to(x, shape)
 
     def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
-        """Return ``numpy.pad`` of ``x`` with a constant.
+        """Return ``x`` padded with a constant (``kernels.pad``: borders filled, then a copy).
 
         Args:
             x: A numpy array.
@@ -239,7 +231,7 @@ class NumpyBackend(Backend):
         Returns:
             The padded array.
         """
-        return np.pad(x, pad_width, mode="constant", constant_values=value)
+        return kernels.pad(x, pad_width, value)
 
     def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
         """Return the patches, written slice by slice into one array (``kernels.im2col``).

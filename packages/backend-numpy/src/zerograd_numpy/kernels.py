@@ -35,18 +35,43 @@ def im2col(img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
     (kh, kw), (sh, sw), (ph, pw) = k, s, p
     n, c, h, w = img.shape
     oh, ow = conv_outsize(h, kh, sh, ph), conv_outsize(w, kw, sw, pw)
-    if ph or pw:  # by hand: numpy.pad's argument handling costs more than the copy here
-        padded = np.empty((n, c, h + 2 * ph, w + 2 * pw), dtype=img.dtype)
-        padded[:, :, :ph] = padded[:, :, h + ph :] = pad_value
-        padded[:, :, :, :pw] = padded[:, :, :, w + pw :] = pad_value
-        padded[:, :, ph : h + ph, pw : w + pw] = img
-        img = padded
+    if ph or pw:
+        img = pad(img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), pad_value)
     col = np.empty((n, c, kh, kw, oh, ow), dtype=img.dtype)
     for j in range(kh):
         j_end = j + sh * (oh - 1) + 1
         for i in range(kw):
             col[:, :, j, i, :, :] = img[:, :, j:j_end:sh, i : i + sw * (ow - 1) + 1 : sw]
     return col
+
+
+def pad(x: Any, pad_width: Any, value: float = 0.0) -> Any:
+    """Return ``x`` padded with the constant ``value``: the borders filled, then ``x`` copied.
+
+    ``numpy.pad`` costs several times more on small images, in its argument handling.
+
+    Args:
+        x: A numpy array.
+        pad_width: One ``(before, after)`` pair of ints per axis.
+        value: What the padding holds.
+
+    Returns:
+        A new array.
+
+    Examples:
+        >>> import numpy as np
+        >>> pad(np.ones((1, 2)), ((0, 0), (1, 0)), -1.0)
+        array([[-1.,  1.,  1.]])
+    """
+    out = np.empty([n + a + b for n, (a, b) in zip(x.shape, pad_width)], dtype=x.dtype)
+    for axis, (a, b) in enumerate(pad_width):
+        lead = (slice(None),) * axis
+        if a:
+            out[(*lead, slice(0, a))] = value
+        if b:
+            out[(*lead, slice(out.shape[axis] - b, None))] = value
+    out[tuple(slice(a, a + n) for n, (a, _) in zip(x.shape, pad_width))] = x
+    return out
 
 
 def col2im(col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
