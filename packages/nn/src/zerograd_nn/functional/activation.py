@@ -19,7 +19,8 @@ from .utils import as_float, float_data, logsumexp, normalize_axis, real_number
 def _keep(y: Any, x: Any) -> Any:
     """``y`` in ``x``'s dtype (numpy 1.x promotes 0-d float32 combined with Python numbers).
 
-    ``x`` must be an array of a backend (``y`` may be a numpy scalar).
+    ``x`` and ``y`` are backend arrays (``y`` may be a numpy scalar), or both Variables,
+    whose arithmetic keeps the dtype, so that only arrays are ever cast.
     """
     return y if y.dtype == x.dtype else backend_of(x).astype(y, x.dtype)
 

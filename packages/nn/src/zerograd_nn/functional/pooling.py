@@ -177,11 +177,12 @@ class Pooling2DWithIndexes(Function):
         """
         p = self.pool
         xpad = _pad(x, p.geometry, 0.0)
+        mask = backend_of(x).astype(p.mask, x.dtype)  # once, not per window
         y = None
         kw = p.geometry[0][1]
         for offset, win in enumerate(_windows(p.geometry)):
-            hit = p.mask[:, :, offset // kw, offset % kw, ...]  # the standard wants the "..."
-            term = xpad[win] * backend_of(x).astype(hit, x.dtype)
+            hit = mask[:, :, offset // kw, offset % kw, ...]  # the standard wants the "..."
+            term = xpad[win] * hit
             y = term if y is None else y + term
         return y
 

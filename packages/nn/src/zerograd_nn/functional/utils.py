@@ -218,7 +218,7 @@ def normalize_axis(axis: int, ndim: int, op: str) -> int:
         ValueError: the input is 0-d, or ``axis`` is out of range.
     """
     if type(axis) is int and 0 <= axis < ndim:
-        return axis  # already normalized (softmax's backward asks again for its own axis)
+        return axis  # already normalized (the common case: no checks to run)
     if not _int_like(axis):
         raise TypeError(f"{op}: axis must be an int, got {axis!r}")
     axis = operator.index(axis)

@@ -13,10 +13,10 @@ end.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from zerograd.backends import backend_of, get_array_module
+from zerograd.utils import size_of
 
 
 def fits(data: Any, grad: Any, state: dict[str, Any]) -> bool:
@@ -76,7 +76,7 @@ class Scratch:
         views = self._views.get((*key, data.shape, n))
         if views is not None:
             return views
-        size = math.prod(data.shape)  # not data.size: a method on torch tensors
+        size = size_of(data)
         xp = get_array_module(data)
         bufs = self._flat.get(key)  # flat: shape[0] is the size
         if bufs is None or len(bufs) < n or bufs[0].shape[0] < size:
