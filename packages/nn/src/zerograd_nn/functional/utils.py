@@ -6,6 +6,7 @@ Everything here works on backend arrays (never Variables) through the array modu
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Any
 
@@ -322,21 +323,10 @@ def conv_geometry(
     Raises:
         ValueError: the shape is not 4-D, or the kernel does not fit the padded image.
     """
-    if not (_plain(kernel_size) and _plain(stride) and _plain(pad)):
-        # only exact ints are keys: 2.0 and True equal 2 and 1 but must fail the checks
-        return _conv_geometry(op, img_shape, kernel_size, stride, pad)
-    key = (op, tuple(img_shape), kernel_size, stride, pad)
-    geometry = _GEOMETRIES.get(key)
-    if geometry is not None:
-        return geometry
-    geometry = _conv_geometry(op, img_shape, kernel_size, stride, pad)
-    if len(_GEOMETRIES) >= 1024:  # many shapes (a sweep): keep the cache small
-        _GEOMETRIES.clear()
-    _GEOMETRIES[key] = geometry
-    return geometry
-
-
-_GEOMETRIES: dict[tuple, tuple] = {}
+    if _plain(kernel_size) and _plain(stride) and _plain(pad):
+        return _cached_geometry(op, tuple(img_shape), kernel_size, stride, pad)
+    # only exact ints are keys: 2.0 and True equal 2 and 1 but must fail the checks
+    return _conv_geometry(op, img_shape, kernel_size, stride, pad)
 
 
 def _plain(v: Any) -> bool:
@@ -456,3 +446,6 @@ def onehot(t: Any, n_classes: int, dtype: Any) -> Any:
     xp = get_array_module(t)
     hot = xp.arange(n_classes, device=device_of(t)) == xp.reshape(t, t.shape + (1,))
     return backend_of(t).astype(hot, dtype)
+
+
+_cached_geometry = functools.lru_cache(maxsize=1024)(_conv_geometry)
