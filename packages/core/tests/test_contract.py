@@ -27,7 +27,8 @@ def _module_expr(node: ast.AST) -> bool:
     return False
 
 
-VJP_METHODS = {"vjp", "grad0", "grad1"}  # their ``xp`` is a zerograd.namespaces namespace
+# their ``xp`` is a zerograd.namespaces namespace: derivatives, and helpers they hand it to
+VJP_METHODS = {"vjp", "grad0", "grad1", "in_gradient_dtype", "_as_float"}
 
 
 def _xp_names(root: Path, in_vjp: bool = False) -> dict[str, list[str]]:
@@ -50,6 +51,23 @@ def _xp_names(root: Path, in_vjp: bool = False) -> dict[str, list[str]]:
                 where = f"{path.relative_to(PACKAGES)}:{node.lineno}"
                 found.setdefault(node.attr, []).append(where)
     return found
+
+
+def test_core_and_nn_call_only_the_listed_standard_names_on_xp():
+    roots = [r for r in SOURCES if r.is_dir()]
+    if len(roots) < 2:
+        pytest.skip(f"needs the repository's sources of core and nn, not found under {PACKAGES}")
+    used: dict[str, list[str]] = {}
+    for root in roots:
+        for name, places in _xp_names(root).items():
+            used.setdefault(name, []).extend(places)
+    used.pop("linalg", None)  # xp.linalg.<name>: checked below against XP_LINALG_NAMES
+    extra = {n: p for n, p in used.items() if n not in contract.XP_NAMES}
+    assert not extra, (
+        f"names called on xp outside the contract (add them or remove the call): {extra}"
+    )
+    unused = set(contract.XP_NAMES) - set(used)
+    assert not unused, f"contract names no longer called (remove them from XP_NAMES): {unused}"
 
 
 def test_derivatives_call_only_the_namespace_names():
