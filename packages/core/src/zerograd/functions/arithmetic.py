@@ -21,7 +21,6 @@ class _Binary(Function):
     """
 
     shapes: tuple | None = None
-    promoted = False  # set when forward had to promote mixed dtypes
     op: Callable[[Any, Any], Any]
 
     true_division = False  # integer operands compute in floating point
@@ -60,14 +59,11 @@ class _Binary(Function):
         p0, p1 = _promote(x0, x1, self.true_division)
         if p0 is x0 and p1 is x1:
             raise exc
-        self.promoted = True
         return self.op(p0, p1)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
         """Return both inputs' gradients, summed back to the inputs' shapes."""
         x0, x1 = xs
-        if self.promoted and not xp.graph:  # as forward computed: in the promoted dtypes
-            x0, x1 = _promote(x0, x1, self.true_division)
         c0, c1 = self.inputs
         try:
             gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
@@ -174,8 +170,6 @@ class Pow(Function):
         c: The exponent, a Python number.
     """
 
-    promoted = False  # set when forward had to compute an integer x in floating point
-
     def __init__(self, c: Any) -> None:
         self.c = c
 
@@ -193,14 +187,11 @@ class Pow(Function):
         except TypeError:  # an array-API backend refusing int ** float
             if not isinstance(self.c, float):
                 raise
-            self.promoted = True
             return _to_float(x) ** self.c
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``c * x ** (c - 1) * gy``."""
         (x,) = xs
-        if self.promoted and not xp.graph:  # as forward computed: in floating point
-            x = _to_float(x)
         c = self.c
         try:
             return c * x ** (c - 1) * gy

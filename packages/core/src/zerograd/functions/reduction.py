@@ -7,7 +7,7 @@ from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..function import Function
-from ..utils import normalize_axis, size_of
+from ..utils import data_of, normalize_axis, size_of
 from ..variable import Variable
 from ._inputs import as_input
 
@@ -110,8 +110,7 @@ class _Extremum(Function):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere."""
-        x = self.inputs[0].data
-        y = self.outputs[0]().data  # alive: it has a gradient
+        x, y = data_of(xs[0]), data_of(y)  # the mask is made on arrays in both modes
         b = backend_of(x)
         if not self.keepdims and _inner(self.axes):
             shape = keepdims_shape(x.shape, self.axes)
