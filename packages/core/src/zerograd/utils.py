@@ -19,7 +19,7 @@ from typing import Any
 
 from .variable import Variable
 
-__all__ = ["conv_outsize", "data_of", "normalize_axis", "size_of"]
+__all__ = ["conv_outsize", "data_of", "int_like", "normalize_axis", "pair", "size_of"]
 
 
 def data_of(x: Any) -> Any:

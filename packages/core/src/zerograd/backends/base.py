@@ -412,7 +412,10 @@ class Backend:
             out: The array the result is written into.
 
         Raises:
-            TypeError: The backend's arrays are immutable (:meth:`writable` is false).
+            ValueError: ``op`` is not one of those names.
+            Exception: What :meth:`assign` raises when ``out`` cannot be written (a read-only
+                numpy array: ValueError; JAX: TypeError); zerograd asks :meth:`writable`
+                first.
         """
         self.assign(out, _std.compute(self.xp, op, x1, x2))
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from .contract import IN_PLACE_OPS
+
 _KINDS = (
     ("b", "bool"),
     ("i", "signed integer"),
@@ -212,8 +214,7 @@ def compute(xp: Any, op: str, x1: Any, x2: Any) -> Any:
     f = _BINARY.get(op)
     if f is None:
         raise ValueError(
-            f"zerograd: Backend.compute_into got op={op!r}; it takes one of "
-            f"{sorted([*_BINARY, 'sqrt'])}"
+            f"zerograd: Backend.compute_into got op={op!r}; it takes one of {list(IN_PLACE_OPS)}"
         )
     return f(x1, x2)
 
@@ -231,7 +232,9 @@ def writable_type(backend: Any, x: Any) -> bool:
     Returns:
         The answer for ``type(x)``, kept by ``backend``.
     """
-    cache = backend.__dict__.setdefault("_writable_types", {})
+    cache = backend.__dict__.get("_writable_types")
+    if cache is None:  # not setdefault: it would build a dict on every call (per update)
+        cache = backend.__dict__["_writable_types"] = {}
     known = cache.get(type(x))
     if known is None:
         xp = backend.xp
