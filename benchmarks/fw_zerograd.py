@@ -15,24 +15,6 @@ def setup(threads: int) -> None:
     """Nothing to do: zerograd's numpy backend threads through BLAS (set by environment)."""
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
-    the gradient of the input (one element), which every framework must agree on."""
-    x = y = Variable(x0)
-    for i in range(n):
-        op = ops[i % len(ops)]
-        if op == "add":
-            y = y + c
-        elif op == "mul":
-            y = y * c
-        elif op == "tanh":
-            y = ZF.tanh(y)
-        else:
-            y = ZF.sin(y)
-    y.backward()
-    return float(x.grad.data[0])
-
-
 class ZerogradMLP:
     """784-1000-1000-10: functional layers, cleargrad, backward, SGD (``act``: sigmoid|relu)."""
 
@@ -87,24 +69,16 @@ def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, t
 
 
-def wide(k: int) -> Variable:
-    """``y = sum_i x_i * w`` over ``k`` leaves ``x_i`` of 10 elements; backward not run."""
-    w = Variable(np.full(10, 0.5))
-    xs = [Variable(np.full(10, float(i % 7))) for i in range(k)]
-    y = xs[0] * w
-    for x in xs[1:]:
-        y = y + x * w
-    return y
-
-
-def tanh_chain(n: int) -> Variable:
-    """``n`` nested tanh of one float64 element; backward not run."""
-    y = Variable(np.array([0.5]))
-    for _ in range(n):
-        y = ZF.tanh(y)
-    return y
+# the graph workloads' pieces (workloads.chain, wide, tanh_chain)
+leaf = Variable
+tanh, sin = ZF.tanh, ZF.sin
 
 
 def backward(y: Variable) -> None:
     """Backward from ``y`` (a vector is seeded with ones)."""
     y.backward()
+
+
+def grad(x: Variable) -> np.ndarray:
+    """The gradient of leaf ``x``."""
+    return x.grad.data
