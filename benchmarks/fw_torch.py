@@ -14,39 +14,19 @@ def setup(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-class MLP:
-    """784-1000-1000-10 on leaf tensors, ``F.cross_entropy``, ``optim.SGD``."""
-
-    def __init__(self, weights: list[np.ndarray], act: str) -> None:
-        self.w = [torch.tensor(w.copy(), requires_grad=True) for w in weights]
-        self.act = torch.sigmoid if act == "sigmoid" else torch.relu
-        self.opt = torch.optim.SGD(self.w, lr=LR)
-
-    def step(self, x: torch.Tensor, t: torch.Tensor) -> float:
-        W1, b1, W2, b2, W3, b3 = self.w
-        h = self.act(x @ W1 + b1)
-        h = self.act(h @ W2 + b2)
-        loss = fn.cross_entropy(h @ W3 + b3, t)
-        self.opt.zero_grad()
-        loss.backward()
-        self.opt.step()
-        return loss.item()
-
-    def weights(self) -> list[np.ndarray]:
-        return [w.detach().numpy() for w in self.w]
-
-
-class CNN:
-    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10, ``optim.SGD``."""
+class _Net:
+    """Leaf tensors copied from the numpy weights, ``optim.SGD``, and the step around
+    ``forward``: ``F.cross_entropy``, zero_grad, backward, step."""
 
     def __init__(self, weights: list[np.ndarray]) -> None:
         self.w = [torch.tensor(w.copy(), requires_grad=True) for w in weights]
         self.opt = torch.optim.SGD(self.w, lr=LR)
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
     def step(self, x: torch.Tensor, t: torch.Tensor) -> float:
-        W, b, Wl, bl = self.w
-        h = fn.max_pool2d(fn.relu(fn.conv2d(x, W, b, padding=1)), 2)
-        loss = fn.cross_entropy(h.reshape(len(x), -1) @ Wl + bl, t)
+        loss = fn.cross_entropy(self.forward(x), t)
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
@@ -54,6 +34,29 @@ class CNN:
 
     def weights(self) -> list[np.ndarray]:
         return [w.detach().numpy() for w in self.w]
+
+
+class MLP(_Net):
+    """784-1000-1000-10 on leaf tensors, ``F.cross_entropy``, ``optim.SGD``."""
+
+    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+        super().__init__(weights)
+        self.act = torch.sigmoid if act == "sigmoid" else torch.relu
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        W1, b1, W2, b2, W3, b3 = self.w
+        h = self.act(x @ W1 + b1)
+        h = self.act(h @ W2 + b2)
+        return h @ W3 + b3
+
+
+class CNN(_Net):
+    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10, ``optim.SGD``."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        W, b, Wl, bl = self.w
+        h = fn.max_pool2d(fn.relu(fn.conv2d(x, W, b, padding=1)), 2)
+        return h.reshape(len(x), -1) @ Wl + bl
 
 
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:

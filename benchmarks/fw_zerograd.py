@@ -15,42 +15,19 @@ def setup(threads: int) -> None:
     """Nothing to do: zerograd's numpy backend threads through BLAS (set by environment)."""
 
 
-class ZerogradMLP:
-    """784-1000-1000-10: functional layers, cleargrad, backward, SGD (``act``: sigmoid|relu)."""
-
-    def __init__(self, weights: list[np.ndarray], act: str) -> None:
-        self.params = [Parameter(w.copy()) for w in weights]
-        self.act = F.sigmoid if act == "sigmoid" else F.relu
-        self.opt = SGD(lr=LR).setup(self.params)
-
-    def step(self, x: np.ndarray, t: np.ndarray) -> float:
-        W1, b1, W2, b2, W3, b3 = self.params
-        h = self.act(F.linear(x, W1, b1))
-        h = self.act(F.linear(h, W2, b2))
-        loss = F.softmax_cross_entropy(F.linear(h, W3, b3), t)
-        for p in self.params:
-            p.cleargrad()
-        loss.backward()
-        self.opt.update()
-        return float(loss.data)
-
-    def weights(self) -> list[np.ndarray]:
-        return [np.asarray(p.data) for p in self.params]
-
-
-class ZerogradCNN:
-    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10; cleargrad, backward, SGD."""
+class _Net:
+    """Parameters copied from the numpy weights, SGD, and the step around ``forward``:
+    loss, cleargrad, backward, update."""
 
     def __init__(self, weights: list[np.ndarray]) -> None:
         self.params = [Parameter(w.copy()) for w in weights]
         self.opt = SGD(lr=LR).setup(self.params)
 
+    def forward(self, x: np.ndarray) -> Variable:
+        raise NotImplementedError
+
     def step(self, x: np.ndarray, t: np.ndarray) -> float:
-        W, b, Wl, bl = self.params
-        h = F.relu(F.conv2d(x, W, b, stride=1, pad=1))
-        h = F.pooling(h, 2, 2)
-        y = F.linear(F.reshape(h, (len(x), -1)), Wl, bl)
-        loss = F.softmax_cross_entropy(y, t)
+        loss = F.softmax_cross_entropy(self.forward(x), t)
         for p in self.params:
             p.cleargrad()
         loss.backward()
@@ -59,6 +36,30 @@ class ZerogradCNN:
 
     def weights(self) -> list[np.ndarray]:
         return [np.asarray(p.data) for p in self.params]
+
+
+class ZerogradMLP(_Net):
+    """784-1000-1000-10: functional layers, cleargrad, backward, SGD (``act``: sigmoid|relu)."""
+
+    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+        super().__init__(weights)
+        self.act = F.sigmoid if act == "sigmoid" else F.relu
+
+    def forward(self, x: np.ndarray) -> Variable:
+        W1, b1, W2, b2, W3, b3 = self.params
+        h = self.act(F.linear(x, W1, b1))
+        h = self.act(F.linear(h, W2, b2))
+        return F.linear(h, W3, b3)
+
+
+class ZerogradCNN(_Net):
+    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10; cleargrad, backward, SGD."""
+
+    def forward(self, x: np.ndarray) -> Variable:
+        W, b, Wl, bl = self.params
+        h = F.relu(F.conv2d(x, W, b, stride=1, pad=1))
+        h = F.pooling(h, 2, 2)
+        return F.linear(F.reshape(h, (len(x), -1)), Wl, bl)
 
 
 MLP, CNN = ZerogradMLP, ZerogradCNN
