@@ -20,7 +20,18 @@ from pathlib import Path
 from workloads import threads_env
 
 HERE = Path(__file__).parent
-COLUMNS = ("zerograd", "numpy", "torch", "dezero")
+# every framework module (fw_<key>.py) and the name the table and the notes give it
+NAMES = {
+    "zerograd": "zerograd",
+    "numpy": "numpy-hand",
+    "torch": "PyTorch",
+    "dezero": "DeZero",
+    "tape": "tape engine",
+    "graph": "book graph",
+}
+REFERENCES = ("tape", "graph")  # reference engines: named in the per-op note, not columns
+COLUMNS = tuple(fw for fw in NAMES if fw not in REFERENCES)  # the table's columns, in order
+GRAPHS = tuple(fw for fw in COLUMNS if fw != "numpy")  # the columns that record a graph
 
 
 def missing(fw: str) -> str | None:
