@@ -131,7 +131,6 @@ def deep_rows(n: int = 3) -> list[dict]:
         peak,
         target="≤ 600 B/op",
     )
-    mem["ratio"] = None
     if peak.get("zerograd") is not None:
         mem["met"] = peak["zerograd"] <= 600
     kept_s = ", ".join(f"{NAMES[fw]} {v:.0f}" for fw, v in kept.items() if v is not None)

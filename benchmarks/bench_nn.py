@@ -3,8 +3,6 @@
 Every framework runs the same step (forward, loss, backward, SGD update) from the same
 float32 weights and data, each in its own fresh processes. The first step's loss and the
 size of each parameter's update are compared across frameworks before any time is shown.
-``ZerogradMLP``, ``ZerogradCNN`` and the data helpers are re-exported for bench_gpu and
-bench_distributed.
 """
 
 from __future__ import annotations
@@ -25,10 +23,6 @@ from common import (
     rounds,
     row,
 )
-from fw_zerograd import ZerogradCNN, ZerogradMLP
-from workloads import cnn_data, cnn_weights, mlp_data, mlp_weights
-
-__all__ = ["ZerogradCNN", "ZerogradMLP", "cnn_data", "cnn_weights", "mlp_data", "mlp_weights"]
 
 CASES = {
     "MLP sigmoid": ("mlp", "sigmoid", "MLP 784-1000-1000-10 sigmoid, batch 100"),

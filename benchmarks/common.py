@@ -128,11 +128,10 @@ def row(
     values: dict[str, float | None],
     ref: str | None = None,
     target: str = "",
-    met: bool | None = None,
-    note: str = "",
 ) -> dict:
-    """One table row; ``ref`` names the column the ratios are taken against."""
-    r = {"group": group, "case": case, "ref": ref, "target": target, "met": met, "note": note}
+    """One table row; ``ref`` names the column the ratios are taken against. The caller
+    sets ``met`` (target met: True/False) and ``note`` once it knows them."""
+    r = {"group": group, "case": case, "ref": ref, "target": target, "met": None, "note": ""}
     for col in COLUMNS:
         r[col] = values.get(col)
     z, base = r["zerograd"], r.get(ref) if ref else None

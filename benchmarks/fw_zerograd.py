@@ -38,7 +38,7 @@ class _Net:
         return [np.asarray(p.data) for p in self.params]
 
 
-class ZerogradMLP(_Net):
+class MLP(_Net):
     """784-1000-1000-10: functional layers, cleargrad, backward, SGD (``act``: sigmoid|relu)."""
 
     def __init__(self, weights: list[np.ndarray], act: str) -> None:
@@ -52,7 +52,7 @@ class ZerogradMLP(_Net):
         return F.linear(h, W3, b3)
 
 
-class ZerogradCNN(_Net):
+class CNN(_Net):
     """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10; cleargrad, backward, SGD."""
 
     def forward(self, x: np.ndarray) -> Variable:
@@ -60,9 +60,6 @@ class ZerogradCNN(_Net):
         h = F.relu(F.conv2d(x, W, b, stride=1, pad=1))
         h = F.pooling(h, 2, 2)
         return F.linear(F.reshape(h, (len(x), -1)), Wl, bl)
-
-
-MLP, CNN = ZerogradMLP, ZerogradCNN
 
 
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
