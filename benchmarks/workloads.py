@@ -113,7 +113,9 @@ def digest(before: list[np.ndarray], after: list[np.ndarray]) -> list[float]:
 # -- memory: resident set size read from /proc (Linux), with getrusage as the fallback -------
 
 
-def _status(field: str) -> int | None:
+def _rss(field: str) -> int:
+    """``field`` (``VmRSS`` or ``VmHWM``) of /proc/self/status in bytes; without /proc, the
+    process's lifetime peak from ``getrusage`` (``ru_maxrss``, KiB on Linux)."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
@@ -121,17 +123,14 @@ def _status(field: str) -> int | None:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return None
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def rss_now() -> int:
     """Resident set size of this process, in bytes."""
-    value = _status("VmRSS")
-    if value is None:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return value
+    return _rss("VmRSS")
 
 
 def reset_peak() -> bool:
@@ -150,12 +149,7 @@ def reset_peak() -> bool:
 
 def peak_rss() -> int:
     """Peak resident set size since the last ``reset_peak`` (or since the start), bytes."""
-    value = _status("VmHWM")
-    if value is None:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return value
+    return _rss("VmHWM")
 
 
 def threads_env(threads: int) -> dict[str, str]:
