@@ -232,6 +232,18 @@ def distributed(session: nox.Session) -> None:
         )  # fmt: skip
 
 
+TORCH = "torch==2.13.0"  # the bench column and the torch example
+TORCH_CPU = ("--index-url", "https://download.pytorch.org/whl/cpu")  # no CUDA libraries
+
+
+def _install_torch(session: nox.Session, required: bool) -> None:
+    """Install TORCH: the CPU wheel from PyTorch's index, else PyPI's wheel (a no-op when
+    the CPU wheel went in, since ``2.13.0+cpu`` satisfies ``==2.13.0``). A failure of
+    both ends the session only when ``required``."""
+    session.install(TORCH, *TORCH_CPU, success_codes=[0, 1], silent=True)
+    session.install(TORCH, success_codes=[0] if required else [0, 1], silent=True)
+
+
 @nox.session
 def bench(session: nox.Session) -> None:
     """Benchmarks side by side with PyTorch CPU and DeZero, written to benchmarks/results.md.
@@ -246,10 +258,8 @@ def bench(session: nox.Session) -> None:
         reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
     session.install("numpy>=2,<3", *reqs)
     # optional columns: an install that fails leaves the column empty, with the reason
-    if os.environ.get("ZEROGRAD_BENCH_TORCH", "1") == "1":  # the CPU wheel, else PyPI's
-        cpu = ("--index-url", "https://download.pytorch.org/whl/cpu")
-        session.install("torch==2.13.0", *cpu, success_codes=[0, 1], silent=True)
-        session.install("torch==2.13.0", success_codes=[0, 1], silent=True)
+    if os.environ.get("ZEROGRAD_BENCH_TORCH", "1") == "1":
+        _install_torch(session, required=False)
     if os.environ.get("ZEROGRAD_BENCH_DEZERO", "1") == "1":  # DeZero imports matplotlib
         session.install("dezero==0.0.13", "matplotlib", success_codes=[0, 1], silent=True)
     # the parent runs in-process rows (GPU, MPI) on 1 thread; children set their own
@@ -293,44 +303,47 @@ def doc_code(session: nox.Session) -> None:
     )  # fmt: skip
 
 
+def _example(
+    session: nox.Session,
+    folder: str,
+    backend: str | None = None,
+    extras: tuple[str, ...] = (),
+    env: dict[str, str] | None = None,
+) -> None:
+    """Install ``examples/<folder>`` like a third-party package beside core, numpy and nn;
+    run the conformance suite on ``backend`` (with ``env`` added) when one is named, then
+    the example's own tests."""
+    example = ROOT / "examples" / folder
+    core = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
+    session.install(NUMPY["2"], "pytest>=8", *extras, *core, str(example))
+    if backend is not None:
+        session.run(
+            "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
+            env={"ZEROGRAD_CONFORMANCE_BACKEND": backend, **(env or {})},
+        )  # fmt: skip
+    session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)
+
+
 @nox.session
 def plugin_example(session: nox.Session) -> None:
     """The out-of-tree example backend, installed like a third-party package: the backend
     conformance suite against it, then its own tests (spiral MLP, plugin failures)."""
-    example = ROOT / "examples" / "backend-arrayapi"
-    core = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
-    session.install(NUMPY["2"], "pytest>=8", *core, str(example))
-    session.run(
-        "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
-        env={"ZEROGRAD_CONFORMANCE_BACKEND": "arrayapi"},
-    )  # fmt: skip
-    session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)
+    _example(session, "backend-arrayapi", "arrayapi")
 
 
 @nox.session
 def jax_example(session: nox.Session) -> None:
     """The JAX backend example (immutable arrays, keyed random numbers), installed like a
     third-party package: the conformance suite in JAX's 64-bit mode (it checks float64),
-    then its own tests in JAX's default 32-bit mode."""
-    example = ROOT / "examples" / "backend-jax"
-    core = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
-    session.install(NUMPY["2"], "pytest>=8", "scikit-learn", *core, str(example))
-    session.run(
-        "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
-        env={"ZEROGRAD_CONFORMANCE_BACKEND": "jax", "JAX_ENABLE_X64": "1"},
-    )  # fmt: skip
-    session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)
+    then its own tests in JAX's default 32-bit mode (the suite again, float64 checks as
+    named xfails: tests/test_conformance.py)."""
+    _example(session, "backend-jax", "jax", ("scikit-learn",), {"JAX_ENABLE_X64": "1"})
 
 
 @nox.session
 def torch_example(session: nox.Session) -> None:
     """The PyTorch backend example (CPU tensors through array-api-compat), installed like a
-    third-party package: the conformance suite, then its own tests (spiral MLP)."""
-    example = ROOT / "examples" / "backend-torch"
-    core = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
-    session.install(NUMPY["2"], "pytest>=8", "torch==2.13.0", *core, str(example))
-    session.run(
-        "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
-        env={"ZEROGRAD_CONFORMANCE_BACKEND": "torch"},
-    )  # fmt: skip
-    session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)
+    third-party package with the CPU wheel: its tests, the conformance suite among them
+    (tests/test_conformance.py), and the spiral MLP."""
+    _install_torch(session, required=True)
+    _example(session, "backend-torch")

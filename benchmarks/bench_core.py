@@ -6,12 +6,20 @@ Each framework runs in fresh processes (see ``common``); the workloads themselve
 
 from __future__ import annotations
 
-from common import absent_note, available, errors, join, median_of, rounds, row
+from common import (
+    COLUMNS,
+    GRAPHS,
+    NAMES,
+    REFERENCES,
+    absent_note,
+    available,
+    errors,
+    join,
+    median_of,
+    rounds,
+    row,
+)
 from workloads import CHAIN, CHAIN_CASES, DEEP_N, WIDE_K
-
-NAMES = {"zerograd": "zerograd", "numpy": "numpy-hand", "torch": "torch", "dezero": "DeZero"}
-REFERENCES = {"tape": "tape engine", "graph": "book graph"}  # reference engines, not columns
-NAMES.update(REFERENCES)
 
 
 def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
@@ -21,8 +29,7 @@ def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
     ``fw_graph.py``: the book's graph and nothing more); their ratios go in the note, to
     show what any Python engine, and the book's graph itself, cost on the chain.
     """
-    cols = ("zerograd", "numpy", "torch", "dezero")
-    fws = available(*cols) + list(REFERENCES)
+    fws = available(*COLUMNS) + list(REFERENCES)
     res = rounds(fws, {"per_op": ("per_op", 1, lambda fw: {"reps": reps})}, n)["per_op"]
     rows = []
     for case in CHAIN_CASES:
@@ -48,7 +55,7 @@ def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
             _same_gradient(res, case),
             f"CPU time, median of {n} processes × {reps} chains" if mixed else "",
             errors(res) if mixed else "",
-            absent_note(cols) if mixed else "",
+            absent_note(COLUMNS) if mixed else "",
         )
         rows.append(r)
     return rows
@@ -68,8 +75,7 @@ def _same_gradient(res: dict[str, list[dict]], case: str, rtol: float = 1e-9) ->
 
 def wide_rows(n: int = 3, reps: int = 3) -> list[dict]:
     """Backward of ``y = sum_i x_i * w`` (graph built untimed) for K leaves; ms."""
-    cols = ("zerograd", "torch", "dezero")
-    fws = available(*cols)
+    fws = available(*GRAPHS)
     # DeZero sorts its whole list of pending functions on every insert: one run at
     # K = 16,000 takes over 10 s, so it runs once per round
     params = {"wide": ("wide", 1, lambda fw: {"reps": 1 if fw == "dezero" else reps})}
@@ -95,7 +101,7 @@ def wide_rows(n: int = 3, reps: int = 3) -> list[dict]:
                 f"time K={big:,} / K={small:,}: {times}",
                 f"backward only, CPU time; median of {n} processes",
                 errors(res),
-                absent_note(cols),
+                absent_note(GRAPHS),
             )
         else:
             r["target"] = "(linearity base)" if k == small else ""
@@ -105,8 +111,7 @@ def wide_rows(n: int = 3, reps: int = 3) -> list[dict]:
 
 def deep_rows(n: int = 3) -> list[dict]:
     """Peak memory per op while a 100,000-op tanh chain is built and differentiated."""
-    cols = ("zerograd", "torch", "dezero")
-    fws = available(*cols)
+    fws = available(*GRAPHS)
     res = rounds(fws, {"deep": ("deep", 1, lambda fw: {})}, n)["deep"]
 
     def med(key: str) -> dict[str, float | None]:
@@ -126,7 +131,6 @@ def deep_rows(n: int = 3) -> list[dict]:
         peak,
         target="≤ 600 B/op",
     )
-    mem["ratio"] = None
     if peak.get("zerograd") is not None:
         mem["met"] = peak["zerograd"] <= 600
     kept_s = ", ".join(f"{NAMES[fw]} {v:.0f}" for fw, v in kept.items() if v is not None)
@@ -134,7 +138,7 @@ def deep_rows(n: int = 3) -> list[dict]:
         f"{how} minus RSS before it, ÷ {DEEP_N:,}; same probe in every framework's own "
         f"process; retained after forward (B/op): {kept_s}",
         errors(res),
-        absent_note(cols),
+        absent_note(GRAPHS),
     )
     total = {fw: fwd[fw] + bwd[fw] for fw in fws if fwd[fw] is not None}
     t = row(

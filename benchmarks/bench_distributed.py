@@ -29,7 +29,8 @@ GROUP = "data-parallel training (MPI)"
 
 def _worker(repeat: int) -> None:
     import numpy as np
-    from bench_nn import ZerogradMLP, mlp_data, mlp_weights
+    from fw_zerograd import MLP
+    from workloads import mlp_data, mlp_weights
 
     from zerograd import Parameter
     from zerograd_distributed import DataParallelOptimizer, broadcast_params, create_communicator
@@ -37,7 +38,7 @@ def _worker(repeat: int) -> None:
 
     comm = create_communicator("mpi")
     mpi = comm.mpi_comm
-    model = ZerogradMLP(mlp_weights(), "relu")
+    model = MLP(mlp_weights(), "relu")
     broadcast_params(model.params, comm)
     model.opt = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model.params)
     x, t = mlp_data(100, seed=1 + comm.rank)  # each rank its own batch

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from functools import partial
 
-import bench_nn as nn
+import fw_zerograd as zg
 from common import side_by_side
+from workloads import cnn_data, cnn_weights, mlp_data, mlp_weights
 
 from zerograd.backends import NoBackendError, as_array_of, gpu_backend
 
@@ -51,18 +52,18 @@ def run(repeat: int = 15) -> list[dict]:
     cases = [
         (
             "MLP sigmoid 784-1000-1000-10, batch 100",
-            lambda: nn.ZerogradMLP(nn.mlp_weights(), "sigmoid"),
-            nn.mlp_data,
+            lambda: zg.MLP(mlp_weights(), "sigmoid"),
+            mlp_data,
         ),
         (
             "MLP relu 784-1000-1000-10, batch 100",
-            lambda: nn.ZerogradMLP(nn.mlp_weights(), "relu"),
-            nn.mlp_data,
+            lambda: zg.MLP(mlp_weights(), "relu"),
+            mlp_data,
         ),
         (
             "CNN conv3x3 1->16, pool 2, linear, batch 32",
-            lambda: nn.ZerogradCNN(nn.cnn_weights()),
-            nn.cnn_data,
+            lambda: zg.CNN(cnn_weights()),
+            cnn_data,
         ),
     ]
     for case, make, data in cases:

@@ -3,8 +3,6 @@
 Every framework runs the same step (forward, loss, backward, SGD update) from the same
 float32 weights and data, each in its own fresh processes. The first step's loss and the
 size of each parameter's update are compared across frameworks before any time is shown.
-``ZerogradMLP``, ``ZerogradCNN`` and the data helpers are re-exported for bench_gpu and
-bench_distributed.
 """
 
 from __future__ import annotations
@@ -13,14 +11,19 @@ import os
 import statistics
 
 import numpy as np
-from common import absent_note, available, errors, join, median_of, rounds, row
-from fw_zerograd import ZerogradCNN, ZerogradMLP
-from workloads import cnn_data, cnn_weights, mlp_data, mlp_weights
+from common import (
+    COLUMNS,
+    GRAPHS,
+    NAMES,
+    absent_note,
+    available,
+    errors,
+    join,
+    median_of,
+    rounds,
+    row,
+)
 
-__all__ = ["ZerogradCNN", "ZerogradMLP", "cnn_data", "cnn_weights", "mlp_data", "mlp_weights"]
-
-COLS = ("zerograd", "numpy", "torch", "dezero")
-NAMES = {"zerograd": "zerograd", "numpy": "numpy-hand", "torch": "torch", "dezero": "DeZero"}
 CASES = {
     "MLP sigmoid": ("mlp", "sigmoid", "MLP 784-1000-1000-10 sigmoid, batch 100"),
     "MLP relu": ("mlp", "relu", "MLP 784-1000-1000-10 relu, batch 100"),
@@ -74,7 +77,7 @@ def _load(results: dict[str, list[dict]]) -> str:
 def train_rows(n: int = 4, reps: int = 10, pinned_rounds: int = 3) -> list[dict]:
     """MLP (sigmoid, relu) and CNN steps on 1 and 2 threads, then the sigmoid MLP and the
     CNN on 1 thread with glibc's malloc pinned; median ms per step."""
-    fws = available(*COLS)
+    fws = available(*COLUMNS)
     configs, pinned = {}, {}
     for name, (model, act, _) in CASES.items():
         params = {"model": model, "act": act, "reps": reps}
@@ -113,7 +116,7 @@ def train_rows(n: int = 4, reps: int = 10, pinned_rounds: int = 3) -> list[dict]
             if pin
             else "",
             errors(results),
-            absent_note(COLS),
+            absent_note(COLUMNS),
         )
         rows.append(r)
     return rows
@@ -121,8 +124,7 @@ def train_rows(n: int = 4, reps: int = 10, pinned_rounds: int = 3) -> list[dict]
 
 def memory_rows(steps: int = 200) -> list[dict]:
     """RSS over ``steps`` relu-MLP steps, sampled 20 times, one fresh process per framework."""
-    cols = ("zerograd", "torch", "dezero")
-    fws = available(*cols)
+    fws = available(*GRAPHS)
     every = steps // 20
     params = {"steps": steps, "every": every}
     res = rounds(fws, {"mem": ("memory", 1, lambda fw: params)}, 1)["mem"]
@@ -150,7 +152,7 @@ def memory_rows(steps: int = 200) -> list[dict]:
         f"activation per step would add {steps // 2 * 0.4:.0f} MB",
         f"RSS step {2 * every} → {steps}: " + ", ".join(notes),
         errors(res),
-        absent_note(cols),
+        absent_note(GRAPHS),
     )
     return [r]
 

@@ -27,6 +27,7 @@ from workloads import (
     CHAIN_CASES,
     DEEP_N,
     WIDE_K,
+    chain,
     chain_inputs,
     cnn_data,
     cnn_weights,
@@ -36,7 +37,9 @@ from workloads import (
     peak_rss,
     reset_peak,
     rss_now,
+    tanh_chain,
 )
+from workloads import wide as wide_graph
 
 clock = time.perf_counter  # main() switches to time.process_time on 1 thread
 
@@ -47,12 +50,12 @@ def per_op(fw: ModuleType, reps: int, warmup: int = 2) -> dict:
     grads = {}
     for _ in range(warmup):
         for k, ops in CHAIN_CASES.items():
-            grads[k] = fw.chain(x0, c, ops, CHAIN)
+            grads[k] = chain(fw, x0, c, ops, CHAIN)
     times: dict[str, list[float]] = {k: [] for k in CHAIN_CASES}
     for _ in range(reps):
         for k, ops in CHAIN_CASES.items():
             t0 = clock()
-            fw.chain(x0, c, ops, CHAIN)
+            chain(fw, x0, c, ops, CHAIN)
             times[k].append(clock() - t0)
     us = {k: statistics.median(v) / CHAIN * 1e6 for k, v in times.items()}
     return {"us_per_op": us, "grad": grads}
@@ -89,13 +92,13 @@ def train(fw: ModuleType, model: str, reps: int, act: str = "relu", warmup: int 
 
 def wide(fw: ModuleType, reps: int) -> dict:
     """Median ms of the backward alone of ``y = sum_i x_i * w`` for each K in WIDE_K."""
-    fw.backward(fw.wide(100))  # warm-up
+    fw.backward(wide_graph(fw, 100))  # warm-up
     out = {}
     for k in WIDE_K:
         times = []
         for _ in range(reps):
             gc.collect()
-            y = fw.wide(k)
+            y = wide_graph(fw, k)
             t0 = clock()
             fw.backward(y)
             times.append(clock() - t0)
@@ -107,12 +110,12 @@ def wide(fw: ModuleType, reps: int) -> dict:
 def deep(fw: ModuleType) -> dict:
     """Peak RSS above the starting RSS while a DEEP_N-op tanh chain is built and
     differentiated, per op; also the RSS it retains after the forward pass, per op."""
-    fw.backward(fw.tanh_chain(1000))  # warm-up: lazy imports, caches, free lists
+    fw.backward(tanh_chain(fw, 1000))  # warm-up: lazy imports, caches, free lists
     gc.collect()
     base = rss_now()
     reset = reset_peak()
     t0 = clock()
-    y = fw.tanh_chain(DEEP_N)
+    y = tanh_chain(fw, DEEP_N)
     t1 = clock()
     retained = rss_now() - base
     fw.backward(y)

@@ -20,7 +20,18 @@ from pathlib import Path
 from workloads import threads_env
 
 HERE = Path(__file__).parent
-COLUMNS = ("zerograd", "numpy", "torch", "dezero")
+# every framework module (fw_<key>.py) and the name the table and the notes give it
+NAMES = {
+    "zerograd": "zerograd",
+    "numpy": "numpy-hand",
+    "torch": "PyTorch",
+    "dezero": "DeZero",
+    "tape": "tape engine",
+    "graph": "book graph",
+}
+REFERENCES = ("tape", "graph")  # reference engines: named in the per-op note, not columns
+COLUMNS = tuple(fw for fw in NAMES if fw not in REFERENCES)  # the table's columns, in order
+GRAPHS = tuple(fw for fw in COLUMNS if fw != "numpy")  # the columns that record a graph
 
 
 def missing(fw: str) -> str | None:
@@ -117,11 +128,10 @@ def row(
     values: dict[str, float | None],
     ref: str | None = None,
     target: str = "",
-    met: bool | None = None,
-    note: str = "",
 ) -> dict:
-    """One table row; ``ref`` names the column the ratios are taken against."""
-    r = {"group": group, "case": case, "ref": ref, "target": target, "met": met, "note": note}
+    """One table row; ``ref`` names the column the ratios are taken against. The caller
+    sets ``met`` (target met: True/False) and ``note`` once it knows them."""
+    r = {"group": group, "case": case, "ref": ref, "target": target, "met": None, "note": ""}
     for col in COLUMNS:
         r[col] = values.get(col)
     z, base = r["zerograd"], r.get(ref) if ref else None

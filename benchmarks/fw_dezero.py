@@ -23,45 +23,22 @@ def setup(threads: int) -> None:
     """Nothing to do: DeZero threads through numpy's BLAS (set by environment)."""
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
-    the gradient of the input (one element), which every framework must agree on."""
-    x = y = Variable(x0)
-    for i in range(n):
-        op = ops[i % len(ops)]
-        if op == "add":
-            y = y + c
-        elif op == "mul":
-            y = y * c
-        elif op == "tanh":
-            y = F.tanh(y)
-        else:
-            y = F.sin(y)
-    y.backward()
-    return float(x.grad.data[0])
-
-
 def _linear(W: np.ndarray, b: np.ndarray) -> L.Linear:
     layer = L.Linear(W.shape[1], in_size=W.shape[0])
     layer.W.data, layer.b.data = W.copy(), b.copy()
     return layer
 
 
-class MLP(dezero.Model):
-    """784-1000-1000-10 from ``dezero.layers.Linear``; cleargrads, backward, SGD."""
+class _Net(dezero.Model):
+    """SGD on the model and the step around ``forward``: loss, cleargrads, backward,
+    update. A subclass sets its layers, and ``self.ordered``: them in the weights' order
+    (DeZero keeps a model's parameters in a set)."""
 
-    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+    ordered: tuple[L.Layer, ...]
+
+    def __init__(self) -> None:
         super().__init__()
-        self.l1 = _linear(*weights[0:2])
-        self.l2 = _linear(*weights[2:4])
-        self.l3 = _linear(*weights[4:6])
-        self.act = F.sigmoid if act == "sigmoid" else F.relu
         self.opt = dezero.optimizers.SGD(LR).setup(self)
-
-    def forward(self, x: np.ndarray) -> Variable:
-        h = self.act(self.l1(x))
-        h = self.act(self.l2(h))
-        return self.l3(h)
 
     def step(self, x: np.ndarray, t: np.ndarray) -> float:
         loss = F.softmax_cross_entropy(self(x), t)
@@ -71,10 +48,27 @@ class MLP(dezero.Model):
         return float(loss.data)
 
     def weights(self) -> list[np.ndarray]:
-        return [p.data for layer in (self.l1, self.l2, self.l3) for p in (layer.W, layer.b)]
+        return [p.data for layer in self.ordered for p in (layer.W, layer.b)]
 
 
-class CNN(dezero.Model):
+class MLP(_Net):
+    """784-1000-1000-10 from ``dezero.layers.Linear``; cleargrads, backward, SGD."""
+
+    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+        super().__init__()
+        self.l1 = _linear(*weights[0:2])
+        self.l2 = _linear(*weights[2:4])
+        self.l3 = _linear(*weights[4:6])
+        self.ordered = (self.l1, self.l2, self.l3)
+        self.act = F.sigmoid if act == "sigmoid" else F.relu
+
+    def forward(self, x: np.ndarray) -> Variable:
+        h = self.act(self.l1(x))
+        h = self.act(self.l2(h))
+        return self.l3(h)
+
+
+class CNN(_Net):
     """``dezero.layers.Conv2d`` 3x3 1->16 pad 1, relu, ``F.pooling`` 2, ``Linear`` 10."""
 
     def __init__(self, weights: list[np.ndarray]) -> None:
@@ -83,21 +77,11 @@ class CNN(dezero.Model):
         self.conv = L.Conv2d(16, kernel_size=3, stride=1, pad=1, in_channels=1)
         self.conv.W.data, self.conv.b.data = W.copy(), b.copy()
         self.fc = _linear(Wl, bl)
-        self.opt = dezero.optimizers.SGD(LR).setup(self)
+        self.ordered = (self.conv, self.fc)
 
     def forward(self, x: np.ndarray) -> Variable:
         h = F.pooling(F.relu(self.conv(x)), 2, 2)
         return self.fc(F.reshape(h, (len(x), -1)))
-
-    def step(self, x: np.ndarray, t: np.ndarray) -> float:
-        loss = F.softmax_cross_entropy(self(x), t)
-        self.cleargrads()
-        loss.backward()
-        self.opt.update()
-        return float(loss.data)
-
-    def weights(self) -> list[np.ndarray]:
-        return [self.conv.W.data, self.conv.b.data, self.fc.W.data, self.fc.b.data]
 
 
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -105,24 +89,16 @@ def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, t
 
 
-def wide(k: int) -> Variable:
-    """``y = sum_i x_i * w`` over ``k`` leaves ``x_i`` of 10 elements; backward not run."""
-    w = Variable(np.full(10, 0.5))
-    xs = [Variable(np.full(10, float(i % 7))) for i in range(k)]
-    y = xs[0] * w
-    for x in xs[1:]:
-        y = y + x * w
-    return y
-
-
-def tanh_chain(n: int) -> Variable:
-    """``n`` nested tanh of one float64 element; backward not run."""
-    y = Variable(np.array([0.5]))
-    for _ in range(n):
-        y = F.tanh(y)
-    return y
+# the graph workloads' pieces (workloads.chain, wide, tanh_chain)
+leaf = Variable
+tanh, sin = F.tanh, F.sin
 
 
 def backward(y: Variable) -> None:
     """Backward from ``y`` (DeZero seeds any shape with ones)."""
     y.backward()
+
+
+def grad(x: Variable) -> np.ndarray:
+    """The gradient of leaf ``x``."""
+    return x.grad.data

@@ -14,59 +14,19 @@ def setup(threads: int) -> None:
     torch.set_num_threads(threads)
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
-    the gradient of the input (one element), which every framework must agree on."""
-    x = torch.tensor(x0, requires_grad=True)
-    ct = torch.tensor(c)
-    y = x
-    for i in range(n):
-        op = ops[i % len(ops)]
-        if op == "add":
-            y = y + ct
-        elif op == "mul":
-            y = y * ct
-        elif op == "tanh":
-            y = torch.tanh(y)
-        else:
-            y = torch.sin(y)
-    y.backward(torch.ones_like(y))
-    return float(x.grad[0])
-
-
-class MLP:
-    """784-1000-1000-10 on leaf tensors, ``F.cross_entropy``, ``optim.SGD``."""
-
-    def __init__(self, weights: list[np.ndarray], act: str) -> None:
-        self.w = [torch.tensor(w.copy(), requires_grad=True) for w in weights]
-        self.act = torch.sigmoid if act == "sigmoid" else torch.relu
-        self.opt = torch.optim.SGD(self.w, lr=LR)
-
-    def step(self, x: torch.Tensor, t: torch.Tensor) -> float:
-        W1, b1, W2, b2, W3, b3 = self.w
-        h = self.act(x @ W1 + b1)
-        h = self.act(h @ W2 + b2)
-        loss = fn.cross_entropy(h @ W3 + b3, t)
-        self.opt.zero_grad()
-        loss.backward()
-        self.opt.step()
-        return loss.item()
-
-    def weights(self) -> list[np.ndarray]:
-        return [w.detach().numpy() for w in self.w]
-
-
-class CNN:
-    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10, ``optim.SGD``."""
+class _Net:
+    """Leaf tensors copied from the numpy weights, ``optim.SGD``, and the step around
+    ``forward``: ``F.cross_entropy``, zero_grad, backward, step."""
 
     def __init__(self, weights: list[np.ndarray]) -> None:
         self.w = [torch.tensor(w.copy(), requires_grad=True) for w in weights]
         self.opt = torch.optim.SGD(self.w, lr=LR)
 
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
     def step(self, x: torch.Tensor, t: torch.Tensor) -> float:
-        W, b, Wl, bl = self.w
-        h = fn.max_pool2d(fn.relu(fn.conv2d(x, W, b, padding=1)), 2)
-        loss = fn.cross_entropy(h.reshape(len(x), -1) @ Wl + bl, t)
+        loss = fn.cross_entropy(self.forward(x), t)
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
@@ -74,6 +34,29 @@ class CNN:
 
     def weights(self) -> list[np.ndarray]:
         return [w.detach().numpy() for w in self.w]
+
+
+class MLP(_Net):
+    """784-1000-1000-10 on leaf tensors, ``F.cross_entropy``, ``optim.SGD``."""
+
+    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+        super().__init__(weights)
+        self.act = torch.sigmoid if act == "sigmoid" else torch.relu
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        W1, b1, W2, b2, W3, b3 = self.w
+        h = self.act(x @ W1 + b1)
+        h = self.act(h @ W2 + b2)
+        return h @ W3 + b3
+
+
+class CNN(_Net):
+    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10, ``optim.SGD``."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        W, b, Wl, bl = self.w
+        h = fn.max_pool2d(fn.relu(fn.conv2d(x, W, b, padding=1)), 2)
+        return h.reshape(len(x), -1) @ Wl + bl
 
 
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
@@ -81,26 +64,25 @@ def inputs(x: np.ndarray, t: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(x), torch.from_numpy(t)
 
 
-def wide(k: int) -> torch.Tensor:
-    """``y = sum_i x_i * w`` over ``k`` leaves ``x_i`` of 10 elements; backward not run."""
-    w = torch.full((10,), 0.5, dtype=torch.float64, requires_grad=True)
-    xs = [
-        torch.full((10,), float(i % 7), dtype=torch.float64, requires_grad=True) for i in range(k)
-    ]
-    y = xs[0] * w
-    for x in xs[1:]:
-        y = y + x * w
-    return y
+# the graph workloads' pieces (workloads.chain, wide, tanh_chain)
+tanh, sin = torch.tanh, torch.sin
 
 
-def tanh_chain(n: int) -> torch.Tensor:
-    """``n`` nested tanh of one float64 element; backward not run."""
-    y = torch.tensor([0.5], dtype=torch.float64, requires_grad=True)
-    for _ in range(n):
-        y = torch.tanh(y)
-    return y
+def leaf(a: np.ndarray) -> torch.Tensor:
+    """A leaf tensor of ``a``'s dtype (float64 here) that records gradients."""
+    return torch.tensor(a, requires_grad=True)
+
+
+def const(c: np.ndarray) -> torch.Tensor:
+    """A constant operand: a tensor, so that ``y + c`` stays within torch."""
+    return torch.tensor(c)
 
 
 def backward(y: torch.Tensor) -> None:
     """Backward from ``y``, seeded with ones."""
     y.backward(torch.ones_like(y))
+
+
+def grad(x: torch.Tensor) -> np.ndarray:
+    """The gradient of leaf ``x``."""
+    return x.grad.numpy()

@@ -15,60 +15,19 @@ def setup(threads: int) -> None:
     """Nothing to do: zerograd's numpy backend threads through BLAS (set by environment)."""
 
 
-def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
-    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
-    the gradient of the input (one element), which every framework must agree on."""
-    x = y = Variable(x0)
-    for i in range(n):
-        op = ops[i % len(ops)]
-        if op == "add":
-            y = y + c
-        elif op == "mul":
-            y = y * c
-        elif op == "tanh":
-            y = ZF.tanh(y)
-        else:
-            y = ZF.sin(y)
-    y.backward()
-    return float(x.grad.data[0])
-
-
-class ZerogradMLP:
-    """784-1000-1000-10: functional layers, cleargrad, backward, SGD (``act``: sigmoid|relu)."""
-
-    def __init__(self, weights: list[np.ndarray], act: str) -> None:
-        self.params = [Parameter(w.copy()) for w in weights]
-        self.act = F.sigmoid if act == "sigmoid" else F.relu
-        self.opt = SGD(lr=LR).setup(self.params)
-
-    def step(self, x: np.ndarray, t: np.ndarray) -> float:
-        W1, b1, W2, b2, W3, b3 = self.params
-        h = self.act(F.linear(x, W1, b1))
-        h = self.act(F.linear(h, W2, b2))
-        loss = F.softmax_cross_entropy(F.linear(h, W3, b3), t)
-        for p in self.params:
-            p.cleargrad()
-        loss.backward()
-        self.opt.update()
-        return float(loss.data)
-
-    def weights(self) -> list[np.ndarray]:
-        return [np.asarray(p.data) for p in self.params]
-
-
-class ZerogradCNN:
-    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10; cleargrad, backward, SGD."""
+class _Net:
+    """Parameters copied from the numpy weights, SGD, and the step around ``forward``:
+    loss, cleargrad, backward, update."""
 
     def __init__(self, weights: list[np.ndarray]) -> None:
         self.params = [Parameter(w.copy()) for w in weights]
         self.opt = SGD(lr=LR).setup(self.params)
 
+    def forward(self, x: np.ndarray) -> Variable:
+        raise NotImplementedError
+
     def step(self, x: np.ndarray, t: np.ndarray) -> float:
-        W, b, Wl, bl = self.params
-        h = F.relu(F.conv2d(x, W, b, stride=1, pad=1))
-        h = F.pooling(h, 2, 2)
-        y = F.linear(F.reshape(h, (len(x), -1)), Wl, bl)
-        loss = F.softmax_cross_entropy(y, t)
+        loss = F.softmax_cross_entropy(self.forward(x), t)
         for p in self.params:
             p.cleargrad()
         loss.backward()
@@ -79,7 +38,28 @@ class ZerogradCNN:
         return [np.asarray(p.data) for p in self.params]
 
 
-MLP, CNN = ZerogradMLP, ZerogradCNN
+class MLP(_Net):
+    """784-1000-1000-10: functional layers, cleargrad, backward, SGD (``act``: sigmoid|relu)."""
+
+    def __init__(self, weights: list[np.ndarray], act: str) -> None:
+        super().__init__(weights)
+        self.act = F.sigmoid if act == "sigmoid" else F.relu
+
+    def forward(self, x: np.ndarray) -> Variable:
+        W1, b1, W2, b2, W3, b3 = self.params
+        h = self.act(F.linear(x, W1, b1))
+        h = self.act(F.linear(h, W2, b2))
+        return F.linear(h, W3, b3)
+
+
+class CNN(_Net):
+    """conv 3x3 1->16 pad 1, relu, max-pool 2, linear 10; cleargrad, backward, SGD."""
+
+    def forward(self, x: np.ndarray) -> Variable:
+        W, b, Wl, bl = self.params
+        h = F.relu(F.conv2d(x, W, b, stride=1, pad=1))
+        h = F.pooling(h, 2, 2)
+        return F.linear(F.reshape(h, (len(x), -1)), Wl, bl)
 
 
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -87,24 +67,16 @@ def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x, t
 
 
-def wide(k: int) -> Variable:
-    """``y = sum_i x_i * w`` over ``k`` leaves ``x_i`` of 10 elements; backward not run."""
-    w = Variable(np.full(10, 0.5))
-    xs = [Variable(np.full(10, float(i % 7))) for i in range(k)]
-    y = xs[0] * w
-    for x in xs[1:]:
-        y = y + x * w
-    return y
-
-
-def tanh_chain(n: int) -> Variable:
-    """``n`` nested tanh of one float64 element; backward not run."""
-    y = Variable(np.array([0.5]))
-    for _ in range(n):
-        y = ZF.tanh(y)
-    return y
+# the graph workloads' pieces (workloads.chain, wide, tanh_chain)
+leaf = Variable
+tanh, sin = ZF.tanh, ZF.sin
 
 
 def backward(y: Variable) -> None:
     """Backward from ``y`` (a vector is seeded with ones)."""
     y.backward()
+
+
+def grad(x: Variable) -> np.ndarray:
+    """The gradient of leaf ``x``."""
+    return x.grad.data

@@ -22,8 +22,10 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
+
+from common import COLUMNS, NAMES  # noqa: E402
+
 MODULES = ["bench_core", "bench_nn", "bench_gpu", "bench_distributed"]
-COLUMNS = {"zerograd": "zerograd", "numpy": "numpy-hand", "torch": "PyTorch", "dezero": "DeZero"}
 
 
 def fmt(v: object) -> str:
@@ -73,9 +75,9 @@ def table(rows: list[dict], minutes: float) -> str:
         "numpy-hand for per-op overhead, PyTorch for the training steps and the wide graph. "
         "See benchmarks/README.md.",
         "",
-        "| group | case | zerograd | numpy-hand | PyTorch | DeZero | zerograd ratio | target "
-        "| met | note |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| group | case | " + " | ".join(NAMES[c] for c in COLUMNS) + " | zerograd ratio "
+        "| target | met | note |",
+        "|" + " --- |" * (len(COLUMNS) + 6),
     ]
     for r in rows:
         ratio = "–" if r.get("ratio") is None else f"{r['ratio']:.2f}×"

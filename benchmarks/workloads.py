@@ -7,6 +7,7 @@ from the same numpy arrays, so that their results can be compared (see ``digest`
 from __future__ import annotations
 
 import os
+from types import ModuleType
 
 import numpy as np
 
@@ -24,6 +25,54 @@ MLP_SIZES = (784, 1000, 1000, 10)
 def chain_inputs() -> tuple[np.ndarray, np.ndarray]:
     """The chain's input ``x0`` and its constant ``c`` (one float64 element each)."""
     return np.array([0.3]), np.array([0.999])
+
+
+# -- the graph workloads, written once: each fw_*.py supplies leaf, tanh, sin, backward and
+# grad (and const when its constants must be wrapped); ``+`` and ``*`` are its own operators
+
+
+def chain(fw: ModuleType, x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
+    """Forward and backward through ``n`` elementwise ops cycling through ``ops``; returns
+    the gradient of the input (one element), which every framework must agree on.
+
+    A module with its own ``chain`` (numpy-hand: no graph to record) runs that instead. The
+    loop is an ``if`` chain with the operators inline, so a per-op call adds nothing.
+    """
+    if hasattr(fw, "chain"):
+        return fw.chain(x0, c, ops, n)
+    x = y = fw.leaf(x0)
+    c = fw.const(c) if hasattr(fw, "const") else c
+    for i in range(n):
+        op = ops[i % len(ops)]
+        if op == "add":
+            y = y + c
+        elif op == "mul":
+            y = y * c
+        elif op == "tanh":
+            y = fw.tanh(y)
+        else:
+            y = fw.sin(y)
+    fw.backward(y)
+    return float(fw.grad(x)[0])
+
+
+def wide(fw: ModuleType, k: int) -> object:
+    """``y = sum_i x_i * w`` over ``k`` float64 leaves ``x_i`` of 10 elements; backward
+    not run."""
+    w = fw.leaf(np.full(10, 0.5))
+    xs = [fw.leaf(np.full(10, float(i % 7))) for i in range(k)]
+    y = xs[0] * w
+    for x in xs[1:]:
+        y = y + x * w
+    return y
+
+
+def tanh_chain(fw: ModuleType, n: int) -> object:
+    """``n`` nested tanh of one float64 leaf element; backward not run."""
+    y = fw.leaf(np.array([0.5]))
+    for _ in range(n):
+        y = fw.tanh(y)
+    return y
 
 
 def mlp_weights(seed: int = 0) -> list[np.ndarray]:
@@ -64,7 +113,9 @@ def digest(before: list[np.ndarray], after: list[np.ndarray]) -> list[float]:
 # -- memory: resident set size read from /proc (Linux), with getrusage as the fallback -------
 
 
-def _status(field: str) -> int | None:
+def _rss(field: str) -> int:
+    """``field`` (``VmRSS`` or ``VmHWM``) of /proc/self/status in bytes; without /proc, the
+    process's lifetime peak from ``getrusage`` (``ru_maxrss``, KiB on Linux)."""
     try:
         with open("/proc/self/status") as f:
             for line in f:
@@ -72,17 +123,14 @@ def _status(field: str) -> int | None:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return None
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def rss_now() -> int:
     """Resident set size of this process, in bytes."""
-    value = _status("VmRSS")
-    if value is None:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return value
+    return _rss("VmRSS")
 
 
 def reset_peak() -> bool:
@@ -101,12 +149,7 @@ def reset_peak() -> bool:
 
 def peak_rss() -> int:
     """Peak resident set size since the last ``reset_peak`` (or since the start), bytes."""
-    value = _status("VmHWM")
-    if value is None:
-        import resource
-
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return value
+    return _rss("VmHWM")
 
 
 def threads_env(threads: int) -> dict[str, str]:

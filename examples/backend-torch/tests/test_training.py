@@ -17,7 +17,7 @@ import torch
 from zerograd import Variable
 from zerograd.backends import as_array_of, as_numpy, backend_of
 
-nn = pytest.importorskip("zerograd_nn", reason="zerograd-nn is not installed here")
+pytest.importorskip("zerograd_nn", reason="zerograd-nn is not installed here")
 import zerograd_nn.functional as F  # noqa: E402
 from zerograd_nn.datasets import get_spiral  # noqa: E402
 from zerograd_nn.models import MLP  # noqa: E402

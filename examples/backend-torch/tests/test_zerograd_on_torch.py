@@ -46,7 +46,7 @@ def test_mean_of_nothing_warns_with_a_tuple_shape(backend):
 
 @pytest.mark.parametrize("shape", [(5, 5), (3, 8), (8, 3)])
 def test_orthogonal_float64_is_orthonormal_to_float64_precision(backend, shape):
-    zerograd.backends.get_backend("torch").seed(0)
+    backend.seed(0)
     w = as_numpy(I.Orthogonal(scale=2.0)(shape, "float64", backend))
     assert w.dtype == np.float64
     gram = w @ w.T if shape[0] <= shape[1] else w.T @ w
