@@ -6,12 +6,17 @@ waits in a collective that would otherwise never complete.
 
 from __future__ import annotations
 
+import os
 import textwrap
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from mpi_launch import run
 
 from zerograd_distributed import abort_on_error, create_communicator
+from zerograd_distributed.failure import _unread_bytes, _wait_until_read
 
 CONTEXT = """
 from zerograd_distributed import abort_on_error, create_communicator
@@ -59,3 +64,51 @@ def test_one_rank_reraises_instead_of_aborting():
             raise ValueError("alone")
     with abort_on_error() as world:
         assert world.size == 1
+
+
+def test_every_launch_keeps_its_abort_message_under_load(tmp_path):
+    """Four launches at once on a small machine. MPI_Abort used to tear the launcher down
+    before it had read the failing rank's output: without the wait, 4 runs of this test in
+    5 failed, 2 to 6 launches of 24 losing part of it."""
+    script = tmp_path / "fails.py"
+    script.write_text(textwrap.dedent(HOOK))
+    message = "rank 1 of 2 raised KeyError: 'missing on rank one'; aborting every rank"
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda _: run(2, script, timeout=60), range(24)))
+    lost = [out for code, out, _ in outs if message not in out or code == 0]
+    assert not lost, f"{len(lost)} of 24 launches lost the message; first: {lost[0]!r}"
+
+
+def test_the_abort_waits_until_the_pipe_is_read():
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"traceback\n")
+        assert _unread_bytes(write_end) == 10
+        got = []
+        reader = threading.Timer(0.2, lambda: got.append(os.read(read_end, 100)))
+        t0 = time.monotonic()
+        reader.start()
+        assert _wait_until_read((write_end,), timeout=10)
+        assert time.monotonic() - t0 >= 0.15
+        assert got == [b"traceback\n"] and _unread_bytes(write_end) == 0
+        reader.join()
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_the_abort_does_not_hang_on_a_pipe_nobody_reads(tmp_path):
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, b"x")
+        t0 = time.monotonic()
+        assert _wait_until_read((write_end,), timeout=0.1) is False
+        assert 0.1 <= time.monotonic() - t0 < 2
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    with open(tmp_path / "log", "w") as f:
+        f.write("not a pipe")
+        f.flush()
+        assert _unread_bytes(f.fileno()) == 0
+        assert _wait_until_read((f.fileno(),), timeout=5)
