@@ -103,7 +103,7 @@ def test_the_abort_does_not_hang_on_a_pipe_nobody_reads(tmp_path):
         os.write(write_end, b"x")
         t0 = time.monotonic()
         assert _wait_until_read((write_end,), timeout=0.1) is False
-        assert 0.1 <= time.monotonic() - t0 < 2
+        assert 0.1 <= time.monotonic() - t0 < 5
     finally:
         os.close(read_end)
         os.close(write_end)
