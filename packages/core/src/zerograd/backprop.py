@@ -95,7 +95,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             f = ready.pop()
             refs = f.outputs
             inputs = f.inputs
-            if len(refs) == 1:
+            if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
                 gy = grads.pop(o, None)
                 if retain_grad:
@@ -114,7 +114,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     gxs = f.vjp(array_ops_by_type[type(gy)], xs, o.data, gy)
                 else:
                     gxs = f.vjp(variable_ops(), inputs, o, gy)
-            else:
+            else:  # the generic path: any number of outputs, some of them maybe gone
                 outputs = [ref() for ref in refs]
                 gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
                 for o, g in zip(outputs, gys):
