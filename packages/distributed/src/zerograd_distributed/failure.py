@@ -8,6 +8,7 @@ rank failed and why, then call ``MPI_Abort``, which ends every rank's process.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 import sys
 import time
@@ -17,6 +18,12 @@ from contextlib import contextmanager
 from typing import Any
 
 from .communicator import Communicator
+
+try:
+    from fcntl import ioctl
+    from termios import FIONREAD
+except ImportError:  # Windows: no way to ask a pipe what is unread, so the abort does not wait
+    ioctl = FIONREAD = None
 
 __all__ = ["abort_on_error", "install_excepthook"]
 
@@ -56,15 +63,13 @@ def _unread_bytes(fd: int) -> int:
         The pipe's unread byte count; 0 for a file, a terminal, a closed descriptor, or a
         platform without ``FIONREAD`` on pipes.
     """
+    if ioctl is None:
+        return 0
     try:
-        import fcntl
-        import stat
-        import termios
-
         if not stat.S_ISFIFO(os.fstat(fd).st_mode):
             return 0
-        return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
-    except (ImportError, OSError, AttributeError):
+        return struct.unpack("i", ioctl(fd, FIONREAD, b"\0" * 4))[0]
+    except OSError:
         return 0
 
 
