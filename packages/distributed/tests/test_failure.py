@@ -16,7 +16,7 @@ import pytest
 from mpi_launch import run
 
 from zerograd_distributed import abort_on_error, create_communicator
-from zerograd_distributed.failure import _unread_bytes, _wait_until_read
+from zerograd_distributed.pipes import unread_bytes, wait_until_read
 
 CONTEXT = """
 from zerograd_distributed import abort_on_error, create_communicator
@@ -66,31 +66,49 @@ def test_one_rank_reraises_instead_of_aborting():
         assert world.size == 1
 
 
-def test_every_launch_keeps_its_abort_message_under_load(tmp_path):
+DIRECT = """
+from zerograd_distributed import create_communicator
+comm = create_communicator("mpi")
+if comm.rank == 1:
+    for i in range(2000):
+        print(f"line {i} of rank one's report")
+    print("last words of rank one")
+    comm.abort(3)
+comm.barrier()
+"""
+
+
+def test_every_launch_keeps_its_output_under_load(tmp_path):
     """Four launches at once on a small machine. MPI_Abort used to tear the launcher down
-    before it had read the failing rank's output: without the wait, 4 runs of this test in
-    5 failed, 2 to 6 launches of 24 losing part of it."""
-    script = tmp_path / "fails.py"
-    script.write_text(textwrap.dedent(HOOK))
-    message = "rank 1 of 2 raised KeyError: 'missing on rank one'; aborting every rank"
+    before it had read the failing rank's output. Half the launches go through
+    ``install_excepthook``, half print 2,000 lines and call ``comm.abort`` directly; without
+    the wait, 4 runs of this test in 4 failed, 1 to 4 launches of 24 losing output."""
+    scripts = []
+    for name, source, line in [
+        ("hook.py", HOOK, "rank 1 of 2 raised KeyError: 'missing on rank one'; aborting every"),
+        ("direct.py", DIRECT, "last words of rank one"),
+    ]:
+        (tmp_path / name).write_text(textwrap.dedent(source))
+        scripts.append((tmp_path / name, line))
+    jobs = [scripts[i % 2] for i in range(24)]
     with ThreadPoolExecutor(4) as pool:
-        outs = list(pool.map(lambda _: run(2, script, timeout=60), range(24)))
-    lost = [out for code, out, _ in outs if message not in out or code == 0]
-    assert not lost, f"{len(lost)} of 24 launches lost the message; first: {lost[0]!r}"
+        outs = list(pool.map(lambda job: run(2, job[0], timeout=60), jobs))
+    lost = [out for (code, out, _), (_, line) in zip(outs, jobs) if line not in out or code == 0]
+    assert not lost, f"{len(lost)} of 24 launches lost their output; first ends {lost[0][-300:]!r}"
 
 
 def test_the_abort_waits_until_the_pipe_is_read():
     read_end, write_end = os.pipe()
     try:
         os.write(write_end, b"traceback\n")
-        assert _unread_bytes(write_end) == 10
+        assert unread_bytes(write_end) == 10
         got = []
         reader = threading.Timer(0.2, lambda: got.append(os.read(read_end, 100)))
         t0 = time.monotonic()
         reader.start()
-        assert _wait_until_read((write_end,), timeout=10)
+        assert wait_until_read((write_end,), timeout=10)
         assert time.monotonic() - t0 >= 0.15
-        assert got == [b"traceback\n"] and _unread_bytes(write_end) == 0
+        assert got == [b"traceback\n"] and unread_bytes(write_end) == 0
         reader.join()
     finally:
         os.close(read_end)
@@ -102,7 +120,7 @@ def test_the_abort_does_not_hang_on_a_pipe_nobody_reads(tmp_path):
     try:
         os.write(write_end, b"x")
         t0 = time.monotonic()
-        assert _wait_until_read((write_end,), timeout=0.1) is False
+        assert wait_until_read((write_end,), timeout=0.1) is False
         assert 0.1 <= time.monotonic() - t0 < 5
     finally:
         os.close(read_end)
@@ -110,5 +128,5 @@ def test_the_abort_does_not_hang_on_a_pipe_nobody_reads(tmp_path):
     with open(tmp_path / "log", "w") as f:
         f.write("not a pipe")
         f.flush()
-        assert _unread_bytes(f.fileno()) == 0
-        assert _wait_until_read((f.fileno(),), timeout=5)
+        assert unread_bytes(f.fileno()) == 0
+        assert wait_until_read((f.fileno(),), timeout=5)

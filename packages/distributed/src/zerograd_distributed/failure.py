@@ -7,23 +7,13 @@ rank failed and why, then call ``MPI_Abort``, which ends every rank's process.
 
 from __future__ import annotations
 
-import os
-import stat
-import struct
 import sys
-import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from .communicator import Communicator
-
-try:
-    from fcntl import ioctl
-    from termios import FIONREAD
-except ImportError:  # Windows: no way to ask a pipe what is unread, so the abort does not wait
-    ioctl = FIONREAD = None
 
 __all__ = ["abort_on_error", "install_excepthook"]
 
@@ -53,55 +43,9 @@ def abort_message(comm: Communicator, exc: BaseException) -> str:
     )
 
 
-def _unread_bytes(fd: int) -> int:
-    """Bytes written to ``fd`` that its reader has not taken yet (0 unless ``fd`` is a pipe).
-
-    Args:
-        fd: a file descriptor.
-
-    Returns:
-        The pipe's unread byte count; 0 for a file, a terminal, a closed descriptor, or a
-        platform without ``FIONREAD`` on pipes.
-    """
-    if ioctl is None:
-        return 0
-    try:
-        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-            return 0
-        return struct.unpack("i", ioctl(fd, FIONREAD, b"\0" * 4))[0]
-    except OSError:
-        return 0
-
-
-def _wait_until_read(fds: tuple[int, ...] = (1, 2), timeout: float = 2.0) -> bool:
-    """Wait until the readers of the pipes ``fds`` have taken what was written to them.
-
-    Under ``mpiexec`` a rank's stdout and stderr are pipes read by the launcher, which
-    forwards them. ``MPI_Abort`` tears the launcher down too, and what it had not read yet
-    is lost: with three launches at once on two cores, the traceback or the abort line
-    went missing in 59 of 150 runs. Waiting here, after the flush and before the abort,
-    kept them in 360 of 360.
-
-    Args:
-        fds: the descriptors to wait on.
-        timeout: the most seconds to wait (a reader that never reads must not hang the abort).
-
-    Returns:
-        True when every pipe was read, False when the wait timed out.
-    """
-    deadline = time.monotonic() + timeout
-    while any(_unread_bytes(fd) for fd in fds):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.001)
-    return True
-
-
 def _abort(comm: Communicator, exc: BaseException) -> None:
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
     print(abort_message(comm, exc), file=sys.stderr, flush=True)
-    sys.stdout.flush()
-    _wait_until_read()
     comm.abort(1)
 
 

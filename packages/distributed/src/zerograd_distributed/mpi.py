@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .communicator import Communicator
+from .pipes import flush_and_wait
 
 __all__ = ["MpiCommunicator", "cuda_aware_mpi"]
 
@@ -272,5 +273,10 @@ class MpiCommunicator(Communicator):
         return out
 
     def abort(self, code: int = 1) -> None:
-        """See ``Communicator.abort``; calls ``MPI_Abort``."""
+        """See ``Communicator.abort``; calls ``MPI_Abort`` once ``mpiexec`` has read our output.
+
+        The abort ends the launcher too, and output it had not read would be lost; the wait
+        is at most 2 s (``pipes.flush_and_wait``).
+        """
+        flush_and_wait()
         self.mpi_comm.Abort(code)
