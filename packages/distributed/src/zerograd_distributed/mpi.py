@@ -273,10 +273,6 @@ class MpiCommunicator(Communicator):
         return out
 
     def abort(self, code: int = 1) -> None:
-        """See ``Communicator.abort``; calls ``MPI_Abort`` once ``mpiexec`` has read our output.
-
-        The abort ends the launcher too, and output it had not read would be lost; the wait
-        is at most 2 s (``pipes.flush_and_wait``).
-        """
+        """See ``Communicator.abort``; ``MPI_Abort`` once ``mpiexec`` read our output (≤ 2 s)."""
         flush_and_wait()
         self.mpi_comm.Abort(code)

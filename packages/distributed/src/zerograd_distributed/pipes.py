@@ -45,11 +45,9 @@ def unread_bytes(fd: int) -> int:
 def wait_until_read(fds: tuple[int, ...] = (1, 2), timeout: float = 2.0) -> bool:
     """Wait until the readers of the pipes ``fds`` have taken what was written to them.
 
-    Under ``mpiexec`` a rank's stdout and stderr are pipes read by the launcher, which
-    forwards them. ``MPI_Abort`` tears the launcher down too, and what it had not read yet
-    is lost: with three launches at once on two cores, a failing rank's traceback or its
-    abort line went missing in 59 of 150 runs. Waiting, after the flush and before the
-    abort, kept them in 360 of 360.
+    Measured before an abort, with three launches at once on two cores: without the wait a
+    failing rank's traceback or abort line went missing in 59 of 150 runs; with it, none
+    did (360 of 360, six launches at once).
 
     Args:
         fds: the descriptors to wait on.
