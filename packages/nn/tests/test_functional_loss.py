@@ -150,6 +150,29 @@ def test_mean_squared_error_refuses_different_shapes(rand, f):
         f(np.zeros((0, 2)), np.zeros((0, 2)))
 
 
+@pytest.mark.parametrize("f", [F.mean_squared_error, F.mean_squared_error_simple])
+@pytest.mark.parametrize(
+    "s0, s1", [((1, 1), (1,)), ((1,), (1, 1)), ((4, 3), (3,)), ((2, 1, 3), (2, 1, 1))]
+)
+def test_mean_squared_error_pairs_shapes_that_broadcast_one_to_one(rand, to_np, f, s0, s1):
+    x0, x1 = rand(*s0), rand(*s1, seed=1)
+    diff = to_np(x0) - to_np(x1)  # no more elements than the larger operand
+    np.testing.assert_allclose(to_np(f(x0, x1)), (diff**2).sum() / len(diff), rtol=1e-12)
+    check_backward(f, x0, x1, order=2)
+    v0, v1 = Variable(x0), Variable(x1)
+    f(v0, v1).backward()
+    assert v0.grad.shape == s0 and v1.grad.shape == s1
+    g = 2 * diff / len(diff)
+    np.testing.assert_allclose(to_np(v0.grad), _np_sum_to(g, s0), rtol=1e-12)
+    np.testing.assert_allclose(to_np(v1.grad), -_np_sum_to(g, s1), rtol=1e-12)
+
+
+def _np_sum_to(g, shape):
+    lead = g.ndim - len(shape)
+    g = g.sum(axis=tuple(range(lead)))
+    return g.sum(axis=tuple(i for i, n in enumerate(shape) if n == 1), keepdims=True)
+
+
 # -- integer inputs compute in floating point (never truncate) ----------------------------
 
 

@@ -109,8 +109,7 @@ class Variable:
     """
 
     __slots__ = ("data", "name", "grad", "creator", "generation", "__weakref__")
-    __array_priority__ = 200  # numpy/cupy defer to our reflected operators
-    __array_ufunc__ = None  # ndarray + Variable -> Variable.__radd__, never an object array
+    __array_priority__ = 200  # cupy and other array types defer to our reflected operators
 
     def __init__(self, data: Any, name: str | None = None) -> None:
         self.data = None if data is None else _checked(data)
@@ -193,13 +192,33 @@ class Variable:
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         """Refuse numpy functions (``np.sum(x)``) on Variables: they would drop the graph."""
-        name = getattr(func, "__name__", "function")
-        raise TypeError(
-            f"numpy.{name}() got a zerograd Variable, and numpy functions do not record "
-            f"gradients: use zerograd's own function where there is one (zerograd.functions, "
-            f"zerograd_nn.functional, or a method such as x.sum()), or numpy.{name}(x.data) "
-            f"for a plain array."
-        )
+        raise _numpy_refusal(getattr(func, "__name__", "function"))
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """Operators of numpy arrays meeting a Variable: new results record a graph.
+
+        ``ndarray + x`` (and ``-``, ``*``, ``/``, ``**``, ``@``) gives ``x.__radd__(ndarray)``:
+        a Variable with a creator. An in-place update of an array (``a -= lr * x.grad``, any
+        ufunc given ``out=``, ``ufunc.at``) uses the Variable's data, as DeZero's book code
+        does. Any other numpy ufunc on a Variable is refused: it would drop the graph.
+        """
+        name = ufunc.__name__
+        if method == "__call__" and "out" not in kwargs and len(inputs) == 2:
+            a, b = inputs
+            if name in _FLIPPED:  # the operator Python would have tried on the Variable
+                op, flipped = _FLIPPED[name]
+                return getattr(self, op)(b) if a is self else getattr(self, flipped)(a)
+            if name in ("equal", "not_equal"):  # == and != compare identity (see below)
+                return (a is b) == (name == "equal")
+        if "out" in kwargs or method == "at":
+            targets = kwargs.get("out", ()) if method != "at" else inputs[:1]
+            if any(isinstance(t, Variable) for t in targets):
+                raise TypeError(
+                    f"numpy.{name}(): a Variable cannot be written into in place; write into "
+                    f"its array (x.data) or compute a new Variable (x = x - y)."
+                )
+            return getattr(ufunc, method)(*map(_array_of, inputs), **kwargs)
+        raise _numpy_refusal(name if method == "__call__" else f"{name}.{method}")
 
     # -- comparisons: backend boolean arrays, no graph -------------------------------------
     # == and != keep object identity: Variables stay hashable, and the engine, optimizers
@@ -401,6 +420,40 @@ class Constant(Variable):
         self.grad = None
         self.creator = None
         self.generation = 0
+
+
+_FLIPPED = {
+    "add": ("__add__", "__radd__"),
+    "subtract": ("__sub__", "__rsub__"),
+    "multiply": ("__mul__", "__rmul__"),
+    "divide": ("__truediv__", "__rtruediv__"),
+    "true_divide": ("__truediv__", "__rtruediv__"),  # numpy 1.x's name
+    "power": ("__pow__", "__rpow__"),
+    "matmul": ("__matmul__", "__rmatmul__"),
+    "less": ("__lt__", "__gt__"),
+    "less_equal": ("__le__", "__ge__"),
+    "greater": ("__gt__", "__lt__"),
+    "greater_equal": ("__ge__", "__le__"),
+}
+"""numpy ufunc name -> the Variable's operator for ``x op a`` and for ``a op x``."""
+
+
+def _numpy_refusal(name: str) -> TypeError:
+    return TypeError(
+        f"numpy.{name}() got a zerograd Variable, and numpy functions do not record "
+        f"gradients: use zerograd's own function where there is one (zerograd.functions, "
+        f"zerograd_nn.functional, or a method such as x.sum()), or numpy.{name}(x.data) "
+        f"for a plain array."
+    )
+
+
+def _array_of(x: Any) -> Any:
+    """An in-place ufunc's operand: a Variable's array, anything else as it is."""
+    if not isinstance(x, Variable):
+        return x
+    if x.data is None:
+        raise TypeError("a numpy in-place operation got a Variable whose data is None")
+    return x.data
 
 
 def _operand(x: Any, like: Any) -> Any:

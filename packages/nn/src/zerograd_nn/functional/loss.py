@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from zerograd import Function, Variable
@@ -19,19 +20,34 @@ def _like(value: Any, x: Any) -> Any:
     return backend_of(x).asarray(value, dtype=x.dtype)
 
 
-def _same_shape(op: str, x0: Any, x1: Any) -> None:
-    """Refuse operands of different shapes.
+def _broadcast_shape(s0: tuple, s1: tuple) -> tuple | None:
+    """The shape ``s0`` and ``s1`` broadcast to (numpy's rules), or None if they do not."""
+    n = max(len(s0), len(s1))
+    s0, s1 = (1,) * (n - len(s0)) + s0, (1,) * (n - len(s1)) + s1
+    if any(a != b and 1 not in (a, b) for a, b in zip(s0, s1)):
+        return None
+    return tuple(max(a, b) if 0 not in (a, b) else 0 for a, b in zip(s0, s1))
+
+
+def _paired_shape(op: str, x0: Any, x1: Any) -> tuple:
+    """The shape of ``x0 - x1``, refusing operands that would not pair element with element.
 
     Broadcasting (3, 1) against (3,) would compare every prediction with every target and
-    give a silently wrong loss.
+    give a silently wrong loss: it gives more elements than either operand holds. Shapes
+    that only differ by axes of length 1 with one element, such as (1, 1) and (1,) (the
+    book's step 59), or one target row for every prediction, (N, C) and (C,), pass.
     """
     s0, s1 = (tuple(getattr(_data(x), "shape", ())) for x in (x0, x1))
-    if s0 != s1:
+    if s0 == s1:
+        return s0
+    shape = _broadcast_shape(s0, s1)
+    if shape is None or math.prod(shape) > max(math.prod(s0), math.prod(s1)):
         raise ValueError(
             f"{op}: x0 of shape {s0} and x1 of shape {s1} differ; give predictions and "
             f"targets the same shape (reshape one of them, e.g. x1.reshape{s0}), since "
             f"broadcasting them would compare every prediction with every target."
         )
+    return shape
 
 
 class MeanSquaredError(Function):
@@ -56,28 +72,34 @@ class MeanSquaredError(Function):
         x0, x1 = xs
         diff = x0 - x1
         gx = diff * (gy * (2.0 / diff.shape[0]))  # the 0-d factor first: one full-size product
-        return gx, -gx if needs_grad(self.inputs[1]) else None
+        s0, s1 = self.inputs[0].shape, self.inputs[1].shape
+        gx1 = -gx if needs_grad(self.inputs[1]) else None
+        if s0 != s1:  # operands that broadcast (see _paired_shape): each gets its own shape
+            gx = xp.sum_to(gx, s0) if gx.shape != s0 else gx
+            gx1 = xp.sum_to(gx1, s1) if gx1 is not None and gx1.shape != s1 else gx1
+        return gx, gx1
 
 
 def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
     x0, x1 = as_float(x0, op, "x0"), as_float(x1, op, "x1")
-    _same_shape(op, x0, x1)
-    if x0.ndim == 0:
+    shape = _paired_shape(op, x0, x1)
+    if not shape:
         raise ValueError(
             f"{op}: x0 and x1 are 0-d; the loss divides by the batch size len(x0), so give "
             f"arrays of shape (N, ...)."
         )
-    if x0.shape[0] == 0:
-        raise ValueError(f"{op}: x0 and x1 of shape {tuple(x0.shape)} hold an empty batch")
+    if shape[0] == 0:
+        raise ValueError(f"{op}: x0 and x1 of shape {shape} hold an empty batch")
     return x0, x1
 
 
 def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
-    """``sum((x0 - x1) ** 2) / len(x0)`` from elementary functions.
+    """``sum((x0 - x1) ** 2) / len(x0 - x1)`` from elementary functions.
 
     Args:
         x0: predictions, shape (N, ...).
-        x1: targets of the same shape.
+        x1: targets of the same shape (see :func:`mean_squared_error` for the shapes that
+            may differ).
 
     Returns:
         A 0-d Variable.
@@ -88,17 +110,22 @@ def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
 
 
 def mean_squared_error(x0: Any, x1: Any) -> Variable:
-    """Sum of squared differences divided by the batch size ``len(x0)`` (DeZero's definition).
+    """Sum of squared differences divided by the batch size (DeZero's definition).
+
+    The batch size is ``len(x0 - x1)``: ``len(x0)`` when the shapes are equal.
 
     Args:
         x0: predictions, shape (N, ...).
-        x1: targets of the same shape (they never broadcast).
+        x1: targets of the same shape. Shapes may differ only where broadcasting pairs each
+            prediction with one target: (1, 1) with (1,), or (N, C) with one target row (C,).
 
     Returns:
         A 0-d Variable (floating point, also for integer inputs).
 
     Raises:
-        ValueError: the shapes differ, or the inputs are 0-d or empty.
+        ValueError: the shapes would broadcast to more elements than either operand holds
+            (every prediction compared with every target, e.g. (3, 1) with (3,)), or they
+            do not broadcast, or the inputs are 0-d or empty.
 
     Examples:
         >>> import numpy as np
