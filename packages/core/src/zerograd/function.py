@@ -102,7 +102,7 @@ class Function:
             raise
         if type(ys) is not tuple:  # one output: the common tail, inline
             output = _new(Variable)  # no Variable.__init__: forward results need no check
-            output.data = ys if type(ys) in _by_type else _fix_output(ys, inputs)
+            output.data = ys if type(ys) in _by_type else _fix_output(ys, inputs, self)
             output.name = output.grad = None
             if _enable_backprop.get():
                 self.generation = gen
@@ -119,7 +119,7 @@ class Function:
 
     def _finish_many(self, inputs: tuple, ys: tuple, gen: int) -> list[Variable]:
         """The tail of ``__call__`` for a forward that returned several arrays."""
-        outputs = [Variable(y if type(y) in _by_type else _fix_output(y, inputs)) for y in ys]
+        outputs = [Variable(y if type(y) in _by_type else _fix_output(y, inputs, self)) for y in ys]
         if _enable_backprop.get():
             self.generation = gen
             self._walk = None
@@ -272,13 +272,19 @@ def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
     return TypeError(f"{type(func).__name__}: input {i}: {exc}")
 
 
-def _fix_output(y: Any, inputs: tuple) -> Any:
+def _fix_output(y: Any, inputs: tuple, func: Function) -> Any:
     """Turn a forward result that is not a backend array (a numpy scalar) into one.
 
     The array is made on the backend of the first input that is an array. Inputs may be
     numpy scalars themselves: the book's Newton loop assigns
-    ``x.data = x.data - gx.data / gx2.data`` (step 33).
+    ``x.data = x.data - gx.data / gx2.data`` (step 33). A forward that returned None
+    (a missing ``return``) is an error naming ``func``.
     """
+    if y is None:
+        raise TypeError(
+            f"{type(func).__name__}.forward returned None; it must return the output array "
+            f"(or a tuple of arrays): check for a missing `return`."
+        )
     for x in inputs:
         backend = _by_type.get(type(x.data))
         if backend is not None:

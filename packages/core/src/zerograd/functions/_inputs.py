@@ -18,11 +18,23 @@ def as_input(x: Any, op: str) -> Variable:
         ``x`` itself when it is a Variable, else a new Variable holding it.
 
     Raises:
-        TypeError: ``x`` is not numeric data (the message starts with ``op``).
+        TypeError: ``x`` is not numeric data, or a Variable whose data is None (the
+            message starts with ``op``).
     """
     if isinstance(x, Variable):
+        if x.data is None:
+            raise empty_input(x, op)
         return x
     try:
         return as_variable(x)
     except TypeError as exc:
         raise TypeError(f"{op}: {exc}") from None
+
+
+def empty_input(x: Variable, op: str) -> TypeError:
+    """The error for a Variable whose data is None given to the function ``op``."""
+    name = f" {x.name!r}" if x.name else ""
+    return TypeError(
+        f"{op}: the Variable{name} holds no data (its data is None); give it an array first "
+        f"(x.data = ...)."
+    )

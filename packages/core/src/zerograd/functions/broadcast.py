@@ -8,7 +8,7 @@ from typing import Any
 from ..backends import backend_of
 from ..function import Function
 from ..variable import Variable
-from ._inputs import as_input
+from ._inputs import as_input, empty_input
 
 
 def _shape_error(op: str, x_shape: tuple, shape: tuple) -> ValueError:
@@ -129,6 +129,8 @@ def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
     """
     if not isinstance(x, Variable):
         x = as_input(x, "broadcast_to")
+    elif x.data is None:
+        raise empty_input(x, "broadcast_to")
     if type(shape) is not tuple:
         shape = as_shape(shape, "broadcast_to")
     if x.shape == shape:
@@ -157,6 +159,8 @@ def sum_to(x: Any, shape: tuple[int, ...]) -> Variable:
     """
     if not isinstance(x, Variable):
         x = as_input(x, "sum_to")
+    elif x.data is None:
+        raise empty_input(x, "sum_to")
     if type(shape) is not tuple:
         shape = as_shape(shape, "sum_to")
     if x.shape == shape:

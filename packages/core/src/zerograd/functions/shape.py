@@ -11,7 +11,7 @@ from ..backends.errors import BackendMismatchError
 from ..function import Function
 from ..utils import size_of
 from ..variable import Variable
-from ._inputs import as_input
+from ._inputs import as_input, empty_input
 
 
 def _fits(shape: tuple[int, ...], n: int) -> bool:
@@ -240,6 +240,8 @@ def reshape(x: Any, shape: Any) -> Variable:
     """
     if not isinstance(x, Variable):
         x = as_input(x, "reshape")
+    elif x.data is None:
+        raise empty_input(x, "reshape")
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     if x.shape == shape:
         return x
