@@ -204,3 +204,30 @@ def test_batch_norm_refuses_out_of_range_eps_and_decay_and_changes_nothing(kw, s
         F.batch_norm(x, np.ones(3), np.zeros(3), mean, var, **kw)
     np.testing.assert_array_equal(mean, np.zeros(3))
     np.testing.assert_array_equal(var, np.ones(3))
+
+
+@pytest.mark.parametrize("which", ["mean", "var"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+def test_batch_norm_refuses_non_float_running_statistics_and_changes_nothing(
+    arr, to_np, which, dtype
+):
+    x = arr(np.array([[0.0, 1.0, 2.0], [2.0, 3.0, 6.0]]))
+    stats = {"mean": arr(np.zeros(3)), "var": arr(np.ones(3))}
+    stats[which] = arr(np.array([0, 0, 1]), dtype)  # an update would truncate 1.2 to 1
+    before = {k: to_np(v).copy() for k, v in stats.items()}
+    with pytest.raises(
+        TypeError,
+        match=rf"^batch_norm: the running {which} has dtype \S*{dtype}\S*, but the running "
+        rf"statistics are updated with fractional values, which it would truncate; give "
+        rf"floating-point arrays \(e\.g\. {which}\.astype\('float32'\)\)\. Nothing was changed\.$",
+    ):
+        F.batch_norm(x, arr(np.ones(3)), arr(np.zeros(3)), stats["mean"], stats["var"])
+    for k, v in stats.items():
+        got = to_np(v)
+        assert got.dtype == before[k].dtype and np.array_equal(got, before[k])
+    as_variable = Variable(arr(np.array([0, 0, 1]), dtype))
+    with pytest.raises(TypeError, match=rf"^batch_norm: the running {which} has dtype"):
+        F.batch_norm(x, arr(np.ones(3)), arr(np.zeros(3)), **{**stats, which: as_variable})
+    assert to_np(as_variable.data).tolist() == [0, 0, 1]
+    with test_mode(), pytest.raises(TypeError, match=rf"^batch_norm: the running {which} has"):
+        F.batch_norm(x, arr(np.ones(3)), arr(np.zeros(3)), stats["mean"], stats["var"])

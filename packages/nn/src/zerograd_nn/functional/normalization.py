@@ -57,6 +57,11 @@ def batch_norm(
 
     Returns:
         A Variable of ``x``'s shape.
+
+    Raises:
+        ValueError: a shape does not match ``x``'s channels, ``decay`` or ``eps`` is out of
+            range, or the batch is empty in train mode.
+        TypeError: a running statistic is not floating point (the update would truncate it).
     """
     x = as_float(x, "batch_norm")
     if x.ndim not in (2, 4):
@@ -80,6 +85,14 @@ def batch_norm(
             raise TypeError(
                 f"batch_norm: {name} must be an array or a Variable (the running statistics "
                 f"are updated in place), got {type(a).__name__}"
+            )
+        stats = _raw(a)
+        if backend_of(stats).dtype_kind(stats.dtype) != "f":
+            raise TypeError(
+                f"batch_norm: the running {name} has dtype {stats.dtype}, but the running "
+                f"statistics are updated with fractional values, which it would truncate; "
+                f"give floating-point arrays (e.g. {name}.astype('float32')). Nothing was "
+                f"changed."
             )
     decay, eps = real_number("batch_norm", "decay", decay), real_number("batch_norm", "eps", eps)
     if not 0.0 <= decay <= 1.0 or not eps > 0.0:
