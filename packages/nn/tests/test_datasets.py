@@ -406,3 +406,21 @@ def test_text_dataset_type_and_decode_checks():
     with pytest.raises(KeyError, match=r"id 99 is not in the vocabulary \(ids 0..2\)"):
         ds.decode([0, 99])
     assert ds.decode(np.array([2, 0])) == "ca"
+
+
+def test_text_dataset_of_a_binary_file_names_the_file_and_the_encoding(tmp_path):
+    path = tmp_path / "weights.npz"
+    data = b"PK\x03\x04\x14\x00\x00\x00\x08\x00\xa1\xff"
+    path.write_bytes(data)
+    with pytest.raises(
+        ValueError,
+        match=r"^TextCharDataset: cannot read '.*weights\.npz' as utf-8 text: the byte 0xa1 at "
+        r"offset 10 is not valid utf-8 \(invalid start byte\)\. Is it a text file\? If so, give "
+        r"its encoding \(encoding='latin-1', 'cp1252', \.\.\.\)\.$",
+    ):
+        D.TextCharDataset(path=path)
+    assert path.read_bytes() == data
+    with pytest.raises(ValueError, match=r"cannot read '.*weights\.npz' as ascii text"):
+        D.TextCharDataset(path=str(path), encoding="ascii")
+    ds = D.TextCharDataset(path=path, encoding="latin-1")  # every byte is a latin-1 character
+    assert ds.text == data.decode("latin-1") and len(ds) == len(data) - 1

@@ -13,6 +13,19 @@ from .base import Dataset, as_root, fetch
 __all__ = ["Shakespear", "TextCharDataset"]
 
 
+def _read_text(owner: str, path: str | Path, encoding: str) -> str:
+    """The file's text; a ValueError naming the file and the encoding when it is not text."""
+    try:
+        return Path(path).read_text(encoding=encoding)
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start : exc.start + 1]
+        raise ValueError(
+            f"{owner}: cannot read {str(path)!r} as {encoding} text: the byte "
+            f"0x{byte.hex()} at offset {exc.start} is not valid {encoding} ({exc.reason}). Is it "
+            f"a text file? If so, give its encoding (encoding='latin-1', 'cp1252', ...)."
+        ) from None
+
+
 class TextCharDataset(Dataset):
     """A text as a sequence of character ids; item ``i`` is ``(id[i], id[i + 1])``.
 
@@ -34,8 +47,8 @@ class TextCharDataset(Dataset):
         id_to_char: ``id -> character``.
 
     Raises:
-        ValueError: both or neither of ``text`` and ``path`` given, or fewer than 2
-            characters.
+        ValueError: both or neither of ``text`` and ``path`` given, fewer than 2
+            characters, or the file is not text in ``encoding``.
         TypeError: ``text`` is not a str.
 
     Examples:
@@ -56,7 +69,7 @@ class TextCharDataset(Dataset):
         if (text is None) == (path is None):
             raise ValueError("TextCharDataset: give exactly one of text=... or path=...")
         if path is not None:
-            text = Path(path).read_text(encoding=encoding)
+            text = _read_text(type(self).__name__, path, encoding)
         if not isinstance(text, str):
             raise TypeError(f"TextCharDataset: text must be a str, got {type(text).__name__}")
         if len(text) < 2:
