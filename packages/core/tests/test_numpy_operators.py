@@ -1,4 +1,4 @@
-"""numpy's operators meeting a Variable: a graph for new results, the data for in-place updates."""
+"""numpy meeting a Variable: operators (a graph for new results, the data in place), numpy()."""
 
 import operator
 
@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from zerograd import Parameter, Variable
+from zerograd.backends import as_numpy
 
 BINARY = [operator.add, operator.sub, operator.mul, operator.truediv, operator.pow]
 IN_PLACE = [operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ipow]
@@ -110,3 +111,23 @@ def test_an_in_place_update_that_numpy_cannot_cast_changes_nothing():
     with pytest.raises(TypeError, match=r"a numpy in-place operation got a Variable whose data"):
         a += Variable(None)
     np.testing.assert_array_equal(a, [1, 2, 3])
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (2, 3)])
+def test_numpy_gives_the_data_as_a_host_numpy_array(arr, to_np, shape):
+    values = np.arange(float(np.prod(shape))).reshape(shape).astype(np.float32)
+    x = Variable(arr(values, "float32"))
+    y = x * 2
+    a = y.numpy()
+    assert type(a) is np.ndarray and a.shape == shape and a.dtype == np.float32
+    np.testing.assert_array_equal(a, values * 2)
+    np.testing.assert_array_equal(a, to_np(y))
+    if type(y.data) is np.ndarray:  # on the numpy backend: the data itself, as torch shares
+        assert a is y.data
+    assert y.creator is not None  # reading the values leaves the graph alone
+    assert as_numpy(x).shape == shape
+
+
+def test_numpy_of_an_empty_variable_says_so():
+    with pytest.raises(TypeError, match=r"^numpy\(\) of a Variable whose data is None; give it"):
+        Variable(None).numpy()

@@ -323,3 +323,36 @@ def test_accuracy_refuses_labels_that_are_not_class_ids():
     with pytest.raises(TypeError, match=r"^accuracy: labels t must be integers .* dtype float64"):
         F.accuracy(y, np.array([1.0, 0.0]))
     assert float(F.accuracy(y, np.array([1, 1])).data) == 0.5
+
+
+def test_pytorch_names_are_the_same_functions(rand, arr, to_np):
+    assert F.cross_entropy is F.softmax_cross_entropy and "cross_entropy" in F.__all__
+    assert F.mse_loss is F.mean_squared_error and "mse_loss" in F.__all__
+    x, t = rand(3, 4), arr([2, 0, 3], "int64")
+    want = -np_log_softmax(to_np(x))[[0, 1, 2], [2, 0, 3]].mean()
+    np.testing.assert_allclose(to_np(F.cross_entropy(x, t)), want, rtol=1e-12)
+    x0, x1 = rand(5, 2), rand(5, 2, seed=1)  # DeZero's meaning: divided by the batch size
+    want = ((to_np(x0) - to_np(x1)) ** 2).sum() / 5
+    np.testing.assert_allclose(to_np(F.mse_loss(x0, x1)), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "f, scores",
+    [(F.softmax_cross_entropy, "x"), (F.softmax_cross_entropy_simple, "x"), (F.accuracy, "y")],
+)
+@pytest.mark.parametrize("dtype", ["int64", "float32"])
+def test_one_hot_labels_get_one_pointer_to_argmax(rand, arr, to_np, f, scores, dtype):
+    name = f.__name__
+    x = Variable(rand(3, 4))
+    one_hot = arr(np.eye(4)[[2, 0, 3]], dtype)
+    before = to_np(x).copy()
+    with pytest.raises(
+        ValueError,
+        match=rf"^{name}: labels t of shape \(3, 4\) have the shape of the scores {scores} "
+        rf"\(3, 4\), but this function takes one class id per row, shape \(3,\)\. For one-hot "
+        r"labels: pass `t\.argmax\(axis=1\)`\.$",
+    ):
+        f(x, one_hot)
+    assert x.grad is None and np.array_equal(to_np(x), before)
+    ids = arr(np.eye(4)[[2, 0, 3]].argmax(axis=1), "int64")  # what the message says to do
+    np.testing.assert_allclose(to_np(f(x, ids)), to_np(f(x, arr([2, 0, 3], "int64"))))

@@ -155,6 +155,22 @@ class Variable:
         """The single element as a Python scalar (a TypeError for any other size)."""
         return self._one("item")
 
+    def numpy(self) -> Any:
+        """The data as a numpy array on the host (PyTorch's ``tensor.numpy()``); no graph.
+
+        On the numpy backend this is ``x.data`` itself (shared, as PyTorch shares a CPU
+        tensor's memory); other backends copy through their ``to_numpy``. 0-d data gives a
+        0-d array: ``x.item()`` gives the Python number.
+
+        Raises:
+            TypeError: The data is None.
+        """
+        if self.data is None:
+            raise TypeError(
+                "numpy() of a Variable whose data is None; give it an array first (x.data = ...)."
+            )
+        return _backends.as_numpy(self.data)
+
     def _one(self, to: str) -> Any:
         data = self.data
         if data is None or math.prod(data.shape) != 1:

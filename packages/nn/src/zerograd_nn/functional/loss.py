@@ -135,8 +135,26 @@ def mean_squared_error(x0: Any, x1: Any) -> Variable:
     return MeanSquaredError()(*_mse_operands("mean_squared_error", x0, x1))
 
 
+mse_loss = mean_squared_error
+"""PyTorch's name (``F.mse_loss``) for :func:`mean_squared_error`, with DeZero's meaning:
+the sum of squared differences divided by the batch size ``len(x0)``. PyTorch's default
+(``reduction='mean'``) divides by the number of elements; the two agree for one output per
+example, shape (N,) or (N, 1). For PyTorch's number on (N, D): ``mse_loss(x0, x1) / D``."""
+
+
+def _refuse_one_hot(op: str, scores: str, x_shape: tuple, t: Any) -> None:
+    """Refuse labels ``t`` shaped like the (N, classes) scores: one-hot rows, not class ids."""
+    if len(x_shape) == 2 and x_shape[1] > 1 and tuple(t.shape) == tuple(x_shape):
+        raise ValueError(
+            f"{op}: labels t of shape {tuple(t.shape)} have the shape of the scores {scores} "
+            f"{tuple(x_shape)}, but this function takes one class id per row, shape "
+            f"({x_shape[0]},). For one-hot labels: pass `t.argmax(axis=1)`."
+        )
+
+
 def _check_labels(op: str, x: Any, t: Any) -> Any:
     t = array_arg(op, "labels t", t, like=x.data)
+    _refuse_one_hot(op, "x", tuple(x.shape), t)
     if x.ndim != 2:
         raise ValueError(f"{op}: expected scores x of shape (N, classes), got {tuple(x.shape)}")
     if x.shape[0] == 0 or x.shape[1] == 0:
@@ -230,7 +248,8 @@ def softmax_cross_entropy(x: Any, t: Any) -> Variable:
 
     Raises:
         ValueError: ``x`` is not (N, classes) or is empty, or ``t`` does not hold one class id
-            in ``0..classes - 1`` per row.
+            in ``0..classes - 1`` per row (one-hot labels of shape (N, classes) included:
+            pass ``t.argmax(axis=1)``).
         TypeError: ``t`` is not integer.
 
     Examples:
@@ -241,6 +260,11 @@ def softmax_cross_entropy(x: Any, t: Any) -> Variable:
     if not isinstance(x, Variable):
         x = Variable(array_arg("softmax_cross_entropy", "scores x", x))
     return SoftmaxCrossEntropy()(x, _check_labels("softmax_cross_entropy", x, t))
+
+
+cross_entropy = softmax_cross_entropy
+"""PyTorch's name (``F.cross_entropy``) for :func:`softmax_cross_entropy`: the mean over the
+batch, from scores and integer class ids (one-hot or probability targets are refused)."""
 
 
 def _targets_like(op: str, x: Variable, t: Any) -> Any:
@@ -326,7 +350,8 @@ def accuracy(y: Any, t: Any) -> Variable:
         A 0-d Variable holding the fraction.
 
     Raises:
-        ValueError: ``y`` is not (N, classes) or has no rows, or the label count differs.
+        ValueError: ``y`` is not (N, classes) or has no rows, or the label count differs
+            (one-hot labels of ``y``'s shape included: pass ``t.argmax(axis=1)``).
 
     Examples:
         >>> import numpy as np
@@ -335,6 +360,7 @@ def accuracy(y: Any, t: Any) -> Variable:
     """
     y = array_arg("accuracy", "scores y", y)
     t = array_arg("accuracy", "labels t", t, like=y)
+    _refuse_one_hot("accuracy", "y", tuple(y.shape), t)
     if y.ndim < 2:
         raise ValueError(
             f"accuracy: expected scores y of shape (N, classes), got {tuple(y.shape)}; the "
