@@ -159,7 +159,7 @@ def why_missing(name: str) -> str:
     if autoload_off():
         return _AUTOLOAD_OFF
     if name in IN_TREE:
-        return f"Install it: pip install {IN_TREE[name]}"
+        return f"Install it {install_advice(name)}."
     return (
         "Install the distribution that provides it (zerograd's own backends: "
         + ", ".join(f"{n!r} from {d}" for n, d in IN_TREE.items())
@@ -167,18 +167,36 @@ def why_missing(name: str) -> str:
     )
 
 
+def install_advice(name: str) -> str:
+    """Return how to install zerograd's own backend ``name``, from a checkout and from PyPI.
+
+    zerograd is not on PyPI yet, so the command that works today (from a clone of the
+    repository) comes first.
+
+    Args:
+        name: A key of :data:`IN_TREE`.
+
+    Returns:
+        A sentence with both commands.
+    """
+    return (
+        f"from a zerograd checkout: pip install ./packages/backend-{name}   "
+        f"(once published on PyPI: pip install {IN_TREE[name]})"
+    )
+
+
 def no_backend_message() -> str:
     """Return the error text for when no backend at all is loaded.
 
     Returns:
-        The message, with the command that installs the numpy backend.
+        The message, with the commands that install the numpy backend.
     """
     if autoload_off():
         return (
-            "zerograd: no array backend is loaded. " + _AUTOLOAD_OFF + " If none is installed: "
-            "pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."
+            "zerograd: no array backend is loaded. " + _AUTOLOAD_OFF + " If none is installed, "
+            "install the numpy backend " + install_advice("numpy") + "."
         )
     return (
         "zerograd: no array backend is installed, so there is nothing to compute with. "
-        "Run: pip install zerograd-numpy   (or pip install 'zerograd[numpy]')."
+        "Install the numpy backend " + install_advice("numpy") + "."
     )
