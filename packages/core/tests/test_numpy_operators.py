@@ -4,6 +4,9 @@ import operator
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from zerograd import Parameter, Variable
 from zerograd.backends import as_numpy
@@ -131,3 +134,21 @@ def test_numpy_gives_the_data_as_a_host_numpy_array(arr, to_np, shape):
 def test_numpy_of_an_empty_variable_says_so():
     with pytest.raises(TypeError, match=r"^numpy\(\) of a Variable whose data is None; give it"):
         Variable(None).numpy()
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=1, base_shape=(2, 3), max_dims=3),
+    op=st.sampled_from(IN_PLACE),
+    dtype=st.sampled_from(["float32", "float64"]),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_in_place_updates_with_a_variable_match_those_with_its_array(shapes, op, dtype, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.5, 2.0, shapes.result_shape).astype(dtype)
+    b = rng.uniform(0.5, 2.0, shapes.input_shapes[0]).astype(dtype)
+    want = op(a.copy(), b)
+    got = a
+    got = op(got, Variable(b))
+    assert got is a and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)  # bit for bit: the same numpy operation

@@ -1,7 +1,11 @@
 """Losses and accuracy: values against numpy, gradients of first and second order."""
 
+import math
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis.extra import numpy as hnp
 
 import zerograd_nn.functional as F
 from zerograd import Variable
@@ -356,3 +360,26 @@ def test_one_hot_labels_get_one_pointer_to_argmax(rand, arr, to_np, f, scores, d
     assert x.grad is None and np.array_equal(to_np(x), before)
     ids = arr(np.eye(4)[[2, 0, 3]].argmax(axis=1), "int64")  # what the message says to do
     np.testing.assert_allclose(to_np(f(x, ids)), to_np(f(x, arr([2, 0, 3], "int64"))))
+
+
+# -- which shape pairs mean_squared_error takes, over random shapes (hypothesis) -------------
+
+SHAPES = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=3)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(s0=SHAPES, s1=SHAPES)
+def test_mean_squared_error_takes_exactly_the_one_to_one_broadcasts(s0, s1):
+    x0 = np.arange(1.0, 1.0 + math.prod(s0)).reshape(s0)
+    x1 = np.linspace(-1.0, 2.0, math.prod(s1)).reshape(s1)
+    try:
+        diff = x0 - x1
+    except ValueError:
+        diff = None  # numpy does not broadcast them either
+    pairs = diff is not None and diff.size <= max(x0.size, x1.size)
+    if pairs and diff.ndim and len(diff):
+        y = F.mean_squared_error(x0, x1)
+        assert float(y.data) == pytest.approx((diff**2).sum() / len(diff), rel=1e-12)
+        return
+    with pytest.raises(ValueError, match=r"^mean_squared_error: x0 "):
+        F.mean_squared_error(x0, x1)  # every other pair: a clear error, never a wrong loss
