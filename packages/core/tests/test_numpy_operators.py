@@ -86,6 +86,7 @@ def test_ufunc_at_and_out_read_the_variables_data():
         (lambda x: np.exp(x), "exp"),
         (lambda x: np.add.reduce(x), r"add\.reduce"),
         (lambda x: np.ones(2) // x, "floor_divide"),
+        (lambda x: np.add(np.ones(2), x, dtype="float32"), "add"),  # not an operator: no dtype
     ],
 )
 def test_other_ufuncs_on_a_variable_are_refused_clearly(call, name):

@@ -294,7 +294,13 @@ def test_gpu_errors_without_gpu_backend(fake_entry_points):
     _numpy_plugin(fake_entry_points)
     B.refresh()
     x = Variable(np.ones(2))
-    with pytest.raises(B.NoBackendError, match=r"no GPU backend is installed.*zerograd-cupy"):
+    with pytest.raises(
+        B.NoBackendError,
+        match=r"no GPU backend is installed, so nothing can move to a GPU\. Install one \(it "
+        r"needs an NVIDIA GPU\) from a zerograd checkout: pip install "
+        r"'\./packages/backend-cupy\[cuda12\]'   \(once published on PyPI: pip install "
+        r"'zerograd-cupy\[cuda12\]'\)\.$",
+    ):
         x.to_gpu()
     assert isinstance(x.data, np.ndarray)
     assert B.gpu_enable is False

@@ -219,7 +219,7 @@ class Variable:
         does. Any other numpy ufunc on a Variable is refused: it would drop the graph.
         """
         name = ufunc.__name__
-        if method == "__call__" and "out" not in kwargs and len(inputs) == 2:
+        if method == "__call__" and not kwargs and len(inputs) == 2:  # an operator's call
             a, b = inputs
             if name in _FLIPPED:  # the operator Python would have tried on the Variable
                 op, flipped = _FLIPPED[name]

@@ -23,6 +23,7 @@ from .errors import (
     NoBackendError,
 )
 from .hookspecs import ENTRY_POINT_GROUP, hookimpl, hookspec
+from .names import install_advice as _install_advice
 from .registry import BackendInfo, no_backend_message, registry
 
 __all__ = [
@@ -360,8 +361,8 @@ def gpu_backend() -> Backend:
             return backend
     if not gpus:
         raise NoBackendError(
-            "zerograd: no GPU backend is installed, so nothing can move to a GPU. "
-            "Install one: pip install 'zerograd-cupy[cuda12]' (needs an NVIDIA GPU)."
+            "zerograd: no GPU backend is installed, so nothing can move to a GPU. Install one "
+            "(it needs an NVIDIA GPU) " + _install_advice("cupy", "cuda12") + "."
         )
     reasons = "; ".join(f"{b.name}: {b.unavailable_reason() or 'unavailable'}" for b in gpus)
     raise NoBackendError(f"zerograd: no GPU backend can be used on this machine ({reasons}).")

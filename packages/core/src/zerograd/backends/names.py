@@ -167,7 +167,7 @@ def why_missing(name: str) -> str:
     )
 
 
-def install_advice(name: str) -> str:
+def install_advice(name: str, extra: str = "") -> str:
     """Return how to install zerograd's own backend ``name``, from a checkout and from PyPI.
 
     zerograd is not on PyPI yet, so the command that works today (from a clone of the
@@ -175,13 +175,18 @@ def install_advice(name: str) -> str:
 
     Args:
         name: A key of :data:`IN_TREE`.
+        extra: An extra of the distribution, such as ``"cuda12"``.
 
     Returns:
         A sentence with both commands.
     """
+    if not extra:
+        checkout, published = f"./packages/backend-{name}", IN_TREE[name]
+    else:
+        checkout, published = f"'./packages/backend-{name}[{extra}]'", f"'{IN_TREE[name]}[{extra}]'"
     return (
-        f"from a zerograd checkout: pip install ./packages/backend-{name}   "
-        f"(once published on PyPI: pip install {IN_TREE[name]})"
+        f"from a zerograd checkout: pip install {checkout}   "
+        f"(once published on PyPI: pip install {published})"
     )
 
 
