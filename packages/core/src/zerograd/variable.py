@@ -468,7 +468,10 @@ def _array_of(x: Any) -> Any:
     if not isinstance(x, Variable):
         return x
     if x.data is None:
-        raise TypeError("a numpy in-place operation got a Variable whose data is None")
+        raise TypeError(
+            "a numpy in-place operation got a Variable whose data is None; give it an array "
+            "first (x.data = ...)."
+        )
     return x.data
 
 
