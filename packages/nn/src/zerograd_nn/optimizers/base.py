@@ -12,9 +12,9 @@ from zerograd.backends import as_array_of, backend_of, get_array_module
 from . import state as _st
 from .groups import _Groups, _Live, _ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
-from .inplace import Scratch, fits
+from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
 
-_FLOATS: set = set()  # dtypes already found to be floating point (a cache for _validate)
+_FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
 
 
 class Optimizer:
@@ -28,10 +28,11 @@ class Optimizer:
 
     :meth:`update` is all or nothing: it checks every gradient, parameter, state array and
     hyperparameter, runs the hooks on private copies of the gradients (undone if one
-    raises), and only then writes. Arrays their backend can write in place (numpy, cupy)
-    are updated with in-place arithmetic that cannot fail once checked (:mod:`.inplace`);
-    others (JAX) get new arrays. Subclasses written DeZero's way (overriding ``update_one``) keep
-    working; subclasses overriding ``_compute`` take the new-array path.
+    raises), and only then writes. Each optimizer writes its update once (``_rule``)
+    against a namespace of array operations (:mod:`.inplace`): arrays their backend can
+    write in place (numpy, cupy) are updated with in-place arithmetic that cannot fail once
+    checked; others (JAX) get new arrays. Subclasses written DeZero's way (overriding
+    ``update_one``) keep working.
     """
 
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
@@ -172,13 +173,12 @@ class Optimizer:
                     if p.grad is not None:
                         self.update_one(p)
             return
-        fast = self._has_step()
         plan = []
         for group, ps in grouped:
             hp = self._coefficients(self._checked(group or self.defaults))
             for p in ps:
                 if p.grad is not None:
-                    plan.append(self._planned(p, hp, fast))
+                    plan.append(self._planned(p, hp))
         self._commit(plan)
 
     def _coefficients(self, hp: dict) -> dict:
@@ -189,36 +189,62 @@ class Optimizer:
         return hp
 
     def _scratch_count(self, hp: dict) -> int:
-        """How many scratch arrays like the parameter :meth:`_step` needs."""
+        """How many scratch arrays like the parameter :meth:`_rule` uses."""
         return 0
 
-    def _has_step(self) -> bool:
-        cls = type(self)
-        return cls._step is not None and cls._compute is cls._paired
+    def _rule(
+        self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
+    ) -> tuple[Any, dict]:
+        """The update, written once against the namespace ``u`` (see :mod:`.inplace`).
 
-    def _planned(self, p: Parameter, hp: dict, fast: bool) -> tuple:
+        Computes with ``u.add``/``subtract``/``multiply``/``divide``/``sqrt`` and their
+        ``out=`` targets (the ``state`` arrays and the :meth:`_scratch_count` arrays of
+        ``scratch``; never ``data`` or ``grad``), using what each call returns: with
+        :class:`.IntoArrays` the results are written into those targets, with
+        :data:`.NEW_ARRAYS` they are new arrays (``scratch`` then holds None).
+
+        Args:
+            u: the namespace.
+            data: the parameter's array.
+            grad: its gradient's array.
+            state: its state arrays by name (zeros at first).
+            scratch: the scratch arrays (or Nones).
+            hp: the group's hyperparameters and :meth:`_coefficients`.
+
+        Returns:
+            ``(step, new_state)``: :meth:`update` adds ``step`` to the parameter once every
+            parameter's is known.
+        """
+        raise NotImplementedError(f"{type(self).__name__}._rule is not implemented")
+
+    def _planned(self, p: Parameter, hp: dict) -> tuple:
         """One parameter's part of the commit; may fail, changes nothing."""
         data, grad = p.data, p.grad.data
-        state = _st.arrays_for(self._state.get(p), data, self._state_names)
-        if fast and fits(data, grad, state):
-            scratch = self._scratch.get(data, self._scratch_count(hp))
-            return p, True, (grad, state, scratch, hp)
-        delta, new_state = self._compute(data, grad, state, hp)
+        stored = self._state.get(p)
+        state = _st.arrays_for(stored, data, self._state_names)
+        n = self._scratch_count(hp)
+        backend = backend_of(data)
+        if fits(data, grad, state, backend):
+            scratch = self._scratch.get(data, n)
+            return p, IntoArrays.of(backend), (grad, state, scratch, hp, state is not stored)
+        delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
         dtype = data.dtype
         if delta.dtype != dtype:
-            delta = backend_of(data).astype(delta, dtype)
+            delta = backend.astype(delta, dtype)
         for k, a in new_state.items():
             if a.dtype != dtype:
-                new_state[k] = backend_of(data).astype(a, dtype)
-        return p, False, (delta, new_state)
+                new_state[k] = backend.astype(a, dtype)
+        return p, None, (delta, new_state)
 
     def _commit(self, plan: list) -> None:
         """Write the planned changes (nothing here can fail after the checks)."""
-        for p, in_place, args in plan:
-            if in_place:
-                grad, state, scratch, hp = args
-                self._step(p.data, grad, state, scratch, hp)  # writes into p.data and state
-                if state and self._state.get(p) is not state:
+        for p, u, args in plan:
+            if u is not None:  # the in-place path: the rule writes into state and scratch
+                grad, state, scratch, hp, new = args
+                data = p.data
+                step, _ = self._rule(u, data, grad, state, scratch, hp)
+                u.add(data, step, out=data)
+                if new and state:
                     self._state[p] = state
                 continue
             delta, new_state = args
@@ -229,20 +255,6 @@ class Optimizer:
             if new_state:
                 self._state[p] = new_state
 
-    # ``_step(data, grad, state, scratch, hp)``: the update written in place into ``data``
-    # and the ``state`` arrays with ``Backend.compute_into`` (see :mod:`.inplace`); ``None`` for
-    # optimizers that only have :meth:`_compute`. Its arithmetic matches ``_compute``'s.
-    _step: Callable[..., None] | None = None
-    _paired: Callable[..., Any] | None = None  # the _compute that _step matches
-
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        """The change of the parameter's array and its new state arrays.
-
-        Never writes into its arguments: :meth:`update` adds the change once every
-        parameter's is computed.
-        """
-        raise NotImplementedError(f"{type(self).__name__}._compute is not implemented")
-
     def update_one(self, param: Parameter) -> None:
         """Change one parameter from its gradient, with its group's hyperparameters.
 
@@ -251,7 +263,7 @@ class Optimizer:
         """
         group = next((g for g, ps in self._grouped() if any(q is param for q in ps)), {})
         hp = self._coefficients(self._checked({**self.defaults, **group}))
-        self._commit([self._planned(param, hp, self._has_step())])
+        self._commit([self._planned(param, hp)])
 
     def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
         """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...).
@@ -309,36 +321,38 @@ class Optimizer:
             if p.grad is None or p.data is None:
                 continue
             g, data = p.grad.data, p.data
-            shape = tuple(data.shape)
-            if tuple(g.shape) != shape:
+            shape = data.shape
+            if g.shape != shape and tuple(g.shape) != tuple(shape):
                 raise ValueError(
-                    f"{op}: {self._label(i, p)} of shape {shape} has a gradient of shape "
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} has a gradient of shape "
                     f"{tuple(g.shape)}; nothing was updated. Gradients must have their "
                     f"parameter's shape."
                 )
-            for what, a in (("a gradient", g), ("data", data)):
-                if not _is_float(a):
-                    raise TypeError(
-                        f"{op}: {self._label(i, p)} of shape {shape} and dtype {data.dtype} has "
-                        f"{what} of dtype {a.dtype}; nothing was updated. Parameters and their "
-                        f"gradients must be floating point (e.g. float32)."
-                    )
+            if not (_is_float(g) and _is_float(data)):
+                what, a = ("data", data) if _is_float(g) else ("a gradient", g)
+                raise TypeError(
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} and dtype {data.dtype} "
+                    f"has {what} of dtype {a.dtype}; nothing was updated. Parameters and their "
+                    f"gradients must be floating point (e.g. float32)."
+                )
             flags = getattr(data, "flags", None)
             if flags is not None and getattr(flags, "writeable", True) is False:
                 raise ValueError(
-                    f"{op}: {self._label(i, p)} of shape {shape} holds a read-only array; "
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} holds a read-only array; "
                     f"nothing was updated. Give it a writable copy first "
                     f"(param.data = param.data.copy())."
                 )
             st = self._state.get(p)
-            bad = st and next((k for k, a in st.items() if tuple(a.shape) != shape), None)
-            if bad:
-                raise ValueError(
-                    f"{op}: {self._label(i, p)} now has shape {shape} but its optimizer state "
-                    f"{bad!r} was made for shape {tuple(st[bad].shape)}; nothing was updated. "
-                    f"Call optimizer.clear_state() (or make a new optimizer) after reshaping "
-                    f"parameters."
-                )
+            if not st:
+                continue
+            for bad, a in st.items():
+                if a.shape != shape and tuple(a.shape) != tuple(shape):
+                    raise ValueError(
+                        f"{op}: {self._label(i, p)} now has shape {tuple(shape)} but its "
+                        f"optimizer state {bad!r} was made for shape {tuple(a.shape)}; nothing "
+                        f"was updated. Call optimizer.clear_state() (or make a new optimizer) "
+                        f"after reshaping parameters."
+                    )
 
     # -- state ----------------------------------------------------------------------------
     def state(self, param: Parameter, *names: str) -> list[Any]:
@@ -412,13 +426,16 @@ class Optimizer:
 
 
 def _is_float(a: Any) -> bool:
+    # dtypes are compared only with dtypes of the same array type: a strict backend's dtype
+    # compared with numpy's warns (and means nothing)
+    known = _FLOATS.get(type(a))
     dtype = a.dtype
     try:
-        if dtype in _FLOATS:
+        if known is not None and dtype in known:
             return True
     except TypeError:  # an unhashable dtype object: ask its backend every time
         return backend_of(a).dtype_kind(dtype) == "f"
     if backend_of(a).dtype_kind(dtype) != "f":
         return False
-    _FLOATS.add(dtype)
+    _FLOATS.setdefault(type(a), set()).add(dtype)
     return True

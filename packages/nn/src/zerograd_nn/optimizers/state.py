@@ -21,9 +21,17 @@ def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, 
         names: the state names to return.
 
     Returns:
-        ``{name: array}``: the stored ones (moved to ``data``'s backend if the parameter
-        moved) or zeros. ``st`` is never changed.
+        ``{name: array}``: ``st`` itself when it holds exactly those arrays, of ``data``'s
+        type; else a new dict of the stored ones (moved to ``data``'s backend if the
+        parameter moved) or zeros. ``st`` is never changed.
     """
+    if st is not None and len(st) == len(names):
+        kind = type(data)
+        for n in names:
+            if type(st.get(n)) is not kind:
+                break
+        else:
+            return st
     out = {}
     for n in names:
         a = None if st is None else st.get(n)
