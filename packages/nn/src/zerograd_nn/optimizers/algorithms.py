@@ -23,10 +23,21 @@ def _l2(u: Any, out: Any, data: Any, grad: Any, hp: dict) -> Any:
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent: ``param -= lr * grad``.
+    """Stochastic gradient descent: ``param -= lr * grad``, with PyTorch's momentum if asked.
+
+    With ``momentum > 0`` it is PyTorch's ``torch.optim.SGD`` (no dampening, no Nesterov)::
+
+        g = grad + weight_decay * param
+        v = momentum * v + g        # v starts at zero
+        param -= lr * v
+
+    The velocity ``v`` holds gradients, not steps, so a scheduled ``lr`` applies to all of
+    it at once; DeZero's :class:`MomentumSGD` keeps ``v = momentum * v - lr * g`` (steps
+    taken with the lr of their time) and adds ``v``. Both agree while ``lr`` is constant.
 
     Args:
         lr: the learning rate.
+        momentum: PyTorch's momentum factor, in [0, 1] (0: plain SGD, no state).
         weight_decay: L2 coefficient added to each gradient as ``weight_decay * param``.
 
     Raises:
@@ -45,12 +56,20 @@ class SGD(Optimizer):
     """
 
     lr = hyperparameter()
+    momentum = hyperparameter(high=1.0, missing=0.0)  # missing: SGD saved before it had one
     weight_decay = hyperparameter()
+    _state_names = ("v",)
 
-    def __init__(self, lr: float = 0.01, *, weight_decay: float = 0.0) -> None:
+    def __init__(
+        self, lr: float = 0.01, *, momentum: float = 0.0, weight_decay: float = 0.0
+    ) -> None:
         super().__init__()
         self.lr = lr
+        self.momentum = momentum
         self.weight_decay = weight_decay
+
+    def _state_for(self, hp: dict) -> tuple[str, ...]:
+        return self._state_names if hp["momentum"] else ()
 
     def _scratch_count(self, hp: dict) -> int:
         return 1
@@ -59,7 +78,12 @@ class SGD(Optimizer):
         self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
     ) -> tuple[Any, dict]:
         (s,) = scratch
-        return u.multiply(_l2(u, s, data, grad, hp), -hp["lr"], out=s), {}
+        g = _l2(u, s, data, grad, hp)
+        if not hp["momentum"]:
+            return u.multiply(g, -hp["lr"], out=s), {}
+        v = u.multiply(state["v"], hp["momentum"], out=state["v"])
+        v = u.add(v, g, out=v)
+        return u.multiply(v, -hp["lr"], out=s), {"v": v}
 
 
 class MomentumSGD(Optimizer):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+import numbers
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from zerograd import Parameter, Variable
@@ -17,8 +19,46 @@ from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
 _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
 
 
-class Optimizer:
+def _is_target(x: Any) -> bool:
+    """Whether ``x``, given first to an optimizer, is what it trains (PyTorch's ``params``)."""
+    if x is None or isinstance(x, (numbers.Number, str, bytes, Parameter)):
+        return False
+    return hasattr(x, "params") or isinstance(x, (list, tuple, Iterator))
+
+
+class _SetUpOnCreation(type):
+    """``SGD(model.params(), lr=0.1)``: PyTorch's form creates and sets up at once.
+
+    A first positional argument that is a Layer/Model, a list/tuple/iterator of Parameters
+    or a list of parameter groups is taken off the arguments and given to ``setup``; a
+    number there stays DeZero's first hyperparameter (``SGD(0.1)``, ``Adam(0.001)``).
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], Parameter):
+            raise TypeError(
+                f"{cls.__name__}(...): the first argument is one Parameter; give a list of "
+                f"Parameters ({cls.__name__}([p], ...)), a model or model.params()."
+            )
+        if args and _is_target(args[0]):
+            opt = super().__call__(*args[1:], **kwargs)
+            opt.setup(args[0])
+            return opt
+        return super().__call__(*args, **kwargs)
+
+    @property
+    def __signature__(cls) -> inspect.Signature:
+        # what inspect.signature(SGD) shows: __init__'s (DeZero's), not (*args, **kwargs)
+        sig = inspect.signature(cls.__init__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+class Optimizer(metaclass=_SetUpOnCreation):
     """Base class: ``setup(target)``, ``update()``, ``update_one(param)``, ``add_hook(f)``.
+
+    PyTorch's spellings work too: ``SGD(model.params(), lr=0.1)`` sets the optimizer up on
+    what its first argument holds (a number there is still DeZero's ``lr``/``alpha``),
+    ``step()`` is ``update()`` and ``zero_grad()`` clears the gradients it would use.
 
     ``target`` is a Layer/Model (anything with ``params()``), an iterable of Parameters, or
     a list of parameter groups ``[{"params": ..., "lr": 0.1}, ...]`` whose keys override
@@ -192,6 +232,10 @@ class Optimizer:
         """How many scratch arrays like the parameter :meth:`_rule` uses."""
         return 0
 
+    def _state_for(self, hp: dict) -> tuple[str, ...]:
+        """The state arrays a step with the hyperparameters ``hp`` uses."""
+        return self._state_names
+
     def _rule(
         self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
     ) -> tuple[Any, dict]:
@@ -221,7 +265,7 @@ class Optimizer:
         """One parameter's part of the commit; may fail, changes nothing."""
         data, grad = p.data, p.grad.data
         stored = self._state.get(p)
-        state = _st.arrays_for(stored, data, self._state_names)
+        state = _st.arrays_for(stored, data, self._state_for(hp))
         n = self._scratch_count(hp)
         backend = backend_of(data)
         if fits(data, grad, state, backend):
@@ -264,6 +308,28 @@ class Optimizer:
         group = next((g for g, ps in self._grouped() if any(q is param for q in ps)), {})
         hp = self._coefficients(self._checked({**self.defaults, **group}))
         self._commit([self._planned(param, hp)])
+
+    def step(self) -> None:
+        """PyTorch's name of :meth:`update` (the same call)."""
+        self.update()
+
+    def zero_grad(self) -> None:
+        """Clear the gradient of every parameter this optimizer updates (``p.cleargrad()``).
+
+        PyTorch's habit; DeZero's is ``model.cleargrads()``. Gradients become None, as
+        PyTorch's default ``set_to_none=True`` does.
+
+        Raises:
+            RuntimeError: the optimizer has not been set up.
+        """
+        if self.target is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.zero_grad(): no target; call optimizer.setup(model) "
+                f"first (or give the parameters first: {type(self).__name__}(model.params(), "
+                f"...))."
+            )
+        for p in self._all_params():
+            p.cleargrad()
 
     def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
         """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...).
