@@ -5,14 +5,14 @@ from __future__ import annotations
 import inspect
 import numbers
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
 
 from . import state as _st
-from .groups import _Groups, _Live, _ParamList, check_params, make_group
+from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
 from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
 
@@ -75,6 +75,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
     ``update_one``) keep working.
     """
 
+    #: each group's lr before any scheduler changed it, set by the first scheduler made on
+    #: this optimizer: the base lrs of every later one
+    initial_lrs: list[float] | None = None
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
     _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
 
@@ -88,26 +91,21 @@ class Optimizer(metaclass=_SetUpOnCreation):
 
     # -- set-up ---------------------------------------------------------------------------
     @classmethod
-    def _hyper_names(cls) -> dict[str, str]:
-        """``{attribute name: group key}`` of every hyperparameter, aliases included."""
+    def hyperparameter_specs(cls) -> dict[str, hyperparameter]:
+        """Every hyperparameter attribute by name, aliases included (Adam's ``alpha``).
+
+        Each descriptor's ``key`` is the group key it stands for (``alpha``'s is ``"lr"``);
+        its bounds are what ``setup``, ``load_state_dict`` and ``update`` accept.
+
+        Returns:
+            ``{attribute name: descriptor}``, a subclass's over its bases'.
+        """
         out = {}
         for klass in reversed(cls.__mro__):
             for name, value in vars(klass).items():
                 if isinstance(value, hyperparameter):
-                    out[name] = value.key
+                    out[name] = value
         return out
-
-    @classmethod
-    def _hyper_spec(cls, name: str) -> hyperparameter | None:
-        """The descriptor of the hyperparameter with attribute name or group key ``name``."""
-        found = None
-        for klass in cls.__mro__:
-            for value in vars(klass).values():
-                if isinstance(value, hyperparameter) and name in (value.name, value.key):
-                    if value.name == value.key:
-                        return value
-                    found = found or value
-        return found
 
     def _checked(self, hp: dict) -> dict:
         """A group's hyperparameters as checked floats (an update refuses bad ones first)."""
@@ -139,13 +137,13 @@ class Optimizer(metaclass=_SetUpOnCreation):
                         )
                     seen.add(id(p))
             self.param_groups = groups
-            self.target = _Groups(groups)
+            self.target = GroupsTarget(groups)
             return self
         if hasattr(target, "params"):
-            group = {"params": _Live(target)}
+            group = {"params": LiveParams(target)}
         else:
             group = {"params": check_params(name, target, "target")}
-            target = _ParamList(group["params"])
+            target = ParamList(group["params"])
         group.update(self.defaults)
         self.param_groups = [group]
         self.target = target
@@ -159,7 +157,16 @@ class Optimizer(metaclass=_SetUpOnCreation):
             )
         return list(self.target.params())
 
-    def _grouped(self) -> list[tuple[dict, list[Parameter]]]:
+    def grouped_params(self) -> list[tuple[dict, list[Parameter]]]:
+        """Each parameter group with its Parameters as of now (a Parameter once only).
+
+        Returns:
+            ``[(group dict, [Parameter, ...]), ...]``; one ``({}, params)`` pair for a
+            subclass that assigned ``target`` itself.
+
+        Raises:
+            RuntimeError: the optimizer has not been set up.
+        """
         if self.target is None:
             self._all_params()  # raises the no-target error
         if not self.param_groups:  # a subclass that assigned target itself
@@ -182,7 +189,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 optimizer state made for another shape; nothing changed.
             TypeError: a non-floating gradient or parameter; nothing changed.
         """
-        grouped = self._grouped()
+        grouped = self.grouped_params()
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
         if self.hooks:
@@ -305,7 +312,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Args:
             param: a parameter with a gradient.
         """
-        group = next((g for g, ps in self._grouped() if any(q is param for q in ps)), {})
+        group = next((g for g, ps in self.grouped_params() if any(q is param for q in ps)), {})
         hp = self._coefficients(self._checked({**self.defaults, **group}))
         self._commit([self._planned(param, hp)])
 
@@ -358,10 +365,10 @@ class Optimizer(metaclass=_SetUpOnCreation):
             The names, keyed by ``id`` of each parameter.
         """
         names: dict[int, str] = {}
-        for i, (g, ps) in enumerate(self._grouped()):
+        for i, (g, ps) in enumerate(self.grouped_params()):
             given = g.get("param_names")
             src = g.get("params")
-            model = src.model if isinstance(src, _Live) else None
+            model = src.model if isinstance(src, LiveParams) else None
             if given is not None:
                 pairs: Iterable = zip(given, ps)
             elif model is not None and hasattr(model, "named_params"):
@@ -463,8 +470,18 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Returns:
             ``{"type", "defaults", "groups": [{hyperparameters, "params": [names]}],
             "counters", "state": {name: {state name: array copy}}}``.
+
+        Raises:
+            ValueError: two parameters share a name.
         """
-        return _st.state_dict(self)
+        return _st.state_dict_of(
+            type(self).__name__,
+            self.grouped_params(),
+            self.param_names(),
+            self._state.get,
+            self.defaults,
+            {c: int(getattr(self, c)) for c in self._counters},
+        )
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned, all or nothing (call after ``setup``).
@@ -473,10 +490,61 @@ class Optimizer(metaclass=_SetUpOnCreation):
             d: a dict from :meth:`state_dict`.
 
         Raises:
+            TypeError: ``d`` is not an optimizer state dict.
             ValueError: another optimizer type, other groups or names, or state arrays of
                 other shapes; nothing changed.
+            RuntimeError: the optimizer has not been set up.
         """
-        _st.load_state_dict(self, d)
+        self.prepare_load_state_dict(d)()
+
+    def prepare_load_state_dict(
+        self, d: dict[str, Any], incoming: Mapping[int, Any] | None = None
+    ) -> Callable[[], None]:
+        """Check ``d`` as :meth:`load_state_dict` does, changing nothing.
+
+        For loads of several parts at once (``load_checkpoint``): everything is checked
+        first, then each part's ``commit()`` is called.
+
+        Args:
+            d: a dict from :meth:`state_dict`.
+            incoming: ``{id(param): array}`` for parameters about to receive data (a model
+                loaded in the same step) that have none yet.
+
+        Returns:
+            ``commit()``, which loads ``d`` and cannot fail.
+
+        Raises:
+            TypeError: ``d`` is not an optimizer state dict.
+            ValueError: ``d`` does not fit this optimizer.
+            RuntimeError: the optimizer has not been set up.
+        """
+        name = type(self).__name__
+        _st.check_kind(name, d)
+        if self.target is None:
+            raise RuntimeError(
+                f"{name}.load_state_dict: call optimizer.setup(model) first, then load its state."
+            )
+        grouped = self.grouped_params()
+        loaded = _st.check_state(
+            name,
+            d,
+            grouped,
+            self.param_names(),
+            self.hyperparameter_specs(),
+            self._state_names,
+            self._counters,
+            incoming,
+        )
+
+        def commit() -> None:  # nothing here can fail: the optimizer changes all at once
+            self.defaults.update(loaded.defaults)
+            for (g, _), hyper in zip(grouped, loaded.groups):
+                g.update(hyper)
+            self._state = loaded.state
+            for c, v in loaded.counters.items():
+                setattr(self, c, v)
+
+        return commit
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -486,6 +554,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         pairs = state.pop("_state", [])
+        if "_initial_lrs" in state:  # pickled before it had its public name
+            state["initial_lrs"] = state.pop("_initial_lrs")
         self.__dict__.update(state)
         self._state = weakref.WeakKeyDictionary(pairs)
         self._scratch = Scratch()

@@ -114,6 +114,22 @@ def check_hyper(owner: str, name: str, value: Any, spec: hyperparameter | None =
     return value
 
 
+def spec_of(specs: dict[str, hyperparameter], name: str) -> hyperparameter | None:
+    """The descriptor for the attribute name or group key ``name`` (the key's own first).
+
+    Args:
+        specs: an optimizer's ``hyperparameter_specs()``.
+        name: an attribute name (``"alpha"``) or a group key (``"lr"``).
+
+    Returns:
+        The descriptor, or None when ``name`` is no hyperparameter.
+    """
+    spec = specs.get(name)
+    if spec is not None:
+        return spec
+    return next((s for s in specs.values() if s.key == name), None)
+
+
 def check_group(cls: Any, hp: dict) -> dict:
     """One parameter group's hyperparameters, each checked against its range.
 
@@ -131,8 +147,9 @@ def check_group(cls: Any, hp: dict) -> dict:
     """
     specs = _SPECS.get(cls)
     if specs is None:
-        keys = set(cls._hyper_names().values())
-        specs = _SPECS[cls] = [(k, cls._hyper_spec(k)) for k in sorted(keys)]
+        by_name = cls.hyperparameter_specs()
+        keys = {spec.key for spec in by_name.values()}
+        specs = _SPECS[cls] = [(k, spec_of(by_name, k)) for k in sorted(keys)]
     out = hp
     for key, spec in specs:
         v = hp.get(key, spec.missing)
