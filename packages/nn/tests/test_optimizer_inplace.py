@@ -36,6 +36,7 @@ def test_updates_write_into_the_parameter_and_its_state(name, wd):
 
 ALL = {
     "SGD": lambda **k: O.SGD(0.1, **k),
+    "SGD-momentum": lambda **k: O.SGD(0.1, momentum=0.9, **k),
     **{name: make for name, (make, _) in STATEFUL.items()},
 }
 PATHS = ("numpy out=", "default compute_into", "new arrays")
@@ -84,6 +85,9 @@ def _by_hand(name, p, grads, wd):
             g = g + wd * p
         if name == "SGD":
             p = p - lr * g
+        elif name == "SGD-momentum":  # PyTorch's: the velocity sums gradients
+            v = 0.9 * v + g
+            p = p - lr * v
         elif name == "MomentumSGD":
             v = 0.9 * v - lr * g
             p = p + v

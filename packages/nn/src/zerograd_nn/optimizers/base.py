@@ -223,9 +223,10 @@ class Optimizer(metaclass=_SetUpOnCreation):
         plan = []
         for group, ps in grouped:
             hp = self._coefficients(self._checked(group or self.defaults))
+            names, n = self._state_for(hp), self._scratch_count(hp)
             for p in ps:
                 if p.grad is not None:
-                    plan.append(self._planned(p, hp))
+                    plan.append(self._planned(p, hp, names, n))
         self._commit(plan)
 
     def _coefficients(self, hp: dict) -> dict:
@@ -268,12 +269,14 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """
         raise NotImplementedError(f"{type(self).__name__}._rule is not implemented")
 
-    def _planned(self, p: Parameter, hp: dict) -> tuple:
-        """One parameter's part of the commit; may fail, changes nothing."""
+    def _planned(self, p: Parameter, hp: dict, names: tuple[str, ...], n: int) -> tuple:
+        """One parameter's part of the commit (``names``: its state, ``n``: scratch arrays).
+
+        May fail; changes nothing.
+        """
         data, grad = p.data, p.grad.data
         stored = self._state.get(p)
-        state = _st.arrays_for(stored, data, self._state_for(hp))
-        n = self._scratch_count(hp)
+        state = _st.arrays_for(stored, data, names)
         backend = backend_of(data)
         if fits(data, grad, state, backend):
             scratch = self._scratch.get(data, n)
@@ -314,7 +317,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """
         group = next((g for g, ps in self.grouped_params() if any(q is param for q in ps)), {})
         hp = self._coefficients(self._checked({**self.defaults, **group}))
-        self._commit([self._planned(param, hp)])
+        self._commit([self._planned(param, hp, self._state_for(hp), self._scratch_count(hp))])
 
     def step(self) -> None:
         """PyTorch's name of :meth:`update` (the same call)."""
