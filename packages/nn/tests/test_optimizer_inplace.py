@@ -42,8 +42,11 @@ ALL = {
 PATHS = ("numpy out=", "default compute_into", "new arrays")
 
 
-def _steps(make, wd, dtype, path, monkeypatch, n=3):
-    """A parameter after ``n`` updates, through one of the three paths to the same bits."""
+def _steps(make, wd, dtype, path, monkeypatch, n=3, extras=False):
+    """A parameter after ``n`` updates, through one of the three paths to the same bits.
+
+    ``extras``: two groups (one with its own lr), WeightDecay and ClipGrad hooks.
+    """
     backend = get_backend("numpy")
     opt = make(weight_decay=wd)
     if path == "new arrays":  # what immutable arrays (JAX) get: the rule's new arrays
@@ -51,24 +54,32 @@ def _steps(make, wd, dtype, path, monkeypatch, n=3):
     elif path == "default compute_into":  # what any backend with mutable arrays gets
         monkeypatch.setattr(type(backend), "compute_into", Backend.compute_into)
     p = Parameter(np.array([[1.0, -2.0, 0.0], [0.5, 3.0, -0.25]], dtype))
-    opt.setup([p])
+    q = Parameter(np.array([0.5, -1.5], dtype))
+    if extras:
+        opt.setup([{"params": [p], "lr": 0.05}, {"params": [q]}])
+        opt.add_hook(O.WeightDecay(0.01))
+        opt.add_hook(O.ClipGrad(1.0))
+    else:
+        opt.setup([p])
     rng = np.random.default_rng(7)
     grads = []
     for _ in range(n):
         grads.append(rng.standard_normal((2, 3)).astype(dtype))
         p.grad = Variable(grads[-1].copy())
+        q.grad = Variable(rng.standard_normal(2).astype(dtype))
         opt.update()
-    return p.data, grads
+    return (np.concatenate([p.data.ravel(), q.data]) if extras else p.data), grads
 
 
+@pytest.mark.parametrize("extras", [False, True], ids=["", "groups+hooks"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("wd", [0.0, 0.1])
 @pytest.mark.parametrize("name", list(ALL))
-def test_in_place_steps_give_the_bits_of_the_new_array_path(name, wd, dtype, monkeypatch):
+def test_in_place_steps_give_the_bits_of_the_new_array_path(name, wd, dtype, extras, monkeypatch):
     got = {}
     for path in PATHS:
         with monkeypatch.context() as mp:
-            got[path] = _steps(ALL[name], wd, dtype, path, mp)[0]
+            got[path] = _steps(ALL[name], wd, dtype, path, mp, extras=extras)[0]
     assert got["numpy out="].dtype == dtype and got["new arrays"].dtype == dtype
     np.testing.assert_array_equal(got["numpy out="], got["new arrays"])
     np.testing.assert_array_equal(got["default compute_into"], got["new arrays"])
