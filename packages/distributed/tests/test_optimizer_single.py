@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
+from zerograd import Variable
 from zerograd_distributed import (
     DataParallelOptimizer,
     create_communicator,
@@ -69,3 +70,23 @@ def test_schedulers_drive_the_wrapped_optimizers_rate():
     scheduler = StepLR(opt, step_size=1, gamma=0.5)
     scheduler.step()
     assert opt.optimizer.lr == 0.5 and scheduler.get_last_lr() == [0.5]
+
+
+def test_step_is_the_wrappers_update_which_averages_first(monkeypatch):
+    comm = create_communicator("mpi")
+    model = MLP((3, 2))
+    model(np.zeros((1, 2), np.float32))
+    opt = DataParallelOptimizer(Adam(alpha=0.1), comm).setup(model)
+    calls = []
+    original = DataParallelOptimizer.average_grads
+    monkeypatch.setattr(
+        DataParallelOptimizer, "average_grads", lambda self: calls.append(1) or original(self)
+    )
+    for p in model.params():
+        p.grad = Variable(np.ones(p.shape, np.float32))
+    before = [p.data.copy() for p in model.params()]
+    opt.step()  # not the wrapped optimizer's step, which would skip the averaging
+    assert calls == [1]
+    assert all(not np.array_equal(p.data, b) for p, b in zip(model.params(), before))
+    opt.zero_grad()  # the wrapped optimizer's: clears the model's gradients
+    assert all(p.grad is None for p in model.params())

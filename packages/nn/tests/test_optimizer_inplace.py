@@ -36,38 +36,115 @@ def test_updates_write_into_the_parameter_and_its_state(name, wd):
 
 ALL = {
     "SGD": lambda **k: O.SGD(0.1, **k),
+    "SGD-momentum": lambda **k: O.SGD(0.1, momentum=0.9, **k),
     **{name: make for name, (make, _) in STATEFUL.items()},
 }
+PATHS = ("numpy out=", "default compute_into", "new arrays")
 
 
-def _three_steps(make, wd, dtype, path, monkeypatch):
-    """A parameter after three updates, through one of the three paths to the same bits."""
+def _steps(make, wd, dtype, path, monkeypatch, n=3, extras=False):
+    """A parameter after ``n`` updates, through one of the three paths to the same bits.
+
+    ``extras``: two groups (one with its own lr), WeightDecay and ClipGrad hooks.
+    """
     backend = get_backend("numpy")
     opt = make(weight_decay=wd)
-    if path == "new arrays":  # the general path: _compute's new arrays, added at the end
-        monkeypatch.setattr(type(opt), "_step", None)
+    if path == "new arrays":  # what immutable arrays (JAX) get: the rule's new arrays
+        monkeypatch.setattr(type(backend), "writable", lambda self, x: False)
     elif path == "default compute_into":  # what any backend with mutable arrays gets
         monkeypatch.setattr(type(backend), "compute_into", Backend.compute_into)
     p = Parameter(np.array([[1.0, -2.0, 0.0], [0.5, 3.0, -0.25]], dtype))
-    opt.setup([p])
+    q = Parameter(np.array([0.5, -1.5], dtype))
+    if extras:
+        opt.setup([{"params": [p], "lr": 0.05}, {"params": [q]}])
+        opt.add_hook(O.WeightDecay(0.01))
+        opt.add_hook(O.ClipGrad(1.0))
+    else:
+        opt.setup([p])
     rng = np.random.default_rng(7)
-    for _ in range(3):
-        p.grad = Variable(rng.standard_normal((2, 3)).astype(dtype))
+    grads = []
+    for _ in range(n):
+        grads.append(rng.standard_normal((2, 3)).astype(dtype))
+        p.grad = Variable(grads[-1].copy())
+        q.grad = Variable(rng.standard_normal(2).astype(dtype))
         opt.update()
-    return p.data
+    return (np.concatenate([p.data.ravel(), q.data]) if extras else p.data), grads
 
 
+@pytest.mark.parametrize("extras", [False, True], ids=["", "groups+hooks"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
 @pytest.mark.parametrize("wd", [0.0, 0.1])
 @pytest.mark.parametrize("name", list(ALL))
-def test_in_place_steps_give_the_bits_of_the_new_array_path(name, wd, dtype, monkeypatch):
+def test_in_place_steps_give_the_bits_of_the_new_array_path(name, wd, dtype, extras, monkeypatch):
     got = {}
-    for path in ("numpy out=", "default compute_into", "new arrays"):
+    for path in PATHS:
         with monkeypatch.context() as mp:
-            got[path] = _three_steps(ALL[name], wd, dtype, path, mp)
-    assert got["numpy out="].dtype == dtype
+            got[path] = _steps(ALL[name], wd, dtype, path, mp, extras=extras)[0]
+    assert got["numpy out="].dtype == dtype and got["new arrays"].dtype == dtype
     np.testing.assert_array_equal(got["numpy out="], got["new arrays"])
     np.testing.assert_array_equal(got["default compute_into"], got["new arrays"])
+
+
+def _by_hand(name, p, grads, wd):
+    """The optimizers' formulas written plainly (float64), step after step."""
+    lr, eps, rho, b1, b2 = 0.1, 1e-8, 0.95, 0.9, 0.999
+    p = p.astype(np.float64)
+    v = h = msg = msdx = m = np.zeros_like(p)
+    for t, g in enumerate(grads, 1):
+        g = g.astype(np.float64)
+        if name != "AdamW":
+            g = g + wd * p
+        if name == "SGD":
+            p = p - lr * g
+        elif name == "SGD-momentum":  # PyTorch's: the velocity sums gradients
+            v = 0.9 * v + g
+            p = p - lr * v
+        elif name == "MomentumSGD":
+            v = 0.9 * v - lr * g
+            p = p + v
+        elif name == "AdaGrad":
+            h = h + g * g
+            p = p - lr * g / (np.sqrt(h) + eps)
+        elif name == "AdaDelta":
+            msg = rho * msg + (1 - rho) * g * g
+            dx = np.sqrt((msdx + 1e-6) / (msg + 1e-6)) * g
+            msdx = rho * msdx + (1 - rho) * dx * dx
+            p = p - 1.0 * dx
+        else:  # Adam, AdamW
+            m = b1 * m + (1 - b1) * g
+            v = b2 * v + (1 - b2) * g * g
+            step = lr * np.sqrt(1 - b2**t) / (1 - b1**t)
+            p = p - step * m / (np.sqrt(v) + eps) - (lr * wd * p if name == "AdamW" else 0)
+    return p
+
+
+@pytest.mark.parametrize("wd", [0.0, 0.1])
+@pytest.mark.parametrize("name", list(ALL))
+def test_every_path_follows_the_formula_by_hand(name, wd, monkeypatch):
+    start = np.array([[1.0, -2.0, 0.0], [0.5, 3.0, -0.25]])
+    for n in (1, 3):
+        for path in PATHS:
+            with monkeypatch.context() as mp:
+                got, grads = _steps(ALL[name], wd, np.float64, path, mp, n)
+            np.testing.assert_allclose(got, _by_hand(name, start, grads, wd), rtol=1e-12, atol=0)
+
+
+def test_an_update_without_hooks_makes_no_variable_and_no_function(monkeypatch):
+    import zerograd
+
+    ps = [Parameter(np.ones((2, 3), np.float32)), Parameter(np.ones(3, np.float32))]
+    opts = [make().setup(ps) for make in ALL.values()]
+    for p in ps:
+        p.grad = Variable(np.full(p.shape, 0.5, np.float32))
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the update made a Variable or called a Function")
+
+    monkeypatch.setattr(Variable, "__init__", refuse)
+    monkeypatch.setattr(zerograd.Function, "__call__", refuse)
+    for opt in opts:
+        opt.update()
+    assert ps[0].data[0, 0] != 1.0
 
 
 def test_arrays_the_backend_cannot_write_take_the_new_array_path(monkeypatch):
@@ -85,22 +162,38 @@ def test_arrays_the_backend_cannot_write_take_the_new_array_path(monkeypatch):
     np.testing.assert_allclose(p.data, [1.0 - 0.05 - 0.095, 2.0 + 0.05 + 0.095])
 
 
-def test_a_subclass_overriding_compute_is_not_bypassed_by_the_in_place_path():
-    class Frozen(O.Adam):
-        def _compute(self, data, grad, state, hp):
-            return data * 0, {"m": state["m"], "v": state["v"]}
+class _Accumulate(O.Optimizer):
+    """``a += grad; param -= lr * a``: a rule written once, as a subclass would."""
 
-    p, q = Parameter(np.array([1.0, 2.0])), Parameter(np.array([1.0, 2.0]))
-    frozen, adam = Frozen().setup([p]), O.Adam().setup([q])
-    moments = None
-    for _ in range(2):
-        for param, opt in ((p, frozen), (q, adam)):
-            param.grad = Variable(np.array([0.5, -0.5]))
-            opt.update()
-        moments = moments or adam.state(q, "m", "v")
-    np.testing.assert_array_equal(p.data, [1.0, 2.0])  # Frozen's own _compute ran
-    assert all(a is b for a, b in zip(adam.state(q, "m", "v"), moments))  # Adam's in place
-    np.testing.assert_allclose(q.data, [1.0 - 0.002, 2.0 + 0.002])  # two steps of lr * sign
+    lr = O.hyperparameter()
+    _state_names = ("a",)
+
+    def __init__(self, lr):
+        super().__init__()
+        self.lr = lr
+
+    def _scratch_count(self, hp):
+        return 1
+
+    def _rule(self, u, data, grad, state, scratch, hp):
+        a = u.add(state["a"], grad, out=state["a"])
+        return u.multiply(a, -hp["lr"], out=scratch[0]), {"a": a}
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_a_subclass_writes_its_rule_once_and_gets_both_paths(writable, monkeypatch):
+    if not writable:
+        monkeypatch.setattr(type(get_backend("numpy")), "writable", lambda self, x: False)
+    p = Parameter(np.array([1.0, 2.0]))
+    opt = _Accumulate(0.5).setup([p])
+    p.grad = Variable(np.array([1.0, -1.0]))
+    opt.update()
+    (a,) = opt.state(p, "a")
+    p.grad = Variable(np.array([1.0, 3.0]))
+    opt.update()
+    np.testing.assert_array_equal(p.data, [1.0 - 0.5 - 1.0, 2.0 + 0.5 - 1.0])
+    np.testing.assert_array_equal(opt.state(p, "a")[0], [2.0, 2.0])
+    assert (opt.state(p, "a")[0] is a) is writable  # written in place only where it can be
 
 
 # -- hyperparameter ranges --------------------------------------------------------------

@@ -126,7 +126,7 @@ def test_adam_groups_accept_alpha():
 @pytest.mark.parametrize(
     ("groups", "err", "words"),
     [
-        ([{"params": [], "lr": 0.1, "momentum": 0.9}], ValueError, r"group 0 has unknown keys"),
+        ([{"params": [], "lr": 0.1, "nesterov": True}], ValueError, r"group 0 has unknown keys"),
         ([{"lr": 0.1}], ValueError, r'group 0 must be a dict with a "params" entry'),
         ([{"params": [1.0]}], TypeError, r"every item of group 0's params must be a Parameter"),
     ],

@@ -268,6 +268,10 @@ class DataParallelOptimizer:
         if self.average_grads():
             self.optimizer.update()
 
+    def step(self) -> None:
+        """PyTorch's name of :meth:`update` (averages the gradients too)."""
+        self.update()
+
     def average_grads(self) -> bool:
         """Replace every gradient by its mean over the ranks, without updating.
 

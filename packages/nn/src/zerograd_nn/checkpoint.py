@@ -33,7 +33,6 @@ from zerograd import Variable
 from zerograd.backends import as_numpy, backend_of
 
 from . import weights as _w
-from .optimizers import state as _opt_state
 from .state_dict import prepare_load
 
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
@@ -266,11 +265,11 @@ def load_checkpoint(
     commits = [model_commit]
     if optimizer is not None:
         commits.append(
-            _opt_state.prepare_load(optimizer, _join(parts["optimizer"], arrays), incoming)
+            optimizer.prepare_load_state_dict(_join(parts["optimizer"], arrays), incoming)
         )
     if scheduler is not None:
         sd = _join(parts["scheduler"], arrays)
-        prepare = getattr(scheduler, "_prepare_load", None)
+        prepare = getattr(scheduler, "prepare_load_state_dict", None)
         commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
     commits.append(_rng_commit(_join(parts["random"], arrays)))
     if loader is not None:

@@ -1,12 +1,9 @@
 """The optimizers: SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, AdamW.
 
-Each has two forms of one arithmetic: ``_step`` writes into the parameter, its state
-and scratch buffers with ``Backend.compute_into`` (used by :meth:`Optimizer.update` for
-arrays that change in place, once nothing can fail), and ``_compute`` returns the change
-and the new state as new arrays (for arrays that cannot change in place, and mixed
-dtypes); both do the same operations in the same order, so they give the same bits. ``weight_decay``
-(default 0) adds ``weight_decay * param`` to the gradient (L2), except in AdamW, where it
-is decoupled.
+Each writes its update once, as ``_rule(u, data, grad, state, scratch, hp)`` against a
+namespace ``u`` that either writes into the state and scratch arrays or makes new arrays
+(:mod:`.inplace`). ``weight_decay`` (default 0) adds ``weight_decay * param`` to the
+gradient (L2), except in AdamW, where it is decoupled.
 """
 
 from __future__ import annotations
@@ -14,31 +11,33 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerograd.backends import backend_of, get_array_module
-
 from .base import Optimizer, hyperparameter
 
 
-def _l2(data: Any, grad: Any, hp: dict) -> Any:
-    wd = hp.get("weight_decay", 0.0)
-    return grad + wd * data if wd else grad
-
-
-def _l2_into(into: Any, out: Any, data: Any, grad: Any, hp: dict) -> Any:
-    """``grad + weight_decay * data`` written into ``out`` (``grad`` itself without decay)."""
+def _l2(u: Any, out: Any, data: Any, grad: Any, hp: dict) -> Any:
+    """``grad + weight_decay * data`` (into ``out``); ``grad`` itself without decay."""
     wd = hp.get("weight_decay", 0.0)
     if not wd:
         return grad
-    into("multiply", data, wd, out=out)
-    into("add", grad, out, out=out)
-    return out
+    return u.add(grad, u.multiply(data, wd, out=out), out=out)
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent: ``param -= lr * grad``.
+    """Stochastic gradient descent: ``param -= lr * grad``, with PyTorch's momentum if asked.
+
+    With ``momentum > 0`` it is PyTorch's ``torch.optim.SGD`` (no dampening, no Nesterov)::
+
+        g = grad + weight_decay * param
+        v = momentum * v + g        # v starts at zero
+        param -= lr * v
+
+    The velocity ``v`` holds gradients, not steps, so a scheduled ``lr`` applies to all of
+    it at once; DeZero's :class:`MomentumSGD` keeps ``v = momentum * v - lr * g`` (steps
+    taken with the lr of their time) and adds ``v``. Both agree while ``lr`` is constant.
 
     Args:
         lr: the learning rate.
+        momentum: PyTorch's momentum factor, in [0, 1] (0: plain SGD, no state).
         weight_decay: L2 coefficient added to each gradient as ``weight_decay * param``.
 
     Raises:
@@ -57,26 +56,34 @@ class SGD(Optimizer):
     """
 
     lr = hyperparameter()
+    momentum = hyperparameter(high=1.0, missing=0.0)  # missing: SGD saved before it had one
     weight_decay = hyperparameter()
+    _state_names = ("v",)
 
-    def __init__(self, lr: float = 0.01, *, weight_decay: float = 0.0) -> None:
+    def __init__(
+        self, lr: float = 0.01, *, momentum: float = 0.0, weight_decay: float = 0.0
+    ) -> None:
         super().__init__()
         self.lr = lr
+        self.momentum = momentum
         self.weight_decay = weight_decay
 
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        return _l2(data, grad, hp) * -hp["lr"], {}
+    def _state_for(self, hp: dict) -> tuple[str, ...]:
+        return self._state_names if hp["momentum"] else ()
 
     def _scratch_count(self, hp: dict) -> int:
         return 1
 
-    _paired = _compute  # _step does what this _compute does
-
-    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        into = backend_of(data).compute_into
+    def _rule(
+        self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
+    ) -> tuple[Any, dict]:
         (s,) = scratch
-        into("multiply", _l2_into(into, s, data, grad, hp), -hp["lr"], out=s)
-        into("add", data, s, out=data)
+        g = _l2(u, s, data, grad, hp)
+        if not hp["momentum"]:
+            return u.multiply(g, -hp["lr"], out=s), {}
+        v = u.multiply(state["v"], hp["momentum"], out=state["v"])
+        v = u.add(v, g, out=v)
+        return u.multiply(v, -hp["lr"], out=s), {"v": v}
 
 
 class MomentumSGD(Optimizer):
@@ -105,24 +112,17 @@ class MomentumSGD(Optimizer):
         self.momentum = momentum
         self.weight_decay = weight_decay
 
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        v = state["v"] * hp["momentum"]  # made from the state: on the parameter's backend
-        v -= hp["lr"] * _l2(data, grad, hp)
-        return v, {"v": v}
-
     def _scratch_count(self, hp: dict) -> int:
         return 1
 
-    _paired = _compute  # _step does what this _compute does
-
-    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        into = backend_of(data).compute_into
+    def _rule(
+        self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
+    ) -> tuple[Any, dict]:
         (s,) = scratch
-        v = state["v"]
-        into("multiply", v, hp["momentum"], out=v)
-        into("multiply", _l2_into(into, s, data, grad, hp), hp["lr"], out=s)
-        into("subtract", v, s, out=v)
-        into("add", data, v, out=data)
+        v = u.multiply(state["v"], hp["momentum"], out=state["v"])
+        s = u.multiply(_l2(u, s, data, grad, hp), hp["lr"], out=s)
+        v = u.subtract(v, s, out=v)
+        return v, {"v": v}
 
 
 class AdaGrad(Optimizer):
@@ -149,33 +149,19 @@ class AdaGrad(Optimizer):
         self.eps = eps
         self.weight_decay = weight_decay
 
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        xp = get_array_module(data)
-        grad = _l2(data, grad, hp)
-        h = state["h"] + grad * grad
-        step = xp.sqrt(h)
-        step += hp["eps"]
-        step = grad / step
-        step *= -hp["lr"]
-        return step, {"h": h}
-
     def _scratch_count(self, hp: dict) -> int:
         return 2 if hp.get("weight_decay") else 1
 
-    _paired = _compute  # _step does what this _compute does
-
-    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        into = backend_of(data).compute_into
+    def _rule(
+        self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
+    ) -> tuple[Any, dict]:
         s = scratch[0]
-        grad = _l2_into(into, scratch[-1], data, grad, hp) if len(scratch) > 1 else grad
-        h = state["h"]
-        into("multiply", grad, grad, out=s)
-        into("add", h, s, out=h)
-        into("sqrt", h, out=s)
-        into("add", s, hp["eps"], out=s)
-        into("divide", grad, s, out=s)
-        into("multiply", s, -hp["lr"], out=s)
-        into("add", data, s, out=data)
+        grad = _l2(u, scratch[-1], data, grad, hp)
+        h = u.add(state["h"], u.multiply(grad, grad, out=s), out=state["h"])
+        s = u.sqrt(h, out=s)
+        s = u.add(s, hp["eps"], out=s)
+        s = u.divide(grad, s, out=s)
+        return u.multiply(s, -hp["lr"], out=s), {"h": h}
 
 
 class AdaDelta(Optimizer):
@@ -209,44 +195,29 @@ class AdaDelta(Optimizer):
         self.lr = lr
         self.weight_decay = weight_decay
 
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        xp = get_array_module(data)
-        rho, eps = hp["rho"], hp["eps"]
-        grad = _l2(data, grad, hp)
-        msg = state["msg"] * rho
-        msg += (1 - rho) * grad * grad
-        dx = xp.sqrt((state["msdx"] + eps) / (msg + eps)) * grad
-        msdx = state["msdx"] * rho
-        msdx += (1 - rho) * dx * dx
-        dx *= -hp["lr"]
-        return dx, {"msg": msg, "msdx": msdx}
-
-    _paired = _compute  # _step does what this _compute does
-
     def _scratch_count(self, hp: dict) -> int:
         return 3 if hp.get("weight_decay") else 2
 
-    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        into = backend_of(data).compute_into
+    def _rule(
+        self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
+    ) -> tuple[Any, dict]:
         s, dx = scratch[0], scratch[1]
-        grad = _l2_into(into, scratch[2], data, grad, hp) if len(scratch) > 2 else grad
+        grad = _l2(u, scratch[-1], data, grad, hp)
         rho, eps = hp["rho"], hp["eps"]
-        msg, msdx = state["msg"], state["msdx"]
-        into("multiply", grad, 1 - rho, out=s)  # msg = rho * msg + (1 - rho) * grad**2
-        into("multiply", s, grad, out=s)
-        into("multiply", msg, rho, out=msg)
-        into("add", msg, s, out=msg)
-        into("add", msdx, eps, out=dx)  # dx = sqrt((msdx + eps) / (msg + eps)) * grad
-        into("add", msg, eps, out=s)
-        into("divide", dx, s, out=dx)
-        into("sqrt", dx, out=dx)
-        into("multiply", dx, grad, out=dx)
-        into("multiply", dx, 1 - rho, out=s)  # msdx = rho * msdx + (1 - rho) * dx**2
-        into("multiply", s, dx, out=s)
-        into("multiply", msdx, rho, out=msdx)
-        into("add", msdx, s, out=msdx)
-        into("multiply", dx, -hp["lr"], out=dx)
-        into("add", data, dx, out=data)
+        s = u.multiply(grad, 1 - rho, out=s)  # msg = rho * msg + (1 - rho) * grad**2
+        s = u.multiply(s, grad, out=s)
+        msg = u.multiply(state["msg"], rho, out=state["msg"])
+        msg = u.add(msg, s, out=msg)
+        dx = u.add(state["msdx"], eps, out=dx)  # dx = sqrt((msdx + eps) / (msg + eps)) * grad
+        s = u.add(msg, eps, out=s)
+        dx = u.divide(dx, s, out=dx)
+        dx = u.sqrt(dx, out=dx)
+        dx = u.multiply(dx, grad, out=dx)
+        s = u.multiply(dx, 1 - rho, out=s)  # msdx = rho * msdx + (1 - rho) * dx**2
+        s = u.multiply(s, dx, out=s)
+        msdx = u.multiply(state["msdx"], rho, out=state["msdx"])
+        msdx = u.add(msdx, s, out=msdx)
+        return u.multiply(dx, -hp["lr"], out=dx), {"msg": msg, "msdx": msdx}
 
 
 def _alpha_or_lr(owner: str, alpha: Any, lr: Any) -> Any:
@@ -293,6 +264,7 @@ class Adam(Optimizer):
     weight_decay = hyperparameter()
     _state_names = ("m", "v")
     _counters = ("t",)
+    _decoupled_decay = False  # weight_decay: L2 in the gradient (Adam) or decoupled (AdamW)
 
     def __init__(
         self,
@@ -344,54 +316,32 @@ class Adam(Optimizer):
         super()._commit(plan)
         self.t += self._next
 
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        xp = get_array_module(data)
-        beta1, beta2 = hp["beta1"], hp["beta2"]
-        grad = self._grad(data, grad, hp)
-        m0, v0 = state["m"], state["v"]
-        m = grad - m0
-        m *= 1 - beta1
-        m += m0
-        v = grad * grad
-        v -= v0
-        v *= 1 - beta2
-        v += v0
-        step = xp.sqrt(v)
-        step += hp["eps"]
-        step = m / step
-        step *= -hp["step"]
-        return step, {"m": m, "v": v}
-
-    def _grad(self, data: Any, grad: Any, hp: dict) -> Any:
-        return _l2(data, grad, hp)
-
     def _scratch_count(self, hp: dict) -> int:
         return 2 if hp.get("weight_decay") else 1
 
-    _paired = _compute  # _step does what this _compute does
-
-    def _step(self, data: Any, grad: Any, state: dict, scratch: list, hp: dict) -> None:
-        into = backend_of(data).compute_into
+    def _rule(
+        self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
+    ) -> tuple[Any, dict]:
         s = scratch[0]
-        if len(scratch) > 1 and not isinstance(self, AdamW):
-            grad = _l2_into(into, scratch[1], data, grad, hp)
+        if not self._decoupled_decay:
+            grad = _l2(u, scratch[-1], data, grad, hp)
         m, v = state["m"], state["v"]
-        into("subtract", grad, m, out=s)  # m += (1 - beta1) * (grad - m)
-        into("multiply", s, 1 - hp["beta1"], out=s)
-        into("add", m, s, out=m)
-        into("multiply", grad, grad, out=s)  # v += (1 - beta2) * (grad**2 - v)
-        into("subtract", s, v, out=s)
-        into("multiply", s, 1 - hp["beta2"], out=s)
-        into("add", v, s, out=v)
-        into("sqrt", v, out=s)
-        into("add", s, hp["eps"], out=s)
-        into("divide", m, s, out=s)
-        into("multiply", s, -hp["step"], out=s)
-        self._decay_into(into, s, data, scratch, hp)
-        into("add", data, s, out=data)
-
-    def _decay_into(self, into: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
-        """Nothing for Adam (its weight decay went into the gradient); AdamW's decay."""
+        s = u.subtract(grad, m, out=s)  # m += (1 - beta1) * (grad - m)
+        s = u.multiply(s, 1 - hp["beta1"], out=s)
+        m = u.add(m, s, out=m)
+        s = u.multiply(grad, grad, out=s)  # v += (1 - beta2) * (grad**2 - v)
+        s = u.subtract(s, v, out=s)
+        s = u.multiply(s, 1 - hp["beta2"], out=s)
+        v = u.add(v, s, out=v)
+        s = u.sqrt(v, out=s)
+        s = u.add(s, hp["eps"], out=s)
+        s = u.divide(m, s, out=s)
+        s = u.multiply(s, -hp["step"], out=s)
+        wd = hp.get("weight_decay", 0.0)
+        if wd and self._decoupled_decay:  # AdamW: the decay bypasses the moments
+            decay = u.multiply(data, hp["lr"] * wd, out=scratch[1])
+            s = u.subtract(s, decay, out=s)
+        return s, {"m": m, "v": v}
 
 
 class AdamW(Adam):
@@ -425,18 +375,4 @@ class AdamW(Adam):
     ) -> None:
         super().__init__(alpha, beta1, beta2, eps, weight_decay=weight_decay, lr=lr)
 
-    def _grad(self, data: Any, grad: Any, hp: dict) -> Any:
-        return grad
-
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        step, state = super()._compute(data, grad, state, hp)
-        step -= (hp["lr"] * hp["weight_decay"]) * data
-        return step, state
-
-    _paired = _compute  # Adam's _step with the decay below
-
-    def _decay_into(self, into: Any, step: Any, data: Any, scratch: list, hp: dict) -> None:
-        if len(scratch) > 1:
-            s = scratch[1]
-            into("multiply", data, hp["lr"] * hp["weight_decay"], out=s)
-            into("subtract", step, s, out=step)
+    _decoupled_decay = True

@@ -2,23 +2,63 @@
 
 from __future__ import annotations
 
+import inspect
+import numbers
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
 
 from . import state as _st
-from .groups import _Groups, _Live, _ParamList, check_params, make_group
+from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
-from .inplace import Scratch, fits
+from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
 
-_FLOATS: set = set()  # dtypes already found to be floating point (a cache for _validate)
+_FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
 
 
-class Optimizer:
+def _is_target(x: Any) -> bool:
+    """Whether ``x``, given first to an optimizer, is what it trains (PyTorch's ``params``)."""
+    if x is None or isinstance(x, (numbers.Number, str, bytes, Parameter)):
+        return False
+    return hasattr(x, "params") or isinstance(x, (list, tuple, Iterator))
+
+
+class _SetUpOnCreation(type):
+    """``SGD(model.params(), lr=0.1)``: PyTorch's form creates and sets up at once.
+
+    A first positional argument that is a Layer/Model, a list/tuple/iterator of Parameters
+    or a list of parameter groups is taken off the arguments and given to ``setup``; a
+    number there stays DeZero's first hyperparameter (``SGD(0.1)``, ``Adam(0.001)``).
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if args and isinstance(args[0], Parameter):
+            raise TypeError(
+                f"{cls.__name__}(...): the first argument is one Parameter; give a list of "
+                f"Parameters ({cls.__name__}([p], ...)), a model or model.params()."
+            )
+        if args and _is_target(args[0]):
+            opt = super().__call__(*args[1:], **kwargs)
+            opt.setup(args[0])
+            return opt
+        return super().__call__(*args, **kwargs)
+
+    @property
+    def __signature__(cls) -> inspect.Signature:
+        # what inspect.signature(SGD) shows: __init__'s (DeZero's), not (*args, **kwargs)
+        sig = inspect.signature(cls.__init__)
+        return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+class Optimizer(metaclass=_SetUpOnCreation):
     """Base class: ``setup(target)``, ``update()``, ``update_one(param)``, ``add_hook(f)``.
+
+    PyTorch's spellings work too: ``SGD(model.params(), lr=0.1)`` sets the optimizer up on
+    what its first argument holds (a number there is still DeZero's ``lr``/``alpha``),
+    ``step()`` is ``update()`` and ``zero_grad()`` clears the gradients it would use.
 
     ``target`` is a Layer/Model (anything with ``params()``), an iterable of Parameters, or
     a list of parameter groups ``[{"params": ..., "lr": 0.1}, ...]`` whose keys override
@@ -28,12 +68,16 @@ class Optimizer:
 
     :meth:`update` is all or nothing: it checks every gradient, parameter, state array and
     hyperparameter, runs the hooks on private copies of the gradients (undone if one
-    raises), and only then writes. Arrays their backend can write in place (numpy, cupy)
-    are updated with in-place arithmetic that cannot fail once checked (:mod:`.inplace`);
-    others (JAX) get new arrays. Subclasses written DeZero's way (overriding ``update_one``) keep
-    working; subclasses overriding ``_compute`` take the new-array path.
+    raises), and only then writes. Each optimizer writes its update once (``_rule``)
+    against a namespace of array operations (:mod:`.inplace`): arrays their backend can
+    write in place (numpy, cupy) are updated with in-place arithmetic that cannot fail once
+    checked; others (JAX) get new arrays. Subclasses written DeZero's way (overriding
+    ``update_one``) keep working.
     """
 
+    #: each group's lr before any scheduler changed it, set by the first scheduler made on
+    #: this optimizer: the base lrs of every later one
+    initial_lrs: list[float] | None = None
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
     _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
 
@@ -47,26 +91,21 @@ class Optimizer:
 
     # -- set-up ---------------------------------------------------------------------------
     @classmethod
-    def _hyper_names(cls) -> dict[str, str]:
-        """``{attribute name: group key}`` of every hyperparameter, aliases included."""
+    def hyperparameter_specs(cls) -> dict[str, hyperparameter]:
+        """Every hyperparameter attribute by name, aliases included (Adam's ``alpha``).
+
+        Each descriptor's ``key`` is the group key it stands for (``alpha``'s is ``"lr"``);
+        its bounds are what ``setup``, ``load_state_dict`` and ``update`` accept.
+
+        Returns:
+            ``{attribute name: descriptor}``, a subclass's over its bases'.
+        """
         out = {}
         for klass in reversed(cls.__mro__):
             for name, value in vars(klass).items():
                 if isinstance(value, hyperparameter):
-                    out[name] = value.key
+                    out[name] = value
         return out
-
-    @classmethod
-    def _hyper_spec(cls, name: str) -> hyperparameter | None:
-        """The descriptor of the hyperparameter with attribute name or group key ``name``."""
-        found = None
-        for klass in cls.__mro__:
-            for value in vars(klass).values():
-                if isinstance(value, hyperparameter) and name in (value.name, value.key):
-                    if value.name == value.key:
-                        return value
-                    found = found or value
-        return found
 
     def _checked(self, hp: dict) -> dict:
         """A group's hyperparameters as checked floats (an update refuses bad ones first)."""
@@ -98,13 +137,13 @@ class Optimizer:
                         )
                     seen.add(id(p))
             self.param_groups = groups
-            self.target = _Groups(groups)
+            self.target = GroupsTarget(groups)
             return self
         if hasattr(target, "params"):
-            group = {"params": _Live(target)}
+            group = {"params": LiveParams(target)}
         else:
             group = {"params": check_params(name, target, "target")}
-            target = _ParamList(group["params"])
+            target = ParamList(group["params"])
         group.update(self.defaults)
         self.param_groups = [group]
         self.target = target
@@ -118,7 +157,16 @@ class Optimizer:
             )
         return list(self.target.params())
 
-    def _grouped(self) -> list[tuple[dict, list[Parameter]]]:
+    def grouped_params(self) -> list[tuple[dict, list[Parameter]]]:
+        """Each parameter group with its Parameters as of now (a Parameter once only).
+
+        Returns:
+            ``[(group dict, [Parameter, ...]), ...]``; one ``({}, params)`` pair for a
+            subclass that assigned ``target`` itself.
+
+        Raises:
+            RuntimeError: the optimizer has not been set up.
+        """
         if self.target is None:
             self._all_params()  # raises the no-target error
         if not self.param_groups:  # a subclass that assigned target itself
@@ -141,7 +189,7 @@ class Optimizer:
                 optimizer state made for another shape; nothing changed.
             TypeError: a non-floating gradient or parameter; nothing changed.
         """
-        grouped = self._grouped()
+        grouped = self.grouped_params()
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
         if self.hooks:
@@ -172,13 +220,13 @@ class Optimizer:
                     if p.grad is not None:
                         self.update_one(p)
             return
-        fast = self._has_step()
         plan = []
         for group, ps in grouped:
             hp = self._coefficients(self._checked(group or self.defaults))
+            names, n = self._state_for(hp), self._scratch_count(hp)
             for p in ps:
                 if p.grad is not None:
-                    plan.append(self._planned(p, hp, fast))
+                    plan.append(self._planned(p, hp, names, n))
         self._commit(plan)
 
     def _coefficients(self, hp: dict) -> dict:
@@ -189,36 +237,68 @@ class Optimizer:
         return hp
 
     def _scratch_count(self, hp: dict) -> int:
-        """How many scratch arrays like the parameter :meth:`_step` needs."""
+        """How many scratch arrays like the parameter :meth:`_rule` uses."""
         return 0
 
-    def _has_step(self) -> bool:
-        cls = type(self)
-        return cls._step is not None and cls._compute is cls._paired
+    def _state_for(self, hp: dict) -> tuple[str, ...]:
+        """The state arrays a step with the hyperparameters ``hp`` uses."""
+        return self._state_names
 
-    def _planned(self, p: Parameter, hp: dict, fast: bool) -> tuple:
-        """One parameter's part of the commit; may fail, changes nothing."""
+    def _rule(
+        self, u: Any, data: Any, grad: Any, state: dict, scratch: list, hp: dict
+    ) -> tuple[Any, dict]:
+        """The update, written once against the namespace ``u`` (see :mod:`.inplace`).
+
+        Computes with ``u.add``/``subtract``/``multiply``/``divide``/``sqrt`` and their
+        ``out=`` targets (the ``state`` arrays and the :meth:`_scratch_count` arrays of
+        ``scratch``; never ``data`` or ``grad``), using what each call returns: with
+        :class:`.IntoArrays` the results are written into those targets, with
+        :data:`.NEW_ARRAYS` they are new arrays (``scratch`` then holds None).
+
+        Args:
+            u: the namespace.
+            data: the parameter's array.
+            grad: its gradient's array.
+            state: its state arrays by name (zeros at first).
+            scratch: the scratch arrays (or Nones).
+            hp: the group's hyperparameters and :meth:`_coefficients`.
+
+        Returns:
+            ``(step, new_state)``: :meth:`update` adds ``step`` to the parameter once every
+            parameter's is known.
+        """
+        raise NotImplementedError(f"{type(self).__name__}._rule is not implemented")
+
+    def _planned(self, p: Parameter, hp: dict, names: tuple[str, ...], n: int) -> tuple:
+        """One parameter's part of the commit (``names``: its state, ``n``: scratch arrays).
+
+        May fail; changes nothing.
+        """
         data, grad = p.data, p.grad.data
-        state = _st.arrays_for(self._state.get(p), data, self._state_names)
-        if fast and fits(data, grad, state):
-            scratch = self._scratch.get(data, self._scratch_count(hp))
-            return p, True, (grad, state, scratch, hp)
-        delta, new_state = self._compute(data, grad, state, hp)
+        stored = self._state.get(p)
+        state = _st.arrays_for(stored, data, names)
+        backend = backend_of(data)
+        if fits(data, grad, state, backend):
+            scratch = self._scratch.get(data, n)
+            return p, IntoArrays.of(backend), (grad, state, scratch, hp, state is not stored)
+        delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
         dtype = data.dtype
         if delta.dtype != dtype:
-            delta = backend_of(data).astype(delta, dtype)
+            delta = backend.astype(delta, dtype)
         for k, a in new_state.items():
             if a.dtype != dtype:
-                new_state[k] = backend_of(data).astype(a, dtype)
-        return p, False, (delta, new_state)
+                new_state[k] = backend.astype(a, dtype)
+        return p, None, (delta, new_state)
 
     def _commit(self, plan: list) -> None:
         """Write the planned changes (nothing here can fail after the checks)."""
-        for p, in_place, args in plan:
-            if in_place:
-                grad, state, scratch, hp = args
-                self._step(p.data, grad, state, scratch, hp)  # writes into p.data and state
-                if state and self._state.get(p) is not state:
+        for p, u, args in plan:
+            if u is not None:  # the in-place path: the rule writes into state and scratch
+                grad, state, scratch, hp, new = args
+                data = p.data
+                step, _ = self._rule(u, data, grad, state, scratch, hp)
+                u.add(data, step, out=data)
+                if new and state:
                     self._state[p] = state
                 continue
             delta, new_state = args
@@ -229,29 +309,37 @@ class Optimizer:
             if new_state:
                 self._state[p] = new_state
 
-    # ``_step(data, grad, state, scratch, hp)``: the update written in place into ``data``
-    # and the ``state`` arrays with ``Backend.compute_into`` (see :mod:`.inplace`); ``None`` for
-    # optimizers that only have :meth:`_compute`. Its arithmetic matches ``_compute``'s.
-    _step: Callable[..., None] | None = None
-    _paired: Callable[..., Any] | None = None  # the _compute that _step matches
-
-    def _compute(self, data: Any, grad: Any, state: dict, hp: dict) -> tuple[Any, dict]:
-        """The change of the parameter's array and its new state arrays.
-
-        Never writes into its arguments: :meth:`update` adds the change once every
-        parameter's is computed.
-        """
-        raise NotImplementedError(f"{type(self).__name__}._compute is not implemented")
-
     def update_one(self, param: Parameter) -> None:
         """Change one parameter from its gradient, with its group's hyperparameters.
 
         Args:
             param: a parameter with a gradient.
         """
-        group = next((g for g, ps in self._grouped() if any(q is param for q in ps)), {})
+        group = next((g for g, ps in self.grouped_params() if any(q is param for q in ps)), {})
         hp = self._coefficients(self._checked({**self.defaults, **group}))
-        self._commit([self._planned(param, hp, self._has_step())])
+        self._commit([self._planned(param, hp, self._state_for(hp), self._scratch_count(hp))])
+
+    def step(self) -> None:
+        """PyTorch's name of :meth:`update` (the same call)."""
+        self.update()
+
+    def zero_grad(self) -> None:
+        """Clear the gradient of every parameter this optimizer updates (``p.cleargrad()``).
+
+        PyTorch's habit; DeZero's is ``model.cleargrads()``. Gradients become None, as
+        PyTorch's default ``set_to_none=True`` does.
+
+        Raises:
+            RuntimeError: the optimizer has not been set up.
+        """
+        if self.target is None:
+            raise RuntimeError(
+                f"{type(self).__name__}.zero_grad(): no target; call optimizer.setup(model) "
+                f"first (or give the parameters first: {type(self).__name__}(model.params(), "
+                f"...))."
+            )
+        for p in self._all_params():
+            p.cleargrad()
 
     def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
         """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...).
@@ -280,10 +368,10 @@ class Optimizer:
             The names, keyed by ``id`` of each parameter.
         """
         names: dict[int, str] = {}
-        for i, (g, ps) in enumerate(self._grouped()):
+        for i, (g, ps) in enumerate(self.grouped_params()):
             given = g.get("param_names")
             src = g.get("params")
-            model = src.model if isinstance(src, _Live) else None
+            model = src.model if isinstance(src, LiveParams) else None
             if given is not None:
                 pairs: Iterable = zip(given, ps)
             elif model is not None and hasattr(model, "named_params"):
@@ -309,36 +397,38 @@ class Optimizer:
             if p.grad is None or p.data is None:
                 continue
             g, data = p.grad.data, p.data
-            shape = tuple(data.shape)
-            if tuple(g.shape) != shape:
+            shape = data.shape
+            if g.shape != shape and tuple(g.shape) != tuple(shape):
                 raise ValueError(
-                    f"{op}: {self._label(i, p)} of shape {shape} has a gradient of shape "
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} has a gradient of shape "
                     f"{tuple(g.shape)}; nothing was updated. Gradients must have their "
                     f"parameter's shape."
                 )
-            for what, a in (("a gradient", g), ("data", data)):
-                if not _is_float(a):
-                    raise TypeError(
-                        f"{op}: {self._label(i, p)} of shape {shape} and dtype {data.dtype} has "
-                        f"{what} of dtype {a.dtype}; nothing was updated. Parameters and their "
-                        f"gradients must be floating point (e.g. float32)."
-                    )
+            if not (_is_float(g) and _is_float(data)):
+                what, a = ("data", data) if _is_float(g) else ("a gradient", g)
+                raise TypeError(
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} and dtype {data.dtype} "
+                    f"has {what} of dtype {a.dtype}; nothing was updated. Parameters and their "
+                    f"gradients must be floating point (e.g. float32)."
+                )
             flags = getattr(data, "flags", None)
             if flags is not None and getattr(flags, "writeable", True) is False:
                 raise ValueError(
-                    f"{op}: {self._label(i, p)} of shape {shape} holds a read-only array; "
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} holds a read-only array; "
                     f"nothing was updated. Give it a writable copy first "
                     f"(param.data = param.data.copy())."
                 )
             st = self._state.get(p)
-            bad = st and next((k for k, a in st.items() if tuple(a.shape) != shape), None)
-            if bad:
-                raise ValueError(
-                    f"{op}: {self._label(i, p)} now has shape {shape} but its optimizer state "
-                    f"{bad!r} was made for shape {tuple(st[bad].shape)}; nothing was updated. "
-                    f"Call optimizer.clear_state() (or make a new optimizer) after reshaping "
-                    f"parameters."
-                )
+            if not st:
+                continue
+            for bad, a in st.items():
+                if a.shape != shape and tuple(a.shape) != tuple(shape):
+                    raise ValueError(
+                        f"{op}: {self._label(i, p)} now has shape {tuple(shape)} but its "
+                        f"optimizer state {bad!r} was made for shape {tuple(a.shape)}; nothing "
+                        f"was updated. Call optimizer.clear_state() (or make a new optimizer) "
+                        f"after reshaping parameters."
+                    )
 
     # -- state ----------------------------------------------------------------------------
     def state(self, param: Parameter, *names: str) -> list[Any]:
@@ -383,8 +473,18 @@ class Optimizer:
         Returns:
             ``{"type", "defaults", "groups": [{hyperparameters, "params": [names]}],
             "counters", "state": {name: {state name: array copy}}}``.
+
+        Raises:
+            ValueError: two parameters share a name.
         """
-        return _st.state_dict(self)
+        return _st.state_dict_of(
+            type(self).__name__,
+            self.grouped_params(),
+            self.param_names(),
+            self._state.get,
+            self.defaults,
+            {c: int(getattr(self, c)) for c in self._counters},
+        )
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned, all or nothing (call after ``setup``).
@@ -393,10 +493,61 @@ class Optimizer:
             d: a dict from :meth:`state_dict`.
 
         Raises:
+            TypeError: ``d`` is not an optimizer state dict.
             ValueError: another optimizer type, other groups or names, or state arrays of
                 other shapes; nothing changed.
+            RuntimeError: the optimizer has not been set up.
         """
-        _st.load_state_dict(self, d)
+        self.prepare_load_state_dict(d)()
+
+    def prepare_load_state_dict(
+        self, d: dict[str, Any], incoming: Mapping[int, Any] | None = None
+    ) -> Callable[[], None]:
+        """Check ``d`` as :meth:`load_state_dict` does, changing nothing.
+
+        For loads of several parts at once (``load_checkpoint``): everything is checked
+        first, then each part's ``commit()`` is called.
+
+        Args:
+            d: a dict from :meth:`state_dict`.
+            incoming: ``{id(param): array}`` for parameters about to receive data (a model
+                loaded in the same step) that have none yet.
+
+        Returns:
+            ``commit()``, which loads ``d`` and cannot fail.
+
+        Raises:
+            TypeError: ``d`` is not an optimizer state dict.
+            ValueError: ``d`` does not fit this optimizer.
+            RuntimeError: the optimizer has not been set up.
+        """
+        name = type(self).__name__
+        _st.check_kind(name, d)
+        if self.target is None:
+            raise RuntimeError(
+                f"{name}.load_state_dict: call optimizer.setup(model) first, then load its state."
+            )
+        grouped = self.grouped_params()
+        loaded = _st.check_state(
+            name,
+            d,
+            grouped,
+            self.param_names(),
+            self.hyperparameter_specs(),
+            self._state_names,
+            self._counters,
+            incoming,
+        )
+
+        def commit() -> None:  # nothing here can fail: the optimizer changes all at once
+            self.defaults.update(loaded.defaults)
+            for (g, _), hyper in zip(grouped, loaded.groups):
+                g.update(hyper)
+            self._state = loaded.state
+            for c, v in loaded.counters.items():
+                setattr(self, c, v)
+
+        return commit
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -406,19 +557,24 @@ class Optimizer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         pairs = state.pop("_state", [])
+        if "_initial_lrs" in state:  # pickled before it had its public name
+            state["initial_lrs"] = state.pop("_initial_lrs")
         self.__dict__.update(state)
         self._state = weakref.WeakKeyDictionary(pairs)
         self._scratch = Scratch()
 
 
 def _is_float(a: Any) -> bool:
+    # dtypes are compared only with dtypes of the same array type: a strict backend's dtype
+    # compared with numpy's warns (and means nothing)
+    known = _FLOATS.get(type(a))
     dtype = a.dtype
     try:
-        if dtype in _FLOATS:
+        if known is not None and dtype in known:
             return True
     except TypeError:  # an unhashable dtype object: ask its backend every time
         return backend_of(a).dtype_kind(dtype) == "f"
     if backend_of(a).dtype_kind(dtype) != "f":
         return False
-    _FLOATS.add(dtype)
+    _FLOATS.setdefault(type(a), set()).add(dtype)
     return True

@@ -7,7 +7,7 @@ from typing import Any
 
 from zerograd import Parameter
 
-from .hyper import check_hyper
+from .hyper import check_hyper, spec_of
 
 _NO_DECAY_NAMES = ("b", "beta", "gamma", "bias")
 
@@ -50,7 +50,7 @@ def weight_decay_groups(
     return [{"params": decay, "weight_decay": weight_decay}, {"params": rest, "weight_decay": 0.0}]
 
 
-class _Live:
+class LiveParams:
     """A group's parameters read from a model at every update (as DeZero's ``target``)."""
 
     def __init__(self, model: Any) -> None:
@@ -63,25 +63,30 @@ class _Live:
         return f"<params of {type(self.model).__name__}>"
 
 
-class _Groups:
+class GroupsTarget:
     """The ``target`` of an optimizer set up with parameter groups."""
 
     def __init__(self, groups: list[dict]) -> None:
         self._groups = groups
 
     def params(self) -> Iterator[Parameter]:
+        """Every group's parameters, in order."""
         for g in self._groups:
             yield from g["params"]
 
 
-class _ParamList:
+class ParamList:
     """A plain list of Parameters given to ``setup`` instead of a model."""
 
     def __init__(self, params: list[Parameter]) -> None:
         self._params = params
 
     def params(self) -> Iterable[Parameter]:
+        """The Parameters given."""
         return iter(self._params)
+
+
+_Live, _Groups, _ParamList = LiveParams, GroupsTarget, ParamList  # their names in old pickles
 
 
 def check_params(owner: str, params: Any, what: str) -> list[Parameter]:
@@ -134,7 +139,8 @@ def make_group(opt: Any, g: Any, i: int) -> dict[str, Any]:
         raise ValueError(
             f'{name}.setup: group {i} must be a dict with a "params" entry, got {g!r:.80}.'
         )
-    known = opt._hyper_names()
+    specs = type(opt).hyperparameter_specs()
+    known = {n: spec.key for n, spec in specs.items()}
     unknown = [k for k in g if k not in known and k not in ("params", "param_names")]
     if unknown:
         raise ValueError(
@@ -146,12 +152,12 @@ def make_group(opt: Any, g: Any, i: int) -> dict[str, Any]:
         group["param_names"] = list(params)
         params = list(params.values())
     if hasattr(params, "params"):
-        group["params"] = _Live(params)
+        group["params"] = LiveParams(params)
     else:
         group["params"] = check_params(name, params, f"group {i}'s params")
     for k, v in g.items():
         if k in known:
-            group[known[k]] = check_hyper(name, k, v, opt._hyper_spec(k))
+            group[known[k]] = check_hyper(name, k, v, spec_of(specs, k))
         elif k == "param_names":
             group[k] = list(v)
     return group

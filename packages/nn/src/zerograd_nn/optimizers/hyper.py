@@ -14,12 +14,15 @@ class hyperparameter:
     ``low``/``high`` bound the accepted values; ``open`` names the bounds that are excluded
     (``"high"`` for Adam's betas, ``"low"`` for ``eps``). Every value is checked when set,
     in a parameter group, in a loaded state dict, and at the start of each update.
+    ``missing`` is the value of a hyperparameter added to an optimizer later, for groups
+    saved (pickled) before it existed.
 
     Args:
         key: the group key it stands for (None: the attribute's own name).
         low: the lowest accepted value.
         high: the highest accepted value.
         open: which of ``"low"`` and ``"high"`` are excluded.
+        missing: the value a group without this key has (None: such a group is refused).
     """
 
     def __init__(
@@ -29,8 +32,10 @@ class hyperparameter:
         low: float = 0.0,
         high: float = math.inf,
         open: tuple[str, ...] = (),  # noqa: A002 - reads well at the definitions
+        missing: float | None = None,
     ) -> None:
         self.key = key
+        self.missing = missing
         self.low, self.high = low, high
         self.low_open, self.high_open = "low" in open, "high" in open
 
@@ -109,6 +114,22 @@ def check_hyper(owner: str, name: str, value: Any, spec: hyperparameter | None =
     return value
 
 
+def spec_of(specs: dict[str, hyperparameter], name: str) -> hyperparameter | None:
+    """The descriptor for the attribute name or group key ``name`` (the key's own first).
+
+    Args:
+        specs: an optimizer's ``hyperparameter_specs()``.
+        name: an attribute name (``"alpha"``) or a group key (``"lr"``).
+
+    Returns:
+        The descriptor, or None when ``name`` is no hyperparameter.
+    """
+    spec = specs.get(name)
+    if spec is not None:
+        return spec
+    return next((s for s in specs.values() if s.key == name), None)
+
+
 def check_group(cls: Any, hp: dict) -> dict:
     """One parameter group's hyperparameters, each checked against its range.
 
@@ -126,12 +147,13 @@ def check_group(cls: Any, hp: dict) -> dict:
     """
     specs = _SPECS.get(cls)
     if specs is None:
-        keys = set(cls._hyper_names().values())
-        specs = _SPECS[cls] = [(k, cls._hyper_spec(k)) for k in sorted(keys)]
+        by_name = cls.hyperparameter_specs()
+        keys = {spec.key for spec in by_name.values()}
+        specs = _SPECS[cls] = [(k, spec_of(by_name, k)) for k in sorted(keys)]
     out = hp
     for key, spec in specs:
-        v = hp.get(key)
-        if type(v) is not float or not spec.accepts(v) or not math.isfinite(v):
+        v = hp.get(key, spec.missing)
+        if type(v) is not float or not spec.accepts(v) or not math.isfinite(v) or key not in hp:
             out = dict(out) if out is hp else out  # never write into the group itself
             out[key] = check_hyper(f"{cls.__name__}.update()", key, v, spec)
     return out

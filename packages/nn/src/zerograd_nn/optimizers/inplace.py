@@ -1,25 +1,112 @@
-"""The fast commit of an update: in-place arithmetic into arrays checked beforehand.
+"""The two array namespaces an update rule is written against, and the in-place path's checks.
 
-:meth:`Optimizer.update` first checks everything that can fail, then writes. For arrays
-their backend can write in place (``Backend.writable``: numpy, CuPy, PyTorch) the write is
-the optimizer's arithmetic itself, done with ``Backend.compute_into`` into the parameter,
-its state and a few scratch buffers shared by all parameters (allocated before anything is
-written, reused on every later step). numpy's and CuPy's ``compute_into`` are ufuncs with
-``out=``: once the operands are known to have the same shape and dtype and to be
-writable, such a ufunc can fail only for lack of memory, which it does not allocate.
-Arrays that cannot change in place (JAX) take the other path: new arrays, assigned at the
-end.
+Each optimizer writes its update once (``Optimizer._rule``) as calls such as
+``u.multiply(a, b, out=s)`` on a namespace ``u`` of the five standard functions of
+:data:`~zerograd.backends.contract.IN_PLACE_OPS`, and uses what each call returns:
+
+- :class:`IntoArrays` writes each result into ``out`` with ``Backend.compute_into`` and
+  returns ``out``: the update is then written into the parameter, its state and a few
+  scratch buffers shared by all parameters (allocated before anything is written, reused
+  on every later step). :meth:`Optimizer.update` takes this path for arrays their backend
+  can write in place (``Backend.writable``: numpy, CuPy, PyTorch) once everything that can
+  fail has been checked: numpy's and CuPy's ``compute_into`` are ufuncs with ``out=``,
+  which, on operands of one shape and dtype that are writable, can fail only for lack of
+  memory, which they do not allocate.
+- :data:`NEW_ARRAYS` ignores ``out`` and returns a new array (the operator, ``xp.sqrt``):
+  for arrays that cannot change in place (JAX) and for mixed dtypes (a float64 gradient
+  of a float32 parameter), whose results are cast to the parameter's dtype at the end.
+
+Both apply the same operations in the same order, so they give the same bits.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zerograd.backends import backend_of, get_array_module
 from zerograd.utils import size_of
 
 
-def fits(data: Any, grad: Any, state: dict[str, Any]) -> bool:
+class IntoArrays:
+    """Each operation written into ``out`` (an array of the result's shape and dtype).
+
+    ``u.add(x1, x2, out=o)`` (``subtract``, ``multiply``, ``divide``; ``u.sqrt(x, out=o)``)
+    writes the result into ``o`` with the backend's ``compute_into`` and returns ``o``.
+    One instance per backend: :meth:`of`.
+
+    Args:
+        into: the arrays' ``Backend.compute_into``.
+    """
+
+    _made: dict[int, tuple[Any, IntoArrays]] = {}  # id(backend) -> (backend, namespace)
+
+    def __init__(self, into: Callable[..., None]) -> None:
+        # plain functions in the instance's dict: a call costs no bound-method object
+        def binary(op: str) -> Callable[..., Any]:
+            def f(x1: Any, x2: Any, *, out: Any) -> Any:
+                into(op, x1, x2, out=out)
+                return out
+
+            f.__name__ = op
+            return f
+
+        def sqrt(x: Any, *, out: Any) -> Any:
+            into("sqrt", x, out=out)
+            return out
+
+        self.add = binary("add")
+        self.subtract = binary("subtract")
+        self.multiply = binary("multiply")
+        self.divide = binary("divide")
+        self.sqrt = sqrt
+
+    @classmethod
+    def of(cls, backend: Any) -> IntoArrays:
+        """The namespace writing with ``backend.compute_into`` (made once per backend).
+
+        Args:
+            backend: a zerograd backend.
+
+        Returns:
+            Its namespace.
+        """
+        made = cls._made.get(id(backend))
+        if made is None or made[0] is not backend:
+            made = cls._made[id(backend)] = (backend, cls(backend.compute_into))
+        return made[1]
+
+
+class NewArrays:
+    """Each operation as a new array; ``out`` is ignored (it may be None)."""
+
+    __slots__ = ()
+
+    def add(self, x1: Any, x2: Any, *, out: Any = None) -> Any:
+        """``x1 + x2`` as a new array."""
+        return x1 + x2
+
+    def subtract(self, x1: Any, x2: Any, *, out: Any = None) -> Any:
+        """``x1 - x2`` as a new array."""
+        return x1 - x2
+
+    def multiply(self, x1: Any, x2: Any, *, out: Any = None) -> Any:
+        """``x1 * x2`` as a new array."""
+        return x1 * x2
+
+    def divide(self, x1: Any, x2: Any, *, out: Any = None) -> Any:
+        """``x1 / x2`` as a new array."""
+        return x1 / x2
+
+    def sqrt(self, x: Any, *, out: Any = None) -> Any:
+        """The square root of ``x`` as a new array."""
+        return get_array_module(x).sqrt(x)
+
+
+NEW_ARRAYS = NewArrays()
+
+
+def fits(data: Any, grad: Any, state: dict[str, Any], backend: Any = None) -> bool:
     """Whether the in-place path may update ``data`` from ``grad`` and ``state``.
 
     Everything must be of one array type and dtype (mixed dtypes take the general path,
@@ -29,13 +116,14 @@ def fits(data: Any, grad: Any, state: dict[str, Any]) -> bool:
         data: the parameter's array.
         grad: its gradient's array.
         state: its state arrays by name.
+        backend: ``data``'s backend (looked up when None).
 
     Returns:
         True when the in-place path applies.
     """
     if type(grad) is not type(data) or grad.dtype != data.dtype:
         return False
-    writable = backend_of(data).writable
+    writable = (backend or backend_of(data)).writable
     if not writable(data):
         return False
     for a in state.values():

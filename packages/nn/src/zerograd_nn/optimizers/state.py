@@ -1,15 +1,19 @@
-"""Optimizer state dicts: hyperparameters, step counters and per-parameter arrays by name."""
+"""Optimizer state dicts: hyperparameters, step counters and per-parameter arrays by name.
+
+The functions take what the optimizer holds as arguments; :class:`Optimizer` gathers it
+and assigns what :func:`check_state` returns.
+"""
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
 
-from .hyper import check_hyper
+from .hyper import check_hyper, hyperparameter, spec_of
 
 
 def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, Any]:
@@ -21,9 +25,17 @@ def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, 
         names: the state names to return.
 
     Returns:
-        ``{name: array}``: the stored ones (moved to ``data``'s backend if the parameter
-        moved) or zeros. ``st`` is never changed.
+        ``{name: array}``: ``st`` itself when it holds exactly those arrays, of ``data``'s
+        type; else a new dict of the stored ones (moved to ``data``'s backend if the
+        parameter moved) or zeros. ``st`` is never changed.
     """
+    if st is not None and len(st) == len(names):
+        kind = type(data)
+        for n in names:
+            if type(st.get(n)) is not kind:
+                break
+        else:
+            return st
     out = {}
     for n in names:
         a = None if st is None else st.get(n)
@@ -39,29 +51,38 @@ def _copy(a: Any) -> Any:
     return backend_of(a).astype(a, a.dtype)
 
 
-def state_dict(opt: Any) -> dict[str, Any]:
-    """See :meth:`Optimizer.state_dict`.
+def state_dict_of(
+    name: str,
+    grouped: list[tuple[dict, list[Any]]],
+    names: dict[int, str],
+    stored: Callable[[Any], dict | None],
+    defaults: dict[str, float],
+    counters: dict[str, int],
+) -> dict[str, Any]:
+    """An optimizer's state dict (see :meth:`Optimizer.state_dict`) from what it holds.
 
     Args:
-        opt: the optimizer.
+        name: the optimizer's class name.
+        grouped: its ``grouped_params()``.
+        names: its ``param_names()``.
+        stored: the stored state arrays of a parameter, or None.
+        defaults: its default hyperparameters.
+        counters: its step counters by name.
 
     Returns:
-        The optimizer's state as a dict of plain values and numpy arrays.
+        The state as a dict of plain values and array copies.
 
     Raises:
         ValueError: two parameters share a name.
     """
-    op = f"{type(opt).__name__}.state_dict()"
-    grouped = opt._grouped()
-    names = opt.param_names()
     taken: dict[str, int] = {}
     for _, ps in grouped:
         for p in ps:
             k = names[id(p)]
             if taken.setdefault(k, id(p)) != id(p):
                 raise ValueError(
-                    f"{op}: two parameters are both named {k!r}; give each group's params as a "
-                    f"dict of distinct names (model.named_params())."
+                    f"{name}.state_dict(): two parameters are both named {k!r}; give each "
+                    f"group's params as a dict of distinct names (model.named_params())."
                 )
     groups = []
     state = {}
@@ -70,69 +91,91 @@ def state_dict(opt: Any) -> dict[str, Any]:
         entry["params"] = [names[id(p)] for p in ps]
         groups.append(entry)
         for p in ps:
-            st = opt._state.get(p)
+            st = stored(p)
             if st:
                 state[names[id(p)]] = {k: _copy(a) for k, a in st.items()}
     return {
-        "type": type(opt).__name__,
-        "defaults": dict(opt.defaults),
+        "type": name,
+        "defaults": dict(defaults),
         "groups": groups,
-        "counters": {c: int(getattr(opt, c)) for c in opt._counters},
+        "counters": dict(counters),
         "state": state,
     }
 
 
-def load_state_dict(opt: Any, d: Any) -> None:
-    """See :meth:`Optimizer.load_state_dict`: check everything, convert, then assign.
+_KEYS = ("type", "defaults", "groups", "counters", "state")
+
+
+def check_kind(name: str, d: Any) -> None:
+    """Refuse ``d`` unless it is a state dict of a ``name`` optimizer.
 
     Args:
-        opt: the optimizer.
-        d: a dict from :func:`state_dict`.
-    """
-    prepare_load(opt, d)()
-
-
-def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) -> Any:
-    """Check and convert ``d`` for ``opt``, changing nothing.
-
-    ``incoming`` maps ``id(param)`` to the array a parameter is about to receive (a model
-    loaded in the same step), for parameters that have no data yet.
-
-    Args:
-        opt: the optimizer.
-        d: a dict from :func:`state_dict`.
-        incoming: arrays the parameters are about to receive, or None.
-
-    Returns:
-        ``commit()``, which assigns everything and cannot fail.
+        name: the loading optimizer's class name.
+        d: what was given to ``load_state_dict``.
 
     Raises:
         TypeError: ``d`` is not an optimizer state dict.
-        ValueError: ``d`` is of another optimizer or does not fit this one.
-        RuntimeError: ``opt`` has not been set up.
+        ValueError: ``d`` is of another optimizer.
     """
-    name = type(opt).__name__
     op = f"{name}.load_state_dict"
-    keys = ("type", "defaults", "groups", "counters", "state")
-    if not isinstance(d, Mapping) or any(k not in d for k in keys):
+    if not isinstance(d, Mapping) or any(k not in d for k in _KEYS):
         raise TypeError(
             f"{op}(d): d must be the dict optimizer.state_dict() returns (with keys "
-            f"{list(keys)}), got {type(d).__name__}"
+            f"{list(_KEYS)}), got {type(d).__name__}"
             + (f" with keys {sorted(d)}" if isinstance(d, Mapping) else "")
             + "."
         )
     if d["type"] != name:
         raise ValueError(f"{op}: the state dict is of a {d['type']}, not a {name}.")
-    if opt.target is None:
-        raise RuntimeError(f"{op}: call optimizer.setup(model) first, then load its state.")
-    grouped = opt._grouped()
-    names = opt.param_names()
+
+
+class Loaded(NamedTuple):
+    """A checked state dict, converted for the optimizer that will hold it."""
+
+    defaults: dict[str, float]
+    groups: list[dict[str, float]]  # each group's hyperparameters
+    state: weakref.WeakKeyDictionary  # parameter -> its state arrays
+    counters: dict[str, int]
+
+
+def check_state(
+    name: str,
+    d: Mapping[str, Any],
+    grouped: list[tuple[dict, list[Any]]],
+    names: dict[int, str],
+    specs: dict[str, hyperparameter],
+    state_names: tuple[str, ...],
+    counter_names: tuple[str, ...],
+    incoming: Mapping[int, Any] | None = None,
+) -> Loaded:
+    """Check a state dict of the right kind against the optimizer, changing nothing.
+
+    ``incoming`` maps ``id(param)`` to the array a parameter is about to receive (a model
+    loaded in the same step), for parameters that have no data yet.
+
+    Args:
+        name: the optimizer's class name.
+        d: a dict that passed :func:`check_kind`.
+        grouped: the optimizer's ``grouped_params()``.
+        names: its ``param_names()``.
+        specs: its ``hyperparameter_specs()``.
+        state_names: the names of its per-parameter state arrays (any when empty).
+        counter_names: the names of its step counters.
+        incoming: arrays the parameters are about to receive, or None.
+
+    Returns:
+        The values to assign, converted to each parameter's backend and dtype.
+
+    Raises:
+        ValueError: ``d`` does not fit the optimizer.
+    """
+    op = f"{name}.load_state_dict"
     if len(d["groups"]) != len(grouped):
         raise ValueError(
             f"{op}: the state dict has {len(d['groups'])} parameter groups, this optimizer "
             f"{len(grouped)}; nothing was changed. Set it up with the same groups."
         )
-    known = set(opt._hyper_names().values())
+    known = {spec.key for spec in specs.values()}
     by_name = {}
     new_groups = []
     problems = []
@@ -148,7 +191,7 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
                 problems.append(f"group {i}: unknown hyperparameter {k!r}")
                 continue
             try:
-                hyper[k] = check_hyper(name, k, v, opt._hyper_spec(k))
+                hyper[k] = check_hyper(name, k, v, spec_of(specs, k))
             except (TypeError, ValueError) as exc:
                 problems.append(f"group {i}: {exc}")
         new_groups.append(hyper)
@@ -170,8 +213,8 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
         arrays = {}
         for sk, a in dict(st).items():
             a = a.data if isinstance(a, Variable) else a
-            if opt._state_names and sk not in opt._state_names:
-                problems.append(f"{k}: unknown state {sk!r} (expected {list(opt._state_names)})")
+            if state_names and sk not in state_names:
+                problems.append(f"{k}: unknown state {sk!r} (expected {list(state_names)})")
             elif not hasattr(a, "dtype") or tuple(a.shape) != tuple(current(p).shape):
                 problems.append(
                     f"{k}.{sk}: shape {tuple(getattr(a, 'shape', ()))}, parameter "
@@ -183,7 +226,7 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
                 arrays[sk] = a
         new_state[k] = (p, arrays)
     counters = {}
-    for c in opt._counters:
+    for c in counter_names:
         v = dict(d["counters"]).get(c)
         if isinstance(v, bool) or not isinstance(v, (int,)) and not hasattr(v, "__index__"):
             problems.append(f"counter {c!r} must be an int, got {v!r}")
@@ -193,7 +236,7 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
     for k, v in dict(d["defaults"]).items():
         if k in known:
             try:
-                defaults[k] = check_hyper(name, k, v, opt._hyper_spec(k))
+                defaults[k] = check_hyper(name, k, v, spec_of(specs, k))
             except (TypeError, ValueError) as exc:
                 problems.append(f"defaults: {exc}")
     if problems:
@@ -210,13 +253,4 @@ def prepare_load(opt: Any, d: Any, incoming: Mapping[int, Any] | None = None) ->
             a2 = as_array_of(a, b)
             out[sk] = b.astype(a2, data.dtype)  # a copy in the parameter's dtype
         converted[p] = out
-
-    def commit() -> None:  # nothing here can fail: the optimizer changes all at once
-        opt.defaults.update(defaults)
-        for (g, _), hyper in zip(grouped, new_groups):
-            g.update(hyper)
-        opt._state = converted
-        for c, v in counters.items():
-            setattr(opt, c, v)
-
-    return commit
+    return Loaded(defaults, new_groups, converted, counters)

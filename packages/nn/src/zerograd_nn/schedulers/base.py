@@ -59,10 +59,22 @@ class _StateMixin:
 
         The optimizer's lrs are not touched: they come back with the optimizer's state.
         """
-        self._prepare_load(d)()
+        self.prepare_load_state_dict(d)()
 
-    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
-        """Check ``d``, changing nothing; returns the ``commit()`` that assigns it."""
+    def prepare_load_state_dict(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check ``d`` as :meth:`load_state_dict` does, changing nothing.
+
+        For loads of several parts at once (``load_checkpoint``).
+
+        Args:
+            d: a dict from :meth:`state_dict`.
+
+        Returns:
+            ``commit()``, which assigns ``d`` and cannot fail.
+
+        Raises:
+            ValueError: ``d`` is not the state of this kind of scheduler.
+        """
         mine = _StateMixin.state_dict(self)
         name = type(self).__name__
         if not isinstance(d, dict) or set(d) != set(mine):
@@ -117,10 +129,10 @@ class LRScheduler(_StateMixin):
 
     def __init__(self, optimizer: Any) -> None:
         groups = _groups(type(self).__name__, optimizer)
-        initial = optimizer.__dict__.get("_initial_lrs")
+        initial = getattr(optimizer, "initial_lrs", None)
         if initial is None or len(initial) != len(groups):
             initial = [float(g["lr"]) for g in groups]
-            optimizer.__dict__["_initial_lrs"] = initial
+            optimizer.initial_lrs = initial  # the base lrs of every later scheduler
         self.optimizer = optimizer
         self.base_lrs = list(initial)
         self.last_epoch = 0
@@ -160,8 +172,30 @@ class LRScheduler(_StateMixin):
 
     def step(self) -> None:
         """Move to the next step and set its lr on every group."""
-        self.last_epoch += 1
-        self._last_lr = self._set(self.last_epoch)
+        self.set_step(self.last_epoch + 1)
+
+    def set_step(self, t: int) -> list[float]:
+        """Go to step ``t``: set its lr on every group and remember it as the last lr.
+
+        Args:
+            t: the step count (SequentialLR counts its children's steps from their start).
+
+        Returns:
+            The lr set on each parameter group.
+        """
+        self.last_epoch = t
+        self._last_lr = self._set(t)
+        return list(self._last_lr)
+
+    def record_step(self, t: int, lrs: list[float]) -> None:
+        """Note that a composite (ChainedScheduler) set step ``t``'s ``lrs`` for this one.
+
+        Args:
+            t: the step count.
+            lrs: the lr each parameter group got.
+        """
+        self.last_epoch = t
+        self._last_lr = list(lrs)
 
     def get_last_lr(self) -> list[float]:
         """The lr of each group set by the last step.

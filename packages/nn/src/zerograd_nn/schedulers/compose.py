@@ -6,7 +6,7 @@ import bisect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .base import LRScheduler, _positive_int, _StateMixin
+from .base import LRScheduler, _positive_int
 
 
 def _children(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> list[LRScheduler]:
@@ -14,7 +14,7 @@ def _children(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> list[LRS
     if not schedulers:
         raise ValueError(f"{owner}: give at least one scheduler.")
     for s in schedulers:
-        if not isinstance(s, LRScheduler) or isinstance(s, (SequentialLR, ChainedScheduler)):
+        if not isinstance(s, LRScheduler) or isinstance(s, _Composite):
             raise TypeError(
                 f"{owner}: every scheduler must be a step-based scheduler (StepLR, "
                 f"ExponentialLR, ...), got {type(s).__name__}; ReduceLROnPlateau needs a "
@@ -25,7 +25,43 @@ def _children(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> list[LRS
     return schedulers
 
 
-class SequentialLR(LRScheduler):
+class _Composite(LRScheduler):
+    """What SequentialLR and ChainedScheduler share: their children's state."""
+
+    _skip = ("optimizer", "schedulers")
+    schedulers: list[LRScheduler]
+
+    def state_dict(self) -> dict[str, Any]:
+        """Its own counters plus ``"schedulers"``: each child's state dict.
+
+        Returns:
+            A new dict.
+        """
+        return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
+
+    def prepare_load_state_dict(self, d: dict[str, Any]) -> Callable[[], None]:
+        """Check the composite and every child (all first); returns ``commit()``."""
+        name = type(self).__name__
+        if not isinstance(d, dict) or not isinstance(d.get("schedulers"), list):
+            raise ValueError(f"{name}.load_state_dict: expected a dict with a 'schedulers' list.")
+        children = d["schedulers"]
+        if len(children) != len(self.schedulers):
+            raise ValueError(
+                f"{name}.load_state_dict: the state holds {len(children)} schedulers, this one "
+                f"{len(self.schedulers)}. Nothing was changed."
+            )
+        own = {k: v for k, v in d.items() if k != "schedulers"}
+        commits = [s.prepare_load_state_dict(sd) for s, sd in zip(self.schedulers, children)]
+        commits.append(super().prepare_load_state_dict(own))
+
+        def commit() -> None:
+            for c in commits:
+                c()
+
+        return commit
+
+
+class SequentialLR(_Composite):
     """Run ``schedulers[i]`` from ``milestones[i-1]`` on; each starts again at its step 0.
 
     Args:
@@ -39,8 +75,6 @@ class SequentialLR(LRScheduler):
         ValueError: no schedulers, schedulers of another optimizer, or milestones that are
             not that many increasing positive ints.
     """
-
-    _skip = ("optimizer", "schedulers")
 
     def __init__(self, optimizer: Any, schedulers: Sequence[Any], milestones: Sequence[int]):
         self.schedulers = _children("SequentialLR", optimizer, schedulers)
@@ -56,25 +90,10 @@ class SequentialLR(LRScheduler):
 
     def _set(self, t: int) -> list[float]:
         i = bisect.bisect_right(self.milestones, t)
-        child = self.schedulers[i]
-        child.last_epoch = t - self._starts[i]
-        child._last_lr = child._set(child.last_epoch)
-        return child._last_lr
-
-    def state_dict(self) -> dict[str, Any]:
-        """Its own counters plus ``"schedulers"``: each child's state dict.
-
-        Returns:
-            A new dict.
-        """
-        return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
-
-    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
-        """Check the composite and every child (all first); returns ``commit()``."""
-        return _load_composite(self, d)
+        return self.schedulers[i].set_step(t - self._starts[i])
 
 
-class ChainedScheduler(LRScheduler):
+class ChainedScheduler(_Composite):
     """Step every scheduler together: ``lr = base * product of their factors``.
 
     Args:
@@ -86,8 +105,6 @@ class ChainedScheduler(LRScheduler):
         ValueError: no schedulers, or schedulers of different optimizers.
     """
 
-    _skip = ("optimizer", "schedulers")
-
     def __init__(self, schedulers: Sequence[Any], optimizer: Any = None) -> None:
         self.schedulers = _children("ChainedScheduler", optimizer, schedulers)
         optimizer = self.schedulers[0].optimizer
@@ -95,46 +112,11 @@ class ChainedScheduler(LRScheduler):
         super().__init__(optimizer)
 
     def _set(self, t: int) -> list[float]:
-        for s in self.schedulers:
-            s.last_epoch = t
         lrs = list(self.base_lrs)
         for s in self.schedulers:
             lrs = [lr * f for lr, f in zip(lrs, s.factors(t))]
         for s in self.schedulers:
-            s._last_lr = list(lrs)
+            s.record_step(t, lrs)
         for g, lr in zip(self.optimizer.param_groups, lrs):
             g["lr"] = lr
         return lrs
-
-    def state_dict(self) -> dict[str, Any]:
-        """Its own counters plus ``"schedulers"``: each child's state dict.
-
-        Returns:
-            A new dict.
-        """
-        return {**super().state_dict(), "schedulers": [s.state_dict() for s in self.schedulers]}
-
-    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
-        """Check the composite and every child (all first); returns ``commit()``."""
-        return _load_composite(self, d)
-
-
-def _load_composite(self: Any, d: dict[str, Any]) -> Callable[[], None]:
-    name = type(self).__name__
-    if not isinstance(d, dict) or not isinstance(d.get("schedulers"), list):
-        raise ValueError(f"{name}.load_state_dict: expected a dict with a 'schedulers' list.")
-    children = d["schedulers"]
-    if len(children) != len(self.schedulers):
-        raise ValueError(
-            f"{name}.load_state_dict: the state holds {len(children)} schedulers, this one "
-            f"{len(self.schedulers)}. Nothing was changed."
-        )
-    own = {k: v for k, v in d.items() if k != "schedulers"}
-    commits = [s._prepare_load(sd) for s, sd in zip(self.schedulers, children)]
-    commits.append(_StateMixin._prepare_load(self, own))
-
-    def commit() -> None:
-        for c in commits:
-            c()
-
-    return commit

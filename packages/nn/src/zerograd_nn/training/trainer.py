@@ -369,7 +369,7 @@ class ExtensionStates:
                 states[name] = state
         return states
 
-    def _prepare_load(self, d: dict[str, Any]) -> Callable[[], None]:
+    def prepare_load_state_dict(self, d: dict[str, Any]) -> Callable[[], None]:
         """Check ``d`` by loading it and undoing that; returns the commit that loads it.
 
         ``load_checkpoint`` calls this before it changes anything (and the commits after).
@@ -421,7 +421,7 @@ class ExtensionStates:
         Raises:
             ValueError: some extension refused its state (nothing changes).
         """
-        self._prepare_load(d)()
+        self.prepare_load_state_dict(d)()
 
 
 __all__ = ["ExtensionStates", "Trainer"]

@@ -1,0 +1,189 @@
+"""PyTorch's spellings of the optimizers: params first, lr=, step(), zero_grad(), momentum=."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from zerograd import Parameter, Variable
+from zerograd_nn import optimizers as O
+from zerograd_nn import schedulers as S
+from zerograd_nn.layers import Linear
+from zerograd_nn.models import MLP
+
+
+def _model():
+    model = MLP((3, 2))
+    model(np.ones((1, 4), np.float32))  # makes the first layer's W
+    return model
+
+
+def _grads(model, seed=0):
+    rng = np.random.default_rng(seed)
+    for p in model.params():
+        p.grad = Variable(rng.standard_normal(p.shape).astype(p.data.dtype))
+
+
+@pytest.mark.parametrize(
+    ("torch_style", "dezero_style"),
+    [
+        (lambda m: O.SGD(m.params(), lr=0.1), lambda m: O.SGD(lr=0.1).setup(m)),
+        (lambda m: O.SGD(list(m.params()), 0.1), lambda m: O.SGD(0.1).setup(m)),
+        (lambda m: O.Adam(m.params(), lr=1e-2), lambda m: O.Adam(alpha=1e-2).setup(m)),
+        (lambda m: O.Adam(m, 1e-2), lambda m: O.Adam(1e-2).setup(m)),
+        (lambda m: O.AdamW(m.params(), lr=1e-2), lambda m: O.AdamW(1e-2).setup(m)),
+        (lambda m: O.MomentumSGD(m.params(), lr=0.1), lambda m: O.MomentumSGD(0.1).setup(m)),
+        (lambda m: O.AdaGrad(tuple(m.params())), lambda m: O.AdaGrad().setup(m)),
+        (
+            lambda m: O.AdaDelta(iter(list(m.params())), lr=0.5),
+            lambda m: O.AdaDelta(lr=0.5).setup(m),
+        ),
+    ],
+)
+def test_params_first_sets_the_optimizer_up_as_setup_does(torch_style, dezero_style):
+    m1, m2 = _model(), _model()
+    for p, q in zip(m1.params(), m2.params()):
+        q.data = p.data.copy()
+    o1, o2 = torch_style(m1), dezero_style(m2)
+    assert type(o1) is type(o2) and o1.lr == o2.lr
+    for step in range(3):
+        _grads(m1, step), _grads(m2, step)
+        o1.step()
+        o2.update()
+    for p, q in zip(m1.params(), m2.params()):
+        np.testing.assert_array_equal(p.data, q.data)
+
+
+def test_a_number_first_is_still_dezeros_lr_and_alpha():
+    assert O.SGD(0.5).lr == 0.5 and O.SGD(0.5).target is None
+    assert O.Adam(0.02).alpha == 0.02 and O.MomentumSGD(0.3, 0.5).momentum == 0.5
+    assert O.SGD(np.float32(0.25)).lr == 0.25
+
+
+def test_adam_refuses_alpha_and_lr_together_with_params_first():
+    with pytest.raises(ValueError, match=r"Adam: alpha=0.5 and lr=0.1 name the same step size"):
+        O.Adam(_model().params(), 0.5, lr=0.1)
+
+
+def test_pytorch_param_groups_are_setups_groups():
+    model = _model()
+    opt = O.SGD([{"params": model.l0.params()}, {"params": model.l1.params(), "lr": 0.5}], lr=0.1)
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.5]
+    before = model.l1.b.data.copy()
+    _grads(model)
+    g = model.l1.b.grad.data.copy()
+    opt.step()
+    np.testing.assert_allclose(model.l1.b.data, before - 0.5 * g, rtol=1e-6)
+
+
+def test_zero_grad_clears_the_gradients_of_what_it_updates():
+    model, other = _model(), Parameter(np.ones(2))
+    other.grad = Variable(np.ones(2))
+    opt = O.Adam(model.params())
+    _grads(model)
+    opt.zero_grad()
+    assert all(p.grad is None for p in model.params())
+    assert other.grad is not None  # not one of the optimizer's
+    opt2 = O.SGD([{"params": [other]}, {"params": model.params()}])
+    _grads(model)
+    opt2.zero_grad()
+    assert other.grad is None and all(p.grad is None for p in model.params())
+
+
+def test_zero_grad_and_step_before_setup_say_what_to_do():
+    with pytest.raises(RuntimeError, match=r"SGD.zero_grad\(\): no target; call optimizer.setup"):
+        O.SGD().zero_grad()
+    with pytest.raises(RuntimeError, match=r"Adam.update\(\): no target; call optimizer.setup"):
+        O.Adam().step()
+
+
+def test_step_is_update_for_dezero_style_subclasses_too():
+    class Halve(O.Optimizer):
+        def update_one(self, param):
+            param.data -= 0.5 * param.grad.data
+
+    p = Parameter(np.array([1.0]))
+    opt = Halve().setup([p])
+    p.grad = Variable(np.array([1.0]))
+    opt.step()
+    np.testing.assert_array_equal(p.data, [0.5])
+
+
+def test_a_single_parameter_or_a_string_first_is_refused_as_an_lr():
+    words = r"SGD\(...\): the first argument is one Parameter; give a list of Parameters"
+    with pytest.raises(TypeError, match=words):
+        O.SGD(Parameter(np.ones(1)), lr=0.1)
+    with pytest.raises(TypeError, match=r"SGD: lr must be a real number, got '0.1' \(str\)"):
+        O.SGD("0.1")
+
+
+# -- SGD(momentum=...) -------------------------------------------------------------------
+
+
+def test_sgd_momentum_is_pytorchs_formula():
+    p = Parameter(np.array([1.0, -2.0]))
+    opt = O.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01)
+    grads = [np.array([0.5, 1.0]), np.array([-1.0, 0.25]), np.array([2.0, 2.0])]
+    w, v = np.array([1.0, -2.0]), np.zeros(2)
+    for g in grads:
+        p.grad = Variable(g.copy())
+        opt.step()
+        d = g + 0.01 * w  # by hand: torch.optim.SGD with dampening 0, nesterov False
+        v = 0.9 * v + d
+        w = w - 0.1 * v
+        np.testing.assert_allclose(p.data, w, rtol=1e-15)
+        np.testing.assert_allclose(opt.state(p, "v")[0], v, rtol=1e-15)
+
+
+def test_sgd_momentum_scales_the_whole_velocity_by_the_scheduled_lr():
+    # PyTorch's velocity holds gradients: halving lr halves the whole next step, where
+    # MomentumSGD's (steps taken at the old lr) would not be halved
+    p, q = Parameter(np.array([0.0])), Parameter(np.array([0.0]))
+    sgd, msgd = O.SGD([p], lr=1.0, momentum=0.5), O.MomentumSGD([q], lr=1.0, momentum=0.5)
+    s1, s2 = S.StepLR(sgd, 1, 0.5), S.StepLR(msgd, 1, 0.5)
+    for x in (p, q):
+        x.grad = Variable(np.array([1.0]))
+    sgd.step(), msgd.step(), s1.step(), s2.step()
+    for x in (p, q):
+        x.grad = Variable(np.array([1.0]))
+    sgd.step(), msgd.step()
+    np.testing.assert_array_equal(p.data, [-1.0 - 0.5 * (0.5 * 1.0 + 1.0)])  # -1.75
+    np.testing.assert_array_equal(q.data, [-1.0 + (0.5 * -1.0 - 0.5 * 1.0)])  # -2.0
+
+
+def test_sgd_without_momentum_keeps_no_state_and_its_state_dict_format():
+    p = Parameter(np.array([1.0]))
+    opt = O.SGD([p], lr=0.1)
+    p.grad = Variable(np.array([1.0]))
+    opt.step()
+    sd = opt.state_dict()
+    assert sd["state"] == {} and sd["groups"][0]["momentum"] == 0.0
+
+
+def test_an_sgd_saved_before_momentum_existed_still_loads_and_updates():
+    p = Parameter(np.array([1.0]))
+    opt = O.SGD([p], lr=0.1)
+    sd = opt.state_dict()
+    for d in (sd["defaults"], *sd["groups"]):
+        del d["momentum"]  # as written by the SGD without momentum
+    fresh = O.SGD([p], lr=0.5, momentum=0.0)
+    fresh.load_state_dict(sd)
+    assert fresh.lr == 0.1
+    p2, old = pickle.loads(pickle.dumps((p, opt)))
+    for g in (old.defaults, *old.param_groups):
+        del g["momentum"]  # an SGD pickled before momentum existed
+    p2.grad = Variable(np.array([1.0]))
+    old.step()
+    np.testing.assert_allclose(p2.data, [0.9])
+
+
+def test_linear_and_optimizers_compose_the_pytorch_way():
+    layer = Linear(2, in_size=3)
+    opt = O.SGD(layer.params(), lr=0.1, momentum=0.9)
+    x = Variable(np.ones((4, 3), np.float32))
+    for _ in range(3):
+        opt.zero_grad()
+        loss = (layer(x) ** 2).sum()
+        loss.backward()
+        opt.step()
+    assert opt.state(layer.W, "v")[0].shape == (3, 2)
