@@ -11,12 +11,14 @@ from .backends.registry import registry as _registry
 from .config import _enable_backprop
 from .function import Function
 from .namespaces import array_ops, array_ops_by_type, variable_ops
+from .recording import current as _recorder
+from .recording import switch as _recording
 from .variable import Variable, as_array
+from .variable import graphless as _wrapped
 
 _by_type = _registry.by_type
 _running: set[object] = set()  # the marks of the walks in progress (nested or in threads)
 _data = operator.attrgetter("data")
-_new = object.__new__
 
 
 class _Copy(Function):
@@ -71,14 +73,24 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
 
 
 def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
-    """The walk :func:`backward` describes."""
+    """The walk :func:`backward` describes.
+
+    Under a static-graph trace (``rec``) it reports the array work it does on the
+    first-order path, and the gradients it starts from and stores on either path.
+    """
+    rec = _recording.on and _recorder()
     seed = y.grad
     if seed is None:
-        y.grad = Variable(get_array_module(y.data).ones_like(y.data))
+        ones = get_array_module(y.data).ones_like
+        y.grad = Variable(ones(y.data))
+        if rec:
+            rec.op(ones, (y.data,), y.grad.data)
     f = y.creator
     if f is None:
         return
     raw = not create_graph
+    if rec:
+        rec.walk(y, retain_grad, create_graph)
     g = y.grad
     if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
         g = Variable(as_array(g, like=y.data))
@@ -105,13 +117,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if gy is None:  # nothing reached f: its inputs' creators only hear it is done
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, raw, (gy,))
+                    gxs = _legacy(f, raw, (gy,), rec)
                 elif raw:  # first order: arrays and the backend's functions
                     if len(inputs) == 2:  # built directly: a third of tuple(map(...))'s cost
                         xs = (inputs[0].data, inputs[1].data)
                     else:
                         xs = tuple(map(_data, inputs))
-                    gxs = f.vjp(array_ops_by_type[type(gy)], xs, o.data, gy)
+                    ops = array_ops_by_type[type(gy)]
+                    gxs = f.vjp(ops, xs, o.data, gy)
+                    if rec:
+                        rec.vjp(f, ops, xs, o.data, gy, gxs)
                 else:
                     gxs = f.vjp(variable_ops(), inputs, o, gy)
             else:  # the generic path: any number of outputs, some of them maybe gone
@@ -127,13 +142,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if all(g is None for g in gys):
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, raw, gys)
+                    gxs = _legacy(f, raw, gys, rec)
                 else:
                     some = next(g for g in gys if g is not None)
                     if raw:
                         xs = tuple(map(_data, inputs))
                         ys = tuple([None if o is None else o.data for o in outputs])
-                        gxs = f.vjp(array_ops(type(some)), xs, ys, gys)
+                        ops = array_ops(type(some))
+                        gxs = f.vjp(ops, xs, ys, gys)
+                        if rec:
+                            rec.vjp(f, ops, xs, ys, gys, gxs)
                     else:
                         gxs = f.vjp(variable_ops(), inputs, tuple(outputs), gys)
             if type(gxs) is not tuple:
@@ -156,21 +174,32 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     continue
                 xd = x.data
                 if type(gx) not in _by_type or xd is None or gx.shape != xd.shape:
+                    given = gx
                     gx = _checked_grad(f, x, gx, raw)  # a Variable, a scalar, or an error
+                    if rec and raw:
+                        rec.op(_grad_array, (given, xd), gx)
                 g = grads.get(x)
                 if g is None:
-                    if x.grad is not None:  # accumulate onto the gradient it had (DeZero)
-                        gx = _held(x, raw) + gx
-                        if raw and type(gx) not in _by_type:
-                            gx = _scalar_grad(gx, xd)
-                    grads[x] = gx
+                    if x.grad is None:
+                        grads[x] = gx
+                        if creator is None:
+                            leaves.append(x)
+                        continue
+                    g = _held(x, raw)  # accumulate onto the gradient it had (DeZero)
+                    if rec:
+                        rec.held(x, g)
                     if creator is None:
                         leaves.append(x)
-                else:  # one more gradient for x
-                    g = g + gx
-                    if raw and type(g) not in _by_type:
-                        g = _scalar_grad(g, xd)
-                    grads[x] = g
+                # one more gradient for x
+                total = g + gx
+                if raw:
+                    if rec:
+                        rec.op(operator.add, (g, gx), total)
+                    if type(total) not in _by_type:
+                        given, total = total, _scalar_grad(total, xd)
+                        if rec:
+                            rec.op(_scalar_grad, (given, xd), total)
+                grads[x] = total
     except BaseException:
         y.grad = seed
         raise
@@ -179,7 +208,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         _running.discard(walk)
         for c, mark, deps in saved:  # give a walk this one ran inside its counts back
             c._walk, c._deps = mark, deps
-    _store(grads, leaves, retained, cleared, raw)
+    _store(grads, leaves, retained, cleared, raw, rec)
 
 
 def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tuple]]:
@@ -224,8 +253,7 @@ def _interleaved() -> RuntimeError:
 def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
     """``gx`` as the walk carries it (an array, or a Variable), checked against ``x``."""
     if raw:
-        if type(gx) not in _by_type:
-            gx = gx.data if isinstance(gx, Variable) else _scalar_grad(gx, x.data)
+        gx = _grad_array(gx, x.data)
     elif type(gx) is not Variable and not isinstance(gx, Variable):
         gx = Variable(as_array(gx, like=x.data))
     xd = x.data  # None when the user dropped it (DeZero's memory trick)
@@ -236,6 +264,13 @@ def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
             f"to undo broadcasting)."
         )
     return gx
+
+
+def _grad_array(gx: Any, xd: Any) -> Any:
+    """A first-order gradient as an array: a Variable's data, a library scalar as 0-d."""
+    if type(gx) in _by_type:
+        return gx
+    return gx.data if isinstance(gx, Variable) else _scalar_grad(gx, xd)
 
 
 def _name(f: Function) -> str:
@@ -271,26 +306,27 @@ def _held(x: Variable, raw: bool) -> Any:
     return g.data if raw else g
 
 
-def _legacy(f: Function, raw: bool, gys: tuple) -> Any:
-    """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out)."""
+def _legacy(f: Function, raw: bool, gys: tuple, rec: Any) -> Any:
+    """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out).
+
+    A trace (``rec``) runs the first-order call as one step of its own.
+    """
     if not raw:
         return f.backward(*gys)
+    if rec:
+        return rec.legacy(f, _legacy_arrays, gys)
+    return _legacy_arrays(f, gys)
+
+
+def _legacy_arrays(f: Function, gys: tuple) -> Any:
+    """A DeZero-style ``backward`` on first-order gradients: arrays in, arrays out."""
     gxs = f.backward(*[None if g is None else _wrapped(g) for g in gys])
     if type(gxs) is not tuple:
         return gxs.data if isinstance(gxs, Variable) else gxs
     return tuple([g.data if isinstance(g, Variable) else g for g in gxs])
 
 
-def _wrapped(a: Any) -> Variable:
-    """A Variable around the array ``a``, made with no graph (as a no-grad result is)."""
-    v = _new(Variable)
-    v.data = a
-    v.name = v.grad = v.creator = None
-    v.generation = -1
-    return v
-
-
-def _store(grads: dict, leaves: list, retained: list, cleared: list, raw: bool) -> None:
+def _store(grads: dict, leaves: list, retained: list, cleared: list, raw: bool, rec: Any) -> None:
     """Give the walk's gradients to the variables, each one an object of its own."""
     for v in cleared:
         v.grad = None
@@ -300,12 +336,16 @@ def _store(grads: dict, leaves: list, retained: list, cleared: list, raw: bool) 
             continue
         old = v.grad
         if id(g) in held:
-            g = _copy(g, raw)
+            given, g = g, _copy(g, raw)
+            if rec and raw:
+                rec.op(_copy, (given, True), g)
         held.add(id(g))
         if not raw:
             v.grad = g
         elif old is None or old.data is not g:  # y's own seed stays the Variable it was
             v.grad = _wrapped(g)
+        if rec:
+            rec.stored(v, g, _wrapped)
 
 
 def _copy(g: Any, raw: bool) -> Any:
