@@ -227,6 +227,8 @@ class Program:
                 inputs.append(s)
         fn.inputs, fn.outputs = tuple(inputs), ()
         self._stand_ins[id(fn)] = stand_ins
+        for name, setting in ins.attrs.items():
+            self._lines.append(f"{self.k(fn)}.__dict__[{name!r}] = {self._setting(setting)}")
         args = ", ".join(f"s{n}" for n in ins.ins)
         outs = ", ".join(f"s{n}" for n in ins.outs)
         if ins.many and len(ins.outs) == 1:
@@ -236,6 +238,17 @@ class Program:
             if self._t.meta[n][1] == ():  # numpy answers 0-d work with scalars
                 self._lines.append(f"s{n} = {self.k(_AsArray.of(self._t.meta[n][0]))}(s{n})")
         return ins.outs
+
+    def _setting(self, v: Any) -> str:
+        """Python source rebuilding a Function's setting from this replay's slots."""
+        if type(v) is Ref:
+            return f"s{v.slot}"
+        if type(v) in (tuple, list):
+            inner = ", ".join(self._setting(e) for e in v)
+            if type(v) is list:
+                return f"[{inner}]"
+            return f"({inner}{',' if len(v) == 1 else ''})"
+        return self.k(v)
 
     def _vjp(self, ins: Vjp) -> list:
         fn = ins.fn
@@ -352,7 +365,10 @@ _CHANGED = (
 def _uses(ins: Any) -> list[int]:
     kind = type(ins)
     if kind is Forward:
-        return ins.ins
+        out = list(ins.ins)
+        for setting in ins.attrs.values():
+            _refs(setting, out)
+        return out
     if kind is Vjp:
         out = [n for n in ins.xs if n is not None]
         for v in (ins.ys, ins.gys):
@@ -363,6 +379,14 @@ def _uses(ins: Any) -> list[int]:
     if kind is Store:
         return [ins.slot]
     return []
+
+
+def _refs(v: Any, out: list) -> None:
+    if type(v) is Ref:
+        out.append(v.slot)
+    elif type(v) in (tuple, list):
+        for e in v:
+            _refs(e, out)
 
 
 def _result_slots(v: Any, t: Trace, out: list) -> None:

@@ -42,12 +42,20 @@ class Read:
 
 
 class Forward:
-    """``outs = fn.forward(*ins)``; ``inputs`` are the Variables the call gave it."""
+    """``outs = fn.forward(*ins)``; ``inputs`` are the Variables the call gave it.
 
-    __slots__ = ("fn", "inputs", "ins", "outs", "many")
+    ``attrs`` maps the names of ``fn``'s settings that hold this call's arrays (an index
+    array given to GetItem: an argument, or an array a Function made) to the setting with
+    those arrays as :class:`Ref` slots: a replay sets them from its own arrays first.
+    """
 
-    def __init__(self, fn: Any, inputs: tuple, ins: list, outs: list, many: bool) -> None:
+    __slots__ = ("fn", "inputs", "ins", "outs", "many", "attrs")
+
+    def __init__(
+        self, fn: Any, inputs: tuple, ins: list, outs: list, many: bool, attrs: dict
+    ) -> None:
         self.fn, self.inputs, self.ins, self.outs, self.many = fn, inputs, ins, outs, many
+        self.attrs = attrs
 
 
 class Vjp:
@@ -251,22 +259,34 @@ class Trace:
     def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
         """Record the forward; arrays the call did not make become reads."""
         ins = [self._input(v) for v in inputs]
+        attrs = {}
+        for name, value in before.__dict__.items():
+            template = self._setting(value)
+            if template is not value:
+                attrs[name] = template
         many = type(outputs) is list
         outs = [self._slot(o.data) for o in (outputs if many else (outputs,))]
         self._clones[id(fn)] = (fn, before)
-        self.code.append(Forward(before, inputs, ins, outs, many))
-        if any(self._holds_slot(v) for v in before.__dict__.values()):
-            self.refuse(
-                f"{type(fn).__name__} keeps an array made inside the call as a setting (an "
-                f"index from .data?); pass it as an input Variable instead"
-            )
+        self.code.append(Forward(before, inputs, ins, outs, many, attrs))
 
-    def _holds_slot(self, v: Any) -> bool:
-        if type(v) in (tuple, list):
-            return any(self._holds_slot(e) for e in v)
-        if type(v) is dict:
-            return any(self._holds_slot(e) for e in v.values())
-        return type(v) in _by_type and id(v) in self._slots
+    def _setting(self, v: Any) -> Any:
+        """``v`` with the call's arrays in it (arguments, arrays made) as :class:`Ref` slots.
+
+        Returns ``v`` itself when it holds none of them.
+        """
+        t = type(v)
+        if t in (tuple, list):
+            items = [self._setting(e) for e in v]
+            return v if all(a is b for a, b in zip(items, v)) else t(items)
+        if t not in _by_type:
+            return v
+        n = self._slots.get(id(v))
+        if n is None:
+            leaf = self._arg_arrays.get(id(v))
+            if leaf is None:
+                return v  # made by hand inside the call: a constant, compared by value
+            n = self._read(v, ARG, leaf)
+        return Ref(n)
 
     def walk(self, y: Any, retain_grad: bool, create_graph: bool) -> None:
         """Note the walk (a call without one returns Variables a replay cannot give)."""
