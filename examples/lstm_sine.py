@@ -5,9 +5,14 @@ truncated backpropagation every 30 steps, Adam. Prints the average loss per epoc
 predicts the noise-free cos curve one step ahead and prints its mean squared error. With
 zerograd-viz installed it writes ``lstm_sine_loss.png``.
 
-    python examples/lstm_sine.py [--epochs 100] [--gpu]
+Each window of 30 steps is one call of ``window``: the forward of every step, backward,
+the graph behind the LSTM's state cut, the update.
+
+    python examples/lstm_sine.py [--epochs 100] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy), moving the loader with ``to_gpu()``.
+``--static`` runs ``window`` under ``zerograd.static_graph``: recorded on its first calls,
+then replayed with no graph objects, giving the same losses to the last bit.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from _progress import progress, say  # examples/_progress.py
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
-from zerograd import no_grad
+from zerograd import no_grad, static_graph
 from zerograd.backends import NoBackendError, as_cupy
 from zerograd_nn import Model, SeqDataLoader
 from zerograd_nn.datasets import SinCurve
@@ -51,8 +56,12 @@ def train(
     seed: int = 0,
     verbose: bool = True,
     gpu: bool = False,
+    static: bool = False,
 ) -> dict:
-    """Train; returns the model, the loss per epoch and the one-step MSE on the cos curve."""
+    """Train; returns the model, the loss per epoch and the one-step MSE on the cos curve.
+
+    ``static`` replays the window step with ``zerograd.static_graph`` (same results).
+    """
     np.random.seed(seed)
     train_set = SinCurve(train=True)
     loader = SeqDataLoader(train_set, batch_size=batch_size)
@@ -62,21 +71,30 @@ def train(
         loader.to_gpu()
         model.to_gpu()  # the LSTM's hidden-to-gate weights exist already; the rest follow x
     optimizer = Adam().setup(model)
+
+    def window(xs, ts):
+        """One truncated-BPTT window: the LSTM's state comes in and goes out, its graph cut."""
+        loss = 0
+        for x, t in zip(xs, ts):
+            loss += F.mean_squared_error(model(x), t)
+        model.cleargrads()
+        loss.backward()
+        loss.unchain_backward()
+        optimizer.update()
+        return loss
+
+    step = static_graph(window) if static else window
     losses = []
     for epoch in progress(range(1, epochs + 1), verbose, "lstm"):
         model.reset_state()
-        loss, count, total = 0, 0, 0.0
+        xs, ts, count, total = [], [], 0, 0.0
         for x, t in loader:
-            y = model(x.astype(np.float32))
-            loss += F.mean_squared_error(y, t.astype(np.float32))
+            xs.append(x.astype(np.float32))
+            ts.append(t.astype(np.float32))
             count += 1
             if count % bptt_length == 0 or count == seqlen:
-                model.cleargrads()
-                loss.backward()
-                loss.unchain_backward()
-                optimizer.update()
-                total += float(loss.data)
-                loss = 0
+                total += float(step(xs, ts).data)
+                xs, ts = [], []
         losses.append(total / count)
         if verbose and (epoch % 10 == 0 or epoch == 1):
             say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")
@@ -100,10 +118,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
+    parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()
     t0 = time.perf_counter()
     try:
-        result = train(args.epochs, gpu=args.gpu)
+        result = train(args.epochs, gpu=args.gpu, static=args.static)
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"lstm_sine.py --gpu: {exc}") from None
     took = time.perf_counter() - t0

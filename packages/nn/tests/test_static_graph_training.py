@@ -353,3 +353,33 @@ def test_a_python_attribute_written_inside_is_refused(rand, arr, to_np):
     with pytest.warns(StaticGraphWarning, match=r"assigns MLP.calls = <int>"):
         _, counts = _train(to_np, make, batches, True)
     assert counts["replayed"] == 0
+
+
+def test_a_replayed_step_peaks_no_higher_than_the_eager_step(backend, rand, arr):
+    """tracemalloc sees numpy's allocations: the peak of one step, after the same steps."""
+    if backend.name != "numpy":
+        pytest.skip(f"tracemalloc measures numpy's allocations, not {backend.name!r}'s")
+    import tracemalloc
+
+    x, t = rand(64, 100, dtype="float32", seed=1), _labels(arr, 64, 1)
+
+    def peak(static):
+        zerograd.seed(0)
+        model = models.MLP((300, 300, 3))
+        opt = O.SGD(lr=0.1).setup(model)
+        step = _classifier_step(model, opt)
+        step = static_graph(step) if static else step
+        tracemalloc.start()
+        try:
+            for _ in range(5):
+                step(x, t)  # nothing kept between steps: the eager graph goes with its loss
+            tracemalloc.reset_peak()
+            loss = float(step(x, t).data)
+            return tracemalloc.get_traced_memory()[1], loss
+        finally:
+            tracemalloc.stop()
+
+    eager, loss_e = peak(False)
+    replay, loss_s = peak(True)
+    assert loss_s == loss_e
+    assert replay <= eager

@@ -137,6 +137,7 @@ class Program:
         for i in range(first_effect):
             if type(code[i]) is Read:
                 self._read(code[i], miss=True)
+        self._clear()
         counts: dict[int, int] = defaultdict(int)
         for ins in code:
             for n in _uses(ins):
@@ -175,11 +176,32 @@ class Program:
             if start is None:
                 self._lines.append(f"if getattr({self.k(owner)}, {name!r}, None) is not None:")
                 self._lines.append("    return k0")
+        for v, none_at_start in self._fresh():
+            if none_at_start:
+                self._lines.append(f"if {self.k(v)}.grad is not None:")
+                self._lines.append("    return k0")
+
+    def _fresh(self) -> list[tuple[Variable, bool]]:
+        """The kept variables given new gradients (not added onto held ones).
+
+        Each comes with whether its grad was None when the traced call started.
+        """
+        t, out = self._t, []
         for i, ins in enumerate(t.code):
-            if type(ins) is Store and i in self._persistent and id(ins.target) not in t.adds_onto:
-                if t.arg_variable(ins.target) is None and t.entry_grads.get(id(ins.target)):
-                    self._lines.append(f"if {self.k(ins.target)}.grad is not None:")
-                    self._lines.append("    return k0")
+            v = ins.target if type(ins) is Store else None
+            if i in self._persistent and id(v) not in t.adds_onto and t.arg_variable(v) is None:
+                out.append((v, bool(t.entry_grads.get(id(v)))))
+        return out
+
+    def _clear(self) -> None:
+        """Drop the gradients the call cleared before computing new ones (cleargrads()).
+
+        The call did it somewhere before its backward; the replay does it first, so the
+        old gradients are not kept alive beside the new step's arrays.
+        """
+        for v, none_at_start in self._fresh():
+            if not none_at_start:
+                self._lines.append(f"{self.k(v)}.grad = None")
 
     def _read(self, ins: Read, miss: bool) -> None:
         n = ins.slot
