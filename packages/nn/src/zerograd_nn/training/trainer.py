@@ -14,6 +14,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zerograd import static_graph
+
 from .. import functional as F
 from .extension import get_trigger
 
@@ -47,6 +49,9 @@ class Trainer:
         metrics: ``{name: fn(y, t)}`` computed on each training batch, for example
             ``{"accuracy": F.accuracy}``; the Evaluator uses them too.
         out: the folder extensions write into (created when one writes).
+        static: run each update as a ``zerograd.static_graph`` step: recorded on its first
+            calls, then replayed with no graph objects and the same results bit for bit
+            (a kind of batch it cannot replay stays eager, with a warning saying why).
 
     Attributes:
         epoch: epochs completed.
@@ -56,6 +61,9 @@ class Trainer:
         at_epoch_end: whether this point ends an epoch.
         elapsed_time: seconds spent training, over every run (and across a resume).
         stop_reason: why the last run stopped early (None when it did not).
+        step: the function each batch runs, ``step(x, t) -> (loss, y)`` (a
+            ``zerograd.StaticGraph``, whose ``counts`` say how often it replayed, when
+            ``static``).
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
@@ -86,6 +94,7 @@ class Trainer:
         max_iterations: int | None = None,
         metrics: Mapping[str, Callable[[Any, Any], Any]] | None = None,
         out: str | os.PathLike = "result",
+        static: bool = False,
     ) -> None:
         self.max_epochs = _positive("max_epochs", max_epochs)
         self.max_iterations = _positive("max_iterations", max_iterations)
@@ -100,6 +109,12 @@ class Trainer:
             )
         self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
         self.loss_fn, self.metrics = loss_fn, dict(metrics or {})
+        if not isinstance(static, bool):
+            raise TypeError(
+                f"zerograd_nn.training.Trainer: static must be True or False, got {static!r}"
+            )
+        self.static = static
+        self.step = static_graph(self._train_step) if static else self._train_step
         self.out = os.fspath(out)
         self.epoch = 0
         self.iteration = 0
@@ -197,11 +212,7 @@ class Trainer:
                 f"{type(batch).__name__}; wrap it or use a DataLoader"
             )
         x, t = batch
-        y = self.model(x)
-        loss = self.loss_fn(y, t)
-        self.model.cleargrads()
-        loss.backward()
-        self.optimizer.update()
+        loss, y = self.step(x, t)
         self.iteration += 1
         obs = {"loss": _float(loss)}
         for name, fn in self.metrics.items():
@@ -210,6 +221,15 @@ class Trainer:
         if isinstance(lr, (int, float)):
             obs["lr"] = float(lr)
         self.observation = obs
+
+    def _train_step(self, x: Any, t: Any) -> tuple[Any, Any]:
+        """One update on the batch ``(x, t)``; returns the loss and the model's output."""
+        y = self.model(x)
+        loss = self.loss_fn(y, t)
+        self.model.cleargrads()
+        loss.backward()
+        self.optimizer.update()
+        return loss, y
 
     def _fire(self, at_epoch_end: bool, start: float, ordered: list) -> None:
         self.at_epoch_end = at_epoch_end
