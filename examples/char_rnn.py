@@ -61,7 +61,8 @@ def train(
     gpu: bool = False,
     static: bool = False,
 ) -> dict:
-    """Train; returns the model, the dataset and the loss per epoch (nats per character).
+    """Train; returns the model, the dataset, the loss per epoch (nats per character) and
+    each epoch's CPU seconds.
 
     ``static`` replays the window step with ``zerograd.static_graph`` (same results).
     """
@@ -86,8 +87,9 @@ def train(
         return loss
 
     step = static_graph(window) if static else window
-    losses = []
+    losses, epoch_times = [], []
     for epoch in range(1, epochs + 1):
+        started = time.process_time()
         model.reset_state()
         xs, ts, count, total = [], [], 0, 0.0
         for x, t in progress(loader, verbose, f"epoch {epoch}"):
@@ -98,11 +100,12 @@ def train(
                 total += float(step(xs, ts).data)
                 xs, ts = [], []
         losses.append(total / count)
+        epoch_times.append(time.process_time() - started)  # CPU seconds
         if verbose:
             print(f"epoch {epoch:3d}  loss {losses[-1]:.3f} nats/char")
     if gpu:
         model.to_cpu()  # sampling below runs on the CPU
-    return {"model": model, "dataset": dataset, "losses": losses}
+    return {"model": model, "dataset": dataset, "losses": losses, "epoch_times": epoch_times}
 
 
 def sample(model: CharLSTM, dataset: TextCharDataset, prime: str = "The ", length: int = 300,
