@@ -396,9 +396,9 @@ def _resumable(out, seed, snapshot_trigger, make_loader=SeededLoader):
 @pytest.mark.parametrize(
     ("trigger", "name"),
     [
-        ((13, "iteration"), "snapshot_iter_13.npz"),
-        ((10, "iteration"), "snapshot_iter_20.npz"),  # the last batch of epoch 2
-        ((1, "epoch"), "snapshot_iter_20.npz"),
+        ((13, "iteration"), "snapshot_iter_00000013.npz"),
+        ((10, "iteration"), "snapshot_iter_00000020.npz"),  # the last batch of epoch 2
+        ((1, "epoch"), "snapshot_iter_00000020.npz"),
     ],
     ids=["mid-epoch", "last-batch", "epoch-point"],
 )
@@ -427,8 +427,8 @@ def test_snapshot_keeps_the_newest_files(tmp_path):
     trainer.get_extension("Snapshot").n_retains = 2
     trainer.run()
     assert sorted(p.name for p in tmp_path.glob("*.npz")) == [
-        "snapshot_iter_30.npz",
-        "snapshot_iter_35.npz",
+        "snapshot_iter_00000030.npz",
+        "snapshot_iter_00000035.npz",
     ]
 
 
@@ -466,7 +466,7 @@ def test_a_snapshot_of_other_extensions_changes_nothing(tmp_path):
         pytest.warns(UserWarning, match="'Snapshot' that this trainer does not have"),
         pytest.raises(ValueError, match=r"state of the extension 'EarlyStopping' does not fit"),
     ):
-        trainer.resume(tmp_path / "a" / "snapshot_iter_30.npz")
+        trainer.resume(tmp_path / "a" / "snapshot_iter_00000030.npz")
     assert all(np.array_equal(p.data, weights[k]) for k, p in model.named_params().items())
     assert np.array_equal(np.random.get_state()[1], rng)
     assert sched.last_epoch == 0 and log.log == [] and optimizer.lr == 0.01
@@ -489,3 +489,43 @@ def test_run_again_with_a_higher_limit_finishes_the_interrupted_epoch(tmp_path, 
     assert (split.epoch, split.iteration) == (straight.epoch, straight.iteration) == (2, 25)
     for (key, p), q in zip(straight.model.named_params().items(), split.model.params()):
         np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+
+
+def test_snapshot_names_sort_in_the_order_they_were_written(tmp_path):
+    _resumable(tmp_path, 0, (5, "iteration")).run()
+    names = sorted(p.name for p in tmp_path.glob("*.npz"))
+    assert names == [f"snapshot_iter_{i:08d}.npz" for i in range(5, 36, 5)]
+
+
+def test_resume_from_a_folder_takes_its_newest_snapshot_whatever_the_names(tmp_path):
+    from zerograd_nn.checkpoint import latest_checkpoint, load_checkpoint
+    from zerograd_nn.weights import WeightFileError
+
+    straight = _resumable(tmp_path / "a", 0, (5, "iteration")).run()
+    folder = tmp_path / "a"
+    # names of an older zerograd, and one that lies: the choice goes by what a file holds
+    (folder / "snapshot_iter_00000035.npz").rename(folder / "snapshot_iter_35.npz")
+    (folder / "snapshot_iter_00000005.npz").rename(folder / "snapshot_iter_675.npz")
+    (folder / "notes.npz").write_bytes(b"not an archive")
+    straight.model.save_weights(folder / "weights.npz")
+    assert latest_checkpoint(folder) == str(folder / "snapshot_iter_35.npz")
+
+    longer = _resumable(tmp_path / "s", 0, (5, "iteration"))
+    longer.max_iterations = 45
+    longer.run()
+    resumed = _resumable(tmp_path / "b", 1, (5, "iteration"))
+    resumed.max_iterations = 45
+    resumed.resume(folder).run()
+    assert resumed.resumed_from == str(folder / "snapshot_iter_35.npz")
+    assert resumed.iteration == longer.iteration == 45
+    for (key, p), q in zip(longer.model.named_params().items(), resumed.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "w.npz").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match=r"no checkpoint in .*empty' \(1 .npz files"):
+        _resumable(tmp_path / "c", 1, (5, "iteration")).resume(tmp_path / "empty")
+    with pytest.raises(WeightFileError, match=r"is a folder; give the checkpoint in it \(latest"):
+        load_checkpoint(folder, model=straight.model)
+    with pytest.raises(WeightFileError, match=r"load_weights: .* is a folder; give the weight"):
+        straight.model.load_weights(folder)

@@ -369,7 +369,11 @@ def read_members(
     return out
 
 
-def _find(path: str | os.PathLike, op: str, what: str = "weight file") -> str:
+def _find(path: str | os.PathLike, op: str, what: str = "weight file", hint: str = "") -> str:
+    """The existing file ``path`` names (``.npz`` appended if need be), else a clear error.
+
+    ``hint`` follows the error for a folder (how to pick a file in it).
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{op}: path must be a str or os.PathLike, got {type(path).__name__}.")
     path = os.fspath(path)
@@ -377,6 +381,11 @@ def _find(path: str | os.PathLike, op: str, what: str = "weight file") -> str:
         path += ".npz"
     if not os.path.exists(path):
         raise FileNotFoundError(f"{op}: no {what} at {path!r}")
+    if os.path.isdir(path):
+        raise WeightFileError(
+            f"{op}: {path!r} is a folder; give the {what} in it"
+            + (f" ({hint})." if hint else ".")
+        )
     remove_stale_temporaries(path)
     return path
 

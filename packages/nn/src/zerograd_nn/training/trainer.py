@@ -56,6 +56,7 @@ class Trainer:
         at_epoch_end: whether this point ends an epoch.
         elapsed_time: seconds spent training, over every run (and across a resume).
         stop_reason: why the last run stopped early (None when it did not).
+        resumed_from: the snapshot ``resume`` loaded (None before).
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
@@ -107,6 +108,7 @@ class Trainer:
         self.observation: dict[str, float] = {}
         self.elapsed_time = 0.0
         self.stop_reason: str | None = None
+        self.resumed_from: str | None = None
         self._resumed_at_epoch_end = False
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
         self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
@@ -316,16 +318,20 @@ class Trainer:
         extensions as they were.
 
         Args:
-            path: a file written by ``Snapshot``.
+            path: a file written by ``Snapshot``, or a folder: its newest snapshot (the
+                highest iteration, see ``zerograd_nn.checkpoint.latest_checkpoint``).
 
         Returns:
-            ``self``; call ``run`` to go on.
+            ``self``; call ``run`` to go on. ``resumed_from`` names the file.
 
         Raises:
             ValueError: the snapshot does not fit this trainer (nothing changes).
+            FileNotFoundError: no file at ``path``, or a folder without snapshots.
         """
-        from ..checkpoint import load_checkpoint
+        from ..checkpoint import latest_checkpoint, load_checkpoint
 
+        if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
+            path = latest_checkpoint(path)
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
         info = load_checkpoint(
             path,
@@ -339,6 +345,7 @@ class Trainer:
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
+        self.resumed_from = os.fspath(path)
         return self
 
 
