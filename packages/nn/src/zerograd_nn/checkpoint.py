@@ -260,10 +260,10 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
         if best_key is None or key > best_key:
             best, best_key = path, key
     if best is None:
-        also = f" ({len(passed)} .npz files that are not checkpoints: {passed[:5]})" if passed else ""
+        also = f" ({len(passed)} .npz files that are not checkpoints: {passed[:5]})"
         raise FileNotFoundError(
-            f"{op}: no checkpoint in {directory!r}{also}; a Trainer writes them with "
-            f"trainer.extend(Snapshot())."
+            f"{op}: no checkpoint in {directory!r}{also if passed else ''}; a Trainer writes "
+            f"them with trainer.extend(Snapshot())."
         )
     return best
 
