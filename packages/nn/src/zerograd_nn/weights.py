@@ -383,8 +383,7 @@ def _find(path: str | os.PathLike, op: str, what: str = "weight file", hint: str
         raise FileNotFoundError(f"{op}: no {what} at {path!r}")
     if os.path.isdir(path):
         raise WeightFileError(
-            f"{op}: {path!r} is a folder; give the {what} in it"
-            + (f" ({hint})." if hint else ".")
+            f"{op}: {path!r} is a folder; give the {what} in it" + (f" ({hint})." if hint else ".")
         )
     remove_stale_temporaries(path)
     return path

@@ -31,6 +31,7 @@ class Snapshot(Extension):
     """
 
     priority = PRIORITY_SNAPSHOT
+    writes_files = True
 
     def __init__(
         self,
