@@ -5,7 +5,7 @@ import zipfile
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import strategies as hst
 
 import zerograd_nn.functional as F
 from zerograd_nn import DataLoader
@@ -354,18 +354,18 @@ def saved(tmp_path_factory):
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
+@given(data=hst.data())
 def test_a_truncated_or_corrupted_checkpoint_is_refused_and_changes_nothing(
     tmp_path_factory, saved, data
 ):
     good, want = saved
-    if data.draw(st.booleans(), label="truncate"):
-        damaged = good[: data.draw(st.integers(0, len(good) - 1), label="keep bytes")]
+    if data.draw(hst.booleans(), label="truncate"):
+        damaged = good[: data.draw(hst.integers(0, len(good) - 1), label="keep bytes")]
     else:
         damaged = bytearray(good)
-        for _ in range(data.draw(st.integers(1, 3), label="flips")):
-            at = data.draw(st.integers(0, len(good) - 1), label="at")
-            damaged[at] ^= data.draw(st.integers(1, 255), label="xor")
+        for _ in range(data.draw(hst.integers(1, 3), label="flips")):
+            at = data.draw(hst.integers(0, len(good) - 1), label="at")
+            damaged[at] ^= data.draw(hst.integers(1, 255), label="xor")
         damaged = bytes(damaged)
     path = tmp_path_factory.mktemp("damaged") / "c.npz"
     path.write_bytes(damaged)
