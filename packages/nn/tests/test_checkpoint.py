@@ -490,3 +490,38 @@ def test_a_read_only_folder_gives_one_clear_error_and_keeps_the_old_file(tmp_pat
     )
     assert (folder / "c.npz").read_bytes() == b"the old file"
     assert sorted(p.name for p in folder.iterdir()) == ["c.npz", "run"]
+
+
+@pytest.mark.parametrize("direction", ["to numpy", "from numpy"])
+def test_a_checkpoint_moves_between_the_backend_under_test_and_numpy(
+    tmp_path, backend, to_np, direction
+):
+    def trained(on):
+        np.random.seed(0)
+        model = L.Linear(3, in_size=2).to(on)
+        opt = O.Adam(0.05).setup(model)
+        rng = np.random.default_rng(1)
+        for _ in range(2):
+            x = on.from_numpy(rng.standard_normal((8, 2)).astype(np.float32))
+            loss = F.sum(model(x) ** 2)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+        return model, opt
+
+    from zerograd.backends import get_backend
+
+    numpy = get_backend("numpy")
+    source, target = (backend, numpy) if direction == "to numpy" else (numpy, backend)
+    model, opt = trained(source)
+    path = save_checkpoint(tmp_path / "c", model=model, optimizer=opt)
+    np.random.seed(5)
+    other = L.Linear(3, in_size=2).to(target)
+    other_opt = O.Adam(0.05).setup(other)
+    load_checkpoint(path, model=other, optimizer=other_opt)
+    for p, q in zip(model.params(), other.params()):
+        assert type(q.data) is type(target.from_numpy(np.zeros(1)))
+        np.testing.assert_array_equal(to_np(q.data), to_np(p.data))
+    for p, q in zip(model.params(), other.params()):
+        for k, a in opt._state[p].items():
+            np.testing.assert_array_equal(to_np(other_opt._state[q][k]), to_np(a))
