@@ -17,6 +17,7 @@ import numpy as np
 
 from zerograd import Parameter, Variable
 from zerograd.backends import get_array_module
+from zerograd_nn.finite import all_finite
 
 from .communicator import Communicator
 
@@ -56,11 +57,6 @@ def _disagreement(where: str, layouts: list[Any]) -> ValueError:
                 f"and size lazy layers with the same input shapes. Nothing was changed."
             )
     return ValueError(f"{where}: ranks disagree. Nothing was changed.")
-
-
-def _finite(a: Any) -> bool:
-    xp = get_array_module(a)
-    return bool(xp.all(xp.isfinite(a)))
 
 
 def _groups(params: list[Parameter], bucket_bytes: int | None) -> list[list[Parameter]]:
@@ -269,7 +265,7 @@ class DataParallelOptimizer:
                 )
             if str(g.dtype)[:5] not in ("float", "bfloa"):  # packing would cast it silently
                 return f"parameter {i} has a gradient of dtype {g.dtype}; it must be floating"
-            if self.check_finite and not _finite(g):
+            if self.check_finite and not all_finite(g):
                 return (
                     f"parameter {i} of shape {tuple(p.data.shape)} has a gradient holding nan "
                     f"or inf"

@@ -25,14 +25,23 @@ from typing import Any
 
 from zerograd.backends import as_numpy, get_array_module
 
-__all__ = ["NonFiniteError", "check_finite_grads", "nonfinite_grads"]
+__all__ = ["NonFiniteError", "all_finite", "check_finite_grads", "nonfinite_grads"]
 
 
 class NonFiniteError(FloatingPointError):
     """A loss or a gradient holds nan or inf; raised before the update it would poison."""
 
 
-def _finite(xp: Any, a: Any) -> bool:
+def all_finite(a: Any) -> bool:
+    """Whether every value of the array ``a`` (of any backend) is finite.
+
+    Args:
+        a: an array.
+
+    Returns:
+        False when ``a`` holds a nan or an inf.
+    """
+    xp = get_array_module(a)
     return bool(as_numpy(xp.all(xp.isfinite(a))))
 
 
@@ -51,8 +60,8 @@ def nonfinite_grads(model: Any) -> list[tuple[str, int, int]]:
         g = None if p.grad is None else p.grad.data
         if g is None:
             continue
-        xp = get_array_module(g)
-        if not _finite(xp, g):
+        if not all_finite(g):
+            xp = get_array_module(g)
             count = int(as_numpy(xp.count_nonzero(~xp.isfinite(g))))
             bad.append((name, count, int(g.size)))
     return bad
