@@ -525,3 +525,34 @@ def test_a_checkpoint_moves_between_the_backend_under_test_and_numpy(
     for p, q in zip(model.params(), other.params()):
         for k, a in opt._state[p].items():
             np.testing.assert_array_equal(to_np(other_opt._state[q][k]), to_np(a))
+
+
+class Bigger(Net):
+    """Net with one more layer: a changed architecture started from Net's checkpoint."""
+
+    def __init__(self):
+        super().__init__()
+        self.l3 = L.Linear(3)
+
+    def forward(self, x):
+        return self.l3(super().forward(x))
+
+
+def test_strict_off_loads_the_matching_names_of_another_model(tmp_path):
+    (model, opt, _, _), path = trained_run(tmp_path)
+    np.random.seed(4)
+    bigger = Bigger()
+    bigger(np.zeros((1, 2), np.float32))
+    before = {k: v.copy() for k, v in bigger.state_dict().items()}
+    rng = np.random.get_state()[1].copy()
+    with pytest.raises(ValueError, match=r"not in the model: \[\]|missing: \['l3.W', 'l3.b'\]"):
+        load_checkpoint(path, model=bigger)
+    assert_identical(bigger.state_dict(), before)
+    np.testing.assert_array_equal(np.random.get_state()[1], rng)
+    with pytest.raises(ValueError, match=r"Adam.load_state_dict: the state dict has 2 param"):
+        load_checkpoint(path, model=bigger, optimizer=O.Adam().setup(bigger), strict=False)
+    assert_identical(bigger.state_dict(), before)
+    load_checkpoint(path, model=bigger, strict=False)
+    for k, v in bigger.state_dict().items():
+        want = model.state_dict()[k] if k in model.state_dict() else before[k]
+        np.testing.assert_array_equal(v, want, err_msg=k)

@@ -212,7 +212,7 @@ def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
 
 def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     op, save = "load_checkpoint", "save_checkpoint"
-    members = _w.inspect_archive(path, op, save)
+    members = _w.inspect_archive(path, op, save, "checkpoint")
     parts = _description(path, members)
     bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
     if bad:
@@ -252,7 +252,9 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
         if name.startswith(".") or not name.endswith(".npz") or not os.path.isfile(path):
             continue
         try:
-            parts = _description(path, _w.inspect_archive(path, op, "save_checkpoint"))
+            parts = _description(
+                path, _w.inspect_archive(path, op, "save_checkpoint", "checkpoint")
+            )
         except (OSError, ValueError):  # a weight file, a damaged or foreign archive
             passed.append(name)
             continue
@@ -282,6 +284,7 @@ def load_checkpoint(
     optimizer: Any = None,
     scheduler: Any = None,
     loader: Any = None,
+    strict: bool = True,
 ) -> dict[str, Any]:
     """Restore what :func:`save_checkpoint` wrote into the objects given, all or nothing.
 
@@ -295,6 +298,9 @@ def load_checkpoint(
         optimizer: the optimizer to restore, or None.
         scheduler: the scheduler (anything with ``load_state_dict()``) to restore, or None.
         loader: the data loader to restore, or None.
+        strict: the model must have exactly the checkpoint's parameter names; False loads
+            the names that match and skips the others (as ``Layer.load_state_dict``; to
+            start a changed model from a checkpoint, without its optimizer).
 
     Returns:
         ``{"epoch", "iteration", "extra"}``.
@@ -317,7 +323,7 @@ def load_checkpoint(
                 f"save_checkpoint(..., {name}=...)."
             )
     model_commit, incoming, _ = prepare_load(
-        model, _join(parts["model"], arrays), owner=type(model).__name__
+        model, _join(parts["model"], arrays), strict, owner=type(model).__name__
     )
     commits = [model_commit]
     if optimizer is not None:

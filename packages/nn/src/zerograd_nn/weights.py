@@ -276,13 +276,16 @@ def _damaged(op: str, path: str, what: str, save: str) -> WeightFileError:
     )
 
 
-def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str, Member]:
+def inspect_archive(
+    path: str, op: str, save: str = "save_weights", what: str = "weight file"
+) -> dict[str, Member]:
     """``{name: Member}`` from the directory and headers only: no array data is read.
 
     Args:
         path: the archive to inspect.
         op: the calling function's name, for error messages.
         save: the function that writes such files, named in error messages.
+        what: what such a file is called in error messages.
 
     Returns:
         One Member (shape, dtype, ...) per array name.
@@ -305,8 +308,8 @@ def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str,
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise WeightFileError(
-            f"{op}: {path!r} is not a readable .npz weight file ({type(exc).__name__}: {exc}); "
-            f"it may be truncated or of another format. Save it again with {save}()."
+            f"{op}: {path!r} is not a readable .npz {what} ({type(exc).__name__}: {exc}); it "
+            f"may be truncated or of another format. Save it again with {save}()."
         ) from exc
     members = {}
     with zf:
