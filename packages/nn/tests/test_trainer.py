@@ -811,3 +811,36 @@ def test_ctrl_c_in_a_script_says_how_to_resume_and_exits_130(tmp_path):
         timeout=60,
     )
     assert again.returncode == 0 and again.stdout.endswith("done at 40\n"), again.stderr
+
+
+def test_resume_from_a_snapshot_of_another_model_changes_nothing(tmp_path):
+    _resumable(tmp_path / "a", 0, (13, "iteration")).run()
+    np.random.seed(1)
+    model = DropoutNet((17, 3))  # 17 hidden units, not 16
+    model(np.zeros((1, 2), np.float32))
+    optimizer = Adam(alpha=0.01).setup(model)
+    loader = DataLoader(Spiral(train=True), 32, seed=7)
+    next(loader)
+    trainer = Trainer(model, optimizer, loader, max_iterations=37, out=tmp_path / "b")
+    sched = schedulers.ExponentialLR(optimizer, 0.97)
+    trainer.extend(StepScheduler(sched, trigger=(1, "iteration")))
+    log = trainer.extend(LogReport(trigger=(4, "iteration"), filename=None))
+    weights = {k: v.copy() for k, v in model.state_dict().items()}
+    opt_state, position = optimizer.state_dict(), loader.state_dict()
+    rng = np.random.get_state()[1].copy()
+    with pytest.raises(ValueError, match=r"does not fit DropoutNet \(l0.W: model \(2, 17\), "):
+        trainer.resume(tmp_path / "a")
+    assert all(np.array_equal(v, weights[k]) for k, v in model.state_dict().items())
+    assert optimizer.state_dict() == opt_state and sched.last_epoch == 0 and log.log == []
+    after = loader.state_dict()
+    assert all(np.array_equal(after[k], position[k]) for k in position)
+    assert np.array_equal(np.random.get_state()[1], rng)
+    assert (trainer.epoch, trainer.iteration, trainer.resumed_from) == (0, 0, None)
+
+
+def test_log_report_reads_the_sums_of_older_snapshots():
+    log = LogReport(filename=None)
+    log.load_state_dict(
+        {"log": [], "sums": {"loss": 3.0, "lr": 0.03}, "counts": {"loss": 3, "lr": 10}}
+    )
+    assert log.state_dict()["means"] == {"loss": 1.0, "lr": 0.003}
