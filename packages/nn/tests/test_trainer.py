@@ -844,3 +844,20 @@ def test_log_report_reads_the_sums_of_older_snapshots():
         {"log": [], "sums": {"loss": 3.0, "lr": 0.03}, "counts": {"loss": 3, "lr": 10}}
     )
     assert log.state_dict()["means"] == {"loss": 1.0, "lr": 0.003}
+
+
+def test_the_gradient_check_on_the_backend_under_test(backend):
+    from zerograd import Variable
+    from zerograd_nn import layers as L
+    from zerograd_nn.finite import NonFiniteError, check_finite_grads, nonfinite_grads
+
+    np.random.seed(0)
+    layer = L.Linear(3, in_size=2).to(backend)
+    F.sum(layer(backend.from_numpy(np.ones((4, 2), np.float32)))).backward()
+    check_finite_grads(layer)
+    grad = np.zeros((2, 3), np.float32)
+    grad[1, 2], grad[0, 0] = np.inf, np.nan
+    layer.W.grad = Variable(backend.from_numpy(grad))
+    assert nonfinite_grads(layer) == [("W", 2, 6)]
+    with pytest.raises(NonFiniteError, match=r"the gradient of 'W' \(shape \(2, 3\)\) holds 2"):
+        check_finite_grads(layer)
