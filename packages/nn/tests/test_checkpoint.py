@@ -556,3 +556,19 @@ def test_strict_off_loads_the_matching_names_of_another_model(tmp_path):
     for k, v in bigger.state_dict().items():
         want = model.state_dict()[k] if k in model.state_dict() else before[k]
         np.testing.assert_array_equal(v, want, err_msg=k)
+
+
+def test_non_ascii_paths(tmp_path):
+    (model, opt, sched, loader), _ = trained_run(tmp_path)
+    folder = tmp_path / "日本語 ü 🙂"
+    folder.mkdir()
+    path = save_checkpoint(folder / "モデル", model=model, optimizer=opt, epoch=2)
+    model.save_weights(folder / "w€.npz")
+    other = Net()
+    other(np.zeros((1, 2), np.float32))
+    assert load_checkpoint(path, model=other)["epoch"] == 2
+    assert_identical(other.state_dict(), model.state_dict())
+    other = Net()
+    other.load_weights(folder / "w€.npz")
+    assert_identical(other.state_dict(), model.state_dict())
+    assert sorted(p.name for p in folder.iterdir()) == ["w€.npz", "モデル.npz"]
