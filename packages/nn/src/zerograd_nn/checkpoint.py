@@ -211,9 +211,12 @@ def save_checkpoint(
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None:
             parts[name] = _split(obj.state_dict(), name, arrays, f"the {name}'s state")
+    # the backends' first: asking a backend may import its library, and importing JAX draws
+    # from numpy's global generator, which must be saved as it is after that
+    backend_states = _backend_rng_states()
     parts["random"] = _split(_global_rng_state(), "random", arrays, "numpy's random state")
     parts["backend_random"] = _split(
-        _backend_rng_states(), "backend_random", arrays, "the backends' random states"
+        backend_states, "backend_random", arrays, "the backends' random states"
     )
     parts["extra"] = _split(extra, "extra", arrays, "extra")
     meta = json.dumps(parts).encode()
