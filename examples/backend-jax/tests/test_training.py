@@ -180,3 +180,38 @@ def test_a_nonfinite_jax_gradient_is_named(backend):
     model.l1.b.grad = Variable(as_array_of(grad, "jax"))
     with pytest.raises(NonFiniteError, match=r"gradient of 'l1.b' \(shape \(3,\)\) holds 1 nan"):
         check_finite_grads(model)
+
+
+FIRST_SAVE = """
+import sys
+import numpy as np
+from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
+from zerograd_nn.layers import Linear
+
+assert "jax" not in sys.modules
+np.random.seed(0)
+model = Linear(2, in_size=2)
+before = np.random.get_state()
+save_checkpoint(sys.argv[1], model=model)  # asks every backend: the first JAX import
+assert "jax" in sys.modules
+after = np.random.get_state()
+print(all(np.array_equal(a, b) for a, b in zip(before, after)))
+"""
+
+
+def test_saving_does_not_move_numpys_generator_when_it_first_imports_jax(tmp_path):
+    """Importing JAX draws from numpy's global generator; a save must not move it, or a run
+    that saves goes on differently from one resumed from that save."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "first_save.py"
+    script.write_text(FIRST_SAVE)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "c.npz")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"

@@ -127,6 +127,20 @@ def _global_rng_state() -> dict[str, Any]:
     return {"kind": kind, "keys": keys, "pos": pos, "has_gauss": has_gauss, "cached": cached}
 
 
+def _keeping_numpy_rng(fn: Callable[[], Any]) -> Any:
+    """``fn()`` with numpy's global random state put back afterwards.
+
+    Asking a backend for its generator may import its library the first time, and importing
+    JAX draws from numpy's global generator: neither a save nor a failed load may move it.
+    """
+    np = _w._numpy()
+    state = np.random.get_state()
+    try:
+        return fn()
+    finally:
+        np.random.set_state(state)
+
+
 def _backend_rng_states() -> dict[str, Any]:
     """The random states of the available backends that can save theirs (the GPU's)."""
     states = {}
@@ -211,10 +225,8 @@ def save_checkpoint(
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None:
             parts[name] = _split(obj.state_dict(), name, arrays, f"the {name}'s state")
-    # the backends' first: asking a backend may import its library, and importing JAX draws
-    # from numpy's global generator, which must be saved as it is after that
-    backend_states = _backend_rng_states()
     parts["random"] = _split(_global_rng_state(), "random", arrays, "numpy's random state")
+    backend_states = _keeping_numpy_rng(_backend_rng_states)
     parts["backend_random"] = _split(
         backend_states, "backend_random", arrays, "the backends' random states"
     )
@@ -377,7 +389,8 @@ def load_checkpoint(
         prepare = getattr(scheduler, "prepare_load_state_dict", None)
         commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
     commits.append(_rng_commit(_join(parts["random"], arrays)))
-    commits.append(_backend_rng_commit(op, path, _join(parts.get("backend_random"), arrays)))
+    backend_states = _join(parts.get("backend_random"), arrays)
+    commits.append(_keeping_numpy_rng(lambda: _backend_rng_commit(op, path, backend_states)))
     if loader is not None:
         # the loader checks its own state and changes nothing when it refuses it; it goes
         # first so that a refusal leaves everything else untouched too
