@@ -1,8 +1,9 @@
 """zerograd with ``zerograd.static_graph``: the same workloads, replayed after recording.
 
 The step functions are fw_zerograd.py's, wrapped; each one is called until it replays
-before anything is timed (one eager call and two recorded ones), so the times are the
-replay's. The chain is workloads.chain_of, recorded from its leaf to its backward.
+before anything is timed (one eager call and two recorded ones: child.py's first step and
+two warm-up steps, or the chain's own warm-up), so the times are the replay's. The chain
+is workloads.chain_of, recorded from its leaf to its backward.
 """
 
 from __future__ import annotations
@@ -40,20 +41,13 @@ def chain(x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n: int) -> float:
 
 
 class _Static:
-    """A network whose train_step is recorded, then replayed."""
+    """A network whose train_step is recorded, then replayed: its first step (the one
+    compared across frameworks) is eager, the next two (child.py's warm-up steps) are
+    recorded, and the timed ones are replays."""
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)
         self.train_step = static_graph(self.train_step)
-        self._warmed = False
-
-    def step(self, x: np.ndarray, t: np.ndarray) -> float:
-        if not self._warmed:  # the first step is the one compared across frameworks
-            self._warmed = True
-            loss = super().step(x, t)
-            _warm(self.train_step, x, t)
-            return loss
-        return super().step(x, t)
 
 
 class MLP(_Static, _MLP):

@@ -6,13 +6,13 @@ Adam. Prints the loss (nats per character) per epoch and a text sampled from the
 Any UTF-8 text works: ``--text path/to/file.txt``; DeZero's ``Shakespear`` dataset reads
 tiny-shakespeare the same way when you place it locally.
 
-Each window of 25 characters is one call of ``window`` (forward, backward, the graph behind
-the LSTM's state cut, the update).
+Each window of 25 characters is one call of a function (examples/_bptt.py: forward,
+backward, the graph behind the LSTM's state cut, the update).
 
     python examples/char_rnn.py [--epochs 20] [--text FILE] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy): the loader and the model are moved
-with ``to_gpu()``. ``--static`` runs ``window`` under ``zerograd.static_graph``: recorded
+with ``to_gpu()``. ``--static`` runs that function under ``zerograd.static_graph``: recorded
 on its first calls, then replayed with no graph objects, giving the same losses to the
 last bit.
 """
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bptt import window_step, windows  # examples/_bptt.py
 from _progress import progress  # examples/_progress.py
 
 import zerograd_nn.functional as F
@@ -74,32 +75,17 @@ def train(
         loader.to_gpu()
         model.to_gpu()
     optimizer = Adam(alpha=0.005).setup(model)
-
-    def window(xs, ts):
-        """One truncated-BPTT window: the LSTM's state comes in and goes out, its graph cut."""
-        loss = 0
-        for x, t in zip(xs, ts):
-            loss += F.softmax_cross_entropy(model(x), t)
-        model.cleargrads()
-        loss.backward()
-        loss.unchain_backward()
-        optimizer.update()
-        return loss
-
-    step = static_graph(window) if static else window
+    step = window_step(model, optimizer, F.softmax_cross_entropy)
+    if static:
+        step = static_graph(step)
     losses, epoch_times = [], []
     for epoch in range(1, epochs + 1):
         started = time.process_time()
         model.reset_state()
-        xs, ts, count, total = [], [], 0, 0.0
-        for x, t in progress(loader, verbose, f"epoch {epoch}"):
-            xs.append(x)
-            ts.append(t)
-            count += 1
-            if count % bptt_length == 0 or count == len(loader):
-                total += float(step(xs, ts).data)
-                xs, ts = [], []
-        losses.append(total / count)
+        total = 0.0
+        for xs, ts in windows(progress(loader, verbose, f"epoch {epoch}"), bptt_length):
+            total += float(step(xs, ts).data)
+        losses.append(total / len(loader))
         epoch_times.append(time.process_time() - started)  # CPU seconds
         if verbose:
             print(f"epoch {epoch:3d}  loss {losses[-1]:.3f} nats/char")

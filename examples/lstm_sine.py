@@ -5,13 +5,13 @@ truncated backpropagation every 30 steps, Adam. Prints the average loss per epoc
 predicts the noise-free cos curve one step ahead and prints its mean squared error. With
 zerograd-viz installed it writes ``lstm_sine_loss.png``.
 
-Each window of 30 steps is one call of ``window``: the forward of every step, backward,
-the graph behind the LSTM's state cut, the update.
+Each window of 30 steps is one call of a function (examples/_bptt.py): the forward of
+every step, backward, the graph behind the LSTM's state cut, the update.
 
     python examples/lstm_sine.py [--epochs 100] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy), moving the loader with ``to_gpu()``.
-``--static`` runs ``window`` under ``zerograd.static_graph``: recorded on its first calls,
+``--static`` runs that function under ``zerograd.static_graph``: recorded on its first calls,
 then replayed with no graph objects, giving the same losses to the last bit.
 """
 
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bptt import window_step, windows  # examples/_bptt.py
 from _progress import progress, say  # examples/_progress.py
 
 import zerograd_nn.functional as F
@@ -72,32 +73,17 @@ def train(
         loader.to_gpu()
         model.to_gpu()  # the LSTM's hidden-to-gate weights exist already; the rest follow x
     optimizer = Adam().setup(model)
-
-    def window(xs, ts):
-        """One truncated-BPTT window: the LSTM's state comes in and goes out, its graph cut."""
-        loss = 0
-        for x, t in zip(xs, ts):
-            loss += F.mean_squared_error(model(x), t)
-        model.cleargrads()
-        loss.backward()
-        loss.unchain_backward()
-        optimizer.update()
-        return loss
-
-    step = static_graph(window) if static else window
+    step = window_step(model, optimizer, F.mean_squared_error)
+    if static:
+        step = static_graph(step)
     losses, epoch_times = [], []
     for epoch in progress(range(1, epochs + 1), verbose, "lstm"):
         started = time.process_time()
         model.reset_state()
-        xs, ts, count, total = [], [], 0, 0.0
-        for x, t in loader:
-            xs.append(x.astype(np.float32))
-            ts.append(t.astype(np.float32))
-            count += 1
-            if count % bptt_length == 0 or count == seqlen:
-                total += float(step(xs, ts).data)
-                xs, ts = [], []
-        losses.append(total / count)
+        total = 0.0
+        for xs, ts in windows(loader, bptt_length, lambda a: a.astype(np.float32)):
+            total += float(step(xs, ts).data)
+        losses.append(total / seqlen)
         epoch_times.append(time.process_time() - started)  # CPU seconds
         if verbose and (epoch % 10 == 0 or epoch == 1):
             say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")

@@ -259,6 +259,23 @@ def test_a_last_batch_of_another_size_is_another_kind_of_call(rand, to_np):
     assert static.counts == {"eager": 2, "traced": 4, "replayed": 10}
 
 
+def test_one_array_given_twice_is_another_kind_of_call(rand, to_np):
+    def make():
+        def step(a, b):
+            y = F.sum(F.sin(a) * b)
+            y.backward()
+            return y
+
+        return step
+
+    eager, static = _twins(make)
+    x = rand(3, seed=1)
+    for i in range(8):  # (x, x) four times, then (x, other) four times
+        b = x if i < 4 else rand(3, seed=10 + i)
+        _same(to_np, eager(Variable(x), Variable(b)), static(Variable(x), Variable(b)))
+    assert static.counts == {"eager": 2, "traced": 4, "replayed": 2}
+
+
 def test_a_branch_on_the_data_is_caught_and_runs_eagerly(rand, to_np):
     def make():
         def step(x):

@@ -291,67 +291,60 @@ def test_char_lstm_windows_replay_the_eager_bits(backend, arr, to_np):
     assert counts["replayed"] >= 3
 
 
-def test_a_scheduler_stepped_inside_the_step_is_refused(rand, arr, to_np):
+def _scheduler_inside(model, opt):
+    sched, inner = StepLR(opt, step_size=1, gamma=0.5), _classifier_step(model, opt)
+
+    def step(x, t):
+        loss = inner(x, t)
+        sched.step()  # Python state a replay would not change
+        return loss
+
+    return step
+
+
+def _gradients_by_hand(model, opt):
+    def step(x, t):
+        loss = F.softmax_cross_entropy(model(x), t)
+        model.cleargrads()
+        loss.backward()
+        for p in model.params():
+            p.grad.data *= 0.5  # by hand, in place: a replay would not do it
+        opt.update()
+        return loss
+
+    return step
+
+
+def _attribute_inside(model, opt):
+    inner = _classifier_step(model, opt)
+
+    def step(x, t):
+        model.calls = getattr(model, "calls", 0) + 1  # Python state: not replayed
+        return inner(x, t)
+
+    return step
+
+
+@pytest.mark.parametrize(
+    "make_step, why",
+    [
+        (_scheduler_inside, r"changes an optimizer's hyperparameters"),
+        (_gradients_by_hand, r"were changed between backward and the update"),
+        (_attribute_inside, r"assigns MLP\.calls = <int>"),
+    ],
+    ids=["scheduler-inside", "gradients-by-hand", "attribute-inside"],
+)
+def test_python_work_a_replay_would_skip_keeps_the_step_eager(rand, arr, to_np, make_step, why):
     def make():
         model = models.MLP((6, 3))
         opt = O.SGD(lr=0.1).setup(model)
-        sched = StepLR(opt, step_size=1, gamma=0.5)
-        inner = _classifier_step(model, opt)
-
-        def step(x, t):
-            loss = inner(x, t)
-            sched.step()  # Python state a replay would not change: refused
-            return loss
-
-        return model, opt, step
+        return model, opt, make_step(model, opt)
 
     batches = [(rand(4, 5, seed=i), _labels(arr, 4, i)) for i in range(6)]
     eager, _ = _train(to_np, make, batches, False)
-    with pytest.warns(StaticGraphWarning, match=r"changes an optimizer's hyperparameters"):
+    with pytest.warns(StaticGraphWarning, match=why):
         static, counts = _train(to_np, make, batches, True)
     assert static == eager
-    assert counts["replayed"] == 0
-
-
-def test_gradients_changed_by_hand_before_the_update_are_refused(rand, arr, to_np):
-    def make():
-        model = models.MLP((6, 3))
-        opt = O.SGD(lr=0.1).setup(model)
-
-        def step(x, t):
-            loss = F.softmax_cross_entropy(model(x), t)
-            model.cleargrads()
-            loss.backward()
-            for p in model.params():
-                p.grad.data *= 0.5  # by hand, in place: a replay would not do it
-            opt.update()
-            return loss
-
-        return model, opt, step
-
-    batches = [(rand(4, 5, seed=i), _labels(arr, 4, i)) for i in range(6)]
-    eager, _ = _train(to_np, make, batches, False)
-    with pytest.warns(StaticGraphWarning, match=r"were changed between backward and the update"):
-        static, counts = _train(to_np, make, batches, True)
-    assert static == eager
-    assert counts["replayed"] == 0
-
-
-def test_a_python_attribute_written_inside_is_refused(rand, arr, to_np):
-    def make():
-        model = models.MLP((6, 3))
-        opt = O.SGD(lr=0.1).setup(model)
-        inner = _classifier_step(model, opt)
-
-        def step(x, t):
-            model.calls = getattr(model, "calls", 0) + 1  # Python state: not replayed
-            return inner(x, t)
-
-        return model, opt, step
-
-    batches = [(rand(4, 5, seed=i), _labels(arr, 4, i)) for i in range(5)]
-    with pytest.warns(StaticGraphWarning, match=r"assigns MLP.calls = <int>"):
-        _, counts = _train(to_np, make, batches, True)
     assert counts["replayed"] == 0
 
 

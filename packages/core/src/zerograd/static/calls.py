@@ -18,9 +18,10 @@ def arguments(args: tuple, kwargs: dict) -> tuple[tuple, list]:
     The leaves are the Variables and arrays inside ``args`` and ``kwargs`` (through tuples,
     lists and dicts), in order: what a replay reads its inputs from and gives gradients to.
     The key holds what a trace depends on besides them: each leaf's array type (its
-    backend), shape and dtype, whether a Variable holds a gradient, every other argument's
-    value (numbers, strings; other objects by identity), the structure, and ``Config``'s
-    ``train`` and ``enable_backprop``.
+    backend), shape and dtype, whether a Variable holds a gradient, which leaves are the
+    same object (or hold the same array), every other argument's value (numbers, strings;
+    other objects by identity), the structure, and ``Config``'s ``train`` and
+    ``enable_backprop``.
 
     Args:
         args: the positional arguments.
@@ -34,6 +35,13 @@ def arguments(args: tuple, kwargs: dict) -> tuple[tuple, list]:
     _flatten(args, key, leaves)
     if kwargs:
         _flatten(kwargs, key, leaves)
+    seen: dict[int, int] = {}
+    for i, leaf in enumerate(leaves):  # a trace reads one array once: note repeats
+        held = leaf.data if isinstance(leaf, Variable) else None
+        for obj in (leaf,) if held is None else (leaf, held):
+            first = seen.setdefault(id(obj), i)
+            if first != i:
+                key.append((i, first))
     return tuple(key), leaves
 
 

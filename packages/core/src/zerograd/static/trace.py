@@ -149,10 +149,10 @@ class Trace:
         reads: slot -> its :class:`Read`, for the slots the call did not make.
         meta: slot -> ``(type, shape, dtype)`` of its array as first seen.
         refused: why a replay could not reproduce this call, or None.
-        states: ``(owner, name) -> (value at the start, value at the end)`` of the Variable
-            attributes (an RNN's ``h``) the call wrote.
+        states: ``(id(owner), name) -> [owner, name, value at the start, value at the
+            end]`` of the Variable attributes (an RNN's ``h``) the call wrote.
         entry_grads: ``id(variable) -> whether its grad was None`` when the call started,
-            for the variables ``known`` stored gradients into.
+            for the variables the previous trace (``start``) stored gradients into.
         adds_onto: ``id(variable)`` of the variables whose held gradient a walk added onto.
         result: the call's return value, as :meth:`finish` was given it.
     """
