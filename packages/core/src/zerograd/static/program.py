@@ -56,6 +56,7 @@ class Program:
         self._ids: dict[int, int] = {id(MISS): 0}
         self._lines: list[str] = []
         self._stand_ins: dict[int, list] = {}  # id(clone) -> [(stand-in, slot), ...]
+        self._producers = {ins.out: ins for ins in later.code if type(ins) is Op}
         self._kinds = self._reads()
         self._persistent = self._targets()
         self._last = self._last_uses()
@@ -142,6 +143,7 @@ class Program:
         for ins in code:
             for n in _uses(ins):
                 counts[n] += 1
+        dies: dict[int, list[int]] = defaultdict(list)  # instruction -> slots dead after it
         defined: set[int] = set()
         for i, ins in enumerate(code):
             kind = type(ins)
@@ -162,11 +164,12 @@ class Program:
             else:
                 outs = []
                 self._lines.append(f"{self.k(ins.fn)}()")
-            defined.update(n for n in outs if n is not None)
-            dead = [n for n in defined if self._last.get(n, i) <= i]
-            if dead:
-                self._lines.append("del " + ", ".join(f"s{n}" for n in sorted(dead)))
-                defined.difference_update(dead)
+            for n in outs:
+                if n is not None and n not in defined:
+                    defined.add(n)
+                    dies[max(self._last.get(n, i), i)].append(n)
+            if dies.get(i):
+                self._lines.append("del " + ", ".join(f"s{n}" for n in sorted(dies.pop(i))))
         self._states()
         self._lines.append(f"return {self._result(t.result)}")
 
@@ -316,7 +319,7 @@ class Program:
         if ins.fn is not operator.add or type(ins.args[0]) is not Ref:
             return None
         g = ins.args[0].slot
-        producer = self._producer(g)
+        producer = self._producers.get(g)
         meta = self._t.meta
         if producer is None or producer.fn is not operator.add:
             return None
@@ -327,12 +330,6 @@ class Program:
         if backend is None or not backend.writable(array):
             return None
         return backend.compute_into
-
-    def _producer(self, n: int) -> Op | None:
-        for ins in self._t.code:
-            if type(ins) is Op and ins.out == n:
-                return ins
-        return None
 
     def _store(self, ins: Store) -> None:
         leaf = self._t.arg_variable(ins.target)
