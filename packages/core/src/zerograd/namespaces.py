@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import functions as F
 from .backends import backend_of
 from .backends.registry import registry
 from .function import Function
@@ -200,8 +201,6 @@ class VariableOps(_Carrier):
     graph = True
 
     def __init__(self) -> None:
-        from . import functions as F
-
         for name in _SAME_NAME:
             setattr(self, name, getattr(F, name))
         self.permute_dims = F.transpose
@@ -218,10 +217,8 @@ class VariableOps(_Carrier):
         Returns:
             A Variable.
         """
-        from .functions import transpose
-
         n = x.ndim
-        return transpose(x, (*range(n - 2), n - 1, n - 2))
+        return F.transpose(x, (*range(n - 2), n - 1, n - 2))
 
     @staticmethod
     def apply(fn: Any, *xs: Any) -> Any:
@@ -291,7 +288,8 @@ array_ops_by_type: dict[type, ArrayOps] = _OpsByType()
 """Array type -> :class:`ArrayOps` of its backend (the engine's hot-path lookup); emptied
 with the registry's own per-type caches when backends change."""
 registry.type_caches.append(array_ops_by_type)
-_variable_ops: list[VariableOps] = []
+_variable_ops = VariableOps()
+Function._graph_ops = _variable_ops  # what Function.backward runs a vjp on (see there)
 
 
 def array_ops(array_type: type) -> ArrayOps:
@@ -312,6 +310,4 @@ def variable_ops() -> VariableOps:
     Returns:
         The higher-order namespace.
     """
-    if not _variable_ops:
-        _variable_ops.append(VariableOps())
-    return _variable_ops[0]
+    return _variable_ops

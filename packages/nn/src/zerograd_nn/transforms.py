@@ -18,7 +18,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zerograd.backends import backend_of, device_of, get_array_module, get_backend
+from zerograd.backends import as_numpy, backend_of, device_of, get_array_module, get_backend
 
 from .functional.utils import pair as _fpair
 from .functional.utils import real_number
@@ -313,8 +313,6 @@ class ToPIL:
             TypeError: the array is not uint8 or not numeric.
         """
         Image = _pil()
-        from zerograd.backends import as_numpy
-
         a = as_numpy(_numeric("ToPIL", array))
         if a.ndim != 3 or a.shape[0] not in (1, 3, 4):
             raise ValueError(
