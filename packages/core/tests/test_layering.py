@@ -21,7 +21,7 @@ import zerograd
 
 SRC = Path(zerograd.__file__).parent
 PACKAGES = Path(__file__).resolve().parents[2]
-ROOTS = sorted(p for p in PACKAGES.glob("core/src/*") if (p / "__init__.py").is_file())
+ROOTS = sorted(p for p in PACKAGES.glob("*/src/*") if (p / "__init__.py").is_file())
 # imports inside a function that are allowed: an optional dependency, imported where used
 OPTIONAL = {
     ("zerograd_nn.models", "zerograd_viz"): "zerograd-viz draws the model (plot), optional",

@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-import zerograd_distributed.nccl as nccl_module
+import zerograd_distributed.transports as transports
 from zerograd_distributed import (
     MpiCommunicator,
     create_communicator,
@@ -98,8 +98,8 @@ def test_auto_picks_nccl_where_it_works(monkeypatch):
         def __init__(self, mpi):
             made.append(mpi)
 
-    monkeypatch.setattr(nccl_module, "nccl_unavailable_reason", lambda: None)
-    monkeypatch.setattr(nccl_module, "NcclCommunicator", Recorder)
+    monkeypatch.setattr(transports, "nccl_unavailable_reason", lambda: None)
+    monkeypatch.setattr(transports, "NcclCommunicator", Recorder)
     assert isinstance(create_communicator("auto"), Recorder)
     assert isinstance(made[0], MpiCommunicator)
 

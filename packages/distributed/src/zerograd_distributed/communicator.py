@@ -1,13 +1,10 @@
-"""The communicator interface every transport implements, and the factory that picks one.
+"""The communicator interface every transport implements.
 
 A communicator joins the processes started by ``mpiexec``: each has a ``rank`` in
 ``range(size)``. Lowercase methods move Python objects (pickled); the array methods move
-arrays through the transport's buffers, without pickling.
-
-Examples:
-    >>> comm = create_communicator("mpi")  # one process: rank 0 of 1
-    >>> comm.rank, comm.size
-    (0, 1)
+arrays through the transport's buffers, without pickling. The transports
+(:mod:`~zerograd_distributed.mpi`, :mod:`~zerograd_distributed.nccl`) subclass it;
+:func:`~zerograd_distributed.create_communicator` picks one.
 """
 
 from __future__ import annotations
@@ -15,13 +12,10 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-__all__ = ["Communicator", "create_communicator", "OPS"]
+__all__ = ["Communicator", "OPS"]
 
 OPS = ("sum", "prod", "max", "min", "mean")
 """The reduction names ``allreduce`` and ``allreduce_obj`` accept."""
-
-NAMES = ("mpi", "nccl", "auto")
-"""The transport names ``create_communicator`` accepts."""
 
 
 class Communicator:
@@ -212,40 +206,3 @@ class Communicator:
             code: the exit status the processes end with.
         """
         raise NotImplementedError
-
-
-def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicator:
-    """Join the processes started by ``mpiexec`` through a transport.
-
-    Args:
-        name: ``"mpi"`` (mpi4py; numpy arrays, and CuPy arrays where the MPI is CUDA-aware),
-            ``"nccl"`` (CuPy arrays over NCCL, bootstrapped and with host arrays over MPI) or
-            ``"auto"`` (NCCL when CuPy, a GPU and NCCL are usable here, else MPI).
-        mpi_comm: the mpi4py communicator to build on; ``MPI.COMM_WORLD`` when None.
-
-    Returns:
-        A ``Communicator`` (an ``MpiCommunicator`` or an ``NcclCommunicator``).
-
-    Raises:
-        ValueError: for an unknown ``name``.
-        RuntimeError: for ``"nccl"`` where NCCL cannot be used (the message says why).
-
-    Examples:
-        >>> comm = create_communicator("mpi")
-        >>> comm.allreduce_obj(1)
-        1
-    """
-    if name not in NAMES:
-        raise ValueError(
-            f"create_communicator(name): name must be one of {', '.join(map(repr, NAMES))}, "
-            f"got {name!r}."
-        )
-    from .mpi import MpiCommunicator
-    from .nccl import NcclCommunicator, nccl_unavailable_reason
-
-    if name == "auto":
-        name = "nccl" if nccl_unavailable_reason() is None else "mpi"
-    mpi = MpiCommunicator(mpi_comm)
-    if name == "mpi":
-        return mpi
-    return NcclCommunicator(mpi)

@@ -200,8 +200,9 @@ class Layer:
             This layer.
         """
         value = not mode
-        for *_, sub in _inspection.walk(self):
-            object.__setattr__(sub, "_eval_mode", value)
+        for *_, member in self.walk():
+            if isinstance(member, Layer):
+                object.__setattr__(member, "_eval_mode", value)
         return self
 
     def eval(self) -> Layer:
@@ -212,10 +213,53 @@ class Layer:
         """
         return self.train(False)
 
+    # -- what a layer holds: the protocol every walk over a model uses ------------------
+    def named_members(self) -> Iterator[tuple[str, Parameter | Layer]]:
+        """This layer's own Parameters and sub-layers with their names, in definition order.
+
+        Attributes come first, in the order they were set; then the Parameters and layers
+        held in list or tuple attributes, named by index (``'blocks.0'``). A member held
+        under two names comes under each.
+
+        Yields:
+            ``(name, Parameter or Layer)`` pairs.
+        """
+        d = self.__dict__
+        for name in d.get("_params", ()):
+            yield name, d[name]
+        for name in d.get("_lists", ()):
+            for i, item in enumerate(d.get(name, ())):
+                if isinstance(item, (Parameter, Layer)):
+                    yield f"{name}.{i}", item
+
+    def named_children(self) -> Iterator[tuple[str, Layer]]:
+        """This layer's direct sub-layers with their names, in definition order, once each.
+
+        Yields:
+            ``(name, sub-layer)`` pairs; a layer held under two names comes under the first.
+        """
+        seen: set[int] = set()
+        for name, member in self.named_members():
+            if isinstance(member, Layer) and id(member) not in seen:
+                seen.add(id(member))
+                yield name, member
+
+    def walk(self) -> Iterator[tuple[str, str, int, Parameter | Layer]]:
+        """Walk this layer's tree depth first, in definition order: the one walk of a model.
+
+        Parameters, :meth:`named_params`, state dicts, weight files, ``repr``,
+        :meth:`summary` and :meth:`train` all read the model through it.
+
+        Yields:
+            ``(dotted name, local name, depth, member)``: first ``('', '', 0, self)``, then
+            each member of :meth:`named_members` (a sub-layer followed by its own tree, each
+            sub-layer once per holder as :meth:`named_children` lists them).
+        """
+        return _walk(self, "", "", 0)
+
     def params(self) -> Iterator[Parameter]:
         """Every Parameter of this layer and its sub-layers, in definition order, once each."""
-        for _, p in _state.walk(self, "", ".", set()):
-            yield p
+        return iter(self.named_params().values())
 
     def named_params(self) -> dict[str, Parameter]:
         """``{dotted name: Parameter}`` in definition order: ``'l1.W'``, ``'blocks.0.b'``.
@@ -229,7 +273,13 @@ class Layer:
             >>> list(MLP((3, 2)).named_params())
             ['l0.W', 'l0.b', 'l1.W', 'l1.b']
         """
-        return _state.named_params(self)
+        params: dict[str, Parameter] = {}
+        seen: set[int] = set()
+        for name, _, _, member in self.walk():
+            if isinstance(member, Parameter) and id(member) not in seen:
+                seen.add(id(member))
+                params[name] = member
+        return params
 
     def state_dict(self) -> dict[str, Any]:
         """``{dotted name: copy of the parameter's array}`` (see :mod:`zerograd_nn.state_dict`).
@@ -305,9 +355,9 @@ class Layer:
         return self.to(gpu_backend())
 
     def _flatten_params(self, params_dict: dict, parent_key: str = "") -> None:
-        """Fill ``params_dict`` with ``{'sub/name': Parameter}`` (weight-file names)."""
+        """Fill ``params_dict`` with ``{'sub/name': Parameter}`` (weight-file names; DeZero's)."""
         prefix = parent_key + "/" if parent_key else ""
-        params_dict.update(_state.walk(self, prefix, "/", set()))
+        params_dict.update({prefix + k: p for k, p in _weights.named_params(self).items()})
 
     def save_weights(self, path: str | os.PathLike) -> None:
         """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`).
@@ -324,6 +374,19 @@ class Layer:
             path: the file to read.
         """
         _weights.load_weights(self, path)
+
+
+def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:
+    """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``."""
+    yield prefix, label, depth, layer
+    seen: set[int] = set()
+    for name, member in layer.named_members():
+        full = f"{prefix}.{name}" if prefix else name
+        if not isinstance(member, Layer):
+            yield full, name, depth + 1, member
+        elif id(member) not in seen:
+            seen.add(id(member))
+            yield from _walk(member, full, name, depth + 1)
 
 
 def _backend_of(like: Any) -> Backend:

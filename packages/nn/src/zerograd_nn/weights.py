@@ -58,9 +58,7 @@ def named_params(layer: Any) -> dict[str, Any]:
     Returns:
         The weight-file names mapped to their Parameters.
     """
-    params: dict[str, Any] = {}
-    layer._flatten_params(params)
-    return params
+    return {name.replace(".", "/"): p for name, p in layer.named_params().items()}
 
 
 def npz_path(path: str | os.PathLike, op: str) -> str:

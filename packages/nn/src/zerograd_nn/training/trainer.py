@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import functional as F
+from ..checkpoint import load_checkpoint
 from .extension import get_trigger
 
 
@@ -324,8 +325,6 @@ class Trainer:
         Raises:
             ValueError: the snapshot does not fit this trainer (nothing changes).
         """
-        from ..checkpoint import load_checkpoint
-
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
         info = load_checkpoint(
             path,
