@@ -45,7 +45,7 @@ DEPENDS = {
 # extra pip requirements a package's tests need
 TEST_EXTRAS = {
     "core": ["hypothesis>=6.80"],
-    "nn": ["pillow", "tqdm", "scikit-learn", "matplotlib>=3.7"],
+    "nn": ["hypothesis>=6.80", "pillow", "tqdm", "scikit-learn", "matplotlib>=3.7"],
     "viz": ["matplotlib>=3.7"],
 }
 NUMPY = {"1.26": "numpy==1.26.*", "2": "numpy>=2,<3"}
