@@ -129,8 +129,8 @@ def test_arrays_of_a_backend_without_transport_are_refused():
         r"convert it with zerograd.backends.as_numpy",
     ):
         comm.bcast(x)
-    assert "no transport" in comm._transport_problem(x)
-    assert comm._transport_problem(np.zeros(2)) is None
+    assert "no transport" in comm.transport_problem(x)
+    assert comm.transport_problem(np.zeros(2)) is None
 
 
 def test_numpy_scalars_and_lists_of_numbers():

@@ -63,7 +63,7 @@ def save_checkpoint(
         RuntimeError: on the other ranks, when writing failed on ``root`` (the message
             names the error). Every rank returns or raises only once ``root`` is done.
     """
-    comm._check_root("save_checkpoint", root)
+    comm.check_root("save_checkpoint", root)
     written, error = None, None
     if comm.rank == root:
         try:
@@ -148,6 +148,5 @@ def load_checkpoint(
             f"load_checkpoint: other ranks failed to load {p!r} ({listed}); this rank loaded "
             f"it, so the ranks now differ: fix the cause and load again on every rank."
         )
-    for param in model.params():
-        comm._synced[id(param)] = param
+    comm.mark_synced(model.params())
     return info

@@ -3,9 +3,9 @@
 A checkpoint holds the model's parameters, the optimizer's state (hyperparameters, step
 counters, per-parameter arrays), the scheduler's state, the data loader's position and
 RNG, numpy's global random state (which layers and dropout draw from), the epoch and
-iteration, and any JSON-able ``extra``. It is written like a weight file
-(:mod:`zerograd_nn.weights`): numeric ``.npy`` members only, the rest as a JSON member,
-never pickle, written atomically. Loading checks every part against the objects given
+iteration, and any JSON-able ``extra``. It is an archive of :mod:`zerograd_nn.archives`,
+as a weight file is: numeric ``.npy`` members only, the rest as a JSON member, never
+pickle, written atomically. Loading checks every part against the objects given
 before any of them changes, so a bad or foreign file leaves the training state as it was.
 
 >>> import os, tempfile
@@ -32,7 +32,7 @@ from typing import Any
 from zerograd import Variable
 from zerograd.backends import as_numpy, backend_of
 
-from . import weights as _w
+from . import archives as _a
 from .state_dict import prepare_load
 
 __all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
@@ -41,7 +41,7 @@ FORMAT = 1
 _META = "__checkpoint__"
 
 
-class CheckpointError(_w.WeightFileError):
+class CheckpointError(_a.WeightFileError):
     """A checkpoint is unreadable, or does not fit the objects it is loaded into."""
 
 
@@ -121,7 +121,7 @@ def _count(op: str, name: str, v: Any) -> int:
 
 
 def _global_rng_state() -> dict[str, Any]:
-    np = _w._numpy()
+    np = _a.numpy_module()
     kind, keys, pos, has_gauss, cached = np.random.get_state()
     return {"kind": kind, "keys": keys, "pos": pos, "has_gauss": has_gauss, "cached": cached}
 
@@ -162,8 +162,8 @@ def save_checkpoint(
     op = "save_checkpoint"
     _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
     epoch, iteration = _count(op, "epoch", epoch), _count(op, "iteration", iteration)
-    path = _w.npz_path(path, op)
-    np = _w._numpy()
+    path = _a.npz_path(path, op)
+    np = _a.numpy_module()
     empty = [k for k, p in model.named_params().items() if p.data is None]
     if empty:
         raise CheckpointError(
@@ -179,12 +179,12 @@ def save_checkpoint(
     parts["extra"] = _split(extra, "extra", arrays, "extra")
     meta = json.dumps(parts).encode()
     arrays[_META] = np.frombuffer(meta, dtype=np.uint8)
-    return _w.write_archive(path, arrays, "save_checkpoint")
+    return _a.write_archive(path, arrays, "save_checkpoint")
 
 
 def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     op, save = "load_checkpoint", "save_checkpoint"
-    members = _w.inspect_archive(path, op, save)
+    members = _a.inspect_archive(path, op, save)
     meta = members.get(_META)
     if meta is None or meta.dtype.kind != "u" or len(meta.shape) != 1:
         raise CheckpointError(
@@ -194,7 +194,7 @@ def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
     if bad:
         raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
-    arrays = _w.read_members(path, list(members), op, save)
+    arrays = _a.read_members(path, list(members), op, save)
     try:
         parts = json.loads(arrays.pop(_META).tobytes().decode())
     except ValueError as exc:
@@ -213,7 +213,7 @@ def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def _rng_commit(state: Any) -> Callable[[], None]:
-    np = _w._numpy()
+    np = _a.numpy_module()
     t = (state["kind"], state["keys"], state["pos"], state["has_gauss"], state["cached"])
     np.random.RandomState().set_state(t)  # checks it without touching the global state
     return lambda: np.random.set_state(t)
@@ -251,7 +251,7 @@ def load_checkpoint(
     """
     op = "load_checkpoint"
     _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
-    path = _w._find(path, op, "checkpoint")
+    path = _a.find_archive(path, op, "checkpoint")
     parts, arrays = _read(path)
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None and name not in parts:
