@@ -21,7 +21,7 @@ from .communicator import OPS, Communicator
 from .data import DatasetShard, evaluate, mean_over_ranks, scatter_dataset, shard_indices
 from .failure import abort_on_error, install_excepthook
 from .mpi import MpiCommunicator
-from .nccl import NcclCommunicator, nccl_unavailable_reason
+from .nccl import NcclCommunicator, nccl_problem, nccl_unavailable_reason
 from .optimizer import DataParallelOptimizer, broadcast_params, create_multi_node_optimizer
 from .transports import create_communicator
 
@@ -42,6 +42,7 @@ __all__ = [
     "evaluate",
     "install_excepthook",
     "mean_over_ranks",
+    "nccl_problem",
     "nccl_unavailable_reason",
     "scatter_dataset",
     "shard_indices",

@@ -12,7 +12,7 @@ from typing import Any
 
 from .communicator import Communicator
 from .mpi import MpiCommunicator
-from .nccl import NcclCommunicator, nccl_unavailable_reason
+from .nccl import NcclCommunicator, nccl_problem
 
 __all__ = ["NAMES", "create_communicator"]
 
@@ -26,7 +26,8 @@ def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicato
     Args:
         name: ``"mpi"`` (mpi4py; numpy arrays, and CuPy arrays where the MPI is CUDA-aware),
             ``"nccl"`` (CuPy arrays over NCCL, bootstrapped and with host arrays over MPI) or
-            ``"auto"`` (NCCL when CuPy, a GPU and NCCL are usable here, else MPI).
+            ``"auto"`` (NCCL when CuPy, NCCL and a GPU per rank are usable on every rank,
+            else MPI).
         mpi_comm: the mpi4py communicator to build on; ``MPI.COMM_WORLD`` when None.
 
     Returns:
@@ -46,9 +47,9 @@ def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicato
             f"create_communicator(name): name must be one of {', '.join(map(repr, NAMES))}, "
             f"got {name!r}."
         )
-    if name == "auto":
-        name = "nccl" if nccl_unavailable_reason() is None else "mpi"
     mpi = MpiCommunicator(mpi_comm)
+    if name == "auto":  # decided by every rank together: they must all pick the same
+        name = "nccl" if nccl_problem(mpi) is None else "mpi"
     if name == "mpi":
         return mpi
     return NcclCommunicator(mpi)
