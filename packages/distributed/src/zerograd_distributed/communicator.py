@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from zerograd.checks import int_like
+
 __all__ = ["Communicator", "OPS"]
 
 OPS = ("sum", "prod", "max", "min", "mean")
@@ -101,10 +103,11 @@ class Communicator:
             root: the rank given.
 
         Raises:
-            ValueError: ``root`` is not an int in ``0..size - 1``.
+            TypeError: ``root`` is not an int.
+            ValueError: ``root`` is not in ``0..size - 1``.
         """
-        if not isinstance(root, int) or not 0 <= root < self.size:
-            raise ValueError(
+        if not int_like(root) or not 0 <= root < self.size:
+            raise (ValueError if int_like(root) else TypeError)(
                 f"{type(self).__name__}.{method}: root must be a rank in 0..{self.size - 1}, "
                 f"got {root!r}."
             )

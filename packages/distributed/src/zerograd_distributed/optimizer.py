@@ -17,6 +17,7 @@ import numpy as np
 
 from zerograd import Parameter, Variable
 from zerograd.backends import get_array_module
+from zerograd.checks import positive_int
 
 from .communicator import Communicator
 
@@ -190,11 +191,8 @@ class DataParallelOptimizer:
                 f"DataParallelOptimizer(optimizer, comm): comm must come from "
                 f"create_communicator(...), got {type(comm).__name__}."
             )
-        if bucket_bytes is not None and (not isinstance(bucket_bytes, int) or bucket_bytes < 1):
-            raise ValueError(
-                f"DataParallelOptimizer: bucket_bytes must be a positive int or None, got "
-                f"{bucket_bytes!r}."
-            )
+        if bucket_bytes is not None:
+            bucket_bytes = positive_int("DataParallelOptimizer", "bucket_bytes", bucket_bytes)
         comm.check_root("DataParallelOptimizer", root)
         object.__setattr__(self, "optimizer", optimizer)
         object.__setattr__(self, "comm", comm)

@@ -25,24 +25,13 @@ import operator
 from typing import Any
 
 from zerograd.backends import as_array_of, as_numpy, get_backend, gpu_backend
+from zerograd.checks import positive_int
 
 from .datasets.base import Dataset, _identity
 
 __all__ = ["DataLoader", "SeqDataLoader"]
 
 _STATE_KEYS = ("epoch", "iteration", "index", "rng_state")
-
-
-def _positive_int(owner: str, name: str, value: Any) -> int:
-    """``value`` as an int when it is a positive integer (numpy integers too, never a bool)."""
-    if not isinstance(value, bool) and getattr(getattr(value, "dtype", None), "kind", "i") in "iu":
-        try:
-            n = operator.index(value)
-        except TypeError:
-            n = None
-        if n is not None and n >= 1:
-            return n
-    raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
 
 
 def _check_dataset(owner: str, dataset: Any) -> int:
@@ -190,7 +179,7 @@ class DataLoader:
         seed: int | None = None,
     ) -> None:
         owner = type(self).__name__
-        batch_size = _positive_int(owner, "batch_size", batch_size)
+        batch_size = positive_int(owner, "batch_size", batch_size)
         for name, flag in (("shuffle", shuffle), ("gpu", gpu), ("drop_last", drop_last)):
             if type(flag).__name__ not in ("bool", "bool_"):
                 raise TypeError(f"{owner}: {name} must be True or False, got {flag!r}")

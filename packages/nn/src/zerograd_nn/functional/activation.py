@@ -10,10 +10,12 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
+from zerograd.checks import axis as normalize_axis
+from zerograd.checks import real_number
 from zerograd.functions import exp, sum
 from zerograd.utils import size_of
 
-from .utils import as_float, float_data, logsumexp, normalize_axis, real_number
+from .arrays import as_float, float_data, logsumexp
 
 
 def _keep(y: Any, x: Any) -> Any:

@@ -11,20 +11,18 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import get_array_module
+from zerograd.checks import pair as _pair
 from zerograd.functions import reshape, transpose
 
-from .linear import linear
-from .utils import (
-    add_into,
-    array_arg,
+from .arrays import add_into, array_arg, needs_grad
+from .geometry import (
     col2im_array,
     conv_geometry,
     get_conv_outsize,
     get_deconv_outsize,
     im2col_array,
-    needs_grad,
 )
-from .utils import pair as _pair
+from .linear import linear
 
 
 def _has_bias(b: Any) -> bool:

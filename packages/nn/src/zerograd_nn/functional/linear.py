@@ -9,7 +9,7 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul
 from zerograd.utils import data_of, size_of
 
-from .utils import add_into, needs_grad
+from .arrays import add_into, needs_grad
 
 
 class Linear(Function):

@@ -12,7 +12,7 @@ from zerograd.utils import data_of as _data
 from zerograd.utils import size_of
 
 from .activation import Softmax, relu
-from .utils import array_arg, as_float, float_data, logsumexp, needs_grad, onehot
+from .arrays import array_arg, as_float, float_data, logsumexp, needs_grad, onehot
 
 
 def _like(value: Any, x: Any) -> Any:

@@ -17,8 +17,9 @@ from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import get_item, reshape, transpose
 
+from .arrays import array_arg
 from .conv import Col2im, Im2col
-from .utils import array_arg, conv_geometry
+from .geometry import conv_geometry
 
 
 def _windows(geometry: tuple) -> list[tuple[slice, ...]]:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Parameter, Variable
+from zerograd.checks import pair
 
 from .. import functional as F
 from .. import initializers as _init
-from ..functional.utils import conv_args, pair
+from ..functional.geometry import conv_args
 from .base import Layer
 from .setup import (
     backend_like,

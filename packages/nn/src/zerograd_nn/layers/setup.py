@@ -12,10 +12,11 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import Backend, backend_of, get_backend
+from zerograd.checks import positive_int
 from zerograd.utils import data_of
 
 from .. import initializers as _init
-from ..functional.utils import array_arg, positive_int
+from ..functional.arrays import array_arg
 from .base import Layer
 
 

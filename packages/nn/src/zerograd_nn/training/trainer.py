@@ -14,19 +14,15 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zerograd.checks import positive_int
+
 from .. import functional as F
 from ..checkpoint import load_checkpoint
 from .extension import get_trigger
 
 
-def _positive(name: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"zerograd_nn.training.Trainer: {name} must be a positive int, got {value!r}"
-        )
-    return value
+def _count(name: str, value: Any) -> int | None:
+    return None if value is None else positive_int("zerograd_nn.training.Trainer", name, value)
 
 
 def _float(v: Any) -> float:
@@ -60,8 +56,8 @@ class Trainer:
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
-            of them is not a positive int.
-        TypeError: ``loss_fn`` is not callable.
+            of them is below 1.
+        TypeError: ``loss_fn`` is not callable, or a count is not an int.
 
     Examples:
         >>> import numpy as np
@@ -88,8 +84,8 @@ class Trainer:
         metrics: Mapping[str, Callable[[Any, Any], Any]] | None = None,
         out: str | os.PathLike = "result",
     ) -> None:
-        self.max_epochs = _positive("max_epochs", max_epochs)
-        self.max_iterations = _positive("max_iterations", max_iterations)
+        self.max_epochs = _count("max_epochs", max_epochs)
+        self.max_iterations = _count("max_iterations", max_iterations)
         if max_epochs is None and max_iterations is None:
             raise ValueError(
                 "zerograd_nn.training.Trainer: give max_epochs=... or max_iterations=... "
