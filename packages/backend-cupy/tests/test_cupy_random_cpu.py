@@ -5,17 +5,14 @@ generator's state handling (which needs no GPU)."""
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from cpu_build import build
 from philox_reference import blocks, keys, normal, philox4x32_10, uniform
 
 from zerograd_cupy import CupyBackend
 from zerograd_cupy import random as zr
-
-CXX = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
 # Random123's known-answer vectors for philox4x32_10: (counter, key) -> block
 KAT = [
@@ -61,14 +58,7 @@ extern "C" void draw_u64(unsigned int k0, unsigned int k1, unsigned long long of
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    if CXX is None:
-        pytest.skip("no C++ compiler (g++, c++ or clang++) to build the kernel body for the CPU")
-    d = tmp_path_factory.mktemp("philox")
-    (d / "p.cpp").write_text(_HARNESS)
-    so = d / "p.so"
-    cmd = [CXX, "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(so), str(d / "p.cpp")]
-    subprocess.run(cmd, check=True, capture_output=True)
-    return ctypes.CDLL(str(so))
+    return build(_HARNESS, tmp_path_factory.mktemp("philox"))
 
 
 def body_draw(lib, seed, offset, n, dtype, mode):

@@ -10,15 +10,14 @@ import re
 
 import numpy as np
 import pytest
+from test_checkpoint import Net  # Linear, ReLU, dropout 0.3, Linear
 
 import zerograd_nn.functional as F
 from zerograd.backends import as_array_of
 from zerograd_nn import DataLoader
-from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
 from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
 from zerograd_nn.datasets import Spiral
-from zerograd_nn.models import Model
 from zerograd_nn.training import (
     Evaluator,
     LogReport,
@@ -30,21 +29,11 @@ from zerograd_nn.training import (
 )
 
 
-class DropoutNet(Model):
-    def __init__(self):
-        super().__init__()
-        self.l1 = L.Linear(32)
-        self.l2 = L.Linear(3)
-
-    def forward(self, x):
-        return self.l2(F.dropout(F.relu(self.l1(x)), 0.3))
-
-
 def _fresh(backend, seed):
     """A model initialised on ``backend`` (its generator seeded), Adam, a seeded loader."""
     backend.seed(seed)
     np.random.seed(seed)
-    model = DropoutNet()
+    model = Net()
     model(as_array_of(np.zeros((1, 2), np.float32), backend))
     opt = O.Adam(0.02).setup(model)
     loader = DataLoader(Spiral(train=True), 32, seed=seed + 100)
@@ -110,10 +99,10 @@ def test_weights_saved_on_the_backend_load_on_numpy_and_back(tmp_path, backend, 
     model, opt, loader = _fresh(backend, 3)
     _train(backend, model, opt, loader, 5)
     model.save_weights(str(tmp_path / "w.npz"))
-    on_cpu = DropoutNet()
+    on_cpu = Net()
     on_cpu.load_weights(str(tmp_path / "w.npz"))
     assert all(type(p.data) is np.ndarray for p in on_cpu.params())
-    back = DropoutNet()
+    back = Net()
     back(as_array_of(np.zeros((1, 2), np.float32), backend))
     on_cpu.save_weights(str(tmp_path / "w2.npz"))
     back.load_weights(str(tmp_path / "w2.npz"))
@@ -141,7 +130,7 @@ def _loaders(backend):
 def _trainer(backend, out, seed, max_epochs):
     backend.seed(seed)
     np.random.seed(seed)
-    model = DropoutNet()
+    model = Net()
     model(as_array_of(np.zeros((1, 2), np.float32), backend))
     opt = O.Adam(0.02).setup(model)
     train, test = _loaders(backend)
