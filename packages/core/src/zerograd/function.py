@@ -137,6 +137,20 @@ class Function:
                 output.generation = -1  # no graph: Variable.backward refuses it
         return outputs
 
+    def forward(self, *xs: Any) -> Any:
+        """Compute the output from the inputs' arrays; every subclass defines it.
+
+        Args:
+            *xs: The inputs' data: backend arrays (raw operands already converted).
+
+        Returns:
+            The output array, or a tuple of arrays for several outputs.
+
+        Raises:
+            NotImplementedError: The subclass does not define it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the inputs' gradients: the derivative, written once for both engines.
 

@@ -77,6 +77,7 @@ class _Carrier:
     """What both namespaces share as the walk's carrier: reading a gradient a variable holds."""
 
     def unwrap(self, v: Variable) -> Any:
+        """Return the gradient Variable ``v`` as this carrier carries gradients."""
         raise NotImplementedError
 
     def held(self, x: Variable) -> Any:

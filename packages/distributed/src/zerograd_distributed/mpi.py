@@ -120,7 +120,6 @@ class MpiCommunicator(Communicator):
     # -- Python objects ------------------------------------------------------------------
 
     def barrier(self) -> None:
-        """Wait until every rank has called ``barrier``."""
         self.mpi_comm.Barrier()
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:

@@ -1,4 +1,8 @@
-"""Elementwise math: exp, log, sin, cos, tanh, square, sqrt, clip."""
+"""Elementwise math: exp, log, sin, cos, tanh, square, sqrt, clip.
+
+Each forward returns an array of its input's shape; integer and bool data compute in
+floating point (a float function never truncates).
+"""
 
 from __future__ import annotations
 
@@ -41,14 +45,6 @@ class Exp(Function):
     """Elementwise ``exp(x)``; used by :func:`exp`."""
 
     def forward(self, x: Any) -> Any:
-        """Return e raised to the power of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).exp(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -60,14 +56,6 @@ class Log(Function):
     """Elementwise natural logarithm; used by :func:`log`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the natural logarithm of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).log(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -79,14 +67,6 @@ class Sin(Function):
     """Elementwise sine; used by :func:`sin`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the sine of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).sin(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -98,14 +78,6 @@ class Cos(Function):
     """Elementwise cosine; used by :func:`cos`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the cosine of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).cos(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -117,14 +89,6 @@ class Tanh(Function):
     """Elementwise hyperbolic tangent; used by :func:`tanh`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the hyperbolic tangent of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).tanh(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -136,14 +100,6 @@ class Square(Function):
     """Elementwise ``x ** 2``; used by :func:`square`."""
 
     def forward(self, x: Any) -> Any:
-        """Return ``x * x``, elementwise.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``x``'s shape and dtype.
-        """
         return x * x
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -160,14 +116,6 @@ class Sqrt(Function):
     """Elementwise square root; used by :func:`sqrt`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the square root of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).sqrt(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -187,14 +135,6 @@ class Clip(Function):
         self.x_min, self.x_max = x_min, x_max
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` with its values limited to ``[x_min, x_max]``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:

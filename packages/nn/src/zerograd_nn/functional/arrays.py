@@ -47,14 +47,6 @@ class AsFloat(Function):
     """``x`` converted to float64 when it holds integers or bools; the gradient passes through."""
 
     def forward(self, x: Any) -> Any:
-        """Compute AsFloat's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         return float_data(x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:

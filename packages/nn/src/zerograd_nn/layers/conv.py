@@ -93,7 +93,6 @@ class _ConvBase(Layer):
         raise NotImplementedError
 
     def extra_repr(self) -> str:
-        """This layer's sizes and settings, shown inside its ``repr``."""
         text = (
             f"in={self.in_channels}, out={self.out_channels}, kernel={self.kernel_size}, "
             f"stride={self.stride}, pad={self.pad}"

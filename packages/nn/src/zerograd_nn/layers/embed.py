@@ -40,7 +40,6 @@ class EmbedID(Layer):
             self.W = Parameter(w, "W")
 
     def extra_repr(self) -> str:
-        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"in={self.W.shape[0]}, out={self.W.shape[1]}"
 
     def forward(self, x: Any) -> Variable:

@@ -79,7 +79,6 @@ class Linear(Layer):
             self.W.data = _init.generate(init, (i, o), self.dtype, like, name, "initialW")
 
     def extra_repr(self) -> str:
-        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"in={self.in_size}, out={self.out_size}" + (
             ", nobias=True" if self.b is None else ""
         )

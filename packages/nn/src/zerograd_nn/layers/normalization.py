@@ -51,7 +51,6 @@ class BatchNorm(Layer):
                 p.data = _init.generate(value, (d,), dtype, x, "BatchNorm", key)
 
     def extra_repr(self) -> str:
-        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"size={None if self.gamma.data is None else self.gamma.shape[0]}"
 
     def forward(self, x: Any) -> Variable:

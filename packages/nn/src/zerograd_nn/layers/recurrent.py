@@ -71,7 +71,6 @@ class RNN(Layer):
         self.h = None
 
     def extra_repr(self) -> str:
-        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"hidden={self.x2h.out_size}"
 
     def forward(self, x: Any) -> Variable:
@@ -137,7 +136,6 @@ class LSTM(Layer):
         self.c: Variable | None = None
 
     def extra_repr(self) -> str:
-        """This layer's sizes and settings, shown inside its ``repr``."""
         return f"hidden={self.x2f.out_size}"
 
     def forward(self, x: Any) -> Variable:

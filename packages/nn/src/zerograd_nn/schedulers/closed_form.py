@@ -37,15 +37,6 @@ class StepLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         return base * self.gamma ** (t // self.step_size)
 
 
@@ -66,15 +57,6 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         return base * self.gamma**t
 
 
@@ -101,15 +83,6 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         return _cosine(base, self.eta_min, t, self.T_max)
 
 
@@ -156,15 +129,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return t, t_i
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         t_cur, t_i = self.period(t)
         return _cosine(base, self.eta_min, t_cur, t_i)
 
@@ -194,14 +158,5 @@ class LinearWarmup(LRScheduler):
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         s = self.start_factor
         return base * (s + (1 - s) * min(t, self.warmup_steps) / self.warmup_steps)
