@@ -11,11 +11,16 @@ def _listing(folder):
     return sorted(os.listdir(folder))
 
 
+def _read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def test_a_write_replaces_the_file_whole(tmp_path):
     path = str(tmp_path / "f.bin")
     assert write_atomically(path, lambda f: f.write(b"one"), "t") == path
     write_atomically(path, lambda f: f.write(b"two, longer"), "t")
-    assert open(path, "rb").read() == b"two, longer"
+    assert _read(path) == b"two, longer"
     assert _listing(tmp_path) == ["f.bin"]  # no temporary left behind
 
 
@@ -29,7 +34,7 @@ def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path):
 
     with pytest.raises(RuntimeError, match="disk on fire"):
         write_atomically(path, half_then_fail, "t")
-    assert open(path, "rb").read() == b"old"
+    assert _read(path) == b"old"
     assert _listing(tmp_path) == ["f.bin"]
 
 

@@ -13,7 +13,9 @@ from ..function import Function
 from ..variable import Variable
 from .arithmetic import in_gradient_dtype
 
-_floating: dict = {}  # dtype -> whether it is a floating (or complex) dtype
+# array type -> {dtype: whether it is floating (or complex)}: a dtype is looked up among its
+# own library's dtypes only (array-api-strict warns when its dtypes meet numpy's)
+_floating: dict[type, dict] = {}
 
 
 def _float(x: Any) -> Any:
@@ -24,9 +26,12 @@ def _float(x: Any) -> Any:
     float dtype (numpy's float64), and backends that refuse integer input get a float.
     """
     dtype = x.dtype
-    ok = _floating.get(dtype)
+    known = _floating.get(type(x))
+    if known is None:
+        known = _floating[type(x)] = {}
+    ok = known.get(dtype)
     if ok is None:
-        ok = _floating[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
+        ok = known[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
     if ok:
         return x
     backend = backend_of(x)
