@@ -79,7 +79,9 @@ def npz_path(path: str | os.PathLike, op: str) -> str:
     return path if path.endswith(".npz") else path + ".npz"
 
 
-def find_archive(path: str | os.PathLike, op: str, what: str = "weight file") -> str:
+def find_archive(
+    path: str | os.PathLike, op: str, what: str = "weight file", hint: str = ""
+) -> str:
     """Return the existing archive ``path`` names (``.npz`` appended if need be).
 
     Stale temporaries of the archive (see :mod:`zerograd_nn.atomic`) are removed.
@@ -88,6 +90,7 @@ def find_archive(path: str | os.PathLike, op: str, what: str = "weight file") ->
         path: the file name given by the user.
         op: the calling function's name, for error messages.
         what: what the file is, for error messages.
+        hint: follows the error for a folder (how to pick a file in it).
 
     Returns:
         The path of the file as a str.
@@ -95,6 +98,7 @@ def find_archive(path: str | os.PathLike, op: str, what: str = "weight file") ->
     Raises:
         TypeError: ``path`` is not a str or os.PathLike.
         FileNotFoundError: no such file.
+        WeightFileError: ``path`` is a folder.
     """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{op}: path must be a str or os.PathLike, got {type(path).__name__}.")
@@ -103,6 +107,10 @@ def find_archive(path: str | os.PathLike, op: str, what: str = "weight file") ->
         path += ".npz"
     if not os.path.exists(path):
         raise FileNotFoundError(f"{op}: no {what} at {path!r}")
+    if os.path.isdir(path):
+        raise WeightFileError(
+            f"{op}: {path!r} is a folder; give the {what} in it" + (f" ({hint})." if hint else ".")
+        )
     remove_stale_temporaries(path)
     return path
 
@@ -120,6 +128,7 @@ def write_archive(path: str, arrays: Mapping[str, Any], op: str) -> str:
 
     Raises:
         FileNotFoundError: the directory of ``path`` does not exist.
+        OSError: the directory does not take new files (read-only, full); nothing written.
     """
     np = numpy_module()
 
@@ -152,13 +161,16 @@ def _damaged(op: str, path: str, what: str, save: str) -> WeightFileError:
     )
 
 
-def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str, Member]:
+def inspect_archive(
+    path: str, op: str, save: str = "save_weights", what: str = "weight file"
+) -> dict[str, Member]:
     """``{name: Member}`` from the directory and headers only: no array data is read.
 
     Args:
         path: the archive to inspect.
         op: the calling function's name, for error messages.
         save: the function that writes such files, named in error messages.
+        what: what such a file is called in error messages.
 
     Returns:
         One Member (shape, dtype, ...) per array name.
@@ -181,8 +193,8 @@ def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str,
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise WeightFileError(
-            f"{op}: {path!r} is not a readable .npz weight file ({type(exc).__name__}: {exc}); "
-            f"it may be truncated or of another format. Save it again with {save}()."
+            f"{op}: {path!r} is not a readable .npz {what} ({type(exc).__name__}: {exc}); it "
+            f"may be truncated or of another format. Save it again with {save}()."
         ) from exc
     members = {}
     with zf:

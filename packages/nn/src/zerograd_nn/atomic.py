@@ -114,6 +114,7 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
 
     Raises:
         FileNotFoundError: the folder of ``path`` does not exist.
+        OSError: the folder does not take new files (read-only, full); nothing written.
         Exception: whatever ``write`` raises; the target is then as it was and the
             temporary is gone.
     """
@@ -127,7 +128,14 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
     base = os.path.basename(path)
     mode = _new_file_mode(path)
     prefix = f".{base}.{_host()}.{os.getpid()}."
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+    except OSError as exc:  # a read-only folder or file system, a full disk, a quota
+        raise type(exc)(
+            exc.errno,
+            f"{op}: cannot write {path!r}: the folder {directory!r} does not take new files "
+            f"({exc.strerror or exc}); choose a folder you can write to. Nothing was written",
+        ) from None
     try:
         with os.fdopen(fd, "wb") as f:
             if hasattr(os, "fchmod"):  # mkstemp made it 0o600
