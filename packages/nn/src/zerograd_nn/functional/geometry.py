@@ -46,23 +46,7 @@ def conv_args(
 
 
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
-    """Output length of a convolution along one axis: ``(in + 2*pad - k) // stride + 1``.
-
-    DeZero's name for :func:`zerograd.utils.conv_outsize`.
-
-    Args:
-        input_size: the input length.
-        kernel_size: the kernel length.
-        stride: the stride.
-        pad: the padding on each side.
-
-    Returns:
-        The output length.
-
-    Examples:
-        >>> get_conv_outsize(4, 3, 1, 1)
-        4
-    """
+    """DeZero's name for :func:`zerograd.shapes.conv_outsize` (same arguments, in order)."""
     return conv_outsize(input_size, kernel_size, stride, pad)
 
 

@@ -13,6 +13,17 @@ from .linear import Linear
 from .setup import layer_input, size_arg
 
 
+def _step_input(layer: Layer, x: Any, h: Variable | None) -> Any:
+    """A cell's input ``x`` (N, in_size), checked against the batch of its kept state ``h``.
+
+    Raises:
+        ValueError: a batch size other than the kept state's (call ``reset_state``).
+    """
+    x = layer_input(layer, x, 1, "(N, in_size)")
+    _check_state_batch(layer, x, h)
+    return x
+
+
 def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
     """Refuse a batch whose size differs from the one the kept state was computed for."""
     if h is None:
@@ -74,19 +85,11 @@ class RNN(Layer):
         return f"hidden={self.x2h.out_size}"
 
     def forward(self, x: Any) -> Variable:
-        """Advance one time step and keep the new hidden state.
+        """Advance one step on ``x`` (N, in_size): the new hidden state, kept for the next.
 
-        Args:
-            x: the input of this step, of shape (N, in_size).
-
-        Returns:
-            The new hidden state, of shape (N, hidden_size).
-
-        Raises:
-            ValueError: a batch size other than the kept state's (call ``reset_state``).
+        A batch of another size than the kept state's is a ValueError (``reset_state``).
         """
-        x = layer_input(self, x, 1, "(N, in_size)")
-        _check_state_batch(self, x, self.h)
+        x = _step_input(self, x, self.h)
         if self.h is None:
             h_new = F.tanh(self.x2h(x))
         else:
@@ -139,19 +142,8 @@ class LSTM(Layer):
         return f"hidden={self.x2f.out_size}"
 
     def forward(self, x: Any) -> Variable:
-        """Advance one time step and keep the new hidden and cell states.
-
-        Args:
-            x: the input of this step, of shape (N, in_size).
-
-        Returns:
-            The new hidden state, of shape (N, hidden_size).
-
-        Raises:
-            ValueError: a batch size other than the kept state's (call ``reset_state``).
-        """
-        x = layer_input(self, x, 1, "(N, in_size)")
-        _check_state_batch(self, x, self.h)
+        """Advance one step on ``x`` (N, in_size): the new hidden state; both states are kept."""
+        x = _step_input(self, x, self.h)
         if self.h is None:
             f = F.sigmoid(self.x2f(x))
             i = F.sigmoid(self.x2i(x))
