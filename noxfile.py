@@ -278,16 +278,18 @@ def demo(session: nox.Session) -> None:
 @nox.session
 def docs(session: nox.Session) -> None:
     """Build the documentation site offline with ``mkdocs build --strict`` (a warning fails),
-    then check every internal link of the built site, the 404 page's included."""
+    then check every internal link of the built site, the 404 page's included, and that
+    the API reference documents every name of every ``__all__`` (docs/_ext/check_reference.py)."""
     session.install("-r", str(ROOT / "docs" / "requirements.txt"))
-    # the API reference is read from the sources; installing the packages checks they build
-    folders = ("core", "backend-numpy", "nn", "viz", "backend-cupy")
+    # the API reference is read from the sources, each __all__ from the installed packages
+    folders = ("core", "backend-numpy", "nn", "viz", "distributed", "backend-cupy")
     session.install(*[str(PACKAGES / f) for f in folders if (PACKAGES / f).is_dir()])
     session.run(
         "mkdocs", "build", "--strict", "--clean", "-f", str(ROOT / "mkdocs.yml"),
         "-d", str(ROOT / "site"), env={"NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
     session.run("python", str(ROOT / "docs" / "_ext" / "check_links.py"), str(ROOT / "site"))
+    session.run("python", str(ROOT / "docs" / "_ext" / "check_reference.py"), str(ROOT / "site"))
 
 
 @nox.session
