@@ -280,7 +280,8 @@ def docs(session: nox.Session) -> None:
     """Build the documentation site offline with ``mkdocs build --strict`` (a warning fails),
     then check every internal link of the built site, the 404 page's included, and that
     the API reference documents every name of every ``__all__`` (docs/_ext/check_reference.py)."""
-    session.install("-r", str(ROOT / "docs" / "requirements.txt"))
+    # pytest: the reference check imports every public module, zerograd.testing.conformance too
+    session.install("-r", str(ROOT / "docs" / "requirements.txt"), "pytest>=8")
     # the API reference is read from the sources, each __all__ from the installed packages
     folders = ("core", "backend-numpy", "nn", "viz", "distributed", "backend-cupy")
     session.install(*[str(PACKAGES / f) for f in folders if (PACKAGES / f).is_dir()])

@@ -76,7 +76,10 @@ def public_modules(package: str) -> list[ModuleType]:
     found = [top]
     for info in pkgutil.walk_packages(getattr(top, "__path__", []), package + "."):
         if not any(part.startswith("_") for part in info.name.split(".")):
-            found.append(importlib.import_module(info.name))
+            try:
+                found.append(importlib.import_module(info.name))
+            except ImportError as exc:
+                raise ImportError(f"cannot import {info.name} to read its __all__: {exc}") from exc
     return found
 
 
@@ -122,10 +125,14 @@ def undocumented(reference: Path, packages: tuple[str, ...] = PACKAGES) -> list[
 def main(argv: list[str]) -> int:
     """Check the site folder ``argv[0]`` (default ``site``); print what is missing."""
     site = Path(argv[0] if argv else ROOT / "site").resolve()
-    missing = undocumented(site / "reference")
+    try:
+        missing = undocumented(site / "reference")
+    except ImportError as exc:
+        print(f"check_reference: {exc}")
+        return 1
     if missing:
         print(
-            f"{len(missing)} public names (listed in a module's __all__) are missing from the "
+            f"{len(missing)} public name(s) (listed in a module's __all__) missing from the "
             f"API reference in {site / 'reference'}; add them to a page of docs/reference/:"
         )
         for name in missing:
