@@ -45,7 +45,7 @@ DEPENDS = {
 # extra pip requirements a package's tests need
 TEST_EXTRAS = {
     "core": ["hypothesis>=6.80"],
-    "nn": ["pillow", "tqdm", "scikit-learn", "matplotlib>=3.7"],
+    "nn": ["hypothesis>=6.80", "pillow", "tqdm", "scikit-learn", "matplotlib>=3.7"],
     "viz": ["matplotlib>=3.7"],
 }
 NUMPY = {"1.26": "numpy==1.26.*", "2": "numpy>=2,<3"}
@@ -142,6 +142,25 @@ def cupy_without_gpu(session: nox.Session) -> None:
         "-rs",
         env={"ZEROGRAD_EXPECT_REAL_CUPY": "1"},
     )
+
+
+@nox.session
+def gpu(session: nox.Session) -> None:
+    """Everything that needs a real GPU, in one command (not a default session): the GPU
+    versions, then the cupy suites, the examples next to the CPU and the GPU benchmark, via
+    ``packages/backend-cupy/gpu_check.py`` (its docstring says what runs). On a machine
+    without an NVIDIA driver it skips, saying so; the script itself exits 3 without a GPU."""
+    reason = _gpu_missing()
+    if reason:
+        session.skip(f"nothing to run: {reason}")
+    folders = ["core", "backend-numpy", "nn", "viz", "distributed"]
+    reqs = [str(PACKAGES / f) for f in folders]
+    reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
+    session.install(NUMPY["2"], "pytest>=8", "pytest-xdist", "mpich", *TEST_EXTRAS["nn"], *reqs)
+    # the benchmark's PyTorch CUDA column: PyPI's Linux wheel is the CUDA build (optional)
+    session.install(TORCH, success_codes=[0, 1], silent=True)
+    script = PACKAGES / "backend-cupy" / "gpu_check.py"
+    session.run("python", str(script), "--out", str(ROOT / "gpu-run"), *session.posargs)
 
 
 @nox.session

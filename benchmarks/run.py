@@ -101,7 +101,14 @@ def main() -> None:
         rows += importlib.import_module(name).run()
         print(f"{name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     text = table(rows, (time.perf_counter() - start) / 60)
-    (HERE / "results.md").write_text(text)
+    results = HERE / "results.md"
+    if results.exists():  # keep the GPU section that bench_gpu.py --splice wrote there
+        from bench_gpu import BEGIN, END
+
+        old = results.read_text()
+        if BEGIN in old and END in old:
+            text += "\n" + BEGIN + old.split(BEGIN, 1)[1].split(END, 1)[0] + END + "\n"
+    results.write_text(text)
     print(text)
 
 

@@ -6,7 +6,10 @@ Adam. Prints the loss (nats per character) per epoch and a text sampled from the
 Any UTF-8 text works: ``--text path/to/file.txt``; DeZero's ``Shakespear`` dataset reads
 tiny-shakespeare the same way when you place it locally.
 
-    python examples/char_rnn.py [--epochs 20] [--text FILE]
+    python examples/char_rnn.py [--epochs 20] [--text FILE] [--gpu]
+
+``--gpu`` trains on the GPU backend (zerograd-cupy): the loader and the model are moved
+with ``to_gpu()``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from _progress import progress  # examples/_progress.py
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import no_grad
+from zerograd.backends import NoBackendError
 from zerograd_nn import Model, SeqDataLoader
 from zerograd_nn.datasets import TextCharDataset
 from zerograd_nn.optimizers import Adam
@@ -49,12 +53,16 @@ def train(
     bptt_length: int = 25,
     seed: int = 0,
     verbose: bool = True,
+    gpu: bool = False,
 ) -> dict:
     """Train; returns the model, the dataset and the loss per epoch (nats per character)."""
     np.random.seed(seed)
     dataset = TextCharDataset(path=text_path)
     loader = SeqDataLoader(dataset, batch_size=batch_size)
     model = CharLSTM(dataset.vocab_size)
+    if gpu:
+        loader.to_gpu()
+        model.to_gpu()
     optimizer = Adam(alpha=0.005).setup(model)
     losses = []
     for epoch in range(1, epochs + 1):
@@ -73,6 +81,8 @@ def train(
         losses.append(total / count)
         if verbose:
             print(f"epoch {epoch:3d}  loss {losses[-1]:.3f} nats/char")
+    if gpu:
+        model.to_cpu()  # sampling below runs on the CPU
     return {"model": model, "dataset": dataset, "losses": losses}
 
 
@@ -99,9 +109,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--text", type=Path, default=TEXT)
+    parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = train(args.text, args.epochs)
+    try:
+        result = train(args.text, args.epochs, gpu=args.gpu)
+    except NoBackendError as exc:  # --gpu on a machine without a usable GPU
+        raise SystemExit(f"char_rnn.py --gpu: {exc}") from None
     took = time.perf_counter() - t0
     print(f"trained in {took:.1f} s; sample:\n")
     print(sample(result["model"], result["dataset"]))

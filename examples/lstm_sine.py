@@ -5,7 +5,9 @@ truncated backpropagation every 30 steps, Adam. Prints the average loss per epoc
 predicts the noise-free cos curve one step ahead and prints its mean squared error. With
 zerograd-viz installed it writes ``lstm_sine_loss.png``.
 
-    python examples/lstm_sine.py [--epochs 100]
+    python examples/lstm_sine.py [--epochs 100] [--gpu]
+
+``--gpu`` trains on the GPU backend (zerograd-cupy), moving the loader with ``to_gpu()``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from _progress import progress, say  # examples/_progress.py
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import no_grad
+from zerograd.backends import NoBackendError, as_cupy
 from zerograd_nn import Model, SeqDataLoader
 from zerograd_nn.datasets import SinCurve
 from zerograd_nn.optimizers import Adam
@@ -47,6 +50,7 @@ def train(
     bptt_length: int = 30,
     seed: int = 0,
     verbose: bool = True,
+    gpu: bool = False,
 ) -> dict:
     """Train; returns the model, the loss per epoch and the one-step MSE on the cos curve."""
     np.random.seed(seed)
@@ -54,6 +58,9 @@ def train(
     loader = SeqDataLoader(train_set, batch_size=batch_size)
     seqlen = len(loader)
     model = BetterRNN(hidden_size, 1)
+    if gpu:
+        loader.to_gpu()
+        model.to_gpu()  # the LSTM's hidden-to-gate weights exist already; the rest follow x
     optimizer = Adam().setup(model)
     losses = []
     for epoch in progress(range(1, epochs + 1), verbose, "lstm"):
@@ -73,16 +80,17 @@ def train(
         losses.append(total / count)
         if verbose and (epoch % 10 == 0 or epoch == 1):
             say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")
-    return {"model": model, "losses": losses, "test_mse": cos_mse(model)}
+    return {"model": model, "losses": losses, "test_mse": cos_mse(model, gpu)}
 
 
-def cos_mse(model: BetterRNN) -> float:
+def cos_mse(model: BetterRNN, gpu: bool = False) -> float:
     """Feed the noise-free cos curve point by point; MSE of the next-point predictions."""
     xs = np.cos(np.linspace(0, 4 * np.pi, 1000)).astype(np.float32)
+    inputs = as_cupy(xs) if gpu else xs
     model.reset_state()
     preds = []
     with no_grad():
-        for x in xs[:-1]:
+        for x in inputs[:-1]:
             preds.append(float(model(x.reshape(1, 1)).data[0, 0]))
     return float(np.mean((np.array(preds) - xs[1:]) ** 2))
 
@@ -91,9 +99,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--out", type=Path, default=Path("."))
+    parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = train(args.epochs)
+    try:
+        result = train(args.epochs, gpu=args.gpu)
+    except NoBackendError as exc:  # --gpu on a machine without a usable GPU
+        raise SystemExit(f"lstm_sine.py --gpu: {exc}") from None
     took = time.perf_counter() - t0
     print(f"final loss {result['losses'][-1]:.6f}; one-step MSE on cos: {result['test_mse']:.6f}")
     print(f"({took:.1f} s)")

@@ -6,7 +6,10 @@ installed it also writes ``spiral_boundary.png`` (decision regions),
 ``spiral_history.png`` (loss and accuracy per epoch) and ``spiral_graph.svg`` (the
 computational graph of the loss; needs Graphviz's ``dot``).
 
-    python examples/spiral.py [--epochs 300] [--hidden 10] [--out .]
+    python examples/spiral.py [--epochs 300] [--hidden 10] [--out .] [--gpu]
+
+``--gpu`` trains on the GPU backend (zerograd-cupy): the loader and the model are moved
+with ``to_gpu()``, as the book's step 52 does.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from _progress import progress, say  # examples/_progress.py
 
 import zerograd_nn.functional as F
 from zerograd import no_grad
+from zerograd.backends import NoBackendError, as_cupy
 from zerograd_nn import DataLoader
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
@@ -34,12 +38,16 @@ def train(
     seed: int = 0,
     log_every: int = 30,
     verbose: bool = True,
+    gpu: bool = False,
 ) -> dict:
     """Train on the spiral; returns the model, the history and the final training accuracy."""
     np.random.seed(seed)  # weight init and shuffling draw from numpy's global state
     train_set = Spiral(train=True)
     loader = DataLoader(train_set, batch_size)
     model = MLP((hidden, 3))
+    if gpu:
+        loader.to_gpu()
+        model.to_gpu()  # its weights are made on the GPU at the first batch
     optimizer = SGD(lr).setup(model)
     history: dict[str, list[float]] = {"loss": [], "accuracy": []}
     for epoch in progress(range(1, epochs + 1), verbose, "spiral"):
@@ -57,8 +65,13 @@ def train(
         if verbose and (epoch % log_every == 0 or epoch == 1):
             avg_loss, avg_acc = history["loss"][-1], history["accuracy"][-1]
             say(f"epoch {epoch:4d}  loss {avg_loss:.4f}  acc {avg_acc:.3f}")
+    x_all, t_all = train_set.data, train_set.label
+    if gpu:
+        x_all, t_all = as_cupy(x_all), as_cupy(t_all)
     with no_grad():
-        accuracy = float(F.accuracy(model(train_set.data), train_set.label).data)
+        accuracy = float(F.accuracy(model(x_all), t_all).data)
+    if gpu:
+        model.to_cpu()  # plots and the returned model are on the CPU
     return {
         "model": model,
         "history": history,
@@ -105,9 +118,13 @@ def main() -> None:
     parser.add_argument("--lr", type=float, default=1.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("."), help="folder for the PNGs")
+    parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()
-    result = train(args.hidden, args.epochs, lr=args.lr, seed=args.seed)
+    try:
+        result = train(args.hidden, args.epochs, lr=args.lr, seed=args.seed, gpu=args.gpu)
+    except NoBackendError as exc:  # --gpu on a machine without a usable GPU
+        raise SystemExit(f"spiral.py --gpu: {exc}") from None
     took = time.perf_counter() - t0
     print(f"final training accuracy: {result['train_accuracy']:.1%} ({took:.1f} s)")
     plot(result, args.out)

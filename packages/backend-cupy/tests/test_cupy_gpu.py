@@ -27,7 +27,10 @@ def test_available_listed_and_enabled(gpu_backend, cp):
     row = {r.name: r for r in B.list_backends()}["cupy"]
     assert row.available and row.version == cp.__version__
     assert B.gpu_enable is True and B.gpu_backend() is gpu_backend
-    assert gpu_backend.owns(cp.ndarray) and B.get_array_module(cp.ones(1)) is cp
+    assert gpu_backend.owns(cp.ndarray)
+    # the backend's array API namespace (array_api_compat.cupy), making CuPy arrays
+    xp = B.get_array_module(cp.ones(1))
+    assert xp is gpu_backend.xp and type(xp.zeros(2)) is cp.ndarray
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -164,7 +167,7 @@ def test_optimizer_steps_in_place_on_gpu_as_on_cpu(gpu_backend, cp):
     np.testing.assert_allclose(cp.asnumpy(p_gpu.data), p_cpu.data, rtol=1e-6)
 
 
-def test_seed_repeats_cupys_draws_and_zerograd_seed_reaches_it(gpu_backend, cp):
+def test_seed_repeats_the_draws_and_zerograd_seed_reaches_it(gpu_backend, cp):
     def draws():
         return [
             cp.asnumpy(a)
@@ -176,7 +179,33 @@ def test_seed_repeats_cupys_draws_and_zerograd_seed_reaches_it(gpu_backend, cp):
     gpu_backend.seed(11)
     for a, b in zip(draws(), first):
         np.testing.assert_array_equal(a, b)
-    cp.random.seed(11)  # the same state CuPy's own seed gives
-    np.testing.assert_array_equal(cp.asnumpy(cp.random.randn(3, 4)), first[0])
+    assert sorted(first[2].tolist()) == list(range(8)) and first[2].dtype == np.int64
     zerograd.seed(11)  # seeds every available backend, this one included
     np.testing.assert_array_equal(cp.asnumpy(gpu_backend.randn(3, 4)), first[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gpu_draws_are_the_reference_philox_draws(gpu_backend, cp, dtype):
+    from philox_reference import keys, normal, uniform
+
+    seed = 2**40 + 3
+    gpu_backend.seed(seed)
+    u = gpu_backend.rand(7, 143, dtype=dtype)  # 1,001 values: offsets 0 .. 1000
+    z = gpu_backend.randn(1000, dtype=dtype)  # offsets 1001 ..
+    p = gpu_backend.permutation(50)
+    assert u.dtype == dtype and z.dtype == dtype and u.shape == (7, 143)
+    np.testing.assert_array_equal(cp.asnumpy(u).ravel(), uniform(seed, 0, 1001, dtype))
+    tol = 1e-6 if dtype == "float32" else 1e-12  # CUDA's log/cos against numpy's
+    np.testing.assert_allclose(cp.asnumpy(z), normal(seed, 1001, 1000, dtype), rtol=tol, atol=tol)
+    np.testing.assert_array_equal(cp.asnumpy(p), np.argsort(keys(seed, 2001, 50), kind="stable"))
+    assert gpu_backend.random_state().tolist() == [seed, 2051]
+
+
+def test_random_state_round_trip_repeats_the_draws(gpu_backend, cp):
+    gpu_backend.seed(1)
+    gpu_backend.rand(10)
+    state = gpu_backend.random_state()
+    a = cp.asnumpy(gpu_backend.randn(4, 4, dtype="float32"))
+    gpu_backend.rand(3)
+    gpu_backend.set_random_state(state)
+    np.testing.assert_array_equal(cp.asnumpy(gpu_backend.randn(4, 4, dtype="float32")), a)

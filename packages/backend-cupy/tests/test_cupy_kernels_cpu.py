@@ -8,16 +8,14 @@ their index arithmetic on machines without a GPU. (The real kernels run in test_
 from __future__ import annotations
 
 import ctypes
-import shutil
-import subprocess
 
 import numpy as np
 import pytest
+from cpu_build import build
 from kernel_reference import GEOMETRIES, im2col_reference
 
 from zerograd_cupy import kernels
 
-CXX = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 _SIG = kernels._GEOMETRY.replace("int32 ", "int ")
 
 _HARNESS = f"""
@@ -45,17 +43,7 @@ extern "C" void col2im(const T* col_p, {_SIG}, T* out, ptrdiff_t size) {{
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    if CXX is None:
-        pytest.skip("no C++ compiler (g++, c++ or clang++) to build the kernel bodies for the CPU")
-    d = tmp_path_factory.mktemp("kernels")
-    (d / "k.cpp").write_text(_HARNESS)
-    so = d / "k.so"
-    subprocess.run(
-        [CXX, "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(so), str(d / "k.cpp")],
-        check=True,
-        capture_output=True,
-    )
-    return ctypes.CDLL(str(so))
+    return build(_HARNESS, tmp_path_factory.mktemp("kernels"))
 
 
 def _ptr(a):

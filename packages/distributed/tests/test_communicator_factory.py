@@ -98,7 +98,7 @@ def test_auto_picks_nccl_where_it_works(monkeypatch):
         def __init__(self, mpi):
             made.append(mpi)
 
-    monkeypatch.setattr(nccl_module, "nccl_unavailable_reason", lambda: None)
+    monkeypatch.setattr(nccl_module, "nccl_problem", lambda mpi: None)
     monkeypatch.setattr(nccl_module, "NcclCommunicator", Recorder)
     assert isinstance(create_communicator("auto"), Recorder)
     assert isinstance(made[0], MpiCommunicator)

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+import zerograd
 import zerograd_nn.functional as F
 from zerograd import Variable, test_mode, using_config
 from zerograd.backends import as_numpy
@@ -116,28 +117,48 @@ def test_batch_nrom_is_dezeros_spelling_of_batch_norm():
     assert "batch_nrom" in F.__all__
 
 
+def _seed_where(backend, keep):
+    """A seed whose first draw of the backend's generator keeps (or drops) at ratio 0.5."""
+    for seed in range(100):
+        zerograd.seed(seed)
+        if (float(as_numpy(backend.rand())) > 0.5) == keep:
+            return seed
+    raise AssertionError("no seed in 0..99 gives that draw")
+
+
 @pytest.mark.parametrize("train", [True, False])
-def test_dropout_of_0d_input(arr, to_np, train):
-    np.random.seed(0)
+def test_dropout_of_0d_input(backend, arr, to_np, train):
+    # dropout draws from the backend's own generator (numpy's global state on numpy, as in
+    # DeZero; the cupy backend's Philox stream on the GPU): zerograd.seed seeds them all
+    zerograd.seed(_seed_where(backend, keep=True))
     x = Variable(arr(2.0))
     with using_config("train", train):
         y = F.dropout(x, 0.5)
     assert y.shape == ()
     y.backward()
-    assert np.random.RandomState(0).rand() > 0.5  # seed 0 keeps the element
     assert (float(to_np(y)), float(to_np(x.grad))) == ((4.0, 2.0) if train else (2.0, 1.0))
-    np.random.seed(1)
-    assert np.random.RandomState(1).rand() < 0.5  # seed 1 drops it
+    zerograd.seed(_seed_where(backend, keep=False))
     with using_config("train", True):
         assert float(to_np(F.dropout(arr(2.0), 0.5))) == 0.0
 
 
-def test_dropout_of_integers_is_not_truncated(arr, to_np):
-    np.random.seed(1)
+def test_dropout_of_integers_is_not_truncated(backend, arr, to_np):
+    zerograd.seed(1)
+    mask = to_np(backend.rand(1, 4)) > 0.6
+    assert 0 < mask.sum() < 4  # the check below sees kept and dropped elements
+    zerograd.seed(1)
     y = F.dropout(arr([[1, 2, 3, 4]], "int64"), 0.6)
-    mask = np.random.RandomState(1).rand(1, 4) > 0.6
     assert as_numpy(y).dtype == np.float64
     np.testing.assert_allclose(to_np(y), np.array([[1, 2, 3, 4]]) * mask / 0.4, rtol=1e-12)
+
+
+def test_dropout_on_numpy_draws_from_numpys_global_state_as_dezero_does():
+    np.random.seed(0)
+    assert np.random.RandomState(0).rand() > 0.5  # seed 0 keeps a single element
+    assert float(F.dropout(np.array(2.0), 0.5).data) == 4.0
+    np.random.seed(1)
+    assert np.random.RandomState(1).rand() < 0.5  # seed 1 drops it
+    assert float(F.dropout(np.array(2.0), 0.5).data) == 0.0
 
 
 def test_dropout_ratio_must_be_a_number(arr):

@@ -14,6 +14,8 @@ from typing import Any
 
 from zerograd.backends import Backend, NoBackendError
 
+from .random import KEYS, NORMAL, UNIFORM, PhiloxGenerator
+
 INSTALL_HINT = "pip install 'zerograd-cupy[cuda12]'"
 """The command that installs CuPy for this backend (``[cuda13]`` for CUDA 13 drivers)."""
 
@@ -93,6 +95,8 @@ class CupyBackend(Backend):
         self._probed = False
         self._available = False
         self._reason = ""
+        self._generator = PhiloxGenerator()
+        self._ufuncs: dict[str, Any] = {}
 
     # -- classification (never imports cupy) -------------------------------------------
     def owns(self, array_type: type) -> bool:
@@ -303,7 +307,9 @@ class CupyBackend(Backend):
             x2: a CuPy array or a Python float; None for ``'sqrt'``.
             out: a CuPy array of the result's shape and dtype, on ``x1``'s device.
         """
-        ufunc = getattr(self._cupy(), op)
+        ufunc = self._ufuncs.get(op)
+        if ufunc is None:  # asked once per op: the optimizers call this per parameter
+            ufunc = self._ufuncs[op] = getattr(self._cupy(), op)
         if x2 is None:
             ufunc(x1, out=out)
         else:
@@ -319,25 +325,52 @@ class CupyBackend(Backend):
 
         return numpy.dtype(dtype)
 
-    # -- random numbers: CuPy's global generator ----------------------------------------
+    # -- random numbers: zerograd's own Philox stream (its state can be saved) ----------
+    @property
+    def generator(self) -> PhiloxGenerator:
+        """The generator :meth:`randn`, :meth:`rand` and :meth:`permutation` draw from.
+
+        Not ``cupy.random``'s: cuRAND cannot report its state, this one's is two integers
+        (see :mod:`zerograd_cupy.random`).
+        """
+        return self._generator
+
     def randn(self, *shape: int, dtype: Any = None) -> Any:
-        """``cupy.random.randn``, cast to ``dtype`` when one is given."""
-        a = self._cupy().random.randn(*shape)
-        return a if dtype is None else a.astype(dtype, copy=False)
+        """Standard-normal samples on the current device (float64 unless ``dtype`` says)."""
+        self._cupy()
+        return self._generator.draw(shape, self.resolve_dtype(dtype or "float64"), NORMAL)
 
     def rand(self, *shape: int, dtype: Any = None) -> Any:
-        """``cupy.random.rand``, cast to ``dtype`` when one is given."""
-        a = self._cupy().random.rand(*shape)
-        return a if dtype is None else a.astype(dtype, copy=False)
+        """Uniform samples in ``[0, 1)`` on the current device (float64 unless ``dtype`` says)."""
+        self._cupy()
+        return self._generator.draw(shape, self.resolve_dtype(dtype or "float64"), UNIFORM)
 
     def permutation(self, n: int) -> Any:
-        """``cupy.random.permutation(n)``."""
-        return self._cupy().random.permutation(n)
+        """A random ordering of ``0 .. n-1`` (int64): the order of ``n`` random 64-bit keys."""
+        cp = self._cupy()
+        return cp.argsort(self._generator.draw((int(n),), "uint64", KEYS))
 
     def seed(self, n: int) -> None:
-        """Seed CuPy's global generator (``cupy.random.seed``), where CuPy can run."""
-        if self.is_available():
-            self._cupy().random.seed(n)
+        """Restart the stream of seed ``n`` (no GPU is needed to seed it)."""
+        self._generator.seed(n)
+
+    def random_state(self) -> Any:
+        """``[seed, offset]`` as a numpy uint64 array."""
+        import numpy
+
+        return numpy.array(self._generator.get_state(), dtype=numpy.uint64)
+
+    def set_random_state(self, state: Any) -> None:
+        """Continue from ``[seed, offset]`` (what :meth:`random_state` returned)."""
+        import numpy
+
+        a = numpy.asarray(state)
+        if a.shape != (2,) or a.dtype.kind not in "iu":
+            raise ValueError(
+                f"zerograd-cupy: a random state is [seed, offset] (2 integers), got shape "
+                f"{a.shape} of {a.dtype}"
+            )
+        self._generator.set_state((int(a[0]), int(a[1])))
 
     # -- optional extension: fast patch extraction for conv/pooling --------------------
     def im2col(

@@ -21,7 +21,7 @@ from .communicator import OPS, Communicator, create_communicator
 from .data import DatasetShard, evaluate, mean_over_ranks, scatter_dataset, shard_indices
 from .failure import abort_on_error, install_excepthook
 from .mpi import MpiCommunicator
-from .nccl import NcclCommunicator, nccl_unavailable_reason
+from .nccl import NcclCommunicator, nccl_problem, nccl_unavailable_reason
 from .optimizer import DataParallelOptimizer, broadcast_params, create_multi_node_optimizer
 
 __version__ = _distribution_version("zerograd-distributed")  # the repository's VERSION file
@@ -41,6 +41,7 @@ __all__ = [
     "evaluate",
     "install_excepthook",
     "mean_over_ranks",
+    "nccl_problem",
     "nccl_unavailable_reason",
     "scatter_dataset",
     "shard_indices",

@@ -220,7 +220,8 @@ def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicato
     Args:
         name: ``"mpi"`` (mpi4py; numpy arrays, and CuPy arrays where the MPI is CUDA-aware),
             ``"nccl"`` (CuPy arrays over NCCL, bootstrapped and with host arrays over MPI) or
-            ``"auto"`` (NCCL when CuPy, a GPU and NCCL are usable here, else MPI).
+            ``"auto"`` (NCCL when CuPy, NCCL and a GPU per rank are usable on every rank,
+            else MPI).
         mpi_comm: the mpi4py communicator to build on; ``MPI.COMM_WORLD`` when None.
 
     Returns:
@@ -241,11 +242,11 @@ def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicato
             f"got {name!r}."
         )
     from .mpi import MpiCommunicator
-    from .nccl import NcclCommunicator, nccl_unavailable_reason
+    from .nccl import NcclCommunicator, nccl_problem
 
-    if name == "auto":
-        name = "nccl" if nccl_unavailable_reason() is None else "mpi"
     mpi = MpiCommunicator(mpi_comm)
+    if name == "auto":  # decided by every rank together: they must all pick the same
+        name = "nccl" if nccl_problem(mpi) is None else "mpi"
     if name == "mpi":
         return mpi
     return NcclCommunicator(mpi)

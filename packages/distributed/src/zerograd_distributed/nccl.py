@@ -12,7 +12,7 @@ from typing import Any
 from .communicator import Communicator
 from .mpi import MpiCommunicator, _describe
 
-__all__ = ["NcclCommunicator", "nccl_unavailable_reason"]
+__all__ = ["NcclCommunicator", "nccl_problem", "nccl_unavailable_reason"]
 
 
 def nccl_unavailable_reason() -> str | None:
@@ -46,6 +46,40 @@ def nccl_unavailable_reason() -> str | None:
     return None
 
 
+def nccl_problem(mpi: MpiCommunicator) -> str | None:
+    """Why NCCL cannot connect these ranks, agreed by all of them (a collective call).
+
+    Adds to :func:`nccl_unavailable_reason` what only the ranks together can tell: NCCL
+    needs a GPU of its own per rank, so more ranks on a node than it has GPUs fail inside
+    NCCL (``NCCL_ERROR_INVALID_USAGE``) without saying why.
+
+    Args:
+        mpi: the MPI communicator of the ranks.
+
+    Returns:
+        None when every rank can use NCCL, else a sentence naming the ranks and why.
+    """
+    reasons = mpi.allgather_obj(nccl_unavailable_reason())
+    if not any(reasons):
+        import cupy
+        from mpi4py import MPI
+
+        local = mpi.mpi_comm.Split_type(MPI.COMM_TYPE_SHARED)
+        ranks_here = local.Get_size()
+        local.Free()
+        gpus = cupy.cuda.runtime.getDeviceCount()
+        mine = None
+        if ranks_here > gpus:
+            mine = (
+                f"{ranks_here} ranks on this node share {gpus} GPU(s) and NCCL needs one GPU "
+                f"per rank; start at most {gpus} rank(s) per node"
+            )
+        reasons = mpi.allgather_obj(mine)
+    if not any(reasons):
+        return None
+    return "; ".join(f"rank {r}: {w}" for r, w in enumerate(reasons) if w)
+
+
 def _is_cupy(x: Any) -> bool:
     return type(x).__module__.split(".")[0] == "cupy"
 
@@ -73,11 +107,8 @@ class NcclCommunicator(Communicator):
     name = "nccl"
 
     def __init__(self, mpi: MpiCommunicator) -> None:
-        reason = nccl_unavailable_reason()
-        # every rank must agree, or the ones that could go on would wait for the others
-        reasons = mpi.allgather_obj(reason)
-        if any(reasons):
-            why = "; ".join(f"rank {r}: {w}" for r, w in enumerate(reasons) if w)
+        why = nccl_problem(mpi)  # agreed, or the ranks that could go on would wait
+        if why:
             raise RuntimeError(
                 f"create_communicator('nccl'): NCCL cannot be used ({why}). Use "
                 f"create_communicator('mpi') for numpy arrays, or 'auto', which picks NCCL "

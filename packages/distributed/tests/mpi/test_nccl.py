@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from zerograd_distributed import create_communicator, nccl_unavailable_reason
+from zerograd_distributed import create_communicator, nccl_problem, nccl_unavailable_reason
 
 REASON = nccl_unavailable_reason()
 pytestmark = [
@@ -19,7 +19,10 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def nccl():
+def nccl(comm):
+    problem = nccl_problem(comm)  # every rank together: ranks sharing one GPU cannot use NCCL
+    if problem is not None:
+        pytest.skip(f"NCCL cannot connect these ranks: {problem}")
     return create_communicator("nccl")
 
 

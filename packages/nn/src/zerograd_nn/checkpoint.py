@@ -2,7 +2,8 @@
 
 A checkpoint holds the model's parameters, the optimizer's state (hyperparameters, step
 counters, per-parameter arrays), the scheduler's state, the data loader's position and
-RNG, numpy's global random state (which layers and dropout draw from), the epoch and
+RNG, numpy's global random state (which layers and dropout draw from on the CPU), the
+random state of every backend that can save its own (zerograd-cupy's), the epoch and
 iteration, and any JSON-able ``extra``. It is written like a weight file
 (:mod:`zerograd_nn.weights`): numeric ``.npy`` members only, the rest as a JSON member,
 never pickle, written atomically. Loading checks every part against the objects given
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zerograd import Variable
-from zerograd.backends import as_numpy, backend_of
+from zerograd.backends import as_numpy, backend_of, get_backend, list_backends
 
 from . import weights as _w
 from .state_dict import prepare_load
@@ -126,6 +127,41 @@ def _global_rng_state() -> dict[str, Any]:
     return {"kind": kind, "keys": keys, "pos": pos, "has_gauss": has_gauss, "cached": cached}
 
 
+def _backend_rng_states() -> dict[str, Any]:
+    """The random states of the available backends that can save theirs (the GPU's)."""
+    states = {}
+    for row in list_backends():
+        if row.available:
+            state = get_backend(row.name).random_state()
+            if state is not None:
+                states[row.name] = state
+    return states
+
+
+def _backend_rng_commit(op: str, path: str, states: Any) -> Callable[[], None]:
+    """Check the saved backend random states; return what restores them.
+
+    A backend not usable here (a GPU checkpoint resumed on a CPU-only machine) is skipped:
+    nothing draws from it in this process.
+    """
+    usable = {row.name for row in list_backends() if row.available}
+    todo = []
+    for name, state in (states or {}).items():
+        if name not in usable:
+            continue
+        backend = get_backend(name)
+        before = backend.random_state()
+        try:
+            backend.set_random_state(state)  # checks it; restored just below
+        except (TypeError, ValueError, NotImplementedError) as exc:
+            raise CheckpointError(
+                f"{op}: {path!r} holds a random state for backend {name!r} that it refuses ({exc})."
+            ) from None
+        backend.set_random_state(before)
+        todo.append((backend, state))
+    return lambda: [backend.set_random_state(state) for backend, state in todo]
+
+
 def save_checkpoint(
     path: str | os.PathLike,
     *,
@@ -176,6 +212,9 @@ def save_checkpoint(
         if obj is not None:
             parts[name] = _split(obj.state_dict(), name, arrays, f"the {name}'s state")
     parts["random"] = _split(_global_rng_state(), "random", arrays, "numpy's random state")
+    parts["backend_random"] = _split(
+        _backend_rng_states(), "backend_random", arrays, "the backends' random states"
+    )
     parts["extra"] = _split(extra, "extra", arrays, "extra")
     meta = json.dumps(parts).encode()
     arrays[_META] = np.frombuffer(meta, dtype=np.uint8)
@@ -272,6 +311,7 @@ def load_checkpoint(
         prepare = getattr(scheduler, "prepare_load_state_dict", None)
         commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
     commits.append(_rng_commit(_join(parts["random"], arrays)))
+    commits.append(_backend_rng_commit(op, path, _join(parts.get("backend_random"), arrays)))
     if loader is not None:
         # the loader checks its own state and changes nothing when it refuses it; it goes
         # first so that a refusal leaves everything else untouched too

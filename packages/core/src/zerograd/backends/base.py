@@ -157,6 +157,34 @@ class Backend:
             n: The seed, an integer in ``[0, 2**32)``.
         """
 
+    def random_state(self) -> Any:
+        """Optional. Return the random state of :meth:`randn`, :meth:`rand`, :meth:`permutation`.
+
+        Checkpoints save it so that a resumed run draws the numbers the interrupted run would
+        have drawn. The default, None, means the backend's state cannot be saved (or lives in
+        a library whose state is saved elsewhere, such as numpy's global one).
+
+        Returns:
+            A 1-d numpy array of integers that :meth:`set_random_state` takes, or None.
+        """
+        return None
+
+    def set_random_state(self, state: Any) -> None:
+        """Optional. Continue drawing from a state :meth:`random_state` returned.
+
+        Checks ``state`` before anything changes: a bad state leaves the generator as it was.
+
+        Args:
+            state: What :meth:`random_state` returned (a 1-d numpy integer array).
+
+        Raises:
+            NotImplementedError: The backend's random state cannot be restored (the default).
+            ValueError: ``state`` is not a state of this backend.
+        """
+        raise NotImplementedError(
+            f"backend {self.name!r} cannot restore a random state (Backend.set_random_state)"
+        )
+
     # -- defaults ---------------------------------------------------------------------
     @property
     def xp(self) -> ModuleType:

@@ -175,7 +175,8 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
     xp = get_array_module(t)
     t = xp.reshape(t, (-1,))
     if t.shape[0]:
-        lo, hi = int(xp.min(t)), int(xp.max(t))
+        # one transfer for both: on a GPU each read waits for the queued work
+        lo, hi = (int(v) for v in backend_of(t).to_numpy(xp.stack([xp.min(t), xp.max(t)])))
         if lo < 0 or hi >= x.shape[1]:
             raise ValueError(
                 f"{op}: labels must be class ids in 0..{x.shape[1] - 1} for scores of shape "

@@ -1,0 +1,24 @@
+"""Kernel bodies compiled as C++ for the CPU: the CUDA C that CuPy compiles, in a plain loop."""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CXX = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
+
+
+def build(source: str, folder: Path) -> ctypes.CDLL:
+    """Compile ``source`` into a shared library in ``folder`` and load it (skip without a
+    C++ compiler, saying so)."""
+    if CXX is None:
+        pytest.skip("no C++ compiler (g++, c++ or clang++) to build the kernel bodies for the CPU")
+    (folder / "k.cpp").write_text(source)
+    so = folder / "k.so"
+    cmd = [CXX, "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(so), str(folder / "k.cpp")]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return ctypes.CDLL(str(so))

@@ -1,0 +1,54 @@
+"""gpu_check.py, the one command for a GPU machine, on a machine without a usable GPU: it
+says so and exits non-zero, running nothing; its junit parsing gives the counts it prints."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import zerograd.backends as B
+
+HERE = Path(__file__).resolve().parents[1]
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("script", ["gpu_check.py", "gpu_examples.py"])
+def test_without_a_gpu_it_says_so_and_exits_3(script, tmp_path):
+    if "cupy" in {r.name for r in B.list_backends() if r.available}:
+        pytest.skip("a usable GPU is here: the script would run the GPU sequence")
+    done = subprocess.run([sys.executable, str(HERE / script), *(
+        ["--out", str(tmp_path)] if script == "gpu_check.py" else [])],
+        capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    assert "no usable GPU here" in done.stderr
+    if script == "gpu_check.py":
+        assert "nvidia-smi:" in done.stdout and "numpy" in done.stdout  # the versions first
+        assert not list(tmp_path.glob("*.xml"))  # no suite ran
+
+
+def test_counts_read_a_junit_report(tmp_path):
+    gpu_check = _load("gpu_check")
+    report = tmp_path / "r.xml"
+    report.write_text(
+        '<testsuites><testsuite name="pytest" tests="10" failures="2" errors="1" skipped="3">'
+        "</testsuite></testsuites>"
+    )
+    assert gpu_check.counts(report) == {"passed": 4, "failed": 2, "errors": 1, "skipped": 3}
+    assert gpu_check.counts(tmp_path / "missing.xml")["passed"] == -1
+
+
+def test_unknown_stage_is_refused(capsys):
+    gpu_check = _load("gpu_check")
+    with pytest.raises(SystemExit):
+        gpu_check.main(["--only", "suites,bogus"])
+    assert "unknown stages ['bogus']" in capsys.readouterr().err
