@@ -10,7 +10,8 @@ pip install scikit-learn.
 ``--gpu`` trains on the GPU backend (zerograd-cupy), as the book does: the model and the
 data loaders are moved with ``to_gpu()``. ``--out DIR`` writes the log (``log.jsonl``), live
 plots of the losses (``loss.png``) and the accuracies (``accuracy.png``; both need
-matplotlib) and a snapshot per epoch; ``--resume DIR/snapshot_iter_N.npz`` continues from one.
+matplotlib) and a snapshot per epoch; ``--resume DIR`` continues from the newest snapshot in
+DIR (or ``--resume`` a file).
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--out", help="folder for the log, the plot and the snapshots")
-    parser.add_argument("--resume", help="a snapshot to continue from (see --out)")
+    parser.add_argument("--resume", help="a snapshot, or a folder: its newest snapshot")
     args = parser.parse_args()
     t0 = time.perf_counter()
     try:

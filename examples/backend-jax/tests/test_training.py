@@ -140,3 +140,78 @@ def test_weights_saved_from_jax_load_on_numpy_and_back(backend, tmp_path):
         assert isinstance(b.data, np.ndarray) and backend_of(c.data) is backend
         np.testing.assert_array_equal(as_numpy(b.data), as_numpy(a.data))
         np.testing.assert_array_equal(as_numpy(c.data), as_numpy(a.data))
+
+
+def test_a_checkpoint_from_jax_resumes_on_numpy_with_the_optimizer_state(backend, tmp_path):
+    from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
+
+    x, t = get_spiral(train=True)
+    on_numpy, on_jax = _twins(lambda: MLP((10, 3)), x[:1])
+    opt_jax, opt_numpy = Adam(alpha=0.05).setup(on_jax), Adam(alpha=0.05).setup(on_numpy)
+
+    def step(model, opt, name, idx):
+        loss = F.softmax_cross_entropy(model(as_array_of(x[idx], name)), as_array_of(t[idx], name))
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+
+    for idx in _spiral_batches(300, 100, 1):  # JAX's arrays are immutable: Adam's moments too
+        step(on_jax, opt_jax, "jax", idx)
+    save_checkpoint(tmp_path / "c.npz", model=on_jax, optimizer=opt_jax)
+    load_checkpoint(tmp_path / "c.npz", model=on_numpy, optimizer=opt_numpy)
+    assert all(isinstance(a, np.ndarray) for s in opt_numpy._state.values() for a in s.values())
+    for idx in _spiral_batches(300, 100, 1):
+        step(on_numpy, opt_numpy, "numpy", idx)
+        step(on_jax, opt_jax, "jax", idx)
+    for a, b in zip(on_jax.params(), on_numpy.params()):
+        np.testing.assert_allclose(as_numpy(a.data), b.data, rtol=RTOL, atol=ATOL)
+
+
+def test_a_nonfinite_jax_gradient_is_named(backend):
+    from zerograd import Variable
+    from zerograd_nn.finite import NonFiniteError, check_finite_grads
+
+    x, _ = get_spiral(train=True)
+    model = _twins(lambda: MLP((10, 3)), x[:1])[1]
+    F.sum(model(as_array_of(x[:4], "jax"))).backward()
+    check_finite_grads(model)
+    grad = as_numpy(model.l1.b.grad.data)
+    grad[1] = np.inf
+    model.l1.b.grad = Variable(as_array_of(grad, "jax"))
+    with pytest.raises(NonFiniteError, match=r"gradient of 'l1.b' \(shape \(3,\)\) holds 1 nan"):
+        check_finite_grads(model)
+
+
+FIRST_SAVE = """
+import sys
+import numpy as np
+from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
+from zerograd_nn.layers import Linear
+
+assert "jax" not in sys.modules
+np.random.seed(0)
+model = Linear(2, in_size=2)
+before = np.random.get_state()
+save_checkpoint(sys.argv[1], model=model)  # asks every backend: the first JAX import
+assert "jax" in sys.modules
+after = np.random.get_state()
+print(all(np.array_equal(a, b) for a, b in zip(before, after)))
+"""
+
+
+def test_saving_does_not_move_numpys_generator_when_it_first_imports_jax(tmp_path):
+    """Importing JAX draws from numpy's global generator; a save must not move it, or a run
+    that saves goes on differently from one resumed from that save."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "first_save.py"
+    script.write_text(FIRST_SAVE)
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "c.npz")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"

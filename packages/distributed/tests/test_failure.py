@@ -7,6 +7,7 @@ waits in a collective that would otherwise never complete.
 from __future__ import annotations
 
 import os
+import re
 import textwrap
 import threading
 import time
@@ -131,3 +132,29 @@ def test_the_abort_does_not_hang_on_a_pipe_nobody_reads(tmp_path):
         f.flush()
         assert unread_bytes(f.fileno()) == 0
         assert wait_until_read((f.fileno(),), timeout=5)
+
+
+KILLED = """
+import os, signal
+from zerograd_distributed import abort_on_error, create_communicator
+comm = create_communicator("mpi")
+with abort_on_error(comm):
+    print(f"rank {comm.rank} is pid {os.getpid()}", flush=True)
+    comm.barrier()
+    if comm.rank == 1:
+        os.kill(os.getpid(), signal.SIGKILL)  # as the out-of-memory killer does
+    comm.allreduce_obj(1)  # the other ranks wait here for rank one
+print("UNREACHABLE", comm.rank)
+"""
+
+
+def test_a_rank_killed_by_sigkill_ends_the_run_within_seconds(tmp_path):
+    """A killed rank can say nothing; mpiexec ends the others and names its process."""
+    script = tmp_path / "killed.py"
+    script.write_text(textwrap.dedent(KILLED))
+    code, out, seconds = run(3, script, timeout=60)
+    assert code != 0 and "UNREACHABLE" not in out
+    pid = re.search(r"rank 1 is pid (\d+)", out).group(1)  # ranks' lines may interleave
+    assert "BAD TERMINATION" in out and f"PID {pid} RUNNING AT" in out
+    assert "Killed (signal 9)" in out
+    assert seconds < 20, f"took {seconds:.1f} s"

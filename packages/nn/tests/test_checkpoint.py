@@ -4,6 +4,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as hst
 
 import zerograd_nn.functional as F
 from zerograd_nn import DataLoader
@@ -306,3 +308,267 @@ def test_load_refuses_a_missing_model_or_a_non_scheduler_changing_nothing(tmp_pa
     with pytest.raises(TypeError, match=r"scheduler must be None or an object .* got int"):
         load_checkpoint(path, model=model, scheduler=3)
     np.testing.assert_array_equal(np.random.get_state()[1], state)
+
+
+# -- damaged files, a save killed midway, a folder that takes no new files -----------------
+
+
+def everything(model, opt, sched, loader):
+    """Every value a load could change, copied: parameters, optimizer, schedule, loader
+    position and numpy's global random state."""
+    return (
+        {k: v.copy() for k, v in model.state_dict().items()},
+        opt.state_dict(),
+        sched.state_dict(),
+        {k: np.array(v, copy=True) for k, v in loader.state_dict().items()},
+        np.random.get_state(),
+    )
+
+
+def assert_identical(a, b):
+    def same(x, y):
+        if isinstance(x, dict):
+            assert x.keys() == y.keys()
+            for k in x:
+                same(x[k], y[k])
+        elif isinstance(x, (list, tuple)):
+            assert len(x) == len(y)
+            for p, q in zip(x, y):
+                same(p, q)
+        elif isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+        else:
+            assert x == y
+
+    same(a, b)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    run = make_run(0, 1, real_loader)
+    train(*run, 3)
+    model, opt, sched, loader = run
+    path = tmp_path_factory.mktemp("saved") / "c.npz"
+    save_checkpoint(path, model=model, optimizer=opt, scheduler=sched, loader=loader)
+    return path.read_bytes(), everything(*run)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=hst.data())
+def test_a_truncated_or_corrupted_checkpoint_is_refused_and_changes_nothing(
+    tmp_path_factory, saved, data
+):
+    good, want = saved
+    if data.draw(hst.booleans(), label="truncate"):
+        damaged = good[: data.draw(hst.integers(0, len(good) - 1), label="keep bytes")]
+    else:
+        damaged = bytearray(good)
+        for _ in range(data.draw(hst.integers(1, 3), label="flips")):
+            at = data.draw(hst.integers(0, len(good) - 1), label="at")
+            damaged[at] ^= data.draw(hst.integers(1, 255), label="xor")
+        damaged = bytes(damaged)
+    path = tmp_path_factory.mktemp("damaged") / "c.npz"
+    path.write_bytes(damaged)
+    target = make_run(5, 5, real_loader)
+    np.random.seed(9)
+    before = everything(*target)
+    try:
+        load_checkpoint(
+            path, model=target[0], optimizer=target[1], scheduler=target[2], loader=target[3]
+        )
+    except ValueError as exc:  # WeightFileError, CheckpointError: a clear refusal
+        assert str(exc).startswith("load_checkpoint: ") or "load_state_dict" in str(exc)
+        assert_identical(everything(*target), before)
+    else:  # a flip in bytes nobody reads (a zip timestamp): the load is the saved state
+        assert_identical(everything(*target)[:4], want[:4])
+
+
+KILLED_SAVE = """
+import sys
+import numpy as np
+from zerograd_nn.checkpoint import save_checkpoint
+from zerograd_nn.layers import Linear
+
+model = Linear(1000, in_size=2000)  # 8 MB: each save takes a while
+for i in range(10**6):
+    model.W.data[...] = i
+    save_checkpoint(sys.argv[1], model=model, extra={"i": i})
+    print(i, flush=True)
+"""
+
+
+def test_a_save_killed_midway_leaves_the_old_file_and_its_temporary_is_cleaned(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    from zerograd_nn.layers import Linear
+
+    script = tmp_path / "save.py"
+    script.write_text(KILLED_SAVE)
+    path = tmp_path / "c.npz"
+    for _ in range(20):  # a kill may land between two saves; then try again
+        proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE)
+        try:
+            assert proc.stdout.readline().strip() != b""  # one save is complete
+            while not list(tmp_path.glob(".c.npz.*.tmp")):
+                pass
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            proc.kill()
+            proc.stdout.close()
+        temporaries = list(tmp_path.glob(".c.npz.*.tmp"))
+        if temporaries:
+            break
+    assert proc.returncode == -signal.SIGKILL and len(temporaries) == 1
+    model = Linear(1000, in_size=2000)
+    info = load_checkpoint(path, model=model)  # the last complete save, whole
+    assert np.all(model.W.data == info["extra"]["i"])
+    assert list(tmp_path.glob(".c.npz.*.tmp")) == []  # its writer is dead: removed
+
+
+READ_ONLY = """
+import sys
+import numpy as np
+from zerograd_nn.checkpoint import save_checkpoint
+from zerograd_nn.layers import Linear
+from zerograd_nn import DataLoader
+from zerograd_nn.datasets import Spiral
+from zerograd_nn.optimizers import SGD
+from zerograd_nn.training import Snapshot, Trainer
+
+folder = sys.argv[1]
+model = Linear(3, in_size=2)
+try:
+    save_checkpoint(folder + "/c.npz", model=model)
+except OSError as exc:
+    print(type(exc).__name__, exc)
+trainer = Trainer(model, SGD().setup(model), DataLoader(Spiral(), 100), max_epochs=1,
+                  out=folder + "/run")
+trainer.extend(Snapshot())
+try:
+    trainer.run()
+except OSError as exc:
+    print(type(exc).__name__, exc, trainer.iteration)
+"""
+
+
+def test_a_read_only_folder_gives_one_clear_error_and_keeps_the_old_file(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "run").mkdir()
+    (folder / "c.npz").write_bytes(b"the old file")
+    script = tmp_path / "ro.py"
+    script.write_text(READ_ONLY)
+    cmd = [sys.executable, str(script), str(folder)]
+    if os.geteuid() == 0:  # root writes anywhere: run without the capability to
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root and setpriv (util-linux) is missing to drop privileges")
+        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", *cmd]
+    os.chmod(folder / "run", 0o555)
+    os.chmod(folder, 0o555)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    finally:
+        os.chmod(folder, 0o755)
+        os.chmod(folder / "run", 0o755)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr
+    assert lines[0].startswith(
+        f"PermissionError [Errno 13] save_checkpoint: cannot write '{folder}"
+    )
+    assert "does not take new files (Permission denied); choose a folder you can" in lines[0]
+    assert lines[1].startswith("PermissionError [Errno 13] zerograd_nn.training.Trainer: cannot")
+    assert lines[1].endswith(
+        "which Snapshot write into; pass out= a folder you can write to. Nothing was trained 0"
+    )
+    assert (folder / "c.npz").read_bytes() == b"the old file"
+    assert sorted(p.name for p in folder.iterdir()) == ["c.npz", "run"]
+
+
+@pytest.mark.parametrize("direction", ["to numpy", "from numpy"])
+def test_a_checkpoint_moves_between_the_backend_under_test_and_numpy(
+    tmp_path, backend, to_np, direction
+):
+    def trained(on):
+        np.random.seed(0)
+        model = L.Linear(3, in_size=2).to(on)
+        opt = O.Adam(0.05).setup(model)
+        rng = np.random.default_rng(1)
+        for _ in range(2):
+            x = on.from_numpy(rng.standard_normal((8, 2)).astype(np.float32))
+            loss = F.sum(model(x) ** 2)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+        return model, opt
+
+    from zerograd.backends import get_backend
+
+    numpy = get_backend("numpy")
+    source, target = (backend, numpy) if direction == "to numpy" else (numpy, backend)
+    model, opt = trained(source)
+    path = save_checkpoint(tmp_path / "c", model=model, optimizer=opt)
+    np.random.seed(5)
+    other = L.Linear(3, in_size=2).to(target)
+    other_opt = O.Adam(0.05).setup(other)
+    load_checkpoint(path, model=other, optimizer=other_opt)
+    for p, q in zip(model.params(), other.params()):
+        assert type(q.data) is type(target.from_numpy(np.zeros(1)))
+        np.testing.assert_array_equal(to_np(q.data), to_np(p.data))
+    for p, q in zip(model.params(), other.params()):
+        for k, a in opt._state[p].items():
+            np.testing.assert_array_equal(to_np(other_opt._state[q][k]), to_np(a))
+
+
+class Bigger(Net):
+    """Net with one more layer: a changed architecture started from Net's checkpoint."""
+
+    def __init__(self):
+        super().__init__()
+        self.l3 = L.Linear(3)
+
+    def forward(self, x):
+        return self.l3(super().forward(x))
+
+
+def test_strict_off_loads_the_matching_names_of_another_model(tmp_path):
+    (model, opt, _, _), path = trained_run(tmp_path)
+    np.random.seed(4)
+    bigger = Bigger()
+    bigger(np.zeros((1, 2), np.float32))
+    before = {k: v.copy() for k, v in bigger.state_dict().items()}
+    rng = np.random.get_state()[1].copy()
+    with pytest.raises(ValueError, match=r"not in the model: \[\]|missing: \['l3.W', 'l3.b'\]"):
+        load_checkpoint(path, model=bigger)
+    assert_identical(bigger.state_dict(), before)
+    np.testing.assert_array_equal(np.random.get_state()[1], rng)
+    with pytest.raises(ValueError, match=r"Adam.load_state_dict: the state dict has 2 param"):
+        load_checkpoint(path, model=bigger, optimizer=O.Adam().setup(bigger), strict=False)
+    assert_identical(bigger.state_dict(), before)
+    load_checkpoint(path, model=bigger, strict=False)
+    for k, v in bigger.state_dict().items():
+        want = model.state_dict()[k] if k in model.state_dict() else before[k]
+        np.testing.assert_array_equal(v, want, err_msg=k)
+
+
+def test_non_ascii_paths(tmp_path):
+    (model, opt, sched, loader), _ = trained_run(tmp_path)
+    folder = tmp_path / "日本語 ü 🙂"
+    folder.mkdir()
+    path = save_checkpoint(folder / "モデル", model=model, optimizer=opt, epoch=2)
+    model.save_weights(folder / "w€.npz")
+    other = Net()
+    other(np.zeros((1, 2), np.float32))
+    assert load_checkpoint(path, model=other)["epoch"] == 2
+    assert_identical(other.state_dict(), model.state_dict())
+    other = Net()
+    other.load_weights(folder / "w€.npz")
+    assert_identical(other.state_dict(), model.state_dict())
+    assert sorted(p.name for p in folder.iterdir()) == ["w€.npz", "モデル.npz"]

@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from zerograd.backends import NoBackendError, gpu_backend
 from zerograd_nn import DataLoader, SeqDataLoader
@@ -240,11 +242,17 @@ def test_seq_dataloader_state_round_trip():
         (lambda s: s.pop("index"), r"expected a dict with keys \['epoch', 'iteration'"),
         (lambda s: s.update(iteration=9), "iteration 9 do not fit this loader"),
         (lambda s: s.update(epoch=-1), "epoch -1 / iteration 2"),
-        (lambda s: s.update(epoch=1.5), "epoch and iteration must be ints, got 1.5"),
+        (lambda s: s.update(epoch=1.5), "must be ints .*, got epoch=1.5"),
         (lambda s: s.update(index=np.arange(6)), r"all 5 items .* got shape \(6,\)"),
         (lambda s: s.update(index=np.zeros(5, int)), "an order of all 5 items"),
         (lambda s: s.update(rng_state=np.zeros(3, np.uint64)), "rng_state must hold 0 or 6"),
         (lambda s: s.update(rng_state=np.zeros(0, np.uint64)), "without seed=, this one has"),
+        (lambda s: s.update(index=np.arange(5.0)), "index must hold integers .* float64"),
+        (lambda s: s.update(iteration=True), "must be ints .*, got epoch=0, iteration=True"),
+        (lambda s: s.update(rng_state=s["rng_state"].astype(float)), "6 words of dtype uint64"),
+        (lambda s: s.update(position=3), r"unknown keys \['position'\]; is this the state"),
+        (lambda s: s.update(batch_size=0), "batch_size >= 1"),
+        (lambda s: s.update(batch_size=1), "in the middle of an epoch .* batch_size 1; this one"),
     ],
 )
 def test_load_state_dict_checks_everything_and_changes_nothing_on_failure(change, message):
@@ -262,6 +270,45 @@ def test_load_state_dict_checks_everything_and_changes_nothing_on_failure(change
         np.testing.assert_array_equal(before[k], after[k])
     with pytest.raises(ValueError, match="DataLoader.load_state_dict: expected a dict"):
         loader.load_state_dict([1, 2])
+
+
+def _examples_from_here(loader, epochs=2):
+    """The examples the loader gives from its position on: this epoch's rest and more."""
+    return [v for _ in range(epochs) for x, _ in loader for v in x[:, 0].tolist()]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(1, 12),
+    saved_size=st.integers(1, 5),
+    size=st.integers(1, 5),
+    served=st.integers(0, 12),
+    seed=st.none() | st.integers(0, 3),
+)
+def test_a_state_resumes_the_same_examples_or_is_refused_with_another_batch_size(
+    n, saved_size, size, served, seed
+):
+    np.random.seed(0)
+    saved = DataLoader(Range(n), batch_size=saved_size, seed=seed)
+    served = min(served, len(saved))
+    for _ in range(served):
+        next(saved)
+    state = saved.state_dict()
+    np.random.seed(1)
+    loader = DataLoader(Range(n), batch_size=size, seed=None if seed is None else seed + 1)
+    before = loader.state_dict()
+    mid_epoch = 0 < served < len(saved)
+    if saved_size != size and mid_epoch:
+        with pytest.raises(ValueError, match=f"batch_size {saved_size}; this one has batch_size"):
+            loader.load_state_dict(state)
+        after = loader.state_dict()
+        assert all(np.array_equal(before[k], after[k]) for k in before)
+        return
+    loader.load_state_dict(state)
+    np.random.seed(2)  # a checkpoint restores the global random state with the loader's
+    want = _examples_from_here(saved)
+    np.random.seed(2)
+    assert _examples_from_here(loader) == want
 
 
 def _gpu_usable():

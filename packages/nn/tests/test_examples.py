@@ -92,10 +92,10 @@ def test_cnn_digits_writes_its_log_plot_and_snapshots_and_resumes(tmp_path, caps
     assert printed[1].split()[0] == "1"
     for plot in ("loss.png", "accuracy.png"):
         assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
-    snapshot = tmp_path / "snapshot_iter_45.npz"  # 1,437 images in batches of 32: 45 per epoch
+    snapshot = tmp_path / "snapshot_iter_00000045.npz"  # 1,437 images, batches of 32: 45 an epoch
     assert snapshot.is_file()
     with pytest.warns(UserWarning, match="'PrintReport' that this trainer does not have"):
-        resumed = cnn.train(epochs=2, verbose=False, out=str(tmp_path), resume=str(snapshot))
+        resumed = cnn.train(epochs=2, verbose=False, out=str(tmp_path), resume=str(tmp_path))
     assert [e["epoch"] for e in resumed["log"]] == [1, 2]
     assert resumed["log"][0] == first["log"][0]  # the first epoch's entry came back
     lines = (tmp_path / "log.jsonl").read_text().splitlines()

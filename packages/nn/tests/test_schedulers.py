@@ -171,6 +171,29 @@ def test_a_foreign_state_is_refused_and_changes_nothing():
 
 
 @pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("last_epoch", 2.5),  # a step count that is not whole derails every later lr
+        ("last_epoch", True),
+        ("step_size", 3.0),
+        ("gamma", float("nan")),
+        ("base_lrs", ["0.1"]),
+        ("_last_lr", [float("nan")]),
+        ("base_lrs", 0.1),
+    ],
+)
+def test_a_state_value_of_the_wrong_kind_is_refused_and_changes_nothing(key, value):
+    s = S.StepLR(opt_with(1), 3)  # an int lr: the lists still take floats
+    s.step()
+    before = s.state_dict()
+    with pytest.raises(ValueError, match=rf"StepLR.load_state_dict: {key} should be like"):
+        s.load_state_dict(dict(before, **{key: value}))
+    assert s.state_dict() == before
+    s.load_state_dict(dict(before, base_lrs=[0.5], last_epoch=np.int64(4)))
+    assert (s.base_lrs, s.last_epoch) == ([0.5], 4)
+
+
+@pytest.mark.parametrize(
     ("call", "err", "words"),
     [
         (lambda o: S.StepLR(o, 0), ValueError, r"StepLR: step_size must be a positive int"),

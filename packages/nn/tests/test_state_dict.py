@@ -5,6 +5,8 @@ import pickle
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import zerograd_nn.functional as F
 from zerograd import Parameter
@@ -188,3 +190,34 @@ def test_layer_without_super_init_still_tracks_lists():
             return self.parts[0](x)
 
     assert list(Bare().named_params()) == ["parts.0.W", "parts.0.b"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    drop=st.sets(
+        st.sampled_from(["head.W", "head.b", "blocks.0.W", "blocks.0.b", "blocks.1.W", "scale"])
+    ),
+    extra=st.sets(st.sampled_from(["head.V", "blocks.2.W", "other"]), max_size=2),
+    dtype=st.sampled_from([np.float32, np.float64, np.int32, np.float16]),
+    strict=st.booleans(),
+)
+def test_missing_and_extra_names_with_strict_on_and_off(drop, extra, dtype, strict):
+    source = Blocks()
+    for i, p in enumerate(source.params()):
+        p.data = (np.arange(p.data.size).reshape(p.data.shape) + i).astype(np.float32)
+    d = {k: v.astype(dtype) for k, v in source.state_dict().items() if k not in drop}
+    d.update({k: np.zeros(2, np.float32) for k in extra})
+    target = Blocks()
+    before = snapshot(target)
+    if strict and (drop or extra):
+        with pytest.raises(ValueError, match=r"does not fit Blocks .* Nothing was changed"):
+            target.load_state_dict(d, strict=True)
+        got = snapshot(target)
+        assert all(np.array_equal(got[k], before[k]) for k in before)
+        return
+    result = target.load_state_dict(d, strict=strict)
+    assert sorted(result.missing) == sorted(drop) and sorted(result.unexpected) == sorted(extra)
+    want = snapshot(source)
+    for k, v in snapshot(target).items():
+        assert v.dtype == np.float32  # the parameter's dtype stays, whatever the file's
+        np.testing.assert_array_equal(v, before[k] if k in drop else want[k], err_msg=k)

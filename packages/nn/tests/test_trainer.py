@@ -4,13 +4,14 @@ logs, evaluation, schedules, early stopping, plots, progress bar, snapshots and 
 import csv
 import json
 import math
+import os
 import sys
 
 import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
-from zerograd import Config
+from zerograd import Config, Function
 from zerograd_nn import DataLoader, schedulers
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
@@ -396,9 +397,9 @@ def _resumable(out, seed, snapshot_trigger, make_loader=SeededLoader):
 @pytest.mark.parametrize(
     ("trigger", "name"),
     [
-        ((13, "iteration"), "snapshot_iter_13.npz"),
-        ((10, "iteration"), "snapshot_iter_20.npz"),  # the last batch of epoch 2
-        ((1, "epoch"), "snapshot_iter_20.npz"),
+        ((13, "iteration"), "snapshot_iter_00000013.npz"),
+        ((10, "iteration"), "snapshot_iter_00000020.npz"),  # the last batch of epoch 2
+        ((1, "epoch"), "snapshot_iter_00000020.npz"),
     ],
     ids=["mid-epoch", "last-batch", "epoch-point"],
 )
@@ -427,8 +428,8 @@ def test_snapshot_keeps_the_newest_files(tmp_path):
     trainer.get_extension("Snapshot").n_retains = 2
     trainer.run()
     assert sorted(p.name for p in tmp_path.glob("*.npz")) == [
-        "snapshot_iter_30.npz",
-        "snapshot_iter_35.npz",
+        "snapshot_iter_00000030.npz",
+        "snapshot_iter_00000035.npz",
     ]
 
 
@@ -466,7 +467,7 @@ def test_a_snapshot_of_other_extensions_changes_nothing(tmp_path):
         pytest.warns(UserWarning, match="'Snapshot' that this trainer does not have"),
         pytest.raises(ValueError, match=r"state of the extension 'EarlyStopping' does not fit"),
     ):
-        trainer.resume(tmp_path / "a" / "snapshot_iter_30.npz")
+        trainer.resume(tmp_path / "a" / "snapshot_iter_00000030.npz")
     assert all(np.array_equal(p.data, weights[k]) for k, p in model.named_params().items())
     assert np.array_equal(np.random.get_state()[1], rng)
     assert sched.last_epoch == 0 and log.log == [] and optimizer.lr == 0.01
@@ -489,3 +490,374 @@ def test_run_again_with_a_higher_limit_finishes_the_interrupted_epoch(tmp_path, 
     assert (split.epoch, split.iteration) == (straight.epoch, straight.iteration) == (2, 25)
     for (key, p), q in zip(straight.model.named_params().items(), split.model.params()):
         np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+
+
+def test_snapshot_names_sort_in_the_order_they_were_written(tmp_path):
+    _resumable(tmp_path, 0, (5, "iteration")).run()
+    names = sorted(p.name for p in tmp_path.glob("*.npz"))
+    assert names == [f"snapshot_iter_{i:08d}.npz" for i in range(5, 36, 5)]
+
+
+def test_resume_from_a_folder_takes_its_newest_snapshot_whatever_the_names(tmp_path):
+    from zerograd_nn.checkpoint import latest_checkpoint, load_checkpoint
+    from zerograd_nn.weights import WeightFileError
+
+    straight = _resumable(tmp_path / "a", 0, (5, "iteration")).run()
+    folder = tmp_path / "a"
+    # names of an older zerograd, and one that lies: the choice goes by what a file holds
+    (folder / "snapshot_iter_00000035.npz").rename(folder / "snapshot_iter_35.npz")
+    (folder / "snapshot_iter_00000005.npz").rename(folder / "snapshot_iter_675.npz")
+    (folder / "notes.npz").write_bytes(b"not an archive")
+    straight.model.save_weights(folder / "weights.npz")
+    assert latest_checkpoint(folder) == str(folder / "snapshot_iter_35.npz")
+
+    longer = _resumable(tmp_path / "s", 0, (5, "iteration"))
+    longer.max_iterations = 45
+    longer.run()
+    resumed = _resumable(tmp_path / "b", 1, (5, "iteration"))
+    resumed.max_iterations = 45
+    resumed.resume(folder).run()
+    assert resumed.resumed_from == str(folder / "snapshot_iter_35.npz")
+    assert resumed.iteration == longer.iteration == 45
+    for (key, p), q in zip(longer.model.named_params().items(), resumed.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "w.npz").write_bytes(b"")
+    with pytest.raises(FileNotFoundError, match=r"no checkpoint in .*empty' \(1 .npz files"):
+        _resumable(tmp_path / "c", 1, (5, "iteration")).resume(tmp_path / "empty")
+    with pytest.raises(WeightFileError, match=r"is a folder; give the checkpoint in it \(latest"):
+        load_checkpoint(folder, model=straight.model)
+    with pytest.raises(WeightFileError, match=r"load_weights: .* is a folder; give the weight"):
+        straight.model.load_weights(folder)
+
+
+# -- faults: nan and inf, a raising extension, Ctrl-C, an unwritable folder, no terminal ---
+
+
+def _poisoned_setup(bad_value, where=65):
+    """The spiral in order (10 batches of 30) with one bad value in example ``where``."""
+    np.random.seed(0)
+    data = Spiral(train=True)
+    data.data = data.data.copy()
+    data.data[where, 0] = bad_value  # batch 3 (examples 60-89): iteration 3
+    model = MLP((10, 3))
+    return model, SGD(0.5).setup(model), DataLoader(data, 30, shuffle=False)
+
+
+def _log_zero_at_third_call():
+    """softmax cross entropy, except that the third call gives log(0) = -inf."""
+    calls = []
+
+    def loss_fn(y, t):
+        calls.append(1)
+        loss = F.softmax_cross_entropy(y, t)
+        if len(calls) != 3:
+            return loss
+        with np.errstate(divide="ignore"):
+            return F.log(loss * 0)
+
+    return loss_fn
+
+
+@pytest.mark.parametrize("bad", ["nan in the data", "-inf loss"])
+def test_a_nonfinite_loss_stops_before_its_update_naming_the_iteration(tmp_path, bad):
+    from zerograd_nn.finite import NonFiniteError
+
+    def trainer_for(max_iterations, **kw):
+        model, optimizer, loader = _poisoned_setup(np.nan if bad == "nan in the data" else 0.5)
+        loss_fn = _log_zero_at_third_call() if bad == "-inf loss" else F.softmax_cross_entropy
+        return Trainer(
+            model, optimizer, loader, loss_fn, max_iterations=max_iterations, out=tmp_path, **kw
+        )
+
+    trainer = trainer_for(10)
+    value = "nan" if bad == "nan in the data" else "-inf"
+    with pytest.raises(
+        NonFiniteError,
+        match=rf"the loss of iteration 3 \(batch 3 of epoch 1\) "
+        rf"is {value}; the update was not applied, so the weights are those "
+        rf"of iteration 2",
+    ):
+        trainer.run()
+    assert trainer.iteration == 2
+    two = trainer_for(2).run()
+    for (key, p), q in zip(two.model.named_params().items(), trainer.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+        assert np.isfinite(q.data).all()
+
+    with np.errstate(all="ignore"):  # the check off: the weights are lost
+        off = trainer_for(10, check_loss=False).run()
+    assert not all(np.isfinite(p.data).all() for p in off.model.params())
+
+
+def test_inf_in_the_data_poisons_the_weights_one_step_before_the_loss_shows_it(tmp_path):
+    """sigmoid(inf) is finite, so the loss of that step is too; its gradient is not."""
+    from zerograd_nn.finite import NonFiniteError
+
+    model, optimizer, loader = _poisoned_setup(np.inf)
+    with np.errstate(all="ignore"), pytest.raises(NonFiniteError, match="loss of iteration 4"):
+        Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path).run()
+    assert not np.isfinite(model.l0.W.data).all()
+    model, optimizer, loader = _poisoned_setup(np.inf)
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, check_grads=True, out=tmp_path)
+    with (
+        np.errstate(all="ignore"),
+        pytest.raises(
+            NonFiniteError, match=r"iteration 3 \(batch 3 of epoch 1\): the gradient of 'l0.W'"
+        ),
+    ):
+        trainer.run()
+    assert all(np.isfinite(p.data).all() for p in model.params())
+
+
+class Poison(Function):
+    """The identity forward; its backward gives nan gradients at chosen iterations."""
+
+    def __init__(self, on):
+        self.on = on
+
+    def forward(self, x):
+        return x
+
+    def backward(self, gy):
+        return gy * np.nan if self.on else gy
+
+
+class PoisonedMLP(MLP):
+    """An MLP whose first layer gets nan gradients at iteration ``at`` (the loss is fine)."""
+
+    def __init__(self, at):
+        super().__init__((10, 3))
+        self.at, self.calls = at, 0
+
+    def forward(self, x):
+        self.calls += 1
+        h = Poison(self.calls == self.at)(self.l0(x))
+        return self.l1(F.sigmoid(h))
+
+
+def test_check_grads_names_the_first_parameter_whose_gradient_is_not_finite(tmp_path):
+    from zerograd_nn.finite import NonFiniteError, check_finite_grads, nonfinite_grads
+
+    np.random.seed(0)
+    model = PoisonedMLP(at=4)
+    trainer = Trainer(
+        model,
+        SGD(0.5).setup(model),
+        DataLoader(Spiral(), 30),
+        max_epochs=1,
+        check_grads=True,
+        out=tmp_path,
+    )
+    with pytest.raises(
+        NonFiniteError,
+        match=r"Trainer, iteration 4 \(batch 4 of epoch 1\): "
+        r"the gradient of 'l0.W' \(shape \(2, 10\)\) holds 20 nan or inf of 20 "
+        r"values; it is the first of 2 such parameters",
+    ):
+        trainer.run()
+    assert trainer.iteration == 3 and all(np.isfinite(p.data).all() for p in model.params())
+    assert [(n, k) for n, k, _ in nonfinite_grads(model)] == [("l0.W", 20), ("l0.b", 10)]
+    grads = {k: p.grad.data.copy() for k, p in model.named_params().items()}
+    with pytest.raises(NonFiniteError, match=r"^the gradient of 'l0.W'"):
+        check_finite_grads(model)  # the standalone check, for a hand-written loop
+    assert all(
+        np.array_equal(p.grad.data, grads[k], equal_nan=True)
+        for k, p in model.named_params().items()
+    )
+
+    np.random.seed(0)  # without the check the loss is finite and the weights take the nan
+    model = PoisonedMLP(at=4)
+    with np.errstate(all="ignore"):
+        Trainer(
+            model, SGD(0.5).setup(model), DataLoader(Spiral(), 30), max_iterations=4, out=tmp_path
+        ).run()
+    assert np.isnan(model.l0.W.data).all()
+
+
+def test_an_extension_that_raises_mid_epoch_leaves_a_run_that_goes_on_exactly(tmp_path):
+    straight = _resumable(tmp_path / "a", 0, (1, "epoch")).run()
+
+    broken = _resumable(tmp_path / "b", 0, (1, "epoch"))
+    fired = []
+
+    def flaky(tr):
+        if tr.iteration == 13 and not fired:
+            fired.append(tr.iteration)
+            raise RuntimeError("the disk is full")
+
+    broken.extend(flaky)
+    with pytest.raises(RuntimeError, match="the disk is full") as info:
+        broken.run()
+    if hasattr(info.value, "__notes__"):
+        assert "raised by the trainer's extension 'flaky' at iteration 13" in str(
+            info.value.__notes__
+        )
+    assert (broken.epoch, broken.iteration) == (1, 13)
+    broken.run()  # goes on with batch 4 of epoch 2, as if nothing had happened
+    assert (broken.epoch, broken.iteration) == (straight.epoch, straight.iteration)
+    for (key, p), q in zip(straight.model.named_params().items(), broken.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+
+
+def test_an_output_folder_that_cannot_be_written_stops_the_run_before_training(tmp_path):
+    model, optimizer, loader = _setup()
+    model(np.zeros((1, 2), np.float32))
+    weights = {k: p.data.copy() for k, p in model.named_params().items()}
+    (tmp_path / "taken").write_text("a file where the folder should be")
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path / "taken" / "run")
+    trainer.extend(LogReport())
+    trainer.extend(Snapshot())
+    with pytest.raises(
+        OSError,
+        match=r"cannot write into the output folder .*taken/run' \(.*\), "
+        r"which LogReport, Snapshot write into; pass out= .* Nothing was "
+        r"trained",
+    ):
+        trainer.run()
+    assert trainer.iteration == 0
+    assert all(np.array_equal(p.data, weights[k]) for k, p in model.named_params().items())
+    trainer.out = str(tmp_path / "fine")
+    assert trainer.run().iteration == 10  # a LogReport without a file needs no folder
+    log_only = Trainer(*_setup(), max_epochs=1, out=tmp_path / "taken" / "x")
+    log_only.extend(LogReport(filename=None))
+    assert log_only.run().iteration == 10
+
+
+def test_no_standard_streams_no_progress_bar_and_no_crash(tmp_path, monkeypatch):
+    model, optimizer, loader = _setup()
+    monkeypatch.setattr(sys, "stdout", None)  # pythonw, a daemon: no console at all
+    monkeypatch.setattr(sys, "stderr", None)
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    auto = trainer.extend(ProgressBar())
+    forced = trainer.extend(ProgressBar(enabled=True))
+    trainer.extend(LogReport(filename=None))
+    trainer.extend(PrintReport())
+    trainer.run()
+    assert trainer.iteration == 10 and not auto.enabled and forced.bar is None
+
+
+def test_the_logged_lr_is_the_lr_as_set(tmp_path):
+    np.random.seed(0)
+    model = MLP((10, 3))
+    trainer = Trainer(
+        model,
+        Adam(alpha=0.003).setup(model),
+        DataLoader(Spiral(), 30),
+        max_iterations=20,
+        out=tmp_path,
+    )
+    log = trainer.extend(LogReport(trigger=(10, "iteration")))
+    trainer.run()
+    assert [e["lr"] for e in log.log] == [0.003, 0.003]
+    assert '"lr": 0.003}' in (tmp_path / "log.jsonl").read_text()
+
+
+CTRL_C_SCRIPT = """
+import argparse, sys
+import numpy as np
+from zerograd_nn import DataLoader
+from zerograd_nn.datasets import Spiral
+from zerograd_nn.models import MLP
+from zerograd_nn.optimizers import SGD
+from zerograd_nn.training import Snapshot, Trainer
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--out")
+parser.add_argument("--resume")
+parser.add_argument("--iterations", type=int, default=10**9)
+args = parser.parse_args()
+np.random.seed(0)
+model = MLP((10, 3))
+trainer = Trainer(model, SGD(0.1).setup(model), DataLoader(Spiral(), 30, seed=0),
+                  max_iterations=args.iterations, out=args.out)
+trainer.extend(Snapshot(trigger=(5, "iteration")))
+trainer.extend(lambda tr: tr.iteration == 6 and print("snapshot written", flush=True))
+if args.resume:
+    trainer.resume(args.resume)
+trainer.run()
+print("done at", trainer.iteration, flush=True)
+"""
+
+
+def test_ctrl_c_in_a_script_says_how_to_resume_and_exits_130(tmp_path):
+    import shlex
+    import signal
+    import subprocess
+
+    script = tmp_path / "train.py"
+    script.write_text(CTRL_C_SCRIPT)
+    out = tmp_path / "out"
+    cmd = [sys.executable, str(script), "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "snapshot written\n"  # it is training now
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "Trainer: interrupted (Ctrl-C) after iteration" in stderr, stderr
+    last = stderr.split("The last snapshot is ")[1].split(". To go on from it:")[0]
+    assert os.path.dirname(last) == str(out) and os.path.isfile(last)
+    resume_line = stderr.strip().splitlines()[-1].strip()
+    assert shlex.split(resume_line) == [*cmd, "--resume", last]
+    again = subprocess.run(
+        [*shlex.split(resume_line), "--iterations", "40"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.returncode == 0 and again.stdout.endswith("done at 40\n"), again.stderr
+
+
+def test_resume_from_a_snapshot_of_another_model_changes_nothing(tmp_path):
+    _resumable(tmp_path / "a", 0, (13, "iteration")).run()
+    np.random.seed(1)
+    model = DropoutNet((17, 3))  # 17 hidden units, not 16
+    model(np.zeros((1, 2), np.float32))
+    optimizer = Adam(alpha=0.01).setup(model)
+    loader = DataLoader(Spiral(train=True), 32, seed=7)
+    next(loader)
+    trainer = Trainer(model, optimizer, loader, max_iterations=37, out=tmp_path / "b")
+    sched = schedulers.ExponentialLR(optimizer, 0.97)
+    trainer.extend(StepScheduler(sched, trigger=(1, "iteration")))
+    log = trainer.extend(LogReport(trigger=(4, "iteration"), filename=None))
+    weights = {k: v.copy() for k, v in model.state_dict().items()}
+    opt_state, position = optimizer.state_dict(), loader.state_dict()
+    rng = np.random.get_state()[1].copy()
+    with pytest.raises(ValueError, match=r"does not fit DropoutNet \(l0.W: model \(2, 17\), "):
+        trainer.resume(tmp_path / "a")
+    assert all(np.array_equal(v, weights[k]) for k, v in model.state_dict().items())
+    assert optimizer.state_dict() == opt_state and sched.last_epoch == 0 and log.log == []
+    after = loader.state_dict()
+    assert all(np.array_equal(after[k], position[k]) for k in position)
+    assert np.array_equal(np.random.get_state()[1], rng)
+    assert (trainer.epoch, trainer.iteration, trainer.resumed_from) == (0, 0, None)
+
+
+def test_log_report_reads_the_sums_of_older_snapshots():
+    log = LogReport(filename=None)
+    log.load_state_dict(
+        {"log": [], "sums": {"loss": 3.0, "lr": 0.03}, "counts": {"loss": 3, "lr": 10}}
+    )
+    assert log.state_dict()["means"] == {"loss": 1.0, "lr": 0.003}
+
+
+def test_the_gradient_check_on_the_backend_under_test(backend):
+    from zerograd import Variable
+    from zerograd_nn import layers as L
+    from zerograd_nn.finite import NonFiniteError, check_finite_grads, nonfinite_grads
+
+    np.random.seed(0)
+    layer = L.Linear(3, in_size=2).to(backend)
+    F.sum(layer(backend.from_numpy(np.ones((4, 2), np.float32)))).backward()
+    check_finite_grads(layer)
+    grad = np.zeros((2, 3), np.float32)
+    grad[1, 2], grad[0, 0] = np.inf, np.nan
+    layer.W.grad = Variable(backend.from_numpy(grad))
+    assert nonfinite_grads(layer) == [("W", 2, 6)]
+    with pytest.raises(NonFiniteError, match=r"the gradient of 'W' \(shape \(2, 3\)\) holds 2"):
+        check_finite_grads(layer)

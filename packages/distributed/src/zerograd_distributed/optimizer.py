@@ -17,6 +17,7 @@ import numpy as np
 
 from zerograd import Parameter, Variable
 from zerograd.backends import get_array_module
+from zerograd_nn.finite import all_finite
 
 from .communicator import Communicator
 
@@ -150,11 +151,19 @@ class DataParallelOptimizer:
 
     Other attributes (``lr``, ``hooks``, ``state_dict()``...) are the wrapped optimizer's.
 
+    A nan or inf in one rank's gradient reaches every rank through the average. With
+    ``check_finite=True`` each rank looks at its gradients before they travel, and every
+    rank raises together, naming the rank and the parameter, with nothing updated; it reads
+    every gradient once more per step (0.4 ms for 1.8 M float32 parameters, about 14% of
+    the averaging and 2% of a training step of that MLP), so it is off by default. Without
+    it, a ``Trainer`` stops on every rank at the next step, whose losses are then nan.
+
     Args:
         optimizer: any zerograd-nn optimizer (already set up, or set up through this one).
         comm: the communicator.
         bucket_bytes: largest packed buffer in bytes; None packs each dtype in one buffer.
         root: the rank whose parameters everyone starts from.
+        check_finite: refuse, on every rank, gradients holding nan or inf on any rank.
 
     Raises:
         TypeError: ``optimizer`` is not a zerograd-nn optimizer, or ``comm`` is not a
@@ -171,7 +180,7 @@ class DataParallelOptimizer:
         0.1
     """
 
-    _own = frozenset({"optimizer", "comm", "bucket_bytes", "root", "_pool"})
+    _own = frozenset({"optimizer", "comm", "bucket_bytes", "root", "check_finite", "_pool"})
 
     def __init__(
         self,
@@ -180,6 +189,7 @@ class DataParallelOptimizer:
         *,
         bucket_bytes: int | None = None,
         root: int = 0,
+        check_finite: bool = False,
     ) -> None:
         if not callable(getattr(optimizer, "update", None)) or not hasattr(optimizer, "setup"):
             raise TypeError(
@@ -201,6 +211,7 @@ class DataParallelOptimizer:
         object.__setattr__(self, "comm", comm)
         object.__setattr__(self, "bucket_bytes", bucket_bytes)
         object.__setattr__(self, "root", root)
+        object.__setattr__(self, "check_finite", bool(check_finite))
         object.__setattr__(self, "_pool", {})
 
     def __getattr__(self, name: str) -> Any:
@@ -254,6 +265,11 @@ class DataParallelOptimizer:
                 )
             if str(g.dtype)[:5] not in ("float", "bfloa"):  # packing would cast it silently
                 return f"parameter {i} has a gradient of dtype {g.dtype}; it must be floating"
+            if self.check_finite and not all_finite(g):
+                return (
+                    f"parameter {i} of shape {tuple(p.data.shape)} has a gradient holding nan "
+                    f"or inf"
+                )
         return None
 
     def update(self) -> None:

@@ -222,3 +222,55 @@ def test_integer_gradient_is_refused_not_cast(comm):
         opt.update()
     for p, b in zip(params, before):
         np.testing.assert_array_equal(p.data, b)
+
+
+def test_ranks_whose_parameters_differ_in_dtype_raise_on_every_rank(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    dtype = np.float64 if comm.rank == comm.size - 1 else np.float32
+    params = _params(comm, 10, dtype=dtype)
+    before = [p.data.copy() for p in params]
+    with pytest.raises(
+        ValueError,
+        match=r"parameter 0 is \(\(3, 4\), 'float32'\) on rank 0 but "
+        r"\(\(3, 4\), 'float64'\)",
+    ):
+        broadcast_params(params, comm)
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    with pytest.raises(ValueError, match=r"ranks hold different parameters"):
+        DataParallelOptimizer(SGD(lr=1.0), comm).setup(params).update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+
+
+@pytest.mark.parametrize("bad_value", [np.nan, np.inf])
+def test_a_nonfinite_gradient_on_one_rank(comm, bad_value):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank averages nothing")
+    params = _params(comm, 11)
+    broadcast_params(params, comm)
+    before = [p.data.copy() for p in params]
+    bad = comm.size - 1
+
+    def grads():
+        for p in params:
+            p.grad = Parameter(np.ones_like(p.data))
+        if comm.rank == bad:
+            params[1].grad.data[2] = bad_value
+
+    grads()
+    checked = DataParallelOptimizer(SGD(lr=1.0), comm, check_finite=True).setup(params)
+    with pytest.raises(
+        ValueError,
+        match=rf"rank {bad}: parameter 1 of shape \(4,\) has a "
+        r"gradient holding nan or inf\)\. Nothing was updated on any rank",
+    ):
+        checked.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+
+    grads()  # unchecked, the average carries it to every rank's weights
+    with np.errstate(invalid="ignore"):
+        DataParallelOptimizer(SGD(lr=1.0), comm).setup(params).update()
+    assert not np.isfinite(params[1].data[2]) and np.isfinite(params[0].data).all()

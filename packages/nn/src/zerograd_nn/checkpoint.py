@@ -36,7 +36,7 @@ from zerograd.backends import as_numpy, backend_of, get_backend, list_backends
 from . import weights as _w
 from .state_dict import prepare_load
 
-__all__ = ["CheckpointError", "load_checkpoint", "save_checkpoint"]
+__all__ = ["CheckpointError", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
 FORMAT = 1
 _META = "__checkpoint__"
@@ -127,6 +127,20 @@ def _global_rng_state() -> dict[str, Any]:
     return {"kind": kind, "keys": keys, "pos": pos, "has_gauss": has_gauss, "cached": cached}
 
 
+def _keeping_numpy_rng(fn: Callable[[], Any]) -> Any:
+    """``fn()`` with numpy's global random state put back afterwards.
+
+    Asking a backend for its generator may import its library the first time, and importing
+    JAX draws from numpy's global generator: neither a save nor a failed load may move it.
+    """
+    np = _w._numpy()
+    state = np.random.get_state()
+    try:
+        return fn()
+    finally:
+        np.random.set_state(state)
+
+
 def _backend_rng_states() -> dict[str, Any]:
     """The random states of the available backends that can save theirs (the GPU's)."""
     states = {}
@@ -212,8 +226,9 @@ def save_checkpoint(
         if obj is not None:
             parts[name] = _split(obj.state_dict(), name, arrays, f"the {name}'s state")
     parts["random"] = _split(_global_rng_state(), "random", arrays, "numpy's random state")
+    backend_states = _keeping_numpy_rng(_backend_rng_states)
     parts["backend_random"] = _split(
-        _backend_rng_states(), "backend_random", arrays, "the backends' random states"
+        backend_states, "backend_random", arrays, "the backends' random states"
     )
     parts["extra"] = _split(extra, "extra", arrays, "extra")
     meta = json.dumps(parts).encode()
@@ -221,34 +236,92 @@ def save_checkpoint(
     return _w.write_archive(path, arrays, "save_checkpoint")
 
 
-def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
+    """The checkpoint's JSON description (read alone), checked; CheckpointError if none."""
     op, save = "load_checkpoint", "save_checkpoint"
-    members = _w.inspect_archive(path, op, save)
     meta = members.get(_META)
     if meta is None or meta.dtype.kind != "u" or len(meta.shape) != 1:
         raise CheckpointError(
             f"{op}: {path!r} is an .npz archive but not a checkpoint (no {_META!r} member); "
             f"weight files are loaded with load_weights()."
         )
-    bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
-    if bad:
-        raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
-    arrays = _w.read_members(path, list(members), op, save)
+    raw = _w.read_members(path, [_META], op, save)[_META]
     try:
-        parts = json.loads(arrays.pop(_META).tobytes().decode())
+        parts = json.loads(raw.tobytes().decode())
     except ValueError as exc:
         raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from exc
     if not isinstance(parts, dict) or parts.get("format") != FORMAT:
+        got = parts.get("format") if isinstance(parts, dict) else None
         raise CheckpointError(
-            f"{op}: {path!r} is a checkpoint of format {parts.get('format')!r}; this version "
-            f"of zerograd-nn reads format {FORMAT}."
+            f"{op}: {path!r} is a checkpoint of format {got!r}; this version of zerograd-nn "
+            f"reads format {FORMAT}."
         )
     try:
         for k in ("epoch", "iteration"):
             _count(op, k, parts.get(k))
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from None
+    return parts
+
+
+def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    op, save = "load_checkpoint", "save_checkpoint"
+    members = _w.inspect_archive(path, op, save, "checkpoint")
+    parts = _description(path, members)
+    bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
+    if bad:
+        raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
+    arrays = _w.read_members(path, [k for k in members if k != _META], op, save)
     return parts, arrays
+
+
+def latest_checkpoint(directory: str | os.PathLike) -> str:
+    """The checkpoint in ``directory`` with the highest iteration (then epoch, then mtime).
+
+    Only each ``.npz`` file's small description is read, so the names do not matter
+    (``snapshot_iter_90.npz`` and ``snapshot_iter_00000675.npz`` compare by what they
+    hold); files that are not readable checkpoints are passed over.
+
+    Args:
+        directory: the folder to look in (a ``Trainer``'s ``out``).
+
+    Returns:
+        The path of the newest checkpoint.
+
+    Raises:
+        FileNotFoundError: ``directory`` does not exist or holds no readable checkpoint.
+        NotADirectoryError: ``directory`` is a file.
+    """
+    op = "latest_checkpoint"
+    directory = os.fspath(directory)
+    if not os.path.exists(directory):
+        raise FileNotFoundError(f"{op}: no folder at {directory!r}")
+    if not os.path.isdir(directory):
+        raise NotADirectoryError(
+            f"{op}: {directory!r} is a file, not a folder; load it with load_checkpoint()."
+        )
+    best, best_key, passed = None, None, []
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if name.startswith(".") or not name.endswith(".npz") or not os.path.isfile(path):
+            continue
+        try:
+            parts = _description(
+                path, _w.inspect_archive(path, op, "save_checkpoint", "checkpoint")
+            )
+        except (OSError, ValueError):  # a weight file, a damaged or foreign archive
+            passed.append(name)
+            continue
+        key = (parts["iteration"], parts["epoch"], os.stat(path).st_mtime_ns)
+        if best_key is None or key > best_key:
+            best, best_key = path, key
+    if best is None:
+        also = f" ({len(passed)} .npz files that are not checkpoints: {passed[:5]})"
+        raise FileNotFoundError(
+            f"{op}: no checkpoint in {directory!r}{also if passed else ''}; a Trainer writes "
+            f"them with trainer.extend(Snapshot())."
+        )
+    return best
 
 
 def _rng_commit(state: Any) -> Callable[[], None]:
@@ -265,6 +338,7 @@ def load_checkpoint(
     optimizer: Any = None,
     scheduler: Any = None,
     loader: Any = None,
+    strict: bool = True,
 ) -> dict[str, Any]:
     """Restore what :func:`save_checkpoint` wrote into the objects given, all or nothing.
 
@@ -278,6 +352,9 @@ def load_checkpoint(
         optimizer: the optimizer to restore, or None.
         scheduler: the scheduler (anything with ``load_state_dict()``) to restore, or None.
         loader: the data loader to restore, or None.
+        strict: the model must have exactly the checkpoint's parameter names; False loads
+            the names that match and skips the others (as ``Layer.load_state_dict``; to
+            start a changed model from a checkpoint, without its optimizer).
 
     Returns:
         ``{"epoch", "iteration", "extra"}``.
@@ -285,12 +362,13 @@ def load_checkpoint(
     Raises:
         TypeError: ``model`` is not a Layer/Model, or another object has no state dict.
         FileNotFoundError: no file at ``path``.
-        CheckpointError: unreadable, or an object was given whose state the file lacks.
+        CheckpointError: unreadable, ``path`` is a folder, or an object was given whose
+            state the file lacks.
         ValueError: a part does not fit its object (names, shapes, types); nothing changed.
     """
     op = "load_checkpoint"
     _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
-    path = _w._find(path, op, "checkpoint")
+    path = _w._find(path, op, "checkpoint", "latest_checkpoint(folder) finds its newest")
     parts, arrays = _read(path)
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None and name not in parts:
@@ -299,7 +377,7 @@ def load_checkpoint(
                 f"save_checkpoint(..., {name}=...)."
             )
     model_commit, incoming, _ = prepare_load(
-        model, _join(parts["model"], arrays), owner=type(model).__name__
+        model, _join(parts["model"], arrays), strict, owner=type(model).__name__
     )
     commits = [model_commit]
     if optimizer is not None:
@@ -311,7 +389,8 @@ def load_checkpoint(
         prepare = getattr(scheduler, "prepare_load_state_dict", None)
         commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
     commits.append(_rng_commit(_join(parts["random"], arrays)))
-    commits.append(_backend_rng_commit(op, path, _join(parts.get("backend_random"), arrays)))
+    backend_states = _join(parts.get("backend_random"), arrays)
+    commits.append(_keeping_numpy_rng(lambda: _backend_rng_commit(op, path, backend_states)))
     if loader is not None:
         # the loader checks its own state and changes nothing when it refuses it; it goes
         # first so that a refusal leaves everything else untouched too

@@ -33,15 +33,21 @@ __all__ = ["DataLoader", "SeqDataLoader"]
 _STATE_KEYS = ("epoch", "iteration", "index", "rng_state")
 
 
+def _count(value: Any) -> int | None:
+    """``value`` as an int (numpy integers and 0-d integer arrays too), else None (bools)."""
+    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "i") not in "iu":
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def _positive_int(owner: str, name: str, value: Any) -> int:
     """``value`` as an int when it is a positive integer (numpy integers too, never a bool)."""
-    if not isinstance(value, bool) and getattr(getattr(value, "dtype", None), "kind", "i") in "iu":
-        try:
-            n = operator.index(value)
-        except TypeError:
-            n = None
-        if n is not None and n >= 1:
-            return n
+    n = _count(value)
+    if n is not None and n >= 1:
+        return n
     raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
 
 
@@ -104,12 +110,7 @@ def _generator(seed: Any) -> Any:
     """A numpy Generator (PCG64) seeded from ``seed``, or None for the global random state."""
     if seed is None:
         return None
-    n = None
-    if not isinstance(seed, bool) and getattr(getattr(seed, "dtype", None), "kind", "i") in "iu":
-        try:
-            n = operator.index(seed)
-        except TypeError:
-            pass
+    n = _count(seed)
     if n is None or n < 0:
         raise ValueError(f"DataLoader: seed must be None or a non-negative int, got {seed!r}")
     import numpy as np  # the loader's own generator is numpy's, whatever the backend
@@ -269,8 +270,9 @@ class DataLoader:
     def state_dict(self) -> dict[str, Any]:
         """Where the loader is, as ints and numpy arrays.
 
-        The keys are ``epoch``, ``iteration``, the epoch's ``index`` order and the
-        generator's ``rng_state`` (empty without ``seed=``).
+        The keys are ``epoch``, ``iteration``, the epoch's ``index`` order, the
+        generator's ``rng_state`` (empty without ``seed=``) and the ``batch_size`` that
+        ``iteration`` counts in.
 
         Returns:
             A new dict; :meth:`load_state_dict` of an equal loader continues from here.
@@ -280,19 +282,23 @@ class DataLoader:
             "iteration": self.iteration,
             "index": as_numpy(self.index).astype("int64"),
             "rng_state": _rng_to_array(self._rng),
+            "batch_size": self.batch_size,
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Continue from ``state`` (from :meth:`state_dict`).
 
         The next batch is the one the saved loader would have given. Everything is checked
-        first: on error nothing changes.
+        first: on error nothing changes. A state saved in the middle of an epoch needs the
+        batch size it was saved with (its position counts batches); at an epoch's start or
+        end any batch size goes on correctly. States written before ``batch_size`` was
+        saved are taken as they are.
 
         Args:
             state: the dict :meth:`state_dict` returned (or its values read back from a file).
 
         Raises:
-            ValueError: a key is missing or a value does not fit this loader.
+            ValueError: a key is missing or unknown, or a value does not fit this loader.
         """
         import numpy as np
 
@@ -300,13 +306,33 @@ class DataLoader:
         if not isinstance(state, dict) or any(k not in state for k in _STATE_KEYS):
             got = sorted(state) if isinstance(state, dict) else type(state).__name__
             raise ValueError(f"{owner}: expected a dict with keys {list(_STATE_KEYS)}, got {got}")
-        try:
-            epoch, iteration = operator.index(state["epoch"]), operator.index(state["iteration"])
-        except TypeError:
+        unknown = sorted(set(state) - {*_STATE_KEYS, "batch_size"})
+        if unknown:
             raise ValueError(
-                f"{owner}: epoch and iteration must be ints, got {state['epoch']!r} and "
-                f"{state['iteration']!r}"
-            ) from None
+                f"{owner}: unknown keys {unknown}; is this the state of another kind of object? "
+                f"Pass what DataLoader.state_dict() returned."
+            )
+        counts = {k: _count(state[k]) for k in ("epoch", "iteration", "batch_size") if k in state}
+        if None in counts.values() or counts.get("batch_size", 1) < 1:
+            got = ", ".join(f"{k}={state[k]!r}" for k in counts)
+            raise ValueError(
+                f"{owner}: epoch, iteration and batch_size must be ints (batch_size >= 1), got "
+                f"{got}"
+            )
+        epoch, iteration = counts["epoch"], counts["iteration"]
+        saved_size = counts.get("batch_size", self.batch_size)
+        if saved_size != self.batch_size:
+            n_saved = math.ceil(self.data_size / saved_size)
+            if iteration == 0 or iteration == n_saved:  # an epoch's start or end
+                iteration = 0 if iteration == 0 else self.max_iter
+            else:
+                raise ValueError(
+                    f"{owner}: the state was saved in the middle of an epoch (batch "
+                    f"{iteration}) by a loader with batch_size {saved_size}; this one has "
+                    f"batch_size {self.batch_size}, so it cannot go on from the same example. "
+                    f"Create the loader with batch_size={saved_size} to resume, or resume "
+                    f"from a snapshot taken at the end of an epoch."
+                )
         if epoch < 0 or not 0 <= iteration <= self.max_iter:
             raise ValueError(
                 f"{owner}: epoch {epoch} / iteration {iteration} do not fit this loader "
@@ -314,14 +340,22 @@ class DataLoader:
             )
         index = np.asarray(state["index"])
         n = self.data_size
+        if index.dtype.kind not in "iu":
+            raise ValueError(
+                f"{owner}: index must hold integers (positions in the dataset), got dtype "
+                f"{index.dtype}"
+            )
         if index.shape != (n,) or not np.array_equal(np.sort(index), np.arange(n)):
             raise ValueError(
                 f"{owner}: index must be an order of all {n} items of the dataset, got shape "
                 f"{index.shape}; was the state saved from a loader over another dataset?"
             )
         rng_state = np.asarray(state["rng_state"])
-        if rng_state.shape not in ((0,), (6,)):
-            raise ValueError(f"{owner}: rng_state must hold 0 or 6 words, got {rng_state.shape}")
+        if rng_state.shape not in ((0,), (6,)) or rng_state.dtype != np.uint64:
+            raise ValueError(
+                f"{owner}: rng_state must hold 0 or 6 words of dtype uint64, got shape "
+                f"{rng_state.shape} of {rng_state.dtype}"
+            )
         if rng_state.size == 0 and self._rng is not None:
             raise ValueError(
                 f"{owner}: the state comes from a loader without seed=, this one has a seed; "

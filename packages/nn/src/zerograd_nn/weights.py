@@ -170,6 +170,7 @@ def write_archive(path: str, arrays: Mapping[str, Any], op: str) -> str:
 
     Raises:
         FileNotFoundError: the directory of ``path`` does not exist.
+        OSError: the directory does not take new files (read-only, full); nothing written.
     """
     np = _numpy()
     directory = os.path.dirname(os.path.abspath(path))
@@ -182,7 +183,14 @@ def write_archive(path: str, arrays: Mapping[str, Any], op: str) -> str:
     base = os.path.basename(path)
     mode = _new_file_mode(path)
     prefix = f".{base}.{_host()}.{os.getpid()}."
-    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
+    except OSError as exc:  # a read-only folder or file system, a full disk, a quota
+        raise type(exc)(
+            exc.errno,
+            f"{op}: cannot write {path!r}: the folder {directory!r} does not take new files "
+            f"({exc.strerror or exc}); choose a folder you can write to. Nothing was written",
+        ) from None
     try:
         with os.fdopen(fd, "wb") as f:
             if hasattr(os, "fchmod"):  # mkstemp made it 0o600
@@ -268,13 +276,16 @@ def _damaged(op: str, path: str, what: str, save: str) -> WeightFileError:
     )
 
 
-def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str, Member]:
+def inspect_archive(
+    path: str, op: str, save: str = "save_weights", what: str = "weight file"
+) -> dict[str, Member]:
     """``{name: Member}`` from the directory and headers only: no array data is read.
 
     Args:
         path: the archive to inspect.
         op: the calling function's name, for error messages.
         save: the function that writes such files, named in error messages.
+        what: what such a file is called in error messages.
 
     Returns:
         One Member (shape, dtype, ...) per array name.
@@ -297,8 +308,8 @@ def inspect_archive(path: str, op: str, save: str = "save_weights") -> dict[str,
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise WeightFileError(
-            f"{op}: {path!r} is not a readable .npz weight file ({type(exc).__name__}: {exc}); "
-            f"it may be truncated or of another format. Save it again with {save}()."
+            f"{op}: {path!r} is not a readable .npz {what} ({type(exc).__name__}: {exc}); it "
+            f"may be truncated or of another format. Save it again with {save}()."
         ) from exc
     members = {}
     with zf:
@@ -369,7 +380,11 @@ def read_members(
     return out
 
 
-def _find(path: str | os.PathLike, op: str, what: str = "weight file") -> str:
+def _find(path: str | os.PathLike, op: str, what: str = "weight file", hint: str = "") -> str:
+    """The existing file ``path`` names (``.npz`` appended if need be), else a clear error.
+
+    ``hint`` follows the error for a folder (how to pick a file in it).
+    """
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"{op}: path must be a str or os.PathLike, got {type(path).__name__}.")
     path = os.fspath(path)
@@ -377,6 +392,10 @@ def _find(path: str | os.PathLike, op: str, what: str = "weight file") -> str:
         path += ".npz"
     if not os.path.exists(path):
         raise FileNotFoundError(f"{op}: no {what} at {path!r}")
+    if os.path.isdir(path):
+        raise WeightFileError(
+            f"{op}: {path!r} is a folder; give the {what} in it" + (f" ({hint})." if hint else ".")
+        )
     remove_stale_temporaries(path)
     return path
 

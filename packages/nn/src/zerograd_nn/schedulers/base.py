@@ -84,9 +84,7 @@ class _StateMixin:
                 f"load the state of the same kind of scheduler. Nothing was changed."
             )
         for k, v in d.items():
-            if type(_plain(v)) is not type(mine[k]) and not (
-                isinstance(v, numbers.Real) and isinstance(mine[k], numbers.Real)
-            ):
+            if not _fits(v, mine[k]):
                 raise ValueError(
                     f"{name}.load_state_dict: {k} should be like {mine[k]!r}, got {v!r}. "
                     f"Nothing was changed."
@@ -102,6 +100,26 @@ class _StateMixin:
                 )
         values = {k: _plain(v) for k, v in d.items()}
         return lambda: self.__dict__.update(values)
+
+
+def _fits(v: Any, like: Any) -> bool:
+    """Whether the saved value ``v`` can stand where this scheduler holds ``like``.
+
+    An int stays an int (a float step count would derail the schedule), a float takes any
+    real number but nan, a list (of lrs, per group) takes a list of such numbers, and other
+    values their type.
+    """
+    if isinstance(like, bool) or like is None:
+        return type(v) is type(like)
+    if isinstance(like, numbers.Integral):
+        return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    if isinstance(like, numbers.Real):
+        return isinstance(v, numbers.Real) and not isinstance(v, bool) and not math.isnan(v)
+    if isinstance(like, list):
+        if not isinstance(v, (list, tuple)):
+            return False
+        return all(_fits(x, 0.0) for x in v)
+    return type(v) is type(like)
 
 
 def _plain(v: Any) -> Any:

@@ -23,17 +23,19 @@ class Snapshot(Extension):
 
     Args:
         filename: a name inside the trainer's ``out`` folder; ``{epoch}`` and
-            ``{iteration}`` are filled in.
+            ``{iteration}`` are filled in (format specs too: the default zero-pads the
+            iteration to 8 digits, so that the names sort in the order they were written).
         trigger: when to save, for example ``(500, 'iteration')`` (default: each epoch).
         n_retains: keep only the newest ``n_retains`` files this extension wrote (None:
             keep all).
     """
 
     priority = PRIORITY_SNAPSHOT
+    writes_files = True
 
     def __init__(
         self,
-        filename: str = "snapshot_iter_{iteration}.npz",
+        filename: str = "snapshot_iter_{iteration:08d}.npz",
         trigger: Any = (1, "epoch"),
         n_retains: int | None = None,
     ) -> None:

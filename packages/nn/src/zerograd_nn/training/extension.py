@@ -120,10 +120,13 @@ class Extension:
     Attributes:
         trigger: when it runs by default: ``(period, unit)``, a callable, or None.
         priority: the order among extensions at the same point (higher runs first).
+        writes_files: whether it writes into the trainer's ``out`` folder (``run`` then
+            checks first that it can).
     """
 
     trigger: Any = (1, "iteration")
     priority: int = PRIORITY_READER
+    writes_files: bool = False
 
     @property
     def default_name(self) -> str:

@@ -17,6 +17,14 @@ from typing import Any
 from .extension import PRIORITY_READER, Extension, get_trigger
 
 
+def _is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is an open terminal (False for None, a closed file, a pipe)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def _write_atomic(path: str, data: bytes) -> None:
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}"
@@ -29,7 +37,9 @@ class LogReport(Extension):
     """Averages every observation over an interval and appends one entry per interval.
 
     Each entry holds ``epoch``, ``iteration``, ``elapsed_time`` and the mean of every
-    observed key over the interval (``loss``, ``lr``, metrics, ``val/...``). Entries are
+    observed key over the interval (``loss``, ``lr``, metrics, ``val/...``); the mean is
+    kept as a running mean, so a value that did not change over the interval (a constant
+    ``lr``) is logged exactly as it was set. Entries are
     kept in ``log`` and written to ``trainer.out/filename``: JSON lines for a name
     ending in ``.jsonl`` or ``.json``, CSV for ``.csv``; None writes no file.
 
@@ -48,6 +58,11 @@ class LogReport(Extension):
     trigger = None  # it looks at every point; ``log_trigger`` says when it writes
     priority = PRIORITY_READER
 
+    @property
+    def writes_files(self) -> bool:  # type: ignore[override]
+        """True unless ``filename`` is None."""
+        return self.filename is not None
+
     def __init__(
         self,
         keys: Sequence[str] | None = None,
@@ -63,7 +78,7 @@ class LogReport(Extension):
         self.log_trigger = get_trigger(trigger)
         self.filename = filename
         self.log: list[dict[str, float]] = []
-        self._sums: dict[str, float] = {}
+        self._means: dict[str, float] = {}
         self._counts: dict[str, int] = {}
         self._columns: list[str] = []
         self._rewrite = True  # the first write starts the file afresh
@@ -76,8 +91,10 @@ class LogReport(Extension):
         """
         for k, v in trainer.observation.items():
             if self.keys is None or k in self.keys:
-                self._sums[k] = self._sums.get(k, 0.0) + float(v)
-                self._counts[k] = self._counts.get(k, 0) + 1
+                n = self._counts.get(k, 0) + 1
+                mean = self._means.get(k, 0.0)
+                self._means[k] = mean + (float(v) - mean) / n  # exact while v is constant
+                self._counts[k] = n
         if not self.log_trigger(trainer):
             return
         entry = {
@@ -85,9 +102,9 @@ class LogReport(Extension):
             "iteration": trainer.iteration,
             "elapsed_time": trainer.elapsed_time,
         }
-        entry.update({k: self._sums[k] / self._counts[k] for k in self._sums})
+        entry.update(self._means)
         self.log.append(entry)
-        self._sums, self._counts = {}, {}
+        self._means, self._counts = {}, {}
         if self.filename is not None:
             self._write(os.path.join(trainer.out, self.filename), entry)
 
@@ -114,21 +131,26 @@ class LogReport(Extension):
         self._rewrite = False
 
     def state_dict(self) -> dict[str, Any]:
-        """Return the entries so far and the sums of the open interval.
+        """Return the entries so far and the running means of the open interval.
 
         Returns:
-            ``{"log": [...], "sums": {...}, "counts": {...}}``.
+            ``{"log": [...], "means": {...}, "counts": {...}}``.
         """
-        return {"log": self.log, "sums": self._sums, "counts": self._counts}
+        return {"log": self.log, "means": self._means, "counts": self._counts}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the entries and sums; the next write rewrites the file from them.
+        """Restore the entries and means; the next write rewrites the file from them.
 
         Args:
-            d: a dict from ``state_dict``.
+            d: a dict from ``state_dict`` (or, from older snapshots, with ``"sums"``).
         """
         self.log = [dict(e) for e in d["log"]]
-        self._sums, self._counts = dict(d["sums"]), dict(d["counts"])
+        counts = dict(d["counts"])
+        if "means" in d:
+            means = dict(d["means"])
+        else:  # a snapshot of an older zerograd-nn kept sums
+            means = {k: float(v) / counts[k] for k, v in dict(d["sums"]).items()}
+        self._means, self._counts = means, counts
         self._columns = []
         self._rewrite = True  # the file may hold entries written after the snapshot
 
@@ -224,7 +246,8 @@ class ProgressBar(Extension):
 
     Args:
         enabled: True or False forces it; None (default) shows it only when standard output
-            is a terminal (so logs and CI output stay clean).
+            is a terminal (so logs and CI output stay clean). Where there is no standard
+            error to draw on (``sys.stderr`` is None, as under ``pythonw``), it stays off.
         update_interval: iterations between refreshes of the shown loss.
 
     Raises:
@@ -236,7 +259,7 @@ class ProgressBar(Extension):
 
     def __init__(self, enabled: bool | None = None, update_interval: int = 10) -> None:
         self._tqdm = None
-        if enabled or (enabled is None and sys.stdout.isatty()):
+        if enabled or (enabled is None and _is_terminal(sys.stdout)):
             try:
                 from tqdm.auto import tqdm
 
@@ -256,7 +279,7 @@ class ProgressBar(Extension):
         Args:
             trainer: the ``Trainer`` starting to run.
         """
-        if not self.enabled:
+        if not self.enabled or sys.stderr is None:  # tqdm draws on standard error
             return
         total = trainer.max_iterations
         if total is None and hasattr(trainer.train_loader, "__len__"):
@@ -304,6 +327,7 @@ class PlotReport(Extension):
     """
 
     priority = PRIORITY_READER - 1  # after the LogReport
+    writes_files = True
 
     def __init__(
         self,

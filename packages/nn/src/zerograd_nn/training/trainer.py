@@ -8,14 +8,22 @@ early stopping, a progress bar) is an extension added with ``Trainer.extend``.
 
 from __future__ import annotations
 
+import builtins
+import math
 import os
+import shlex
+import sys
+import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from .. import functional as F
+from ..finite import NonFiniteError, check_finite_grads
 from .extension import get_trigger
+
+_WHO = "zerograd_nn.training.Trainer"
 
 
 def _positive(name: str, value: Any) -> int | None:
@@ -46,7 +54,13 @@ class Trainer:
         max_iterations: stop after this many updates (whichever of the two comes first).
         metrics: ``{name: fn(y, t)}`` computed on each training batch, for example
             ``{"accuracy": F.accuracy}``; the Evaluator uses them too.
-        out: the folder extensions write into (created when one writes).
+        out: the folder extensions write into (created when one writes; ``run`` checks
+            first that it can write there).
+        check_loss: stop with ``NonFiniteError`` when a step's loss is nan or inf, before
+            that step's update (a check of the one number the trainer reads anyway).
+        check_grads: also check every gradient before each update, naming the first
+            parameter whose gradient is not finite (``zerograd_nn.finite``); off by
+            default, as it reads every gradient once more each step.
 
     Attributes:
         epoch: epochs completed.
@@ -56,11 +70,16 @@ class Trainer:
         at_epoch_end: whether this point ends an epoch.
         elapsed_time: seconds spent training, over every run (and across a resume).
         stop_reason: why the last run stopped early (None when it did not).
+        resumed_from: the snapshot ``resume`` loaded (None before).
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
             of them is not a positive int.
         TypeError: ``loss_fn`` is not callable.
+
+    A Ctrl-C during ``run`` ends a script with exit status 130 and a message naming the
+    last snapshot and the command that resumes from it, instead of a traceback (in an
+    interactive session it raises ``KeyboardInterrupt`` after the message).
 
     Examples:
         >>> import numpy as np
@@ -86,6 +105,8 @@ class Trainer:
         max_iterations: int | None = None,
         metrics: Mapping[str, Callable[[Any, Any], Any]] | None = None,
         out: str | os.PathLike = "result",
+        check_loss: bool = True,
+        check_grads: bool = False,
     ) -> None:
         self.max_epochs = _positive("max_epochs", max_epochs)
         self.max_iterations = _positive("max_iterations", max_iterations)
@@ -101,12 +122,14 @@ class Trainer:
         self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
         self.loss_fn, self.metrics = loss_fn, dict(metrics or {})
         self.out = os.fspath(out)
+        self.check_loss, self.check_grads = bool(check_loss), bool(check_grads)
         self.epoch = 0
         self.iteration = 0
         self.at_epoch_end = False
         self.observation: dict[str, float] = {}
         self.elapsed_time = 0.0
         self.stop_reason: str | None = None
+        self.resumed_from: str | None = None
         self._resumed_at_epoch_end = False
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
         self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
@@ -170,7 +193,7 @@ class Trainer:
                 f"{sorted(self._extensions)}"
             ) from None
 
-    def _ordered(self) -> list[tuple[str, Any, Callable[[Any], bool]]]:
+    def _ordered(self) -> list[tuple[str, Any, Callable[[Any], bool]]]:  # by priority
         items = sorted(self._extensions.items(), key=lambda kv: (-kv[1][2], kv[1][3]))
         return [(k, ext, trig) for k, (ext, trig, _, _) in items]
 
@@ -190,20 +213,31 @@ class Trainer:
             return True
         return self.max_epochs is not None and self.epoch >= self.max_epochs
 
-    def _update(self, batch: Any) -> None:
+    def _update(self, batch: Any, batch_number: int) -> None:
         if not isinstance(batch, (tuple, list)) or len(batch) != 2:
             raise TypeError(
-                f"zerograd_nn.training.Trainer: the loader must yield (x, t) pairs, got "
+                f"{_WHO}: the loader must yield (x, t) pairs, got "
                 f"{type(batch).__name__}; wrap it or use a DataLoader"
             )
         x, t = batch
         y = self.model(x)
         loss = self.loss_fn(y, t)
+        value = _float(loss)
+        where = f"iteration {self.iteration + 1} (batch {batch_number} of epoch {self.epoch + 1})"
+        if self.check_loss and not math.isfinite(value):
+            raise NonFiniteError(
+                f"{_WHO}: the loss of {where} is {value}; the update was not applied, so the "
+                f"weights are those of iteration {self.iteration}. Lower the learning rate or "
+                f"look for nan/inf in the data; check_grads=True names the first parameter "
+                f"whose gradient is not finite, check_loss=False trains on regardless."
+            )
         self.model.cleargrads()
         loss.backward()
+        if self.check_grads:
+            check_finite_grads(self.model, where=f"{_WHO}, {where}: ")
         self.optimizer.update()
         self.iteration += 1
-        obs = {"loss": _float(loss)}
+        obs = {"loss": value}
         for name, fn in self.metrics.items():
             obs[name] = _float(fn(y, t))
         lr = getattr(self.optimizer, "lr", None)
@@ -216,9 +250,19 @@ class Trainer:
         if at_epoch_end:
             self.observation = {}
         self.elapsed_time = time.perf_counter() - start
-        for _, ext, trig in ordered:
+        for name, ext, trig in ordered:
             if trig(self):
-                ext(self)
+                try:
+                    ext(self)
+                except Exception as exc:
+                    if hasattr(exc, "add_note"):  # Python 3.11+
+                        point = "the end of epoch" if at_epoch_end else "iteration"
+                        exc.add_note(
+                            f"raised by the trainer's extension {name!r} at {point} "
+                            f"{self.epoch if at_epoch_end else self.iteration}; that update "
+                            f"was done, and run() again goes on with the next batch"
+                        )
+                    raise
 
     def _epoch(self, start: float, ordered: list) -> int | None:
         """Updates until the loader's epoch ends (returns the batch count) or a stop (None).
@@ -237,8 +281,12 @@ class Trainer:
                 return batches
             batches += 1
             self._resumed_at_epoch_end = False
-            self._update(batch)
-            self._fire(False, start, ordered)
+            try:
+                self._update(batch, batches)
+                self._fire(False, start, ordered)
+            except BaseException:
+                self._batches = it  # a later run() goes on in this epoch
+                raise
             if self._done():
                 self._batches = it
                 return None
@@ -254,19 +302,28 @@ class Trainer:
         Raises:
             ValueError: when the loader yields no batch.
             TypeError: when a batch is not an ``(x, t)`` pair.
+            NonFiniteError: a loss (or, with ``check_grads``, a gradient) is nan or inf;
+                that step's update was not applied.
+            OSError: an extension writes files and ``out`` cannot be written (nothing was
+                trained).
+            SystemExit: status 130 after a Ctrl-C in a script (see the class docstring).
         """
         if hasattr(self.train_loader, "__len__") and len(self.train_loader) == 0:
             raise ValueError(
-                "zerograd_nn.training.Trainer: the training loader has no batch (len 0); "
-                "check its dataset and batch size"
+                f"{_WHO}: the training loader has no batch (len 0); check its dataset and "
+                f"batch size"
             )
+        ordered = self._ordered()
+        writers = [name for name, ext, _ in ordered if getattr(ext, "writes_files", False)]
+        if writers:
+            self._check_out(writers)
         self.stop_reason = None
         start = time.perf_counter() - self.elapsed_time
-        ordered = self._ordered()
         for _, ext, _ in ordered:
             if hasattr(ext, "initialize"):
                 ext.initialize(self)
         empty = 0  # a resumed loader may be at the end of its epoch: one empty pass is fine
+        interrupted = False
         try:
             while not self._done():
                 batches = self._epoch(start, ordered)
@@ -284,11 +341,77 @@ class Trainer:
                     )
                 self.epoch += 1
                 self._fire(True, start, ordered)
+        except KeyboardInterrupt:
+            interrupted = True
+            self.stop_reason = "interrupted (Ctrl-C)"
+            raise
         finally:
             for _, ext, _ in ordered:
                 if hasattr(ext, "finalize"):
                     ext.finalize(self)
+            if interrupted:
+                self._interrupted()  # raises SystemExit(130) in a script
         return self
+
+    def _check_out(self, writers: list[str]) -> None:
+        """Make sure ``out`` is a folder this process can write into, or raise."""
+        try:
+            os.makedirs(self.out, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".write-check.", dir=self.out)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise type(exc)(
+                exc.errno,
+                f"{_WHO}: cannot write into the output folder {self.out!r} "
+                f"({exc.strerror or exc}), which {', '.join(writers)} write into; pass out= "
+                f"a folder you can write to. Nothing was trained",
+            ) from None
+
+    def _last_snapshot(self) -> str | None:
+        from .control import Snapshot
+
+        written = [
+            path
+            for _, ext, _ in self._ordered()
+            if isinstance(ext, Snapshot)
+            for path in ext.written
+            if os.path.isfile(path)
+        ]
+        return max(written, key=os.path.getmtime) if written else None
+
+    def _interrupted(self) -> None:
+        """Say where the run stopped and how to resume; exit 130 unless interactive."""
+        lines = [
+            f"{_WHO}: interrupted (Ctrl-C) after iteration {self.iteration} (epoch "
+            f"{self.epoch + 1}); the step in progress, if any, was left unfinished."
+        ]
+        last = self._last_snapshot()
+        if last is None:
+            lines.append(
+                "No snapshot was written, so this run cannot be resumed; add "
+                "trainer.extend(Snapshot(...)) to be able to."
+            )
+        else:
+            argv = list(getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv])
+            lines.append(f"The last snapshot is {last}. To go on from it:")
+            lines.append(f"    trainer.resume({last!r}); trainer.run()")
+            script = sys.argv[0] if sys.argv else ""
+            if script and script != "-c":
+                kept, skip = [], False
+                for arg in argv:
+                    if skip:
+                        skip = False
+                    elif arg == "--resume":
+                        skip = True
+                    elif not arg.startswith("--resume="):
+                        kept.append(arg)
+                lines.append("or, for a script that passes --resume to trainer.resume():")
+                lines.append("    " + shlex.join([*kept, "--resume", last]))
+        print("\n".join(lines), file=sys.stderr or sys.__stderr__, flush=True)
+        if hasattr(sys, "ps1") or sys.flags.interactive or hasattr(builtins, "__IPYTHON__"):
+            return  # the KeyboardInterrupt goes on: the session keeps the trainer
+        raise SystemExit(130) from None
 
     # -- snapshots ----------------------------------------------------------------------
     def state_extra(self) -> dict[str, Any]:
@@ -316,16 +439,20 @@ class Trainer:
         extensions as they were.
 
         Args:
-            path: a file written by ``Snapshot``.
+            path: a file written by ``Snapshot``, or a folder: its newest snapshot (the
+                highest iteration, see ``zerograd_nn.checkpoint.latest_checkpoint``).
 
         Returns:
-            ``self``; call ``run`` to go on.
+            ``self``; call ``run`` to go on. ``resumed_from`` names the file.
 
         Raises:
             ValueError: the snapshot does not fit this trainer (nothing changes).
+            FileNotFoundError: no file at ``path``, or a folder without snapshots.
         """
-        from ..checkpoint import load_checkpoint
+        from ..checkpoint import latest_checkpoint, load_checkpoint
 
+        if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
+            path = latest_checkpoint(path)
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
         info = load_checkpoint(
             path,
@@ -339,6 +466,7 @@ class Trainer:
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
+        self.resumed_from = os.fspath(path)
         return self
 
 
