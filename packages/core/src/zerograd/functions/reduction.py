@@ -218,6 +218,7 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
 
 
 average = mean
+"""The same function as :func:`mean` (DeZero's ``average``)."""
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
