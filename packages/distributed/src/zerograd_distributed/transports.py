@@ -14,7 +14,7 @@ from .communicator import Communicator
 from .mpi import MpiCommunicator
 from .nccl import NcclCommunicator, nccl_problem
 
-__all__ = ["NAMES", "create_communicator"]
+__all__ = ["create_communicator"]
 
 NAMES = ("mpi", "nccl", "auto")
 """The transport names ``create_communicator`` accepts."""
