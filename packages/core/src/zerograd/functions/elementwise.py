@@ -16,6 +16,19 @@ from .arithmetic import in_gradient_dtype
 # array type -> {dtype: whether it is floating (or complex)}: a dtype is looked up among its
 # own library's dtypes only (array-api-strict warns when its dtypes meet numpy's)
 _floating: dict[type, dict] = {}
+# (array type, its table) of the last lookup: one identity test for a program's usual type,
+# one tuple so that threads never see a type with another type's table
+_last: tuple[type | None, dict] = (None, {})
+
+
+def _table(array_type: type) -> dict:
+    """The dtype table of ``array_type``, remembered as the last one looked up."""
+    global _last
+    table = _floating.get(array_type)
+    if table is None:
+        table = _floating[array_type] = {}
+    _last = (array_type, table)
+    return table
 
 
 def _float(x: Any) -> Any:
@@ -26,9 +39,8 @@ def _float(x: Any) -> Any:
     float dtype (numpy's float64), and backends that refuse integer input get a float.
     """
     dtype = x.dtype
-    known = _floating.get(type(x))
-    if known is None:
-        known = _floating[type(x)] = {}
+    last = _last
+    known = last[1] if type(x) is last[0] else _table(type(x))
     ok = known.get(dtype)
     if ok is None:
         ok = known[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
