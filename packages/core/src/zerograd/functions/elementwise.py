@@ -16,19 +16,7 @@ from .arithmetic import in_gradient_dtype
 # array type -> {dtype: whether it is floating (or complex)}: a dtype is looked up among its
 # own library's dtypes only (array-api-strict warns when its dtypes meet numpy's)
 _floating: dict[type, dict] = {}
-# (array type, its table) of the last lookup: one identity test for a program's usual type,
-# one tuple so that threads never see a type with another type's table
-_last: tuple[type | None, dict] = (None, {})
-
-
-def _table(array_type: type) -> dict:
-    """The dtype table of ``array_type``, remembered as the last one looked up."""
-    global _last
-    table = _floating.get(array_type)
-    if table is None:
-        table = _floating[array_type] = {}
-    _last = (array_type, table)
-    return table
+_last_float: Any = None  # the dtype last found floating: the usual case is one identity test
 
 
 def _float(x: Any) -> Any:
@@ -38,13 +26,18 @@ def _float(x: Any) -> Any:
     zerograd follows torch and the array API instead: integer data computes in the default
     float dtype (numpy's float64), and backends that refuse integer input get a float.
     """
+    global _last_float
     dtype = x.dtype
-    last = _last
-    known = last[1] if type(x) is last[0] else _table(type(x))
+    if dtype is _last_float:
+        return x
+    known = _floating.get(type(x))
+    if known is None:
+        known = _floating[type(x)] = {}
     ok = known.get(dtype)
     if ok is None:
         ok = known[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
     if ok:
+        _last_float = dtype
         return x
     backend = backend_of(x)
     return backend.astype(x, backend.asarray(0.0).dtype)
