@@ -27,7 +27,7 @@ from typing import Any
 from zerograd.backends import as_array_of, as_numpy, get_backend, gpu_backend
 from zerograd.checks import int_like, positive_int
 
-from .datasets.base import Dataset, _identity
+from .datasets.base import Dataset
 
 __all__ = ["DataLoader", "SeqDataLoader"]
 
@@ -359,9 +359,8 @@ class DataLoader:
         ds = self.dataset
         xp = get_backend().xp
         if (
-            type(ds).__getitem__ is Dataset.__getitem__
-            and ds.transform is _identity
-            and ds.target_transform is _identity
+            isinstance(ds, Dataset)
+            and ds.as_stored()
             and hasattr(ds.data, "shape")
             and (ds.label is None or hasattr(ds.label, "shape"))
         ):  # fast path: index the arrays at once
