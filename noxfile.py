@@ -39,7 +39,7 @@ DEPENDS = {
     "core": ["core"],
     "backend-numpy": ["core", "backend-numpy"],
     "backend-cupy": ["core", "backend-cupy"],
-    "nn": ["core", "nn"],
+    "nn": ["core", "nn", "viz"],  # viz: the book's graph steps and models' plot() run too
     "viz": ["core", "viz"],
 }
 # extra pip requirements a package's tests need

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from . import backends as _backends
@@ -110,6 +111,10 @@ class Variable:
 
     __slots__ = ("data", "name", "grad", "creator", "generation", "__weakref__")
     __array_priority__ = 200  # cupy and other array types defer to our reflected operators
+    # The backward walk (zerograd.backprop.backward) runs the functions' derivatives, so it
+    # sits above this module: zerograd.backprop installs it here when imported (importing
+    # zerograd does), as the functions package installs the operators.
+    _engine: Callable[[Variable, bool, bool], None]
 
     def __init__(self, data: Any, name: str | None = None) -> None:
         self.data = None if data is None else _checked(data)
@@ -319,8 +324,6 @@ class Variable:
             >>> x.grad
             variable(4.0)
         """
-        from .backprop import backward
-
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "
@@ -328,7 +331,7 @@ class Variable:
                 "recorded and no gradient can flow from it; compute it with backprop enabled."
             )
         try:
-            backward(self, retain_grad, create_graph)
+            self._engine(retain_grad, create_graph)
         except Exception as exc:
             _explain_bad_grad(self, exc)
             raise

@@ -15,9 +15,9 @@ XP_NAMES: tuple[str, ...] = (
     "astype", "isdtype", "result_type", "float32", "float64", "int64",
     # elementwise
     "exp", "log", "sin", "cos", "tanh", "sqrt", "sign", "clip", "maximum", "where",
-    "logical_and", "logical_or", "logical_not",
+    "logical_and", "logical_or", "logical_not", "isfinite",
     # reductions and searching
-    "sum", "mean", "max", "min", "argmax",
+    "sum", "mean", "max", "min", "argmax", "all", "count_nonzero",
     # manipulation and indexing
     "reshape", "permute_dims", "expand_dims", "broadcast_to", "concat", "stack", "flip", "take",
     # linear algebra
