@@ -4,7 +4,7 @@ ruff's D102 is off (it cannot see overrides): an override of a documented base m
 (``Function.forward``/``vjp``, ``Layer.forward``, ``Backend``'s methods, ...) needs no
 docstring of its own. This test puts the rest of D102 back: a public method or property
 without a docstring must override one that has one. It runs where every package is
-installed (``nox -s doc_code``).
+installed (``nox -s docs``).
 """
 
 from __future__ import annotations
