@@ -39,7 +39,7 @@ DEPENDS = {
     "core": ["core"],
     "backend-numpy": ["core", "backend-numpy"],
     "backend-cupy": ["core", "backend-cupy"],
-    "nn": ["core", "nn"],
+    "nn": ["core", "nn", "viz"],  # viz: the book's graph steps and models' plot() run too
     "viz": ["core", "viz"],
 }
 # extra pip requirements a package's tests need
@@ -296,17 +296,28 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Build the documentation site offline with ``mkdocs build --strict`` (a warning fails),
-    then check every internal link of the built site, the 404 page's included."""
-    session.install("-r", str(ROOT / "docs" / "requirements.txt"))
-    # the API reference is read from the sources; installing the packages checks they build
-    folders = ("core", "backend-numpy", "nn", "viz", "backend-cupy")
+    """Test the docs tooling (docs/_ext: the build's hooks, the checkers), build the site
+    offline with ``mkdocs build --strict`` (a warning fails), then check every internal link
+    of the built site, the 404 page's included, and that the API reference documents every
+    name of every ``__all__`` (docs/_ext/check_reference.py).
+
+    The build runs code (mkdocs.yml ``hooks``): the examples gallery runs ``examples/`` for
+    its pictures, and each tutorial page becomes a notebook executed in a Jupyter kernel of
+    this session's Python, its outputs checked against the page's. Both need Graphviz's
+    ``dot``. Their outputs are cached in .cache/docs/ by a hash of the sources they read."""
+    # pytest: the tooling's tests, and the reference check imports zerograd.testing.conformance
+    session.install("-r", str(ROOT / "docs" / "requirements.txt"), "pytest>=8")
+    # the API reference is read from the sources, each __all__ from the installed packages
+    folders = ("core", "backend-numpy", "nn", "viz", "distributed", "backend-cupy")
     session.install(*[str(PACKAGES / f) for f in folders if (PACKAGES / f).is_dir()])
+    ext = ROOT / "docs" / "_ext"
+    session.run("pytest", str(ext), "-q", "-rs", f"--ignore={ext / 'test_doc_code.py'}")
     session.run(
         "mkdocs", "build", "--strict", "--clean", "-f", str(ROOT / "mkdocs.yml"),
         "-d", str(ROOT / "site"), env={"NO_MKDOCS_2_WARNING": "1"},
     )  # fmt: skip
-    session.run("python", str(ROOT / "docs" / "_ext" / "check_links.py"), str(ROOT / "site"))
+    session.run("python", str(ext / "check_links.py"), str(ROOT / "site"))
+    session.run("python", str(ext / "check_reference.py"), str(ROOT / "site"))
 
 
 @nox.session
@@ -317,8 +328,8 @@ def doc_code(session: nox.Session) -> None:
     extras = ["matplotlib>=3.7", "tqdm", "mpi4py>=4", "mpich"]  # the pages' plots, progress, MPI
     session.install(NUMPY["2"], "pytest>=8", *extras, *[str(PACKAGES / f) for f in folders])
     session.run(
-        "pytest", str(ROOT / "docs" / "_ext"), "-q", "-rs", *session.posargs,
-        env={"MPLBACKEND": "Agg"},
+        "pytest", str(ROOT / "docs" / "_ext" / "test_doc_code.py"), "-q", "-rs",
+        *session.posargs, env={"MPLBACKEND": "Agg"},
     )  # fmt: skip
 
 

@@ -8,9 +8,10 @@ pip install scikit-learn.
     python examples/cnn_digits.py [--epochs 15] [--gpu] [--out DIR] [--resume SNAPSHOT]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy), as the book does: the model and the
-data loaders are moved with ``to_gpu()``. ``--out DIR`` writes the log (``log.jsonl``), a
-live plot of the losses (``loss.png``, needs matplotlib) and a snapshot per epoch;
-``--resume DIR`` continues from the newest snapshot in DIR (or ``--resume`` a file).
+data loaders are moved with ``to_gpu()``. ``--out DIR`` writes the log (``log.jsonl``), live
+plots of the losses (``loss.png``) and the accuracies (``accuracy.png``; both need
+matplotlib) and a snapshot per epoch; ``--resume DIR`` continues from the newest snapshot in
+DIR (or ``--resume`` a file).
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def train(
     if out:
         try:
             trainer.extend(PlotReport(["loss", "val/loss"], filename="loss.png"))
+            trainer.extend(PlotReport(["accuracy", "val/accuracy"], filename="accuracy.png"))
         except ImportError as exc:
             print(f"plot skipped: {exc}")
         trainer.extend(Snapshot())

@@ -1,6 +1,6 @@
 """Run every docs page's Python code blocks, page by page and in order (``nox -s doc_code``).
 
-What the pages may rely on:
+What the pages may rely on (docs/_ext/doc_blocks.py reads them):
 
 - a fenced ``python`` block runs; the blocks of one page share one namespace, in page
   order, with a fresh temporary directory as the working directory;
@@ -19,59 +19,13 @@ import contextlib
 import doctest
 import io
 import os
-import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from doc_blocks import Block, parse
 
 DOCS = Path(__file__).resolve().parents[1]
-FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>.*)$")
-SKIP = re.compile(r"<!--\s*doc-code:\s*skip\s+(?P<reason>.+?)\s*-->")
-
-
-@dataclass
-class Block:
-    """One fenced code block: where it starts, its language, info string and text."""
-
-    line: int
-    lang: str
-    info: str
-    code: str
-    skip: str | None = None
-    output: str | None = None  # the Output block that follows it, if any
-
-
-def parse(text: str) -> list[Block]:
-    """The fenced blocks of a Markdown page, each python block with its expected output."""
-    lines = text.splitlines()
-    blocks: list[Block] = []
-    i = 0
-    while i < len(lines):
-        m = FENCE.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        indent, fence, info = len(m["indent"]), m["fence"], m["info"].strip()
-        start, body = i + 1, []
-        i += 1
-        while i < len(lines) and not (
-            lines[i].strip().startswith(fence) and set(lines[i].strip()) == {fence[0]}
-        ):
-            body.append(lines[i][indent:])
-            i += 1
-        before = lines[start - 2] if start >= 2 else ""
-        skip = SKIP.search(before)
-        lang = info.split()[0].lower() if info else ""
-        blocks.append(
-            Block(start, lang, info, "\n".join(body) + "\n", skip["reason"] if skip else None)
-        )
-        i += 1
-    for previous, block in zip(blocks, blocks[1:]):
-        if previous.lang == "python" and block.lang == "text" and 'title="Output"' in block.info:
-            previous.output = block.code
-    return [b for b in blocks if b.lang == "python"]
 
 
 def run_page(path: Path, workdir: Path, show: bool = False) -> None:

@@ -223,3 +223,40 @@ def test_the_array_namespace_follows_the_backends_after_a_refresh():
     assert after is not before
     assert after.backend is backends.backend_of(x.data)
     assert x.grad.data[0] == pytest.approx(np.cos(0.5))
+
+
+def test_each_namespace_carries_the_walks_gradients_its_way():
+    from zerograd import backends
+    from zerograd.namespaces import CARRIER, array_ops, variable_ops
+
+    arrays, variables = array_ops(np.ndarray), variable_ops()
+    for name in CARRIER:
+        assert callable(getattr(arrays, name)) and callable(getattr(variables, name)), name
+    a = np.array([1.0, 2.0], dtype=np.float32)
+    v = Variable(a)
+    # arrays: a Variable's array out, a graph-less Variable back, copies of their own
+    assert arrays.unwrap(v) is a
+    w = arrays.wrap(a)
+    assert w.data is a and w.creator is None and w.generation == -1
+    c = arrays.copy(a)
+    assert c is not a and not np.shares_memory(c, a) and c.dtype == a.dtype
+    np.testing.assert_array_equal(c, a)
+    # a library scalar keeps the input's float precision; a Variable gives its array
+    s = arrays.carry(np.float64(0.5), np.array(1.0, dtype=np.float32))
+    assert type(s) is np.ndarray and s.dtype == np.float32 and s == 0.5
+    assert arrays.carry(v, a) is a
+    assert backends.backend_of(arrays.carry(np.float32(2.0), a)).name == "numpy"
+    # Variables: passed through as they are, arrays and scalars wrapped, copies recorded
+    assert variables.unwrap(v) is v and variables.wrap(v) is v and variables.carry(v, a) is v
+    wrapped = variables.carry(2.0, a)
+    assert isinstance(wrapped, Variable) and wrapped.dtype == np.float32
+    cv = variables.copy(v)
+    assert cv is not v and cv.creator is not None and not np.shares_memory(cv.data, a)
+    # a gradient held from before the walk, each way; a grad that is not a Variable refused
+    x = Variable(np.array([3.0]))
+    x.grad = Variable(np.array([4.0]))
+    assert arrays.held(x) is x.grad.data and variables.held(x) is x.grad
+    x.grad = np.array([4.0])
+    for ops in (arrays, variables):
+        with pytest.raises(TypeError, match=r"holds a grad of type numpy.ndarray, not a Variable"):
+            ops.held(x)

@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-import zerograd_distributed.nccl as nccl_module
+import zerograd_distributed.transports as transports
 from zerograd_distributed import (
     MpiCommunicator,
     create_communicator,
@@ -98,8 +98,8 @@ def test_auto_picks_nccl_where_it_works(monkeypatch):
         def __init__(self, mpi):
             made.append(mpi)
 
-    monkeypatch.setattr(nccl_module, "nccl_problem", lambda mpi: None)
-    monkeypatch.setattr(nccl_module, "NcclCommunicator", Recorder)
+    monkeypatch.setattr(transports, "nccl_problem", lambda mpi: None)
+    monkeypatch.setattr(transports, "NcclCommunicator", Recorder)
     assert isinstance(create_communicator("auto"), Recorder)
     assert isinstance(made[0], MpiCommunicator)
 
@@ -129,8 +129,8 @@ def test_arrays_of_a_backend_without_transport_are_refused():
         r"convert it with zerograd.backends.as_numpy",
     ):
         comm.bcast(x)
-    assert "no transport" in comm._transport_problem(x)
-    assert comm._transport_problem(np.zeros(2)) is None
+    assert "no transport" in comm.transport_problem(x)
+    assert comm.transport_problem(np.zeros(2)) is None
 
 
 def test_numpy_scalars_and_lists_of_numbers():

@@ -24,10 +24,14 @@ def test_arguments_are_checked():
         DataParallelOptimizer(3, comm)
     with pytest.raises(TypeError, match=r"comm must come from create_communicator\(...\), got str"):
         DataParallelOptimizer(Adam(), "mpi")
-    with pytest.raises(ValueError, match=r"bucket_bytes must be a positive int or None, got 0"):
+    with pytest.raises(ValueError, match=r"bucket_bytes must be a positive int \(>= 1\), got 0"):
         DataParallelOptimizer(Adam(), comm, bucket_bytes=0)
+    with pytest.raises(TypeError, match=r"bucket_bytes must be a positive int, got 2.0"):
+        DataParallelOptimizer(Adam(), comm, bucket_bytes=2.0)
     with pytest.raises(ValueError, match=r"root must be a rank in 0..0, got 1"):
         DataParallelOptimizer(Adam(), comm, root=1)
+    with pytest.raises(TypeError, match=r"root must be a rank in 0..0, got 0.0"):
+        DataParallelOptimizer(Adam(), comm, root=0.0)
 
 
 def test_one_rank_trains_like_the_wrapped_optimizer():

@@ -90,11 +90,21 @@ def test_spiral_loader_matches_dataset():
     assert x.dtype == np.float32
 
 
-@pytest.mark.parametrize("bad", [0, -1, True, False, 2.0, "2", np.bool_(True), np.array([2])])
-def test_bad_batch_size(bad):
-    with pytest.raises(ValueError, match=r"DataLoader: batch_size must be a positive int, got "):
+@pytest.mark.parametrize("bad", [0, -1, np.int64(0)])
+def test_a_batch_size_below_one_is_a_value_error(bad):
+    with pytest.raises(
+        ValueError, match=r"^DataLoader: batch_size must be a positive int \(>= 1\)"
+    ):
         DataLoader(Range(), batch_size=bad)
-    with pytest.raises(ValueError, match=r"SeqDataLoader: batch_size must be a positive int"):
+    with pytest.raises(ValueError, match=r"^SeqDataLoader: batch_size must be a positive int"):
+        SeqDataLoader(Range(), batch_size=bad)
+
+
+@pytest.mark.parametrize("bad", [True, False, 2.0, "2", np.bool_(True), np.array([2])])
+def test_a_batch_size_that_is_no_int_is_a_type_error(bad):
+    with pytest.raises(TypeError, match=r"^DataLoader: batch_size must be a positive int, got "):
+        DataLoader(Range(), batch_size=bad)
+    with pytest.raises(TypeError, match=r"^SeqDataLoader: batch_size must be a positive int"):
         SeqDataLoader(Range(), batch_size=bad)
 
 

@@ -424,3 +424,25 @@ def test_text_dataset_of_a_binary_file_names_the_file_and_the_encoding(tmp_path)
         D.TextCharDataset(path=str(path), encoding="ascii")
     ds = D.TextCharDataset(path=path, encoding="latin-1")  # every byte is a latin-1 character
     assert ds.text == data.decode("latin-1") and len(ds) == len(data) - 1
+
+
+def test_as_stored_tells_a_loader_when_it_may_index_the_arrays_at_once():
+    from zerograd_nn import DataLoader
+    from zerograd_nn.datasets import Dataset
+
+    class Arrays(Dataset):
+        def prepare(self):
+            self.data, self.label = np.arange(6.0).reshape(3, 2), np.arange(3)
+
+    class Shifted(Arrays):
+        def __getitem__(self, i):
+            x, t = super().__getitem__(i)
+            return x + 1, t
+
+    assert Arrays().as_stored()
+    assert not Arrays(transform=lambda x: x * 2).as_stored()
+    assert not Arrays(target_transform=lambda t: t).as_stored()
+    assert not Shifted().as_stored()
+    loader = DataLoader(Shifted(), batch_size=3, shuffle=False)
+    x, _ = next(iter(loader))
+    np.testing.assert_array_equal(x, np.arange(6.0).reshape(3, 2) + 1)  # through __getitem__

@@ -90,7 +90,8 @@ def test_cnn_digits_writes_its_log_plot_and_snapshots_and_resumes(tmp_path, caps
     printed = capsys.readouterr().out.splitlines()
     assert printed[0].split() == ["epoch", "loss", "accuracy", "val/loss", "val/accuracy"]
     assert printed[1].split()[0] == "1"
-    assert (tmp_path / "loss.png").read_bytes().startswith(b"\x89PNG")
+    for plot in ("loss.png", "accuracy.png"):
+        assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
     snapshot = tmp_path / "snapshot_iter_00000045.npz"  # 1,437 images, batches of 32: 45 an epoch
     assert snapshot.is_file()
     with pytest.warns(UserWarning, match="'PrintReport' that this trainer does not have"):

@@ -166,7 +166,7 @@ def test_dropout_ratio_must_be_a_number(arr):
         TypeError, match=r"^dropout: dropout_ratio must be a real number, got '0.5'"
     ):
         F.dropout(arr([1.0]), "0.5")
-    with pytest.raises(ValueError, match=r"dropout_ratio must be in \[0, 1\), got nan"):
+    with pytest.raises(ValueError, match=r"^dropout: dropout_ratio must be a number, not nan"):
         F.dropout(arr([1.0]), float("nan"))
     with pytest.raises(TypeError, match=r"^dropout: x must be a numeric array, a Variable"):
         F.dropout(None)

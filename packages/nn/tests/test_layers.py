@@ -344,3 +344,34 @@ def test_layer_to_gpu_without_gpu_says_what_to_do():
 def test_forward_not_implemented():
     with pytest.raises(NotImplementedError, match="Layer.forward"):
         L.Layer()(1)
+
+
+def test_pickles_that_name_the_single_layers_module_still_load():
+    import pickle
+
+    from zerograd_nn.models import Sequential
+
+    np.random.seed(3)
+    model = Sequential(
+        L.Linear(3, in_size=2),
+        L.Conv2d(2, 3, in_channels=1),
+        L.RNN(3, in_size=2),
+        L.LSTM(2, in_size=3),
+        L.EmbedID(5, 2),
+        L.BatchNorm(),
+    )
+    data = pickle.dumps(model, protocol=2)  # GLOBAL opcodes: "c<module>\n<name>\n"
+    for part in ("base", "linear", "conv", "recurrent", "embed", "normalization"):
+        data = data.replace(b"czerograd_nn.layers.%s\n" % part.encode(), b"czerograd_nn.layers\n")
+    assert b"zerograd_nn.layers." not in data  # as a pickle of the one-file layers.py was
+    loaded = pickle.loads(data)
+    assert [type(m).__name__ for _, m in loaded.named_children()] == [
+        "Linear", "Conv2d", "RNN", "LSTM", "EmbedID", "BatchNorm",
+    ]  # fmt: skip
+    before, after = model.named_params(), loaded.named_params()
+    assert list(after) == list(before)
+    for name, p in before.items():
+        q = after[name]
+        assert (q.data is None) == (p.data is None), name
+        if p.data is not None:
+            np.testing.assert_array_equal(q.data, p.data)

@@ -271,11 +271,16 @@ def test_constructor_and_trigger_errors_name_what_to_do():
     model, optimizer, loader = _setup()
     with pytest.raises(ValueError, match="give max_epochs=... or max_iterations=..."):
         Trainer(model, optimizer, loader)
-    with pytest.raises(ValueError, match="max_epochs must be a positive int, got 0"):
+    with pytest.raises(ValueError, match=r"max_epochs must be a positive int \(>= 1\), got 0"):
         Trainer(model, optimizer, loader, max_epochs=0)
+    with pytest.raises(TypeError, match=r"max_iterations must be a positive int, got 2.0"):
+        Trainer(model, optimizer, loader, max_iterations=2.0)
+    assert Trainer(model, optimizer, loader, max_epochs=np.int64(2)).max_epochs == 2
     with pytest.raises(ValueError, match="unit must be 'iteration' or 'epoch', got 'epochs'"):
         IntervalTrigger(1, "epochs")
-    with pytest.raises(ValueError, match="period must be a positive integer, got 0"):
+    with pytest.raises(
+        ValueError, match=r"a trigger: period must be a positive int \(>= 1\), got 0"
+    ):
         IntervalTrigger(0, "epoch")
 
 

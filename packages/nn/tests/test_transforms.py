@@ -178,7 +178,7 @@ def test_image_sizes_are_checked(cls):
         cls(0)
     with pytest.raises(ValueError, match=rf"^{name}: size must be positive, got \(2, -1\)"):
         cls((2, -1))
-    with pytest.raises(ValueError, match=rf"^{name}: size: expected an int or a pair of ints"):
+    with pytest.raises(TypeError, match=rf"^{name}: size: expected an int or a pair of ints"):
         cls(2.5)
     assert cls(np.int64(3)).size == (3, 3)
 

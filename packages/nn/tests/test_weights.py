@@ -236,7 +236,7 @@ def test_a_save_killed_midway_keeps_the_old_file_and_the_next_load_cleans_up(tmp
 
 
 def test_next_save_removes_only_temporaries_of_dead_processes_of_this_host(tmp_path):
-    from zerograd_nn.weights import _host
+    from zerograd_nn.atomic import _host
 
     host = _host()
     path = tmp_path / "w.npz"
@@ -252,11 +252,10 @@ def test_next_save_removes_only_temporaries_of_dead_processes_of_this_host(tmp_p
 
 def test_temporaries_are_named_for_the_host_that_writes_them(tmp_path, monkeypatch):
     import socket
-
-    import zerograd_nn.weights as W
+    import tempfile
 
     seen = []
-    real = W.tempfile.mkstemp
+    real = tempfile.mkstemp
 
     def spy(**kw):
         fd, name = real(**kw)
@@ -264,7 +263,7 @@ def test_temporaries_are_named_for_the_host_that_writes_them(tmp_path, monkeypat
         return fd, name
 
     monkeypatch.setattr(socket, "gethostname", lambda: "node7.cluster")
-    monkeypatch.setattr(W.tempfile, "mkstemp", spy)
+    monkeypatch.setattr(tempfile, "mkstemp", spy)
     make_model(0).save_weights(tmp_path / "w.npz")
     assert len(seen) == 1 and seen[0].startswith(f".w.npz.node7-cluster.{os.getpid()}.")
 

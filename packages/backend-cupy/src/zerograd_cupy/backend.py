@@ -14,6 +14,7 @@ from typing import Any
 
 from zerograd.backends import Backend, NoBackendError
 
+from .kernels import col2im_gpu, im2col_gpu
 from .random import KEYS, NORMAL, UNIFORM, PhiloxGenerator
 
 INSTALL_HINT = "pip install 'zerograd-cupy[cuda12]'"
@@ -388,8 +389,6 @@ class CupyBackend(Backend):
         Returns:
             A new array of shape ``(N, C, KH, KW, OH, OW)``.
         """
-        from .kernels import im2col_gpu
-
         return im2col_gpu(img, kernel_size, stride, pad, pad_value=pad_value)
 
     def col2im(
@@ -407,6 +406,4 @@ class CupyBackend(Backend):
         Returns:
             A new array of shape ``img_shape``.
         """
-        from .kernels import col2im_gpu
-
         return col2im_gpu(col, img_shape, kernel_size, stride, pad)

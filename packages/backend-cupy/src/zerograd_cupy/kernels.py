@@ -19,7 +19,7 @@ import functools
 import importlib
 from typing import Any
 
-from zerograd.utils import pair
+from zerograd.checks import pair
 
 _GEOMETRY = (
     "int32 h, int32 w, int32 oh, int32 ow, int32 kh, int32 kw, "

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from zerograd.utils import conv_outsize
+from zerograd.shapes import conv_outsize
 
 
 def im2col(img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:

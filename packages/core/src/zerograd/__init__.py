@@ -12,7 +12,9 @@ variable(12.0)
 import operator
 from importlib.metadata import version as _distribution_version
 
-from . import backends, functions
+# backprop and namespaces sit above variable.py and function.py: importing them installs
+# the backward walk (Variable._engine) and the Variable namespace (Function._graph_ops)
+from . import backends, backprop, functions, namespaces  # noqa: F401
 from .backends.registry import registry as _registry
 from .config import Config, no_grad, test_mode, using_config
 from .function import Function

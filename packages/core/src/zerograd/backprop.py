@@ -6,29 +6,18 @@ import gc
 import operator
 from typing import Any
 
-from .backends import backend_of, get_array_module
+from .backends import get_array_module
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
 from .function import Function
-from .namespaces import array_ops, array_ops_by_type, variable_ops
+from .namespaces import array_ops_by_type, variable_ops
 from .recording import current as _recorder
 from .recording import switch as _recording
 from .variable import Variable, as_array
-from .variable import graphless as _wrapped
 
 _by_type = _registry.by_type
 _running: set[object] = set()  # the marks of the walks in progress (nested or in threads)
 _data = operator.attrgetter("data")
-
-
-class _Copy(Function):
-    """The identity into a new array: gives a gradient its own object and its own memory."""
-
-    def forward(self, x: Any) -> Any:
-        return backend_of(x).astype(x, x.dtype)  # astype copies
-
-    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        return gy
 
 
 def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False) -> None:
@@ -50,7 +39,10 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
     walk has succeeded, so a failure anywhere changes nothing. Without ``create_graph``
     they are plain backend arrays and each function's ``vjp`` runs on the backend's own
     functions (the fast path: no graph is built); with it they are Variables and ``vjp``
-    runs on zerograd's differentiable functions. A gradient object (and its array) ends
+    runs on zerograd's differentiable functions. The walk picks that mode once, as its
+    carrier (an :class:`~zerograd.namespaces.ArrayOps` or the
+    :class:`~zerograd.namespaces.VariableOps`), and asks the carrier whenever a gradient
+    changes hands (:data:`~zerograd.namespaces.CARRIER`). A gradient object (and its array) ends
     up in one variable only: a leaf or retained gradient that is already held elsewhere
     is copied.
 
@@ -75,8 +67,8 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
 def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     """The walk :func:`backward` describes.
 
-    Under a static-graph trace (``rec``) it reports the array work it does on the
-    first-order path, and the gradients it starts from and stores on either path.
+    Under a static-graph trace (``rec``) the carrier reports what it converts, copies and
+    holds, and the walk reports its vjps, sums and stores (see :mod:`zerograd.recording`).
     """
     rec = _recording.on and _recorder()
     seed = y.grad
@@ -88,13 +80,15 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     f = y.creator
     if f is None:
         return
-    raw = not create_graph
-    if rec:
-        rec.walk(y, retain_grad, create_graph)
     g = y.grad
     if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
         g = Variable(as_array(g, like=y.data))
-    grads: dict[Variable, Any] = {y: g.data if raw else g}
+    carrier = variable_ops() if create_graph else array_ops_by_type[type(g.data)]
+    if rec:
+        carrier = rec.walk(y, retain_grad, carrier)
+    graph = carrier.graph  # the one question of mode, asked where a vjp is called
+    ops = array_ops_by_type  # first order: each vjp runs on its gradient's own backend
+    grads: dict[Variable, Any] = {y: carrier.unwrap(g)}
     leaves: list[Variable] = []  # in the order they got their first gradient
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
@@ -117,18 +111,17 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if gy is None:  # nothing reached f: its inputs' creators only hear it is done
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, raw, (gy,), rec)
-                elif raw:  # first order: arrays and the backend's functions
+                    gxs = _legacy(f, carrier, (gy,), rec)
+                elif graph:
+                    gxs = f.vjp(carrier, inputs, o, gy)
+                else:  # first order: arrays and the backend's functions
                     if len(inputs) == 2:  # built directly: a third of tuple(map(...))'s cost
                         xs = (inputs[0].data, inputs[1].data)
                     else:
                         xs = tuple(map(_data, inputs))
-                    ops = array_ops_by_type[type(gy)]
-                    gxs = f.vjp(ops, xs, o.data, gy)
+                    gxs = f.vjp(ops[type(gy)], xs, o.data, gy)
                     if rec:
-                        rec.vjp(f, ops, xs, o.data, gy, gxs)
-                else:
-                    gxs = f.vjp(variable_ops(), inputs, o, gy)
+                        rec.vjp(f, ops[type(gy)], xs, o.data, gy, gxs)
             else:  # the generic path: any number of outputs, some of them maybe gone
                 outputs = [ref() for ref in refs]
                 gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
@@ -142,18 +135,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if all(g is None for g in gys):
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, raw, gys, rec)
+                    gxs = _legacy(f, carrier, gys, rec)
+                elif graph:
+                    gxs = f.vjp(carrier, inputs, tuple(outputs), gys)
                 else:
                     some = next(g for g in gys if g is not None)
-                    if raw:
-                        xs = tuple(map(_data, inputs))
-                        ys = tuple([None if o is None else o.data for o in outputs])
-                        ops = array_ops(type(some))
-                        gxs = f.vjp(ops, xs, ys, gys)
-                        if rec:
-                            rec.vjp(f, ops, xs, ys, gys, gxs)
-                    else:
-                        gxs = f.vjp(variable_ops(), inputs, tuple(outputs), gys)
+                    xs = tuple(map(_data, inputs))
+                    ys = tuple([None if o is None else o.data for o in outputs])
+                    gxs = f.vjp(ops[type(some)], xs, ys, gys)
+                    if rec:
+                        rec.vjp(f, ops[type(some)], xs, ys, gys, gxs)
             if type(gxs) is not tuple:
                 gxs = tuple(gxs) if type(gxs) is list else (gxs,)
             if len(gxs) != len(inputs):
@@ -174,32 +165,27 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     continue
                 xd = x.data
                 if type(gx) not in _by_type or xd is None or gx.shape != xd.shape:
-                    given = gx
-                    gx = _checked_grad(f, x, gx, raw)  # a Variable, a scalar, or an error
-                    if rec and raw:
-                        rec.op(_grad_array, (given, xd), gx)
+                    gx = _checked_grad(f, x, carrier.carry(gx, xd))
                 g = grads.get(x)
                 if g is None:
-                    if x.grad is None:
-                        grads[x] = gx
-                        if creator is None:
-                            leaves.append(x)
-                        continue
-                    g = _held(x, raw)  # accumulate onto the gradient it had (DeZero)
-                    if rec:
-                        rec.held(x, g)
+                    if x.grad is not None:  # accumulate onto the gradient it had (DeZero)
+                        held = carrier.held(x)
+                        total = held + gx
+                        if rec and not graph:  # (a sum of Variables is recorded as a Function)
+                            rec.op(operator.add, (held, gx), total)
+                        gx = total
+                        if type(gx) not in _by_type:  # a library scalar, or a Variable
+                            gx = carrier.carry(gx, xd)
+                    grads[x] = gx
                     if creator is None:
                         leaves.append(x)
-                # one more gradient for x
-                total = g + gx
-                if raw:
-                    if rec:
+                else:  # one more gradient for x
+                    total = g + gx
+                    if rec and not graph:
                         rec.op(operator.add, (g, gx), total)
-                    if type(total) not in _by_type:
-                        given, total = total, _scalar_grad(total, xd)
-                        if rec:
-                            rec.op(_scalar_grad, (given, xd), total)
-                grads[x] = total
+                    if type(total) not in _by_type:  # a library scalar, or a Variable
+                        total = carrier.carry(total, xd)
+                    grads[x] = total
     except BaseException:
         y.grad = seed
         raise
@@ -208,7 +194,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         _running.discard(walk)
         for c, mark, deps in saved:  # give a walk this one ran inside its counts back
             c._walk, c._deps = mark, deps
-    _store(grads, leaves, retained, cleared, raw, rec)
+    _store(grads, leaves, retained, cleared, carrier, rec)
 
 
 def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tuple]]:
@@ -250,12 +236,8 @@ def _interleaved() -> RuntimeError:
     )
 
 
-def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
-    """``gx`` as the walk carries it (an array, or a Variable), checked against ``x``."""
-    if raw:
-        gx = _grad_array(gx, x.data)
-    elif type(gx) is not Variable and not isinstance(gx, Variable):
-        gx = Variable(as_array(gx, like=x.data))
+def _checked_grad(f: Function, x: Variable, gx: Any) -> Any:
+    """``gx`` (already as the walk carries it), checked against the shape of ``x``."""
     xd = x.data  # None when the user dropped it (DeZero's memory trick)
     if xd is not None and gx.shape != xd.shape:
         raise RuntimeError(
@@ -266,67 +248,27 @@ def _checked_grad(f: Function, x: Variable, gx: Any, raw: bool) -> Any:
     return gx
 
 
-def _grad_array(gx: Any, xd: Any) -> Any:
-    """A first-order gradient as an array: a Variable's data, a library scalar as 0-d."""
-    if type(gx) in _by_type:
-        return gx
-    return gx.data if isinstance(gx, Variable) else _scalar_grad(gx, xd)
-
-
 def _name(f: Function) -> str:
     """``Cls.vjp`` or ``Cls.backward``: the method that computed ``f``'s gradients."""
     return f"{type(f).__name__}.{'vjp' if f._vjp else 'backward'}"
 
 
-def _scalar_grad(g: Any, xd: Any) -> Any:
-    """A library scalar (what numpy returns for 0-d results) as a 0-d array.
+def _legacy(f: Function, carrier: Any, gys: tuple, rec: Any = None) -> Any:
+    """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out) from the walk.
 
-    It keeps the input's float precision: numpy 1.x computes 0-d float32 with Python
-    floats in float64, which the Variable engine (whose constants follow the data's dtype)
-    does not.
+    A trace (``rec``) runs it as one step of its own, the backward's own work unrecorded.
     """
-    backend = _by_type.get(type(xd))
-    if backend is None:  # x.data is a library scalar itself (the book's Newton loop)
-        return as_array(g)
-    g = backend.asarray(g)
-    if g.dtype != xd.dtype and backend.dtype_kind(g.dtype) == backend.dtype_kind(xd.dtype) == "f":
-        g = backend.astype(g, xd.dtype)
-    return g
-
-
-def _held(x: Variable, raw: bool) -> Any:
-    """The gradient ``x`` holds from before this walk, as the walk carries gradients."""
-    g = x.grad
-    if not isinstance(g, Variable):
-        raise TypeError(
-            f"backward: a variable of shape {getattr(x.data, 'shape', None)} holds a grad "
-            f"of type {type(g).__module__}.{type(g).__qualname__}, not a Variable; a "
-            f"gradient must be a Variable or None (assign Variable(array), or cleargrad())."
-        )
-    return g.data if raw else g
-
-
-def _legacy(f: Function, raw: bool, gys: tuple, rec: Any) -> Any:
-    """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out).
-
-    A trace (``rec``) runs the first-order call as one step of its own.
-    """
-    if not raw:
-        return f.backward(*gys)
     if rec:
-        return rec.legacy(f, _legacy_arrays, gys)
-    return _legacy_arrays(f, gys)
-
-
-def _legacy_arrays(f: Function, gys: tuple) -> Any:
-    """A DeZero-style ``backward`` on first-order gradients: arrays in, arrays out."""
-    gxs = f.backward(*[None if g is None else _wrapped(g) for g in gys])
+        return rec.legacy(f, carrier, gys, _legacy)
+    gxs = f.backward(*[None if g is None else carrier.wrap(g) for g in gys])
     if type(gxs) is not tuple:
-        return gxs.data if isinstance(gxs, Variable) else gxs
-    return tuple([g.data if isinstance(g, Variable) else g for g in gxs])
+        return carrier.unwrap(gxs) if isinstance(gxs, Variable) else gxs
+    return tuple([carrier.unwrap(g) if isinstance(g, Variable) else g for g in gxs])
 
 
-def _store(grads: dict, leaves: list, retained: list, cleared: list, raw: bool, rec: Any) -> None:
+def _store(
+    grads: dict, leaves: list, retained: list, cleared: list, carrier: Any, rec: Any
+) -> None:
     """Give the walk's gradients to the variables, each one an object of its own."""
     for v in cleared:
         v.grad = None
@@ -336,19 +278,12 @@ def _store(grads: dict, leaves: list, retained: list, cleared: list, raw: bool, 
             continue
         old = v.grad
         if id(g) in held:
-            given, g = g, _copy(g, raw)
-            if rec and raw:
-                rec.op(_copy, (given, True), g)
+            g = carrier.copy(g)
         held.add(id(g))
-        if not raw:
-            v.grad = g
-        elif old is None or old.data is not g:  # y's own seed stays the Variable it was
-            v.grad = _wrapped(g)
+        if old is None or carrier.unwrap(old) is not g:  # y's own seed stays what it was
+            v.grad = carrier.wrap(g)
         if rec:
-            rec.stored(v, g, _wrapped)
+            rec.stored(v, g)
 
 
-def _copy(g: Any, raw: bool) -> Any:
-    if raw:
-        return backend_of(g).astype(g, g.dtype)  # astype copies
-    return _Copy()(g)
+Variable._engine = backward  # what Variable.backward() runs (see Variable._engine)

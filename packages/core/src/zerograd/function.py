@@ -46,6 +46,10 @@ class Function:
     # `_deps` counts the uses of its outputs that walk still waits for.
     __slots__ = ("inputs", "outputs", "generation", "_walk", "_deps", "__dict__", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
+    # The namespace that runs a vjp on Variables (zerograd.namespaces.VariableOps) is made
+    # of zerograd.functions, above this module: zerograd.namespaces installs it here when
+    # imported (importing zerograd does), as the functions package installs the operators.
+    _graph_ops: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -146,6 +150,20 @@ class Function:
                 output.generation = -1  # no graph: Variable.backward refuses it
         return outputs
 
+    def forward(self, *xs: Any) -> Any:
+        """Compute the output from the inputs' arrays; every subclass defines it.
+
+        Args:
+            *xs: The inputs' data: backend arrays (raw operands already converted).
+
+        Returns:
+            The output array, or a tuple of arrays for several outputs.
+
+        Raises:
+            NotImplementedError: The subclass does not define it.
+        """
+        raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the inputs' gradients: the derivative, written once for both engines.
 
@@ -193,12 +211,10 @@ class Function:
                 f"{type(self).__name__} has no derivative: define vjp(self, xp, xs, y, gy) "
                 f"(one body for first and higher order) or backward(self, gy) on Variables."
             )
-        from .namespaces import variable_ops
-
         ys = tuple([ref() for ref in self.outputs])
         if len(ys) == 1:
-            return self.vjp(variable_ops(), self.inputs, ys[0], gys[0])
-        return self.vjp(variable_ops(), self.inputs, ys, gys)
+            return self.vjp(self._graph_ops, self.inputs, ys[0], gys[0])
+        return self.vjp(self._graph_ops, self.inputs, ys, gys)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} generation={getattr(self, 'generation', 0)}>"

@@ -13,13 +13,24 @@ names of the namespace ``xp`` (and operators). The backward engine picks ``xp``:
 
 :data:`NAMES` is that shared vocabulary, written down once; a test checks that both
 namespaces answer every name and agree on the values.
+
+The namespace is also the backward walk's *carrier*: it says how the walk holds gradients
+(backend arrays, or Variables) through five operations, :data:`CARRIER`, so the walk picks
+its mode once, by picking the namespace, and no helper of it asks which mode it is in.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import functions as F
+from .backends import backend_of
 from .backends.registry import registry
+from .function import Function
+from .variable import Variable, as_array
+
+_by_type = registry.by_type
+_new = object.__new__
 
 NAMES: dict[str, str] = {
     # array API standard names: the backend's function / zerograd's differentiable one
@@ -41,6 +52,15 @@ NAMES: dict[str, str] = {
 }
 """Every name a ``vjp`` may call on its namespace, with what it computes."""
 
+CARRIER: dict[str, str] = {
+    "unwrap": "unwrap(v): the gradient Variable v as the walk carries it",
+    "wrap": "wrap(g): a carried gradient as the Variable a .grad holds",
+    "carry": "carry(g, like): what a derivative returned (array, Variable, scalar) as carried",
+    "copy": "copy(g): a carried gradient with an object and memory of its own",
+    "held": "held(x): the gradient x holds from before the walk, as carried",
+}
+"""The operations the backward walk asks of its carrier (not for use in a ``vjp``)."""
+
 # the names both namespaces take as they are, from the array module / zerograd.functions
 _SAME_NAME = ("exp", "log", "sin", "cos", "tanh", "sqrt", "matmul", "reshape", "sum")
 
@@ -53,7 +73,30 @@ def _missing(kind: str, name: str) -> AttributeError:
     )
 
 
-class ArrayOps:
+class _Carrier:
+    """What both namespaces share as the walk's carrier: reading a gradient a variable holds."""
+
+    def unwrap(self, v: Variable) -> Any:
+        """Return the gradient Variable ``v`` as this carrier carries gradients."""
+        raise NotImplementedError
+
+    def held(self, x: Variable) -> Any:
+        """Return the gradient ``x`` holds from before the walk, as this carrier carries it.
+
+        Raises:
+            TypeError: ``x.grad`` is not a Variable (assigned by hand).
+        """
+        g = x.grad
+        if not isinstance(g, Variable):
+            raise TypeError(
+                f"backward: a variable of shape {getattr(x.data, 'shape', None)} holds a grad "
+                f"of type {type(g).__module__}.{type(g).__qualname__}, not a Variable; a "
+                f"gradient must be a Variable or None (assign Variable(array), or cleargrad())."
+            )
+        return self.unwrap(g)
+
+
+class ArrayOps(_Carrier):
     """First-order namespace: backend arrays in, backend arrays out, nothing recorded.
 
     Args:
@@ -100,6 +143,48 @@ class ArrayOps:
         """
         return fn.forward(*xs)
 
+    # -- the carrier: gradients travel as backend arrays --------------------------------
+    @staticmethod
+    def unwrap(v: Variable) -> Any:
+        """Return the array of the gradient Variable ``v``."""
+        return v.data
+
+    @staticmethod
+    def wrap(g: Any) -> Variable:
+        """Return a Variable around the array ``g``, made with no graph (as a no-grad result)."""
+        v = _new(Variable)
+        v.data = g
+        v.name = v.grad = v.creator = None
+        v.generation = -1
+        return v
+
+    @staticmethod
+    def carry(g: Any, like: Any) -> Any:
+        """Return a derivative's result ``g`` as a backend array.
+
+        A Variable gives its array. A library scalar (what numpy returns for 0-d results)
+        becomes a 0-d array of ``like``'s backend that keeps ``like``'s float precision:
+        numpy 1.x computes 0-d float32 with Python floats in float64, which the Variable
+        engine (whose constants follow the data's dtype) does not.
+        """
+        if type(g) in _by_type:
+            return g
+        if isinstance(g, Variable):
+            return g.data
+        backend = _by_type.get(type(like))
+        if backend is None:  # like is a library scalar itself (the book's Newton loop)
+            return as_array(g)
+        g = backend.asarray(g)
+        kind = backend.dtype_kind
+        if g.dtype != like.dtype and kind(g.dtype) == kind(like.dtype) == "f":
+            g = backend.astype(g, like.dtype)
+        return g
+
+    @staticmethod
+    def copy(g: Any) -> Any:
+        """Return a copy of the array ``g`` (``astype`` copies)."""
+        return backend_of(g).astype(g, g.dtype)
+
     def __getattr__(self, name: str) -> Any:
         raise _missing(f"ArrayOps ({self.backend.name})", name)
 
@@ -107,7 +192,7 @@ class ArrayOps:
         return f"<ArrayOps {self.backend.name}>"
 
 
-class VariableOps:
+class VariableOps(_Carrier):
     """Higher-order namespace: Variables in, Variables out, every step recorded.
 
     Attributes:
@@ -117,8 +202,6 @@ class VariableOps:
     graph = True
 
     def __init__(self) -> None:
-        from . import functions as F
-
         for name in _SAME_NAME:
             setattr(self, name, getattr(F, name))
         self.permute_dims = F.transpose
@@ -135,10 +218,8 @@ class VariableOps:
         Returns:
             A Variable.
         """
-        from .functions import transpose
-
         n = x.ndim
-        return transpose(x, (*range(n - 2), n - 1, n - 2))
+        return F.transpose(x, (*range(n - 2), n - 1, n - 2))
 
     @staticmethod
     def apply(fn: Any, *xs: Any) -> Any:
@@ -153,11 +234,47 @@ class VariableOps:
         """
         return fn(*xs)
 
+    # -- the carrier: gradients travel as Variables, so they can be differentiated -------
+    @staticmethod
+    def unwrap(v: Variable) -> Variable:
+        """Return the gradient Variable ``v`` itself."""
+        return v
+
+    @staticmethod
+    def wrap(g: Variable) -> Variable:
+        """Return the gradient Variable ``g`` itself."""
+        return g
+
+    @staticmethod
+    def carry(g: Any, like: Any) -> Variable:
+        """Return a derivative's result ``g`` as a Variable.
+
+        An array or a scalar is wrapped, on ``like``'s backend and float dtype.
+        """
+        if isinstance(g, Variable):
+            return g
+        return Variable(as_array(g, like=like))
+
+    @staticmethod
+    def copy(g: Variable) -> Variable:
+        """Return ``g`` copied by a recorded identity: its own object and memory, same graph."""
+        return _Copy()(g)
+
     def __getattr__(self, name: str) -> Any:
         raise _missing("VariableOps", name)
 
     def __repr__(self) -> str:
         return "<VariableOps>"
+
+
+class _Copy(Function):
+    """The identity into a new array: gives a gradient its own object and its own memory."""
+
+    def forward(self, x: Any) -> Any:
+        return backend_of(x).astype(x, x.dtype)  # astype copies
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        return gy
 
 
 class _OpsByType(dict):
@@ -172,7 +289,8 @@ array_ops_by_type: dict[type, ArrayOps] = _OpsByType()
 """Array type -> :class:`ArrayOps` of its backend (the engine's hot-path lookup); emptied
 with the registry's own per-type caches when backends change."""
 registry.type_caches.append(array_ops_by_type)
-_variable_ops: list[VariableOps] = []
+_variable_ops = VariableOps()
+Function._graph_ops = _variable_ops  # what Function.backward runs a vjp on (see there)
 
 
 def array_ops(array_type: type) -> ArrayOps:
@@ -193,6 +311,4 @@ def variable_ops() -> VariableOps:
     Returns:
         The higher-order namespace.
     """
-    if not _variable_ops:
-        _variable_ops.append(VariableOps())
-    return _variable_ops[0]
+    return _variable_ops

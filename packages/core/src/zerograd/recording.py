@@ -41,23 +41,27 @@ class Recorder(Protocol):
     def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
         """``fn`` ran: ``inputs`` (Variables) gave ``outputs`` (a Variable or a list)."""
 
-    def walk(self, y: Any, retain_grad: bool, create_graph: bool) -> None:
-        """A backward walk starts from ``y``."""
+    def walk(self, y: Any, retain_grad: bool, carrier: Any) -> Any:
+        """A backward walk starts from ``y``; returns the carrier it is to use instead.
+
+        That carrier does what ``carrier`` does and reports its ``carry``, ``copy`` and
+        ``held`` (see :data:`zerograd.namespaces.CARRIER`).
+        """
 
     def vjp(self, fn: Any, ops: Any, xs: tuple, y: Any, gy: Any, gxs: Any) -> None:
         """The walk computed ``gxs = fn.vjp(ops, xs, y, gy)`` on arrays."""
 
-    def legacy(self, fn: Any, call: Callable, gys: tuple) -> Any:
-        """Run ``call(fn, gys)``, a DeZero-style ``backward``, as one step; return its result."""
+    def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
+        """Run ``call(fn, carrier, gys)``, a DeZero-style ``backward``, as one step."""
 
     def op(self, fn: Callable, args: tuple, out: Any) -> None:
         """The walk computed ``out = fn(*args)`` on arrays (an accumulation, a conversion)."""
 
     def held(self, x: Any, g: Any) -> None:
-        """The walk adds onto ``g``, the gradient array ``x`` held before it started."""
+        """The walk adds onto ``g``, the gradient ``x`` held before it started."""
 
-    def stored(self, x: Any, g: Any, wrap: Callable) -> None:
-        """The walk gave ``x`` its gradient ``wrap(g)`` (``g``: an array, or a Variable)."""
+    def stored(self, x: Any, g: Any) -> None:
+        """The walk gave ``x`` its gradient ``g`` (an array, or a Variable)."""
 
     def read(self, x: Any, what: str) -> None:
         """Python read the value of the Variable ``x`` (``what``: how, e.g. ``'float(x)'``)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from . import backends as _backends
@@ -119,6 +120,10 @@ class Variable:
 
     __slots__ = ("data", "name", "grad", "creator", "generation", "__weakref__")
     __array_priority__ = 200  # cupy and other array types defer to our reflected operators
+    # The backward walk (zerograd.backprop.backward) runs the functions' derivatives, so it
+    # sits above this module: zerograd.backprop installs it here when imported (importing
+    # zerograd does), as the functions package installs the operators.
+    _engine: Callable[[Variable, bool, bool], None]
 
     def __init__(self, data: Any, name: str | None = None) -> None:
         self.data = None if data is None else _checked(data)
@@ -339,8 +344,6 @@ class Variable:
             >>> x.grad
             variable(4.0)
         """
-        from .backprop import backward
-
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "
@@ -349,7 +352,7 @@ class Variable:
                 "it with backprop enabled (for a static_graph function: call backward inside it)."
             )
         try:
-            backward(self, retain_grad, create_graph)
+            self._engine(retain_grad, create_graph)
         except Exception as exc:
             _explain_bad_grad(self, exc)
             raise
@@ -393,24 +396,6 @@ class Variable:
             NoBackendError: No GPU backend is installed and usable.
         """
         return self.to(_backends.gpu_backend())
-
-
-def graphless(data: Any) -> Variable:
-    """A Variable around the array ``data``, made with no graph (as a no-grad result is).
-
-    Its generation is -1, so ``backward`` refuses it with an error saying why.
-
-    Args:
-        data: an array of an installed backend (not checked).
-
-    Returns:
-        The Variable.
-    """
-    v = object.__new__(Variable)
-    v.data = data
-    v.name = v.grad = v.creator = None
-    v.generation = -1
-    return v
 
 
 class Parameter(Variable):

@@ -17,12 +17,13 @@ from __future__ import annotations
 from importlib.metadata import version as _distribution_version
 
 from . import checkpoint
-from .communicator import OPS, Communicator, create_communicator
+from .communicator import OPS, Communicator
 from .data import DatasetShard, evaluate, mean_over_ranks, scatter_dataset, shard_indices
 from .failure import abort_on_error, install_excepthook
 from .mpi import MpiCommunicator
 from .nccl import NcclCommunicator, nccl_problem, nccl_unavailable_reason
 from .optimizer import DataParallelOptimizer, broadcast_params, create_multi_node_optimizer
+from .transports import create_communicator
 
 __version__ = _distribution_version("zerograd-distributed")  # the repository's VERSION file
 

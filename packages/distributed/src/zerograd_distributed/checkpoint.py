@@ -13,25 +13,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from zerograd_nn import checkpoint as _nn
+
 from .communicator import Communicator
+from .optimizer import DataParallelOptimizer
 
 __all__ = ["load_checkpoint", "save_checkpoint"]
 
 
-def _nn() -> Any:
-    try:
-        from zerograd_nn import checkpoint
-    except ImportError as e:  # a zerograd-nn from before checkpoints
-        raise ImportError(
-            f"zerograd_distributed checkpoints need zerograd_nn.checkpoint ({e}); upgrade "
-            f"zerograd-nn."
-        ) from e
-    return checkpoint
-
-
 def _unwrap(optimizer: Any) -> Any:
-    from .optimizer import DataParallelOptimizer
-
     return optimizer.optimizer if isinstance(optimizer, DataParallelOptimizer) else optimizer
 
 
@@ -73,11 +63,11 @@ def save_checkpoint(
         RuntimeError: on the other ranks, when writing failed on ``root`` (the message
             names the error). Every rank returns or raises only once ``root`` is done.
     """
-    comm._check_root("save_checkpoint", root)
+    comm.check_root("save_checkpoint", root)
     written, error = None, None
     if comm.rank == root:
         try:
-            written = _nn().save_checkpoint(
+            written = _nn.save_checkpoint(
                 path,
                 model=model,
                 optimizer=_unwrap(optimizer),
@@ -143,7 +133,7 @@ def load_checkpoint(
         )
     info, error = None, None
     try:
-        info = _nn().load_checkpoint(
+        info = _nn.load_checkpoint(
             path, model=model, optimizer=_unwrap(optimizer), scheduler=scheduler, loader=loader
         )
     except Exception as e:
@@ -158,6 +148,5 @@ def load_checkpoint(
             f"load_checkpoint: other ranks failed to load {p!r} ({listed}); this rank loaded "
             f"it, so the ranks now differ: fix the cause and load again on every rank."
         )
-    for param in model.params():
-        comm._synced[id(param)] = param
+    comm.mark_synced(model.params())
     return info

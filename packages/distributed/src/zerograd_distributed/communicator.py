@@ -1,27 +1,39 @@
-"""The communicator interface every transport implements, and the factory that picks one.
+"""The communicator interface every transport implements.
 
 A communicator joins the processes started by ``mpiexec``: each has a ``rank`` in
 ``range(size)``. Lowercase methods move Python objects (pickled); the array methods move
-arrays through the transport's buffers, without pickling.
-
-Examples:
-    >>> comm = create_communicator("mpi")  # one process: rank 0 of 1
-    >>> comm.rank, comm.size
-    (0, 1)
+arrays through the transport's buffers, without pickling. The transports
+(:mod:`~zerograd_distributed.mpi`, :mod:`~zerograd_distributed.nccl`) subclass it;
+:func:`~zerograd_distributed.create_communicator` picks one.
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["Communicator", "create_communicator", "OPS"]
+from zerograd.checks import int_like
+
+__all__ = ["Communicator", "OPS"]
 
 OPS = ("sum", "prod", "max", "min", "mean")
 """The reduction names ``allreduce`` and ``allreduce_obj`` accept."""
 
-NAMES = ("mpi", "nccl", "auto")
-"""The transport names ``create_communicator`` accepts."""
+
+def describe(x: Any) -> str:
+    """Name ``x``'s type, shape and dtype for an error message.
+
+    Args:
+        x: an array (or anything).
+
+    Returns:
+        ``'numpy.ndarray of shape (2,) and dtype float32'``, or the type's name alone.
+    """
+    shape = getattr(x, "shape", None)
+    dtype = getattr(x, "dtype", None)
+    kind = f"{type(x).__module__}.{type(x).__qualname__}"
+    return f"{kind} of shape {tuple(shape)} and dtype {dtype}" if shape is not None else kind
 
 
 class Communicator:
@@ -52,18 +64,80 @@ class Communicator:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} rank {self.rank} of {self.size}>"
 
+    # -- parameters known to hold the root's values --------------------------------------
+
+    def mark_synced(self, params: Iterable[Any]) -> None:
+        """Record that ``params`` hold the same data on every rank now.
+
+        A broadcast or a checkpoint load did it, so a data-parallel update need not
+        broadcast them again.
+
+        Args:
+            params: Parameters (held weakly: a parameter that goes is forgotten).
+        """
+        for p in params:
+            self._synced[id(p)] = p
+
+    def is_synced(self, param: Any) -> bool:
+        """Whether :meth:`mark_synced` has recorded ``param`` (and it is still alive).
+
+        Args:
+            param: a Parameter.
+
+        Returns:
+            True when its data came from the root already.
+        """
+        return self._synced.get(id(param)) is param
+
     def _check_op(self, method: str, op: str) -> None:
         if op not in OPS:
             raise ValueError(
                 f"{type(self).__name__}.{method}: op must be one of {', '.join(OPS)}, got {op!r}."
             )
 
-    def _check_root(self, method: str, root: int) -> None:
-        if not isinstance(root, int) or not 0 <= root < self.size:
-            raise ValueError(
+    def check_root(self, method: str, root: Any) -> None:
+        """Refuse a ``root`` that is not a rank of this communicator.
+
+        Args:
+            method: the call to name in the error (``"bcast"``, ``"broadcast_params"``).
+            root: the rank given.
+
+        Raises:
+            TypeError: ``root`` is not an int.
+            ValueError: ``root`` is not in ``0..size - 1``.
+        """
+        if not int_like(root) or not 0 <= root < self.size:
+            raise (ValueError if int_like(root) else TypeError)(
                 f"{type(self).__name__}.{method}: root must be a rank in 0..{self.size - 1}, "
                 f"got {root!r}."
             )
+
+    def _refused(self, seen: list) -> None:
+        """Raise on every rank when some rank's array was refused (its text is a str)."""
+        bad = [(r, m) for r, m in enumerate(seen) if isinstance(m, str)]
+        if bad:
+            mine = seen[self.rank]
+            raise TypeError(
+                mine
+                if isinstance(mine, str)
+                else "; ".join(f"rank {r}: {m}" for r, m in bad) + " (this rank's was fine)"
+            )
+
+    def _agree(self, method: str, what: str, mine: Any) -> list:
+        """Every rank's ``mine``, checked to be the same everywhere.
+
+        A TypeError on every rank when one rank's array was refused, a ValueError on every
+        rank when they differ (no rank is left waiting).
+        """
+        seen = self.allgather_obj(mine)
+        self._refused(seen)
+        if any(s != seen[0] for s in seen):
+            listed = "; ".join(f"rank {r}: {s}" for r, s in enumerate(seen))
+            raise ValueError(
+                f"{type(self).__name__}.{method}: every rank must pass the same {what}, got "
+                f"{listed}. Nothing was sent."
+            )
+        return seen
 
     def _mean(self, total: Any) -> Any:
         """``total / size``: in place for a float or complex array, a new float one for ints."""
@@ -205,6 +279,42 @@ class Communicator:
         """
         raise NotImplementedError
 
+    # -- the data-parallel path: in place, unchecked ------------------------------------
+
+    def transport_problem(self, x: Any) -> str | None:
+        """Say why this communicator cannot move arrays like ``x``, or None when it can.
+
+        Args:
+            x: an array (only its type and dtype matter).
+
+        Returns:
+            None, or the text of the TypeError an array method would raise for ``x``.
+        """
+        raise NotImplementedError
+
+    def allreduce_sum_inplace(self, buf: Any) -> None:
+        """Sum the contiguous array ``buf`` over every rank, in place, unchecked.
+
+        The fast path of gradient averaging: unlike :meth:`allreduce` it sends nothing to
+        check the ranks first, so every rank must pass a buffer of one size and dtype that
+        :meth:`transport_problem` accepts (the caller has agreed on them), or the ranks hang.
+
+        Args:
+            buf: a C-contiguous array of this rank's values; it ends holding the sum.
+        """
+        raise NotImplementedError
+
+    def bcast_inplace(self, buf: Any, root: int = 0) -> None:
+        """Copy ``root``'s contiguous array ``buf`` into every rank's ``buf``, unchecked.
+
+        As :meth:`allreduce_sum_inplace`: every rank passes a buffer of one size and dtype.
+
+        Args:
+            buf: a C-contiguous array; ``root``'s values on ``root``, overwritten elsewhere.
+            root: the rank that sends.
+        """
+        raise NotImplementedError
+
     def abort(self, code: int = 1) -> None:
         """End every rank's process now (used when one rank fails; see ``abort_on_error``).
 
@@ -212,41 +322,3 @@ class Communicator:
             code: the exit status the processes end with.
         """
         raise NotImplementedError
-
-
-def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicator:
-    """Join the processes started by ``mpiexec`` through a transport.
-
-    Args:
-        name: ``"mpi"`` (mpi4py; numpy arrays, and CuPy arrays where the MPI is CUDA-aware),
-            ``"nccl"`` (CuPy arrays over NCCL, bootstrapped and with host arrays over MPI) or
-            ``"auto"`` (NCCL when CuPy, NCCL and a GPU per rank are usable on every rank,
-            else MPI).
-        mpi_comm: the mpi4py communicator to build on; ``MPI.COMM_WORLD`` when None.
-
-    Returns:
-        A ``Communicator`` (an ``MpiCommunicator`` or an ``NcclCommunicator``).
-
-    Raises:
-        ValueError: for an unknown ``name``.
-        RuntimeError: for ``"nccl"`` where NCCL cannot be used (the message says why).
-
-    Examples:
-        >>> comm = create_communicator("mpi")
-        >>> comm.allreduce_obj(1)
-        1
-    """
-    if name not in NAMES:
-        raise ValueError(
-            f"create_communicator(name): name must be one of {', '.join(map(repr, NAMES))}, "
-            f"got {name!r}."
-        )
-    from .mpi import MpiCommunicator
-    from .nccl import NcclCommunicator, nccl_problem
-
-    mpi = MpiCommunicator(mpi_comm)
-    if name == "auto":  # decided by every rank together: they must all pick the same
-        name = "nccl" if nccl_problem(mpi) is None else "mpi"
-    if name == "mpi":
-        return mpi
-    return NcclCommunicator(mpi)

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .communicator import Communicator
+from .mpi import MpiCommunicator
 
 __all__ = ["abort_on_error", "install_excepthook"]
 
@@ -21,8 +22,6 @@ __all__ = ["abort_on_error", "install_excepthook"]
 def _default(comm: Communicator | None) -> Communicator:
     if comm is not None:
         return comm
-    from .mpi import MpiCommunicator
-
     return MpiCommunicator()
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .communicator import Communicator
+from .communicator import Communicator, describe
 from .pipes import flush_and_wait
 
 __all__ = ["MpiCommunicator", "cuda_aware_mpi"]
@@ -41,13 +41,6 @@ def cuda_aware_mpi() -> bool:
         True when the environment variable ``ZEROGRAD_MPI_CUDA_AWARE`` is ``"1"``.
     """
     return os.environ.get("ZEROGRAD_MPI_CUDA_AWARE", "") == "1"
-
-
-def _describe(x: Any) -> str:
-    shape = getattr(x, "shape", None)
-    dtype = getattr(x, "dtype", None)
-    kind = f"{type(x).__module__}.{type(x).__qualname__}"
-    return f"{kind} of shape {tuple(shape)} and dtype {dtype}" if shape is not None else kind
 
 
 class MpiCommunicator(Communicator):
@@ -101,13 +94,13 @@ class MpiCommunicator(Communicator):
         else:
             what = "convert it with zerograd.backends.as_numpy(x) first"
         raise TypeError(
-            f"{type(self).__name__}.{method}: got a {_describe(x)}; MPI moves numpy arrays "
+            f"{type(self).__name__}.{method}: got a {describe(x)}; MPI moves numpy arrays "
             f"(and CuPy arrays with a CUDA-aware MPI) and this backend has no transport here; "
             f"{what}."
         )
 
-    def _transport_problem(self, x: Any) -> str | None:
-        """None when this communicator can move arrays like ``x``, else why not."""
+    def transport_problem(self, x: Any) -> str | None:
+        """See ``Communicator.transport_problem``: numpy arrays (CuPy with a CUDA-aware MPI)."""
         if type(x) is np.ndarray:
             return None
         try:
@@ -124,42 +117,14 @@ class MpiCommunicator(Communicator):
             return None, str(e)
         return buf, (tuple(buf.shape), buf.dtype.str)
 
-    def _refused(self, seen: list) -> None:
-        """Raise on every rank when some rank's array was refused (its text is a str)."""
-        bad = [(r, m) for r, m in enumerate(seen) if isinstance(m, str)]
-        if bad:
-            mine = seen[self.rank]
-            raise TypeError(
-                mine
-                if isinstance(mine, str)
-                else "; ".join(f"rank {r}: {m}" for r, m in bad) + " (this rank's was fine)"
-            )
-
-    def _agree(self, method: str, what: str, mine: Any) -> list:
-        """Every rank's ``mine``, checked to be the same everywhere.
-
-        A TypeError on every rank when one rank's array was refused, a ValueError on every
-        rank when they differ (no rank is left waiting).
-        """
-        seen = self.mpi_comm.allgather(mine)
-        self._refused(seen)
-        if any(s != seen[0] for s in seen):
-            listed = "; ".join(f"rank {r}: {s}" for r, s in enumerate(seen))
-            raise ValueError(
-                f"{type(self).__name__}.{method}: every rank must pass the same {what}, got "
-                f"{listed}. Nothing was sent."
-            )
-        return seen
-
     # -- Python objects ------------------------------------------------------------------
 
     def barrier(self) -> None:
-        """Wait until every rank has called ``barrier``."""
         self.mpi_comm.Barrier()
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:
         """See ``Communicator.bcast_obj``; the object is pickled by mpi4py."""
-        self._check_root("bcast_obj", root)
+        self.check_root("bcast_obj", root)
         return self.mpi_comm.bcast(obj, root=root)
 
     def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
@@ -174,7 +139,7 @@ class MpiCommunicator(Communicator):
 
     def scatter_obj(self, objs: Any, root: int = 0) -> Any:
         """See ``Communicator.scatter_obj``; the items are pickled by mpi4py."""
-        self._check_root("scatter_obj", root)
+        self.check_root("scatter_obj", root)
         problem = None
         if self.rank == root:
             n = len(objs) if hasattr(objs, "__len__") else None
@@ -189,7 +154,7 @@ class MpiCommunicator(Communicator):
 
     def bcast(self, x: Any, root: int = 0) -> Any:
         """See ``Communicator.bcast``; ``root`` gets its ``x`` back, made contiguous if need be."""
-        self._check_root("bcast", root)
+        self.check_root("bcast", root)
         meta = None
         if self.rank == root:
             x, meta = self._local("bcast", x)
@@ -221,17 +186,14 @@ class MpiCommunicator(Communicator):
                 out = x
         return self._mean(out) if op == "mean" else out
 
-    def _allreduce_sum_inplace(self, buf: Any) -> None:
-        """Sum contiguous ``buf`` over every rank in place, unchecked.
-
-        The optimizer's path: the ranks agreed on the layout beforehand.
-        """
+    def allreduce_sum_inplace(self, buf: Any) -> None:
+        """See ``Communicator.allreduce_sum_inplace``."""
         if type(buf) is not np.ndarray:  # a CuPy array: its queued writes must land first
             buf = self._buffer("allreduce", buf)
         self.mpi_comm.Allreduce(self._in_place, buf, op=self._ops["sum"])
 
-    def _bcast_inplace(self, buf: Any, root: int = 0) -> None:
-        """Broadcast contiguous ``buf`` from ``root`` in place, unchecked."""
+    def bcast_inplace(self, buf: Any, root: int = 0) -> None:
+        """See ``Communicator.bcast_inplace``."""
         if type(buf) is not np.ndarray:
             buf = self._buffer("bcast", buf)
         self.mpi_comm.Bcast(buf, root=root)
@@ -246,7 +208,7 @@ class MpiCommunicator(Communicator):
 
     def scatter(self, x: Any, root: int = 0) -> Any:
         """See ``Communicator.scatter``; the part is a new numpy array (``Scatterv``)."""
-        self._check_root("scatter", root)
+        self.check_root("scatter", root)
         meta = None
         if self.rank == root:
             x, meta = self._local("scatter", x)

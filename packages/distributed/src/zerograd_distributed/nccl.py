@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .communicator import Communicator
-from .mpi import MpiCommunicator, _describe
+from .communicator import Communicator, describe
+from .mpi import MpiCommunicator
 
 __all__ = ["NcclCommunicator", "nccl_problem", "nccl_unavailable_reason"]
 
@@ -145,14 +145,14 @@ class NcclCommunicator(Communicator):
         code = self._dtypes.get(str(x.dtype))
         if code is None:
             raise TypeError(
-                f"NcclCommunicator.{method}: got a {_describe(x)}; NCCL moves "
+                f"NcclCommunicator.{method}: got a {describe(x)}; NCCL moves "
                 f"{', '.join(self._dtypes)}. Cast the array with x.astype(...) first."
             )
         return (x if x.flags.c_contiguous else self._cupy.ascontiguousarray(x)), code
 
     def _root_on_gpu(self, method: str, x: Any, root: int) -> bool:
         """Check ``root``, then tell every rank whether ``root``'s ``x`` is a CuPy array."""
-        self._check_root(method, root)
+        self.check_root(method, root)
         return self.mpi.bcast_obj(_is_cupy(x) if self.rank == root else None, root)
 
     def _stream(self) -> int:
@@ -201,7 +201,7 @@ class NcclCommunicator(Communicator):
             return self.mpi.allreduce(x, op, inplace=inplace)
         self._check_op("allreduce", op)
         buf, code = self._device_buffer("allreduce", x)
-        self.mpi._agree("allreduce", "shape and dtype", (tuple(buf.shape), str(buf.dtype)))
+        self._agree("allreduce", "shape and dtype", (tuple(buf.shape), str(buf.dtype)))
         out = buf if inplace and buf is x else self._cupy.empty_like(buf)
         self.nccl_comm.allReduce(
             buf.data.ptr, out.data.ptr, buf.size, code, self._ops[op], self._stream()
@@ -211,21 +211,24 @@ class NcclCommunicator(Communicator):
             out = x
         return self._mean(out) if op == "mean" else out
 
-    def _transport_problem(self, x: Any) -> str | None:
+    def transport_problem(self, x: Any) -> str | None:
+        """See ``Communicator.transport_problem``: CuPy arrays of NCCL's dtypes, else MPI's."""
         if _is_cupy(x):
             return None if str(x.dtype) in self._dtypes else f"NCCL cannot move {x.dtype}"
-        return self.mpi._transport_problem(x)
+        return self.mpi.transport_problem(x)
 
-    def _allreduce_sum_inplace(self, buf: Any) -> None:
+    def allreduce_sum_inplace(self, buf: Any) -> None:
+        """See ``Communicator.allreduce_sum_inplace``: CuPy over NCCL, host arrays over MPI."""
         if not _is_cupy(buf):
-            return self.mpi._allreduce_sum_inplace(buf)
+            return self.mpi.allreduce_sum_inplace(buf)
         code = self._dtypes[str(buf.dtype)]
         p = buf.data.ptr
         self.nccl_comm.allReduce(p, p, buf.size, code, self._ops["sum"], self._stream())
 
-    def _bcast_inplace(self, buf: Any, root: int = 0) -> None:
+    def bcast_inplace(self, buf: Any, root: int = 0) -> None:
+        """See ``Communicator.bcast_inplace``: CuPy over NCCL, host arrays over MPI."""
         if not _is_cupy(buf):
-            return self.mpi._bcast_inplace(buf, root)
+            return self.mpi.bcast_inplace(buf, root)
         code = self._dtypes[str(buf.dtype)]
         self.nccl_comm.bcast(buf.data.ptr, buf.size, code, root, self._stream())
 
@@ -234,7 +237,7 @@ class NcclCommunicator(Communicator):
         if not _is_cupy(x):
             return self.mpi.allgather(x)
         buf, code = self._device_buffer("allgather", x)
-        self.mpi._agree("allgather", "shape and dtype", (tuple(buf.shape), str(buf.dtype)))
+        self._agree("allgather", "shape and dtype", (tuple(buf.shape), str(buf.dtype)))
         out = self._cupy.empty((self.size, *buf.shape), dtype=buf.dtype)
         self.nccl_comm.allGather(buf.data.ptr, out.data.ptr, buf.size, code, self._stream())
         return out

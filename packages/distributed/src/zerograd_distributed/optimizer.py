@@ -17,6 +17,7 @@ import numpy as np
 
 from zerograd import Parameter, Variable
 from zerograd.backends import get_array_module
+from zerograd.checks import positive_int
 from zerograd_nn.finite import all_finite
 
 from .communicator import Communicator
@@ -92,15 +93,14 @@ def _bcast_data(comm: Communicator, params: list[Parameter], root: int) -> None:
             buf = xp.concatenate([xp.reshape(p.data, (-1,)) for p in group])
         else:
             buf = xp.empty(sum(p.data.size for p in group), dtype=group[0].data.dtype)
-        comm._bcast_inplace(buf, root)
+        comm.bcast_inplace(buf, root)
         if comm.rank != root:
             off = 0
             for p in group:
                 n = p.data.size
                 p.data = xp.reshape(buf[off : off + n], p.data.shape)
                 off += n
-    for p in params:
-        comm._synced[id(p)] = p
+    comm.mark_synced(params)
 
 
 def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
@@ -129,7 +129,7 @@ def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
         >>> broadcast_params(model, create_communicator("mpi"))  # Linear sizes lazily
         2
     """
-    comm._check_root("broadcast_params", root)
+    comm.check_root("broadcast_params", root)
     params = _params_of(target, "broadcast_params(target)")
     layouts = comm.allgather_obj(_layout(params))
     if any(lay != layouts[0] for lay in layouts):
@@ -201,12 +201,9 @@ class DataParallelOptimizer:
                 f"DataParallelOptimizer(optimizer, comm): comm must come from "
                 f"create_communicator(...), got {type(comm).__name__}."
             )
-        if bucket_bytes is not None and (not isinstance(bucket_bytes, int) or bucket_bytes < 1):
-            raise ValueError(
-                f"DataParallelOptimizer: bucket_bytes must be a positive int or None, got "
-                f"{bucket_bytes!r}."
-            )
-        comm._check_root("DataParallelOptimizer", root)
+        if bucket_bytes is not None:
+            bucket_bytes = positive_int("DataParallelOptimizer", "bucket_bytes", bucket_bytes)
+        comm.check_root("DataParallelOptimizer", root)
         object.__setattr__(self, "optimizer", optimizer)
         object.__setattr__(self, "comm", comm)
         object.__setattr__(self, "bucket_bytes", bucket_bytes)
@@ -250,7 +247,7 @@ class DataParallelOptimizer:
                 continue
             if type(p.data) not in kinds:
                 kinds.add(type(p.data))
-                problem = self.comm._transport_problem(p.data)
+                problem = self.comm.transport_problem(p.data)
                 if problem:
                     return f"parameter {i}: {problem}"
             if str(p.data.dtype)[:5] not in ("float", "bfloa"):
@@ -308,7 +305,7 @@ class DataParallelOptimizer:
         params = list(self.target.params())
         if self.comm.size == 1:
             return True
-        fresh = [p for p in params if p.data is not None and id(p) not in self.comm._synced]
+        fresh = [p for p in params if p.data is not None and not self.comm.is_synced(p)]
         mask = bytes(p.grad is not None for p in params)
         layout = _layout(params)
         key = zlib.crc32(repr(layout).encode())
@@ -375,7 +372,7 @@ class DataParallelOptimizer:
                     xp.multiply(p.grad.data, scale, out=view)
                 views.append(view)
                 off += n
-            self.comm._allreduce_sum_inplace(buf)
+            self.comm.allreduce_sum_inplace(buf)
             # each gradient becomes its own slice of this step's buffer
             for p, view in zip(group, views):
                 if p.grad is None:

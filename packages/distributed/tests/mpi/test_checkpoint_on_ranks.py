@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import zerograd_distributed.checkpoint as dist_ckpt
+import zerograd_nn.checkpoint as nn_ckpt
 import zerograd_nn.functional as F
 from zerograd_distributed import DataParallelOptimizer, broadcast_params, scatter_dataset
 from zerograd_nn.models import MLP
@@ -51,10 +52,9 @@ def test_resume_continues_the_same_run_on_every_rank(comm, shared_dir, monkeypat
     _train(model, opt, x, t, shard, range(3))
 
     writes = []
-    real = dist_ckpt._nn().save_checkpoint
-    monkeypatch.setattr(
-        dist_ckpt._nn(), "save_checkpoint", lambda *a, **k: writes.append(1) or real(*a, **k)
-    )
+    real = nn_ckpt.save_checkpoint
+    spy = lambda *a, **k: writes.append(1) or real(*a, **k)  # noqa: E731
+    monkeypatch.setattr(nn_ckpt, "save_checkpoint", spy)
     path = dist_ckpt.save_checkpoint(
         comm, os.path.join(shared_dir, "run"), model=model, optimizer=opt, epoch=1, iteration=3
     )

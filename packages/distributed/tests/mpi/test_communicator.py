@@ -141,3 +141,27 @@ def test_an_array_refused_on_one_rank_raises_on_every_rank(comm):
     with pytest.raises(TypeError, match=r"MpiCommunicator.scatter: got a jax._Foreign"):
         comm.scatter(root_x, root=last)
     assert comm.allreduce_obj(1) == comm.size  # everyone is still in step
+
+
+def test_the_declared_in_place_collectives(comm):
+    buf = np.arange(4, dtype=np.float32) + comm.rank
+    comm.allreduce_sum_inplace(buf)
+    total = sum(np.arange(4, dtype=np.float32) + r for r in range(comm.size))
+    np.testing.assert_array_equal(buf, total)
+    root = comm.size - 1
+    data = np.full(3, 7.0 if comm.rank == root else -1.0)
+    comm.bcast_inplace(data, root)
+    np.testing.assert_array_equal(data, [7.0, 7.0, 7.0])
+    assert comm.transport_problem(np.zeros(2, np.float32)) is None
+
+
+def test_synced_parameters_are_remembered_weakly(comm):
+    from zerograd import Parameter
+
+    p, q = Parameter(np.zeros(2)), Parameter(np.ones(2))
+    assert not comm.is_synced(p)
+    comm.mark_synced([p])
+    assert comm.is_synced(p) and not comm.is_synced(q)
+    del p
+    fresh = [Parameter(np.zeros(2)) for _ in range(20)]  # some may reuse p's id
+    assert not any(comm.is_synced(r) for r in fresh)

@@ -4,9 +4,9 @@ A checkpoint holds the model's parameters, the optimizer's state (hyperparameter
 counters, per-parameter arrays), the scheduler's state, the data loader's position and
 RNG, numpy's global random state (which layers and dropout draw from on the CPU), the
 random state of every backend that can save its own (zerograd-cupy's), the epoch and
-iteration, and any JSON-able ``extra``. It is written like a weight file
-(:mod:`zerograd_nn.weights`): numeric ``.npy`` members only, the rest as a JSON member,
-never pickle, written atomically. Loading checks every part against the objects given
+iteration, and any JSON-able ``extra``. It is an archive of :mod:`zerograd_nn.archives`,
+as a weight file is: numeric ``.npy`` members only, the rest as a JSON member, never
+pickle, written atomically. Loading checks every part against the objects given
 before any of them changes, so a bad or foreign file leaves the training state as it was.
 
 >>> import os, tempfile
@@ -33,7 +33,7 @@ from typing import Any
 from zerograd import Variable
 from zerograd.backends import as_numpy, backend_of, get_backend, list_backends
 
-from . import weights as _w
+from . import archives as _a
 from .state_dict import prepare_load
 
 __all__ = ["CheckpointError", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
@@ -42,7 +42,7 @@ FORMAT = 1
 _META = "__checkpoint__"
 
 
-class CheckpointError(_w.WeightFileError):
+class CheckpointError(_a.WeightFileError):
     """A checkpoint is unreadable, or does not fit the objects it is loaded into."""
 
 
@@ -122,7 +122,7 @@ def _count(op: str, name: str, v: Any) -> int:
 
 
 def _global_rng_state() -> dict[str, Any]:
-    np = _w._numpy()
+    np = _a.numpy_module()
     kind, keys, pos, has_gauss, cached = np.random.get_state()
     return {"kind": kind, "keys": keys, "pos": pos, "has_gauss": has_gauss, "cached": cached}
 
@@ -133,7 +133,7 @@ def _keeping_numpy_rng(fn: Callable[[], Any]) -> Any:
     Asking a backend for its generator may import its library the first time, and importing
     JAX draws from numpy's global generator: neither a save nor a failed load may move it.
     """
-    np = _w._numpy()
+    np = _a.numpy_module()
     state = np.random.get_state()
     try:
         return fn()
@@ -212,8 +212,8 @@ def save_checkpoint(
     op = "save_checkpoint"
     _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
     epoch, iteration = _count(op, "epoch", epoch), _count(op, "iteration", iteration)
-    path = _w.npz_path(path, op)
-    np = _w._numpy()
+    path = _a.npz_path(path, op)
+    np = _a.numpy_module()
     empty = [k for k, p in model.named_params().items() if p.data is None]
     if empty:
         raise CheckpointError(
@@ -233,7 +233,7 @@ def save_checkpoint(
     parts["extra"] = _split(extra, "extra", arrays, "extra")
     meta = json.dumps(parts).encode()
     arrays[_META] = np.frombuffer(meta, dtype=np.uint8)
-    return _w.write_archive(path, arrays, "save_checkpoint")
+    return _a.write_archive(path, arrays, "save_checkpoint")
 
 
 def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
@@ -245,7 +245,7 @@ def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
             f"{op}: {path!r} is an .npz archive but not a checkpoint (no {_META!r} member); "
             f"weight files are loaded with load_weights()."
         )
-    raw = _w.read_members(path, [_META], op, save)[_META]
+    raw = _a.read_members(path, [_META], op, save)[_META]
     try:
         parts = json.loads(raw.tobytes().decode())
     except ValueError as exc:
@@ -266,12 +266,12 @@ def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
 
 def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     op, save = "load_checkpoint", "save_checkpoint"
-    members = _w.inspect_archive(path, op, save, "checkpoint")
+    members = _a.inspect_archive(path, op, save, "checkpoint")
     parts = _description(path, members)
     bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
     if bad:
         raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
-    arrays = _w.read_members(path, [k for k in members if k != _META], op, save)
+    arrays = _a.read_members(path, [k for k in members if k != _META], op, save)
     return parts, arrays
 
 
@@ -307,7 +307,7 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
             continue
         try:
             parts = _description(
-                path, _w.inspect_archive(path, op, "save_checkpoint", "checkpoint")
+                path, _a.inspect_archive(path, op, "save_checkpoint", "checkpoint")
             )
         except (OSError, ValueError):  # a weight file, a damaged or foreign archive
             passed.append(name)
@@ -325,7 +325,7 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
 
 
 def _rng_commit(state: Any) -> Callable[[], None]:
-    np = _w._numpy()
+    np = _a.numpy_module()
     t = (state["kind"], state["keys"], state["pos"], state["has_gauss"], state["cached"])
     np.random.RandomState().set_state(t)  # checks it without touching the global state
     return lambda: np.random.set_state(t)
@@ -368,7 +368,7 @@ def load_checkpoint(
     """
     op = "load_checkpoint"
     _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
-    path = _w._find(path, op, "checkpoint", "latest_checkpoint(folder) finds its newest")
+    path = _a.find_archive(path, op, "checkpoint", "latest_checkpoint(folder) finds its newest")
     parts, arrays = _read(path)
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None and name not in parts:

@@ -25,8 +25,9 @@ import operator
 from typing import Any
 
 from zerograd.backends import as_array_of, as_numpy, get_backend, gpu_backend
+from zerograd.checks import int_like, positive_int
 
-from .datasets.base import Dataset, _identity
+from .datasets.base import Dataset
 
 __all__ = ["DataLoader", "SeqDataLoader"]
 
@@ -35,20 +36,7 @@ _STATE_KEYS = ("epoch", "iteration", "index", "rng_state")
 
 def _count(value: Any) -> int | None:
     """``value`` as an int (numpy integers and 0-d integer arrays too), else None (bools)."""
-    if isinstance(value, bool) or getattr(getattr(value, "dtype", None), "kind", "i") not in "iu":
-        return None
-    try:
-        return operator.index(value)
-    except TypeError:
-        return None
-
-
-def _positive_int(owner: str, name: str, value: Any) -> int:
-    """``value`` as an int when it is a positive integer (numpy integers too, never a bool)."""
-    n = _count(value)
-    if n is not None and n >= 1:
-        return n
-    raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
+    return operator.index(value) if int_like(value) else None
 
 
 def _check_dataset(owner: str, dataset: Any) -> int:
@@ -191,7 +179,7 @@ class DataLoader:
         seed: int | None = None,
     ) -> None:
         owner = type(self).__name__
-        batch_size = _positive_int(owner, "batch_size", batch_size)
+        batch_size = positive_int(owner, "batch_size", batch_size)
         for name, flag in (("shuffle", shuffle), ("gpu", gpu), ("drop_last", drop_last)):
             if type(flag).__name__ not in ("bool", "bool_"):
                 raise TypeError(f"{owner}: {name} must be True or False, got {flag!r}")
@@ -371,9 +359,8 @@ class DataLoader:
         ds = self.dataset
         xp = get_backend().xp
         if (
-            type(ds).__getitem__ is Dataset.__getitem__
-            and ds.transform is _identity
-            and ds.target_transform is _identity
+            isinstance(ds, Dataset)
+            and ds.as_stored()
             and hasattr(ds.data, "shape")
             and (ds.label is None or hasattr(ds.label, "shape"))
         ):  # fast path: index the arrays at once

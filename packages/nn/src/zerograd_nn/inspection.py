@@ -28,37 +28,18 @@ from zerograd import Parameter, Variable, no_grad, test_mode
 from zerograd.utils import size_of
 
 
-def named_children(layer: Any) -> Iterator[tuple[str, Any]]:
-    """Yield the direct sub-layers of ``layer`` with their attribute names, in definition order.
-
-    The same sub-layers, in the same order, as ``Layer.named_params`` walks: attributes
-    first, then layers held in list or tuple attributes (named ``blocks.0``, ...). A layer
-    held under two names is listed once, under the first.
-
-    Args:
-        layer: a ``Layer``.
-
-    Yields:
-        ``(name, sub_layer)`` pairs.
-    """
-    from .layers import Layer
-
-    seen: set[int] = set()
-    attrs = layer.__dict__
-    named = [(name, attrs[name]) for name in attrs.get("_params", ())]
-    for name in attrs.get("_lists", ()):
-        named += [(f"{name}.{i}", item) for i, item in enumerate(attrs.get(name, ()))]
-    for name, obj in named:
-        if isinstance(obj, Layer) and id(obj) not in seen:
-            seen.add(id(obj))
-            yield name, obj
-
-
 def _own_params(layer: Any) -> Iterator[Parameter]:
-    attrs = layer.__dict__
-    for name in attrs.get("_params", ()):
-        if isinstance(attrs[name], Parameter):
-            yield attrs[name]
+    """The Parameters ``layer`` holds itself (not its sub-layers'), once each."""
+    seen: set[int] = set()
+    for _, member in layer.named_members():
+        if isinstance(member, Parameter) and id(member) not in seen:
+            seen.add(id(member))
+            yield member
+
+
+def _layers(layer: Any) -> list[tuple[str, str, int, Any]]:
+    """``(dotted name, local name, depth, layer)`` for ``layer`` and every layer below it."""
+    return [node for node in layer.walk() if not isinstance(node[3], Parameter)]
 
 
 def _size(param: Parameter) -> int:
@@ -89,7 +70,7 @@ def layer_repr(layer: Any) -> str:
             per line, and ``)``.
     """
     extra = layer.extra_repr()
-    children = list(named_children(layer))
+    children = list(layer.named_children())
     if not children:
         return f"{type(layer).__name__}({extra})"
     lines = [f"{type(layer).__name__}("]
@@ -146,23 +127,6 @@ class ModelSummary:
         return f"ModelSummary({len(self.rows)} layers, total_params={self.total_params})"
 
 
-def walk(layer: Any, prefix: str = "", label: str = "", depth: int = 0) -> Iterator[tuple]:
-    """Walk ``layer`` and every layer below it, depth first.
-
-    Args:
-        layer: the layer to start from.
-        prefix: the dotted name of ``layer`` itself.
-        label: its local (attribute) name.
-        depth: its depth.
-
-    Yields:
-        ``(dotted name, local name, depth, layer)`` tuples, ``layer`` first.
-    """
-    yield prefix, label, depth, layer
-    for name, child in named_children(layer):
-        yield from walk(child, f"{prefix}.{name}" if prefix else name, name, depth + 1)
-
-
 def _restore_variable_state(layer: Any, before: dict[str, Any]) -> None:
     """Put back the attributes of ``layer`` that now hold a (non-Parameter) Variable."""
     for name, value in list(layer.__dict__.items()):
@@ -196,7 +160,7 @@ def summarize(
     Returns:
         The ``ModelSummary`` (printed when ``verbose``).
     """
-    layers = list(walk(layer))
+    layers = _layers(layer)
     records: dict[int, dict[str, Any]] = {}
 
     def wrap(sub: Any) -> Any:
@@ -246,4 +210,4 @@ def summarize(
     return result
 
 
-__all__ = ["ModelSummary", "count_params", "layer_repr", "named_children", "summarize", "walk"]
+__all__ = ["ModelSummary", "count_params", "layer_repr", "summarize"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from zerograd import Variable
 from zerograd.backends import get_backend
+from zerograd.checks import positive_int
 
 from . import functional as F
 from . import layers as L
@@ -23,13 +24,6 @@ _WEIGHT_URLS = {
     "VGG16": "https://github.com/koki0702/dezero-models/releases/download/v0.1/vgg16.npz",
     "ResNet": "https://github.com/koki0702/dezero-models/releases/download/v0.1/resnet{}.npz",
 }
-
-
-def _width(owner: str, name: str, value: Any) -> int:
-    """``value`` as an int when it is a positive integer (numpy integers too, never a bool)."""
-    if isinstance(value, bool) or not hasattr(type(value), "__index__") or value < 1:
-        raise ValueError(f"{owner}: {name} must be a positive int, got {value!r}")
-    return int(value)
 
 
 class Model(Layer):
@@ -137,7 +131,7 @@ class MLP(Model):
                 f"(100, 10), got {fc_output_sizes!r}"
             )
         for size in fc_output_sizes:
-            _width("MLP", f"every layer width (fc_output_sizes={fc_output_sizes!r})", size)
+            positive_int("MLP", f"every layer width (fc_output_sizes={fc_output_sizes!r})", size)
         if activation is not None and not callable(activation):
             raise TypeError(
                 f"MLP: activation must be a function such as F.relu (or None), got {activation!r}"
@@ -351,7 +345,7 @@ class BuildingBlock(Layer):
         stride: int | None = None,
         downsample_fb: bool | None = None,
     ) -> None:
-        n_layers = _width("BuildingBlock", "n_layers", n_layers)
+        n_layers = positive_int("BuildingBlock", "n_layers", n_layers)
         super().__init__()
         self.a = BottleneckA(in_channels, mid_channels, out_channels, stride, downsample_fb)
         self._forward = ["a"]
@@ -473,7 +467,7 @@ class Fire(Layer):
 
     def __init__(self, squeeze: int, expand1x1: int, expand3x3: int) -> None:
         for name, v in (("squeeze", squeeze), ("expand1x1", expand1x1), ("expand3x3", expand3x3)):
-            _width("Fire", name, v)
+            positive_int("Fire", name, v)
         super().__init__()
         self.squeeze = L.Conv2d(squeeze, 1)
         self.expand1x1 = L.Conv2d(expand1x1, 1)
@@ -508,7 +502,7 @@ class SqueezeNet(Model):
     """
 
     def __init__(self, pretrained: bool | str | os.PathLike = False, n_classes: int = 1000) -> None:
-        n_classes = _width("SqueezeNet", "n_classes", n_classes)
+        n_classes = positive_int("SqueezeNet", "n_classes", n_classes)
         super().__init__()
         self.conv1 = L.Conv2d(64, 3, stride=2)
         # fire2..fire9: (squeeze, expand) widths; both expands have the same width

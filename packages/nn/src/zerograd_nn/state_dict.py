@@ -2,8 +2,9 @@
 
 Names follow the attribute path, as PyTorch's do: ``'l1.W'`` for a sub-layer's parameter,
 ``'layers.0.W'`` for a layer held in a list or tuple attribute. A Parameter reachable by two
-paths (tied weights) appears once, under the first path in definition order. Weight files
-(:mod:`zerograd_nn.weights`) use the same walk with DeZero's ``/`` separator.
+paths (tied weights) appears once, under the first path in definition order: the names of
+:meth:`Layer.named_params`, which weight files (:mod:`zerograd_nn.weights`) write with
+DeZero's ``/`` separator.
 
 Loading is all or nothing: every name, shape and dtype is checked, every array converted to
 its parameter's backend and dtype, and only then is any parameter changed.
@@ -21,13 +22,13 @@ LoadResult(missing=[], unexpected=[])
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from zerograd import Parameter, Variable
+from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_backend
 
-__all__ = ["LoadResult", "load_state_dict", "named_params", "state_dict"]
+__all__ = ["LoadResult", "load_state_dict", "state_dict"]
 
 
 class LoadResult(NamedTuple):
@@ -35,53 +36,6 @@ class LoadResult(NamedTuple):
 
     missing: list[str]
     unexpected: list[str]
-
-
-def walk(layer: Any, prefix: str, sep: str, seen: set[int]) -> Iterator[tuple[str, Parameter]]:
-    """Yield ``(name, Parameter)`` for ``layer``'s tree, each Parameter once.
-
-    Attributes holding a Parameter or Layer come first, in the order they were set; then
-    layers and Parameters held in list or tuple attributes, named by their index.
-
-    Args:
-        layer: the Layer to walk.
-        prefix: prepended to every name (``layer``'s own name and ``sep``; "" at the top).
-        sep: the separator between name parts (``"."`` or ``"/"``).
-        seen: ids of the Parameters already yielded (shared ones come once).
-
-    Yields:
-        ``(name, Parameter)`` pairs.
-    """
-    d = layer.__dict__
-    for name in d.get("_params", ()):
-        obj = d[name]
-        if isinstance(obj, Parameter):
-            if id(obj) not in seen:
-                seen.add(id(obj))
-                yield prefix + name, obj
-        else:
-            yield from walk(obj, prefix + name + sep, sep, seen)
-    for name in d.get("_lists", ()):
-        for i, item in enumerate(d.get(name, ())):
-            key = f"{prefix}{name}{sep}{i}"
-            if isinstance(item, Parameter):
-                if id(item) not in seen:
-                    seen.add(id(item))
-                    yield key, item
-            elif hasattr(item, "_params") and hasattr(item, "forward"):  # a Layer
-                yield from walk(item, key + sep, sep, seen)
-
-
-def named_params(layer: Any) -> dict[str, Parameter]:
-    """``{dotted name: Parameter}`` for every Parameter of ``layer``, in definition order.
-
-    Args:
-        layer: a Layer or Model.
-
-    Returns:
-        The names mapped to their Parameters.
-    """
-    return dict(walk(layer, "", ".", set()))
 
 
 def state_dict(layer: Any) -> dict[str, Any]:
@@ -98,7 +52,7 @@ def state_dict(layer: Any) -> dict[str, Any]:
         A new dict of array copies.
     """
     out = {}
-    for name, p in named_params(layer).items():
+    for name, p in layer.named_params().items():
         if p.data is not None:
             out[name] = backend_of(p.data).astype(p.data, p.data.dtype)  # a copy
     return out
@@ -166,7 +120,7 @@ def prepare_load(
             f"{op}(d): d must be a mapping of parameter names to arrays (as state_dict() "
             f"returns), got {type(d).__name__}."
         )
-    params = named_params(layer)
+    params = layer.named_params()
     missing = [k for k, p in params.items() if k not in d and p.data is not None]
     unexpected = [k for k in d if k not in params]
     problems = []

@@ -18,10 +18,8 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from zerograd.backends import backend_of, device_of, get_array_module, get_backend
-
-from .functional.utils import pair as _fpair
-from .functional.utils import real_number
+from zerograd.backends import as_numpy, backend_of, device_of, get_array_module, get_backend
+from zerograd.checks import pair, real_number
 
 __all__ = [
     "AsType",
@@ -38,28 +36,6 @@ __all__ = [
     "ToPIL",
     "pair",
 ]
-
-
-def pair(x: int | Sequence[int], *, what: str = "pair") -> tuple[int, int]:
-    """Turn an int into a pair of it; a pair stays a pair.
-
-    Numpy integers count as ints; bools and floats are refused.
-
-    Args:
-        x: an int or a pair of ints.
-        what: names the caller in the error message.
-
-    Returns:
-        ``(x, x)`` for an int, else ``x`` as a tuple of two ints.
-
-    Raises:
-        ValueError: ``x`` is not an int or a pair of ints.
-
-    Examples:
-        >>> pair(3)
-        (3, 3)
-    """
-    return _fpair(x, what=what)
 
 
 def _size(owner: str, size: Any) -> tuple[int, int]:
@@ -313,8 +289,6 @@ class ToPIL:
             TypeError: the array is not uint8 or not numeric.
         """
         Image = _pil()
-        from zerograd.backends import as_numpy
-
         a = as_numpy(_numeric("ToPIL", array))
         if a.ndim != 3 or a.shape[0] not in (1, 3, 4):
             raise ValueError(

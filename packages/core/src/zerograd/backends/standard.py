@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ..shapes import conv_outsize
 from .contract import IN_PLACE_OPS
 
 _KINDS = (
@@ -125,8 +126,6 @@ def im2col(backend: Any, img: Any, k: tuple, s: tuple, p: tuple, pad_value: floa
     Returns:
         The patches.
     """
-    from ..utils import conv_outsize  # zerograd.utils needs Variable: not at import time
-
     xp = backend.xp
     (kh, kw), (sh, sw), (ph, pw) = k, s, p
     n, c, h, w = img.shape

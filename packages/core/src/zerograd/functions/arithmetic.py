@@ -148,14 +148,6 @@ class Neg(Function):
     """``-x``; used by :func:`neg` and unary ``-``."""
 
     def forward(self, x: Any) -> Any:
-        """Return ``-x``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return -x
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -174,14 +166,6 @@ class Pow(Function):
         self.c = c
 
     def forward(self, x: Any) -> Any:
-        """Return ``x ** c``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         try:
             return x**self.c
         except TypeError:  # an array-API backend refusing int ** float

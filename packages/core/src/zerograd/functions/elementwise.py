@@ -1,4 +1,8 @@
-"""Elementwise math: exp, log, sin, cos, tanh, square, sqrt, clip."""
+"""Elementwise math: exp, log, sin, cos, tanh, square, sqrt, clip.
+
+Each forward returns an array of its input's shape; integer and bool data compute in
+floating point (a float function never truncates).
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,10 @@ from ..function import Function
 from ..variable import Variable
 from .arithmetic import in_gradient_dtype
 
-_floating: dict = {}  # dtype -> whether it is a floating (or complex) dtype
+# array type -> {dtype: whether it is floating (or complex)}: a dtype is looked up among its
+# own library's dtypes only (array-api-strict warns when its dtypes meet numpy's)
+_floating: dict[type, dict] = {}
+_last_float: Any = None  # the dtype last found floating: the usual case is one identity test
 
 
 def _float(x: Any) -> Any:
@@ -19,11 +26,18 @@ def _float(x: Any) -> Any:
     zerograd follows torch and the array API instead: integer data computes in the default
     float dtype (numpy's float64), and backends that refuse integer input get a float.
     """
+    global _last_float
     dtype = x.dtype
-    ok = _floating.get(dtype)
+    if dtype is _last_float:
+        return x
+    known = _floating.get(type(x))
+    if known is None:
+        known = _floating[type(x)] = {}
+    ok = known.get(dtype)
     if ok is None:
-        ok = _floating[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
+        ok = known[dtype] = backend_of(x).dtype_kind(dtype) in "fc"
     if ok:
+        _last_float = dtype
         return x
     backend = backend_of(x)
     return backend.astype(x, backend.asarray(0.0).dtype)
@@ -41,14 +55,6 @@ class Exp(Function):
     """Elementwise ``exp(x)``; used by :func:`exp`."""
 
     def forward(self, x: Any) -> Any:
-        """Return e raised to the power of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).exp(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -60,14 +66,6 @@ class Log(Function):
     """Elementwise natural logarithm; used by :func:`log`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the natural logarithm of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).log(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -79,14 +77,6 @@ class Sin(Function):
     """Elementwise sine; used by :func:`sin`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the sine of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).sin(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -98,14 +88,6 @@ class Cos(Function):
     """Elementwise cosine; used by :func:`cos`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the cosine of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).cos(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -117,14 +99,6 @@ class Tanh(Function):
     """Elementwise hyperbolic tangent; used by :func:`tanh`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the hyperbolic tangent of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).tanh(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -136,14 +110,6 @@ class Square(Function):
     """Elementwise ``x ** 2``; used by :func:`square`."""
 
     def forward(self, x: Any) -> Any:
-        """Return ``x * x``, elementwise.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``x``'s shape and dtype.
-        """
         return x * x
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -160,14 +126,6 @@ class Sqrt(Function):
     """Elementwise square root; used by :func:`sqrt`."""
 
     def forward(self, x: Any) -> Any:
-        """Return the square root of ``x``, elementwise.
-
-        Args:
-            x: The input array (integer data computes in floating point).
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).sqrt(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -187,14 +145,6 @@ class Clip(Function):
         self.x_min, self.x_max = x_min, x_max
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` with its values limited to ``[x_min, x_max]``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``x``'s shape.
-        """
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:

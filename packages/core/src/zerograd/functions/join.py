@@ -134,6 +134,7 @@ def concatenate(xs: Sequence[Any], axis: int = 0) -> Variable:
 
 
 cat = concatenate
+"""The same function as :func:`concatenate` (PyTorch's name)."""
 
 
 def stack(xs: Sequence[Any], axis: int = 0) -> Variable:

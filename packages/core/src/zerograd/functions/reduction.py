@@ -6,8 +6,10 @@ import warnings
 from typing import Any
 
 from ..backends import backend_of, get_array_module
+from ..checks import normalize_axis
 from ..function import Function
-from ..utils import data_of, normalize_axis, size_of
+from ..shapes import size_of
+from ..utils import data_of
 from ..variable import Variable
 from ._inputs import as_input
 
@@ -216,6 +218,7 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
 
 
 average = mean
+"""The same function as :func:`mean` (DeZero's ``average``)."""
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:

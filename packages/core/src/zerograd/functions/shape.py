@@ -9,7 +9,7 @@ from typing import Any
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
 from ..function import Function
-from ..utils import size_of
+from ..shapes import size_of
 from ..variable import Variable
 from ._inputs import as_input, empty_input
 

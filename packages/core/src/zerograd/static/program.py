@@ -21,10 +21,13 @@ from collections import defaultdict
 from typing import Any
 
 from ..backends.registry import registry
-from ..variable import Constant, Variable, graphless
+from ..namespaces import ArrayOps
+from ..variable import Constant, Variable
 from .trace import ARG, CONST, STATE, VAR, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
 
 _by_type = registry.by_type
+
+_graphless = ArrayOps.wrap  # a Variable around an array, with no graph (backward refuses it)
 
 MISS = object()
 """What a Program returns when a guard fails: nothing was done, trace the call instead."""
@@ -287,7 +290,7 @@ class Program:
         for s, n in sets:
             self._lines.append(f"{self.k(s)}.data = s{n}")
         if ins.call is not None:
-            call = f"{self.k(ins.call)}({self.k(fn)}, {_tuple(ins.gys)})"
+            call = f"{self.k(ins.call)}({self.k(fn)}, {self.k(ins.ops)}, {_tuple(ins.gys)})"
         else:
             xs, ys, gys = _tuple(ins.xs), _value(ins.ys), _value(ins.gys)
             call = f"{self.k(fn.vjp)}({self.k(ins.ops)}, {xs}, {ys}, {gys})"
@@ -334,14 +337,14 @@ class Program:
     def _store(self, ins: Store) -> None:
         leaf = self._t.arg_variable(ins.target)
         owner = f"a[{leaf}]" if leaf is not None else self.k(ins.target)
-        self._lines.append(f"{owner}.grad = {self.k(ins.wrap)}(s{ins.slot})")
+        self._lines.append(f"{owner}.grad = {self.k(_graphless)}(s{ins.slot})")
 
     def _states(self) -> None:
         for owner, name, _, end in self._t.states.values():
             if end is None:
                 value = "None"
             else:
-                value = f"{self.k(graphless)}(s{self._t.slot_of(end.data)})"
+                value = f"{self.k(_graphless)}(s{self._t.slot_of(end.data)})"
             self._lines.append(f"setattr({self.k(owner)}, {name!r}, {value})")
 
     def _result(self, v: Any) -> str:
@@ -452,9 +455,9 @@ def _dead() -> None:
 
 def _returned(data: Any, grad: Any) -> Variable:
     """A returned Variable: the replay's array, and its gradient when the call gave one."""
-    v = graphless(data)
+    v = _graphless(data)
     if grad is not None:
-        v.grad = graphless(grad)
+        v.grad = _graphless(grad)
     return v
 
 

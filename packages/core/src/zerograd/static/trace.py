@@ -59,7 +59,9 @@ class Forward:
 
 
 class Vjp:
-    """``gxs = fn.vjp(ops, xs, ys, gys)`` (or, with ``call``, a DeZero-style backward).
+    """``gxs = fn.vjp(ops, xs, ys, gys)``, or a DeZero-style ``gxs = call(fn, ops, gys)``.
+
+    With ``call``, ``ops`` is the walk's carrier.
 
     ``ys``/``gys`` are one slot, or a tuple of slots (None where there is none), as the
     walk passed them; ``gxs`` has a slot (or None) per value returned, and ``one`` says
@@ -102,12 +104,12 @@ class Ref:
 
 
 class Store:
-    """The walk gave ``target`` (a Variable) the gradient ``wrap(slot)``."""
+    """The walk gave ``target`` (a Variable) the gradient in ``slot``."""
 
-    __slots__ = ("target", "slot", "wrap")
+    __slots__ = ("target", "slot")
 
-    def __init__(self, target: Any, slot: int, wrap: Callable) -> None:
-        self.target, self.slot, self.wrap = target, slot, wrap
+    def __init__(self, target: Any, slot: int) -> None:
+        self.target, self.slot = target, slot
 
 
 class Effect:
@@ -176,6 +178,7 @@ class Trace:
         self._settings: list[tuple[Callable, Any]] = []  # (settings(), value at the effect)
         self._captured: list[tuple[Variable, Any, Any]] = []  # (var, data, a copy) at start
         self._walked = False
+        self._carrier: Any = None  # the last walk's own carrier (what a replay passes on)
         self._knows_start = start is not None
         self._entry_arrays: dict[int, Any] = {}  # id(variable) -> its grad's array at the start
         for i, leaf in enumerate(leaves):
@@ -288,14 +291,16 @@ class Trace:
             n = self._read(v, ARG, leaf)
         return Ref(n)
 
-    def walk(self, y: Any, retain_grad: bool, create_graph: bool) -> None:
-        """Note the walk (a call without one returns Variables a replay cannot give)."""
+    def walk(self, y: Any, retain_grad: bool, carrier: Any) -> Any:
+        """Note the walk and give it a carrier that reports to this trace."""
         self._walked = True
+        self._carrier = carrier
         if retain_grad:
             self.refuse(
                 "it calls backward(retain_grad=True): a replay keeps no intermediate "
                 "Variables to give gradients to"
             )
+        return _Reporting(carrier, self)
 
     def _step(self, fn: Any, ops: Any, call: Any) -> Vjp | None:
         pair = self._clones.get(id(fn))
@@ -327,11 +332,11 @@ class Trace:
             step.ys, step.gys = self._known(y), self._known(gy)
         self._returned(step, gxs)
 
-    def legacy(self, fn: Any, call: Callable, gys: tuple) -> Any:
+    def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
         """Run and record the DeZero-style backward as one step (its own work unrecorded)."""
-        step = self._step(fn, None, call)
+        step = self._step(fn, self._carrier, call)
         with paused():  # its Variables' work is the function's own, done again on a replay
-            gxs = call(fn, gys)
+            gxs = call(fn, carrier, gys)
         if step is not None:
             step.xs = [None if x.data is None else self._known(x.data) for x in fn.inputs]
             step.ys = tuple([None if o is None else self._known(o.data) for o in step.outputs])
@@ -362,13 +367,13 @@ class Trace:
             )
         self._read(a, GRAD, x)
 
-    def stored(self, x: Any, g: Any, wrap: Callable) -> None:
+    def stored(self, x: Any, g: Any) -> None:
         """Record the gradient given to ``x`` (and keep a copy, to see it changed later)."""
         a = g.data if isinstance(g, Variable) else g
         n = self._known(a)
         if n is None:
             return
-        self.code.append(Store(x, n, wrap))
+        self.code.append(Store(x, n))
         self._stored[id(x)] = (x, a, copy_of(a))
 
     def read(self, x: Any, what: str) -> None:
@@ -516,6 +521,53 @@ class Trace:
             Its leaf number, or None when it is not an argument.
         """
         return self._arg_vars.get(id(v))
+
+
+class _Reporting:
+    """A walk's carrier under a trace: the same operations, reported to the trace.
+
+    First-order conversions (``carry``) and copies become the trace's steps; held
+    gradients are reported in both modes. Anything else (the namespace's functions, which
+    a higher-order vjp calls on its carrier) is the carrier's own.
+
+    Args:
+        inner: the walk's carrier.
+        trace: the trace reported to.
+    """
+
+    def __init__(self, inner: Any, trace: Trace) -> None:
+        self.inner, self._trace, self.graph = inner, trace, inner.graph
+
+    def unwrap(self, v: Any) -> Any:
+        """The carrier's ``unwrap``."""
+        return self.inner.unwrap(v)
+
+    def wrap(self, g: Any) -> Any:
+        """The carrier's ``wrap``."""
+        return self.inner.wrap(g)
+
+    def carry(self, g: Any, like: Any) -> Any:
+        """The carrier's ``carry``; a first-order conversion is a step of the trace."""
+        out = self.inner.carry(g, like)
+        if out is not g and not self.graph:
+            self._trace.op(self.inner.carry, (g, like), out)
+        return out
+
+    def copy(self, g: Any) -> Any:
+        """The carrier's ``copy``; a first-order copy is a step of the trace."""
+        out = self.inner.copy(g)
+        if not self.graph:
+            self._trace.op(self.inner.copy, (g,), out)
+        return out
+
+    def held(self, x: Any) -> Any:
+        """The carrier's ``held``, reported."""
+        g = self.inner.held(x)
+        self._trace.held(x, g)
+        return g
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 def _has_graph(value: Any) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..backends import backend_of
+from ..backends import as_numpy, backend_of
 from ..utils import data_of
 from ..variable import Variable, as_variable
 
@@ -29,8 +29,6 @@ def array_equal(a: Any, b: Any) -> bool:
         True
     """
     import numpy as np
-
-    from ..backends import as_numpy
 
     return bool(np.array_equal(as_numpy(a), as_numpy(b)))
 
@@ -56,8 +54,6 @@ def array_allclose(a: Any, b: Any, rtol: float = 1e-4, atol: float = 1e-5) -> bo
         True
     """
     import numpy as np
-
-    from ..backends import as_numpy
 
     return bool(np.allclose(as_numpy(a), as_numpy(b), rtol=rtol, atol=atol))
 

@@ -92,6 +92,21 @@ class Dataset:
             return x, None
         return x, self.target_transform(self.label[index])
 
+    def as_stored(self) -> bool:
+        """Whether ``self[i]`` is ``(data[i], label[i])`` as stored.
+
+        So it is with no transform and ``__getitem__`` not overridden: a loader may then
+        index the arrays with a whole batch at once.
+
+        Returns:
+            True when a batch can be taken from ``data`` and ``label`` directly.
+        """
+        return (
+            type(self).__getitem__ is Dataset.__getitem__
+            and self.transform is _identity
+            and self.target_transform is _identity
+        )
+
     def __len__(self) -> int:
         return len(self.data)
 

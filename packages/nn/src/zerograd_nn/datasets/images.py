@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from zerograd.backends import get_backend
+from zerograd.backends import as_numpy, get_backend
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
 from .base import Dataset, as_root, fetch, verify_checksum
@@ -72,7 +72,6 @@ def _show_grid(data: Any, row: int, col: int) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ImportError("show() needs matplotlib: pip install matplotlib") from None
-    from zerograd.backends import as_numpy
 
     images = as_numpy(data)
     n, c, h, w = images.shape

@@ -10,6 +10,7 @@ normalization and dropout. Every op runs on the input's backend and keeps its dt
 array([[0.5, 0.5]])
 """
 
+from zerograd.checks import pair
 from zerograd.functions import *  # noqa: F403
 from zerograd.functions import __all__ as _core_all
 
@@ -27,6 +28,7 @@ from .activation import (
     softmax,
     softmax_simple,
 )
+from .arrays import logsumexp
 from .conv import (
     Col2im,
     Conv2d,
@@ -39,6 +41,7 @@ from .conv import (
     deconv2d,
     im2col,
 )
+from .geometry import col2im_array, get_conv_outsize, get_deconv_outsize, im2col_array
 from .linear import Linear, embed_id, linear, linear_simple
 from .loss import (
     MeanSquaredError,
@@ -62,14 +65,6 @@ from .pooling import (
     average_pooling,
     pooling,
     pooling_simple,
-)
-from .utils import (
-    col2im_array,
-    get_conv_outsize,
-    get_deconv_outsize,
-    im2col_array,
-    logsumexp,
-    pair,
 )
 
 __all__ = list(_core_all) + [

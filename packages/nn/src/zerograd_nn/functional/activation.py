@@ -10,10 +10,12 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
+from zerograd.checks import axis as normalize_axis
+from zerograd.checks import real_number
 from zerograd.functions import exp, sum
 from zerograd.utils import size_of
 
-from .utils import as_float, float_data, logsumexp, normalize_axis, real_number
+from .arrays import as_float, float_data, logsumexp
 
 
 def _keep(y: Any, x: Any) -> Any:
@@ -29,14 +31,6 @@ class Sigmoid(Function):
     """Logistic sigmoid; its gradient comes from the output."""
 
     def forward(self, x: Any) -> Any:
-        """Compute Sigmoid's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         x = float_data(x)
         xp = get_array_module(x)
         return _keep(xp.tanh(x * 0.5) * 0.5 + 0.5, x)  # stable for large |x|
@@ -80,14 +74,6 @@ class ReLU(Function):
     """``max(x, 0)``; the gradient passes where ``x > 0``."""
 
     def forward(self, x: Any) -> Any:
-        """Compute ReLU's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         return _keep(get_array_module(x).maximum(x, 0), x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -124,14 +110,6 @@ class LeakyReLU(Function):
         self.slope = slope
 
     def forward(self, x: Any) -> Any:
-        """Compute LeakyReLU's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         x = float_data(x)
         return _keep(get_array_module(x).where(x > 0, x, x * self.slope), x)
 
@@ -172,14 +150,6 @@ class Softmax(Function):
         self.axis = axis
 
     def forward(self, x: Any) -> Any:
-        """Compute Softmax's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         self.axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
         if size_of(x) == 0:  # nothing to normalize (max of an empty axis is undefined)
@@ -249,14 +219,6 @@ class LogSoftmax(Function):
         self.axis = axis
 
     def forward(self, x: Any) -> Any:
-        """Compute LogSoftmax's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
         if size_of(x) == 0:

@@ -11,20 +11,18 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import get_array_module
+from zerograd.checks import pair as _pair
 from zerograd.functions import reshape, transpose
 
-from .linear import linear
-from .utils import (
-    add_into,
-    array_arg,
+from .arrays import add_into, array_arg, needs_grad
+from .geometry import (
     col2im_array,
     conv_geometry,
     get_conv_outsize,
     get_deconv_outsize,
     im2col_array,
-    needs_grad,
 )
-from .utils import pair as _pair
+from .linear import linear
 
 
 def _has_bias(b: Any) -> bool:
@@ -66,14 +64,6 @@ class Im2col(Function):
         self.to_matrix, self.pad_value = to_matrix, pad_value
 
     def forward(self, x: Any) -> Any:
-        """Compute Im2col's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         self.input_shape = x.shape
         return im2col_array(
             x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value
@@ -108,14 +98,6 @@ class Col2im(Function):
         )
 
     def forward(self, x: Any) -> Any:
-        """Compute Col2im's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         return col2im_array(
             x, self.input_shape, self.kernel_size, self.stride, self.pad, self.to_matrix
         )
@@ -186,16 +168,6 @@ class Conv2d(Function):
         self.pad = _pair(pad, what="conv2d: pad")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
-        """Compute Conv2d's output from backend arrays.
-
-        Args:
-            x: the input array.
-            W: the weight array.
-            b: the bias array, or None for no bias.
-
-        Returns:
-            The output array.
-        """
         _check_conv("conv2d", x, W, 1, b)
         conv_geometry("conv2d", x.shape, W.shape[2:], self.stride, self.pad)
         xp = get_array_module(x)
@@ -239,16 +211,6 @@ class Deconv2d(Function):
         self.outsize = None if outsize is None else _pair(outsize, what="deconv2d: outsize")
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
-        """Compute Deconv2d's output from backend arrays.
-
-        Args:
-            x: the input array.
-            W: the weight array.
-            b: the bias array, or None for no bias.
-
-        Returns:
-            The output array.
-        """
         _check_conv("deconv2d", x, W, 0, b)
         (sh, sw), (ph, pw) = self.stride, self.pad
         if min(sh, sw) < 1 or min(ph, pw) < 0:
@@ -304,15 +266,6 @@ class Conv2DGradW(Function):
         self.kernel_size, self.stride, self.pad = _pair(tuple(kernel_size)), stride, pad
 
     def forward(self, x: Any, gy: Any) -> Any:
-        """Compute Conv2DGradW's output from backend arrays.
-
-        Args:
-            x: the input array.
-            gy: the gradient of the output.
-
-        Returns:
-            The output array.
-        """
         xp = get_array_module(x)
         col = im2col_array(x, self.kernel_size, self.stride, self.pad, to_matrix=False)
         n, c, kh, kw, oh, ow = col.shape

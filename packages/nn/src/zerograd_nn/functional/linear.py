@@ -9,23 +9,13 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul
 from zerograd.utils import data_of, size_of
 
-from .utils import add_into, needs_grad
+from .arrays import add_into, needs_grad
 
 
 class Linear(Function):
     """``x @ W + b`` in one graph node (``b`` optional)."""
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
-        """Compute Linear's output from backend arrays.
-
-        Args:
-            x: the input array.
-            W: the weight array.
-            b: the bias array, or None for no bias.
-
-        Returns:
-            The output array.
-        """
         if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
             raise ValueError(
                 f"linear: x of shape {tuple(x.shape)} and W of shape {tuple(W.shape)} do not fit; "

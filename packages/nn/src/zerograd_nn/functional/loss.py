@@ -12,7 +12,7 @@ from zerograd.utils import data_of as _data
 from zerograd.utils import size_of
 
 from .activation import Softmax, relu
-from .utils import array_arg, as_float, float_data, logsumexp, needs_grad, onehot
+from .arrays import array_arg, as_float, float_data, logsumexp, needs_grad, onehot
 
 
 def _like(value: Any, x: Any) -> Any:
@@ -54,15 +54,6 @@ class MeanSquaredError(Function):
     """``sum((x0 - x1)**2) / len(x0)`` in one graph node (integers computed as floats)."""
 
     def forward(self, x0: Any, x1: Any) -> Any:
-        """Compute MeanSquaredError's output from backend arrays.
-
-        Args:
-            x0: the first operand.
-            x1: the second operand.
-
-        Returns:
-            The output array.
-        """
         diff = float_data(x0) - float_data(x1)  # before subtracting: uint8 would wrap
         xp = get_array_module(diff)
         return _like(xp.sum(diff * diff) / diff.shape[0], diff)
@@ -190,15 +181,6 @@ class SoftmaxCrossEntropy(Function):
     """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
 
     def forward(self, x: Any, t: Any) -> Any:
-        """Compute SoftmaxCrossEntropy's output from backend arrays.
-
-        Args:
-            x: the input array.
-            t: the target labels.
-
-        Returns:
-            The output array.
-        """
         n = x.shape[0]
         x = float_data(x)
         xp = get_array_module(x)

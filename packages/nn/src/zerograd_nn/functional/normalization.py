@@ -6,11 +6,12 @@ from typing import Any
 
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, get_array_module
+from zerograd.checks import real_number
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape
 from zerograd.utils import data_of as _raw
 
-from .utils import array_arg, as_float, real_number
+from .arrays import array_arg, as_float
 
 
 def _store(target: Any, value: Any) -> None:

@@ -17,8 +17,9 @@ from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import get_item, reshape, transpose
 
+from .arrays import array_arg
 from .conv import Col2im, Im2col
-from .utils import array_arg, conv_geometry
+from .geometry import conv_geometry
 
 
 def _windows(geometry: tuple) -> list[tuple[slice, ...]]:
@@ -79,14 +80,6 @@ class Pooling(Function):
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
     def forward(self, x: Any) -> Any:
-        """Compute Pooling's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         xp = get_array_module(x)
         self.input_shape = x.shape
         self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
@@ -134,14 +127,6 @@ class Pooling2DGrad(Function):
         self.pool = pool
 
     def forward(self, gy: Any) -> Any:
-        """Compute Pooling2DGrad's output from backend arrays.
-
-        Args:
-            gy: the gradient of the output.
-
-        Returns:
-            The output array.
-        """
         p = self.pool
         xp = get_array_module(gy)
         n, c, oh, ow = gy.shape
@@ -167,14 +152,6 @@ class Pooling2DWithIndexes(Function):
         self.pool = pool
 
     def forward(self, x: Any) -> Any:
-        """Compute Pooling2DWithIndexes's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         p = self.pool
         xpad = _pad(x, p.geometry, 0.0)
         mask = backend_of(x).astype(p.mask, x.dtype)  # once, not per window
@@ -258,14 +235,6 @@ class AveragePooling(Function):
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
     def forward(self, x: Any) -> Any:
-        """Compute AveragePooling's output from backend arrays.
-
-        Args:
-            x: the input array.
-
-        Returns:
-            The output array.
-        """
         self.input_shape = x.shape
         geometry = _geometry("average_pooling", x.shape, self.kernel_size, self.stride, self.pad)
         xpad = _pad(x, geometry, 0.0)

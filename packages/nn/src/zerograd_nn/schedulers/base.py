@@ -1,4 +1,4 @@
-"""The scheduler base class, its state dict, and argument checks."""
+"""The scheduler base class and its state dict (checked before it loads)."""
 
 from __future__ import annotations
 
@@ -28,18 +28,6 @@ def _groups(owner: str, optimizer: Any) -> list[dict]:
     if any("lr" not in g for g in groups):
         raise ValueError(f"{owner}: the optimizer's groups have no 'lr' to schedule.")
     return groups
-
-
-def _positive_int(owner: str, name: str, v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-        raise ValueError(f"{owner}: {name} must be a positive int, got {v!r}.")
-    return int(v)
-
-
-def _number(owner: str, name: str, v: Any, low: float = 0.0, high: float = math.inf) -> float:
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not low <= v <= high:
-        raise ValueError(f"{owner}: {name} must be a number in [{low}, {high}], got {v!r}.")
-    return float(v)
 
 
 _PER_GROUP = ("base_lrs", "_last_lr", "min_lrs")  # state lists with one value per group

@@ -6,7 +6,9 @@ import math
 import numbers
 from typing import Any
 
-from .base import LRScheduler, _number, _positive_int
+from zerograd.checks import positive_int, real_number
+
+from .base import LRScheduler
 
 
 class StepLR(LRScheduler):
@@ -30,20 +32,11 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1) -> None:
-        self.step_size = _positive_int("StepLR", "step_size", step_size)
-        self.gamma = _number("StepLR", "gamma", gamma)
+        self.step_size = positive_int("StepLR", "step_size", step_size)
+        self.gamma = real_number("StepLR", "gamma", gamma, 0.0)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         return base * self.gamma ** (t // self.step_size)
 
 
@@ -60,19 +53,10 @@ class ExponentialLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Any, gamma: float) -> None:
-        self.gamma = _number("ExponentialLR", "gamma", gamma)
+        self.gamma = real_number("ExponentialLR", "gamma", gamma, 0.0)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         return base * self.gamma**t
 
 
@@ -94,20 +78,11 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer: Any, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
-        self.T_max = _positive_int("CosineAnnealingLR", "T_max", T_max)
-        self.eta_min = _number("CosineAnnealingLR", "eta_min", eta_min)
+        self.T_max = positive_int("CosineAnnealingLR", "T_max", T_max)
+        self.eta_min = real_number("CosineAnnealingLR", "eta_min", eta_min, 0.0)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         return _cosine(base, self.eta_min, t, self.T_max)
 
 
@@ -133,9 +108,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         T_mult: int = 1,  # noqa: N803
         eta_min: float = 0.0,
     ) -> None:
-        self.T_0 = _positive_int("CosineAnnealingWarmRestarts", "T_0", T_0)
-        self.T_mult = _positive_int("CosineAnnealingWarmRestarts", "T_mult", T_mult)
-        self.eta_min = _number("CosineAnnealingWarmRestarts", "eta_min", eta_min)
+        self.T_0 = positive_int("CosineAnnealingWarmRestarts", "T_0", T_0)
+        self.T_mult = positive_int("CosineAnnealingWarmRestarts", "T_mult", T_mult)
+        self.eta_min = real_number("CosineAnnealingWarmRestarts", "eta_min", eta_min, 0.0)
         super().__init__(optimizer)
 
     def period(self, t: int) -> tuple[int, int]:
@@ -154,15 +129,6 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return t, t_i
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         t_cur, t_i = self.period(t)
         return _cosine(base, self.eta_min, t_cur, t_i)
 
@@ -185,21 +151,12 @@ class LinearWarmup(LRScheduler):
     """
 
     def __init__(self, optimizer: Any, warmup_steps: int, start_factor: float = 1 / 3) -> None:
-        self.warmup_steps = _positive_int("LinearWarmup", "warmup_steps", warmup_steps)
+        self.warmup_steps = positive_int("LinearWarmup", "warmup_steps", warmup_steps)
         if isinstance(start_factor, numbers.Real) and start_factor == 0:
             raise ValueError("LinearWarmup: start_factor must be in (0, 1], got 0.")
-        self.start_factor = _number("LinearWarmup", "start_factor", start_factor, 0.0, 1.0)
+        self.start_factor = real_number("LinearWarmup", "start_factor", start_factor, 0.0, 1.0)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
-        """The lr of step ``t`` for a group whose base lr is ``base``.
-
-        Args:
-            base: the group's initial lr.
-            t: the step count.
-
-        Returns:
-            The lr of step ``t``.
-        """
         s = self.start_factor
         return base * (s + (1 - s) * min(t, self.warmup_steps) / self.warmup_steps)

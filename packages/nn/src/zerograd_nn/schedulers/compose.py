@@ -6,7 +6,9 @@ import bisect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .base import LRScheduler, _positive_int
+from zerograd.checks import positive_int
+
+from .base import LRScheduler
 
 
 def _children(owner: str, optimizer: Any, schedulers: Sequence[Any]) -> list[LRScheduler]:
@@ -78,7 +80,7 @@ class SequentialLR(_Composite):
 
     def __init__(self, optimizer: Any, schedulers: Sequence[Any], milestones: Sequence[int]):
         self.schedulers = _children("SequentialLR", optimizer, schedulers)
-        milestones = [_positive_int("SequentialLR", "a milestone", m) for m in milestones]
+        milestones = [positive_int("SequentialLR", "a milestone", m) for m in milestones]
         if len(milestones) != len(self.schedulers) - 1 or milestones != sorted(set(milestones)):
             raise ValueError(
                 f"SequentialLR: milestones must be {len(self.schedulers) - 1} increasing steps "

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from typing import Any
 
 from zerograd import Variable
+from zerograd.checks import integer, real_number
 
-from .base import _groups, _number, _StateMixin
+from .base import _groups, _StateMixin
 
 
 class ReduceLROnPlateau(_StateMixin):
@@ -55,7 +55,7 @@ class ReduceLROnPlateau(_StateMixin):
                 f"{owner}: mode must be 'min' or 'max' and threshold_mode 'rel' or 'abs', got "
                 f"{mode!r} and {threshold_mode!r}."
             )
-        if isinstance(factor, bool) or not isinstance(factor, numbers.Real) or not 0 < factor < 1:
+        if not 0 < real_number(owner, "factor", factor) < 1:
             raise ValueError(f"{owner}: factor must be in (0, 1), got {factor!r}.")
         mins = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * len(groups)
         if len(mins) != len(groups):
@@ -63,11 +63,11 @@ class ReduceLROnPlateau(_StateMixin):
         self.optimizer = optimizer
         self.mode, self.threshold_mode = mode, threshold_mode
         self.factor = float(factor)
-        self.patience = int(_number(owner, "patience", patience))
-        self.threshold = _number(owner, "threshold", threshold)
-        self.cooldown = int(_number(owner, "cooldown", cooldown))
-        self.min_lrs = [_number(owner, "min_lr", m) for m in mins]
-        self.eps = _number(owner, "eps", eps)
+        self.patience = integer(owner, "patience", patience, low=0)
+        self.threshold = real_number(owner, "threshold", threshold, 0.0)
+        self.cooldown = integer(owner, "cooldown", cooldown, low=0)
+        self.min_lrs = [real_number(owner, "min_lr", m, 0.0) for m in mins]
+        self.eps = real_number(owner, "eps", eps, 0.0)
         self.best = math.inf if mode == "min" else -math.inf
         self.num_bad_epochs = 0
         self.cooldown_counter = 0

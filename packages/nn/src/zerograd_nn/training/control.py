@@ -10,6 +10,7 @@ import math
 import os
 from typing import Any
 
+from ..checkpoint import save_checkpoint
 from .extension import PRIORITY_EDITOR, PRIORITY_SNAPSHOT, Extension
 
 
@@ -48,8 +49,6 @@ class Snapshot(Extension):
         Args:
             trainer: the running ``Trainer``; the file goes into ``trainer.out``.
         """
-        from ..checkpoint import save_checkpoint
-
         name = self.filename.format(epoch=trainer.epoch, iteration=trainer.iteration)
         path = os.path.join(trainer.out, name)
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from zerograd.checks import positive_int
+
 PRIORITY_WRITER = 300
 """Extensions that add observations (Evaluator): they run first."""
 PRIORITY_EDITOR = 200
@@ -47,12 +49,8 @@ class IntervalTrigger:
                 f"zerograd_nn.training: a trigger's unit must be 'iteration' or 'epoch', "
                 f"got {unit!r}; write a trigger as (10, 'iteration') or (1, 'epoch')"
             )
-        if isinstance(period, bool) or not isinstance(period, int) or period < 1:
-            raise ValueError(
-                f"zerograd_nn.training: a trigger's period must be a positive integer, got "
-                f"{period!r}"
-            )
-        self.period, self.unit = period, unit
+        self.period = positive_int("zerograd_nn.training: a trigger", "period", period)
+        self.unit = unit
 
     def __call__(self, trainer: Any) -> bool:
         """Tell whether the trigger fires at the trainer's current point.

@@ -19,22 +19,19 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from zerograd import static_graph
+from zerograd.checks import positive_int
 
 from .. import functional as F
+from ..checkpoint import latest_checkpoint, load_checkpoint
 from ..finite import NonFiniteError, check_finite_grads, finite
+from .control import Snapshot
 from .extension import get_trigger
 
 _WHO = "zerograd_nn.training.Trainer"
 
 
-def _positive(name: str, value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(
-            f"zerograd_nn.training.Trainer: {name} must be a positive int, got {value!r}"
-        )
-    return value
+def _count(name: str, value: Any) -> int | None:
+    return None if value is None else positive_int(_WHO, name, value)
 
 
 def _float(v: Any) -> float:
@@ -83,8 +80,8 @@ class Trainer:
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
-            of them is not a positive int.
-        TypeError: ``loss_fn`` is not callable.
+            of them is below 1.
+        TypeError: ``loss_fn`` is not callable, or a count is not an int.
 
     A Ctrl-C during ``run`` ends a script with exit status 130 and a message naming the
     last snapshot and the command that resumes from it, instead of a traceback (in an
@@ -118,8 +115,8 @@ class Trainer:
         check_grads: bool = False,
         static: bool = False,
     ) -> None:
-        self.max_epochs = _positive("max_epochs", max_epochs)
-        self.max_iterations = _positive("max_iterations", max_iterations)
+        self.max_epochs = _count("max_epochs", max_epochs)
+        self.max_iterations = _count("max_iterations", max_iterations)
         if max_epochs is None and max_iterations is None:
             raise ValueError(
                 "zerograd_nn.training.Trainer: give max_epochs=... or max_iterations=... "
@@ -402,8 +399,6 @@ class Trainer:
             ) from None
 
     def _last_snapshot(self) -> str | None:
-        from .control import Snapshot
-
         written = [
             path
             for _, ext, _ in self._ordered()
@@ -482,8 +477,6 @@ class Trainer:
             ValueError: the snapshot does not fit this trainer (nothing changes).
             FileNotFoundError: no file at ``path``, or a folder without snapshots.
         """
-        from ..checkpoint import latest_checkpoint, load_checkpoint
-
         if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
             path = latest_checkpoint(path)
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None

@@ -1,0 +1,230 @@
+"""Argument checks, one rule for zerograd and its packages.
+
+A wrong type is a TypeError, a wrong value a ValueError; numpy integers (and 0-d integer
+arrays) are integers, bools and floats (``2.0``) are not. A leaf module: the backends
+import it, so it imports nothing of zerograd.
+
+Examples:
+    >>> pair(3), normalize_axis(-1, 3, "sum"), positive_int("Linear", "out_size", 4)
+    ((3, 3), (2,), 4)
+    >>> positive_int("Linear", "out_size", 2.0)
+    Traceback (most recent call last):
+    TypeError: Linear: out_size must be a positive int, got 2.0 (float)
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+from typing import Any
+
+__all__ = [
+    "axis",
+    "int_like",
+    "integer",
+    "normalize_axis",
+    "pair",
+    "positive_int",
+    "real_number",
+]
+
+
+def int_like(v: Any) -> bool:
+    """Whether ``v`` is a Python or numpy integer (or a 0-d integer array), never a bool.
+
+    Args:
+        v: Anything.
+
+    Returns:
+        True for integers that ``operator.index`` accepts.
+    """
+    if isinstance(v, bool) or getattr(getattr(v, "dtype", None), "kind", "i") not in "iu":
+        return False
+    try:
+        operator.index(v)
+    except TypeError:
+        return False
+    return True
+
+
+def integer(owner: str, name: str, v: Any, low: int | None = None) -> int:
+    """Return ``v`` as a Python int, at least ``low`` when one is given.
+
+    Args:
+        owner: the function or class to name in the error.
+        name: the argument's name.
+        v: the value given.
+        low: the lowest accepted value (None: any).
+
+    Returns:
+        ``v`` as a Python int.
+
+    Raises:
+        TypeError: ``v`` is not an integer (a float such as ``2.0``, a bool, None, ...).
+        ValueError: ``v`` is below ``low``.
+    """
+    what = "an int" if low is None else f"an int >= {low}"
+    if not int_like(v):
+        raise TypeError(f"{owner}: {name} must be {what}, got {v!r} ({type(v).__name__})")
+    n = operator.index(v)
+    if low is not None and n < low:
+        raise ValueError(f"{owner}: {name} must be {what}, got {n}")
+    return n
+
+
+def positive_int(owner: str, name: str, v: Any) -> int:
+    """Return ``v`` as a Python int >= 1.
+
+    Args:
+        owner: the function or class to name in the error, e.g. ``"Linear"``.
+        name: the argument's name.
+        v: the value given.
+
+    Returns:
+        ``v`` as a Python int.
+
+    Raises:
+        TypeError: ``v`` is not an integer (a float such as ``2.0``, a bool, None, ...).
+        ValueError: ``v`` is below 1.
+    """
+    if not int_like(v):
+        raise TypeError(f"{owner}: {name} must be a positive int, got {v!r} ({type(v).__name__})")
+    n = operator.index(v)
+    if n < 1:
+        raise ValueError(f"{owner}: {name} must be a positive int (>= 1), got {n}")
+    return n
+
+
+def real_number(
+    owner: str, name: str, v: Any, low: float = -math.inf, high: float = math.inf
+) -> float:
+    """Return ``v`` as a float when it is a real number in ``[low, high]``.
+
+    Python and numpy numbers (and 0-d arrays) count; bools, complex numbers and nan do not.
+
+    Args:
+        owner: the function or class to name in the error.
+        name: the argument's name.
+        v: the value given.
+        low: the lowest accepted value.
+        high: the highest accepted value.
+
+    Returns:
+        ``v`` as a float.
+
+    Raises:
+        TypeError: ``v`` is not a real number.
+        ValueError: ``v`` is nan or outside ``[low, high]``.
+    """
+    if isinstance(v, bool) or not (isinstance(v, numbers.Real) or getattr(v, "ndim", 1) == 0):
+        raise TypeError(f"{owner}: {name} must be a real number, got {v!r} ({type(v).__name__})")
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        raise TypeError(f"{owner}: {name} must be a real number, got {v!r}") from None
+    if not low <= x <= high:  # nan fails both comparisons
+        if low > -math.inf:
+            where = f" in [{low:g}, {high:g}]" if high < math.inf else f" >= {low:g}"
+        else:
+            where = f" <= {high:g}" if high < math.inf else ", not nan"
+        raise ValueError(f"{owner}: {name} must be a number{where}, got {v!r}")
+    return x
+
+
+def axis(axis: Any, ndim: int, op: str) -> int:
+    """Return one ``axis`` (negative allowed) as a non-negative axis of an ``ndim``-dim input.
+
+    Args:
+        axis: the axis given.
+        ndim: the input's number of dimensions.
+        op: the calling function's name, for error messages.
+
+    Returns:
+        The axis in ``0..ndim - 1``.
+
+    Raises:
+        TypeError: ``axis`` is not an int.
+        ValueError: the input is 0-d, or ``axis`` is out of range.
+    """
+    if type(axis) is int and 0 <= axis < ndim:
+        return axis  # already normalized (the common case: no checks to run)
+    if not int_like(axis):
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    axis = operator.index(axis)
+    if ndim == 0:
+        raise ValueError(
+            f"{op}: the input is 0-d, it has no axis {axis}; give an array of shape (N, ...)."
+        )
+    return normalize_axis(axis, ndim, op)[0]
+
+
+def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
+    """Return ``axis`` (an int, a tuple of ints or None) as a sorted tuple of non-negative axes.
+
+    Args:
+        axis: The axis or axes; negative ones count from the end; None means all.
+        ndim: The input's number of dimensions.
+        op: The zerograd function to name in errors.
+
+    Returns:
+        The axes, or None for ``axis=None``.
+
+    Raises:
+        TypeError: ``axis`` is not None, an int or a tuple of ints.
+        ValueError: An axis is out of range, or named twice.
+
+    Examples:
+        >>> normalize_axis(-1, 3, "sum")
+        (2,)
+    """
+    if axis is None:
+        return None
+    try:
+        axes = (operator.index(axis),) if not isinstance(axis, (tuple, list)) else tuple(axis)
+        axes = tuple(operator.index(a) for a in axes)
+    except TypeError:
+        raise TypeError(
+            f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}"
+        ) from None
+    for a in axes:
+        if not -ndim <= a < ndim:
+            valid = f"valid: {-ndim}..{ndim - 1}" if ndim else "it has none: use axis=None"
+            raise ValueError(
+                f"{op}: axis {a} is out of range for an input of {ndim} dimensions ({valid})."
+            )
+    out = tuple(sorted(a % ndim for a in axes))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: axis {axis!r} names one axis twice")
+    return out
+
+
+def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
+    """``x`` as a pair ``(h, w)``: an int is repeated, a pair passes through.
+
+    Args:
+        x: an int (numpy integers too) or a pair of them.
+        what: the function and argument to name in the error, e.g. ``"pooling: stride"``.
+
+    Returns:
+        ``(h, w)`` as Python ints.
+
+    Raises:
+        TypeError: ``x`` is neither an int nor a sequence of ints (bools and floats such as
+            ``2.0`` are refused).
+        ValueError: ``x`` is a sequence of ints, but not of two.
+
+    Examples:
+        >>> pair(3), pair((2, 1))
+        ((3, 3), (2, 1))
+    """
+    if type(x) is tuple and len(x) == 2 and type(x[0]) is int and type(x[1]) is int:
+        return x  # already a pair (the common case: functions pass checked pairs on)
+    if int_like(x):
+        n = operator.index(x)
+        return (n, n)
+    if isinstance(x, (tuple, list)) and all(int_like(v) for v in x):
+        if len(x) == 2:
+            return (operator.index(x[0]), operator.index(x[1]))
+        raise ValueError(f"{what}: expected an int or a pair of ints (h, w), got {len(x)}: {x!r}")
+    raise TypeError(f"{what}: expected an int or a pair of ints (h, w), got {x!r}")

@@ -1,0 +1,57 @@
+"""Shape arithmetic on plain ints and shapes: no array library, no Variable.
+
+A leaf module: the backends (the plugin surface) import it, so it imports nothing of
+zerograd.
+
+Examples:
+    >>> import numpy as np
+    >>> conv_outsize(28, 3, 1, 1), size_of(np.zeros((2, 3)))
+    (28, 6)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["conv_outsize", "size_of"]
+
+
+def size_of(x: Any) -> int:
+    """Return the number of elements of the backend array ``x``: the product of its shape.
+
+    Use it, never ``x.size``, on raw arrays: ``torch.Tensor.size`` is a method, and the array
+    API standard lets ``size`` be None where a dimension depends on the data. On a Variable,
+    ``x.size`` is fine (it is zerograd's property, computed this way).
+
+    Args:
+        x: An array of any backend (anything with a ``shape`` of ints).
+
+    Returns:
+        The element count, 1 for a 0-d array.
+
+    Examples:
+        >>> import numpy as np
+        >>> size_of(np.zeros((2, 0))), size_of(np.float64(3.0))
+        (0, 1)
+    """
+    return math.prod(x.shape)
+
+
+def conv_outsize(size: int, k: int, s: int, p: int) -> int:
+    """Output length of a convolution along one axis: ``(size + 2*p - k) // s + 1``.
+
+    Args:
+        size: The input's length.
+        k: The kernel size on that axis.
+        s: The stride.
+        p: The padding on each side.
+
+    Returns:
+        The output length.
+
+    Examples:
+        >>> conv_outsize(5, 3, 1, 1)
+        5
+    """
+    return (size + 2 * p - k) // s + 1

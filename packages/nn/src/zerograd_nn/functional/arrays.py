@@ -1,0 +1,164 @@
+"""Array helpers shared by the functional ops: argument arrays, float conversion, sums.
+
+Everything here works on backend arrays (never Variables, except where it says) through
+the array module of the input, so any registered backend (numpy, cupy, ...) fits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Function, Variable, as_array
+from zerograd.backends import backend_of, device_of, get_array_module
+from zerograd.utils import data_of
+from zerograd.variable import Constant
+
+
+def needs_grad(v: Any) -> bool:
+    """False for operands given as raw arrays/scalars (their gradient is unreachable).
+
+    Args:
+        v: an input Variable of a Function.
+
+    Returns:
+        True unless ``v`` is a Constant made from a raw operand.
+    """
+    return type(v) is not Constant
+
+
+def float_data(x: Any) -> Any:
+    """``x`` itself when it is floating point, else ``x`` as float64 (numpy's default float).
+
+    Float functions of integer or bool data compute in floating point: never truncate.
+
+    Args:
+        x: a backend array.
+
+    Returns:
+        A floating-point (or complex) array.
+    """
+    backend = backend_of(x)
+    if backend.dtype_kind(x.dtype) in "fc":
+        return x
+    return backend.astype(x, backend.xp.float64)
+
+
+class AsFloat(Function):
+    """``x`` converted to float64 when it holds integers or bools; the gradient passes through."""
+
+    def forward(self, x: Any) -> Any:
+        return float_data(x)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy``: the conversion passes the gradient through."""
+        return gy
+
+
+def as_float(x: Any, op: str, name: str = "x") -> Variable:
+    """Argument ``name`` of ``op`` as a Variable of floating-point data.
+
+    Integer or bool data is converted (through :class:`AsFloat`); floating data is kept.
+
+    Args:
+        x: the argument (Variable, array, list or number).
+        op: the calling function's name, for error messages.
+        name: the argument's name, for error messages.
+
+    Returns:
+        A Variable holding floating-point data.
+
+    Raises:
+        TypeError: ``x`` is not a numeric array, Variable, list or number.
+    """
+    if not isinstance(x, Variable) or x.data is None:
+        x = Variable(array_arg(op, name, x))
+    if backend_of(x.data).dtype_kind(x.dtype) in "fc":
+        return x
+    return AsFloat()(x)
+
+
+def add_into(y: Any, b: Any) -> Any:
+    """``y + b``, written into ``y``'s own memory where the backend's arrays are mutable.
+
+    For a forward's fresh result that nothing else holds yet (a matmul's output gets its
+    bias): no second array of ``y``'s size. The standard's in-place ``+=`` keeps ``y``'s
+    dtype, so it is used only when ``b`` has that dtype (otherwise the promoted ``y + b``);
+    arrays without in-place operators (JAX) make ``+=`` a plain ``y + b``.
+
+    Args:
+        y: a fresh backend array, unshared.
+        b: an array that broadcasts to ``y``'s shape.
+
+    Returns:
+        The sum (``y`` itself where it was written in place).
+    """
+    if b.dtype != y.dtype:
+        return y + b
+    y += b
+    return y
+
+
+def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
+    """The array behind argument ``v`` of ``op``.
+
+    A Variable's data or a backend array as is; a list or Python number converted (on
+    ``like``'s backend); anything else a TypeError. Used where a function reads shapes or
+    values itself, before any zerograd Function would check its inputs.
+
+    Args:
+        op: the calling function's name, for error messages.
+        name: the argument's name.
+        v: the value given.
+        like: an array whose backend converted values go to (None: the default backend).
+
+    Returns:
+        A backend array.
+
+    Raises:
+        TypeError: ``v`` is not a numeric array, a Variable, a list or a number.
+    """
+    a = data_of(v)
+    if isinstance(a, (list, tuple, int, float)) or getattr(a, "ndim", None) == 0:
+        try:  # lists, Python and numpy scalars; 0-d arrays of a backend stay as they are
+            backend_of(a)
+        except TypeError:
+            a = backend_of(like).asarray(a) if like is not None else as_array(a)
+    try:
+        backend = backend_of(a)
+    except TypeError:
+        backend = None
+    if backend is None or backend.dtype_kind(a.dtype) not in "biufc":
+        got = f"an array of dtype {a.dtype}" if backend is not None else type(a).__name__
+        raise TypeError(f"{op}: {name} must be a numeric array, a Variable or a list, got {got}")
+    return a
+
+
+def logsumexp(x: Any, axis: int = 1) -> Any:
+    """``log(sum(exp(x), axis, keepdims=True))`` on a raw array, without overflow.
+
+    Args:
+        x: a backend array.
+        axis: the axis to reduce.
+
+    Returns:
+        An array with ``axis`` kept as length 1.
+    """
+    xp = get_array_module(x)
+    m = xp.max(x, axis=axis, keepdims=True)
+    return m + xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True))
+
+
+def onehot(t: Any, n_classes: int, dtype: Any) -> Any:
+    """Rows of ``eye(n_classes)`` picked by integer labels ``t``, as ``dtype``.
+
+    Args:
+        t: integer labels (a backend array).
+        n_classes: the number of classes.
+        dtype: the result's dtype.
+
+    Returns:
+        An array of shape ``t.shape + (n_classes,)``.
+    """
+    xp = get_array_module(t)
+    hot = xp.arange(n_classes, device=device_of(t)) == xp.reshape(t, t.shape + (1,))
+    return backend_of(t).astype(hot, dtype)

@@ -1,0 +1,198 @@
+"""Convolution geometry: kernel, stride and pad checked, output sizes, im2col and col2im.
+
+The unfold (im2col) and fold (col2im) run on the backend's kernels
+(:meth:`~zerograd.backends.Backend.im2col`), so a backend with faster ones (zerograd-cupy's
+CUDA kernels) is used without a change here.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from zerograd.backends import backend_of, get_array_module
+from zerograd.checks import pair
+from zerograd.shapes import conv_outsize
+
+
+def conv_args(
+    op: str, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """``(kh, kw), (sh, sw), (ph, pw)`` checked: kernel and stride >= 1, pad >= 0.
+
+    Args:
+        op: the calling function's name, for error messages.
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+
+    Returns:
+        The three pairs.
+
+    Raises:
+        ValueError: one of them is not an int or a pair of ints, or is out of range.
+    """
+    (kh, kw), (sh, sw), (ph, pw) = (
+        pair(kernel_size, what=f"{op}: kernel_size"),
+        pair(stride, what=f"{op}: stride"),
+        pair(pad, what=f"{op}: pad"),
+    )
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        raise ValueError(
+            f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "
+            f"{(ph, pw)} >= 0"
+        )
+    return (kh, kw), (sh, sw), (ph, pw)
+
+
+def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
+    """DeZero's name for :func:`zerograd.shapes.conv_outsize` (same arguments, in order)."""
+    return conv_outsize(input_size, kernel_size, stride, pad)
+
+
+def get_deconv_outsize(size: int, k: int, s: int, p: int) -> int:
+    """Output length of a transposed convolution along one axis: ``s*(size-1) + k - 2p``.
+
+    Args:
+        size: the input length.
+        k: the kernel length.
+        s: the stride.
+        p: the padding.
+
+    Returns:
+        The output length.
+    """
+    return s * (size - 1) + k - 2 * p
+
+
+def conv_geometry(
+    op: str, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """Check a 4-D image shape and return ``(kh, kw), (sh, sw), (ph, pw), (oh, ow)``.
+
+    Results are cached per argument set: convolutions and pooling ask for the same
+    geometry on every call, and the checks cost more than the lookup.
+
+    Args:
+        op: the calling function's name, for error messages.
+        img_shape: the input's shape (N, C, H, W).
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+
+    Returns:
+        The kernel, stride, pad and output-size pairs.
+
+    Raises:
+        ValueError: the shape is not 4-D, or the kernel does not fit the padded image.
+    """
+    if _plain(kernel_size) and _plain(stride) and _plain(pad):
+        return _cached_geometry(op, tuple(img_shape), kernel_size, stride, pad)
+    # only exact ints are keys: 2.0 and True equal 2 and 1 but must fail the checks
+    return _conv_geometry(op, img_shape, kernel_size, stride, pad)
+
+
+def _plain(v: Any) -> bool:
+    """An exact Python int, or a pair of them."""
+    return type(v) is int or (
+        type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is int
+    )
+
+
+def _conv_geometry(
+    op: str, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """:func:`conv_geometry` without the cache."""
+    if len(img_shape) != 4:
+        raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
+    (kh, kw), (sh, sw), (ph, pw) = conv_args(op, kernel_size, stride, pad)
+    h, w = img_shape[2], img_shape[3]
+    oh, ow = get_conv_outsize(h, kh, sh, ph), get_conv_outsize(w, kw, sw, pw)
+    if oh < 1 or ow < 1:
+        raise ValueError(
+            f"{op}: a kernel of {(kh, kw)} with stride {(sh, sw)} and pad {(ph, pw)} does not "
+            f"fit an input of height/width {(h, w)}; use a smaller kernel or more padding."
+        )
+    return (kh, kw), (sh, sw), (ph, pw), (oh, ow)
+
+
+def im2col_array(
+    img: Any,
+    kernel_size: Any,
+    stride: Any,
+    pad: Any,
+    to_matrix: bool = True,
+    pad_value: float = 0.0,
+) -> Any:
+    """Unfold ``img`` (N, C, H, W) into patches (N, C, KH, KW, OH, OW).
+
+    With ``to_matrix`` the result is (N*OH*OW, C*KH*KW). One strided slice per kernel
+    offset, no loop over pixels. ``pad_value`` fills the border (``-inf`` for max pooling).
+
+    Args:
+        img: a backend array of shape (N, C, H, W).
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: return the 2-D matrix (else the 6-D array).
+        pad_value: the value of the padding.
+
+    Returns:
+        The patches as a backend array.
+    """
+    xp = get_array_module(img)
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
+        "im2col", img.shape, kernel_size, stride, pad
+    )
+    n, c = img.shape[:2]
+    col = backend_of(img).im2col(img, (kh, kw), (sh, sw), (ph, pw), pad_value=pad_value)
+    if to_matrix:
+        col = xp.reshape(xp.permute_dims(col, (0, 4, 5, 1, 2, 3)), (n * oh * ow, -1))
+    return col
+
+
+def col2im_array(
+    col: Any, img_shape: tuple, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool = True
+) -> Any:
+    """Fold patches back into an image of ``img_shape``, adding overlapping entries.
+
+    The adjoint of :func:`im2col_array`: ``col`` is (N, C, KH, KW, OH, OW), or
+    (N*OH*OW, C*KH*KW) with ``to_matrix``.
+
+    Args:
+        col: the patches.
+        img_shape: the image shape (N, C, H, W).
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+        to_matrix: whether ``col`` is the 2-D matrix.
+
+    Returns:
+        A backend array of shape ``img_shape``.
+
+    Raises:
+        ValueError: ``col``'s shape does not fit ``img_shape`` and the geometry.
+    """
+    xp = get_array_module(col)
+    (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
+        "col2im", img_shape, kernel_size, stride, pad
+    )
+    n, c, h, w = img_shape
+    if to_matrix and tuple(col.shape) == (n * oh * ow, c * kh * kw):
+        col = xp.permute_dims(xp.reshape(col, (n, oh, ow, c, kh, kw)), (0, 3, 4, 5, 1, 2))
+    elif to_matrix:
+        raise ValueError(
+            f"col2im: patches of shape {tuple(col.shape)} do not match image shape "
+            f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
+            f"(expected the matrix {(n * oh * ow, c * kh * kw)})."
+        )
+    if tuple(col.shape) != (n, c, kh, kw, oh, ow):
+        raise ValueError(
+            f"col2im: patches of shape {tuple(col.shape)} do not match image shape "
+            f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
+            f"(expected {(n, c, kh, kw, oh, ow)})."
+        )
+    return backend_of(col).col2im(col, tuple(img_shape), (kh, kw), (sh, sw), (ph, pw))
+
+
+_cached_geometry = functools.lru_cache(maxsize=1024)(_conv_geometry)

@@ -1,0 +1,380 @@
+"""``Layer``: a container of Parameters and sub-layers, in definition order.
+
+A Layer records every :class:`~zerograd.Parameter` and sub-Layer assigned to it as an
+attribute; :meth:`Layer.named_members`, :meth:`Layer.named_children` and
+:meth:`Layer.walk` are what everything that reads a model (parameters, state dicts,
+weight files, ``repr``, ``summary``) goes through.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Iterator, Mapping
+from typing import Any, TextIO
+
+from zerograd import Config, Parameter, Variable, using_config
+from zerograd.backends import as_array_of, get_backend, gpu_backend
+from zerograd.recording import current as _recorder
+from zerograd.recording import switch as _recording
+
+from .. import inspection as _inspection
+from .. import state_dict as _state
+from .. import weights as _weights
+
+
+def _ref(x: Any) -> Any:
+    try:
+        return weakref.ref(x)
+    except TypeError:  # Python scalars cannot be weakly referenced
+        return None
+
+
+class Layer:
+    """Base class of every layer: holds Parameters and sub-Layers, in definition order.
+
+    Layers (and Parameters) kept in a list or tuple attribute count too, named by index
+    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``). Layers pickle and
+    ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
+    and a state Variable such as an RNN's ``h`` is copied without its graph).
+    """
+
+    _eval_mode = False  # set by eval() on the instance; see train()
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_params", [])
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if _recording.on:  # a static-graph trace records the states a call leaves behind
+            rec = _recorder()
+            if rec is not None:
+                rec.attribute(self, name, value)
+        d = self.__dict__
+        names = d.get("_params")
+        if names is None:  # a subclass forgot super().__init__(): set things up now
+            names = []
+            object.__setattr__(self, "_params", names)
+        if isinstance(value, (Parameter, Layer)):
+            if name not in names:
+                names.append(name)
+        elif name in names:
+            names.remove(name)
+        if isinstance(value, (list, tuple)):
+            lists = d.get("_lists")
+            if lists is None:
+                lists = []
+                object.__setattr__(self, "_lists", lists)
+            if name not in lists:
+                lists.append(name)
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        for key in ("_params", "_lists"):
+            names = self.__dict__.get(key, [])
+            if name in names:
+                names.remove(name)
+        object.__delattr__(self, name)
+
+    def __call__(self, *inputs: Any) -> Any:
+        """Run :meth:`forward` on ``inputs`` and keep weak references to inputs and outputs.
+
+        Args:
+            *inputs: the inputs of :meth:`forward` (Variables or arrays).
+
+        Returns:
+            The single output, or a tuple when :meth:`forward` returns several.
+        """
+        if self._eval_mode:
+            with using_config("train", False):  # this context only: Config is per thread/task
+                outputs = self.forward(*inputs)
+        else:
+            outputs = self.forward(*inputs)
+        if not isinstance(outputs, tuple):
+            outputs = (outputs,)
+        object.__setattr__(self, "inputs", [_ref(x) for x in inputs])
+        object.__setattr__(self, "outputs", [_ref(y) for y in outputs])
+        return outputs if len(outputs) > 1 else outputs[0]
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("inputs", None)  # weak references to the last call: not part of the model
+        state.pop("outputs", None)
+        for k, v in state.items():
+            if type(v) is Variable and v.creator is not None:
+                state[k] = Variable(v.data, name=v.name)  # a graph is not copied
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def forward(self, *inputs: Any) -> Any:
+        """Compute the outputs; subclasses implement this.
+
+        Args:
+            *inputs: the arguments the layer was called with.
+
+        Returns:
+            A Variable or a tuple of Variables.
+
+        Raises:
+            NotImplementedError: on a subclass that does not override it.
+        """
+        raise NotImplementedError(f"{type(self).__name__}.forward is not implemented")
+
+    # -- looking at a model (zerograd_nn.inspection) -------------------------------------
+    def extra_repr(self) -> str:
+        """The settings shown inside this layer's ``repr`` (``'in=3, out=4'``); override it."""
+        return ""
+
+    def __repr__(self) -> str:
+        """A tree like PyTorch's: ``Type(settings)``, then ``(name): child`` per sub-layer."""
+        return _inspection.layer_repr(self)
+
+    def count_params(self) -> int:
+        """The number of scalars in this layer's parameters, sub-layers included.
+
+        Shared parameters count once; a lazily sized layer counts 0 until its first call
+        (:meth:`summary` makes that call). BatchNorm's running statistics are Parameters
+        here, so they count too.
+
+        Returns:
+            The total element count.
+
+        Examples:
+            >>> from zerograd_nn.layers import Linear
+            >>> Linear(3, in_size=4).count_params()
+            15
+        """
+        return _inspection.count_params(self)
+
+    def summary(self, *inputs: Any, verbose: bool = True, file: TextIO | None = None) -> Any:
+        """Run ``self(*inputs)`` and print a table of every layer's output shape and parameters.
+
+        The forward pass runs under ``no_grad()`` and ``test_mode()``, so it records no
+        graph and leaves batch-norm statistics alone; it does size lazily sized layers.
+
+        Args:
+            *inputs: inputs for one forward pass (a small batch is enough).
+            verbose: print the table.
+            file: where to print it (default: the current ``sys.stdout``).
+
+        Returns:
+            A :class:`~zerograd_nn.inspection.ModelSummary` (``rows``, ``total_params``).
+        """
+        return _inspection.summarize(self, inputs, file, verbose)
+
+    @property
+    def training(self) -> bool:
+        """Whether this layer's forward runs in train mode here: ``Config.train`` and not eval.
+
+        Returns:
+            True in train mode.
+        """
+        return bool(Config.train) and not self._eval_mode
+
+    def train(self, mode: bool = True) -> Layer:
+        """Put this layer and its sub-layers in train mode (``mode=True``) or eval mode.
+
+        Eval mode makes every call of the layer run as inside ``test_mode()`` (dropout off,
+        batch norm on its running statistics). Train mode only lifts that: the layer then
+        follows ``Config.train``, so ``with test_mode():`` still switches it to test mode.
+        A layer trains only where both agree. The switch is set inside each call and undone
+        after it, in the calling thread or task only: other threads' ``Config`` never changes.
+
+        Args:
+            mode: True for train mode, False for eval mode.
+
+        Returns:
+            This layer.
+        """
+        value = not mode
+        for *_, member in self.walk():
+            if isinstance(member, Layer):
+                object.__setattr__(member, "_eval_mode", value)
+        return self
+
+    def eval(self) -> Layer:
+        """Put this layer and its sub-layers in eval mode (``train(False)``).
+
+        Returns:
+            This layer.
+        """
+        return self.train(False)
+
+    # -- what a layer holds: the protocol every walk over a model uses ------------------
+    def named_members(self) -> Iterator[tuple[str, Parameter | Layer]]:
+        """This layer's own Parameters and sub-layers with their names, in definition order.
+
+        Attributes come first, in the order they were set; then the Parameters and layers
+        held in list or tuple attributes, named by index (``'blocks.0'``). A member held
+        under two names comes under each.
+
+        Yields:
+            ``(name, Parameter or Layer)`` pairs.
+        """
+        d = self.__dict__
+        for name in d.get("_params", ()):
+            yield name, d[name]
+        for name in d.get("_lists", ()):
+            for i, item in enumerate(d.get(name, ())):
+                if isinstance(item, (Parameter, Layer)):
+                    yield f"{name}.{i}", item
+
+    def named_children(self) -> Iterator[tuple[str, Layer]]:
+        """This layer's direct sub-layers with their names, in definition order, once each.
+
+        Yields:
+            ``(name, sub-layer)`` pairs; a layer held under two names comes under the first.
+        """
+        seen: set[int] = set()
+        for name, member in self.named_members():
+            if isinstance(member, Layer) and id(member) not in seen:
+                seen.add(id(member))
+                yield name, member
+
+    def walk(self) -> Iterator[tuple[str, str, int, Parameter | Layer]]:
+        """Walk this layer's tree depth first, in definition order: the one walk of a model.
+
+        Parameters, :meth:`named_params`, state dicts, weight files, ``repr``,
+        :meth:`summary` and :meth:`train` all read the model through it.
+
+        Yields:
+            ``(dotted name, local name, depth, member)``: first ``('', '', 0, self)``, then
+            each member of :meth:`named_members` (a sub-layer followed by its own tree, each
+            sub-layer once per holder as :meth:`named_children` lists them).
+        """
+        return _walk(self, "", "", 0)
+
+    def params(self) -> Iterator[Parameter]:
+        """Every Parameter of this layer and its sub-layers, in definition order, once each."""
+        return iter(self.named_params().values())
+
+    def named_params(self) -> dict[str, Parameter]:
+        """``{dotted name: Parameter}`` in definition order: ``'l1.W'``, ``'blocks.0.b'``.
+
+        Returns:
+            The same Parameters as :meth:`params`, each under its attribute path.
+
+        Examples:
+            >>> import numpy as np
+            >>> from zerograd_nn.models import MLP
+            >>> list(MLP((3, 2)).named_params())
+            ['l0.W', 'l0.b', 'l1.W', 'l1.b']
+        """
+        params: dict[str, Parameter] = {}
+        seen: set[int] = set()
+        for name, _, _, member in self.walk():
+            if isinstance(member, Parameter) and id(member) not in seen:
+                seen.add(id(member))
+                params[name] = member
+        return params
+
+    def state_dict(self) -> dict[str, Any]:
+        """``{dotted name: copy of the parameter's array}`` (see :mod:`zerograd_nn.state_dict`).
+
+        Returns:
+            Copies on the parameters' backends; parameters with no data yet are left out.
+        """
+        return _state.state_dict(self)
+
+    def load_state_dict(self, d: Mapping[str, Any], strict: bool = True) -> _state.LoadResult:
+        """Set the parameters from ``d`` (as :meth:`state_dict` returns), all or nothing.
+
+        Arrays of any backend are converted to each parameter's backend and dtype.
+
+        Args:
+            d: ``{dotted name: array}``.
+            strict: refuse names missing from ``d`` or unknown to the model; with False
+                they are skipped and returned.
+
+        Returns:
+            ``LoadResult(missing, unexpected)``: the names that were skipped.
+
+        Raises:
+            ValueError: a name (``strict``), shape or dtype does not fit; nothing changed.
+            TypeError: ``d`` is not a mapping.
+        """
+        return _state.load_state_dict(self, d, strict, owner=type(self).__name__)
+
+    def cleargrads(self) -> None:
+        """Forget every parameter's gradient."""
+        for param in self.params():
+            param.cleargrad()
+
+    def to(self, backend: Any) -> Layer:
+        """Move every parameter (and gradient) to ``backend``.
+
+        All arrays are converted before any is assigned, so a failed conversion leaves every
+        parameter where it was.
+
+        Args:
+            backend: a backend name (``"numpy"``, ``"cupy"``, ...) or a Backend.
+
+        Returns:
+            This layer.
+        """
+        moves = []
+        for param in self.params():
+            if param.data is None:
+                continue
+            data = as_array_of(param.data, backend)
+            grad = None if param.grad is None else as_array_of(param.grad.data, backend)
+            moves.append((param, data, grad))
+        for param, data, grad in moves:  # nothing below can fail: all move at once
+            param.data = data
+            if grad is not None:
+                param.grad.data = grad
+        return self
+
+    def to_cpu(self) -> Layer:
+        """Move every parameter to the CPU (the default backend).
+
+        Returns:
+            This layer.
+        """
+        return self.to(get_backend())
+
+    def to_gpu(self) -> Layer:
+        """Move every parameter to the GPU backend; a clear error when none can be used.
+
+        Returns:
+            This layer.
+        """
+        return self.to(gpu_backend())
+
+    def _flatten_params(self, params_dict: dict, parent_key: str = "") -> None:
+        """Fill ``params_dict`` with ``{'sub/name': Parameter}`` (weight-file names; DeZero's)."""
+        prefix = parent_key + "/" if parent_key else ""
+        params_dict.update({prefix + k: p for k, p in _weights.named_params(self).items()})
+
+    def save_weights(self, path: str | os.PathLike) -> None:
+        """Write the parameters to an ``.npz`` file, atomically (see :mod:`zerograd_nn.weights`).
+
+        Args:
+            path: the file to write (``.npz`` is added if missing).
+        """
+        _weights.save_weights(self, path)
+
+    def load_weights(self, path: str | os.PathLike) -> None:
+        """Read weights written by :meth:`save_weights` (checked; all or nothing).
+
+        Args:
+            path: the file to read.
+        """
+        _weights.load_weights(self, path)
+
+
+def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:
+    """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``."""
+    yield prefix, label, depth, layer
+    seen: set[int] = set()
+    for name, member in layer.named_members():
+        full = f"{prefix}.{name}" if prefix else name
+        if not isinstance(member, Layer):
+            yield full, name, depth + 1, member
+        elif id(member) not in seen:
+            seen.add(id(member))
+            yield from _walk(member, full, name, depth + 1)
+
+
+__all__ = ["Layer"]

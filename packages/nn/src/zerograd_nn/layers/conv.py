@@ -1,0 +1,158 @@
+"""Convolution layers: ``Conv2d`` and the transposed ``Deconv2d``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Parameter, Variable
+from zerograd.checks import pair
+
+from .. import functional as F
+from .. import initializers as _init
+from ..functional.geometry import conv_args
+from .base import Layer
+from .setup import (
+    backend_like,
+    bias_param,
+    check_settings,
+    follow,
+    layer_input,
+    randn,
+    size_arg,
+    undone_on_error,
+)
+
+
+class _ConvBase(Layer):
+    """Shared set-up of Conv2d and Deconv2d (lazy ``in_channels``, undone if the call fails).
+
+    ``initialW`` / ``initial_bias`` work as in :class:`Linear`; initializers that scale by
+    fans see ``fan_in = in_channels * KH * KW`` and ``fan_out = out_channels * KH * KW``.
+
+    Args:
+        out_channels: the number of output channels.
+        kernel_size: the kernel size, an int or a pair (KH, KW).
+        stride: the stride, an int or a pair.
+        pad: the zero padding, an int or a pair.
+        nobias: no bias ``b`` when True.
+        dtype: the floating-point dtype of the parameters.
+        in_channels: the number of input channels; None to take it from the first input.
+        initialW: how to fill ``W`` (initializer, number or array).
+        initial_bias: how to fill ``b`` (initializer, number or array).
+
+    Raises:
+        ValueError: a size, kernel, stride or pad that is not a positive (or, for pad,
+            non-negative) int or pair.
+        TypeError: a non-bool ``nobias`` or a non-floating ``dtype``.
+    """
+
+    def __init__(
+        self,
+        out_channels: int,
+        kernel_size: Any,
+        stride: Any = 1,
+        pad: Any = 0,
+        nobias: bool = False,
+        dtype: Any = "float32",
+        in_channels: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        size_arg(self, "out_channels", out_channels)
+        size_arg(self, "in_channels", in_channels, optional=True)
+        check_settings(self, nobias, dtype)
+        conv_args(name, kernel_size, stride, pad)
+        self._initialW = _init.check(initialW, name, "initialW")
+        initial_bias = _init.check(initial_bias, name, "initial_bias")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size, self.stride, self.pad, self.dtype = kernel_size, stride, pad, dtype
+        self.W = Parameter(None, name="W")
+        if in_channels is not None:
+            self._init_W()
+        self.b = None if nobias else bias_param(self, initial_bias, out_channels, dtype)
+
+    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def _init_W(self, like: Any = None) -> None:
+        c, oc = self.in_channels, self.out_channels
+        kh, kw = pair(self.kernel_size)
+        shape = self._w_shape(c, oc, kh, kw)
+        if self._initialW is None:
+            scale = (1 / (c * kh * kw)) ** 0.5
+            self.W.data = randn(backend_like(like), shape, self.dtype, scale)
+        else:  # fans as for a convolution, whatever the kernel's layout
+            fans = (c * kh * kw, oc * kh * kw)
+            init, name = self._initialW, type(self).__name__
+            self.W.data = _init.generate(init, shape, self.dtype, like, name, "initialW", fans)
+
+    def _conv(self, x: Any) -> Variable:
+        raise NotImplementedError
+
+    def extra_repr(self) -> str:
+        text = (
+            f"in={self.in_channels}, out={self.out_channels}, kernel={self.kernel_size}, "
+            f"stride={self.stride}, pad={self.pad}"
+        )
+        return text + (", nobias=True" if self.b is None else "")
+
+    def forward(self, x: Any) -> Variable:
+        """Apply the convolution, sizing ``W`` from ``x``'s channel axis on the first call.
+
+        Args:
+            x: input of shape (N, C, H, W).
+
+        Returns:
+            The output, of shape (N, out_channels, OH, OW).
+        """
+        x = layer_input(self, x, 2, "4-D (N, C, H, W)")
+        if self.W.data is not None:
+            return self._conv(x)
+        with undone_on_error(self, ("in_channels",), (self.W, self.b)):
+            self.in_channels = size_arg(self, "in_channels (axis 1 of x)", x.shape[1])
+            self._init_W(x)
+            follow(self.b, self.W.data)
+            return self._conv(x)
+
+
+class Conv2d(_ConvBase):
+    """2-D convolution layer; ``W`` is (out_channels, in_channels, KH, KW).
+
+    Takes the arguments of its base class (``out_channels``, ``kernel_size``, ``stride``,
+    ``pad``, ``nobias``, ``dtype``, ``in_channels``, ``initialW``, ``initial_bias``).
+
+    Examples:
+        >>> import numpy as np
+        >>> Conv2d(8, 3, pad=1)(np.ones((1, 3, 5, 5), dtype=np.float32)).shape
+        (1, 8, 5, 5)
+    """
+
+    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+        return (oc, c, kh, kw)
+
+    def _conv(self, x: Any) -> Variable:
+        return F.conv2d(x, self.W, self.b, self.stride, self.pad)
+
+
+class Deconv2d(_ConvBase):
+    """2-D transposed convolution layer; ``W`` is (in_channels, out_channels, KH, KW).
+
+    Takes the same arguments as :class:`Conv2d`.
+
+    Examples:
+        >>> import numpy as np
+        >>> Deconv2d(2, 2, stride=2)(np.ones((1, 3, 4, 4), dtype=np.float32)).shape
+        (1, 2, 8, 8)
+    """
+
+    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+        return (c, oc, kh, kw)
+
+    def _conv(self, x: Any) -> Variable:
+        return F.deconv2d(x, self.W, self.b, self.stride, self.pad)
+
+
+__all__ = ["Conv2d", "Deconv2d"]

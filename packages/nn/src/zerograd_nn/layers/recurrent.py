@@ -1,0 +1,163 @@
+"""Recurrent cells: ``RNN`` (Elman) and ``LSTM``; their state persists across calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zerograd import Variable
+
+from .. import functional as F
+from .. import initializers as _init
+from .base import Layer
+from .linear import Linear
+from .setup import layer_input, size_arg
+
+
+def _step_input(layer: Layer, x: Any, h: Variable | None) -> Any:
+    """A cell's input ``x`` (N, in_size), checked against the batch of its kept state ``h``.
+
+    Raises:
+        ValueError: a batch size other than the kept state's (call ``reset_state``).
+    """
+    x = layer_input(layer, x, 1, "(N, in_size)")
+    _check_state_batch(layer, x, h)
+    return x
+
+
+def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
+    """Refuse a batch whose size differs from the one the kept state was computed for."""
+    if h is None:
+        return
+    shape = getattr(x, "shape", None)
+    if shape and h.ndim and shape[0] != h.shape[0]:
+        name = type(layer).__name__
+        raise ValueError(
+            f"{name}: got a batch of {shape[0]} (x of shape {tuple(shape)}) but the hidden state "
+            f"holds a batch of {h.shape[0]} from the previous call; call reset_state() before "
+            f"feeding a sequence with another batch size."
+        )
+
+
+class RNN(Layer):
+    """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``.
+
+    ``initialW`` (an initializer or a number) fills both ``x2h.W`` and ``h2h.W``;
+    ``initial_bias`` fills ``x2h.b``.
+
+    Args:
+        hidden_size: the size of the hidden state.
+        in_size: the input size; None to take it from the first input.
+        initialW: how to fill the weights (initializer or number).
+        initial_bias: how to fill the bias (initializer or number).
+
+    Examples:
+        >>> import numpy as np
+        >>> rnn = RNN(4)
+        >>> rnn(np.ones((2, 3), dtype=np.float32)).shape
+        (2, 4)
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        in_size: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
+    ) -> None:
+        super().__init__()
+        size_arg(self, "hidden_size", hidden_size)
+        size_arg(self, "in_size", in_size, optional=True)
+        w = _init.check(initialW, "RNN", "initialW", arrays=False)
+        b = _init.check(initial_bias, "RNN", "initial_bias", arrays=False)
+        self.x2h = Linear(hidden_size, in_size=in_size, initialW=w, initial_bias=b)
+        # Sized like DeZero's (in_size passed through) so weights are drawn in the book's
+        # order; a different in_size, which crashes DeZero, sizes it lazily instead.
+        h2h_in = in_size if in_size == hidden_size else None
+        self.h2h = Linear(hidden_size, in_size=h2h_in, nobias=True, initialW=w)
+        self.h: Variable | None = None
+
+    def reset_state(self) -> None:
+        """Forget the hidden state (start a new sequence)."""
+        self.h = None
+
+    def extra_repr(self) -> str:
+        return f"hidden={self.x2h.out_size}"
+
+    def forward(self, x: Any) -> Variable:
+        """Advance one step on ``x`` (N, in_size): the new hidden state, kept for the next.
+
+        A batch of another size than the kept state's is a ValueError (``reset_state``).
+        """
+        x = _step_input(self, x, self.h)
+        if self.h is None:
+            h_new = F.tanh(self.x2h(x))
+        else:
+            h_new = F.tanh(self.x2h(x) + self.h2h(self.h))
+        self.h = h_new
+        return h_new
+
+
+class LSTM(Layer):
+    """LSTM cell with forget, input and output gates; state kept until ``reset_state``.
+
+    ``initialW`` (an initializer or a number) fills the eight weight matrices;
+    ``initial_bias`` fills the four biases of the ``x2*`` layers.
+
+    Args:
+        hidden_size: the size of the hidden and cell states.
+        in_size: the input size; None to take it from the first input.
+        initialW: how to fill the weights (initializer or number).
+        initial_bias: how to fill the biases (initializer or number).
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        in_size: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
+    ) -> None:
+        super().__init__()
+        h, i = size_arg(self, "hidden_size", hidden_size), size_arg(self, "in_size", in_size, True)
+        w = _init.check(initialW, "LSTM", "initialW", arrays=False)
+        b = _init.check(initial_bias, "LSTM", "initial_bias", arrays=False)
+        self.x2f = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.x2i = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.x2o = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.x2u = Linear(h, in_size=i, initialW=w, initial_bias=b)
+        self.h2f = Linear(h, in_size=h, nobias=True, initialW=w)
+        self.h2i = Linear(h, in_size=h, nobias=True, initialW=w)
+        self.h2o = Linear(h, in_size=h, nobias=True, initialW=w)
+        self.h2u = Linear(h, in_size=h, nobias=True, initialW=w)
+        self.reset_state()
+
+    def reset_state(self) -> None:
+        """Forget the hidden and cell states (start a new sequence)."""
+        self.h: Variable | None = None
+        self.c: Variable | None = None
+
+    def extra_repr(self) -> str:
+        return f"hidden={self.x2f.out_size}"
+
+    def forward(self, x: Any) -> Variable:
+        """Advance one step on ``x`` (N, in_size): the new hidden state; both states are kept."""
+        x = _step_input(self, x, self.h)
+        if self.h is None:
+            f = F.sigmoid(self.x2f(x))
+            i = F.sigmoid(self.x2i(x))
+            o = F.sigmoid(self.x2o(x))
+            u = F.tanh(self.x2u(x))
+        else:
+            f = F.sigmoid(self.x2f(x) + self.h2f(self.h))
+            i = F.sigmoid(self.x2i(x) + self.h2i(self.h))
+            o = F.sigmoid(self.x2o(x) + self.h2o(self.h))
+            u = F.tanh(self.x2u(x) + self.h2u(self.h))
+        c_new = i * u if self.c is None else f * self.c + i * u
+        h_new = o * F.tanh(c_new)
+        self.h, self.c = h_new, c_new
+        return h_new
+
+
+__all__ = ["LSTM", "RNN"]

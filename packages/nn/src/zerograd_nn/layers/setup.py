@@ -1,0 +1,109 @@
+"""How the standard layers set themselves up.
+
+Checked sizes and settings, weights drawn on the input's backend, a lazy first call undone
+if it fails, inputs checked by layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from zerograd import Parameter, Variable
+from zerograd.backends import Backend, backend_of, get_backend
+from zerograd.checks import positive_int
+from zerograd.utils import data_of
+
+from .. import initializers as _init
+from ..functional.arrays import array_arg
+from .base import Layer
+
+
+def backend_like(like: Any) -> Backend:
+    """The backend of ``like`` (a Variable or an array), the default one for ``None``."""
+    if like is None:
+        return get_backend()
+    return backend_of(data_of(like))
+
+
+def randn(backend: Backend, shape: tuple, dtype: Any, scale: float) -> Any:
+    """Standard-normal weights of ``dtype`` scaled by ``scale`` (kept in ``dtype``)."""
+    w = backend.randn(*shape)
+    return backend.astype(w, dtype) * scale
+
+
+def bias_param(layer: Layer, value: Any, size: int, dtype: Any) -> Parameter:
+    """The bias Parameter: zeros (DeZero's) or from ``initial_bias``."""
+    if value is None:
+        return Parameter(get_backend().xp.zeros(size, dtype=dtype), "b")
+    name = type(layer).__name__
+    return Parameter(_init.generate(value, (size,), dtype, None, name, "initial_bias"), "b")
+
+
+@contextmanager
+def undone_on_error(
+    layer: Layer, names: tuple[str, ...], params: tuple[Any, ...]
+) -> Iterator[None]:
+    """Restore ``layer``'s attributes ``names`` and the data of ``params`` if the block raises.
+
+    Wraps a lazy first call (sizing, then the forward pass): a call that fails leaves the
+    layer unsized, so a later call with a correct input sizes it afresh.
+    """
+    attrs = {n: getattr(layer, n) for n in names}
+    saved = [(p, p.data) for p in params if p is not None]
+    try:
+        yield
+    except BaseException:
+        for n, v in attrs.items():
+            setattr(layer, n, v)
+        for p, data in saved:
+            p.data = data
+        raise
+
+
+def size_arg(layer: Layer, name: str, v: Any, optional: bool = False) -> int | None:
+    """Constructor argument ``name`` checked as a positive int (None allowed if ``optional``)."""
+    if v is None and optional:
+        return None
+    return positive_int(type(layer).__name__, name, v)
+
+
+def check_settings(layer: Layer, nobias: Any, dtype: Any) -> None:
+    """Check a layer's ``nobias`` (a bool) and ``dtype`` (a floating-point dtype)."""
+    name = type(layer).__name__
+    if type(nobias).__name__ not in ("bool", "bool_"):
+        raise TypeError(f"{name}: nobias must be True or False, got {nobias!r}")
+    backend = get_backend()
+    try:
+        kind = backend.dtype_kind(backend.xp.zeros(0, dtype=dtype).dtype)
+    except (TypeError, ValueError):
+        kind = None
+    if kind != "f":
+        raise TypeError(
+            f"{name}: dtype must be a floating-point dtype such as 'float32' (weights are "
+            f"drawn from a normal distribution), got {dtype!r}"
+        )
+
+
+def layer_input(layer: Layer, x: Any, ndim: int, layout: str) -> Any:
+    """The layer's input ``x`` (lists converted to arrays), checked for ``ndim`` dimensions.
+
+    ``ndim`` is the fewest its forward can read sizes from; a clear error naming the layer
+    otherwise (the functions it calls check the exact layout).
+    """
+    if not isinstance(x, Variable):
+        x = array_arg(type(layer).__name__, "x", x)
+    elif x.data is None:
+        raise TypeError(f"{type(layer).__name__}: x is a Variable whose data is None")
+    if x.ndim < ndim:
+        raise ValueError(f"{type(layer).__name__}: x must be {layout}, got shape {tuple(x.shape)}.")
+    return x
+
+
+def follow(param: Any, like: Any) -> None:
+    """Move ``param`` to the backend of array ``like`` (lazy init on a GPU input)."""
+    if param is not None and param.data is not None:
+        target = backend_of(like)
+        if backend_of(param.data) is not target:
+            param.to(target)

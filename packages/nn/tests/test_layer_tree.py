@@ -1,0 +1,104 @@
+"""What a Layer holds, as every walk over a model reads it: named_members, named_children
+and the one tree walk that params, state dicts, weight files, repr and summary share."""
+
+import numpy as np
+
+import zerograd_nn.layers as L
+from zerograd import Parameter
+from zerograd_nn.weights import named_params as file_names
+
+
+def _p(n):
+    return Parameter(np.full(n, float(n), dtype=np.float32))
+
+
+class Block(L.Layer):
+    def __init__(self):
+        super().__init__()
+        self.lin = L.Linear(2, in_size=2)
+        self.gain = _p(1)
+
+    def forward(self, x):
+        return self.lin(x) * self.gain
+
+
+class Net(L.Layer):
+    def __init__(self):
+        super().__init__()
+        self.first = Block()
+        self.blocks = [Block(), _p(3)]  # a list: its items are named by index
+        self.scale = _p(2)
+        self.again = self.first  # one sub-layer under two names
+
+    def forward(self, x):
+        return x
+
+
+def test_named_members_come_in_definition_order_attributes_first():
+    net = Net()
+    names = [n for n, _ in net.named_members()]
+    assert names == ["first", "scale", "again", "blocks.0", "blocks.1"]
+    members = dict(net.named_members())
+    assert members["again"] is members["first"] and isinstance(members["blocks.0"], Block)
+
+
+def test_named_children_list_each_sub_layer_once_under_its_first_name():
+    net = Net()
+    assert [n for n, _ in net.named_children()] == ["first", "blocks.0"]
+    assert list(net.first.named_children()) == [("lin", net.first.lin)]
+
+
+def test_the_walk_yields_every_layer_and_parameter_with_name_label_and_depth():
+    net = Net()
+    got = [(name, label, depth, type(m).__name__) for name, label, depth, m in net.walk()]
+    assert got == [
+        ("", "", 0, "Net"),
+        ("first", "first", 1, "Block"),
+        ("first.lin", "lin", 2, "Linear"),
+        ("first.lin.W", "W", 3, "Parameter"),
+        ("first.lin.b", "b", 3, "Parameter"),
+        ("first.gain", "gain", 2, "Parameter"),
+        ("scale", "scale", 1, "Parameter"),
+        ("blocks.0", "blocks.0", 1, "Block"),
+        ("blocks.0.lin", "lin", 2, "Linear"),
+        ("blocks.0.lin.W", "W", 3, "Parameter"),
+        ("blocks.0.lin.b", "b", 3, "Parameter"),
+        ("blocks.0.gain", "gain", 2, "Parameter"),
+        ("blocks.1", "blocks.1", 1, "Parameter"),
+    ]
+
+
+def test_params_state_dict_and_weight_files_name_the_walks_parameters_once():
+    net = Net()
+    names = list(net.named_params())
+    assert names == [
+        "first.lin.W", "first.lin.b", "first.gain", "scale",
+        "blocks.0.lin.W", "blocks.0.lin.b", "blocks.0.gain", "blocks.1",
+    ]  # fmt: skip
+    assert [id(p) for p in net.params()] == [id(p) for p in net.named_params().values()]
+    assert list(net.state_dict()) == names
+    assert list(file_names(net)) == [n.replace(".", "/") for n in names]
+    flat = {}
+    net._flatten_params(flat, "net")  # DeZero's spelling, with a parent key
+    assert list(flat) == ["net/" + n.replace(".", "/") for n in names]
+
+
+def test_summary_counts_a_layers_own_parameters_listed_ones_included():
+    class Holder(L.Layer):
+        def __init__(self):
+            super().__init__()
+            self.w = _p(2)
+            self.extra = [_p(3), _p(4)]
+
+        def forward(self, x):
+            return x * self.w
+
+    s = Holder().summary(np.ones(2, dtype=np.float32), verbose=False)
+    assert s.rows[0]["params"] == 2 + 3 + 4 == s.total_params
+
+
+def test_train_and_eval_reach_every_layer_of_the_walk():
+    net = Net().eval()
+    assert not any(m.training for *_, m in net.walk() if isinstance(m, L.Layer))
+    net.train()
+    assert all(m.training for *_, m in net.walk() if isinstance(m, L.Layer))
