@@ -426,7 +426,8 @@ def splice(section: str, path: Path) -> None:
     text = path.read_text()
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
-        text = head + section.strip() + "\n" + rest.split(END, 1)[1].lstrip("\n")
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        text = head + section.strip() + ("\n\n" + tail if tail else "\n")
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text)
