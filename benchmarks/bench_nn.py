@@ -22,6 +22,7 @@ from common import (
     median_of,
     rounds,
     row,
+    static_row,
 )
 
 CASES = {
@@ -157,6 +158,48 @@ def memory_rows(steps: int = 200) -> list[dict]:
     return [r]
 
 
+def replay_rows(trained: list[dict], n: int = 3) -> list[dict]:
+    """The replay's targets: the 1-thread steps (from ``trained``), the RNN examples' epochs
+    (examples/lstm_sine.py and char_rnn.py, eager and ``--static``), and the MLP step's
+    peak memory (tracemalloc), eager and replayed."""
+    fws = ["zerograd", "static"]
+    by_case = {(r["group"], r["case"]): r for r in trained}
+    rows = []
+    for name, limit in (("MLP sigmoid", 0.85), ("MLP relu", 0.85), ("CNN", 0.45)):
+        r = by_case.get(("training step, ms (1 thread)", CASES[name][2]))
+        if r is not None:
+            values = {k: r.get(k) for k in ("zerograd", "static", "torch")}
+            rows.append(static_row(f"{CASES[name][2]}, ms", values, "torch", limit))
+    epochs = {"lstm_sine": (24, 3), "char_rnn": (8, 3)}  # (epochs, first ones not timed)
+    configs = {
+        ex: ("rnn", 1, lambda fw, e=e, k=k, x=ex: {"example": x, "epochs": e, "skip": k})
+        for ex, (e, k) in epochs.items()
+    }
+    res = rounds(fws, configs, n)
+    for ex, results in res.items():
+        values = {fw: median_of(results[fw], lambda r: r["ms"]) for fw in fws}
+        r = static_row(f"examples/{ex}.py epoch, CPU ms", values, "zerograd", 0.4)
+        same = {r2["loss"] for rs in results.values() for r2 in rs if "error" not in r2}
+        r["note"] = join(
+            f"median epoch after the first {epochs[ex][1]} of {epochs[ex][0]}, "
+            f"{n} processes each; ratio: --static / eager",
+            "same final loss ✓" if len(same) == 1 else f"⚠ final losses differ: {same}",
+            errors(results),
+        )
+        rows.append(r)
+    res = rounds(fws, {"peak": ("peak", 1, lambda fw: {})}, 1)["peak"]
+    values = {fw: median_of(res[fw], lambda r: r["peak_mib"]) for fw in fws}
+    r = static_row("MLP 784-1000-1000-10 relu step: peak memory, MiB", values, "zerograd", 1.0)
+    r["note"] = join(
+        "tracemalloc's peak during one step after 5 (numpy's allocations: the weights, "
+        "gradients, activations and temporaries); ratio: replayed / eager",
+        errors(res),
+    )
+    rows.append(r)
+    return rows
+
+
 def run() -> list[dict]:
     """Every training row."""
-    return train_rows() + memory_rows()
+    trained = train_rows()
+    return trained + memory_rows() + replay_rows(trained)

@@ -20,6 +20,7 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 from types import ModuleType
 
 from workloads import (
@@ -42,6 +43,7 @@ from workloads import (
 from workloads import wide as wide_graph
 
 clock = time.perf_counter  # main() switches to time.process_time on 1 thread
+HERE = Path(__file__).parent
 
 
 def per_op(fw: ModuleType, reps: int, warmup: int = 2) -> dict:
@@ -143,7 +145,44 @@ def memory(fw: ModuleType, steps: int = 200, every: int = 10) -> dict:
     return {"rss": samples, "every": every, "ms": (clock() - t0) / steps * 1e3}
 
 
-WORKLOADS = {"per_op": per_op, "train": train, "wide": wide, "deep": deep, "memory": memory}
+def peak(fw: ModuleType, steps: int = 5) -> dict:
+    """tracemalloc's peak (numpy's allocations: zerograd columns only) during one relu-MLP
+    step after ``steps`` steps, everything since the network's creation counted."""
+    import tracemalloc
+
+    tracemalloc.start()
+    net = fw.MLP(mlp_weights(), "relu")
+    xi, ti = fw.inputs(*mlp_data())
+    for _ in range(steps):
+        net.step(xi, ti)
+    before = tracemalloc.get_traced_memory()[0]
+    tracemalloc.reset_peak()
+    net.step(xi, ti)
+    top = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {"peak_mib": top / 2**20, "before_mib": before / 2**20}
+
+
+def rnn(fw: ModuleType, example: str, epochs: int, skip: int) -> dict:
+    """Median CPU ms per epoch of an example's training (examples/<example>.py), after the
+    first ``skip`` epochs; fw_static's process trains with ``static=True``."""
+    examples = HERE.parent / "examples"
+    sys.path.insert(0, str(examples))
+    module = importlib.import_module(example)
+    result = module.train(epochs=epochs, verbose=False, static=getattr(fw, "STATIC", False))
+    ms = statistics.median(result["epoch_times"][skip:]) * 1e3
+    return {"ms": ms, "loss": result["losses"][-1]}
+
+
+WORKLOADS = {
+    "per_op": per_op,
+    "train": train,
+    "wide": wide,
+    "deep": deep,
+    "memory": memory,
+    "peak": peak,
+    "rnn": rnn,
+}
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ HERE = Path(__file__).parent
 # every framework module (fw_<key>.py) and the name the table and the notes give it
 NAMES = {
     "zerograd": "zerograd",
+    "static": "zerograd static",  # the same steps under zerograd.static_graph, replayed
     "numpy": "numpy-hand",
     "torch": "PyTorch",
     "dezero": "DeZero",
@@ -31,7 +32,8 @@ NAMES = {
 }
 REFERENCES = ("tape", "graph")  # reference engines: named in the per-op note, not columns
 COLUMNS = tuple(fw for fw in NAMES if fw not in REFERENCES)  # the table's columns, in order
-GRAPHS = tuple(fw for fw in COLUMNS if fw != "numpy")  # the columns that record a graph
+# the columns that record a graph: the static column replays steps, it builds none
+GRAPHS = tuple(fw for fw in COLUMNS if fw not in ("numpy", "static"))
 
 
 def missing(fw: str) -> str | None:
@@ -136,6 +138,24 @@ def row(
         r[col] = values.get(col)
     z, base = r["zerograd"], r.get(ref) if ref else None
     r["ratio"] = z / base if z is not None and base else None
+    return r
+
+
+STATIC_GROUP = "static-graph replay (zerograd.static_graph), 1 thread"
+
+
+def static_row(case: str, values: dict[str, float | None], ref: str, limit: float) -> dict:
+    """A row of the replay's targets: its ratio is the static column's to ``ref``'s.
+
+    ``values`` holds at least the ``static`` and ``ref`` columns (the caller copies them
+    from the rows that measured them); the note gives eager zerograd's ratio beside it.
+    """
+    r = row(STATIC_GROUP, case, values, ref=ref, target=f"≤ {limit:g}× {NAMES[ref]}")
+    s, base, eager = values.get("static"), values.get(ref), values.get("zerograd")
+    r["ratio"] = s / base if s is not None and base else None
+    r["met"] = None if r["ratio"] is None else r["ratio"] <= limit
+    if ref != "zerograd" and eager is not None and base:
+        r["note"] = f"ratio of zerograd static; eager zerograd {eager / base:.2f}×"
     return r
 
 

@@ -27,12 +27,16 @@ class _Net:
         raise NotImplementedError
 
     def step(self, x: np.ndarray, t: np.ndarray) -> float:
+        return float(self.train_step(x, t).data)
+
+    def train_step(self, x: np.ndarray, t: np.ndarray) -> Variable:
+        """The step itself (what fw_static.py records): the loss Variable."""
         loss = F.softmax_cross_entropy(self.forward(x), t)
         for p in self.params:
             p.cleargrad()
         loss.backward()
         self.opt.update()
-        return float(loss.data)
+        return loss
 
     def weights(self) -> list[np.ndarray]:
         return [np.asarray(p.data) for p in self.params]

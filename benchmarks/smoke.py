@@ -20,4 +20,17 @@ y.backward()
 expected = 2 * (1 - np.tanh(x.data) ** 2)
 assert x.grad.dtype == np.float32
 assert np.allclose(x.grad.data, expected, atol=1e-6)
+
+
+@zerograd.static_graph
+def step(v):
+    out = F.sum(F.tanh(v) * 2.0)
+    out.backward()
+    return out
+
+
+for _ in range(4):  # one eager call, two recorded, then a replay
+    v = Variable(x.data)
+    step(v)
+assert step.counts["replayed"] == 1 and v.grad.data.tobytes() == x.grad.data.tobytes()
 print(f"smoke ok: zerograd {zerograd.__version__}, backends {names}, grad {x.grad.data}")

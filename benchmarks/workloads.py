@@ -40,7 +40,15 @@ def chain(fw: ModuleType, x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n
     """
     if hasattr(fw, "chain"):
         return fw.chain(x0, c, ops, n)
-    x = y = fw.leaf(x0)
+    x = fw.leaf(x0)
+    chain_of(fw, x, c, ops, n)
+    return float(fw.grad(x)[0])
+
+
+def chain_of(fw: ModuleType, x: object, c: np.ndarray, ops: tuple[str, ...], n: int) -> object:
+    """The ``n`` ops from the leaf ``x`` and the backward: the part of :func:`chain` that a
+    static graph records (``fw_static.py``); returns the chain's output."""
+    y = x
     c = fw.const(c) if hasattr(fw, "const") else c
     for i in range(n):
         op = ops[i % len(ops)]
@@ -53,7 +61,7 @@ def chain(fw: ModuleType, x0: np.ndarray, c: np.ndarray, ops: tuple[str, ...], n
         else:
             y = fw.sin(y)
     fw.backward(y)
-    return float(fw.grad(x)[0])
+    return y
 
 
 def wide(fw: ModuleType, k: int) -> object:

@@ -6,10 +6,15 @@ Adam. Prints the loss (nats per character) per epoch and a text sampled from the
 Any UTF-8 text works: ``--text path/to/file.txt``; DeZero's ``Shakespear`` dataset reads
 tiny-shakespeare the same way when you place it locally.
 
-    python examples/char_rnn.py [--epochs 20] [--text FILE] [--gpu]
+Each window of 25 characters is one call of a function (examples/_bptt.py: forward,
+backward, the graph behind the LSTM's state cut, the update).
+
+    python examples/char_rnn.py [--epochs 20] [--text FILE] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy): the loader and the model are moved
-with ``to_gpu()``.
+with ``to_gpu()``. ``--static`` runs that function under ``zerograd.static_graph``: recorded
+on its first calls, then replayed with no graph objects, giving the same losses to the
+last bit.
 """
 
 from __future__ import annotations
@@ -19,11 +24,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bptt import window_step, windows  # examples/_bptt.py
 from _progress import progress  # examples/_progress.py
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
-from zerograd import no_grad
+from zerograd import no_grad, static_graph
 from zerograd.backends import NoBackendError
 from zerograd_nn import Model, SeqDataLoader
 from zerograd_nn.datasets import TextCharDataset
@@ -54,8 +60,13 @@ def train(
     seed: int = 0,
     verbose: bool = True,
     gpu: bool = False,
+    static: bool = False,
 ) -> dict:
-    """Train; returns the model, the dataset and the loss per epoch (nats per character)."""
+    """Train; returns the model, the dataset, the loss per epoch (nats per character) and
+    each epoch's CPU seconds.
+
+    ``static`` replays the window step with ``zerograd.static_graph`` (same results).
+    """
     np.random.seed(seed)
     dataset = TextCharDataset(path=text_path)
     loader = SeqDataLoader(dataset, batch_size=batch_size)
@@ -64,26 +75,23 @@ def train(
         loader.to_gpu()
         model.to_gpu()
     optimizer = Adam(alpha=0.005).setup(model)
-    losses = []
+    step = window_step(model, optimizer, F.softmax_cross_entropy)
+    if static:
+        step = static_graph(step)
+    losses, epoch_times = [], []
     for epoch in range(1, epochs + 1):
+        started = time.process_time()
         model.reset_state()
-        loss, count, total = 0, 0, 0.0
-        for x, t in progress(loader, verbose, f"epoch {epoch}"):
-            loss += F.softmax_cross_entropy(model(x), t)
-            count += 1
-            if count % bptt_length == 0 or count == len(loader):
-                model.cleargrads()
-                loss.backward()
-                loss.unchain_backward()
-                optimizer.update()
-                total += float(loss.data)
-                loss = 0
-        losses.append(total / count)
+        total = 0.0
+        for xs, ts in windows(progress(loader, verbose, f"epoch {epoch}"), bptt_length):
+            total += float(step(xs, ts).data)
+        losses.append(total / len(loader))
+        epoch_times.append(time.process_time() - started)  # CPU seconds
         if verbose:
             print(f"epoch {epoch:3d}  loss {losses[-1]:.3f} nats/char")
     if gpu:
         model.to_cpu()  # sampling below runs on the CPU
-    return {"model": model, "dataset": dataset, "losses": losses}
+    return {"model": model, "dataset": dataset, "losses": losses, "epoch_times": epoch_times}
 
 
 def sample(model: CharLSTM, dataset: TextCharDataset, prime: str = "The ", length: int = 300,
@@ -110,10 +118,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--text", type=Path, default=TEXT)
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
+    parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()
     t0 = time.perf_counter()
     try:
-        result = train(args.text, args.epochs, gpu=args.gpu)
+        result = train(args.text, args.epochs, gpu=args.gpu, static=args.static)
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"char_rnn.py --gpu: {exc}") from None
     took = time.perf_counter() - t0

@@ -5,9 +5,14 @@ truncated backpropagation every 30 steps, Adam. Prints the average loss per epoc
 predicts the noise-free cos curve one step ahead and prints its mean squared error. With
 zerograd-viz installed it writes ``lstm_sine_loss.png``.
 
-    python examples/lstm_sine.py [--epochs 100] [--gpu]
+Each window of 30 steps is one call of a function (examples/_bptt.py): the forward of
+every step, backward, the graph behind the LSTM's state cut, the update.
+
+    python examples/lstm_sine.py [--epochs 100] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy), moving the loader with ``to_gpu()``.
+``--static`` runs that function under ``zerograd.static_graph``: recorded on its first calls,
+then replayed with no graph objects, giving the same losses to the last bit.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _bptt import window_step, windows  # examples/_bptt.py
 from _progress import progress, say  # examples/_progress.py
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
-from zerograd import no_grad
+from zerograd import no_grad, static_graph
 from zerograd.backends import NoBackendError, as_cupy
 from zerograd_nn import Model, SeqDataLoader
 from zerograd_nn.datasets import SinCurve
@@ -51,8 +57,13 @@ def train(
     seed: int = 0,
     verbose: bool = True,
     gpu: bool = False,
+    static: bool = False,
 ) -> dict:
-    """Train; returns the model, the loss per epoch and the one-step MSE on the cos curve."""
+    """Train; returns the model, the loss per epoch, the one-step MSE on the cos curve and
+    each epoch's CPU seconds.
+
+    ``static`` replays the window step with ``zerograd.static_graph`` (same results).
+    """
     np.random.seed(seed)
     train_set = SinCurve(train=True)
     loader = SeqDataLoader(train_set, batch_size=batch_size)
@@ -62,25 +73,26 @@ def train(
         loader.to_gpu()
         model.to_gpu()  # the LSTM's hidden-to-gate weights exist already; the rest follow x
     optimizer = Adam().setup(model)
-    losses = []
+    step = window_step(model, optimizer, F.mean_squared_error)
+    if static:
+        step = static_graph(step)
+    losses, epoch_times = [], []
     for epoch in progress(range(1, epochs + 1), verbose, "lstm"):
+        started = time.process_time()
         model.reset_state()
-        loss, count, total = 0, 0, 0.0
-        for x, t in loader:
-            y = model(x.astype(np.float32))
-            loss += F.mean_squared_error(y, t.astype(np.float32))
-            count += 1
-            if count % bptt_length == 0 or count == seqlen:
-                model.cleargrads()
-                loss.backward()
-                loss.unchain_backward()
-                optimizer.update()
-                total += float(loss.data)
-                loss = 0
-        losses.append(total / count)
+        total = 0.0
+        for xs, ts in windows(loader, bptt_length, lambda a: a.astype(np.float32)):
+            total += float(step(xs, ts).data)
+        losses.append(total / seqlen)
+        epoch_times.append(time.process_time() - started)  # CPU seconds
         if verbose and (epoch % 10 == 0 or epoch == 1):
             say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")
-    return {"model": model, "losses": losses, "test_mse": cos_mse(model, gpu)}
+    return {
+        "model": model,
+        "losses": losses,
+        "test_mse": cos_mse(model, gpu),
+        "epoch_times": epoch_times,
+    }
 
 
 def cos_mse(model: BetterRNN, gpu: bool = False) -> float:
@@ -100,10 +112,11 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=100)
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
+    parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()
     t0 = time.perf_counter()
     try:
-        result = train(args.epochs, gpu=args.gpu)
+        result = train(args.epochs, gpu=args.gpu, static=args.static)
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"lstm_sine.py --gpu: {exc}") from None
     took = time.perf_counter() - t0

@@ -121,6 +121,14 @@ def test_char_rnn_learns_and_samples():
     assert set(text) <= set(result["dataset"].vocab)
 
 
+@pytest.mark.parametrize("name, epochs", [("lstm_sine", 5), ("char_rnn", 3)])
+def test_static_windows_train_to_the_eager_losses_bit_for_bit(name, epochs):
+    example = load(name)
+    eager = example.train(epochs=epochs, verbose=False)["losses"]
+    static = example.train(epochs=epochs, verbose=False, static=True)["losses"]
+    assert static == eager
+
+
 def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
     """benchmarks/bench_gpu.py (whose numbers need a GPU) runs on the GPU backend under test;
     the times are not read."""

@@ -284,6 +284,12 @@ def test_constructor_and_trigger_errors_name_what_to_do():
         IntervalTrigger(0, "epoch")
 
 
+def test_static_must_be_a_bool():
+    model, optimizer, loader = _setup()
+    with pytest.raises(TypeError, match=r"Trainer: static must be True or False, got 1"):
+        Trainer(model, optimizer, loader, max_epochs=1, static=1)
+
+
 def test_a_loader_of_something_else_than_pairs_is_refused(tmp_path):
     model, optimizer, _ = _setup()
     xs = [np.zeros((2, 2), np.float32)] * 3
@@ -381,12 +387,12 @@ REAL_LOADER = pytest.param(
 )
 
 
-def _resumable(out, seed, snapshot_trigger, make_loader=SeededLoader):
+def _resumable(out, seed, snapshot_trigger, make_loader=SeededLoader, static=False):
     np.random.seed(seed)
     model = DropoutNet((16, 3))
     optimizer = Adam(alpha=0.01).setup(model)
     loader = make_loader(Spiral(train=True), 32, 7)  # 10 batches per epoch
-    trainer = Trainer(model, optimizer, loader, max_iterations=37, out=out)
+    trainer = Trainer(model, optimizer, loader, max_iterations=37, out=out, static=static)
     trainer.extend(
         StepScheduler(schedulers.ExponentialLR(optimizer, 0.97), trigger=(1, "iteration"))
     )
@@ -426,6 +432,36 @@ def test_resume_continues_bit_identically(tmp_path, trigger, name, make_loader):
     assert log(resumed) == log(straight) and len(log(straight)) == 9
     early = resumed.get_extension("EarlyStopping")
     assert early.best == straight.get_extension("EarlyStopping").best < math.inf
+
+
+def _log(trainer):
+    return [
+        {k: v for k, v in e.items() if k != "elapsed_time"}
+        for e in trainer.get_extension("LogReport").log
+    ]
+
+
+def test_a_static_trainer_trains_bit_for_bit_like_the_eager_one(tmp_path):
+    """Dropout, Adam, an lr schedule per iteration, a short last batch (300 = 9 x 32 + 12)."""
+    eager = _resumable(tmp_path / "a", 0, (100, "iteration")).run()
+    static = _resumable(tmp_path / "b", 0, (100, "iteration"), static=True).run()
+    for (key, p), q in zip(eager.model.named_params().items(), static.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+        np.testing.assert_array_equal(p.grad.data, q.grad.data, err_msg=key)
+    assert _log(static) == _log(eager) and len(_log(eager)) == 9
+    # the full batches replay from their fourth call; the short last one from its fourth
+    assert static.step.counts == {"eager": 2, "traced": 4, "replayed": 31}
+    assert not hasattr(eager.step, "counts")
+
+
+def test_a_static_trainer_resumes_an_eager_snapshot_bit_for_bit(tmp_path):
+    straight = _resumable(tmp_path / "a", 0, (13, "iteration")).run()
+    resumed = _resumable(tmp_path / "b", 1, (13, "iteration"), static=True)
+    resumed.resume(tmp_path / "a" / "snapshot_iter_00000013.npz").run()
+    for (key, p), q in zip(straight.model.named_params().items(), resumed.model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+    assert _log(resumed) == _log(straight)
+    assert resumed.step.counts["replayed"] > 0
 
 
 def test_snapshot_keeps_the_newest_files(tmp_path):
@@ -594,6 +630,28 @@ def test_a_nonfinite_loss_stops_before_its_update_naming_the_iteration(tmp_path,
     with np.errstate(all="ignore"):  # the check off: the weights are lost
         off = trainer_for(10, check_loss=False).run()
     assert not all(np.isfinite(p.data).all() for p in off.model.params())
+
+
+def test_a_static_trainer_checks_the_loss_inside_its_replay(tmp_path):
+    """The nan comes at iteration 6, a replay: the check is part of it, the update is not
+    applied, and the weights are those of an eager run of 5 iterations."""
+    from zerograd_nn.finite import NonFiniteError
+
+    model, optimizer, loader = _poisoned_setup(np.nan, where=165)  # batch 6
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path, static=True)
+    with pytest.raises(
+        NonFiniteError,
+        match=r"the loss of iteration 6 \(batch 6 of epoch 1\) is nan; the update was not "
+        r"applied, so the weights are those of iteration 5",
+    ):
+        trainer.run()
+    assert trainer.step.counts == {"eager": 1, "traced": 2, "replayed": 2}
+    eager_model, eager_opt, eager_loader = _poisoned_setup(np.nan, where=165)
+    Trainer(eager_model, eager_opt, eager_loader, max_iterations=5, out=tmp_path).run()
+    for (key, p), q in zip(eager_model.named_params().items(), model.params()):
+        np.testing.assert_array_equal(p.data, q.data, err_msg=key)
+    with pytest.raises(ValueError, match=r"check_grads=True reads every gradient in Python"):
+        Trainer(model, optimizer, loader, max_epochs=1, static=True, check_grads=True)
 
 
 def test_inf_in_the_data_poisons_the_weights_one_step_before_the_loss_shows_it(tmp_path):

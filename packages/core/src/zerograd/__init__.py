@@ -18,6 +18,7 @@ from . import backends, backprop, functions, namespaces  # noqa: F401
 from .backends.registry import registry as _registry
 from .config import Config, no_grad, test_mode, using_config
 from .function import Function
+from .static import StaticGraphWarning, static_graph
 from .variable import Constant, Parameter, Variable, as_array, as_variable
 
 __version__ = _distribution_version("zerograd")  # the repository's VERSION file
@@ -78,6 +79,8 @@ __all__ = [
     "no_grad",
     "seed",
     "setup_variable",
+    "static_graph",
+    "StaticGraphWarning",
     "test_mode",
     "using_config",
 ]

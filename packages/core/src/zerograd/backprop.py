@@ -11,6 +11,8 @@ from .backends.registry import registry as _registry
 from .config import _enable_backprop
 from .function import Function
 from .namespaces import array_ops_by_type, variable_ops
+from .recording import current as _recorder
+from .recording import switch as _recording
 from .variable import Variable, as_array
 
 _by_type = _registry.by_type
@@ -63,10 +65,18 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
 
 
 def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
-    """The walk :func:`backward` describes."""
+    """The walk :func:`backward` describes.
+
+    Under a static-graph trace (``rec``) the carrier reports what it converts, copies and
+    holds, and the walk reports its vjps, sums and stores (see :mod:`zerograd.recording`).
+    """
+    rec = _recording.on and _recorder()
     seed = y.grad
     if seed is None:
-        y.grad = Variable(get_array_module(y.data).ones_like(y.data))
+        ones = get_array_module(y.data).ones_like
+        y.grad = Variable(ones(y.data))
+        if rec:
+            rec.op(ones, (y.data,), y.grad.data)
     f = y.creator
     if f is None:
         return
@@ -74,6 +84,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
         g = Variable(as_array(g, like=y.data))
     carrier = variable_ops() if create_graph else array_ops_by_type[type(g.data)]
+    if rec:
+        carrier = rec.walk(y, retain_grad, carrier)
     graph = carrier.graph  # the one question of mode, asked where a vjp is called
     ops = array_ops_by_type  # first order: each vjp runs on its gradient's own backend
     grads: dict[Variable, Any] = {y: carrier.unwrap(g)}
@@ -99,7 +111,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if gy is None:  # nothing reached f: its inputs' creators only hear it is done
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, carrier, (gy,))
+                    gxs = _legacy(f, carrier, (gy,), rec)
                 elif graph:
                     gxs = f.vjp(carrier, inputs, o, gy)
                 else:  # first order: arrays and the backend's functions
@@ -108,6 +120,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     else:
                         xs = tuple(map(_data, inputs))
                     gxs = f.vjp(ops[type(gy)], xs, o.data, gy)
+                    if rec:
+                        rec.vjp(f, ops[type(gy)], xs, o.data, gy, gxs)
             else:  # the generic path: any number of outputs, some of them maybe gone
                 outputs = [ref() for ref in refs]
                 gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
@@ -121,7 +135,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if all(g is None for g in gys):
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, carrier, gys)
+                    gxs = _legacy(f, carrier, gys, rec)
                 elif graph:
                     gxs = f.vjp(carrier, inputs, tuple(outputs), gys)
                 else:
@@ -129,6 +143,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     xs = tuple(map(_data, inputs))
                     ys = tuple([None if o is None else o.data for o in outputs])
                     gxs = f.vjp(ops[type(some)], xs, ys, gys)
+                    if rec:
+                        rec.vjp(f, ops[type(some)], xs, ys, gys, gxs)
             if type(gxs) is not tuple:
                 gxs = tuple(gxs) if type(gxs) is list else (gxs,)
             if len(gxs) != len(inputs):
@@ -153,17 +169,23 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 g = grads.get(x)
                 if g is None:
                     if x.grad is not None:  # accumulate onto the gradient it had (DeZero)
-                        gx = carrier.held(x) + gx
+                        held = carrier.held(x)
+                        total = held + gx
+                        if rec and not graph:  # (a sum of Variables is recorded as a Function)
+                            rec.op(operator.add, (held, gx), total)
+                        gx = total
                         if type(gx) not in _by_type:  # a library scalar, or a Variable
                             gx = carrier.carry(gx, xd)
                     grads[x] = gx
                     if creator is None:
                         leaves.append(x)
                 else:  # one more gradient for x
-                    g = g + gx
-                    if type(g) not in _by_type:  # a library scalar, or a Variable
-                        g = carrier.carry(g, xd)
-                    grads[x] = g
+                    total = g + gx
+                    if rec and not graph:
+                        rec.op(operator.add, (g, gx), total)
+                    if type(total) not in _by_type:  # a library scalar, or a Variable
+                        total = carrier.carry(total, xd)
+                    grads[x] = total
     except BaseException:
         y.grad = seed
         raise
@@ -172,7 +194,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         _running.discard(walk)
         for c, mark, deps in saved:  # give a walk this one ran inside its counts back
             c._walk, c._deps = mark, deps
-    _store(grads, leaves, retained, cleared, carrier)
+    _store(grads, leaves, retained, cleared, carrier, rec)
 
 
 def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tuple]]:
@@ -231,15 +253,22 @@ def _name(f: Function) -> str:
     return f"{type(f).__name__}.{'vjp' if f._vjp else 'backward'}"
 
 
-def _legacy(f: Function, carrier: Any, gys: tuple) -> Any:
-    """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out) from the walk."""
+def _legacy(f: Function, carrier: Any, gys: tuple, rec: Any = None) -> Any:
+    """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out) from the walk.
+
+    A trace (``rec``) runs it as one step of its own, the backward's own work unrecorded.
+    """
+    if rec:
+        return rec.legacy(f, carrier, gys, _legacy)
     gxs = f.backward(*[None if g is None else carrier.wrap(g) for g in gys])
     if type(gxs) is not tuple:
         return carrier.unwrap(gxs) if isinstance(gxs, Variable) else gxs
     return tuple([carrier.unwrap(g) if isinstance(g, Variable) else g for g in gxs])
 
 
-def _store(grads: dict, leaves: list, retained: list, cleared: list, carrier: Any) -> None:
+def _store(
+    grads: dict, leaves: list, retained: list, cleared: list, carrier: Any, rec: Any
+) -> None:
     """Give the walk's gradients to the variables, each one an object of its own."""
     for v in cleared:
         v.grad = None
@@ -253,6 +282,8 @@ def _store(grads: dict, leaves: list, retained: list, cleared: list, carrier: An
         held.add(id(g))
         if old is None or carrier.unwrap(old) is not g:  # y's own seed stays what it was
             v.grad = carrier.wrap(g)
+        if rec:
+            rec.stored(v, g)
 
 
 Variable._engine = backward  # what Variable.backward() runs (see Variable._engine)

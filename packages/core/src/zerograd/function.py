@@ -10,6 +10,8 @@ from . import backends as _backends
 from .backends.errors import BackendMismatchError
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
+from .recording import current as _recorder
+from .recording import switch as _recording
 from .variable import Constant, Variable, as_array
 
 _by_type = _registry.by_type
@@ -86,6 +88,9 @@ class Function:
                 xa, xb = a.data, b.data
                 if type(xa) is not type(xb):
                     _check_one_backend(self, (xa, xb))
+                rec = _recording.on and _recorder()  # a static-graph trace records this call
+                if rec:
+                    before = rec.before_call(self)
                 ys = self.forward(xa) if len(inputs) == 1 else self.forward(xa, xb)
                 gen = a.generation if a.generation >= b.generation else b.generation
             else:
@@ -99,6 +104,9 @@ class Function:
                     if type(x) is not t:
                         _check_one_backend(self, xs)
                         break
+                rec = _recording.on and _recorder()
+                if rec:
+                    before = rec.before_call(self)
                 ys = self.forward(*xs)
                 gen = max(map(_generation, inputs))
         except Exception as exc:
@@ -118,8 +126,13 @@ class Function:
             else:
                 output.creator = None
                 output.generation = -1  # no graph: Variable.backward refuses it
+            if rec:
+                rec.called(self, before, inputs, output)
             return output
-        return self._finish_many(inputs, ys, gen)
+        outputs = self._finish_many(inputs, ys, gen)
+        if rec:
+            rec.called(self, before, inputs, outputs)
+        return outputs
 
     def _finish_many(self, inputs: tuple, ys: tuple, gen: int) -> list[Variable]:
         """The tail of ``__call__`` for a forward that returned several arrays."""

@@ -9,8 +9,17 @@ from typing import Any
 from . import backends as _backends
 from .arrays import _KINDS, as_array
 from .backends.registry import registry as _registry
+from .recording import current as _recorder
+from .recording import switch as _recording
 
 _by_type = _registry.by_type
+
+
+def _read(x: Any, what: str) -> None:
+    """Tell a static-graph trace recording here that Python reads ``x``'s value."""
+    rec = _recorder()
+    if rec is not None:
+        rec.read(x, what)
 
 
 def _checked(data: Any, what: str = "Variable(data)") -> Any:
@@ -174,9 +183,13 @@ class Variable:
             raise TypeError(
                 "numpy() of a Variable whose data is None; give it an array first (x.data = ...)."
             )
+        if _recording.on:
+            _read(self, "x.numpy()")
         return _backends.as_numpy(self.data)
 
     def _one(self, to: str) -> Any:
+        if _recording.on:
+            _read(self, f"{to}()")
         data = self.data
         if data is None or math.prod(data.shape) != 1:
             shape = None if data is None else tuple(data.shape)
@@ -206,6 +219,8 @@ class Variable:
         """
         if self.data is None:
             raise TypeError("numpy.asarray() of a Variable whose data is None")
+        if _recording.on:
+            _read(self, "numpy.asarray(x)")
         a = _backends.as_numpy(self.data)
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
@@ -245,16 +260,21 @@ class Variable:
     # == and != keep object identity: Variables stay hashable, and the engine, optimizers
     # and user code keep them in sets and dicts. Compare values with x.data == y.
     def __lt__(self, other: Any) -> Any:
-        return self.data < _operand(other, self.data)
+        return self._compared("<", other, self.data < _operand(other, self.data))
 
     def __le__(self, other: Any) -> Any:
-        return self.data <= _operand(other, self.data)
+        return self._compared("<=", other, self.data <= _operand(other, self.data))
 
     def __gt__(self, other: Any) -> Any:
-        return self.data > _operand(other, self.data)
+        return self._compared(">", other, self.data > _operand(other, self.data))
 
     def __ge__(self, other: Any) -> Any:
-        return self.data >= _operand(other, self.data)
+        return self._compared(">=", other, self.data >= _operand(other, self.data))
+
+    def _compared(self, op: str, other: Any, result: Any) -> Any:
+        if _recording.on:
+            _read(self, f"x {op} ...")
+        return result
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:
@@ -327,8 +347,9 @@ class Variable:
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "
-                "or a gradient from a backward without create_graph=True), so no graph was "
-                "recorded and no gradient can flow from it; compute it with backprop enabled."
+                "a gradient from a backward without create_graph=True, or a static_graph "
+                "replay), so no graph was recorded and no gradient can flow from it; compute "
+                "it with backprop enabled (for a static_graph function: call backward inside it)."
             )
         try:
             self._engine(retain_grad, create_graph)

@@ -23,13 +23,49 @@ from __future__ import annotations
 
 from typing import Any
 
+from zerograd import Function, Variable
 from zerograd.backends import as_numpy, get_array_module
+from zerograd.utils import size_of
 
-__all__ = ["NonFiniteError", "all_finite", "check_finite_grads", "nonfinite_grads"]
+__all__ = ["NonFiniteError", "all_finite", "check_finite_grads", "finite", "nonfinite_grads"]
 
 
 class NonFiniteError(FloatingPointError):
     """A loss or a gradient holds nan or inf; raised before the update it would poison."""
+
+
+class _Finite(Function):
+    """The identity, refusing values that are not finite (see :func:`finite`)."""
+
+    def forward(self, x: Any) -> Any:
+        if not all_finite(x):
+            value = float(as_numpy(x).reshape(-1)[0]) if size_of(x) == 1 else None
+            err = NonFiniteError(f"a value of shape {tuple(x.shape)} is nan or inf ({value})")
+            err.value = value
+            raise err
+        return x
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        return gy
+
+
+def finite(x: Variable) -> Variable:
+    """``x`` itself, as a Function's output, once every value of it is checked finite.
+
+    A Function, so that the check is part of a ``zerograd.static_graph`` replay (a replay
+    runs no Python of the step around it); its gradient passes through unchanged.
+
+    Args:
+        x: a Variable (a loss, typically).
+
+    Returns:
+        A Variable holding ``x``'s array.
+
+    Raises:
+        NonFiniteError: a value is nan or inf; its ``value`` attribute holds the value of a
+            one-element ``x`` (None otherwise). Nothing else happened.
+    """
+    return _Finite()(x)
 
 
 def all_finite(a: Any) -> bool:

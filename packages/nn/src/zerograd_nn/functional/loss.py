@@ -164,7 +164,8 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
             f"{op}: {size_of(t)} labels for {x.shape[0]} rows of scores {tuple(x.shape)}"
         )
     xp = get_array_module(t)
-    t = xp.reshape(t, (-1,))
+    if t.ndim != 1:  # labels given as they are stay the same array (a static graph's input)
+        t = xp.reshape(t, (-1,))
     if t.shape[0]:
         # one transfer for both: on a GPU each read waits for the queued work
         lo, hi = (int(v) for v in backend_of(t).to_numpy(xp.stack([xp.min(t), xp.max(t)])))

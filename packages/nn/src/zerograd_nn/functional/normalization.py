@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd import Config, Variable
+from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import real_number
 from zerograd.functions import mean as _mean
@@ -28,6 +28,87 @@ def _store(target: Any, value: Any) -> None:
             f"cannot be updated in place ({e}); pass them as Variables or Parameters, as "
             f"zerograd_nn.layers.BatchNorm does. Nothing was changed."
         ) from None
+
+
+class _RunningStatistics(Function):
+    """Moves batch_norm's running statistics toward a batch's (train mode); no gradient.
+
+    A Function, so that a static-graph replay updates them as the eager step does.
+
+    Args:
+        mean: the running mean (an array, or a Variable whose data is replaced).
+        var: the running variance.
+        decay: how much of the running statistics each batch keeps.
+        adjust: the factor making the batch variance unbiased.
+    """
+
+    def __init__(self, mean: Any, var: Any, decay: float, adjust: float) -> None:
+        self.mean, self.var, self.decay, self.adjust = mean, var, decay, adjust
+
+    def forward(self, mu: Any, v: Any) -> Any:
+        mean, var, decay = self.mean, self.var, self.decay
+        xp = get_array_module(mu)
+        c = _raw(mean).shape[0]
+        new_mean = _raw(mean) * decay + xp.reshape(mu, (c,)) * (1 - decay)
+        new_var = _raw(var) * decay + xp.reshape(v, (c,)) * ((1 - decay) * self.adjust)
+        old_mean = backend_of(_raw(mean)).astype(_raw(mean), _raw(mean).dtype)  # a copy
+        _store(mean, new_mean)
+        try:
+            _store(var, new_var)
+        except Exception:
+            _store(mean, old_mean)  # a failure changes nothing
+            raise
+        return mu
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[None, None]:
+        return None, None
+
+
+class _Standardized(Function):
+    """``(x - mean) / sqrt(var + eps)`` with the running statistics (batch_norm, test mode).
+
+    The statistics are read when the forward runs, so that a static-graph replay uses
+    their values of that time.
+
+    Args:
+        mean: the running mean (an array or a Variable).
+        var: the running variance.
+        eps: added to the variance.
+        shape: the statistics' shape against ``x`` ((1, C) or (1, C, 1, 1)).
+    """
+
+    def __init__(self, mean: Any, var: Any, eps: float, shape: tuple) -> None:
+        self.mean, self.var, self.eps, self.shape = mean, var, eps, shape
+
+    def forward(self, x: Any) -> Any:
+        xp = get_array_module(x)
+        inv_std = 1 / xp.sqrt(_raw(self.var) + self.eps)
+        self.scale = xp.reshape(inv_std, self.shape)
+        return (x - xp.reshape(_raw(self.mean), self.shape)) * self.scale
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        return gy * self.scale
+
+
+class _Dropout(Function):
+    """Inverted dropout's train-mode mask, drawn in forward (a replay draws a fresh one).
+
+    Args:
+        ratio: the probability of zeroing an element.
+    """
+
+    def __init__(self, ratio: float) -> None:
+        self.ratio = ratio
+
+    def forward(self, x: Any) -> Any:
+        # rand(*shape) draws as DeZero's xp.random.rand(*shape) does
+        backend = backend_of(x)
+        keep = backend.asarray(backend.rand(*x.shape) > self.ratio)  # 0-d stays an array
+        self.mask = backend.astype(keep, x.dtype) * (1.0 / (1.0 - self.ratio))
+        return x * self.mask
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        return gy * self.mask
 
 
 def batch_norm(
@@ -103,7 +184,6 @@ def batch_norm(
         )
     axes = (0,) if x.ndim == 2 else (0, 2, 3)
     shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)
-    xp = get_array_module(x.data)
     if Config.train:
         if x.size == 0:
             raise ValueError(
@@ -116,18 +196,9 @@ def batch_norm(
         xhat = xc * (v + eps) ** -0.5
         m = x.size // c
         adjust = m / max(m - 1, 1)  # unbiased estimate of the variance
-        new_mean = _raw(mean) * decay + xp.reshape(mu.data, (c,)) * (1 - decay)
-        new_var = _raw(var) * decay + xp.reshape(v.data, (c,)) * ((1 - decay) * adjust)
-        old_mean = backend_of(_raw(mean)).astype(_raw(mean), _raw(mean).dtype)  # a copy
-        _store(mean, new_mean)
-        try:
-            _store(var, new_var)
-        except Exception:
-            _store(mean, old_mean)  # a failure changes nothing
-            raise
+        _RunningStatistics(mean, var, decay, adjust)(mu, v)
     else:
-        inv_std = 1 / xp.sqrt(_raw(var) + eps)
-        xhat = (x - xp.reshape(_raw(mean), shape)) * xp.reshape(inv_std, shape)
+        xhat = _Standardized(mean, var, eps, shape)(x)
     return reshape(gamma, shape) * xhat + reshape(beta, shape)
 
 
@@ -164,7 +235,4 @@ def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
         raise ValueError(f"dropout: dropout_ratio must be in [0, 1), got {dropout_ratio}")
     if not Config.train:
         return x
-    # rand(*shape) draws as DeZero's xp.random.rand(*shape) does
-    backend = backend_of(x.data)
-    keep = backend.asarray(backend.rand(*x.shape) > dropout_ratio)  # 0-d stays an array
-    return x * (backend.astype(keep, x.dtype) * (1.0 / (1.0 - dropout_ratio)))
+    return _Dropout(dropout_ratio)(x)

@@ -15,6 +15,8 @@ from typing import Any, TextIO
 
 from zerograd import Config, Parameter, Variable, using_config
 from zerograd.backends import as_array_of, get_backend, gpu_backend
+from zerograd.recording import current as _recorder
+from zerograd.recording import switch as _recording
 
 from .. import inspection as _inspection
 from .. import state_dict as _state
@@ -43,6 +45,10 @@ class Layer:
         object.__setattr__(self, "_params", [])
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if _recording.on:  # a static-graph trace records the states a call leaves behind
+            rec = _recorder()
+            if rec is not None:
+                rec.attribute(self, name, value)
         d = self.__dict__
         names = d.get("_params")
         if names is None:  # a subclass forgot super().__init__(): set things up now

@@ -10,6 +10,7 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
+from zerograd.recording import current as _recorder
 
 from . import state as _st
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
@@ -189,6 +190,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 optimizer state made for another shape; nothing changed.
             TypeError: a non-floating gradient or parameter; nothing changed.
         """
+        rec = _recorder()
+        if rec is not None:  # a static-graph trace: the update is one step a replay reruns
+            return rec.effect(self.update, self._all_params(), self.settings)
         grouped = self.grouped_params()
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
@@ -211,6 +215,21 @@ class Optimizer(metaclass=_SetUpOnCreation):
                     p.grad = g
                 raise
         self._apply(grouped)
+
+    def settings(self) -> tuple:
+        """What :meth:`update` reads besides the arrays: every group's hyperparameters.
+
+        A static-graph replay calls :meth:`update` again with the values of its time; this
+        snapshot (comparable with ``==``) shows whether a traced step changed them inside.
+
+        Returns:
+            The defaults and each group's hyperparameters, as sorted tuples.
+        """
+        groups = [
+            tuple(sorted((k, v) for k, v in g.items() if isinstance(v, (int, float))))
+            for g in self.param_groups
+        ]
+        return (tuple(sorted(self.defaults.items())), tuple(groups))
 
     def _apply(self, grouped: list[tuple[dict, list[Parameter]]]) -> None:
         if type(self).update_one is not Optimizer.update_one:  # a DeZero-style subclass

@@ -9,7 +9,6 @@ early stopping, a progress bar) is an extension added with ``Trainer.extend``.
 from __future__ import annotations
 
 import builtins
-import math
 import os
 import shlex
 import sys
@@ -19,11 +18,12 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from zerograd import static_graph
 from zerograd.checks import positive_int
 
 from .. import functional as F
 from ..checkpoint import latest_checkpoint, load_checkpoint
-from ..finite import NonFiniteError, check_finite_grads
+from ..finite import NonFiniteError, check_finite_grads, finite
 from .control import Snapshot
 from .extension import get_trigger
 
@@ -59,6 +59,11 @@ class Trainer:
         check_grads: also check every gradient before each update, naming the first
             parameter whose gradient is not finite (``zerograd_nn.finite``); off by
             default, as it reads every gradient once more each step.
+        static: run each update as a ``zerograd.static_graph`` step: recorded on its first
+            calls, then replayed with no graph objects and the same results bit for bit
+            (a kind of batch it cannot replay stays eager, with a warning saying why).
+            The loss check is part of the replay; ``check_grads`` is not (it reads every
+            gradient in Python), so the two cannot be combined.
 
     Attributes:
         epoch: epochs completed.
@@ -69,6 +74,9 @@ class Trainer:
         elapsed_time: seconds spent training, over every run (and across a resume).
         stop_reason: why the last run stopped early (None when it did not).
         resumed_from: the snapshot ``resume`` loaded (None before).
+        step: the function each batch runs, ``step(x, t) -> (loss, y)`` (a
+            ``zerograd.StaticGraph``, whose ``counts`` say how often it replayed, when
+            ``static``).
 
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
@@ -105,6 +113,7 @@ class Trainer:
         out: str | os.PathLike = "result",
         check_loss: bool = True,
         check_grads: bool = False,
+        static: bool = False,
     ) -> None:
         self.max_epochs = _count("max_epochs", max_epochs)
         self.max_iterations = _count("max_iterations", max_iterations)
@@ -121,6 +130,17 @@ class Trainer:
         self.loss_fn, self.metrics = loss_fn, dict(metrics or {})
         self.out = os.fspath(out)
         self.check_loss, self.check_grads = bool(check_loss), bool(check_grads)
+        if not isinstance(static, bool):
+            raise TypeError(f"{_WHO}: static must be True or False, got {static!r}")
+        if static and self.check_grads:
+            raise ValueError(
+                f"{_WHO}: check_grads=True reads every gradient in Python between backward "
+                f"and the update, which a static_graph replay does not run; use static=False "
+                f"to check gradients, or static=True with check_grads=False (the loss is "
+                f"still checked)."
+            )
+        self.static = static
+        self.step = static_graph(self._train_step) if static else self._train_step
         self.epoch = 0
         self.iteration = 0
         self.at_epoch_end = False
@@ -128,6 +148,7 @@ class Trainer:
         self.elapsed_time = 0.0
         self.stop_reason: str | None = None
         self.resumed_from: str | None = None
+        self._where = ""  # the iteration and batch being trained, for error messages
         self._resumed_at_epoch_end = False
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
         self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
@@ -218,30 +239,41 @@ class Trainer:
                 f"{type(batch).__name__}; wrap it or use a DataLoader"
             )
         x, t = batch
-        y = self.model(x)
-        loss = self.loss_fn(y, t)
-        value = _float(loss)
         where = f"iteration {self.iteration + 1} (batch {batch_number} of epoch {self.epoch + 1})"
-        if self.check_loss and not math.isfinite(value):
+        self._where = where  # named by check_grads' message
+        try:
+            loss, y = self.step(x, t)
+        except NonFiniteError as exc:
+            if not hasattr(exc, "value"):  # a gradient's: its message names it already
+                raise
+            value = exc.value
             raise NonFiniteError(
                 f"{_WHO}: the loss of {where} is {value}; the update was not applied, so the "
                 f"weights are those of iteration {self.iteration}. Lower the learning rate or "
                 f"look for nan/inf in the data; check_grads=True names the first parameter "
                 f"whose gradient is not finite, check_loss=False trains on regardless."
-            )
-        self.model.cleargrads()
-        loss.backward()
-        if self.check_grads:
-            check_finite_grads(self.model, where=f"{_WHO}, {where}: ")
-        self.optimizer.update()
+            ) from None
         self.iteration += 1
-        obs = {"loss": value}
+        obs = {"loss": _float(loss)}
         for name, fn in self.metrics.items():
             obs[name] = _float(fn(y, t))
         lr = getattr(self.optimizer, "lr", None)
         if isinstance(lr, (int, float)):
             obs["lr"] = float(lr)
         self.observation = obs
+
+    def _train_step(self, x: Any, t: Any) -> tuple[Any, Any]:
+        """One update on the batch ``(x, t)``; returns the loss and the model's output."""
+        y = self.model(x)
+        loss = self.loss_fn(y, t)
+        if self.check_loss:
+            loss = finite(loss)  # a Function: a static replay checks the loss too
+        self.model.cleargrads()
+        loss.backward()
+        if self.check_grads:
+            check_finite_grads(self.model, where=f"{_WHO}, {self._where}: ")
+        self.optimizer.update()
+        return loss, y
 
     def _fire(self, at_epoch_end: bool, start: float, ordered: list) -> None:
         self.at_epoch_end = at_epoch_end

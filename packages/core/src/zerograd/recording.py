@@ -1,0 +1,122 @@
+"""The recording context: whether a static-graph trace records this thread's work.
+
+The engine has a few hook points (``Function.__call__``, the backward walk, the value reads
+of ``Variable``; zerograd-nn's ``Optimizer.update`` and ``Layer`` attributes). Each reads
+:data:`switch` first: a plain attribute that is 0 unless some trace records somewhere, so
+the eager engine pays one attribute read per call and nothing else. Only then does it ask
+:func:`current` for this thread's (or asyncio task's) recorder, which is None in every
+other thread. :mod:`zerograd.static` holds the recorder; what each hook reports is the
+:class:`Recorder` protocol below.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, Protocol
+
+
+class _Switch:
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = 0
+
+
+switch = _Switch()
+"""``switch.on``: how many traces are recording now, in any thread (0: none)."""
+_counting = threading.Lock()
+
+_recorder: contextvars.ContextVar[Any] = contextvars.ContextVar("zerograd.recorder", default=None)
+
+
+class Recorder(Protocol):
+    """What the hook points tell a recording trace (implemented by :mod:`zerograd.static`)."""
+
+    def before_call(self, fn: Any) -> Any:
+        """``fn`` (a Function) is about to run its forward; returns what ``called`` gets."""
+
+    def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
+        """``fn`` ran: ``inputs`` (Variables) gave ``outputs`` (a Variable or a list)."""
+
+    def walk(self, y: Any, retain_grad: bool, carrier: Any) -> Any:
+        """A backward walk starts from ``y``; returns the carrier it is to use instead.
+
+        That carrier does what ``carrier`` does and reports its ``carry``, ``copy`` and
+        ``held`` (see :data:`zerograd.namespaces.CARRIER`).
+        """
+
+    def vjp(self, fn: Any, ops: Any, xs: tuple, y: Any, gy: Any, gxs: Any) -> None:
+        """The walk computed ``gxs = fn.vjp(ops, xs, y, gy)`` on arrays."""
+
+    def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
+        """Run ``call(fn, carrier, gys)``, a DeZero-style ``backward``, as one step."""
+
+    def op(self, fn: Callable, args: tuple, out: Any) -> None:
+        """The walk computed ``out = fn(*args)`` on arrays (an accumulation, a conversion)."""
+
+    def held(self, x: Any, g: Any) -> None:
+        """The walk adds onto ``g``, the gradient ``x`` held before it started."""
+
+    def stored(self, x: Any, g: Any) -> None:
+        """The walk gave ``x`` its gradient ``g`` (an array, or a Variable)."""
+
+    def read(self, x: Any, what: str) -> None:
+        """Python read the value of the Variable ``x`` (``what``: how, e.g. ``'float(x)'``)."""
+
+    def effect(self, fn: Callable[[], Any], params: list, settings: Callable[[], Any]) -> Any:
+        """Run ``fn`` (an optimizer's update) as one step of its own; return its result.
+
+        ``params`` are the Parameters whose gradients it reads and whose data it changes;
+        ``settings()`` returns what it reads from Python (its hyperparameters), comparable
+        with ``==``: a replay calls ``fn`` again, so they must not change inside the call.
+        """
+
+    def attribute(self, owner: Any, name: str, value: Any) -> None:
+        """``owner.name = value`` is about to happen on a Layer (a state such as ``h``)."""
+
+
+def current() -> Recorder | None:
+    """The recorder of this thread or task, or None when nothing records here.
+
+    Returns:
+        A :class:`Recorder` or None.
+    """
+    return _recorder.get() if switch.on else None
+
+
+@contextlib.contextmanager
+def recording(recorder: Recorder) -> Iterator[None]:
+    """Make ``recorder`` this thread's (or task's) recorder inside the block.
+
+    Args:
+        recorder: what the hook points report to.
+
+    Returns:
+        A context manager.
+    """
+    token = _recorder.set(recorder)
+    with _counting:
+        switch.on += 1
+    try:
+        yield
+    finally:
+        with _counting:
+            switch.on -= 1
+        _recorder.reset(token)
+
+
+@contextlib.contextmanager
+def paused() -> Iterator[None]:
+    """Record nothing inside the block (work that a replay runs as one step of its own).
+
+    Returns:
+        A context manager.
+    """
+    token = _recorder.set(None)
+    try:
+        yield
+    finally:
+        _recorder.reset(token)

@@ -1,0 +1,72 @@
+"""A static-graph call's arguments: their leaves, and the key a replay is filed under."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backends.registry import registry
+from ..config import Config
+from ..variable import Variable
+
+_by_type = registry.by_type
+_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+
+
+def arguments(args: tuple, kwargs: dict) -> tuple[tuple, list]:
+    """The key of a call and its leaves.
+
+    The leaves are the Variables and arrays inside ``args`` and ``kwargs`` (through tuples,
+    lists and dicts), in order: what a replay reads its inputs from and gives gradients to.
+    The key holds what a trace depends on besides them: each leaf's array type (its
+    backend), shape and dtype, whether a Variable holds a gradient, which leaves are the
+    same object (or hold the same array), every other argument's value (numbers, strings;
+    other objects by identity), the structure, and ``Config``'s ``train`` and
+    ``enable_backprop``.
+
+    Args:
+        args: the positional arguments.
+        kwargs: the keyword arguments.
+
+    Returns:
+        ``(key, leaves)``; the key is hashable.
+    """
+    key: list = [Config.train, Config.enable_backprop]
+    leaves: list = []
+    _flatten(args, key, leaves)
+    if kwargs:
+        _flatten(kwargs, key, leaves)
+    seen: dict[int, int] = {}
+    for i, leaf in enumerate(leaves):  # a trace reads one array once: note repeats
+        held = leaf.data if isinstance(leaf, Variable) else None
+        for obj in (leaf,) if held is None else (leaf, held):
+            first = seen.setdefault(id(obj), i)
+            if first != i:
+                key.append((i, first))
+    return tuple(key), leaves
+
+
+def _flatten(x: Any, key: list, leaves: list) -> None:
+    t = type(x)
+    if t in _by_type:
+        key.append((t, x.shape, x.dtype))
+        leaves.append(x)
+    elif isinstance(x, Variable):
+        d = x.data
+        key.append((t, type(d), getattr(d, "shape", None), getattr(d, "dtype", None)))
+        key.append(x.grad is None)
+        leaves.append(x)
+    elif t is tuple or t is list:
+        key.append((t, len(x)))
+        for v in x:
+            _flatten(v, key, leaves)
+    elif t is dict:
+        key.append((t, tuple(x)))
+        for v in x.values():
+            _flatten(v, key, leaves)
+    elif t in _SCALARS:
+        key.append((t, x))
+    else:
+        try:
+            key.append((t, hash(x), x))  # a hashable value: compared by equality
+        except TypeError:
+            key.append((t, id(x)))  # anything else: by identity

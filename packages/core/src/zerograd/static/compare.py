@@ -1,0 +1,174 @@
+"""Whether two traces of one function did the same work: the check before trusting one.
+
+Two calls with the same argument kinds must record the same instructions: the same
+Function classes with the same settings (their attributes as each forward found them),
+wired to the same slots, with arrays of the same shapes and dtypes, the same captured
+Variables, constants of the same values, the same gradients stored and the same updates.
+When Python control flow made the calls differ (a branch on data, a changing number),
+:func:`difference` says where; a replay is built only from two traces that agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..backends.registry import registry
+from ..function import Function
+from ..variable import Parameter, Variable
+from .trace import ARG, GRAD, STATE, VAR, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
+from .values import bits, same
+
+_by_type = registry.by_type
+
+
+def difference(a: Trace, b: Trace) -> str | None:
+    """Where the traces ``a`` (earlier) and ``b`` (later) differ, or None when they agree.
+
+    Args:
+        a: the earlier trace.
+        b: the later trace.
+
+    Returns:
+        A description of the first difference, or None.
+    """
+    if len(a.code) != len(b.code):
+        return f"the first did {len(a.code)} steps, the second {len(b.code)}"
+    for i, (x, y) in enumerate(zip(a.code, b.code)):
+        why = _step_difference(a, b, x, y)
+        if why is not None:
+            return f"step {i + 1} ({_name(y)}): {why}"
+    for n, m in b.meta.items():
+        if a.meta.get(n) != m:
+            return f"an array of shape {_shape(a.meta.get(n))} became {_shape(m)}"
+    if _states(a) != _states(b):
+        return "they wrote different layer states"
+    if _returned(a.result, a) != _returned(b.result, b):
+        return "they returned different things"
+    return None
+
+
+def _step_difference(a: Trace, b: Trace, x: Any, y: Any) -> str | None:
+    if type(x) is not type(y):
+        return f"{_name(x)} in the first"
+    if type(y) is Read:
+        if x.how != y.how or x.slot != y.slot:
+            return "reads a different array"
+        if y.how == ARG and x.where != y.where:
+            return "reads a different argument"
+        if y.how == VAR and x.where is not y.where and not same(x.where.data, y.where.data):
+            return "a constant made inside the call changed (random, or from the data?)"
+        if y.how == GRAD and _who(a, x.where) != _who(b, y.where):
+            return "adds onto the gradient of a different variable"
+        if y.how == STATE and (x.where[0] is not y.where[0] or x.where[1] != y.where[1]):
+            return "reads another layer's state"
+        return None
+    if type(y) is Forward:
+        if type(x.fn) is not type(y.fn) or x.ins != y.ins or x.outs != y.outs:
+            return "another function or other inputs"
+        if _canonical(x.fn.__dict__, a) != _canonical(y.fn.__dict__, b):
+            return "the function's settings changed"
+        return None
+    if type(y) is Vjp:
+        same_call = x.ops is y.ops and x.call is y.call and x.one == y.one
+        if not same_call or (x.xs, x.ys, x.gys, x.gxs) != (y.xs, y.ys, y.gys, y.gxs):
+            return "a different gradient step"
+        return None
+    if type(y) is Op:
+        if x.fn != y.fn or _canonical(x.args, a) != _canonical(y.args, b) or x.out != y.out:
+            return "a different array step"
+        return None
+    if type(y) is Store:
+        if x.slot != y.slot or not _same_target(a, b, x.target, y.target):
+            return "stores a gradient elsewhere"
+        return None
+    if type(y) is Effect:
+        if x.fn != y.fn or [id(p) for p in x.params] != [id(p) for p in y.params]:
+            return "another update"
+    return None
+
+
+def _same_target(a: Trace, b: Trace, x: Any, y: Any) -> bool:
+    """Whether two stores' variables are the same one, or both made inside their calls.
+
+    A variable made inside a call (a Constant wrapping a raw operand) is new every call
+    and nobody outside can reach it; a Parameter or an argument must be the same one.
+    """
+    if _who(a, x) == _who(b, y):
+        return True
+    inside = (a.arg_variable(x) is None and b.arg_variable(y) is None) and type(x) is type(y)
+    return inside and not isinstance(y, Parameter)
+
+
+def _who(t: Trace, v: Any) -> Any:
+    """A Variable as a trace names it: an argument by number, anything else by identity."""
+    leaf = t.arg_variable(v)
+    return ("argument", leaf) if leaf is not None else v
+
+
+def _states(t: Trace) -> list:
+    out = []
+    for owner, name, start, end in t.states.values():
+        data = None if end is None else t.slot_of(end.data)
+        out.append((id(owner), name, _signature(start), end is None, data))
+    return out
+
+
+def _signature(v: Any) -> Any:
+    if v is None:
+        return None
+    d = v.data
+    return (type(v), type(d), getattr(d, "shape", None), getattr(d, "dtype", None))
+
+
+def _returned(v: Any, t: Trace) -> Any:
+    """What a call returned, in a form that compares equal across traces."""
+    if isinstance(v, Variable):
+        leaf = t.arg_variable(v)
+        if leaf is not None:
+            return ("argument", leaf)
+        grad = None if v.grad is None else t.slot_of(v.grad.data)
+        return ("variable", t.slot_of(v.data), grad) if t.slot_of(v.data) is not None else v
+    if type(v) in (tuple, list):
+        return (type(v), tuple([_returned(e, t) for e in v]))
+    if type(v) is dict:
+        return (dict, tuple([(k, _returned(e, t)) for k, e in v.items()]))
+    return _canonical(v, t)
+
+
+def _canonical(v: Any, t: Trace) -> Any:
+    """``v`` in a form that compares equal across traces when it means the same."""
+    tv = type(v)
+    if tv is float or tv is complex:
+        return (tv, repr(v))  # nan equals nan, -0.0 differs from 0.0
+    if v is None or tv in (bool, int, str, bytes, type):
+        return (tv, v)
+    if tv in (tuple, list):
+        return (tv, tuple([_canonical(e, t) for e in v]))
+    if tv is dict:
+        return (tv, tuple([(k, _canonical(e, t)) for k, e in v.items()]))
+    if tv is slice:
+        return (tv, _canonical((v.start, v.stop, v.step), t))
+    if tv is Ref:
+        return v
+    if tv in _by_type:
+        n = t.slot_of(v)
+        if n is not None:
+            return ("slot", n)
+        return ("array", v.shape, str(v.dtype), bits(v))
+    if isinstance(v, Variable):
+        return ("variable", id(v))
+    if isinstance(v, Function):
+        return ("function", tv)
+    if hasattr(v, "dtype") and getattr(v, "shape", None) == ():  # a library scalar
+        return (tv, repr(v))
+    return (tv, id(v))  # any other object: the same one
+
+
+def _name(ins: Any) -> str:
+    if type(ins) in (Forward, Vjp):
+        return f"{type(ins).__name__.lower()} of {type(ins.fn).__name__}"
+    return type(ins).__name__.lower()
+
+
+def _shape(meta: Any) -> Any:
+    return None if meta is None else meta[1]

@@ -1,0 +1,223 @@
+"""``static_graph``: run a step eagerly while recording it, then replay the recording.
+
+A :class:`StaticGraph` files each call under the kind of its arguments (see
+:func:`.calls.arguments`). For each kind, the first call runs plainly (a warm-up: lazy
+initialisation happens there), the next ones run eagerly under a :class:`.trace.Trace`,
+and as soon as two traces agree (:func:`.compare.difference`) the later one becomes a
+:class:`.program.Program` that the following calls replay. A replay checks its guards
+first (the shapes and dtypes of what it reads, a layer state's presence, the gradients
+held) and, when one fails, the call is traced again. A trace that a replay could not
+reproduce, or traces that keep differing, send that kind of call back to the eager engine
+for good, with one :class:`StaticGraphWarning` saying why.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from ..recording import current, recording
+from .calls import arguments
+from .compare import difference
+from .program import MISS, Program, Unreplayable
+from .trace import Start, Trace
+
+
+class StaticGraphWarning(UserWarning):
+    """A static-graph function runs eagerly for some calls from now on; the message says why."""
+
+
+class _Kind:
+    """What a StaticGraph keeps for one kind of call."""
+
+    __slots__ = ("calls", "programs", "pending", "start", "differences", "eager")
+
+    def __init__(self) -> None:
+        self.calls = 0  # warm-up calls made
+        self.programs: list[Program] = []
+        self.pending: dict[tuple, Trace] = {}  # state signatures -> the last unmatched trace
+        self.start: Start | None = None  # what the last trace captured, looked at first
+        self.differences = 0
+        self.eager: str | None = None  # why this kind of call stays eager
+
+
+class StaticGraph:
+    """A function whose calls are replayed from a recording once two recordings agree.
+
+    Use it through :func:`static_graph`. Calling it calls the function (eagerly, or as a
+    replay that gives bit-identical results); the attributes below report what happened.
+
+    Args:
+        fn: the function: a training step (forward, ``backward()``, an optimizer's
+            ``update()``), or a forward to run under ``no_grad()``.
+        warmup: plain eager calls of each kind of call before the first recording.
+        max_kinds: kinds of call recorded at most; later kinds run eagerly.
+
+    Attributes:
+        counts: ``{"eager": n, "traced": n, "replayed": n}``, calls so far.
+    """
+
+    max_differences = 2  # traces of one kind that may disagree before it stays eager
+    max_programs = 8  # programs per kind of call (layer states, held gradients...)
+
+    def __init__(self, fn: Callable, *, warmup: int = 1, max_kinds: int = 32) -> None:
+        if not callable(fn):
+            raise TypeError(f"static_graph: expected a function, got {type(fn).__name__}")
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(f"static_graph: warmup must be an int >= 0, got {warmup!r}")
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.warmup = warmup
+        self.max_kinds = max_kinds
+        self.counts = {"eager": 0, "traced": 0, "replayed": 0}
+        self._kinds: dict[tuple, _Kind] = {}
+        self._warned: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the function: eagerly, recorded, or as a replay of its recording.
+
+        Args:
+            *args: its positional arguments.
+            **kwargs: its keyword arguments.
+
+        Returns:
+            What it returns (from a replay: Variables without a graph).
+        """
+        if current() is not None:  # inside another function's recording: part of it
+            return self.fn(*args, **kwargs)
+        key, leaves = arguments(args, kwargs)
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = self._new_kind(key)
+        if kind.eager is not None or kind.calls < self.warmup:
+            kind.calls += 1
+            self.counts["eager"] += 1
+            return self.fn(*args, **kwargs)
+        for program in kind.programs:
+            out = program(leaves)
+            if out is not MISS:
+                self.counts["replayed"] += 1
+                return out
+        return self._trace(kind, args, kwargs, leaves)
+
+    def sources(self) -> list[str]:
+        """The generated Python source of every replay made so far (to read, or debug).
+
+        Returns:
+            One source text per program.
+        """
+        return [p.source for kind in self._kinds.values() for p in kind.programs]
+
+    def _new_kind(self, key: tuple) -> _Kind:
+        kind = _Kind()
+        if len(self._kinds) >= self.max_kinds:
+            self._eager(
+                kind,
+                f"more than {self.max_kinds} kinds of call (argument shapes, dtypes or "
+                f"values) were seen; pass numbers that change from call to call as 0-d arrays",
+            )
+        with self._lock:
+            self._kinds[key] = kind
+        return kind
+
+    def _trace(self, kind: _Kind, args: tuple, kwargs: dict, leaves: list) -> Any:
+        trace = Trace(leaves, kind.start)
+        with recording(trace):
+            result = self.fn(*args, **kwargs)
+        trace.finish(result)
+        self.counts["traced"] += 1
+        with self._lock:
+            self._learn(kind, trace)
+        return result
+
+    def _learn(self, kind: _Kind, trace: Trace) -> None:
+        """Compare ``trace`` with the last one of its variant; build a program if they agree."""
+        if trace.refused is not None:
+            self._eager(kind, trace.refused)
+            return
+        kind.start = trace.start()
+        variant = trace.variant()
+        earlier = kind.pending.pop(variant, None)
+        if earlier is None:
+            kind.pending[variant] = trace
+            return
+        why = difference(earlier, trace)
+        if why is not None:
+            kind.pending[variant] = trace
+            kind.differences += 1
+            if kind.differences >= self.max_differences:
+                self._eager(
+                    kind,
+                    f"two of its calls with the same kind of arguments did different work "
+                    f"({why}): Python control flow depends on the data or on values that "
+                    f"change between calls",
+                )
+            return
+        try:
+            program = Program(earlier, trace, self.__qualname__)
+        except Unreplayable as exc:
+            self._eager(kind, str(exc))
+            return
+        kind.programs.append(program)
+        if len(kind.programs) > self.max_programs:
+            self._eager(kind, f"its guards failed for {self.max_programs} recordings")
+
+    def _eager(self, kind: _Kind, why: str) -> None:
+        kind.eager = why
+        kind.programs.clear()
+        kind.pending.clear()
+        if why not in self._warned:
+            self._warned.add(why)
+            warnings.warn(
+                f"static_graph({self.__qualname__}): {why}. Calls like this one run eagerly "
+                f"from now on (same results, no replay).",
+                StaticGraphWarning,
+                stacklevel=4,
+            )
+
+
+def static_graph(fn: Callable | None = None, *, warmup: int = 1) -> Any:
+    """Record a function's array work once and replay it, bit-identical, on later calls.
+
+    Use it as ``@static_graph`` or ``@static_graph(warmup=...)`` on a training step (forward,
+    ``backward()``, ``optimizer.update()``) or on a forward run under ``no_grad()``. Each
+    kind of call (argument shapes, dtypes, backend, other argument values, train/test mode)
+    runs eagerly once, is then recorded twice, and from the third call on the recording is
+    replayed: the Functions' forwards and vjps, the walk's accumulations and the optimizer's
+    update run on the new arrays with no graph objects. What the replay cannot reproduce
+    (Python reading values, control flow that differs between calls, arrays changed by
+    hand) keeps that kind of call eager, with one :class:`StaticGraphWarning`.
+
+    Args:
+        fn: the function to decorate; None for the ``@static_graph(...)`` form.
+        warmup: plain eager calls of each kind of call before recording.
+
+    Returns:
+        A :class:`StaticGraph` (or a decorator making one).
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Parameter
+        >>> w = Parameter(np.array([1.0, 2.0]))
+        >>> @static_graph
+        ... def step(x):
+        ...     w.cleargrad()
+        ...     loss = (w * x).sum()
+        ...     loss.backward()
+        ...     return loss
+        >>> for _ in range(4):
+        ...     loss = step(np.array([3.0, 4.0]))
+        >>> float(loss.data), w.grad.data, step.counts
+        (11.0, array([3., 4.]), {'eager': 1, 'traced': 2, 'replayed': 1})
+    """
+    if fn is None:
+        return lambda f: StaticGraph(f, warmup=warmup)
+    return StaticGraph(fn, warmup=warmup)

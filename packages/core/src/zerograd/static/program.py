@@ -1,0 +1,483 @@
+"""``Program``: a trace turned into one Python function that creates no graph objects.
+
+The function is generated as source code, one line per instruction: each slot is a local
+variable, each Function (a copy of the one the trace called), its bound ``forward`` and
+``vjp``, the namespace and every constant is a closure cell. A replay is then a straight
+run of array calls: no Function, Variable, weak reference or tuple per operation. The
+source is kept (:attr:`Program.source`) to be read.
+
+The memory plan is the simplest one that holds: each slot is deleted right after its last
+use, so an activation lives from its forward to the last vjp that reads it (the eager
+engine keeps the whole graph until the step's loss is dropped); an accumulation whose
+running sum nothing else holds adds into that sum in place (``Backend.compute_into``)
+where the backend's arrays are writable, and makes a new array where they are not (JAX).
+"""
+
+from __future__ import annotations
+
+import operator
+import weakref
+from collections import defaultdict
+from typing import Any
+
+from ..backends.registry import registry
+from ..namespaces import ArrayOps
+from ..variable import Constant, Variable
+from .trace import ARG, CONST, STATE, VAR, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
+
+_by_type = registry.by_type
+
+_graphless = ArrayOps.wrap  # a Variable around an array, with no graph (backward refuses it)
+
+MISS = object()
+"""What a Program returns when a guard fails: nothing was done, trace the call instead."""
+
+
+class Unreplayable(Exception):
+    """A trace that no Program can reproduce (the message says why)."""
+
+
+class Program:
+    """The replay of ``later``, a trace that agrees with ``earlier`` (see :mod:`.compare`).
+
+    Args:
+        earlier: the earlier of the two agreeing traces (what persists across calls is
+            what both saw as the same object).
+        later: the trace replayed.
+        name: the function's name, for the generated source's file name.
+
+    Raises:
+        Unreplayable: what the call returned cannot be rebuilt by a replay.
+
+    Attributes:
+        source: the generated Python source.
+    """
+
+    def __init__(self, earlier: Trace, later: Trace, name: str) -> None:
+        self._t, self._a = later, earlier
+        self._consts: list = [MISS]
+        self._ids: dict[int, int] = {id(MISS): 0}
+        self._lines: list[str] = []
+        self._stand_ins: dict[int, list] = {}  # id(clone) -> [(stand-in, slot), ...]
+        self._producers = {ins.out: ins for ins in later.code if type(ins) is Op}
+        self._kinds = self._reads()
+        self._persistent = self._targets()
+        self._last = self._last_uses()
+        self._emit()
+        params = ", ".join(f"k{j}" for j in range(len(self._consts)))
+        body = "\n".join("        " + line for line in self._lines)
+        self.source = f"def _program({params}):\n    def replay(a):\n{body}\n    return replay\n"
+        scope: dict[str, Any] = {}
+        exec(compile(self.source, f"<static_graph {name}>", "exec"), scope)  # noqa: S102
+        self._run = scope["_program"](*self._consts)
+        self._t = self._a = None  # the traces' arrays are not kept
+
+    def __call__(self, leaves: list) -> Any:
+        """Replay on the call's argument leaves; :data:`MISS` when a guard fails.
+
+        Args:
+            leaves: the call's argument leaves (see :func:`.calls.arguments`).
+
+        Returns:
+            What the traced call returned, rebuilt from this replay's arrays.
+        """
+        return self._run(leaves)
+
+    # -- analysis ---------------------------------------------------------------------------
+    def _reads(self) -> dict[int, tuple[str, Any]]:
+        """Each read's (how, where); a Variable the earlier trace did not see is a constant."""
+        kinds = {}
+        for i, ins in enumerate(self._t.code):
+            if type(ins) is Read:
+                how, where = ins.how, ins.where
+                if how == VAR and self._a.code[i].where is not where:
+                    how, where = CONST, where.data  # made inside the call, equal both times
+                kinds[ins.slot] = (how, where)
+        return kinds
+
+    def _targets(self) -> set[int]:
+        """Indices of the stores whose variable a replay can reach (kept, or an argument)."""
+        out = set()
+        for i, ins in enumerate(self._t.code):
+            if type(ins) is Store:
+                v = ins.target
+                if self._t.arg_variable(v) is not None or self._a.code[i].target is v:
+                    out.add(i)
+        return out
+
+    def _last_uses(self) -> dict[int, int]:
+        last: dict[int, int] = {}
+        for i, ins in enumerate(self._t.code):
+            for n in _uses(ins):
+                last[n] = i
+        end = len(self._t.code)
+        for n in self._end_uses():
+            last[n] = end
+        return last
+
+    def _end_uses(self) -> list[int]:
+        out = [s for s in map(self._state_slot, self._t.states.values()) if s is not None]
+        _result_slots(self._t.result, self._t, out)
+        return out
+
+    def _state_slot(self, state: list) -> int | None:
+        end = state[3]
+        return None if end is None else self._t.slot_of(end.data)
+
+    # -- emission -----------------------------------------------------------------------------
+    def k(self, obj: Any) -> str:
+        """The name of the closure cell holding ``obj``."""
+        j = self._ids.get(id(obj))
+        if j is None:
+            j = self._ids[id(obj)] = len(self._consts)
+            self._consts.append(obj)
+        return f"k{j}"
+
+    def _emit(self) -> None:
+        t = self._t
+        code = t.code
+        first_effect = next((i for i, c in enumerate(code) if type(c) is Effect), len(code))
+        self._guards()
+        for i in range(first_effect):
+            if type(code[i]) is Read:
+                self._read(code[i], miss=True)
+        self._clear()
+        counts: dict[int, int] = defaultdict(int)
+        for ins in code:
+            for n in _uses(ins):
+                counts[n] += 1
+        dies: dict[int, list[int]] = defaultdict(list)  # instruction -> slots dead after it
+        defined: set[int] = set()
+        for i, ins in enumerate(code):
+            kind = type(ins)
+            if kind is Read:
+                if i >= first_effect:
+                    self._read(ins, miss=False)
+                outs = [ins.slot]
+            elif kind is Forward:
+                outs = self._forward(ins)
+            elif kind is Vjp:
+                outs = self._vjp(ins)
+            elif kind is Op:
+                outs = [self._op(ins, counts)]
+            elif kind is Store:
+                outs = []
+                if i in self._persistent:
+                    self._store(ins)
+            else:
+                outs = []
+                self._lines.append(f"{self.k(ins.fn)}()")
+            for n in outs:
+                if n is not None and n not in defined:
+                    defined.add(n)
+                    dies[max(self._last.get(n, i), i)].append(n)
+            if dies.get(i):
+                self._lines.append("del " + ", ".join(f"s{n}" for n in sorted(dies.pop(i))))
+        self._states()
+        self._lines.append(f"return {self._result(t.result)}")
+
+    def _guards(self) -> None:
+        t = self._t
+        for owner, name, start, _ in t.states.values():
+            if start is None:
+                self._lines.append(f"if getattr({self.k(owner)}, {name!r}, None) is not None:")
+                self._lines.append("    return k0")
+        for v, none_at_start in self._fresh():
+            if none_at_start:
+                self._lines.append(f"if {self.k(v)}.grad is not None:")
+                self._lines.append("    return k0")
+
+    def _fresh(self) -> list[tuple[Variable, bool]]:
+        """The kept variables given new gradients (not added onto held ones).
+
+        Each comes with whether its grad was None when the traced call started.
+        """
+        t, out = self._t, []
+        for i, ins in enumerate(t.code):
+            v = ins.target if type(ins) is Store else None
+            if i in self._persistent and id(v) not in t.adds_onto and t.arg_variable(v) is None:
+                out.append((v, bool(t.entry_grads.get(id(v)))))
+        return out
+
+    def _clear(self) -> None:
+        """Drop the gradients the call cleared before computing new ones (cleargrads()).
+
+        The call did it somewhere before its backward; the replay does it first, so the
+        old gradients are not kept alive beside the new step's arrays.
+        """
+        for v, none_at_start in self._fresh():
+            if not none_at_start:
+                self._lines.append(f"{self.k(v)}.grad = None")
+
+    def _read(self, ins: Read, miss: bool) -> None:
+        n = ins.slot
+        how, where = self._kinds[n]
+        s = f"s{n}"
+        if how == ARG:
+            data = ".data" if isinstance(self._t.leaves[where], Variable) else ""
+            self._lines.append(f"{s} = a[{where}]{data}")
+            return
+        if how == CONST:
+            self._lines.append(f"{s} = {self.k(where)}")
+            return
+        fail = "return k0" if miss else f"raise RuntimeError({_CHANGED!r})"
+        if how == VAR:
+            self._lines.append(f"{s} = {self.k(where)}.data")
+        elif how == STATE:
+            owner, name = where
+            self._lines.append(f"{s} = getattr({self.k(owner)}, {name!r}, None)")
+            self._lines.append(f"if type({s}) is not {self.k(Variable)}:")
+            self._lines.append(f"    {fail}")
+            self._lines.append(f"{s} = {s}.data")
+        else:  # GRAD
+            leaf = self._t.arg_variable(where)
+            owner = f"a[{leaf}]" if leaf is not None else self.k(where)
+            self._lines.append(f"{s} = {owner}.grad")
+            self._lines.append(f"if {s} is None:")
+            self._lines.append(f"    {fail}")
+            self._lines.append(f"{s} = {s}.data")
+        typ, shape, dtype = self._t.meta[n]
+        self._lines.append(
+            f"if type({s}) is not {self.k(typ)} or {s}.shape != {self.k(shape)} "
+            f"or {s}.dtype != {self.k(dtype)}:"
+        )
+        self._lines.append(f"    {fail}")
+
+    def _forward(self, ins: Forward) -> list[int]:
+        fn = ins.fn
+        stand_ins, inputs = [], []
+        for v, n in zip(ins.inputs, ins.ins):
+            if self._kinds.get(n, (None,))[0] in (VAR, CONST):
+                inputs.append(v)  # a kept Variable (its data is current) or the constant
+            else:
+                s = _stand_in(v)
+                stand_ins.append((s, n))
+                inputs.append(s)
+        fn.inputs, fn.outputs = tuple(inputs), ()
+        self._stand_ins[id(fn)] = stand_ins
+        for name, setting in ins.attrs.items():
+            self._lines.append(f"{self.k(fn)}.__dict__[{name!r}] = {self._setting(setting)}")
+        args = ", ".join(f"s{n}" for n in ins.ins)
+        outs = ", ".join(f"s{n}" for n in ins.outs)
+        if ins.many and len(ins.outs) == 1:
+            outs += ","
+        self._lines.append(f"{outs} = {self.k(fn.forward)}({args})")
+        for n in ins.outs:
+            if self._t.meta[n][1] == ():  # numpy answers 0-d work with scalars
+                self._lines.append(f"s{n} = {self.k(_AsArray.of(self._t.meta[n][0]))}(s{n})")
+        return ins.outs
+
+    def _setting(self, v: Any) -> str:
+        """Python source rebuilding a Function's setting from this replay's slots."""
+        if type(v) is Ref:
+            return f"s{v.slot}"
+        if type(v) in (tuple, list):
+            inner = ", ".join(self._setting(e) for e in v)
+            if type(v) is list:
+                return f"[{inner}]"
+            return f"({inner}{',' if len(v) == 1 else ''})"
+        return self.k(v)
+
+    def _vjp(self, ins: Vjp) -> list:
+        fn = ins.fn
+        sets = [(s, n) for s, n in self._stand_ins.get(id(fn), [])]
+        if ins.call is not None:  # a DeZero-style backward reads self.outputs too
+            outs = [None if o is None else _stand_in(o) for o in ins.outputs]
+            fn.outputs = tuple([_dead if o is None else weakref.ref(o) for o in outs])
+            self.k(outs)  # kept alive by the program
+            ys = ins.ys if type(ins.ys) is tuple else (ins.ys,)
+            sets += [(o, n) for o, n in zip(outs, ys) if o is not None and n is not None]
+        for s, n in sets:
+            self._lines.append(f"{self.k(s)}.data = s{n}")
+        if ins.call is not None:
+            call = f"{self.k(ins.call)}({self.k(fn)}, {self.k(ins.ops)}, {_tuple(ins.gys)})"
+        else:
+            xs, ys, gys = _tuple(ins.xs), _value(ins.ys), _value(ins.gys)
+            call = f"{self.k(fn.vjp)}({self.k(ins.ops)}, {xs}, {ys}, {gys})"
+        names = ["_" if n is None else f"s{n}" for n in ins.gxs]
+        target = names[0] if ins.one else ", ".join(names) + ("," if len(names) == 1 else "")
+        self._lines.append(f"{target} = {call}")
+        for s, _ in sets:
+            self._lines.append(f"{self.k(s)}.data = None")
+        return ins.gxs
+
+    def _op(self, ins: Op, counts: dict) -> int:
+        out = ins.out
+        args = ", ".join(f"s{a.slot}" if type(a) is Ref else self.k(a) for a in ins.args)
+        into = self._into(ins, counts)
+        if into is None:
+            self._lines.append(f"s{out} = {self.k(ins.fn)}({args})")
+        else:
+            x1, x2 = (f"s{a.slot}" for a in ins.args[:2])
+            self._lines.append(f"{self.k(into)}('add', {x1}, {x2}, out={x1})")
+            self._lines.append(f"s{out} = {x1}")
+        return out
+
+    def _into(self, ins: Op, counts: dict) -> Any:
+        """The backend's ``compute_into`` when the sum ``ins`` may go into its first operand.
+
+        That operand must be a sum this program made itself (nobody else holds it), used
+        only here.
+        """
+        if ins.fn is not operator.add or type(ins.args[0]) is not Ref:
+            return None
+        g = ins.args[0].slot
+        producer = self._producers.get(g)
+        meta = self._t.meta
+        if producer is None or producer.fn is not operator.add:
+            return None
+        if counts[g] != 1 or meta[g] != meta[ins.out] or meta[g][1] == ():
+            return None
+        backend = _by_type.get(meta[g][0])
+        array = self._t.array(g)
+        if backend is None or not backend.writable(array):
+            return None
+        return backend.compute_into
+
+    def _store(self, ins: Store) -> None:
+        leaf = self._t.arg_variable(ins.target)
+        owner = f"a[{leaf}]" if leaf is not None else self.k(ins.target)
+        self._lines.append(f"{owner}.grad = {self.k(_graphless)}(s{ins.slot})")
+
+    def _states(self) -> None:
+        for owner, name, _, end in self._t.states.values():
+            if end is None:
+                value = "None"
+            else:
+                value = f"{self.k(_graphless)}(s{self._t.slot_of(end.data)})"
+            self._lines.append(f"setattr({self.k(owner)}, {name!r}, {value})")
+
+    def _result(self, v: Any) -> str:
+        t = self._t
+        if isinstance(v, Variable):
+            leaf = t.arg_variable(v)
+            if leaf is not None:
+                return f"a[{leaf}]"
+            n = t.slot_of(v.data)
+            if n is None or self._kinds.get(n, (None,))[0] == VAR:
+                return self.k(v)  # a Variable the call did not make: the same one
+            grad = "None"
+            if v.grad is not None:
+                m = t.slot_of(v.grad.data)
+                if m is None:
+                    raise Unreplayable(
+                        "it returns a Variable whose gradient was set by hand inside it"
+                    )
+                grad = f"s{m}"
+            return f"{self.k(_returned)}(s{n}, {grad})"
+        if type(v) in _by_type and t.slot_of(v) is not None:
+            return f"s{t.slot_of(v)}"
+        if type(v) is tuple:
+            inner = ", ".join(self._result(e) for e in v)
+            return f"({inner}{',' if len(v) == 1 else ''})"
+        if type(v) is list:
+            return "[" + ", ".join(self._result(e) for e in v) + "]"
+        if type(v) is dict:
+            items = ", ".join(f"{self.k(key)}: {self._result(e)}" for key, e in v.items())
+            return "{" + items + "}"
+        return self.k(v)
+
+
+_CHANGED = (
+    "static_graph: a Variable the replay reads after an update no longer has the shape, "
+    "dtype or type it had when traced"
+)
+
+
+def _uses(ins: Any) -> list[int]:
+    kind = type(ins)
+    if kind is Forward:
+        out = list(ins.ins)
+        for setting in ins.attrs.values():
+            _refs(setting, out)
+        return out
+    if kind is Vjp:
+        out = [n for n in ins.xs if n is not None]
+        for v in (ins.ys, ins.gys):
+            out += [n for n in (v if type(v) is tuple else (v,)) if n is not None]
+        return out
+    if kind is Op:
+        return [a.slot for a in ins.args if type(a) is Ref]
+    if kind is Store:
+        return [ins.slot]
+    return []
+
+
+def _refs(v: Any, out: list) -> None:
+    if type(v) is Ref:
+        out.append(v.slot)
+    elif type(v) in (tuple, list):
+        for e in v:
+            _refs(e, out)
+
+
+def _result_slots(v: Any, t: Trace, out: list) -> None:
+    if isinstance(v, Variable):
+        for a in (v.data, None if v.grad is None else v.grad.data):
+            n = t.slot_of(a)
+            if n is not None:
+                out.append(n)
+    elif type(v) in _by_type:
+        n = t.slot_of(v)
+        if n is not None:
+            out.append(n)
+    elif type(v) in (tuple, list):
+        for e in v:
+            _result_slots(e, t, out)
+    elif type(v) is dict:
+        for e in v.values():
+            _result_slots(e, t, out)
+
+
+def _tuple(slots: Any) -> str:
+    names = ["None" if n is None else f"s{n}" for n in slots]
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+
+def _value(v: Any) -> str:
+    if type(v) is tuple:
+        return _tuple(v)
+    return "None" if v is None else f"s{v}"
+
+
+def _stand_in(v: Variable) -> Variable:
+    """A Variable of ``v``'s kind with no data: a replay puts its arrays in it for a vjp."""
+    s = object.__new__(Constant if type(v) is Constant else Variable)
+    s.data = s.name = s.grad = s.creator = None
+    s.generation = v.generation
+    return s
+
+
+def _dead() -> None:
+    """An output that was gone when the trace's walk ran (a dead weak reference)."""
+    return None
+
+
+def _returned(data: Any, grad: Any) -> Variable:
+    """A returned Variable: the replay's array, and its gradient when the call gave one."""
+    v = _graphless(data)
+    if grad is not None:
+        v.grad = _graphless(grad)
+    return v
+
+
+class _AsArray:
+    """Turns a library scalar (numpy's answer to 0-d work) into a 0-d array of its backend."""
+
+    _made: dict[type, _AsArray] = {}
+
+    def __init__(self, array_type: type) -> None:
+        self.array_type = array_type
+        backend = _by_type.get(array_type)
+        self.asarray = backend.asarray if backend is not None else registry.default().asarray
+
+    @classmethod
+    def of(cls, array_type: type) -> _AsArray:
+        """The converter for arrays of ``array_type`` (one per type)."""
+        made = cls._made.get(array_type)
+        if made is None:
+            made = cls._made[array_type] = cls(array_type)
+        return made
+
+    def __call__(self, y: Any) -> Any:
+        return y if type(y) is self.array_type else self.asarray(y)

@@ -1,0 +1,581 @@
+"""``Trace``: what one eager call of a static-graph function did, at the array level.
+
+A Trace is the :class:`~zerograd.recording.Recorder` of one call. Every array the call
+touches gets a *slot* (its number in the order of first sight); every piece of array work
+becomes an instruction naming its slots: a Function's forward, a vjp, an accumulation of
+the backward walk, a gradient given to a variable, an optimizer update, a layer's state
+written. Arrays the call did not make are *reads*: an argument's, a captured Variable's
+(a Parameter), a held gradient, a layer's state, or a constant.
+
+Anything a replay could not reproduce ends the trace's usefulness: :attr:`Trace.refused`
+then says why, and the call stays eager.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from ..backends.registry import registry
+from ..recording import paused
+from ..variable import Variable
+from .values import copy_of, same
+
+_by_type = registry.by_type
+
+# how a read finds its array at replay time
+ARG = "arg"  # the call's argument leaf number `where` (a Variable's data, or the array)
+VAR = "var"  # the Variable `where`'s data (a Parameter, a Variable kept across calls)
+GRAD = "grad"  # the data of the gradient the Variable `where` holds when the call starts
+STATE = "state"  # the data of the Variable held by the attribute `where` = (owner, name)
+CONST = "const"  # the array `where` itself, frozen (a constant made inside the call)
+
+
+class Read:
+    """Slot ``slot`` is an array the call did not make: ``how`` and ``where`` say whose."""
+
+    __slots__ = ("slot", "how", "where")
+
+    def __init__(self, slot: int, how: str, where: Any) -> None:
+        self.slot, self.how, self.where = slot, how, where
+
+
+class Forward:
+    """``outs = fn.forward(*ins)``; ``inputs`` are the Variables the call gave it.
+
+    ``attrs`` maps the names of ``fn``'s settings that hold this call's arrays (an index
+    array given to GetItem: an argument, or an array a Function made) to the setting with
+    those arrays as :class:`Ref` slots: a replay sets them from its own arrays first.
+    """
+
+    __slots__ = ("fn", "inputs", "ins", "outs", "many", "attrs")
+
+    def __init__(
+        self, fn: Any, inputs: tuple, ins: list, outs: list, many: bool, attrs: dict
+    ) -> None:
+        self.fn, self.inputs, self.ins, self.outs, self.many = fn, inputs, ins, outs, many
+        self.attrs = attrs
+
+
+class Vjp:
+    """``gxs = fn.vjp(ops, xs, ys, gys)``, or a DeZero-style ``gxs = call(fn, ops, gys)``.
+
+    With ``call``, ``ops`` is the walk's carrier.
+
+    ``ys``/``gys`` are one slot, or a tuple of slots (None where there is none), as the
+    walk passed them; ``gxs`` has a slot (or None) per value returned, and ``one`` says
+    whether one value was returned rather than a tuple or list.
+    """
+
+    __slots__ = ("fn", "ops", "call", "inputs", "outputs", "xs", "ys", "gys", "gxs", "one")
+
+    def __init__(self, fn: Any, ops: Any, call: Any, inputs: tuple, outputs: tuple) -> None:
+        self.fn, self.ops, self.call, self.inputs, self.outputs = fn, ops, call, inputs, outputs
+        self.xs: list = []
+        self.ys: Any = None
+        self.gys: Any = None
+        self.gxs: list = []
+        self.one = False
+
+
+class Op:
+    """``out = fn(*args)``: array work of the walk (``args``: :class:`Ref` slots, constants)."""
+
+    __slots__ = ("fn", "args", "out")
+
+    def __init__(self, fn: Callable, args: tuple, out: int) -> None:
+        self.fn, self.args, self.out = fn, args, out
+
+
+class Ref:
+    """An argument of an :class:`Op` that is a slot."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Ref and other.slot == self.slot
+
+    def __hash__(self) -> int:
+        return hash(("Ref", self.slot))
+
+
+class Store:
+    """The walk gave ``target`` (a Variable) the gradient in ``slot``."""
+
+    __slots__ = ("target", "slot")
+
+    def __init__(self, target: Any, slot: int) -> None:
+        self.target, self.slot = target, slot
+
+
+class Effect:
+    """``fn()`` ran as one step (an optimizer's update), reading ``params``' gradients."""
+
+    __slots__ = ("fn", "params", "settings")
+
+    def __init__(self, fn: Callable, params: list, settings: Callable[[], Any]) -> None:
+        self.fn, self.params, self.settings = fn, params, settings
+
+
+class Start:
+    """What a trace looks at as its call starts, learnt from the previous trace.
+
+    Attributes:
+        targets: the Variables given gradients (is each one's grad None at the start?).
+        settings: the updates' ``settings`` callables (do they change inside the call?).
+        captured: the Variables read (is their data changed inside the call?).
+    """
+
+    __slots__ = ("targets", "settings", "captured")
+
+    def __init__(self, targets: list, settings: list, captured: list) -> None:
+        self.targets, self.settings, self.captured = targets, settings, captured
+
+
+class Trace:
+    """The recorder of one call (see the module docstring).
+
+    Args:
+        leaves: the call's argument leaves (Variables, arrays and other values, flattened).
+        start: what the previous trace of the same kind of call learnt (its
+            :meth:`start`), or None: looked at as this call starts (held gradients, the data
+            of captured Variables, the updates' settings), so that this trace can tell what
+            the call changes.
+
+    Attributes:
+        code: the instructions, in the order the call did them.
+        reads: slot -> its :class:`Read`, for the slots the call did not make.
+        meta: slot -> ``(type, shape, dtype)`` of its array as first seen.
+        refused: why a replay could not reproduce this call, or None.
+        states: ``(id(owner), name) -> [owner, name, value at the start, value at the
+            end]`` of the Variable attributes (an RNN's ``h``) the call wrote.
+        entry_grads: ``id(variable) -> whether its grad was None`` when the call started,
+            for the variables the previous trace (``start``) stored gradients into.
+        adds_onto: ``id(variable)`` of the variables whose held gradient a walk added onto.
+        result: the call's return value, as :meth:`finish` was given it.
+    """
+
+    def __init__(self, leaves: list, start: Start | None = None) -> None:
+        self.code: list = []
+        self.reads: dict[int, Read] = {}
+        self.meta: dict[int, tuple] = {}
+        self.refused: str | None = None
+        self.states: dict[tuple[int, str], list] = {}
+        self.entry_grads: dict[int, bool] = {}
+        self.adds_onto: set[int] = set()
+        self.result: Any = None
+        self.leaves = leaves
+        self._slots: dict[int, int] = {}  # id(object) -> slot
+        self._kept: list = []  # every slotted object: alive, so that ids stay unique
+        self._clones: dict[int, tuple] = {}  # id(function) -> (function, its clone)
+        self._arg_arrays: dict[int, int] = {}  # id(array) -> leaf number
+        self._arg_vars: dict[int, int] = {}  # id(Variable) -> leaf number
+        self._stored: dict[int, tuple] = {}  # id(variable) -> (variable, array, a copy)
+        self._settings: list[tuple[Callable, Any]] = []  # (settings(), value at the effect)
+        self._captured: list[tuple[Variable, Any, Any]] = []  # (var, data, a copy) at start
+        self._walked = False
+        self._carrier: Any = None  # the last walk's own carrier (what a replay passes on)
+        self._knows_start = start is not None
+        self._entry_arrays: dict[int, Any] = {}  # id(variable) -> its grad's array at the start
+        for i, leaf in enumerate(leaves):
+            if isinstance(leaf, Variable):
+                self._arg_vars[id(leaf)] = i
+                if leaf.data is not None:
+                    self._arg_arrays[id(leaf.data)] = i
+            elif type(leaf) in _by_type:
+                self._arg_arrays[id(leaf)] = i
+        if start is not None:
+            self._look_at_start(start)
+
+    # -- what is known before the call runs -----------------------------------------------
+    def _look_at_start(self, start: Start) -> None:
+        for v in start.targets:
+            if id(v) not in self._arg_vars:
+                g = v.grad
+                self.entry_grads[id(v)] = g is None
+                self._entry_arrays[id(v)] = None if g is None else g.data
+        for f in start.settings:
+            self._settings.append((f, f()))
+        for v in start.captured:
+            if v.data is not None:
+                self._captured.append((v, v.data, copy_of(v.data)))
+
+    # -- slots ------------------------------------------------------------------------------
+    def _slot(self, obj: Any) -> int:
+        """The slot of ``obj``, a new one when it is new."""
+        n = self._slots.get(id(obj))
+        if n is None:
+            n = self._slots[id(obj)] = len(self._kept)
+            self._kept.append(obj)
+            self.meta[n] = (type(obj), getattr(obj, "shape", None), getattr(obj, "dtype", None))
+        return n
+
+    def _read(self, a: Any, how: str, where: Any) -> int:
+        n = self._slot(a)
+        self.reads[n] = read = Read(n, how, where)
+        self.code.append(read)
+        return n
+
+    def _input(self, v: Any) -> int:
+        """The slot of a Function's input Variable ``v`` (a read when the call did not make it)."""
+        a = v.data
+        n = self._slots.get(id(a))
+        if n is not None:
+            return n
+        leaf = self._arg_arrays.get(id(a))
+        if leaf is not None:
+            return self._read(a, ARG, leaf)
+        if id(v) in self._arg_vars:
+            self.refuse(
+                "it replaces the data of an argument Variable (x.data = ...) before using it; "
+                "pass the new array as the argument instead"
+            )
+        return self._read(a, VAR, v)
+
+    def _known(self, a: Any) -> int | None:
+        n = self._slots.get(id(a))
+        if n is None and a is not None:
+            self.refuse(
+                "the backward pass met an array made outside zerograd's functions (an "
+                "input's .data replaced between forward and backward?)"
+            )
+        return n
+
+    def refuse(self, why: str) -> None:
+        """Note that a replay could not reproduce this call (the first reason is kept).
+
+        Args:
+            why: what the call did, and what to do instead.
+        """
+        if self.refused is None:
+            self.refused = why
+
+    # -- the Recorder protocol ---------------------------------------------------------------
+    def before_call(self, fn: Any) -> Any:
+        """A copy of ``fn`` as its forward finds it: the Function a replay calls."""
+        return copy.copy(fn)
+
+    def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
+        """Record the forward; arrays the call did not make become reads."""
+        ins = [self._input(v) for v in inputs]
+        attrs = {}
+        for name, value in before.__dict__.items():
+            template = self._setting(value)
+            if template is not value:
+                attrs[name] = template
+        many = type(outputs) is list
+        outs = [self._slot(o.data) for o in (outputs if many else (outputs,))]
+        self._clones[id(fn)] = (fn, before)
+        self.code.append(Forward(before, inputs, ins, outs, many, attrs))
+
+    def _setting(self, v: Any) -> Any:
+        """``v`` with the call's arrays in it (arguments, arrays made) as :class:`Ref` slots.
+
+        Returns ``v`` itself when it holds none of them.
+        """
+        t = type(v)
+        if t in (tuple, list):
+            items = [self._setting(e) for e in v]
+            return v if all(a is b for a, b in zip(items, v)) else t(items)
+        if t not in _by_type:
+            return v
+        n = self._slots.get(id(v))
+        if n is None:
+            leaf = self._arg_arrays.get(id(v))
+            if leaf is None:
+                return v  # made by hand inside the call: a constant, compared by value
+            n = self._read(v, ARG, leaf)
+        return Ref(n)
+
+    def walk(self, y: Any, retain_grad: bool, carrier: Any) -> Any:
+        """Note the walk and give it a carrier that reports to this trace."""
+        self._walked = True
+        self._carrier = carrier
+        if retain_grad:
+            self.refuse(
+                "it calls backward(retain_grad=True): a replay keeps no intermediate "
+                "Variables to give gradients to"
+            )
+        return _Reporting(carrier, self)
+
+    def _step(self, fn: Any, ops: Any, call: Any) -> Vjp | None:
+        pair = self._clones.get(id(fn))
+        if pair is None or pair[0] is not fn:
+            self.refuse(
+                f"its backward reaches {type(fn).__name__}, a function called before this "
+                f"call (a state carried with its graph: call unchain_backward() on it, or "
+                f"detach it)"
+            )
+            return None
+        outputs = tuple([ref() for ref in fn.outputs])
+        return Vjp(pair[1], ops, call, fn.inputs, outputs)
+
+    def _returned(self, step: Vjp, gxs: Any) -> None:
+        step.one = type(gxs) not in (tuple, list)
+        step.gxs = [None if g is None else self._slot(g) for g in ((gxs,) if step.one else gxs)]
+        self.code.append(step)
+
+    def vjp(self, fn: Any, ops: Any, xs: tuple, y: Any, gy: Any, gxs: Any) -> None:
+        """Record the vjp; a function called before this call refuses the trace."""
+        step = self._step(fn, ops, None)
+        if step is None:
+            return
+        step.xs = [self._known(x) for x in xs]
+        if type(y) is tuple:
+            step.ys = tuple([None if a is None else self._known(a) for a in y])
+            step.gys = tuple([None if g is None else self._known(g) for g in gy])
+        else:
+            step.ys, step.gys = self._known(y), self._known(gy)
+        self._returned(step, gxs)
+
+    def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
+        """Run and record the DeZero-style backward as one step (its own work unrecorded)."""
+        step = self._step(fn, self._carrier, call)
+        with paused():  # its Variables' work is the function's own, done again on a replay
+            gxs = call(fn, carrier, gys)
+        if step is not None:
+            step.xs = [None if x.data is None else self._known(x.data) for x in fn.inputs]
+            step.ys = tuple([None if o is None else self._known(o.data) for o in step.outputs])
+            step.gys = tuple([None if g is None else self._known(g) for g in gys])
+            self._returned(step, gxs)
+        return gxs
+
+    def op(self, fn: Callable, args: tuple, out: Any) -> None:
+        """Record the walk's array step; non-array arguments are constants."""
+        refs = []
+        for a in args:
+            n = self._slots.get(id(a))
+            if n is None and type(a) in _by_type:
+                n = self._known(a)
+            refs.append(a if n is None else Ref(n))
+        self.code.append(Op(fn, tuple(refs), self._slot(out)))
+
+    def held(self, x: Any, g: Any) -> None:
+        """Record where the held gradient comes from: this call's work, or the start."""
+        a = g.data if isinstance(g, Variable) else g
+        self.adds_onto.add(id(x))
+        if id(a) in self._slots:
+            return
+        if self._knows_start and self._entry_arrays.get(id(x)) is not a:
+            self.refuse(
+                "its backward adds onto a gradient given to a variable by hand inside the "
+                "call; clear gradients with cleargrad() and let backward compute them"
+            )
+        self._read(a, GRAD, x)
+
+    def stored(self, x: Any, g: Any) -> None:
+        """Record the gradient given to ``x`` (and keep a copy, to see it changed later)."""
+        a = g.data if isinstance(g, Variable) else g
+        n = self._known(a)
+        if n is None:
+            return
+        self.code.append(Store(x, n))
+        self._stored[id(x)] = (x, a, copy_of(a))
+
+    def read(self, x: Any, what: str) -> None:
+        """Refuse the trace: Python code that reads values is not replayed."""
+        self.refuse(
+            f"it reads a value into Python ({what}), which a replay would not do again; "
+            f"return the Variable and read it after the call"
+        )
+
+    def effect(self, fn: Callable[[], Any], params: list, settings: Callable[[], Any]) -> Any:
+        """Run ``fn`` unrecorded and record it as one step, after checking its inputs.
+
+        The gradients it reads must be those the walk stored, unchanged, and ``settings()``
+        what it was when the call started.
+        """
+        owner = getattr(fn, "__self__", fn)
+        for p in params:
+            g = p.grad
+            got = self._stored.get(id(p))
+            if g is None or got is None:
+                continue
+            if g.data is not got[1] or got[2] is None or not same(g.data, got[2]):
+                self.refuse(
+                    f"the gradients {type(owner).__name__} reads were changed between "
+                    f"backward and the update outside zerograd's functions (by hand, or "
+                    f"averaged by another library)"
+                )
+        for f, value in self._settings:
+            if f == settings and f() != value:
+                self.refuse(
+                    f"it changes {type(owner).__name__}'s hyperparameters before the update "
+                    f"(a scheduler's step inside it?); change them between calls"
+                )
+        with paused():
+            out = fn()
+        self.code.append(Effect(fn, params, settings))
+        self._settings.append((settings, settings()))
+        return out
+
+    def attribute(self, owner: Any, name: str, value: Any) -> None:
+        """Record a Variable attribute written (a state); refuse any other value."""
+        if value is not None and (type(value) is not Variable):
+            self.refuse(
+                f"it assigns {type(owner).__name__}.{name} = <{type(value).__name__}>; a "
+                f"replay restores only Variable attributes (a layer's state such as h)"
+            )
+            return
+        key = (id(owner), name)
+        if key not in self.states:
+            self.states[key] = [owner, name, owner.__dict__.get(name), value]
+        self.states[key][3] = value
+
+    # -- the end of the call ----------------------------------------------------------------
+    def finish(self, result: Any) -> None:
+        """Record what the call returned and check what it changed; called once, at its end.
+
+        Args:
+            result: the call's return value.
+        """
+        self.result = result
+        starts = {id(st[2]): (st[0], st[1]) for st in self.states.values() if st[2] is not None}
+        for read in self.reads.values():
+            if read.how == VAR and id(read.where) in starts:
+                read.how, read.where = STATE, starts[id(read.where)]
+        for owner, name, _, end in self.states.values():
+            if end is not None and id(end.data) not in self._slots:
+                self.refuse(f"it gives {type(owner).__name__}.{name} a Variable it did not compute")
+        for f, value in self._settings:
+            if f() != value:
+                self.refuse(
+                    "it changes an optimizer's hyperparameters after the update (a "
+                    "scheduler's step inside it?); change them between calls"
+                )
+        updated = {id(p) for ins in self.code if type(ins) is Effect for p in ins.params}
+        states = {id(s[2]) for s in self.states.values()}
+        for v, data, saved in self._captured:
+            if id(v) in updated or id(v) in states or saved is None:
+                continue
+            if v.data is not data or saved is None or not same(data, saved):
+                self.refuse(
+                    f"it changes the data of a Variable it does not make (shape "
+                    f"{tuple(data.shape)}) outside zerograd's functions (x.data -= ... by "
+                    f"hand?); update Parameters with an optimizer, or pass the array in"
+                )
+        if not self._walked and _has_graph(result):
+            self.refuse(
+                "it returns Variables with a graph but runs no backward: a replay gives "
+                "Variables without a graph; call it under no_grad() (inference), or put "
+                "backward() and the update inside it"
+            )
+
+    def start(self) -> Start:
+        """What the next trace of this kind of call should look at as its call starts.
+
+        Returns:
+            The targets, settings and captured Variables of this trace.
+        """
+        targets = [ins.target for ins in self.code if type(ins) is Store]
+        settings = [ins.settings for ins in self.code if type(ins) is Effect]
+        captured = [r.where for r in self.reads.values() if r.how == VAR]
+        return Start(targets, settings, captured)
+
+    def variant(self) -> tuple:
+        """The layer states this call started from: traces agree only within a variant.
+
+        Returns:
+            ``(id(owner), name, signature)`` per state; the signature is None for None.
+        """
+        out = []
+        for owner, name, start, _ in self.states.values():
+            d = None if start is None else start.data
+            sig = None if d is None else (type(d), d.shape, d.dtype)
+            out.append((id(owner), name, sig))
+        return tuple(out)
+
+    def array(self, n: int) -> Any:
+        """The object in slot ``n`` as this call had it.
+
+        Args:
+            n: a slot number.
+
+        Returns:
+            The array (or library scalar).
+        """
+        return self._kept[n]
+
+    def slot_of(self, obj: Any) -> int | None:
+        """The slot of the object ``obj`` (an array), or None when the call never saw it.
+
+        Args:
+            obj: an array (or a Variable's data).
+
+        Returns:
+            Its slot number, or None.
+        """
+        return self._slots.get(id(obj))
+
+    def arg_variable(self, v: Any) -> int | None:
+        """The leaf number of ``v`` among the call's arguments, or None.
+
+        Args:
+            v: a Variable.
+
+        Returns:
+            Its leaf number, or None when it is not an argument.
+        """
+        return self._arg_vars.get(id(v))
+
+
+class _Reporting:
+    """A walk's carrier under a trace: the same operations, reported to the trace.
+
+    First-order conversions (``carry``) and copies become the trace's steps; held
+    gradients are reported in both modes. Anything else (the namespace's functions, which
+    a higher-order vjp calls on its carrier) is the carrier's own.
+
+    Args:
+        inner: the walk's carrier.
+        trace: the trace reported to.
+    """
+
+    def __init__(self, inner: Any, trace: Trace) -> None:
+        self.inner, self._trace, self.graph = inner, trace, inner.graph
+
+    def unwrap(self, v: Any) -> Any:
+        """The carrier's ``unwrap``."""
+        return self.inner.unwrap(v)
+
+    def wrap(self, g: Any) -> Any:
+        """The carrier's ``wrap``."""
+        return self.inner.wrap(g)
+
+    def carry(self, g: Any, like: Any) -> Any:
+        """The carrier's ``carry``; a first-order conversion is a step of the trace."""
+        out = self.inner.carry(g, like)
+        if out is not g and not self.graph:
+            self._trace.op(self.inner.carry, (g, like), out)
+        return out
+
+    def copy(self, g: Any) -> Any:
+        """The carrier's ``copy``; a first-order copy is a step of the trace."""
+        out = self.inner.copy(g)
+        if not self.graph:
+            self._trace.op(self.inner.copy, (g,), out)
+        return out
+
+    def held(self, x: Any) -> Any:
+        """The carrier's ``held``, reported."""
+        g = self.inner.held(x)
+        self._trace.held(x, g)
+        return g
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def _has_graph(value: Any) -> bool:
+    """Whether ``value`` (or something inside a tuple, list or dict of it) has a creator."""
+    if isinstance(value, Variable):
+        return value.creator is not None
+    if isinstance(value, (tuple, list)):
+        return any(_has_graph(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_graph(v) for v in value.values())
+    return False

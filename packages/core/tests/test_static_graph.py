@@ -1,0 +1,527 @@
+"""static_graph: a replay gives the eager engine's bits, and refuses what it cannot replay.
+
+Each test runs the same step twice side by side, once eagerly and once under
+static_graph, on twin state (Parameters with equal data), and compares every result,
+gradient and parameter bit for bit after every call. ``counts`` shows that replays
+happened (or, where the step is refused, that none did).
+"""
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import (
+    Config,
+    Function,
+    Parameter,
+    StaticGraphWarning,
+    Variable,
+    no_grad,
+    static_graph,
+)
+from zerograd.backends import get_array_module
+
+
+def _bits(to_np, a):
+    a = to_np(a.data if isinstance(a, Variable) else a)
+    return (a.shape, str(a.dtype), a.tobytes())
+
+
+def _same(to_np, a, b):
+    assert _bits(to_np, a) == _bits(to_np, b)
+
+
+def _twins(make):
+    """Two independent copies of the same state: (eager step, static step)."""
+    return make(), static_graph(make())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_chain_of_ops_replays_the_eager_bits(rand, to_np, dtype):
+    def make():
+        def step(x):
+            y = x
+            for i in range(40):
+                y = (y * 1.01 + 0.5) if i % 2 else F.tanh(F.sin(y) * y)
+            y = F.sum(y * y)
+            y.backward()
+            return y
+
+        return step
+
+    xs = [rand(3, 4, dtype=dtype, seed=i) for i in range(6)]
+    eager, static = _twins(make)
+    for x in xs:
+        xe, xs_ = Variable(x), Variable(x)
+        _same(to_np, eager(xe), static(xs_))
+        _same(to_np, xe.grad, xs_.grad)
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def _mlp_like(rand, dtype, clear=True):
+    """A make() of a two-layer net on captured Parameters, its gradients read afterwards."""
+
+    def make():
+        W1 = Parameter(rand(4, 5, dtype=dtype, seed=10))
+        b1 = Parameter(rand(5, dtype=dtype, seed=11))
+        W2 = Parameter(rand(5, 1, dtype=dtype, seed=12))
+
+        def step(x, t):
+            if clear:
+                for p in (W1, b1, W2):
+                    p.cleargrad()
+            h = F.tanh(F.matmul(x, W1) + b1)
+            y = F.matmul(h, W2)
+            loss = F.sum((y - t) * (y - t)) / x.shape[0]
+            loss.backward()
+            return loss
+
+        step.params = (W1, b1, W2)
+        return step
+
+    return make
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("clear", [True, False], ids=["cleargrad", "accumulate"])
+def test_captured_parameters_get_the_eager_gradients(rand, to_np, dtype, clear):
+    eager, static = _twins(_mlp_like(rand, dtype, clear))
+    for i in range(7):
+        x, t = rand(8, 4, dtype=dtype, seed=i), rand(8, 1, dtype=dtype, seed=100 + i)
+        _same(to_np, eager(x, t), static(x, t))
+        for pe, ps in zip(eager.params, static.fn.params):
+            _same(to_np, pe.grad, ps.grad)
+            # parameters change between calls (a hand-made update outside the step)
+            pe.data = pe.data - 0.1 * pe.grad.data
+            ps.data = ps.data - 0.1 * ps.grad.data
+    assert static.counts["replayed"] == 4
+
+
+def test_gradients_accumulated_three_times_and_broadcast(rand, to_np):
+    def make():
+        w = Parameter(rand(1, 3, seed=5))
+
+        def step(x):
+            w.cleargrad()
+            y = F.sum(w * x + F.exp(w * x) + w * F.sin(x) + w)  # w used 4 times, broadcast
+            y.backward()
+            return y, w.grad
+
+        step.w = w
+        return step
+
+    eager, static = _twins(make)
+    for i in range(6):
+        x = rand(4, 3, seed=i)
+        (ye, ge), (ys, gs) = eager(x), static(x)
+        _same(to_np, ye, ys)
+        _same(to_np, ge, gs)
+        _same(to_np, eager.w.grad, static.fn.w.grad)
+    assert static.counts["replayed"] == 3
+    assert "compute_into" not in static.sources()[0] or "out=" in static.sources()[0]
+
+
+def test_in_place_accumulation_writes_into_a_sum_only_it_holds(rand, to_np):
+    x = Parameter(rand(50, seed=1))
+
+    @static_graph
+    def step():
+        x.cleargrad()
+        y = F.sum(x * 2.0 + x * 3.0 + x * 4.0 + x * 5.0)  # four gradients for x
+        y.backward()
+        return y
+
+    for _ in range(4):
+        step()
+    assert "out=" in step.sources()[0]  # the third and fourth additions write in place
+    x.cleargrad()
+    F.sum(x * 2.0 + x * 3.0 + x * 4.0 + x * 5.0).backward()
+    eager = to_np(x.grad.data).copy()
+    step()
+    np.testing.assert_array_equal(to_np(x.grad.data), eager)
+    assert np.all(to_np(x.grad.data) == 14.0)
+
+
+class _TwoOut(Function):
+    """(x + 1, x * x): a function with two outputs and a vjp."""
+
+    def forward(self, x):
+        return x + 1, x * x
+
+    def vjp(self, xp, xs, y, gy):
+        (x,) = xs
+        g0, g1 = gy
+        out = 0
+        if g0 is not None:
+            out = out + g0
+        if g1 is not None:
+            out = out + 2 * x * g1
+        return out
+
+
+class _DeZeroSquare(Function):
+    """The book's style: backward(gy) on Variables, reading self.inputs' values."""
+
+    def forward(self, x):
+        return x**2
+
+    def backward(self, gy):
+        (x,) = self.inputs
+        return 2 * x * gy
+
+
+class _DeZeroExp(Function):
+    """The book's Exp: backward reads the output through self.outputs."""
+
+    def forward(self, x):
+        return get_array_module(x).exp(x)
+
+    def backward(self, gy):
+        y = self.outputs[0]()
+        return gy * y
+
+
+def test_multi_output_and_dezero_style_functions(rand, to_np):
+    def make():
+        w = Parameter(rand(3, seed=2))
+
+        def step(x):
+            w.cleargrad()
+            a, b = _TwoOut()(w * x)
+            y = F.sum(_DeZeroSquare()(a) + _DeZeroExp()(b * 0.1))
+            y.backward()
+            return y
+
+        step.w = w
+        return step
+
+    eager, static = _twins(make)
+    for i in range(5):
+        x = rand(3, seed=20 + i)
+        _same(to_np, eager(x), static(x))
+        _same(to_np, eager.w.grad, static.fn.w.grad)
+    assert static.counts["replayed"] == 2
+
+
+def test_zero_d_arrays_and_a_seeded_gradient(arr, to_np):
+    def make():
+        w = Parameter(arr(1.5))
+
+        def step(x):
+            w.cleargrad()
+            y = F.tanh(w * x) * w + x
+            y.backward()
+            return y
+
+        step.w = w
+        return step
+
+    eager, static = _twins(make)
+    for v in (0.3, -1.2, 2.0, 0.7, 0.1):
+        x = arr(v)
+        _same(to_np, eager(x), static(x))
+        _same(to_np, eager.w.grad, static.fn.w.grad)
+        assert static.fn.w.grad.data.shape == ()
+    assert static.counts["replayed"] == 2
+
+
+def test_argument_variables_get_their_gradients_and_work_under_no_grad_is_replayed(rand, to_np):
+    @static_graph
+    def step(x, w):
+        y = F.sum(F.sin(x) * w)
+        y.backward()
+        with no_grad():
+            metric = F.sum(x * x)  # computed inside, with no graph: replayed too
+        return y, metric
+
+    for i in range(5):
+        x, w = Variable(rand(4, seed=i)), Variable(rand(4, seed=50 + i))
+        y, metric = step(x, w)
+        xe, we = Variable(rand(4, seed=i)), Variable(rand(4, seed=50 + i))
+        ye = F.sum(F.sin(xe) * we)
+        ye.backward()
+        _same(to_np, y, ye)
+        _same(to_np, x.grad, xe.grad)
+        _same(to_np, w.grad, we.grad)
+        _same(to_np, metric, F.sum(xe * xe))
+        assert (y.creator is None) == (i >= 3)  # calls 4 and 5 are replays: no graph
+    assert step.counts["replayed"] == 2
+
+
+def test_a_last_batch_of_another_size_is_another_kind_of_call(rand, to_np):
+    eager, static = _twins(_mlp_like(rand, "float64"))
+    sizes = [8, 8, 8, 3] * 4  # an epoch of three full batches and a short last one
+    for i, n in enumerate(sizes):
+        x, t = rand(n, 4, seed=i), rand(n, 1, seed=200 + i)
+        _same(to_np, eager(x, t), static(x, t))
+        for pe, ps in zip(eager.params, static.fn.params):
+            _same(to_np, pe.grad, ps.grad)
+    assert static.counts == {"eager": 2, "traced": 4, "replayed": 10}
+
+
+def test_one_array_given_twice_is_another_kind_of_call(rand, to_np):
+    def make():
+        def step(a, b):
+            y = F.sum(F.sin(a) * b)
+            y.backward()
+            return y
+
+        return step
+
+    eager, static = _twins(make)
+    x = rand(3, seed=1)
+    for i in range(8):  # (x, x) four times, then (x, other) four times
+        b = x if i < 4 else rand(3, seed=10 + i)
+        _same(to_np, eager(Variable(x), Variable(b)), static(Variable(x), Variable(b)))
+    assert static.counts == {"eager": 2, "traced": 4, "replayed": 2}
+
+
+def test_a_branch_on_the_data_is_caught_and_runs_eagerly(rand, to_np):
+    def make():
+        def step(x):
+            y = F.sin(x) if x.data[0] > 0 else F.cos(x)  # Python reads .data: not seen
+            y = F.sum(y)
+            y.backward()
+            return y
+
+        return step
+
+    eager, static = _twins(make)
+    xs = [rand(3, seed=s) for s in range(12)]
+    xs = [x if i % 2 else -x for i, x in enumerate(xs)]
+    with pytest.warns(StaticGraphWarning, match=r"did different work") as record:
+        for x in xs:
+            xe, xs_ = Variable(x), Variable(x)
+            _same(to_np, eager(xe), static(xs_))
+            _same(to_np, xe.grad, xs_.grad)
+    assert len(record) == 1
+    assert static.counts["replayed"] == 0
+
+
+@pytest.mark.parametrize(
+    "read, what",
+    [
+        (lambda y: float(y), r"float\(\)"),
+        (lambda y: y.item(), r"item\(\)"),
+        (lambda y: bool(y > 0), r"x > \.\.\."),
+        (lambda y: np.asarray(y), r"numpy\.asarray\(x\)"),
+    ],
+)
+def test_reading_a_value_into_python_keeps_the_step_eager(rand, to_np, read, what):
+    seen = []
+
+    @static_graph
+    def step(x):
+        y = F.sum(x * x)
+        seen.append(read(y))
+        y.backward()
+        return y
+
+    with pytest.warns(StaticGraphWarning, match=r"reads a value into Python \(" + what):
+        for i in range(5):
+            x = Variable(rand(3, seed=i))
+            step(x)
+            _same(to_np, x.grad, 2 * x.data)
+    assert len(seen) == 5  # every call ran the Python code: none was replayed
+    assert step.counts == {"eager": 4, "traced": 1, "replayed": 0}
+
+
+def test_a_random_constant_made_inside_is_caught(rand, to_np):
+    rng = np.random.default_rng(0)
+
+    @static_graph
+    def step(x):
+        noise = rng.standard_normal(3)  # a raw array made inside: not an input
+        y = F.sum(x * to_like(x, noise))
+        y.backward()
+        return y
+
+    def to_like(x, a):
+        from zerograd.backends import as_array_of, backend_of
+
+        return as_array_of(a, backend_of(x.data))
+
+    with pytest.warns(StaticGraphWarning, match=r"a constant made inside the call changed"):
+        for i in range(8):
+            x = Variable(rand(3, seed=i))
+            state = rng.bit_generator.state
+            y = step(x)
+            rng.bit_generator.state = state
+            expected = F.sum(Variable(x.data) * to_like(x, rng.standard_normal(3)))
+            _same(to_np, y, expected)
+    assert step.counts["replayed"] == 0
+
+
+def test_a_state_carried_with_its_graph_is_refused(rand, to_np):
+    w = Parameter(rand(3, seed=1))
+    carried = {"h": Variable(rand(3, seed=2))}
+
+    @static_graph
+    def step(x):
+        w.cleargrad()
+        h = F.tanh(carried["h"] * w + x)
+        carried["h"] = h  # kept with its graph (no unchain_backward)
+        loss = F.sum(h)
+        loss.backward()
+        return loss
+
+    with pytest.warns(StaticGraphWarning, match=r"a function called before this call"):
+        for i in range(4):
+            step(rand(3, seed=10 + i))
+    assert step.counts["replayed"] == 0
+
+
+def test_changing_a_captured_variable_by_hand_is_caught(rand, to_np):
+    x = Variable(rand(2, seed=1))  # the book's gradient descent on a plain Variable
+
+    @static_graph
+    def step():
+        x.cleargrad()
+        y = F.sum(x * x)
+        y.backward()
+        x.data -= 0.1 * x.grad.data
+        return y
+
+    x_e = Variable(rand(2, seed=1))
+    with pytest.warns(StaticGraphWarning, match=r"changes the data of a Variable it does not"):
+        for _ in range(6):
+            ys = step()
+            x_e.cleargrad()
+            ye = F.sum(x_e * x_e)
+            ye.backward()
+            x_e.data -= 0.1 * x_e.grad.data
+            _same(to_np, ys, ye)
+            _same(to_np, x, x_e)
+    assert step.counts["replayed"] == 0
+
+
+def test_retain_grad_and_a_forward_with_a_graph_are_refused(rand):
+    @static_graph
+    def retained(x):
+        y = F.sum(F.sin(x))
+        y.backward(retain_grad=True)
+        return y
+
+    @static_graph
+    def forward(x):
+        return F.sin(x)
+
+    with pytest.warns(StaticGraphWarning, match=r"retain_grad=True"):
+        for i in range(4):
+            retained(Variable(rand(3, seed=i)))
+    with pytest.warns(StaticGraphWarning, match=r"returns Variables with a graph"):
+        for i in range(4):
+            y = forward(Variable(rand(3, seed=i)))
+            assert y.creator is not None  # eager: the caller can still run backward
+    assert retained.counts["replayed"] == forward.counts["replayed"] == 0
+
+
+def test_a_forward_under_no_grad_replays(rand, to_np):
+    W = Parameter(rand(3, 2, seed=3))
+
+    @static_graph
+    def predict(x):
+        return F.tanh(F.matmul(x, W))
+
+    with no_grad():
+        for i in range(5):
+            x = rand(4, 3, seed=i)
+            _same(to_np, predict(x), F.tanh(F.matmul(x, W)))
+    assert predict.counts["replayed"] == 2
+    # train mode and enable_backprop are part of the key: with a graph it is another kind
+    assert Config.enable_backprop
+
+
+def test_double_backprop_inside_the_step(arr, to_np):
+    def make():
+        def step(x):
+            y = x**3 + 2 * x
+            y.backward(create_graph=True)
+            gx = x.grad
+            x.cleargrad()
+            gx.backward()
+            return x.grad
+
+        return step
+
+    eager, static = _twins(make)
+    for v in (0.5, 1.5, -2.0, 3.0, 0.25):
+        _same(to_np, eager(Variable(arr(v))), static(Variable(arr(v))))
+    assert static.counts["replayed"] == 2
+
+
+def test_a_guard_that_fails_retraces(rand, to_np):
+    w = Parameter(rand(3, seed=1))
+
+    @static_graph
+    def step(x):
+        w.cleargrad()
+        y = F.sum(F.sin(w * x))
+        y.backward()
+        return y
+
+    for i in range(4):
+        step(rand(3, seed=i))
+    w.data = rand(1, seed=9)  # the captured parameter changes shape: guards fail
+    for i in range(4):
+        x = rand(3, seed=i)
+        y = step(x)
+        w2 = Variable(w.data)
+        _same(to_np, y, F.sum(F.sin(w2 * x)))
+    assert step.counts["traced"] == 4
+    assert step.counts["replayed"] == 3
+
+
+def test_methods_nested_static_functions_and_failures(rand, to_np):
+    class Model:
+        def __init__(self):
+            self.w = Parameter(rand(3, seed=4))
+
+        @static_graph
+        def inner(self, x):
+            return F.sin(self.w * x)
+
+        @static_graph
+        def step(self, x):
+            self.w.cleargrad()
+            y = F.sum(self.inner(x))  # a static function inside another: recorded inline
+            y.backward()
+            return y
+
+    m = Model()
+    with pytest.raises(ValueError, match=r"do not broadcast"):
+        m.step(rand(4, seed=0))  # a failing call records nothing
+    for i in range(5):
+        x = rand(3, seed=i)
+        y = m.step(x)
+        w = Variable(m.w.data)
+        expected = F.sum(F.sin(w * x))
+        expected.backward()
+        _same(to_np, y, expected)
+        _same(to_np, m.w.grad, w.grad)
+    assert Model.step.counts["replayed"] == 2
+    # inner ran on its own only in step's eager calls; inside step's recordings it is part of them
+    assert Model.inner.counts == {"eager": 2, "traced": 0, "replayed": 0}
+
+
+def test_returned_structures_are_rebuilt(rand, to_np):
+    @static_graph
+    def step(x):
+        y = F.sum(x * x)
+        y.backward()
+        return {"loss": y, "parts": [x, y.data, None, "ok"], "n": 3}
+
+    for i in range(4):
+        x = Variable(rand(2, seed=i))
+        out = step(x)
+        assert out["parts"][0] is x and out["parts"][2:] == [None, "ok"] and out["n"] == 3
+        _same(to_np, out["loss"], F.sum(Variable(x.data) ** 2))
+        _same(to_np, out["parts"][1], out["loss"].data)
+    assert step.counts["replayed"] == 1
+
+
+def test_static_graph_refuses_bad_arguments():
+    with pytest.raises(TypeError, match=r"static_graph: expected a function, got int"):
+        static_graph(3)
+    with pytest.raises(ValueError, match=r"warmup must be an int >= 0, got -1"):
+        static_graph(lambda: None, warmup=-1)
