@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
 import zerograd_nn.functional as F
+from zerograd.backends import list_backends
 from zerograd_nn import DataLoader
 from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
@@ -244,6 +245,49 @@ def test_numpy_global_random_state_is_restored(tmp_path):
     np.random.seed(99)
     load_checkpoint(path, model=run[0])
     np.testing.assert_array_equal(np.random.rand(4), want)
+
+
+def _with_backend_states(monkeypatch, states):
+    import zerograd_nn.checkpoint as C
+
+    monkeypatch.setattr(C, "_backend_rng_states", lambda: states)
+
+
+def test_a_gpu_checkpoint_loads_where_that_backend_is_not_usable(tmp_path, monkeypatch):
+    """A checkpoint saved on the GPU holds cupy's generator state; a CPU-only machine has
+    nothing drawing from it and loads the rest."""
+    if "cupy" in {r.name for r in list_backends() if r.available}:
+        pytest.skip("the cupy backend is usable here: its state would be restored")
+    run, _ = trained_run(tmp_path)
+    _with_backend_states(monkeypatch, {"cupy": np.array([7, 9], np.uint64)})
+    path = save_checkpoint(tmp_path / "gpu", model=run[0])
+    monkeypatch.undo()
+    with np.load(path) as z:
+        assert any(np.array_equal(z[k], [7, 9]) for k in z.files if k != "__checkpoint__")
+    fresh = make_run(5, 1, Loader)[0]
+    load_checkpoint(path, model=fresh)
+    for k, p in run[0].named_params().items():
+        np.testing.assert_array_equal(fresh.named_params()[k].data, p.data)
+
+
+def test_a_backend_state_the_backend_refuses_changes_nothing(tmp_path, monkeypatch):
+    run, _ = trained_run(tmp_path)
+    _with_backend_states(monkeypatch, {"numpy": np.array([1, 2], np.uint64)})
+    path = save_checkpoint(tmp_path / "odd", model=run[0])  # numpy's state lives elsewhere
+    monkeypatch.undo()
+    fresh = make_run(5, 1, Loader)[0]
+    before = {k: p.data.copy() for k, p in fresh.named_params().items()}
+    np.random.seed(4)
+    with pytest.raises(CheckpointError, match=r"random state for backend 'numpy' that it refuses"):
+        load_checkpoint(path, model=fresh)
+    for k, p in fresh.named_params().items():
+        np.testing.assert_array_equal(p.data, before[k])
+    np.random.seed(4)
+    want = np.random.rand(3)
+    np.random.seed(4)
+    with pytest.raises(CheckpointError):
+        load_checkpoint(path, model=fresh)
+    np.testing.assert_array_equal(np.random.rand(3), want)  # numpy's generator untouched
 
 
 def test_resume_on_the_backend_under_test(tmp_path, backend, to_np):
