@@ -154,7 +154,11 @@ def test_a_rank_killed_by_sigkill_ends_the_run_within_seconds(tmp_path):
     script.write_text(textwrap.dedent(KILLED))
     code, out, seconds = run(3, script, timeout=60)
     assert code != 0 and "UNREACHABLE" not in out
-    pid = re.search(r"rank 1 is pid (\d+)", out).group(1)  # ranks' lines may interleave
-    assert "BAD TERMINATION" in out and f"PID {pid} RUNNING AT" in out
+    pids = dict(re.findall(r"rank (\d) is pid (\d+)", out))  # ranks' lines may interleave
+    reported = re.search(r"PID (\d+) RUNNING AT", out)
+    assert "BAD TERMINATION" in out and reported, out[-2000:]
+    # MPICH names the process whose end it noticed first: rank 1's, or (about 1 run in 12
+    # on a 2-core machine) a rank its own cleanup had just killed. Either way one of the job.
+    assert reported.group(1) in set(pids.values()) and len(pids) == 3, out[-2000:]
     assert "Killed (signal 9)" in out
     assert seconds < 20, f"took {seconds:.1f} s"
