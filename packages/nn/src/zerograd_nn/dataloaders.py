@@ -189,8 +189,7 @@ class DataLoader:
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.drop_last = drop_last
-        rounding = math.floor if drop_last else math.ceil
-        self.max_iter = rounding(self.data_size / batch_size)
+        self.max_iter = self._batches(batch_size)
         if self.max_iter == 0:
             raise ValueError(
                 f"{owner}: drop_last=True with batch_size {batch_size} larger than the dataset "
@@ -255,6 +254,10 @@ class DataLoader:
         """
         return self.__next__()
 
+    def _batches(self, batch_size: int) -> int:
+        """Batches per epoch at ``batch_size`` (a short last batch counts unless drop_last)."""
+        return (math.floor if self.drop_last else math.ceil)(self.data_size / batch_size)
+
     def state_dict(self) -> dict[str, Any]:
         """Where the loader is, as ints and numpy arrays.
 
@@ -310,7 +313,7 @@ class DataLoader:
         epoch, iteration = counts["epoch"], counts["iteration"]
         saved_size = counts.get("batch_size", self.batch_size)
         if saved_size != self.batch_size:
-            n_saved = math.ceil(self.data_size / saved_size)
+            n_saved = self._batches(saved_size)
             if iteration == 0 or iteration == n_saved:  # an epoch's start or end
                 iteration = 0 if iteration == 0 else self.max_iter
             else:
