@@ -126,24 +126,23 @@ def torch_side(torch):
     )
 
 
-class PeakHook:
-    """Peak bytes held by CuPy's memory pool allocations while it is on (a MemoryHook)."""
+def peak_hook(cp):
+    """A CuPy MemoryHook whose ``peak`` is the most bytes its pool allocations held at once."""
 
-    def __new__(cls, cp):
-        class Hook(cp.cuda.MemoryHook):
-            name = "zerograd_bench_peak"
+    class Hook(cp.cuda.MemoryHook):
+        name = "zerograd_bench_peak"
 
-            def __init__(self):
-                self.used = self.peak = 0
+        def __init__(self):
+            self.used = self.peak = 0
 
-            def malloc_postprocess(self, **kw):
-                self.used += kw["mem_size"]
-                self.peak = max(self.peak, self.used)
+        def malloc_postprocess(self, **kw):
+            self.used += kw["mem_size"]
+            self.peak = max(self.peak, self.used)
 
-            def free_postprocess(self, **kw):
-                self.used -= kw["mem_size"]
+        def free_postprocess(self, **kw):
+            self.used -= kw["mem_size"]
 
-        return Hook()
+    return Hook()
 
 
 def peak_step_bytes(step, cp=None, torch=None) -> int:
@@ -156,7 +155,7 @@ def peak_step_bytes(step, cp=None, torch=None) -> int:
         step()
         torch.cuda.synchronize()
         return torch.cuda.max_memory_allocated() - before
-    hook = PeakHook(cp)
+    hook = peak_hook(cp)
     with hook:
         step()
         _sync(cp, None)
