@@ -117,6 +117,7 @@ def test_gradients_accumulated_three_times_and_broadcast(rand, to_np):
         _same(to_np, ye, ys)
         _same(to_np, ge, gs)
         _same(to_np, eager.w.grad, static.fn.w.grad)
+        assert ge is eager.w.grad and gs is static.fn.w.grad  # the gradient, not a copy
     assert static.counts["replayed"] == 3
     assert "compute_into" not in static.sources()[0] or "out=" in static.sources()[0]
 
@@ -446,7 +447,10 @@ def test_double_backprop_inside_the_step(arr, to_np):
 
     eager, static = _twins(make)
     for v in (0.5, 1.5, -2.0, 3.0, 0.25):
-        _same(to_np, eager(Variable(arr(v))), static(Variable(arr(v))))
+        xe, xs = Variable(arr(v)), Variable(arr(v))
+        ge, gs = eager(xe), static(xs)
+        _same(to_np, ge, gs)
+        assert ge is xe.grad and gs is xs.grad  # an argument's gradient, not a copy
     assert static.counts["replayed"] == 2
 
 

@@ -59,6 +59,7 @@ class Program:
         self._ids: dict[int, int] = {id(MISS): 0}
         self._lines: list[str] = []
         self._stand_ins: dict[int, list] = {}  # id(clone) -> [(stand-in, slot), ...]
+        self._made: dict[int, str] = {}  # id(a traced Variable) -> the local rebuilding it
         self._producers = {ins.out: ins for ins in later.code if type(ins) is Op}
         self._kinds = self._reads()
         self._persistent = self._targets()
@@ -335,9 +336,15 @@ class Program:
         return backend.compute_into
 
     def _store(self, ins: Store) -> None:
-        leaf = self._t.arg_variable(ins.target)
-        owner = f"a[{leaf}]" if leaf is not None else self.k(ins.target)
-        self._lines.append(f"{owner}.grad = {self.k(_graphless)}(s{ins.slot})")
+        target = ins.target
+        leaf = self._t.arg_variable(target)
+        owner = f"a[{leaf}]" if leaf is not None else self.k(target)
+        name = f"g{len(self._lines)}"  # unique: the line it is made on
+        self._lines.append(f"{name} = {self.k(_graphless)}(s{ins.slot})")
+        self._lines.append(f"{owner}.grad = {name}")
+        g = target.grad
+        if g is not None and g.data is self._t.array(ins.slot):  # the call's last gradient
+            self._made[id(g)] = name  # returned, it is the same object, as it was eagerly
 
     def _states(self) -> None:
         for owner, name, _, end in self._t.states.values():
@@ -350,6 +357,8 @@ class Program:
     def _result(self, v: Any) -> str:
         t = self._t
         if isinstance(v, Variable):
+            if id(v) in self._made:
+                return self._made[id(v)]
             leaf = t.arg_variable(v)
             if leaf is not None:
                 return f"a[{leaf}]"
