@@ -348,10 +348,11 @@ class Program:
 
     def _states(self) -> None:
         for owner, name, _, end in self._t.states.values():
-            if end is None:
-                value = "None"
-            else:
-                value = f"{self.k(_graphless)}(s{self._t.slot_of(end.data)})"
+            value = "None"
+            if end is not None:
+                value = f"h{len(self._lines)}"  # unique: the line it is made on
+                self._lines.append(f"{value} = {self.k(_graphless)}(s{self._t.slot_of(end.data)})")
+                self._made[id(end)] = value  # returned, it is the state itself, as eagerly
             self._lines.append(f"setattr({self.k(owner)}, {name!r}, {value})")
 
     def _result(self, v: Any) -> str:
