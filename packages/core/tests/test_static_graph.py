@@ -20,6 +20,7 @@ from zerograd import (
     static_graph,
 )
 from zerograd.backends import get_array_module
+from zerograd.static import StaticGraph
 
 
 def _bits(to_np, a):
@@ -506,6 +507,30 @@ def test_methods_nested_static_functions_and_failures(rand, to_np):
     assert Model.step.counts["replayed"] == 2
     # inner ran on its own only in step's eager calls; inside step's recordings it is part of them
     assert Model.inner.counts == {"eager": 2, "traced": 0, "replayed": 0}
+
+
+class _Step:
+    """A training step as a callable object (a Model is one too)."""
+
+    def __init__(self, w):
+        self.w = Parameter(w)
+
+    def __call__(self, x):
+        self.w.cleargrad()
+        y = F.sum(F.sin(self.w * x))
+        y.backward()
+        return y
+
+
+def test_a_callable_object_replays_and_is_named_by_its_class(rand, to_np):
+    eager, static = _Step(rand(3, seed=1)), static_graph(_Step(rand(3, seed=1)))
+    for i in range(4):
+        x = rand(3, seed=i)
+        _same(to_np, eager(x), static(x))
+        _same(to_np, eager.w.grad, static.fn.w.grad)
+    assert static.counts["replayed"] == 1
+    with pytest.warns(StaticGraphWarning, match=r"static_graph\(_Step\): more than 0 kinds"):
+        StaticGraph(_Step(rand(3, seed=1)), max_kinds=0)(rand(3, seed=0))
 
 
 def test_returned_structures_are_rebuilt(rand, to_np):

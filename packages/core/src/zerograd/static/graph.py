@@ -71,6 +71,8 @@ class StaticGraph:
             raise ValueError(f"static_graph: warmup must be an int >= 0, got {warmup!r}")
         functools.update_wrapper(self, fn)
         self.fn = fn
+        # a callable object (a Model) has no __qualname__ of its own: its class names it
+        self._name = getattr(fn, "__qualname__", type(fn).__qualname__)
         self.warmup = warmup
         self.max_kinds = max_kinds
         self.counts = {"eager": 0, "traced": 0, "replayed": 0}
@@ -162,7 +164,7 @@ class StaticGraph:
                 )
             return
         try:
-            program = Program(earlier, trace, self.__qualname__)
+            program = Program(earlier, trace, self._name)
         except Unreplayable as exc:
             self._eager(kind, str(exc))
             return
@@ -177,7 +179,7 @@ class StaticGraph:
         if why not in self._warned:
             self._warned.add(why)
             warnings.warn(
-                f"static_graph({self.__qualname__}): {why}. Calls like this one run eagerly "
+                f"static_graph({self._name}): {why}. Calls like this one run eagerly "
                 f"from now on (same results, no replay).",
                 StaticGraphWarning,
                 stacklevel=4,
