@@ -6,6 +6,10 @@ gradient and parameter bit for bit after every call. ``counts`` shows that repla
 happened (or, where the step is refused, that none did).
 """
 
+import copy
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -504,9 +508,77 @@ def test_methods_nested_static_functions_and_failures(rand, to_np):
         expected.backward()
         _same(to_np, y, expected)
         _same(to_np, m.w.grad, w.grad)
-    assert Model.step.counts["replayed"] == 2
+    assert m.step.counts["replayed"] == 2
     # inner ran on its own only in step's eager calls; inside step's recordings it is part of them
-    assert Model.inner.counts == {"eager": 2, "traced": 0, "replayed": 0}
+    assert m.inner.counts == {"eager": 2, "traced": 0, "replayed": 0}
+    assert m.step is m.step and Model().step is not m.step  # each instance records its own
+
+
+def test_a_method_keeps_no_instance_alive(rand, to_np):
+    class Model:
+        def __init__(self, seed):
+            self.w = Parameter(rand(3, seed=seed))
+
+        @static_graph
+        def step(self, x):
+            self.w.cleargrad()
+            y = F.sum(F.sin(self.w * x))
+            y.backward()
+            return y
+
+    refs = []
+    for i in range(40):  # more instances than max_kinds
+        m = Model(i)
+        for j in range(4):
+            x = rand(3, seed=j)
+            y = m.step(x)
+            w = Variable(m.w.data)
+            expected = F.sum(F.sin(w * x))
+            expected.backward()
+            _same(to_np, y, expected)
+            _same(to_np, m.w.grad, w.grad)
+        assert m.step.counts == {"eager": 1, "traced": 2, "replayed": 1}
+        refs.append(weakref.ref(m))
+    del m
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    assert Model.step.counts == {"eager": 0, "traced": 0, "replayed": 0}
+    m = Model(0)
+    for j in range(4):
+        m.step(rand(3, seed=j))
+    copied = copy.deepcopy(m)  # a copy records its own calls, on its own Parameters
+    for j in range(4):
+        _same(to_np, copied.step(rand(3, seed=j)), m.step(rand(3, seed=j)))
+        _same(to_np, copied.w.grad, m.w.grad)
+        assert copied.w.grad is not m.w.grad
+    assert copied.step.counts == {"eager": 1, "traced": 2, "replayed": 1}
+
+
+def test_calls_past_max_kinds_run_eagerly_and_keep_nothing_alive(rand, to_np):
+    class Scale:
+        """A hashable argument: the key of its call holds it (it is compared by equality)."""
+
+        def __init__(self, v):
+            self.v = v
+
+    @static_graph
+    def step(x, scale):
+        y = F.sum(x * scale.v)
+        y.backward()
+        return y
+
+    step.max_kinds = 2
+    scales = [Scale(float(i)) for i in range(6)]
+    refs = [weakref.ref(s) for s in scales]
+    x = Variable(rand(3, seed=0))
+    with pytest.warns(StaticGraphWarning, match=r"more than 2 kinds of call") as record:
+        for s in scales:
+            _same(to_np, step(x, s), F.sum(Variable(x.data) * s.v))
+    assert len(record) == 1
+    assert step.counts == {"eager": 6, "traced": 0, "replayed": 0}
+    del scales, s
+    gc.collect()
+    assert [r() is None for r in refs] == [False, False, True, True, True, True]
 
 
 class _Step:

@@ -45,6 +45,22 @@ class _Kind:
         self.eager: str | None = None  # why this kind of call stays eager
 
 
+_INSTANCE_KEY = "_static_graphs"  # where an instance keeps its decorated methods' state
+
+
+class _Recordings(dict):
+    """An instance's StaticGraphs, one per decorated method (in its ``__dict__``).
+
+    A copy or an unpickled instance starts with none: recordings name the Variables of
+    the instance they were made on.
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple:
+        return (_Recordings, ())
+
+
 class StaticGraph:
     """A function whose calls are replayed from a recording once two recordings agree.
 
@@ -77,11 +93,32 @@ class StaticGraph:
         self.max_kinds = max_kinds
         self.counts = {"eager": 0, "traced": 0, "replayed": 0}
         self._kinds: dict[tuple, _Kind] = {}
+        self._overflow: _Kind | None = None  # the calls past max_kinds kinds, all eager
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else types.MethodType(self, obj)
+        """On an instance: its own StaticGraph of the method, kept in the instance.
+
+        The instance is then no argument of the calls (no key holds it), and its
+        recordings go when it goes (a class attribute would keep every instance alive).
+        An instance with no ``__dict__`` gets the method bound as usual: it is the first
+        argument of each call.
+        """
+        if obj is None:
+            return self
+        d = getattr(obj, "__dict__", None)
+        if type(d) is not dict:
+            return types.MethodType(self, obj)
+        mine = d.get(_INSTANCE_KEY)
+        if mine is None:
+            mine = d.setdefault(_INSTANCE_KEY, _Recordings())
+        bound = mine.get(self)
+        if bound is None:
+            method = types.MethodType(self.fn, obj)
+            made = StaticGraph(method, warmup=self.warmup, max_kinds=self.max_kinds)
+            bound = mine.setdefault(self, made)
+        return bound
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function: eagerly, recorded, or as a replay of its recording.
@@ -119,15 +156,18 @@ class StaticGraph:
         return [p.source for kind in self._kinds.values() for p in kind.programs]
 
     def _new_kind(self, key: tuple) -> _Kind:
-        kind = _Kind()
-        if len(self._kinds) >= self.max_kinds:
-            self._eager(
-                kind,
-                f"more than {self.max_kinds} kinds of call (argument shapes, dtypes or "
-                f"values) were seen; pass numbers that change from call to call as 0-d arrays",
-            )
         with self._lock:
-            self._kinds[key] = kind
+            if len(self._kinds) >= self.max_kinds:  # not filed: its key would hold its values
+                if self._overflow is None:
+                    self._overflow = _Kind()
+                    self._eager(
+                        self._overflow,
+                        f"more than {self.max_kinds} kinds of call (argument shapes, dtypes "
+                        f"or values) were seen; pass numbers that change from call to call "
+                        f"as 0-d arrays",
+                    )
+                return self._overflow
+            kind = self._kinds[key] = _Kind()
         return kind
 
     def _trace(self, kind: _Kind, args: tuple, kwargs: dict, leaves: list) -> Any:
