@@ -60,6 +60,7 @@ class Program:
         self._lines: list[str] = []
         self._stand_ins: dict[int, list] = {}  # id(clone) -> [(stand-in, slot), ...]
         self._made: dict[int, str] = {}  # id(a traced Variable) -> the local rebuilding it
+        self._asarray: dict[type, str] = {}  # array type -> its backend's asarray's cell
         self._producers = {ins.out: ins for ins in later.code if type(ins) is Op}
         self._kinds = self._reads()
         self._persistent = self._targets()
@@ -264,8 +265,14 @@ class Program:
             outs += ","
         self._lines.append(f"{outs} = {self.k(fn.forward)}({args})")
         for n in ins.outs:
-            if self._t.meta[n][1] == ():  # numpy answers 0-d work with scalars
-                self._lines.append(f"s{n} = {self.k(_AsArray.of(self._t.meta[n][0]))}(s{n})")
+            typ, shape, _ = self._t.meta[n]
+            if shape == ():  # numpy answers 0-d work with scalars: make them 0-d arrays
+                asarray = self._asarray.get(typ)
+                if asarray is None:
+                    backend = _by_type.get(typ) or registry.default()
+                    asarray = self._asarray[typ] = self.k(backend.asarray)
+                self._lines.append(f"if type(s{n}) is not {self.k(typ)}:")
+                self._lines.append(f"    s{n} = {asarray}(s{n})")
         return ins.outs
 
     def _setting(self, v: Any) -> str:
@@ -469,25 +476,3 @@ def _returned(data: Any, grad: Any) -> Variable:
     if grad is not None:
         v.grad = _graphless(grad)
     return v
-
-
-class _AsArray:
-    """Turns a library scalar (numpy's answer to 0-d work) into a 0-d array of its backend."""
-
-    _made: dict[type, _AsArray] = {}
-
-    def __init__(self, array_type: type) -> None:
-        self.array_type = array_type
-        backend = _by_type.get(array_type)
-        self.asarray = backend.asarray if backend is not None else registry.default().asarray
-
-    @classmethod
-    def of(cls, array_type: type) -> _AsArray:
-        """The converter for arrays of ``array_type`` (one per type)."""
-        made = cls._made.get(array_type)
-        if made is None:
-            made = cls._made[array_type] = cls(array_type)
-        return made
-
-    def __call__(self, y: Any) -> Any:
-        return y if type(y) is self.array_type else self.asarray(y)
