@@ -313,6 +313,9 @@ def test_a_branch_on_the_data_is_caught_and_runs_eagerly(rand, to_np):
         (lambda y: float(y), r"float\(\)"),
         (lambda y: y.item(), r"item\(\)"),
         (lambda y: bool(y > 0), r"x > \.\.\."),
+        (lambda y: bool(y >= 0), r"x >= \.\.\."),
+        (lambda y: bool(y < 0), r"x < \.\.\."),
+        (lambda y: bool(y <= 0), r"x <= \.\.\."),
         (lambda y: np.asarray(y), r"numpy\.asarray\(x\)"),
     ],
 )
