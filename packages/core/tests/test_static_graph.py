@@ -303,7 +303,7 @@ def test_a_branch_on_the_data_is_caught_and_runs_eagerly(rand, to_np):
             xe, xs_ = Variable(x), Variable(x)
             _same(to_np, eager(xe), static(xs_))
             _same(to_np, xe.grad, xs_.grad)
-    assert len(record) == 1
+    assert len(record) == 1 and record[0].filename == __file__  # it points at the call
     assert static.counts["replayed"] == 0
 
 
@@ -574,20 +574,19 @@ def test_calls_past_max_kinds_run_eagerly_and_keep_nothing_alive(rand, to_np):
         def __init__(self, v):
             self.v = v
 
-    @static_graph
+    @static_graph(max_kinds=2)
     def step(x, scale):
         y = F.sum(x * scale.v)
         y.backward()
         return y
 
-    step.max_kinds = 2
     scales = [Scale(float(i)) for i in range(6)]
     refs = [weakref.ref(s) for s in scales]
     x = Variable(rand(3, seed=0))
     with pytest.warns(StaticGraphWarning, match=r"more than 2 kinds of call") as record:
         for s in scales:
             _same(to_np, step(x, s), F.sum(Variable(x.data) * s.v))
-    assert len(record) == 1
+    assert len(record) == 1 and record[0].filename == __file__  # it points at the call
     assert step.counts == {"eager": 6, "traced": 0, "replayed": 0}
     del scales, s
     gc.collect()
@@ -637,5 +636,11 @@ def test_returned_structures_are_rebuilt(rand, to_np):
 def test_static_graph_refuses_bad_arguments():
     with pytest.raises(TypeError, match=r"static_graph: expected a function, got int"):
         static_graph(3)
-    with pytest.raises(ValueError, match=r"warmup must be an int >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"^static_graph: warmup must be an int >= 0, got -1$"):
         static_graph(lambda: None, warmup=-1)
+    with pytest.raises(TypeError, match=r"^static_graph: warmup must be an int >= 0, got 1.0"):
+        static_graph(warmup=1.0)
+    with pytest.raises(ValueError, match=r"^static_graph: max_kinds must be an int >= 0, got -2$"):
+        static_graph(lambda: None, max_kinds=-2)
+    with pytest.raises(TypeError, match=r"^static_graph: max_kinds must be an int >= 0, got '8'"):
+        static_graph(max_kinds="8")

@@ -20,11 +20,14 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..checks import integer
 from ..recording import current, recording
 from .calls import arguments
 from .compare import difference
 from .program import MISS, Program, Unreplayable
 from .trace import Start, Trace
+
+_FROM_LEARN = 5  # a warning's stacklevel from _eager: _eager, _learn, _trace, __call__, caller
 
 
 class StaticGraphWarning(UserWarning):
@@ -83,8 +86,8 @@ class StaticGraph:
     def __init__(self, fn: Callable, *, warmup: int = 1, max_kinds: int = 32) -> None:
         if not callable(fn):
             raise TypeError(f"static_graph: expected a function, got {type(fn).__name__}")
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise ValueError(f"static_graph: warmup must be an int >= 0, got {warmup!r}")
+        warmup = integer("static_graph", "warmup", warmup, low=0)
+        max_kinds = integer("static_graph", "max_kinds", max_kinds, low=0)
         functools.update_wrapper(self, fn)
         self.fn = fn
         # a callable object (a Model) has no __qualname__ of its own: its class names it
@@ -165,6 +168,7 @@ class StaticGraph:
                         f"more than {self.max_kinds} kinds of call (argument shapes, dtypes "
                         f"or values) were seen; pass numbers that change from call to call "
                         f"as 0-d arrays",
+                        4,  # the warning's stacklevel: _eager, _new_kind, __call__, caller
                     )
                 return self._overflow
             kind = self._kinds[key] = _Kind()
@@ -183,7 +187,7 @@ class StaticGraph:
     def _learn(self, kind: _Kind, trace: Trace) -> None:
         """Compare ``trace`` with the last one of its variant; build a program if they agree."""
         if trace.refused is not None:
-            self._eager(kind, trace.refused)
+            self._eager(kind, trace.refused, _FROM_LEARN)
             return
         kind.start = trace.start()
         variant = trace.variant()
@@ -201,18 +205,24 @@ class StaticGraph:
                     f"two of its calls with the same kind of arguments did different work "
                     f"({why}): Python control flow depends on the data or on values that "
                     f"change between calls",
+                    _FROM_LEARN,
                 )
             return
         try:
             program = Program(earlier, trace, self._name)
         except Unreplayable as exc:
-            self._eager(kind, str(exc))
+            self._eager(kind, str(exc), _FROM_LEARN)
             return
         kind.programs.append(program)
         if len(kind.programs) > self.max_programs:
-            self._eager(kind, f"its guards failed for {self.max_programs} recordings")
+            self._eager(kind, f"its guards failed for {self.max_programs} recordings", _FROM_LEARN)
 
-    def _eager(self, kind: _Kind, why: str) -> None:
+    def _eager(self, kind: _Kind, why: str, stacklevel: int) -> None:
+        """Send ``kind`` to the eager engine for good; warn once per reason.
+
+        ``stacklevel`` is the warning's, counted from here: the frame of the code that
+        called the StaticGraph.
+        """
         kind.eager = why
         kind.programs.clear()
         kind.pending.clear()
@@ -222,11 +232,11 @@ class StaticGraph:
                 f"static_graph({self._name}): {why}. Calls like this one run eagerly "
                 f"from now on (same results, no replay).",
                 StaticGraphWarning,
-                stacklevel=4,
+                stacklevel=stacklevel,
             )
 
 
-def static_graph(fn: Callable | None = None, *, warmup: int = 1) -> Any:
+def static_graph(fn: Callable | None = None, *, warmup: int = 1, max_kinds: int = 32) -> Any:
     """Record a function's array work once and replay it, bit-identical, on later calls.
 
     Use it as ``@static_graph`` or ``@static_graph(warmup=...)`` on a training step (forward,
@@ -241,9 +251,15 @@ def static_graph(fn: Callable | None = None, *, warmup: int = 1) -> Any:
     Args:
         fn: the function to decorate; None for the ``@static_graph(...)`` form.
         warmup: plain eager calls of each kind of call before recording.
+        max_kinds: kinds of call recorded at most; calls of later kinds run eagerly (each
+            kind's key holds its argument values: numbers, hashable objects).
 
     Returns:
         A :class:`StaticGraph` (or a decorator making one).
+
+    Raises:
+        TypeError: ``fn`` is not callable, or ``warmup`` or ``max_kinds`` is not an int.
+        ValueError: ``warmup`` or ``max_kinds`` is negative.
 
     Examples:
         >>> import numpy as np
@@ -260,6 +276,8 @@ def static_graph(fn: Callable | None = None, *, warmup: int = 1) -> Any:
         >>> float(loss.data), w.grad.data, step.counts
         (11.0, array([3., 4.]), {'eager': 1, 'traced': 2, 'replayed': 1})
     """
-    if fn is None:
-        return lambda f: StaticGraph(f, warmup=warmup)
-    return StaticGraph(fn, warmup=warmup)
+    if fn is None:  # checked now: an error at the decorator's line, not at the def's
+        integer("static_graph", "warmup", warmup, low=0)
+        integer("static_graph", "max_kinds", max_kinds, low=0)
+        return lambda f: StaticGraph(f, warmup=warmup, max_kinds=max_kinds)
+    return StaticGraph(fn, warmup=warmup, max_kinds=max_kinds)
