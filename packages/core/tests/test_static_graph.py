@@ -494,6 +494,16 @@ def test_a_guard_that_fails_retraces(rand, to_np):
     assert step.counts["replayed"] == 3
 
 
+def _check_sin_step(to_np, m, x):
+    """``m.step(x)`` gives the loss sum(sin(w * x)) and w's gradient, as eager does."""
+    y = m.step(x)
+    w = Variable(m.w.data)
+    expected = F.sum(F.sin(w * x))
+    expected.backward()
+    _same(to_np, y, expected)
+    _same(to_np, m.w.grad, w.grad)
+
+
 def test_methods_nested_static_functions_and_failures(rand, to_np):
     class Model:
         def __init__(self):
@@ -514,13 +524,7 @@ def test_methods_nested_static_functions_and_failures(rand, to_np):
     with pytest.raises(ValueError, match=r"do not broadcast"):
         m.step(rand(4, seed=0))  # a failing call records nothing
     for i in range(5):
-        x = rand(3, seed=i)
-        y = m.step(x)
-        w = Variable(m.w.data)
-        expected = F.sum(F.sin(w * x))
-        expected.backward()
-        _same(to_np, y, expected)
-        _same(to_np, m.w.grad, w.grad)
+        _check_sin_step(to_np, m, rand(3, seed=i))
     assert m.step.counts["replayed"] == 2
     # inner ran on its own only in step's eager calls; inside step's recordings it is part of them
     assert m.inner.counts == {"eager": 2, "traced": 0, "replayed": 0}
@@ -543,13 +547,7 @@ def test_a_method_keeps_no_instance_alive(rand, to_np):
     for i in range(40):  # more instances than max_kinds
         m = Model(i)
         for j in range(4):
-            x = rand(3, seed=j)
-            y = m.step(x)
-            w = Variable(m.w.data)
-            expected = F.sum(F.sin(w * x))
-            expected.backward()
-            _same(to_np, y, expected)
-            _same(to_np, m.w.grad, w.grad)
+            _check_sin_step(to_np, m, rand(3, seed=j))
         assert m.step.counts == {"eager": 1, "traced": 2, "replayed": 1}
         refs.append(weakref.ref(m))
     del m
