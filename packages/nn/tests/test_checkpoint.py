@@ -327,10 +327,10 @@ def test_resume_on_the_backend_under_test(tmp_path, backend, to_np):
     [
         ({"model": None}, TypeError, r"save_checkpoint: model must be a Layer/Model .* NoneType"),
         ({"optimizer": "adam"}, TypeError, r"optimizer must be None or an object with state_dict"),
-        ({"epoch": "a"}, TypeError, r"save_checkpoint: epoch must be an int, got 'a' \(str\)"),
-        ({"epoch": 1.5}, TypeError, r"save_checkpoint: epoch must be an int, got 1.5"),
-        ({"iteration": -1}, ValueError, r"save_checkpoint: iteration must be >= 0, got -1"),
-        ({"epoch": True}, TypeError, r"save_checkpoint: epoch must be an int, got True"),
+        ({"epoch": "a"}, TypeError, r"save_checkpoint: epoch must be an int >= 0, got 'a' \(str\)"),
+        ({"epoch": 1.5}, TypeError, r"epoch must be an int >= 0, got 1.5 \(float\)"),
+        ({"iteration": -1}, ValueError, r"save_checkpoint: iteration must be an int >= 0, got -1"),
+        ({"epoch": True}, TypeError, r"epoch must be an int >= 0, got True \(bool\)"),
     ],
 )
 def test_save_refuses_wrong_arguments_by_name_and_writes_nothing(tmp_path, kwargs, err, words):
