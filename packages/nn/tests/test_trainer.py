@@ -244,6 +244,19 @@ def test_plot_report_writes_a_png_without_changing_matplotlibs_backend(tmp_path)
     assert matplotlib.get_backend() == backend
 
 
+def test_a_report_that_cannot_replace_its_file_leaves_no_temporary(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    (tmp_path / "loss.png").mkdir()  # a folder where the picture should go
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    trainer.extend(LogReport(filename=None))
+    trainer.extend(PlotReport(["loss"], filename="loss.png"))
+    with pytest.raises(IsADirectoryError):
+        trainer.run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loss.png"]
+    assert list((tmp_path / "loss.png").iterdir()) == []
+
+
 def test_plot_report_needs_a_log_report(tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib is not installed")
     model, optimizer, loader = _setup()
