@@ -55,7 +55,9 @@ class Trainer:
         out: the folder extensions write into (created when one writes; ``run`` checks
             first that it can write there).
         check_loss: stop with ``NonFiniteError`` when a step's loss is nan or inf, before
-            that step's update (a check of the one number the trainer reads anyway).
+            that step's update (a check of the one number the trainer reads anyway). It
+            comes after ``backward()``, so that on a GPU the read does not hold backward
+            up; the gradients are then the refused step's (``finite.nonfinite_grads``).
         check_grads: also check every gradient before each update, naming the first
             parameter whose gradient is not finite (``zerograd_nn.finite``); off by
             default, as it reads every gradient once more each step.
@@ -269,10 +271,10 @@ class Trainer:
         """One update on the batch ``(x, t)``; returns the loss and the model's output."""
         y = self.model(x)
         loss = self.loss_fn(y, t)
-        if self.check_loss:
-            loss = finite(loss)  # a Function: a static replay checks the loss too
         self.model.cleargrads()
         loss.backward()
+        if self.check_loss:  # after backward: on a GPU, its read waits with backward queued
+            loss = finite(loss)  # a Function: a static replay checks the loss too
         if self.check_grads:
             check_finite_grads(self.model, where=f"{_WHO}, {self._where()}: ")
         self.optimizer.update()
