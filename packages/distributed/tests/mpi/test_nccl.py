@@ -30,6 +30,21 @@ def test_auto_picks_nccl(nccl):
     assert create_communicator("auto").name == "nccl"
 
 
+def test_auto_asks_every_rank_about_nccl_once(nccl, monkeypatch):
+    import importlib
+
+    calls = []
+
+    def counted(mpi, real=nccl_problem):
+        calls.append(mpi)
+        return real(mpi)
+
+    for module in ("zerograd_distributed.nccl", "zerograd_distributed.transports"):
+        monkeypatch.setattr(importlib.import_module(module), "nccl_problem", counted)
+    assert create_communicator("auto").name == "nccl"
+    assert len(calls) == 1  # two allgathers and a split: not again in NcclCommunicator
+
+
 def test_allreduce_bcast_allgather_scatter_on_the_gpu(nccl):
     import cupy
 
