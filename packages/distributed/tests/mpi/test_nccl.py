@@ -1,7 +1,8 @@
 """The NCCL communicator on a GPU: arrays of CuPy over NCCL, host arrays over MPI.
 
-These run where CuPy, NCCL and a GPU are usable (one GPU is enough: ``size`` ranks share it);
-elsewhere they skip and print why.
+These run where CuPy, NCCL and one GPU per rank are usable: one process on one GPU runs
+them, ``mpiexec -n 2`` on one GPU skips them (NCCL refuses ranks that share a GPU, and
+``nccl_problem`` says so). Elsewhere they skip and print why.
 """
 
 from __future__ import annotations
