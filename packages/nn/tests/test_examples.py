@@ -124,10 +124,11 @@ def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
     monkeypatch.syspath_prepend(str(bench))
     import bench_gpu
 
-    rows = bench_gpu.run(repeat=1)
+    torch = bench_gpu._torch()
+    rows = bench_gpu.measure(backend, torch, repeat=1)
     cases = [r["case"].split(",")[0].split()[0] for r in rows]
     assert cases[0] == "per-op" and cases.count("MLP") == 4 and cases.count("CNN") == 4
     assert cases.count("im2col") == 2 and cases.count("col2im") == 2
     assert all(r["zerograd"] > 0 for r in rows)
-    assert "same gradient ✓" in rows[0]["note"] or rows[0]["torch"] is None
+    assert ("same gradient ✓" in rows[0]["note"]) == (torch is not None), rows[0]["note"]
     assert all("same result ✓" in r["note"] for r in rows if r["case"].startswith("im2col"))
