@@ -1,29 +1,13 @@
 """The examples train for real: spiral above 95% training accuracy, the CNN above 95% test
 accuracy on scikit-learn's digits, the LSTM and the char-RNN losses falling."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from example_scripts import EXAMPLES, load
 
 from zerograd.backends import backend_of
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-
-def load(name):
-    path = EXAMPLES / f"{name}.py"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (tests run outside the repository checkout)")
-    if str(EXAMPLES) not in sys.path:  # the examples import their sibling _progress.py
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

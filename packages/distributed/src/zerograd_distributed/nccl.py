@@ -92,6 +92,8 @@ class NcclCommunicator(Communicator):
 
     Args:
         mpi: the MPI communicator used for the bootstrap, objects and host arrays.
+        checked: True when every rank has just had :func:`nccl_problem` answer None for
+            ``mpi`` (``create_communicator("auto")`` has): it is not asked again.
 
     Attributes:
         mpi: the ``MpiCommunicator`` given.
@@ -106,8 +108,8 @@ class NcclCommunicator(Communicator):
 
     name = "nccl"
 
-    def __init__(self, mpi: MpiCommunicator) -> None:
-        why = nccl_problem(mpi)  # agreed, or the ranks that could go on would wait
+    def __init__(self, mpi: MpiCommunicator, *, checked: bool = False) -> None:
+        why = None if checked else nccl_problem(mpi)  # agreed: else the others would wait
         if why:
             raise RuntimeError(
                 f"create_communicator('nccl'): NCCL cannot be used ({why}). Use "
