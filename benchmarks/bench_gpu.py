@@ -12,8 +12,9 @@ the clock is read (each step ends by reading its loss, as ``float(loss.data)`` a
 ``loss.item()`` do). TF32 is off in both: CuPy's default, and PyTorch's matmul default,
 set explicitly for PyTorch's convolutions too (cuDNN's default is on).
 
-Without a usable GPU, ``run()`` returns one row saying why, so the table shows that the
-GPU numbers are missing rather than leaving them out silently.
+``benchmarks/run.py`` (``nox -s bench``) adds this section to results.md where a GPU is
+usable and keeps the last one measured elsewhere; ``--splice`` puts a section measured on
+another machine into results.md and the docs.
 """
 
 from __future__ import annotations
@@ -195,7 +196,8 @@ def measure(backend, torch, repeat: int) -> list[dict]:
     if ts:
         fns["t"] = lambda: chain(ts.chain, x0, c, OPS, CHAIN)
     grads = {k: fn() for k, fn in fns.items()}
-    same = len(set(np.round(list(grads.values()), 9))) == 1
+    values = set(np.round(list(grads.values()), 9))
+    checked = "same gradient ✓" if len(values) == 1 else f"gradients differ: {grads}"
     got = timed(fns, cp, torch, repeat)
     us = {k: v / CHAIN * 1e6 for k, v in got.items()}
     ratio = us["z"] / us["t"] if ts else None
@@ -207,7 +209,7 @@ def measure(backend, torch, repeat: int) -> list[dict]:
             "µs/op",
             "≤ 1.5× PyTorch",
             None if ratio is None else ratio <= 1.5,
-            "same gradient ✓" if same else f"gradients differ: {grads}",
+            checked if ts else "PyTorch CUDA not installed: nothing to compare the gradient with",
         )
     )
 
@@ -373,28 +375,23 @@ def _torch():
     return torch
 
 
-def run(repeat: int = 15) -> list[dict]:
-    """The rows, or one row saying why the GPU run was skipped (for benchmarks/run.py)."""
+def section(repeat: int = 15) -> str | None:
+    """The GPU section of results.md, measured now; None where no GPU backend is usable."""
     from zerograd.backends import NoBackendError, gpu_backend
 
     try:
         backend = gpu_backend()
-    except NoBackendError as exc:
-        return [
-            {
-                "group": GROUP,
-                "case": "skipped",
-                "zerograd": None,
-                "numpy": None,
-                "torch": None,
-                "dezero": None,
-                "ratio": None,
-                "target": "run on a GPU machine",
-                "met": None,
-                "note": str(exc),
-            }
-        ]
-    return measure(backend, _torch(), repeat)
+    except NoBackendError:
+        return None
+    torch = _torch()
+    header = machine(torch)
+    t0 = time.perf_counter()
+    rows = measure(backend, torch, repeat)
+    header.append(
+        f"the run took {time.perf_counter() - t0:.0f} s; medians of {repeat} runs after 3 "
+        f"warm-up runs"
+    )
+    return markdown(rows, header)
 
 
 def markdown(rows: list[dict], header: list[str]) -> str:
@@ -440,9 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="also write OUT/profile.txt")
     args = parser.parse_args(argv)
     if args.splice:
-        section = args.splice.read_text()
+        text = args.splice.read_text()
         for target in (HERE / "results.md", HERE.parent / "docs" / "benchmarks.md"):
-            splice(section, target)
+            splice(text, target)
             print(f"wrote the GPU section into {target}")
         return 0
     from zerograd.backends import NoBackendError, gpu_backend
@@ -452,16 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     except NoBackendError as exc:
         print(f"bench_gpu: no usable GPU here: {exc}", file=sys.stderr)
         return 3
-    torch = _torch()
-    header = machine(torch)
-    print("\n".join(header), flush=True)
-    t0 = time.perf_counter()
-    rows = measure(backend, torch, args.repeat)
-    header.append(
-        f"the run took {time.perf_counter() - t0:.0f} s; medians of {args.repeat} "
-        f"runs after 3 warm-up runs"
-    )
-    text = markdown(rows, header)
+    text = section(args.repeat)
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)

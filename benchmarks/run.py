@@ -25,7 +25,7 @@ sys.path.insert(0, str(HERE))
 
 from common import COLUMNS, NAMES  # noqa: E402
 
-MODULES = ["bench_core", "bench_nn", "bench_gpu", "bench_distributed"]
+MODULES = ["bench_core", "bench_nn", "bench_distributed"]  # bench_gpu: a section of its own
 
 
 def fmt(v: object) -> str:
@@ -102,13 +102,15 @@ def main() -> None:
         print(f"{name}: {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     text = table(rows, (time.perf_counter() - start) / 60)
     results = HERE / "results.md"
-    if results.exists():  # keep the GPU section that bench_gpu.py --splice wrote there
-        from bench_gpu import BEGIN, END
+    import bench_gpu
 
+    gpu = bench_gpu.section() if not only or "bench_gpu" in only else None
+    if gpu is None and results.exists():  # no GPU here: keep the section measured on one
         old = results.read_text()
-        if BEGIN in old and END in old:
-            text += "\n" + BEGIN + old.split(BEGIN, 1)[1].split(END, 1)[0] + END + "\n"
-    results.write_text(text)
+        if bench_gpu.BEGIN in old and bench_gpu.END in old:
+            kept = old.split(bench_gpu.BEGIN, 1)[1].split(bench_gpu.END, 1)[0]
+            gpu = bench_gpu.BEGIN + kept + bench_gpu.END + "\n"
+    results.write_text(text + ("\n" + gpu if gpu else ""))
     print(text)
 
 

@@ -70,12 +70,13 @@ def _is_kind(obj: object, kind: str) -> bool:
     return True
 
 
-def public_modules(package: str) -> list[ModuleType]:
-    """``package`` and its modules whose dotted path has no part starting with ``_``."""
+def modules(package: str, private: bool = False) -> list[ModuleType]:
+    """``package`` and its modules: those whose dotted path has a part starting with ``_``
+    only when ``private``."""
     top = importlib.import_module(package)
     found = [top]
     for info in pkgutil.walk_packages(getattr(top, "__path__", []), package + "."):
-        if not any(part.startswith("_") for part in info.name.split(".")):
+        if private or not any(part.startswith("_") for part in info.name.split(".")):
             try:
                 found.append(importlib.import_module(info.name))
             except ImportError as exc:
@@ -114,7 +115,7 @@ def undocumented(reference: Path, packages: tuple[str, ...] = PACKAGES) -> list[
         by_name.setdefault(path.rsplit(".", 1)[-1], []).extend(objects)
     missing = []
     for package in packages:
-        for module in public_modules(package):
+        for module in modules(package):
             for name in getattr(module, "__all__", ()):
                 obj = getattr(module, name)
                 if not any(obj is documented for documented in by_name.get(name, ())):

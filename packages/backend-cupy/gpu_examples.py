@@ -7,7 +7,9 @@ their ``train()`` functions, once with ``gpu=False`` and once with ``gpu=True``,
 own process (all at once), and prints both results side by side. The GPU run draws its
 initial weights and dropout from the GPU's generator, so its numbers are not the CPU's bit
 for bit; each must be in the band the row names. Exit status 1 when a GPU run is outside
-its band or fails, 3 when there is no usable GPU.
+its band or fails, 3 when there is no usable GPU. The seconds columns are each run's own
+wall clock while all eight runs share the machine (and, under gpu_check.py, the GPU with
+the test suites): a rough size, not a benchmark.
 """
 
 from __future__ import annotations
@@ -46,10 +48,15 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def run(name: str, gpu: bool, kwargs: dict) -> dict:
+def run(name: str, gpu: bool, kwargs: dict, timeout: float = 240) -> dict:
     """One training run in a fresh process; its metrics, or ``{"error": ...}``."""
     code = _CHILD.format(examples=str(EXAMPLES), name=name, gpu=gpu, kwargs=kwargs)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s", "stderr": ""}
     for line in done.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT ") :])

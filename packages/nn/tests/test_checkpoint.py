@@ -327,10 +327,10 @@ def test_resume_on_the_backend_under_test(tmp_path, backend, to_np):
     [
         ({"model": None}, TypeError, r"save_checkpoint: model must be a Layer/Model .* NoneType"),
         ({"optimizer": "adam"}, TypeError, r"optimizer must be None or an object with state_dict"),
-        ({"epoch": "a"}, TypeError, r"save_checkpoint: epoch must be an int, got 'a' \(str\)"),
-        ({"epoch": 1.5}, TypeError, r"save_checkpoint: epoch must be an int, got 1.5"),
-        ({"iteration": -1}, ValueError, r"save_checkpoint: iteration must be >= 0, got -1"),
-        ({"epoch": True}, TypeError, r"save_checkpoint: epoch must be an int, got True"),
+        ({"epoch": "a"}, TypeError, r"save_checkpoint: epoch must be an int >= 0, got 'a' \(str\)"),
+        ({"epoch": 1.5}, TypeError, r"epoch must be an int >= 0, got 1.5 \(float\)"),
+        ({"iteration": -1}, ValueError, r"save_checkpoint: iteration must be an int >= 0, got -1"),
+        ({"epoch": True}, TypeError, r"epoch must be an int >= 0, got True \(bool\)"),
     ],
 )
 def test_save_refuses_wrong_arguments_by_name_and_writes_nothing(tmp_path, kwargs, err, words):
@@ -428,17 +428,31 @@ def test_a_truncated_or_corrupted_checkpoint_is_refused_and_changes_nothing(
 
 
 KILLED_SAVE = """
-import sys
-import numpy as np
+import os, sys, time
 from zerograd_nn.checkpoint import save_checkpoint
 from zerograd_nn.layers import Linear
 
-model = Linear(1000, in_size=2000)  # 8 MB: each save takes a while
-for i in range(10**6):
-    model.W.data[...] = i
-    save_checkpoint(sys.argv[1], model=model, extra={"i": i})
-    print(i, flush=True)
+def stall(fd):  # the archive is written: wait here, as a long save would
+    print("writing", flush=True)
+    time.sleep(120)
+
+os.fsync = stall
+model = Linear(3, in_size=2)
+model.W.data[...] = 2
+save_checkpoint(sys.argv[1], model=model, extra={"i": 2})
 """
+
+
+def _next_line(proc, seconds=60):
+    """The child's next line; fails when it ends or says nothing for ``seconds`` (a bound
+    on a hang: the child prints at once)."""
+    import select
+
+    ready, _, _ = select.select([proc.stdout], [], [], seconds)
+    assert ready, f"the saving process said nothing in {seconds} s"
+    line = proc.stdout.readline()  # unbuffered: select saw every byte not yet read
+    assert line, f"the saving process ended with status {proc.wait(timeout=30)}"
+    return line.decode().strip()
 
 
 def test_a_save_killed_midway_leaves_the_old_file_and_its_temporary_is_cleaned(tmp_path):
@@ -448,27 +462,29 @@ def test_a_save_killed_midway_leaves_the_old_file_and_its_temporary_is_cleaned(t
 
     from zerograd_nn.layers import Linear
 
+    path = tmp_path / "c.npz"
+    model = Linear(3, in_size=2)
+    model.W.data[...] = 1
+    save_checkpoint(path, model=model, extra={"i": 1})
+    good = path.read_bytes()
     script = tmp_path / "save.py"
     script.write_text(KILLED_SAVE)
-    path = tmp_path / "c.npz"
-    for _ in range(20):  # a kill may land between two saves; then try again
-        proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE)
-        try:
-            assert proc.stdout.readline().strip() != b""  # one save is complete
-            while not list(tmp_path.glob(".c.npz.*.tmp")):
-                pass
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            proc.kill()
-            proc.stdout.close()
-        temporaries = list(tmp_path.glob(".c.npz.*.tmp"))
-        if temporaries:
-            break
-    assert proc.returncode == -signal.SIGKILL and len(temporaries) == 1
-    model = Linear(1000, in_size=2000)
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(path)], stdout=subprocess.PIPE, bufsize=0
+    )
+    try:
+        assert _next_line(proc) == "writing"  # the new archive is whole in its temporary
+        assert len(list(tmp_path.glob(".c.npz.*.tmp"))) == 1
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    assert proc.returncode == -signal.SIGKILL
+    assert path.read_bytes() == good
+    assert len(list(tmp_path.glob(".c.npz.*.tmp"))) == 1  # the dead process left it behind
+    model = Linear(3, in_size=2)
     info = load_checkpoint(path, model=model)  # the last complete save, whole
-    assert np.all(model.W.data == info["extra"]["i"])
+    assert info["extra"]["i"] == 1 and np.all(model.W.data == 1)
     assert list(tmp_path.glob(".c.npz.*.tmp")) == []  # its writer is dead: removed
 
 

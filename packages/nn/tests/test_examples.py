@@ -1,29 +1,13 @@
 """The examples train for real: spiral above 95% training accuracy, the CNN above 95% test
 accuracy on scikit-learn's digits, the LSTM and the char-RNN losses falling."""
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from example_scripts import EXAMPLES, load
 
 from zerograd.backends import backend_of
-
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-
-
-def load(name):
-    path = EXAMPLES / f"{name}.py"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (tests run outside the repository checkout)")
-    if str(EXAMPLES) not in sys.path:  # the examples import their sibling _progress.py
-        sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -140,10 +124,11 @@ def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
     monkeypatch.syspath_prepend(str(bench))
     import bench_gpu
 
-    rows = bench_gpu.run(repeat=1)
+    torch = bench_gpu._torch()
+    rows = bench_gpu.measure(backend, torch, repeat=1)
     cases = [r["case"].split(",")[0].split()[0] for r in rows]
     assert cases[0] == "per-op" and cases.count("MLP") == 4 and cases.count("CNN") == 4
     assert cases.count("im2col") == 2 and cases.count("col2im") == 2
     assert all(r["zerograd"] > 0 for r in rows)
-    assert "same gradient ✓" in rows[0]["note"] or rows[0]["torch"] is None
+    assert ("same gradient ✓" in rows[0]["note"]) == (torch is not None), rows[0]["note"]
     assert all("same result ✓" in r["note"] for r in rows if r["case"].startswith("im2col"))

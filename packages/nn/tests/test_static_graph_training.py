@@ -11,6 +11,7 @@ import copy
 
 import numpy as np
 import pytest
+from example_scripts import load
 
 import zerograd
 import zerograd_nn.functional as F
@@ -227,22 +228,6 @@ class CharLSTM(Model):
         return self.fc(self.rnn(self.embed(ids)))
 
 
-def _window_step(model, opt, loss_fn):
-    """One truncated-BPTT window: the state carries over, its graph is cut."""
-
-    def step(xs, ts):
-        loss = 0
-        for x, t in zip(xs, ts):
-            loss += loss_fn(model(x), t)
-        model.cleargrads()
-        loss.backward()
-        loss.unchain_backward()
-        opt.update()
-        return loss
-
-    return step
-
-
 def _train_windows(to_np, make, epochs, static):
     """Train over windows of 4 steps and a last one of 2; reset_state each epoch."""
     zerograd.seed(0)
@@ -284,7 +269,7 @@ def test_lstm_windows_carry_their_state_across_replays(backend, rand, to_np, dty
         opt = O.Adam().setup(model)
         xs = [rand(3, 1, dtype=dtype, seed=i) for i in range(10)]
         data = [(xs[0:4], xs[1:5]), (xs[4:8], xs[5:9]), (xs[8:9], xs[9:10])]
-        return model, opt, _window_step(model, opt, F.mean_squared_error), data
+        return model, opt, load("_bptt").window_step(model, opt, F.mean_squared_error), data
 
     eager, _ = _train_windows(to_np, make, 5, False)
     static, counts = _train_windows(to_np, make, 5, True)
@@ -302,7 +287,7 @@ def test_char_lstm_windows_replay_the_eager_bits(backend, arr, to_np):
         ids = np.random.default_rng(3).integers(0, vocab, (12, 2))
         xs = [arr(i, "int64") for i in ids]
         data = [(xs[0:5], xs[1:6]), (xs[5:10], xs[6:11])]
-        return model, opt, _window_step(model, opt, F.softmax_cross_entropy), data
+        return model, opt, load("_bptt").window_step(model, opt, F.softmax_cross_entropy), data
 
     eager, _ = _train_windows(to_np, make, 4, False)
     static, counts = _train_windows(to_np, make, 4, True)

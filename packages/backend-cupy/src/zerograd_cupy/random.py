@@ -26,6 +26,8 @@ import os
 import threading
 from typing import Any
 
+from zerograd.checks import integer
+
 UNIFORM, NORMAL, KEYS = 0, 1, 2
 
 PHILOX = """
@@ -94,14 +96,12 @@ def _kernel() -> Any:
     )
 
 
-def _check_seed(seed: Any) -> int:
-    import numbers
-
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"zerograd-cupy: a seed must be an int, got {type(seed).__name__}")
-    if not 0 <= int(seed) < 2**64:
-        raise ValueError(f"zerograd-cupy: a seed must be in [0, 2**64), got {seed}")
-    return int(seed)
+def _word(name: str, v: Any) -> int:
+    """``v`` as an int in ``[0, 2**64)``, the range of a seed and of an offset."""
+    n = integer("zerograd-cupy", name, v, low=0)
+    if n >= 2**64:
+        raise ValueError(f"zerograd-cupy: {name} must be below 2**64, got {n}")
+    return n
 
 
 class PhiloxGenerator:
@@ -118,16 +118,14 @@ class PhiloxGenerator:
 
     def seed(self, seed: int) -> None:
         """Restart the stream of ``seed`` (an int in ``[0, 2**64)``) at its beginning."""
-        seed = _check_seed(seed)
+        seed = _word("a seed", seed)
         with self._lock:
             self._seed, self._offset = seed, 0
 
     def get_state(self) -> tuple[int, int]:
         """``(seed, offset)``: what :meth:`set_state` takes to repeat the draws from here."""
         with self._lock:
-            if self._seed is None:
-                self._seed = int.from_bytes(os.urandom(8), "little")
-            return self._seed, self._offset
+            return self._seeded(), self._offset
 
     def set_state(self, state: tuple[int, int]) -> None:
         """Continue from a state :meth:`get_state` returned (checked before anything changes)."""
@@ -135,17 +133,21 @@ class PhiloxGenerator:
             raise ValueError(
                 f"zerograd-cupy: a random state is a (seed, offset) pair, got {state!r}"
             )
-        seed, offset = _check_seed(state[0]), _check_seed(state[1])
+        seed, offset = _word("a seed", state[0]), _word("an offset", state[1])
         with self._lock:
             self._seed, self._offset = seed, offset
 
     def _reserve(self, n: int) -> tuple[int, int, int]:
         with self._lock:
-            if self._seed is None:
-                self._seed = int.from_bytes(os.urandom(8), "little")
-            offset = self._offset
+            seed, offset = self._seeded(), self._offset
             self._offset = (offset + n) % 2**64
-            return self._seed & 0xFFFFFFFF, self._seed >> 32, offset
+            return seed & 0xFFFFFFFF, seed >> 32, offset
+
+    def _seeded(self) -> int:
+        """The seed, drawn from ``os.urandom`` the first time when none was given (lock held)."""
+        if self._seed is None:
+            self._seed = int.from_bytes(os.urandom(8), "little")
+        return self._seed
 
     def draw(self, shape: tuple[int, ...], dtype: Any, mode: int) -> Any:
         """A new array of ``shape`` and ``dtype`` filled by ``mode`` (UNIFORM, NORMAL, KEYS)."""

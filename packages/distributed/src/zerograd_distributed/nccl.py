@@ -61,13 +61,12 @@ def nccl_problem(mpi: MpiCommunicator) -> str | None:
     """
     reasons = mpi.allgather_obj(nccl_unavailable_reason())
     if not any(reasons):
-        import cupy
         from mpi4py import MPI
 
         local = mpi.mpi_comm.Split_type(MPI.COMM_TYPE_SHARED)
         ranks_here = local.Get_size()
         local.Free()
-        gpus = cupy.cuda.runtime.getDeviceCount()
+        gpus = gpus_here()
         mine = None
         if ranks_here > gpus:
             mine = (
@@ -78,6 +77,13 @@ def nccl_problem(mpi: MpiCommunicator) -> str | None:
     if not any(reasons):
         return None
     return "; ".join(f"rank {r}: {w}" for r, w in enumerate(reasons) if w)
+
+
+def gpus_here() -> int:
+    """The number of GPUs CUDA shows this process (CuPy must be usable)."""
+    import cupy
+
+    return int(cupy.cuda.runtime.getDeviceCount())
 
 
 def _is_cupy(x: Any) -> bool:
@@ -92,6 +98,8 @@ class NcclCommunicator(Communicator):
 
     Args:
         mpi: the MPI communicator used for the bootstrap, objects and host arrays.
+        checked: True when every rank has just had :func:`nccl_problem` answer None for
+            ``mpi`` (``create_communicator("auto")`` has): it is not asked again.
 
     Attributes:
         mpi: the ``MpiCommunicator`` given.
@@ -106,8 +114,8 @@ class NcclCommunicator(Communicator):
 
     name = "nccl"
 
-    def __init__(self, mpi: MpiCommunicator) -> None:
-        why = nccl_problem(mpi)  # agreed, or the ranks that could go on would wait
+    def __init__(self, mpi: MpiCommunicator, *, checked: bool = False) -> None:
+        why = None if checked else nccl_problem(mpi)  # agreed: else the others would wait
         if why:
             raise RuntimeError(
                 f"create_communicator('nccl'): NCCL cannot be used ({why}). Use "
@@ -124,7 +132,7 @@ class NcclCommunicator(Communicator):
         local = mpi.mpi_comm.Split_type(MPI.COMM_TYPE_SHARED)
         self.local_rank = local.Get_rank()
         local.Free()
-        self.device = self.local_rank % cupy.cuda.runtime.getDeviceCount()
+        self.device = self.local_rank % gpus_here()
         cupy.cuda.Device(self.device).use()
         uid = nccl.get_unique_id() if self.rank == 0 else None
         self.nccl_comm = nccl.NcclCommunicator(self.size, mpi.bcast_obj(uid), self.rank)

@@ -48,8 +48,7 @@ def create_communicator(name: str = "auto", mpi_comm: Any = None) -> Communicato
             f"got {name!r}."
         )
     mpi = MpiCommunicator(mpi_comm)
-    if name == "auto":  # decided by every rank together: they must all pick the same
-        name = "nccl" if nccl_problem(mpi) is None else "mpi"
-    if name == "mpi":
+    # "auto" is decided by every rank together (they must all pick the same), once
+    if name == "mpi" or (name == "auto" and nccl_problem(mpi) is not None):
         return mpi
-    return NcclCommunicator(mpi)
+    return NcclCommunicator(mpi, checked=name == "auto")

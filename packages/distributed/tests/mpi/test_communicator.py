@@ -156,12 +156,18 @@ def test_the_declared_in_place_collectives(comm):
 
 
 def test_synced_parameters_are_remembered_weakly(comm):
+    import gc
+    import weakref
+
     from zerograd import Parameter
 
     p, q = Parameter(np.zeros(2)), Parameter(np.ones(2))
     assert not comm.is_synced(p)
     comm.mark_synced([p])
     assert comm.is_synced(p) and not comm.is_synced(q)
+    ref = weakref.ref(p)
     del p
+    gc.collect()
+    assert ref() is None  # the communicator does not keep it alive
     fresh = [Parameter(np.zeros(2)) for _ in range(20)]  # some may reuse p's id
     assert not any(comm.is_synced(r) for r in fresh)

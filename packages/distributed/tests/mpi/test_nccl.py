@@ -1,7 +1,8 @@
 """The NCCL communicator on a GPU: arrays of CuPy over NCCL, host arrays over MPI.
 
-These run where CuPy, NCCL and a GPU are usable (one GPU is enough: ``size`` ranks share it);
-elsewhere they skip and print why.
+These run where CuPy, NCCL and one GPU per rank are usable: one process on one GPU runs
+them, ``mpiexec -n 2`` on one GPU skips them (NCCL refuses ranks that share a GPU, and
+``nccl_problem`` says so). Elsewhere they skip and print why.
 """
 
 from __future__ import annotations
@@ -28,6 +29,21 @@ def nccl(comm):
 
 def test_auto_picks_nccl(nccl):
     assert create_communicator("auto").name == "nccl"
+
+
+def test_auto_asks_every_rank_about_nccl_once(nccl, monkeypatch):
+    import importlib
+
+    calls = []
+
+    def counted(mpi, real=nccl_problem):
+        calls.append(mpi)
+        return real(mpi)
+
+    for module in ("zerograd_distributed.nccl", "zerograd_distributed.transports"):
+        monkeypatch.setattr(importlib.import_module(module), "nccl_problem", counted)
+    assert create_communicator("auto").name == "nccl"
+    assert len(calls) == 1  # two allgathers and a split: not again in NcclCommunicator
 
 
 def test_allreduce_bcast_allgather_scatter_on_the_gpu(nccl):

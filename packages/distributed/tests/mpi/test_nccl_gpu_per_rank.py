@@ -2,13 +2,11 @@
 
 Two ranks on one GPU make NCCL fail with ``NCCL_ERROR_INVALID_USAGE`` and nothing more (seen
 on an H200 with ``mpiexec -n 2``); ``nccl_problem`` says why first, and ``auto`` then picks
-MPI on every rank. The GPU count is set here: every rank of these runs is on one node.
+MPI on every rank. The node's GPU count is set here, through zerograd's own probe: every
+rank of these runs is on one node.
 """
 
 from __future__ import annotations
-
-import sys
-import types
 
 import pytest
 
@@ -18,10 +16,9 @@ from zerograd_distributed import create_communicator
 
 @pytest.fixture
 def one_gpu(monkeypatch):
-    """CuPy's device count reads 1 and NCCL counts as usable on every rank."""
-    cupy = types.ModuleType("cupy")
-    cupy.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 1))
-    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    """The node shows one GPU and NCCL counts as usable on every rank (zerograd's own probes
+    answer so; nothing of CuPy is touched)."""
+    monkeypatch.setattr(nccl_module, "gpus_here", lambda: 1)
     monkeypatch.setattr(nccl_module, "nccl_unavailable_reason", lambda: None)
 
 

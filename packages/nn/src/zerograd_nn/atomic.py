@@ -9,7 +9,8 @@ permissions a plain ``open()`` would give it: the old file's mode when it replac
 ``0o666`` less the umask.
 
 Weight files (:mod:`zerograd_nn.weights`) and checkpoints (:mod:`zerograd_nn.checkpoint`)
-are written this way, through :mod:`zerograd_nn.archives`.
+are written this way, through :mod:`zerograd_nn.archives`, and so are the files that
+``LogReport`` rewrites and ``PlotReport`` draws.
 
 Examples:
     >>> import os, tempfile

@@ -25,13 +25,13 @@ before any of them changes, so a bad or foreign file leaves the training state a
 from __future__ import annotations
 
 import json
-import numbers
 import os
 from collections.abc import Callable
 from typing import Any
 
 from zerograd import Variable
 from zerograd.backends import as_numpy, backend_of, get_backend, list_backends
+from zerograd.checks import integer
 
 from . import archives as _a
 from .state_dict import prepare_load
@@ -110,15 +110,6 @@ def _check_objects(op: str, model: Any, **others: Any) -> None:
                 f"{op}: {name} must be None or an object with state_dict() and "
                 f"load_state_dict() (a zerograd_nn {name}), got {type(obj).__name__}."
             )
-
-
-def _count(op: str, name: str, v: Any) -> int:
-    """``v`` as an int >= 0 (an epoch or iteration number), or a TypeError/ValueError."""
-    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-        raise TypeError(f"{op}: {name} must be an int, got {v!r} ({type(v).__name__}).")
-    if v < 0:
-        raise ValueError(f"{op}: {name} must be >= 0, got {v}.")
-    return int(v)
 
 
 def _global_rng_state() -> dict[str, Any]:
@@ -211,7 +202,7 @@ def save_checkpoint(
     """
     op = "save_checkpoint"
     _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
-    epoch, iteration = _count(op, "epoch", epoch), _count(op, "iteration", iteration)
+    epoch, iteration = integer(op, "epoch", epoch, 0), integer(op, "iteration", iteration, 0)
     path = _a.npz_path(path, op)
     np = _a.numpy_module()
     empty = [k for k, p in model.named_params().items() if p.data is None]
@@ -258,7 +249,7 @@ def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
         )
     try:
         for k in ("epoch", "iteration"):
-            _count(op, k, parts.get(k))
+            integer(op, k, parts.get(k), 0)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from None
     return parts

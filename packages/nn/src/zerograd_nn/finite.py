@@ -2,11 +2,12 @@
 
 One nan in a loss or a gradient turns every weight it reaches into nan at the next update,
 and the run goes on silently. The ``Trainer`` checks each step's loss by default (one
-scalar it converts anyway). Finding *which* gradient went bad costs a pass over every
-gradient, so that check is opt-in, as PyTorch's anomaly detection and Chainer's debug mode
-are: ``Trainer(..., check_grads=True)``, or :func:`check_finite_grads` in a hand-written
-loop between ``loss.backward()`` and ``optimizer.update()``. Its cost is measured in the
-how-to page on training ("nan and inf").
+scalar it converts anyway, read between backward and the update). Finding *which*
+gradient went bad costs a pass over every gradient, so that check is opt-in, as PyTorch's
+anomaly detection and Chainer's debug mode are: ``Trainer(..., check_grads=True)``, or
+:func:`check_finite_grads` in a hand-written loop between ``loss.backward()`` and
+``optimizer.update()``. Its cost is measured in the how-to page on training ("nan and
+inf").
 
 >>> import numpy as np
 >>> from zerograd_nn.models import MLP
@@ -21,6 +22,7 @@ how-to page on training ("nan and inf").
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from zerograd import Function, Variable
@@ -38,8 +40,12 @@ class _Finite(Function):
     """The identity, refusing values that are not finite (see :func:`finite`)."""
 
     def forward(self, x: Any) -> Any:
-        if not all_finite(x):
-            value = float(as_numpy(x).reshape(-1)[0]) if size_of(x) == 1 else None
+        if size_of(x) == 1:  # a loss: one read of the number, no array work
+            value = float(as_numpy(x).reshape(-1)[0])
+            ok = math.isfinite(value)
+        else:
+            value, ok = None, all_finite(x)
+        if not ok:
             err = NonFiniteError(f"a value of shape {tuple(x.shape)} is nan or inf ({value})")
             err.value = value
             raise err

@@ -15,11 +15,10 @@ from .setup import (
     backend_like,
     bias_param,
     check_settings,
-    follow,
     layer_input,
     randn,
     size_arg,
-    undone_on_error,
+    sized_call,
 )
 
 
@@ -109,13 +108,7 @@ class _ConvBase(Layer):
             The output, of shape (N, out_channels, OH, OW).
         """
         x = layer_input(self, x, 2, "4-D (N, C, H, W)")
-        if self.W.data is not None:
-            return self._conv(x)
-        with undone_on_error(self, ("in_channels",), (self.W, self.b)):
-            self.in_channels = size_arg(self, "in_channels (axis 1 of x)", x.shape[1])
-            self._init_W(x)
-            follow(self.b, self.W.data)
-            return self._conv(x)
+        return sized_call(self, x, "in_channels", 1, "axis 1 of x", self._init_W, self._conv)
 
 
 class Conv2d(_ConvBase):

@@ -13,11 +13,10 @@ from .setup import (
     backend_like,
     bias_param,
     check_settings,
-    follow,
     layer_input,
     randn,
     size_arg,
-    undone_on_error,
+    sized_call,
 )
 
 
@@ -93,13 +92,10 @@ class Linear(Layer):
             The output, of shape (N, ..., out_size).
         """
         x = layer_input(self, x, 1, "(N, in_size) or (N, ..., in_size)")
-        if self.W.data is not None:
-            return F.linear(x, self.W, self.b)
-        with undone_on_error(self, ("in_size",), (self.W, self.b)):
-            self.in_size = size_arg(self, "in_size (the last axis of x)", x.shape[-1])
-            self._init_W(x)
-            follow(self.b, self.W.data)
-            return F.linear(x, self.W, self.b)
+        return sized_call(self, x, "in_size", -1, "the last axis of x", self._init_W, self._linear)
+
+    def _linear(self, x: Any) -> Variable:
+        return F.linear(x, self.W, self.b)
 
 
 __all__ = ["Linear"]

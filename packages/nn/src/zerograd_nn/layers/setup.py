@@ -6,7 +6,7 @@ if it fails, inputs checked by layout.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -60,6 +60,30 @@ def undone_on_error(
         for p, data in saved:
             p.data = data
         raise
+
+
+def sized_call(
+    layer: Layer,
+    x: Any,
+    size: str,
+    axis: int,
+    where: str,
+    init: Callable[[Any], None],
+    apply: Callable[[Any], Variable],
+) -> Variable:
+    """``apply(x)``, first sizing ``layer`` from ``x`` if its ``W`` has no data yet.
+
+    Sizing sets the attribute ``size`` to ``x.shape[axis]`` (``where`` names that axis in
+    errors), draws ``W`` with ``init(x)`` (on ``x``'s backend) and moves ``b`` there; a
+    first call that fails, in sizing or in ``apply``, is undone (:func:`undone_on_error`).
+    """
+    if layer.W.data is not None:
+        return apply(x)
+    with undone_on_error(layer, (size,), (layer.W, layer.b)):
+        setattr(layer, size, size_arg(layer, f"{size} ({where})", x.shape[axis]))
+        init(x)
+        follow(layer.b, layer.W.data)
+        return apply(x)
 
 
 def size_arg(layer: Layer, name: str, v: Any, optional: bool = False) -> int | None:

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..atomic import write_atomically
 from .extension import PRIORITY_READER, Extension, get_trigger
 
 
@@ -25,12 +26,10 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def _write_file(path: str, data: bytes, op: str) -> None:
+    """Replace ``path`` with ``data`` atomically, making its folder (a filename may have one)."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    write_atomically(path, lambda f: f.write(data), op)
 
 
 class LogReport(Extension):
@@ -118,13 +117,13 @@ class LogReport(Extension):
                 writer = csv.DictWriter(buf, columns, lineterminator="\n")
                 writer.writeheader()
                 writer.writerows(self.log)
-                _write_atomic(path, buf.getvalue().encode())
+                _write_file(path, buf.getvalue().encode(), "LogReport")
             else:
                 with open(path, "a", newline="") as f:
                     csv.DictWriter(f, columns, lineterminator="\n").writerow(entry)
         elif self._rewrite:
             text = "".join(json.dumps(e) + "\n" for e in self.log)
-            _write_atomic(path, text.encode())
+            _write_file(path, text.encode(), "LogReport")
         else:
             with open(path, "a") as f:
                 f.write(json.dumps(entry) + "\n")
@@ -375,7 +374,7 @@ class PlotReport(Extension):
             ax.legend()
         buf = io.BytesIO()
         canvas.print_png(buf)
-        _write_atomic(os.path.join(trainer.out, self.filename), buf.getvalue())
+        _write_file(os.path.join(trainer.out, self.filename), buf.getvalue(), "PlotReport")
 
 
 __all__ = ["LogReport", "PlotReport", "PrintReport", "ProgressBar"]

@@ -55,7 +55,9 @@ class Trainer:
         out: the folder extensions write into (created when one writes; ``run`` checks
             first that it can write there).
         check_loss: stop with ``NonFiniteError`` when a step's loss is nan or inf, before
-            that step's update (a check of the one number the trainer reads anyway).
+            that step's update (a check of the one number the trainer reads anyway). It
+            comes after ``backward()``, so that on a GPU the read does not hold backward
+            up; the gradients are then the refused step's (``finite.nonfinite_grads``).
         check_grads: also check every gradient before each update, naming the first
             parameter whose gradient is not finite (``zerograd_nn.finite``); off by
             default, as it reads every gradient once more each step.
@@ -148,7 +150,7 @@ class Trainer:
         self.elapsed_time = 0.0
         self.stop_reason: str | None = None
         self.resumed_from: str | None = None
-        self._where = ""  # the iteration and batch being trained, for error messages
+        self._batch = 0  # the number in its epoch of the batch being trained (see _where)
         self._resumed_at_epoch_end = False
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
         self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
@@ -239,8 +241,7 @@ class Trainer:
                 f"{type(batch).__name__}; wrap it or use a DataLoader"
             )
         x, t = batch
-        where = f"iteration {self.iteration + 1} (batch {batch_number} of epoch {self.epoch + 1})"
-        self._where = where  # named by check_grads' message
+        self._batch = batch_number
         try:
             loss, y = self.step(x, t)
         except NonFiniteError as exc:
@@ -248,10 +249,10 @@ class Trainer:
                 raise
             value = exc.value
             raise NonFiniteError(
-                f"{_WHO}: the loss of {where} is {value}; the update was not applied, so the "
-                f"weights are those of iteration {self.iteration}. Lower the learning rate or "
-                f"look for nan/inf in the data; check_grads=True names the first parameter "
-                f"whose gradient is not finite, check_loss=False trains on regardless."
+                f"{_WHO}: the loss of {self._where()} is {value}; the update was not applied, "
+                f"so the weights are those of iteration {self.iteration}. Lower the learning "
+                f"rate or look for nan/inf in the data; check_grads=True names the first "
+                f"parameter whose gradient is not finite, check_loss=False trains on regardless."
             ) from None
         self.iteration += 1
         obs = {"loss": _float(loss)}
@@ -262,16 +263,20 @@ class Trainer:
             obs["lr"] = float(lr)
         self.observation = obs
 
+    def _where(self) -> str:
+        """The update being made, for error messages: its iteration, batch and epoch."""
+        return f"iteration {self.iteration + 1} (batch {self._batch} of epoch {self.epoch + 1})"
+
     def _train_step(self, x: Any, t: Any) -> tuple[Any, Any]:
         """One update on the batch ``(x, t)``; returns the loss and the model's output."""
         y = self.model(x)
         loss = self.loss_fn(y, t)
-        if self.check_loss:
-            loss = finite(loss)  # a Function: a static replay checks the loss too
         self.model.cleargrads()
         loss.backward()
+        if self.check_loss:  # after backward: on a GPU, its read waits with backward queued
+            loss = finite(loss)  # a Function: a static replay checks the loss too
         if self.check_grads:
-            check_finite_grads(self.model, where=f"{_WHO}, {self._where}: ")
+            check_finite_grads(self.model, where=f"{_WHO}, {self._where()}: ")
         self.optimizer.update()
         return loss, y
 

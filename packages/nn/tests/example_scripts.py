@@ -1,0 +1,22 @@
+"""The repository's ``examples/`` scripts, loaded as modules by the tests that run them."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def load(name):
+    """``examples/<name>.py`` as a module; the test skips, saying why, outside the checkout."""
+    path = EXAMPLES / f"{name}.py"
+    if not path.is_file():
+        pytest.skip(f"{path} not found (tests run outside the repository checkout)")
+    if str(EXAMPLES) not in sys.path:  # the examples import their siblings (_progress.py)
+        sys.path.insert(0, str(EXAMPLES))
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
