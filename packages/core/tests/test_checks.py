@@ -43,6 +43,10 @@ def test_integer_with_and_without_a_lowest_value():
         integer("Op", "n", -1, low=0)
     with pytest.raises(TypeError, match=r"^Op: n must be an int >= 0, got 1.5 \(float\)$"):
         integer("Op", "n", 1.5, low=0)
+    with pytest.raises(TypeError, match=r"^Op: n must be an int, got None \(NoneType\)$"):
+        integer("Op", "n", None)
+    with pytest.raises(ValueError, match=r"^Op: n must be a positive int \(>= 1\), got 0$"):
+        integer("Op", "n", 0, low=1)  # what positive_int says
 
 
 def test_real_number():

@@ -227,9 +227,9 @@ def test_the_array_namespace_follows_the_backends_after_a_refresh():
 
 def test_each_namespace_carries_the_walks_gradients_its_way():
     from zerograd import backends
-    from zerograd.namespaces import CARRIER, array_ops, variable_ops
+    from zerograd.namespaces import CARRIER, VARIABLE_OPS, array_ops_by_type
 
-    arrays, variables = array_ops(np.ndarray), variable_ops()
+    arrays, variables = array_ops_by_type[np.ndarray], VARIABLE_OPS
     for name in CARRIER:
         assert callable(getattr(arrays, name)) and callable(getattr(variables, name)), name
     a = np.array([1.0, 2.0], dtype=np.float32)

@@ -159,7 +159,7 @@ def test_the_engine_is_installed_below_as_the_operators_are():
     from zerograd import Function, Variable, backprop, namespaces
 
     assert Variable._engine is backprop.backward
-    assert Function._graph_ops is namespaces.variable_ops()
+    assert Function._graph_ops is namespaces.VARIABLE_OPS
 
 
 def test_operators_and_engine_are_installed_by_importing_any_module():

@@ -6,12 +6,15 @@ gradient and parameter bit for bit after every call. ``counts`` shows that repla
 happened (or, where the step is refused, that none did).
 """
 
+import copy
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
 import zerograd.functions as F
 from zerograd import (
-    Config,
     Function,
     Parameter,
     StaticGraphWarning,
@@ -20,6 +23,7 @@ from zerograd import (
     static_graph,
 )
 from zerograd.backends import get_array_module
+from zerograd.static import StaticGraph
 
 
 def _bits(to_np, a):
@@ -117,8 +121,10 @@ def test_gradients_accumulated_three_times_and_broadcast(rand, to_np):
         _same(to_np, ye, ys)
         _same(to_np, ge, gs)
         _same(to_np, eager.w.grad, static.fn.w.grad)
+        assert ge is eager.w.grad and gs is static.fn.w.grad  # the gradient, not a copy
     assert static.counts["replayed"] == 3
-    assert "compute_into" not in static.sources()[0] or "out=" in static.sources()[0]
+    # four gradients for w: the first sum is a new array, the next two add into it in place
+    assert static.sources()[0].count("out=") == 2
 
 
 def test_in_place_accumulation_writes_into_a_sum_only_it_holds(rand, to_np):
@@ -219,9 +225,12 @@ def test_zero_d_arrays_and_a_seeded_gradient(arr, to_np):
     eager, static = _twins(make)
     for v in (0.3, -1.2, 2.0, 0.7, 0.1):
         x = arr(v)
-        _same(to_np, eager(x), static(x))
+        ye, ys = eager(x), static(x)
+        _same(to_np, ye, ys)
         _same(to_np, eager.w.grad, static.fn.w.grad)
-        assert static.fn.w.grad.data.shape == ()
+        # 0-d arrays of the backend, not the library scalars numpy answers 0-d work with
+        assert type(ys.data) is type(ye.data) is type(x)
+        assert type(static.fn.w.grad.data) is type(x) and static.fn.w.grad.data.shape == ()
     assert static.counts["replayed"] == 2
 
 
@@ -294,7 +303,7 @@ def test_a_branch_on_the_data_is_caught_and_runs_eagerly(rand, to_np):
             xe, xs_ = Variable(x), Variable(x)
             _same(to_np, eager(xe), static(xs_))
             _same(to_np, xe.grad, xs_.grad)
-    assert len(record) == 1
+    assert len(record) == 1 and record[0].filename == __file__  # it points at the call
     assert static.counts["replayed"] == 0
 
 
@@ -304,6 +313,9 @@ def test_a_branch_on_the_data_is_caught_and_runs_eagerly(rand, to_np):
         (lambda y: float(y), r"float\(\)"),
         (lambda y: y.item(), r"item\(\)"),
         (lambda y: bool(y > 0), r"x > \.\.\."),
+        (lambda y: bool(y >= 0), r"x >= \.\.\."),
+        (lambda y: bool(y < 0), r"x < \.\.\."),
+        (lambda y: bool(y <= 0), r"x <= \.\.\."),
         (lambda y: np.asarray(y), r"numpy\.asarray\(x\)"),
     ],
 )
@@ -427,9 +439,16 @@ def test_a_forward_under_no_grad_replays(rand, to_np):
         for i in range(5):
             x = rand(4, 3, seed=i)
             _same(to_np, predict(x), F.tanh(F.matmul(x, W)))
-    assert predict.counts["replayed"] == 2
-    # train mode and enable_backprop are part of the key: with a graph it is another kind
-    assert Config.enable_backprop
+    assert predict.counts == {"eager": 1, "traced": 2, "replayed": 2}
+    # enable_backprop is part of the key: with a graph it is another kind (a warm-up call,
+    # then a trace, refused: it returns a graph and runs no backward)
+    x = rand(4, 3, seed=0)
+    with pytest.warns(StaticGraphWarning, match=r"returns Variables with a graph"):
+        for _ in range(3):
+            y = predict(x)
+            assert y.creator is not None
+            _same(to_np, y, F.tanh(F.matmul(x, W)))
+    assert predict.counts == {"eager": 3, "traced": 3, "replayed": 2}
 
 
 def test_double_backprop_inside_the_step(arr, to_np):
@@ -446,7 +465,10 @@ def test_double_backprop_inside_the_step(arr, to_np):
 
     eager, static = _twins(make)
     for v in (0.5, 1.5, -2.0, 3.0, 0.25):
-        _same(to_np, eager(Variable(arr(v))), static(Variable(arr(v))))
+        xe, xs = Variable(arr(v)), Variable(arr(v))
+        ge, gs = eager(xe), static(xs)
+        _same(to_np, ge, gs)
+        assert ge is xe.grad and gs is xs.grad  # an argument's gradient, not a copy
     assert static.counts["replayed"] == 2
 
 
@@ -472,6 +494,16 @@ def test_a_guard_that_fails_retraces(rand, to_np):
     assert step.counts["replayed"] == 3
 
 
+def _check_sin_step(to_np, m, x):
+    """``m.step(x)`` gives the loss sum(sin(w * x)) and w's gradient, as eager does."""
+    y = m.step(x)
+    w = Variable(m.w.data)
+    expected = F.sum(F.sin(w * x))
+    expected.backward()
+    _same(to_np, y, expected)
+    _same(to_np, m.w.grad, w.grad)
+
+
 def test_methods_nested_static_functions_and_failures(rand, to_np):
     class Model:
         def __init__(self):
@@ -492,16 +524,95 @@ def test_methods_nested_static_functions_and_failures(rand, to_np):
     with pytest.raises(ValueError, match=r"do not broadcast"):
         m.step(rand(4, seed=0))  # a failing call records nothing
     for i in range(5):
-        x = rand(3, seed=i)
-        y = m.step(x)
-        w = Variable(m.w.data)
-        expected = F.sum(F.sin(w * x))
-        expected.backward()
-        _same(to_np, y, expected)
-        _same(to_np, m.w.grad, w.grad)
-    assert Model.step.counts["replayed"] == 2
+        _check_sin_step(to_np, m, rand(3, seed=i))
+    assert m.step.counts["replayed"] == 2
     # inner ran on its own only in step's eager calls; inside step's recordings it is part of them
-    assert Model.inner.counts == {"eager": 2, "traced": 0, "replayed": 0}
+    assert m.inner.counts == {"eager": 2, "traced": 0, "replayed": 0}
+    assert m.step is m.step and Model().step is not m.step  # each instance records its own
+
+
+def test_a_method_keeps_no_instance_alive(rand, to_np):
+    class Model:
+        def __init__(self, seed):
+            self.w = Parameter(rand(3, seed=seed))
+
+        @static_graph
+        def step(self, x):
+            self.w.cleargrad()
+            y = F.sum(F.sin(self.w * x))
+            y.backward()
+            return y
+
+    refs = []
+    for i in range(40):  # more instances than max_kinds
+        m = Model(i)
+        for j in range(4):
+            _check_sin_step(to_np, m, rand(3, seed=j))
+        assert m.step.counts == {"eager": 1, "traced": 2, "replayed": 1}
+        refs.append(weakref.ref(m))
+    del m
+    gc.collect()
+    assert [r for r in refs if r() is not None] == []
+    assert Model.step.counts == {"eager": 0, "traced": 0, "replayed": 0}
+    m = Model(0)
+    for j in range(4):
+        m.step(rand(3, seed=j))
+    copied = copy.deepcopy(m)  # a copy records its own calls, on its own Parameters
+    for j in range(4):
+        _same(to_np, copied.step(rand(3, seed=j)), m.step(rand(3, seed=j)))
+        _same(to_np, copied.w.grad, m.w.grad)
+        assert copied.w.grad is not m.w.grad
+    assert copied.step.counts == {"eager": 1, "traced": 2, "replayed": 1}
+
+
+def test_calls_past_max_kinds_run_eagerly_and_keep_nothing_alive(rand, to_np):
+    class Scale:
+        """A hashable argument: the key of its call holds it (it is compared by equality)."""
+
+        def __init__(self, v):
+            self.v = v
+
+    @static_graph(max_kinds=2)
+    def step(x, scale):
+        y = F.sum(x * scale.v)
+        y.backward()
+        return y
+
+    scales = [Scale(float(i)) for i in range(6)]
+    refs = [weakref.ref(s) for s in scales]
+    x = Variable(rand(3, seed=0))
+    with pytest.warns(StaticGraphWarning, match=r"more than 2 kinds of call") as record:
+        for s in scales:
+            _same(to_np, step(x, s), F.sum(Variable(x.data) * s.v))
+    assert len(record) == 1 and record[0].filename == __file__  # it points at the call
+    assert step.counts == {"eager": 6, "traced": 0, "replayed": 0}
+    del scales, s
+    gc.collect()
+    assert [r() is None for r in refs] == [False, False, True, True, True, True]
+
+
+class _Step:
+    """A training step as a callable object (a Model is one too)."""
+
+    def __init__(self, w):
+        self.w = Parameter(w)
+
+    def __call__(self, x):
+        self.w.cleargrad()
+        y = F.sum(F.sin(self.w * x))
+        y.backward()
+        return y
+
+
+def test_a_callable_object_replays_and_is_named_by_its_class(rand, to_np):
+    eager, static = _Step(rand(3, seed=1)), static_graph(_Step(rand(3, seed=1)))
+    for i in range(4):
+        x = rand(3, seed=i)
+        _same(to_np, eager(x), static(x))
+        _same(to_np, eager.w.grad, static.fn.w.grad)
+    assert static.counts["replayed"] == 1
+    with pytest.warns(StaticGraphWarning, match=r"static_graph\(_Step\): more than 0 kinds"):
+        StaticGraph(_Step(rand(3, seed=1)), max_kinds=0)(rand(3, seed=0))
 
 
 def test_returned_structures_are_rebuilt(rand, to_np):
@@ -523,5 +634,11 @@ def test_returned_structures_are_rebuilt(rand, to_np):
 def test_static_graph_refuses_bad_arguments():
     with pytest.raises(TypeError, match=r"static_graph: expected a function, got int"):
         static_graph(3)
-    with pytest.raises(ValueError, match=r"warmup must be an int >= 0, got -1"):
+    with pytest.raises(ValueError, match=r"^static_graph: warmup must be an int >= 0, got -1$"):
         static_graph(lambda: None, warmup=-1)
+    with pytest.raises(TypeError, match=r"^static_graph: warmup must be an int >= 0, got 1.0"):
+        static_graph(warmup=1.0)
+    with pytest.raises(ValueError, match=r"^static_graph: max_kinds must be an int >= 0, got -2$"):
+        static_graph(lambda: None, max_kinds=-2)
+    with pytest.raises(TypeError, match=r"^static_graph: max_kinds must be an int >= 0, got '8'"):
+        static_graph(max_kinds="8")

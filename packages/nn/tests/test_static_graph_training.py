@@ -7,6 +7,8 @@ wave, a character LSTM); the optimizers come with weight decay, hooks, parameter
 and schedulers changing the lr between steps.
 """
 
+import copy
+
 import numpy as np
 import pytest
 from example_scripts import load
@@ -241,6 +243,23 @@ def _train_windows(to_np, make, epochs, static):
             snap.append(_bits(to_np, model.rnn.h))  # the state the next window starts from
             out.append(snap)
     return out, getattr(step, "counts", None)
+
+
+def test_a_returned_state_is_the_variable_the_layer_holds(rand, to_np):
+    zerograd.seed(0)
+    eager = L.RNN(3)
+    eager(rand(2, 4, seed=0))
+    eager(rand(2, 4, seed=0))  # h2h's weights exist too: the twin copies them
+    eager.reset_state()
+    twin = copy.deepcopy(eager)
+    static = static_graph(lambda x: twin(x))
+    with zerograd.no_grad():
+        for i in range(5):
+            x = rand(2, 4, seed=i)
+            he, hs = eager(x), static(x)
+            assert he is eager.h and hs is twin.h  # the state itself, not a copy
+            assert _bits(to_np, he) == _bits(to_np, hs)
+    assert static.counts["replayed"] == 2
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -10,7 +10,7 @@ from .backends import get_array_module
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
 from .function import Function
-from .namespaces import array_ops_by_type, variable_ops
+from .namespaces import VARIABLE_OPS, array_ops_by_type
 from .recording import current as _recorder
 from .recording import switch as _recording
 from .variable import Variable, as_array
@@ -83,7 +83,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     g = y.grad
     if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
         g = Variable(as_array(g, like=y.data))
-    carrier = variable_ops() if create_graph else array_ops_by_type[type(g.data)]
+    carrier = VARIABLE_OPS if create_graph else array_ops_by_type[type(g.data)]
     if rec:
         carrier = rec.walk(y, retain_grad, carrier)
     graph = carrier.graph  # the one question of mode, asked where a vjp is called

@@ -64,17 +64,18 @@ def integer(owner: str, name: str, v: Any, low: int | None = None) -> int:
         TypeError: ``v`` is not an integer (a float such as ``2.0``, a bool, None, ...).
         ValueError: ``v`` is below ``low``.
     """
-    what = "an int" if low is None else f"an int >= {low}"
+    what = "an int" if low is None else "a positive int" if low == 1 else f"an int >= {low}"
     if not int_like(v):
         raise TypeError(f"{owner}: {name} must be {what}, got {v!r} ({type(v).__name__})")
     n = operator.index(v)
     if low is not None and n < low:
-        raise ValueError(f"{owner}: {name} must be {what}, got {n}")
+        bound = " (>= 1)" if low == 1 else ""  # 0 counts as positive to some
+        raise ValueError(f"{owner}: {name} must be {what}{bound}, got {n}")
     return n
 
 
 def positive_int(owner: str, name: str, v: Any) -> int:
-    """Return ``v`` as a Python int >= 1.
+    """Return ``v`` as a Python int >= 1: ``integer(owner, name, v, low=1)``.
 
     Args:
         owner: the function or class to name in the error, e.g. ``"Linear"``.
@@ -88,12 +89,7 @@ def positive_int(owner: str, name: str, v: Any) -> int:
         TypeError: ``v`` is not an integer (a float such as ``2.0``, a bool, None, ...).
         ValueError: ``v`` is below 1.
     """
-    if not int_like(v):
-        raise TypeError(f"{owner}: {name} must be a positive int, got {v!r} ({type(v).__name__})")
-    n = operator.index(v)
-    if n < 1:
-        raise ValueError(f"{owner}: {name} must be a positive int (>= 1), got {n}")
-    return n
+    return integer(owner, name, v, low=1)
 
 
 def real_number(

@@ -72,6 +72,9 @@ class Function:
             BackendMismatchError: The inputs' arrays belong to different backends.
         """
         try:
+            rec = _recording.on and _recorder()  # a static-graph trace records this call
+            if rec:
+                before = rec.before_call(self)
             if len(inputs) <= 2:
                 # Fast path (unary and binary ops: nearly every call): no loops and no
                 # tuples. a is b when there is one input.
@@ -88,9 +91,6 @@ class Function:
                 xa, xb = a.data, b.data
                 if type(xa) is not type(xb):
                     _check_one_backend(self, (xa, xb))
-                rec = _recording.on and _recorder()  # a static-graph trace records this call
-                if rec:
-                    before = rec.before_call(self)
                 ys = self.forward(xa) if len(inputs) == 1 else self.forward(xa, xb)
                 gen = a.generation if a.generation >= b.generation else b.generation
             else:
@@ -104,9 +104,6 @@ class Function:
                     if type(x) is not t:
                         _check_one_backend(self, xs)
                         break
-                rec = _recording.on and _recorder()
-                if rec:
-                    before = rec.before_call(self)
                 ys = self.forward(*xs)
                 gen = max(map(_generation, inputs))
         except Exception as exc:

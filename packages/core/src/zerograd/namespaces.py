@@ -7,7 +7,7 @@ names of the namespace ``xp`` (and operators). The backward engine picks ``xp``:
   :class:`ArrayOps` of the gradient's backend. ``xs``, ``y`` and ``gy`` are backend
   arrays and every name is the backend's own array API function: no graph, no Variable.
 - **higher order** (``create_graph=True``, or a direct call of ``Function.backward``):
-  :class:`VariableOps` (shared, from :func:`variable_ops`). ``xs``, ``y`` and ``gy`` are
+  :class:`VariableOps` (shared: :data:`VARIABLE_OPS`). ``xs``, ``y`` and ``gy`` are
   Variables and every name is the differentiable zerograd function of the same meaning,
   so the gradient has a graph.
 
@@ -182,8 +182,8 @@ class ArrayOps(_Carrier):
 
     @staticmethod
     def copy(g: Any) -> Any:
-        """Return a copy of the array ``g`` (``astype`` copies)."""
-        return backend_of(g).astype(g, g.dtype)
+        """Return a copy of the array ``g``: a new array, with memory of its own."""
+        return backend_of(g).astype(g, g.dtype)  # astype copies
 
     def __getattr__(self, name: str) -> Any:
         raise _missing(f"ArrayOps ({self.backend.name})", name)
@@ -271,7 +271,7 @@ class _Copy(Function):
     """The identity into a new array: gives a gradient its own object and its own memory."""
 
     def forward(self, x: Any) -> Any:
-        return backend_of(x).astype(x, x.dtype)  # astype copies
+        return ArrayOps.copy(x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         return gy
@@ -289,26 +289,6 @@ array_ops_by_type: dict[type, ArrayOps] = _OpsByType()
 """Array type -> :class:`ArrayOps` of its backend (the engine's hot-path lookup); emptied
 with the registry's own per-type caches when backends change."""
 registry.type_caches.append(array_ops_by_type)
-_variable_ops = VariableOps()
-Function._graph_ops = _variable_ops  # what Function.backward runs a vjp on (see there)
-
-
-def array_ops(array_type: type) -> ArrayOps:
-    """Return the (cached) :class:`ArrayOps` for arrays of ``array_type``.
-
-    Args:
-        array_type: The type of a backend array.
-
-    Returns:
-        Its backend's namespace.
-    """
-    return array_ops_by_type[array_type]
-
-
-def variable_ops() -> VariableOps:
-    """Return the shared :class:`VariableOps`.
-
-    Returns:
-        The higher-order namespace.
-    """
-    return _variable_ops
+VARIABLE_OPS = VariableOps()
+"""The shared :class:`VariableOps` (it holds no state): the higher-order namespace."""
+Function._graph_ops = VARIABLE_OPS  # what Function.backward runs a vjp on (see there)

@@ -259,22 +259,26 @@ class Variable:
     # -- comparisons: backend boolean arrays, no graph -------------------------------------
     # == and != keep object identity: Variables stay hashable, and the engine, optimizers
     # and user code keep them in sets and dicts. Compare values with x.data == y.
+    # (the recording check is written in each: a shared helper costs a call per comparison)
     def __lt__(self, other: Any) -> Any:
-        return self._compared("<", other, self.data < _operand(other, self.data))
+        if _recording.on:
+            _read(self, "x < ...")
+        return self.data < _operand(other, self.data)
 
     def __le__(self, other: Any) -> Any:
-        return self._compared("<=", other, self.data <= _operand(other, self.data))
+        if _recording.on:
+            _read(self, "x <= ...")
+        return self.data <= _operand(other, self.data)
 
     def __gt__(self, other: Any) -> Any:
-        return self._compared(">", other, self.data > _operand(other, self.data))
+        if _recording.on:
+            _read(self, "x > ...")
+        return self.data > _operand(other, self.data)
 
     def __ge__(self, other: Any) -> Any:
-        return self._compared(">=", other, self.data >= _operand(other, self.data))
-
-    def _compared(self, op: str, other: Any, result: Any) -> Any:
         if _recording.on:
-            _read(self, f"x {op} ...")
-        return result
+            _read(self, "x >= ...")
+        return self.data >= _operand(other, self.data)
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:

@@ -20,11 +20,14 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from ..checks import integer
 from ..recording import current, recording
 from .calls import arguments
 from .compare import difference
 from .program import MISS, Program, Unreplayable
 from .trace import Start, Trace
+
+_FROM_LEARN = 5  # a warning's stacklevel from _eager: _eager, _learn, _trace, __call__, caller
 
 
 class StaticGraphWarning(UserWarning):
@@ -43,6 +46,22 @@ class _Kind:
         self.start: Start | None = None  # what the last trace captured, looked at first
         self.differences = 0
         self.eager: str | None = None  # why this kind of call stays eager
+
+
+_INSTANCE_KEY = "_static_graphs"  # where an instance keeps its decorated methods' state
+
+
+class _Recordings(dict):
+    """An instance's StaticGraphs, one per decorated method (in its ``__dict__``).
+
+    A copy or an unpickled instance starts with none: recordings name the Variables of
+    the instance they were made on.
+    """
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple:
+        return (_Recordings, ())
 
 
 class StaticGraph:
@@ -67,19 +86,42 @@ class StaticGraph:
     def __init__(self, fn: Callable, *, warmup: int = 1, max_kinds: int = 32) -> None:
         if not callable(fn):
             raise TypeError(f"static_graph: expected a function, got {type(fn).__name__}")
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise ValueError(f"static_graph: warmup must be an int >= 0, got {warmup!r}")
+        warmup = integer("static_graph", "warmup", warmup, low=0)
+        max_kinds = integer("static_graph", "max_kinds", max_kinds, low=0)
         functools.update_wrapper(self, fn)
         self.fn = fn
+        # a callable object (a Model) has no __qualname__ of its own: its class names it
+        self._name = getattr(fn, "__qualname__", type(fn).__qualname__)
         self.warmup = warmup
         self.max_kinds = max_kinds
         self.counts = {"eager": 0, "traced": 0, "replayed": 0}
         self._kinds: dict[tuple, _Kind] = {}
+        self._overflow: _Kind | None = None  # the calls past max_kinds kinds, all eager
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        return self if obj is None else types.MethodType(self, obj)
+        """On an instance: its own StaticGraph of the method, kept in the instance.
+
+        The instance is then no argument of the calls (no key holds it), and its
+        recordings go when it goes (a class attribute would keep every instance alive).
+        An instance with no ``__dict__`` gets the method bound as usual: it is the first
+        argument of each call.
+        """
+        if obj is None:
+            return self
+        d = getattr(obj, "__dict__", None)
+        if type(d) is not dict:
+            return types.MethodType(self, obj)
+        mine = d.get(_INSTANCE_KEY)
+        if mine is None:
+            mine = d.setdefault(_INSTANCE_KEY, _Recordings())
+        bound = mine.get(self)
+        if bound is None:
+            method = types.MethodType(self.fn, obj)
+            made = StaticGraph(method, warmup=self.warmup, max_kinds=self.max_kinds)
+            bound = mine.setdefault(self, made)
+        return bound
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the function: eagerly, recorded, or as a replay of its recording.
@@ -117,15 +159,19 @@ class StaticGraph:
         return [p.source for kind in self._kinds.values() for p in kind.programs]
 
     def _new_kind(self, key: tuple) -> _Kind:
-        kind = _Kind()
-        if len(self._kinds) >= self.max_kinds:
-            self._eager(
-                kind,
-                f"more than {self.max_kinds} kinds of call (argument shapes, dtypes or "
-                f"values) were seen; pass numbers that change from call to call as 0-d arrays",
-            )
         with self._lock:
-            self._kinds[key] = kind
+            if len(self._kinds) >= self.max_kinds:  # not filed: its key would hold its values
+                if self._overflow is None:
+                    self._overflow = _Kind()
+                    self._eager(
+                        self._overflow,
+                        f"more than {self.max_kinds} kinds of call (argument shapes, dtypes "
+                        f"or values) were seen; pass numbers that change from call to call "
+                        f"as 0-d arrays",
+                        4,  # the warning's stacklevel: _eager, _new_kind, __call__, caller
+                    )
+                return self._overflow
+            kind = self._kinds[key] = _Kind()
         return kind
 
     def _trace(self, kind: _Kind, args: tuple, kwargs: dict, leaves: list) -> Any:
@@ -141,7 +187,7 @@ class StaticGraph:
     def _learn(self, kind: _Kind, trace: Trace) -> None:
         """Compare ``trace`` with the last one of its variant; build a program if they agree."""
         if trace.refused is not None:
-            self._eager(kind, trace.refused)
+            self._eager(kind, trace.refused, _FROM_LEARN)
             return
         kind.start = trace.start()
         variant = trace.variant()
@@ -159,32 +205,38 @@ class StaticGraph:
                     f"two of its calls with the same kind of arguments did different work "
                     f"({why}): Python control flow depends on the data or on values that "
                     f"change between calls",
+                    _FROM_LEARN,
                 )
             return
         try:
-            program = Program(earlier, trace, self.__qualname__)
+            program = Program(earlier, trace, self._name)
         except Unreplayable as exc:
-            self._eager(kind, str(exc))
+            self._eager(kind, str(exc), _FROM_LEARN)
             return
         kind.programs.append(program)
         if len(kind.programs) > self.max_programs:
-            self._eager(kind, f"its guards failed for {self.max_programs} recordings")
+            self._eager(kind, f"its guards failed for {self.max_programs} recordings", _FROM_LEARN)
 
-    def _eager(self, kind: _Kind, why: str) -> None:
+    def _eager(self, kind: _Kind, why: str, stacklevel: int) -> None:
+        """Send ``kind`` to the eager engine for good; warn once per reason.
+
+        ``stacklevel`` is the warning's, counted from here: the frame of the code that
+        called the StaticGraph.
+        """
         kind.eager = why
         kind.programs.clear()
         kind.pending.clear()
         if why not in self._warned:
             self._warned.add(why)
             warnings.warn(
-                f"static_graph({self.__qualname__}): {why}. Calls like this one run eagerly "
+                f"static_graph({self._name}): {why}. Calls like this one run eagerly "
                 f"from now on (same results, no replay).",
                 StaticGraphWarning,
-                stacklevel=4,
+                stacklevel=stacklevel,
             )
 
 
-def static_graph(fn: Callable | None = None, *, warmup: int = 1) -> Any:
+def static_graph(fn: Callable | None = None, *, warmup: int = 1, max_kinds: int = 32) -> Any:
     """Record a function's array work once and replay it, bit-identical, on later calls.
 
     Use it as ``@static_graph`` or ``@static_graph(warmup=...)`` on a training step (forward,
@@ -199,9 +251,15 @@ def static_graph(fn: Callable | None = None, *, warmup: int = 1) -> Any:
     Args:
         fn: the function to decorate; None for the ``@static_graph(...)`` form.
         warmup: plain eager calls of each kind of call before recording.
+        max_kinds: kinds of call recorded at most; calls of later kinds run eagerly (each
+            kind's key holds its argument values: numbers, hashable objects).
 
     Returns:
         A :class:`StaticGraph` (or a decorator making one).
+
+    Raises:
+        TypeError: ``fn`` is not callable, or ``warmup`` or ``max_kinds`` is not an int.
+        ValueError: ``warmup`` or ``max_kinds`` is negative.
 
     Examples:
         >>> import numpy as np
@@ -218,6 +276,8 @@ def static_graph(fn: Callable | None = None, *, warmup: int = 1) -> Any:
         >>> float(loss.data), w.grad.data, step.counts
         (11.0, array([3., 4.]), {'eager': 1, 'traced': 2, 'replayed': 1})
     """
-    if fn is None:
-        return lambda f: StaticGraph(f, warmup=warmup)
-    return StaticGraph(fn, warmup=warmup)
+    if fn is None:  # checked now: an error at the decorator's line, not at the def's
+        integer("static_graph", "warmup", warmup, low=0)
+        integer("static_graph", "max_kinds", max_kinds, low=0)
+        return lambda f: StaticGraph(f, warmup=warmup, max_kinds=max_kinds)
+    return StaticGraph(fn, warmup=warmup, max_kinds=max_kinds)

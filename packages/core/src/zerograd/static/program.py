@@ -59,6 +59,8 @@ class Program:
         self._ids: dict[int, int] = {id(MISS): 0}
         self._lines: list[str] = []
         self._stand_ins: dict[int, list] = {}  # id(clone) -> [(stand-in, slot), ...]
+        self._made: dict[int, str] = {}  # id(a traced Variable) -> the local rebuilding it
+        self._asarray: dict[type, str] = {}  # array type -> its backend's asarray's cell
         self._producers = {ins.out: ins for ins in later.code if type(ins) is Op}
         self._kinds = self._reads()
         self._persistent = self._targets()
@@ -263,8 +265,14 @@ class Program:
             outs += ","
         self._lines.append(f"{outs} = {self.k(fn.forward)}({args})")
         for n in ins.outs:
-            if self._t.meta[n][1] == ():  # numpy answers 0-d work with scalars
-                self._lines.append(f"s{n} = {self.k(_AsArray.of(self._t.meta[n][0]))}(s{n})")
+            typ, shape, _ = self._t.meta[n]
+            if shape == ():  # numpy answers 0-d work with scalars: make them 0-d arrays
+                asarray = self._asarray.get(typ)
+                if asarray is None:
+                    backend = _by_type.get(typ) or registry.default()
+                    asarray = self._asarray[typ] = self.k(backend.asarray)
+                self._lines.append(f"if type(s{n}) is not {self.k(typ)}:")
+                self._lines.append(f"    s{n} = {asarray}(s{n})")
         return ins.outs
 
     def _setting(self, v: Any) -> str:
@@ -335,21 +343,30 @@ class Program:
         return backend.compute_into
 
     def _store(self, ins: Store) -> None:
-        leaf = self._t.arg_variable(ins.target)
-        owner = f"a[{leaf}]" if leaf is not None else self.k(ins.target)
-        self._lines.append(f"{owner}.grad = {self.k(_graphless)}(s{ins.slot})")
+        target = ins.target
+        leaf = self._t.arg_variable(target)
+        owner = f"a[{leaf}]" if leaf is not None else self.k(target)
+        name = f"g{len(self._lines)}"  # unique: the line it is made on
+        self._lines.append(f"{name} = {self.k(_graphless)}(s{ins.slot})")
+        self._lines.append(f"{owner}.grad = {name}")
+        g = target.grad
+        if g is not None and g.data is self._t.array(ins.slot):  # the call's last gradient
+            self._made[id(g)] = name  # returned, it is the same object, as it was eagerly
 
     def _states(self) -> None:
         for owner, name, _, end in self._t.states.values():
-            if end is None:
-                value = "None"
-            else:
-                value = f"{self.k(_graphless)}(s{self._t.slot_of(end.data)})"
+            value = "None"
+            if end is not None:
+                value = f"h{len(self._lines)}"  # unique: the line it is made on
+                self._lines.append(f"{value} = {self.k(_graphless)}(s{self._t.slot_of(end.data)})")
+                self._made[id(end)] = value  # returned, it is the state itself, as eagerly
             self._lines.append(f"setattr({self.k(owner)}, {name!r}, {value})")
 
     def _result(self, v: Any) -> str:
         t = self._t
         if isinstance(v, Variable):
+            if id(v) in self._made:
+                return self._made[id(v)]
             leaf = t.arg_variable(v)
             if leaf is not None:
                 return f"a[{leaf}]"
@@ -459,25 +476,3 @@ def _returned(data: Any, grad: Any) -> Variable:
     if grad is not None:
         v.grad = _graphless(grad)
     return v
-
-
-class _AsArray:
-    """Turns a library scalar (numpy's answer to 0-d work) into a 0-d array of its backend."""
-
-    _made: dict[type, _AsArray] = {}
-
-    def __init__(self, array_type: type) -> None:
-        self.array_type = array_type
-        backend = _by_type.get(array_type)
-        self.asarray = backend.asarray if backend is not None else registry.default().asarray
-
-    @classmethod
-    def of(cls, array_type: type) -> _AsArray:
-        """The converter for arrays of ``array_type`` (one per type)."""
-        made = cls._made.get(array_type)
-        if made is None:
-            made = cls._made[array_type] = cls(array_type)
-        return made
-
-    def __call__(self, y: Any) -> Any:
-        return y if type(y) is self.array_type else self.asarray(y)

@@ -452,7 +452,7 @@ class Trace:
         for v, data, saved in self._captured:
             if id(v) in updated or id(v) in states or saved is None:
                 continue
-            if v.data is not data or saved is None or not same(data, saved):
+            if v.data is not data or not same(data, saved):
                 self.refuse(
                     f"it changes the data of a Variable it does not make (shape "
                     f"{tuple(data.shape)}) outside zerograd's functions (x.data -= ... by "

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..backends import as_numpy
 from ..backends.registry import registry
+from ..namespaces import ArrayOps
 
 _by_type = registry.by_type
 
@@ -19,8 +20,7 @@ def copy_of(a: Any) -> Any:
     Returns:
         A new array with ``a``'s values, or None.
     """
-    backend = _by_type.get(type(a))
-    return None if backend is None else backend.astype(a, a.dtype)
+    return ArrayOps.copy(a) if type(a) in _by_type else None
 
 
 def bits(a: Any) -> bytes:
