@@ -615,6 +615,43 @@ def test_a_callable_object_replays_and_is_named_by_its_class(rand, to_np):
         StaticGraph(_Step(rand(3, seed=1)), max_kinds=0)(rand(3, seed=0))
 
 
+class _Holder:
+    """An argument that cannot be hashed (it defines equality), holding a parameter."""
+
+    def __init__(self, w):
+        self.w = w
+
+    def __eq__(self, other):
+        return isinstance(other, _Holder) and other.w is self.w
+
+    __hash__ = None
+
+
+def test_an_unhashable_argument_replays_only_for_itself(rand, to_np):
+    def step(x, h):
+        y = F.sum(x * h.w)
+        h.w.cleargrad()
+        y.backward()
+        return y
+
+    static = static_graph(step)
+    x = rand(3, seed=0)
+    first = _Holder(Parameter(rand(3, seed=1)))
+    for _ in range(4):
+        static(x, first)
+    assert static.counts["replayed"] == 1
+    old = id(first)
+    del first
+    gc.collect()
+    # a new holder, at the freed address if the allocator gives it back: it must not replay
+    # the first holder's recording (that would read the first holder's parameter)
+    candidates = [_Holder(Parameter(rand(3, seed=2))) for _ in range(2000)]
+    second = next((c for c in candidates if id(c) == old), candidates[0])
+    twin = _Holder(Parameter(rand(3, seed=2)))
+    _same(to_np, static(x, second), step(x, twin))
+    _same(to_np, second.w.grad, twin.w.grad)
+
+
 def test_returned_structures_are_rebuilt(rand, to_np):
     @static_graph
     def step(x):

@@ -69,4 +69,23 @@ def _flatten(x: Any, key: list, leaves: list) -> None:
         try:
             key.append((t, hash(x), x))  # a hashable value: compared by equality
         except TypeError:
-            key.append((t, id(x)))  # anything else: by identity
+            key.append((t, _Same(x)))  # anything else: by identity
+
+
+class _Same:
+    """An unhashable argument in a key: equal only to itself, and kept alive with the key.
+
+    Keyed by ``id`` alone, a freed argument's address could be reused by a new object, which
+    would then replay the old one's recording (its parameters) without any warning.
+    """
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: Any) -> None:
+        self.obj = obj
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
