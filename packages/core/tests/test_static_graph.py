@@ -629,7 +629,7 @@ class _Holder:
 
 def test_an_unhashable_argument_replays_only_for_itself(rand, to_np):
     def step(x, h):
-        y = F.sum(x * h.w)
+        y = F.sum(h.w * x)
         h.w.cleargrad()
         y.backward()
         return y
