@@ -236,6 +236,11 @@ def test_adam_state_dict_names_hyperparameters_and_moments():
         (lambda d: d["state"].update(zz={}), r"state for 'zz', which is not a parameter here"),
         (lambda d: d["groups"][0].update(lr="x"), r"group 0: Adam: lr must be a real number"),
         (lambda d: d["counters"].update(t=None), r"counter 't' must be an int"),
+        (lambda d: d["state"]["l0.W"].pop("v"), r"l0.W: state \['v'\] missing"),
+        (
+            lambda d: d["state"]["l1.b"].update(m=np.array([1e39, 0.5])),
+            r"l1.b.m holds 1 finite value\(s\) beyond the range of float32",
+        ),
     ],
 )
 def test_bad_optimizer_state_is_refused_and_changes_nothing(edit, words):

@@ -98,6 +98,19 @@ def test_load_casts_to_each_parameter_dtype():
         np.testing.assert_array_equal(p.data, sd[k].astype(np.float32))
 
 
+def test_values_beyond_the_parameter_dtype_are_refused_and_change_nothing():
+    m = MLP((3, 2))
+    m(x_in())
+    before = snapshot(m)
+    d = {k: v.astype(np.float64) + 1 for k, v in m.state_dict().items()}
+    d["l1.W"][0, 0] = 4e38  # float32's largest is 3.4e38
+    with pytest.raises(ValueError, match=r"'l1.W' holds 1 finite value\(s\) beyond the range"):
+        m.load_state_dict(d)
+    after = snapshot(m)
+    for k in before:
+        np.testing.assert_array_equal(after[k], before[k])
+
+
 @pytest.mark.parametrize(
     ("edit", "words"),
     [

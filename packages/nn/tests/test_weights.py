@@ -178,6 +178,28 @@ def test_loading_casts_to_the_parameter_dtype(tmp_path):
     np.testing.assert_array_equal(m32.l0.W.data, np.ones((3, 2)))
 
 
+def test_float64_values_beyond_float32_are_refused_not_loaded_as_inf(tmp_path):
+    m64 = MLP([2], activation=None)
+    m64.l0.W.data = np.ones((3, 2))
+    m64.l0.b.data = np.array([1e39, -1e300])  # finite in float64, inf in float32
+    save_weights(m64, tmp_path / "w.npz")
+    m32 = MLP([2])
+    m32(np.ones((1, 3), dtype=np.float32))
+    snap = snapshot(m32)
+    with pytest.raises(WeightFileError) as info:
+        m32.load_weights(tmp_path / "w.npz")
+    assert str(info.value) == (
+        "load_weights: 'l0/b' holds 2 finite value(s) beyond the range of float32 (largest "
+        "3.403e+38); loading them into the float32 parameter would make them inf. Nothing was "
+        "changed: load into a model of dtype float64, or rescale the values."
+    )
+    assert_unchanged(m32, snap)
+    m64.l0.b.data = np.array([np.inf, np.nan])  # already not finite: loaded as they are
+    save_weights(m64, tmp_path / "w.npz")
+    m32.load_weights(tmp_path / "w.npz")
+    assert np.isinf(m32.l0.b.data[0]) and np.isnan(m32.l0.b.data[1])
+
+
 def test_written_archive_is_plain_npy_members(tmp_path):
     path = save_weights(make_model(0), tmp_path / "w")
     with zipfile.ZipFile(path) as zf:

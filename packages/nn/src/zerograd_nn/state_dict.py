@@ -28,6 +28,8 @@ from typing import Any, NamedTuple
 from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_backend
 
+from .conversion import fitted
+
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
 
 
@@ -154,13 +156,7 @@ def prepare_load(
         if p.data is None:
             new[k] = as_array_of(a, default)
             continue
-        target = backend_of(p.data)
-        a = as_array_of(a, target)
-        if a.dtype != p.data.dtype:
-            a = target.astype(a, p.data.dtype)
-        elif a is _as_array(d[k]):
-            a = target.astype(a, a.dtype)  # a copy: never share an array with the caller
-        new[k] = a
+        new[k] = fitted(a, p.data, repr(k), op)  # a copy: never shared with the caller
 
     def commit() -> None:  # nothing here can fail: the model changes all at once
         for k, a in new.items():

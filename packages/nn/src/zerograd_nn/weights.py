@@ -24,6 +24,7 @@ from .archives import (
     read_members,
     write_archive,
 )
+from .conversion import fitted
 
 __all__ = [
     "WeightFileError",
@@ -114,6 +115,9 @@ def check_fit(
 def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str, Any]:
     """``arrays`` moved to each parameter's backend and dtype (unsized ones: the model's).
 
+    Raises:
+        WeightFileError: a value would become inf in its parameter's dtype.
+
     Args:
         params: ``{name: Parameter}`` of the model.
         arrays: ``{name: numpy array}`` read from a file.
@@ -128,9 +132,10 @@ def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str,
     for k, p in params.items():
         a = arrays[k]
         if p.data is not None:
-            b = backend_of(p.data)
-            x = as_array_of(a, b)
-            new[k] = x if x.dtype == p.data.dtype else b.astype(x, p.data.dtype)
+            try:
+                new[k] = fitted(a, p.data, repr(k), "load_weights")
+            except ValueError as exc:
+                raise WeightFileError(str(exc)) from None
         else:
             new[k] = as_array_of(a, default)
     return new

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_array_module
 
+from ..conversion import fitted
 from .hyper import check_hyper, hyperparameter, spec_of
 
 
@@ -224,6 +225,9 @@ def check_state(
                 problems.append(f"{k}.{sk}: dtype {a.dtype} is not numeric")
             else:
                 arrays[sk] = a
+        absent = [sk for sk in state_names if sk not in dict(st)]
+        if dict(st) and absent:  # every step makes all of them: a partial entry was cut
+            problems.append(f"{k}: state {absent} missing (expected {list(state_names)})")
         new_state[k] = (p, arrays)
     counters = {}
     for c in counter_names:
@@ -246,11 +250,6 @@ def check_state(
         )
     converted = weakref.WeakKeyDictionary()
     for p, arrays in new_state.values():
-        data = current(p)
-        b = backend_of(data)
-        out = {}
-        for sk, a in arrays.items():
-            a2 = as_array_of(a, b)
-            out[sk] = b.astype(a2, data.dtype)  # a copy in the parameter's dtype
-        converted[p] = out
+        k = names[id(p)]
+        converted[p] = {sk: fitted(a, current(p), f"{k}.{sk}", op) for sk, a in arrays.items()}
     return Loaded(defaults, new_groups, converted, counters)

@@ -1,0 +1,53 @@
+"""Arrays read back into a model: onto the parameter's backend and dtype, never into inf.
+
+Weight files, state dicts and optimizer state dicts all end the same way: an array from a
+file or another process becomes a parameter's (or its optimizer state's) new value, on the
+parameter's backend and in its dtype. A float64 value beyond float32's range would become
+inf there (numpy only warns) and poison every step after; :func:`fitted` refuses it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from zerograd.backends import as_array_of, backend_of, get_array_module
+
+__all__ = ["fitted"]
+
+
+def fitted(a: Any, like: Any, name: str, op: str) -> Any:
+    """``a`` as a new array on ``like``'s backend, in ``like``'s dtype.
+
+    Args:
+        a: an array of any backend.
+        like: the parameter's array: its backend and dtype are taken.
+        name: what ``a`` is, for the error (``'l1/W'``, ``'l1.W.m'``).
+        op: the operation, for the error (``'load_weights'``).
+
+    Returns:
+        The converted copy (a copy even when nothing needed converting, so that the
+        caller's array is never shared with the model).
+
+    Raises:
+        ValueError: a finite value of ``a`` would become inf in ``like``'s dtype.
+    """
+    b = backend_of(like)
+    moved = as_array_of(a, b)
+    if moved.dtype == like.dtype:
+        return b.astype(moved, like.dtype)
+    with warnings.catch_warnings():  # numpy warns of the overflow refused below
+        warnings.simplefilter("ignore", RuntimeWarning)
+        cast = b.astype(moved, like.dtype)
+    if b.dtype_kind(moved.dtype) == "f" and b.dtype_kind(like.dtype) == "f":
+        xp = get_array_module(cast)
+        lost = xp.isinf(cast) & xp.isfinite(moved)
+        count = int(xp.sum(xp.astype(lost, xp.int64)))
+        if count:
+            raise ValueError(
+                f"{op}: {name} holds {count} finite value(s) beyond the range of "
+                f"{like.dtype} (largest {float(xp.finfo(like.dtype).max):.4g}); loading "
+                f"them into the {like.dtype} parameter would make them inf. Nothing was "
+                f"changed: load into a model of dtype {moved.dtype}, or rescale the values."
+            )
+    return cast
