@@ -25,9 +25,13 @@ def clean_env() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "HYDRA_", "PMIX_"))}
 
 
-def run(n: int, script: Path, *args: str, timeout: float = 120) -> tuple[int, str, float]:
-    """(exit status, stdout + stderr, seconds) of ``mpiexec -n n python script args``."""
-    cmd = [mpiexec(), "-n", str(n), sys.executable, str(script), *args]
+def run(
+    n: int, script: Path, *args: str, timeout: float = 120, guard: bool = False
+) -> tuple[int, str, float]:
+    """(exit status, stdout + stderr, seconds) of ``mpiexec -n n python script args``
+    (``python -m zerograd_distributed.guard script args`` when ``guard``)."""
+    launcher = [sys.executable, "-m", "zerograd_distributed.guard"] if guard else [sys.executable]
+    cmd = [mpiexec(), "-n", str(n), *launcher, str(script), *args]
     t0 = time.perf_counter()
     done = subprocess.run(
         cmd, capture_output=True, text=True, timeout=timeout, env=clean_env(), check=False

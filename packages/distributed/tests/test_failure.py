@@ -151,6 +151,23 @@ print("UNREACHABLE", comm.rank)
 """
 
 
+def test_under_the_guard_a_killed_rank_is_named_by_its_rank(tmp_path):
+    """Eight launches of three ranks, four at once: each names rank 1, and only rank 1.
+
+    Without the guard, MPICH names the first process it saw end; under the guard, that is
+    always another rank's guard, ended by its clean-up, while the guard's line is right."""
+    script = tmp_path / "killed.py"
+    script.write_text(textwrap.dedent(KILLED))
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda _: run(3, script, timeout=HANG, guard=True), range(8)))
+    for code, out, _ in outs:
+        assert code != 0 and "UNREACHABLE" not in out, out[-2000:]
+        pids = dict(re.findall(r"rank (\d) is pid (\d+)", out))
+        reports = re.findall(r"zerograd_distributed: rank (\d) of 3 \(pid (\d+) on ", out)
+        assert reports == [("1", pids["1"])], out[-2000:]
+        assert "was killed by signal 9 (SIGKILL)" in out
+
+
 def test_a_rank_killed_by_sigkill_ends_the_run(tmp_path):
     """A killed rank can say nothing; mpiexec ends the others and names its process."""
     script = tmp_path / "killed.py"
