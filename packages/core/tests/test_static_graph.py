@@ -8,6 +8,7 @@ happened (or, where the step is refused, that none did).
 
 import copy
 import gc
+import pickle
 import weakref
 
 import numpy as np
@@ -559,6 +560,36 @@ def test_a_method_keeps_no_instance_alive(rand, to_np):
         m.step(rand(3, seed=j))
     copied = copy.deepcopy(m)  # a copy records its own calls, on its own Parameters
     for j in range(4):
+        _same(to_np, copied.step(rand(3, seed=j)), m.step(rand(3, seed=j)))
+        _same(to_np, copied.w.grad, m.w.grad)
+        assert copied.w.grad is not m.w.grad
+    assert copied.step.counts == {"eager": 1, "traced": 2, "replayed": 1}
+
+
+class _Stepper:
+    """Holds a StaticGraph of its own bound method as an attribute (pickled by reference)."""
+
+    def __init__(self, w):
+        self.w = w
+        self.step = static_graph(self._step)
+
+    def _step(self, x):
+        self.w.cleargrad()
+        y = F.sum(F.sin(self.w * x))
+        y.backward()
+        return y
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_a_static_graph_held_as_an_attribute_copies_with_its_owner(rand, to_np, how):
+    m = _Stepper(Parameter(rand(3, seed=0)))
+    for j in range(4):
+        m.step(rand(3, seed=j))
+    assert m.step.counts["replayed"] == 1
+    copied = copy.deepcopy(m) if how == "deepcopy" else pickle.loads(pickle.dumps(m))
+    assert copied.step.fn.__self__ is copied and copied.step.warmup == m.step.warmup
+    assert copied.step.counts == {"eager": 0, "traced": 0, "replayed": 0}
+    for j in range(4):  # the copy records anew, on its own Parameter
         _same(to_np, copied.step(rand(3, seed=j)), m.step(rand(3, seed=j)))
         _same(to_np, copied.w.grad, m.w.grad)
         assert copied.w.grad is not m.w.grad

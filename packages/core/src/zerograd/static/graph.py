@@ -100,6 +100,11 @@ class StaticGraph:
         self._warned: set[str] = set()
         self._lock = threading.Lock()
 
+    def __reduce__(self) -> tuple:
+        # a copy (deepcopy, pickle) wraps a copy of the function and starts with no
+        # recordings: those name the original's Variables, and the lock cannot be copied
+        return (_remade, (self.fn, self.warmup, self.max_kinds))
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         """On an instance: its own StaticGraph of the method, kept in the instance.
 
@@ -234,6 +239,10 @@ class StaticGraph:
                 StaticGraphWarning,
                 stacklevel=stacklevel,
             )
+
+
+def _remade(fn: Callable, warmup: int, max_kinds: int) -> StaticGraph:
+    return StaticGraph(fn, warmup=warmup, max_kinds=max_kinds)
 
 
 def static_graph(fn: Callable | None = None, *, warmup: int = 1, max_kinds: int = 32) -> Any:
