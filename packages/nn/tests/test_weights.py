@@ -189,9 +189,9 @@ def test_float64_values_beyond_float32_are_refused_not_loaded_as_inf(tmp_path):
     with pytest.raises(WeightFileError) as info:
         m32.load_weights(tmp_path / "w.npz")
     assert str(info.value) == (
-        "load_weights: 'l0/b' holds 2 finite value(s) beyond the range of float32 (largest "
-        "3.403e+38); loading them into the float32 parameter would make them inf. Nothing was "
-        "changed: load into a model of dtype float64, or rescale the values."
+        "load_weights: 'l0/b' holds 2 finite value(s) beyond the range of float32; loading "
+        "them into the float32 parameter would make them inf. Nothing was changed: load into "
+        "a model of dtype float64, or rescale the values."
     )
     assert_unchanged(m32, snap)
     m64.l0.b.data = np.array([np.inf, np.nan])  # already not finite: loaded as they are

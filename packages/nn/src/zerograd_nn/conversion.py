@@ -41,13 +41,13 @@ def fitted(a: Any, like: Any, name: str, op: str) -> Any:
         cast = b.astype(moved, like.dtype)
     if b.dtype_kind(moved.dtype) == "f" and b.dtype_kind(like.dtype) == "f":
         xp = get_array_module(cast)
-        lost = xp.isinf(cast) & xp.isfinite(moved)
+        lost = xp.logical_and(xp.logical_not(xp.isfinite(cast)), xp.isfinite(moved))
         count = int(xp.sum(xp.astype(lost, xp.int64)))
         if count:
             raise ValueError(
                 f"{op}: {name} holds {count} finite value(s) beyond the range of "
-                f"{like.dtype} (largest {float(xp.finfo(like.dtype).max):.4g}); loading "
-                f"them into the {like.dtype} parameter would make them inf. Nothing was "
-                f"changed: load into a model of dtype {moved.dtype}, or rescale the values."
+                f"{like.dtype}; loading them into the {like.dtype} parameter would make "
+                f"them inf. Nothing was changed: load into a model of dtype {moved.dtype}, "
+                f"or rescale the values."
             )
     return cast
