@@ -508,13 +508,20 @@ class Optimizer(metaclass=_SetUpOnCreation):
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned, all or nothing (call after ``setup``).
 
+        The state replaces the optimizer's: a parameter with no entry in ``d`` (one that
+        had no gradient yet when it was saved) starts afresh, as in PyTorch. An entry
+        must hold every array of the optimizer's state (``m`` and ``v`` for Adam).
+        Arrays convert to their parameter's backend and dtype; a finite value that would
+        become inf there is refused.
+
         Args:
             d: a dict from :meth:`state_dict`.
 
         Raises:
             TypeError: ``d`` is not an optimizer state dict.
-            ValueError: another optimizer type, other groups or names, or state arrays of
-                other shapes; nothing changed.
+            ValueError: another optimizer type, other groups or names, state arrays of
+                other shapes, an entry missing one of its arrays, or values beyond the
+                parameter's dtype; nothing changed.
             RuntimeError: the optimizer has not been set up.
         """
         self.prepare_load_state_dict(d)()
