@@ -258,6 +258,18 @@ def test_bad_optimizer_state_is_refused_and_changes_nothing(edit, words):
     assert opt.lr == 0.1
 
 
+def test_a_parameter_without_an_entry_starts_afresh():
+    _, opt = trained(lambda: O.Adam(0.1), 2)
+    sd = opt.state_dict()
+    del sd["state"]["l0.W"]  # as saved before l0.W had a gradient
+    opt.load_state_dict(sd)
+    again = opt.state_dict()
+    assert sorted(again["state"]) == ["l0.b", "l1.W", "l1.b"]
+    for k, st in sd["state"].items():
+        for name, a in st.items():
+            np.testing.assert_array_equal(again["state"][k][name], a)
+
+
 @pytest.mark.parametrize("how", ["pickle", "deepcopy"])
 @each
 def test_model_and_optimizer_copy_and_train_on_identically(make, how):
