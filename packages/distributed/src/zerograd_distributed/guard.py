@@ -38,7 +38,11 @@ RANK_VARIABLES = (
     "SLURM_PROCID",
 )
 SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_NTASKS")
-PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+PASSED_ON = tuple(  # SIGHUP and SIGUSR1/2 do not exist on Windows
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
+    if hasattr(signal, name)
+)
 USAGE = (
     "usage: mpiexec -n N python -m zerograd_distributed.guard SCRIPT [ARGS...]\n"
     "       (or -m MODULE [ARGS...]): runs `python SCRIPT ARGS` on every rank and names the\n"
