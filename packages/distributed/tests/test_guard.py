@@ -6,6 +6,7 @@ test_failure.py). Every wait is bounded.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -95,6 +96,7 @@ import os, signal, sys, time
 from pathlib import Path
 def stop(signum, frame):
     print("child got", signal.Signals(signum).name, flush=True)
+    time.sleep(0.5)  # a second signal now would run this again
     sys.exit(5)
 if sys.argv[1] == "handle":
     signal.signal(signal.SIGTERM, stop)
@@ -139,3 +141,60 @@ def test_a_child_does_not_outlive_its_killed_guard(tmp_path):
     while alive(child):
         assert time.monotonic() < deadline, "the child outlived its guard"
         time.sleep(0.02)
+
+
+def read_all(master: int) -> bytes:
+    out = b""
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        try:
+            chunk = os.read(master, 1024)
+        except OSError:  # the terminal closed: everything was read
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
+
+
+ASK = "from zerograd_distributed.guard import in_terminal_foreground as f; print(f())"
+
+
+def test_the_guard_knows_when_the_terminal_signals_the_child_itself():
+    """At a terminal, Ctrl-C reaches the whole foreground group, the child too: the guard
+    must not send a second SIGINT. Under mpiexec each rank has a session of its own."""
+    pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX's")
+    pid, master = pty.fork()
+    if pid == 0:  # the forked child: a session leader whose terminal is the pty
+        os.execv(sys.executable, [sys.executable, "-c", ASK])
+    try:
+        out = read_all(master)
+        os.waitpid(pid, 0)
+    finally:
+        os.close(master)
+    assert out.decode().strip() == "True"
+    alone = subprocess.run(
+        [sys.executable, "-c", ASK], capture_output=True, text=True, start_new_session=True,
+        timeout=WAIT, check=True,
+    )  # fmt: skip
+    assert alone.stdout.strip() == "False"
+
+
+def test_ctrl_c_at_a_terminal_ends_the_child_through_its_handler(tmp_path):
+    pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX's")
+    script = tmp_path / "patient.py"
+    script.write_text(textwrap.dedent(PATIENT))
+    ready = tmp_path / "pid"
+    cmd = [sys.executable, "-m", "zerograd_distributed.guard", str(script), "handle", str(ready)]
+    pid, master = pty.fork()
+    if pid == 0:  # the forked child: a session leader whose terminal is the pty
+        os.execv(sys.executable, cmd)
+    try:
+        wait_for(ready)
+        os.write(master, b"\x03")  # Ctrl-C, typed at the terminal
+        out = read_all(master)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(master)
+    assert os.waitstatus_to_exitcode(status) == 5
+    assert out.decode().count("child got SIGINT") == 1, out

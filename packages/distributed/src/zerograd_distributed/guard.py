@@ -28,7 +28,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["death_report", "main", "rank_of"]
+__all__ = ["death_report", "in_terminal_foreground", "main", "rank_of"]
 
 RANK_VARIABLES = (
     "PMI_RANK",
@@ -111,6 +111,27 @@ def _die_with_parent() -> Callable[[], None] | None:
     return hook
 
 
+def in_terminal_foreground() -> bool:
+    """Whether this process group (the child's too) gets the terminal's Ctrl-C itself.
+
+    Then the guard does not pass SIGINT on: the child has it already.
+
+    Returns:
+        True in the foreground of a terminal; False under ``mpiexec`` (each rank has a
+        session of its own and no terminal) and without a terminal.
+    """
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return os.tcgetpgrp(fd) == os.getpgrp()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``python *argv`` as this rank's child; see the module's documentation.
 
@@ -131,6 +152,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def pass_on(signum: int, frame: Any) -> None:
         received.append(signum)
+        if signum == signal.SIGINT and in_terminal_foreground():
+            return  # Ctrl-C at the terminal reached the child too: once is enough
         try:
             child.send_signal(signum)
         except ProcessLookupError:
