@@ -198,3 +198,14 @@ def test_ctrl_c_at_a_terminal_ends_the_child_through_its_handler(tmp_path):
         os.close(master)
     assert os.waitstatus_to_exitcode(status) == 5
     assert out.decode().count("child got SIGINT") == 1, out
+
+
+def test_the_guard_never_starts_mpi_itself():
+    """If the guard imported mpi4py.MPI it would join the job as the rank, and its child,
+    the real rank, could not."""
+    probe = "import sys, zerograd_distributed.guard; print('mpi4py' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=WAIT,
+        env=clean_env(), check=True,
+    )  # fmt: skip
+    assert done.stdout.strip() == "False"
