@@ -104,9 +104,12 @@ def _die_with_parent() -> Callable[[], None] | None:
     except OSError:
         return None
     pr_set_pdeathsig = 1
+    guard = os.getpid()
 
     def hook() -> None:
         libc.prctl(pr_set_pdeathsig, int(signal.SIGKILL))
+        if os.getppid() != guard:  # the guard died before prctl took effect
+            os._exit(1)
 
     return hook
 
