@@ -16,18 +16,21 @@ from zerograd.backends import as_array_of, backend_of, get_array_module
 __all__ = ["fitted"]
 
 
-def fitted(a: Any, like: Any, name: str, op: str) -> Any:
-    """``a`` as a new array on ``like``'s backend, in ``like``'s dtype.
+def fitted(a: Any, like: Any, name: str, op: str, *, private: bool = False) -> Any:
+    """``a`` on ``like``'s backend, in ``like``'s dtype.
 
     Args:
         a: an array of any backend.
         like: the parameter's array: its backend and dtype are taken.
         name: what ``a`` is, for the error (``'l1/W'``, ``'l1.W.m'``).
         op: the operation, for the error (``'load_weights'``).
+        private: ``a`` is the caller's own (read from a file just now), so it may be
+            returned as it is when it fits already.
 
     Returns:
-        The converted copy (a copy even when nothing needed converting, so that the
-        caller's array is never shared with the model).
+        The converted array; unless ``private``, always a new one (a backend's
+        ``from_numpy`` may share memory), so that the model shares no memory with
+        whoever passed ``a``.
 
     Raises:
         ValueError: a finite value of ``a`` would become inf in ``like``'s dtype.
@@ -35,7 +38,7 @@ def fitted(a: Any, like: Any, name: str, op: str) -> Any:
     b = backend_of(like)
     moved = as_array_of(a, b)
     if moved.dtype == like.dtype:
-        return b.astype(moved, like.dtype)
+        return moved if private else b.astype(moved, like.dtype)
     with warnings.catch_warnings():  # numpy warns of the overflow refused below
         warnings.simplefilter("ignore", RuntimeWarning)
         cast = b.astype(moved, like.dtype)

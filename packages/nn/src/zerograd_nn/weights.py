@@ -133,7 +133,7 @@ def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str,
         a = arrays[k]
         if p.data is not None:
             try:
-                new[k] = fitted(a, p.data, repr(k), "load_weights")
+                new[k] = fitted(a, p.data, repr(k), "load_weights", private=True)
             except ValueError as exc:
                 raise WeightFileError(str(exc)) from None
         else:
