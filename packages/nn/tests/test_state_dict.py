@@ -77,6 +77,18 @@ def test_state_dict_holds_copies():
         assert not np.shares_memory(sd[k], m.named_params()[k].data)
 
 
+def test_a_loaded_model_shares_no_array_with_the_dict_it_loaded():
+    source = MLP((3, 2))
+    source(x_in())
+    sd = {k: v + 1 for k, v in source.state_dict().items()}
+    sized, unsized = MLP((3, 2)), MLP((3, 2))
+    sized(x_in())
+    for m in (sized, unsized):
+        m.load_state_dict(sd)
+        for k, p in m.named_params().items():
+            assert not np.shares_memory(sd[k], p.data), k
+
+
 def test_round_trip_gives_identical_outputs_and_unsized_layers_take_shapes():
     a = MLP((5, 3))
     x = x_in(d=4)

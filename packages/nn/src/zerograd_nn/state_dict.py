@@ -153,8 +153,9 @@ def prepare_load(
         if k not in d:
             continue
         a = _as_array(d[k])
-        if p.data is None:
-            new[k] = as_array_of(a, default)
+        if p.data is None:  # takes the given dtype, in a copy of its own
+            x = as_array_of(a, default)
+            new[k] = default.astype(x, x.dtype)
             continue
         new[k] = fitted(a, p.data, repr(k), op)  # a copy: never shared with the caller
 

@@ -115,15 +115,15 @@ def check_fit(
 def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str, Any]:
     """``arrays`` moved to each parameter's backend and dtype (unsized ones: the model's).
 
-    Raises:
-        WeightFileError: a value would become inf in its parameter's dtype.
-
     Args:
         params: ``{name: Parameter}`` of the model.
         arrays: ``{name: numpy array}`` read from a file.
 
     Returns:
         ``{name: backend array}`` ready to assign.
+
+    Raises:
+        WeightFileError: a value would become inf in its parameter's dtype.
     """
     default = next(
         (backend_of(p.data) for p in params.values() if p.data is not None), get_backend()
