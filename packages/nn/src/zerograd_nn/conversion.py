@@ -11,7 +11,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from zerograd.backends import as_array_of, backend_of, get_array_module
+from zerograd.backends import as_array_of, backend_of
+
+from .finite import nonfinite_count
 
 __all__ = ["fitted"]
 
@@ -43,9 +45,7 @@ def fitted(a: Any, like: Any, name: str, op: str, *, private: bool = False) -> A
         warnings.simplefilter("ignore", RuntimeWarning)
         cast = b.astype(moved, like.dtype)
     if b.dtype_kind(moved.dtype) == "f" and b.dtype_kind(like.dtype) == "f":
-        xp = get_array_module(cast)
-        lost = xp.logical_and(xp.logical_not(xp.isfinite(cast)), xp.isfinite(moved))
-        count = int(xp.sum(xp.astype(lost, xp.int64)))
+        count = nonfinite_count(cast) - nonfinite_count(moved)  # a cast keeps nan and inf
         if count:
             raise ValueError(
                 f"{op}: {name} holds {count} finite value(s) beyond the range of "

@@ -29,7 +29,14 @@ from zerograd import Function, Variable
 from zerograd.backends import as_numpy, get_array_module
 from zerograd.utils import size_of
 
-__all__ = ["NonFiniteError", "all_finite", "check_finite_grads", "finite", "nonfinite_grads"]
+__all__ = [
+    "NonFiniteError",
+    "all_finite",
+    "check_finite_grads",
+    "finite",
+    "nonfinite_count",
+    "nonfinite_grads",
+]
 
 
 class NonFiniteError(FloatingPointError):
@@ -87,6 +94,19 @@ def all_finite(a: Any) -> bool:
     return bool(as_numpy(xp.all(xp.isfinite(a))))
 
 
+def nonfinite_count(a: Any) -> int:
+    """How many values of the array ``a`` (of any backend) are nan or inf.
+
+    Args:
+        a: an array.
+
+    Returns:
+        The count (one number read back to the host).
+    """
+    xp = get_array_module(a)
+    return int(as_numpy(xp.count_nonzero(~xp.isfinite(a))))
+
+
 def nonfinite_grads(model: Any) -> list[tuple[str, int, int]]:
     """The parameters of ``model`` whose gradient holds nan or inf, in model order.
 
@@ -103,9 +123,7 @@ def nonfinite_grads(model: Any) -> list[tuple[str, int, int]]:
         if g is None:
             continue
         if not all_finite(g):
-            xp = get_array_module(g)
-            count = int(as_numpy(xp.count_nonzero(~xp.isfinite(g))))
-            bad.append((name, count, int(g.size)))
+            bad.append((name, nonfinite_count(g), int(g.size)))
     return bad
 
 
