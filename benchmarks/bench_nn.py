@@ -170,20 +170,25 @@ def replay_rows(trained: list[dict], n: int = 3) -> list[dict]:
         if r is not None:
             values = {k: r.get(k) for k in ("zerograd", "static", "torch")}
             rows.append(static_row(f"{CASES[name][2]}, ms", values, "torch", limit))
-    epochs = {"lstm_sine": (24, 3), "char_rnn": (8, 3)}  # (epochs, first ones not timed)
-    configs = {
-        ex: ("rnn", 1, lambda fw, e=e, k=k, x=ex: {"example": x, "epochs": e, "skip": k})
-        for ex, (e, k) in epochs.items()
-    }
-    res = rounds(fws, configs, n)
-    for ex, results in res.items():
-        values = {fw: median_of(results[fw], lambda r: r["ms"]) for fw in fws}
+    # (epochs, first ones not timed, extra columns): numpy-hand trains lstm_sine by hand
+    # (fw_numpy.LSTMSine, the example's arithmetic with no framework: the floor)
+    epochs = {"lstm_sine": (24, 3, ["numpy"]), "char_rnn": (8, 3, [])}
+    for ex, (e, k, extra) in epochs.items():
+        config = ("rnn", 1, lambda fw, e=e, k=k, x=ex: {"example": x, "epochs": e, "skip": k})
+        results = rounds(fws + extra, {ex: config}, n)[ex]
+        values = {fw: median_of(results[fw], lambda r: r["ms"]) for fw in fws + extra}
         r = static_row(f"examples/{ex}.py epoch, CPU ms", values, "zerograd", 0.4)
-        same = {r2["loss"] for rs in results.values() for r2 in rs if "error" not in r2}
+        same = {r2["loss"] for fw in fws for r2 in results[fw] if "error" not in r2}
+        hand, eager = values.get("numpy"), values.get("zerograd")
         r["note"] = join(
-            f"median epoch after the first {epochs[ex][1]} of {epochs[ex][0]}, "
-            f"{n} processes each; ratio: --static / eager",
+            f"median epoch after the first {k} of {e}, {n} processes each; ratio: --static / eager",
             "same final loss ✓" if len(same) == 1 else f"⚠ final losses differ: {same}",
+            (
+                f"numpy-hand (fw_numpy.LSTMSine: the example's loss and gradients, checked by "
+                f"test_examples.py) takes {hand / eager:.2f}× eager: the floor of the array work"
+                if hand and eager
+                else "no hand-written version"
+            ),
             errors(results),
         )
         rows.append(r)

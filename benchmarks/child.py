@@ -165,9 +165,12 @@ def peak(fw: ModuleType, steps: int = 5) -> dict:
 
 def rnn(fw: ModuleType, example: str, epochs: int, skip: int) -> dict:
     """Median CPU ms per epoch of an example's training (examples/<example>.py), after the
-    first ``skip`` epochs; fw_static's process trains with ``static=True``."""
+    first ``skip`` epochs; fw_static's process trains with ``static=True``. A module with
+    its own ``rnn`` (numpy-hand: no framework) runs that instead."""
     examples = HERE.parent / "examples"
     sys.path.insert(0, str(examples))
+    if hasattr(fw, "rnn"):
+        return fw.rnn(example, epochs, skip)
     module = importlib.import_module(example)
     result = module.train(epochs=epochs, verbose=False, static=getattr(fw, "STATIC", False))
     ms = statistics.median(result["epoch_times"][skip:]) * 1e3

@@ -6,6 +6,9 @@ weights in place. Float32 throughout for the MLP and CNN.
 
 from __future__ import annotations
 
+import statistics
+import time
+
 import numpy as np
 from workloads import F32, LR
 
@@ -131,6 +134,138 @@ class CNN:
 
     def weights(self) -> list[np.ndarray]:
         return self.w
+
+
+def _sigmoid(z: np.ndarray) -> np.ndarray:
+    return np.tanh(z * F32(0.5)) * F32(0.5) + F32(0.5)  # zerograd's formula
+
+
+class LSTMSine:
+    """examples/lstm_sine.py by hand: the book's LSTM (eight linear maps: four gates from
+    ``x`` with biases, four from ``h``) of 100 units, Linear(1), mean squared error per time
+    step, windows of 30 steps, Adam with its defaults, float32. The same array work as the
+    example's (matmuls of the same shapes, the same sigmoid formula, gradients summed
+    step by step), with no graph and no framework: the floor for that row."""
+
+    GATES = "fiou"
+
+    def __init__(self, hidden: int = 100, seed: int = 0) -> None:
+        rng = np.random.default_rng(seed)
+        p = {}
+        for g in self.GATES:
+            p["Wx" + g] = rng.standard_normal((1, hidden)).astype(F32)
+            p["bx" + g] = np.zeros(hidden, F32)
+            p["Wh" + g] = (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(F32)
+        p["Wy"] = (rng.standard_normal((hidden, 1)) / np.sqrt(hidden)).astype(F32)
+        p["by"] = np.zeros(1, F32)
+        self.p = p
+        self.m = {k: np.zeros_like(v) for k, v in p.items()}
+        self.v = {k: np.zeros_like(v) for k, v in p.items()}
+        self.scratch = {k: np.empty_like(v) for k, v in p.items()}
+        self.t = 0
+        self.h = self.c = None
+
+    def window(self, xs: list, ts: list) -> float:
+        """Forward over the window, backward through it, one Adam update; the loss."""
+        p, h, c = self.p, self.h, self.c
+        saved, loss = [], 0.0
+        for x, t in zip(xs, ts):
+            z = {}
+            for g in self.GATES:
+                a = x @ p["Wx" + g]
+                a += p["bx" + g]
+                z[g] = a if h is None else a + h @ p["Wh" + g]
+            f, i, o, u = _sigmoid(z["f"]), _sigmoid(z["i"]), _sigmoid(z["o"]), np.tanh(z["u"])
+            c_new = i * u if c is None else f * c + i * u
+            tc = np.tanh(c_new)
+            h_new = o * tc
+            y = h_new @ p["Wy"]
+            y += p["by"]
+            diff = y - t
+            loss = loss + np.sum(diff * diff) / diff.shape[0]
+            saved.append((x, h, c, f, i, o, u, tc, h_new, diff))
+            h, c = h_new, c_new
+        self.h, self.c = h, c
+        self._update(self._backward(saved))
+        return float(loss)
+
+    def _backward(self, saved: list) -> dict:
+        p, grads = self.p, {}
+
+        def add(k: str, g: np.ndarray) -> None:
+            if k in grads:
+                grads[k] += g
+            else:
+                grads[k] = g
+
+        gh_next = gc_next = None
+        for x, h, c, f, i, o, u, tc, h_new, diff in reversed(saved):
+            gy = diff * F32(2.0 / diff.shape[0])
+            add("Wy", h_new.T @ gy)
+            add("by", gy.sum(axis=0))
+            gh = gy @ p["Wy"].T
+            if gh_next is not None:
+                gh = gh + gh_next
+            gc = gh * o * (1 - tc * tc)
+            if gc_next is not None:
+                gc = gc + gc_next
+            gz = {"i": gc * u * i * (1 - i), "o": gh * tc * o * (1 - o), "u": gc * i * (1 - u * u)}
+            gc_next = None
+            if c is not None:
+                gz["f"] = gc * c * f * (1 - f)
+                gc_next = gc * f
+            gh_next = None
+            for g, gzg in gz.items():
+                add("Wx" + g, x.T @ gzg)
+                add("bx" + g, gzg.sum(axis=0))
+                if h is not None:
+                    add("Wh" + g, h.T @ gzg)
+                    back = gzg @ p["Wh" + g].T
+                    gh_next = back if gh_next is None else gh_next + back
+        return grads
+
+    def _update(
+        self, grads: dict, alpha: float = 0.001, b1: float = 0.9, b2: float = 0.999
+    ) -> None:
+        self.t += 1
+        step = alpha * np.sqrt(1 - b2**self.t) / (1 - b1**self.t)
+        for k, g in grads.items():
+            m, v, s = self.m[k], self.v[k], self.scratch[k]
+            np.subtract(g, m, out=s)
+            np.multiply(s, 1 - b1, out=s)
+            np.add(m, s, out=m)
+            np.multiply(g, g, out=s)
+            np.subtract(s, v, out=s)
+            np.multiply(s, 1 - b2, out=s)
+            np.add(v, s, out=v)
+            np.sqrt(v, out=s)
+            np.add(s, 1e-8, out=s)
+            np.divide(m, s, out=s)
+            np.multiply(s, -step, out=s)
+            np.add(self.p[k], s, out=self.p[k])
+
+
+def rnn(example: str, epochs: int, skip: int) -> dict:
+    """Median CPU ms per epoch of ``example`` trained by hand (lstm_sine only), after the
+    first ``skip`` epochs; the data comes through the example's own loader and windows."""
+    if example != "lstm_sine":
+        raise ValueError(f"numpy-hand has no {example} (only lstm_sine)")
+    from _bptt import windows  # examples/, on the path (child.rnn)
+
+    from zerograd_nn import SeqDataLoader
+    from zerograd_nn.datasets import SinCurve
+
+    np.random.seed(0)
+    loader = SeqDataLoader(SinCurve(train=True), batch_size=30)
+    net, times, total = LSTMSine(), [], 0.0
+    for _ in range(epochs):
+        started = time.process_time()
+        net.h = net.c = None
+        total = 0.0
+        for xs, ts in windows(loader, 30, lambda a: a.astype(np.float32)):
+            total += net.window(xs, ts)
+        times.append(time.process_time() - started)
+    return {"ms": statistics.median(times[skip:]) * 1e3, "loss": total / len(loader)}
 
 
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
