@@ -170,13 +170,13 @@ def replay_rows(trained: list[dict], n: int = 3) -> list[dict]:
         if r is not None:
             values = {k: r.get(k) for k in ("zerograd", "static", "torch")}
             rows.append(static_row(f"{CASES[name][2]}, ms", values, "torch", limit))
-    # (epochs, first ones not timed, extra columns): numpy-hand trains lstm_sine by hand
-    # (fw_numpy.LSTMSine, the example's arithmetic with no framework: the floor)
-    epochs = {"lstm_sine": (24, 3, ["numpy"]), "char_rnn": (8, 3, [])}
-    for ex, (e, k, extra) in epochs.items():
+    # numpy-hand trains each example by hand (fw_numpy.HandLSTM: its arithmetic with no
+    # framework, the floor); (epochs, first ones not timed)
+    epochs = {"lstm_sine": (24, 3), "char_rnn": (8, 3)}
+    for ex, (e, k) in epochs.items():
         config = ("rnn", 1, lambda fw, e=e, k=k, x=ex: {"example": x, "epochs": e, "skip": k})
-        results = rounds(fws + extra, {ex: config}, n)[ex]
-        values = {fw: median_of(results[fw], lambda r: r["ms"]) for fw in fws + extra}
+        results = rounds([*fws, "numpy"], {ex: config}, n)[ex]
+        values = {fw: median_of(results[fw], lambda r: r["ms"]) for fw in results}
         r = static_row(f"examples/{ex}.py epoch, CPU ms", values, "zerograd", 0.4)
         same = {r2["loss"] for fw in fws for r2 in results[fw] if "error" not in r2}
         hand, eager = values.get("numpy"), values.get("zerograd")
@@ -184,7 +184,7 @@ def replay_rows(trained: list[dict], n: int = 3) -> list[dict]:
             f"median epoch after the first {k} of {e}, {n} processes each; ratio: --static / eager",
             "same final loss ✓" if len(same) == 1 else f"⚠ final losses differ: {same}",
             (
-                f"numpy-hand (fw_numpy.LSTMSine: the example's loss and gradients, checked by "
+                f"numpy-hand (fw_numpy.HandLSTM: the example's loss and gradients, checked by "
                 f"test_examples.py) takes {hand / eager:.2f}× eager: the floor of the array work"
                 if hand and eager
                 else "no hand-written version"

@@ -140,36 +140,73 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return np.tanh(z * F32(0.5)) * F32(0.5) + F32(0.5)  # zerograd's formula
 
 
-class LSTMSine:
-    """examples/lstm_sine.py by hand: the book's LSTM (eight linear maps: four gates from
-    ``x`` with biases, four from ``h``) of 100 units, Linear(1), mean squared error per time
-    step, windows of 30 steps, Adam with its defaults, float32. The same array work as the
-    example's (matmuls of the same shapes, the same sigmoid formula, gradients summed
-    step by step), with no graph and no framework: the floor for that row."""
+class HandLSTM:
+    """An RNN example trained by hand: the book's LSTM (eight linear maps: four gates from
+    the input with biases, four from ``h``), then Linear(out); float32, Adam. The same array
+    work as the example (matmuls of the same shapes, the same sigmoid formula, gradients
+    summed step by step, Adam's in-place rule), with no graph and no framework: the floor
+    of the replay's RNN rows.
+
+    ``vocab`` puts an embedding (vocab, in_size) in front, as char_rnn's EmbedID: its
+    gradient is zeros with each step's rows added at the ids. ``loss`` is ``"mse"``
+    (lstm_sine) or ``"softmax"`` (softmax cross-entropy against integer labels, char_rnn).
+    """
 
     GATES = "fiou"
 
-    def __init__(self, hidden: int = 100, seed: int = 0) -> None:
+    def __init__(
+        self,
+        in_size: int,
+        hidden: int,
+        out_size: int,
+        *,
+        vocab: int | None = None,
+        loss: str = "mse",
+        alpha: float = 0.001,
+        seed: int = 0,
+    ) -> None:
         rng = np.random.default_rng(seed)
+
+        def normal(shape: tuple, scale: float) -> np.ndarray:
+            return (rng.standard_normal(shape) * scale).astype(F32)
+
         p = {}
+        if vocab is not None:
+            p["We"] = normal((vocab, in_size), 1.0)
         for g in self.GATES:
-            p["Wx" + g] = rng.standard_normal((1, hidden)).astype(F32)
+            p["Wx" + g] = normal((in_size, hidden), 1 / np.sqrt(in_size))
             p["bx" + g] = np.zeros(hidden, F32)
-            p["Wh" + g] = (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(F32)
-        p["Wy"] = (rng.standard_normal((hidden, 1)) / np.sqrt(hidden)).astype(F32)
-        p["by"] = np.zeros(1, F32)
-        self.p = p
+            p["Wh" + g] = normal((hidden, hidden), 1 / np.sqrt(hidden))
+        p["Wy"] = normal((hidden, out_size), 1 / np.sqrt(hidden))
+        p["by"] = np.zeros(out_size, F32)
+        self.p, self.embed, self.loss, self.alpha = p, vocab is not None, loss, alpha
         self.m = {k: np.zeros_like(v) for k, v in p.items()}
         self.v = {k: np.zeros_like(v) for k, v in p.items()}
         self.scratch = {k: np.empty_like(v) for k, v in p.items()}
         self.t = 0
         self.h = self.c = None
 
+    def _head(self, y: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The step's loss and its gradient with respect to the scores ``y``."""
+        n = y.shape[0]
+        if self.loss == "mse":
+            diff = y - t
+            return np.sum(diff * diff) / n, diff * F32(2.0 / n)
+        m = y.max(axis=1, keepdims=True)  # log-sum-exp, then softmax again for the gradient
+        lse = m + np.log(np.sum(np.exp(y - m), axis=1, keepdims=True))
+        loss = -np.sum((y - lse)[np.arange(n), t]) / n
+        e = np.exp(y - y.max(axis=1, keepdims=True))
+        prob = e / np.sum(e, axis=1, keepdims=True)
+        onehot = np.zeros_like(prob)
+        onehot[np.arange(n), t] = 1
+        return loss, (prob - onehot) * F32(1.0 / n)
+
     def window(self, xs: list, ts: list) -> float:
         """Forward over the window, backward through it, one Adam update; the loss."""
         p, h, c = self.p, self.h, self.c
         saved, loss = [], 0.0
-        for x, t in zip(xs, ts):
+        for ids, t in zip(xs, ts):
+            x = p["We"][ids] if self.embed else ids
             z = {}
             for g in self.GATES:
                 a = x @ p["Wx" + g]
@@ -181,9 +218,9 @@ class LSTMSine:
             h_new = o * tc
             y = h_new @ p["Wy"]
             y += p["by"]
-            diff = y - t
-            loss = loss + np.sum(diff * diff) / diff.shape[0]
-            saved.append((x, h, c, f, i, o, u, tc, h_new, diff))
+            step_loss, gy = self._head(y, t)
+            loss = loss + step_loss
+            saved.append((ids, x, h, c, f, i, o, u, tc, h_new, gy))
             h, c = h_new, c_new
         self.h, self.c = h, c
         self._update(self._backward(saved))
@@ -199,8 +236,7 @@ class LSTMSine:
                 grads[k] = g
 
         gh_next = gc_next = None
-        for x, h, c, f, i, o, u, tc, h_new, diff in reversed(saved):
-            gy = diff * F32(2.0 / diff.shape[0])
+        for ids, x, h, c, f, i, o, u, tc, h_new, gy in reversed(saved):
             add("Wy", h_new.T @ gy)
             add("by", gy.sum(axis=0))
             gh = gy @ p["Wy"].T
@@ -214,21 +250,26 @@ class LSTMSine:
             if c is not None:
                 gz["f"] = gc * c * f * (1 - f)
                 gc_next = gc * f
-            gh_next = None
+            gh_next = gx = None
             for g, gzg in gz.items():
                 add("Wx" + g, x.T @ gzg)
                 add("bx" + g, gzg.sum(axis=0))
+                if self.embed:
+                    back = gzg @ p["Wx" + g].T
+                    gx = back if gx is None else gx + back
                 if h is not None:
                     add("Wh" + g, h.T @ gzg)
                     back = gzg @ p["Wh" + g].T
                     gh_next = back if gh_next is None else gh_next + back
+            if self.embed:
+                ge = np.zeros_like(p["We"])
+                np.add.at(ge, ids, gx)
+                add("We", ge)
         return grads
 
-    def _update(
-        self, grads: dict, alpha: float = 0.001, b1: float = 0.9, b2: float = 0.999
-    ) -> None:
+    def _update(self, grads: dict, b1: float = 0.9, b2: float = 0.999) -> None:
         self.t += 1
-        step = alpha * np.sqrt(1 - b2**self.t) / (1 - b1**self.t)
+        step = self.alpha * np.sqrt(1 - b2**self.t) / (1 - b1**self.t)
         for k, g in grads.items():
             m, v, s = self.m[k], self.v[k], self.scratch[k]
             np.subtract(g, m, out=s)
@@ -245,24 +286,37 @@ class LSTMSine:
             np.add(self.p[k], s, out=self.p[k])
 
 
+def hand_rnn(example: str) -> tuple[HandLSTM, object, int, object]:
+    """``(net, loader, window length, prepare)`` of an example, its sizes as the example's
+    defaults (lstm_sine: LSTM(100) on SinCurve, batch 30; char_rnn: EmbedID(32), LSTM(128)
+    on its tales, batch 16). The data comes through the example's own dataset and loader."""
+    from zerograd_nn import SeqDataLoader
+    from zerograd_nn.datasets import SinCurve, TextCharDataset
+
+    if example == "lstm_sine":
+        loader = SeqDataLoader(SinCurve(train=True), batch_size=30)
+        return HandLSTM(1, 100, 1), loader, 30, lambda a: a.astype(np.float32)
+    if example == "char_rnn":
+        import char_rnn  # examples/, on the path (child.rnn)
+
+        data = TextCharDataset(path=char_rnn.TEXT)
+        net = HandLSTM(32, 128, data.vocab_size, vocab=data.vocab_size, loss="softmax", alpha=0.005)
+        return net, SeqDataLoader(data, batch_size=16), 25, lambda a: a
+    raise ValueError(f"numpy-hand has no {example} (lstm_sine and char_rnn only)")
+
+
 def rnn(example: str, epochs: int, skip: int) -> dict:
-    """Median CPU ms per epoch of ``example`` trained by hand (lstm_sine only), after the
-    first ``skip`` epochs; the data comes through the example's own loader and windows."""
-    if example != "lstm_sine":
-        raise ValueError(f"numpy-hand has no {example} (only lstm_sine)")
+    """Median CPU ms per epoch of ``example`` trained by hand, after the first ``skip``."""
     from _bptt import windows  # examples/, on the path (child.rnn)
 
-    from zerograd_nn import SeqDataLoader
-    from zerograd_nn.datasets import SinCurve
-
     np.random.seed(0)
-    loader = SeqDataLoader(SinCurve(train=True), batch_size=30)
-    net, times, total = LSTMSine(), [], 0.0
+    net, loader, length, prepare = hand_rnn(example)
+    times, total = [], 0.0
     for _ in range(epochs):
         started = time.process_time()
         net.h = net.c = None
         total = 0.0
-        for xs, ts in windows(loader, 30, lambda a: a.astype(np.float32)):
+        for xs, ts in windows(loader, length, prepare):
             total += net.window(xs, ts)
         times.append(time.process_time() - started)
     return {"ms": statistics.median(times[skip:]) * 1e3, "loss": total / len(loader)}

@@ -113,10 +113,11 @@ def test_static_windows_train_to_the_eager_losses_bit_for_bit(name, epochs):
     assert static == eager
 
 
-def test_the_benchmarks_hand_written_lstm_computes_the_examples_loss_and_gradients(
-    backend, monkeypatch
+@pytest.mark.parametrize("name", ["lstm_sine", "char_rnn"])
+def test_the_benchmarks_hand_written_rnns_compute_the_examples_loss_and_gradients(
+    name, backend, monkeypatch
 ):
-    """benchmarks/fw_numpy.py's LSTMSine, the floor of the lstm_sine epoch row, does the
+    """benchmarks/fw_numpy.py's HandLSTM, the floor of the RNN epoch rows, does the
     example's arithmetic: from the same weights and window, the same loss and gradients."""
     if backend.name != "numpy":
         pytest.skip(f"the hand-written LSTM is numpy code; the backend is {backend.name}")
@@ -124,23 +125,26 @@ def test_the_benchmarks_hand_written_lstm_computes_the_examples_loss_and_gradien
     if not (bench / "fw_numpy.py").is_file():
         pytest.skip(f"{bench} not found (tests run outside the repository checkout)")
     monkeypatch.syspath_prepend(str(bench))
-    lstm = load("lstm_sine")  # puts examples/ on the path
+    example = load(name)  # puts examples/ on the path
     import fw_numpy
     from _bptt import window_step, windows
 
     import zerograd_nn.functional as F
-    from zerograd_nn import SeqDataLoader
-    from zerograd_nn.datasets import SinCurve
     from zerograd_nn.optimizers import Adam
 
-    loader = SeqDataLoader(SinCurve(train=True), batch_size=30)
-    xs, ts = next(iter(windows(loader, 30, lambda a: a.astype(np.float32))))
-    model = lstm.BetterRNN(100, 1)
+    hand, loader, length, prepare = fw_numpy.hand_rnn(name)
+    xs, ts = next(iter(windows(loader, length, prepare)))
+    if name == "lstm_sine":
+        model, loss_fn = example.BetterRNN(100, 1), F.mean_squared_error
+        pairs = {}
+    else:
+        vocab = loader.dataset.vocab_size
+        model, loss_fn = example.CharLSTM(vocab), F.softmax_cross_entropy
+        pairs = {"We": model.embed.W}
     model(xs[0])
     model(xs[1])  # every weight exists now
     model.reset_state()
-    hand = fw_numpy.LSTMSine()
-    pairs = {"Wy": model.fc.W, "by": model.fc.b}
+    pairs.update({"Wy": model.fc.W, "by": model.fc.b})
     for g in "fiou":
         pairs["Wx" + g] = getattr(model.rnn, "x2" + g).W
         pairs["bx" + g] = getattr(model.rnn, "x2" + g).b
@@ -150,8 +154,8 @@ def test_the_benchmarks_hand_written_lstm_computes_the_examples_loss_and_gradien
         hand.p[k][...] = p.data
     grads: dict = {}
     monkeypatch.setattr(hand, "_update", grads.update)
-    loss = window_step(model, Adam().setup(model), F.mean_squared_error)(xs, ts)
-    assert hand.window(xs, ts) == pytest.approx(float(loss.data), rel=1e-6)
+    loss = window_step(model, Adam().setup(model), loss_fn)(xs, ts)
+    assert hand.window(xs, ts) == pytest.approx(float(loss.data), rel=1e-5)
     for k, p in pairs.items():
         np.testing.assert_allclose(grads[k], p.grad.data, rtol=1e-4, atol=1e-6, err_msg=k)
 
