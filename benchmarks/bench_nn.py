@@ -158,7 +158,7 @@ def memory_rows(steps: int = 200) -> list[dict]:
     return [r]
 
 
-def replay_rows(trained: list[dict], n: int = 3) -> list[dict]:
+def replay_rows(trained: list[dict], n: int = 5) -> list[dict]:
     """The replay's targets: the 1-thread steps (from ``trained``), the RNN examples' epochs
     (examples/lstm_sine.py and char_rnn.py, eager and ``--static``), and the MLP step's
     peak memory (tracemalloc), eager and replayed."""
