@@ -149,7 +149,9 @@ class HandLSTM:
 
     ``vocab`` puts an embedding (vocab, in_size) in front, as char_rnn's EmbedID: its
     gradient is zeros with each step's rows added at the ids. ``loss`` is ``"mse"``
-    (lstm_sine) or ``"softmax"`` (softmax cross-entropy against integer labels, char_rnn).
+    (lstm_sine) or ``"softmax"`` (softmax cross-entropy against integer labels, char_rnn,
+    by ``_softmax_ce`` as in the MLP and CNN: one softmax for the loss and the gradient,
+    where zerograd's vjp computes it again, so the floor is if anything low).
     """
 
     GATES = "fiou"
@@ -186,20 +188,13 @@ class HandLSTM:
         self.t = 0
         self.h = self.c = None
 
-    def _head(self, y: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _head(self, y: np.ndarray, t: np.ndarray) -> tuple[float, np.ndarray]:
         """The step's loss and its gradient with respect to the scores ``y``."""
+        if self.loss == "softmax":
+            return _softmax_ce(y, t)
         n = y.shape[0]
-        if self.loss == "mse":
-            diff = y - t
-            return np.sum(diff * diff) / n, diff * F32(2.0 / n)
-        m = y.max(axis=1, keepdims=True)  # log-sum-exp, then softmax again for the gradient
-        lse = m + np.log(np.sum(np.exp(y - m), axis=1, keepdims=True))
-        loss = -np.sum((y - lse)[np.arange(n), t]) / n
-        e = np.exp(y - y.max(axis=1, keepdims=True))
-        prob = e / np.sum(e, axis=1, keepdims=True)
-        onehot = np.zeros_like(prob)
-        onehot[np.arange(n), t] = 1
-        return loss, (prob - onehot) * F32(1.0 / n)
+        diff = y - t
+        return float(np.sum(diff * diff) / n), diff * F32(2.0 / n)
 
     def window(self, xs: list, ts: list) -> float:
         """Forward over the window, backward through it, one Adam update; the loss."""
