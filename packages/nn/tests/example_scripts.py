@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+BENCHMARKS = EXAMPLES.parent / "benchmarks"
 
 
 def load(name):
@@ -20,3 +21,12 @@ def load(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def bench_module(name, monkeypatch):
+    """``benchmarks/<name>.py`` imported (its folder put on the path for the test); the
+    test skips, saying why, outside the checkout."""
+    if not (BENCHMARKS / f"{name}.py").is_file():
+        pytest.skip(f"{BENCHMARKS} not found (tests run outside the repository checkout)")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module(name)

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from example_scripts import EXAMPLES, load
+from example_scripts import bench_module, load
 
 from zerograd.backends import backend_of
 
@@ -121,12 +121,8 @@ def test_the_benchmarks_hand_written_rnns_compute_the_examples_loss_and_gradient
     example's arithmetic: from the same weights and window, the same loss and gradients."""
     if backend.name != "numpy":
         pytest.skip(f"the hand-written LSTM is numpy code; the backend is {backend.name}")
-    bench = EXAMPLES.parent / "benchmarks"
-    if not (bench / "fw_numpy.py").is_file():
-        pytest.skip(f"{bench} not found (tests run outside the repository checkout)")
-    monkeypatch.syspath_prepend(str(bench))
+    fw_numpy = bench_module("fw_numpy", monkeypatch)
     example = load(name)  # puts examples/ on the path
-    import fw_numpy
     from _bptt import window_step, windows
 
     import zerograd_nn.functional as F
@@ -165,11 +161,7 @@ def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
     the times are not read."""
     if backend.device != "gpu":
         pytest.skip(f"the backend under test ({backend.name}) is not a GPU backend")
-    bench = EXAMPLES.parent / "benchmarks"
-    if not (bench / "bench_gpu.py").is_file():
-        pytest.skip(f"{bench} not found (tests run outside the repository checkout)")
-    monkeypatch.syspath_prepend(str(bench))
-    import bench_gpu
+    bench_gpu = bench_module("bench_gpu", monkeypatch)
 
     torch = bench_gpu._torch()
     rows = bench_gpu.measure(backend, torch, repeat=1)
