@@ -211,8 +211,8 @@ def check_state(
         if current(p) is None:
             problems.append(f"{k!r} has no data yet (run a forward pass or load the model first)")
             continue
-        arrays = {}
-        for sk, a in dict(st).items():
+        arrays, given = {}, dict(st)
+        for sk, a in given.items():
             a = a.data if isinstance(a, Variable) else a
             if state_names and sk not in state_names:
                 problems.append(f"{k}: unknown state {sk!r} (expected {list(state_names)})")
@@ -225,8 +225,8 @@ def check_state(
                 problems.append(f"{k}.{sk}: dtype {a.dtype} is not numeric")
             else:
                 arrays[sk] = a
-        absent = [sk for sk in state_names if sk not in dict(st)]
-        if dict(st) and absent:  # every step makes all of them: a partial entry was cut
+        absent = [sk for sk in state_names if sk not in given]
+        if given and absent:  # every step makes all of them: a partial entry was cut
             problems.append(f"{k}: state {absent} missing (expected {list(state_names)})")
         new_state[k] = (p, arrays)
     counters = {}
