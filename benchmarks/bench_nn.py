@@ -187,7 +187,7 @@ def replay_rows(trained: list[dict], n: int = 5) -> list[dict]:
                 f"numpy-hand (fw_numpy.HandLSTM: the example's loss and gradients, checked by "
                 f"test_examples.py) takes {hand / eager:.2f}× eager: the floor of the array work"
                 if hand and eager
-                else "no hand-written version"
+                else ""  # numpy-hand's process failed: errors() below says how
             ),
             errors(results),
         )

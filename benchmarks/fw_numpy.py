@@ -6,6 +6,7 @@ weights in place. Float32 throughout for the MLP and CNN.
 
 from __future__ import annotations
 
+import inspect
 import statistics
 import time
 
@@ -281,22 +282,38 @@ class HandLSTM:
             np.add(self.p[k], s, out=self.p[k])
 
 
+def defaults(fn: object) -> dict:
+    """The default values of ``fn``'s parameters, by name."""
+    params = inspect.signature(fn).parameters.values()
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+
+
 def hand_rnn(example: str) -> tuple[HandLSTM, object, int, object]:
-    """``(net, loader, window length, prepare)`` of an example, its sizes as the example's
-    defaults (lstm_sine: LSTM(100) on SinCurve, batch 30; char_rnn: EmbedID(32), LSTM(128)
-    on its tales, batch 16). The data comes through the example's own dataset and loader."""
+    """``(net, loader, window length, prepare)`` of an example, with the sizes its ``train``
+    and model take by default (lstm_sine: LSTM(100) on SinCurve, batch 30, windows of 30;
+    char_rnn: EmbedID(32), LSTM(128) on its tales, batch 16, windows of 25), read from the
+    example itself so that the floor follows it. The data comes through the example's own
+    dataset and loader."""
+    import char_rnn  # examples/, on the path (child.rnn)
+    import lstm_sine
+
     from zerograd_nn import SeqDataLoader
     from zerograd_nn.datasets import SinCurve, TextCharDataset
 
     if example == "lstm_sine":
-        loader = SeqDataLoader(SinCurve(train=True), batch_size=30)
-        return HandLSTM(1, 100, 1), loader, 30, lambda a: a.astype(np.float32)
+        d = defaults(lstm_sine.train)
+        loader = SeqDataLoader(SinCurve(train=True), batch_size=d["batch_size"])
+        net = HandLSTM(1, d["hidden_size"], 1)
+        return net, loader, d["bptt_length"], lambda a: a.astype(np.float32)
     if example == "char_rnn":
-        import char_rnn  # examples/, on the path (child.rnn)
-
-        data = TextCharDataset(path=char_rnn.TEXT)
-        net = HandLSTM(32, 128, data.vocab_size, vocab=data.vocab_size, loss="softmax", alpha=0.005)
-        return net, SeqDataLoader(data, batch_size=16), 25, lambda a: a
+        d, m = defaults(char_rnn.train), defaults(char_rnn.CharLSTM)
+        data = TextCharDataset(path=d["text_path"])
+        vocab = data.vocab_size
+        net = HandLSTM(  # alpha: char_rnn.train's Adam(alpha=0.005), not a parameter of it
+            m["embed_size"], m["hidden_size"], vocab, vocab=vocab, loss="softmax", alpha=0.005
+        )
+        loader = SeqDataLoader(data, batch_size=d["batch_size"])
+        return net, loader, d["bptt_length"], lambda a: a
     raise ValueError(f"numpy-hand has no {example} (lstm_sine and char_rnn only)")
 
 
@@ -304,7 +321,7 @@ def rnn(example: str, epochs: int, skip: int) -> dict:
     """Median CPU ms per epoch of ``example`` trained by hand, after the first ``skip``."""
     from _bptt import windows  # examples/, on the path (child.rnn)
 
-    np.random.seed(0)
+    np.random.seed(0)  # as the examples do: SinCurve draws its noise from numpy's state
     net, loader, length, prepare = hand_rnn(example)
     times, total = [], 0.0
     for _ in range(epochs):

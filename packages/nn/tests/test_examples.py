@@ -131,7 +131,8 @@ def test_the_benchmarks_hand_written_rnns_compute_the_examples_loss_and_gradient
     hand, loader, length, prepare = fw_numpy.hand_rnn(name)
     xs, ts = next(iter(windows(loader, length, prepare)))
     if name == "lstm_sine":
-        model, loss_fn = example.BetterRNN(100, 1), F.mean_squared_error
+        hidden = fw_numpy.defaults(example.train)["hidden_size"]
+        model, loss_fn = example.BetterRNN(hidden, 1), F.mean_squared_error
         pairs = {}
     else:
         vocab = loader.dataset.vocab_size
