@@ -54,3 +54,31 @@ def test_pad_equals_numpy_pad(shape, widths, value):
     assert got.dtype == np.float32 and got.shape == want.shape
     np.testing.assert_array_equal(got, want)
     assert not np.shares_memory(got, x)
+
+
+@pytest.mark.parametrize(
+    ("img_shape", "k", "s", "p", "tiled"),
+    [
+        ((2, 3, 6, 4), (2, 2), (2, 2), (0, 0), True),
+        ((1, 2, 6, 6), (3, 2), (3, 2), (0, 0), True),
+        ((2, 1, 5, 4), (2, 2), (2, 2), (0, 0), False),  # a row left over
+        ((1, 2, 5, 5), (3, 3), (1, 1), (1, 1), False),  # overlapping, padded
+        ((1, 1, 7, 6), (2, 2), (3, 3), (0, 0), False),  # gaps between windows
+    ],
+)
+def test_col2im_adds_each_patch_back_where_it_came_from(img_shape, k, s, p, tiled):
+    """Against a loop; where the windows tile the image the result is one contiguous array
+    (what reads it next, the gradient of pooling's input, runs faster on it)."""
+    backend = get_backend("numpy")
+    (kh, kw), (sh, sw), (ph, pw) = k, s, p
+    n, c, h, w = img_shape
+    oh, ow = (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1
+    col = np.random.default_rng(0).standard_normal((n, c, kh, kw, oh, ow))
+    padded = np.zeros((n, c, h + 2 * ph, w + 2 * pw))
+    for j, i, y, x in np.ndindex(kh, kw, oh, ow):
+        padded[:, :, j + sh * y, i + sw * x] += col[:, :, j, i, y, x]
+    got = backend.col2im(col, img_shape, k, s, p)
+    np.testing.assert_allclose(got, padded[:, :, ph : ph + h, pw : pw + w], rtol=1e-14)
+    assert got.shape == img_shape
+    if tiled:
+        assert got.flags.c_contiguous
