@@ -36,6 +36,14 @@ def test_pooling_matches_loop(rand, to_np, k, s, p):
     np.testing.assert_array_equal(to_np(F.pooling_simple(x, k, s, p)), ref)
 
 
+@pytest.mark.parametrize("k", [2, (2, 3), (3, 1), (1, 2), 6])
+def test_pooling_matches_loop_where_windows_tile_the_input(rand, to_np, k):
+    """Windows that tile the input (stride = kernel, no padding) take their own path."""
+    x = rand(2, 3, 6, 6)
+    ref = loop_pool(to_np(x), k, k, 0, np.max, -np.inf)
+    np.testing.assert_array_equal(to_np(F.pooling(x, k, k)), ref)
+
+
 @pytest.mark.parametrize("f", [F.pooling, F.pooling_simple])
 def test_padding_never_wins_the_max(arr, to_np, f):
     x = arr(-np.arange(1.0, 10.0).reshape(1, 1, 3, 3), "float32")  # all negative
@@ -107,7 +115,10 @@ def test_tied_window_gives_its_gradient_to_the_first_maximum(arr, to_np, f):
     np.testing.assert_array_equal(to_np(x.grad)[0, 0], expected)
 
 
-@pytest.mark.parametrize("k,s,p", [(2, 1, 0), (3, 1, 1), ((2, 3), (2, 1), (1, 1))])
+@pytest.mark.parametrize(
+    "k,s,p",
+    [(2, 1, 0), (3, 1, 1), ((2, 3), (2, 1), (1, 1)), ((1, 2), (1, 2), 0), ((5, 3), (5, 3), 0)],
+)
 def test_pooling_and_pooling_simple_agree_on_ties(arr, to_np, k, s, p):
     rng = np.random.default_rng(3)
     data = rng.integers(0, 3, size=(2, 2, 5, 6)).astype("float64")  # many ties
