@@ -157,6 +157,37 @@ def test_the_benchmarks_hand_written_rnns_compute_the_examples_loss_and_gradient
         np.testing.assert_allclose(grads[k], p.grad.data, rtol=1e-4, atol=1e-6, err_msg=k)
 
 
+@pytest.mark.parametrize("case", ["random", "ties"])
+def test_the_benchmarks_hand_written_cnn_takes_zerograds_step(case, backend, monkeypatch):
+    """benchmarks/fw_numpy.py's CNN, the floor of the CNN rows, takes the step zerograd
+    takes: the same loss and the same update of every weight. In ``ties`` the conv passes
+    the image through (its centre tap only) and the image's 2x2 blocks hold two values, so
+    most pooling windows have tied maxima, in every pattern: the conv weights' update then
+    depends on which tied element wins (each window's first maximum, in row-major order)."""
+    if backend.name != "numpy":
+        pytest.skip(f"the hand-written CNN is numpy code; the backend is {backend.name}")
+    fw_numpy = bench_module("fw_numpy", monkeypatch)
+    fw_zerograd = bench_module("fw_zerograd", monkeypatch)
+    workloads = bench_module("workloads", monkeypatch)
+
+    weights = workloads.cnn_weights()
+    x, t = workloads.cnn_data()
+    if case == "ties":
+        rng = np.random.default_rng(0)
+        n = len(x)
+        top = rng.random((n, 1, 14, 2, 14, 2)) < 0.5  # where a block holds its larger value
+        level = rng.uniform(0.5, 1.0, (n, 1, 14, 1, 14, 1))
+        x = (level * np.where(top, 1.0, 0.5)).reshape(x.shape).astype(x.dtype)
+        assert (top.sum(axis=(3, 5)) == 2).sum() > 1000  # two-way ties, in each pattern
+        weights[0][...] = 0.0
+        weights[0][:, 0, 1, 1] = rng.uniform(0.5, 1.5, 16)
+        weights[1][...] = 0.0
+    hand, zg = fw_numpy.CNN(weights), fw_zerograd.CNN(weights)
+    assert hand.step(x, t) == pytest.approx(zg.step(x, t), rel=1e-6)
+    for name, w, a, b in zip(("W", "b", "Wl", "bl"), weights, hand.weights(), zg.weights()):
+        np.testing.assert_allclose(a - w, b - w, rtol=1e-4, atol=1e-8, err_msg=name)
+
+
 def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
     """benchmarks/bench_gpu.py (whose numbers need a GPU) runs on the GPU backend under test;
     the times are not read."""
