@@ -106,47 +106,58 @@ class CNN:
     writes ``gy`` times each winner mask straight into the 4 strided quarters of the
     image's gradient (no zero fill, no col2im). The relu mask multiplies in place, and the
     weight gradient reuses the forward's im2col (a framework recomputes it, or keeps it).
+    Every large array is a buffer made on the first step and written with ``out=`` after
+    it: in a fresh process glibc gives freed large blocks back to the kernel, and a step
+    that allocates them anew pays about 2,000 page faults (2.3 ms) for them.
     ``packages/nn/tests/test_examples.py`` checks its loss and updates against zerograd's,
     ties included.
     """
 
     def __init__(self, weights: list[np.ndarray]) -> None:
         self.w = [w.copy() for w in weights]
+        self.buffers: dict[str, np.ndarray] = {}
+
+    def _buffer(self, name: str, shape: tuple, dtype: type = F32) -> np.ndarray:
+        b = self.buffers.get(name)
+        if b is None or b.shape != shape:
+            b = self.buffers[name] = np.zeros(shape, dtype)
+        return b
 
     def step(self, x: np.ndarray, t: np.ndarray) -> float:
         W, b, Wl, bl = self.w
+        buf = self._buffer
         n, _, H, Wd = x.shape
         oh, ow = H // 2, Wd // 2
-        xpad = np.zeros((n, H + 2, Wd + 2), F32)
+        xpad = buf("xpad", (n, H + 2, Wd + 2))  # its border stays zero
         xpad[:, 1:-1, 1:-1] = x[:, 0]
-        col = np.empty((n, 9, H, Wd), F32)
+        col = buf("col", (n, 9, H, Wd))
         for k in range(9):
             i, j = divmod(k, 3)
             col[:, k] = xpad[:, i : i + H, j : j + Wd]
         col = col.reshape(n, 9, H * Wd)
-        a = np.matmul(W.reshape(16, 9), col)  # (n, 16, H*W)
+        a = np.matmul(W.reshape(16, 9), col, out=buf("a", (n, 16, H * Wd)))
         a += b[:, None]
-        h6 = np.maximum(a, F32(0)).reshape(n, 16, oh, 2, ow, 2)
-        rows = np.maximum(h6[:, :, :, 0], h6[:, :, :, 1])
-        p = np.maximum(rows[..., 0], rows[..., 1])  # (n, 16, oh, ow)
-        hits, taken = [], None
-        for i, j in _QUARTERS:
-            hit = h6[:, :, :, i, :, j] == p
-            if taken is None:
-                taken = hit
+        h6 = np.maximum(a, F32(0), out=buf("h", a.shape)).reshape(n, 16, oh, 2, ow, 2)
+        rows = np.maximum(h6[:, :, :, 0], h6[:, :, :, 1], out=buf("rows", (n, 16, oh, ow, 2)))
+        p = np.maximum(rows[..., 0], rows[..., 1], out=buf("p", (n, 16, oh, ow)))
+        taken = buf("taken", p.shape, bool)
+        hits = [buf(f"hit{q}", p.shape, bool) for q in range(4)]
+        for q, ((i, j), hit) in enumerate(zip(_QUARTERS, hits)):
+            np.equal(h6[:, :, :, i, :, j], p, out=hit)
+            if q:
+                hit &= ~taken  # a tie: an earlier quarter won
+                taken |= hit
             else:
-                hit &= ~taken  # a tie: the earlier quarter won
-                taken = taken | hit
-            hits.append(hit)
+                taken[...] = hit
         flat = p.reshape(n, -1)
         loss, gy = _softmax_ce(flat @ Wl + bl, t)
         gWl, gbl = flat.T @ gy, gy.sum(axis=0)
         gp = (gy @ Wl.T).reshape(p.shape)
-        gh = np.empty(h6.shape, F32)
+        gh = buf("gh", h6.shape)
         for (i, j), hit in zip(_QUARTERS, hits):
             np.multiply(gp, hit, out=gh[:, :, :, i, :, j])
         ga = gh.reshape(n, 16, H * Wd)
-        ga *= a > 0
+        ga *= np.greater(a, F32(0), out=buf("relu", a.shape, bool))
         gW = np.matmul(ga, col.transpose(0, 2, 1)).sum(axis=0).reshape(W.shape)
         gb = ga.sum(axis=(0, 2))
         for w, g in zip(self.w, (gW, gb, gWl, gbl)):

@@ -160,10 +160,11 @@ def test_the_benchmarks_hand_written_rnns_compute_the_examples_loss_and_gradient
 @pytest.mark.parametrize("case", ["random", "ties"])
 def test_the_benchmarks_hand_written_cnn_takes_zerograds_step(case, backend, monkeypatch):
     """benchmarks/fw_numpy.py's CNN, the floor of the CNN rows, takes the step zerograd
-    takes: the same loss and the same update of every weight. In ``ties`` the conv passes
-    the image through (its centre tap only) and the image's 2x2 blocks hold two values, so
-    most pooling windows have tied maxima, in every pattern: the conv weights' update then
-    depends on which tied element wins (each window's first maximum, in row-major order)."""
+    takes: the same loss and the same update of every weight, step after step. In ``ties``
+    the conv passes the image through (its centre tap only) and the image's 2x2 blocks hold
+    two values, so most pooling windows have tied maxima, in every pattern: the conv
+    weights' update then depends on which tied element wins (each window's first maximum,
+    in row-major order)."""
     if backend.name != "numpy":
         pytest.skip(f"the hand-written CNN is numpy code; the backend is {backend.name}")
     fw_numpy = bench_module("fw_numpy", monkeypatch)
@@ -183,9 +184,11 @@ def test_the_benchmarks_hand_written_cnn_takes_zerograds_step(case, backend, mon
         weights[0][:, 0, 1, 1] = rng.uniform(0.5, 1.5, 16)
         weights[1][...] = 0.0
     hand, zg = fw_numpy.CNN(weights), fw_zerograd.CNN(weights)
-    assert hand.step(x, t) == pytest.approx(zg.step(x, t), rel=1e-6)
-    for name, w, a, b in zip(("W", "b", "Wl", "bl"), weights, hand.weights(), zg.weights()):
-        np.testing.assert_allclose(a - w, b - w, rtol=1e-4, atol=1e-8, err_msg=name)
+    for _ in range(2):  # the second step reuses the first one's buffers
+        before = [w.copy() for w in zg.weights()]
+        assert hand.step(x, t) == pytest.approx(zg.step(x, t), rel=1e-6)
+        for name, w, a, b in zip(("W", "b", "Wl", "bl"), before, hand.weights(), zg.weights()):
+            np.testing.assert_allclose(a - w, b - w, rtol=1e-4, atol=1e-8, err_msg=name)
 
 
 def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
