@@ -168,8 +168,13 @@ def replay_rows(trained: list[dict], n: int = 5) -> list[dict]:
     for name, limit in (("MLP sigmoid", 0.85), ("MLP relu", 0.85), ("CNN", 0.45)):
         r = by_case.get(("training step, ms (1 thread)", CASES[name][2]))
         if r is not None:
-            values = {k: r.get(k) for k in ("zerograd", "static", "torch")}
-            rows.append(static_row(f"{CASES[name][2]}, ms", values, "torch", limit))
+            values = {k: r.get(k) for k in ("zerograd", "static", "torch", "numpy")}
+            step = static_row(f"{CASES[name][2]}, ms", values, "torch", limit)
+            hand, torch = values["numpy"], values["torch"]
+            if hand and torch:  # numpy-hand's step: the least time numpy takes
+                floor = f"numpy-hand {hand / torch:.2f}× torch: the floor"
+                step["note"] = join(step.get("note", ""), floor)
+            rows.append(step)
     # numpy-hand trains each example by hand (fw_numpy.HandLSTM: its arithmetic with no
     # framework, the floor); (epochs, first ones not timed)
     epochs = {"lstm_sine": (24, 3), "char_rnn": (8, 3)}
