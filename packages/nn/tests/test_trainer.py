@@ -874,7 +874,13 @@ def test_ctrl_c_in_a_script_says_how_to_resume_and_exits_130(tmp_path):
     script.write_text(CTRL_C_SCRIPT)
     out = tmp_path / "out"
     cmd = [sys.executable, str(script), "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl-C as a terminal delivers it: a runner started in the background without job
+        # control (``cmd &`` in a script) ignores SIGINT, and Python then never raises
+        # KeyboardInterrupt in a child that inherits that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     try:
         assert proc.stdout.readline() == "snapshot written\n"  # it is training now
         proc.send_signal(signal.SIGINT)
