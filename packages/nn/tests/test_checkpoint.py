@@ -427,6 +427,52 @@ def test_a_truncated_or_corrupted_checkpoint_is_refused_and_changes_nothing(
         assert_identical(everything(*target)[:4], want[:4])
 
 
+def test_a_zip_directory_naming_an_unknown_zip_version_is_refused_and_changes_nothing(
+    tmp_path, saved
+):
+    """A flipped byte in a member's "version needed to extract" makes Python's zipfile
+    raise NotImplementedError while it reads the directory (found by the test above)."""
+    good, _ = saved
+    damaged = bytearray(good)
+    entry = good.rindex(b"PK\x01\x02")  # the last member's central-directory entry
+    damaged[entry + 6] = 109  # version needed to extract: 10.9, beyond what zipfile reads
+    path = tmp_path / "c.npz"
+    path.write_bytes(bytes(damaged))
+    target = make_run(5, 5, real_loader)
+    before = everything(*target)
+    with pytest.raises(ValueError, match=r"^load_checkpoint: .* is not a readable \.npz "
+                       r".*\(NotImplementedError: zip file version 10\.9\)"):  # fmt: skip
+        load_checkpoint(
+            path, model=target[0], optimizer=target[1], scheduler=target[2], loader=target[3]
+        )
+    assert_identical(everything(*target), before)
+
+
+def test_a_checkpoint_that_lost_arrays_its_description_names_is_refused_and_changes_nothing(
+    tmp_path, saved
+):
+    """A damaged zip directory can drop members while the description survives (a single
+    flipped bit did, found by scanning flips): refused by name, not with a KeyError."""
+    import zipfile
+
+    good, _ = saved
+    (tmp_path / "good.npz").write_bytes(good)
+    path = tmp_path / "c.npz"
+    with zipfile.ZipFile(tmp_path / "good.npz") as src, zipfile.ZipFile(path, "w") as dst:
+        for info in src.infolist():
+            if not info.filename.startswith("loader/"):
+                dst.writestr(info, src.read(info))
+    target = make_run(5, 5, real_loader)
+    before = everything(*target)
+    with pytest.raises(ValueError, match=r"^load_checkpoint: .* is damaged: its description "
+                       r"names arrays that the archive does not list \('loader/index', "
+                       r"'loader/rng_state'\)"):  # fmt: skip
+        load_checkpoint(
+            path, model=target[0], optimizer=target[1], scheduler=target[2], loader=target[3]
+        )
+    assert_identical(everything(*target), before)
+
+
 KILLED_SAVE = """
 import os, sys, time
 from zerograd_nn.checkpoint import save_checkpoint

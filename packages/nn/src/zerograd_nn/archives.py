@@ -191,7 +191,8 @@ def inspect_archive(
             )
     try:
         zf = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - zipfile's reader raises more than BadZipFile
+        # on a damaged directory: NotImplementedError for a mangled version field, ...
         raise WeightFileError(
             f"{op}: {path!r} is not a readable .npz {what} ({type(exc).__name__}: {exc}); it "
             f"may be truncated or of another format. Save it again with {save}()."
