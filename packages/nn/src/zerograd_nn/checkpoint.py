@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from zerograd import Variable
@@ -92,19 +92,6 @@ def _join(obj: Any, arrays: dict[str, Any]) -> Any:
     if isinstance(obj, list):
         return [_join(v, arrays) for v in obj]
     return obj
-
-
-def _array_names(obj: Any) -> Iterator[Any]:
-    """Every array name that :func:`_join` will look up in ``obj`` (a description)."""
-    if isinstance(obj, dict):
-        if set(obj) == {"__array__"}:
-            yield obj["__array__"]
-        else:
-            for v in obj.values():
-                yield from _array_names(v)
-    elif isinstance(obj, list):
-        for v in obj:
-            yield from _array_names(v)
 
 
 def _check_objects(op: str, model: Any, **others: Any) -> None:
@@ -265,14 +252,13 @@ def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
             integer(op, k, parts.get(k), 0)
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from None
-    # a damaged zip directory can lose members whose description survived
-    missing = [n for n in _array_names(parts) if not isinstance(n, str) or n not in members]
-    if missing:
+    try:  # a damaged zip directory can lose members whose description survived
+        _join(parts, dict.fromkeys(members))  # the lookups the load will make, on names only
+    except (KeyError, TypeError) as exc:
         raise CheckpointError(
-            f"{op}: {path!r} is damaged: its description names arrays that the archive does "
-            f"not list ({', '.join(map(repr, missing[:3]))}{', ...' if len(missing) > 3 else ''}"
-            f"); it may be truncated. Save it again with {save}()."
-        )
+            f"{op}: {path!r} is damaged: its description names an array that the archive "
+            f"does not list ({exc}); it may be truncated. Save it again with {save}()."
+        ) from None
     return parts
 
 
