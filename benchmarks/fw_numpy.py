@@ -96,6 +96,9 @@ class MLP:
         return self.w
 
 
+_QUARTERS = ((0, 0), (0, 1), (1, 0), (1, 1))  # a 2x2 window's positions, in window order
+
+
 class CNN:
     """By hand, written for speed in numpy: the fastest form of each piece measured here.
 
@@ -166,9 +169,6 @@ class CNN:
 
     def weights(self) -> list[np.ndarray]:
         return self.w
-
-
-_QUARTERS = ((0, 0), (0, 1), (1, 0), (1, 1))  # a 2x2 window's positions, in window order
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
