@@ -210,6 +210,140 @@ def test_multi_output_and_dezero_style_functions(rand, to_np):
     assert static.counts["replayed"] == 2
 
 
+_BINARY = [F.Add, F.Sub, F.Mul, F.Div, F.PowVar]
+_NAMESAKES = [F.Exp, F.Log, F.Sin, F.Cos, F.Tanh, F.Sqrt]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cls", _BINARY + _NAMESAKES, ids=lambda c: c.__name__)
+def test_a_kernel_computes_what_forward_computed(rand, to_np, cls, dtype):
+    x0, x1 = abs(rand(3, 4, dtype=dtype, seed=1)) + 0.5, abs(rand(4, dtype=dtype, seed=2)) + 0.5
+    fn = cls()
+    xs = (x0, x1) if cls in _BINARY else (x0,)
+    y = fn(*xs)
+    kernel = fn.kernel(*xs)
+    assert callable(kernel)
+    _same(to_np, kernel(*xs), y)
+    if cls in _BINARY:  # forward noted the broadcast for the vjp, and the replay keeps it
+        assert fn.shapes == ((3, 4), (4,))
+
+
+def test_integer_input_has_no_kernel_where_forward_converts_it(arr):
+    fn = F.Sin()
+    x = arr([1, 2, 3], "int64")
+    fn(x)
+    assert fn.kernel(x) is None  # forward computed on a float copy: the namesake alone is not it
+
+
+class _RefusingAdd(F.Add):
+    """Add as an array-API backend computes it: mixed dtypes are refused, so forward promotes."""
+
+    @staticmethod
+    def op(a, b):
+        if a.dtype != b.dtype:
+            raise TypeError("mixed dtypes")
+        return a + b
+
+
+def test_a_promoting_forward_has_no_kernel_and_replays_its_forward(arr, to_np):
+    fn = _RefusingAdd()
+    i, f = arr([1, 2, 3], "int64"), arr([0.5, 0.25, 0.125])
+    assert to_np(fn(i, f).data).tolist() == [1.5, 2.25, 3.125]
+    assert fn.kernel(i, f) is None
+    same_kinds = _RefusingAdd()
+    same_kinds(f, f)
+    assert same_kinds.kernel(f, f) is not None
+
+    def make():
+        w = Parameter(arr([0.5, 0.25, 0.125]))
+
+        def step(x):
+            w.cleargrad()
+            y = F.sum(_RefusingAdd()(x, w) * w)
+            y.backward()
+            return y
+
+        step.w = w
+        return step
+
+    eager, static = _twins(make)
+    for k in range(5):
+        x = arr([k, 2 * k, 1], "int64")
+        _same(to_np, eager(x), static(x))
+        _same(to_np, eager.w.grad, static.fn.w.grad)
+    assert static.counts["replayed"] == 2
+
+
+def _counted_forward(cls, calls):
+    """``cls.forward``, noting the class's name in ``calls`` on each call."""
+    forward = cls.forward
+
+    def counting(self, *xs):
+        calls.append(cls.__name__)
+        return forward(self, *xs)
+
+    return counting
+
+
+def test_replays_call_kernels_and_no_forward_of_theirs(rand, to_np, monkeypatch):
+    calls = []
+    for cls in (F.Sin, F.Mul, F.Square):
+        monkeypatch.setattr(cls, "forward", _counted_forward(cls, calls))
+
+    def make():
+        def step(x):
+            y = F.sum(F.square(F.sin(x) * x))
+            y.backward()
+            return y
+
+        return step
+
+    eager, static = _twins(make)
+    for k in range(5):
+        x, xe = Variable(rand(3, seed=k)), Variable(rand(3, seed=k))
+        _same(to_np, eager(xe), static(x))
+        _same(to_np, xe.grad, x.grad)
+        if k == 2:
+            del calls[:]  # the eager call, two recordings (and the eager twin's calls)
+    # the last two calls: the eager twin ran all three forwards each time, the replays
+    # only Square's, which has no kernel
+    assert calls.count("Sin") == calls.count("Mul") == 2
+    assert calls.count("Square") == 4
+    assert static.counts["replayed"] == 2
+
+
+class _FickleSin(Function):
+    """A kernel made anew on every call, against Function.kernel's rule."""
+
+    def forward(self, x):
+        return get_array_module(x).sin(x)
+
+    def kernel(self, x):
+        return lambda a: get_array_module(a).sin(a)
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * xp.cos(xs[0])
+
+
+def test_kernels_that_differ_between_recordings_keep_the_step_eager(rand, to_np):
+    def make():
+        def step(x):
+            y = F.sum(_FickleSin()(x))
+            y.backward()
+            return y
+
+        return step
+
+    eager, static = _twins(make)
+    xs = [rand(3, seed=s) for s in range(6)]
+    with pytest.warns(StaticGraphWarning, match=r"the function's kernel changed"):
+        for x in xs:
+            xe, xs_ = Variable(x), Variable(x)
+            _same(to_np, eager(xe), static(xs_))
+            _same(to_np, xe.grad, xs_.grad)
+    assert static.counts["replayed"] == 0
+
+
 def test_zero_d_arrays_and_a_seeded_gradient(arr, to_np):
     def make():
         w = Parameter(arr(1.5))

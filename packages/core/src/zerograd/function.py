@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import operator
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from . import backends as _backends
@@ -160,6 +161,27 @@ class Function:
             NotImplementedError: The subclass does not define it.
         """
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
+
+    def kernel(self, *xs: Any) -> Callable[..., Any] | None:
+        """The plain array function that this call's forward comes down to, or None.
+
+        A static-graph recording (:func:`zerograd.static_graph`) asks right after
+        ``forward(*xs)`` ran; its replays then call the kernel on their own arrays in place
+        of ``forward``, which saves a method call and forward's checks on every replayed
+        operation. Return one only when, for any arrays of the same backends, shapes and
+        dtypes as ``xs``, it returns exactly what ``forward`` would, and ``forward`` would
+        leave this function's attributes exactly as it left them now (the replay keeps
+        them for the vjp). Return the same object each time for such arrays (a function
+        defined once, not a new lambda): a replay is built only from two recordings that
+        agree, kernels included. The default, None, replays ``forward`` itself.
+
+        Args:
+            *xs: The arrays ``forward`` was just given.
+
+        Returns:
+            A callable taking the arrays as ``forward`` does, or None.
+        """
+        return None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the inputs' gradients: the derivative, written once for both engines.

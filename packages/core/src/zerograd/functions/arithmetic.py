@@ -24,6 +24,7 @@ class _Binary(Function):
     op: Callable[[Any, Any], Any]
 
     true_division = False  # integer operands compute in floating point
+    promoted = False  # set when forward computed on promoted copies of its inputs
 
     def forward(self, x0: Any, x1: Any) -> Any:
         """Return ``op(x0, x1)``, broadcasting as numpy does.
@@ -59,7 +60,12 @@ class _Binary(Function):
         p0, p1 = _promote(x0, x1, self.true_division)
         if p0 is x0 and p1 is x1:
             raise exc
-        return self.op(p0, p1)
+        y = self.op(p0, p1)
+        self.promoted = True
+        return y
+
+    def kernel(self, x0: Any, x1: Any) -> Any:
+        return None if self.promoted else self.op
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
         """Return both inputs' gradients, summed back to the inputs' shapes."""

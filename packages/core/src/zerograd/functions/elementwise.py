@@ -51,8 +51,24 @@ def _as_float(xp: Any, x: Any) -> Any:
     return x if xp.graph else _float(x)
 
 
-class Exp(Function):
+class _Namesake(Function):
+    """An elementwise function that its backend's function of the same name computes.
+
+    ``math`` names it (``"exp"``): the function each subclass's forward calls on float
+    input (the forwards call it by name, as the backend contract's check reads them).
+    """
+
+    math: str
+
+    def kernel(self, x: Any) -> Any:
+        # integer input is converted first: only float input comes down to the namesake
+        return getattr(get_array_module(x), self.math) if _float(x) is x else None
+
+
+class Exp(_Namesake):
     """Elementwise ``exp(x)``; used by :func:`exp`."""
+
+    math = "exp"
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).exp(_float(x))
@@ -62,8 +78,10 @@ class Exp(Function):
         return gy * y
 
 
-class Log(Function):
+class Log(_Namesake):
     """Elementwise natural logarithm; used by :func:`log`."""
+
+    math = "log"
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).log(_float(x))
@@ -73,8 +91,10 @@ class Log(Function):
         return gy / _as_float(xp, xs[0])
 
 
-class Sin(Function):
+class Sin(_Namesake):
     """Elementwise sine; used by :func:`sin`."""
+
+    math = "sin"
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).sin(_float(x))
@@ -84,8 +104,10 @@ class Sin(Function):
         return gy * xp.cos(_as_float(xp, xs[0]))
 
 
-class Cos(Function):
+class Cos(_Namesake):
     """Elementwise cosine; used by :func:`cos`."""
+
+    math = "cos"
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).cos(_float(x))
@@ -95,8 +117,10 @@ class Cos(Function):
         return -gy * xp.sin(_as_float(xp, xs[0]))
 
 
-class Tanh(Function):
+class Tanh(_Namesake):
     """Elementwise hyperbolic tangent; used by :func:`tanh`."""
+
+    math = "tanh"
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).tanh(_float(x))
@@ -122,8 +146,10 @@ class Square(Function):
             return 2 * x * gy
 
 
-class Sqrt(Function):
+class Sqrt(_Namesake):
     """Elementwise square root; used by :func:`sqrt`."""
+
+    math = "sqrt"
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).sqrt(_float(x))

@@ -1,9 +1,10 @@
 """Whether two traces of one function did the same work: the check before trusting one.
 
 Two calls with the same argument kinds must record the same instructions: the same
-Function classes with the same settings (their attributes as each forward found them),
-wired to the same slots, with arrays of the same shapes and dtypes, the same captured
-Variables, constants of the same values, the same gradients stored and the same updates.
+Function classes with the same settings (their attributes as each forward found them, or
+as it left them where the function gave a kernel) and the same kernels, wired to the same
+slots, with arrays of the same shapes and dtypes, the same captured Variables, constants
+of the same values, the same gradients stored and the same updates.
 When Python control flow made the calls differ (a branch on data, a changing number),
 :func:`difference` says where; a replay is built only from two traces that agree.
 """
@@ -65,6 +66,8 @@ def _step_difference(a: Trace, b: Trace, x: Any, y: Any) -> str | None:
     if type(y) is Forward:
         if type(x.fn) is not type(y.fn) or x.ins != y.ins or x.outs != y.outs:
             return "another function or other inputs"
+        if x.kernel != y.kernel:
+            return "the function's kernel changed"
         if _canonical(x.fn.__dict__, a) != _canonical(y.fn.__dict__, b):
             return "the function's settings changed"
         return None

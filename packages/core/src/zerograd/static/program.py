@@ -263,7 +263,8 @@ class Program:
         outs = ", ".join(f"s{n}" for n in ins.outs)
         if ins.many and len(ins.outs) == 1:
             outs += ","
-        self._lines.append(f"{outs} = {self.k(fn.forward)}({args})")
+        call = fn.forward if ins.kernel is None else ins.kernel
+        self._lines.append(f"{outs} = {self.k(call)}({args})")
         for n in ins.outs:
             typ, shape, _ = self._t.meta[n]
             if shape == ():  # numpy answers 0-d work with scalars: make them 0-d arrays

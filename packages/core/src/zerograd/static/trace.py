@@ -47,15 +47,19 @@ class Forward:
     ``attrs`` maps the names of ``fn``'s settings that hold this call's arrays (an index
     array given to GetItem: an argument, or an array a Function made) to the setting with
     those arrays as :class:`Ref` slots: a replay sets them from its own arrays first.
+    ``kernel`` is what the function's :meth:`~zerograd.Function.kernel` gave, or None: a
+    replay calls it instead of ``fn.forward``, and ``fn`` then holds the attributes that
+    forward left.
     """
 
-    __slots__ = ("fn", "inputs", "ins", "outs", "many", "attrs")
+    __slots__ = ("fn", "inputs", "ins", "outs", "many", "attrs", "kernel")
 
     def __init__(
         self, fn: Any, inputs: tuple, ins: list, outs: list, many: bool, attrs: dict
     ) -> None:
         self.fn, self.inputs, self.ins, self.outs, self.many = fn, inputs, ins, outs, many
         self.attrs = attrs
+        self.kernel: Any = None
 
 
 class Vjp:
@@ -270,7 +274,13 @@ class Trace:
         many = type(outputs) is list
         outs = [self._slot(o.data) for o in (outputs if many else (outputs,))]
         self._clones[id(fn)] = (fn, before)
-        self.code.append(Forward(before, inputs, ins, outs, many, attrs))
+        step = Forward(before, inputs, ins, outs, many, attrs)
+        if not attrs:  # a forward that reads this call's arrays from its settings has none
+            # asked of the class: an instance attribute of that name is the user's own
+            step.kernel = type(fn).kernel(fn, *[v.data for v in inputs])
+            if step.kernel is not None:
+                before.__dict__.update(fn.__dict__)  # what forward left, for the vjp
+        self.code.append(step)
 
     def _setting(self, v: Any) -> Any:
         """``v`` with the call's arrays in it (arguments, arrays made) as :class:`Ref` slots.
