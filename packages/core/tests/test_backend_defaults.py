@@ -245,3 +245,32 @@ def test_numpy_backend_writes_in_place_with_out_and_knows_read_only_arrays():
     np.testing.assert_array_equal(out, np.divide(x, 3.0))
     b.compute_into("sqrt", x, out=x)
     np.testing.assert_array_equal(x, np.sqrt(np.arange(4.0, dtype=np.float32)))
+
+
+SUM_TO = [
+    ((4, 3), (3,)),  # a bias gradient: the leading axis
+    ((4, 3), (1, 3)),
+    ((4, 3), (4, 1)),
+    ((2, 4, 3), (4, 1)),  # a leading axis and an inner 1
+    ((4, 3), ()),  # everything: a 0-d array, not a library scalar
+    ((4, 3), (1, 1)),
+    ((4, 3), (4, 3)),  # nothing to sum: the array itself
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "bool"])
+@pytest.mark.parametrize("x_shape, shape", SUM_TO)
+def test_sum_to_default_and_numpys_give_numpys_keepdims_sum(x_shape, shape, dtype):
+    x = (rng.standard_normal(x_shape) * 50).astype(dtype)
+    lead = len(x_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and x_shape[i + lead] != 1
+    )
+    want = np.sum(x, axis=axes, keepdims=True).reshape(shape) if axes else x
+    for backend in (B, get_backend("numpy")):
+        got = backend.sum_to(x, shape)
+        assert type(got) is np.ndarray, backend.name
+        assert (got.shape, got.dtype) == (want.shape, want.dtype), backend.name
+        assert got.tobytes() == want.tobytes(), backend.name
+        if not axes:
+            assert got is x

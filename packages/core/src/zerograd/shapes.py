@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["conv_outsize", "size_of"]
+__all__ = ["conv_outsize", "size_of", "summed_axes"]
 
 
 def size_of(x: Any) -> int:
@@ -55,3 +55,25 @@ def conv_outsize(size: int, k: int, s: int, p: int) -> int:
         5
     """
     return (size + 2 * p - k) // s + 1
+
+
+def summed_axes(x_shape: tuple, shape: tuple) -> tuple[int, ...]:
+    """The axes of ``x_shape`` that summing down to ``shape`` adds up (broadcasting's adjoint).
+
+    The leading axes ``shape`` lacks, and those where ``shape`` has 1 and ``x_shape`` more.
+    Summing over them without keeping them leaves ``shape`` with its inner 1s dropped.
+
+    Args:
+        x_shape: The shape of the array summed.
+        shape: A shape that broadcasts to ``x_shape``.
+
+    Returns:
+        The axes, ascending.
+
+    Examples:
+        >>> summed_axes((4, 2, 3), (2, 1)), summed_axes((4, 3), (3,))
+        ((0, 2), (0,))
+    """
+    lead = len(x_shape) - len(shape)
+    inner = (i + lead for i, n in enumerate(shape) if n == 1 and x_shape[i + lead] != 1)
+    return (*range(lead), *inner)

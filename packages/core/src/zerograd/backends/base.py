@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import ModuleType
 from typing import Any
 
+from ..shapes import summed_axes
 from . import indexing as _indexing
 from . import standard as _std
 
@@ -320,7 +321,8 @@ class Backend:
     def sum_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         """Optional. Return ``x`` summed over the axes that broadcasting ``shape`` would expand.
 
-        Default: ``xp.sum(..., keepdims=True)`` and ``xp.reshape``.
+        Default: ``xp.sum`` over :func:`~zerograd.shapes.summed_axes`, then ``xp.reshape``
+        where ``shape`` has inner 1s.
 
         Args:
             x: An array of this backend.
@@ -329,15 +331,13 @@ class Backend:
         Returns:
             An array of ``shape``.
         """
-        if x.shape == shape:
+        axes = summed_axes(x.shape, shape)
+        if not axes:
             return x
-        lead = x.ndim - len(shape)
-        axes = tuple(range(lead)) + tuple(
-            i + lead for i, n in enumerate(shape) if n == 1 and x.shape[i + lead] != 1
-        )
-        xp = self.xp
-        y = xp.sum(x, axis=axes, keepdims=True) if axes else x
-        return xp.reshape(y, shape) if lead else y
+        y = self.xp.sum(x, axis=axes)
+        if type(y) is not type(x):  # a library scalar (numpy sums everything to one)
+            y = self.asarray(y)
+        return y if y.shape == shape else self.xp.reshape(y, shape)
 
     def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
         """Optional. Return ``x`` padded with ``value``, as a new array.
