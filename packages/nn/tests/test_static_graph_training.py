@@ -295,6 +295,41 @@ def test_char_lstm_windows_replay_the_eager_bits(backend, arr, to_np):
     assert counts["replayed"] >= 3
 
 
+@pytest.mark.parametrize(
+    "x_shape, b_shape", [((4, 3), (5,)), ((4, 3), None), ((2, 4, 3), (1, 5))], ids=str
+)
+def test_linears_kernel_is_its_forward_and_replays_call_no_linear_forward(
+    backend, rand, to_np, monkeypatch, x_shape, b_shape
+):
+    x, W = rand(*x_shape, seed=1), rand(3, 5, seed=2)
+    args = (x, W) if b_shape is None else (x, W, rand(*b_shape, seed=3))
+    fn = F.Linear()
+    y = fn(*args)
+    assert _bits(to_np, fn.kernel(*args)(*args)) == _bits(to_np, y)
+
+    forward, calls = F.Linear.forward, []
+
+    def counting(self, *xs):
+        calls.append(len(xs))
+        return forward(self, *xs)
+
+    monkeypatch.setattr(F.Linear, "forward", counting)
+    model = models.MLP((5, 2)).to(backend)
+
+    @static_graph
+    def step(x):
+        model.cleargrads()
+        loss = F.sum(model(x))
+        loss.backward()
+        return loss
+
+    for k in range(5):
+        step(rand(4, 3, seed=k))
+        if k == 2:  # the eager call and two recordings ran both layers' forwards
+            assert len(calls) == 6
+    assert len(calls) == 6 and step.counts["replayed"] == 2
+
+
 def _scheduler_inside(model, opt):
     sched, inner = StepLR(opt, step_size=1, gamma=0.5), _classifier_step(model, opt)
 

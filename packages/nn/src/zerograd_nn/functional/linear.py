@@ -26,10 +26,10 @@ class Linear(Function):
                 f"linear: b of shape {tuple(b.shape)} does not fit W of shape {tuple(W.shape)}; "
                 f"expected ({W.shape[1]},), one bias per output."
             )
-        y = get_array_module(x).matmul(x, W)
-        if b is not None:
-            y = add_into(y, b)  # y: matmul's fresh result
-        return y
+        return _affine(x, W, b)
+
+    def kernel(self, x: Any, W: Any, b: Any = None) -> Any:
+        return _affine  # what forward computes once its checks passed, which shapes decide
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, ...]:
         """Return ``(gy @ W.T, x.T @ gy, sum_to(gy, b.shape))``; None for raw operands."""
@@ -47,6 +47,12 @@ class Linear(Function):
             return gx, gW
         b = inputs[2]
         return gx, gW, xp.sum_to(gy, b.shape) if needs_grad(b) else None
+
+
+def _affine(x: Any, W: Any, b: Any = None) -> Any:
+    """``x @ W + b`` on arrays, the bias added into matmul's fresh result (Linear's kernel)."""
+    y = get_array_module(x).matmul(x, W)
+    return y if b is None else add_into(y, b)
 
 
 def linear(x: Any, W: Any, b: Any = None) -> Variable:
