@@ -344,6 +344,45 @@ def test_kernels_that_differ_between_recordings_keep_the_step_eager(rand, to_np)
     assert static.counts["replayed"] == 0
 
 
+class _Size(tuple):
+    """A shape type of its own, as torch.Size is: a tuple subclass made anew per call."""
+
+
+class _ScaledByColumns(Function):
+    """``x * (number of columns)``; forward notes the shape as a _Size, its kernel is fixed."""
+
+    def forward(self, x):
+        self.seen = _Size(x.shape)
+        return _times_columns(x)
+
+    def kernel(self, x):
+        return _times_columns
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * self.seen[-1]
+
+
+def _times_columns(x):
+    return x * x.shape[-1]
+
+
+def test_a_kernel_functions_tuple_like_state_compares_by_value(rand, to_np):
+    def make():
+        def step(x):
+            y = F.sum(_ScaledByColumns()(x) * x)
+            y.backward()
+            return y
+
+        return step
+
+    eager, static = _twins(make)
+    for k in range(5):
+        xe, xs_ = Variable(rand(2, 3, seed=k)), Variable(rand(2, 3, seed=k))
+        _same(to_np, eager(xe), static(xs_))
+        _same(to_np, xe.grad, xs_.grad)
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
 def test_zero_d_arrays_and_a_seeded_gradient(arr, to_np):
     def make():
         w = Parameter(arr(1.5))

@@ -145,7 +145,7 @@ def _canonical(v: Any, t: Trace) -> Any:
         return (tv, repr(v))  # nan equals nan, -0.0 differs from 0.0
     if v is None or tv in (bool, int, str, bytes, type):
         return (tv, v)
-    if tv in (tuple, list):
+    if tv in (tuple, list) or isinstance(v, tuple):  # torch.Size, named tuples: by value
         return (tv, tuple([_canonical(e, t) for e in v]))
     if tv is dict:
         return (tv, tuple([(k, _canonical(e, t)) for k, e in v.items()]))
