@@ -427,6 +427,18 @@ def test_a_truncated_or_corrupted_checkpoint_is_refused_and_changes_nothing(
         assert_identical(everything(*target)[:4], want[:4])
 
 
+def _assert_refused_changing_nothing(path, match):
+    """Loading ``path`` into a fresh run raises a ValueError matching ``match`` and leaves
+    the model, optimizer, scheduler and loader as they were."""
+    target = make_run(5, 5, real_loader)
+    before = everything(*target)
+    with pytest.raises(ValueError, match=match):
+        load_checkpoint(
+            path, model=target[0], optimizer=target[1], scheduler=target[2], loader=target[3]
+        )
+    assert_identical(everything(*target), before)
+
+
 def test_a_zip_directory_naming_an_unknown_zip_version_is_refused_and_changes_nothing(
     tmp_path, saved
 ):
@@ -438,14 +450,11 @@ def test_a_zip_directory_naming_an_unknown_zip_version_is_refused_and_changes_no
     damaged[entry + 6] = 109  # version needed to extract: 10.9, beyond what zipfile reads
     path = tmp_path / "c.npz"
     path.write_bytes(bytes(damaged))
-    target = make_run(5, 5, real_loader)
-    before = everything(*target)
-    with pytest.raises(ValueError, match=r"^load_checkpoint: .* is not a readable \.npz "
-                       r".*\(NotImplementedError: zip file version 10\.9\)"):  # fmt: skip
-        load_checkpoint(
-            path, model=target[0], optimizer=target[1], scheduler=target[2], loader=target[3]
-        )
-    assert_identical(everything(*target), before)
+    _assert_refused_changing_nothing(
+        path,
+        r"^load_checkpoint: .* is not a readable \.npz "
+        r".*\(NotImplementedError: zip file version 10\.9\)",
+    )
 
 
 def test_a_checkpoint_that_lost_arrays_its_description_names_is_refused_and_changes_nothing(
@@ -462,14 +471,11 @@ def test_a_checkpoint_that_lost_arrays_its_description_names_is_refused_and_chan
         for info in src.infolist():
             if not info.filename.startswith("loader/"):
                 dst.writestr(info, src.read(info))
-    target = make_run(5, 5, real_loader)
-    before = everything(*target)
-    with pytest.raises(ValueError, match=r"^load_checkpoint: .* is damaged: its description "
-                       r"names an array that the archive does not list \('loader/"):  # fmt: skip
-        load_checkpoint(
-            path, model=target[0], optimizer=target[1], scheduler=target[2], loader=target[3]
-        )
-    assert_identical(everything(*target), before)
+    _assert_refused_changing_nothing(
+        path,
+        r"^load_checkpoint: .* is damaged: its description "
+        r"names an array that the archive does not list \('loader/",
+    )
 
 
 KILLED_SAVE = """
