@@ -188,21 +188,32 @@ class _DeZeroExp(Function):
         return gy * y
 
 
-def test_multi_output_and_dezero_style_functions(rand, to_np):
+def _on_param(w_data, loss):
+    """A make() of ``step(x)``: clear the captured Parameter ``w``'s gradient, backpropagate
+    ``loss(x, w)`` and return it (``step.w`` is ``w``)."""
+
     def make():
-        w = Parameter(rand(3, seed=2))
+        w = Parameter(w_data)
 
         def step(x):
             w.cleargrad()
-            a, b = _TwoOut()(w * x)
-            y = F.sum(_DeZeroSquare()(a) + _DeZeroExp()(b * 0.1))
+            y = loss(x, w)
             y.backward()
             return y
 
         step.w = w
         return step
 
-    eager, static = _twins(make)
+    return make
+
+
+def _two_outputs_loss(x, w):
+    a, b = _TwoOut()(w * x)
+    return F.sum(_DeZeroSquare()(a) + _DeZeroExp()(b * 0.1))
+
+
+def test_multi_output_and_dezero_style_functions(rand, to_np):
+    eager, static = _twins(_on_param(rand(3, seed=2), _two_outputs_loss))
     for i in range(5):
         x = rand(3, seed=20 + i)
         _same(to_np, eager(x), static(x))
@@ -254,19 +265,8 @@ def test_a_promoting_forward_has_no_kernel_and_replays_its_forward(arr, to_np):
     same_kinds(f, f)
     assert same_kinds.kernel(f, f) is not None
 
-    def make():
-        w = Parameter(arr([0.5, 0.25, 0.125]))
-
-        def step(x):
-            w.cleargrad()
-            y = F.sum(_RefusingAdd()(x, w) * w)
-            y.backward()
-            return y
-
-        step.w = w
-        return step
-
-    eager, static = _twins(make)
+    loss = lambda x, w: F.sum(_RefusingAdd()(x, w) * w)  # noqa: E731
+    eager, static = _twins(_on_param(arr([0.5, 0.25, 0.125]), loss))
     for k in range(5):
         x = arr([k, 2 * k, 1], "int64")
         _same(to_np, eager(x), static(x))
