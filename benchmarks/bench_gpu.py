@@ -6,11 +6,14 @@
 Rows: the per-op cost of a 1,000-op elementwise chain (forward and backward), the MLP
 784-1000-1000-10 SGD step at batch 100 and 4,096, the benchmark CNN step at batch 32 and
 512, the im2col/col2im kernels against the same work in generic array calls, and the peak
-GPU memory of a step above what the weights hold. Every time is the median of ``repeat``
-runs after warm-up, the two frameworks interleaved, with the device synchronized before
-the clock is read (each step ends by reading its loss, as ``float(loss.data)`` and
-``loss.item()`` do). TF32 is off in both: CuPy's default, and PyTorch's matmul default,
-set explicitly for PyTorch's convolutions too (cuDNN's default is on).
+GPU memory of a step above what the weights hold. The chain and the steps are measured
+twice for zerograd: eager, as the book writes them, and replayed by
+``zerograd.static_graph`` (after one eager and two recorded calls, as ``fw_static.py``).
+Every time is the median of ``repeat`` runs after warm-up, the frameworks interleaved,
+with the device synchronized before the clock is read (each step ends by reading its
+loss, as ``float(loss.data)`` and ``loss.item()`` do). TF32 is off in both: CuPy's
+default, and PyTorch's matmul default, set explicitly for PyTorch's convolutions too
+(cuDNN's default is on).
 
 ``benchmarks/run.py`` (``nox -s bench``) adds this section to results.md where a GPU is
 usable and keeps the last one measured elsewhere; ``--splice`` puts a section measured on
@@ -74,6 +77,7 @@ def timed(fns: dict, cp, torch, repeat: int, warmup: int = 3) -> dict[str, float
 
 def zerograd_side(backend):
     """The chain's pieces and the nets of fw_zerograd, on ``backend``'s device."""
+    import fw_static as zs
     import fw_zerograd as zg
 
     import zerograd.functions as ZF
@@ -97,8 +101,30 @@ def zerograd_side(backend):
         chain=pieces,
         mlp=lambda: net(lambda: zg.MLP(mlp_weights(), "relu")),
         cnn=lambda: net(lambda: zg.CNN(cnn_weights())),
+        mlp_static=lambda: net(lambda: zs.MLP(mlp_weights(), "relu")),
+        cnn_static=lambda: net(lambda: zs.CNN(cnn_weights())),
         inputs=lambda x, t: (backend.from_numpy(x), backend.from_numpy(t)),
     )
+
+
+def static_chain(backend, x0, c, ops, n):
+    """The chain recorded once by ``zerograd.static_graph`` and replayed: a function of
+    no arguments that runs it on a fresh leaf and returns the leaf's gradient."""
+    from workloads import chain_of
+
+    import zerograd.functions as ZF
+    from zerograd import Variable, static_graph
+
+    pieces = SimpleNamespace(tanh=ZF.tanh, sin=ZF.sin, backward=lambda y: y.backward())
+    c = backend.from_numpy(c)  # made once: a constant of every recording
+    step = static_graph(lambda x: chain_of(pieces, x, c, ops, n), warmup=1)
+
+    def run():
+        x = Variable(backend.from_numpy(x0))
+        step(x)
+        return backend.to_numpy(x.grad.data)
+
+    return run
 
 
 def torch_side(torch):
@@ -192,76 +218,80 @@ def measure(backend, torch, repeat: int) -> list[dict]:
     rows = []
 
     x0, c = chain_inputs()
-    fns = {"z": lambda: chain(zs.chain, x0, c, OPS, CHAIN)}
+    fns = {
+        "z": lambda: chain(zs.chain, x0, c, OPS, CHAIN),
+        "zs": static_chain(backend, x0, c, OPS, CHAIN),
+    }
     if ts:
         fns["t"] = lambda: chain(ts.chain, x0, c, OPS, CHAIN)
-    grads = {k: fn() for k, fn in fns.items()}
+    grads = {k: float(np.asarray(fn()).ravel()[0]) for k, fn in fns.items()}
     values = set(np.round(list(grads.values()), 9))
     checked = "same gradient ✓" if len(values) == 1 else f"gradients differ: {grads}"
     got = timed(fns, cp, torch, repeat)
     us = {k: v / CHAIN * 1e6 for k, v in got.items()}
-    ratio = us["z"] / us["t"] if ts else None
-    rows.append(
-        _row(
-            "per-op, 1,000-op add/mul/tanh/sin chain, fwd+bwd, µs/op",
-            us["z"],
-            us.get("t"),
-            "µs/op",
-            "≤ 1.5× PyTorch",
-            None if ratio is None else ratio <= 1.5,
-            checked if ts else "PyTorch CUDA not installed: nothing to compare the gradient with",
+    case = "per-op, 1,000-op add/mul/tanh/sin chain, fwd+bwd"
+    for k, how in (("z", ""), ("zs", ", static replay")):
+        ratio = us[k] / us["t"] if ts else None
+        rows.append(
+            _row(
+                f"{case}{how}, µs/op",
+                us[k],
+                us.get("t"),
+                "µs/op",
+                "≤ 1.5× PyTorch",
+                None if ratio is None else ratio <= 1.5,
+                checked if ts else "PyTorch CUDA not installed: no gradient to compare with",
+            )
         )
-    )
 
-    for name, make_z, make_t, data, sizes, limit, at in (
-        ("MLP 784-1000-1000-10 relu, SGD", zs.mlp, ts and ts.mlp, mlp_data, (100, 4096), 1.2, 4096),
-        (
-            "CNN conv3x3 1→16, pool 2, linear, SGD",
-            zs.cnn,
-            ts and ts.cnn,
-            cnn_data,
-            (32, 512),
-            1.5,
-            512,
-        ),
-    ):
+    for name, make_z, make_zs, make_t, data, sizes, limit, at in (
+        ("MLP 784-1000-1000-10 relu, SGD", zs.mlp, zs.mlp_static, ts and ts.mlp, mlp_data,
+         (100, 4096), 1.2, 4096),
+        ("CNN conv3x3 1→16, pool 2, linear, SGD", zs.cnn, zs.cnn_static, ts and ts.cnn,
+         cnn_data, (32, 512), 1.5, 512),
+    ):  # fmt: skip
         for n in sizes:
             x, t = data(n)
-            zm, zx = make_z(), zs.inputs(x, t)
-            fns = {"z": lambda zm=zm, zx=zx: zm.step(*zx)}
+            zx = zs.inputs(x, t)
+            zm, zsm = make_z(), make_zs()
+            fns = {
+                "z": lambda zm=zm, zx=zx: zm.step(*zx),
+                "zs": lambda zsm=zsm, zx=zx: zsm.step(*zx),
+            }
             if ts:
                 tm, tx = make_t(), ts.inputs(x, t)
                 fns["t"] = lambda tm=tm, tx=tx: tm.step(*tx)
-            first = {k: fn() for k, fn in fns.items()}  # the same first loss in both
-            got = timed(fns, cp, torch, repeat)
+            first = {k: fn() for k, fn in fns.items()}  # the same first loss in each
+            got = timed(fns, cp, torch, repeat)  # the static step replays after its warm-up
             ms = {k: v * 1e3 for k, v in got.items()}
-            ratio = ms["z"] / ms["t"] if ts else None
-            gate = n == at and ratio is not None
             note = "first loss " + ", ".join(f"{k}={v:.5f}" for k, v in first.items())
-            rows.append(
-                _row(
-                    f"{name}, batch {n}, ms/step",
-                    ms["z"],
-                    ms.get("t"),
-                    "ms",
-                    f"≤ {limit}× PyTorch at {at}" if n == at else "report",
-                    (ratio <= limit) if gate else None,
-                    note,
-                )
-            )
-            zpeak = peak_step_bytes(fns["z"], cp=cp)
             tpeak = peak_step_bytes(fns["t"], torch=torch) if ts else None
-            rows.append(
-                _row(
-                    f"{name}, batch {n}, peak step memory MiB",
-                    zpeak / 2**20,
-                    tpeak / 2**20 if tpeak else None,
-                    "MiB",
-                    "≤ 1.2× PyTorch",
-                    None if not tpeak else zpeak <= 1.2 * tpeak,
-                    "bytes allocated during a step above those held before it",
+            for k, how in (("z", ""), ("zs", ", static replay")):
+                ratio = ms[k] / ms["t"] if ts else None
+                gate = n == at and ratio is not None
+                rows.append(
+                    _row(
+                        f"{name}, batch {n}{how}, ms/step",
+                        ms[k],
+                        ms.get("t"),
+                        "ms",
+                        f"≤ {limit}× PyTorch at {at}" if n == at else "report",
+                        (ratio <= limit) if gate else None,
+                        note,
+                    )
                 )
-            )
+                zpeak = peak_step_bytes(fns[k], cp=cp)
+                rows.append(
+                    _row(
+                        f"{name}, batch {n}{how}, peak step memory MiB",
+                        zpeak / 2**20,
+                        tpeak / 2**20 if tpeak else None,
+                        "MiB",
+                        "≤ 1.2× PyTorch",
+                        None if not tpeak else zpeak <= 1.2 * tpeak,
+                        "bytes allocated during a step above those held before it",
+                    )
+                )
 
     for geometry in (
         ("conv 3x3 pad 1 of (512, 1, 28, 28)", (512, 1, 28, 28), (3, 3), (1, 1), (1, 1), 0.0),

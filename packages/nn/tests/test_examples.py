@@ -201,8 +201,13 @@ def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
     torch = bench_gpu._torch()
     rows = bench_gpu.measure(backend, torch, repeat=1)
     cases = [r["case"].split(",")[0].split()[0] for r in rows]
-    assert cases[0] == "per-op" and cases.count("MLP") == 4 and cases.count("CNN") == 4
+    assert cases[:2] == ["per-op"] * 2 and cases.count("MLP") == 8 and cases.count("CNN") == 8
     assert cases.count("im2col") == 2 and cases.count("col2im") == 2
+    assert sum("static replay" in r["case"] for r in rows) == 9  # the chain, 2 × 2 × (time, memory)
     assert all(r["zerograd"] > 0 for r in rows)
     assert ("same gradient ✓" in rows[0]["note"]) == (torch is not None), rows[0]["note"]
+    for r in rows:  # the replayed step's first (eager) loss is the eager step's
+        if r["note"].startswith("first loss"):
+            losses = dict(kv.split("=") for kv in r["note"][len("first loss ") :].split(", "))
+            assert losses["z"] == losses["zs"], r["note"]
     assert all("same result ✓" in r["note"] for r in rows if r["case"].startswith("im2col"))
