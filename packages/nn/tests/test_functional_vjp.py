@@ -12,7 +12,14 @@ import pytest
 
 import zerograd_nn.functional as F
 from zerograd import Function, Variable
+from zerograd.functions import Add, Exp, MatMul, Mul, Neg, Reshape, Sub, Sum, Tanh
+from zerograd.namespaces import array_ops_by_type
 from zerograd.testing import check_backward
+from zerograd_nn.functional.activation import LogSoftmax, ReLU, Sigmoid, Softmax
+from zerograd_nn.functional.conv import Conv2d
+from zerograd_nn.functional.linear import Linear
+from zerograd_nn.functional.loss import SoftmaxCrossEntropy
+from zerograd_nn.functional.pooling import Pooling
 
 
 def _spread(rng, shape):
@@ -169,3 +176,84 @@ def test_inputs_and_saved_state_are_not_written_by_forward_or_backward(rand, to_
     np.testing.assert_array_equal(to_np(x.grad), first)
     for v, old in zip((x, W, b), before):
         np.testing.assert_array_equal(to_np(v), old)
+
+
+# -- vjp_reads_inputs / vjp_reads_outputs = False: a replay passes None and frees them ---------
+
+_SHAPES = {
+    "x": (3, 4),
+    "y": (3, 2),
+    "w": (4, 2),
+    "b": (2,),
+    "img": (2, 1, 5, 5),
+    "k": (3, 1, 3, 3),
+    "kb": (3,),
+}
+_DECLARED = {  # every Function that says its vjp reads less: a maker and its inputs' shapes
+    "Exp": (Exp, "x"),
+    "Tanh": (Tanh, "x"),
+    "Sigmoid": (Sigmoid, "x"),
+    "ReLU": (ReLU, "x"),
+    "Softmax": (Softmax, "x"),
+    "LogSoftmax": (LogSoftmax, "x"),
+    "Add": (Add, "x", "x"),
+    "Sub": (Sub, "y", "b"),  # broadcasting: the vjp sums the gradient back to (2,)
+    "Mul": (Mul, "x", "x"),
+    "Neg": (Neg, "x"),
+    "MatMul": (MatMul, "x", "w"),
+    "Reshape": (lambda: Reshape((4, 3)), "x"),
+    "Sum": (lambda: Sum(1, False), "x"),
+    "Linear": (Linear, "x", "w", "b"),
+    "Conv2d": (lambda: Conv2d(1, 1), "img", "k", "kb"),
+    "Pooling": (lambda: Pooling(2, 2, 0), "img"),
+    "SoftmaxCrossEntropy": (SoftmaxCrossEntropy, "x", "labels"),
+}
+
+
+def _subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from _subclasses(sub)
+
+
+def test_every_function_whose_vjp_reads_less_is_checked_here():
+    declared = {
+        c.__name__
+        for c in _subclasses(Function)
+        if not (c.vjp_reads_inputs and c.vjp_reads_outputs)
+        and c.__module__.startswith(("zerograd.", "zerograd_nn."))
+    }
+    assert declared == set(_DECLARED)
+
+
+@pytest.mark.parametrize("name", sorted(_DECLARED))
+def test_a_vjp_gives_the_same_gradient_without_what_it_says_it_does_not_read(
+    name, rand, backend, to_np
+):
+    """A static-graph replay passes None for what a vjp does not read and frees those
+    arrays early: the vjp must not need them (``xs``, ``self.inputs``' data, ``y``)."""
+    make, *shapes = _DECLARED[name]
+    labels = backend.from_numpy(np.array([1, 0, 3]))
+    xs = [
+        Variable(labels if s == "labels" else rand(*_SHAPES[s], seed=i))
+        for i, s in enumerate(shapes)
+    ]
+    fn = make()
+    y = fn(*xs)
+    gy = rand(*y.shape, seed=9)
+    ops = array_ops_by_type[type(gy)]
+    want = fn.vjp(ops, tuple(x.data for x in xs), y.data, gy)
+    if not fn.vjp_reads_inputs:
+        for x in xs:
+            x.data = None  # nothing of the inputs is left to read
+    got = fn.vjp(
+        ops,
+        tuple(x.data for x in xs),
+        y.data if fn.vjp_reads_outputs else None,
+        gy,
+    )
+    pairs = zip(want, got) if isinstance(want, tuple) else [(want, got)]
+    for w, g in pairs:
+        assert (w is None) == (g is None)
+        if w is not None:
+            np.testing.assert_array_equal(to_np(g), to_np(w))

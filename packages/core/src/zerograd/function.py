@@ -47,6 +47,17 @@ class Function:
     # `_deps` counts the uses of its outputs that walk still waits for.
     __slots__ = ("inputs", "outputs", "generation", "_walk", "_deps", "__dict__", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
+    vjp_reads_inputs: bool = True
+    """Whether :meth:`vjp` reads the inputs' values (``xs``, or ``self.inputs``' data).
+
+    A function whose derivative needs only its output and the output's gradient (exp,
+    tanh, sigmoid, ReLU) sets it False: a static-graph replay then passes None in ``xs``
+    and frees each input array as soon as nothing else reads it, rather than keeping it
+    for the vjp. The eager engine is unchanged (the graph holds its input Variables).
+    """
+    vjp_reads_outputs: bool = True
+    """Whether :meth:`vjp` reads the output's value ``y``; False (matmul, linear,
+    convolution, add) lets a replay pass None for it and free it the same way."""
     # The namespace that runs a vjp on Variables (zerograd.namespaces.VariableOps) is made
     # of zerograd.functions, above this module: zerograd.namespaces installs it here when
     # imported (importing zerograd does), as the functions package installs the operators.

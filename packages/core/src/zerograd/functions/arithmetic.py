@@ -98,6 +98,9 @@ class _Binary(Function):
 class Add(_Binary):
     """``x0 + x1`` with broadcasting; used by :func:`add` and ``+``."""
 
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
     op = operator.add
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
@@ -109,6 +112,9 @@ class Add(_Binary):
 
 class Sub(_Binary):
     """``x0 - x1`` with broadcasting; used by :func:`sub` and ``-``."""
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
 
     op = operator.sub
 
@@ -123,6 +129,8 @@ class Sub(_Binary):
 
 class Mul(_Binary):
     """``x0 * x1`` with broadcasting; used by :func:`mul` and ``*``."""
+
+    vjp_reads_outputs = False
 
     op = operator.mul
 
@@ -152,6 +160,9 @@ class Div(_Binary):
 
 class Neg(Function):
     """``-x``; used by :func:`neg` and unary ``-``."""
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         return -x

@@ -69,6 +69,7 @@ class Exp(_Namesake):
     """Elementwise ``exp(x)``; used by :func:`exp`."""
 
     math = "exp"
+    vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).exp(_float(x))
@@ -121,6 +122,7 @@ class Tanh(_Namesake):
     """Elementwise hyperbolic tangent; used by :func:`tanh`."""
 
     math = "tanh"
+    vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).tanh(_float(x))

@@ -11,6 +11,8 @@ from ..variable import Constant, Variable
 class MatMul(Function):
     """Matrix product ``x @ w`` with numpy's rules; used by :func:`matmul`."""
 
+    vjp_reads_outputs = False
+
     def forward(self, x: Any, w: Any) -> Any:
         """Return ``x @ w``.
 

@@ -49,6 +49,9 @@ class Sum(Function):
         keepdims: Keep the reduced axes with length 1.
     """
 
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
     def __init__(self, axis: Any, keepdims: bool) -> None:
         self.axis, self.keepdims = axis, keepdims
 

@@ -29,6 +29,9 @@ class Reshape(Function):
         shape: The new shape (the same number of elements; ``-1`` infers one axis).
     """
 
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = shape
 

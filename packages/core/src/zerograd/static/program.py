@@ -289,7 +289,8 @@ class Program:
 
     def _vjp(self, ins: Vjp) -> list:
         fn = ins.fn
-        sets = [(s, n) for s, n in self._stand_ins.get(id(fn), [])]
+        reads = fn.vjp_reads_inputs or ins.call is not None  # a DeZero backward reads them
+        sets = [(s, n) for s, n in self._stand_ins.get(id(fn), [])] if reads else []
         if ins.call is not None:  # a DeZero-style backward reads self.outputs too
             outs = [None if o is None else _stand_in(o) for o in ins.outputs]
             fn.outputs = tuple([_dead if o is None else weakref.ref(o) for o in outs])

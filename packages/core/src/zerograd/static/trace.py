@@ -334,12 +334,15 @@ class Trace:
         step = self._step(fn, ops, None)
         if step is None:
             return
-        step.xs = [self._known(x) for x in xs]
+        # what the vjp does not read, the replay passes as None and frees earlier
+        known = self._known
+        step.xs = [known(x) if fn.vjp_reads_inputs else None for x in xs]
+        reads_y = fn.vjp_reads_outputs
         if type(y) is tuple:
-            step.ys = tuple([None if a is None else self._known(a) for a in y])
-            step.gys = tuple([None if g is None else self._known(g) for g in gy])
+            step.ys = tuple([None if a is None or not reads_y else known(a) for a in y])
+            step.gys = tuple([None if g is None else known(g) for g in gy])
         else:
-            step.ys, step.gys = self._known(y), self._known(gy)
+            step.ys, step.gys = known(y) if reads_y else None, known(gy)
         self._returned(step, gxs)
 
     def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:

@@ -13,7 +13,7 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import axis as normalize_axis
 from zerograd.checks import real_number
 from zerograd.functions import exp, sum
-from zerograd.utils import size_of
+from zerograd.utils import data_of, size_of
 
 from .arrays import as_float, float_data, logsumexp
 
@@ -29,6 +29,8 @@ def _keep(y: Any, x: Any) -> Any:
 
 class Sigmoid(Function):
     """Logistic sigmoid; its gradient comes from the output."""
+
+    vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
         x = float_data(x)
@@ -71,15 +73,21 @@ def sigmoid(x: Any) -> Variable:
 
 
 class ReLU(Function):
-    """``max(x, 0)``; the gradient passes where ``x > 0``."""
+    """``max(x, 0)``; the gradient passes where ``x > 0``, read from the output."""
+
+    vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
         return _keep(get_array_module(x).maximum(x, 0), x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy`` where ``x > 0``, else 0."""
-        x = self.inputs[0].data  # the mask is a constant in both modes
-        return gy * backend_of(x).astype(x > 0, gy.dtype)
+        """Return ``gy`` where ``y > 0`` (where ``x > 0``: ``y = max(x, 0)``), else 0."""
+        y = data_of(y)  # the mask is a constant in both modes
+        mask = backend_of(y).astype(y > 0, gy.dtype)
+        if isinstance(gy, Variable):
+            return gy * mask
+        mask *= gy  # first order: the fresh mask becomes the gradient (no third array)
+        return mask
 
 
 def relu(x: Any) -> Variable:
@@ -145,6 +153,8 @@ class Softmax(Function):
     Args:
         axis: the axis to normalize over.
     """
+
+    vjp_reads_inputs = False
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis
@@ -214,6 +224,8 @@ class LogSoftmax(Function):
     Args:
         axis: the axis to normalize over.
     """
+
+    vjp_reads_inputs = False
 
     def __init__(self, axis: int = 1) -> None:
         self.axis = axis

@@ -163,6 +163,8 @@ class Conv2d(Function):
         pad: an int or a pair.
     """
 
+    vjp_reads_outputs = False
+
     def __init__(self, stride: Any = 1, pad: Any = 0) -> None:
         self.stride = _pair(stride, what="conv2d: stride")
         self.pad = _pair(pad, what="conv2d: pad")

@@ -15,6 +15,8 @@ from .arrays import add_into, needs_grad
 class Linear(Function):
     """``x @ W + b`` in one graph node (``b`` optional)."""
 
+    vjp_reads_outputs = False
+
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
             raise ValueError(

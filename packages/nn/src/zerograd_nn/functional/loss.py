@@ -180,6 +180,8 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
 class SoftmaxCrossEntropy(Function):
     """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
 
+    vjp_reads_outputs = False
+
     def forward(self, x: Any, t: Any) -> Any:
         n = x.shape[0]
         x = float_data(x)
