@@ -460,3 +460,28 @@ def test_a_replay_frees_what_only_a_forward_read():
     activation = 512 * 256 * 8
     assert keeps - frees >= 0.9 * activation, (frees, keeps)
     np.testing.assert_array_equal(g_free, g_keep)
+
+
+def test_a_replay_refuses_labels_out_of_range_with_nothing_changed(rand, arr, to_np):
+    """The label check runs in the loss's forward, so a replay checks each batch (CuPy would
+    wrap such labels silently); the refused replay leaves parameters and gradients as they
+    were, though the step clears the gradients before its forward."""
+    model = models.MLP((8, 4))
+    opt = O.SGD(lr=0.1).setup(model)
+
+    @static_graph
+    def step(x, t):
+        model.cleargrads()
+        loss = F.softmax_cross_entropy(model(x), t)
+        loss.backward()
+        opt.update()
+        return loss
+
+    x, t = rand(5, 3, seed=1), arr(np.array([0, 3, 1, 2, 0]), "int64")
+    for _ in range(4):  # eager, two recordings, a replay
+        step(x, t)
+    assert len(step.sources()) == 1
+    before = [(_bits(to_np, p), _bits(to_np, p.grad)) for p in model.params()]
+    with pytest.raises(ValueError, match=r"class ids in 0\.\.3 .*got labels from 0 to 4"):
+        step(x, arr(np.array([0, 4, 1, 2, 0]), "int64"))
+    assert [(_bits(to_np, p), _bits(to_np, p.grad)) for p in model.params()] == before

@@ -143,7 +143,11 @@ class Program:
         for i in range(first_effect):
             if type(code[i]) is Read:
                 self._read(code[i], miss=True)
-        self._clear()
+        # the old gradients go where the backward (or anything with effects) begins: after
+        # the forward, whose checks may still refuse the call with nothing changed
+        first_after_forward = next(
+            (i for i, c in enumerate(code) if type(c) in (Vjp, Op, Store, Effect)), len(code)
+        )
         counts: dict[int, int] = defaultdict(int)
         for ins in code:
             for n in _uses(ins):
@@ -151,6 +155,8 @@ class Program:
         dies: dict[int, list[int]] = defaultdict(list)  # instruction -> slots dead after it
         defined: set[int] = set()
         for i, ins in enumerate(code):
+            if i == first_after_forward:
+                self._clear()
             kind = type(ins)
             if kind is Read:
                 if i >= first_effect:
@@ -175,6 +181,8 @@ class Program:
                     dies[max(self._last.get(n, i), i)].append(n)
             if dies.get(i):
                 self._lines.append("del " + ", ".join(f"s{n}" for n in sorted(dies.pop(i))))
+        if first_after_forward == len(code):
+            self._clear()
         self._states()
         self._lines.append(f"return {self._result(t.result)}")
 
@@ -204,8 +212,9 @@ class Program:
     def _clear(self) -> None:
         """Drop the gradients the call cleared before computing new ones (cleargrads()).
 
-        The call did it somewhere before its backward; the replay does it first, so the
-        old gradients are not kept alive beside the new step's arrays.
+        The call did it somewhere before its backward; the replay does it as its backward
+        begins, so the old gradients are not kept alive beside the backward's arrays, and a
+        forward that refuses its inputs (labels out of range) leaves them as they were.
         """
         for v, none_at_start in self._fresh():
             if not none_at_start:
