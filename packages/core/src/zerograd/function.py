@@ -57,7 +57,10 @@ class Function:
     """
     vjp_reads_outputs: bool = True
     """Whether :meth:`vjp` reads the output's value ``y``; False (matmul, linear,
-    convolution, add) lets a replay pass None for it and free it the same way."""
+    convolution, add) lets a replay pass None for it and free it the same way.
+
+    Both are inherited: a subclass whose derivative reads more sets them back to True.
+    """
     # The namespace that runs a vjp on Variables (zerograd.namespaces.VariableOps) is made
     # of zerograd.functions, above this module: zerograd.namespaces installs it here when
     # imported (importing zerograd does), as the functions package installs the operators.
