@@ -16,6 +16,12 @@ from zerograd.backends import Backend, NoBackendError
 
 from .kernels import col2im_gpu, im2col_gpu
 from .random import KEYS, NORMAL, UNIFORM, PhiloxGenerator
+from .softmax import (
+    CROSS_ENTROPY_MAX_CLASSES,
+    SOFTMAX_MAX_CLASSES,
+    cross_entropy_rows_gpu,
+    softmax_rows_gpu,
+)
 
 INSTALL_HINT = "pip install 'zerograd-cupy[cuda12]'"
 """The command that installs CuPy for this backend (``[cuda13]`` for CUDA 13 drivers)."""
@@ -407,3 +413,23 @@ class CupyBackend(Backend):
             A new array of shape ``img_shape``.
         """
         return col2im_gpu(col, img_shape, kernel_size, stride, pad)
+
+    # -- optional extension: one launch for a classifier's softmax and loss ------------
+    def softmax(self, x: Any, axis: int) -> Any:
+        """Softmax along the last axis in one CUDA kernel where rows are short.
+
+        See ``zerograd_cupy.softmax``; other axes and long rows take the generic path.
+        """
+        c = x.shape[axis] if x.ndim else 0
+        if axis != x.ndim - 1 or not 0 < c <= SOFTMAX_MAX_CLASSES or x.dtype.char not in "fd":
+            return super().softmax(x, axis)
+        return softmax_rows_gpu(x.reshape(-1, c)).reshape(x.shape)
+
+    def cross_entropy_rows(self, x: Any, t: Any) -> Any:
+        """Each row's cross-entropy in one CUDA kernel, one thread per row.
+
+        Rows longer than ``CROSS_ENTROPY_MAX_CLASSES`` take the generic path.
+        """
+        if x.shape[1] > CROSS_ENTROPY_MAX_CLASSES or x.dtype.char not in "fd":
+            return super().cross_entropy_rows(x, t)
+        return cross_entropy_rows_gpu(x, t)

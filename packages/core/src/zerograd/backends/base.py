@@ -390,6 +390,36 @@ class Backend:
         """
         return _std.col2im(self, col, img_shape, k, s, p)
 
+    def softmax(self, x: Any, axis: int) -> Any:
+        """Optional kernel. Return ``exp(x) / sum(exp(x), axis)`` without overflow.
+
+        Default: the maximum along ``axis`` subtracted, then ``exp``, ``sum`` and a division
+        (four array calls; a GPU backend does it in one launch).
+
+        Args:
+            x: A floating-point array with at least one element along ``axis``.
+            axis: A non-negative axis of ``x``.
+
+        Returns:
+            A new array of ``x``'s shape and dtype.
+        """
+        return _std.softmax(self.xp, x, axis)
+
+    def cross_entropy_rows(self, x: Any, t: Any) -> Any:
+        """Optional kernel. Each row's cross-entropy, ``logsumexp(x[i]) - x[i, t[i]]``.
+
+        Default: log-sum-exp after subtracting each row's maximum, then the labels' entries
+        picked (seven array calls; a GPU backend does it in one launch).
+
+        Args:
+            x: Floating-point scores, shape (N, C) with C >= 1.
+            t: Integer labels, shape (N,), each in ``0..C - 1`` (the caller checks).
+
+        Returns:
+            A new array of shape (N,) and ``x``'s dtype.
+        """
+        return _std.cross_entropy_rows(self.xp, x, t)
+
     def assign(self, target: Any, value: Any) -> None:
         """Optional. Write ``value`` into ``target`` in place (``target[...] = value``).
 

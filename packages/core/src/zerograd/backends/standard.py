@@ -245,3 +245,17 @@ def writable_type(backend: Any, x: Any) -> bool:
             known = False
         cache[type(x)] = known
     return known
+
+
+def softmax(xp: Any, x: Any, axis: int) -> Any:
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (:meth:`Backend.softmax`)."""
+    y = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
+    return y / xp.sum(y, axis=axis, keepdims=True)
+
+
+def cross_entropy_rows(xp: Any, x: Any, t: Any) -> Any:
+    """``logsumexp(x[i]) - x[i, t[i]]`` per row (:meth:`Backend.cross_entropy_rows`)."""
+    m = xp.max(x, axis=1, keepdims=True)
+    lse = m + xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True))
+    rows = xp.arange(x.shape[0], device=getattr(x, "device", None))  # numpy 1.26: none
+    return -((x - lse)[rows, t])

@@ -187,6 +187,22 @@ def test_pad_im2col_col2im_match_numpy(backend):
     _close(backend.to_numpy(back), numpy_backend.col2im(g, img.shape, k, s, p))
 
 
+def test_softmax_and_cross_entropy_rows_match_numpy(backend):
+    """``softmax`` and ``cross_entropy_rows`` give what the numpy backend gives.
+
+    One score is large enough that ``exp`` would overflow without the maximum subtracted.
+    """
+    numpy_backend = get_backend("numpy")
+    x = _rng.standard_normal((6, 5)) * 4
+    x[0, 1] = 700.0
+    t = np.array([1, 0, 4, 2, 2, 3])
+    got = backend.cross_entropy_rows(_put(backend, x), _put(backend, t, "int64"))
+    _close(backend.to_numpy(got), numpy_backend.cross_entropy_rows(x, t))
+    for axis in (0, 1):
+        got = backend.softmax(_put(backend, x), axis)
+        _close(backend.to_numpy(got), numpy_backend.softmax(x, axis))
+
+
 def test_resolve_dtype_and_dtype_kind(backend):
     """``resolve_dtype`` accepts dtype names and ``dtype_kind`` classifies them."""
     for name, kind in (("float32", "f"), ("float64", "f"), ("int64", "i")):

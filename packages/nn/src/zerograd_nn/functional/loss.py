@@ -12,7 +12,7 @@ from zerograd.utils import data_of as _data
 from zerograd.utils import size_of
 
 from .activation import Softmax, relu
-from .arrays import array_arg, as_float, float_data, logsumexp, needs_grad, onehot
+from .arrays import array_arg, as_float, float_data, needs_grad, onehot
 
 
 def _like(value: Any, x: Any) -> Any:
@@ -169,10 +169,11 @@ def _check_labels(op: str, x: Any, t: Any) -> Any:
 
 
 def _check_label_range(op: str, x_shape: tuple, t: Any) -> None:
-    """Refuse labels outside ``0..classes - 1``: numpy would raise an IndexError of its own
-    and a GPU backend would wrap them silently (CuPy's out-of-range indices wrap around).
+    """Refuse labels outside ``0..classes - 1``, which indexing would not refuse clearly.
 
-    A Function's forward calls it, so that a static-graph replay checks each batch too.
+    numpy raises an IndexError of its own, and CuPy wraps out-of-range indices around
+    silently. A Function's forward calls it, so that a static-graph replay checks each
+    batch too.
     """
     if not t.shape[0]:
         return
@@ -193,11 +194,9 @@ class SoftmaxCrossEntropy(Function):
 
     def forward(self, x: Any, t: Any) -> Any:
         _check_label_range("softmax_cross_entropy", x.shape, t)
-        n = x.shape[0]
         x = float_data(x)
-        xp = get_array_module(x)
-        log_p = (x - logsumexp(x, axis=1))[xp.arange(n, device=device_of(x)), t]
-        return _like(-xp.sum(log_p) / n, x)
+        rows = backend_of(x).cross_entropy_rows(x, t)
+        return _like(get_array_module(x).sum(rows) / x.shape[0], x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
         """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None."""

@@ -1,0 +1,92 @@
+"""CUDA kernels for softmax and cross-entropy over the rows of a (N, C) array.
+
+The generic code takes four array calls for a softmax (max, exp, sum, divide) and seven
+for the cross-entropy's per-row values; on a GPU each call is a kernel launch and tens of
+microseconds of Python, which is most of a classifier's loss at small C. These do each in
+one launch. A row's maximum follows numpy's (a NaN in the row makes it NaN), so a row
+with NaN or infinite scores gives NaN where the generic code does.
+
+The softmax kernel runs one thread per element, each reading its whole row (cheap for
+the few classes of a classifier); :data:`SOFTMAX_MAX_CLASSES` bounds where it is used. The
+cross-entropy kernel runs one thread per row. CuPy is imported on first use only.
+
+Examples:
+    >>> SOFTMAX_MAX_CLASSES
+    128
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from typing import Any
+
+SOFTMAX_MAX_CLASSES = 128
+"""Rows longer than this go to the generic softmax (each thread would read too much)."""
+
+CROSS_ENTROPY_MAX_CLASSES = 4096
+"""Rows longer than this go to the generic cross-entropy (one thread would loop too long)."""
+
+_ROW_MAX = """
+    T m = x[base];
+    for (ptrdiff_t j = 1; j < c; ++j) {
+        const T v = x[base + j];
+        if (v > m || v != v) m = v;  // a NaN stays: numpy's max propagates it
+        if (m != m) break;
+    }
+    T s = 0;
+    for (ptrdiff_t j = 0; j < c; ++j) s += exp(x[base + j] - m);
+"""
+
+_SOFTMAX_BODY = (
+    "    const ptrdiff_t base = i / c * c;\n" + _ROW_MAX + "    y = exp(x[i] - m) / s;\n"
+)
+
+_CROSS_ENTROPY_BODY = (
+    "    const ptrdiff_t base = i * c;\n" + _ROW_MAX + "    y = (m + log(s)) - x[base + t[i]];\n"
+)
+
+
+@functools.cache
+def _kernels() -> tuple[Any, Any]:
+    cp = importlib.import_module("cupy")
+    softmax = cp.ElementwiseKernel(
+        "raw T x, int64 c", "T y", _SOFTMAX_BODY, "zerograd_softmax_rows"
+    )
+    cross_entropy = cp.ElementwiseKernel(
+        "raw T x, raw I t, int64 c", "T y", _CROSS_ENTROPY_BODY, "zerograd_cross_entropy_rows"
+    )
+    return softmax, cross_entropy
+
+
+def softmax_rows_gpu(x: Any) -> Any:
+    """Softmax of each row of a C-contiguous floating-point CuPy array (N, C), C >= 1.
+
+    Args:
+        x: a CuPy array of shape ``(N, C)``, float32 or float64.
+
+    Returns:
+        A new array of ``x``'s shape and dtype.
+    """
+    cp = importlib.import_module("cupy")
+    y = cp.empty(x.shape, dtype=x.dtype)
+    if y.size:
+        _kernels()[0](cp.ascontiguousarray(x), x.shape[1], y)
+    return y
+
+
+def cross_entropy_rows_gpu(x: Any, t: Any) -> Any:
+    """``logsumexp(x[i]) - x[i, t[i]]`` for each row of a CuPy array (N, C), C >= 1.
+
+    Args:
+        x: a CuPy array of shape ``(N, C)``, float32 or float64.
+        t: integer CuPy labels of shape ``(N,)``, each in ``0..C - 1`` (not checked here).
+
+    Returns:
+        A new array of shape ``(N,)`` and ``x``'s dtype.
+    """
+    cp = importlib.import_module("cupy")
+    y = cp.empty((x.shape[0],), dtype=x.dtype)
+    if y.size:
+        _kernels()[1](cp.ascontiguousarray(x), cp.ascontiguousarray(t), x.shape[1], y)
+    return y

@@ -1,0 +1,128 @@
+"""The softmax and cross-entropy CUDA kernel bodies, compiled as C++ for the CPU.
+
+The very source strings CuPy compiles run here in a plain loop over ``i`` (as an
+``ElementwiseKernel`` runs them once per output element), in float and double, against
+the backend contract's generic code on numpy. (The real kernels run in test_cupy_gpu.py.)
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+from cpu_build import build
+
+from zerograd.backends import get_backend
+from zerograd_cupy import softmax
+
+_HARNESS = """
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+using std::exp;
+using std::log;
+
+template <typename T> struct Raw {
+    const T* p;
+    const T& operator[](ptrdiff_t k) const { return p[k]; }
+};
+
+template <typename T>
+void softmax_rows(const T* x_p, int64_t c, T* out, ptrdiff_t size) {
+    const Raw<T> x{x_p};
+    for (ptrdiff_t i = 0; i < size; ++i) {
+        T& y = out[i];
+        SOFTMAX_BODY
+    }
+}
+
+template <typename T>
+void cross_entropy_rows(const T* x_p, const int64_t* t_p, int64_t c, T* out, ptrdiff_t size) {
+    const Raw<T> x{x_p};
+    const Raw<int64_t> t{t_p};
+    for (ptrdiff_t i = 0; i < size; ++i) {
+        T& y = out[i];
+        CROSS_ENTROPY_BODY
+    }
+}
+
+extern "C" {
+void softmax_f(const float* x, int64_t c, float* y, ptrdiff_t n) { softmax_rows(x, c, y, n); }
+void softmax_d(const double* x, int64_t c, double* y, ptrdiff_t n) { softmax_rows(x, c, y, n); }
+void xent_f(const float* x, const int64_t* t, int64_t c, float* y, ptrdiff_t n) {
+    cross_entropy_rows(x, t, c, y, n);
+}
+void xent_d(const double* x, const int64_t* t, int64_t c, double* y, ptrdiff_t n) {
+    cross_entropy_rows(x, t, c, y, n);
+}
+}
+""".replace("SOFTMAX_BODY", softmax._SOFTMAX_BODY).replace(
+    "CROSS_ENTROPY_BODY", softmax._CROSS_ENTROPY_BODY
+)
+
+_NUMPY = get_backend("numpy")
+_RTOL = {"float32": 2e-6, "float64": 1e-13}
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    return build(_HARNESS, tmp_path_factory.mktemp("softmax"))
+
+
+def _ptr(a):
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+def run_softmax(lib, x):
+    x = np.ascontiguousarray(x)
+    y = np.empty_like(x)
+    fn = lib.softmax_f if x.dtype == np.float32 else lib.softmax_d
+    fn(_ptr(x), ctypes.c_int64(x.shape[1]), _ptr(y), ctypes.c_ssize_t(y.size))
+    return y
+
+
+def run_cross_entropy(lib, x, t):
+    x, t = np.ascontiguousarray(x), np.ascontiguousarray(t, dtype=np.int64)
+    y = np.empty(x.shape[0], dtype=x.dtype)
+    fn = lib.xent_f if x.dtype == np.float32 else lib.xent_d
+    fn(_ptr(x), _ptr(t), ctypes.c_int64(x.shape[1]), _ptr(y), ctypes.c_ssize_t(y.size))
+    return y
+
+
+def _scores(n, c, dtype, scale=3.0, seed=0):
+    return (np.random.default_rng(seed).standard_normal((n, c)) * scale).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n, c", [(1, 1), (5, 10), (3, 128), (64, 7)])
+def test_softmax_body_matches_the_generic_softmax(lib, dtype, n, c):
+    x = _scores(n, c, dtype)
+    x[0, 0] = 80.0 if dtype == "float32" else 700.0  # exp would overflow without the max
+    got = run_softmax(lib, x)
+    np.testing.assert_allclose(got, _NUMPY.softmax(x, 1), rtol=_RTOL[dtype], atol=1e-30)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0, rtol=10 * _RTOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n, c", [(1, 1), (5, 10), (3, 128), (64, 4096)])
+def test_cross_entropy_body_matches_the_generic_rows(lib, dtype, n, c):
+    x = _scores(n, c, dtype, seed=1)
+    x[-1, -1] = 80.0 if dtype == "float32" else 700.0
+    t = np.random.default_rng(2).integers(0, c, n)
+    t[-1] = c - 1  # the largest score is the label's: a loss near 0
+    got = run_cross_entropy(lib, x, t)
+    want = _NUMPY.cross_entropy_rows(x, t)
+    np.testing.assert_allclose(got, want, rtol=_RTOL[dtype], atol=4 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_rows_with_nan_or_infinite_scores_give_what_the_generic_code_gives(lib, bad):
+    x = _scores(3, 4, "float64")
+    x[1, 2] = bad
+    x[2, :] = -np.inf if bad == -np.inf else x[2, :]  # an all -inf row when bad is -inf
+    t = np.array([0, 1, 3])
+    with np.errstate(invalid="ignore"):
+        want_p, want_l = _NUMPY.softmax(x, 1), _NUMPY.cross_entropy_rows(x, t)
+    np.testing.assert_allclose(run_softmax(lib, x), want_p, rtol=1e-13, equal_nan=True)
+    np.testing.assert_allclose(run_cross_entropy(lib, x, t), want_l, rtol=1e-13, equal_nan=True)
