@@ -238,3 +238,9 @@ def test_softmax_kernel_on_the_last_axis_of_3d_and_generic_on_another(gpu_backen
     xt = x.transpose(0, 2, 1)  # not contiguous: the kernel gets a contiguous copy
     got, want = gpu_backend.softmax(xt, 2), B.Backend.softmax(gpu_backend, xt, 2)
     np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=1e-13)
+
+
+def test_cross_entropy_kernel_gives_nan_for_a_label_out_of_range(gpu_backend, cp):
+    x = cp.asarray(np.random.default_rng(5).standard_normal((3, 4)))
+    got = cp.asnumpy(gpu_backend.cross_entropy_rows(x, cp.asarray([0, 4, -1])))
+    assert np.isfinite(got[0]) and np.isnan(got[1]) and np.isnan(got[2])

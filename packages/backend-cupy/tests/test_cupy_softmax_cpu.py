@@ -22,6 +22,7 @@ _HARNESS = """
 #include <cstdint>
 using std::exp;
 using std::log;
+using std::sqrt;
 
 template <typename T> struct Raw {
     const T* p;
@@ -126,3 +127,12 @@ def test_rows_with_nan_or_infinite_scores_give_what_the_generic_code_gives(lib, 
         want_p, want_l = _NUMPY.softmax(x, 1), _NUMPY.cross_entropy_rows(x, t)
     np.testing.assert_allclose(run_softmax(lib, x), want_p, rtol=1e-13, equal_nan=True)
     np.testing.assert_allclose(run_cross_entropy(lib, x, t), want_l, rtol=1e-13, equal_nan=True)
+
+
+def test_a_label_out_of_range_gives_nan_and_reads_nothing_outside_its_row(lib):
+    x = _scores(4, 3, "float64")
+    t = np.array([0, 3, -1, 2])  # rows 1 and 2: out of range (zerograd-nn refuses them first)
+    got = run_cross_entropy(lib, x, t)
+    assert np.isnan(got[1]) and np.isnan(got[2])
+    ok = np.array([0, 3])
+    np.testing.assert_allclose(got[ok], _NUMPY.cross_entropy_rows(x[ok], t[ok]), rtol=1e-13)

@@ -43,7 +43,11 @@ _SOFTMAX_BODY = (
 )
 
 _CROSS_ENTROPY_BODY = (
-    "    const ptrdiff_t base = i * c;\n" + _ROW_MAX + "    y = (m + log(s)) - x[base + t[i]];\n"
+    "    const ptrdiff_t base = i * c;\n"
+    + _ROW_MAX
+    + "    const ptrdiff_t label = t[i];\n"
+    # a label out of range gives NaN rather than a read outside the row (nn checks first)
+    + "    y = 0 <= label && label < c ? (m + log(s)) - x[base + label] : sqrt((T)-1);  // NaN\n"
 )
 
 
@@ -80,10 +84,11 @@ def cross_entropy_rows_gpu(x: Any, t: Any) -> Any:
 
     Args:
         x: a CuPy array of shape ``(N, C)``, float32 or float64.
-        t: integer CuPy labels of shape ``(N,)``, each in ``0..C - 1`` (not checked here).
+        t: integer CuPy labels of shape ``(N,)``, each in ``0..C - 1``.
 
     Returns:
-        A new array of shape ``(N,)`` and ``x``'s dtype.
+        A new array of shape ``(N,)`` and ``x``'s dtype; NaN in a row whose label is out
+        of range (nothing outside the row is read; zerograd-nn refuses such labels first).
     """
     cp = importlib.import_module("cupy")
     y = cp.empty((x.shape[0],), dtype=x.dtype)
