@@ -23,7 +23,7 @@ from zerograd import (
     no_grad,
     static_graph,
 )
-from zerograd.backends import get_array_module
+from zerograd.backends import backend_of, get_array_module
 from zerograd.static import StaticGraph
 
 
@@ -883,3 +883,96 @@ def test_static_graph_refuses_bad_arguments():
         static_graph(lambda: None, max_kinds=-2)
     with pytest.raises(TypeError, match=r"^static_graph: max_kinds must be an int >= 0, got '8'"):
         static_graph(max_kinds="8")
+
+
+_ORDER: list = []
+
+
+def _logged_exp(x):
+    _ORDER.append("exp")
+    return get_array_module(x).exp(x)
+
+
+def _scaled(x, s):
+    _ORDER.append("scale")
+    return x * s
+
+
+class _LoggedExp(Function):
+    """exp, whose kernel says when it runs."""
+
+    def forward(self, x):
+        return get_array_module(x).exp(x)
+
+    def kernel(self, x):
+        return _logged_exp
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * y
+
+
+class _Scale(Function):
+    """``x * s`` for scales ``s`` >= 0: a value check its kernel leaves out."""
+
+    check_values_of = (1,)
+
+    def check(self, x, s):
+        _ORDER.append(("check", tuple(x.shape)))
+        if backend_of(s).to_numpy(s).min() < 0:
+            raise ValueError("_Scale: scales must be >= 0")
+
+    def forward(self, x, s):
+        self.check(x, s)
+        return x * s
+
+    def kernel(self, x, s):
+        return _scaled
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * xs[1], gy * xs[0]
+
+
+def _scaled_step(arr, scale_of):
+    """A step(x, s) on a captured Parameter: exp(w * x) scaled by ``scale_of(s, w)``."""
+    w = Parameter(arr([0.5, -0.25, 1.0]))
+
+    def step(x, s):
+        w.cleargrad()
+        y = F.sum(_Scale()(_LoggedExp()(w * x), scale_of(s, w)))
+        y.backward()
+        return y
+
+    return static_graph(step), w
+
+
+def test_a_value_check_runs_before_any_work_of_a_replay(arr, to_np):
+    """The check of the call's own labels/scales runs first; refused, nothing ran and the
+    parameter's gradient is as it was."""
+    step, w = _scaled_step(arr, lambda s, w: s)
+    x, good = arr([1.0, 2.0, 3.0]), arr([1.0, 0.0, 2.0])
+    for _ in range(3):  # eager, two recordings
+        step(x, good)
+    del _ORDER[:]
+    step(x, good)
+    assert _ORDER == [("check", (3,)), "exp", "scale"]  # the scores described by shape
+    g = to_np(w.grad.data).copy()
+    del _ORDER[:]
+    with pytest.raises(ValueError, match=r"_Scale: scales must be >= 0"):
+        step(x, arr([1.0, -1.0, 2.0]))
+    assert _ORDER == [("check", (3,))]
+    np.testing.assert_array_equal(to_np(w.grad.data), g)
+    step(x, good)  # and the next call replays as before
+    assert step.counts["replayed"] == 2
+    np.testing.assert_array_equal(to_np(w.grad.data), g)
+
+
+def test_a_value_check_of_an_array_made_inside_runs_before_its_kernel(arr):
+    step, w = _scaled_step(arr, lambda s, w: w * w * s)  # the scales are made by the step
+    x, s = arr([1.0, 2.0, 3.0]), arr([1.0, 0.0, 2.0])
+    for _ in range(3):
+        step(x, s)
+    del _ORDER[:]
+    step(x, s)
+    assert _ORDER == ["exp", ("check", (3,)), "scale"]
+    with pytest.raises(ValueError, match=r"_Scale: scales must be >= 0"):
+        step(x, arr([1.0, -1.0, 2.0]))

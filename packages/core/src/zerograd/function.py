@@ -187,7 +187,8 @@ class Function:
         leave this function's attributes exactly as it left them now (the replay keeps
         them for the vjp). Return the same object each time for such arrays (a function
         defined once, not a new lambda): a replay is built only from two recordings that
-        agree, kernels included. The default, None, replays ``forward`` itself.
+        agree, kernels included. A kernel may leave out what :meth:`check` checks. The
+        default, None, replays ``forward`` itself.
 
         Args:
             *xs: The arrays ``forward`` was just given.
@@ -196,6 +197,28 @@ class Function:
             A callable taking the arrays as ``forward`` does, or None.
         """
         return None
+
+    check_values_of: tuple[int, ...] = ()
+    """Positions of the inputs whose values :meth:`check` reads (none: no check)."""
+
+    def check(self, *xs: Any) -> None:
+        """Refuse inputs by value (labels out of range), changing nothing.
+
+        A function with such a check calls it first thing in ``forward`` and names in
+        :attr:`check_values_of` the inputs whose values it reads. Its :meth:`kernel` may
+        leave the check out: a static-graph replay runs ``check`` itself, and where the
+        inputs it reads are the call's own arrays, before any of the replay's work, so a
+        refused replay does nothing (and on a GPU the check's read waits for no queued
+        work). The other inputs it may use only for their ``shape``, ``dtype`` and
+        ``ndim``.
+
+        Args:
+            *xs: The arrays ``forward`` is given (or, in a replay, descriptions of those
+                not made yet: ``shape``, ``dtype`` and ``ndim`` only).
+
+        Raises:
+            Exception: What the inputs deserve; the default accepts everything.
+        """
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the inputs' gradients: the derivative, written once for both engines.

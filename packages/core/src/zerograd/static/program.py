@@ -143,6 +143,7 @@ class Program:
         for i in range(first_effect):
             if type(code[i]) is Read:
                 self._read(code[i], miss=True)
+        self._early_checks(code, {c.slot for c in code[:first_effect] if type(c) is Read})
         # the old gradients go where the backward (or anything with effects) begins: after
         # the forward, whose checks may still refuse the call with nothing changed
         first_after_forward = next(
@@ -254,6 +255,26 @@ class Program:
         )
         self._lines.append(f"    {fail}")
 
+    def _early_checks(self, code: list, known: set[int]) -> None:
+        """Run, before any work, the value checks of forwards whose kernels leave them out.
+
+        A check may read the values of the inputs its function names in
+        ``check_values_of`` and the shapes and dtypes of all: where those values are the
+        call's own arrays (known at the start), it runs here, so a refused replay has done
+        nothing, and on a GPU its read waits for no queued work. The others run right
+        before their kernel (:meth:`_forward`).
+        """
+        self._checked: set[int] = set()
+        for ins in code:
+            if type(ins) is not Forward or ins.kernel is None or not ins.fn.check_values_of:
+                continue
+            if all(ins.ins[j] in known for j in ins.fn.check_values_of):
+                args = [
+                    f"s{n}" if n in known else self.k(_Described(self._t.meta[n])) for n in ins.ins
+                ]
+                self._lines.append(f"{self.k(ins.fn.check)}({', '.join(args)})")
+                self._checked.add(id(ins))
+
     def _forward(self, ins: Forward) -> list[int]:
         fn = ins.fn
         stand_ins, inputs = [], []
@@ -273,6 +294,8 @@ class Program:
         if ins.many and len(ins.outs) == 1:
             outs += ","
         call = fn.forward if ins.kernel is None else ins.kernel
+        if ins.kernel is not None and fn.check_values_of and id(ins) not in self._checked:
+            self._lines.append(f"{self.k(fn.check)}({args})")  # the kernel leaves it out
         self._lines.append(f"{outs} = {self.k(call)}({args})")
         for n in ins.outs:
             typ, shape, _ = self._t.meta[n]
@@ -466,6 +489,16 @@ def _value(v: Any) -> str:
     if type(v) is tuple:
         return _tuple(v)
     return "None" if v is None else f"s{v}"
+
+
+class _Described:
+    """An array not made yet, as a check sees it before the replay: its shape and dtype."""
+
+    __slots__ = ("shape", "dtype", "ndim")
+
+    def __init__(self, meta: tuple) -> None:
+        _, self.shape, self.dtype = meta
+        self.ndim = len(self.shape)
 
 
 def _stand_in(v: Variable) -> Variable:

@@ -192,11 +192,17 @@ class SoftmaxCrossEntropy(Function):
 
     vjp_reads_outputs = False
 
-    def forward(self, x: Any, t: Any) -> Any:
+    check_values_of = (1,)  # the labels' values; the scores' shape
+
+    def check(self, x: Any, t: Any) -> None:
         _check_label_range("softmax_cross_entropy", x.shape, t)
-        x = float_data(x)
-        rows = backend_of(x).cross_entropy_rows(x, t)
-        return _like(get_array_module(x).sum(rows) / x.shape[0], x)
+
+    def forward(self, x: Any, t: Any) -> Any:
+        self.check(x, t)
+        return _mean_cross_entropy(x, t)
+
+    def kernel(self, x: Any, t: Any) -> Any:
+        return _mean_cross_entropy  # a replay runs check first
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
         """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None."""
@@ -204,6 +210,13 @@ class SoftmaxCrossEntropy(Function):
         n, classes = x.shape
         p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints
         return (p - onehot(t.data, classes, p.dtype)) * (gy / n), None
+
+
+def _mean_cross_entropy(x: Any, t: Any) -> Any:
+    """The mean over the rows of ``logsumexp(x[i]) - x[i, t[i]]`` (labels checked)."""
+    x = float_data(x)
+    rows = backend_of(x).cross_entropy_rows(x, t)
+    return _like(get_array_module(x).sum(rows) / x.shape[0], x)
 
 
 def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
