@@ -62,6 +62,7 @@ class Program:
         self._made: dict[int, str] = {}  # id(a traced Variable) -> the local rebuilding it
         self._asarray: dict[type, str] = {}  # array type -> its backend's asarray's cell
         self._producers = {ins.out: ins for ins in later.code if type(ins) is Op}
+        self._checked: set[int] = set()  # id(Forward) whose check runs at the start
         self._kinds = self._reads()
         self._persistent = self._targets()
         self._last = self._last_uses()
@@ -264,7 +265,6 @@ class Program:
         nothing, and on a GPU its read waits for no queued work. The others run right
         before their kernel (:meth:`_forward`).
         """
-        self._checked: set[int] = set()
         for ins in code:
             if type(ins) is not Forward or ins.kernel is None or not ins.fn.check_values_of:
                 continue

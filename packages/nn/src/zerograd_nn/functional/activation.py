@@ -84,7 +84,7 @@ class ReLU(Function):
         """Return ``gy`` where ``y > 0`` (where ``x > 0``: ``y = max(x, 0)``), else 0."""
         y = data_of(y)  # the mask is a constant in both modes
         mask = backend_of(y).astype(y > 0, gy.dtype)
-        if isinstance(gy, Variable):
+        if xp.graph:
             return gy * mask
         mask *= gy  # first order: the fresh mask becomes the gradient (no third array)
         return mask
