@@ -11,6 +11,15 @@ import pytest
 
 CXX = shutil.which("g++") or shutil.which("c++") or shutil.which("clang++")
 
+RAW = """
+#include <cstddef>
+template <typename T> struct Raw {
+    const T* p;
+    const T& operator[](ptrdiff_t k) const { return p[k]; }
+};
+"""
+"""CuPy's ``raw`` kernel arguments as the bodies index them (``x[k]``), for the harnesses."""
+
 
 def build(source: str, folder: Path) -> ctypes.CDLL:
     """Compile ``source`` into a shared library in ``folder`` and load it (skip without a

@@ -11,20 +11,20 @@ import ctypes
 
 import numpy as np
 import pytest
-from cpu_build import build
+from cpu_build import RAW, build
 from kernel_reference import GEOMETRIES, im2col_reference
 
 from zerograd_cupy import kernels
 
 _SIG = kernels._GEOMETRY.replace("int32 ", "int ")
 
-_HARNESS = f"""
-#include <cstddef>
+_HARNESS = (
+    RAW
+    + f"""
 typedef double T;
-struct Raw {{ const T* p; const T& operator[](ptrdiff_t k) const {{ return p[k]; }} }};
 
 extern "C" void im2col(const T* img_p, {_SIG}, T pad_value, T* out, ptrdiff_t size) {{
-    const Raw img{{img_p}};
+    const Raw<T> img{{img_p}};
     for (ptrdiff_t i = 0; i < size; ++i) {{
         T& col = out[i];
         {kernels._IM2COL_BODY}
@@ -32,13 +32,14 @@ extern "C" void im2col(const T* img_p, {_SIG}, T pad_value, T* out, ptrdiff_t si
 }}
 
 extern "C" void col2im(const T* col_p, {_SIG}, T* out, ptrdiff_t size) {{
-    const Raw col{{col_p}};
+    const Raw<T> col{{col_p}};
     for (ptrdiff_t i = 0; i < size; ++i) {{
         T& img = out[i];
         {kernels._COL2IM_BODY}
     }}
 }}
 """
+)
 
 
 @pytest.fixture(scope="module")

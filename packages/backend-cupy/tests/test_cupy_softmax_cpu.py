@@ -11,23 +11,19 @@ import ctypes
 
 import numpy as np
 import pytest
-from cpu_build import build
+from cpu_build import RAW, build
 
 from zerograd.backends import get_backend
 from zerograd_cupy import softmax
 
-_HARNESS = """
+_HARNESS = (
+    RAW
+    + """
 #include <cmath>
-#include <cstddef>
 #include <cstdint>
 using std::exp;
 using std::log;
 using std::sqrt;
-
-template <typename T> struct Raw {
-    const T* p;
-    const T& operator[](ptrdiff_t k) const { return p[k]; }
-};
 
 template <typename T>
 void softmax_rows(const T* x_p, int64_t c, T* out, ptrdiff_t size) {
@@ -59,7 +55,8 @@ void xent_d(const double* x, const int64_t* t, int64_t c, double* y, ptrdiff_t n
 }
 }
 """.replace("SOFTMAX_BODY", softmax._SOFTMAX_BODY).replace(
-    "CROSS_ENTROPY_BODY", softmax._CROSS_ENTROPY_BODY
+        "CROSS_ENTROPY_BODY", softmax._CROSS_ENTROPY_BODY
+    )
 )
 
 _NUMPY = get_backend("numpy")

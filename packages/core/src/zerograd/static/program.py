@@ -266,7 +266,7 @@ class Program:
         before their kernel (:meth:`_forward`).
         """
         for ins in code:
-            if type(ins) is not Forward or ins.kernel is None or not ins.fn.check_values_of:
+            if type(ins) is not Forward or not _kernel_skips_check(ins):
                 continue
             if all(ins.ins[j] in known for j in ins.fn.check_values_of):
                 args = [
@@ -294,7 +294,7 @@ class Program:
         if ins.many and len(ins.outs) == 1:
             outs += ","
         call = fn.forward if ins.kernel is None else ins.kernel
-        if ins.kernel is not None and fn.check_values_of and id(ins) not in self._checked:
+        if _kernel_skips_check(ins) and id(ins) not in self._checked:
             self._lines.append(f"{self.k(fn.check)}({args})")  # the kernel leaves it out
         self._lines.append(f"{outs} = {self.k(call)}({args})")
         for n in ins.outs:
@@ -489,6 +489,11 @@ def _value(v: Any) -> str:
     if type(v) is tuple:
         return _tuple(v)
     return "None" if v is None else f"s{v}"
+
+
+def _kernel_skips_check(ins: Forward) -> bool:
+    """Whether the replay calls a kernel for a function with value checks (run apart)."""
+    return ins.kernel is not None and bool(ins.fn.check_values_of)
 
 
 class _Described:
