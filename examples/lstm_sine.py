@@ -25,6 +25,7 @@ import numpy as np
 from _bptt import window_step, windows  # examples/_bptt.py
 from _progress import progress, say  # examples/_progress.py
 
+import zerograd
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import no_grad, static_graph
@@ -64,7 +65,7 @@ def train(
 
     ``static`` replays the window step with ``zerograd.static_graph`` (same results).
     """
-    np.random.seed(seed)
+    zerograd.seed(seed)  # numpy's global state and the GPU's (--gpu): the same run every time
     train_set = SinCurve(train=True)
     loader = SeqDataLoader(train_set, batch_size=batch_size)
     seqlen = len(loader)

@@ -18,9 +18,9 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
 from _progress import progress, say  # examples/_progress.py
 
+import zerograd
 import zerograd_nn.functional as F
 from zerograd import no_grad
 from zerograd.backends import NoBackendError, as_cupy
@@ -41,7 +41,7 @@ def train(
     gpu: bool = False,
 ) -> dict:
     """Train on the spiral; returns the model, the history and the final training accuracy."""
-    np.random.seed(seed)  # weight init and shuffling draw from numpy's global state
+    zerograd.seed(seed)  # numpy's global state and the GPU's (--gpu): the same run every time
     train_set = Spiral(train=True)
     loader = DataLoader(train_set, batch_size)
     model = MLP((hidden, 3))
