@@ -244,3 +244,49 @@ def test_cross_entropy_kernel_gives_nan_for_a_label_out_of_range(gpu_backend, cp
     x = cp.asarray(np.random.default_rng(5).standard_normal((3, 4)))
     got = cp.asnumpy(gpu_backend.cross_entropy_rows(x, cp.asarray([0, 4, -1])))
     assert np.isfinite(got[0]) and np.isnan(got[1]) and np.isnan(got[2])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "shape, ids",
+    [
+        ((7, 3), np.random.default_rng(3).integers(0, 4, 2000)),  # long runs of each row
+        ((6, 2, 4), np.array([[5, 0, 5], [-1, 2, 0]])),  # 2-D ids, a negative one
+        ((50,), np.random.default_rng(4).integers(-50, 50, 300)),
+    ],
+)
+def test_scatter_add_of_rows_is_numpy_bit_for_bit_on_every_run(gpu_backend, cp, dtype, shape, ids):
+    # cupy.add.at's atomics sum a repeated row in any order; the sorted kernel in numpy's
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal(shape).astype(dtype)
+    values = (rng.standard_normal(ids.shape + shape[1:]) * 1e3).astype(dtype)
+    want = base.copy()
+    np.add.at(want, ids, values)
+    for index in (cp.asarray(ids), ids, (cp.asarray(ids),)):  # a device, host or 1-tuple index
+        for _ in range(3):
+            got = cp.asnumpy(gpu_backend.scatter_add(cp.asarray(base), index, cp.asarray(values)))
+            assert got.tobytes() == want.tobytes()
+
+
+def test_scatter_add_of_rows_broadcasts_and_refuses_an_index_out_of_range(gpu_backend, cp):
+    a = cp.zeros((3, 2), dtype=cp.float32)
+    got = gpu_backend.scatter_add(a, cp.asarray([2, 0, 2]), cp.float32(1.5))
+    np.testing.assert_array_equal(cp.asnumpy(got), [[1.5, 1.5], [0, 0], [3.0, 3.0]])
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 3"):
+        gpu_backend.scatter_add(a, cp.asarray([0, 3]), cp.ones((2, 2), cp.float32))
+    with pytest.raises(IndexError, match="out of bounds"):
+        gpu_backend.scatter_add(a, cp.asarray([-4]), cp.ones((1, 2), cp.float32))
+    assert not cp.asnumpy(a).any()  # the input is left as it was
+
+
+def test_gradient_of_repeated_rows_is_the_cpus_bit_for_bit(gpu_backend, cp):
+    rng = np.random.default_rng(6)
+    table = rng.standard_normal((5, 8)).astype(np.float32)
+    ids = rng.integers(0, 5, 400)
+    gy = rng.standard_normal((400, 8)).astype(np.float32)
+    grads = []
+    for arr in (np.asarray, cp.asarray):
+        w = Variable(arr(table))
+        F.sum(F.get_item(w, arr(ids)) * arr(gy)).backward()  # each picked row's gradient: gy
+        grads.append(cp.asnumpy(w.grad.data) if arr is cp.asarray else w.grad.data)
+    assert grads[0].tobytes() == grads[1].tobytes()

@@ -16,6 +16,7 @@ from zerograd.backends import Backend, NoBackendError
 
 from .kernels import col2im_gpu, im2col_gpu
 from .random import KEYS, NORMAL, UNIFORM, PhiloxGenerator
+from .scatter import scatter_add_rows_gpu
 from .softmax import (
     CROSS_ENTROPY_MAX_CLASSES,
     SOFTMAX_MAX_CLASSES,
@@ -273,7 +274,10 @@ class CupyBackend(Backend):
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """Add ``values`` at ``indices`` of a copy of ``a``; repeated indices add up.
 
-        Uses ``cupy.add.at`` (atomic adds on the GPU; ``cupyx.scatter_add`` is deprecated).
+        An integer array indexing the first axis of a float32 or float64 ``a`` (an
+        embedding's gradient) goes to :func:`.scatter.scatter_add_rows_gpu`: numpy's sums
+        bit for bit, the same on every run. Any other index uses ``cupy.add.at``, whose
+        atomic adds may sum a repeated index in another order each run.
         CuPy copies numpy or list index arrays to the device itself.
 
         Args:
@@ -285,8 +289,14 @@ class CupyBackend(Backend):
             The new array.
         """
         cp = self._cupy()
-        out = cp.array(a, copy=True)
-        cp.add.at(out, indices, cp.asarray(values, dtype=out.dtype))
+        out = cp.array(a, order="C", copy=True)
+        values = cp.asarray(values, dtype=out.dtype)
+        rows = indices[0] if type(indices) is tuple and len(indices) == 1 else indices
+        kind = getattr(getattr(rows, "dtype", None), "kind", None)
+        if kind in ("i", "u") and out.ndim and out.dtype.char in "fd":  # float32, float64
+            scatter_add_rows_gpu(out, rows, values)
+        else:
+            cp.add.at(out, indices, values)
         return out
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
