@@ -10,6 +10,9 @@ for bit; each must be in the band the row names. Exit status 1 when a GPU run is
 its band or fails, 3 when there is no usable GPU. The seconds columns are each run's own
 wall clock while all eight runs share the machine (and, under gpu_check.py, the GPU with
 the test suites): a rough size, not a benchmark.
+
+The RNN examples also train on the GPU with ``static=True`` (their ``--gpu --static``): the
+replayed windows must give the eager GPU run's loss of every epoch, bit for bit.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ RUNS = {
     "char_rnn": ({"epochs": 6, "verbose": False}, "final_loss", "within 10% of the CPU's"),
 }
 QUICK = {"cnn_digits": 3, "spiral": 60, "lstm_sine": 3, "char_rnn": 2}
+STATIC = ("lstm_sine", "char_rnn")  # their windows replayed under zerograd.static_graph
 
 _CHILD = """
 import json, sys, time
@@ -39,11 +43,12 @@ sys.path.insert(0, {examples!r})
 import importlib
 mod = importlib.import_module({name!r})
 t0 = time.perf_counter()
-r = mod.train(gpu={gpu}, **{kwargs!r})
+r = mod.train(gpu={gpu}, **{kwargs!r})  # kwargs may hold static=True
 took = time.perf_counter() - t0
 losses = r.get("losses") or r.get("history", {{}}).get("loss")
 out = {{k: float(r[k]) for k in ("test_accuracy", "train_accuracy", "test_mse") if k in r}}
 out.update(final_loss=float(losses[-1]), first_loss=float(losses[0]), seconds=took)
+out["losses"] = [float(v) for v in losses]
 print("RESULT " + json.dumps(out))
 """
 
@@ -94,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
                 kwargs = {**kwargs, "epochs": QUICK[name]}
             for gpu in (False, True):
                 jobs[name, gpu] = pool.submit(run, name, gpu, kwargs)
+            if name in STATIC:
+                jobs[name, "static"] = pool.submit(run, name, True, {**kwargs, "static": True})
     results = {k: j.result() for k, j in jobs.items()}
     print(f"{'example':11} {'metric':15} {'CPU':>9} {'GPU':>9} {'CPU s':>7} {'GPU s':>7}  band")
     ok = True
@@ -116,8 +123,30 @@ def main(argv: list[str] | None = None) -> int:
             f"{'':11} {'loss first/last':15} CPU {cpu['first_loss']:.4f} -> "
             f"{cpu['final_loss']:.4f}, GPU {gpu['first_loss']:.4f} -> {gpu['final_loss']:.4f}"
         )
+    for name in STATIC:
+        ok &= same_losses(name, results[name, True], results[name, "static"])
     print(f"({time.perf_counter() - t0:.0f} s in all)")
     return 0 if ok else 1
+
+
+def same_losses(name: str, eager: dict, static: dict) -> bool:
+    """Print and return whether the replayed GPU run gave the eager GPU run's losses, bit
+    for bit (a failed run is not the same)."""
+    if "error" in static:
+        print(f"{name:11} --gpu --static failed: {static['error']}")
+        print(static.get("stderr", ""), file=sys.stderr)
+        return False
+    if "error" in eager:
+        print(f"{name:11} --gpu --static: no eager GPU run to compare with")
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(eager["losses"], static["losses"])) if a != b]
+    same = not differ and len(eager["losses"]) == len(static["losses"])
+    where = f"; first differs at epoch {differ[0] + 1}" if differ else ""
+    print(
+        f"{name:11} --gpu --static: the eager GPU run's {len(eager['losses'])} epoch losses "
+        f"bit for bit: {'yes' if same else 'NO'} ({static['seconds']:.1f} s){where}"
+    )
+    return same
 
 
 if __name__ == "__main__":

@@ -61,3 +61,27 @@ def test_a_suite_that_ran_nothing_is_not_a_pass():
     assert not gpu_check._passed({**row, "passed": 0})  # every test skipped
     assert not gpu_check._passed({**row, "rc": 5, "passed": 0})  # pytest collected nothing
     assert not gpu_check._passed({**row, "rc": "timeout"})
+
+
+def test_static_runs_are_compared_bit_for_bit(capsys):
+    gpu_examples = _load("gpu_examples")
+    eager = {"losses": [0.5, 0.25, 0.125], "seconds": 1.0}
+    assert gpu_examples.same_losses("lstm_sine", eager, {**eager, "seconds": 0.5})
+    assert "3 epoch losses bit for bit: yes" in capsys.readouterr().out
+    off = {"losses": [0.5, 0.25 + 2**-40, 0.125], "seconds": 0.5}
+    assert not gpu_examples.same_losses("lstm_sine", eager, off)
+    assert "bit for bit: NO (0.5 s); first differs at epoch 2" in capsys.readouterr().out
+    assert not gpu_examples.same_losses("lstm_sine", eager, {"losses": [0.5], "seconds": 0.1})
+    assert not gpu_examples.same_losses("char_rnn", eager, {"error": "boom", "stderr": ""})
+    assert "char_rnn    --gpu --static failed: boom" in capsys.readouterr().out
+
+
+def test_the_child_trains_an_example_static_to_the_eager_losses():
+    # the script's own child process, on the CPU: what the GPU run does with gpu=True
+    gpu_examples = _load("gpu_examples")
+    kwargs = {"epochs": 2, "verbose": False}
+    eager = gpu_examples.run("lstm_sine", False, kwargs, timeout=120)
+    static = gpu_examples.run("lstm_sine", False, {**kwargs, "static": True}, timeout=120)
+    assert "error" not in eager and "error" not in static, (eager, static)
+    assert len(static["losses"]) == 2 and static["losses"][-1] == static["final_loss"]
+    assert gpu_examples.same_losses("lstm_sine", eager, static)
