@@ -6,6 +6,7 @@ import ctypes
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,3 +32,8 @@ def build(source: str, folder: Path) -> ctypes.CDLL:
     cmd = [CXX, "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(so), str(folder / "k.cpp")]
     subprocess.run(cmd, check=True, capture_output=True)
     return ctypes.CDLL(str(so))
+
+
+def ptr(a: Any) -> ctypes.c_void_p:
+    """The address of numpy array ``a``'s data, as a ctypes argument."""
+    return a.ctypes.data_as(ctypes.c_void_p)

@@ -11,7 +11,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from cpu_build import RAW, build
+from cpu_build import RAW, build, ptr
 from kernel_reference import GEOMETRIES, im2col_reference
 
 from zerograd_cupy import kernels
@@ -47,10 +47,6 @@ def lib(tmp_path_factory):
     return build(_HARNESS, tmp_path_factory.mktemp("kernels"))
 
 
-def _ptr(a):
-    return a.ctypes.data_as(ctypes.c_void_p)
-
-
 def _geo(shape, k, s, p):
     return kernels._geometry("test", shape, k, s, p)  # h, w, oh, ow, kh, kw, sy, sx, ph, pw
 
@@ -61,7 +57,7 @@ def run_im2col(lib, img, k, s, p, pad_value=0.0):
     out = np.empty((*img.shape[:2], kh, kw, oh, ow))
     img = np.ascontiguousarray(img, dtype=np.float64)
     args = [ctypes.c_int(v) for v in geo]
-    lib.im2col(_ptr(img), *args, ctypes.c_double(pad_value), _ptr(out), ctypes.c_ssize_t(out.size))
+    lib.im2col(ptr(img), *args, ctypes.c_double(pad_value), ptr(out), ctypes.c_ssize_t(out.size))
     return out
 
 
@@ -70,7 +66,7 @@ def run_col2im(lib, col, shape, k, s, p):
     out = np.empty(shape)
     col = np.ascontiguousarray(col, dtype=np.float64)
     args = [ctypes.c_int(v) for v in geo]
-    lib.col2im(_ptr(col), *args, _ptr(out), ctypes.c_ssize_t(out.size))
+    lib.col2im(ptr(col), *args, ptr(out), ctypes.c_ssize_t(out.size))
     return out
 
 

@@ -12,7 +12,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from cpu_build import RAW, build
+from cpu_build import RAW, build, ptr
 
 from zerograd_cupy import scatter
 
@@ -47,10 +47,6 @@ def lib(tmp_path_factory):
     return build(_HARNESS, tmp_path_factory.mktemp("scatter"))
 
 
-def _ptr(a):
-    return a.ctypes.data_as(ctypes.c_void_p)
-
-
 def run_scatter(lib, a, ids, values):
     """``a`` with ``values`` added at rows ``ids``, through the kernel body."""
     out = np.array(a, order="C", copy=True)
@@ -62,7 +58,7 @@ def run_scatter(lib, a, ids, values):
     order = np.argsort(flat, kind="stable")
     sid = np.ascontiguousarray(flat[order])
     fn = lib.scatter_f if out.dtype == np.float32 else lib.scatter_d
-    fn(_ptr(sid), _ptr(order), _ptr(v), ctypes.c_int64(d), ctypes.c_int64(m), _ptr(out),
+    fn(ptr(sid), ptr(order), ptr(v), ctypes.c_int64(d), ctypes.c_int64(m), ptr(out),
        ctypes.c_ssize_t(m * d))  # fmt: skip
     return out
 

@@ -11,7 +11,7 @@ import ctypes
 
 import numpy as np
 import pytest
-from cpu_build import RAW, build
+from cpu_build import RAW, build, ptr
 
 from zerograd.backends import get_backend
 from zerograd_cupy import softmax
@@ -68,15 +68,11 @@ def lib(tmp_path_factory):
     return build(_HARNESS, tmp_path_factory.mktemp("softmax"))
 
 
-def _ptr(a):
-    return a.ctypes.data_as(ctypes.c_void_p)
-
-
 def run_softmax(lib, x):
     x = np.ascontiguousarray(x)
     y = np.empty_like(x)
     fn = lib.softmax_f if x.dtype == np.float32 else lib.softmax_d
-    fn(_ptr(x), ctypes.c_int64(x.shape[1]), _ptr(y), ctypes.c_ssize_t(y.size))
+    fn(ptr(x), ctypes.c_int64(x.shape[1]), ptr(y), ctypes.c_ssize_t(y.size))
     return y
 
 
@@ -84,7 +80,7 @@ def run_cross_entropy(lib, x, t):
     x, t = np.ascontiguousarray(x), np.ascontiguousarray(t, dtype=np.int64)
     y = np.empty(x.shape[0], dtype=x.dtype)
     fn = lib.xent_f if x.dtype == np.float32 else lib.xent_d
-    fn(_ptr(x), _ptr(t), ctypes.c_int64(x.shape[1]), _ptr(y), ctypes.c_ssize_t(y.size))
+    fn(ptr(x), ptr(t), ctypes.c_int64(x.shape[1]), ptr(y), ctypes.c_ssize_t(y.size))
     return y
 
 

@@ -15,11 +15,12 @@ Examples:
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import Any
 
 from zerograd.checks import pair
+
+from .compiled import elementwise
 
 _GEOMETRY = (
     "int32 h, int32 w, int32 oh, int32 ow, int32 kh, int32 kw, "
@@ -65,16 +66,8 @@ _COL2IM_BODY = """
 """
 
 
-@functools.cache
-def _kernels() -> tuple[Any, Any]:
-    cp = importlib.import_module("cupy")
-    im2col = cp.ElementwiseKernel(
-        f"raw T img, {_GEOMETRY}, T pad_value", "T col", _IM2COL_BODY, "zerograd_im2col"
-    )
-    col2im = cp.ElementwiseKernel(
-        f"raw T col, {_GEOMETRY}", "T img", _COL2IM_BODY, "zerograd_col2im"
-    )
-    return im2col, col2im
+_IM2COL = (f"raw T img, {_GEOMETRY}, T pad_value", "T col", _IM2COL_BODY, "zerograd_im2col")
+_COL2IM = (f"raw T col, {_GEOMETRY}", "T img", _COL2IM_BODY, "zerograd_col2im")
 
 
 def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
@@ -124,8 +117,8 @@ def im2col_gpu(
     n, c = img.shape[:2]
     col = cp.empty((n, c, kh, kw, oh, ow), dtype=img.dtype)
     if col.size:
-        kernel = _kernels()[0]
-        kernel(cp.ascontiguousarray(img), *geo, img.dtype.type(pad_value), col)
+        pad_value = img.dtype.type(pad_value)
+        elementwise(*_IM2COL)(cp.ascontiguousarray(img), *geo, pad_value, col)
     return col
 
 
@@ -164,5 +157,5 @@ def col2im_gpu(
         )
     img = cp.empty((n, c, h, w), dtype=col.dtype)
     if img.size:
-        _kernels()[1](cp.ascontiguousarray(col), *geo, img)
+        elementwise(*_COL2IM)(cp.ascontiguousarray(col), *geo, img)
     return img

@@ -20,13 +20,14 @@ check it against a numpy reference where there is no GPU.
 
 from __future__ import annotations
 
-import functools
 import importlib
 import os
 import threading
 from typing import Any
 
 from zerograd.checks import integer
+
+from .compiled import elementwise
 
 UNIFORM, NORMAL, KEYS = 0, 1, 2
 
@@ -84,16 +85,13 @@ BODY = """
 """
 
 
-@functools.cache
-def _kernel() -> Any:
-    cp = importlib.import_module("cupy")
-    return cp.ElementwiseKernel(
-        "uint32 k0, uint32 k1, uint64 offset, int32 mode",
-        "T y",
-        BODY,
-        "zerograd_philox",
-        preamble=PHILOX,
-    )
+_KERNEL = (
+    "uint32 k0, uint32 k1, uint64 offset, int32 mode",
+    "T y",
+    BODY,
+    "zerograd_philox",
+    PHILOX,
+)
 
 
 def _word(name: str, v: Any) -> int:
@@ -155,5 +153,5 @@ class PhiloxGenerator:
         out = cp.empty(shape, dtype=dtype)
         k0, k1, offset = self._reserve(out.size)
         if out.size:
-            _kernel()(k0, k1, offset, mode, out)
+            elementwise(*_KERNEL)(k0, k1, offset, mode, out)
         return out

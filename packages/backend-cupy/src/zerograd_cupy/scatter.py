@@ -10,9 +10,10 @@ of ``numpy.add.at``, so the result is numpy's bit for bit. CuPy is imported on f
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import Any
+
+from .compiled import elementwise
 
 _BODY = """
     const ptrdiff_t row = i / d;
@@ -26,15 +27,12 @@ _BODY = """
 """
 
 
-@functools.cache
-def _kernel() -> Any:
-    cp = importlib.import_module("cupy")
-    return cp.ElementwiseKernel(
-        "raw int64 sid, raw int64 order, raw T v, int64 d, int64 m",
-        "raw T out",
-        _BODY,
-        "zerograd_scatter_add_rows",
-    )
+_KERNEL = (
+    "raw int64 sid, raw int64 order, raw T v, int64 d, int64 m",
+    "raw T out",
+    _BODY,
+    "zerograd_scatter_add_rows",
+)
 
 
 def scatter_add_rows_gpu(out: Any, ids: Any, values: Any) -> None:
@@ -60,4 +58,4 @@ def scatter_add_rows_gpu(out: Any, ids: Any, values: Any) -> None:
     flat = cp.where(flat < 0, flat + n, flat)
     v = cp.ascontiguousarray(cp.broadcast_to(values, ids.shape + out.shape[1:]))
     order = cp.argsort(flat)  # stable: a repeated index keeps its additions in batch order
-    _kernel()(flat[order], order, v, d, m, out, size=m * d)
+    elementwise(*_KERNEL)(flat[order], order, v, d, m, out, size=m * d)

@@ -17,9 +17,10 @@ Examples:
 
 from __future__ import annotations
 
-import functools
 import importlib
 from typing import Any
+
+from .compiled import elementwise
 
 SOFTMAX_MAX_CLASSES = 128
 """Rows longer than this go to the generic softmax (each thread would read too much)."""
@@ -51,16 +52,13 @@ _CROSS_ENTROPY_BODY = (
 )
 
 
-@functools.cache
-def _kernels() -> tuple[Any, Any]:
-    cp = importlib.import_module("cupy")
-    softmax = cp.ElementwiseKernel(
-        "raw T x, int64 c", "T y", _SOFTMAX_BODY, "zerograd_softmax_rows"
-    )
-    cross_entropy = cp.ElementwiseKernel(
-        "raw T x, raw I t, int64 c", "T y", _CROSS_ENTROPY_BODY, "zerograd_cross_entropy_rows"
-    )
-    return softmax, cross_entropy
+_SOFTMAX = ("raw T x, int64 c", "T y", _SOFTMAX_BODY, "zerograd_softmax_rows")
+_CROSS_ENTROPY = (
+    "raw T x, raw I t, int64 c",
+    "T y",
+    _CROSS_ENTROPY_BODY,
+    "zerograd_cross_entropy_rows",
+)
 
 
 def softmax_rows_gpu(x: Any) -> Any:
@@ -75,7 +73,7 @@ def softmax_rows_gpu(x: Any) -> Any:
     cp = importlib.import_module("cupy")
     y = cp.empty(x.shape, dtype=x.dtype)
     if y.size:
-        _kernels()[0](cp.ascontiguousarray(x), x.shape[1], y)
+        elementwise(*_SOFTMAX)(cp.ascontiguousarray(x), x.shape[1], y)
     return y
 
 
@@ -93,5 +91,7 @@ def cross_entropy_rows_gpu(x: Any, t: Any) -> Any:
     cp = importlib.import_module("cupy")
     y = cp.empty((x.shape[0],), dtype=x.dtype)
     if y.size:
-        _kernels()[1](cp.ascontiguousarray(x), cp.ascontiguousarray(t), x.shape[1], y)
+        elementwise(*_CROSS_ENTROPY)(
+            cp.ascontiguousarray(x), cp.ascontiguousarray(t), x.shape[1], y
+        )
     return y
