@@ -12,12 +12,17 @@ BENCHMARKS = EXAMPLES.parent / "benchmarks"
 
 def load(name):
     """``examples/<name>.py`` as a module; the test skips, saying why, outside the checkout."""
-    path = EXAMPLES / f"{name}.py"
-    if not path.is_file():
-        pytest.skip(f"{path} not found (tests run outside the repository checkout)")
     if str(EXAMPLES) not in sys.path:  # the examples import their siblings (_progress.py)
         sys.path.insert(0, str(EXAMPLES))
-    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    return load_file(EXAMPLES / f"{name}.py", f"example_{name}")
+
+
+def load_file(path, module_name):
+    """The script at ``path`` as a module named ``module_name``; the test skips, saying
+    why, outside the checkout."""
+    if not path.is_file():
+        pytest.skip(f"{path} not found (tests run outside the repository checkout)")
+    spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -5,7 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from example_scripts import bench_module, load
+from example_scripts import EXAMPLES, bench_module, load, load_file
 
 from zerograd.backends import backend_of
 
@@ -111,6 +111,19 @@ def test_static_windows_train_to_the_eager_losses_bit_for_bit(name, epochs):
     eager = example.train(epochs=epochs, verbose=False)["losses"]
     static = example.train(epochs=epochs, verbose=False, static=True)["losses"]
     assert static == eager
+
+
+def test_gpu_examples_child_trains_static_to_the_eager_losses():
+    # packages/backend-cupy/gpu_examples.py's own child process, here on the CPU: the GPU
+    # run does the same with gpu=True, and compares with the same_losses tested there
+    script = EXAMPLES.parent / "packages" / "backend-cupy" / "gpu_examples.py"
+    gpu_examples = load_file(script, "gpu_examples")
+    kwargs = {"epochs": 2, "verbose": False}
+    eager = gpu_examples.run("lstm_sine", False, kwargs, timeout=120)
+    static = gpu_examples.run("lstm_sine", False, {**kwargs, "static": True}, timeout=120)
+    assert "error" not in eager and "error" not in static, (eager, static)
+    assert len(static["losses"]) == 2 and static["losses"][-1] == static["final_loss"]
+    assert static["losses"] == eager["losses"]
 
 
 @pytest.mark.parametrize("name", ["lstm_sine", "char_rnn"])
