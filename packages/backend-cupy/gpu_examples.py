@@ -11,8 +11,10 @@ its band or fails, 3 when there is no usable GPU. The seconds columns are each r
 wall clock while all eight runs share the machine (and, under gpu_check.py, the GPU with
 the test suites): a rough size, not a benchmark.
 
-The RNN examples also train on the GPU with ``static=True`` (their ``--gpu --static``): the
-replayed windows must give the eager GPU run's loss of every epoch, bit for bit.
+Each example trains on the GPU a second time, in another process: the RNN examples with
+``static=True`` (their ``--gpu --static``), the others as before. Seeded alike, the second
+run must give the first GPU run's loss of every epoch, bit for bit: the GPU runs repeat
+themselves, and the replayed windows compute what the eager ones do.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ RUNS = {
     "char_rnn": ({"epochs": 6, "verbose": False}, "final_loss", "within 10% of the CPU's"),
 }
 QUICK = {"cnn_digits": 3, "spiral": 60, "lstm_sine": 3, "char_rnn": 2}
-STATIC = ("lstm_sine", "char_rnn")  # their windows replayed under zerograd.static_graph
+STATIC = ("lstm_sine", "char_rnn")  # their second GPU run replays under static_graph
 
 _CHILD = """
 import json, sys, time
@@ -93,14 +95,14 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     jobs = {}
     t0 = time.perf_counter()
-    with concurrent.futures.ThreadPoolExecutor(2 * len(RUNS)) as pool:
+    with concurrent.futures.ThreadPoolExecutor(3 * len(RUNS)) as pool:
         for name, (kwargs, _, _) in RUNS.items():
             if args.quick:
                 kwargs = {**kwargs, "epochs": QUICK[name]}
             for gpu in (False, True):
                 jobs[name, gpu] = pool.submit(run, name, gpu, kwargs)
-            if name in STATIC:
-                jobs[name, "static"] = pool.submit(run, name, True, {**kwargs, "static": True})
+            again = {**kwargs, "static": True} if name in STATIC else kwargs
+            jobs[name, "again"] = pool.submit(run, name, True, again)
     results = {k: j.result() for k, j in jobs.items()}
     print(f"{'example':11} {'metric':15} {'CPU':>9} {'GPU':>9} {'CPU s':>7} {'GPU s':>7}  band")
     ok = True
@@ -123,28 +125,29 @@ def main(argv: list[str] | None = None) -> int:
             f"{'':11} {'loss first/last':15} CPU {cpu['first_loss']:.4f} -> "
             f"{cpu['final_loss']:.4f}, GPU {gpu['first_loss']:.4f} -> {gpu['final_loss']:.4f}"
         )
-    for name in STATIC:
-        ok &= same_losses(name, results[name, True], results[name, "static"])
+    for name in RUNS:
+        what = "--gpu --static" if name in STATIC else "--gpu again"
+        ok &= same_losses(name, what, results[name, True], results[name, "again"])
     print(f"({time.perf_counter() - t0:.0f} s in all)")
     return 0 if ok else 1
 
 
-def same_losses(name: str, eager: dict, static: dict) -> bool:
-    """Print and return whether the replayed GPU run gave the eager GPU run's losses, bit
-    for bit (a failed run is not the same)."""
-    if "error" in static:
-        print(f"{name:11} --gpu --static failed: {static['error']}")
-        print(static.get("stderr", ""), file=sys.stderr)
+def same_losses(name: str, what: str, first: dict, second: dict) -> bool:
+    """Print and return whether the ``second`` GPU run (``what``: how it ran) gave the
+    ``first`` GPU run's losses, bit for bit (a failed run is not the same)."""
+    if "error" in second:
+        print(f"{name:11} {what} failed: {second['error']}")
+        print(second.get("stderr", ""), file=sys.stderr)
         return False
-    if "error" in eager:
-        print(f"{name:11} --gpu --static: no eager GPU run to compare with")
+    if "error" in first:
+        print(f"{name:11} {what}: no first GPU run to compare with")
         return False
-    differ = [i for i, (a, b) in enumerate(zip(eager["losses"], static["losses"])) if a != b]
-    same = not differ and len(eager["losses"]) == len(static["losses"])
+    differ = [i for i, (a, b) in enumerate(zip(first["losses"], second["losses"])) if a != b]
+    same = not differ and len(first["losses"]) == len(second["losses"])
     where = f"; first differs at epoch {differ[0] + 1}" if differ else ""
     print(
-        f"{name:11} --gpu --static: the eager GPU run's {len(eager['losses'])} epoch losses "
-        f"bit for bit: {'yes' if same else 'NO'} ({static['seconds']:.1f} s){where}"
+        f"{name:11} {what}: the first GPU run's {len(first['losses'])} epoch losses bit for "
+        f"bit: {'yes' if same else 'NO'} ({second['seconds']:.1f} s){where}"
     )
     return same
 

@@ -63,14 +63,22 @@ def test_a_suite_that_ran_nothing_is_not_a_pass():
     assert not gpu_check._passed({**row, "rc": "timeout"})
 
 
-def test_static_runs_are_compared_bit_for_bit(capsys):
+def test_second_gpu_runs_are_compared_bit_for_bit(capsys):
     gpu_examples = _load("gpu_examples")
-    eager = {"losses": [0.5, 0.25, 0.125], "seconds": 1.0}
-    assert gpu_examples.same_losses("lstm_sine", eager, {**eager, "seconds": 0.5})
-    assert "3 epoch losses bit for bit: yes" in capsys.readouterr().out
+    first = {"losses": [0.5, 0.25, 0.125], "seconds": 1.0}
+    assert gpu_examples.same_losses("lstm_sine", "--gpu --static", first, {**first, "seconds": 0.5})
+    assert "lstm_sine   --gpu --static: the first GPU run's 3 epoch losses bit for bit: yes" in (
+        capsys.readouterr().out
+    )
     off = {"losses": [0.5, 0.25 + 2**-40, 0.125], "seconds": 0.5}
-    assert not gpu_examples.same_losses("lstm_sine", eager, off)
+    assert not gpu_examples.same_losses("spiral", "--gpu again", first, off)
     assert "bit for bit: NO (0.5 s); first differs at epoch 2" in capsys.readouterr().out
-    assert not gpu_examples.same_losses("lstm_sine", eager, {"losses": [0.5], "seconds": 0.1})
-    assert not gpu_examples.same_losses("char_rnn", eager, {"error": "boom", "stderr": ""})
+    assert not gpu_examples.same_losses(
+        "spiral", "--gpu again", first, {"losses": [0.5], "seconds": 0.1}
+    )
+    assert not gpu_examples.same_losses(
+        "char_rnn", "--gpu --static", first, {"error": "boom", "stderr": ""}
+    )
     assert "char_rnn    --gpu --static failed: boom" in capsys.readouterr().out
+    assert not gpu_examples.same_losses("spiral", "--gpu again", {"error": "x"}, first)
+    assert "spiral      --gpu again: no first GPU run to compare with" in capsys.readouterr().out
