@@ -8,7 +8,7 @@ own process (all at once), and prints both results side by side. The GPU run dra
 initial weights and dropout from the GPU's generator, so its numbers are not the CPU's bit
 for bit; each must be in the band the row names. Exit status 1 when a GPU run is outside
 its band or fails, 3 when there is no usable GPU. The seconds columns are each run's own
-wall clock while all eight runs share the machine (and, under gpu_check.py, the GPU with
+wall clock while all twelve runs share the machine (and, under gpu_check.py, the GPU with
 the test suites): a rough size, not a benchmark.
 
 Each example trains on the GPU a second time, in another process: the RNN examples with
