@@ -268,6 +268,34 @@ def test_scatter_add_of_rows_is_numpy_bit_for_bit_on_every_run(gpu_backend, cp, 
             assert got.tobytes() == want.tobytes()
 
 
+_MASK = np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1], [0, 1, 0]], dtype=bool)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(
+    "shape, index",
+    [
+        ((3, 4), (np.array([0, 2, 2, 2, 0]), np.array([1, 3, 3, 3, 1]))),  # arrays in a tuple
+        ((5, 6), (slice(None), np.random.default_rng(5).integers(0, 6, 40))),  # mixed
+        ((4, 3), [3, 3, 0, 3, -1]),  # a list
+        ((4, 3), _MASK),  # a mask picks each element once
+        ((6, 5), (slice(1, 4), 2)),  # basic: added in place
+    ],
+)
+def test_scatter_add_of_any_index_is_numpy_bit_for_bit(gpu_backend, cp, dtype, shape, index):
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(shape).astype(dtype)
+    values = (rng.standard_normal(base[index].shape) * 1e3).astype(dtype)
+    want = base.copy()
+    np.add.at(want, index, values)
+    items = index if type(index) is tuple else (index,)
+    on_device = tuple(cp.asarray(i) if isinstance(i, (np.ndarray, list)) else i for i in items)
+    for idx in (index, on_device):
+        for _ in range(3):
+            got = gpu_backend.scatter_add(cp.asarray(base), idx, cp.asarray(values))
+            assert cp.asnumpy(got).tobytes() == want.tobytes()
+
+
 def test_scatter_add_of_rows_broadcasts_and_refuses_an_index_out_of_range(gpu_backend, cp):
     a = cp.zeros((3, 2), dtype=cp.float32)
     got = gpu_backend.scatter_add(a, cp.asarray([2, 0, 2]), cp.float32(1.5))

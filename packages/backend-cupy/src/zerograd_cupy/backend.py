@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from zerograd.backends import Backend, NoBackendError
+from zerograd.shapes import basic_index
 
 from .kernels import col2im_gpu, im2col_gpu
 from .random import KEYS, NORMAL, UNIFORM, PhiloxGenerator
@@ -38,6 +39,13 @@ def _is_cupy_module(module: str) -> bool:
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _on_device(cp: Any, item: Any) -> Any:
+    """One item of an index with its host arrays (numpy arrays, lists) as CuPy arrays."""
+    if isinstance(item, list) or (hasattr(item, "__array__") and not isinstance(item, cp.ndarray)):
+        return cp.asarray(item)
+    return item
 
 
 def _cuda_version(v: int) -> str:
@@ -274,11 +282,14 @@ class CupyBackend(Backend):
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """Add ``values`` at ``indices`` of a copy of ``a``; repeated indices add up.
 
-        An integer array indexing the first axis of a float32 or float64 ``a`` (an
-        embedding's gradient) goes to :func:`.scatter.scatter_add_rows_gpu`: numpy's sums
-        bit for bit, the same on every run. Any other index uses ``cupy.add.at``, whose
-        atomic adds may sum a repeated index in another order each run.
-        CuPy copies numpy or list index arrays to the device itself.
+        A float32 or float64 ``a`` gets numpy's sums bit for bit, the same on every run
+        (:func:`.scatter.scatter_add_rows_gpu`): an integer array indexing the first axis
+        (an embedding's gradient) adds whole rows; any other index that can repeat an
+        element (arrays in a tuple, a list, a mask) adds at the flat positions it picks,
+        found by indexing an ``arange`` of ``a``'s size (a transient int64 array of that
+        size). A basic index (ints, slices) picks each element once and adds in place.
+        Other dtypes use ``cupy.add.at``, exact for integers in any order. CuPy copies
+        numpy or list index arrays to the device itself.
 
         Args:
             a: the CuPy array to start from (not changed).
@@ -291,12 +302,19 @@ class CupyBackend(Backend):
         cp = self._cupy()
         out = cp.array(a, order="C", copy=True)
         values = cp.asarray(values, dtype=out.dtype)
-        rows = indices[0] if type(indices) is tuple and len(indices) == 1 else indices
-        kind = getattr(getattr(rows, "dtype", None), "kind", None)
-        if kind in ("i", "u") and out.ndim and out.dtype.char in "fd":  # float32, float64
-            scatter_add_rows_gpu(out, rows, values)
-        else:
+        if basic_index(indices):
+            out[indices] += values  # each element once: no repeats to order
+        elif out.dtype.char not in "fd":  # float32, float64
             cp.add.at(out, indices, values)
+        else:
+            items = indices if type(indices) is tuple else (indices,)
+            items = tuple(_on_device(cp, i) for i in items)
+            rows = items[0] if len(items) == 1 else None
+            if out.ndim and getattr(getattr(rows, "dtype", None), "kind", None) in ("i", "u"):
+                scatter_add_rows_gpu(out, rows, values)
+            else:  # the flat position of each element the index picks: rows of one element
+                picked = cp.arange(out.size).reshape(out.shape)[items]
+                scatter_add_rows_gpu(out.reshape(-1), picked, values)
         return out
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:

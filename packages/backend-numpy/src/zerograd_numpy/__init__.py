@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from zerograd.backends import Backend, hookimpl
-from zerograd.shapes import summed_axes
+from zerograd.shapes import basic_index, summed_axes
 
 from . import allocator, kernels
 
@@ -27,12 +27,6 @@ __version__ = _distribution_version("zerograd-numpy")  # the repository's VERSIO
 
 KEEPS_FREED_MEMORY = allocator.apply_default()
 """Whether glibc keeps freed memory in the process (see :mod:`zerograd_numpy.allocator`)."""
-
-
-def _basic_index(index: Any) -> bool:
-    """Whether ``index`` has only ints, slices, None and Ellipsis (no repeats possible)."""
-    items = index if isinstance(index, tuple) else (index,)
-    return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in items)
 
 
 class NumpyBackend(Backend):
@@ -177,7 +171,7 @@ class NumpyBackend(Backend):
             The new array.
         """
         out = a.copy()
-        if _basic_index(indices):
+        if basic_index(indices):
             out[indices] += values  # a basic index selects each element once
         else:
             np.add.at(out, indices, values)

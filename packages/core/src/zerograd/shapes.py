@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["conv_outsize", "size_of", "summed_axes"]
+__all__ = ["basic_index", "conv_outsize", "size_of", "summed_axes"]
 
 
 def size_of(x: Any) -> int:
@@ -77,3 +77,23 @@ def summed_axes(x_shape: tuple, shape: tuple) -> tuple[int, ...]:
     lead = len(x_shape) - len(shape)
     inner = (i + lead for i, n in enumerate(shape) if n == 1 and x_shape[i + lead] != 1)
     return (*range(lead), *inner)
+
+
+def basic_index(index: Any) -> bool:
+    """Whether ``index`` holds only ints, slices, None and Ellipsis (numpy's basic indexing).
+
+    Such an index selects each element at most once, so adding into ``a[index]`` needs no
+    care for repeats: a backend's ``scatter_add`` may write ``a[index] += values``.
+
+    Args:
+        index: An index, as ``a[index]`` takes it.
+
+    Returns:
+        True for a basic index; False when it holds an array or a list.
+
+    Examples:
+        >>> basic_index((slice(1, 3), 0)), basic_index([0, 0])
+        (True, False)
+    """
+    items = index if isinstance(index, tuple) else (index,)
+    return all(isinstance(i, (int, slice, type(None), type(Ellipsis))) for i in items)
