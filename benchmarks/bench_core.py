@@ -18,6 +18,7 @@ from common import (
     median_of,
     rounds,
     row,
+    spread,
     static_row,
 )
 from workloads import CHAIN, CHAIN_CASES, DEEP_N, WIDE_K
@@ -55,6 +56,7 @@ def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
             others and f"vs numpy-hand: {others}",
             _same_gradient(res, case),
             f"CPU time, median of {n} processes × {reps} chains" if mixed else "",
+            spread(res, lambda r, c=case: r["us_per_op"][c]) if mixed else "",
             errors(res) if mixed else "",
             absent_note(COLUMNS) if mixed else "",
         )

@@ -22,6 +22,7 @@ from common import (
     median_of,
     rounds,
     row,
+    spread,
     static_row,
 )
 
@@ -112,6 +113,7 @@ def train_rows(n: int = 4, reps: int = 10, pinned_rounds: int = 3) -> list[dict]
                 if threads > 1
                 else "CPU time" + _wall_ratio(walls)
             ),
+            spread(results, lambda r: r["ms"]),
             "MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_ = 1 GiB in every column's "
             "process: no page faults from returned temporaries"
             if pin

@@ -104,6 +104,17 @@ def median_of(results: list[dict], get: Callable[[dict], float]) -> float | None
     return statistics.median(values) if values else None
 
 
+def spread(results: dict[str, list[dict]], get: Callable[[dict], float]) -> str:
+    """A note naming each framework whose processes disagreed by more than a quarter, with
+    its lowest and highest value: where this machine moved a median, and by how much."""
+    parts = []
+    for fw, rs in results.items():
+        values = [get(r) for r in rs if "error" not in r]
+        if len(values) > 1 and min(values) > 0 and max(values) > 1.25 * min(values):
+            parts.append(f"{NAMES.get(fw, fw)} {min(values):.3g}–{max(values):.3g}")
+    return "processes ranged (host noise): " + ", ".join(parts) if parts else ""
+
+
 def errors(results: dict[str, list[dict]]) -> str:
     """A note naming the frameworks whose processes failed, with their last error line."""
     notes = []

@@ -68,7 +68,8 @@ def table(rows: list[dict], minutes: float) -> str:
         f"{minutes:.1f} min.",
         "",
         "Each framework runs in a fresh process per (framework, workload, threads), 1 thread "
-        "unless the row says 2; rounds rotate the frameworks; cells are medians over rounds. "
+        "unless the row says 2; rounds rotate the frameworks; cells are medians over rounds "
+        "(a note gives the range where one framework's processes differ by over a quarter). "
         "Times are the process's CPU time on 1 thread (preemption by other users of the "
         "machine does not count) and wall clock on 2 threads. "
         "`(n×)` after a value and the ratio column are against the row's reference: "

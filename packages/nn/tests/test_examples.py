@@ -204,6 +204,19 @@ def test_the_benchmarks_hand_written_cnn_takes_zerograds_step(case, backend, mon
             np.testing.assert_allclose(a - w, b - w, rtol=1e-4, atol=1e-8, err_msg=name)
 
 
+def test_the_bench_names_processes_that_disagree_by_more_than_a_quarter(monkeypatch):
+    common = bench_module("common", monkeypatch)
+    res = {
+        "zerograd": [{"ms": 4.84}, {"ms": 8.03}, {"ms": 4.9}],  # one slow process: named
+        "torch": [{"ms": 5.61}, {"ms": 5.75}],  # within a quarter: not named
+        "numpy": [{"error": "boom"}, {"ms": 1.06}, {"ms": 2.15}],  # failed rounds left out
+        "static": [{"ms": 1.2}],  # one process: nothing to compare
+    }
+    got = common.spread(res, lambda r: r["ms"])
+    assert got == "processes ranged (host noise): zerograd 4.84–8.03, numpy-hand 1.06–2.15"
+    assert common.spread({"torch": res["torch"]}, lambda r: r["ms"]) == ""
+
+
 def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
     """benchmarks/bench_gpu.py (whose numbers need a GPU) runs on the GPU backend under test;
     the times are not read."""
