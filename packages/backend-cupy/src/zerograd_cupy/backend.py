@@ -304,7 +304,7 @@ class CupyBackend(Backend):
         values = cp.asarray(values, dtype=out.dtype)
         if basic_index(indices):
             out[indices] += values  # each element once: no repeats to order
-        elif out.dtype.char not in "fd":  # float32, float64
+        elif out.dtype.char not in "fd":  # not float32 or float64: integers add exactly
             cp.add.at(out, indices, values)
         else:
             items = indices if type(indices) is tuple else (indices,)
