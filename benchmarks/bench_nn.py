@@ -196,6 +196,7 @@ def replay_rows(trained: list[dict], n: int = 5) -> list[dict]:
                 if hand and eager
                 else ""  # numpy-hand's process failed: errors() below says how
             ),
+            spread(results, lambda r: r["ms"]),
             errors(results),
         )
         rows.append(r)
