@@ -9,6 +9,7 @@ from zerograd.backends import get_backend
 
 from .. import functional as F
 from .. import initializers as _init
+from .argument_order import EMBED_KEYWORDS, refuses_pytorch_keywords
 from .base import Layer
 from .setup import randn, size_arg
 
@@ -17,6 +18,9 @@ class EmbedID(Layer):
     """Lookup table: row ``W[i]`` for each integer id ``i``; ``W`` is (in_size, out_size).
 
     ``W`` starts as standard-normal draws, or from ``initialW`` as in :class:`Linear`.
+
+    The order is PyTorch's too: ``nn.Embedding(10, 3)`` is ``EmbedID(10, 3)``; PyTorch's
+    keywords (``num_embeddings=``, ``embedding_dim=``) are refused, naming these.
 
     Args:
         in_size: the number of ids (rows of ``W``).
@@ -29,6 +33,7 @@ class EmbedID(Layer):
         (2, 3)
     """
 
+    @refuses_pytorch_keywords(EMBED_KEYWORDS)
     def __init__(self, in_size: int, out_size: int, *, initialW: Any = None) -> None:
         super().__init__()
         initialW = _init.check(initialW, "EmbedID", "initialW")
