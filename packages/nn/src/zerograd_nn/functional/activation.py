@@ -11,7 +11,7 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import axis as normalize_axis
-from zerograd.checks import real_number
+from zerograd.checks import axis_or_dim, real_number
 from zerograd.functions import exp, sum
 from zerograd.utils import data_of, size_of
 
@@ -198,12 +198,13 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
     return y / sum(y, axis=axis, keepdims=True)
 
 
-def softmax(x: Any, axis: int = 1) -> Variable:
+def softmax(x: Any, axis: int = 1, *, dim: int | None = None) -> Variable:
     """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end).
 
     Args:
         x: the input (a Variable, an array or a list).
         axis: the axis to normalize over.
+        dim: PyTorch's name for ``axis`` (give one of them).
 
     Returns:
         A Variable of ``x``'s shape (floating point, also for integer ``x``).
@@ -213,7 +214,7 @@ def softmax(x: Any, axis: int = 1) -> Variable:
         >>> softmax(np.array([[0.0, 0.0]])).data
         array([[0.5, 0.5]])
     """
-    return Softmax(axis)(x)
+    return Softmax(axis_or_dim("softmax", axis, dim, 1))(x)
 
 
 class LogSoftmax(Function):
@@ -240,14 +241,15 @@ class LogSoftmax(Function):
         return gy - xp.exp(y) * xp.sum(gy, axis=self.axis, keepdims=True)
 
 
-def log_softmax(x: Any, axis: int = 1) -> Variable:
+def log_softmax(x: Any, axis: int = 1, *, dim: int | None = None) -> Variable:
     """``log(softmax(x, axis))`` computed without overflow or log(0).
 
     Args:
         x: the input (a Variable, an array or a list).
         axis: the axis to normalize over.
+        dim: PyTorch's name for ``axis`` (give one of them).
 
     Returns:
         A Variable of ``x``'s shape (floating point, also for integer ``x``).
     """
-    return LogSoftmax(axis)(x)
+    return LogSoftmax(axis_or_dim("log_softmax", axis, dim, 1))(x)

@@ -16,8 +16,9 @@ checks, so that such a call fails with the zerograd spelling in the message:
   DeZero's order gives ``out_channels=in``, ``kernel_size=out``, ``stride=kernel``. Passing
   ``in_channels=`` says the order is DeZero's and turns the second check off;
 - a recurrent cell's input whose feature size is not ``in_size`` but ``hidden_size``;
-- PyTorch's keyword names (``bias=``, ``padding=``, ``in_features=``, ...): one TypeError
-  naming zerograd's keyword (:func:`refuses_pytorch_keywords`).
+- a recurrent cell's input with more than two axes (PyTorch's cells take a sequence).
+
+PyTorch's keywords are refused too (``zerograd_nn.layers.pytorch_names``).
 
 The book's calls (``Linear(10)``, ``Conv2d(64, 3, 1, 1)``, ``Conv2d(64, 7, 2, 3)``,
 ``RNN(10)``, keywords everywhere else) pass all of these.
@@ -25,8 +26,6 @@ The book's calls (``Linear(10)``, ``Conv2d(64, 3, 1, 1)``, ``Conv2d(64, 7, 2, 3)
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from zerograd.checks import int_like, pair
@@ -35,34 +34,6 @@ _TORCH = {"Linear": "nn.Linear", "Conv2d": "nn.Conv2d", "Deconv2d": "nn.ConvTran
 
 KERNEL_LIMIT = 7  # a kernel above this, with in_channels == out_channels, looks like a width
 STRIDE_LIMIT = 2  # a stride above this, with in_channels == out_channels, looks like a kernel
-
-
-def refuses_pytorch_keywords(hints: Mapping[str, str]) -> Callable[[Callable], Callable]:
-    """Decorate a layer's ``__init__``: a keyword in ``hints`` raises one TypeError.
-
-    Other keywords pass through unchanged, so Python's own error names an unknown one.
-
-    Args:
-        hints: ``{PyTorch's keyword: what to write instead}``.
-
-    Returns:
-        The decorator.
-    """
-
-    def decorate(init: Callable) -> Callable:
-        @functools.wraps(init)
-        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            for key in kwargs:
-                if key in hints:
-                    raise TypeError(
-                        f"{type(self).__name__}: {key}= is PyTorch's keyword, not zerograd's "
-                        f"(DeZero's): {hints[key]}."
-                    )
-            init(self, *args, **kwargs)
-
-        return __init__
-
-    return decorate
 
 
 def _args(values: tuple) -> str:
@@ -169,32 +140,3 @@ def check_step_features(layer: Any, features: int, in_size: int | None, hidden: 
     else:
         text += f"; give x of shape (N, {in_size})"
     raise ValueError(text + ".")
-
-
-LINEAR_KEYWORDS = {
-    "in_features": "the input size is in_size= (or read from the first batch)",
-    "out_features": "the output size is the first argument, out_size",
-    "bias": "write nobias=True for bias=False",
-    "device": "move a layer with layer.to('cuda') or layer.to_gpu()",
-}
-CONV_KEYWORDS = {
-    "padding": "the padding is pad=",
-    "bias": "write nobias=True for bias=False",
-    "dilation": "there is no dilation: the kernel is dense",
-    "groups": "there are no groups: every output channel reads every input channel",
-    "padding_mode": "the padding is zeros",
-    "device": "move a layer with layer.to('cuda') or layer.to_gpu()",
-}
-RECURRENT_KEYWORDS = {
-    "input_size": "the input size is in_size= (or read from the first batch)",
-    "num_layers": "a cell is one layer: stack cells for more",
-    "batch_first": "a cell takes one time step, x of shape (N, in_size): loop over the steps",
-    "bias": "the x2h layers have a bias and the h2h layers none, as in DeZero",
-    "dropout": "apply F.dropout to a cell's output",
-    "bidirectional": "run a second cell over the reversed sequence",
-}
-EMBED_KEYWORDS = {
-    "num_embeddings": "the number of ids is in_size, the first argument (the same order)",
-    "embedding_dim": "the vector size is out_size, the second argument (the same order)",
-    "padding_idx": "there is no padding id: every row of W learns",
-}

@@ -249,6 +249,22 @@ class Layer:
         """Every Parameter of this layer and its sub-layers, in definition order, once each."""
         return iter(self.named_params().values())
 
+    def parameters(self) -> Iterator[Parameter]:
+        """PyTorch's name for :meth:`params`: the same Parameters, in the same order.
+
+        Returns:
+            An iterator over the Parameters.
+        """
+        return self.params()
+
+    def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
+        """PyTorch's ``named_parameters()``: the pairs of :meth:`named_params`, in order.
+
+        Returns:
+            An iterator of ``(dotted name, Parameter)`` pairs (``'l0.W'``).
+        """
+        return iter(self.named_params().items())
+
     def named_params(self) -> dict[str, Parameter]:
         """``{dotted name: Parameter}`` in definition order: ``'l1.W'``, ``'blocks.0.b'``.
 
@@ -305,14 +321,22 @@ class Layer:
         """Move every parameter (and gradient) to ``backend``.
 
         All arrays are converted before any is assigned, so a failed conversion leaves every
-        parameter where it was.
+        parameter where it was. PyTorch's device names work too: ``"cpu"`` is
+        :meth:`to_cpu`, ``"cuda"`` is :meth:`to_gpu`.
 
         Args:
-            backend: a backend name (``"numpy"``, ``"cupy"``, ...) or a Backend.
+            backend: a backend name (``"numpy"``, ``"cupy"``, ...), ``"cpu"``, ``"cuda"``
+                or a Backend.
 
         Returns:
             This layer.
+
+        Raises:
+            NoBackendError: the backend (for ``"cuda"``: any GPU backend) is not installed
+                or cannot be used here.
         """
+        if isinstance(backend, str) and backend in _DEVICES:
+            backend = _DEVICES[backend]()
         moves = []
         for param in self.params():
             if param.data is None:
@@ -362,6 +386,9 @@ class Layer:
             path: the file to read.
         """
         _weights.load_weights(self, path)
+
+
+_DEVICES = {"cpu": get_backend, "cuda": gpu_backend}  # PyTorch's device names
 
 
 def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:

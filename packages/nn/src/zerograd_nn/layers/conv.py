@@ -10,13 +10,9 @@ from zerograd.checks import pair
 from .. import functional as F
 from .. import initializers as _init
 from ..functional.geometry import conv_args
-from .argument_order import (
-    CONV_KEYWORDS,
-    check_conv_first_input,
-    check_nobias_is_no_width,
-    refuses_pytorch_keywords,
-)
+from .argument_order import check_conv_first_input, check_nobias_is_no_width
 from .base import Layer
+from .pytorch_names import CONV_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
     backend_like,
     bias_param,

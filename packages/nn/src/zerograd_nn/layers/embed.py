@@ -9,8 +9,8 @@ from zerograd.backends import get_backend
 
 from .. import functional as F
 from .. import initializers as _init
-from .argument_order import EMBED_KEYWORDS, refuses_pytorch_keywords
 from .base import Layer
+from .pytorch_names import EMBED_KEYWORDS, refuses_pytorch_keywords
 from .setup import randn, size_arg
 
 

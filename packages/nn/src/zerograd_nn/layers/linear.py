@@ -8,8 +8,9 @@ from zerograd import Parameter, Variable
 
 from .. import functional as F
 from .. import initializers as _init
-from .argument_order import LINEAR_KEYWORDS, check_nobias_is_no_width, refuses_pytorch_keywords
+from .argument_order import check_nobias_is_no_width
 from .base import Layer
+from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
     backend_like,
     bias_param,

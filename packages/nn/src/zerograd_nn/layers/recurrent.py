@@ -8,9 +8,10 @@ from zerograd import Variable
 
 from .. import functional as F
 from .. import initializers as _init
-from .argument_order import RECURRENT_KEYWORDS, check_step_features, refuses_pytorch_keywords
+from .argument_order import check_step_features
 from .base import Layer
 from .linear import Linear
+from .pytorch_names import RECURRENT_KEYWORDS, refuses_pytorch_keywords
 from .setup import layer_input, size_arg
 
 
