@@ -59,6 +59,14 @@ def test_parameters_and_named_parameters_are_params_and_named_params():
     assert all(p is model.named_params()[n] for n, p in pairs)
 
 
+def test_model_zero_grad_is_cleargrads():
+    model = _model()
+    F.sum(model(np.ones((2, 4), np.float32))).backward()
+    assert all(p.grad is not None for p in model.params())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.params())
+
+
 def test_an_optimizer_over_model_parameters_updates_them():
     model = _model()
     opt = optimizers.SGD(model.parameters(), lr=0.5)

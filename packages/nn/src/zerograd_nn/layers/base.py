@@ -317,6 +317,10 @@ class Layer:
         for param in self.params():
             param.cleargrad()
 
+    def zero_grad(self) -> None:
+        """PyTorch's name for :meth:`cleargrads`: forget every parameter's gradient."""
+        self.cleargrads()
+
     def to(self, backend: Any) -> Layer:
         """Move every parameter (and gradient) to ``backend``.
 
