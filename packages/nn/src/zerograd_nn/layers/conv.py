@@ -6,6 +6,7 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.checks import pair
+from zerograd.typing import ArrayLike, Pair
 
 from .. import functional as F
 from .. import initializers as _init
@@ -56,9 +57,9 @@ class _ConvBase(Layer):
     def __init__(
         self,
         out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        pad: Any = 0,
+        kernel_size: Pair,
+        stride: Pair = 1,
+        pad: Pair = 0,
         nobias: bool = False,
         dtype: Any = "float32",
         in_channels: int | None = None,
@@ -107,7 +108,7 @@ class _ConvBase(Layer):
         )
         return text + (", nobias=True" if self.b is None else "")
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the convolution, sizing ``W`` from ``x``'s channel axis on the first call.
 
         Args:

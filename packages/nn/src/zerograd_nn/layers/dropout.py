@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from zerograd import Variable
 from zerograd.checks import real_number
+from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .base import Layer
@@ -48,7 +47,7 @@ class Dropout(Layer):
     def extra_repr(self) -> str:
         return f"dropout_ratio={self.dropout_ratio}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply dropout to ``x`` (train mode) or return it (test mode).
 
         Args:

@@ -6,6 +6,7 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import get_backend
+from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .. import initializers as _init
@@ -47,7 +48,7 @@ class EmbedID(Layer):
     def extra_repr(self) -> str:
         return f"in={self.W.shape[0]}, out={self.W.shape[1]}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Look up the rows of ``W``.
 
         Args:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Parameter, Variable
+from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .. import initializers as _init
@@ -91,7 +92,7 @@ class Linear(Layer):
             ", nobias=True" if self.b is None else ""
         )
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the layer, sizing ``W`` from ``x``'s last axis on the first call.
 
         Args:

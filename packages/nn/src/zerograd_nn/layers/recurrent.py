@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Variable
+from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .. import initializers as _init
@@ -104,7 +105,7 @@ class RNN(Layer):
     def extra_repr(self) -> str:
         return f"hidden={self.x2h.out_size}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Advance one step on ``x`` (N, in_size): the new hidden state, kept for the next.
 
         A batch of another size than the kept state's is a ValueError (``reset_state``).
@@ -169,7 +170,7 @@ class LSTM(Layer):
     def extra_repr(self) -> str:
         return f"hidden={self.x2f.out_size}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Advance one step on ``x`` (N, in_size): the new hidden state; both states are kept."""
         x = _step_input(self, x, self.h, self.x2f)
         if self.h is None:
