@@ -683,3 +683,76 @@ def test_non_ascii_paths(tmp_path):
     other.load_weights(folder / "w€.npz")
     assert_identical(other.state_dict(), model.state_dict())
     assert sorted(p.name for p in folder.iterdir()) == ["w€.npz", "モデル.npz"]
+
+
+# -- files written by an earlier version (main 701de1e) ---------------------------------
+
+
+def _state_of(model, opt, sched, loader):
+    return (
+        {k: v.copy() for k, v in model.state_dict().items()},
+        opt.state_dict(),
+        sched.state_dict(),
+        {k: np.array(v, copy=True) for k, v in loader.state_dict().items()},
+        np.random.get_state(),
+    )
+
+
+def test_a_checkpoint_written_by_the_earlier_version_loads_value_for_value():
+    import checkpoint_files as files
+
+    want = _state_of(*files.build())
+    target = files.build(seed=7, steps=1)
+    assert not np.array_equal(target[0].l0.W.data, want[0]["l0.W"])
+    info = load_checkpoint(
+        files.CHECKPOINT,
+        model=target[0],
+        optimizer=target[1],
+        scheduler=target[2],
+        loader=target[3],
+    )
+    assert_identical(_state_of(*target), want)
+    assert info["epoch"] == 0 and info["iteration"] == 5
+    extra = info["extra"]
+    assert set(extra) == set(files.EXTRA)
+    assert extra["note"] == "fixture" and extra["best"] == 0.5
+    assert extra["history"] == [1, 2.5, None, True, "x"]
+    assert extra["counts"].dtype == np.int16
+    np.testing.assert_array_equal(extra["counts"], files.EXTRA["counts"])
+    np.testing.assert_array_equal(extra["nested"]["a"][0], np.ones(2, np.float32))
+    assert extra["nested"]["a"][1] == {"b": 1.25}
+
+
+def test_a_weight_file_written_by_the_earlier_version_loads_value_for_value():
+    import checkpoint_files as files
+
+    want = files.build()[0].state_dict()
+    model = files.build(seed=7, steps=1)[0]
+    model.load_weights(str(files.WEIGHTS))
+    for k, v in model.state_dict().items():
+        assert v.dtype == want[k].dtype and np.array_equal(v, want[k]), k
+
+
+def test_this_version_writes_what_the_earlier_version_wrote(tmp_path):
+    """The same run saved now gives the same members, description and arrays (the zip's
+    timestamps aside): the format did not change."""
+    import json
+
+    import checkpoint_files as files
+
+    files.write(tmp_path)
+
+    def content(path):
+        with zipfile.ZipFile(path) as zf:
+            names = [i.filename for i in zf.infolist()]
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = arrays.pop("__checkpoint__", None)
+        return names, meta if meta is None else json.loads(meta.tobytes().decode()), arrays
+
+    old, new = content(files.CHECKPOINT), content(tmp_path / files.CHECKPOINT.name)
+    assert new[0] == old[0] and new[1] == old[1]
+    assert_identical(new[2], old[2])
+    old, new = content(files.WEIGHTS), content(tmp_path / files.WEIGHTS.name)
+    assert new[0] == old[0]
+    assert_identical(new[2], old[2])
