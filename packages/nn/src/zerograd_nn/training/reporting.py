@@ -44,9 +44,9 @@ class LogReport(Extension):
     ending in ``.jsonl`` or ``.json``, CSV for ``.csv``; None writes no file.
 
     JSON has no nan or inf: a mean that is not finite (a loss gone nan with
-    ``check_loss=False``) is written as ``null``, the number JSON has for "no value",
-    which every JSON reader takes (pandas reads it as nan). ``log`` keeps the float
-    itself, and the CSV file writes ``nan``/``inf`` as Python and pandas read them.
+    ``check_loss=False``) is written as ``null``, JSON's "no value", which every JSON
+    reader takes. ``log`` keeps the float itself, and a CSV file writes ``nan``/``inf``
+    as Python's ``float()`` reads them.
 
     Args:
         keys: the keys to keep (default: all).
