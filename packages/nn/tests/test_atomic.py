@@ -67,6 +67,14 @@ def test_a_dangling_link_creates_the_file_it_names(tmp_path):
     assert link.is_symlink() and _read(tmp_path / "new.bin") == b"x"
 
 
+def test_a_link_into_a_missing_folder_is_named(tmp_path):
+    link = tmp_path / "f.bin"
+    link.symlink_to(tmp_path / "gone" / "f.bin")
+    with pytest.raises(FileNotFoundError, match=r"t: '.*f.bin' is a link to '.*gone/f.bin', whose"):
+        write_atomically(str(link), lambda f: f.write(b"x"), "t")
+    assert _listing(tmp_path) == ["f.bin"]
+
+
 def test_a_loop_of_links_is_one_clear_error(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.symlink_to(b)

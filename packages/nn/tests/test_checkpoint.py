@@ -322,6 +322,18 @@ def test_an_optimizer_set_up_on_another_model_is_refused_at_save_and_at_load(tmp
         np.testing.assert_array_equal(v, twin_before[k])
 
 
+def test_a_checkpoint_with_a_negative_adam_step_is_refused_and_changes_nothing(tmp_path):
+    """``t = -3`` was loaded, and the next update failed with "math domain error"."""
+    run, _ = trained_run(tmp_path)
+    run[1].t = -3
+    path = save_checkpoint(tmp_path / "t.npz", model=run[0], optimizer=run[1])
+    target = make_run(5, 5, Loader)
+    before = snapshot(target)
+    with pytest.raises(ValueError, match=r"counter 't' counts steps taken: an int >= 0, got -3"):
+        load_checkpoint(path, model=target[0], optimizer=target[1])
+    assert_same(snapshot(target), before)
+
+
 def test_saving_through_a_symbolic_link_writes_the_file_it_points_at(tmp_path):
     run, _ = trained_run(tmp_path)
     (tmp_path / "runs").mkdir()

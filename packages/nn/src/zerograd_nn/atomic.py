@@ -195,6 +195,11 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
         )
     target = _target(path, op)
     directory, base = os.path.split(target)
+    if not os.path.isdir(directory):  # a link to a file in a folder that is not there
+        raise FileNotFoundError(
+            f"{op}: {path!r} is a link to {target!r}, whose directory does not exist; create "
+            f"it first (os.makedirs) or point the link elsewhere."
+        )
     size, most = len(os.fsencode(base)), _name_max(directory)
     if size > most:
         raise OSError(

@@ -161,11 +161,10 @@ def _check_objects(op: str, model: Any, optimizer: Any, scheduler: Any, loader: 
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is None:
             continue
-        needs = ("state_dict", "prepare_load_state_dict" if name == "optimizer" else "")
-        if hasattr(obj, "named_params") or not all(
-            callable(getattr(obj, m or "load_state_dict", None)) for m in needs
-        ):
-            what = "a model" if hasattr(obj, "named_params") else type(obj).__name__
+        load = "prepare_load_state_dict" if name == "optimizer" else "load_state_dict"
+        is_model = hasattr(obj, "named_params")
+        if is_model or not all(callable(getattr(obj, m, None)) for m in ("state_dict", load)):
+            what = "a model" if is_model else type(obj).__name__
             kind = (
                 "a zerograd_nn optimizer set up on the model (Adam().setup(model))"
                 if name == "optimizer"
