@@ -81,6 +81,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
     initial_lrs: list[float] | None = None
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
     _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
+    _nonnegative_state: tuple[str, ...] = ()  # state arrays never below 0 (Adam's v)
 
     def __init__(self) -> None:
         self.target: Any = None
@@ -404,6 +405,32 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 names.setdefault(id(p), k)
         return names
 
+    def params_outside(self, model: Any) -> list[str]:
+        """The parameters this optimizer updates that are not ``model``'s, by name.
+
+        Empty when it was set up on ``model`` or on some of its parameters (a frozen
+        backbone). Not empty when it was set up on another instance of the same
+        architecture: a Trainer and a checkpoint of ``model`` then refuse it (the first
+        would train nothing, the second would save another model's optimizer state).
+
+        Args:
+            model: a Layer/Model (anything with ``params()``).
+
+        Returns:
+            The names (:meth:`param_names`) of the parameters that are not ``model``'s.
+
+        Raises:
+            RuntimeError: the optimizer has not been set up.
+        """
+        if self.target is None:
+            raise RuntimeError(
+                f"{type(self).__name__}: the optimizer has not been set up; call "
+                f"optimizer.setup(model) first."
+            )
+        mine = {id(p) for p in model.params()}
+        names = self.param_names()
+        return [names[id(p)] for _, ps in self.grouped_params() for p in ps if id(p) not in mine]
+
     def _label(self, index: int, param: Parameter) -> str:
         """``parameter 2 ('l1.b')``: the position in the update and the best name."""
         name = self.param_names(positional=False).get(id(param)) or param.name
@@ -520,8 +547,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Raises:
             TypeError: ``d`` is not an optimizer state dict.
             ValueError: another optimizer type, other groups or names, state arrays of
-                other shapes, an entry missing one of its arrays, or values beyond the
-                parameter's dtype; nothing changed.
+                other shapes, an entry missing one of its arrays, values beyond the
+                parameter's dtype, a negative step counter, or negative (or nan) values in
+                a state that is a mean of squares (Adam's ``v``); nothing changed.
             RuntimeError: the optimizer has not been set up.
         """
         self.prepare_load_state_dict(d)()
@@ -563,6 +591,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self._state_names,
             self._counters,
             incoming,
+            self._nonnegative_state,
         )
 
         def commit() -> None:  # nothing here can fail: the optimizer changes all at once
