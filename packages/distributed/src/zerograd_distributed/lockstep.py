@@ -37,9 +37,10 @@ __all__ = ["END", "Lockstep"]
 END = "the end of the program"
 """The name of the stamp every rank exchanges when its program ends."""
 
-SPIN_S = 0.05  # poll without pause first: as quick to notice completion as MPI's own wait
 POLLS_BEFORE_YIELD = 1000  # MPICH's MPIR_CVAR_POLLS_BEFORE_YIELD: lets 3 ranks share 2 cores
-MAX_PAUSE_S = 0.005  # then sleep between polls, up to this long (a waiting rank idles)
+LOOK_S = 0.01  # how often a waiting rank reads the side channel and the clock
+SPIN_S = 0.05  # a stamp's wait polls this long without pause (as quick as MPI's own wait),
+MAX_PAUSE_S = 0.005  # then sleeps between polls, up to this long: a rank waiting idles
 GRACE_S = 2.0  # how long a rank that timed out waits for the others to say where they are
 _QUERY, _ANSWER, _VERDICT = 1, 2, 3  # the side channel's message tags
 
@@ -135,7 +136,7 @@ class Lockstep:
             return
         atexit.register(self.at_exit)
         side, request = self.comm.Idup()
-        self.wait(request, timeout, (side,))
+        self.wait(request, timeout, (side,), patient=True)
         self.side = side
 
     # -- the stamps ---------------------------------------------------------------------
@@ -190,7 +191,7 @@ class Lockstep:
             return [[seq, crc, status, nbytes]]
         mine, table = self._stamps  # reused: a failure leaves them to MPI and ends all use
         mine[:] = (seq, crc, status, nbytes)
-        self.wait(self.comm.Iallgather(mine, table), timeout, (mine, table))
+        self.wait(self.comm.Iallgather(mine, table), timeout, (mine, table), patient=True)
         rows = table.tolist()
         if any(row[0] != seq or row[1] != crc for row in rows):
             self._out_of_step(timeout, note)
@@ -238,13 +239,16 @@ class Lockstep:
 
     # -- waiting ------------------------------------------------------------------------
 
-    def wait(self, request: Any, timeout: float, keep: tuple = ()) -> None:
+    def wait(self, request: Any, timeout: float, keep: tuple = (), patient: bool = False) -> None:
         """Wait for ``request`` to complete, at most ``timeout`` seconds.
 
         Args:
             request: an mpi4py request of the collective begun last.
             timeout: seconds (``inf``: no limit).
             keep: the buffers ``request`` uses, kept alive if it is left pending.
+            patient: sleep between polls once the wait is long (for small messages, where
+                the wait is for the other ranks to arrive; MPI moves data only while it is
+                polled, so a transfer is polled without pause).
 
         Raises:
             TimeoutError: the time ran out (this rank's, or another rank's that gave up).
@@ -252,7 +256,7 @@ class Lockstep:
         """
         try:
             if not request.Test():
-                self._poll(request, timeout)
+                self._poll(request, timeout, patient)
         except BaseException as e:
             _abandoned.append((request, keep))  # MPI may still write into keep
             if self.broken is None:  # Ctrl-C, an MPI error: the others must not wait on
@@ -265,26 +269,26 @@ class Lockstep:
                 )
             raise
 
-    def _poll(self, request: Any, timeout: float) -> None:
+    def _poll(self, request: Any, timeout: float, patient: bool) -> None:
         test = request.Test
         start = time.monotonic()
-        spin_until, deadline = start + SPIN_S, start + timeout
+        deadline, look = start + timeout, start + LOOK_S
+        pause = 0.0
         while True:  # as MPICH's own blocking wait: poll, giving the core away now and then
             for _ in range(POLLS_BEFORE_YIELD):
                 if test():
                     return
             now = time.monotonic()
-            if now >= spin_until or now >= deadline:
-                break
-            _yield()
-        pause = 0.0
-        while not test():  # a long wait: idle between polls, and hear the other ranks
-            now = time.monotonic()
-            self._serve(now - start)
-            if now >= deadline and self._give_up(request, now - start):
-                return
-            pause = min(MAX_PAUSE_S, 2 * pause or 5e-5)
-            time.sleep(pause)
+            if now >= look:  # now and then: the other ranks' messages, the deadline
+                self._serve(now - start)
+                if now >= deadline and self._give_up(request, now - start):
+                    return
+                look = now + LOOK_S
+            if patient and now - start > SPIN_S:  # a long wait for a stamp: idle
+                pause = min(MAX_PAUSE_S, 2 * pause or 5e-5)
+                time.sleep(pause)
+            else:  # data may be moving, and MPI moves it only while polled
+                _yield()
 
     def _serve(self, waited: float, answers: dict | None = None) -> None:
         """Handle what the other ranks sent on the side channel.
