@@ -400,6 +400,7 @@ class Variable:
 
         Raises:
             NoBackendError: No GPU backend is installed and usable.
+            BackendPluginError: A GPU plugin failed to say whether it is usable.
         """
         return self.to(_backends.gpu_backend())
 
