@@ -266,6 +266,25 @@ def test_mixing_backends_in_one_op(fake_entry_points):
         Variable(np.ones(1)) + Variable(Box([1.0]))
 
 
+def test_a_raw_array_of_another_backend_is_a_mismatch_on_first_sight(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    B.refresh()  # no array type is known yet: Box is met first as a raw operand
+    x = Variable(np.ones(2))
+    box = Box([1.0, 2.0])
+    for op, name in ((lambda: x * box, "Mul"), (lambda: x + box, "Add")):
+        with pytest.raises(
+            B.BackendMismatchError,
+            match=rf"^{name}: inputs live on different backends \(numpy, box; types "
+            rf"numpy\.ndarray, test_plugins\.Box\)\. Move them to one first: a Variable with "
+            rf"x\.to\('numpy'\) \(or x\.to_cpu\(\), x\.to_gpu\(\)\), a raw array with "
+            rf"zerograd\.backends\.as_array_of\(a, 'numpy'\)\.$",
+        ):
+            op()
+        B.refresh()  # forget Box's type again
+    assert x.creator is None and x.grad is None and x.data.tolist() == [1.0, 1.0]
+
+
 def test_index_array_of_another_backend_is_named(fake_entry_points):
     _numpy_plugin(fake_entry_points)
     _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")

@@ -33,6 +33,7 @@ def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
 # unless it is the same object, so its own bits are converted. Complex numbers are not
 # cached: complex(1, 0.0) == complex(1, -0.0) and both are true.
 _SCALARS = {int, float, bool}
+_PLAIN = {int, float, bool, complex, list, tuple}  # what no backend owns: converted
 _scalar_cache: dict[tuple, Any] = {}
 
 
@@ -73,6 +74,9 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
             return a
         if isinstance(x, _backends._wrapper_types):  # a Variable: its array
             return as_array(x.data, array_module, like)
+        owner = None if type(x) in _PLAIN else _registry.resolve_type(type(x))
+        if owner is not None:  # an array of a type met for the first time: used as it is
+            return _numeric(x, x, owner)  # (like's backend would convert it, or fail to)
         kind = backend.dtype_kind(like.dtype)
         return _numeric(backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind)), x, backend)
     if isinstance(x, _backends._wrapper_types):

@@ -406,5 +406,7 @@ def _check_one_backend(func: Function, xs: list) -> None:
         types = ", ".join(f"{type(x).__module__}.{type(x).__qualname__}" for x in xs)
         raise BackendMismatchError(
             f"{type(func).__name__}: inputs live on different backends ({', '.join(names)}; "
-            f"types {types}). Move them to one first, e.g. x.to_cpu() or x.to_gpu()."
+            f"types {types}). Move them to one first: a Variable with x.to({names[0]!r}) (or "
+            f"x.to_cpu(), x.to_gpu()), a raw array with "
+            f"zerograd.backends.as_array_of(a, {names[0]!r})."
         )
