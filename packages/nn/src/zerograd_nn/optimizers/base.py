@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.backends import as_array_of, backend_of, get_array_module
+from zerograd.backends import BackendMismatchError, as_array_of, backend_of, get_array_module
 from zerograd.recording import current as _recorder
 
 from . import state as _st
@@ -190,6 +190,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
             ValueError: a gradient of the wrong shape, a read-only parameter array, or
                 optimizer state made for another shape; nothing changed.
             TypeError: a non-floating gradient or parameter; nothing changed.
+            BackendMismatchError: a gradient on another backend than its parameter (a
+                TypeError); nothing changed.
         """
         rec = _recorder()
         if rec is not None:  # a static-graph trace: the update is one step a replay reruns
@@ -444,6 +446,14 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 continue
             g, data = p.grad.data, p.data
             shape = data.shape
+            if type(g) is not type(data) and backend_of(g) is not backend_of(data):
+                on, off = backend_of(data).name, backend_of(g).name
+                raise BackendMismatchError(
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} lives on backend {on!r} "
+                    f"but its gradient on {off!r}; nothing was updated. Compute the loss on the "
+                    f"parameters' backend (move the inputs: x.to({on!r})), or move the gradient "
+                    f"(param.grad.to({on!r}))."
+                )
             if g.shape != shape and tuple(g.shape) != tuple(shape):
                 raise ValueError(
                     f"{op}: {self._label(i, p)} of shape {tuple(shape)} has a gradient of shape "
