@@ -109,6 +109,12 @@ def export(
     params = {}  # read after the forward: a lazily sized layer makes its parameters there
     if isinstance(model, Layer):
         params = {id(p): name for name, p in model.named_params().items()}
+    clash = sorted(set(params.values()) & {*names, *out_names})
+    if clash:
+        raise ValueError(
+            f"{_OP}: {clash} name both inputs or outputs and parameters of the model; choose "
+            f"other input_names / output_names."
+        )
     program = build_program(first, xs, ys, second, names, out_names, params)
     proto = build_model(program, opset, out_names, model)
     data = proto.SerializeToString()

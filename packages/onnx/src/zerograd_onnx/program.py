@@ -108,7 +108,7 @@ class _Keys:
 
 def _describe(v: Any) -> str:
     a = as_numpy(v.data)
-    text = np.array2string(a, threshold=6, edgeitems=2) if a.size <= 6 else f"shape {a.shape}"
+    text = np.array2string(a) if a.ndim == 0 or a.ndim == 1 and a.size <= 4 else f"shape {a.shape}"
     return f"{type(v).__name__} {text}"
 
 
@@ -176,7 +176,15 @@ def build_program(
         if key is not None and key[0] == "out" and key not in chosen:
             chosen[key] = name
 
-    constants = 0
+    reserved = {*output_names, *params.values()}
+
+    def unique(name: str) -> str:  # a value name no input, output or parameter has
+        base, k = name, 0
+        while name in program.values or name in reserved:
+            k += 1
+            name = f"{base}_{k}"
+        return name
+
     for k, call in enumerate(first.calls):
         if k not in needed:
             continue
@@ -198,8 +206,7 @@ def build_program(
             if key is None:  # a constant: an array made outside zerograd's functions
                 if other is not None and not _same_constant(x, other):
                     raise ExportError(_changed(call, k, i, x, other, program.batch))
-                name = f"const_{constants}"
-                constants += 1
+                name = unique("const")
                 program.values[name] = Value(
                     name, tuple(x.shape), _dtype(x.data), tuple(x.shape), "const", x.data
                 )
@@ -214,7 +221,7 @@ def build_program(
             step_inputs.append(name)
         step_outputs = []
         for j, y in enumerate(call.outputs):
-            name = chosen.get(("out", k, j)) or _value_name(call, k, j)
+            name = chosen.get(("out", k, j)) or unique(_value_name(call, k, j))
             other = None if twin is None else tuple(twin.outputs[j].shape)
             if other is not None and len(other) != y.ndim:
                 raise ExportError(
@@ -245,8 +252,7 @@ def build_program(
                     f"zerograd's functions ({_describe(y)}) that changes with the input; ONNX "
                     f"would freeze it. Compute it with zerograd's functions."
                 )
-            name = f"const_{constants}"
-            constants += 1
+            name = unique("const")
             program.values[name] = Value(
                 name, tuple(y.shape), _dtype(y.data), tuple(y.shape), "const", y.data
             )
