@@ -8,6 +8,8 @@ import onnx
 import pytest
 from conftest import forward, load_example, round_trip
 from onnx import numpy_helper
+from test_functions import CASES, case_inputs
+from test_models import ConvBatchNorm, LSTMClassifier, randomize_batch_norms
 
 import zerograd
 import zerograd_nn.functional as F
@@ -15,7 +17,7 @@ import zerograd_nn.layers as L
 import zerograd_onnx
 from zerograd import Parameter, Variable
 from zerograd_nn import Layer, Model
-from zerograd_nn.models import MLP, ResNet50
+from zerograd_nn.models import MLP
 from zerograd_onnx import ExportError
 from zerograd_onnx.capture import Capture, capture, layer_sites
 
@@ -116,20 +118,27 @@ def test_unused_work_is_left_out(rng, tmp_path):
     assert [n.op_type for n in proto.graph.node] == ["Tanh"]
 
 
+def _layers(model):
+    """Each layer's class and attribute names, by dotted path."""
+    return {k: (type(m), sorted(vars(m))) for k, _, _, m in model.walk() if isinstance(m, Layer)}
+
+
 def test_export_leaves_the_model_as_it_was(rng, tmp_path):
-    model = ResNet50()
-    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    model = ConvBatchNorm()
+    x = rng.standard_normal((3, 2, 5, 5)).astype(np.float32)
     forward(model, x)
+    randomize_batch_norms(model, rng)
     before = {k: p.data.copy() for k, p in model.named_params().items()}
-    layers = {k: (type(m), sorted(vars(m))) for k, _, _, m in model.walk() if isinstance(m, Layer)}
+    layers = _layers(model)
     with zerograd.using_config("train", True):  # train mode: export still runs in test mode
-        zerograd_onnx.export(model, x, tmp_path / "r.onnx")
+        zerograd_onnx.export(model, x, tmp_path / "b.onnx")
     after = model.named_params()
     assert list(after) == list(before)
     assert all(np.array_equal(before[k], after[k].data) for k in before)  # no statistics moved
     assert {
         k: (type(m), sorted(vars(m))) for k, _, _, m in model.walk() if isinstance(m, Layer)
     } == (layers)
+    assert zerograd_onnx.check(model, tmp_path / "b.onnx", x).ok  # test mode in the file too
 
 
 def test_a_forward_that_branches_on_the_batch_size_is_refused(rng, tmp_path):
@@ -178,8 +187,9 @@ def test_each_call_knows_the_layer_that_applied_it():
 
 
 def test_converters_read_only_what_constructors_stored(rng, tmp_path, monkeypatch):
-    """Each forward's writes on its function object are undone as it returns: the export
-    is the same, so no converter reads them (engine2 moves them to a saved context)."""
+    """Each forward's writes on its function object are undone as it returns, and every
+    function of the op table and the models still export and agree with zerograd: so no
+    converter reads them (engine2 moves them to a saved context)."""
     monkeypatch.setattr(Capture, "before_call", lambda self, fn: dict(vars(fn)))
     real_called = Capture.called
 
@@ -189,22 +199,13 @@ def test_converters_read_only_what_constructors_stored(rng, tmp_path, monkeypatc
         real_called(self, fn, before, inputs, outputs)
 
     monkeypatch.setattr(Capture, "called", called)
-    model = ResNet50()
-    x = rng.standard_normal((1, 3, 32, 32)).astype(np.float32)
+    for name, (_, fn, _) in sorted(CASES.items()):
+        example, other = case_inputs(name, rng, 3), case_inputs(name, rng, 5)
+        round_trip(fn, example, other, tmp_path / f"{name}.onnx")
+    model = ConvBatchNorm()
+    x = rng.standard_normal((3, 2, 5, 5)).astype(np.float32)
     forward(model, x)
-
-    def everything(x):  # ResNet (conv, batch norm, pooling, linear) and the rest of the table
-        h = model(x)
-        h = F.concatenate([h[:, :4], F.stack([h[:, 4], h[:, 5]], axis=-1)], axis=1)
-        h = F.log_softmax(F.transpose(F.reshape(h, (h.shape[0], 2, 3)), (0, 2, 1)), axis=-1)
-        h = F.sum(F.max(h, axis=1) - F.min(h, axis=1), axis=-1, keepdims=True)
-        return F.leaky_relu(F.clip(h**2, -1.0, 1.0), 0.3) + F.sum_to(h, (1,))
-
-    def column(x):
-        return F.broadcast_to(x[:, :1], (x.shape[0], 3))
-
-    proto, _ = round_trip(everything, x, np.concatenate([x, x]), tmp_path / "e.onnx")
-    assert len(proto.graph.node) > 100
-    round_trip(
-        column, np.ones((2, 4), np.float32), np.ones((3, 4), np.float32), tmp_path / "c.onnx"
-    )
+    randomize_batch_norms(model, rng)
+    round_trip(model, x, x[:2], tmp_path / "bn.onnx")
+    lstm = LSTMClassifier(steps=3)
+    round_trip(lstm, np.ones((2, 3, 4), np.float32), np.ones((5, 3, 4), np.float32), tmp_path / "l")

@@ -137,7 +137,7 @@ CASES = {
 }
 
 
-def _inputs(name, rng, batch):
+def case_inputs(name, rng, batch):
     covers, _, row = CASES[name]
     if row is None:  # integer data
         return rng.integers(-3, 4, (batch, 4))
@@ -147,7 +147,7 @@ def _inputs(name, rng, batch):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_function_runs_in_onnx_runtime_like_zerograd(name, rng, tmp_path):
     covers, fn, _ = CASES[name]
-    example, other = _inputs(name, rng, 3), _inputs(name, rng, 5)
+    example, other = case_inputs(name, rng, 3), case_inputs(name, rng, 5)
     proto, results = round_trip(fn, example, other, tmp_path / f"{name}.onnx")
     cap, _ = capture(fn, (Variable(example),), {})
     applied = {type(c.fn) for c in cap.calls}
