@@ -306,6 +306,7 @@ def bench(session: nox.Session) -> None:
     """
     folders = [f for f in ("core", "backend-numpy", "nn", "distributed") if (PACKAGES / f).is_dir()]
     reqs = [str(PACKAGES / f) for f in folders] + ["mpi4py>=4", "mpich"]  # bench_distributed
+    reqs.append(f"{PACKAGES / 'onnx'}[check]")  # bench_onnx: ONNX Runtime on exported files
     if _gpu_missing() is None:
         reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
     session.install("numpy>=2,<3", *reqs)
