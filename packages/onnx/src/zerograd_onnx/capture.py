@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerograd import Function, Parameter, Variable, no_grad, test_mode
-from zerograd.recording import recording
+from zerograd.recording import Recorder, recording
 from zerograd_nn import Layer
 
 _MISSING = object()
@@ -57,7 +57,7 @@ class Call:
 
 
 @dataclass
-class Capture:
+class Capture(Recorder):
     """What one forward pass did; implements :class:`zerograd.recording.Recorder`.
 
     Args:

@@ -100,6 +100,7 @@ class _Keys:
                 self.data.setdefault(id(y.data), self.of[id(y)])
 
     def key(self, v: Variable) -> tuple | None:
+        """Where ``v`` comes from: a model input, a call's output, a parameter, or None."""
         if isinstance(v, Parameter):
             return ("param", id(v))
         # a raw operand wrapped by Function.__call__ may be a traced value's own array
@@ -146,50 +147,99 @@ def build_program(
     """
     _refuse_side_channels(first)
     keys = _Keys(inputs, first.calls)
-    twin_keys = None
+    program = Program([], {}, list(input_names), [], dict(params))
+    cap2, inputs2, outputs2, twin_keys = None, None, None, None
     if second is not None:
         cap2, inputs2, outputs2 = second
         _refuse_side_channels(cap2)
         _check_same_calls(first.calls, cap2.calls)
         twin_keys = _Keys(inputs2, cap2.calls)
-    program = Program([], {}, list(input_names), [], dict(params))
-    if second is not None:
-        program.batch = (inputs[0].shape[0], second[1][0].shape[0])
+        program.batch = (inputs[0].shape[0], inputs2[0].shape[0])
 
-    names: dict[tuple, str] = {}
     for i, x in enumerate(inputs):
-        other = None if second is None else tuple(second[1][i].shape)
-        program.values[input_names[i]] = Value(
-            input_names[i], tuple(x.shape), _dtype(x.data), other, "input"
-        )
-        names[("input", i)] = input_names[i]
-        program.by_data.setdefault(id(x.data), input_names[i])
-
-    needed = _needed(first.calls, outputs, keys)
+        other = None if inputs2 is None else tuple(inputs2[i].shape)
+        name = input_names[i]
+        program.values[name] = Value(name, tuple(x.shape), _dtype(x.data), other, "input")
+        program.by_data.setdefault(id(x.data), name)
     for name in output_names:
         if name in program.values:
             raise ValueError(f"zerograd_onnx.export: output name {name!r} is an input's name")
-    # outputs produced by a call take the output's name; others go through Identity
-    chosen: dict[tuple, str] = {}
-    for name, y in zip(output_names, outputs):
-        key = keys.key(y)
-        if key is not None and key[0] == "out" and key not in chosen:
-            chosen[key] = name
+    naming = _Naming(program, keys, twin_keys, output_names, outputs, params)
+    for k in sorted(_needed(first.calls, outputs, keys)):
+        naming.step(k, first.calls[k], None if cap2 is None else cap2.calls[k])
+    for i, y in enumerate(outputs):
+        other = None if outputs2 is None else outputs2[i]
+        if other is not None and keys.key(y) != twin_keys.key(other):
+            raise ExportError(
+                f"zerograd_onnx.export: output {i} of the model is not the same value at "
+                f"batch {program.batch[0]} and at batch {program.batch[1]}; the forward must "
+                f"return the same computation at every batch size."
+            )
+        if keys.key(y) is None and other is not None and not _same_constant(y, other):
+            raise ExportError(
+                f"zerograd_onnx.export: output {i} of the model is an array made outside "
+                f"zerograd's functions ({_describe(y)}) that changes with the input; ONNX "
+                f"would freeze it. Compute it with zerograd's functions."
+            )
+        program.outputs.append(naming.source(y))
+    return program
 
-    reserved = {*output_names, *params.values()}
 
-    def unique(name: str) -> str:  # a value name no input, output or parameter has
+class _Naming:
+    """Names the values of the program's steps as they are added, in call order."""
+
+    def __init__(
+        self,
+        program: Program,
+        keys: _Keys,
+        twin_keys: _Keys | None,
+        output_names: list[str],
+        outputs: tuple[Variable, ...],
+        params: dict[int, str],
+    ) -> None:
+        self.program, self.keys, self.twin_keys = program, keys, twin_keys
+        self.names: dict[tuple, str] = {("input", i): n for i, n in enumerate(program.inputs)}
+        self.reserved = {*output_names, *params.values()}
+        # an output a call produces takes the output's name (others go through Identity)
+        self.chosen: dict[tuple, str] = {}
+        for name, y in zip(output_names, outputs):
+            key = keys.key(y)
+            if key is not None and key[0] == "out" and key not in self.chosen:
+                self.chosen[key] = name
+
+    def unique(self, name: str) -> str:
+        """``name``, or ``name_1``, ...: one no value, output or parameter has."""
         base, k = name, 0
-        while name in program.values or name in reserved:
+        while name in self.program.values or name in self.reserved:
             k += 1
             name = f"{base}_{k}"
         return name
 
-    for k, call in enumerate(first.calls):
-        if k not in needed:
-            continue
-        twin = None if second is None else second[0].calls[k]
-        if twin is not None and _index_key(call.fn, keys) != _index_key(twin.fn, twin_keys):
+    def source(self, x: Variable) -> str:
+        """The value ``x`` is: an input's, an earlier output's, a parameter, a new constant."""
+        key = self.keys.key(x)
+        values = self.program.values
+        if key is None:  # a constant: an array made outside zerograd's functions
+            name = self.unique("const")
+            values[name] = Value(
+                name, tuple(x.shape), _dtype(x.data), tuple(x.shape), "const", x.data
+            )
+        elif key[0] == "param":
+            name = self.program.param_name(x)
+            if name not in values:
+                values[name] = Value(
+                    name, tuple(x.shape), _dtype(x.data), tuple(x.shape), "param", x.data
+                )
+        else:
+            name = self.names[key]
+        return name
+
+    def step(self, k: int, call: Call, twin: Call | None) -> None:
+        """Add call ``k`` (``twin``: the same call at the second batch size, or None)."""
+        program = self.program
+        if twin is not None and _index_key(call.fn, self.keys) != _index_key(
+            twin.fn, self.twin_keys
+        ):
             raise ExportError(
                 f"zerograd_onnx.export: the index of {type(call.fn).__name__} (applied "
                 f"{call.site}) changes with the batch size: {_index_text(call.fn)} at batch "
@@ -197,31 +247,16 @@ def build_program(
                 f"Index the batch axis with bounds that do not depend on its length (x[:], "
                 f"x[1:], x[-1]), or export with dynamic_batch=False."
             )
-        step_inputs = []
         for i, x in enumerate(call.inputs):
-            key = keys.key(x)
             other = None if twin is None else twin.inputs[i]
-            if twin is not None and key != twin_keys.key(other):
-                raise ExportError(_moved(call, k, i, x, other))
-            if key is None:  # a constant: an array made outside zerograd's functions
-                if other is not None and not _same_constant(x, other):
-                    raise ExportError(_changed(call, k, i, x, other, program.batch))
-                name = unique("const")
-                program.values[name] = Value(
-                    name, tuple(x.shape), _dtype(x.data), tuple(x.shape), "const", x.data
-                )
-            elif key[0] == "param":
-                name = program.param_name(x)
-                if name not in program.values:
-                    program.values[name] = Value(
-                        name, tuple(x.shape), _dtype(x.data), tuple(x.shape), "param", x.data
-                    )
-            else:
-                name = names[key]
-            step_inputs.append(name)
-        step_outputs = []
+            if twin is not None and self.keys.key(x) != self.twin_keys.key(other):
+                raise ExportError(_moved(call, k, i))
+            if self.keys.key(x) is None and other is not None and not _same_constant(x, other):
+                raise ExportError(_changed(call, i, x, other, program.batch))
+        inputs = [self.source(x) for x in call.inputs]
+        outputs = []
         for j, y in enumerate(call.outputs):
-            name = chosen.get(("out", k, j)) or unique(_value_name(call, k, j))
+            name = self.chosen.get(("out", k, j)) or self.unique(_value_name(call, k, j))
             other = None if twin is None else tuple(twin.outputs[j].shape)
             if other is not None and len(other) != y.ndim:
                 raise ExportError(
@@ -231,40 +266,10 @@ def build_program(
                     f"size. Export with dynamic_batch=False."
                 )
             program.values[name] = Value(name, tuple(y.shape), _dtype(y.data), other)
-            names[("out", k, j)] = name
+            self.names[("out", k, j)] = name
             program.by_data.setdefault(id(y.data), name)
-            step_outputs.append(name)
-        program.steps.append(Step(k, call, twin, step_inputs, step_outputs))
-
-    for i, y in enumerate(outputs):
-        key = keys.key(y)
-        other = None if second is None else second[2][i]
-        if second is not None and key != twin_keys.key(other):
-            raise ExportError(
-                f"zerograd_onnx.export: output {i} of the model is not the same value at "
-                f"batch {program.batch[0]} and at batch {program.batch[1]}; the forward must "
-                f"return the same computation at every batch size."
-            )
-        if key is None:
-            if other is not None and not _same_constant(y, other):
-                raise ExportError(
-                    f"zerograd_onnx.export: output {i} of the model is an array made outside "
-                    f"zerograd's functions ({_describe(y)}) that changes with the input; ONNX "
-                    f"would freeze it. Compute it with zerograd's functions."
-                )
-            name = unique("const")
-            program.values[name] = Value(
-                name, tuple(y.shape), _dtype(y.data), tuple(y.shape), "const", y.data
-            )
-        elif key[0] == "param":
-            name = program.param_name(y)
-            program.values.setdefault(
-                name, Value(name, tuple(y.shape), _dtype(y.data), tuple(y.shape), "param", y.data)
-            )
-        else:
-            name = names[key]
-        program.outputs.append(name)
-    return program
+            outputs.append(name)
+        program.steps.append(Step(k, call, twin, inputs, outputs))
 
 
 def _needed(calls: list[Call], outputs: tuple[Variable, ...], keys: _Keys) -> set[int]:
@@ -362,7 +367,7 @@ def _check_same_calls(a: list[Call], b: list[Call]) -> None:
         )
 
 
-def _moved(call: Call, k: int, i: int, x: Variable, other: Variable) -> str:
+def _moved(call: Call, k: int, i: int) -> str:
     return (
         f"zerograd_onnx.export: input {i} of {type(call.fn).__name__} (call {k}, applied "
         f"{call.site}) comes from different places at the two batch sizes; the forward must "
@@ -370,9 +375,7 @@ def _moved(call: Call, k: int, i: int, x: Variable, other: Variable) -> str:
     )
 
 
-def _changed(
-    call: Call, k: int, i: int, x: Variable, other: Variable, batch: tuple[int, int] | None
-) -> str:
+def _changed(call: Call, i: int, x: Variable, other: Variable, batch: tuple[int, int]) -> str:
     return (
         f"zerograd_onnx.export: input {i} of {type(call.fn).__name__} (applied {call.site}) is an "
         f"array made outside zerograd's functions, and it changes with the input: "
