@@ -1,10 +1,10 @@
 """The full-size models: VGG16 (138 M parameters) and ResNet-50 on 224 x 224 images, exported
 and run in ONNX Runtime at batch sizes 1 and 2 within rtol = atol = 1e-5 of zerograd.
 
-Slow (about two minutes on 2 cores) and memory-hungry (VGG16's file is 553 MB): run by
-``nox -s onnx_large``, not by the default ``nox`` run, whose ``onnx`` session checks the
-same layers on small images (tests/test_models.py). Set ZEROGRAD_ONNX_LARGE=1 to run them
-with plain pytest.
+Slow (1 to 1.5 minutes on the shared 2-core machine) and memory-hungry (a 553 MB file for
+VGG16, 3.1 GB of peak memory): run by ``nox -s onnx_large``, not by the default ``nox``
+run, whose ``onnx`` session checks the same layers on small images (tests/test_models.py).
+Set ZEROGRAD_ONNX_LARGE=1 to run them with plain pytest.
 """
 
 from __future__ import annotations
