@@ -401,3 +401,84 @@ def test_bad_models_inputs_and_paths(model, inputs, path, error, message, tmp_pa
     with pytest.raises(error, match=message):
         zerograd_onnx.export(model, inputs, path)
     _nothing_but(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "fn, message",
+    [
+        (F.softmax_simple, "input 1 of Sub .* is an array made outside zerograd's functions"),
+        (lambda x: F.pooling_simple(x, 2, 2), "the index of GetItem .* changes with the batch"),
+    ],
+    ids=["softmax_simple", "pooling_simple"],
+)
+def test_the_simple_forms_that_compute_arrays_outside_the_graph_are_refused(
+    fn, message, rng, tmp_path
+):
+    x = rng.standard_normal((3, 2, 4, 4)).astype(np.float32)
+    with pytest.raises(ExportError, match=message) as err:
+        zerograd_onnx.export(fn, x, tmp_path / "s.onnx")
+    assert isinstance(err.value, ValueError)
+    _nothing_but(tmp_path)
+
+
+def test_an_outside_array_both_runs_share_is_caught_by_check(rng, tmp_path):
+    def shifted(x):
+        return x - np.asarray(x.data).max()  # the extra row repeats row 0: the same maximum
+
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    path = zerograd_onnx.export(shifted, x, tmp_path / "s.onnx")  # cannot be told apart
+    assert zerograd_onnx.check(shifted, path, x).ok
+    with pytest.raises(ParityError):
+        zerograd_onnx.check(shifted, path, x + 1.0)  # another maximum: the file froze the old
+
+
+def test_a_converter_whose_nodes_give_another_shape_is_refused(rng, tmp_path):
+    def wrong(ctx):  # sums the rows away: the next Add broadcasts, so onnx's checker passes
+        ctx.node("ReduceSum", [ctx.inputs[0], ctx.ints([0])], ctx.outputs[0], keepdims=1)
+
+    def plus(x):
+        return Twice()(x) + x
+
+    zerograd_onnx.register(Twice, wrong)
+    try:
+        with pytest.raises(ExportError) as err:
+            zerograd_onnx.export(plus, _x(rng), tmp_path / "n.onnx", dynamic_batch=False)
+    finally:
+        zerograd_onnx.unregister(Twice)
+    assert str(err.value) == (
+        "zerograd_onnx.export: Twice (applied outside any layer of the model) gives shape "
+        "(3, 5) but its ONNX nodes give length 1 on axis 0; a converter's fault, please report it."
+    )
+    _nothing_but(tmp_path)
+
+
+def test_a_converter_that_fixes_the_batch_size_is_refused(rng, tmp_path):
+    def frozen(ctx):
+        (x,) = ctx.inputs
+        shape = ctx.ints(ctx.shape(x))  # the example's batch size, written as a number
+        ctx.node("Reshape", [ctx.node("Add", [x, x]), shape], ctx.outputs[0])
+
+    zerograd_onnx.register(Twice, frozen)
+    try:
+        with pytest.raises(ExportError) as err:
+            zerograd_onnx.export(Net(), _x(rng), tmp_path / "n.onnx")
+    finally:
+        zerograd_onnx.unregister(Twice)
+    assert str(err.value).startswith(
+        "zerograd_onnx.export: Twice (applied in layer 'block.act' (Doubling)) fixes axis 0 of "
+        "its result at 3, but that axis follows the batch size (3 at batch 3, 4 at batch 4)"
+    )
+    _nothing_but(tmp_path)
+
+
+def test_a_converter_that_writes_an_invalid_graph_is_refused(rng, tmp_path):
+    def invalid(ctx):
+        ctx.node("NoSuchOperator", [ctx.inputs[0]], ctx.outputs[0])
+
+    zerograd_onnx.register(Twice, invalid)
+    try:
+        with pytest.raises(ExportError, match="the ONNX model fails onnx's checker .*NoSuchOp"):
+            zerograd_onnx.export(Net(), _x(rng), tmp_path / "n.onnx")
+    finally:
+        zerograd_onnx.unregister(Twice)
+    _nothing_but(tmp_path)
