@@ -66,13 +66,14 @@ def _explain_bad_grad(y: Variable, exc: Exception) -> None:
     """Explain a failed backward (error path only).
 
     Raises a clear TypeError when a variable of ``y``'s graph holds a ``grad`` that is not
-    a Variable (assigned by hand).
+    a Variable (assigned by hand). ``y``'s own may be an array: the book's step 9 seeds
+    backward with ``y.grad = np.array(1.0)``.
     """
     stack, seen = [y], set()
     while stack:
         v = stack.pop()
         g = v.grad
-        if g is not None and not isinstance(g, Variable):
+        if g is not None and not isinstance(g, Variable) and v is not y:
             name = f"'{v.name}'" if v.name else f"of shape {getattr(v.data, 'shape', None)}"
             raise TypeError(
                 f"backward: the variable {name} holds a grad of type "
@@ -339,6 +340,7 @@ class Variable:
         Raises:
             RuntimeError: This variable was computed with backprop disabled.
             TypeError: A variable of the graph holds a ``grad`` that is not a Variable.
+            ValueError: A gradient preset on this variable (``y.grad``) has another shape.
 
         Examples:
             >>> import numpy as np
@@ -398,6 +400,7 @@ class Variable:
 
         Raises:
             NoBackendError: No GPU backend is installed and usable.
+            BackendPluginError: A GPU plugin failed to say whether it is usable.
         """
         return self.to(_backends.gpu_backend())
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
 from zerograd import Config, Parameter, Variable, using_config
-from zerograd.backends import as_array_of, get_backend, gpu_backend
+from zerograd.backends import Backend, as_array_of, get_backend, gpu_backend
 from zerograd.recording import current as _recorder
 from zerograd.recording import switch as _recording
 
@@ -40,6 +40,7 @@ class Layer:
     """
 
     _eval_mode = False  # set by eval() on the instance; see train()
+    _backend_name: str | None = None  # set by to() on the instance; see target_backend
 
     def __init__(self) -> None:
         object.__setattr__(self, "_params", [])
@@ -301,18 +302,42 @@ class Layer:
         for param in self.params():
             param.cleargrad()
 
+    @property
+    def target_backend(self) -> str | None:
+        """The name of the backend that the last :meth:`to` named (None: never moved).
+
+        A lazily sized layer makes its parameters at its first call; they are moved there,
+        so that ``model.to(...)`` before that call holds for them too.
+        """
+        return self._backend_name
+
     def to(self, backend: Any) -> Layer:
         """Move every parameter (and gradient) to ``backend``.
 
         All arrays are converted before any is assigned, so a failed conversion leaves every
-        parameter where it was.
+        parameter where it was. Parameters not made yet (a layer sized at its first call)
+        are made on ``backend`` when they are: this layer and its sub-layers remember it
+        (:attr:`target_backend`).
 
         Args:
             backend: a backend name (``"numpy"``, ``"cupy"``, ...) or a Backend.
 
         Returns:
             This layer.
+
+        Raises:
+            TypeError: ``backend`` is neither a name nor a Backend.
+            NoBackendError: no backend of that name is installed, or it cannot be used here.
         """
+        if isinstance(backend, str):
+            name = get_backend(backend).name
+        elif isinstance(backend, Backend):
+            name = backend.name
+        else:
+            raise TypeError(
+                f"{type(self).__name__}.to(backend): backend must be a backend name (str, e.g. "
+                f"'numpy') or a zerograd.backends.Backend, got {type(backend).__qualname__}"
+            )
         moves = []
         for param in self.params():
             if param.data is None:
@@ -324,6 +349,9 @@ class Layer:
             param.data = data
             if grad is not None:
                 param.grad.data = grad
+        for *_, member in self.walk():
+            if isinstance(member, Layer):
+                object.__setattr__(member, "_backend_name", name)
         return self
 
     def to_cpu(self) -> Layer:

@@ -11,7 +11,7 @@ from zerograd.utils import data_of
 from .. import functional as F
 from .. import initializers as _init
 from .base import Layer
-from .setup import layer_input, undone_on_error
+from .setup import layer_input, place, undone_on_error
 
 
 class BatchNorm(Layer):
@@ -68,6 +68,7 @@ class BatchNorm(Layer):
             return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
         with undone_on_error(self, (), params):
             self._init_params(x)
+            place(self, params)
             return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
 
 

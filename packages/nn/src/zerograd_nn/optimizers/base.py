@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.backends import as_array_of, backend_of, get_array_module
+from zerograd.backends import BackendMismatchError, as_array_of, backend_of, get_array_module
 from zerograd.recording import current as _recorder
 
 from . import state as _st
@@ -81,6 +81,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
     initial_lrs: list[float] | None = None
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
     _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
+    _nonnegative_state: tuple[str, ...] = ()  # state arrays never below 0 (Adam's v)
 
     def __init__(self) -> None:
         self.target: Any = None
@@ -189,6 +190,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
             ValueError: a gradient of the wrong shape, a read-only parameter array, or
                 optimizer state made for another shape; nothing changed.
             TypeError: a non-floating gradient or parameter; nothing changed.
+            BackendMismatchError: a gradient on another backend than its parameter (a
+                TypeError); nothing changed.
         """
         rec = _recorder()
         if rec is not None:  # a static-graph trace: the update is one step a replay reruns
@@ -404,6 +407,32 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 names.setdefault(id(p), k)
         return names
 
+    def params_outside(self, model: Any) -> list[str]:
+        """The parameters this optimizer updates that are not ``model``'s, by name.
+
+        Empty when it was set up on ``model`` or on some of its parameters (a frozen
+        backbone). Not empty when it was set up on another instance of the same
+        architecture: a Trainer and a checkpoint of ``model`` then refuse it (the first
+        would train nothing, the second would save another model's optimizer state).
+
+        Args:
+            model: a Layer/Model (anything with ``params()``).
+
+        Returns:
+            The names (:meth:`param_names`) of the parameters that are not ``model``'s.
+
+        Raises:
+            RuntimeError: the optimizer has not been set up.
+        """
+        if self.target is None:
+            raise RuntimeError(
+                f"{type(self).__name__}: the optimizer has not been set up; call "
+                f"optimizer.setup(model) first."
+            )
+        mine = {id(p) for p in model.params()}
+        names = self.param_names()
+        return [names[id(p)] for _, ps in self.grouped_params() for p in ps if id(p) not in mine]
+
     def _label(self, index: int, param: Parameter) -> str:
         """``parameter 2 ('l1.b')``: the position in the update and the best name."""
         name = self.param_names(positional=False).get(id(param)) or param.name
@@ -417,6 +446,14 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 continue
             g, data = p.grad.data, p.data
             shape = data.shape
+            if type(g) is not type(data) and backend_of(g) is not backend_of(data):
+                on, off = backend_of(data).name, backend_of(g).name
+                raise BackendMismatchError(
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} lives on backend {on!r} "
+                    f"but its gradient on {off!r}; nothing was updated. Compute the loss on the "
+                    f"parameters' backend (move the inputs: x.to({on!r})), or move the gradient "
+                    f"(param.grad.to({on!r}))."
+                )
             if g.shape != shape and tuple(g.shape) != tuple(shape):
                 raise ValueError(
                     f"{op}: {self._label(i, p)} of shape {tuple(shape)} has a gradient of shape "
@@ -520,8 +557,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Raises:
             TypeError: ``d`` is not an optimizer state dict.
             ValueError: another optimizer type, other groups or names, state arrays of
-                other shapes, an entry missing one of its arrays, or values beyond the
-                parameter's dtype; nothing changed.
+                other shapes, an entry missing one of its arrays, values beyond the
+                parameter's dtype, a negative step counter, or negative (or nan) values in
+                a state that is a mean of squares (Adam's ``v``); nothing changed.
             RuntimeError: the optimizer has not been set up.
         """
         self.prepare_load_state_dict(d)()
@@ -563,6 +601,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self._state_names,
             self._counters,
             incoming,
+            self._nonnegative_state,
         )
 
         def commit() -> None:  # nothing here can fail: the optimizer changes all at once
