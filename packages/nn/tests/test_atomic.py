@@ -24,6 +24,13 @@ def test_a_write_replaces_the_file_whole(tmp_path):
     assert _listing(tmp_path) == ["f.bin"]  # no temporary left behind
 
 
+def test_a_bare_file_name_is_written_in_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert write_atomically("f.bin", lambda f: f.write(b"here"), "t") == "f.bin"
+    assert _read(tmp_path / "f.bin") == b"here"
+    assert _listing(tmp_path) == ["f.bin"]
+
+
 def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path):
     path = str(tmp_path / "f.bin")
     write_atomically(path, lambda f: f.write(b"old"), "t")

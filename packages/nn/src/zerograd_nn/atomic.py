@@ -194,7 +194,7 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
             f"exist; create it first (os.makedirs)."
         )
     target = _target(path, op)
-    directory, base = os.path.split(target)
+    directory, base = os.path.split(os.path.abspath(target))  # "model.npz": the working folder
     if not os.path.isdir(directory):  # a link to a file in a folder that is not there
         raise FileNotFoundError(
             f"{op}: {path!r} is a link to {target!r}, whose directory does not exist; create "
