@@ -332,8 +332,9 @@ def demo(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Test the docs tooling (docs/_ext: the build's hooks, the checkers), build the site
     offline with ``mkdocs build --strict`` (a warning fails), then check every internal link
-    of the built site, the 404 page's included, and that the API reference documents every
-    name of every ``__all__`` (docs/_ext/check_reference.py).
+    of the built site, the 404 page's included, that the API reference documents every
+    name of every ``__all__`` (docs/_ext/check_reference.py), and that the search finds
+    code identifiers on the pages that show them (docs/_ext/check_search.py).
 
     The build runs code (mkdocs.yml ``hooks``): the examples gallery runs ``examples/`` for
     its pictures, and each tutorial page becomes a notebook executed in a Jupyter kernel of
@@ -352,6 +353,7 @@ def docs(session: nox.Session) -> None:
     )  # fmt: skip
     session.run("python", str(ext / "check_links.py"), str(ROOT / "site"))
     session.run("python", str(ext / "check_reference.py"), str(ROOT / "site"))
+    session.run("python", str(ext / "check_search.py"), str(ROOT / "site"))
 
 
 @nox.session

@@ -326,20 +326,29 @@ class Variable:
                     stack.append(x.creator)
                     x.unchain()
 
-    def backward(self, retain_grad: bool = False, create_graph: bool = False) -> None:
+    def backward(
+        self,
+        retain_grad: bool = False,
+        create_graph: bool = False,
+        *,
+        retain_graph: bool | None = None,
+    ) -> None:
         """Compute gradients of this variable with respect to every variable upstream.
 
         Gradients are accumulated into each input's ``grad`` (call ``cleargrad`` first to
-        start over).
+        start over). The graph stays as it is, so ``backward()`` may run through it again.
 
         Args:
             retain_grad: Keep the gradients of intermediate variables too.
             create_graph: Record the backward computation, so the gradients can be
                 differentiated again.
+            retain_graph: Accepted for PyTorch's habit and changes nothing: the graph is
+                always kept (it is freed when nothing references its outputs).
 
         Raises:
             RuntimeError: This variable was computed with backprop disabled.
-            TypeError: A variable of the graph holds a ``grad`` that is not a Variable.
+            TypeError: A variable of the graph holds a ``grad`` that is not a Variable, or
+                ``retain_graph`` is not a bool.
             ValueError: A gradient preset on this variable (``y.grad``) has another shape.
 
         Examples:
@@ -350,6 +359,8 @@ class Variable:
             >>> x.grad
             variable(4.0)
         """
+        if retain_graph is not None and type(retain_graph).__name__ not in ("bool", "bool_"):
+            raise TypeError(f"backward: retain_graph must be True or False, got {retain_graph!r}")
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "

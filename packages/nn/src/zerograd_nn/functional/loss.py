@@ -8,6 +8,7 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
+from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _data
 from zerograd.utils import size_of
 
@@ -84,7 +85,7 @@ def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
     return x0, x1
 
 
-def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
+def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """``sum((x0 - x1) ** 2) / len(x0 - x1)`` from elementary functions.
 
     Args:
@@ -100,7 +101,7 @@ def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
     return sum(diff**2) / len(diff)
 
 
-def mean_squared_error(x0: Any, x1: Any) -> Variable:
+def mean_squared_error(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Sum of squared differences divided by the batch size (DeZero's definition).
 
     The batch size is ``len(x0 - x1)``: ``len(x0)`` when the shapes are equal.
@@ -219,7 +220,7 @@ def _mean_cross_entropy(x: Any, t: Any) -> Any:
     return _like(get_array_module(x).sum(rows) / x.shape[0], x)
 
 
-def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
+def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean of ``-log softmax(x)[t]`` from elementary functions, through log-sum-exp.
 
     Each row's maximum is subtracted first (a constant: it cancels in the gradient), so
@@ -243,7 +244,7 @@ def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
     return -1 * sum(tlog_p) / n
 
 
-def softmax_cross_entropy(x: Any, t: Any) -> Variable:
+def softmax_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean cross-entropy of scores ``x`` (N, classes) against integer labels ``t`` (N,).
 
     Computed through log-sum-exp, so large scores neither overflow nor take log(0). The
@@ -299,7 +300,7 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
     return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
 
 
-def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
+def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
 
     Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any logit size.
@@ -321,7 +322,7 @@ def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
     return sum(loss) / len(x)
 
 
-def binary_cross_entropy(p: Any, t: Any) -> Variable:
+def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
     ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
@@ -352,7 +353,7 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
     return -1 * sum(tlog_p) / t.shape[0]
 
 
-def accuracy(y: Any, t: Any) -> Variable:
+def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
     """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient.
 
     Args:

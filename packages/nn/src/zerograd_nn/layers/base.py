@@ -250,6 +250,22 @@ class Layer:
         """Every Parameter of this layer and its sub-layers, in definition order, once each."""
         return iter(self.named_params().values())
 
+    def parameters(self) -> Iterator[Parameter]:
+        """PyTorch's name for :meth:`params`: the same Parameters, in the same order.
+
+        Returns:
+            An iterator over the Parameters.
+        """
+        return self.params()
+
+    def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
+        """PyTorch's ``named_parameters()``: the pairs of :meth:`named_params`, in order.
+
+        Returns:
+            An iterator of ``(dotted name, Parameter)`` pairs (``'l0.W'``).
+        """
+        return iter(self.named_params().items())
+
     def named_params(self) -> dict[str, Parameter]:
         """``{dotted name: Parameter}`` in definition order: ``'l1.W'``, ``'blocks.0.b'``.
 
@@ -302,6 +318,10 @@ class Layer:
         for param in self.params():
             param.cleargrad()
 
+    def zero_grad(self) -> None:
+        """PyTorch's name for :meth:`cleargrads`: forget every parameter's gradient."""
+        self.cleargrads()
+
     @property
     def target_backend(self) -> str | None:
         """The name of the backend that the last :meth:`to` named (None: never moved).
@@ -317,18 +337,23 @@ class Layer:
         All arrays are converted before any is assigned, so a failed conversion leaves every
         parameter where it was. Parameters not made yet (a layer sized at its first call)
         are made on ``backend`` when they are: this layer and its sub-layers remember it
-        (:attr:`target_backend`).
+        (:attr:`target_backend`). PyTorch's device names work too: ``"cpu"`` is
+        :meth:`to_cpu`, ``"cuda"`` is :meth:`to_gpu`.
 
         Args:
-            backend: a backend name (``"numpy"``, ``"cupy"``, ...) or a Backend.
+            backend: a backend name (``"numpy"``, ``"cupy"``, ...), ``"cpu"``, ``"cuda"``
+                or a Backend.
 
         Returns:
             This layer.
 
         Raises:
             TypeError: ``backend`` is neither a name nor a Backend.
-            NoBackendError: no backend of that name is installed, or it cannot be used here.
+            NoBackendError: no backend of that name is installed, or it cannot be used here
+                (for ``"cuda"``: no GPU backend).
         """
+        if isinstance(backend, str) and backend in _DEVICES:
+            backend = _DEVICES[backend]()
         if isinstance(backend, str):
             name = get_backend(backend).name
         elif isinstance(backend, Backend):
@@ -390,6 +415,9 @@ class Layer:
             path: the file to read.
         """
         _weights.load_weights(self, path)
+
+
+_DEVICES = {"cpu": get_backend, "cuda": gpu_backend}  # PyTorch's device names
 
 
 def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:

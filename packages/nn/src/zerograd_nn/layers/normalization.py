@@ -6,6 +6,7 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import device_of, get_array_module
+from zerograd.typing import ArrayLike
 from zerograd.utils import data_of
 
 from .. import functional as F
@@ -53,7 +54,7 @@ class BatchNorm(Layer):
     def extra_repr(self) -> str:
         return f"size={None if self.gamma.data is None else self.gamma.shape[0]}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Normalize ``x`` (batch statistics in train mode, running averages in eval mode).
 
         Args:
