@@ -825,6 +825,21 @@ def one_hot_targets_in_numpy_sorted_labels(deco):
     return out, step
 
 
+def one_hot_targets_in_numpy_same_labels_every_call(deco):
+    model, opt = _mlp()
+    t = np.array([0, 1, 2, 0, 1, 2, 0, 1])
+
+    @deco
+    def step(x, t):
+        loss = F.mean_squared_error(F.softmax(model(x)), np.eye(3)[t])
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+
+    return [_snap(step(_batch(i)[0], t), model) for i in range(10)], step
+
+
 def warmup_zero_with_lazily_sized_layers(deco):
     model, opt = _mlp()
     d = (lambda f: static_graph(f, warmup=0)) if deco is static_graph else deco
@@ -1215,6 +1230,10 @@ CASES = {
         one_hot_targets_in_numpy_sorted_labels,
         r"a constant made inside the call changed",
     ),
+    "one_hot_targets_in_numpy_same_labels_every_call": (
+        one_hot_targets_in_numpy_same_labels_every_call,
+        r"in each of its last 4 recorded calls argument 1 had the same values in both",
+    ),
     "warmup_zero_with_lazily_sized_layers": (warmup_zero_with_lazily_sized_layers, REPLAYS),
     "layer_made_inside_the_step": (
         layer_made_inside_the_step,
@@ -1323,3 +1342,82 @@ def test_a_shallow_copy_leaves_the_original_alone():
     assert _bits(a.l1.W) == before  # the copy's step moved the copy, not the original
     assert _bits(b.l1.W) != before
     assert b.step is not a.step and b.step.counts == {"eager": 1, "traced": 0, "replayed": 0}
+
+
+# -- what the docs page says a recording cannot see: shown, so that the page stays true -------
+
+
+def _both(run):
+    return run(lambda f: f), run(static_graph)
+
+
+def test_a_value_read_through_a_container_is_frozen_as_the_page_says():
+    def run(deco):
+        zerograd.seed(0)
+        net = models.MLP((3,))
+        settings = {"scale": 1.0}
+
+        @deco
+        def f(x):
+            with no_grad():
+                return net(x) * settings["scale"]
+
+        out = []
+        for i in range(6):
+            settings["scale"] = 1.0 if i < 4 else 0.5  # the same dict: not seen
+            out.append(_snap(f(np.ones((2, 4)))))
+        return out
+
+    eager, static = _both(run)
+    assert static[:4] == eager[:4] and static[4:] != eager[4:]
+
+
+def test_a_layer_replaced_inside_a_list_is_not_seen_as_the_page_says():
+    class Blocks(Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [L.Linear(4), L.Linear(2)]
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    def run(deco):
+        zerograd.seed(0)
+        deep = Blocks()
+
+        @deco
+        def f(x):
+            with no_grad():
+                return deep(x)
+
+        out = [_snap(f(np.ones((2, 3)))) for _ in range(4)]
+        deep.blocks[0] = L.Linear(4, in_size=3)  # in place: no layer sees it
+        return out + [_snap(f(np.ones((2, 3))))]
+
+    eager, static = _both(run)
+    assert static[:4] == eager[:4] and static[4] != eager[4]
+
+
+def test_a_side_effect_through_an_attribute_is_skipped_as_the_page_says():
+    class Log:
+        def __init__(self):
+            self.losses = []
+
+    def run(deco):
+        model, opt = _mlp()
+        log = Log()
+        step = _plain_step(model, opt)
+
+        @deco
+        def logged(x, t):
+            loss = step(x, t)
+            log.losses.append(loss)  # log is the same object; its list is not watched
+            return loss
+
+        for i in range(5):
+            logged(*_batch(i))
+        return len(log.losses)
+
+    assert _both(run) == (5, 3)  # the replays appended nothing

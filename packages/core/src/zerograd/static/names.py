@@ -102,7 +102,8 @@ def watched(fn: Any) -> list[Name]:
     """The names ``fn`` reads: globals, closure cells, its instance's attributes (a method).
 
     Plain Python functions (and methods) that ``fn`` reaches by those names are followed,
-    so a helper that reads ``model`` counts; zerograd's own functions are not followed.
+    so a helper that reads ``model`` counts; of zerograd's own functions and methods only
+    the instance's attributes count (a Trainer's model, optimizer and loss function).
 
     Args:
         fn: the step (a function, a bound method, or any callable).
@@ -125,18 +126,21 @@ def _walk(fn: Any, out: list[Name], seen: set) -> None:
             seen.add(id(inner))
             _walk(inner, out, seen)
         return
-    module = fn.__globals__.get("__name__") or ""
-    if id(fn.__code__) in seen or _ours(module) or len(out) >= _MAX_NAMES:
+    key = (id(fn.__code__), id(instance))
+    if key in seen or len(out) >= _MAX_NAMES:
         return
-    seen.add(id(fn.__code__))
+    seen.add(key)
     names, attrs = _names(fn.__code__)
-    g = fn.__globals__
     reached = []
-    for name in names:
-        if name in g:
-            reached.append(Name(g, name, g[name]))
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
-        reached.append(Name(cell, name, value_of(cell, name)))
+    # zerograd's own functions read zerograd's globals; a method of its (the Trainer's
+    # step) still reads its instance's attributes, which may be the user's objects
+    if not _ours(fn.__globals__.get("__name__") or ""):
+        g = fn.__globals__
+        for name in names:
+            if name in g:
+                reached.append(Name(g, name, g[name]))
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+            reached.append(Name(cell, name, value_of(cell, name)))
     d = getattr(instance, "__dict__", None)
     if type(d) is dict:
         for name in attrs:
