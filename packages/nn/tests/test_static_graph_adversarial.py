@@ -840,6 +840,52 @@ def one_hot_targets_in_numpy_same_labels_every_call(deco):
     return [_snap(step(_batch(i)[0], t), model) for i in range(10)], step
 
 
+def method_reading_a_state_it_writes(deco):
+    class Running(Model):
+        def __init__(self):
+            super().__init__()
+            self.l1 = L.Linear(3, in_size=3)
+            self.h = None
+
+        def step(self, x):
+            with no_grad():
+                h = self.l1(x) if self.h is None else self.l1(x) + self.h * 0.5
+                self.h = h  # a state: the replay writes it back
+                return h
+
+    Running.step = deco(Running.step)
+    zerograd.seed(0)
+    net = Running()
+    out = []
+    for i in range(10):
+        if i == 5:
+            net.h = None  # a reset: another variant
+        out.append(_snap(net.step(np.full((1, 3), float(i))), net.h))
+    return out, net.__dict__.get("_static_graphs", {}) and next(
+        iter(net.__dict__["_static_graphs"].values())
+    )
+
+
+def global_state_rebound_by_the_caller(deco):
+    zerograd.seed(0)
+    cell = L.Linear(3, in_size=3)
+    state = {"h": Variable(np.zeros((1, 3)))}
+    g = globals()
+    g["carried"] = state["h"]
+
+    @deco
+    def step(x):
+        with no_grad():
+            return F.tanh(cell(x) + carried)  # noqa: F821 - the caller rebinds it
+
+    out = []
+    for i in range(8):
+        h = step(np.full((1, 3), 0.1 * i))
+        g["carried"] = h  # carried by the caller under the same name
+        out.append(_snap(h))
+    return out, step
+
+
 def warmup_zero_with_lazily_sized_layers(deco):
     model, opt = _mlp()
     d = (lambda f: static_graph(f, warmup=0)) if deco is static_graph else deco
@@ -1233,6 +1279,11 @@ CASES = {
     "one_hot_targets_in_numpy_same_labels_every_call": (
         one_hot_targets_in_numpy_same_labels_every_call,
         r"in each of its last 4 recorded calls argument 1 had the same values in both",
+    ),
+    "method_reading_a_state_it_writes": (method_reading_a_state_it_writes, REPLAYS),
+    "global_state_rebound_by_the_caller": (
+        global_state_rebound_by_the_caller,
+        r"'carried' refers to another object on one call after another",
     ),
     "warmup_zero_with_lazily_sized_layers": (warmup_zero_with_lazily_sized_layers, REPLAYS),
     "layer_made_inside_the_step": (

@@ -1,7 +1,7 @@
 """The recording context: whether a static-graph trace records this thread's work.
 
 The engine has a few hook points (``Function.__call__``, the backward walk, the value reads
-of ``Variable``; zerograd-nn's ``Optimizer.update`` and ``Layer`` attributes). Each reads
+of ``Variable``; zerograd-nn's ``Optimizer.update``, ``Layer`` attributes and calls). Each reads
 :data:`switch` first: a plain attribute that is 0 unless some trace records somewhere, so
 the eager engine pays one attribute read per call and nothing else. Only then does it ask
 :func:`current` for this thread's (or asyncio task's) recorder, which is None in every
@@ -131,6 +131,9 @@ class Recorder(Protocol):
 
     def setting(self, owner: Any, name: str) -> None:
         """``owner.name`` is assigned, where ``owner``'s value is read by replayed work."""
+
+    def drew(self, frame: Any, what: str) -> None:
+        """Code running in ``frame`` draws random numbers in Python (``what``: the call)."""
 
 
 READ = object()

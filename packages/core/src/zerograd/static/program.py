@@ -232,7 +232,7 @@ class Program:
         stale = self.k(Stale("a layer's Parameter or sub-layer was replaced"))
         self._lines.append(f"if {self.k(structure)}.n != {t.version}:")
         self._lines.append(f"    return {stale}")
-        for n in t.watched:
+        for n in t.names():
             gone = self.k(Stale(f"{n.describe()!r} refers to another object"))
             holder, name, value = self.k(n.holder), repr(n.name), self.k(n.value)
             if type(n.holder) is dict:

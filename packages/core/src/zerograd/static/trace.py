@@ -719,10 +719,7 @@ class Trace:
                     f"it changes the gradient of {_about(x)} after backward gave it, outside "
                     f"zerograd's functions (by hand), which a replay would not do"
                 )
-        written = {(id(st[0]), st[1]) for st in self.states.values()}
-        for n in self.watched:
-            if (id(n.holder), n.name) in written:
-                continue  # a layer state the call writes (an RNN's h): replayed
+        for n in self.names():
             how = n.changed()
             if how is not None:
                 self.refuse(_changed_inside(n, how))
@@ -760,6 +757,18 @@ class Trace:
         settings = [ins.settings for ins in self.code if type(ins) is Effect]
         captured = [r.where for r in self.reads.values() if r.how == VAR]
         return Start(targets, settings, captured)
+
+    def names(self) -> list[Name]:
+        """The names the step read whose objects a replay relies on.
+
+        The watched names, less the layer states the call writes itself (an RNN's ``h``:
+        a replay writes them too).
+
+        Returns:
+            The :class:`~.names.Name` objects.
+        """
+        written = {(id(st[0]), st[1]) for st in self.states.values()}
+        return [n for n in self.watched if (id(n.holder), n.name) not in written]
 
     def variant(self) -> tuple:
         """What this call started from: traces agree only within a variant.
