@@ -805,6 +805,34 @@ def seeding_inside_the_step(deco):
     return out, step
 
 
+def argument_changed_in_place(deco):
+    model, opt = _mlp()
+
+    @deco
+    def step(x, t):
+        x *= 2.0  # the caller's array, in place
+        return _plain_step(model, opt)(x, t)
+
+    out = []
+    for i in range(6):
+        x, t = _batch(i)
+        out.append(_snap(step(x, t), model, x))
+    return out, step
+
+
+def zerograd_seed_inside_a_dropout_step(deco):
+    zerograd.seed(0)
+    model = DropNet()
+    opt = O.SGD(lr=0.05).setup(model)
+
+    @deco
+    def step(x, t):
+        zerograd.seed(7)  # the same dropout masks on every call, eagerly
+        return _plain_step(model, opt)(x, t)
+
+    return [_snap(step(*_batch(i)), model) for i in range(6)], step
+
+
 def one_hot_targets_in_numpy_sorted_labels(deco):
     model, opt = _mlp()
 
@@ -883,6 +911,26 @@ def global_state_rebound_by_the_caller(deco):
         h = step(np.full((1, 3), 0.1 * i))
         g["carried"] = h  # carried by the caller under the same name
         out.append(_snap(h))
+    return out, step
+
+
+def value_read_from_a_dict_changed_between_calls(deco):
+    model, opt = _mlp()
+    settings = {"scale": 1.0}
+
+    @deco
+    def step(x, t):
+        loss = F.softmax_cross_entropy(model(x), t) * settings["scale"]
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+
+    out = []
+    for i in range(12):
+        if i == 6:
+            settings["scale"] = 0.5  # the same dict, another value
+        out.append(_snap(step(*_batch(i)), model))
     return out, step
 
 
@@ -1271,7 +1319,18 @@ CASES = {
     "coin_flip_with_numpy": (coin_flip_with_numpy, r"numpy\.random\.rand\(\) at .*line"),
     "coin_flip_with_python_random": (coin_flip_with_python_random, r"random\.random\(\) at"),
     "noise_from_a_generator": (noise_from_a_generator, r"draws random numbers from 'rng'"),
-    "seeding_inside_the_step": (seeding_inside_the_step, r"numpy\.random\.seed\(\)"),
+    "seeding_inside_the_step": (
+        seeding_inside_the_step,
+        r"seeds random numbers inside the call \(numpy\.random\.seed\(\) at .*line",
+    ),
+    "argument_changed_in_place": (
+        argument_changed_in_place,
+        r"changes its argument 0 \(an array of shape \(8, 4\)\) in place",
+    ),
+    "zerograd_seed_inside_a_dropout_step": (
+        zerograd_seed_inside_a_dropout_step,
+        r"seeds random numbers inside the call \(numpy\.random\.seed\(\) at .*adversarial",
+    ),
     "one_hot_targets_in_numpy_sorted_labels": (
         one_hot_targets_in_numpy_sorted_labels,
         r"a constant made inside the call changed",
@@ -1284,6 +1343,10 @@ CASES = {
     "global_state_rebound_by_the_caller": (
         global_state_rebound_by_the_caller,
         r"'carried' refers to another object on one call after another",
+    ),
+    "value_read_from_a_dict_changed_between_calls": (
+        value_read_from_a_dict_changed_between_calls,
+        REPLAYS,
     ),
     "warmup_zero_with_lazily_sized_layers": (warmup_zero_with_lazily_sized_layers, REPLAYS),
     "layer_made_inside_the_step": (
@@ -1402,20 +1465,23 @@ def _both(run):
     return run(lambda f: f), run(static_graph)
 
 
-def test_a_value_read_through_a_container_is_frozen_as_the_page_says():
+def test_a_value_read_through_an_attribute_is_frozen_as_the_page_says():
+    class Config:
+        scale = 1.0
+
     def run(deco):
         zerograd.seed(0)
         net = models.MLP((3,))
-        settings = {"scale": 1.0}
+        config = Config()
 
         @deco
         def f(x):
             with no_grad():
-                return net(x) * settings["scale"]
+                return net(x) * config.scale
 
         out = []
         for i in range(6):
-            settings["scale"] = 1.0 if i < 4 else 0.5  # the same dict: not seen
+            config.scale = 1.0 if i < 4 else 0.5  # the same object: not seen
             out.append(_snap(f(np.ones((2, 4)))))
         return out
 

@@ -132,8 +132,11 @@ class Recorder(Protocol):
     def setting(self, owner: Any, name: str) -> None:
         """``owner.name`` is assigned, where ``owner``'s value is read by replayed work."""
 
-    def drew(self, frame: Any, what: str) -> None:
-        """Code running in ``frame`` draws random numbers in Python (``what``: the call)."""
+    def drew(self, frame: Any, what: str, seeds: bool) -> None:
+        """Code running in ``frame`` draws random numbers in Python (``what``: the call).
+
+        ``seeds``: the call sets the random state (a seed) rather than drawing from it.
+        """
 
 
 READ = object()

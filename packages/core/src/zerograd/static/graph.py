@@ -262,7 +262,9 @@ class StaticGraph:
         if trace.refused is not None:
             self._eager(kind, trace.refused, _FROM_LEARN)
             return
-        world = (trace.version, tuple([(id(n.holder), n.name, id(n.value)) for n in trace.names()]))
+        names = trace.names()
+        world = (trace.version, tuple([(id(n.holder), n.name, id(n.value)) for n in names]))
+        world += (tuple([n.contents() for n in names]),)
         if kind.world is not None and world != kind.world:
             # the step's names refer to other objects than at the last recording (a new
             # model): the recordings kept so far are of the old ones
@@ -347,9 +349,12 @@ def _what_changed(before: tuple, after: tuple, trace: Trace) -> str:
     if before[0] != after[0]:
         return "a layer's Parameter or sub-layer was replaced"
     old = {(h, name): v for h, name, v in before[1]}
+    held = dict(zip([(h, name) for h, name, _ in before[1]], before[2]))
     for n in trace.names():
         if old.get((id(n.holder), n.name)) != id(n.value):
             return f"{n.describe()!r} refers to another object"
+        if held.get((id(n.holder), n.name)) != n.contents():
+            return f"{n.describe()!r} holds other objects"
     return "the names the step reads changed"
 
 

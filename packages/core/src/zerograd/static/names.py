@@ -2,7 +2,8 @@
 
 A replay runs none of the step's Python: the model, the optimizer and every other object a
 global name, a closure cell or (for a method) an attribute of the instance referred to
-when the step was recorded are the ones the replay works on. A name rebound between calls
+when the step was recorded are the ones the replay works on, and a list, dict or set it
+named held what it held then (``cfg["scale"]``). A name rebound between calls
 (``model = MLP(...)`` for the next fold, ``target = copy.deepcopy(model)``) must therefore
 stop the replay; a name rebound, or a list or dict changed, inside a call (a counter
 ``n += 1``, ``history.append(loss)``) is Python work a replay would not do.
@@ -44,6 +45,17 @@ class Name:
     def __init__(self, holder: Any, name: str, value: Any) -> None:
         self.holder, self.name, self.value = holder, name, value
         self.fingerprint = _fingerprint(value)
+
+    def contents(self) -> Any:
+        """What a replay compares of a list, dict or set the name refers to, or None.
+
+        Returns:
+            The fingerprint of the container's items (by identity), or None when the name
+            refers to anything else (a random generator's state is compared only within
+            a call: drawing from it between calls is the caller's business).
+        """
+        fp = self.fingerprint
+        return None if fp is None or type(fp) is _Drawn else fp
 
     def current(self) -> Any:
         """What the name refers to now (a private sentinel when it is gone).
@@ -183,6 +195,18 @@ class _Drawn(tuple):
     """The fingerprint of a random generator: its state."""
 
     __slots__ = ()
+
+
+def contents_of(value: Any) -> Any:
+    """The fingerprint of a list, dict or set (see :meth:`Name.contents`); None otherwise.
+
+    Args:
+        value: any object.
+
+    Returns:
+        Something that compares equal while the container holds the same objects.
+    """
+    return None if not isinstance(value, _CONTAINERS) else _fingerprint(value)
 
 
 def _fingerprint(value: Any) -> Any:

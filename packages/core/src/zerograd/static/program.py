@@ -24,7 +24,7 @@ from ..backends.registry import registry
 from ..namespaces import ArrayOps
 from ..recording import structure
 from ..variable import Constant, Variable
-from .names import value_of
+from .names import contents_of, value_of
 from .trace import (
     ARG,
     CONST,
@@ -241,6 +241,11 @@ class Program:
                 now = f"{self.k(value_of)}({holder}, {name})"
             self._lines.append(f"if {now} is not {value}:")
             self._lines.append(f"    return {gone}")
+            held = n.contents()
+            if held is not None:  # a list, dict or set the step reads: what it holds
+                changed = self.k(Stale(f"{n.describe()!r} holds other objects"))
+                self._lines.append(f"if {self.k(contents_of)}({value}) != {self.k(held)}:")
+                self._lines.append(f"    return {changed}")
         for owner, read, value in t.dependencies.values():
             self._lines.append(f"if {self.k(read)}({self.k(owner)}) != {self.k(value)}:")
             self._lines.append("    return k0")

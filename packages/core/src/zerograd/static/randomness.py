@@ -5,7 +5,8 @@ that draws in its own Python (``if np.random.rand() < 0.5: x = x[:, ::-1]``) doe
 replay repeats the branch its recordings took. While a trace records, the module-level
 functions of numpy's global random state (``numpy.random.rand``, ``shuffle``, ``seed``...)
 and of Python's :mod:`random` report each call to the recording thread's recorder, which
-tells zerograd's own calls (a Function's forward, a layer sizing itself) from the step's.
+tells zerograd's own calls (a Function's forward, a layer sizing itself) from the step's;
+a seed set inside the call (``zerograd.seed(0)`` included) counts whoever sets it.
 Nothing is wrapped while nothing records. Random states the step reaches by name (a
 ``numpy.random.Generator``, a ``random.Random``) are compared at the call's start and end
 (:func:`state_of`).
@@ -21,13 +22,14 @@ from typing import Any
 from ..recording import current, while_recording
 
 _installed: list[tuple[Any, str, Any]] = []  # (module, name, the original function)
+_SEEDING = frozenset(["seed", "set_state", "setstate"])  # Python state, whoever calls them
 
 
-def _reporting(fn: Callable, what: str) -> Callable:
+def _reporting(fn: Callable, what: str, seeds: bool) -> Callable:
     def draw(*args: Any, **kwargs: Any) -> Any:
         rec = current()
         if rec is not None:
-            rec.drew(sys._getframe(1), what)
+            rec.drew(sys._getframe(1), what, seeds)
         return fn(*args, **kwargs)
 
     draw.__wrapped__ = fn  # type: ignore[attr-defined]
@@ -58,7 +60,7 @@ def _watch(on: bool) -> None:
         for module, name, what in _targets():
             fn = getattr(module, name)
             _installed.append((module, name, fn))
-            setattr(module, name, _reporting(fn, what))
+            setattr(module, name, _reporting(fn, what, name in _SEEDING))
         return
     while _installed:
         module, name, fn = _installed.pop()

@@ -590,9 +590,17 @@ class Trace:
                 f"or pass the new array as an argument"
             )
 
-    def drew(self, frame: Any, what: str) -> None:
-        """Refuse the trace when the step's own code draws a random number in Python."""
-        if outside(frame):
+    def drew(self, frame: Any, what: str, seeds: bool) -> None:
+        """Refuse the trace when the step draws random numbers in Python, or seeds them."""
+        if seeds:
+            while frame is not None and not outside(frame):  # the step's line that led here
+                frame = frame.f_back
+            where = "" if frame is None else f" at {_where(frame)}"
+            self.refuse(
+                f"it seeds random numbers inside the call ({what}{where}), which a replay "
+                f"would not do again; seed once, before the calls"
+            )
+        elif outside(frame):
             self.refuse(
                 f"it draws random numbers in Python ({what} at {_where(frame)}): a replay "
                 f"would not draw them, and repeats what the recorded calls drew (a coin "
@@ -718,6 +726,14 @@ class Trace:
                 self.refuse(
                     f"it changes the gradient of {_about(x)} after backward gave it, outside "
                     f"zerograd's functions (by hand), which a replay would not do"
+                )
+        held = {leaf for leaf, v in self.aliases if isinstance(v, Parameter)}  # step(w.data)
+        for i, leaf in enumerate(self.leaves):
+            if type(leaf) in _by_type and i not in held and self.arg_bits[i] != bits(leaf):
+                self.refuse(
+                    f"it changes its argument {i} (an array of shape {tuple(leaf.shape)}) in "
+                    f"place (x *= 2, x[...] = ...), which a replay would not do; compute "
+                    f"a new array (x = x * 2)"
                 )
         for n in self.names():
             how = n.changed()
