@@ -166,6 +166,24 @@ def accumulate_three_then_update(deco):
     return out, step
 
 
+def accumulate_two_then_update(deco):
+    model, opt = _mlp()
+
+    @deco
+    def step(x, t):
+        loss = F.softmax_cross_entropy(model(x), t)
+        loss.backward()  # a new gradient, then one added onto it, in turn
+        return loss
+
+    out = []
+    for i in range(12):
+        out.append(_snap(step(*_batch(i)), model))
+        if i % 2 == 1:
+            opt.update()
+            model.cleargrads()
+    return out, step
+
+
 def freeze_by_cleargrad_before_update(deco):
     model, opt = _mlp()
 
@@ -619,14 +637,27 @@ def target_network_attribute_of_an_agent(deco):
     return out, step
 
 
+class TwoLayers(Model):
+    """Two Linear layers called by their attribute names."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = L.Linear(6), L.Linear(3)
+
+    def forward(self, x):
+        return self.l2(F.sigmoid(self.l1(x)))
+
+
 def replaced_layer(deco):
-    model, opt = _mlp()
+    zerograd.seed(0)
+    model = TwoLayers()
+    opt = O.SGD(lr=0.1).setup(model)
     step = deco(_plain_step(model, opt))
     out = []
     for i in range(10):
         out.append(_snap(step(*_batch(i)), model))
         if i == 4:
-            model.l1 = L.Linear(3)  # a new, lazily sized layer
+            model.l2 = L.Linear(3)  # a new, lazily sized layer
     return out, step
 
 
@@ -1244,6 +1275,7 @@ CASES = {
     "cleargrad_each_after_update": (cleargrad_each_after_update, REPLAYS),
     "update_now_flag": (update_now_flag, REPLAYS),
     "accumulate_three_then_update": (accumulate_three_then_update, REPLAYS),
+    "accumulate_two_then_update": (accumulate_two_then_update, REPLAYS),
     # (2) gradients dropped between backward and update
     "freeze_by_cleargrad_before_update": (freeze_by_cleargrad_before_update, REPLAYS),
     "freeze_param_hook": (freeze_param_hook, REPLAYS),
