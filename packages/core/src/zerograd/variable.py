@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from . import backends as _backends
 from .arrays import _KINDS, as_array
 from .backends.registry import registry as _registry
+from .recording import READ as _READ
 from .recording import current as _recorder
 from .recording import switch as _recording
+from .recording import while_recording as _while_recording
 
 _by_type = _registry.by_type
 
@@ -161,6 +164,8 @@ class Variable:
         return shape[0]
 
     def __repr__(self) -> str:
+        if _recording.on:
+            _read(self, "repr(x), print(x)")
         if self.data is None:
             return "variable(None)"
         body = str(self.data).replace("\n", "\n" + " " * 9)
@@ -456,6 +461,46 @@ def _set_param_grad(self: Parameter, value: Any) -> None:
 
 Parameter.data = property(_get_data, _set_param_data, doc="The parameter's array (checked).")
 Parameter.grad = property(_get_grad, _set_param_grad, doc="The gradient Variable, or None.")
+
+# While a static-graph trace records (and only then), ``data`` is a property that tells the
+# recording thread's trace who reads or assigns it: Python that reads a value, or assigns
+# one, is work a replay would not do (a NaN guard on ``loss.data``, ``W.data -= ...``). The
+# trace tells zerograd's own reads from the step's by the calling frame.
+_plain_data = Variable.__dict__["data"]
+_plain_param_data = Parameter.__dict__["data"]
+
+
+def _watched_get(self: Variable) -> Any:
+    rec = _recorder()
+    if rec is not None:
+        rec.data(self, sys._getframe(1), _READ)
+    return _get_data(self)
+
+
+def _watched_set(self: Variable, value: Any) -> None:
+    rec = _recorder()
+    if rec is not None:
+        rec.data(self, sys._getframe(1), value)
+    _set_data_slot(self, value)
+
+
+def _watched_param_set(self: Parameter, value: Any) -> None:
+    rec = _recorder()
+    if rec is not None:
+        rec.data(self, sys._getframe(1), value)
+    _set_param_data(self, value)
+
+
+_watched_data = property(_watched_get, _watched_set, doc=_plain_data.__doc__)
+_watched_param_data = property(_watched_get, _watched_param_set, doc=_plain_param_data.__doc__)
+
+
+def _watch_data(on: bool) -> None:
+    Variable.data = _watched_data if on else _plain_data
+    Parameter.data = _watched_param_data if on else _plain_param_data
+
+
+_while_recording(_watch_data)
 
 
 class Constant(Variable):

@@ -188,6 +188,29 @@ def _check_label_range(op: str, x_shape: tuple, t: Any) -> None:
         )
 
 
+class _OneHot(Function):
+    """The labels' one-hot rows, as a Function of the labels (they have no gradient).
+
+    A Function, so that a double backward through the cross-entropy records it as work on
+    each call's labels: made in Python from ``t.data``, the rows would be a constant that a
+    static-graph replay keeps from its recordings.
+
+    Args:
+        classes: the number of classes.
+        dtype: the rows' dtype.
+    """
+
+    def __init__(self, classes: int, dtype: Any) -> None:
+        self.classes, self.dtype = classes, dtype
+
+    def forward(self, t: Any) -> Any:
+        return onehot(t, self.classes, self.dtype)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> None:
+        """Return None: integer labels have no gradient."""
+        return None
+
+
 class SoftmaxCrossEntropy(Function):
     """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
 
@@ -207,10 +230,9 @@ class SoftmaxCrossEntropy(Function):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
         """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None."""
-        x, t = self.inputs
-        n, classes = x.shape
+        n, classes = self.inputs[0].shape
         p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints
-        return (p - onehot(t.data, classes, p.dtype)) * (gy / n), None
+        return (p - xp.apply(_OneHot(classes, p.dtype), xs[1])) * (gy / n), None
 
 
 def _mean_cross_entropy(x: Any, t: Any) -> Any:

@@ -8,6 +8,7 @@ weight files, ``repr``, ``summary``) goes through.
 
 from __future__ import annotations
 
+import operator
 import os
 import weakref
 from collections.abc import Iterator, Mapping
@@ -16,11 +17,20 @@ from typing import Any, TextIO
 from zerograd import Config, Parameter, Variable, using_config
 from zerograd.backends import Backend, as_array_of, get_backend, gpu_backend
 from zerograd.recording import current as _recorder
+from zerograd.recording import replaced as _replaced
 from zerograd.recording import switch as _recording
 
 from .. import inspection as _inspection
 from .. import state_dict as _state
 from .. import weights as _weights
+
+_eval_mode_of = operator.attrgetter("_eval_mode")  # what a replay checks of each layer it ran
+
+
+def _holds_members(items: Any) -> bool:
+    return isinstance(items, (list, tuple)) and any(
+        isinstance(x, (Parameter, Layer)) for x in items
+    )
 
 
 def _ref(x: Any) -> Any:
@@ -58,8 +68,11 @@ class Layer:
         if isinstance(value, (Parameter, Layer)):
             if name not in names:
                 names.append(name)
+            elif d.get(name) is not value:
+                _replaced()  # a replay recorded with the old one must not run on
         elif name in names:
             names.remove(name)
+            _replaced()
         if isinstance(value, (list, tuple)):
             lists = d.get("_lists")
             if lists is None:
@@ -67,6 +80,8 @@ class Layer:
                 object.__setattr__(self, "_lists", lists)
             if name not in lists:
                 lists.append(name)
+            elif d.get(name) is not value and _holds_members(d.get(name)):
+                _replaced()
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -74,6 +89,7 @@ class Layer:
             names = self.__dict__.get(key, [])
             if name in names:
                 names.remove(name)
+                _replaced()
         object.__delattr__(self, name)
 
     def __call__(self, *inputs: Any) -> Any:
@@ -85,6 +101,10 @@ class Layer:
         Returns:
             The single output, or a tuple when :meth:`forward` returns several.
         """
+        if _recording.on:  # a static-graph replay checks the mode it was recorded in
+            rec = _recorder()
+            if rec is not None:
+                rec.depends(self, _eval_mode_of, self._eval_mode)
         if self._eval_mode:
             with using_config("train", False):  # this context only: Config is per thread/task
                 outputs = self.forward(*inputs)
@@ -171,6 +191,10 @@ class Layer:
         Returns:
             True in train mode.
         """
+        if _recording.on:
+            rec = _recorder()
+            if rec is not None:
+                rec.depends(self, _eval_mode_of, self._eval_mode)
         return bool(Config.train) and not self._eval_mode
 
     def train(self, mode: bool = True) -> Layer:
@@ -189,8 +213,11 @@ class Layer:
             This layer.
         """
         value = not mode
+        rec = _recorder() if _recording.on else None
         for *_, member in self.walk():
             if isinstance(member, Layer):
+                if rec is not None:  # switched inside a recorded call: from what it was
+                    rec.depends(member, _eval_mode_of, member._eval_mode)
                 object.__setattr__(member, "_eval_mode", value)
         return self
 

@@ -11,11 +11,13 @@ from typing import Any
 from zerograd import Parameter, Variable
 from zerograd.backends import BackendMismatchError, as_array_of, backend_of, get_array_module
 from zerograd.recording import current as _recorder
+from zerograd.recording import replaced as _replaced
 
 from . import state as _st
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
 from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
+from .watch import report_assignments, snapshot
 
 _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
 
@@ -54,6 +56,7 @@ class _SetUpOnCreation(type):
         return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
+@report_assignments
 class Optimizer(metaclass=_SetUpOnCreation):
     """Base class: ``setup(target)``, ``update()``, ``update_one(param)``, ``add_hook(f)``.
 
@@ -127,6 +130,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
             ValueError: a group has no ``"params"``, an unknown key, or repeats a Parameter.
         """
         name = type(self).__name__
+        if self.target is not None:  # set up again: a replay recorded before must not run on
+            _replaced()
         if isinstance(target, (list, tuple)) and target and isinstance(target[0], dict):
             groups = [make_group(self, g, i) for i, g in enumerate(target)]
             seen: set[int] = set()
@@ -195,7 +200,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """
         rec = _recorder()
         if rec is not None:  # a static-graph trace: the update is one step a replay reruns
-            return rec.effect(self.update, self._all_params(), self.settings)
+            return rec.effect(self.update, self._all_params(), self._read_by_update)
         grouped = self.grouped_params()
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
@@ -233,6 +238,13 @@ class Optimizer(metaclass=_SetUpOnCreation):
             for g in self.param_groups
         ]
         return (tuple(sorted(self.defaults.items())), tuple(groups))
+
+    def _read_by_update(self) -> tuple:
+        """What :meth:`update` reads from Python, as a recording compares it (see ``watch``).
+
+        The hyperparameters, this optimizer's attributes and its hooks'.
+        """
+        return (self.settings(), snapshot(self), tuple([snapshot(h) for h in self.hooks]))
 
     def _apply(self, grouped: list[tuple[dict, list[Parameter]]]) -> None:
         if type(self).update_one is not Optimizer.update_one:  # a DeZero-style subclass
