@@ -158,10 +158,7 @@ def test_page_runs_as_shown(page: Path, tmp_path: Path) -> None:
 
 # pages whose blocks are being rewritten on another branch, which adds their imports: the
 # test below fails (strict xfail) as soon as the page passes, so that the entry goes
-PENDING_IMPORTS = {
-    "static-graph.md": "rewritten with the static-graph replay work (issue 42 asked its "
-    "owner to import in each block)",
-}
+PENDING_IMPORTS: dict[str, str] = {}
 
 
 def _import_param(page: Path) -> object:
