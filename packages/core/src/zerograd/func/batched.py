@@ -222,6 +222,8 @@ class BatchedVariable(Variable):
     @property  # type: ignore[override]
     def data(self) -> Any:
         """The value as the function sees it: a :class:`BatchedData` (shape, dtype; no values)."""
+        if not self.level.active:
+            raise _no_values("using a batched Variable", self.level)
         view = self._view
         if view is None:
             if type(self.phys) is BatchedVariable:  # batched by an outer vmap too
@@ -351,7 +353,7 @@ class Level:
             t = type(x)
             if t is BatchedVariable or t is BatchedData:
                 if x.level is self:
-                    xs[i] = x.phys if t is BatchedVariable else x.data
+                    xs[i] = x.phys if t is BatchedVariable else Constant(x.data)
                     batched[i] = found = True
                 elif not x.level.active:
                     raise _no_values(f"{type(fn).__name__} applied to a batched value", x.level)
@@ -362,12 +364,12 @@ class Level:
                 batched[i] = found = True
             elif isinstance(x, Variable) and type(x.data) is BatchedData:
                 if x.data.level is self:  # Variable(x.data): the batch, with no graph
-                    xs[i] = x.data.data
+                    xs[i] = Constant(x.data.data)
                     batched[i] = found = True
             elif isinstance(x, Variable) or hasattr(x, "shape"):
                 owner = self.owner_of(x)
                 if owner is not None:
-                    xs[i] = owner.phys if type(owner) is BatchedVariable else owner.data
+                    xs[i] = owner.phys if type(owner) is BatchedVariable else Constant(owner.data)
                     batched[i] = found = True
         if not found and not any(self.batch_array(v) is not None for v in reads_of(fn)):
             return modes.below(self, fn, *inputs)

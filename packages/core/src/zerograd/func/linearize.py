@@ -28,6 +28,7 @@ from typing import Any
 from .. import modes
 from ..arrays import as_array
 from ..backends import backend_of, device_of
+from ..config import using_config
 from ..function import Function
 from ..variable import Constant, Variable
 from . import guard as _guard
@@ -104,13 +105,14 @@ class Linearization:
         self._outputs: dict[int, Any] = {}
         for v, path in zip(values, paths):
             if not is_floating(v):
-                dtype = getattr(getattr(v, "data", v), "dtype", type(v).__name__)
+                d = v.data if isinstance(v, Variable) else v
+                dtype = getattr(d, "dtype", type(v).__name__)
                 raise TypeError(
                     f"{op}: {path} has dtype {dtype}; only floating-point inputs have "
                     f"gradients. Convert it first (x.astype('float64')), or leave it out of "
                     f"argnums."
                 )
-        with modes.suspended(self.bottom):
+        with modes.suspended(self.bottom), using_config("enable_backprop", True):
             for v in values:
                 self._add(v)
 
@@ -133,8 +135,12 @@ class Linearization:
         self.connected = self.connected or connected
 
     def call(self, f: Any, *args: Any, **kwargs: Any) -> Any:
-        """``f(*args, **kwargs)`` under the guard; its outputs may then be walked from."""
-        with _guard.guarding() as g:
+        """``f(*args, **kwargs)`` under the guard; its outputs may then be walked from.
+
+        The graph is recorded even inside ``no_grad()`` (a transform differentiates by
+        definition); ``Config.train`` and everything else are left as they are.
+        """
+        with _guard.guarding() as g, using_config("enable_backprop", True):
             for s in self.standins:
                 g.own(s)
             out = f(*args, **kwargs)
@@ -201,7 +207,7 @@ class Linearization:
         for t in self.taps:
             t.state, t.caught = CATCH, None
         try:
-            with modes.suspended(self.bottom):
+            with modes.suspended(self.bottom), using_config("enable_backprop", True):
                 seeds = []
                 for out, ct in zip(outs, cts):
                     if not isinstance(out, Variable) or not (trusted or id(out) in self._outputs):

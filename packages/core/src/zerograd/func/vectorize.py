@@ -86,15 +86,17 @@ def _output(v: Any, axis: Any, level: Level, path: str, arrays: bool) -> Any:
         ndim = phys.ndim
         axis = _out_axis(axis, ndim, path)
         out = phys if axis == 0 else F.transpose(phys, _from_front(axis, ndim))
+        arrays = arrays and out.creator is None  # an output with a graph stays a Variable
     elif isinstance(v, (BatchedData,)):
         raise TypeError(
             f"vmap: output{path} is the raw array of a batched Variable (x.data); return the "
             f"Variable itself."
         )
     elif axis is None:
-        return v.data if arrays and isinstance(v, Variable) else v
+        return v.data if arrays and isinstance(v, Variable) and v.creator is None else v
     else:  # does not depend on the batch: the same value for every sample
         x = v if isinstance(v, Variable) else Variable(as_array(v))
+        arrays = arrays and x.creator is None
         ndim = x.ndim + 1
         axis = _out_axis(axis, ndim, path)
         shape = list(x.shape)
@@ -138,8 +140,9 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
             not depend on the batch), or a structure matching the output.
 
     Returns:
-        The batched function; it returns arrays when no argument is a Variable, else
-        Variables.
+        The batched function. An output computed from arrays only (no argument and
+        nothing the function captured is a Variable with a graph) comes as an array; any
+        other as a Variable, connected to what it was computed from.
 
     Raises:
         TypeError: ``f`` is not callable, or ``in_axes``/``out_axes`` are not ints, Nones
