@@ -7,6 +7,8 @@ contract around them: what comes back in which structure and kind, what is left 
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import threading
 
 import numpy as np
@@ -350,3 +352,14 @@ def test_a_user_function_without_batching_rule_still_differentiates(arr):
 
     h = hessian(lambda x: F.sum(Cube()(x)))(arr([1.0, 2.0]))
     np.testing.assert_allclose(as_numpy(h), np.diag([6.0, 12.0]))
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["", ".gradient", ".products", ".jacobians", ".vectorize", ".rules.registry"],
+)
+def test_the_docstring_examples_run(module):
+    """The examples in zerograd.func's docstrings print what they show."""
+    mod = importlib.import_module("zerograd.func" + module)
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted and not result.failed

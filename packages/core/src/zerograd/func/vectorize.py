@@ -156,7 +156,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
         >>> import zerograd.functions as F
         >>> from zerograd.func import vmap
         >>> vmap(lambda x, w: F.sum(x * w))(np.ones((3, 2)), np.arange(6.0).reshape(3, 2))
-        array([ 1.,  5.,  9.])
+        array([1., 5., 9.])
     """
     arguments.function(f, "vmap")
     _check_axes(in_axes, "in_axes")

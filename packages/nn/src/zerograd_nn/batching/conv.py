@@ -14,6 +14,7 @@ from zerograd.func import Batch, batching_rule
 from zerograd.func.rules.registry import reshape
 
 from ..functional.conv import Col2im, Conv2d, Conv2DGradW, Deconv2d, Im2col
+from ..functional.geometry import get_conv_outsize, get_deconv_outsize
 
 
 def _check(op: str, batch: Batch, channel_axis: int) -> None:
@@ -57,11 +58,33 @@ def conv2d(fn: Any, batch: Batch) -> Any:
 
 @batching_rule(Deconv2d)
 def deconv2d(fn: Any, batch: Batch) -> Any:
-    """Each sample's images through the transposed convolution, where weights are shared."""
+    """Each sample's images through the transposed convolution with its weights.
+
+    Per-sample weights: each sample's ``W^T x`` (a batched matrix product) folded into
+    images by :class:`~zerograd_nn.functional.Col2im`, as deconv2d itself computes.
+    """
     _check("deconv2d", batch, 0)
-    if not _shared(batch):
-        return NotImplemented
-    return batch.split(fn(batch.merged(0), *batch.xs[1:]))
+    if _shared(batch):
+        return batch.split(fn(batch.merged(0), *batch.xs[1:]))
+    n = batch.n
+    big_n, c, h, w = batch.shape(0)
+    _, oc, kh, kw = batch.shape(1)
+    (sh, sw), (ph, pw) = fn.stride, fn.pad
+    if fn.outsize is None:
+        out_h, out_w = get_deconv_outsize(h, kh, sh, ph), get_deconv_outsize(w, kw, sw, pw)
+    else:
+        out_h, out_w = fn.outsize
+    if (get_conv_outsize(out_h, kh, sh, ph), get_conv_outsize(out_w, kw, sw, pw)) != (h, w):
+        return NotImplemented  # per sample, deconv2d names the sizes that do not fit
+    x = reshape(batch.expanded(0), (n, big_n, c, h * w))
+    wt = F.transpose(reshape(batch.expanded(1), (n, 1, c, oc * kh * kw)), (0, 1, 3, 2))
+    gcol = reshape(F.matmul(wt, x), (n * big_n, oc, kh, kw, h, w))
+    y = Col2im((n * big_n, oc, out_h, out_w), (kh, kw), fn.stride, fn.pad, False)(gcol)
+    y = F.reshape(y, (n, big_n, oc, out_h, out_w))
+    if len(batch.xs) == 3:
+        b = batch.xs[2]
+        y = y + (F.reshape(b, (n, 1, oc, 1, 1)) if batch.batched[2] else F.reshape(b, (oc, 1, 1)))
+    return y
 
 
 @batching_rule(Conv2DGradW)
