@@ -25,7 +25,12 @@ sys.path.insert(0, str(HERE))
 
 from common import COLUMNS, NAMES  # noqa: E402
 
-MODULES = ["bench_core", "bench_nn", "bench_distributed"]  # bench_gpu: a section of its own
+MODULES = [
+    "bench_core",
+    "bench_nn",
+    "bench_func",
+    "bench_distributed",
+]  # bench_gpu: a section of its own
 
 
 def fmt(v: object) -> str:

@@ -69,15 +69,17 @@ class MatMul(Function):
             gy = xp.reshape(gy, (*gy.shape, 1))
         gx = gw = None
         # a product over one element is an outer product, which broadcasting computes
-        # faster than a stack of matmuls (numpy's takes 2x as long for x of one row each:
-        # per-sample weight gradients under vmap)
+        # faster than a stack of one-element matmuls (per-sample weight gradients under
+        # vmap: numpy's stacked matmul is slow there)
         if need_x:  # batch axes broadcast in the product are summed back
             wt = xp.matrix_transpose(w2)
             g = gy * wt if w2.shape[-1] == 1 else gy @ wt
             gx = xp.reshape(xp.sum_to(g, x2.shape), x.shape)
         if need_w:
-            xt = xp.matrix_transpose(x2)
-            g = xt * gy if x2.shape[-2] == 1 else xt @ gy
+            if x2.shape[-2] == 1:  # (gy^T * x)^T: the long axis innermost, as numpy likes
+                g = xp.matrix_transpose(xp.matrix_transpose(gy) * x2)
+            else:
+                g = xp.matrix_transpose(x2) @ gy
             gw = xp.reshape(xp.sum_to(g, w2.shape), w.shape)
         return gx, gw
 

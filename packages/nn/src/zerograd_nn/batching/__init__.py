@@ -5,6 +5,4 @@ them. Functions with no rule here (dropout's and batch norm's, whose results dep
 whole batch or on random draws) run once per sample inside vmap, with a warning.
 """
 
-from . import activation, arrays, conv, linear, loss, pooling
-
-__all__ = ["activation", "arrays", "conv", "linear", "loss", "pooling"]
+from . import activation, arrays, conv, linear, loss, pooling  # noqa: F401

@@ -5,18 +5,7 @@ registers those of its functions when it is imported. :func:`batching_rule` regi
 rule for any Function class.
 """
 
-from . import arithmetic, broadcast, elementwise, join, linalg, reduction, shape
+from . import arithmetic, broadcast, elementwise, join, linalg, reduction, shape  # noqa: F401
 from .registry import Batch, batching_rule, rule_for
 
-__all__ = [
-    "Batch",
-    "arithmetic",
-    "batching_rule",
-    "broadcast",
-    "elementwise",
-    "join",
-    "linalg",
-    "reduction",
-    "rule_for",
-    "shape",
-]
+__all__ = ["Batch", "batching_rule", "rule_for"]
