@@ -15,9 +15,20 @@ import numpy as np
 import pytest
 
 import zerograd.functions as F
-from zerograd import Config, Function, Variable, modes, no_grad, test_mode
+from zerograd import Config, Function, Variable, modes, no_grad, static_graph, test_mode
 from zerograd.backends import as_numpy
-from zerograd.func import grad, hessian, hvp, jacfwd, jacobian, jacrev, jvp, value_and_grad, vjp
+from zerograd.func import (
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    value_and_grad,
+    vjp,
+    vmap,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -363,3 +374,23 @@ def test_the_docstring_examples_run(module):
     mod = importlib.import_module("zerograd.func" + module)
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted and not result.failed
+
+
+def test_a_static_graph_step_with_transforms_replays_their_values():
+    """static_graph records a step that calls vmap(grad) and hessian, and its replays give
+    the eager values (or it runs eagerly, with its warning)."""
+
+    @static_graph
+    def step(x, x0, w):
+        per_sample = vmap(grad(lambda v, w: F.sum(F.tanh(v * w) ** 2)), in_axes=(0, None))(x, w)
+        return per_sample, hessian(lambda v: F.sum(v**3 * w))(x0)
+
+    rng = np.random.default_rng(0)
+    w = rng.random(2)
+    for _ in range(5):
+        x = rng.random((3, 2))
+        g, h = step(x, x[0].copy(), w)
+        t = np.tanh(x * w)
+        np.testing.assert_allclose(as_numpy(g), 2 * t * (1 - t**2) * w)
+        np.testing.assert_allclose(as_numpy(h), np.diag(6 * x[0] * w))
+    assert step.counts["replayed"] >= 1
