@@ -25,7 +25,7 @@ from typing import Any
 
 from .. import functions as F
 from .. import modes
-from ..backends import backend_of, get_array_module, register_array_wrapper
+from ..backends import backend_of, device_of, get_array_module, register_array_wrapper
 from ..config import using_config
 from ..variable import Constant, Variable
 from .rules.registry import READS, Batch, reads_of, rule_for
@@ -217,22 +217,42 @@ class BatchedVariable(Variable):
         self.phys, self.level = phys, level
         self.name = self.grad = self.creator = self._view = None
         self.generation = 0
-        level.remember(phys.data, self)
 
     @property  # type: ignore[override]
     def data(self) -> Any:
         """The value as the function sees it: a :class:`BatchedData` (shape, dtype; no values)."""
         if not self.level.active:
+            if self.level.proxy:  # a gradient an earlier walk left on a Constant: nobody's
+                return self._stale()
             raise _no_values("using a batched Variable", self.level)
         view = self._view
         if view is None:
             if type(self.phys) is BatchedVariable:  # batched by an outer vmap too
                 view = _NestedData(self)
-            else:
+            else:  # its array can leave now (as_array(x.data)): the level maps it back here
                 view = BatchedData(self.phys.data, self.level)
-                self.level.remember(self.phys.data, self)  # the Variable, not its view
+                self.level.remember(self.phys.data, self)
             self._view = view
         return view
+
+    def _stale(self) -> Any:
+        """Zeros of one sample's shape, standing for a gradient a finished walk left.
+
+        A backward walk of the transforms inside vmap (:class:`Level` ``proxy``) may leave
+        a batched gradient on a Constant of the graph, a leaf nobody reads; a later walk
+        over the same graph adds onto what a leaf holds, so that gradient has to add
+        nothing.
+        """
+        view = self._view
+        if type(view) is not _Stale:
+            phys = self.phys
+            while type(phys) is BatchedVariable:
+                phys = phys.phys
+            d = phys.data
+            xp = backend_of(d).xp
+            zeros = xp.zeros(tuple(self.phys.shape[1:]), dtype=d.dtype, device=device_of(d))
+            view = self._view = _Stale(zeros)
+        return view.zeros
 
     def __repr__(self) -> str:
         return f"BatchedVariable({self.level.n} samples of shape {self.shape}, {self.dtype})"
@@ -262,6 +282,15 @@ class BatchedVariable(Variable):
     def to(self, backend: Any) -> Variable:
         """Refused inside vmap (TypeError): move the arguments before calling vmap."""
         raise TypeError("moving a batched Variable inside vmap: move the arguments before vmap")
+
+
+class _Stale:
+    """The zeros a stale gradient stands for (see :meth:`BatchedVariable._stale`)."""
+
+    __slots__ = ("zeros",)
+
+    def __init__(self, zeros: Any) -> None:
+        self.zeros = zeros
 
 
 class _NestedData(BatchedData):
@@ -305,10 +334,13 @@ class Level:
         n: the batch size.
         parent: the mode current when the call started (zerograd.modes), or None.
         name: the vmapped function's name, for warnings.
+        proxy: a level that a backward walk of the transforms enters for a vmap level
+            (:meth:`zerograd.func.linearize.Linearization.walk`); its values left behind on
+            a graph's Constants read as zeros once the walk is over.
     """
 
-    def __init__(self, n: int, parent: Any, name: str = "f") -> None:
-        self.n, self.parent, self.name = n, parent, name
+    def __init__(self, n: int, parent: Any, name: str = "f", proxy: bool = False) -> None:
+        self.n, self.parent, self.name, self.proxy = n, parent, name, proxy
         self.active = True
         self.warned: set[type] = set()
         self._arrays: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
@@ -355,7 +387,7 @@ class Level:
                 if x.level is self:
                     xs[i] = x.phys if t is BatchedVariable else Constant(x.data)
                     batched[i] = found = True
-                elif not x.level.active:
+                elif not x.level.active and not x.level.proxy:
                     raise _no_values(f"{type(fn).__name__} applied to a batched value", x.level)
             elif t is _NestedData:
                 if x.level is not self:

@@ -118,6 +118,11 @@ def jacrev(
 
             if m == 0 or not isinstance(o, Variable):
                 rows = [_zero_block(shape, s) for s in lin.standins]
+            elif m == 1:  # one row: a plain walk (what grad does), no batch of cotangents
+                rows = [
+                    _arrange(r, shape, tuple(s.shape), True)
+                    for r, s in zip(pull(None), lin.standins)  # None: the engine's ones
+                ]
             else:
                 rows = vmap(pull)(_eye(o, m, shape))
                 rows = [

@@ -201,7 +201,7 @@ class Linearization:
         proxies: list[Level] = []
         parent = self.bottom
         for lv in new:
-            parent = Level(lv.n, parent, lv.name)
+            parent = Level(lv.n, parent, lv.name, proxy=True)
             proxies.append(parent)
         states = [t.state for t in self.taps]
         for t in self.taps:
@@ -222,6 +222,8 @@ class Linearization:
         finally:
             for t, s in zip(self.taps, states):
                 t.state, t.caught = s, None
+            for p in proxies:
+                p.active = False
 
     def _run(self, seeds: list, proxies: list[Level], graph: bool) -> None:
         if proxies:
