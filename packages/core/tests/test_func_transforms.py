@@ -411,3 +411,27 @@ def test_a_static_graph_step_with_transforms_gives_their_values():
             h = curvature(x[0].copy(), w)
         np.testing.assert_allclose(as_numpy(h), np.diag(6 * x[0] * w))
     assert per_sample.counts["replayed"] >= 1
+
+
+def test_walks_over_one_graph_after_batched_walks(arr):
+    """A constant operand of a unary function is a leaf the walks reach: a batched walk
+    (vmap over vjp_fn) leaves its gradient there, and later walks over the same graph,
+    batched or not, still give the right values."""
+    c = arr([0.5, -1.0])
+
+    def f(x):
+        k = F.exp(c)  # exp of a raw array: a Constant leaf that walks reach
+        return x * k, F.sin(x) * k
+
+    x = arr([0.3, 0.7])
+    a, b = jacrev(f)(x)
+    k = np.exp([0.5, -1.0])
+    np.testing.assert_allclose(as_numpy(a), np.diag(k))
+    np.testing.assert_allclose(as_numpy(b), np.diag(np.cos([0.3, 0.7]) * k))
+    out, vjp_fn = vjp(f, x)
+    eye = np.eye(2)
+    for _ in range(2):
+        rows = vmap(lambda ct: vjp_fn((ct, ct)))(eye)[0]
+        np.testing.assert_allclose(as_numpy(rows), np.diag(k + np.cos([0.3, 0.7]) * k))
+    (g,) = vjp_fn((arr([1.0, 1.0]), arr([0.0, 0.0])))
+    np.testing.assert_allclose(as_numpy(g), k)
