@@ -163,11 +163,6 @@ class Linearization:
         for t in self.taps:
             t.state = PASS
 
-    def hold(self) -> None:
-        """Block every walk but this linearization's own at its taps (until :meth:`release`)."""
-        for t in self.taps:
-            t.state = BLOCK
-
     def walk(
         self, outs: list, cts: list, create_graph: bool = False, trusted: bool = False
     ) -> list:
