@@ -32,6 +32,7 @@ nox.options.sessions = [
     "jax_example",
     "torch_example",
     "distributed",
+    "onnx",
 ]
 
 # distribution folder -> the sibling folders it needs installed for its tests
@@ -251,6 +252,38 @@ def distributed(session: nox.Session) -> None:
         )  # fmt: skip
 
 
+def _onnx_install(session: nox.Session) -> None:
+    """zerograd-onnx with ONNX Runtime (its [check] extra) beside core, numpy and nn."""
+    reqs = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
+    session.install(NUMPY["2"], "pytest>=8", *reqs, f"{PACKAGES / 'onnx'}[check]")
+
+
+@nox.session
+def onnx(session: nox.Session) -> None:
+    """zerograd-onnx: every function of its op table and the model zoo (MLP, the digits CNN,
+    SqueezeNet, ResNet-50 and VGG16's layers on small images, an unrolled LSTM) exported,
+    checked by onnx's full checker and run in ONNX Runtime at two batch sizes against
+    zerograd's forward (rtol = atol = 1e-5); bad input. The full-size VGG16 and ResNet-50
+    are ``onnx_large``'s."""
+    _onnx_install(session)
+    tests = PACKAGES / "onnx" / "tests"
+    session.run(
+        "pytest", str(tests), "-q", "-rs", f"--ignore={tests / 'large'}", *session.posargs
+    )  # fmt: skip
+
+
+@nox.session
+def onnx_large(session: nox.Session) -> None:
+    """The full-size VGG16 (138 M parameters, a 553 MB file) and ResNet-50 on 224 x 224
+    images through ONNX Runtime at batch 1 and 2 (not a default session: 1 to 1.5 minutes
+    of tests and 3.1 GB of peak memory on the shared 2-core machine)."""
+    _onnx_install(session)
+    session.run(
+        "pytest", str(PACKAGES / "onnx" / "tests" / "large"), "-q", "-rs", *session.posargs,
+        env={"ZEROGRAD_ONNX_LARGE": "1"},
+    )  # fmt: skip
+
+
 TORCH = "torch==2.13.0"  # the bench column and the torch example
 TORCH_CPU = ("--index-url", "https://download.pytorch.org/whl/cpu")  # no CUDA libraries
 
@@ -273,6 +306,7 @@ def bench(session: nox.Session) -> None:
     """
     folders = [f for f in ("core", "backend-numpy", "nn", "distributed") if (PACKAGES / f).is_dir()]
     reqs = [str(PACKAGES / f) for f in folders] + ["mpi4py>=4", "mpich"]  # bench_distributed
+    reqs.append(f"{PACKAGES / 'onnx'}[check]")  # bench_onnx: ONNX Runtime on exported files
     if _gpu_missing() is None:
         reqs.append(f"{PACKAGES / 'backend-cupy'}[{_cupy_extra()}]")
     session.install("numpy>=2,<3", *reqs)
@@ -298,8 +332,9 @@ def demo(session: nox.Session) -> None:
 def docs(session: nox.Session) -> None:
     """Test the docs tooling (docs/_ext: the build's hooks, the checkers), build the site
     offline with ``mkdocs build --strict`` (a warning fails), then check every internal link
-    of the built site, the 404 page's included, and that the API reference documents every
-    name of every ``__all__`` (docs/_ext/check_reference.py).
+    of the built site, the 404 page's included, that the API reference documents every
+    name of every ``__all__`` (docs/_ext/check_reference.py), and that the search finds
+    code identifiers on the pages that show them (docs/_ext/check_search.py).
 
     The build runs code (mkdocs.yml ``hooks``): the examples gallery runs ``examples/`` for
     its pictures, and each tutorial page becomes a notebook executed in a Jupyter kernel of
@@ -308,7 +343,7 @@ def docs(session: nox.Session) -> None:
     # pytest: the tooling's tests, and the reference check imports zerograd.testing.conformance
     session.install("-r", str(ROOT / "docs" / "requirements.txt"), "pytest>=8")
     # the API reference is read from the sources, each __all__ from the installed packages
-    folders = ("core", "backend-numpy", "nn", "viz", "distributed", "backend-cupy")
+    folders = ("core", "backend-numpy", "nn", "viz", "distributed", "backend-cupy", "onnx")
     session.install(*[str(PACKAGES / f) for f in folders if (PACKAGES / f).is_dir()])
     ext = ROOT / "docs" / "_ext"
     session.run("pytest", str(ext), "-q", "-rs", f"--ignore={ext / 'test_doc_code.py'}")
@@ -318,6 +353,7 @@ def docs(session: nox.Session) -> None:
     )  # fmt: skip
     session.run("python", str(ext / "check_links.py"), str(ROOT / "site"))
     session.run("python", str(ext / "check_reference.py"), str(ROOT / "site"))
+    session.run("python", str(ext / "check_search.py"), str(ROOT / "site"))
 
 
 @nox.session
@@ -326,7 +362,8 @@ def doc_code(session: nox.Session) -> None:
     with the outputs the pages show (docs/_ext/test_doc_code.py); the runner's own tests."""
     folders = ("core", "backend-numpy", "nn", "viz", "distributed")
     extras = ["matplotlib>=3.7", "tqdm", "mpi4py>=4", "mpich"]  # the pages' plots, progress, MPI
-    session.install(NUMPY["2"], "pytest>=8", *extras, *[str(PACKAGES / f) for f in folders])
+    onnx = f"{PACKAGES / 'onnx'}[check]"  # the export page runs ONNX Runtime
+    session.install(NUMPY["2"], "pytest>=8", *extras, *[str(PACKAGES / f) for f in folders], onnx)
     session.run(
         "pytest", str(ROOT / "docs" / "_ext" / "test_doc_code.py"), "-q", "-rs",
         *session.posargs, env={"MPLBACKEND": "Agg"},

@@ -92,6 +92,25 @@ def train(fw: ModuleType, model: str, reps: int, act: str = "relu", warmup: int 
     return {**out, "ms": ms, "wall_ms": wall_ms, "load": os.getloadavg()[0]}
 
 
+def infer(fw: ModuleType, model: str, reps: int, act: str = "relu", warmup: int = 3) -> dict:
+    """Median ms of one forward pass for inference (no graph, test mode) of the MLP or the
+    CNN, and its output (to check that every framework computes the same)."""
+    if model == "mlp":
+        w, (x, _) = mlp_weights(), mlp_data()
+    else:
+        w, (x, _) = cnn_weights(), cnn_data()
+    run = fw.inference(model, w, act, x)
+    y = run(x)
+    for _ in range(warmup):
+        run(x)
+    times = []
+    for _ in range(reps):
+        t0 = clock()
+        run(x)
+        times.append(clock() - t0)
+    return {"ms": statistics.median(times) * 1e3, "out": y.tolist()}
+
+
 def wide(fw: ModuleType, reps: int) -> dict:
     """Median ms of the backward alone of ``y = sum_i x_i * w`` for each K in WIDE_K."""
     fw.backward(wide_graph(fw, 100))  # warm-up
@@ -195,6 +214,7 @@ WORKLOADS = {
     "func": func,
     "per_op": per_op,
     "train": train,
+    "infer": infer,
     "wide": wide,
     "deep": deep,
     "memory": memory,

@@ -29,16 +29,22 @@ NAMES = {
     "dezero": "DeZero",
     "tape": "tape engine",
     "graph": "book graph",
+    "onnx": "ONNX Runtime",  # runs the file zerograd-onnx exports (bench_onnx: in the note)
 }
 REFERENCES = ("tape", "graph")  # reference engines: named in the per-op note, not columns
-COLUMNS = tuple(fw for fw in NAMES if fw not in REFERENCES)  # the table's columns, in order
+NOTED = (*REFERENCES, "onnx")  # measured, named in their rows' notes, not columns
+COLUMNS = tuple(fw for fw in NAMES if fw not in NOTED)  # the table's columns, in order
 # the columns that record a graph: the static column replays steps, it builds none
 GRAPHS = tuple(fw for fw in COLUMNS if fw not in ("numpy", "static"))
 
 
 def missing(fw: str) -> str | None:
     """Why framework ``fw`` cannot be measured here, or None when it can."""
-    needs = {"torch": ("torch",), "dezero": ("dezero", "matplotlib")}.get(fw, ())
+    needs = {
+        "torch": ("torch",),
+        "dezero": ("dezero", "matplotlib"),
+        "onnx": ("zerograd_onnx", "onnxruntime"),
+    }.get(fw, ())
     for name in needs:
         if importlib.util.find_spec(name) is None:
             return f"{name} is not installed"

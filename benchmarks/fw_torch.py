@@ -60,6 +60,17 @@ class CNN(_Net):
         return h.reshape(len(x), -1) @ Wl + bl
 
 
+def inference(model: str, weights: list[np.ndarray], act: str, x: np.ndarray):  # noqa: ANN201
+    """The network's forward under ``torch.no_grad()``, arrays in and out."""
+    net = MLP(weights, act) if model == "mlp" else CNN(weights)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return net.forward(torch.from_numpy(x)).numpy()
+
+    return run
+
+
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[torch.Tensor, torch.Tensor]:
     """The batch as tensors (sharing the numpy memory)."""
     return torch.from_numpy(x), torch.from_numpy(t)

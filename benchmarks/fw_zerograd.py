@@ -7,7 +7,7 @@ from workloads import LR, func_mlp, hessian_problem
 
 import zerograd.functions as ZF
 import zerograd_nn.functional as F
-from zerograd import Parameter, Variable
+from zerograd import Parameter, Variable, no_grad, test_mode
 from zerograd import func as zfunc
 from zerograd_nn.optimizers import SGD
 
@@ -65,6 +65,22 @@ class CNN(_Net):
         h = F.relu(F.conv2d(x, W, b, stride=1, pad=1))
         h = F.pooling(h, 2, 2)
         return F.linear(F.reshape(h, (len(x), -1)), Wl, bl)
+
+
+def network(model: str, weights: list[np.ndarray], act: str) -> _Net:
+    """The MLP (with ``act``) or the CNN on ``weights``."""
+    return MLP(weights, act) if model == "mlp" else CNN(weights)
+
+
+def inference(model: str, weights: list[np.ndarray], act: str, x: np.ndarray):  # noqa: ANN201
+    """The network's forward for inference (no graph, test mode), arrays in and out."""
+    net = network(model, weights, act)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        with no_grad(), test_mode():
+            return np.asarray(net.forward(x).data)
+
+    return run
 
 
 def inputs(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -8,6 +8,7 @@ target names (numpy-hand or PyTorch), not absolute times.
 A whole run takes 7 to 11 minutes on the shared 2-core development machine at load
 average 4 to 4.5: the last took 7.4 minutes (bench_core 1.8, bench_nn 5.5,
 bench_distributed 0.1; bench_gpu skips itself without a GPU), the one before 10.7.
+bench_onnx (added since) took 0.8 minutes on its own at load average 7.
 """
 
 from __future__ import annotations
@@ -25,12 +26,8 @@ sys.path.insert(0, str(HERE))
 
 from common import COLUMNS, NAMES  # noqa: E402
 
-MODULES = [
-    "bench_core",
-    "bench_nn",
-    "bench_func",
-    "bench_distributed",
-]  # bench_gpu: a section of its own
+# bench_gpu: a section of its own
+MODULES = ["bench_core", "bench_nn", "bench_func", "bench_onnx", "bench_distributed"]
 
 
 def fmt(v: object) -> str:

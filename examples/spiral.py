@@ -1,10 +1,11 @@
 """Spiral classification with a two-layer MLP (the book's steps 48-49).
 
 Trains ``MLP((hidden, 3))`` with SGD (lr 1.0) on the 300-point spiral in mini-batches of
-30, prints the loss falling, then the final training accuracy. With zerograd-viz
-installed it also writes ``spiral_boundary.png`` (decision regions),
-``spiral_history.png`` (loss and accuracy per epoch) and ``spiral_graph.svg`` (the
-computational graph of the loss; needs Graphviz's ``dot``).
+30, prints the loss falling and the accuracy rising (means over each epoch's batches,
+taken while the weights change), then the final training accuracy (the trained model on
+all 300 points). With zerograd-viz installed it also writes ``spiral_boundary.png``
+(decision regions), ``spiral_history.png`` (loss and accuracy per epoch) and
+``spiral_graph.svg`` (the computational graph of the loss; needs Graphviz's ``dot``).
 
     python examples/spiral.py [--epochs 300] [--hidden 10] [--out .] [--gpu]
 
@@ -63,6 +64,8 @@ def train(
         history["loss"].append(sum_loss / len(train_set))
         history["accuracy"].append(sum_acc / len(train_set))
         if verbose and (epoch % log_every == 0 or epoch == 1):
+            if epoch == 1:
+                say("loss and acc: means over the epoch's batches, taken while training")
             avg_loss, avg_acc = history["loss"][-1], history["accuracy"][-1]
             say(f"epoch {epoch:4d}  loss {avg_loss:.4f}  acc {avg_acc:.3f}")
     x_all, t_all = train_set.data, train_set.label
@@ -126,7 +129,10 @@ def main() -> None:
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"spiral.py --gpu: {exc}") from None
     took = time.perf_counter() - t0
-    print(f"final training accuracy: {result['train_accuracy']:.1%} ({took:.1f} s)")
+    print(
+        f"final training accuracy: {result['train_accuracy']:.1%} (the trained model on all "
+        f"{len(result['t'])} training points; {took:.1f} s)"
+    )
     plot(result, args.out)
 
 

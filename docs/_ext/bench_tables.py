@@ -7,6 +7,12 @@ that group fills, each row's note moved to a numbered list below the table. The 
 the notes are left out of the site's search index (``data-search-exclude``); the group
 headings and the page's prose stay searchable. The numbers are the file's, untouched.
 
+Another page shows some groups of the same file with ``<!-- benchmark-results: PREFIX -->``:
+the file's first paragraph (the machine and the date), then the groups whose name starts
+with ``PREFIX``, as above but one heading level down (``###``), so that a number measured by
+the bench has one source, the file, on every page ("Train on many processes" shows the
+data-parallel rows this way).
+
 ``benchmarks/bench_gpu.py --splice`` writes its GPU section (between ``<!-- bench_gpu:
 begin -->`` and ``<!-- bench_gpu: end -->``) into both results.md and docs/benchmarks.md:
 the page shows its own copy, with the analysis written under it, once, its table and
@@ -20,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 MARKER = "<!-- benchmark-results -->"
+GROUPS_MARKER = re.compile(r"<!-- benchmark-results: (?P<prefix>[^>]+?) -->")
 GPU_SECTION = re.compile(
     r"<!-- bench_gpu: begin -->\n(?P<body>.*?)<!-- bench_gpu: end -->\n?", re.S
 )
@@ -50,17 +57,26 @@ def split_results(text: str) -> tuple[list[str], list[str], list[list[str]], lis
     return lines[:start], _cells(lines[start]), rows, lines[end:]
 
 
-def render(text: str) -> str:
-    """The Markdown of the page section for the results file's ``text`` (see above)."""
+def render(text: str, prefix: str | None = None) -> str:
+    """The Markdown of the page section for the results file's ``text`` (see above).
+
+    With ``prefix``, only the file's first paragraph and the groups whose name starts with
+    ``prefix``, under ``###`` headings.
+    """
     before, header, rows, after = split_results(GPU_SECTION.sub("", text))
     # the file's own title is the page's
     out = [line for line in before if not line.startswith("# ")]
+    if prefix is not None:
+        paragraphs = "\n".join(out).strip().split("\n\n")
+        out, after = ["", paragraphs[0] if paragraphs[0] else ""], []
     if not header:
         return "\n".join(out + after).rstrip("\n") + "\n"
     group_col, note_col = header.index("group"), header.index("note")
     groups: dict[str, list[list[str]]] = {}
     for row in rows:
-        groups.setdefault(row[group_col], []).append(row)
+        if prefix is None or row[group_col].startswith(prefix):
+            groups.setdefault(row[group_col], []).append(row)
+    heading = "##" if prefix is None else "###"
     for group, members in groups.items():
         shown = [
             n
@@ -78,7 +94,7 @@ def render(text: str) -> str:
             table.append(_row(cells))
         listed = [f"{n}. {note}" for n, note in enumerate(notes, start=1)]
         body = table + ([""] + listed if listed else [])
-        out += ["", f"## {group}", "", _EXCLUDED, ""]
+        out += ["", f"{heading} {group}", "", _EXCLUDED, ""]
         out += body + ["", "</div>"]
     return "\n".join(out + after).rstrip("\n") + "\n"
 
@@ -97,11 +113,14 @@ def exclude_gpu_tables(markdown: str) -> str:
 
 
 def on_page_markdown(markdown: str, **kwargs: Any) -> str:
-    """Put the results in place of ``MARKER`` on the page that has it."""
-    if MARKER not in markdown:
+    """Put the results in place of ``MARKER`` and of each group marker of the page."""
+    if MARKER not in markdown and not GROUPS_MARKER.search(markdown):
         return markdown
     if not RESULTS.is_file():
-        text = f"*No results yet: `{RESULTS.name}` is written by `nox -s bench`.*"
-    else:
-        text = render(RESULTS.read_text(encoding="utf-8"))
-    return exclude_gpu_tables(markdown.replace(MARKER, text))
+        missing = f"*No results yet: `{RESULTS.name}` is written by `nox -s bench`.*"
+        return GROUPS_MARKER.sub(missing, markdown.replace(MARKER, missing))
+    text = RESULTS.read_text(encoding="utf-8")
+    markdown = GROUPS_MARKER.sub(lambda m: render(text, m["prefix"]), markdown)
+    if MARKER not in markdown:
+        return markdown
+    return exclude_gpu_tables(markdown.replace(MARKER, render(text)))

@@ -28,6 +28,7 @@ PACKAGES = (
     "zerograd_nn",
     "zerograd_viz",
     "zerograd_distributed",
+    "zerograd_onnx",
 )
 
 

@@ -7,6 +7,11 @@ package that assigns ``__all__`` and sets griffe's exports to the real list, wha
 expression computes it. A module that cannot be imported keeps what griffe read, with a
 warning (``mkdocs build --strict`` then fails).
 
+The list is reordered, classes after everything else (each group in ``__all__``'s
+order), so that a page rendered with ``members_order: [__all__, source]`` and
+``group_by_category: false`` lists the functions users call before the ``Function``
+classes behind them (docs/reference/functions.md, zerograd_nn_functional.md).
+
 Loaded from ``mkdocs.yml`` (``plugins: mkdocstrings: handlers: python: options:
 extensions``), next to ``rst_docstrings.py``.
 """
@@ -14,6 +19,7 @@ extensions``), next to ``rst_docstrings.py``.
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 from typing import Any
 
@@ -39,8 +45,9 @@ class RuntimeExports(griffe.Extension):
             if "__all__" not in module.members:
                 continue
             try:
-                names = importlib.import_module(module.path).__all__
+                imported = importlib.import_module(module.path)
             except Exception as exc:  # noqa: BLE001 - any import failure: say which and why
                 _log.warning("cannot import %s to read its __all__: %r", module.path, exc)
                 continue
-            module.exports = [str(name) for name in names]
+            names = [str(name) for name in imported.__all__]
+            module.exports = sorted(names, key=lambda n: inspect.isclass(getattr(imported, n)))

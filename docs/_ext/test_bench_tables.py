@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bench_tables import RESULTS, exclude_gpu_tables, render, split_results
+import re
+
+from bench_tables import RESULTS, exclude_gpu_tables, on_page_markdown, render, split_results
 
 RESULTS_MD = """# Benchmark results
 
@@ -93,3 +95,38 @@ def test_every_cell_of_the_real_results_reaches_the_page() -> None:
     assert rows, f"{RESULTS} has no table"
     cells = {cell for row in rows for cell in row if cell not in ("", "–")}
     assert sorted(cell for cell in cells if cell not in page) == []
+
+
+def test_a_group_marker_shows_the_first_paragraph_and_those_groups_a_level_down() -> None:
+    assert render(RESULTS_MD, "mem").splitlines() == [
+        "",
+        "Python 3.11, 2 CPUs.",
+        "",
+        "### memory",
+        "",
+        '<div markdown="1" data-search-exclude>',
+        "",
+        "| case | zerograd | PyTorch | target | met |",
+        "| --- | --- | --- | --- | --- |",
+        "| RSS growth (1) | 0.05 | 4.59 | flat | yes |",
+        "",
+        "1. RSS every 10 steps",
+        "",
+        "</div>",
+    ]
+
+
+def test_the_distributed_page_shows_the_benchs_rows_and_no_numbers_of_its_own() -> None:
+    # issue 42: the page had its own table (111 % weak scaling) beside the bench's 61 %
+    page = (RESULTS.parents[1] / "docs" / "distributed.md").read_text(encoding="utf-8")
+    assert "<!-- benchmark-results: data-parallel -->" in page
+    assert not re.search(r"efficiency[^.]*\d+ ?%|\d+ ?% (weak|efficien)", page)
+    assert not re.search(r"^\| run \|", page, re.M)  # no hand-made table of runs
+    shown = on_page_markdown(page)
+    _, header, rows, _ = split_results(RESULTS.read_text(encoding="utf-8"))
+    ours = [r for r in rows if r[header.index("group")].startswith("data-parallel")]
+    assert ours, "results.md has no data-parallel rows"
+    for row in ours:
+        for cell in row[header.index("group") + 1 :]:
+            if cell not in ("", "–", "-"):
+                assert cell in shown, f"{cell!r} of results.md is not on the page"

@@ -92,3 +92,33 @@ def test_mixing_with_numpy_is_a_clear_error(backend):
     a = zerograd.Variable(backend.from_numpy(np.ones(2)))
     with pytest.raises(zerograd.backends.BackendMismatchError, match=r"arrayapi, numpy|numpy, arr"):
         _ = a + zerograd.Variable(np.ones(2))
+
+
+RAW_OPERAND_CASES = {
+    "numpy Variable * strict array": lambda v, a: v * a,
+    "numpy Variable + strict array": lambda v, a: v + a,
+    "matmul(numpy Variable, strict array)": lambda v, a: F.matmul(v, a),
+    "strict Variable * numpy array": lambda v, a: zerograd.Variable(a) * np.ones(2),
+}
+
+
+@pytest.mark.parametrize("device", ["device1", "default"])
+@pytest.mark.parametrize("op", RAW_OPERAND_CASES.values(), ids=RAW_OPERAND_CASES.keys())
+def test_a_raw_array_of_the_other_backend_is_a_mismatch(op, device):
+    """Met as a raw operand (its type not yet known), a strict array was handed to numpy.
+
+    On its own device numpy's conversion failed with the library's RuntimeError; on the
+    default device it was silently copied to numpy.
+    """
+    a = array_api_strict.asarray([1.0, 2.0])
+    if device == "device1":
+        a = array_api_strict.asarray(a, device=array_api_strict.Device("device1"))
+    v = zerograd.Variable(np.ones(2))
+    for _ in range(2):  # first sight of the type, then cached
+        with pytest.raises(
+            zerograd.backends.BackendMismatchError,
+            match=r"^(Mul|Add|MatMul): inputs live on different backends \((numpy, arrayapi|"
+            r"arrayapi, numpy); types .*\)\. Move them to one first: a Variable with x\.to\(",
+        ):
+            op(v, a)
+    assert v.creator is None and v.data.tolist() == [1.0, 1.0]

@@ -135,3 +135,47 @@ def test_bad_gradient_shape_mid_walk_changes_nothing(arr):
     with pytest.raises(RuntimeError, match="shape"):
         y.backward()
     assert x.grad is None and y.grad is None
+
+
+@pytest.mark.parametrize("kind", ["Variable", "array", "Python float"])
+def test_a_preset_gradient_of_another_shape_is_refused_before_anything(kind, arr):
+    x = Variable(arr([1.0, 2.0]))
+    x.grad = Variable(arr([10.0, 20.0]))
+    y = x * 3.0
+    preset = {
+        "Variable": Variable(arr([1.0, 1.0, 1.0])),
+        "array": arr([1.0, 1.0, 1.0]),
+        "Python float": 1.0,
+    }[kind]
+    shape = r"\(\)" if kind == "Python float" else r"\(3,\)"
+    y.grad = preset
+    with pytest.raises(
+        ValueError,
+        match=rf"^backward: y has shape \(2,\) but its preset gradient y\.grad has shape "
+        rf"{shape}; the gradient backward starts from must have y's shape\. Assign one of "
+        rf"shape \(2,\), or call y\.cleargrad\(\) to start from ones\.$",
+    ):
+        y.backward()
+    assert y.grad is preset and y.creator is not None
+    assert as_numpy(x.grad).tolist() == [10.0, 20.0]
+
+
+def test_the_preset_gradient_error_names_y_and_covers_a_leaf(arr):
+    loss = F.sum(Variable(arr([1.0, 2.0])) * 2.0)
+    loss.name = "loss"
+    loss.grad = Variable(arr([1.0, 1.0]))
+    with pytest.raises(ValueError, match=r"^backward: y \(named 'loss'\) has shape \(\) but "):
+        loss.backward()
+    leaf = Variable(arr([1.0, 2.0]))
+    leaf.grad = Variable(arr([[1.0, 2.0]]))
+    with pytest.raises(ValueError, match=r"has shape \(2,\) but its preset gradient y\.grad has "):
+        leaf.backward()
+    assert as_numpy(leaf.grad).tolist() == [[1.0, 2.0]]
+
+
+def test_a_preset_gradient_of_the_right_shape_starts_backward(arr):
+    x = Variable(arr([1.0, 2.0]))
+    y = x * 3.0
+    y.grad = arr([1.0, -1.0])  # an array, as the book's step 9 seeds it
+    y.backward()
+    assert as_numpy(x.grad).tolist() == [3.0, -3.0]

@@ -173,3 +173,40 @@ def test_array_allclose_broadcasts_like_numpy_and_dezero(arr):
     assert not array_allclose(arr([1.0, 2.0]), [[1.0, 2.0], [1.0, 2.1]])
     assert array_equal([1, 2], arr([1.0, 2.0]))
     assert not array_equal(arr([1.0]), arr([[1.0]]))  # numpy.array_equal: shapes must match
+
+
+# -- PyTorch habits (issue 42): argmax, backward(retain_graph=...) -------------------------
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_argmax_is_the_backends_argmax_as_an_array(rand, to_np, axis, keepdims):
+    data = rand(4, 5)
+    x = Variable(data)
+    got = x.argmax(axis, keepdims=keepdims)
+    assert not isinstance(got, Variable)  # an index has no gradient, and == compares values
+    expected = np.argmax(to_np(data), axis=axis, keepdims=keepdims)
+    np.testing.assert_array_equal(to_np(got), expected)
+    np.testing.assert_array_equal(to_np(x.argmax(dim=axis, keepdims=keepdims)), expected)
+    assert x.creator is None and x.grad is None
+
+
+def test_argmax_gives_an_accuracy_with_elementwise_equality(arr, to_np):
+    scores = Variable(arr([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]))
+    labels = arr([1, 0, 0], "int64")
+    assert float(to_np(scores.argmax(1) == labels).mean()) == pytest.approx(2 / 3)
+    assert int(to_np(Variable(arr(5.0)).argmax())) == 0  # 0-d: the one element
+
+
+def test_argmax_refuses_axis_and_dim_that_disagree(arr):
+    with pytest.raises(ValueError, match=r"Variable.argmax: axis=0 and dim=1 name the same"):
+        Variable(arr([[1.0, 2.0]])).argmax(0, dim=1)
+
+
+def test_backward_takes_retain_graph_and_keeps_the_graph_either_way(arr, to_np):
+    x = Variable(arr(3.0))
+    y = x * x
+    y.backward(retain_graph=True)
+    y.backward(retain_graph=False)  # the graph is kept anyway: the second pass adds up
+    assert float(to_np(x.grad.data)) == 12.0
+    with pytest.raises(TypeError, match=r"^backward: retain_graph must be True or False, got 1"):
+        y.backward(retain_graph=1)
+    assert float(to_np(x.grad.data)) == 12.0  # the refused call changed nothing

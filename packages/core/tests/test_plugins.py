@@ -7,6 +7,7 @@ from importlib import metadata
 import numpy as np
 import pytest
 
+import zerograd
 import zerograd.backends as B
 from zerograd import Variable
 from zerograd.backends import Backend, hookimpl
@@ -263,6 +264,25 @@ def test_mixing_backends_in_one_op(fake_entry_points):
         r"\(numpy, box",
     ):
         Variable(np.ones(1)) + Variable(Box([1.0]))
+
+
+def test_a_raw_array_of_another_backend_is_a_mismatch_on_first_sight(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    B.refresh()  # no array type is known yet: Box is met first as a raw operand
+    x = Variable(np.ones(2))
+    box = Box([1.0, 2.0])
+    for op, name in ((lambda: x * box, "Mul"), (lambda: x + box, "Add")):
+        with pytest.raises(
+            B.BackendMismatchError,
+            match=rf"^{name}: inputs live on different backends \(numpy, box; types "
+            rf"numpy\.ndarray, test_plugins\.Box\)\. Move them to one first: a Variable with "
+            rf"x\.to\('numpy'\) \(or x\.to_cpu\(\), x\.to_gpu\(\)\), a raw array with "
+            rf"zerograd\.backends\.as_array_of\(a, 'numpy'\)\.$",
+        ):
+            op()
+        B.refresh()  # forget Box's type again
+    assert x.creator is None and x.grad is None and x.data.tolist() == [1.0, 1.0]
 
 
 def test_index_array_of_another_backend_is_named(fake_entry_points):
@@ -668,3 +688,61 @@ def test_a_plugin_that_exits_while_being_inspected_is_skipped(fake_entry_points)
     ):
         assert [r.name for r in B.list_backends()] == ["numpy"]
     assert not B.registry.pm.has_plugin("trap")
+
+
+class CrashingGpuBackend(NumpyBackend):
+    """A GPU plugin whose availability check fails (a driver too old for its toolkit)."""
+
+    name = "fakegpu"
+    device = "gpu"
+
+    def owns(self, t):
+        return False
+
+    def is_available(self):
+        raise RuntimeError("CUDA driver version is insufficient for CUDA runtime version")
+
+
+class WorkingGpuBackend(CrashingGpuBackend):
+    name = "goodgpu"
+
+    def is_available(self):
+        return True
+
+
+CRASH_MESSAGE = (
+    r"zerograd: backend 'fakegpu' \(plugin 'fakegpu', from zerograd-fakegpu\) failed to say "
+    r"whether it can run on this machine: its is_available\(\) raised RuntimeError: CUDA driver "
+    r"version is insufficient for CUDA runtime version\. Reinstall or fix it \(a GPU plugin may "
+    r"need its driver or toolkit\), or remove it: pip uninstall zerograd-fakegpu \(or keep it "
+    r"installed but unused: ZEROGRAD_BLOCK_PLUGINS=zerograd-fakegpu\)\."
+)
+
+
+def test_a_gpu_plugin_whose_check_raises_is_named_with_what_to_do(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "fakegpu", CrashingGpuBackend, "zerograd-fakegpu")
+    B.refresh()
+    x = Variable(np.array([1.0, 2.0]))
+    for move in (x.to_gpu, lambda: x.to("fakegpu"), B.gpu_backend):
+        with pytest.raises(B.BackendPluginError, match="^" + CRASH_MESSAGE + "$") as info:
+            move()
+        assert isinstance(info.value.__cause__, RuntimeError)
+    assert type(x.data) is np.ndarray and x.data.tolist() == [1.0, 2.0]
+    with pytest.warns(B.BackendPluginWarning, match=CRASH_MESSAGE):
+        assert B.gpu_enable is False
+    with pytest.warns(B.BackendPluginWarning, match=CRASH_MESSAGE):
+        zerograd.seed(0)  # the other backends are still seeded
+    assert [r.available for r in B.list_backends()] == [False, True]
+
+
+def test_a_broken_gpu_plugin_does_not_hide_a_working_one(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "fakegpu", CrashingGpuBackend, "zerograd-fakegpu")
+    _plugin(fake_entry_points, "goodgpu", WorkingGpuBackend, "zerograd-goodgpu")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match=CRASH_MESSAGE):
+        assert B.gpu_backend().name == "goodgpu"
+    B.set_strict(True)
+    with pytest.raises(B.BackendPluginError, match=CRASH_MESSAGE):
+        zerograd.seed(0)

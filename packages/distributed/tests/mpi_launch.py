@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -29,11 +30,26 @@ def run(
     n: int, script: Path, *args: str, timeout: float = 120, guard: bool = False
 ) -> tuple[int, str, float]:
     """(exit status, stdout + stderr, seconds) of ``mpiexec -n n python script args``
-    (``python -m zerograd_distributed.guard script args`` when ``guard``)."""
+    (``python -m zerograd_distributed.guard script args`` when ``guard``).
+
+    A launch still running after ``timeout`` seconds has hung: its whole process group
+    (mpiexec and the ranks it started) is killed and ``subprocess.TimeoutExpired`` raised.
+    """
     launcher = [sys.executable, "-m", "zerograd_distributed.guard"] if guard else [sys.executable]
     cmd = [mpiexec(), "-n", str(n), *launcher, str(script), *args]
     t0 = time.perf_counter()
-    done = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, env=clean_env(), check=False
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=clean_env(),
+        start_new_session=True,  # its own process group, so that a hang can be ended whole
     )
-    return done.returncode, done.stdout + done.stderr, time.perf_counter() - t0
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return proc.returncode, out + err, time.perf_counter() - t0

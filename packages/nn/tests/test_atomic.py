@@ -24,6 +24,13 @@ def test_a_write_replaces_the_file_whole(tmp_path):
     assert _listing(tmp_path) == ["f.bin"]  # no temporary left behind
 
 
+def test_a_bare_file_name_is_written_in_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert write_atomically("f.bin", lambda f: f.write(b"here"), "t") == "f.bin"
+    assert _read(tmp_path / "f.bin") == b"here"
+    assert _listing(tmp_path) == ["f.bin"]
+
+
 def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path):
     path = str(tmp_path / "f.bin")
     write_atomically(path, lambda f: f.write(b"old"), "t")
@@ -42,4 +49,93 @@ def test_a_missing_folder_is_named_and_nothing_is_created(tmp_path):
     path = str(tmp_path / "nope" / "f.bin")
     with pytest.raises(FileNotFoundError, match=r"save_x: the directory .*nope.* does not exist"):
         write_atomically(path, lambda f: f.write(b"x"), "save_x")
+    assert _listing(tmp_path) == []
+
+
+def test_a_symbolic_link_is_written_through_and_stays_a_link(tmp_path):
+    """The link itself was replaced by a regular file, and its target kept the old bytes."""
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "f.bin"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o640)
+    link = tmp_path / "f.bin"
+    link.symlink_to(target)
+    assert write_atomically(str(link), lambda f: f.write(b"new"), "t") == str(link)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert _read(target) == b"new"
+    assert os.stat(target).st_mode & 0o777 == 0o640  # the replaced file's mode
+    assert _listing(tmp_path) == ["data", "f.bin"] and _listing(tmp_path / "data") == ["f.bin"]
+
+
+def test_a_dangling_link_creates_the_file_it_names(tmp_path):
+    link = tmp_path / "f.bin"
+    link.symlink_to(tmp_path / "new.bin")
+    write_atomically(str(link), lambda f: f.write(b"x"), "t")
+    assert link.is_symlink() and _read(tmp_path / "new.bin") == b"x"
+
+
+def test_a_link_into_a_missing_folder_is_named(tmp_path):
+    link = tmp_path / "f.bin"
+    link.symlink_to(tmp_path / "gone" / "f.bin")
+    with pytest.raises(FileNotFoundError, match=r"t: '.*f.bin' is a link to '.*gone/f.bin', whose"):
+        write_atomically(str(link), lambda f: f.write(b"x"), "t")
+    assert _listing(tmp_path) == ["f.bin"]
+
+
+def test_a_loop_of_links_is_one_clear_error(tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    with pytest.raises(OSError, match=r"\] t: '.*a' is a symbolic link that cannot be followed"):
+        write_atomically(str(a), lambda f: f.write(b"x"), "t")
+    assert _listing(tmp_path) == ["a", "b"]
+
+
+def test_a_folder_is_refused_by_the_users_path_before_anything_is_written(tmp_path):
+    (tmp_path / "d.npz").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        write_atomically(str(tmp_path / "d.npz"), lambda f: f.write(b"x"), "t")
+    msg = str(info.value)
+    assert f"t: '{tmp_path / 'd.npz'}' is a folder, not a file" in msg
+    assert ".tmp" not in msg and msg.endswith("Nothing was written")
+    assert _listing(tmp_path) == ["d.npz"] and _listing(tmp_path / "d.npz") == []
+
+
+def test_long_names_get_temporaries_that_fit_and_are_cleaned_up(tmp_path, monkeypatch):
+    """Names of 236-255 bytes failed: their temporaries' names passed 255 bytes."""
+    import tempfile
+
+    from zerograd_nn.atomic import _host, remove_stale_temporaries
+
+    seen = []
+    real = tempfile.mkstemp
+
+    def spy(**kw):
+        fd, name = real(**kw)
+        seen.append(os.path.basename(name))
+        return fd, name
+
+    monkeypatch.setattr(tempfile, "mkstemp", spy)
+    long_a, long_b = "a" * 250 + ".bin", "a" * 249 + "b.bin"  # share 249 bytes
+    for name in (long_a, long_b, "short.bin"):
+        write_atomically(str(tmp_path / name), lambda f: f.write(b"x"), "t")
+    assert all(len(os.fsencode(n)) <= 255 for n in seen), seen
+    assert seen[2].startswith(f".short.bin.{_host()}.{os.getpid()}.")
+    assert seen[0].split(".")[1] != seen[1].split(".")[1]  # the hash tells them apart
+    # a dead process's temporary of long_a is removed by the next write of long_a only
+    stem = seen[0].split(".")[1]
+    dead = tmp_path / f".{stem}.{_host()}.999999999.abc123.tmp"
+    dead.write_bytes(b"partial")
+    assert remove_stale_temporaries(str(tmp_path / long_b)) == []
+    assert remove_stale_temporaries(str(tmp_path / long_a)) == [str(dead)]
+    assert _listing(tmp_path) == sorted([long_a, long_b, "short.bin"])
+
+
+def test_a_name_longer_than_the_file_system_takes_is_refused(tmp_path):
+    import errno
+
+    with pytest.raises(OSError) as info:
+        write_atomically(str(tmp_path / ("x" * 256)), lambda f: f.write(b"x"), "t")
+    assert info.value.errno == errno.ENAMETOOLONG
+    assert "its name is 256 bytes long and the file system" in str(info.value)
     assert _listing(tmp_path) == []

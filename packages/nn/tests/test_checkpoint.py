@@ -1,5 +1,7 @@
 """Checkpoints: exact resume mid-epoch, all-or-nothing loading, the safe file format."""
 
+import errno
+import os
 import zipfile
 
 import numpy as np
@@ -237,6 +239,152 @@ def test_extra_round_trips_and_unsupported_values_write_nothing(tmp_path):
     assert not (tmp_path / "bad.npz").exists()
 
 
+def _exactly(got, want):
+    """``got`` is ``want``: the same types (arrays: dtype and values) all the way down."""
+    assert type(got) is type(want), (got, want)
+    if isinstance(want, dict):
+        assert list(got) == list(want)
+        for k in want:
+            _exactly(got[k], want[k])
+    elif isinstance(want, list):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _exactly(g, w)
+    elif isinstance(want, np.ndarray):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    else:
+        assert got == want
+
+
+EXACT_EXTRAS = {
+    "reserved name, a member's": {"__array__": "model/l1.W"},
+    "reserved name, unknown": {"x": {"__array__": "nope"}, "n": {"__array__": 3}},
+    "reserved name, nested": {"__array__": {"__array__": [np.arange(2), None]}},
+    "reserved name among others": {"__array__": "a", "b": 1},
+    "separator in keys": {"a/b": np.ones(2), "a": {"b": np.zeros(2)}},
+    "escapes in keys": {"%2F": np.ones(1), "/": np.zeros(1), "\\": np.full(1, 2.0)},
+    "odd keys": {"": np.ones(1), "\x00": np.zeros(1), "\udc80": np.full(1, 3), "重み": [1]},
+    "values": {"s": "\x00\udc80", "f": -0.0, "big": 2**80, "none": None, "nan": np.arange(0)},
+}
+
+
+@pytest.mark.parametrize("extra", list(EXACT_EXTRAS.values()), ids=list(EXACT_EXTRAS))
+def test_extra_comes_back_exactly_whatever_its_keys(tmp_path, extra):
+    """``{"__array__": ...}`` came back as a weight array (or the load called the file
+    damaged), and ``"a/b"`` and ``"a" -> "b"`` shared one member: the second's array
+    came back for both."""
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    path = save_checkpoint(tmp_path / "c.npz", model=model, extra=extra)
+    _exactly(load_checkpoint(path, model=model)["extra"], extra)
+
+
+def test_extra_tuples_come_back_as_lists_and_numpy_scalars_as_numbers(tmp_path):
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    extra = {"t": (1, (2, np.arange(2))), "f": np.float32(0.5), "i": np.int64(7)}
+    path = save_checkpoint(tmp_path / "c.npz", model=model, extra=extra)
+    got = load_checkpoint(path, model=model)["extra"]
+    _exactly(got, {"t": [1, [2, np.arange(2)]], "f": 0.5, "i": 7})
+
+
+def test_save_refuses_a_model_given_as_the_optimizer_and_writes_nothing(tmp_path):
+    """It saved, and the error came only at resume."""
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    for slot in ("optimizer", "scheduler", "loader"):
+        with pytest.raises(
+            TypeError, match=rf"^save_checkpoint: {slot} must be None or .*, got a model\.$"
+        ):
+            save_checkpoint(tmp_path / "c.npz", model=model, **{slot: model})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_optimizer_set_up_on_another_model_is_refused_at_save_and_at_load(tmp_path):
+    run, path = trained_run(tmp_path)
+    model, opt, sched, loader = run
+    twin = Net()
+    twin(np.ones((1, 2), np.float32))
+    words = (
+        r"the optimizer updates parameters that are not the model's \(4: \['l1.W', 'l2.W', "
+        r"'l1.b', 'l2.b'\]\); it was set up on another model. Set it up on this one "
+        r"\(optimizer.setup\(model\)\). Nothing was "
+    )
+    with pytest.raises(ValueError, match=rf"^save_checkpoint: {words}written\.$"):
+        save_checkpoint(tmp_path / "d.npz", model=twin, optimizer=opt)
+    assert not (tmp_path / "d.npz").exists()
+    before = snapshot(run)
+    twin_before = {k: v.copy() for k, v in twin.state_dict().items()}
+    with pytest.raises(ValueError, match=rf"^load_checkpoint: {words}changed\.$"):
+        load_checkpoint(path, model=twin, optimizer=opt, scheduler=sched, loader=loader)
+    assert_same(snapshot(run), before)
+    for k, v in twin.state_dict().items():
+        np.testing.assert_array_equal(v, twin_before[k])
+
+
+def test_a_checkpoint_with_a_negative_adam_step_is_refused_and_changes_nothing(tmp_path):
+    """``t = -3`` was loaded, and the next update failed with "math domain error"."""
+    run, _ = trained_run(tmp_path)
+    run[1].t = -3
+    path = save_checkpoint(tmp_path / "t.npz", model=run[0], optimizer=run[1])
+    target = make_run(5, 5, Loader)
+    before = snapshot(target)
+    with pytest.raises(ValueError, match=r"counter 't' counts steps taken: an int >= 0, got -3"):
+        load_checkpoint(path, model=target[0], optimizer=target[1])
+    assert_same(snapshot(target), before)
+
+
+def test_saving_through_a_symbolic_link_writes_the_file_it_points_at(tmp_path):
+    run, _ = trained_run(tmp_path)
+    (tmp_path / "runs").mkdir()
+    target = tmp_path / "runs" / "real.npz"
+    save_checkpoint(target, model=run[0], epoch=1)
+    link = tmp_path / "latest.npz"
+    link.symlink_to(target)
+    save_checkpoint(link, model=run[0], epoch=2)
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert load_checkpoint(target, model=run[0])["epoch"] == 2
+    assert load_checkpoint(link, model=run[0])["epoch"] == 2
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["real.npz"]
+
+
+@pytest.mark.parametrize("size", [236, 250, 255])
+def test_names_up_to_the_longest_the_file_system_takes_save_and_load(tmp_path, size):
+    """Names of 236 to 255 bytes failed: the hidden temporary's name was too long."""
+    run, _ = trained_run(tmp_path)
+    name = "é" * ((size - 4) // 2) + "x" * ((size - 4) % 2) + ".npz"  # 2 bytes per é
+    assert len(os.fsencode(name)) == size
+    path = save_checkpoint(tmp_path / name, model=run[0], epoch=4)
+    assert load_checkpoint(path, model=run[0])["epoch"] == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["c.npz", name])
+
+
+def test_a_name_longer_than_the_file_system_takes_is_refused_by_its_length(tmp_path):
+    run, _ = trained_run(tmp_path)
+    name = "x" * 252 + ".npz"
+    with pytest.raises(OSError, match=r"its name is 256 bytes long and the file system") as info:
+        save_checkpoint(tmp_path / name, model=run[0])
+    assert info.value.errno == errno.ENAMETOOLONG
+    assert "takes names of up to 255; choose a shorter name. Nothing was written" in str(info.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["c.npz"]
+
+
+@pytest.mark.parametrize("given", ["run", "run.npz"])
+def test_saving_onto_a_folder_named_npz_is_one_clear_error_naming_the_users_path(tmp_path, given):
+    """ "run" became "run.npz", a folder: a raw IsADirectoryError named the temporary."""
+    run, _ = trained_run(tmp_path)
+    (tmp_path / "run.npz").mkdir()
+    with pytest.raises(ValueError) as info:
+        save_checkpoint(tmp_path / given, model=run[0])
+    msg = str(info.value)
+    assert msg.startswith(f"save_checkpoint: '{tmp_path / given}' names no file")
+    assert ".tmp" not in msg and "Nothing was written" in msg
+    if given == "run":
+        assert f"('{tmp_path / 'run.npz'}' is one)" in msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.npz", "run.npz"]
+    assert list((tmp_path / "run.npz").iterdir()) == []
+
+
 def test_numpy_global_random_state_is_restored(tmp_path):
     run, _ = trained_run(tmp_path)
     np.random.seed(3)
@@ -326,7 +474,13 @@ def test_resume_on_the_backend_under_test(tmp_path, backend, to_np):
     ("kwargs", "err", "words"),
     [
         ({"model": None}, TypeError, r"save_checkpoint: model must be a Layer/Model .* NoneType"),
-        ({"optimizer": "adam"}, TypeError, r"optimizer must be None or an object with state_dict"),
+        (
+            {"optimizer": "adam"},
+            TypeError,
+            r"^save_checkpoint: optimizer must be None or a zerograd_nn optimizer set up on the "
+            r"model \(Adam\(\).setup\(model\)\), got str\.$",
+        ),
+        ({"scheduler": 3}, TypeError, r"scheduler must be None or an object with state_dict"),
         ({"epoch": "a"}, TypeError, r"save_checkpoint: epoch must be an int >= 0, got 'a' \(str\)"),
         ({"epoch": 1.5}, TypeError, r"epoch must be an int >= 0, got 1.5 \(float\)"),
         ({"iteration": -1}, ValueError, r"save_checkpoint: iteration must be an int >= 0, got -1"),
@@ -683,3 +837,76 @@ def test_non_ascii_paths(tmp_path):
     other.load_weights(folder / "w€.npz")
     assert_identical(other.state_dict(), model.state_dict())
     assert sorted(p.name for p in folder.iterdir()) == ["w€.npz", "モデル.npz"]
+
+
+# -- files written by an earlier version (main 701de1e) ---------------------------------
+
+
+def _state_of(model, opt, sched, loader):
+    return (
+        {k: v.copy() for k, v in model.state_dict().items()},
+        opt.state_dict(),
+        sched.state_dict(),
+        {k: np.array(v, copy=True) for k, v in loader.state_dict().items()},
+        np.random.get_state(),
+    )
+
+
+def test_a_checkpoint_written_by_the_earlier_version_loads_value_for_value():
+    import checkpoint_files as files
+
+    want = _state_of(*files.build())
+    target = files.build(seed=7, steps=1)
+    assert not np.array_equal(target[0].l0.W.data, want[0]["l0.W"])
+    info = load_checkpoint(
+        files.CHECKPOINT,
+        model=target[0],
+        optimizer=target[1],
+        scheduler=target[2],
+        loader=target[3],
+    )
+    assert_identical(_state_of(*target), want)
+    assert info["epoch"] == 0 and info["iteration"] == 5
+    extra = info["extra"]
+    assert set(extra) == set(files.EXTRA)
+    assert extra["note"] == "fixture" and extra["best"] == 0.5
+    assert extra["history"] == [1, 2.5, None, True, "x"]
+    assert extra["counts"].dtype == np.int16
+    np.testing.assert_array_equal(extra["counts"], files.EXTRA["counts"])
+    np.testing.assert_array_equal(extra["nested"]["a"][0], np.ones(2, np.float32))
+    assert extra["nested"]["a"][1] == {"b": 1.25}
+
+
+def test_a_weight_file_written_by_the_earlier_version_loads_value_for_value():
+    import checkpoint_files as files
+
+    want = files.build()[0].state_dict()
+    model = files.build(seed=7, steps=1)[0]
+    model.load_weights(str(files.WEIGHTS))
+    for k, v in model.state_dict().items():
+        assert v.dtype == want[k].dtype and np.array_equal(v, want[k]), k
+
+
+def test_this_version_writes_what_the_earlier_version_wrote(tmp_path):
+    """The same run saved now gives the same members, description and arrays (the zip's
+    timestamps aside): the format did not change."""
+    import json
+
+    import checkpoint_files as files
+
+    files.write(tmp_path)
+
+    def content(path):
+        with zipfile.ZipFile(path) as zf:
+            names = [i.filename for i in zf.infolist()]
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        meta = arrays.pop("__checkpoint__", None)
+        return names, meta if meta is None else json.loads(meta.tobytes().decode()), arrays
+
+    old, new = content(files.CHECKPOINT), content(tmp_path / files.CHECKPOINT.name)
+    assert new[0] == old[0] and new[1] == old[1]
+    assert_identical(new[2], old[2])
+    old, new = content(files.WEIGHTS), content(tmp_path / files.WEIGHTS.name)
+    assert new[0] == old[0]
+    assert_identical(new[2], old[2])

@@ -241,6 +241,19 @@ def test_adam_state_dict_names_hyperparameters_and_moments():
             lambda d: d["state"]["l1.b"].update(m=np.array([1e39, 0.5])),
             r"l1.b.m holds 1 finite value\(s\) beyond the range of float32",
         ),
+        (
+            lambda d: d["counters"].update(t=-3),
+            r"^Adam.load_state_dict: the state dict does not fit this optimizer \(counter 't' "
+            r"counts steps taken: an int >= 0, got -3\)\. Nothing was changed\.$",
+        ),
+        (
+            lambda d: d["state"]["l0.b"].update(v=-np.ones(3, np.float32)),
+            r"l0.b.v: holds negative or nan values; it is a mean of squares, never below 0",
+        ),
+        (
+            lambda d: d["state"]["l0.b"]["v"].__setitem__(1, np.nan),
+            r"l0.b.v: holds negative or nan values",
+        ),
     ],
 )
 def test_bad_optimizer_state_is_refused_and_changes_nothing(edit, words):
@@ -256,6 +269,71 @@ def test_bad_optimizer_state_is_refused_and_changes_nothing(edit, words):
         opt.load_state_dict(sd)
     assert_same_opt(opt, snap)
     assert opt.lr == 0.1
+
+
+def test_adam_refuses_a_negative_step_counter_and_updates_on_afterwards():
+    """``t = -3`` was taken, and the next update failed with "math domain error"."""
+    model, opt = trained(lambda: O.Adam(0.1), 2)
+    sd = opt.state_dict()
+    sd["counters"]["t"] = -3
+    with pytest.raises(ValueError, match=r"counter 't' counts steps taken: an int >= 0"):
+        opt.load_state_dict(sd)
+    assert opt.t == 2
+    sd["counters"]["t"] = 0  # a state saved before the first step: fine
+    opt.load_state_dict(sd)
+    before = copies(model)
+    grads_for(model, 5)
+    opt.update()
+    assert opt.t == 1
+    assert all(np.isfinite(p.data).all() for p in model.params())
+    assert any(not np.array_equal(before[k], p.data) for k, p in model.named_params().items())
+
+
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [(lambda: O.AdaGrad(0.1), "h"), (lambda: O.AdaDelta(), "msdx"), (lambda: O.AdamW(0.1), "v")],
+    ids=["AdaGrad", "AdaDelta", "AdamW"],
+)
+def test_a_mean_of_squares_below_zero_is_refused(make, name):
+    _, opt = trained(make, 2)
+    sd = opt.state_dict()
+    sd["state"]["l1.W"][name] = sd["state"]["l1.W"][name] - 1
+    snap = opt_snapshot(opt)
+    with pytest.raises(ValueError, match=rf"l1.W.{name}: holds negative or nan values"):
+        opt.load_state_dict(sd)
+    assert_same_opt(opt, snap)
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda d: d.update(counters=[1]), r"d\['counters'\] is of type list, not a dict"),
+        (lambda d: d.update(groups=3), r"d\['groups'\] is of type int, not a list of dicts"),
+        (lambda d: d["groups"].__setitem__(0, 5), r"d\['groups'\] is of type list, not a list"),
+        (lambda d: d["state"].update({"l0.W": 3}), r"d\['state'\] is of type dict, not a dict of"),
+        (lambda d: d.update(defaults=[]), r"d\['defaults'\] is of type list, not a dict"),
+    ],
+)
+def test_a_state_dict_of_the_wrong_shape_is_refused_by_part(edit, words):
+    _, opt = trained(lambda: O.Adam(0.1), 2)
+    sd = opt.state_dict()
+    edit(sd)
+    snap = opt_snapshot(opt)
+    with pytest.raises(TypeError, match=r"^Adam.load_state_dict\(d\): " + words):
+        opt.load_state_dict(sd)
+    assert_same_opt(opt, snap)
+
+
+def test_an_optimizer_names_the_parameters_that_are_not_a_models():
+    model, opt = trained(lambda: O.Adam(0.1), 1)
+    twin = MLP((3, 2))
+    twin(np.ones((1, 2), np.float32))
+    assert opt.params_outside(model) == []
+    assert opt.params_outside(twin) == ["l0.W", "l0.b", "l1.W", "l1.b"]
+    head = O.SGD(0.1).setup(model.l1)  # a part of the model: nothing outside
+    assert head.params_outside(model) == []
+    with pytest.raises(RuntimeError, match=r"SGD: the optimizer has not been set up"):
+        O.SGD(0.1).params_outside(model)
 
 
 def test_a_parameter_without_an_entry_starts_afresh():

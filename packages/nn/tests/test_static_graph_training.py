@@ -368,7 +368,7 @@ def _attribute_inside(model, opt):
     "make_step, why",
     [
         (_scheduler_inside, r"changes an optimizer's hyperparameters"),
-        (_gradients_by_hand, r"were changed between backward and the update"),
+        (_gradients_by_hand, r"reads a Variable of shape \(5, 6\)'s values into Python"),
         (_attribute_inside, r"assigns MLP\.calls = <int>"),
     ],
     ids=["scheduler-inside", "gradients-by-hand", "attribute-inside"],

@@ -178,7 +178,10 @@ def test_reduce_on_plateau_needs_a_monitor_it_can_find(tmp_path):
     trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
     trainer.extend(StepScheduler(plateau, monitor="val/loss"))
     with pytest.raises(
-        KeyError, match=r"StepScheduler: 'val/loss' was not observed .*\(an Evaluator"
+        KeyError,
+        match=r"StepScheduler: 'val/loss' was not observed at the end of epoch 1; observed: "
+        r"\[\]\. No extension added it there; 'val/\.\.\.' values come from an Evaluator "
+        r"\(add trainer.extend\(Evaluator\(val_loader\)\)",
     ):
         trainer.run()
 
@@ -320,7 +323,10 @@ def test_a_loader_of_something_else_than_pairs_is_refused(tmp_path):
 def test_extension_names_are_unique_and_looked_up(tmp_path):
     model, optimizer, loader = _setup()
     trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
-    a, b = trainer.extend(LogReport(filename=None)), trainer.extend(LogReport(filename=None))
+    a, b = (
+        trainer.extend(LogReport(filename="a.jsonl")),
+        trainer.extend(LogReport(filename="b.csv")),
+    )
     assert trainer.get_extension("LogReport") is a and trainer.get_extension("LogReport_1") is b
     with pytest.raises(KeyError, match=r"no extension named 'Log'; the trainer has \['LogReport'"):
         trainer.get_extension("Log")
@@ -951,3 +957,312 @@ def test_the_gradient_check_on_the_backend_under_test(backend):
     assert nonfinite_grads(layer) == [("W", 2, 6)]
     with pytest.raises(NonFiniteError, match=r"the gradient of 'W' \(shape \(2, 3\)\) holds 2"):
         check_finite_grads(layer)
+
+
+# -- issue 36: the Trainer under faults ----------------------------------------------------
+
+
+def _weights(model):
+    return {k: p.data.copy() for k, p in model.named_params().items() if p.data is not None}
+
+
+def _same_weights(model, before):
+    now = _weights(model)
+    return now.keys() == before.keys() and all(np.array_equal(now[k], before[k]) for k in now)
+
+
+def test_an_optimizer_set_up_on_another_model_is_refused_before_any_update(tmp_path):
+    """It ran 20 iterations, training the other model."""
+    model, _, loader = _setup()
+    twin = MLP((10, 3))
+    twin(np.zeros((1, 2), np.float32))
+    model(np.zeros((1, 2), np.float32))
+    optimizer = SGD(1.0).setup(twin)
+    before, twin_before = _weights(model), _weights(twin)
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    trainer.extend(Snapshot())
+    words = (
+        r"the optimizer updates 4 parameters that are not the model's \(\['l0.W', 'l0.b', "
+        r"'l1.W', 'l1.b'\]\): it was set up on another model \(another instance\), which "
+        r"training would change instead of this one. Set it up on the model given to the "
+        r"Trainer: optimizer.setup\(model\). Nothing was "
+    )
+    with pytest.raises(ValueError, match=rf"^zerograd_nn.training.Trainer.run: {words}trained\.$"):
+        trainer.run()
+    assert trainer.iteration == 0 and list(tmp_path.iterdir()) == []
+    assert _same_weights(model, before) and _same_weights(twin, twin_before)
+    with pytest.raises(ValueError, match=rf"^zerograd_nn.training.Trainer.resume: {words}changed"):
+        trainer.resume(tmp_path / "nothing.npz")
+    head = SGD(1.0).setup(model.l1)  # a part of the model: fine
+    Trainer(model, head, loader, max_iterations=2, out=tmp_path).run()
+    assert np.array_equal(model.l0.W.data, before["l0.W"])
+    assert not np.array_equal(model.l1.W.data, before["l1.W"])
+
+
+def test_an_optimizer_never_set_up_is_refused_before_any_update(tmp_path):
+    model, _, loader = _setup()
+    trainer = Trainer(model, SGD(1.0), loader, max_epochs=1, out=tmp_path)
+    with pytest.raises(RuntimeError, match=r"SGD: the optimizer has not been set up; call "):
+        trainer.run()
+    assert trainer.iteration == 0
+
+
+@pytest.mark.parametrize(
+    ("n", "err", "words"),
+    [
+        (0, ValueError, r"n_retains must be a positive int \(>= 1\), got 0; n keeps the newest"),
+        (-1, ValueError, r"n_retains must be a positive int \(>= 1\), got -1; .*None keeps every"),
+        (2.0, TypeError, r"n_retains must be a positive int, got 2.0 \(float\)"),
+    ],
+)
+def test_snapshot_n_retains_below_one_is_refused_when_made_or_set(n, err, words):
+    """0 kept every file; -1 failed after an epoch with IndexError: pop from empty list."""
+    with pytest.raises(err, match=r"^zerograd_nn.training.Snapshot: " + words):
+        Snapshot(n_retains=n)
+    snap = Snapshot(n_retains=3)
+    with pytest.raises(err, match=words):
+        snap.n_retains = n
+    assert snap.n_retains == 3
+
+
+@pytest.mark.parametrize(
+    ("filename", "problem"),
+    [
+        ("snap_{foo}.npz", r"the field \{foo\}"),
+        ("snap_{}.npz", r"a field with no name \(\{\}\)"),
+        ("snap_{iteration:s}.npz", r"ValueError: Unknown format code 's' for object of type 'int'"),
+        ("snap_{epoch.real.x}.npz", r"AttributeError: 'int' object has no attribute 'x'"),
+        ("snap_{.npz", r"ValueError: (Single '\{' encountered|expected '\}' before end)"),
+    ],
+)
+def test_a_snapshot_name_template_is_checked_when_made(tmp_path, filename, problem):
+    """``{foo}`` failed with a bare KeyError after the first epoch had trained."""
+    with pytest.raises(ValueError) as info:
+        Snapshot(filename=filename)
+    assert str(info.value).startswith(
+        f"zerograd_nn.training.Snapshot: filename {filename!r} cannot be filled in ("
+    )
+    assert "it may hold the fields {epoch} and {iteration}" in str(info.value)
+    import re
+
+    assert re.search(problem, str(info.value))
+
+
+def test_a_snapshot_name_without_npz_is_kept_to_n_retains(tmp_path):
+    """The files were written as snap_5.npz while the list kept snap_5: none was removed."""
+    trainer = _resumable(tmp_path, 0, (5, "iteration"))
+    del trainer._extensions["Snapshot"]
+    trainer.extend(Snapshot("snap_{iteration}", trigger=(5, "iteration"), n_retains=2))
+    trainer.run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snap_30.npz", "snap_35.npz"]
+    assert trainer.get_extension("Snapshot").written == [
+        str(tmp_path / "snap_30.npz"),
+        str(tmp_path / "snap_35.npz"),
+    ]
+
+
+def _strict_json(line):
+    def refuse(name):
+        raise ValueError(f"not JSON: {name}")
+
+    return json.loads(line, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("name", ["log.jsonl", "log.json"])
+def test_log_report_writes_null_for_a_value_that_is_not_finite(tmp_path, name):
+    """It wrote NaN and Infinity, which JSON does not have."""
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    trainer.extend(
+        lambda tr: tr.observation.update(
+            {"gone": math.nan, "far": -math.inf, "mixed": math.inf if tr.iteration == 1 else 1.0}
+            if tr.epoch == 0
+            else {"gone": 1.0}
+        ),
+        trigger=(1, "iteration"),
+        priority=300,
+    )
+    log = trainer.extend(LogReport(filename=name))
+    trainer.run()
+    lines = (tmp_path / name).read_text().splitlines()
+    entries = [_strict_json(line) for line in lines]
+    assert entries[0]["gone"] is None and entries[0]["far"] is None
+    assert entries[1]["gone"] == 1.0 and "far" not in entries[1]
+    assert entries[0]["mixed"] is None
+    # kept in memory, and a mean of infs is that inf, not inf - inf = nan
+    assert math.isnan(log.log[0]["gone"]) and log.log[0]["far"] == -math.inf
+    assert log.log[0]["mixed"] == math.inf
+    assert entries[0]["loss"] == log.log[0]["loss"]
+
+
+def _two_logs(out, first, seed=0):
+    """A trainer with two LogReports, added in the order ``first`` says, and a Snapshot."""
+    np.random.seed(seed)
+    model = MLP((10, 3))
+    trainer = Trainer(
+        model, SGD(0.5).setup(model), DataLoader(Spiral(), 30, seed=1), max_epochs=2, out=out
+    )
+    logs = {
+        "epoch.jsonl": LogReport(filename="epoch.jsonl"),
+        "steps.csv": LogReport(trigger=(3, "iteration"), filename="steps.csv"),
+    }
+    for name in (first, *(n for n in logs if n != first)):
+        trainer.extend(logs[name])
+    trainer.extend(Snapshot(trigger=(1, "epoch")))
+    return trainer, logs
+
+
+def test_two_log_reports_get_their_own_state_back_in_any_order(tmp_path):
+    """Added in another order on resume, the two swapped their saved state."""
+    straight, logs = _two_logs(tmp_path / "a", "epoch.jsonl")
+    straight.max_epochs = 1
+    straight.run()
+    assert len(logs["epoch.jsonl"].log) == 1 and len(logs["steps.csv"].log) == 3
+    resumed, again = _two_logs(tmp_path / "b", "steps.csv", seed=1)
+    resumed.resume(tmp_path / "a" / "snapshot_iter_00000010.npz")
+    for name in logs:
+        assert again[name].log == logs[name].log, name
+
+
+def test_two_log_reports_that_cannot_be_told_apart_need_names(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    trainer.extend(LogReport(filename=None))
+    with pytest.raises(
+        ValueError,
+        match=r"^zerograd_nn.training.Trainer.extend: this trainer already has a LogReport "
+        r"\('LogReport'\), and a snapshot keeps each one's state by name: on resume the two "
+        r"could get each other's state \(their state tags are None and None: they are "
+        r"equal\). Give this one a name of its own: trainer.extend\(..., "
+        r"name='LogReport-2'\), and the same names when resuming\.$",
+    ):
+        trainer.extend(LogReport(filename=None, trigger=(3, "iteration")))
+    with pytest.raises(ValueError, match=r"their state tags are None and 'b.csv'"):
+        trainer.extend(LogReport(filename="b.csv"))
+    named = trainer.extend(LogReport(filename=None), name="steps")
+    assert trainer.get_extension("steps") is named
+    with pytest.raises(ValueError, match=r"an extension named 'steps' is already there"):
+        trainer.extend(LogReport(filename=None), name="steps")
+    trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))  # no state: fine twice
+    trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100), prefix="v2/"))
+    assert sorted(trainer._state_keys()) == ["LogReport", "steps"]
+
+
+def test_a_per_example_loss_is_refused_before_backward_changing_nothing(tmp_path):
+    """It failed with numpy's error after the update had been applied."""
+    model, optimizer, loader = _setup()
+    model(np.zeros((1, 2), np.float32))
+    before = _weights(model)
+    trainer = Trainer(
+        model, optimizer, loader, lambda y, t: F.sum(y * y, axis=1), max_epochs=1, out=tmp_path
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"^zerograd_nn.training.Trainer: loss_fn returned a loss of shape \(30,\) at "
+        r"iteration 1 \(batch 1 of epoch 1\), not one number \(one loss per example\?\); the "
+        r"trainer minimizes one number. Reduce it in loss_fn, e.g. F.mean\(...\) or "
+        r"F.sum\(...\). Nothing was updated.$",
+    ):
+        trainer.run()
+    assert trainer.iteration == 0 and _same_weights(model, before)
+    assert all(p.grad is None for p in model.params())
+
+
+def test_a_loss_that_is_no_variable_is_refused_and_a_one_element_loss_trains(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, lambda y, t: 0.5, max_epochs=1, out=tmp_path)
+    with pytest.raises(TypeError, match=r"loss_fn returned a float, not a Variable"):
+        trainer.run()
+    assert trainer.iteration == 0
+    one = Trainer(
+        model,
+        optimizer,
+        loader,
+        lambda y, t: F.reshape(F.softmax_cross_entropy(y, t), (1,)),
+        max_iterations=2,
+        out=tmp_path,
+    )
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # float() of a (1,) array is deprecated in numpy
+        one.run()
+    assert one.iteration == 2 and math.isfinite(one.observation["loss"])
+
+
+def test_early_stopping_on_the_training_loss_says_what_applies(tmp_path):
+    """It advised the trigger of an Evaluator, (1, 'epoch'): the trigger it had."""
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    trainer.extend(EarlyStopping(monitor="loss"))
+    with pytest.raises(KeyError) as info:
+        trainer.run()
+    msg = info.value.args[0]
+    assert msg.startswith(
+        "zerograd_nn.training.EarlyStopping: 'loss' was not observed at the end of epoch 1; "
+        "observed: []. 'loss' is a value of each update, observed at iteration points only;"
+    )
+    assert "Watch 'val/loss' (add trainer.extend(Evaluator(val_loader)))" in msg
+    assert "or check at iteration points (trigger=(n, 'iteration'))" in msg
+    # what it advises works
+    ok = Trainer(*_setup(), max_epochs=2, out=tmp_path)
+    ok.extend(EarlyStopping(monitor="loss", trigger=(5, "iteration"), patience=100))
+    ok.run()
+    assert ok.get_extension("EarlyStopping").best < math.inf
+
+
+def test_early_stopping_on_a_validation_value_at_iteration_points_says_what_applies(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))
+    trainer.extend(EarlyStopping(trigger=(2, "iteration")))
+    with pytest.raises(
+        KeyError,
+        match=r"'val/loss' was not observed at iteration 2; observed: \['loss', 'lr'\]. At "
+        r"iteration points the trainer observes each update's \['loss', 'lr'\]; other values "
+        r"are added by extensions at their own trigger \(an Evaluator's 'val/...' at the end "
+        r"of each epoch\): give this extension that trigger, such as \(1, 'epoch'\).",
+    ):
+        trainer.run()
+
+
+@pytest.mark.parametrize(
+    ("answer", "shown"),
+    [
+        (np.array([True, False]), r"array\(\[ True, False\]\) \(ndarray\)"),
+        (None, r"None \(NoneType\)"),
+        (1, r"1 \(int\)"),
+    ],
+    ids=["array", "None", "int"],
+)
+def test_a_trigger_that_answers_no_bool_is_one_clear_type_error(tmp_path, answer, shown):
+    """An array gave numpy's "truth value of an array ... is ambiguous"."""
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+
+    def every_other(tr):
+        return answer
+
+    trainer.extend(Recorder(), trigger=every_other, name="rec")
+    with pytest.raises(
+        TypeError,
+        match=r"^zerograd_nn.training: the trigger test_a_trigger_that_answers_no_bool_is_one_"
+        r"clear_type_error.<locals>.every_other of the extension "
+        rf"'rec' returned {shown} at epoch 0, iteration 1; a trigger must return True or "
+        r"False\.",
+    ):
+        trainer.run()
+    log = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    log.extend(LogReport(trigger=every_other, filename=None))
+    with pytest.raises(TypeError, match=r"of the extension \"LogReport's log\" returned"):
+        log.run()
+
+
+def test_a_trigger_may_answer_a_numpy_bool(tmp_path):
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    rec = trainer.extend(
+        Recorder(), trigger=lambda tr: np.bool_(not tr.at_epoch_end and tr.iteration % 5 == 0)
+    )
+    trainer.run()
+    assert [c[1] for c in rec.calls] == [5, 10]

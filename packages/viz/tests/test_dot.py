@@ -226,6 +226,9 @@ def test_multi_output_function_draws_live_outputs_only(arr):
         ("cr\r\nlf\rx", r'"cr\nlf\nx"'),
         ("\\n is not a newline", r'"\\n is not a newline"'),
         ("ünïcode → ok", '"ünïcode → ok"'),
+        ("nul\x00byte", r'"nul\\x00byte"'),
+        ("esc\x1b[0m del\x7f c1\x85 tab\tkept", '"esc\\\\x1b[0m del\\\\x7f c1\\\\x85 tab\tkept"'),
+        ("lone \ud800 surrogate", r'"lone \\ud800 surrogate"'),
     ],
 )
 def test_labels_are_escaped(arr, name, expected):

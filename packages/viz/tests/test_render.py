@@ -166,6 +166,18 @@ def test_real_dot_error_carries_graphviz_message(dot):
         render_dot("digraph g { 0 -> }", "svg")
 
 
+def test_control_characters_in_names_draw_as_their_escapes(dot, tmp_path, arr):
+    x = Variable(arr([1.0, 2.0]), name="a\x00b")  # a NUL ended dot's input: "syntax error"
+    y = x * 2.0
+    y.name = "bell\x07 esc\x1b del\x7f c1\x85 lone\udc80"
+    out = tmp_path / "g.svg"
+    plot_dot_graph(y, to_file=out, verbose=False)
+    texts = [t.text for t in ET.parse(out).iter("{http://www.w3.org/2000/svg}text")]
+    assert sorted(texts) == sorted(
+        ["a\\x00b", "Mul", "bell\\x07 esc\\x1b del\\x7f c1\\x85 lone\\udc80"]
+    )
+
+
 def test_returns_ipython_objects_when_ipython_is_importable(dot, tmp_path, y, monkeypatch):
     made = []
 

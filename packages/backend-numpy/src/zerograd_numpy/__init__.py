@@ -188,6 +188,18 @@ class NumpyBackend(Backend):
         """
         return x.flags.writeable
 
+    def read_only(self, x: Any) -> Any:
+        """Clear ``x``'s ``writeable`` flag and return it.
+
+        Args:
+            x: A numpy array.
+
+        Returns:
+            ``x``, now read-only (a write raises numpy's ``ValueError``).
+        """
+        x.flags.writeable = False
+        return x
+
     def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
         """Write ``numpy.<op>(x1, x2)`` into ``out`` with the ufunc's ``out=`` (no temporary).
 

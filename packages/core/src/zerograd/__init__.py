@@ -50,7 +50,7 @@ def seed(n: int) -> None:
     if not 0 <= n < 2**32:
         raise ValueError(f"zerograd.seed: the seed must be in [0, 2**32), got {n}")
     _registry.ensure_loaded()
-    available = [b for b in list(_registry.backends.values()) if b.is_available()]
+    available = _registry.usable(list(_registry.backends.values()))
     # Twice: a backend's first seed may import its library, and an import may draw from
     # another backend's random state (JAX draws from numpy's); the second pass resets all.
     for _ in range(2):

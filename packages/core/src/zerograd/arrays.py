@@ -26,9 +26,14 @@ def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
     return None
 
 
-_SCALARS = {int, float, bool, complex}
-# Python scalars used as operands, converted once per (backend, dtype, value). Safe because
-# zerograd never writes into an operand's array.
+# Python scalars used as operands, converted once per (backend, dtype, type, value) and made
+# read-only (Backend.read_only): zerograd never writes into an operand's array, and a user's
+# forward that tries fails instead of changing every later use of the number. Zero is keyed
+# by its repr, which keeps 0.0 and -0.0 apart (they are equal and hash alike); a NaN misses
+# unless it is the same object, so its own bits are converted. Complex numbers are not
+# cached: complex(1, 0.0) == complex(1, -0.0) and both are true.
+_SCALARS = {int, float, bool}
+_PLAIN = {int, float, bool, complex, list, tuple}  # what no backend owns: converted
 _scalar_cache: dict[tuple, Any] = {}
 
 
@@ -52,21 +57,26 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         >>> as_array(2.0, like=np.ones(1, np.float32)).dtype
         dtype('float32')
     """
-    if type(x) in _by_type:
-        return x
+    backend = _by_type.get(type(x))
+    if backend is not None:  # an array: checked as the first one of its type was
+        return _numeric(x, x, backend)
     if like is not None:
         backend = _by_type.get(type(like)) or _backends.backend_of(like)
         if backend.cache_scalars and type(x) in _SCALARS:
-            key = (backend, like.dtype, type(x), x)
+            key = (backend, like.dtype, type(x), x if x else repr(x))
             a = _scalar_cache.get(key)
             if a is None:
                 if len(_scalar_cache) > 4096:
                     _scalar_cache.clear()
                 dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype))
-                a = _scalar_cache[key] = backend.asarray(x, dtype=dtype)
+                a = backend.read_only(backend.asarray(x, dtype=dtype))
+                _scalar_cache[key] = a
             return a
         if isinstance(x, _backends._wrapper_types):  # a Variable: its array
             return as_array(x.data, array_module, like)
+        owner = None if type(x) in _PLAIN else _registry.resolve_type(type(x))
+        if owner is not None:  # an array of a type met for the first time: used as it is
+            return _numeric(x, x, owner)  # (like's backend would convert it, or fail to)
         kind = backend.dtype_kind(like.dtype)
         return _numeric(backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind)), x, backend)
     if isinstance(x, _backends._wrapper_types):
@@ -75,6 +85,21 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
     return _numeric(backend.asarray(x), x, backend)
+
+
+def shared_scalar(a: Any) -> tuple[Any, ...]:
+    """Return ``(number,)`` when ``a`` is the shared array made from that Python number.
+
+    Errors name the number when a user's code tries to write into one (an empty tuple
+    otherwise: ``a`` is not shared).
+    """
+    for key, shared in _scalar_cache.items():
+        if shared is a:
+            value = key[3]
+            if isinstance(value, str):  # a zero, keyed by its repr: "0", "False", "-0.0"
+                value = False if value == "False" else key[2](value)
+            return (value,)
+    return ()
 
 
 def _numeric(a: Any, x: Any, backend: Any) -> Any:

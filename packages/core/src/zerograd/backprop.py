@@ -72,6 +72,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     """
     rec = _recording.on and _recorder()
     seed = y.grad
+    if seed is not None:
+        _check_seed(y, seed)
     if seed is None:
         ones = get_array_module(y.data).ones_like
         y.grad = Variable(ones(y.data))
@@ -225,6 +227,26 @@ def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tu
                 c._deps = 1
                 push(c)
     return [f], saved
+
+
+def _check_seed(y: Variable, seed: Any) -> None:
+    """Refuse a gradient preset on ``y`` (the one backward starts from) of another shape.
+
+    Without this, the first vjp would get it and fail (or broadcast it) far from the cause.
+    """
+    g = seed.data if isinstance(seed, Variable) else seed
+    shape = getattr(g, "shape", None)
+    if shape is None and isinstance(g, (bool, int, float, complex)):
+        shape = ()
+    want = getattr(y.data, "shape", None)
+    if shape is None or want is None or tuple(shape) == tuple(want):
+        return
+    who = f"y (named {y.name!r})" if y.name else "y"
+    raise ValueError(
+        f"backward: {who} has shape {tuple(want)} but its preset gradient y.grad has shape "
+        f"{tuple(shape)}; the gradient backward starts from must have y's shape. Assign "
+        f"one of shape {tuple(want)}, or call y.cleargrad() to start from ones."
+    )
 
 
 def _interleaved() -> RuntimeError:

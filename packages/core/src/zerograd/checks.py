@@ -21,6 +21,7 @@ from typing import Any
 
 __all__ = [
     "axis",
+    "axis_or_dim",
     "int_like",
     "integer",
     "normalize_axis",
@@ -153,6 +154,35 @@ def axis(axis: Any, ndim: int, op: str) -> int:
             f"{op}: the input is 0-d, it has no axis {axis}; give an array of shape (N, ...)."
         )
     return normalize_axis(axis, ndim, op)[0]
+
+
+def axis_or_dim(op: str, axis: Any, dim: Any, default: Any) -> Any:
+    """The axis to use when a function takes numpy's ``axis`` and PyTorch's ``dim`` for it.
+
+    Args:
+        op: the calling function's name, for error messages.
+        axis: the ``axis`` given (``default`` when left out).
+        dim: the ``dim`` given (None when left out).
+        default: ``axis``'s default.
+
+    Returns:
+        ``dim`` when given, else ``axis``.
+
+    Raises:
+        ValueError: both are given, with different values.
+
+    Examples:
+        >>> axis_or_dim("softmax", 1, 0, default=1), axis_or_dim("softmax", 1, None, default=1)
+        (0, 1)
+    """
+    if dim is None:
+        return axis
+    if axis is not default and axis != default and axis != dim:
+        raise ValueError(
+            f"{op}: axis={axis!r} and dim={dim!r} name the same argument (dim is PyTorch's "
+            f"name for axis); pass one of them."
+        )
+    return dim
 
 
 def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:

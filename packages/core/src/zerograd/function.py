@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import backends as _backends
+from .arrays import shared_scalar
 from .backends.errors import BackendMismatchError
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
@@ -309,11 +310,10 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
 
 def _constant(func: Function, i: int, x: Any, like: Any) -> Constant:
     """Input ``i``, a raw operand, as a Constant on ``like``'s backend (and float dtype)."""
-    if type(x) not in _by_type:  # a scalar or a list: convert (an array is used as it is)
-        try:
-            x = as_array(x, like=like)
-        except TypeError as exc:
-            raise _operand_error(func, i, exc) from None
+    try:  # a scalar or a list is converted; an array is used as it is once its dtype passes
+        x = as_array(x, like=like)
+    except TypeError as exc:
+        raise _operand_error(func, i, x, exc) from None
     c = _new(Constant)  # Constant.__init__ checks what as_array has already made sure of
     c.data = x
     c.name = c.grad = c.creator = None
@@ -326,9 +326,20 @@ def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
 
     Those are: an input Variable that holds no data, data that is not an array (assigned by
     hand: ``x.data = "abc"``) or of a non-numeric dtype (an object array given as an
-    operand), and integers raised to a negative integer power.
+    operand), integers raised to a negative integer power, and a forward that wrote into a
+    shared Python-number operand.
     """
     name = type(func).__name__
+    if isinstance(exc, ValueError) and "read-only" in str(exc):  # numpy's words for the write
+        for i, x in enumerate(inputs):
+            shared = isinstance(x, Constant) and shared_scalar(x.data)
+            if shared:
+                raise ValueError(
+                    f"{name}.forward wrote into input {i}, the read-only array that zerograd "
+                    f"makes once from the Python number {shared[0]!r} and shares with every "
+                    f"later use of that number; a forward must not change its inputs: compute "
+                    f"a new array instead (c = c + 1.0, not c += 1.0)."
+                ) from exc
     if isinstance(exc, ValueError) and "negative integer powers" in str(exc):
         raise ValueError(
             f"{name}: integer data to a negative integer power has no integer result; use a "
@@ -353,14 +364,22 @@ def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
         dtype = getattr(getattr(x, "data", None), "dtype", None)
         if dtype is not None and type(x.data) in _by_type:
             if _by_type[type(x.data)].dtype_kind(dtype) not in "biufc":
-                raise TypeError(
-                    f"{name}: input {i} has dtype {dtype}, which zerograd cannot compute with; "
-                    f"give bool, integer, float or complex data."
-                ) from exc
+                raise TypeError(_dtype_message(func, i, dtype)) from exc
 
 
-def _operand_error(func: Function, i: int, exc: Exception) -> TypeError:
+def _operand_error(func: Function, i: int, x: Any, exc: Exception) -> TypeError:
+    """The error for input ``i``, a raw operand ``x`` that ``as_array`` refused with ``exc``."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:  # an array (or a library scalar) of a non-numeric dtype
+        return TypeError(_dtype_message(func, i, dtype))
     return TypeError(f"{type(func).__name__}: input {i}: {exc}")
+
+
+def _dtype_message(func: Function, i: int, dtype: Any) -> str:
+    return (
+        f"{type(func).__name__}: input {i} has dtype {dtype}, which zerograd cannot compute "
+        f"with; give bool, integer, float or complex data."
+    )
 
 
 def _fix_output(y: Any, inputs: tuple, func: Function) -> Any:
@@ -393,5 +412,7 @@ def _check_one_backend(func: Function, xs: list) -> None:
         types = ", ".join(f"{type(x).__module__}.{type(x).__qualname__}" for x in xs)
         raise BackendMismatchError(
             f"{type(func).__name__}: inputs live on different backends ({', '.join(names)}; "
-            f"types {types}). Move them to one first, e.g. x.to_cpu() or x.to_gpu()."
+            f"types {types}). Move them to one first: a Variable with x.to({names[0]!r}) (or "
+            f"x.to_cpu(), x.to_gpu()), a raw array with "
+            f"zerograd.backends.as_array_of(a, {names[0]!r})."
         )

@@ -1,12 +1,20 @@
 """The recording context: whether a static-graph trace records this thread's work.
 
 The engine has a few hook points (``Function.__call__``, the backward walk, the value reads
-of ``Variable``; zerograd-nn's ``Optimizer.update`` and ``Layer`` attributes). Each reads
+of ``Variable``; zerograd-nn's ``Optimizer.update``, ``Layer`` attributes and calls). Each reads
 :data:`switch` first: a plain attribute that is 0 unless some trace records somewhere, so
 the eager engine pays one attribute read per call and nothing else. Only then does it ask
 :func:`current` for this thread's (or asyncio task's) recorder, which is None in every
 other thread. :mod:`zerograd.static` holds the recorder; what each hook reports is the
 :class:`Recorder` protocol below.
+
+Two more things live here because every package's owners need them without importing the
+recorder: :func:`while_recording` lets an owner install a watcher that exists only while
+some trace records (``Variable.data`` reads from user code, an optimizer's attribute
+writes), so the eager engine pays nothing for it the rest of the time; and
+:data:`structure` is a counter the owners of what a recording names (a Layer's Parameters
+and sub-layers, an optimizer's target) move when they replace one, so that a replay made
+before the change runs no more.
 """
 
 from __future__ import annotations
@@ -28,6 +36,44 @@ class _Switch:
 switch = _Switch()
 """``switch.on``: how many traces are recording now, in any thread (0: none)."""
 _counting = threading.Lock()
+_watchers: list[Callable[[bool], None]] = []
+
+
+class _Version:
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+structure = _Version()
+"""``structure.n``: moved by :func:`replaced` whenever an object a recording may name is
+replaced by another (a Layer's Parameter or sub-layer, an optimizer's target)."""
+
+
+def replaced() -> None:
+    """Note that a Parameter, a sub-layer or an optimizer's target was replaced.
+
+    Every replay recorded before then re-records its next call (see :data:`structure`).
+    """
+    structure.n += 1
+
+
+def while_recording(watch: Callable[[bool], None]) -> None:
+    """Call ``watch(True)`` when a first trace starts recording, ``watch(False)`` after the last.
+
+    An owner installs there what only a recording needs (a watching property in place of a
+    plain attribute), so that nothing of it runs while nothing records. Called at once with
+    the present state.
+
+    Args:
+        watch: the function switching the watcher on or off.
+    """
+    with _counting:
+        _watchers.append(watch)
+        if switch.on:
+            watch(True)
+
 
 _recorder: contextvars.ContextVar[Any] = contextvars.ContextVar("zerograd.recorder", default=None)
 
@@ -77,6 +123,25 @@ class Recorder(Protocol):
     def attribute(self, owner: Any, name: str, value: Any) -> None:
         """``owner.name = value`` is about to happen on a Layer (a state such as ``h``)."""
 
+    def data(self, x: Any, frame: Any, value: Any) -> None:
+        """Code running in ``frame`` reads ``x.data`` (``value`` is :data:`READ`) or assigns it."""
+
+    def depends(self, owner: Any, read: Callable[[Any], Any], value: Any) -> None:
+        """The call's work depends on ``read(owner)``, which is ``value`` now (a layer's mode)."""
+
+    def setting(self, owner: Any, name: str) -> None:
+        """``owner.name`` is assigned, where ``owner``'s value is read by replayed work."""
+
+    def drew(self, frame: Any, what: str, seeds: bool) -> None:
+        """Code running in ``frame`` draws random numbers in Python (``what``: the call).
+
+        ``seeds``: the call sets the random state (a seed) rather than drawing from it.
+        """
+
+
+READ = object()
+"""The ``value`` of :meth:`Recorder.data` for a read."""
+
 
 def current() -> Recorder | None:
     """The recorder of this thread or task, or None when nothing records here.
@@ -100,11 +165,17 @@ def recording(recorder: Recorder) -> Iterator[None]:
     token = _recorder.set(recorder)
     with _counting:
         switch.on += 1
+        if switch.on == 1:
+            for watch in _watchers:
+                watch(True)
     try:
         yield
     finally:
         with _counting:
             switch.on -= 1
+            if switch.on == 0:
+                for watch in _watchers:
+                    watch(False)
         _recorder.reset(token)
 
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
 from . import backends as _backends
 from .arrays import _KINDS, as_array
 from .backends.registry import registry as _registry
+from .recording import READ as _READ
 from .recording import current as _recorder
 from .recording import switch as _recording
+from .recording import while_recording as _while_recording
 
 _by_type = _registry.by_type
 
@@ -66,13 +69,14 @@ def _explain_bad_grad(y: Variable, exc: Exception) -> None:
     """Explain a failed backward (error path only).
 
     Raises a clear TypeError when a variable of ``y``'s graph holds a ``grad`` that is not
-    a Variable (assigned by hand).
+    a Variable (assigned by hand). ``y``'s own may be an array: the book's step 9 seeds
+    backward with ``y.grad = np.array(1.0)``.
     """
     stack, seen = [y], set()
     while stack:
         v = stack.pop()
         g = v.grad
-        if g is not None and not isinstance(g, Variable):
+        if g is not None and not isinstance(g, Variable) and v is not y:
             name = f"'{v.name}'" if v.name else f"of shape {getattr(v.data, 'shape', None)}"
             raise TypeError(
                 f"backward: the variable {name} holds a grad of type "
@@ -160,6 +164,8 @@ class Variable:
         return shape[0]
 
     def __repr__(self) -> str:
+        if _recording.on:
+            _read(self, "repr(x), print(x)")
         if self.data is None:
             return "variable(None)"
         body = str(self.data).replace("\n", "\n" + " " * 9)
@@ -325,20 +331,30 @@ class Variable:
                     stack.append(x.creator)
                     x.unchain()
 
-    def backward(self, retain_grad: bool = False, create_graph: bool = False) -> None:
+    def backward(
+        self,
+        retain_grad: bool = False,
+        create_graph: bool = False,
+        *,
+        retain_graph: bool | None = None,
+    ) -> None:
         """Compute gradients of this variable with respect to every variable upstream.
 
         Gradients are accumulated into each input's ``grad`` (call ``cleargrad`` first to
-        start over).
+        start over). The graph stays as it is, so ``backward()`` may run through it again.
 
         Args:
             retain_grad: Keep the gradients of intermediate variables too.
             create_graph: Record the backward computation, so the gradients can be
                 differentiated again.
+            retain_graph: Accepted for PyTorch's habit and changes nothing: the graph is
+                always kept (it is freed when nothing references its outputs).
 
         Raises:
             RuntimeError: This variable was computed with backprop disabled.
-            TypeError: A variable of the graph holds a ``grad`` that is not a Variable.
+            TypeError: A variable of the graph holds a ``grad`` that is not a Variable, or
+                ``retain_graph`` is not a bool.
+            ValueError: A gradient preset on this variable (``y.grad``) has another shape.
 
         Examples:
             >>> import numpy as np
@@ -348,6 +364,8 @@ class Variable:
             >>> x.grad
             variable(4.0)
         """
+        if retain_graph is not None and type(retain_graph).__name__ not in ("bool", "bool_"):
+            raise TypeError(f"backward: retain_graph must be True or False, got {retain_graph!r}")
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "
@@ -398,6 +416,7 @@ class Variable:
 
         Raises:
             NoBackendError: No GPU backend is installed and usable.
+            BackendPluginError: A GPU plugin failed to say whether it is usable.
         """
         return self.to(_backends.gpu_backend())
 
@@ -442,6 +461,46 @@ def _set_param_grad(self: Parameter, value: Any) -> None:
 
 Parameter.data = property(_get_data, _set_param_data, doc="The parameter's array (checked).")
 Parameter.grad = property(_get_grad, _set_param_grad, doc="The gradient Variable, or None.")
+
+# While a static-graph trace records (and only then), ``data`` is a property that tells the
+# recording thread's trace who reads or assigns it: Python that reads a value, or assigns
+# one, is work a replay would not do (a NaN guard on ``loss.data``, ``W.data -= ...``). The
+# trace tells zerograd's own reads from the step's by the calling frame.
+_plain_data = Variable.__dict__["data"]
+_plain_param_data = Parameter.__dict__["data"]
+
+
+def _watched_get(self: Variable) -> Any:
+    rec = _recorder()
+    if rec is not None:
+        rec.data(self, sys._getframe(1), _READ)
+    return _get_data(self)
+
+
+def _watched_set(self: Variable, value: Any) -> None:
+    rec = _recorder()
+    if rec is not None:
+        rec.data(self, sys._getframe(1), value)
+    _set_data_slot(self, value)
+
+
+def _watched_param_set(self: Parameter, value: Any) -> None:
+    rec = _recorder()
+    if rec is not None:
+        rec.data(self, sys._getframe(1), value)
+    _set_param_data(self, value)
+
+
+_watched_data = property(_watched_get, _watched_set, doc=_plain_data.__doc__)
+_watched_param_data = property(_watched_get, _watched_param_set, doc=_plain_param_data.__doc__)
+
+
+def _watch_data(on: bool) -> None:
+    Variable.data = _watched_data if on else _plain_data
+    Parameter.data = _watched_param_data if on else _plain_param_data
+
+
+_while_recording(_watch_data)
 
 
 class Constant(Variable):

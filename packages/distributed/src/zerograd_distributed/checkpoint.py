@@ -79,9 +79,10 @@ def save_checkpoint(
             )
         except Exception as e:  # every rank must hear of it
             error = e
-    outcome = comm.bcast_obj(
-        (written, None if error is None else f"{type(error).__name__}: {error}"), root
-    )
+    with comm.during("checkpoint.save_checkpoint()"):
+        outcome = comm.bcast_obj(
+            (written, None if error is None else f"{type(error).__name__}: {error}"), root
+        )
     if error is not None:
         raise error
     if outcome[1] is not None:
@@ -124,7 +125,8 @@ def load_checkpoint(
             message names the failed ranks; the ranks now differ).
     """
     p = os.fspath(path)
-    seen = comm.allgather_obj(os.path.isfile(p) or os.path.isfile(p + ".npz"))
+    with comm.during("checkpoint.load_checkpoint()"):
+        seen = comm.allgather_obj(os.path.isfile(p) or os.path.isfile(p + ".npz"))
     missing = [r for r, ok in enumerate(seen) if not ok]
     if missing:
         raise FileNotFoundError(
@@ -138,7 +140,8 @@ def load_checkpoint(
         )
     except Exception as e:
         error = e
-    errors = comm.allgather_obj(None if error is None else f"{type(error).__name__}: {error}")
+    with comm.during("checkpoint.load_checkpoint()"):
+        errors = comm.allgather_obj(None if error is None else f"{type(error).__name__}: {error}")
     if error is not None:
         raise error
     failed = [(r, e) for r, e in enumerate(errors) if e]

@@ -10,10 +10,13 @@ arrays through the transport's buffers, without pickling. The transports
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from zerograd.checks import int_like
+
+from .timeouts import resolve_timeout
 
 __all__ = ["Communicator", "OPS"]
 
@@ -43,9 +46,17 @@ class Communicator:
     raise ``NotImplementedError``; ``MpiCommunicator`` and ``NcclCommunicator`` implement
     them.
 
+    Besides the errors each method lists, every collective of the MPI transport raises
+    ``RuntimeError`` on every rank when the ranks are at different collectives (an extra
+    ``update()`` on one rank, one rank at the end of its program), and ``TimeoutError``
+    when some rank has not arrived after :attr:`timeout` seconds, naming it. The
+    communicator cannot be used after either; the program then ends on every rank with a
+    nonzero status (see :mod:`zerograd_distributed.lockstep`).
+
     Args:
         rank: this process's index.
         size: the number of processes.
+        timeout: seconds a collective waits for every rank (see :attr:`timeout`).
 
     Attributes:
         rank: this process's index, ``0 <= rank < size``.
@@ -55,14 +66,55 @@ class Communicator:
 
     name = ""
 
-    def __init__(self, rank: int, size: int) -> None:
+    def __init__(self, rank: int, size: int, *, timeout: float | None = None) -> None:
         self.rank = rank
         self.size = size
+        self._timeout = resolve_timeout(type(self).__name__, timeout)
+        self._contexts: list[str] = []
         # parameters whose data came from the root already (see broadcast_params)
         self._synced: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} rank {self.rank} of {self.size}>"
+
+    @property
+    def timeout(self) -> float:
+        """Seconds a collective waits for every rank before it raises ``TimeoutError``.
+
+        The error names the ranks that did not arrive. ``math.inf`` waits forever;
+        assigning None restores the default (the environment variable
+        ``ZEROGRAD_DISTRIBUTED_TIMEOUT``, else 600 s).
+        """
+        return self._timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self._timeout = resolve_timeout(f"{type(self).__name__}.timeout", value)
+
+    @contextmanager
+    def during(self, what: str) -> Iterator[Communicator]:
+        """Name the collectives called inside the block after ``what``.
+
+        The name goes into the stamp every rank compares before a collective, so ranks
+        that are in different steps raise instead of pairing unrelated calls, and into the
+        errors (``"allgather_obj in DataParallelOptimizer.update()"``). The innermost
+        block names a collective.
+
+        Args:
+            what: the step, e.g. ``"validation"``.
+
+        Yields:
+            This communicator.
+        """
+        self._contexts.append(what)
+        try:
+            yield self
+        finally:
+            self._contexts.pop()
+
+    def _label(self, method: str) -> str:
+        """``method`` and the innermost :meth:`during` block around it."""
+        return f"{method} in {self._contexts[-1]}" if self._contexts else method
 
     # -- parameters known to hold the root's values --------------------------------------
 
@@ -129,7 +181,8 @@ class Communicator:
         A TypeError on every rank when one rank's array was refused, a ValueError on every
         rank when they differ (no rank is left waiting).
         """
-        seen = self.allgather_obj(mine)
+        with self.during(method):
+            seen = self.allgather_obj(mine)
         self._refused(seen)
         if any(s != seen[0] for s in seen):
             listed = "; ".join(f"rank {r}: {s}" for r, s in enumerate(seen))
@@ -164,6 +217,7 @@ class Communicator:
 
         Raises:
             ValueError: ``root`` is not a rank.
+            TypeError: on every rank, when ``root`` cannot pickle ``obj`` (nothing is sent).
         """
         raise NotImplementedError
 
@@ -190,6 +244,10 @@ class Communicator:
 
         Returns:
             Every rank's ``obj`` in rank order, on every rank.
+
+        Raises:
+            TypeError: on every rank, when some rank cannot pickle its ``obj`` (the message
+                names the ranks; nothing is gathered).
         """
         raise NotImplementedError
 
@@ -206,6 +264,7 @@ class Communicator:
         Raises:
             ValueError: ``root`` is not a rank, or ``objs`` does not hold ``size`` items
                 (raised on every rank; nothing is sent).
+            TypeError: on every rank, when ``root`` cannot pickle an item (nothing is sent).
         """
         raise NotImplementedError
 

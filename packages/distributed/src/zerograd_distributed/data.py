@@ -129,7 +129,8 @@ def scatter_dataset(
             differ, or when there are fewer examples than ranks.
     """
     n = len(dataset)
-    seen = comm.allgather_obj((n, seed, shuffle, drop_last, pad))
+    with comm.during("scatter_dataset()"):
+        seen = comm.allgather_obj((n, seed, shuffle, drop_last, pad))
     if any(s != seen[0] for s in seen):
         listed = "; ".join(
             f"rank {r}: {s[0]} examples, seed {s[1]}, shuffle={s[2]}, drop_last={s[3]}, pad={s[4]}"
@@ -145,7 +146,8 @@ def scatter_dataset(
             f"use a larger data set or fewer ranks."
         )
     if seed is None:
-        seed = comm.bcast_obj(secrets.randbits(63) if comm.rank == 0 else None)
+        with comm.during("scatter_dataset()"):
+            seed = comm.bcast_obj(secrets.randbits(63) if comm.rank == 0 else None)
     idx = shard_indices(
         n, comm.size, comm.rank, shuffle=shuffle, seed=seed, drop_last=drop_last, pad=pad
     )
@@ -172,7 +174,8 @@ def mean_over_ranks(comm: Communicator, values: Mapping[str, Any], weight: float
         {'loss': 0.5}
     """
     mine = {k: _number(v) * weight for k, v in values.items()}
-    seen = comm.allgather_obj((mine, float(weight)))
+    with comm.during("mean_over_ranks()"):
+        seen = comm.allgather_obj((mine, float(weight)))
     names = [sorted(s[0]) for s in seen if s[1]]
     if any(ns != names[0] for ns in names):
         listed = "; ".join(f"rank {r}: {sorted(s[0])}" for r, s in enumerate(seen))

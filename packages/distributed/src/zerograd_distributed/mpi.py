@@ -5,17 +5,27 @@ Arrays move through the uppercase methods (``Allreduce``, ``Bcast``, ``Allgather
 MPI library is CUDA-aware, which the user declares with ``ZEROGRAD_MPI_CUDA_AWARE=1``
 (MPI offers no portable way to ask). Arrays of any other backend are refused.
 
+Every collective is a nonblocking MPI operation that starts with a stamp the ranks compare
+and is waited for with a deadline (:mod:`~zerograd_distributed.lockstep`): ranks at
+different collectives raise together, and a rank that never arrives makes the others raise
+``TimeoutError`` naming it.
+
 Run with ``mpiexec -n 2 python train.py``; a plain ``python train.py`` is one rank of one.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import operator
 import os
+import pickle
 from typing import Any
 
 import numpy as np
 
 from .communicator import Communicator, describe
+from .lockstep import Lockstep
 from .pipes import flush_and_wait
 
 __all__ = ["MpiCommunicator", "cuda_aware_mpi"]
@@ -43,11 +53,34 @@ def cuda_aware_mpi() -> bool:
     return os.environ.get("ZEROGRAD_MPI_CUDA_AWARE", "") == "1"
 
 
+PICKLE_HINT = (
+    "send what pickle can write (numbers, strings, arrays, and lists, tuples and dicts of "
+    "them), not open files, locks, lambdas or functions defined inside other functions"
+)
+
+
+def _pickle(obj: Any) -> tuple[bytes, BaseException | None]:
+    """``(obj pickled, None)``, or ``(the pickling error's text, the error)``."""
+    try:
+        return pickle.dumps(obj, pickle.HIGHEST_PROTOCOL), None
+    except Exception as e:  # PicklingError, TypeError, AttributeError, RecursionError...
+        return f"{type(e).__name__}: {e}".encode(), e
+
+
+_REDUCE = {"sum": operator.add, "mean": operator.add, "prod": operator.mul, "max": max, "min": min}
+
+
 class MpiCommunicator(Communicator):
     """A communicator over an mpi4py communicator (``MPI.COMM_WORLD`` by default).
 
+    Creating the first one over an MPI communicator is a collective: every rank must
+    create it.
+
     Args:
         mpi_comm: the mpi4py communicator to use; ``MPI.COMM_WORLD`` when None.
+        timeout: seconds a collective waits for every rank before it raises
+            ``TimeoutError`` (``math.inf``: forever); None reads
+            ``ZEROGRAD_DISTRIBUTED_TIMEOUT``, else 600.
 
     Attributes:
         mpi_comm: the mpi4py communicator in use.
@@ -64,13 +97,15 @@ class MpiCommunicator(Communicator):
 
     name = "mpi"
 
-    def __init__(self, mpi_comm: Any = None) -> None:
+    def __init__(self, mpi_comm: Any = None, *, timeout: float | None = None) -> None:
         MPI = _mpi()
         self.mpi_comm = MPI.COMM_WORLD if mpi_comm is None else mpi_comm
-        super().__init__(self.mpi_comm.Get_rank(), self.mpi_comm.Get_size())
+        super().__init__(self.mpi_comm.Get_rank(), self.mpi_comm.Get_size(), timeout=timeout)
         self._ops = {"sum": MPI.SUM, "prod": MPI.PROD, "max": MPI.MAX, "min": MPI.MIN}
         self._ops["mean"] = MPI.SUM
         self._in_place = MPI.IN_PLACE
+        self._byte = MPI.BYTE
+        self._lock = Lockstep.of(MPI, self.mpi_comm, self.timeout)
 
     # -- checks --------------------------------------------------------------------------
 
@@ -117,38 +152,124 @@ class MpiCommunicator(Communicator):
             return None, str(e)
         return buf, (tuple(buf.shape), buf.dtype.str)
 
+    # -- one collective: numbered, then waited for with the deadline ---------------------
+
+    def _begin(self, method: str) -> None:
+        """Number the array collective ``method`` (its ranks agreed on it just before)."""
+        self._lock.begin(self._label(method))
+
+    def _wait(self, request: Any, *buffers: Any) -> None:
+        """Wait for ``request`` (which uses ``buffers``) at most ``timeout`` seconds."""
+        self._lock.wait(request, self._timeout, buffers)
+
     # -- Python objects ------------------------------------------------------------------
 
     def barrier(self) -> None:
-        self.mpi_comm.Barrier()
+        """Wait until every rank has called ``barrier`` (at most ``timeout`` seconds)."""
+        self._lock.stamp(self._label("barrier"), self._timeout)
 
     def bcast_obj(self, obj: Any, root: int = 0) -> Any:
-        """See ``Communicator.bcast_obj``; the object is pickled by mpi4py."""
+        """See ``Communicator.bcast_obj``; a root that cannot pickle says so to every rank."""
         self.check_root("bcast_obj", root)
-        return self.mpi_comm.bcast(obj, root=root)
+        data, error = _pickle(obj) if self.rank == root else (b"", None)
+        name = self._label(f"bcast_obj(root={root})")
+        table = self._lock.stamp(name, self._timeout, error is not None, len(data))
+        failed, n = table[root][2], table[root][3]
+        buf = np.frombuffer(data, np.uint8) if self.rank == root else np.empty(n, np.uint8)
+        if n and self.size > 1:
+            self._wait(self.mpi_comm.Ibcast(buf, root=root), buf)
+        if failed:
+            raise TypeError(
+                f"{type(self).__name__}.bcast_obj: rank {root} cannot pickle the object it "
+                f"broadcasts ({buf.tobytes().decode(errors='replace')}); nothing was sent, on "
+                f"any rank: {PICKLE_HINT}."
+            ) from error
+        return obj if self.rank == root else pickle.loads(buf)
+
+    def _gather(self, method: str, obj: Any, stamp: str | None = None) -> list:
+        """Every rank's ``obj``; every rank raises when some rank cannot pickle its own.
+
+        ``stamp`` names the collective for the ranks' comparison (default ``method``).
+        """
+        data, error = _pickle(obj)
+        name = self._label(stamp or method)
+        table = self._lock.stamp(name, self._timeout, error is not None, len(data))
+        parts = self._lock.allgatherv(data, self._timeout, [row[3] for row in table])
+        failed = [
+            (r, parts[r].tobytes().decode(errors="replace"))
+            for r, row in enumerate(table)
+            if row[2]
+        ]
+        if failed:
+            listed = "; ".join(f"rank {r}: {text}" for r, text in failed)
+            raise TypeError(
+                f"{type(self).__name__}.{method}: not every rank can pickle its object "
+                f"({listed}); nothing was sent, on any rank: {PICKLE_HINT}."
+            ) from error
+        return [pickle.loads(part) for part in parts]
 
     def allreduce_obj(self, obj: Any, op: str = "sum") -> Any:
-        """See ``Communicator.allreduce_obj``; ``obj`` must suit the MPI reduction for ``op``."""
+        """See ``Communicator.allreduce_obj``.
+
+        Every rank reduces the gathered objects in rank order with ``op`` (``+``, ``*``,
+        ``max``, ``min``), so every rank gets the same result, bit for bit.
+        """
         self._check_op("allreduce_obj", op)
-        out = self.mpi_comm.allreduce(obj, op=self._ops[op])
+        out = functools.reduce(
+            _REDUCE[op], self._gather("allreduce_obj", obj, f"allreduce_obj(op={op!r})")
+        )
         return out / self.size if op == "mean" else out
 
     def allgather_obj(self, obj: Any) -> list:
-        """See ``Communicator.allgather_obj``; the object is pickled by mpi4py."""
-        return self.mpi_comm.allgather(obj)
+        """See ``Communicator.allgather_obj``; the object is pickled."""
+        return self._gather("allgather_obj", obj)
 
     def scatter_obj(self, objs: Any, root: int = 0) -> Any:
-        """See ``Communicator.scatter_obj``; the items are pickled by mpi4py."""
+        """See ``Communicator.scatter_obj``; the items are pickled."""
         self.check_root("scatter_obj", root)
-        problem = None
+        status, problem, parts, error = 0, b"", [], None
         if self.rank == root:
             n = len(objs) if hasattr(objs, "__len__") else None
             if n != self.size:
-                problem = f"objs must hold {self.size} items (one per rank), got {n}"
-        problem = self.mpi_comm.bcast(problem, root=root)
-        if problem:
-            raise ValueError(f"{type(self).__name__}.scatter_obj: {problem}. Nothing was sent.")
-        return self.mpi_comm.scatter(list(objs) if self.rank == root else None, root=root)
+                status = 2
+                problem = f"objs must hold {self.size} items (one per rank), got {n}".encode()
+            else:
+                for item in objs:
+                    data, error = _pickle(item)
+                    if error is not None:
+                        status, problem = 1, data
+                        break
+                    parts.append(data)
+        name = self._label(f"scatter_obj(root={root})")
+        table = self._lock.stamp(name, self._timeout, status, len(problem))
+        status, n = table[root][2], table[root][3]
+        if status:
+            text = np.frombuffer(problem, np.uint8) if self.rank == root else np.empty(n, np.uint8)
+            if self.size > 1:
+                self._wait(self.mpi_comm.Ibcast(text, root=root), text)
+            said = text.tobytes().decode(errors="replace")
+            if status == 2:
+                raise ValueError(f"{type(self).__name__}.scatter_obj: {said}. Nothing was sent.")
+            raise TypeError(
+                f"{type(self).__name__}.scatter_obj: rank {root} cannot pickle an item "
+                f"({said}); nothing was sent, on any rank: {PICKLE_HINT}."
+            ) from error
+        if self.size == 1:
+            return pickle.loads(parts[0])
+        send, counts = None, np.array([len(p) for p in parts], np.int64)
+        count = np.empty(1, np.int64)
+        self._wait(
+            self.mpi_comm.Iscatter(counts if self.rank == root else None, count, root),
+            counts,
+            count,
+        )
+        if self.rank == root:
+            sizes = [int(c) for c in counts]
+            whole = np.frombuffer(b"".join(parts), np.uint8)
+            send = [whole, sizes, [0, *itertools.accumulate(sizes[:-1])], self._byte]
+        recv = np.empty(int(count[0]), np.uint8)
+        self._wait(self.mpi_comm.Iscatterv(send, recv, root=root), send, recv)
+        return pickle.loads(recv)
 
     # -- arrays --------------------------------------------------------------------------
 
@@ -158,13 +279,15 @@ class MpiCommunicator(Communicator):
         meta = None
         if self.rank == root:
             x, meta = self._local("bcast", x)
-        meta = self.mpi_comm.bcast(meta, root=root)
+        with self.during("bcast"):
+            meta = self.bcast_obj(meta, root)
         if isinstance(meta, str):  # the root's array was refused: every rank says so
             raise TypeError(meta if self.rank == root else f"rank {root}: {meta}")
         shape, dtype = meta
         if self.rank != root:
             x = np.empty(shape, dtype=dtype)
-        self.mpi_comm.Bcast(x, root=root)
+        self._begin("bcast")
+        self._wait(self.mpi_comm.Ibcast(x, root=root), x)
         return x
 
     def allreduce(self, x: Any, op: str = "sum", *, inplace: bool = False) -> Any:
@@ -175,35 +298,39 @@ class MpiCommunicator(Communicator):
         self._check_op("allreduce", op)
         buf, meta = self._local("allreduce", x)
         self._agree("allreduce", "shape and dtype", meta)
+        self._begin("allreduce")
         if inplace and buf is x:
-            self.mpi_comm.Allreduce(self._in_place, buf, op=self._ops[op])
+            self._wait(self.mpi_comm.Iallreduce(self._in_place, buf, op=self._ops[op]), buf)
             out = buf
         else:
             out = type(buf)(buf.shape, dtype=buf.dtype)
-            self.mpi_comm.Allreduce(buf, out, op=self._ops[op])
+            self._wait(self.mpi_comm.Iallreduce(buf, out, op=self._ops[op]), buf, out)
             if inplace:  # x was not contiguous: write the result back into it
                 x[...] = out
                 out = x
         return self._mean(out) if op == "mean" else out
 
     def allreduce_sum_inplace(self, buf: Any) -> None:
-        """See ``Communicator.allreduce_sum_inplace``."""
+        """See ``Communicator.allreduce_sum_inplace``; waits at most ``timeout`` seconds."""
         if type(buf) is not np.ndarray:  # a CuPy array: its queued writes must land first
             buf = self._buffer("allreduce", buf)
-        self.mpi_comm.Allreduce(self._in_place, buf, op=self._ops["sum"])
+        self._begin("allreduce_sum_inplace")
+        self._wait(self.mpi_comm.Iallreduce(self._in_place, buf, op=self._ops["sum"]), buf)
 
     def bcast_inplace(self, buf: Any, root: int = 0) -> None:
-        """See ``Communicator.bcast_inplace``."""
+        """See ``Communicator.bcast_inplace``; waits at most ``timeout`` seconds."""
         if type(buf) is not np.ndarray:
             buf = self._buffer("bcast", buf)
-        self.mpi_comm.Bcast(buf, root=root)
+        self._begin(f"bcast_inplace(root={root})")
+        self._wait(self.mpi_comm.Ibcast(buf, root=root), buf)
 
     def allgather(self, x: Any) -> Any:
         """See ``Communicator.allgather``; a refused array raises on every rank."""
         buf, meta = self._local("allgather", x)
         self._agree("allgather", "shape and dtype", meta)
         out = type(buf)((self.size, *buf.shape), dtype=buf.dtype)
-        self.mpi_comm.Allgather(buf, out)
+        self._begin("allgather")
+        self._wait(self.mpi_comm.Iallgather(buf, out), buf, out)
         return out
 
     def scatter(self, x: Any, root: int = 0) -> Any:
@@ -216,7 +343,8 @@ class MpiCommunicator(Communicator):
                 meta = ("refused", meta)
             elif not x.ndim:
                 meta = "a 0-d array"
-        meta = self.mpi_comm.bcast(meta, root=root)
+        with self.during("scatter"):
+            meta = self.bcast_obj(meta, root)
         if isinstance(meta, tuple) and meta[0] == "refused":
             raise TypeError(meta[1] if self.rank == root else f"rank {root}: {meta[1]}")
         if isinstance(meta, str):
@@ -231,7 +359,8 @@ class MpiCommunicator(Communicator):
         displs = [sum(counts[:r]) for r in range(self.size)]
         out = np.empty((rows[self.rank], *shape[1:]), dtype=dtype)
         send = [x, counts, displs, None] if self.rank == root else None
-        self.mpi_comm.Scatterv(send, out, root=root)
+        self._begin("scatter")
+        self._wait(self.mpi_comm.Iscatterv(send, out, root=root), x, out)
         return out
 
     def abort(self, code: int = 1) -> None:

@@ -148,6 +148,23 @@ class NcclCommunicator(Communicator):
             "int64": nccl.NCCL_INT64,
         }
 
+    @property
+    def timeout(self) -> float:
+        """The MPI communicator's (see ``Communicator.timeout``).
+
+        Every NCCL collective here starts after an MPI exchange that carries the stamp
+        and the deadline, so a rank that is elsewhere is caught there.
+        """
+        return self.mpi.timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self.mpi.timeout = value
+
+    def during(self, what: str) -> Any:
+        """See ``Communicator.during``: names the MPI collectives (NCCL's follow them)."""
+        return self.mpi.during(what)
+
     def _device_buffer(self, method: str, x: Any) -> tuple[Any, int]:
         """Contiguous ``x`` and its NCCL dtype code, or a TypeError naming what NCCL takes."""
         code = self._dtypes.get(str(x.dtype))

@@ -42,22 +42,60 @@ def _layout(params: list[Parameter]) -> list[Any]:
     return [None if p.data is None else (tuple(p.data.shape), str(p.data.dtype)) for p in params]
 
 
-def _disagreement(where: str, layouts: list[Any]) -> ValueError:
-    """The error every rank raises together when their models differ."""
+def _entries(target: Any, params: list[Parameter]) -> list[tuple]:
+    """``(name, shape, dtype)`` of each parameter in order (None, None while unsized).
+
+    Names come from ``target.named_params()`` when it has them, else ``Parameter.name``.
+    """
+    named = getattr(target, "named_params", None)
+    items = list(named().items()) if callable(named) else [(p.name or "", p) for p in params]
+    return [
+        (n, None, None) if p.data is None else (n, tuple(p.data.shape), str(p.data.dtype))
+        for n, p in items
+    ]
+
+
+def _same(a: tuple, b: tuple, unsized_matches: bool) -> bool:
+    if a[0] != b[0]:
+        return False
+    if unsized_matches and (a[1] is None or b[1] is None):
+        return True
+    return a[1:] == b[1:]
+
+
+def _show(entries: list[tuple], i: int) -> str:
+    if i >= len(entries):
+        return f"nothing (it has only {len(entries)} parameters)"
+    name, shape, dtype = entries[i]
+    what = f"'{name}'" if name else "one"
+    if shape is None:
+        return f"{what} not sized yet"
+    return f"{what} of shape {shape} and dtype {dtype}"
+
+
+def _mismatch(where: str, layouts: list[list[tuple]], unsized_matches: bool) -> ValueError | None:
+    """The error every rank raises together when their parameters differ, or None.
+
+    Parameters are matched by name, shape and dtype, position by position; each rank that
+    differs from rank 0 is named with the first of its parameters that does.
+    """
     first = layouts[0]
-    for r, lay in enumerate(layouts):
-        if lay != first:
-            n = min(len(first), len(lay))
-            i = next((i for i in range(n) if lay[i] != first[i]), n)
-            a = first[i] if i < len(first) else "nothing"
-            b = lay[i] if i < len(lay) else "nothing"
-            return ValueError(
-                f"{where}: ranks hold different parameters: rank 0 has {len(first)} and rank "
-                f"{r} has {len(lay)}; parameter {i} is {a} on rank 0 but {b} on rank {r} "
-                f"(shape, dtype; None = not sized yet). Every rank must build the same model "
-                f"and size lazy layers with the same input shapes. Nothing was changed."
+    found = []
+    for r, entries in enumerate(layouts[1:], 1):
+        n = min(len(first), len(entries))
+        i = next((i for i in range(n) if not _same(first[i], entries[i], unsized_matches)), n)
+        if i < max(len(first), len(entries)):
+            found.append(
+                f"rank {r}: parameter {i} is {_show(entries, i)} where rank 0 has {_show(first, i)}"
             )
-    return ValueError(f"{where}: ranks disagree. Nothing was changed.")
+    if not found:
+        return None
+    return ValueError(
+        f"{where}: the ranks hold different parameters ({'; '.join(found)}). Gradients are "
+        f"averaged parameter by parameter, so every rank must build the same model, with "
+        f"its layers defined in the same order (layers in another order would mix their "
+        f"gradients), and size lazy layers with the same input shapes. Nothing was changed."
+    )
 
 
 def _groups(params: list[Parameter], bucket_bytes: int | None) -> list[list[Parameter]]:
@@ -118,8 +156,9 @@ def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
         The number of parameters broadcast.
 
     Raises:
-        ValueError: on every rank, when the ranks' parameters differ in number, shape or
-            dtype (nothing is changed then), or ``root`` is not a rank.
+        ValueError: on every rank, when the ranks' parameters differ in number, name,
+            shape or dtype (nothing is changed then; the message names the first that
+            differs on each rank), or ``root`` is not a rank.
         TypeError: ``target`` is neither a Layer/Model nor an iterable of Parameters.
 
     Examples:
@@ -131,11 +170,13 @@ def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
     """
     comm.check_root("broadcast_params", root)
     params = _params_of(target, "broadcast_params(target)")
-    layouts = comm.allgather_obj(_layout(params))
-    if any(lay != layouts[0] for lay in layouts):
-        raise _disagreement("broadcast_params", layouts)
-    sized = [p for p in params if p.data is not None]
-    _bcast_data(comm, sized, root)
+    with comm.during("broadcast_params()"):
+        layouts = comm.allgather_obj(_entries(target, params))
+        error = _mismatch("broadcast_params", layouts, unsized_matches=False)
+        if error is not None:
+            raise error
+        sized = [p for p in params if p.data is not None]
+        _bcast_data(comm, sized, root)
     return len(sized)
 
 
@@ -180,7 +221,9 @@ class DataParallelOptimizer:
         0.1
     """
 
-    _own = frozenset({"optimizer", "comm", "bucket_bytes", "root", "check_finite", "_pool"})
+    _own = frozenset(
+        {"optimizer", "comm", "bucket_bytes", "root", "check_finite", "_pool", "_checked"}
+    )
 
     def __init__(
         self,
@@ -210,6 +253,7 @@ class DataParallelOptimizer:
         object.__setattr__(self, "root", root)
         object.__setattr__(self, "check_finite", bool(check_finite))
         object.__setattr__(self, "_pool", {})
+        object.__setattr__(self, "_checked", False)  # the ranks' parameters compared by name
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in self._own:  # unpickling asks before __init__
@@ -223,16 +267,44 @@ class DataParallelOptimizer:
             setattr(self.optimizer, name, value)
 
     def setup(self, target: Any) -> DataParallelOptimizer:
-        """Set the wrapped optimizer up on ``target``.
+        """Set the wrapped optimizer up on ``target``; the ranks compare their parameters.
+
+        One collective: every rank sends the names, shapes and dtypes of its parameters
+        (names from ``named_params()`` for a model), and every rank raises when they differ
+        (a layer not sized yet matches any shape; the first update compares those). An
+        optimizer set up before it was wrapped is compared at its first update.
 
         Args:
             target: what the wrapped optimizer's ``setup`` takes (a model, usually).
 
         Returns:
             ``self``, so that construction and setup chain.
+
+        Raises:
+            ValueError: on every rank, when the ranks' parameters differ (a layer defined
+                in another order on one rank, say); the message names the first parameter
+                that differs on each rank, and the wrapped optimizer is left as it was.
         """
+        before = dict(vars(self.optimizer))
         self.optimizer.setup(target)
+        try:
+            self._compare_parameters("DataParallelOptimizer.setup()")
+        except BaseException:
+            vars(self.optimizer).clear()
+            vars(self.optimizer).update(before)
+            raise
         return self
+
+    def _compare_parameters(self, where: str) -> None:
+        """Raise on every rank unless the ranks' parameters match by name, shape, dtype."""
+        if self.comm.size > 1:
+            params = list(self.target.params())
+            with self.comm.during("DataParallelOptimizer.setup()"):
+                layouts = self.comm.allgather_obj(_entries(self.target, params))
+            error = _mismatch(where, layouts, unsized_matches=True)
+            if error is not None:
+                raise error
+        object.__setattr__(self, "_checked", True)
 
     @property
     def target(self) -> Any:
@@ -302,9 +374,14 @@ class DataParallelOptimizer:
                 "DataParallelOptimizer.average_grads(): no target; call optimizer.setup(model) "
                 "first."
             )
-        params = list(self.target.params())
         if self.comm.size == 1:
             return True
+        if not self._checked:  # an optimizer set up before it was wrapped
+            self._compare_parameters("DataParallelOptimizer.update()")
+        with self.comm.during("DataParallelOptimizer.update()"):
+            return self._agree_and_average(list(self.target.params()))
+
+    def _agree_and_average(self, params: list[Parameter]) -> bool:
         fresh = [p for p in params if p.data is not None and not self.comm.is_synced(p)]
         mask = bytes(p.grad is not None for p in params)
         layout = _layout(params)
@@ -312,7 +389,13 @@ class DataParallelOptimizer:
         # one small message settles everything the ranks must agree on before the big ones
         seen = self.comm.allgather_obj((len(params), key, len(fresh), self._problem(params), mask))
         if any(s[:3] != seen[0][:3] for s in seen):
-            raise _disagreement("DataParallelOptimizer.update()", self.comm.allgather_obj(layout))
+            layouts = self.comm.allgather_obj(_entries(self.target, params))
+            raise _mismatch(
+                "DataParallelOptimizer.update()", layouts, unsized_matches=False
+            ) or ValueError(
+                "DataParallelOptimizer.update(): the ranks disagree on which parameters were "
+                "broadcast. Nothing was changed."
+            )
         problems = [(r, s[3]) for r, s in enumerate(seen) if s[3]]
         if problems:
             listed = "; ".join(f"rank {r}: {w}" for r, w in problems)
@@ -329,7 +412,7 @@ class DataParallelOptimizer:
                     f"skipped (its gradients came from different weights). Call "
                     f"broadcast_params(model, comm) after building the model (after one "
                     f"forward for lazily sized layers) to train from the first step.",
-                    stacklevel=3,
+                    stacklevel=4,
                 )
             return False
         present = [any(s[4][i] for s in seen) for i in range(len(params))]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 
@@ -171,3 +173,54 @@ def test_synced_parameters_are_remembered_weakly(comm):
     assert ref() is None  # the communicator does not keep it alive
     fresh = [Parameter(np.zeros(2)) for _ in range(20)]  # some may reuse p's id
     assert not any(comm.is_synced(r) for r in fresh)
+
+
+def test_a_root_that_cannot_pickle_tells_every_rank(comm):
+    """The other ranks used to wait forever for the root's bytes."""
+    root = comm.size - 1
+    lock = threading.Lock()  # pickle refuses locks
+    want = (
+        rf"MpiCommunicator.bcast_obj: rank {root} cannot pickle the object it broadcasts "
+        r"\(TypeError: cannot pickle '_thread.lock' object\); nothing was sent, on any rank"
+    )
+    with pytest.raises(TypeError, match=want) as caught:
+        comm.bcast_obj({"lock": lock} if comm.rank == root else None, root=root)
+    if comm.rank == root:  # the root's own error carries pickle's as its cause
+        assert isinstance(caught.value.__cause__, TypeError)
+    with pytest.raises(TypeError, match=r"rank 0 cannot pickle the object it broadcasts \("):
+        comm.bcast_obj(lambda: 1 if comm.rank == 0 else None)  # a lambda of this test
+    assert comm.bcast_obj("fine", root=root) == "fine"  # every rank is still in step
+
+
+def test_a_rank_that_cannot_pickle_its_part_tells_every_rank(comm):
+    last = comm.size - 1
+    mine = threading.Lock() if comm.rank == last else comm.rank
+    want = (
+        rf"allgather_obj: not every rank can pickle its object \(rank {last}: TypeError: "
+        r"cannot pickle '_thread.lock' object\); nothing was sent, on any rank"
+    )
+    with pytest.raises(TypeError, match=want):
+        comm.allgather_obj(mine)
+    with pytest.raises(TypeError, match=want.replace("allgather_obj", r"allreduce_obj")):
+        comm.allreduce_obj(mine)
+    items = [threading.Lock() if r == last else r for r in range(comm.size)]
+    with pytest.raises(TypeError, match=r"scatter_obj: rank 0 cannot pickle an item \(TypeErr"):
+        comm.scatter_obj(items if comm.rank == 0 else None)
+    assert comm.allgather_obj(comm.rank) == list(range(comm.size))  # still in step
+
+
+def test_allreduce_obj_of_floats_is_the_same_on_every_rank(comm):
+    values = [0.1, 0.2, 0.3][: comm.size] + [1e-17] * max(0, comm.size - 3)
+    out = comm.allreduce_obj(values[comm.rank])
+    everyone = comm.allgather_obj(out)
+    assert everyone == [out] * comm.size
+    assert out == sum(values)  # rank order, as Python's sum adds them
+    assert comm.allreduce_obj([comm.rank], "sum") == list(range(comm.size))  # any + works
+
+
+def test_collectives_named_by_during_run_as_usual(comm):
+    with comm.during("a step of this test"):
+        assert comm.allgather_obj(comm.rank) == list(range(comm.size))
+        with comm.during("an inner step"):
+            comm.barrier()
+    assert comm.allreduce_obj(2, "max") == 2

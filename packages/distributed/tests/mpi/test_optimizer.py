@@ -11,6 +11,7 @@ import pytest
 import zerograd_nn.functional as F
 from zerograd import Parameter
 from zerograd_distributed import DataParallelOptimizer, broadcast_params
+from zerograd_nn.layers import Layer, Linear
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD, MomentumSGD
 
@@ -139,13 +140,87 @@ def test_different_models_raise_on_every_rank_and_change_nothing(comm):
     before = [p.data.copy() for p in params]
     for p in params:
         p.grad = Parameter(np.ones_like(p.data))
-    opt = DataParallelOptimizer(SGD(lr=1.0), comm).setup(params)
-    with pytest.raises(ValueError, match=r"parameter 1 is \(\(4,\), 'float32'\) on rank 0 but"):
+    inner = SGD(lr=1.0)
+    differ = "; ".join(
+        rf"rank {r}: parameter 1 is one of shape \(5,\) and dtype float32 where rank 0 has one "
+        rf"of shape \(4,\) and dtype float32"
+        for r in range(1, comm.size)
+    )
+    with pytest.raises(
+        ValueError, match=rf"setup\(\): the ranks hold different parameters \({differ}\)"
+    ):
+        DataParallelOptimizer(inner, comm).setup(params)
+    assert inner.target is None and inner.param_groups == []  # the wrapped one is as it was
+    # set up before it was wrapped: the first update compares, before anything moves
+    opt = DataParallelOptimizer(SGD(lr=1.0).setup(params), comm)
+    with pytest.raises(
+        ValueError, match=rf"update\(\): the ranks hold different parameters \({differ}"
+    ):
         opt.update()
     for p, b in zip(params, before):
         np.testing.assert_array_equal(p.data, b)
-    with pytest.raises(ValueError, match=r"ranks hold different parameters"):
+        np.testing.assert_array_equal(p.grad.data, np.ones_like(b))
+    with pytest.raises(
+        ValueError, match=rf"broadcast_params: the ranks hold different parameters \({differ}"
+    ):
         broadcast_params(params, comm)
+    assert comm.allreduce_obj(1) == comm.size  # every rank is still in step
+
+
+class _TwoLayers(Layer):
+    """Two layers of one shape, defined in the order given: a rank that defines them in
+    another order has the same shapes at every position."""
+
+    def __init__(self, order):
+        super().__init__()
+        for name in order:
+            setattr(self, name, Linear(3, in_size=3))
+
+    def forward(self, x):
+        return self.second(F.relu(self.first(x)))
+
+
+def test_layers_defined_in_another_order_are_refused_at_setup(comm):
+    """Matched by position alone, rank 1's 'second' layer would be averaged with rank 0's
+    'first' (same shapes): each rank's model would silently train the other's layer."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    order = ("second", "first") if comm.rank == 1 else ("first", "second")
+    model = _TwoLayers(order)
+    want = (
+        r"the ranks hold different parameters \(rank 1: parameter 0 is 'second.W' of shape "
+        r"\(3, 3\) and dtype float32 where rank 0 has 'first.W' of shape \(3, 3\) and dtype "
+        r"float32\)"
+    )
+    with pytest.raises(ValueError, match=r"DataParallelOptimizer.setup\(\): " + want):
+        DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
+    with pytest.raises(ValueError, match=r"broadcast_params: " + want):
+        broadcast_params(model, comm)
+    same = _TwoLayers(("first", "second"))
+    DataParallelOptimizer(SGD(lr=0.1), comm).setup(same)  # the same order: accepted
+
+
+def test_unsized_layers_are_compared_by_name_at_setup_and_by_shape_at_update(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    model = MLP((5, 2))  # the weights are sized at the first forward
+    opt = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)  # names agree: accepted
+    width = 3 if comm.rank == 0 else 4  # the ranks feed different widths
+    loss = F.sum(model(np.ones((2, width), np.float32)))
+    model.cleargrads()
+    loss.backward()
+    before = [p.data.copy() for p in model.params()]
+    differ = "; ".join(
+        rf"rank {r}: parameter 0 is 'l0.W' of shape \(4, 5\) and dtype float32 where rank 0 has "
+        rf"'l0.W' of shape \(3, 5\) and dtype float32"
+        for r in range(1, comm.size)
+    )
+    with pytest.raises(
+        ValueError, match=rf"update\(\): the ranks hold different parameters \({differ}\)"
+    ):
+        opt.update()
+    for p, b in zip(model.params(), before):
+        np.testing.assert_array_equal(p.data, b)
 
 
 def test_bad_gradient_on_one_rank_raises_on_every_rank(comm):
@@ -227,19 +302,20 @@ def test_integer_gradient_is_refused_not_cast(comm):
 def test_ranks_whose_parameters_differ_in_dtype_raise_on_every_rank(comm):
     if comm.size == 1:
         pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
-    dtype = np.float64 if comm.rank == comm.size - 1 else np.float32
+    last = comm.size - 1
+    dtype = np.float64 if comm.rank == last else np.float32
     params = _params(comm, 10, dtype=dtype)
     before = [p.data.copy() for p in params]
-    with pytest.raises(
-        ValueError,
-        match=r"parameter 0 is \(\(3, 4\), 'float32'\) on rank 0 but "
-        r"\(\(3, 4\), 'float64'\)",
-    ):
+    want = (
+        rf"rank {last}: parameter 0 is one of shape \(3, 4\) and dtype float64 where rank 0 has "
+        r"one of shape \(3, 4\) and dtype float32\)"
+    )
+    with pytest.raises(ValueError, match=want):
         broadcast_params(params, comm)
     for p in params:
         p.grad = Parameter(np.ones_like(p.data))
-    with pytest.raises(ValueError, match=r"ranks hold different parameters"):
-        DataParallelOptimizer(SGD(lr=1.0), comm).setup(params).update()
+    with pytest.raises(ValueError, match=want):
+        DataParallelOptimizer(SGD(lr=1.0), comm).setup(params)
     for p, b in zip(params, before):
         np.testing.assert_array_equal(p.data, b)
 

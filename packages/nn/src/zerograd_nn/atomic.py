@@ -2,11 +2,17 @@
 
 A file is written to a hidden temporary in the target's folder
 (``.<name>.<host>.<pid>.<random>.tmp``), flushed to disk, then renamed over the target, so
-a crash never leaves a half-written file. Temporaries left by a process of this host that
-died mid-write are removed by the next write or read in that folder (another host's are
-never touched: on a shared filesystem its process ids mean nothing here). The file gets the
-permissions a plain ``open()`` would give it: the old file's mode when it replaces one, else
-``0o666`` less the umask.
+a crash never leaves a half-written file. A name too long for that (file names are at most
+255 bytes on most file systems) gives a temporary named by the name's start and a hash
+of it (``.<start>~<hash>.<host>.<pid>.<random>.tmp``), so every valid name can be written.
+Temporaries left by a process of this host that died mid-write are removed by the next
+write or read in that folder (another host's are never touched: on a shared filesystem
+its process ids mean nothing here). The file gets the permissions a plain ``open()`` would
+give it: the old file's mode when it replaces one, else ``0o666`` less the umask.
+
+A path that is a symbolic link is written as ``open()`` writes it: the file the link
+points at is replaced (atomically, in that file's folder) and the link stays a link. A
+path that is a folder is refused before anything is written.
 
 Weight files (:mod:`zerograd_nn.weights`) and checkpoints (:mod:`zerograd_nn.checkpoint`)
 are written this way, through :mod:`zerograd_nn.archives`, and so are the files that
@@ -22,6 +28,8 @@ Examples:
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import os
 import re
 import socket
@@ -33,8 +41,37 @@ from typing import IO, Any
 __all__ = ["remove_stale_temporaries", "write_atomically"]
 
 
-def _temp_pattern(base: str) -> re.Pattern:
-    return re.compile(r"\." + re.escape(base) + r"\.([A-Za-z0-9-]+)\.(\d+)\.[A-Za-z0-9_]+\.tmp\Z")
+# the longest tail a temporary's name adds to its stem: "." before it, then
+# ".<host: 64>.<pid: 10 digits>.<random: 8>.tmp"
+_TAIL = 1 + 1 + 64 + 1 + 10 + 1 + 8 + 4
+
+
+def _name_max(directory: str) -> int:
+    """The longest file name, in bytes, the file system of ``directory`` takes."""
+    try:
+        return int(os.pathconf(directory, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows), or no answer
+        return 255
+
+
+def _stem(base: str, directory: str) -> str:
+    """The start of the names of ``base``'s temporaries.
+
+    ``base`` itself when the name fits, else its start and a hash of the whole (so that
+    two long names never share temporaries).
+    """
+    room = _name_max(directory) - _TAIL
+    if len(os.fsencode(base)) <= room:
+        return base
+    digest = hashlib.sha256(os.fsencode(base)).hexdigest()[:8]
+    start = base
+    while start and len(os.fsencode(start)) > room - 9:
+        start = start[:-1]
+    return f"{start}~{digest}"
+
+
+def _temp_pattern(stem: str) -> re.Pattern:
+    return re.compile(r"\." + re.escape(stem) + r"\.([A-Za-z0-9-]+)\.(\d+)\.[A-Za-z0-9_]+\.tmp\Z")
 
 
 def _host() -> str:
@@ -83,8 +120,8 @@ def remove_stale_temporaries(path: str) -> list[str]:
     Returns:
         The paths removed (best effort: files that cannot be removed are left).
     """
-    directory, base = os.path.split(os.path.abspath(path))
-    pattern = _temp_pattern(base)
+    directory, base = os.path.split(os.path.realpath(path))  # a link's: its target's
+    pattern = _temp_pattern(_stem(base, directory))
     host = _host()
     removed = []
     try:
@@ -102,11 +139,40 @@ def remove_stale_temporaries(path: str) -> list[str]:
     return removed
 
 
+def _target(path: str, op: str) -> str:
+    """The file a write to ``path`` replaces: ``path``, or the file a symbolic link names.
+
+    Raises:
+        OSError: ``path`` is a link that cannot be followed (a loop).
+        IsADirectoryError: ``path`` is a folder.
+    """
+    target = path
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except FileNotFoundError:  # a dangling link: the file it names is created
+            pass
+        except OSError as exc:  # a loop of links
+            raise type(exc)(
+                exc.errno,
+                f"{op}: {path!r} is a symbolic link that cannot be followed "
+                f"({exc.strerror or exc}); remove it or point it at a file. Nothing was written",
+            ) from None
+        target = os.path.realpath(path)
+    if os.path.isdir(target):
+        raise IsADirectoryError(
+            errno.EISDIR,
+            f"{op}: {path!r} is a folder, not a file; give the name of a file in it "
+            f"(such as {os.path.join(path, 'model.npz')!r}). Nothing was written",
+        )
+    return target
+
+
 def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> str:
     """Create or replace the file ``path`` with what ``write`` writes, atomically.
 
     Args:
-        path: the file to write.
+        path: the file to write (a symbolic link: the file it points at).
         write: called once with the temporary file, open for binary writing.
         op: the calling function's name, for error messages.
 
@@ -115,7 +181,9 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
 
     Raises:
         FileNotFoundError: the folder of ``path`` does not exist.
-        OSError: the folder does not take new files (read-only, full); nothing written.
+        IsADirectoryError: ``path`` is a folder.
+        OSError: the folder does not take new files (read-only, full), or the name is
+            longer than its file system allows; nothing written.
         Exception: whatever ``write`` raises; the target is then as it was and the
             temporary is gone.
     """
@@ -125,10 +193,24 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
             f"{op}: the directory {os.path.dirname(path) or directory!r} of {path!r} does not "
             f"exist; create it first (os.makedirs)."
         )
-    remove_stale_temporaries(path)
-    base = os.path.basename(path)
-    mode = _new_file_mode(path)
-    prefix = f".{base}.{_host()}.{os.getpid()}."
+    target = _target(path, op)
+    directory, base = os.path.split(os.path.abspath(target))  # "model.npz": the working folder
+    if not os.path.isdir(directory):  # a link to a file in a folder that is not there
+        raise FileNotFoundError(
+            f"{op}: {path!r} is a link to {target!r}, whose directory does not exist; create "
+            f"it first (os.makedirs) or point the link elsewhere."
+        )
+    size, most = len(os.fsencode(base)), _name_max(directory)
+    if size > most:
+        raise OSError(
+            errno.ENAMETOOLONG,
+            f"{op}: cannot write {path!r}: its name is {size} bytes long and the file system "
+            f"of {directory!r} takes names of up to {most}; choose a shorter name. Nothing "
+            f"was written",
+        )
+    remove_stale_temporaries(target)
+    mode = _new_file_mode(target)
+    prefix = f".{_stem(base, directory)}.{_host()}.{os.getpid()}."
     try:
         fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=directory)
     except OSError as exc:  # a read-only folder or file system, a full disk, a quota
@@ -144,7 +226,7 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         try:
             os.unlink(tmp)

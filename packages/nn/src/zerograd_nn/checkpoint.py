@@ -6,8 +6,23 @@ RNG, numpy's global random state (which layers and dropout draw from on the CPU)
 random state of every backend that can save its own (zerograd-cupy's), the epoch and
 iteration, and any JSON-able ``extra``. It is an archive of :mod:`zerograd_nn.archives`,
 as a weight file is: numeric ``.npy`` members only, the rest as a JSON member, never
-pickle, written atomically. Loading checks every part against the objects given
-before any of them changes, so a bad or foreign file leaves the training state as it was.
+pickle, written atomically.
+
+Every value of ``extra`` comes back as it was saved, with two conversions JSON makes:
+tuples come back as lists, and numpy scalars as Python numbers; arrays come back as
+numpy arrays. A dict may use any string keys (``"__array__"``, ``"a/b"`` included).
+
+Loading is one pass over the file, in four steps with one home each:
+
+1. open: :func:`zerograd_nn.archives.open_archive` opens a regular file (or refuses the
+   path with one error) and checks its directory and array headers;
+2. read and verify: :func:`_description` reads the JSON description and checks it (the
+   format, the counters, the parts, each array it names), then the arrays are read;
+3. convert: :func:`_prepare` has each object (model, optimizer, scheduler, random states,
+   loader) check and convert its part, changing nothing;
+4. commit: every object takes its part; nothing there can fail.
+
+So a bad or foreign file leaves the training state as it was.
 
 >>> import os, tempfile
 >>> import numpy as np
@@ -26,8 +41,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+import string
+from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 from zerograd import Variable
 from zerograd.backends import as_numpy, backend_of, get_backend, list_backends
@@ -40,6 +57,12 @@ __all__ = ["CheckpointError", "latest_checkpoint", "load_checkpoint", "save_chec
 
 FORMAT = 1
 _META = "__checkpoint__"
+_REF = "__array__"  # {"__array__": member name} in the description stands for an array
+_SAVE = "save_checkpoint"
+# member names keep printable ASCII but for the separator, the escape and the backslash
+# (zip writers turn it into "/" on Windows); the rest is %-escaped, so that two keys never
+# share a member ("a/b" and "a" -> "b" are "a%2Fb" and "a/b")
+_SAFE = "".join(c for c in string.printable[:95] if c not in "/%\\")
 
 
 class CheckpointError(_a.WeightFileError):
@@ -59,18 +82,25 @@ def _is_array(x: Any) -> bool:
 
 
 def _split(obj: Any, key: str, arrays: dict[str, Any], where: str) -> Any:
-    """``obj`` as JSON-able data; arrays go to ``arrays[key]`` and leave a reference."""
+    """``obj`` as JSON-able data; arrays go to ``arrays[key]`` and leave a reference.
+
+    A dict whose only key is ``"__array__"`` is saved as ``{"__array__": [its value]}``: a
+    reference is always a string, so :func:`_join` tells the two apart.
+    """
     if _is_array(obj):
         a = as_numpy(obj.data if isinstance(obj, Variable) else obj)
         if a.dtype.hasobject:
             raise TypeError(f"save_checkpoint: {where} is an object array; only numbers.")
         arrays[key] = a
-        return {"__array__": key}
+        return {_REF: key}
     if isinstance(obj, dict):
         bad = [k for k in obj if not isinstance(k, str)]
         if bad:
             raise TypeError(f"save_checkpoint: {where} has non-string keys {bad[:3]}.")
-        return {k: _split(v, f"{key}/{k}", arrays, f"{where}[{k!r}]") for k, v in obj.items()}
+        out = {
+            k: _split(v, f"{key}/{_member(k)}", arrays, f"{where}[{k!r}]") for k, v in obj.items()
+        }
+        return {_REF: [out[_REF]]} if set(out) == {_REF} else out
     if isinstance(obj, (list, tuple)):
         return [_split(v, f"{key}/{i}", arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
     if obj is None or isinstance(obj, (bool, int, float, str)):
@@ -84,32 +114,72 @@ def _split(obj: Any, key: str, arrays: dict[str, Any], where: str) -> Any:
     )
 
 
-def _join(obj: Any, arrays: dict[str, Any]) -> Any:
+def _member(key: str) -> str:
+    return quote(key, safe=_SAFE, errors="surrogatepass")
+
+
+def _refs(obj: Any) -> Iterator[Any]:
+    """Every array reference in a description (not checked: see :func:`_description`)."""
     if isinstance(obj, dict):
-        if set(obj) == {"__array__"}:
-            return arrays[obj["__array__"]]
+        if set(obj) == {_REF}:
+            ref = obj[_REF]
+            if isinstance(ref, list) and len(ref) == 1:  # a dict saved with the key itself
+                yield from _refs(ref[0])
+            else:
+                yield ref
+            return
+        for v in obj.values():
+            yield from _refs(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _refs(v)
+
+
+def _join(obj: Any, arrays: dict[str, Any]) -> Any:
+    """The saved value: ``obj`` with its references replaced by ``arrays``' arrays."""
+    if isinstance(obj, dict):
+        if set(obj) == {_REF}:
+            ref = obj[_REF]
+            return arrays[ref] if isinstance(ref, str) else {_REF: _join(ref[0], arrays)}
         return {k: _join(v, arrays) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_join(v, arrays) for v in obj]
     return obj
 
 
-def _check_objects(op: str, model: Any, **others: Any) -> None:
-    """Refuse, before anything is read or written, objects of the wrong kind."""
+def _check_objects(op: str, model: Any, optimizer: Any, scheduler: Any, loader: Any) -> None:
+    """Refuse, before anything is read or written, objects of the wrong kind.
+
+    The optimizer must be one set up on ``model`` (or on some of its parameters): another
+    model's would save, or load, a state that does not go with these parameters.
+    """
     if not (hasattr(model, "named_params") and hasattr(model, "state_dict")):
         raise TypeError(
             f"{op}: model must be a Layer/Model (with named_params() and state_dict()), got "
             f"{type(model).__name__}."
         )
-    for name, obj in others.items():
-        if obj is not None and not (
-            callable(getattr(obj, "state_dict", None))
-            and callable(getattr(obj, "load_state_dict", None))
-        ):
-            raise TypeError(
-                f"{op}: {name} must be None or an object with state_dict() and "
-                f"load_state_dict() (a zerograd_nn {name}), got {type(obj).__name__}."
+    for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
+        if obj is None:
+            continue
+        load = "prepare_load_state_dict" if name == "optimizer" else "load_state_dict"
+        is_model = hasattr(obj, "named_params")
+        if is_model or not all(callable(getattr(obj, m, None)) for m in ("state_dict", load)):
+            what = "a model" if is_model else type(obj).__name__
+            kind = (
+                "a zerograd_nn optimizer set up on the model (Adam().setup(model))"
+                if name == "optimizer"
+                else f"an object with state_dict() and load_state_dict() (a zerograd_nn {name})"
             )
+            raise TypeError(f"{op}: {name} must be None or {kind}, got {what}.")
+    outside = getattr(optimizer, "params_outside", None)
+    foreign = outside(model) if callable(outside) else []
+    if foreign:
+        raise ValueError(
+            f"{op}: the optimizer updates parameters that are not the model's "
+            f"({len(foreign)}: {foreign[:5]}); it was set up on another model. Set it up on "
+            f"this one (optimizer.setup(model)). Nothing was "
+            f"{'written' if op == _SAVE else 'changed'}."
+        )
 
 
 def _global_rng_state() -> dict[str, Any]:
@@ -181,27 +251,32 @@ def save_checkpoint(
     """Write a checkpoint to ``path`` (``.npz`` appended if missing), atomically.
 
     Args:
-        path: the file; its directory must exist.
+        path: the file; its directory must exist. A symbolic link: the file it points at
+            is replaced, and the link stays.
         model: the Layer/Model (every parameter must have data).
-        optimizer: saved when given (anything with ``state_dict()``).
+        optimizer: saved when given: an optimizer set up on ``model``.
         scheduler: saved when given (anything with ``state_dict()``).
         loader: saved when given (its position in the epoch and its random state).
         epoch: the epoch training is in.
         iteration: the number of updates done so far.
-        extra: anything JSON-able (numbers, strings, lists, dicts) and arrays.
+        extra: numbers, strings, None, lists, dicts with string keys, and arrays; each
+            comes back as saved (tuples as lists, numpy scalars as Python numbers).
 
     Returns:
         The path written.
 
     Raises:
-        TypeError: ``model`` is not a Layer/Model, another object has no state dict,
-            ``epoch``/``iteration`` is not an int, or a part holds something a checkpoint
-            cannot store (nothing is written).
-        ValueError: ``epoch`` or ``iteration`` is negative.
+        TypeError: ``model`` is not a Layer/Model, ``optimizer`` is not an optimizer
+            (a model, say), another object has no state dict, ``epoch``/``iteration`` is
+            not an int, or a part holds something a checkpoint cannot store.
+        ValueError: ``epoch`` or ``iteration`` is negative, ``path`` names a folder, or
+            the optimizer was set up on another model.
         FileNotFoundError: the directory does not exist.
+
+    Nothing is written when it raises.
     """
-    op = "save_checkpoint"
-    _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
+    op = _SAVE
+    _check_objects(op, model, optimizer, scheduler, loader)
     epoch, iteration = integer(op, "epoch", epoch, 0), integer(op, "iteration", iteration, 0)
     path = _a.npz_path(path, op)
     np = _a.numpy_module()
@@ -227,20 +302,28 @@ def save_checkpoint(
     return _a.write_archive(path, arrays, "save_checkpoint")
 
 
-def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
-    """The checkpoint's JSON description (read alone), checked; CheckpointError if none."""
-    op, save = "load_checkpoint", "save_checkpoint"
+def _description(archive: _a.Archive) -> dict[str, Any]:
+    """The checkpoint's JSON description, read alone and checked; CheckpointError if bad.
+
+    Checks the format, the counters, the parts a load reads and every array reference
+    (each must name a numeric member), so that the later steps meet no missing piece.
+    """
+    op, path, members = "load_checkpoint", archive.path, archive.members
     meta = members.get(_META)
     if meta is None or meta.dtype.kind != "u" or len(meta.shape) != 1:
         raise CheckpointError(
             f"{op}: {path!r} is an .npz archive but not a checkpoint (no {_META!r} member); "
             f"weight files are loaded with load_weights()."
         )
-    raw = _a.read_members(path, [_META], op, save)[_META]
+    raw = archive.read([_META])[_META]
+
+    def damaged(what: str) -> CheckpointError:
+        return CheckpointError(f"{op}: {path!r} has a damaged description ({what}).")
+
     try:
         parts = json.loads(raw.tobytes().decode())
     except ValueError as exc:
-        raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from exc
+        raise damaged(str(exc)) from None
     if not isinstance(parts, dict) or parts.get("format") != FORMAT:
         got = parts.get("format") if isinstance(parts, dict) else None
         raise CheckpointError(
@@ -251,26 +334,23 @@ def _description(path: str, members: dict[str, Any]) -> dict[str, Any]:
         for k in ("epoch", "iteration"):
             integer(op, k, parts.get(k), 0)
     except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"{op}: {path!r} has a damaged description ({exc}).") from None
-    try:  # a damaged zip directory can lose members whose description survived
-        _join(parts, dict.fromkeys(members))  # the lookups the load will make, on names only
-    except (KeyError, TypeError) as exc:
-        raise CheckpointError(
-            f"{op}: {path!r} is damaged: its description names an array that the archive "
-            f"does not list ({exc}); it may be truncated. Save it again with {save}()."
-        ) from None
-    return parts
-
-
-def _read(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    op, save = "load_checkpoint", "save_checkpoint"
-    members = _a.inspect_archive(path, op, save, "checkpoint")
-    parts = _description(path, members)
+        raise damaged(str(exc)) from None
+    if not isinstance(parts.get("model"), dict):
+        raise damaged("no model part")
+    if not isinstance(parts.get("random"), dict) or set(parts["random"]) != set(_RNG):
+        raise damaged("no numpy random state")
+    for ref in _refs(parts):
+        if not isinstance(ref, str):
+            raise damaged(f"an array reference {ref!r} that is not a name")
+        if ref not in members or ref == _META:  # a damaged zip directory can lose members
+            raise CheckpointError(
+                f"{op}: {path!r} is damaged: its description names an array that the archive "
+                f"does not list ({ref!r}); it may be truncated. Save it again with {_SAVE}()."
+            )
     bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
     if bad:
         raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
-    arrays = _a.read_members(path, [k for k in members if k != _META], op, save)
-    return parts, arrays
+    return parts
 
 
 def latest_checkpoint(directory: str | os.PathLike) -> str:
@@ -304,9 +384,8 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
         if name.startswith(".") or not name.endswith(".npz") or not os.path.isfile(path):
             continue
         try:
-            parts = _description(
-                path, _a.inspect_archive(path, op, "save_checkpoint", "checkpoint")
-            )
+            with _a.open_archive(path, op, "checkpoint", _SAVE, error=CheckpointError) as archive:
+                parts = _description(archive)
         except (OSError, ValueError):  # a weight file, a damaged or foreign archive
             passed.append(name)
             continue
@@ -322,11 +401,58 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
     return best
 
 
-def _rng_commit(state: Any) -> Callable[[], None]:
+_RNG = ("kind", "keys", "pos", "has_gauss", "cached")
+
+
+def _rng_commit(op: str, path: str, state: dict[str, Any]) -> Callable[[], None]:
     np = _a.numpy_module()
-    t = (state["kind"], state["keys"], state["pos"], state["has_gauss"], state["cached"])
-    np.random.RandomState().set_state(t)  # checks it without touching the global state
+    t = tuple(state[k] for k in _RNG)
+    try:
+        np.random.RandomState().set_state(t)  # checks it without touching the global state
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(
+            f"{op}: {path!r} holds a numpy random state that numpy refuses ({exc})."
+        ) from None
     return lambda: np.random.set_state(t)
+
+
+def _prepare(
+    path: str,
+    saved: dict[str, Any],
+    model: Any,
+    optimizer: Any,
+    scheduler: Any,
+    loader: Any,
+    strict: bool,
+) -> list[Callable[[], None]]:
+    """Each object checks and converts its part of ``saved``; returns their commits.
+
+    Nothing changes here, except the loader, which goes last: it checks its own state and
+    changes nothing when it refuses it, and once it took it nothing else can fail.
+    """
+    op = "load_checkpoint"
+    for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
+        if obj is not None and name not in saved:
+            raise CheckpointError(
+                f"{op}: {path!r} holds no {name} state; pass {name}=None or save it with "
+                f"{_SAVE}(..., {name}=...)."
+            )
+    model_commit, incoming, _ = prepare_load(
+        model, saved["model"], strict, owner=type(model).__name__
+    )
+    commits = [model_commit]
+    if optimizer is not None:
+        commits.append(optimizer.prepare_load_state_dict(saved["optimizer"], incoming))
+    if scheduler is not None:
+        sd = saved["scheduler"]
+        prepare = getattr(scheduler, "prepare_load_state_dict", None)
+        commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
+    commits.append(_rng_commit(op, path, saved["random"]))
+    states = saved.get("backend_random")
+    commits.append(_keeping_numpy_rng(lambda: _backend_rng_commit(op, path, states)))
+    if loader is not None:
+        loader.load_state_dict(saved["loader"])
+    return commits
 
 
 def load_checkpoint(
@@ -345,9 +471,10 @@ def load_checkpoint(
     global random state is restored too.
 
     Args:
-        path: the checkpoint file.
+        path: the checkpoint file (``.npz`` may be left out); a regular file or a link to
+            one.
         model: the Layer/Model to restore.
-        optimizer: the optimizer to restore, or None.
+        optimizer: the optimizer to restore (set up on ``model``), or None.
         scheduler: the scheduler (anything with ``load_state_dict()``) to restore, or None.
         loader: the data loader to restore, or None.
         strict: the model must have exactly the checkpoint's parameter names; False loads
@@ -360,43 +487,22 @@ def load_checkpoint(
     Raises:
         TypeError: ``model`` is not a Layer/Model, or another object has no state dict.
         FileNotFoundError: no file at ``path``.
-        CheckpointError: unreadable, ``path`` is a folder, or an object was given whose
-            state the file lacks.
-        ValueError: a part does not fit its object (names, shapes, types); nothing changed.
+        CheckpointError: unreadable; ``path`` is a folder, a FIFO or a device; or an
+            object was given whose state the file lacks.
+        ValueError: a part does not fit its object (names, shapes, types), or the
+            optimizer was set up on another model; nothing changed.
     """
     op = "load_checkpoint"
-    _check_objects(op, model, optimizer=optimizer, scheduler=scheduler, loader=loader)
-    path = _a.find_archive(path, op, "checkpoint", "latest_checkpoint(folder) finds its newest")
-    parts, arrays = _read(path)
-    for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
-        if obj is not None and name not in parts:
-            raise CheckpointError(
-                f"{op}: {path!r} holds no {name} state; pass {name}=None or save it with "
-                f"save_checkpoint(..., {name}=...)."
-            )
-    model_commit, incoming, _ = prepare_load(
-        model, _join(parts["model"], arrays), strict, owner=type(model).__name__
-    )
-    commits = [model_commit]
-    if optimizer is not None:
-        commits.append(
-            optimizer.prepare_load_state_dict(_join(parts["optimizer"], arrays), incoming)
-        )
-    if scheduler is not None:
-        sd = _join(parts["scheduler"], arrays)
-        prepare = getattr(scheduler, "prepare_load_state_dict", None)
-        commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
-    commits.append(_rng_commit(_join(parts["random"], arrays)))
-    backend_states = _join(parts.get("backend_random"), arrays)
-    commits.append(_keeping_numpy_rng(lambda: _backend_rng_commit(op, path, backend_states)))
-    if loader is not None:
-        # the loader checks its own state and changes nothing when it refuses it; it goes
-        # first so that a refusal leaves everything else untouched too
-        loader.load_state_dict(_join(parts["loader"], arrays))
-    for commit in commits:  # none of these can fail: everything was checked above
+    _check_objects(op, model, optimizer, scheduler, loader)
+    hint = "latest_checkpoint(folder) finds its newest"
+    # 1. open: a regular file, its directory and headers checked
+    with _a.open_archive(path, op, "checkpoint", _SAVE, hint, CheckpointError) as archive:
+        # 2. read and verify: the description, then the arrays it names
+        parts = _description(archive)
+        arrays = archive.read(name for name in archive.members if name != _META)
+    saved = _join(parts, arrays)
+    # 3. convert: each object checks its part against itself, changing nothing
+    commits = _prepare(archive.path, saved, model, optimizer, scheduler, loader, strict)
+    for commit in commits:  # 4. commit: none of these can fail, everything was checked
         commit()
-    return {
-        "epoch": parts["epoch"],
-        "iteration": parts["iteration"],
-        "extra": _join(parts["extra"], arrays),
-    }
+    return {"epoch": saved["epoch"], "iteration": saved["iteration"], "extra": saved.get("extra")}

@@ -15,6 +15,7 @@ from typing import Any
 from zerograd import Variable
 from zerograd.backends import get_backend
 from zerograd.checks import positive_int
+from zerograd.typing import ArrayLike
 
 from . import functional as F
 from . import layers as L
@@ -92,7 +93,7 @@ class Sequential(Model):
             setattr(self, f"l{i}", layer)
             self.layers.append(layer)
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the layers in order.
 
         Args:
@@ -145,7 +146,7 @@ class MLP(Model):
             setattr(self, f"l{i}", layer)
             self.layers.append(layer)
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the layers, with the activation between them.
 
         Args:
@@ -191,7 +192,7 @@ class VGG16(Model):
         self.fc8 = L.Linear(1000)
         _load_pretrained(self, pretrained, "VGG16", self.WEIGHTS_PATH)
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Classify a batch of images.
 
         Args:
@@ -273,7 +274,7 @@ class BottleneckA(Layer):
         self.conv4 = L.Conv2d(out_channels, 1, stride, 0, nobias=True)
         self.bn4 = L.BatchNorm()
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the block.
 
         Args:
@@ -306,7 +307,7 @@ class BottleneckB(Layer):
         self.conv3 = L.Conv2d(in_channels, 1, 1, 0, nobias=True)
         self.bn3 = L.BatchNorm()
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the block.
 
         Args:
@@ -354,7 +355,7 @@ class BuildingBlock(Layer):
             setattr(self, name, BottleneckB(out_channels, mid_channels))
             self._forward.append(name)
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the bottlenecks in order.
 
         Args:
@@ -404,7 +405,7 @@ class ResNet(Model):
         name = f"ResNet{n_layers}"
         _load_pretrained(self, pretrained, name, self.WEIGHTS_PATH.format(n_layers))
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Classify a batch of images.
 
         Args:
@@ -473,7 +474,7 @@ class Fire(Layer):
         self.expand1x1 = L.Conv2d(expand1x1, 1)
         self.expand3x3 = L.Conv2d(expand3x3, 3, pad=1)
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the module.
 
         Args:
@@ -513,7 +514,7 @@ class SqueezeNet(Model):
         self.conv10 = L.Conv2d(n_classes, 1)
         _load_pretrained(self, pretrained, "SqueezeNet", "(no official DeZero file)")
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Classify a batch of images.
 
         Args:

@@ -59,8 +59,18 @@ def _numeric(owner: str, x: Any) -> Any:
     return x
 
 
+# the dtype names of the array API standard: every backend takes them, so a transform made
+# at import time (the data sets' defaults) needs no backend yet
+_STANDARD_DTYPES = frozenset(
+    ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+    + ("float32", "float64", "complex64", "complex128")
+)
+
+
 def _check_dtype(owner: str, dtype: Any) -> Any:
     """Refuse what the default backend does not take as a dtype, when the transform is made."""
+    if isinstance(dtype, str) and dtype in _STANDARD_DTYPES:
+        return dtype
     try:
         get_backend().xp.zeros(0, dtype=dtype)
     except TypeError:

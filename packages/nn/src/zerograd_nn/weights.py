@@ -16,14 +16,7 @@ from typing import Any
 
 from zerograd.backends import as_array_of, as_numpy, backend_of, get_backend
 
-from .archives import (
-    WeightFileError,
-    find_archive,
-    inspect_archive,
-    npz_path,
-    read_members,
-    write_archive,
-)
+from .archives import WeightFileError, npz_path, open_archive, write_archive
 from .conversion import fitted
 
 __all__ = [
@@ -155,20 +148,22 @@ def load_weights(layer: Any, path: str | os.PathLike) -> None:
         path: the weight file.
 
     Raises:
-        WeightFileError: the file does not fit ``layer`` or cannot be read.
+        WeightFileError: the file does not fit ``layer`` or cannot be read, or ``path``
+            is a folder, a FIFO or a device.
         FileNotFoundError: no file at ``path``.
     """
-    path = find_archive(path, "load_weights")
-    members = inspect_archive(path, "load_weights")
     params = named_params(layer)
-    kinds = {k: m.dtype.kind for k, m in members.items()}
-    parts = check_fit(params, {k: m.shape for k, m in members.items()}, kinds)
-    if parts:
-        raise WeightFileError(
-            f"load_weights: {path!r} does not fit {type(layer).__name__} "
-            f"({'; '.join(parts)}). The model was not changed."
-        )
-    new = converted(params, read_members(path, list(members), "load_weights"))
+    with open_archive(path, "load_weights") as archive:
+        members = archive.members
+        kinds = {k: m.dtype.kind for k, m in members.items()}
+        parts = check_fit(params, {k: m.shape for k, m in members.items()}, kinds)
+        if parts:
+            raise WeightFileError(
+                f"load_weights: {archive.path!r} does not fit {type(layer).__name__} "
+                f"({'; '.join(parts)}). The model was not changed."
+            )
+        arrays = archive.read(members)
+    new = converted(params, arrays)
     for k, p in params.items():  # nothing below can fail: the model changes all at once
         p.data = new[k]
 
@@ -186,6 +181,5 @@ def read_weights(path: str | os.PathLike) -> dict[str, Any]:
         WeightFileError: the file is truncated, not an ``.npz`` archive, or holds anything
             but plain ``.npy`` arrays (pickled objects are refused).
     """
-    path = find_archive(path, "load_weights")
-    members = inspect_archive(path, "load_weights")
-    return read_members(path, list(members), "load_weights")
+    with open_archive(path, "load_weights") as archive:
+        return archive.read(archive.members)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from zerograd import Variable
 
+# Control characters (a NUL ends dot's input: "syntax error"; others make an SVG that is not
+# XML) and lone surrogates (which no encoder writes): shown as Python writes them, \x00.
+# Tabs stay; line breaks are DOT's \n.
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _VAR = "{} [label={}, color=orange, style=filled]"
 _FUNC = "{} [label={}, color=lightblue, style=filled, shape=box]"
 
@@ -13,7 +18,9 @@ _FUNC = "{} [label={}, color=lightblue, style=filled, shape=box]"
 def quote(text: str) -> str:
     r"""Return ``text`` as a DOT double-quoted string.
 
-    Quotes and backslashes are escaped; line breaks become DOT's ``\n``.
+    Quotes and backslashes are escaped; line breaks become DOT's ``\n``; other control
+    characters (a NUL byte included) and lone surrogates are shown as Python writes them
+    (``\x00``, ``\ud800``), which Graphviz draws as that text.
 
     Args:
         text: any text, e.g. a variable's name.
@@ -27,7 +34,14 @@ def quote(text: str) -> str:
     """
     text = text.replace("\\", "\\\\").replace('"', '\\"')
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    text = _INVISIBLE.sub(_shown, text)
     return f'"{text}"'
+
+
+def _shown(match: re.Match) -> str:
+    """A control character or lone surrogate as DOT text that draws its Python escape."""
+    code = ord(match.group())
+    return f"\\\\x{code:02x}" if code < 0x100 else f"\\\\u{code:04x}"
 
 
 def check_verbose(op: str, verbose: Any) -> None:

@@ -11,6 +11,7 @@ True
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from . import contract, hookspecs
@@ -244,6 +245,7 @@ def as_array_of(x: Any, backend: str | Backend) -> Any:
     Raises:
         TypeError: ``backend`` is not a name or a Backend, or ``x`` is not numbers.
         NoBackendError: The backend is not installed or cannot be used here.
+        BackendPluginError: The backend's ``is_available()`` raised.
     """
     if isinstance(backend, str):
         target = registry.get(backend)
@@ -254,7 +256,7 @@ def as_array_of(x: Any, backend: str | Backend) -> Any:
             f"as_array_of(x, backend): backend must be a backend name (str, e.g. 'numpy') or "
             f"a zerograd.backends.Backend, got {type(backend).__qualname__} ({_short(backend)})"
         )
-    if not target.is_available():
+    if not registry.is_available(target):
         raise NoBackendError(
             f"zerograd: backend {target.name!r} is installed but cannot be used here: "
             f"{target.unavailable_reason() or 'it reports itself unavailable'}"
@@ -353,19 +355,30 @@ def gpu_backend() -> Backend:
 
     Raises:
         NoBackendError: None is installed, or none can be used here (the reasons are named).
+        BackendPluginError: A GPU plugin's ``is_available()`` raised.
     """
     registry.ensure_loaded()
     gpus = [b for b in registry.backends.values() if b.device == "gpu"]
-    for backend in gpus:
-        if backend.is_available():
-            return backend
     if not gpus:
         raise NoBackendError(
             "zerograd: no GPU backend is installed, so nothing can move to a GPU. Install one "
             "(it needs an NVIDIA GPU) " + _install_advice("cupy", "cuda12") + "."
         )
-    reasons = "; ".join(f"{b.name}: {b.unavailable_reason() or 'unavailable'}" for b in gpus)
-    raise NoBackendError(f"zerograd: no GPU backend can be used on this machine ({reasons}).")
+    problems: list[BackendPluginError] = []
+    for backend in gpus:
+        try:
+            if registry.is_available(backend):
+                break
+        except BackendPluginError as exc:
+            problems.append(exc)
+    else:
+        if problems:  # a plugin that cannot answer is what to fix first: named, with the fix
+            raise BackendPluginError(" ".join(map(str, problems))) from problems[0].__cause__
+        reasons = "; ".join(f"{b.name}: {b.unavailable_reason() or 'unavailable'}" for b in gpus)
+        raise NoBackendError(f"zerograd: no GPU backend can be used on this machine ({reasons}).")
+    for problem in problems:  # a broken plugin never hides a working one: said, then skipped
+        warnings.warn(str(problem), BackendPluginWarning, stacklevel=2)
+    return backend
 
 
 def list_backends() -> list[BackendInfo]:
@@ -440,6 +453,9 @@ def __getattr__(name: str) -> Any:
         try:
             gpu_backend()
         except NoBackendError:
+            return False
+        except BackendPluginError as exc:  # to_gpu() would raise it: said, and no GPU
+            warnings.warn(str(exc), BackendPluginWarning, stacklevel=2)
             return False
         return True
     raise AttributeError(f"module 'zerograd.backends' has no attribute {name!r}")

@@ -44,7 +44,9 @@ class Backend:
     cache_scalars: bool = False
     """Whether zerograd may reuse one array for a repeated Python-scalar operand.
 
-    Only for backends whose arrays live in one place, such as host memory.
+    Only for backends whose arrays live in one place, such as host memory, and that
+    :meth:`read_only` can protect: the shared array is handed to every Function's
+    ``forward``, so a forward that wrote into it would change every later ``x * 3.0``.
     """
 
     _xp: ModuleType | None = None
@@ -193,6 +195,24 @@ class Backend:
         if self._xp is None:
             self._xp = self.load_module()
         return self._xp
+
+    def read_only(self, x: Any) -> Any:
+        """Optional. Return ``x`` made read-only: an array that no in-place write can change.
+
+        zerograd calls it once on each array it shares between calls (the cached Python-scalar
+        operands of :attr:`cache_scalars`), so that a ``forward`` writing into its input fails
+        instead of changing every later use of that number. The default returns ``x``: right
+        for backends whose arrays are immutable (JAX, array-api-strict). A backend with
+        mutable arrays that cannot be made read-only must leave :attr:`cache_scalars` False.
+
+        Args:
+            x: A new array of this backend that zerograd alone holds.
+
+        Returns:
+            ``x`` itself (numpy clears its ``writeable`` flag) or a read-only view of it, for
+            which :meth:`writable` is false.
+        """
+        return x
 
     def is_available(self) -> bool:
         """Optional. Whether this backend can compute on this machine.

@@ -383,11 +383,60 @@ class Registry:
         self.ensure_loaded()
         if "numpy" in self.backends:
             return self.backends["numpy"]
-        usable = [b for b in self.backends.values() if b.is_available()]
+        usable = self.usable(self.backends.values())
         cpu = [b for b in usable if b.device == "cpu"]
         if cpu or usable:
             return (cpu or usable)[0]
         raise NoBackendError(no_backend_message())
+
+    def is_available(self, backend: Backend) -> bool:
+        """Ask ``backend.is_available()``; a plugin that raises there is one clear error.
+
+        Args:
+            backend: A loaded backend.
+
+        Returns:
+            Whether it can compute on this machine.
+
+        Raises:
+            BackendPluginError: Its ``is_available()`` raised (or exited); the message names
+                the backend, its plugin and distribution, the error and what to do.
+        """
+        try:
+            return bool(backend.is_available())
+        except (Exception, SystemExit) as exc:
+            plugin, dist = self.sources.get(backend.name, (backend.name, BY_HAND))
+            source = dist if dist == BY_HAND else f"from {dist}"
+            raise BackendPluginError(
+                f"zerograd: backend {backend.name!r} (plugin {plugin!r}, {source}) failed to "
+                f"say whether it can run on this machine: its is_available() raised "
+                f"{describe_error(exc)}. Reinstall or fix it (a GPU plugin may need its driver "
+                f"or toolkit), or remove it: {uninstall_advice(dist, plugin)}."
+            ) from exc
+
+    def usable(self, backends: Any) -> list[Backend]:
+        """Return those of ``backends`` that can compute on this machine, in order.
+
+        One whose ``is_available()`` raises is reported (a warning, an error in strict mode)
+        and left out: a broken plugin never takes the others down.
+
+        Args:
+            backends: Loaded backends.
+
+        Returns:
+            The available ones.
+
+        Raises:
+            BackendPluginError: In strict mode, one's ``is_available()`` raised.
+        """
+        out = []
+        for backend in backends:
+            try:
+                if self.is_available(backend):
+                    out.append(backend)
+            except BackendPluginError as exc:
+                self._problem(str(exc))
+        return out
 
     def info(self) -> list[BackendInfo]:
         """Describe every installed backend, for ``zerograd.backends.info()``.

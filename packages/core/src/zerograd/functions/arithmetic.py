@@ -8,6 +8,7 @@ from typing import Any
 
 from ..backends import backend_of
 from ..function import Function
+from ..typing import ArrayLike
 from ..variable import Constant, Variable
 
 
@@ -215,7 +216,7 @@ class PowVar(_Binary):
         return gy * y * xp.log(x0)
 
 
-def in_gradient_dtype(xp: Any, gy: Any, exc: TypeError, *xs: Any) -> tuple:
+def in_gradient_dtype(xp: Any, gy: ArrayLike, exc: TypeError, *xs: Any) -> tuple:
     """``xs`` in ``gy``'s dtype, after a first-order vjp's arithmetic raised ``exc``.
 
     An integer input whose result fed a float function gets a float gradient; numpy mixes
@@ -274,7 +275,7 @@ def _promote(x0: Any, x1: Any, true_division: bool) -> tuple[Any, Any]:
     return x0, x1
 
 
-def add(x0: Any, x1: Any) -> Variable:
+def add(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Compute ``x0 + x1``, broadcasting as numpy does.
 
     Args:
@@ -292,7 +293,7 @@ def add(x0: Any, x1: Any) -> Variable:
     return Add()(x0, x1)
 
 
-def sub(x0: Any, x1: Any) -> Variable:
+def sub(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Compute ``x0 - x1``, broadcasting as numpy does.
 
     Args:
@@ -305,7 +306,7 @@ def sub(x0: Any, x1: Any) -> Variable:
     return Sub()(x0, x1)
 
 
-def rsub(x0: Any, x1: Any) -> Variable:
+def rsub(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Compute ``x1 - x0`` (the reflected form behind ``2.0 - x``).
 
     Args:
@@ -318,7 +319,7 @@ def rsub(x0: Any, x1: Any) -> Variable:
     return Sub()(x1, x0)
 
 
-def mul(x0: Any, x1: Any) -> Variable:
+def mul(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Compute ``x0 * x1``, broadcasting as numpy does.
 
     Args:
@@ -331,7 +332,7 @@ def mul(x0: Any, x1: Any) -> Variable:
     return Mul()(x0, x1)
 
 
-def div(x0: Any, x1: Any) -> Variable:
+def div(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Compute ``x0 / x1``, broadcasting as numpy does; integers divide in floating point.
 
     Args:
@@ -349,7 +350,7 @@ def div(x0: Any, x1: Any) -> Variable:
     return Div()(x0, x1)
 
 
-def rdiv(x0: Any, x1: Any) -> Variable:
+def rdiv(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Compute ``x1 / x0`` (the reflected form behind ``2.0 / x``).
 
     Args:
@@ -362,7 +363,7 @@ def rdiv(x0: Any, x1: Any) -> Variable:
     return Div()(x1, x0)
 
 
-def neg(x: Any) -> Variable:
+def neg(x: ArrayLike) -> Variable:
     """Compute ``-x``.
 
     Args:
@@ -374,7 +375,7 @@ def neg(x: Any) -> Variable:
     return Neg()(x)
 
 
-def pow(x: Any, c: Any) -> Variable:
+def pow(x: ArrayLike, c: Any) -> Variable:
     """Compute ``x ** c``.
 
     Args:
@@ -394,7 +395,7 @@ def pow(x: Any, c: Any) -> Variable:
     return PowVar()(x, c)
 
 
-def rpow(x: Any, c: Any) -> Variable:
+def rpow(x: ArrayLike, c: Any) -> Variable:
     """Compute ``c ** x`` (the reflected form behind ``2.0 ** x``).
 
     Args:

@@ -7,6 +7,7 @@ from typing import Any
 
 from ..backends import backend_of
 from ..function import Function
+from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
 
@@ -107,7 +108,7 @@ def as_shape(shape: Any, op: str) -> tuple[int, ...]:
         ) from None
 
 
-def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
+def broadcast_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``).
 
     Args:
@@ -138,7 +139,7 @@ def broadcast_to(x: Any, shape: tuple[int, ...]) -> Variable:
     return BroadcastTo(shape)(x)
 
 
-def sum_to(x: Any, shape: tuple[int, ...]) -> Variable:
+def sum_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``).
 
     Args:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..function import Function
+from ..typing import ArrayLike
 from ..variable import Variable
 from .arithmetic import in_gradient_dtype
 
@@ -188,7 +189,7 @@ class Clip(Function):
         return gy * backend_of(x).astype(mask, gy.dtype)
 
 
-def exp(x: Any) -> Variable:
+def exp(x: ArrayLike) -> Variable:
     """Compute e raised to the power of ``x``, elementwise.
 
     Args:
@@ -205,7 +206,7 @@ def exp(x: Any) -> Variable:
     return Exp()(x)
 
 
-def log(x: Any) -> Variable:
+def log(x: ArrayLike) -> Variable:
     """Compute the natural logarithm of ``x``, elementwise.
 
     Args:
@@ -222,7 +223,7 @@ def log(x: Any) -> Variable:
     return Log()(x)
 
 
-def sin(x: Any) -> Variable:
+def sin(x: ArrayLike) -> Variable:
     """Compute the sine of ``x`` (radians), elementwise.
 
     Args:
@@ -239,7 +240,7 @@ def sin(x: Any) -> Variable:
     return Sin()(x)
 
 
-def cos(x: Any) -> Variable:
+def cos(x: ArrayLike) -> Variable:
     """Compute the cosine of ``x`` (radians), elementwise.
 
     Args:
@@ -256,7 +257,7 @@ def cos(x: Any) -> Variable:
     return Cos()(x)
 
 
-def tanh(x: Any) -> Variable:
+def tanh(x: ArrayLike) -> Variable:
     """Compute the hyperbolic tangent of ``x``, elementwise.
 
     Args:
@@ -273,7 +274,7 @@ def tanh(x: Any) -> Variable:
     return Tanh()(x)
 
 
-def square(x: Any) -> Variable:
+def square(x: ArrayLike) -> Variable:
     """Compute ``x ** 2``, elementwise.
 
     Args:
@@ -290,7 +291,7 @@ def square(x: Any) -> Variable:
     return Square()(x)
 
 
-def sqrt(x: Any) -> Variable:
+def sqrt(x: ArrayLike) -> Variable:
     """Compute the square root of ``x``, elementwise.
 
     Args:
@@ -307,7 +308,7 @@ def sqrt(x: Any) -> Variable:
     return Sqrt()(x)
 
 
-def clip(x: Any, x_min: Any, x_max: Any) -> Variable:
+def clip(x: ArrayLike, x_min: Any, x_max: Any) -> Variable:
     """Limit values to ``[x_min, x_max]``; the gradient is zero where ``x`` was clipped.
 
     Either bound may be None (no limit on that side), as in ``numpy.clip``.

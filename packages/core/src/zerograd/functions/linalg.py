@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..function import Function
+from ..typing import ArrayLike
 from ..variable import Constant, Variable
 
 
@@ -84,7 +85,7 @@ class MatMul(Function):
         return gx, gw
 
 
-def matmul(x: Any, W: Any) -> Variable:  # noqa: N803 (DeZero's parameter name)
+def matmul(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803 (DeZero's parameter name)
     """Compute the matrix product ``x @ W`` with numpy's rules for 1-D and batched inputs.
 
     Args:
@@ -106,7 +107,7 @@ def matmul(x: Any, W: Any) -> Variable:  # noqa: N803 (DeZero's parameter name)
     return MatMul()(x, W)
 
 
-def dot(x: Any, W: Any) -> Variable:  # noqa: N803
+def dot(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803
     """Compute ``x @ W``; the same as :func:`matmul` (DeZero's name).
 
     Args:

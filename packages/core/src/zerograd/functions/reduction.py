@@ -9,6 +9,7 @@ from ..backends import backend_of, get_array_module
 from ..checks import normalize_axis
 from ..function import Function
 from ..shapes import size_of
+from ..typing import ArrayLike, Axis
 from ..utils import data_of
 from ..variable import Variable
 from ._inputs import as_input
@@ -154,7 +155,7 @@ def _keepdims(keepdims: Any, op: str) -> bool:
     raise TypeError(f"{op}: keepdims must be True or False, got {keepdims!r}")
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Sum ``x`` over ``axis``.
 
     Args:
@@ -179,7 +180,7 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     return Sum(axis, keepdims)(x)
 
 
-def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
 
     Integer data gives floats. As numpy's, the mean over no elements is nan, with a
@@ -224,7 +225,7 @@ average = mean
 """The same function as :func:`mean` (DeZero's ``average``)."""
 
 
-def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the maximum over ``axis``.
 
     Ties: every element equal to the maximum receives the full output gradient (DeZero's
@@ -256,7 +257,7 @@ def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     return Max(axis, keepdims)(x)
 
 
-def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
 
     Args:

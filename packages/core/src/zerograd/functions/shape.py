@@ -10,6 +10,7 @@ from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
 from ..function import Function
 from ..shapes import size_of
+from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
 
@@ -222,7 +223,7 @@ class GetItemGrad(Function):
         return xp.apply(GetItem(self.slices), gy)
 
 
-def reshape(x: Any, shape: Any) -> Variable:
+def reshape(x: ArrayLike, shape: Any) -> Variable:
     """Give ``x`` a new shape with the same number of elements.
 
     Args:
@@ -251,7 +252,7 @@ def reshape(x: Any, shape: Any) -> Variable:
     return Reshape(shape)(x)
 
 
-def transpose(x: Any, axes: Any = None) -> Variable:
+def transpose(x: ArrayLike, axes: Any = None) -> Variable:
     """Permute the axes of ``x``.
 
     Args:
@@ -273,7 +274,7 @@ def transpose(x: Any, axes: Any = None) -> Variable:
     return Transpose(axes)(x)
 
 
-def get_item(x: Any, slices: Any) -> Variable:
+def get_item(x: ArrayLike, slices: Any) -> Variable:
     """Select ``x[slices]``; the gradient flows back to the selected elements.
 
     Args:
@@ -295,7 +296,7 @@ def get_item(x: Any, slices: Any) -> Variable:
     return GetItem(slices)(x)
 
 
-def expand_dims(x: Any, axis: int) -> Variable:
+def expand_dims(x: ArrayLike, axis: int) -> Variable:
     """Insert an axis of length 1 at ``axis``.
 
     Args:
@@ -327,7 +328,7 @@ def expand_dims(x: Any, axis: int) -> Variable:
     return reshape(x, tuple(shape))
 
 
-def flatten(x: Any) -> Variable:
+def flatten(x: ArrayLike) -> Variable:
     """Flatten every axis but the first: shape (N, ...) becomes (N, -1).
 
     As DeZero's ``flatten``, it keeps the batch axis; 0-d data has none, so it becomes

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..backends import get_array_module
+from ..checks import axis_or_dim
 from ..variable import Variable
 from .arithmetic import Add, Div, Mul, Neg, Sub, pow, rpow
 from .linalg import matmul
@@ -121,6 +123,33 @@ def _min(self: Variable, axis: Any = None, keepdims: bool = False) -> Variable:
     return min(self, axis, keepdims)
 
 
+def _argmax(self: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None) -> Any:
+    """Return the indices of the maxima along ``axis`` (of the flattened data for None).
+
+    The result is an integer array of the Variable's backend, not a Variable: an index has
+    no gradient, and a Variable's ``==`` compares identity while an array's compares
+    values, so ``(model(x).argmax(1) == t).mean()`` is the accuracy. ``dim`` is PyTorch's
+    name for ``axis``.
+
+    Args:
+        self: The Variable.
+        axis: The axis to search along, or None for the flattened data.
+        keepdims: Keep the searched axis with length 1.
+        dim: The same as ``axis`` (give one of them).
+
+    Returns:
+        The array of indices (the first maximum where several are equal).
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> Variable(np.array([[1.0, 3.0], [4.0, 2.0]])).argmax(1)
+        array([1, 0])
+    """
+    axis = axis_or_dim("Variable.argmax", axis, dim, None)
+    return get_array_module(self.data).argmax(self.data, axis=axis, keepdims=keepdims)
+
+
 def _matmul(self: Variable, other: Any) -> Variable:
     """Compute the matrix product ``self @ other`` (DeZero's ``Variable.matmul``).
 
@@ -188,6 +217,7 @@ METHODS = {
     "mean": _mean,
     "max": _max,
     "min": _min,
+    "argmax": _argmax,
     "matmul": _matmul,
     "dot": _matmul,
     "__getitem__": _getitem,

@@ -9,7 +9,7 @@ from ..config import Config
 from ..variable import Variable
 
 _by_type = registry.by_type
-_SCALARS = (type(None), bool, int, float, complex, str, bytes)
+_SCALARS = (type(None), bool, int, str, bytes)
 
 
 def arguments(args: tuple, kwargs: dict) -> tuple[tuple, list]:
@@ -20,8 +20,8 @@ def arguments(args: tuple, kwargs: dict) -> tuple[tuple, list]:
     The key holds what a trace depends on besides them: each leaf's array type (its
     backend), shape and dtype, whether a Variable holds a gradient, which leaves are the
     same object (or hold the same array), every other argument's value (numbers, strings;
-    other objects by identity), the structure, and ``Config``'s ``train`` and
-    ``enable_backprop``.
+    floats by their bits, so that ``-0.0`` is not ``0.0``; other objects by identity), the
+    structure, and ``Config``'s ``train`` and ``enable_backprop``.
 
     Args:
         args: the positional arguments.
@@ -65,11 +65,21 @@ def _flatten(x: Any, key: list, leaves: list) -> None:
             _flatten(v, key, leaves)
     elif t in _SCALARS:
         key.append((t, x))
+    elif isinstance(x, (float, complex)):  # by bits: -0.0 is not 0.0, and nan is nan
+        key.append((t, _float_bits(x)))
+    elif getattr(x, "shape", None) == () and hasattr(x, "tobytes") and hasattr(x, "dtype"):
+        key.append((t, str(x.dtype), x.tobytes()))  # a library scalar (numpy.float32(-0.0))
     else:
         try:
             key.append((t, hash(x), x))  # a hashable value: compared by equality
         except TypeError:
             key.append((t, _Same(x)))  # anything else: by identity
+
+
+def _float_bits(x: float | complex) -> tuple[str, ...]:
+    if isinstance(x, complex):
+        return (float(x.real).hex(), float(x.imag).hex())
+    return (float(x).hex(),)
 
 
 class _Same:

@@ -16,7 +16,21 @@ from typing import Any
 from ..backends.registry import registry
 from ..function import Function
 from ..variable import Parameter, Variable
-from .trace import ARG, GRAD, STATE, VAR, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
+from .trace import (
+    ARG,
+    GRAD,
+    STATE,
+    VAR,
+    Clear,
+    Effect,
+    Forward,
+    Op,
+    Read,
+    Ref,
+    Store,
+    Trace,
+    Vjp,
+)
 from .values import bits, same
 
 _by_type = registry.by_type
@@ -43,8 +57,66 @@ def difference(a: Trace, b: Trace) -> str | None:
             return f"an array of shape {_shape(a.meta.get(n))} became {_shape(m)}"
     if _states(a) != _states(b):
         return "they wrote different layer states"
+    if [leaf for leaf, _ in a.aliases] != [leaf for leaf, _ in b.aliases]:
+        return "Variables held the arguments' arrays in one call and not in the other"
     if _returned(a.result, a) != _returned(b.result, b):
         return "they returned different things"
+    return None
+
+
+def undecided(a: Trace, b: Trace) -> str | None:
+    """Why the agreeing traces ``a`` and ``b`` cannot vouch for their constants, or None.
+
+    Arrays made in Python inside a call (``np.eye(3)[t]``, a maximum taken with numpy)
+    are constants to a trace; two traces that agree show they did not change between the
+    calls, which says nothing when an argument had equal values in both: an array made
+    from it would be equal too, and frozen in the replay. Single numbers (``x * 2.0``) are
+    not counted: they come from the code.
+
+    Args:
+        a: the earlier trace.
+        b: the later trace, which agrees with ``a``.
+
+    Returns:
+        A description of the doubt, or None when the traces can be trusted.
+    """
+    same_args = [i for i, (x, y) in enumerate(zip(a.arg_bits, b.arg_bits)) if x == y and x]
+    if not same_args:
+        return None
+    for x, y in zip(a.code, b.code):
+        made = None
+        if type(y) is Read and y.how == VAR and x.where is not y.where:
+            if x.where.data is not y.where.data:  # a new array in each call
+                made = b.meta[y.slot][1]
+        elif type(y) is Forward:
+            made = _made_array(x.fn.__dict__, y.fn.__dict__, b)
+        elif type(y) is Op:
+            made = _made_array(x.args, y.args, b)
+        if made:  # a shape of at least one dimension
+            return (
+                f"argument {same_args[0]} had the same values in both recorded calls, and the "
+                f"call makes an array of shape {tuple(made)} in Python (from the arguments?)"
+            )
+    return None
+
+
+def _made_array(u: Any, v: Any, t: Trace) -> Any:
+    """The shape of an array of ``v`` (a setting) made anew since ``u``, or None.
+
+    Arrays in slots are the call's own; an array that is the same object in both traces
+    was made before the calls (a captured constant).
+    """
+    tv = type(v)
+    if tv in (tuple, list) and type(u) is tv and len(u) == len(v):
+        for e, f in zip(u, v):
+            got = _made_array(e, f, t)
+            if got:
+                return got
+        return None
+    if tv is dict and type(u) is dict:
+        return _made_array([u.get(k) for k in v], list(v.values()), t)
+    if tv in _by_type and u is not v and t.slot_of(v) is None and len(v.shape):
+        return v.shape
     return None
 
 
@@ -83,6 +155,10 @@ def _step_difference(a: Trace, b: Trace, x: Any, y: Any) -> str | None:
     if type(y) is Store:
         if x.slot != y.slot or not _same_target(a, b, x.target, y.target):
             return "stores a gradient elsewhere"
+        return None
+    if type(y) is Clear:
+        if not _same_target(a, b, x.target, y.target):
+            return "clears another variable's gradient"
         return None
     if type(y) is Effect:
         if x.fn != y.fn or [id(p) for p in x.params] != [id(p) for p in y.params]:

@@ -23,8 +23,9 @@ from typing import Any
 from ..checks import integer
 from ..recording import current, recording
 from .calls import arguments
-from .compare import difference
-from .program import MISS, Program, Unreplayable
+from .compare import difference, undecided
+from .names import watched
+from .program import MISS, Program, Stale, Unreplayable
 from .trace import Start, Trace
 
 _FROM_LEARN = 5  # a warning's stacklevel from _eager: _eager, _learn, _trace, __call__, caller
@@ -37,7 +38,19 @@ class StaticGraphWarning(UserWarning):
 class _Kind:
     """What a StaticGraph keeps for one kind of call."""
 
-    __slots__ = ("calls", "programs", "pending", "start", "differences", "eager")
+    __slots__ = (
+        "calls",
+        "programs",
+        "pending",
+        "start",
+        "differences",
+        "eager",
+        "world",
+        "changes",
+        "replays",
+        "fresh",
+        "doubts",
+    )
 
     def __init__(self) -> None:
         self.calls = 0  # warm-up calls made
@@ -46,6 +59,22 @@ class _Kind:
         self.start: Start | None = None  # what the last trace captured, looked at first
         self.differences = 0
         self.eager: str | None = None  # why this kind of call stays eager
+        self.world: tuple | None = None  # the objects the last trace's names referred to
+        self.changes = 0  # times those objects changed since a replay last ran
+        self.replays = 0  # replays since the kind was last started over
+        self.fresh = 0  # traces in a row that gave Parameters their first values
+        self.doubts = 0  # agreeing traces whose calls were given equal argument values
+
+    def start_over(self) -> None:
+        """Forget every recording: the objects they name were replaced (a new model)."""
+        self.calls = 0  # warm up again: a new model's lazily sized layers size themselves
+        self.programs.clear()
+        self.pending.clear()
+        self.start = None
+        self.differences = 0
+        self.replays = 0
+        self.fresh = 0
+        self.doubts = 0
 
 
 _INSTANCE_KEY = "_static_graphs"  # where an instance keeps its decorated methods' state
@@ -82,6 +111,9 @@ class StaticGraph:
 
     max_differences = 2  # traces of one kind that may disagree before it stays eager
     max_programs = 8  # programs per kind of call (layer states, held gradients...)
+    max_changes = 3  # times in a row the objects a step names may change with no replay between
+    max_fresh = 3  # recordings in a row that may give Parameters their first values
+    max_doubts = 3  # agreeing recordings that cannot vouch for arrays made in Python
 
     def __init__(self, fn: Callable, *, warmup: int = 1, max_kinds: int = 32) -> None:
         if not callable(fn):
@@ -99,6 +131,9 @@ class StaticGraph:
         self._overflow: _Kind | None = None  # the calls past max_kinds kinds, all eager
         self._warned: set[str] = set()
         self._lock = threading.Lock()
+        # a program's Functions keep what a forward leaves for its vjp (dropout's mask):
+        # one replay at a time, or two threads would mix them
+        self._replaying = threading.RLock()
 
     def __reduce__(self) -> tuple:
         # a copy (deepcopy, pickle) wraps a copy of the function and starts with no
@@ -122,6 +157,11 @@ class StaticGraph:
         if mine is None:
             mine = d.setdefault(_INSTANCE_KEY, _Recordings())
         bound = mine.get(self)
+        if bound is not None and bound.fn.__self__ is not obj:
+            # a shallow copy (copy.copy) shares its original's __dict__ entries: its own
+            # recordings start empty, or its calls would replay the original's
+            mine = d[_INSTANCE_KEY] = _Recordings()
+            bound = None
         if bound is None:
             method = types.MethodType(self.fn, obj)
             made = StaticGraph(method, warmup=self.warmup, max_kinds=self.max_kinds)
@@ -144,16 +184,23 @@ class StaticGraph:
         kind = self._kinds.get(key)
         if kind is None:
             kind = self._new_kind(key)
-        if kind.eager is not None or kind.calls < self.warmup:
-            kind.calls += 1
-            self.counts["eager"] += 1
-            return self.fn(*args, **kwargs)
-        for program in kind.programs:
-            out = program(leaves)
-            if out is not MISS:
+        if kind.eager is None and kind.calls >= self.warmup:
+            for program in list(kind.programs):
+                with self._replaying:
+                    out = program(leaves)
+                if out is MISS:
+                    continue
+                if type(out) is Stale:
+                    self._stale(kind, out.what)
+                    break
                 self.counts["replayed"] += 1
+                kind.replays += 1
                 return out
-        return self._trace(kind, args, kwargs, leaves)
+            else:
+                return self._trace(kind, args, kwargs, leaves)
+        kind.calls += 1
+        self.counts["eager"] += 1
+        return self.fn(*args, **kwargs)
 
     def sources(self) -> list[str]:
         """The generated Python source of every replay made so far (to read, or debug).
@@ -179,8 +226,17 @@ class StaticGraph:
             kind = self._kinds[key] = _Kind()
         return kind
 
+    def _stale(self, kind: _Kind, what: str) -> None:
+        """An object a recording names was replaced: start the kind over, or stay eager."""
+        with self._lock:
+            kind.changes = kind.changes + 1 if kind.replays == 0 else 1
+            if kind.changes > self.max_changes:
+                self._eager(kind, _changing(what), _FROM_STALE)
+            else:
+                kind.start_over()
+
     def _trace(self, kind: _Kind, args: tuple, kwargs: dict, leaves: list) -> Any:
-        trace = Trace(leaves, kind.start)
+        trace = Trace(leaves, kind.start, watched(self.fn))
         with recording(trace):
             result = self.fn(*args, **kwargs)
         trace.finish(result)
@@ -191,9 +247,33 @@ class StaticGraph:
 
     def _learn(self, kind: _Kind, trace: Trace) -> None:
         """Compare ``trace`` with the last one of its variant; build a program if they agree."""
+        if trace.fresh is not None:  # a layer sized itself: not a call like the next ones
+            kind.fresh += 1
+            kind.start = None
+            if kind.fresh > self.max_fresh:
+                self._eager(
+                    kind,
+                    f"in each of its last {kind.fresh} recorded calls {trace.fresh} (a layer "
+                    f"or Parameter made inside the step?); make them once, outside it",
+                    _FROM_LEARN,
+                )
+            return
+        kind.fresh = 0
         if trace.refused is not None:
             self._eager(kind, trace.refused, _FROM_LEARN)
             return
+        names = trace.names()
+        world = (trace.version, tuple([(id(n.holder), n.name, id(n.value)) for n in names]))
+        world += (tuple([n.contents() for n in names]),)
+        if kind.world is not None and world != kind.world:
+            # the step's names refer to other objects than at the last recording (a new
+            # model): the recordings kept so far are of the old ones
+            kind.pending.clear()
+            kind.changes = kind.changes + 1 if kind.replays == 0 else 1
+            if kind.changes > self.max_changes:
+                self._eager(kind, _changing(_what_changed(kind.world, world, trace)), _FROM_LEARN)
+                return
+        kind.world = world
         kind.start = trace.start()
         variant = trace.variant()
         earlier = kind.pending.pop(variant, None)
@@ -201,6 +281,19 @@ class StaticGraph:
             kind.pending[variant] = trace
             return
         why = difference(earlier, trace)
+        doubt = undecided(earlier, trace) if why is None else None
+        if doubt is not None:  # wait for a call with other values
+            kind.pending[variant] = trace
+            kind.doubts += 1
+            if kind.doubts > self.max_doubts:
+                self._eager(
+                    kind,
+                    f"in each of its last {kind.doubts} recorded calls {doubt}: recordings "
+                    f"of calls given equal values cannot tell such an array from a constant; "
+                    f"make it with zerograd's functions, or outside the step (pass it in)",
+                    _FROM_LEARN,
+                )
+            return
         if why is not None:
             kind.pending[variant] = trace
             kind.differences += 1
@@ -239,6 +332,30 @@ class StaticGraph:
                 StaticGraphWarning,
                 stacklevel=stacklevel,
             )
+
+
+_FROM_STALE = 4  # from _eager: _eager, _stale, __call__, caller
+
+
+def _changing(what: str) -> str:
+    return (
+        f"{what} on one call after another, with no replay between: a replay works on the "
+        f"objects it recorded, so each change starts the recording over; pass what changes "
+        f"as an argument (numbers as 0-d arrays)"
+    )
+
+
+def _what_changed(before: tuple, after: tuple, trace: Trace) -> str:
+    if before[0] != after[0]:
+        return "a layer's Parameter or sub-layer was replaced"
+    old = {(h, name): v for h, name, v in before[1]}
+    held = dict(zip([(h, name) for h, name, _ in before[1]], before[2]))
+    for n in trace.names():
+        if old.get((id(n.holder), n.name)) != id(n.value):
+            return f"{n.describe()!r} refers to another object"
+        if held.get((id(n.holder), n.name)) != n.contents():
+            return f"{n.describe()!r} holds other objects"
+    return "the names the step reads changed"
 
 
 def _remade(fn: Callable, warmup: int, max_kinds: int) -> StaticGraph:

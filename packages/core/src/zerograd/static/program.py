@@ -22,8 +22,24 @@ from typing import Any
 
 from ..backends.registry import registry
 from ..namespaces import ArrayOps
+from ..recording import structure
 from ..variable import Constant, Variable
-from .trace import ARG, CONST, STATE, VAR, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
+from .names import contents_of, value_of
+from .trace import (
+    ARG,
+    CONST,
+    STATE,
+    VAR,
+    Clear,
+    Effect,
+    Forward,
+    Op,
+    Read,
+    Ref,
+    Store,
+    Trace,
+    Vjp,
+)
 
 _by_type = registry.by_type
 
@@ -31,6 +47,23 @@ _graphless = ArrayOps.wrap  # a Variable around an array, with no graph (backwar
 
 MISS = object()
 """What a Program returns when a guard fails: nothing was done, trace the call instead."""
+
+
+class Stale:
+    """What a Program returns when an object it names was replaced: nothing was done.
+
+    A global name, closure cell or instance attribute the step reads refers to another
+    object now (``model = MLP(...)`` for the next fold), or a Layer's Parameter or
+    sub-layer was replaced: every recording of the step may name the old objects.
+
+    Args:
+        what: what changed, for messages.
+    """
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
 
 
 class Unreplayable(Exception):
@@ -102,7 +135,7 @@ class Program:
         """Indices of the stores whose variable a replay can reach (kept, or an argument)."""
         out = set()
         for i, ins in enumerate(self._t.code):
-            if type(ins) is Store:
+            if type(ins) in (Store, Clear):
                 v = ins.target
                 if self._t.arg_variable(v) is not None or self._a.code[i].target is v:
                     out.add(i)
@@ -174,6 +207,12 @@ class Program:
                 outs = []
                 if i in self._persistent:
                     self._store(ins)
+            elif kind is Clear:
+                outs = []
+                if i in self._persistent:
+                    leaf = t.arg_variable(ins.target)
+                    owner = f"a[{leaf}]" if leaf is not None else self.k(ins.target)
+                    self._lines.append(f"{owner}.grad = None")
             else:
                 outs = []
                 self._lines.append(f"{self.k(ins.fn)}()")
@@ -190,6 +229,31 @@ class Program:
 
     def _guards(self) -> None:
         t = self._t
+        stale = self.k(Stale("a layer's Parameter or sub-layer was replaced"))
+        self._lines.append(f"if {self.k(structure)}.n != {t.version}:")
+        self._lines.append(f"    return {stale}")
+        for n in t.names():
+            gone = self.k(Stale(f"{n.describe()!r} refers to another object"))
+            holder, name, value = self.k(n.holder), repr(n.name), self.k(n.value)
+            if type(n.holder) is dict:
+                now = f"{holder}.get({name}, k0)"
+            else:
+                now = f"{self.k(value_of)}({holder}, {name})"
+            self._lines.append(f"if {now} is not {value}:")
+            self._lines.append(f"    return {gone}")
+            held = n.contents()
+            if held is not None:  # a list, dict or set the step reads: what it holds
+                changed = self.k(Stale(f"{n.describe()!r} holds other objects"))
+                self._lines.append(f"if {self.k(contents_of)}({value}) != {self.k(held)}:")
+                self._lines.append(f"    return {changed}")
+        for owner, read, value in t.dependencies.values():
+            self._lines.append(f"if {self.k(read)}({self.k(owner)}) != {self.k(value)}:")
+            self._lines.append("    return k0")
+        for i, (leaf, v) in enumerate(t.aliases):
+            if i < len(self._a.aliases) and self._a.aliases[i][1] is v:  # kept across calls
+                data = ".data" if isinstance(t.leaves[leaf], Variable) else ""
+                self._lines.append(f"if {self.k(v)}.data is not a[{leaf}]{data}:")
+                self._lines.append("    return k0")
         for owner, name, start, _ in t.states.values():
             if start is None:
                 self._lines.append(f"if getattr({self.k(owner)}, {name!r}, None) is not None:")
@@ -206,8 +270,10 @@ class Program:
         """
         t, out = self._t, []
         for i, ins in enumerate(t.code):
-            v = ins.target if type(ins) is Store else None
-            if i in self._persistent and id(v) not in t.adds_onto and t.arg_variable(v) is None:
+            if type(ins) is not Store or i not in self._persistent:
+                continue
+            v = ins.target
+            if id(v) not in t.adds_onto and t.arg_variable(v) is None:
                 out.append((v, bool(t.entry_grads.get(id(v)))))
         return out
 

@@ -14,13 +14,16 @@ then says why, and the call stays eager.
 from __future__ import annotations
 
 import copy
+import dis
 from collections.abc import Callable
 from typing import Any
 
 from ..backends.registry import registry
-from ..recording import paused
-from ..variable import Variable
-from .values import copy_of, same
+from ..function import Function
+from ..recording import READ, paused, structure
+from ..variable import Parameter, Variable
+from .names import Name
+from .values import bits, copy_of, same
 
 _by_type = registry.by_type
 
@@ -116,6 +119,15 @@ class Store:
         self.target, self.slot = target, slot
 
 
+class Clear:
+    """The call cleared ``target``'s gradient here (``cleargrad()``, ``zero_grad()``)."""
+
+    __slots__ = ("target",)
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+
 class Effect:
     """``fn()`` ran as one step (an optimizer's update), reading ``params``' gradients."""
 
@@ -129,7 +141,8 @@ class Start:
     """What a trace looks at as its call starts, learnt from the previous trace.
 
     Attributes:
-        targets: the Variables given gradients (is each one's grad None at the start?).
+        targets: the Variables given gradients and those the updates read (is each one's
+            grad None at the start?).
         settings: the updates' ``settings`` callables (do they change inside the call?).
         captured: the Variables read (is their data changed inside the call?).
     """
@@ -138,6 +151,108 @@ class Start:
 
     def __init__(self, targets: list, settings: list, captured: list) -> None:
         self.targets, self.settings, self.captured = targets, settings, captured
+
+
+_LEFT = object()  # in place of a gradient's copy: the gradient an update left, not copied
+_FUNCTION_METHODS = frozenset(["forward", "vjp", "backward", "check", "kernel"])
+_inside: dict = {}  # code object -> whether it is zerograd's own code
+
+
+def outside(frame: Any) -> bool:
+    """Whether ``frame`` runs the step's own Python, not zerograd's or a Function's work.
+
+    zerograd's packages (``zerograd``, ``zerograd_nn``, ...) and the methods of a Function
+    (its forward, vjp, backward, check and kernel, which a replay runs again) are inside.
+
+    Args:
+        frame: a Python frame.
+
+    Returns:
+        True for the step's own code.
+    """
+    code = frame.f_code
+    inside = _inside.get(code)
+    if inside is None:
+        module = frame.f_globals.get("__name__") or ""
+        inside = module == "zerograd" or module.startswith(("zerograd.", "zerograd_"))
+        _inside[code] = inside
+    if inside:
+        return False
+    if code.co_name in _FUNCTION_METHODS and isinstance(frame.f_locals.get("self"), Function):
+        return False
+    return True
+
+
+# what may come between reading x.data and returning it, Python looking at no value
+_ON_THE_WAY_OUT = frozenset(
+    [
+        "LOAD_CONST",
+        "LOAD_FAST",
+        "LOAD_DEREF",
+        "BUILD_LIST",
+        "BUILD_TUPLE",
+        "BUILD_MAP",
+        "BUILD_CONST_KEY_MAP",
+        "LIST_EXTEND",
+        "NOP",
+        "CACHE",
+        "EXTENDED_ARG",
+    ]
+)
+_METADATA = frozenset(["shape", "dtype", "ndim", "size"])  # x.data.shape reads no value
+_harmless: dict = {}  # (code, offset) -> whether the value read there is never looked at
+
+
+def harmless_read(frame: Any) -> bool:
+    """Whether Python looks at no value of the array that ``frame``'s instruction reads.
+
+    ``return loss.data`` or ``return {"loss": y.data}`` (the replay returns its own
+    array), ``x.data.shape`` and ``.dtype``, ``.ndim``, ``.size`` (metadata, which the
+    replay checks), and ``x.data is None`` (a lazily sized layer written as the book's).
+
+    Args:
+        frame: the frame reading the value.
+
+    Returns:
+        True when the read is one of those.
+    """
+    key = (frame.f_code, frame.f_lasti)
+    out = _harmless.get(key)
+    if out is None:
+        after = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti]
+        out = False
+        if after:
+            first = after[0]
+            if first.opname in ("LOAD_ATTR", "LOAD_METHOD") and first.argval in _METADATA:
+                out = first.opname == "LOAD_ATTR"
+            elif "IF_NONE" in first.opname or "IF_NOT_NONE" in first.opname:
+                out = True
+            elif (
+                len(after) > 1
+                and first.opname == "LOAD_CONST"
+                and first.argval is None
+                and after[1].opname == "IS_OP"
+            ):
+                out = True
+            else:
+                for ins in after:
+                    if ins.opname == "RETURN_VALUE":
+                        out = True
+                    if ins.opname not in _ON_THE_WAY_OUT:
+                        break
+        _harmless[key] = out
+    return out
+
+
+def _where(frame: Any) -> str:
+    return f"{frame.f_code.co_filename}, line {frame.f_lineno}"
+
+
+def _about(x: Any) -> str:
+    """``'a Parameter 'W' of shape (3, 4)'``: a Variable, for messages."""
+    name = f" {x.name!r}" if getattr(x, "name", None) else ""
+    shape = getattr(getattr(x, "data", None), "shape", None)
+    return f"a {type(x).__name__}{name}" + ("" if shape is None else f" of shape {tuple(shape)}")
 
 
 class Trace:
@@ -149,6 +264,7 @@ class Trace:
             :meth:`start`), or None: looked at as this call starts (held gradients, the data
             of captured Variables, the updates' settings), so that this trace can tell what
             the call changes.
+        watched: the names the step reads (:func:`.names.watched`), as the call starts.
 
     Attributes:
         code: the instructions, in the order the call did them.
@@ -161,9 +277,17 @@ class Trace:
             for the variables the previous trace (``start``) stored gradients into.
         adds_onto: ``id(variable)`` of the variables whose held gradient a walk added onto.
         result: the call's return value, as :meth:`finish` was given it.
+        watched: the names the step reads, with what they referred to at the start.
+        version: :data:`zerograd.recording.structure`'s count at the start.
+        dependencies: ``(id(owner), read) -> [owner, read, value at the start]``: Python state
+            the work depends on (a layer's eval mode); a replay checks it first.
+        aliases: ``[(leaf, variable)]``: Variables the call did not get as arguments whose
+            data is an argument's array (``step(w.data)``).
+        fresh: why this call cannot be compared with others (a Parameter got its first
+            value inside it: a layer sized itself), or None.
     """
 
-    def __init__(self, leaves: list, start: Start | None = None) -> None:
+    def __init__(self, leaves: list, start: Start | None = None, watched: Any = ()) -> None:
         self.code: list = []
         self.reads: dict[int, Read] = {}
         self.meta: dict[int, tuple] = {}
@@ -173,6 +297,20 @@ class Trace:
         self.adds_onto: set[int] = set()
         self.result: Any = None
         self.leaves = leaves
+        self.watched: list[Name] = list(watched)
+        self.version = structure.n
+        self.dependencies: dict[tuple, list] = {}
+        self.aliases: list[tuple[int, Variable]] = []
+        self.fresh: str | None = None
+        self._aliased: set[int] = set()
+        self._cleared: set[int] = set()  # id(variable) whose clearing is recorded already
+        self.start_targets: list = []
+        # the arguments' values as the call starts: two recordings of calls given equal
+        # values cannot tell arrays made from them in Python from constants
+        self.arg_bits = [
+            None if a is None else bits(a)
+            for a in (x.data if isinstance(x, Variable) else x for x in leaves)
+        ]
         self._slots: dict[int, int] = {}  # id(object) -> slot
         self._kept: list = []  # every slotted object: alive, so that ids stay unique
         self._clones: dict[int, tuple] = {}  # id(function) -> (function, its clone)
@@ -188,6 +326,8 @@ class Trace:
         for i, leaf in enumerate(leaves):
             if isinstance(leaf, Variable):
                 self._arg_vars[id(leaf)] = i
+                g = leaf.grad  # what a walk may add onto: the call's own, as the call starts
+                self._entry_arrays[id(leaf)] = None if g is None else g.data
                 if leaf.data is not None:
                     self._arg_arrays[id(leaf.data)] = i
             elif type(leaf) in _by_type:
@@ -197,6 +337,7 @@ class Trace:
 
     # -- what is known before the call runs -----------------------------------------------
     def _look_at_start(self, start: Start) -> None:
+        self.start_targets = list(start.targets)
         for v in start.targets:
             if id(v) not in self._arg_vars:
                 g = v.grad
@@ -227,10 +368,15 @@ class Trace:
     def _input(self, v: Any) -> int:
         """The slot of a Function's input Variable ``v`` (a read when the call did not make it)."""
         a = v.data
+        leaf = self._arg_arrays.get(id(a))
+        if leaf is not None and id(v) not in self._arg_vars and id(v) not in self._aliased:
+            # a Variable holding an argument's array (step(w.data)): the replay reads the
+            # argument, so it checks that the Variable still holds it, if it is kept
+            self._aliased.add(id(v))
+            self.aliases.append((leaf, v))
         n = self._slots.get(id(a))
         if n is not None:
             return n
-        leaf = self._arg_arrays.get(id(a))
         if leaf is not None:
             return self._read(a, ARG, leaf)
         if id(v) in self._arg_vars:
@@ -373,10 +519,19 @@ class Trace:
         self.adds_onto.add(id(x))
         if id(a) in self._slots:
             return
-        if self._knows_start and self._entry_arrays.get(id(x)) is not a:
+        known = id(x) in self._entry_arrays
+        if known and self._entry_arrays[id(x)] is not a:
             self.refuse(
-                "its backward adds onto a gradient given to a variable by hand inside the "
-                "call; clear gradients with cleargrad() and let backward compute them"
+                f"its backward adds onto a gradient given to {_about(x)} by hand inside the "
+                f"call, which a replay would not give; clear gradients with cleargrad() and "
+                f"let backward compute them"
+            )
+        elif not known and self._knows_start:
+            self.refuse(
+                f"its backward adds onto a gradient that {_about(x)} held before the walk "
+                f"and that the previous recording never gave it (given by hand inside the "
+                f"call, or left by a backward outside the step); clear it with cleargrad() "
+                f"first, or let the step's own backward compute it"
             )
         self._read(a, GRAD, x)
 
@@ -388,6 +543,84 @@ class Trace:
             return
         self.code.append(Store(x, n))
         self._stored[id(x)] = (x, a, copy_of(a))
+        self._cleared.discard(id(x))
+
+    def _note_clears(self, variables: Any) -> None:
+        """Record as :class:`Clear` the gradients among ``variables`` the call cleared so far.
+
+        A gradient is cleared when it is None now although the call stored one, or although
+        the variable held one as the call started (what the previous trace tells).
+        """
+        for v in variables:
+            i = id(v)
+            if i in self._cleared or v.grad is not None:
+                continue
+            if i in self._stored or self.entry_grads.get(i) is False:
+                self._stored.pop(i, None)
+                self._cleared.add(i)
+                self.code.append(Clear(v))
+
+    def data(self, x: Any, frame: Any, value: Any) -> None:
+        """Refuse the trace when the step's own code reads or assigns ``x.data``.
+
+        A Parameter given its first array (a lazily sized layer's first call) makes the
+        trace :attr:`fresh` instead: not comparable, and not a reason to stay eager.
+        """
+        if value is not READ and value is not None and isinstance(x, Parameter):
+            if getattr(x, "data", None) is None:  # (no data at all inside Parameter())
+                if self.fresh is None:
+                    shape = tuple(getattr(value, "shape", ()))
+                    self.fresh = f"a {type(x).__name__} of shape {shape} got its first value"
+                return
+        if not outside(frame):
+            return
+        if value is READ and harmless_read(frame):
+            return
+        if value is READ:
+            self.refuse(
+                f"it reads {_about(x)}'s values into Python (x.data at {_where(frame)}), "
+                f"which a replay would not do again (a NaN check, numpy work on the array); "
+                f"compute with zerograd's functions and read values after the call (x.shape "
+                f"and x.dtype need no .data)"
+            )
+        else:
+            self.refuse(
+                f"it assigns {_about(x)}'s data by hand (x.data = ... at {_where(frame)}), "
+                f"which a replay would not do again; update Parameters with an optimizer, "
+                f"or pass the new array as an argument"
+            )
+
+    def drew(self, frame: Any, what: str, seeds: bool) -> None:
+        """Refuse the trace when the step draws random numbers in Python, or seeds them."""
+        if seeds:
+            while frame is not None and not outside(frame):  # the step's line that led here
+                frame = frame.f_back
+            where = "" if frame is None else f" at {_where(frame)}"
+            self.refuse(
+                f"it seeds random numbers inside the call ({what}{where}), which a replay "
+                f"would not do again; seed once, before the calls"
+            )
+        elif outside(frame):
+            self.refuse(
+                f"it draws random numbers in Python ({what} at {_where(frame)}): a replay "
+                f"would not draw them, and repeats what the recorded calls drew (a coin "
+                f"flip's branch, a noise array); draw inside a Function (F.dropout), or draw "
+                f"outside the step and pass the result in as an argument"
+            )
+
+    def depends(self, owner: Any, read: Callable[[Any], Any], value: Any) -> None:
+        """Note Python state the work depends on; the first value is the call's start."""
+        key = (id(owner), read)
+        if key not in self.dependencies:
+            self.dependencies[key] = [owner, read, value]
+
+    def setting(self, owner: Any, name: str) -> None:
+        """Refuse the trace: Python state that replayed work reads is assigned inside."""
+        self.refuse(
+            f"it assigns {type(owner).__name__}.{name} inside the call, which a replay would "
+            f"not do, while the update it runs reads it; assign it between calls (as a "
+            f"scheduler does: the replayed update reads the value of its time)"
+        )
 
     def read(self, x: Any, what: str) -> None:
         """Refuse the trace: Python code that reads values is not replayed."""
@@ -403,12 +636,17 @@ class Trace:
         what it was when the call started.
         """
         owner = getattr(fn, "__self__", fn)
+        self._note_clears(params)
         for p in params:
             g = p.grad
             got = self._stored.get(id(p))
             if g is None or got is None:
                 continue
-            if g.data is not got[1] or got[2] is None or not same(g.data, got[2]):
+            if got[2] is _LEFT:
+                bad = g.data is not got[1]
+            else:
+                bad = g.data is not got[1] or got[2] is None or not same(g.data, got[2])
+            if bad:
                 self.refuse(
                     f"the gradients {type(owner).__name__} reads were changed between "
                     f"backward and the update outside zerograd's functions (by hand, or "
@@ -423,6 +661,13 @@ class Trace:
         with paused():
             out = fn()
         self.code.append(Effect(fn, params, settings))
+        for p in params:  # what the update left (its hooks' copies): a replay leaves the same
+            g = p.grad
+            if g is not None:
+                self._stored[id(p)] = (p, g.data, _LEFT)
+                self._cleared.discard(id(p))
+        # from here on the update's own changes (a step counter) are what the call ends with
+        self._settings = [(f, v) for f, v in self._settings if f != settings]
         self._settings.append((settings, settings()))
         return out
 
@@ -471,6 +716,41 @@ class Trace:
                     f"{tuple(data.shape)}) outside zerograd's functions (x.data -= ... by "
                     f"hand?); update Parameters with an optimizer, or pass the array in"
                 )
+        self._note_clears([st[0] for st in self._stored.values()])
+        self._note_clears([v for v in self.start_targets if id(v) not in self._cleared])
+        for x, a, saved in self._stored.values():
+            g = x.grad
+            if g is None:
+                continue
+            if g.data is not a or (saved is not _LEFT and saved is not None and not same(a, saved)):
+                self.refuse(
+                    f"it changes the gradient of {_about(x)} after backward gave it, outside "
+                    f"zerograd's functions (by hand), which a replay would not do"
+                )
+        held = {leaf for leaf, v in self.aliases if isinstance(v, Parameter)}  # step(w.data)
+        for i, leaf in enumerate(self.leaves):
+            if type(leaf) in _by_type and i not in held and self.arg_bits[i] != bits(leaf):
+                self.refuse(
+                    f"it changes its argument {i} (an array of shape {tuple(leaf.shape)}) in "
+                    f"place (x *= 2, x[...] = ...), which a replay would not do; compute "
+                    f"a new array (x = x * 2)"
+                )
+        for n in self.names():
+            how = n.changed()
+            if how is not None:
+                self.refuse(_changed_inside(n, how))
+        for owner, read, value in self.dependencies.values():
+            if read(owner) != value:
+                self.refuse(
+                    f"it leaves {type(owner).__name__} in another mode than it found it "
+                    f"(eval() or train() inside the call), which a replay would not do; "
+                    f"switch modes between calls"
+                )
+        if structure.n != self.version:
+            self.refuse(
+                "it replaces a layer's Parameter or sub-layer, or sets an optimizer up "
+                "again, inside the call, which a replay would not do"
+            )
         if not self._walked and _has_graph(result):
             self.refuse(
                 "it returns Variables with a graph but runs no backward: a replay gives "
@@ -484,22 +764,47 @@ class Trace:
         Returns:
             The targets, settings and captured Variables of this trace.
         """
-        targets = [ins.target for ins in self.code if type(ins) is Store]
+        targets, seen = [], set()
+        for ins in self.code:
+            for v in [ins.target] if type(ins) is Store else getattr(ins, "params", ()):
+                if id(v) not in seen:
+                    seen.add(id(v))
+                    targets.append(v)
         settings = [ins.settings for ins in self.code if type(ins) is Effect]
         captured = [r.where for r in self.reads.values() if r.how == VAR]
         return Start(targets, settings, captured)
 
-    def variant(self) -> tuple:
-        """The layer states this call started from: traces agree only within a variant.
+    def names(self) -> list[Name]:
+        """The names the step read whose objects a replay relies on.
+
+        The watched names, less the layer states the call writes itself (an RNN's ``h``:
+        a replay writes them too).
 
         Returns:
-            ``(id(owner), name, signature)`` per state; the signature is None for None.
+            The :class:`~.names.Name` objects.
         """
-        out = []
+        written = {(id(st[0]), st[1]) for st in self.states.values()}
+        return [n for n in self.watched if (id(n.holder), n.name) not in written]
+
+    def variant(self) -> tuple:
+        """What this call started from: traces agree only within a variant.
+
+        The layer states (present or None), the modes the work depended on (a layer in
+        eval mode) and, for each variable given a gradient, whether the walk added onto
+        one it held (gradient accumulation) or gave a new one.
+
+        Returns:
+            A hashable description.
+        """
+        out: list = []
         for owner, name, start, _ in self.states.values():
             d = None if start is None else start.data
             sig = None if d is None else (type(d), d.shape, d.dtype)
             out.append((id(owner), name, sig))
+        for owner, read, value in self.dependencies.values():
+            out.append(("depends", id(owner), read, value))
+        adds = self.adds_onto
+        out.append(("adds", tuple([id(c.target) in adds for c in self.code if type(c) is Store])))
         return tuple(out)
 
     def array(self, n: int) -> Any:
@@ -581,6 +886,27 @@ class _Reporting:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
+
+
+def _changed_inside(n: Name, how: str) -> str:
+    what = n.describe()
+    if how == "rebound":
+        return (
+            f"it rebinds {what!r} inside the call (global, nonlocal, or an attribute of the "
+            f"instance), which a replay would not do; change it between calls, or return "
+            f"the new value"
+        )
+    if how == "drew":
+        return (
+            f"it draws random numbers from {what!r} in Python, which a replay would not "
+            f"draw again; draw inside a Function (F.dropout), or outside the step and pass "
+            f"the result in"
+        )
+    return (
+        f"it changes {what!r} (a {type(n.value).__name__}) in place inside the call "
+        f"(history.append(loss)?), which a replay would not do; return what it should "
+        f"keep and add it after the call"
+    )
 
 
 def _has_graph(value: Any) -> bool:

@@ -246,6 +246,28 @@ def test_assign_writes_or_refuses_with_type_error(backend):
         assert backend.to_numpy(target).tolist() == [1.0, 2.0]
 
 
+def test_shared_scalars_cannot_be_written(backend):
+    """With ``cache_scalars``, ``read_only`` gives an array that a write cannot change.
+
+    zerograd shares one array per repeated Python-number operand; a ``forward`` that wrote
+    into it would change every later ``x * 3.0``. A backend with mutable arrays and no
+    read-only flag must leave ``cache_scalars`` False.
+    """
+    shared = backend.read_only(backend.asarray(3.0, dtype="float32"))
+    assert backend.to_numpy(shared).tolist() == 3.0
+    if not backend.cache_scalars:
+        return
+    assert not backend.writable(shared), (
+        f"{backend.name}: cache_scalars is True but read_only() returned an array that "
+        f"writable() says can be written; make it read-only or set cache_scalars = False"
+    )
+    try:
+        backend.assign(shared, backend.asarray(4.0, dtype="float32"))
+    except (TypeError, ValueError):  # what immutable and read-only arrays raise
+        pass
+    assert backend.to_numpy(shared).tolist() == 3.0
+
+
 @pytest.mark.parametrize("op", contract.IN_PLACE_OPS)
 def test_compute_into_writes_numpys_result_where_writable(backend, op):
     """Where ``writable`` is true, ``compute_into`` writes numpy's result into ``out``.

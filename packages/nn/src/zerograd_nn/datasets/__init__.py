@@ -7,6 +7,7 @@ Examples:
     ((2,), 300)
 """
 
+from .arrays import TensorDataset
 from .base import Dataset, data_home, fetch, verify_checksum
 from .images import CIFAR10, CIFAR100, MNIST, FashionMNIST, read_idx
 from .text import Shakespear, TextCharDataset
@@ -21,6 +22,7 @@ __all__ = [
     "Shakespear",
     "SinCurve",
     "Spiral",
+    "TensorDataset",
     "TextCharDataset",
     "data_home",
     "fetch",

@@ -14,9 +14,34 @@ import tempfile
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 __all__ = ["Dataset", "data_home", "fetch", "verify_checksum"]
+
+
+def host_numpy() -> ModuleType:
+    """Return numpy, imported on first use: data sets parse and generate data with it.
+
+    zerograd-nn imports without numpy (it depends on zerograd only); what reads files or
+    draws toy data on the host needs it, as every backend's ``from_numpy`` does.
+
+    Returns:
+        The numpy module.
+
+    Raises:
+        ModuleNotFoundError: numpy is not installed (the message says how to install it).
+    """
+    try:
+        import numpy
+    except ImportError:
+        raise ModuleNotFoundError(
+            "zerograd-nn's data sets read their files and make their data with numpy on the "
+            "host, and numpy is not installed: pip install numpy (the numpy backend brings "
+            "it: pip install zerograd-numpy, or ./packages/backend-numpy from a checkout).",
+            name="numpy",
+        ) from None
+    return numpy
 
 
 def _identity(x: Any) -> Any:

@@ -13,12 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from zerograd.backends import as_numpy, get_backend
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
-from .base import Dataset, as_root, fetch, verify_checksum
+from .base import Dataset, as_root, fetch, host_numpy, verify_checksum
 
 __all__ = ["CIFAR10", "CIFAR100", "FashionMNIST", "MNIST", "read_idx"]
 
@@ -40,6 +38,7 @@ def read_idx(path: str | Path) -> Any:
     Raises:
         ValueError: the file cannot be read, is not IDX, or is truncated.
     """
+    np = host_numpy()
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     try:
@@ -300,6 +299,7 @@ class CIFAR10(_ImageFiles):
 
     def _records(self, where: str, buf: bytes, name: str) -> Any:
         """The file's records as a (N, record) uint8 array, checked."""
+        np = host_numpy()
         record = self.label_bytes + 3 * 32 * 32
         expected = (self.records or {}).get(name)
         if not buf or len(buf) % record or (expected and len(buf) < expected * record):
@@ -312,6 +312,7 @@ class CIFAR10(_ImageFiles):
         return np.frombuffer(buf, dtype=np.uint8).reshape(-1, record)  # parsed on the host
 
     def _check_labels(self, where: str, labels: Any, classes: int) -> None:
+        np = host_numpy()
         bad = np.nonzero(labels >= classes)[0]
         if bad.size:
             i = int(bad[0])
@@ -328,6 +329,7 @@ class CIFAR10(_ImageFiles):
             FileNotFoundError: neither the files nor the archive are there.
             ValueError: a file or the archive is corrupt, or a label is out of range.
         """
+        np = host_numpy()
         coarse = self.label_bytes == 2 and not self._fine
         classes = len(self.coarse_names if coarse else self.class_names)
         data, labels = [], []

@@ -5,11 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from zerograd.backends import get_backend
 
-from .base import Dataset
+from .base import Dataset, host_numpy
 
 __all__ = ["SinCurve", "Spiral", "get_spiral"]
 
@@ -32,6 +30,7 @@ def get_spiral(train: bool = True) -> tuple[Any, Any]:
         >>> x.shape, x.dtype, t.shape, sorted(set(t.tolist()))
         ((300, 2), dtype('float32'), (300,), [0, 1, 2])
     """
+    np = host_numpy()
     backend = get_backend()
     # made on the host with numpy's RandomState, then moved to the backend
     rng = np.random.RandomState(1984 if train else 2020)
@@ -76,6 +75,7 @@ class SinCurve(Dataset):
 
     def prepare(self) -> None:
         """Generate the curve (the training noise from the global random state)."""
+        np = host_numpy()
         num_data = 1000
         x = np.linspace(0, 2 * math.pi, num_data)
         noise = np.random.uniform(-0.05, 0.05, size=x.shape)

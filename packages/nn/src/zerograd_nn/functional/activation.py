@@ -11,8 +11,9 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import axis as normalize_axis
-from zerograd.checks import real_number
+from zerograd.checks import axis_or_dim, real_number
 from zerograd.functions import exp, sum
+from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
 from .arrays import as_float, float_data, logsumexp
@@ -42,7 +43,7 @@ class Sigmoid(Function):
         return _keep(gy * y * (1 - y), gy)
 
 
-def sigmoid_simple(x: Any) -> Variable:
+def sigmoid_simple(x: ArrayLike) -> Variable:
     """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version).
 
     Args:
@@ -55,7 +56,7 @@ def sigmoid_simple(x: Any) -> Variable:
     return 1 / (1 + exp(-x))
 
 
-def sigmoid(x: Any) -> Variable:
+def sigmoid(x: ArrayLike) -> Variable:
     """Logistic sigmoid, computed stably as ``tanh(x/2)/2 + 1/2``.
 
     Args:
@@ -90,7 +91,7 @@ class ReLU(Function):
         return mask
 
 
-def relu(x: Any) -> Variable:
+def relu(x: ArrayLike) -> Variable:
     """``max(x, 0)`` elementwise.
 
     Args:
@@ -131,7 +132,7 @@ class LeakyReLU(Function):
         return gy * scale
 
 
-def leaky_relu(x: Any, slope: float = 0.2) -> Variable:
+def leaky_relu(x: ArrayLike, slope: float = 0.2) -> Variable:
     """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``).
 
     Args:
@@ -172,7 +173,7 @@ class Softmax(Function):
         return gx - y * xp.sum(gx, axis=self.axis, keepdims=True)
 
 
-def softmax_simple(x: Any, axis: int = 1) -> Variable:
+def softmax_simple(x: ArrayLike, axis: int = 1) -> Variable:
     """``exp(x) / sum(exp(x), axis)`` from elementary functions.
 
     The maximum along ``axis`` is subtracted first (a constant: softmax does not change
@@ -198,12 +199,13 @@ def softmax_simple(x: Any, axis: int = 1) -> Variable:
     return y / sum(y, axis=axis, keepdims=True)
 
 
-def softmax(x: Any, axis: int = 1) -> Variable:
+def softmax(x: ArrayLike, axis: int = 1, *, dim: int | None = None) -> Variable:
     """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end).
 
     Args:
         x: the input (a Variable, an array or a list).
         axis: the axis to normalize over.
+        dim: PyTorch's name for ``axis`` (give one of them).
 
     Returns:
         A Variable of ``x``'s shape (floating point, also for integer ``x``).
@@ -213,7 +215,7 @@ def softmax(x: Any, axis: int = 1) -> Variable:
         >>> softmax(np.array([[0.0, 0.0]])).data
         array([[0.5, 0.5]])
     """
-    return Softmax(axis)(x)
+    return Softmax(axis_or_dim("softmax", axis, dim, 1))(x)
 
 
 class LogSoftmax(Function):
@@ -240,14 +242,15 @@ class LogSoftmax(Function):
         return gy - xp.exp(y) * xp.sum(gy, axis=self.axis, keepdims=True)
 
 
-def log_softmax(x: Any, axis: int = 1) -> Variable:
+def log_softmax(x: ArrayLike, axis: int = 1, *, dim: int | None = None) -> Variable:
     """``log(softmax(x, axis))`` computed without overflow or log(0).
 
     Args:
         x: the input (a Variable, an array or a list).
         axis: the axis to normalize over.
+        dim: PyTorch's name for ``axis`` (give one of them).
 
     Returns:
         A Variable of ``x``'s shape (floating point, also for integer ``x``).
     """
-    return LogSoftmax(axis)(x)
+    return LogSoftmax(axis_or_dim("log_softmax", axis, dim, 1))(x)

@@ -13,6 +13,7 @@ from zerograd import Function, Variable
 from zerograd.backends import get_array_module
 from zerograd.checks import pair as _pair
 from zerograd.functions import reshape, transpose
+from zerograd.typing import ArrayLike, Pair
 
 from .arrays import add_into, array_arg, needs_grad
 from .geometry import (
@@ -108,7 +109,7 @@ class Col2im(Function):
 
 
 def im2col(
-    x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0, to_matrix: bool = True
+    x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0, to_matrix: bool = True
 ) -> Variable:
     """Unfold image patches: (N, C, H, W) -> (N*OH*OW, C*KH*KW), or (N, C, KH, KW, OH, OW).
 
@@ -131,11 +132,11 @@ def im2col(
 
 
 def col2im(
-    x: Any,
+    x: ArrayLike,
     input_shape: tuple,
-    kernel_size: Any,
-    stride: Any = 1,
-    pad: Any = 0,
+    kernel_size: Pair,
+    stride: Pair = 1,
+    pad: Pair = 0,
     to_matrix: bool = True,
 ) -> Variable:
     """Fold patches back into an image of ``input_shape``, summing overlaps (im2col's adjoint).
@@ -290,7 +291,9 @@ class Conv2DGradW(Function):
         return gx, ggy
 
 
-def conv2d(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
+def conv2d(
+    x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None, stride: Pair = 1, pad: Pair = 0
+) -> Variable:
     """2-D convolution (cross-correlation) of x (N, C, H, W) with W (OC, C, KH, KW).
 
     Args:
@@ -314,7 +317,12 @@ def conv2d(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Vari
 
 
 def deconv2d(
-    x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0, outsize: Any = None
+    x: ArrayLike,
+    W: ArrayLike,
+    b: ArrayLike | None = None,
+    stride: Pair = 1,
+    pad: Pair = 0,
+    outsize: Pair | None = None,
 ) -> Variable:
     """Transposed convolution of x (N, C, H, W) with W (C, OC, KH, KW): conv2d's adjoint.
 
@@ -335,7 +343,9 @@ def deconv2d(
     return Deconv2d(stride, pad, outsize)(x, W)
 
 
-def conv2d_simple(x: Any, W: Any, b: Any = None, stride: Any = 1, pad: Any = 0) -> Variable:
+def conv2d_simple(
+    x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None, stride: Pair = 1, pad: Pair = 0
+) -> Variable:
     """conv2d built from im2col, reshape, transpose and linear (the book's first version).
 
     Args:

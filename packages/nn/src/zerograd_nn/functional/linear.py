@@ -7,6 +7,7 @@ from typing import Any
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul
+from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
 from .arrays import add_into, needs_grad
@@ -57,7 +58,7 @@ def _affine(x: Any, W: Any, b: Any = None) -> Any:
     return y if b is None else add_into(y, b)
 
 
-def linear(x: Any, W: Any, b: Any = None) -> Variable:
+def linear(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Variable:
     """``x @ W + b`` for x (N, I) (or (N, ..., I)), W (I, O), b (O,) or None.
 
     Args:
@@ -78,7 +79,7 @@ def linear(x: Any, W: Any, b: Any = None) -> Variable:
     return Linear()(x, W, b)
 
 
-def linear_simple(x: Any, W: Any, b: Any = None) -> Variable:
+def linear_simple(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Variable:
     """``matmul(x, W) + b`` from two functions (the book's first version).
 
     Args:
@@ -95,7 +96,7 @@ def linear_simple(x: Any, W: Any, b: Any = None) -> Variable:
     return t + b
 
 
-def embed_id(x: Any, W: Any) -> Variable:
+def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
     """Rows of ``W`` picked by integer ids ``x`` (any shape): ``W[x]``.
 
     Args:

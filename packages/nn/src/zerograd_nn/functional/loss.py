@@ -8,6 +8,7 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
+from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _data
 from zerograd.utils import size_of
 
@@ -84,7 +85,7 @@ def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
     return x0, x1
 
 
-def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
+def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """``sum((x0 - x1) ** 2) / len(x0 - x1)`` from elementary functions.
 
     Args:
@@ -100,7 +101,7 @@ def mean_squared_error_simple(x0: Any, x1: Any) -> Variable:
     return sum(diff**2) / len(diff)
 
 
-def mean_squared_error(x0: Any, x1: Any) -> Variable:
+def mean_squared_error(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Sum of squared differences divided by the batch size (DeZero's definition).
 
     The batch size is ``len(x0 - x1)``: ``len(x0)`` when the shapes are equal.
@@ -187,6 +188,29 @@ def _check_label_range(op: str, x_shape: tuple, t: Any) -> None:
         )
 
 
+class _OneHot(Function):
+    """The labels' one-hot rows, as a Function of the labels (they have no gradient).
+
+    A Function, so that a double backward through the cross-entropy records it as work on
+    each call's labels: made in Python from ``t.data``, the rows would be a constant that a
+    static-graph replay keeps from its recordings.
+
+    Args:
+        classes: the number of classes.
+        dtype: the rows' dtype.
+    """
+
+    def __init__(self, classes: int, dtype: Any) -> None:
+        self.classes, self.dtype = classes, dtype
+
+    def forward(self, t: Any) -> Any:
+        return onehot(t, self.classes, self.dtype)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> None:
+        """Return None: integer labels have no gradient."""
+        return None
+
+
 class SoftmaxCrossEntropy(Function):
     """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
 
@@ -206,10 +230,9 @@ class SoftmaxCrossEntropy(Function):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
         """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None."""
-        x, t = self.inputs
-        n, classes = x.shape
+        n, classes = self.inputs[0].shape
         p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints
-        return (p - onehot(t.data, classes, p.dtype)) * (gy / n), None
+        return (p - xp.apply(_OneHot(classes, p.dtype), xs[1])) * (gy / n), None
 
 
 def _mean_cross_entropy(x: Any, t: Any) -> Any:
@@ -219,7 +242,7 @@ def _mean_cross_entropy(x: Any, t: Any) -> Any:
     return _like(get_array_module(x).sum(rows) / x.shape[0], x)
 
 
-def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
+def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean of ``-log softmax(x)[t]`` from elementary functions, through log-sum-exp.
 
     Each row's maximum is subtracted first (a constant: it cancels in the gradient), so
@@ -243,7 +266,7 @@ def softmax_cross_entropy_simple(x: Any, t: Any) -> Variable:
     return -1 * sum(tlog_p) / n
 
 
-def softmax_cross_entropy(x: Any, t: Any) -> Variable:
+def softmax_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean cross-entropy of scores ``x`` (N, classes) against integer labels ``t`` (N,).
 
     Computed through log-sum-exp, so large scores neither overflow nor take log(0). The
@@ -299,7 +322,7 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
     return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
 
 
-def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
+def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
 
     Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any logit size.
@@ -321,7 +344,7 @@ def sigmoid_cross_entropy(x: Any, t: Any) -> Variable:
     return sum(loss) / len(x)
 
 
-def binary_cross_entropy(p: Any, t: Any) -> Variable:
+def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
     ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
@@ -352,7 +375,7 @@ def binary_cross_entropy(p: Any, t: Any) -> Variable:
     return -1 * sum(tlog_p) / t.shape[0]
 
 
-def accuracy(y: Any, t: Any) -> Variable:
+def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
     """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient.
 
     Args:

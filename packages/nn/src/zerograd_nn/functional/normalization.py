@@ -9,6 +9,7 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import real_number
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape
+from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _raw
 
 from .arrays import array_arg, as_float
@@ -112,11 +113,11 @@ class _Dropout(Function):
 
 
 def batch_norm(
-    x: Any,
-    gamma: Any,
-    beta: Any,
-    mean: Any,
-    var: Any,
+    x: ArrayLike,
+    gamma: ArrayLike,
+    beta: ArrayLike,
+    mean: ArrayLike,
+    var: ArrayLike,
     decay: float = 0.9,
     eps: float = 2e-5,
 ) -> Variable:
@@ -206,7 +207,7 @@ batch_nrom = batch_norm
 """DeZero's spelling of :func:`batch_norm` (``dezero.functions.batch_nrom``), kept for the book."""
 
 
-def dropout(x: Any, dropout_ratio: float = 0.5) -> Variable:
+def dropout(x: ArrayLike, dropout_ratio: float = 0.5) -> Variable:
     """Randomly zero elements in train mode (inverted dropout); identity in test mode.
 
     In train mode each element is zeroed with probability ``dropout_ratio`` and the rest

@@ -16,6 +16,7 @@ from typing import Any
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import get_item, reshape, transpose
+from zerograd.typing import ArrayLike, Pair
 
 from .arrays import array_arg
 from .conv import Col2im, Im2col
@@ -198,7 +199,7 @@ class Pooling2DWithIndexes(Function):
         return xp.apply(Pooling2DGrad(self.pool), gy)
 
 
-def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
+def pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """2-D max pooling of x (N, C, H, W); ints or ``(h, w)`` pairs for every size.
 
     A window's gradient goes, whole, to its first maximum in row-major window order (the
@@ -225,7 +226,7 @@ def pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable
     return Pooling(kernel_size, stride, pad)(x)
 
 
-def pooling_simple(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
+def pooling_simple(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """Max pooling from im2col: each window's first maximum (the book's first version).
 
     Padding is ``-inf``. Same values and gradients as :func:`pooling`, ties included.
@@ -284,7 +285,7 @@ class AveragePooling(Function):
         return xp.apply(Col2im(self.input_shape, k, s, p, False), gcol)
 
 
-def average_pooling(x: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> Variable:
+def average_pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer).
 
     Args:

@@ -8,19 +8,29 @@ weight files, ``repr``, ``summary``) goes through.
 
 from __future__ import annotations
 
+import operator
 import os
 import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
 
 from zerograd import Config, Parameter, Variable, using_config
-from zerograd.backends import as_array_of, get_backend, gpu_backend
+from zerograd.backends import Backend, as_array_of, get_backend, gpu_backend
 from zerograd.recording import current as _recorder
+from zerograd.recording import replaced as _replaced
 from zerograd.recording import switch as _recording
 
 from .. import inspection as _inspection
 from .. import state_dict as _state
 from .. import weights as _weights
+
+_eval_mode_of = operator.attrgetter("_eval_mode")  # what a replay checks of each layer it ran
+
+
+def _holds_members(items: Any) -> bool:
+    return isinstance(items, (list, tuple)) and any(
+        isinstance(x, (Parameter, Layer)) for x in items
+    )
 
 
 def _ref(x: Any) -> Any:
@@ -40,6 +50,7 @@ class Layer:
     """
 
     _eval_mode = False  # set by eval() on the instance; see train()
+    _backend_name: str | None = None  # set by to() on the instance; see target_backend
 
     def __init__(self) -> None:
         object.__setattr__(self, "_params", [])
@@ -57,8 +68,11 @@ class Layer:
         if isinstance(value, (Parameter, Layer)):
             if name not in names:
                 names.append(name)
+            elif d.get(name) is not value:
+                _replaced()  # a replay recorded with the old one must not run on
         elif name in names:
             names.remove(name)
+            _replaced()
         if isinstance(value, (list, tuple)):
             lists = d.get("_lists")
             if lists is None:
@@ -66,6 +80,8 @@ class Layer:
                 object.__setattr__(self, "_lists", lists)
             if name not in lists:
                 lists.append(name)
+            elif d.get(name) is not value and _holds_members(d.get(name)):
+                _replaced()
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -73,6 +89,7 @@ class Layer:
             names = self.__dict__.get(key, [])
             if name in names:
                 names.remove(name)
+                _replaced()
         object.__delattr__(self, name)
 
     def __call__(self, *inputs: Any) -> Any:
@@ -84,6 +101,10 @@ class Layer:
         Returns:
             The single output, or a tuple when :meth:`forward` returns several.
         """
+        if _recording.on:  # a static-graph replay checks the mode it was recorded in
+            rec = _recorder()
+            if rec is not None:
+                rec.depends(self, _eval_mode_of, self._eval_mode)
         if self._eval_mode:
             with using_config("train", False):  # this context only: Config is per thread/task
                 outputs = self.forward(*inputs)
@@ -170,6 +191,10 @@ class Layer:
         Returns:
             True in train mode.
         """
+        if _recording.on:
+            rec = _recorder()
+            if rec is not None:
+                rec.depends(self, _eval_mode_of, self._eval_mode)
         return bool(Config.train) and not self._eval_mode
 
     def train(self, mode: bool = True) -> Layer:
@@ -188,8 +213,11 @@ class Layer:
             This layer.
         """
         value = not mode
+        rec = _recorder() if _recording.on else None
         for *_, member in self.walk():
             if isinstance(member, Layer):
+                if rec is not None:  # switched inside a recorded call: from what it was
+                    rec.depends(member, _eval_mode_of, member._eval_mode)
                 object.__setattr__(member, "_eval_mode", value)
         return self
 
@@ -248,6 +276,22 @@ class Layer:
     def params(self) -> Iterator[Parameter]:
         """Every Parameter of this layer and its sub-layers, in definition order, once each."""
         return iter(self.named_params().values())
+
+    def parameters(self) -> Iterator[Parameter]:
+        """PyTorch's name for :meth:`params`: the same Parameters, in the same order.
+
+        Returns:
+            An iterator over the Parameters.
+        """
+        return self.params()
+
+    def named_parameters(self) -> Iterator[tuple[str, Parameter]]:
+        """PyTorch's ``named_parameters()``: the pairs of :meth:`named_params`, in order.
+
+        Returns:
+            An iterator of ``(dotted name, Parameter)`` pairs (``'l0.W'``).
+        """
+        return iter(self.named_params().items())
 
     def named_params(self) -> dict[str, Parameter]:
         """``{dotted name: Parameter}`` in definition order: ``'l1.W'``, ``'blocks.0.b'``.
@@ -362,18 +406,51 @@ class Layer:
         for param in self.params():
             param.cleargrad()
 
+    def zero_grad(self) -> None:
+        """PyTorch's name for :meth:`cleargrads`: forget every parameter's gradient."""
+        self.cleargrads()
+
+    @property
+    def target_backend(self) -> str | None:
+        """The name of the backend that the last :meth:`to` named (None: never moved).
+
+        A lazily sized layer makes its parameters at its first call; they are moved there,
+        so that ``model.to(...)`` before that call holds for them too.
+        """
+        return self._backend_name
+
     def to(self, backend: Any) -> Layer:
         """Move every parameter (and gradient) to ``backend``.
 
         All arrays are converted before any is assigned, so a failed conversion leaves every
-        parameter where it was.
+        parameter where it was. Parameters not made yet (a layer sized at its first call)
+        are made on ``backend`` when they are: this layer and its sub-layers remember it
+        (:attr:`target_backend`). PyTorch's device names work too: ``"cpu"`` is
+        :meth:`to_cpu`, ``"cuda"`` is :meth:`to_gpu`.
 
         Args:
-            backend: a backend name (``"numpy"``, ``"cupy"``, ...) or a Backend.
+            backend: a backend name (``"numpy"``, ``"cupy"``, ...), ``"cpu"``, ``"cuda"``
+                or a Backend.
 
         Returns:
             This layer.
+
+        Raises:
+            TypeError: ``backend`` is neither a name nor a Backend.
+            NoBackendError: no backend of that name is installed, or it cannot be used here
+                (for ``"cuda"``: no GPU backend).
         """
+        if isinstance(backend, str) and backend in _DEVICES:
+            backend = _DEVICES[backend]()
+        if isinstance(backend, str):
+            name = get_backend(backend).name
+        elif isinstance(backend, Backend):
+            name = backend.name
+        else:
+            raise TypeError(
+                f"{type(self).__name__}.to(backend): backend must be a backend name (str, e.g. "
+                f"'numpy') or a zerograd.backends.Backend, got {type(backend).__qualname__}"
+            )
         moves = []
         for param in self.params():
             if param.data is None:
@@ -385,6 +462,9 @@ class Layer:
             param.data = data
             if grad is not None:
                 param.grad.data = grad
+        for *_, member in self.walk():
+            if isinstance(member, Layer):
+                object.__setattr__(member, "_backend_name", name)
         return self
 
     def to_cpu(self) -> Layer:
@@ -423,6 +503,9 @@ class Layer:
             path: the file to read.
         """
         _weights.load_weights(self, path)
+
+
+_DEVICES = {"cpu": get_backend, "cuda": gpu_backend}  # PyTorch's device names
 
 
 def _rebound(layer: Layer, swap: dict[int, Variable], done: dict[int, Layer]) -> Layer:

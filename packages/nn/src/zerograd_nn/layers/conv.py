@@ -6,11 +6,14 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.checks import pair
+from zerograd.typing import ArrayLike, Pair
 
 from .. import functional as F
 from .. import initializers as _init
 from ..functional.geometry import conv_args
+from .argument_order import check_conv_first_input, check_nobias_is_no_width
 from .base import Layer
+from .pytorch_names import CONV_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
     backend_like,
     bias_param,
@@ -39,18 +42,24 @@ class _ConvBase(Layer):
         initialW: how to fill ``W`` (initializer, number or array).
         initial_bias: how to fill ``b`` (initializer, number or array).
 
+    The arguments are in DeZero's order; a call in PyTorch's order is refused, naming the
+    zerograd spelling (see :class:`Conv2d`).
+
     Raises:
         ValueError: a size, kernel, stride or pad that is not a positive (or, for pad,
-            non-negative) int or pair.
-        TypeError: a non-bool ``nobias`` or a non-floating ``dtype``.
+            non-negative) int or pair; at the first call, an input that shows PyTorch's
+            argument order (above).
+        TypeError: a non-bool ``nobias`` (an int: PyTorch's order), a non-floating
+            ``dtype`` or one of PyTorch's keywords.
     """
 
+    @refuses_pytorch_keywords(CONV_KEYWORDS)
     def __init__(
         self,
         out_channels: int,
-        kernel_size: Any,
-        stride: Any = 1,
-        pad: Any = 0,
+        kernel_size: Pair,
+        stride: Pair = 1,
+        pad: Pair = 0,
         nobias: bool = False,
         dtype: Any = "float32",
         in_channels: int | None = None,
@@ -62,6 +71,7 @@ class _ConvBase(Layer):
         name = type(self).__name__
         size_arg(self, "out_channels", out_channels)
         size_arg(self, "in_channels", in_channels, optional=True)
+        check_nobias_is_no_width(self, nobias, (out_channels, kernel_size, stride, pad))
         check_settings(self, nobias, dtype)
         conv_args(name, kernel_size, stride, pad)
         self._initialW = _init.check(initialW, name, "initialW")
@@ -98,7 +108,7 @@ class _ConvBase(Layer):
         )
         return text + (", nobias=True" if self.b is None else "")
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the convolution, sizing ``W`` from ``x``'s channel axis on the first call.
 
         Args:
@@ -108,6 +118,8 @@ class _ConvBase(Layer):
             The output, of shape (N, out_channels, OH, OW).
         """
         x = layer_input(self, x, 2, "4-D (N, C, H, W)")
+        if self.W.data is None and x.ndim == 4:
+            check_conv_first_input(self, tuple(x.shape))
         return sized_call(self, x, "in_channels", 1, "axis 1 of x", self._init_W, self._conv)
 
 
@@ -116,6 +128,15 @@ class Conv2d(_ConvBase):
 
     Takes the arguments of its base class (``out_channels``, ``kernel_size``, ``stride``,
     ``pad``, ``nobias``, ``dtype``, ``in_channels``, ``initialW``, ``initial_bias``).
+
+    The order is DeZero's: PyTorch's ``nn.Conv2d(1, 16, 3)`` is ``Conv2d(16, 3,
+    in_channels=1)``. A call in PyTorch's order is refused with that spelling in the
+    message: an int ``nobias`` (PyTorch's ``padding``) at once; at the first call, while
+    ``in_channels`` is read from the input, a kernel larger than the padded input, or an
+    input with exactly ``out_channels`` channels together with a kernel over 7 or a stride
+    over 2 (what ``nn.Conv2d(in, out, kernel)`` read as ``(out_channels, kernel_size,
+    stride)`` leaves). Giving ``in_channels`` says the order is DeZero's and lifts the
+    last check. PyTorch's keywords (``padding=``, ``bias=``) are refused likewise.
 
     Examples:
         >>> import numpy as np
@@ -133,7 +154,10 @@ class Conv2d(_ConvBase):
 class Deconv2d(_ConvBase):
     """2-D transposed convolution layer; ``W`` is (in_channels, out_channels, KH, KW).
 
-    Takes the same arguments as :class:`Conv2d`.
+    Takes the same arguments as :class:`Conv2d`, in the same order: PyTorch's
+    ``nn.ConvTranspose2d(16, 8, 4)`` is ``Deconv2d(8, 4, in_channels=16)``. Conv2d's checks
+    for PyTorch's order apply, but for the kernel size (a transposed convolution's kernel
+    may be larger than its input).
 
     Examples:
         >>> import numpy as np

@@ -6,10 +6,12 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import get_backend
+from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .. import initializers as _init
 from .base import Layer
+from .pytorch_names import EMBED_KEYWORDS, refuses_pytorch_keywords
 from .setup import randn, size_arg
 
 
@@ -17,6 +19,9 @@ class EmbedID(Layer):
     """Lookup table: row ``W[i]`` for each integer id ``i``; ``W`` is (in_size, out_size).
 
     ``W`` starts as standard-normal draws, or from ``initialW`` as in :class:`Linear`.
+
+    The order is PyTorch's too: ``nn.Embedding(10, 3)`` is ``EmbedID(10, 3)``; PyTorch's
+    keywords (``num_embeddings=``, ``embedding_dim=``) are refused, naming these.
 
     Args:
         in_size: the number of ids (rows of ``W``).
@@ -29,6 +34,7 @@ class EmbedID(Layer):
         (2, 3)
     """
 
+    @refuses_pytorch_keywords(EMBED_KEYWORDS)
     def __init__(self, in_size: int, out_size: int, *, initialW: Any = None) -> None:
         super().__init__()
         initialW = _init.check(initialW, "EmbedID", "initialW")
@@ -42,7 +48,7 @@ class EmbedID(Layer):
     def extra_repr(self) -> str:
         return f"in={self.W.shape[0]}, out={self.W.shape[1]}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Look up the rows of ``W``.
 
         Args:

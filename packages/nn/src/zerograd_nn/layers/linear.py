@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Parameter, Variable
+from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .. import initializers as _init
+from .argument_order import check_nobias_is_no_width
 from .base import Layer
+from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
     backend_like,
     bias_param,
@@ -37,9 +40,14 @@ class Linear(Layer):
         initialW: how to fill ``W`` (initializer, number or array).
         initial_bias: how to fill ``b`` (initializer, number or array).
 
+    The arguments are DeZero's, in DeZero's order: PyTorch's ``nn.Linear(2, 10)`` is
+    ``Linear(10, in_size=2)``. An int ``nobias`` (``Linear(2, 10)``) and PyTorch's keywords
+    (``in_features=``, ``bias=``) are refused with that spelling in the message.
+
     Raises:
         ValueError: a size that is not a positive int.
-        TypeError: a non-bool ``nobias`` or a non-floating ``dtype``.
+        TypeError: a non-bool ``nobias`` (an int: PyTorch's order), a non-floating ``dtype``
+            or one of PyTorch's keywords.
 
     Examples:
         >>> from zerograd_nn import initializers as I
@@ -47,6 +55,7 @@ class Linear(Layer):
         array([0.1, 0.1, 0.1], dtype=float32)
     """
 
+    @refuses_pytorch_keywords(LINEAR_KEYWORDS)
     def __init__(
         self,
         out_size: int,
@@ -60,6 +69,7 @@ class Linear(Layer):
         super().__init__()
         size_arg(self, "out_size", out_size)
         size_arg(self, "in_size", in_size, optional=True)
+        check_nobias_is_no_width(self, nobias, (out_size,))
         check_settings(self, nobias, dtype)
         self._initialW = _init.check(initialW, "Linear", "initialW")
         initial_bias = _init.check(initial_bias, "Linear", "initial_bias")
@@ -82,7 +92,7 @@ class Linear(Layer):
             ", nobias=True" if self.b is None else ""
         )
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Apply the layer, sizing ``W`` from ``x``'s last axis on the first call.
 
         Args:

@@ -6,12 +6,13 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import device_of, get_array_module
+from zerograd.typing import ArrayLike
 from zerograd.utils import data_of
 
 from .. import functional as F
 from .. import initializers as _init
 from .base import Layer
-from .setup import layer_input, undone_on_error
+from .setup import layer_input, place, undone_on_error
 
 
 class BatchNorm(Layer):
@@ -53,7 +54,7 @@ class BatchNorm(Layer):
     def extra_repr(self) -> str:
         return f"size={None if self.gamma.data is None else self.gamma.shape[0]}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Normalize ``x`` (batch statistics in train mode, running averages in eval mode).
 
         Args:
@@ -68,6 +69,7 @@ class BatchNorm(Layer):
             return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
         with undone_on_error(self, (), params):
             self._init_params(x)
+            place(self, params)
             return F.batch_norm(x, self.gamma, self.beta, self.avg_mean, self.avg_var)
 
 

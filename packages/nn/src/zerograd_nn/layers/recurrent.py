@@ -5,21 +5,33 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Variable
+from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .. import initializers as _init
+from .argument_order import check_step_features
 from .base import Layer
 from .linear import Linear
+from .pytorch_names import RECURRENT_KEYWORDS, refuses_pytorch_keywords
 from .setup import layer_input, size_arg
 
 
-def _step_input(layer: Layer, x: Any, h: Variable | None) -> Any:
-    """A cell's input ``x`` (N, in_size), checked against the batch of its kept state ``h``.
+def _step_input(layer: Layer, x: Any, h: Variable | None, x2h: Linear) -> Any:
+    """A cell's input ``x`` (N, in_size), checked against ``x2h`` and the kept state ``h``.
 
     Raises:
-        ValueError: a batch size other than the kept state's (call ``reset_state``).
+        ValueError: ``x`` is not 2-D (a whole sequence, PyTorch's layout, included), its
+            feature size is not the cell's (PyTorch's argument order: named), or its batch
+            size is not the kept state's (call ``reset_state``).
     """
-    x = layer_input(layer, x, 1, "(N, in_size)")
+    x = layer_input(layer, x, 2, "(N, in_size)")
+    if x.ndim > 2:
+        raise ValueError(
+            f"{type(layer).__name__}: x must be one time step, (N, in_size), got shape "
+            f"{tuple(x.shape)}. A cell advances one step per call (PyTorch's nn.RNN and "
+            f"nn.LSTM take a whole sequence): call it on each step, x[t] for t in range(T)."
+        )
+    check_step_features(layer, x.shape[1], x2h.in_size, x2h.out_size)
     _check_state_batch(layer, x, h)
     return x
 
@@ -44,11 +56,19 @@ class RNN(Layer):
     ``initialW`` (an initializer or a number) fills both ``x2h.W`` and ``h2h.W``;
     ``initial_bias`` fills ``x2h.b``.
 
+    The order is DeZero's, the hidden size first: PyTorch's ``nn.RNN(3, 4)`` is ``RNN(4,
+    in_size=3)``. An input whose size is the hidden size where ``in_size`` is another (the
+    mark of PyTorch's order) and PyTorch's keywords are refused with that spelling.
+
     Args:
         hidden_size: the size of the hidden state.
         in_size: the input size; None to take it from the first input.
         initialW: how to fill the weights (initializer or number).
         initial_bias: how to fill the bias (initializer or number).
+
+    Raises:
+        ValueError: a size that is not a positive int.
+        TypeError: one of PyTorch's keywords.
 
     Examples:
         >>> import numpy as np
@@ -57,6 +77,7 @@ class RNN(Layer):
         (2, 4)
     """
 
+    @refuses_pytorch_keywords(RECURRENT_KEYWORDS)
     def __init__(
         self,
         hidden_size: int,
@@ -84,12 +105,12 @@ class RNN(Layer):
     def extra_repr(self) -> str:
         return f"hidden={self.x2h.out_size}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Advance one step on ``x`` (N, in_size): the new hidden state, kept for the next.
 
         A batch of another size than the kept state's is a ValueError (``reset_state``).
         """
-        x = _step_input(self, x, self.h)
+        x = _step_input(self, x, self.h, self.x2h)
         if self.h is None:
             h_new = F.tanh(self.x2h(x))
         else:
@@ -104,13 +125,21 @@ class LSTM(Layer):
     ``initialW`` (an initializer or a number) fills the eight weight matrices;
     ``initial_bias`` fills the four biases of the ``x2*`` layers.
 
+    The order is DeZero's, the hidden size first: PyTorch's ``nn.LSTM(3, 4)`` is
+    ``LSTM(4, in_size=3)``; checked as :class:`RNN`'s.
+
     Args:
         hidden_size: the size of the hidden and cell states.
         in_size: the input size; None to take it from the first input.
         initialW: how to fill the weights (initializer or number).
         initial_bias: how to fill the biases (initializer or number).
+
+    Raises:
+        ValueError: a size that is not a positive int.
+        TypeError: one of PyTorch's keywords.
     """
 
+    @refuses_pytorch_keywords(RECURRENT_KEYWORDS)
     def __init__(
         self,
         hidden_size: int,
@@ -141,9 +170,9 @@ class LSTM(Layer):
     def extra_repr(self) -> str:
         return f"hidden={self.x2f.out_size}"
 
-    def forward(self, x: Any) -> Variable:
+    def forward(self, x: ArrayLike) -> Variable:
         """Advance one step on ``x`` (N, in_size): the new hidden state; both states are kept."""
-        x = _step_input(self, x, self.h)
+        x = _step_input(self, x, self.h, self.x2f)
         if self.h is None:
             f = F.sigmoid(self.x2f(x))
             i = F.sigmoid(self.x2i(x))

@@ -74,8 +74,9 @@ def sized_call(
     """``apply(x)``, first sizing ``layer`` from ``x`` if its ``W`` has no data yet.
 
     Sizing sets the attribute ``size`` to ``x.shape[axis]`` (``where`` names that axis in
-    errors), draws ``W`` with ``init(x)`` (on ``x``'s backend) and moves ``b`` there; a
-    first call that fails, in sizing or in ``apply``, is undone (:func:`undone_on_error`).
+    errors), draws ``W`` with ``init(x)`` (on ``x``'s backend) and moves ``b`` there, then
+    both to the backend ``layer.to()`` named, if any (:func:`place`); a first call that
+    fails, in sizing or in ``apply``, is undone (:func:`undone_on_error`).
     """
     if layer.W.data is not None:
         return apply(x)
@@ -83,6 +84,7 @@ def sized_call(
         setattr(layer, size, size_arg(layer, f"{size} ({where})", x.shape[axis]))
         init(x)
         follow(layer.b, layer.W.data)
+        place(layer, (layer.W, layer.b))
         return apply(x)
 
 
@@ -123,6 +125,19 @@ def layer_input(layer: Layer, x: Any, ndim: int, layout: str) -> Any:
     if x.ndim < ndim:
         raise ValueError(f"{type(layer).__name__}: x must be {layout}, got shape {tuple(x.shape)}.")
     return x
+
+
+def place(layer: Layer, params: tuple[Any, ...]) -> None:
+    """Move ``params``, just made by sizing ``layer``, to the backend its ``to()`` named.
+
+    Without a ``to()`` they stay on the input's backend.
+    """
+    name = layer.target_backend
+    if name is None:
+        return
+    for param in params:
+        if param is not None and param.data is not None:
+            param.to(name)
 
 
 def follow(param: Any, like: Any) -> None:

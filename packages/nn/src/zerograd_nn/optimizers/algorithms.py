@@ -142,6 +142,7 @@ class AdaGrad(Optimizer):
     eps = hyperparameter(open=("low",))  # 0 would divide zero by zero
     weight_decay = hyperparameter()
     _state_names = ("h",)
+    _nonnegative_state = ("h",)  # a sum of squares
 
     def __init__(self, lr: float = 0.001, eps: float = 1e-8, *, weight_decay: float = 0.0) -> None:
         super().__init__()
@@ -185,6 +186,7 @@ class AdaDelta(Optimizer):
     eps = hyperparameter(open=("low",))  # 0 would divide zero by zero
     weight_decay = hyperparameter()
     _state_names = ("msg", "msdx")
+    _nonnegative_state = ("msg", "msdx")  # running means of squares
 
     def __init__(
         self, rho: float = 0.95, eps: float = 1e-6, *, lr: float = 1.0, weight_decay: float = 0.0
@@ -263,6 +265,7 @@ class Adam(Optimizer):
     eps = hyperparameter(open=("low",))  # 0 would divide zero by zero
     weight_decay = hyperparameter()
     _state_names = ("m", "v")
+    _nonnegative_state = ("v",)  # a running mean of squares: its root is taken
     _counters = ("t",)
     _decoupled_decay = False  # weight_decay: L2 in the gradient (Adam) or decoupled (AdamW)
 

@@ -9,13 +9,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.backends import as_array_of, backend_of, get_array_module
+from zerograd.backends import BackendMismatchError, as_array_of, backend_of, get_array_module
 from zerograd.recording import current as _recorder
+from zerograd.recording import replaced as _replaced
 
 from . import state as _st
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
 from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
+from .watch import report_assignments, snapshot
 
 _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
 
@@ -54,6 +56,7 @@ class _SetUpOnCreation(type):
         return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
+@report_assignments
 class Optimizer(metaclass=_SetUpOnCreation):
     """Base class: ``setup(target)``, ``update()``, ``update_one(param)``, ``add_hook(f)``.
 
@@ -81,6 +84,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
     initial_lrs: list[float] | None = None
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
     _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
+    _nonnegative_state: tuple[str, ...] = ()  # state arrays never below 0 (Adam's v)
 
     def __init__(self) -> None:
         self.target: Any = None
@@ -126,6 +130,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
             ValueError: a group has no ``"params"``, an unknown key, or repeats a Parameter.
         """
         name = type(self).__name__
+        if self.target is not None:  # set up again: a replay recorded before must not run on
+            _replaced()
         if isinstance(target, (list, tuple)) and target and isinstance(target[0], dict):
             groups = [make_group(self, g, i) for i, g in enumerate(target)]
             seen: set[int] = set()
@@ -189,10 +195,12 @@ class Optimizer(metaclass=_SetUpOnCreation):
             ValueError: a gradient of the wrong shape, a read-only parameter array, or
                 optimizer state made for another shape; nothing changed.
             TypeError: a non-floating gradient or parameter; nothing changed.
+            BackendMismatchError: a gradient on another backend than its parameter (a
+                TypeError); nothing changed.
         """
         rec = _recorder()
         if rec is not None:  # a static-graph trace: the update is one step a replay reruns
-            return rec.effect(self.update, self._all_params(), self.settings)
+            return rec.effect(self.update, self._all_params(), self._read_by_update)
         grouped = self.grouped_params()
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
@@ -230,6 +238,13 @@ class Optimizer(metaclass=_SetUpOnCreation):
             for g in self.param_groups
         ]
         return (tuple(sorted(self.defaults.items())), tuple(groups))
+
+    def _read_by_update(self) -> tuple:
+        """What :meth:`update` reads from Python, as a recording compares it (see ``watch``).
+
+        The hyperparameters, this optimizer's attributes and its hooks'.
+        """
+        return (self.settings(), snapshot(self), tuple([snapshot(h) for h in self.hooks]))
 
     def _apply(self, grouped: list[tuple[dict, list[Parameter]]]) -> None:
         if type(self).update_one is not Optimizer.update_one:  # a DeZero-style subclass
@@ -404,6 +419,32 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 names.setdefault(id(p), k)
         return names
 
+    def params_outside(self, model: Any) -> list[str]:
+        """The parameters this optimizer updates that are not ``model``'s, by name.
+
+        Empty when it was set up on ``model`` or on some of its parameters (a frozen
+        backbone). Not empty when it was set up on another instance of the same
+        architecture: a Trainer and a checkpoint of ``model`` then refuse it (the first
+        would train nothing, the second would save another model's optimizer state).
+
+        Args:
+            model: a Layer/Model (anything with ``params()``).
+
+        Returns:
+            The names (:meth:`param_names`) of the parameters that are not ``model``'s.
+
+        Raises:
+            RuntimeError: the optimizer has not been set up.
+        """
+        if self.target is None:
+            raise RuntimeError(
+                f"{type(self).__name__}: the optimizer has not been set up; call "
+                f"optimizer.setup(model) first."
+            )
+        mine = {id(p) for p in model.params()}
+        names = self.param_names()
+        return [names[id(p)] for _, ps in self.grouped_params() for p in ps if id(p) not in mine]
+
     def _label(self, index: int, param: Parameter) -> str:
         """``parameter 2 ('l1.b')``: the position in the update and the best name."""
         name = self.param_names(positional=False).get(id(param)) or param.name
@@ -417,6 +458,14 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 continue
             g, data = p.grad.data, p.data
             shape = data.shape
+            if type(g) is not type(data) and backend_of(g) is not backend_of(data):
+                on, off = backend_of(data).name, backend_of(g).name
+                raise BackendMismatchError(
+                    f"{op}: {self._label(i, p)} of shape {tuple(shape)} lives on backend {on!r} "
+                    f"but its gradient on {off!r}; nothing was updated. Compute the loss on the "
+                    f"parameters' backend (move the inputs: x.to({on!r})), or move the gradient "
+                    f"(param.grad.to({on!r}))."
+                )
             if g.shape != shape and tuple(g.shape) != tuple(shape):
                 raise ValueError(
                     f"{op}: {self._label(i, p)} of shape {tuple(shape)} has a gradient of shape "
@@ -520,8 +569,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Raises:
             TypeError: ``d`` is not an optimizer state dict.
             ValueError: another optimizer type, other groups or names, state arrays of
-                other shapes, an entry missing one of its arrays, or values beyond the
-                parameter's dtype; nothing changed.
+                other shapes, an entry missing one of its arrays, values beyond the
+                parameter's dtype, a negative step counter, or negative (or nan) values in
+                a state that is a mean of squares (Adam's ``v``); nothing changed.
             RuntimeError: the optimizer has not been set up.
         """
         self.prepare_load_state_dict(d)()
@@ -563,6 +613,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self._state_names,
             self._counters,
             incoming,
+            self._nonnegative_state,
         )
 
         def commit() -> None:  # nothing here can fail: the optimizer changes all at once

@@ -14,7 +14,10 @@ from typing import Any
 from zerograd import Parameter, Variable
 from zerograd.backends import get_array_module
 
+from .watch import report_assignments
 
+
+@report_assignments
 class WeightDecay:
     """Hook adding ``rate * param`` to each gradient (L2 regularisation).
 
@@ -39,6 +42,7 @@ class WeightDecay:
             param.grad = Variable(param.grad.data + rate * param.data)
 
 
+@report_assignments
 class ClipGrad:
     """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``.
 
@@ -65,6 +69,7 @@ class ClipGrad:
                 param.grad = Variable(param.grad.data * rate)
 
 
+@report_assignments
 class FreezeParam:
     """Hook that drops the gradients of the given layers or Parameters, so they stay fixed.
 

@@ -48,6 +48,12 @@ def arrays_for(st: dict | None, data: Any, names: tuple[str, ...]) -> dict[str, 
     return out
 
 
+def _nonnegative(a: Any) -> bool:
+    """Whether every value of ``a`` is >= 0 (nan is not)."""
+    xp = get_array_module(a)
+    return bool(xp.all(a >= 0))
+
+
 def _copy(a: Any) -> Any:
     return backend_of(a).astype(a, a.dtype)
 
@@ -128,6 +134,28 @@ def check_kind(name: str, d: Any) -> None:
         )
     if d["type"] != name:
         raise ValueError(f"{op}: the state dict is of a {d['type']}, not a {name}.")
+    bad = [
+        f"d[{k!r}] is of type {type(d[k]).__name__}, not a {want}"
+        for k, want, ok in (
+            ("defaults", "dict", isinstance(d["defaults"], Mapping)),
+            ("groups", "list of dicts", _all(d["groups"], list, Mapping)),
+            ("counters", "dict", isinstance(d["counters"], Mapping)),
+            ("state", "dict of dicts", _all(d["state"], Mapping, Mapping)),
+        )
+        if not ok
+    ]
+    if bad:
+        raise TypeError(
+            f"{op}(d): {'; '.join(bad)}; d must be what optimizer.state_dict() returns. "
+            f"Nothing was changed."
+        )
+
+
+def _all(x: Any, outer: type, inner: type) -> bool:
+    """Whether ``x`` is an ``outer`` (list or mapping) whose items (values) are ``inner``."""
+    if not isinstance(x, outer):
+        return False
+    return all(isinstance(v, inner) for v in (x.values() if isinstance(x, Mapping) else x))
 
 
 class Loaded(NamedTuple):
@@ -148,6 +176,7 @@ def check_state(
     state_names: tuple[str, ...],
     counter_names: tuple[str, ...],
     incoming: Mapping[int, Any] | None = None,
+    nonnegative: tuple[str, ...] = (),
 ) -> Loaded:
     """Check a state dict of the right kind against the optimizer, changing nothing.
 
@@ -163,6 +192,8 @@ def check_state(
         state_names: the names of its per-parameter state arrays (any when empty).
         counter_names: the names of its step counters.
         incoming: arrays the parameters are about to receive, or None.
+        nonnegative: the state arrays that are never below 0 (means of squares, whose
+            root an update takes: Adam's ``v``).
 
     Returns:
         The values to assign, converted to each parameter's backend and dtype.
@@ -223,6 +254,11 @@ def check_state(
                 )
             elif backend_of(a).dtype_kind(a.dtype) not in "fiu":
                 problems.append(f"{k}.{sk}: dtype {a.dtype} is not numeric")
+            elif sk in nonnegative and not _nonnegative(a):
+                problems.append(
+                    f"{k}.{sk}: holds negative or nan values; it is a mean of squares, never "
+                    f"below 0 (an update would take its root)"
+                )
             else:
                 arrays[sk] = a
         absent = [sk for sk in state_names if sk not in given]
@@ -233,7 +269,9 @@ def check_state(
     for c in counter_names:
         v = dict(d["counters"]).get(c)
         if isinstance(v, bool) or not isinstance(v, (int,)) and not hasattr(v, "__index__"):
-            problems.append(f"counter {c!r} must be an int, got {v!r}")
+            problems.append(f"counter {c!r} must be an int >= 0, got {v!r}")
+        elif v < 0:  # Adam's bias correction of a step before the first is not a number
+            problems.append(f"counter {c!r} counts steps taken: an int >= 0, got {v!r}")
         else:
             counters[c] = int(v)
     defaults = {}

@@ -8,10 +8,55 @@ from __future__ import annotations
 
 import math
 import os
+import string
 from typing import Any
+
+from zerograd.checks import positive_int
 
 from ..checkpoint import save_checkpoint
 from .extension import PRIORITY_EDITOR, PRIORITY_SNAPSHOT, Extension
+
+_FIELDS = ("epoch", "iteration")
+
+
+def _template(filename: Any) -> str:
+    """``filename`` if it is a name template that ``Snapshot`` can fill; else one error."""
+    who = "zerograd_nn.training.Snapshot"
+    if not isinstance(filename, str):
+        raise TypeError(f"{who}: filename must be a str, got {type(filename).__name__}")
+    problem = None
+    try:
+        for _, field, _, _ in string.Formatter().parse(filename):
+            root = None if field is None else field.split(".")[0].split("[")[0]
+            if root is not None and root not in _FIELDS:
+                problem = f"the field {{{field}}}" if field else "a field with no name ({})"
+                break
+        else:
+            name = filename.format(epoch=0, iteration=0)
+    except (ValueError, AttributeError, TypeError, IndexError) as exc:
+        problem = f"{type(exc).__name__}: {exc}"
+    if problem is not None:
+        raise ValueError(
+            f"{who}: filename {filename!r} cannot be filled in ({problem}); it may hold "
+            f"the fields {{epoch}} and {{iteration}}, with format specs for ints such as "
+            f"{{iteration:08d}}; braces meant literally are doubled ({{{{ and }}}})."
+        )
+    if not os.path.basename(name):
+        raise ValueError(f"{who}: filename {filename!r} names no file; give one, e.g. 'a.npz'")
+    return filename
+
+
+def _retains(n_retains: Any) -> int | None:
+    """``n_retains`` checked: None (keep every file) or an int >= 1."""
+    if n_retains is None:
+        return None
+    try:
+        return positive_int("zerograd_nn.training.Snapshot", "n_retains", n_retains)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(
+            f"{exc}; n keeps the newest n files, None keeps every file (0 would keep none, "
+            f"not even the one just written)"
+        ) from None
 
 
 class Snapshot(Extension):
@@ -26,9 +71,16 @@ class Snapshot(Extension):
         filename: a name inside the trainer's ``out`` folder; ``{epoch}`` and
             ``{iteration}`` are filled in (format specs too: the default zero-pads the
             iteration to 8 digits, so that the names sort in the order they were written).
+            ``.npz`` is appended when missing.
         trigger: when to save, for example ``(500, 'iteration')`` (default: each epoch).
-        n_retains: keep only the newest ``n_retains`` files this extension wrote (None:
-            keep all).
+        n_retains: keep only the newest ``n_retains`` files this extension wrote (an int
+            >= 1), or None to keep all. 0 is refused: it would keep none, not even the file
+            just written (Chainer's ``n_retains=-1``, keep all, is None here).
+
+    Raises:
+        ValueError: a ``filename`` with fields other than ``{epoch}`` and ``{iteration}``
+            or a format spec they cannot take; an ``n_retains`` below 1.
+        TypeError: a ``filename`` that is not a str; an ``n_retains`` that is not an int.
     """
 
     priority = PRIORITY_SNAPSHOT
@@ -43,6 +95,29 @@ class Snapshot(Extension):
         self.filename, self.trigger, self.n_retains = filename, trigger, n_retains
         self.written: list[str] = []
 
+    @property
+    def filename(self) -> str:
+        """The name template (checked when set)."""
+        return self._filename
+
+    @filename.setter
+    def filename(self, value: str) -> None:
+        self._filename = _template(value)
+
+    @property
+    def n_retains(self) -> int | None:
+        """How many of its newest files to keep (None: all; checked when set)."""
+        return self._n_retains
+
+    @n_retains.setter
+    def n_retains(self, value: int | None) -> None:
+        self._n_retains = _retains(value)
+
+    @property
+    def state_tag(self) -> str:
+        """The filename template: two Snapshots writing other files are told apart by it."""
+        return self.filename
+
     def __call__(self, trainer: Any) -> None:
         """Write a checkpoint of ``trainer`` now, then drop files beyond ``n_retains``.
 
@@ -51,6 +126,8 @@ class Snapshot(Extension):
         """
         name = self.filename.format(epoch=trainer.epoch, iteration=trainer.iteration)
         path = os.path.join(trainer.out, name)
+        if not path.endswith(".npz"):
+            path += ".npz"  # the name save_checkpoint writes: the one to remove later
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         loader = trainer.train_loader if hasattr(trainer.train_loader, "state_dict") else None
         self.written.append(path)  # part of the state saved below
@@ -154,15 +231,41 @@ class StepScheduler(Extension):
 
 
 def _observed(trainer: Any, key: str, who: str) -> float:
+    """``trainer.observation[key]``, or a KeyError that says where ``key`` is observed."""
     try:
         return float(trainer.observation[key])
     except KeyError:
-        raise KeyError(
-            f"zerograd_nn.training.{who}: {key!r} was not observed at this point (epoch "
-            f"{trainer.epoch}, iteration {trainer.iteration}); observed: "
-            f"{sorted(trainer.observation)}. Give it the trigger of the extension that "
-            f"writes {key!r} (an Evaluator's is (1, 'epoch'))."
-        ) from None
+        pass
+    seen = sorted(trainer.observation)
+    per_update = ["loss", *trainer.metrics] + (["lr"] if "lr" in seen else [])
+    if trainer.at_epoch_end:
+        point = f"the end of epoch {trainer.epoch}"
+        if key in ("loss", "lr", *trainer.metrics):
+            advice = (
+                f"{key!r} is a value of each update, observed at iteration points only; "
+                f"at the end of an epoch the observation holds only what extensions add "
+                f"there (an Evaluator adds 'val/{key}'). Watch 'val/{key}' (add "
+                f"trainer.extend(Evaluator(val_loader))), or check at iteration points "
+                f"(trigger=(n, 'iteration'))."
+            )
+        else:
+            advice = (
+                "No extension added it there; 'val/...' values come from an Evaluator "
+                "(add trainer.extend(Evaluator(val_loader)); it runs at the end of each "
+                "epoch unless given another trigger)."
+            )
+    else:
+        point = f"iteration {trainer.iteration}"
+        advice = (
+            f"At iteration points the trainer observes each update's {per_update}; other "
+            f"values are added by extensions at their own trigger (an Evaluator's 'val/...' "
+            f"at the end of each epoch): give this extension that trigger, such as "
+            f"(1, 'epoch')."
+        )
+    raise KeyError(
+        f"zerograd_nn.training.{who}: {key!r} was not observed at {point}; observed: "
+        f"{seen}. {advice}"
+    ) from None
 
 
 class EarlyStopping(Extension):
@@ -201,6 +304,11 @@ class EarlyStopping(Extension):
         self.min_delta, self.trigger = abs(min_delta), trigger
         self.best = math.inf if mode == "min" else -math.inf
         self.bad_checks = 0
+
+    @property
+    def state_tag(self) -> str:
+        """The monitored key: two EarlyStoppings watching other keys are told apart by it."""
+        return self.monitor
 
     def __call__(self, trainer: Any) -> None:
         """Check ``monitor``; stop the trainer after more than ``patience`` bad checks.

@@ -11,6 +11,7 @@ readers), then in the order they were added.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable
 from typing import Any
 
@@ -107,6 +108,44 @@ def get_trigger(trigger: Any) -> Callable[[Any], bool]:
     )
 
 
+def fires(trigger: Callable[[Any], Any], trainer: Any, name: str) -> bool:
+    """Ask ``trigger`` whether it fires at the trainer's point; it must answer a bool.
+
+    Args:
+        trigger: the trigger (a callable taking the trainer).
+        trainer: the running ``Trainer``.
+        name: the extension it belongs to, for the error.
+
+    Returns:
+        What the trigger answered.
+
+    Raises:
+        TypeError: it answered something else than True or False (an array, None, an
+            int): an ``if`` on it would be numpy's "truth value ... is ambiguous" or a
+            silent guess.
+    """
+    fired = trigger(trainer)
+    if type(fired) is bool:
+        return fired
+    dtype = getattr(fired, "dtype", None)
+    if getattr(fired, "shape", None) == () and getattr(dtype, "kind", None) == "b":
+        return bool(fired)  # a numpy bool
+    raise TypeError(
+        f"zerograd_nn.training: the trigger {_named(trigger)} of the extension {name!r} "
+        f"returned {reprlib.repr(fired)} ({type(fired).__name__}) at epoch {trainer.epoch}, "
+        f"iteration {trainer.iteration}; a trigger must return True or False. Make it "
+        f"return a bool (bool(...) of one value, not of an array)."
+    )
+
+
+def _named(trigger: Any) -> str:
+    """A function by its qualified name, anything else by a short repr."""
+    name = getattr(trigger, "__qualname__", None)
+    return (
+        name if isinstance(name, str) and not isinstance(trigger, type) else reprlib.repr(trigger)
+    )
+
+
 class Extension:
     """Base class of the Trainer's extensions.
 
@@ -130,6 +169,17 @@ class Extension:
     def default_name(self) -> str:
         """The name the trainer files it under unless given one: the class name."""
         return type(self).__name__
+
+    @property
+    def state_tag(self) -> str | None:
+        """What tells this extension's state from another's of its kind (None: nothing).
+
+        A snapshot keeps each extension's state under its name. Two extensions with a
+        state added under one default name (two LogReports) are kept as
+        ``"<default name>[<tag>]"``, which does not depend on the order they were added;
+        when their tags are None or equal, ``Trainer.extend`` asks for a ``name=``.
+        """
+        return None
 
     def __call__(self, trainer: Any) -> None:
         """Do the extension's work at a point where its trigger fired.
@@ -180,5 +230,6 @@ __all__ = [
     "Extension",
     "IntervalTrigger",
     "always",
+    "fires",
     "get_trigger",
 ]

@@ -9,13 +9,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from ..atomic import write_atomically
-from .extension import PRIORITY_READER, Extension, get_trigger
+from .extension import PRIORITY_READER, Extension, fires, get_trigger
 
 
 def _is_terminal(stream: Any) -> bool:
@@ -41,6 +42,11 @@ class LogReport(Extension):
     ``lr``) is logged exactly as it was set. Entries are
     kept in ``log`` and written to ``trainer.out/filename``: JSON lines for a name
     ending in ``.jsonl`` or ``.json``, CSV for ``.csv``; None writes no file.
+
+    JSON has no nan or inf: a mean that is not finite (a loss gone nan with
+    ``check_loss=False``) is written as ``null``, JSON's "no value", which every JSON
+    reader takes. ``log`` keeps the float itself, and a CSV file writes ``nan``/``inf``
+    as Python's ``float()`` reads them.
 
     Args:
         keys: the keys to keep (default: all).
@@ -91,10 +97,9 @@ class LogReport(Extension):
         for k, v in trainer.observation.items():
             if self.keys is None or k in self.keys:
                 n = self._counts.get(k, 0) + 1
-                mean = self._means.get(k, 0.0)
-                self._means[k] = mean + (float(v) - mean) / n  # exact while v is constant
+                self._means[k] = _running_mean(self._means.get(k, 0.0), float(v), n)
                 self._counts[k] = n
-        if not self.log_trigger(trainer):
+        if not fires(self.log_trigger, trainer, f"{self.default_name}'s log"):
             return
         entry = {
             "epoch": trainer.epoch,
@@ -122,12 +127,17 @@ class LogReport(Extension):
                 with open(path, "a", newline="") as f:
                     csv.DictWriter(f, columns, lineterminator="\n").writerow(entry)
         elif self._rewrite:
-            text = "".join(json.dumps(e) + "\n" for e in self.log)
+            text = "".join(_json_line(e) for e in self.log)
             _write_file(path, text.encode(), "LogReport")
         else:
             with open(path, "a") as f:
-                f.write(json.dumps(entry) + "\n")
+                f.write(_json_line(entry))
         self._rewrite = False
+
+    @property
+    def state_tag(self) -> str | None:
+        """The file name: two LogReports writing other files are told apart by it."""
+        return self.filename
 
     def state_dict(self) -> dict[str, Any]:
         """Return the entries so far and the running means of the open interval.
@@ -152,6 +162,27 @@ class LogReport(Extension):
         self._means, self._counts = means, counts
         self._columns = []
         self._rewrite = True  # the file may hold entries written after the snapshot
+
+
+def _running_mean(mean: float, v: float, n: int) -> float:
+    """The mean of ``n`` values, from the mean of the first ``n - 1`` and the last, ``v``.
+
+    Exact while ``v`` is constant (a constant lr is logged as set), inf included: the mean
+    of infs of one sign is that inf, not inf - inf = nan.
+    """
+    if n == 1:
+        return v
+    if mean == v or (math.isinf(mean) and math.isfinite(v)):
+        return mean
+    return mean + (v - mean) / n
+
+
+def _json_line(entry: dict[str, Any]) -> str:
+    """One entry as a line of strict JSON: a value that is not finite becomes null."""
+    clean = {
+        k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in entry.items()
+    }
+    return json.dumps(clean, allow_nan=False) + "\n"
 
 
 def _find_log(trainer: Any, name: str) -> LogReport:

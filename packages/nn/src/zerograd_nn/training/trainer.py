@@ -9,6 +9,7 @@ early stopping, a progress bar) is an extension added with ``Trainer.extend``.
 from __future__ import annotations
 
 import builtins
+import math
 import os
 import shlex
 import sys
@@ -16,16 +17,17 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from zerograd import static_graph
+from zerograd.backends import get_array_module
 from zerograd.checks import positive_int
 
 from .. import functional as F
 from ..checkpoint import latest_checkpoint, load_checkpoint
 from ..finite import NonFiniteError, check_finite_grads, finite
 from .control import Snapshot
-from .extension import get_trigger
+from .extension import Extension, fires, get_trigger
 
 _WHO = "zerograd_nn.training.Trainer"
 
@@ -35,7 +37,27 @@ def _count(name: str, value: Any) -> int | None:
 
 
 def _float(v: Any) -> float:
-    return float(v.data if hasattr(v, "data") else v)
+    a = v.data if hasattr(v, "data") else v
+    if getattr(a, "ndim", 0):  # one value of shape (1,): float() of it is deprecated
+        a = get_array_module(a).reshape(a, ())
+    return float(a)
+
+
+def _has_state(ext: Any) -> bool:
+    """Whether a snapshot keeps something of ``ext`` (it has its own ``state_dict``)."""
+    if isinstance(ext, Extension):
+        return type(ext).state_dict is not Extension.state_dict
+    return callable(getattr(ext, "state_dict", None))
+
+
+class _Filed(NamedTuple):
+    """An extension as the trainer holds it."""
+
+    extension: Any
+    trigger: Callable[[Any], Any]
+    priority: int
+    order: int
+    base: str | None  # the default name it was filed under; None when given a name
 
 
 class Trainer:
@@ -153,7 +175,7 @@ class Trainer:
         self._batch = 0  # the number in its epoch of the batch being trained (see _where)
         self._resumed_at_epoch_end = False
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
-        self._extensions: dict[str, tuple[Any, Callable[[Any], bool], int, int]] = {}
+        self._extensions: dict[str, _Filed] = {}
 
     # -- extensions ---------------------------------------------------------------------
     def extend(
@@ -171,28 +193,79 @@ class Trainer:
             trigger: ``(period, 'iteration' | 'epoch')`` or a callable; default: the
                 extension's own ``trigger`` attribute, else every iteration.
             name: the name to file it under (default: its class or function name; ``_1``,
-                ``_2``, ... are appended to repeated names).
+                ``_2``, ... are appended to repeated names). A snapshot keeps each
+                extension's state under this name, so it must be new.
             priority: overrides the extension's ``priority``.
 
         Returns:
             The extension (so that ``log = trainer.extend(LogReport())`` keeps it at hand).
+
+        Raises:
+            ValueError: ``name`` is taken, or a second extension of a kind with a state
+                (a LogReport) cannot be told apart from the first in a snapshot: neither
+                the order they were added in nor a ``state_tag`` (a LogReport's
+                ``filename``) tells which saved state is whose. Give it a ``name``.
         """
         trig = get_trigger(
             trigger if trigger is not None else getattr(extension, "trigger", (1, "iteration"))
         )
         base = (
-            name
-            or getattr(extension, "default_name", None)
+            getattr(extension, "default_name", None)
             or getattr(extension, "__name__", None)  # a function
             or type(extension).__name__
         )
-        key, n = base, 0
-        while key in self._extensions:
-            n += 1
-            key = f"{base}_{n}"
+        if name is not None:
+            if name in self._extensions:
+                raise ValueError(
+                    f"{_WHO}.extend: an extension named {name!r} is already there; give each "
+                    f"its own name (a snapshot keeps each one's state under it)."
+                )
+            key = name
+        else:
+            if _has_state(extension):
+                self._check_apart(extension, base)
+            key, n = base, 0
+            while key in self._extensions:
+                n += 1
+                key = f"{base}_{n}"
         prio = priority if priority is not None else getattr(extension, "priority", 100)
-        self._extensions[key] = (extension, trig, prio, len(self._extensions))
+        filed = _Filed(extension, trig, prio, len(self._extensions), None if name else base)
+        self._extensions[key] = filed
         return extension
+
+    def _check_apart(self, extension: Any, base: str) -> None:
+        """Refuse a second stateful ``base`` whose snapshot state could be taken for another's."""
+        tag = getattr(extension, "state_tag", None)
+        for key, f in self._extensions.items():
+            if f.base != base or not _has_state(f.extension):
+                continue
+            other = getattr(f.extension, "state_tag", None)
+            if tag is None or other is None or tag == other:
+                why = "they are equal" if tag == other else "None tells nothing apart"
+                raise ValueError(
+                    f"{_WHO}.extend: this trainer already has a {base} ({key!r}), and a "
+                    f"snapshot keeps each one's state by name: on resume the two could get "
+                    f"each other's state (their state tags are {other!r} and {tag!r}: {why}). "
+                    f"Give this one a name of its own: trainer.extend(..., name='{base}-2'), "
+                    f"and the same names when resuming."
+                )
+
+    def _state_keys(self) -> dict[str, str]:
+        """``{name: key}``: what a snapshot keeps each stateful extension's state under.
+
+        The name it was filed under, or ``"<default name>[<state tag>]"`` for extensions
+        of one default name (so that the order they were added in does not matter).
+        """
+        groups: dict[str, int] = {}
+        for f in self._extensions.values():
+            if f.base is not None and _has_state(f.extension):
+                groups[f.base] = groups.get(f.base, 0) + 1
+        keys = {}
+        for key, f in self._extensions.items():
+            if _has_state(f.extension):
+                shared = f.base is not None and groups[f.base] > 1
+                keys[key] = f"{f.base}[{f.extension.state_tag}]" if shared else key
+        return keys
 
     def get_extension(self, name: str) -> Any:
         """Return the extension filed under ``name``.
@@ -207,7 +280,7 @@ class Trainer:
             KeyError: no extension has that name (the message lists the names).
         """
         try:
-            return self._extensions[name][0]
+            return self._extensions[name].extension
         except KeyError:
             raise KeyError(
                 f"Trainer.get_extension: no extension named {name!r}; the trainer has "
@@ -215,8 +288,8 @@ class Trainer:
             ) from None
 
     def _ordered(self) -> list[tuple[str, Any, Callable[[Any], bool]]]:  # by priority
-        items = sorted(self._extensions.items(), key=lambda kv: (-kv[1][2], kv[1][3]))
-        return [(k, ext, trig) for k, (ext, trig, _, _) in items]
+        items = sorted(self._extensions.items(), key=lambda kv: (-kv[1].priority, kv[1].order))
+        return [(k, f.extension, f.trigger) for k, f in items]
 
     # -- the loop -----------------------------------------------------------------------
     def stop(self, reason: str = "stopped by an extension") -> None:
@@ -271,6 +344,7 @@ class Trainer:
         """One update on the batch ``(x, t)``; returns the loss and the model's output."""
         y = self.model(x)
         loss = self.loss_fn(y, t)
+        self._check_loss(loss)  # before anything changes: gradients, weights, the count
         self.model.cleargrads()
         loss.backward()
         if self.check_loss:  # after backward: on a GPU, its read waits with backward queued
@@ -280,13 +354,43 @@ class Trainer:
         self.optimizer.update()
         return loss, y
 
+    def _check_loss(self, loss: Any) -> None:
+        """Refuse a loss that is not one number (a per-example loss), before its backward."""
+        shape = getattr(loss, "shape", None)
+        if not callable(getattr(loss, "backward", None)) or shape is None:
+            raise TypeError(
+                f"{_WHO}: loss_fn returned a {type(loss).__name__}, not a Variable; it must "
+                f"compute the loss from y with zerograd's functions (such as "
+                f"F.softmax_cross_entropy(y, t)) so that it can be differentiated. Nothing "
+                f"was updated."
+            )
+        if math.prod(shape) != 1:
+            raise ValueError(
+                f"{_WHO}: loss_fn returned a loss of shape {tuple(shape)} at {self._where()}, "
+                f"not one number (one loss per example?); the trainer minimizes one number. "
+                f"Reduce it in loss_fn, e.g. F.mean(...) or F.sum(...). Nothing was updated."
+            )
+
+    def _check_optimizer(self, op: str) -> None:
+        """Refuse an optimizer that updates parameters other than the model's."""
+        outside = getattr(self.optimizer, "params_outside", None)
+        foreign = outside(self.model) if callable(outside) else []
+        if foreign:
+            raise ValueError(
+                f"{_WHO}.{op}: the optimizer updates {len(foreign)} parameters that are not "
+                f"the model's ({foreign[:5]}): it was set up on another model (another "
+                f"instance), which training would change instead of this one. Set it up on "
+                f"the model given to the Trainer: optimizer.setup(model). Nothing was "
+                f"{'trained' if op == 'run' else 'changed'}."
+            )
+
     def _fire(self, at_epoch_end: bool, start: float, ordered: list) -> None:
         self.at_epoch_end = at_epoch_end
         if at_epoch_end:
             self.observation = {}
         self.elapsed_time = time.perf_counter() - start
         for name, ext, trig in ordered:
-            if trig(self):
+            if fires(trig, self, name):
                 try:
                     ext(self)
                 except Exception as exc:
@@ -339,10 +443,15 @@ class Trainer:
             TypeError: when a batch is not an ``(x, t)`` pair.
             NonFiniteError: a loss (or, with ``check_grads``, a gradient) is nan or inf;
                 that step's update was not applied.
+            ValueError: the optimizer updates parameters that are not the model's (set up
+                on another instance; nothing was trained), or ``loss_fn`` returned more
+                than one number (that step's update was not applied).
+            RuntimeError: the optimizer was not set up.
             OSError: an extension writes files and ``out`` cannot be written (nothing was
                 trained).
             SystemExit: status 130 after a Ctrl-C in a script (see the class docstring).
         """
+        self._check_optimizer("run")
         if hasattr(self.train_loader, "__len__") and len(self.train_loader) == 0:
             raise ValueError(
                 f"{_WHO}: the training loader has no batch (len 0); check its dataset and "
@@ -479,9 +588,11 @@ class Trainer:
             ``self``; call ``run`` to go on. ``resumed_from`` names the file.
 
         Raises:
-            ValueError: the snapshot does not fit this trainer (nothing changes).
+            ValueError: the snapshot does not fit this trainer, or the optimizer updates
+                parameters that are not the model's (nothing changes).
             FileNotFoundError: no file at ``path``, or a folder without snapshots.
         """
+        self._check_optimizer("resume")
         if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
             path = latest_checkpoint(path)
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
@@ -505,8 +616,11 @@ class ExtensionStates:
     """A trainer's extensions seen as one stateful object.
 
     It is saved in a checkpoint's scheduler slot (schedulers are extensions here, so the
-    slot holds them all). Loading is all or nothing: every state is tried, and undone if
-    any is refused.
+    slot holds them all), each extension's state under its name (``"LogReport"``), or
+    under ``"<default name>[<state tag>]"`` when several of one default name have a state
+    (``"LogReport[log.jsonl]"``, ``"LogReport[steps.csv]"``), so that the order they are
+    added in does not matter. Loading is all or nothing: every state is tried, and undone
+    if any is refused.
 
     Args:
         trainer: the ``Trainer`` whose extensions it stands for.
@@ -519,13 +633,13 @@ class ExtensionStates:
         """Return every extension's state.
 
         Returns:
-            ``{extension name: its state}`` for every extension with a non-empty state.
+            ``{key: its state}`` for every extension with a non-empty state.
         """
         states = {}
-        for name, (ext, *_) in self.trainer._extensions.items():
-            state = ext.state_dict() if hasattr(ext, "state_dict") else {}
+        for name, key in self.trainer._state_keys().items():
+            state = self.trainer.get_extension(name).state_dict()
             if state:
-                states[name] = state
+                states[key] = state
         return states
 
     def prepare_load_state_dict(self, d: dict[str, Any]) -> Callable[[], None]:
@@ -533,18 +647,18 @@ class ExtensionStates:
 
         ``load_checkpoint`` calls this before it changes anything (and the commits after).
         """
-        known = self.trainer._extensions
+        known = {key: name for name, key in self.trainer._state_keys().items()}
         states = {}
-        for name, state in d.items():
-            if name in known:
-                states[name] = state
+        for key, state in d.items():
+            if key in known:
+                states[key] = state
             else:
                 warnings.warn(
-                    f"Trainer.resume: the snapshot holds the state of an extension {name!r} "
+                    f"Trainer.resume: the snapshot holds the state of an extension {key!r} "
                     f"that this trainer does not have; it is skipped",
                     stacklevel=4,
                 )
-        exts = {name: known[name][0] for name in states}
+        exts = {key: self.trainer.get_extension(known[key]) for key in states}
         before = {name: ext.state_dict() for name, ext in exts.items()}
         loaded = []
         try:

@@ -1,0 +1,139 @@
+"""Python numbers and raw arrays as operands: the values, dtypes and errors numpy gives.
+
+zerograd converts a repeated Python number once per backend, dtype and value, and shares
+the array (where the backend allows it): these tests check that the sharing never shows.
+"""
+
+import struct
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Function, Variable, as_array
+from zerograd.backends import as_numpy
+
+
+def _bits(a):
+    return np.asarray(a, np.float64).view(np.uint64).tolist()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("first, second", [(0.0, -0.0), (-0.0, 0.0)])
+def test_signed_zeros_are_two_operands(first, second, dtype, arr):
+    values = np.array([1.0, -2.0], dtype)
+    x = Variable(arr(values, dtype))
+    with np.errstate(divide="ignore"):  # the infinities' signs tell the zeros apart
+        np.testing.assert_array_equal(as_numpy(1 / (x * first)), 1 / (values * first))
+        want = 1 / (values * second)
+        got = as_numpy(1 / (x * second))
+    assert got.tolist() == want.tolist() and got.dtype == want.dtype
+    assert (
+        np.signbit(as_numpy(x * 0.0 * second)).tolist()
+        == np.signbit(values * 0.0 * second).tolist()
+    )
+
+
+def test_nan_payloads_are_kept(arr):
+    quiet = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000000))[0]
+    payload = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000123))[0]
+    negative = struct.unpack("<d", struct.pack("<Q", 0xFFF8000000000456))[0]
+    values = np.array([0.0, 0.0])
+    x = Variable(arr(values))
+    for nan in (quiet, payload, negative, quiet):
+        assert _bits(as_numpy(x + nan)) == _bits(values + nan)
+
+
+# x * s for s = True, 1, 1.0 (equal and hashing alike) in orders that would reuse one array
+# for another if the cache keyed them as one
+ORDERS = [(True, 1, 1.0), (1.0, 1, True), (1, 1.0, True)]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "float32", "float64"])
+@pytest.mark.parametrize("order", ORDERS, ids=["bool-int-float", "float-int-bool", "int-float"])
+def test_bools_ints_and_floats_give_numpys_dtype_and_value(order, dtype, backend, arr):
+    if backend.name != "numpy":
+        pytest.skip(f"numpy's promotion of Python numbers is the reference; got {backend.name}")
+    values = np.array([1, 0, 1], dtype)
+    x = Variable(arr(values, dtype))
+    ops = (lambda a, s: a * s, lambda a, s: s + a, lambda a, s: a - s)
+    for s in order:
+        for op in ops:
+            try:
+                want = op(values, s)
+            except TypeError:  # numpy refuses bool - bool: so does zerograd
+                with pytest.raises(TypeError):
+                    op(x, s)
+                continue
+            got = as_numpy(op(x, s))
+            assert got.dtype == want.dtype, f"{dtype} with {s!r}: {got.dtype} != {want.dtype}"
+            assert got.tolist() == want.tolist()
+    zeros = [(0, np.int64), (False, np.bool_), (0.0, np.float64)]
+    for s, _ in zeros + zeros[::-1]:
+        got, want = as_numpy(x * s), values * s
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+class AddsOneInPlace(Function):
+    """A user's Function that (wrongly) updates its second input in place."""
+
+    def forward(self, a, c):
+        c += 1.0
+        return a * c
+
+
+def test_a_forward_writing_into_a_shared_number_fails_and_changes_nothing(backend, arr):
+    x = Variable(arr([1.0, 2.0], "float32"))
+    np.testing.assert_array_equal(as_numpy(x * 3.0), [3.0, 6.0])
+    if backend.cache_scalars:  # the shared array is read-only: the write is refused
+        with pytest.raises(
+            ValueError,
+            match=r"^AddsOneInPlace\.forward wrote into input 1, the read-only array that "
+            r"zerograd makes once from the Python number 3\.0 and shares with every later "
+            r"use of that number; a forward must not change its inputs: compute a new array "
+            r"instead \(c = c \+ 1\.0, not c \+= 1\.0\)\.$",
+        ):
+            AddsOneInPlace()(x, 3.0)
+    else:  # each call has its own array: the write changes that call only
+        np.testing.assert_array_equal(as_numpy(AddsOneInPlace()(x, 3.0)), [4.0, 8.0])
+    assert x.grad is None and x.creator is None
+    for _ in range(2):
+        np.testing.assert_array_equal(as_numpy(x * 3.0), [3.0, 6.0])
+        np.testing.assert_array_equal(as_numpy(3.0 * x), [3.0, 6.0])
+        assert as_numpy(as_array(3.0, like=x.data)).tolist() == 3.0
+
+
+def test_shared_numbers_are_read_only_on_numpy():
+    x = Variable(np.ones(2, np.float32))
+    c = as_array(2.5, like=x.data)
+    assert c is as_array(2.5, like=x.data)  # shared: made once
+    assert not c.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        c[...] = 7.0
+    assert c.tolist() == 2.5
+
+
+OBJECT_OPERANDS = {
+    "x * object array": lambda x, o: x * o,
+    "object array - x": lambda x, o: o - x,
+    "F.exp(object array)": lambda x, o: F.exp(o),
+}
+
+
+@pytest.mark.parametrize("call", OBJECT_OPERANDS.values(), ids=OBJECT_OPERANDS.keys())
+def test_an_object_array_operand_is_refused_every_time(call):
+    x = Variable(np.array([1.0, 2.0]))
+    o = np.array([1.0, 2.0], dtype=object)  # numpy would compute with it
+    for _ in range(3):  # the array type is cached after the first: still refused
+        with pytest.raises(TypeError, match=r"^(Mul|Sub|Exp): input [01] has dtype object, "):
+            call(x, o)
+    assert x.grad is None and x.creator is None
+    np.testing.assert_array_equal(x.data, [1.0, 2.0])
+
+
+def test_as_array_refuses_an_object_array_every_time():
+    o = np.array([1.0, 2.0], dtype=object)
+    for like in (None, np.ones(1)):
+        for _ in range(2):
+            with pytest.raises(TypeError, match=r"^got array\(\[1\.0, 2\.0\], dtype=object\) "):
+                as_array(o, like=like)

@@ -1,0 +1,74 @@
+"""Checkpoint and weight files written by an earlier zerograd-nn, and the run that made them.
+
+``data/checkpoint_v1.npz`` and ``data/weights_v1.npz`` were written by
+:func:`write` with the code of main 701de1e (before the load was restructured), so the
+tests can show that files written by that version still load, value for value. Rebuild
+them only on purpose (a new format): ``python packages/nn/tests/checkpoint_files.py``.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+import zerograd_nn.functional as F
+from zerograd_nn import DataLoader
+from zerograd_nn.datasets import Spiral
+from zerograd_nn.models import MLP
+from zerograd_nn.optimizers import Adam, weight_decay_groups
+from zerograd_nn.schedulers import StepLR
+
+DATA = Path(__file__).resolve().parent / "data"
+CHECKPOINT = DATA / "checkpoint_v1.npz"
+WEIGHTS = DATA / "weights_v1.npz"
+
+EXTRA = {
+    "note": "fixture",
+    "best": 0.5,
+    "history": [1, 2.5, None, True, "x"],
+    "counts": np.arange(6, dtype=np.int16).reshape(2, 3),
+    "nested": {"a": [np.ones(2, np.float32), {"b": np.float64(1.25)}]},
+}
+
+
+def build(seed=0, steps=5):
+    """A small run: MLP, Adam in two groups, StepLR, a shuffling DataLoader, ``steps``
+    updates into the first epoch. Returns ``(model, optimizer, scheduler, loader)``."""
+    np.random.seed(seed)
+    model = MLP((8, 3))
+    model(np.zeros((1, 2), np.float32))
+    opt = Adam(0.01).setup(weight_decay_groups(model, 1e-3))
+    sched = StepLR(opt, step_size=2, gamma=0.5)
+    loader = DataLoader(Spiral(train=True), batch_size=30, shuffle=True, seed=seed + 1)
+    it = iter(loader)
+    for _ in range(steps):
+        x, t = next(it)
+        loss = F.softmax_cross_entropy(model(x.astype(np.float32)), t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        sched.step()
+    np.random.rand(3)  # moves numpy's global state away from the seed
+    return model, opt, sched, loader
+
+
+def write(folder=DATA):
+    """Write both files from :func:`build` into ``folder``."""
+    from zerograd_nn.checkpoint import save_checkpoint
+
+    folder = Path(folder)
+    model, opt, sched, loader = build()
+    save_checkpoint(
+        folder / CHECKPOINT.name,
+        model=model,
+        optimizer=opt,
+        scheduler=sched,
+        loader=loader,
+        epoch=0,
+        iteration=5,
+        extra=EXTRA,
+    )
+    model.save_weights(str(folder / WEIGHTS.name))
+
+
+if __name__ == "__main__":
+    write()

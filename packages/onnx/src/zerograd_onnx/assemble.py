@@ -1,0 +1,192 @@
+"""The ONNX model of a program: converters run, graph and metadata made, checked by onnx.
+
+The model is checked before anything is written: ``onnx.checker.check_model`` with
+``full_check=True``, then ONNX's own shape inference is compared with the shapes the
+forward produced, so that a converter that froze the batch size or got a shape wrong is
+an error here, not a wrong file. Both run on the graph with its large initializers
+declared as typed inputs instead (the same nodes, types and shapes; VGG16's 553 MB of
+weights are then copied once, into the written model, not three more times).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import version as _distribution_version
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, shape_inference
+
+from .context import GraphBuilder, OpContext
+from .errors import ExportError
+from .program import Program, Value
+from .registry import converter_for
+
+_SMALL = 64  # initializers up to this many elements stay in the model onnx checks (shapes)
+
+BATCH = "batch"
+"""The ``dim_param`` of the batch axis in the graph's inputs and outputs."""
+
+
+def _unsupported(program: Program) -> None:
+    seen: dict[tuple[type, str], None] = {}
+    for step in program.steps:
+        if converter_for(step.call.fn) is None:
+            seen.setdefault((type(step.call.fn), str(step.call.site)), None)
+    if not seen:
+        return
+    listed = [f"{cls.__module__}.{cls.__qualname__} (applied {site})" for cls, site in seen]
+    shown = "; ".join(listed[:5]) + (f"; and {len(listed) - 5} more" if len(listed) > 5 else "")
+    raise ExportError(
+        f"zerograd_onnx.export: no ONNX counterpart for {shown}. zerograd_onnx.supported() "
+        f"lists the functions it converts; give a function of your own a converter with "
+        f"zerograd_onnx.register(FunctionClass, converter). Nothing was written."
+    )
+
+
+def _dims(value: Value, name: str, batch: tuple[int, int] | None) -> list[Any]:
+    """The dims of a graph input or output: ints, with the batch axes symbolic."""
+    dims: list[Any] = list(value.shape)
+    for axis in value.dynamic:
+        same = batch and (value.shape[axis], value.other_shape[axis]) == batch
+        dims[axis] = BATCH if same else f"{name}_dim{axis}"
+    return dims
+
+
+def _info(name: str, value: Value, batch: tuple[int, int] | None) -> onnx.ValueInfoProto:
+    elem = helper.np_dtype_to_tensor_dtype(value.dtype)
+    return helper.make_tensor_value_info(name, elem, _dims(value, name, batch))
+
+
+def build_model(
+    program: Program, opset: int, output_names: list[str], model: Any
+) -> onnx.ModelProto:
+    """Convert every step, make the ONNX model and check it.
+
+    Args:
+        program: the captured program.
+        opset: the ONNX opset (default domain) to write.
+        output_names: the names of the graph's outputs.
+        model: the exported model (its class names the graph).
+
+    Returns:
+        The checked model.
+
+    Raises:
+        ExportError: a function has no converter (all of them named, with their layers),
+            or the model fails ONNX's checks (a converter's fault: please report it).
+    """
+    _unsupported(program)
+    graph = GraphBuilder(program, opset)
+    graph.add_values()
+    for step in program.steps:
+        converter_for(step.call.fn)(OpContext(graph, step))
+    made = {out for node in graph.nodes for out in node.output}
+    for step in program.steps:
+        for name in step.outputs:
+            if name not in made:
+                raise ExportError(
+                    f"zerograd_onnx.export: the converter of {type(step.call.fn).__name__} "
+                    f"(applied {step.call.site}) made no node computing {name!r}"
+                )
+    inputs = [_info(name, program.values[name], program.batch) for name in program.inputs]
+    outputs = []
+    for name, value_name in zip(output_names, program.outputs):
+        if value_name != name:  # an input, a parameter, a constant, or a repeated output
+            graph.nodes.append(helper.make_node("Identity", [value_name], [name], name=name))
+        outputs.append(_info(name, program.values[value_name], program.batch))
+    clash = sorted(set(graph.initializers) & {*program.inputs, *output_names})
+    if clash:
+        raise ValueError(
+            f"zerograd_onnx.export: the names {clash} are both inputs or outputs and parameters; "
+            f"choose other input_names / output_names."
+        )
+    title = type(model).__name__
+    doc = f"The forward of {title}, exported by zerograd-onnx."
+    # onnx's checks run on the graph with its large initializers declared as inputs (type
+    # and shape, no data): the same nodes, types and shapes, without copying the weights
+    small = {k: a for k, a in graph.initializers.items() if a.size <= _SMALL}
+    large = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+             for k, a in graph.initializers.items() if a.size > _SMALL]  # fmt: skip
+    light = helper.make_graph(
+        graph.nodes, title, inputs + large, outputs,
+        [numpy_helper.from_array(a, k) for k, a in small.items()], doc_string=doc,
+    )  # fmt: skip
+    checked = _model(light, opset, model)
+    try:
+        onnx.checker.check_model(checked, full_check=True)
+    except Exception as exc:  # onnx's ValidationError / InferenceError
+        raise ExportError(
+            f"zerograd_onnx.export: the ONNX model fails onnx's checker ({exc}); this is a "
+            f"fault of zerograd-onnx's converters, please report it. Nothing was written."
+        ) from exc
+    _compare_shapes(checked, program, graph)
+    g = helper.make_graph(graph.nodes, title, inputs, outputs, doc_string=doc)
+    for name, a in graph.initializers.items():  # one copy of each array into the message
+        t = g.initializer.add()
+        t.name = name
+        t.data_type = helper.np_dtype_to_tensor_dtype(a.dtype)
+        t.dims.extend(a.shape)
+        t.raw_data = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
+    return _model(g, opset, model)
+
+
+def _model(g: onnx.GraphProto, opset: int, model: Any) -> onnx.ModelProto:
+    """The model around graph ``g``, its metadata naming zerograd's version."""
+    title = type(model).__name__
+    opsets = [helper.make_opsetid("", opset)]
+    proto = helper.make_model(
+        g, opset_imports=opsets, ir_version=helper.find_min_ir_version_for(opsets)
+    )
+    zerograd_version = _distribution_version("zerograd")
+    own_version = _distribution_version("zerograd-onnx")
+    proto.producer_name = "zerograd-onnx"
+    proto.producer_version = own_version
+    proto.doc_string = (
+        f"{title} exported from zerograd {zerograd_version} by zerograd-onnx {own_version}"
+    )
+    helper.set_model_props(
+        proto,
+        {
+            "zerograd_version": zerograd_version,
+            "zerograd_onnx_version": own_version,
+            "model_class": f"{type(model).__module__}.{type(model).__qualname__}",
+        },
+    )
+    return proto
+
+
+def _compare_shapes(proto: onnx.ModelProto, program: Program, graph: GraphBuilder) -> None:
+    """Check ONNX's inferred shape of every value against the forward's own shapes."""
+    inferred = shape_inference.infer_shapes(proto, strict_mode=True, data_prop=True)
+    infos = {v.name: v for v in (*inferred.graph.value_info, *inferred.graph.output)}
+    for step in program.steps:
+        for name in step.outputs:
+            info = infos.get(name)
+            if info is None or not info.type.tensor_type.HasField("shape"):
+                continue
+            value = program.values[name]
+            dims = info.type.tensor_type.shape.dim
+            where = f"{type(step.call.fn).__name__} (applied {step.call.site})"
+            if len(dims) != len(value.shape):
+                raise ExportError(
+                    f"zerograd_onnx.export: {where} gives shape {value.shape} but its ONNX "
+                    f"nodes give rank {len(dims)}; a converter's fault, please report it."
+                )
+            for axis, (d, n) in enumerate(zip(dims, value.shape)):
+                if not d.HasField("dim_value"):
+                    continue
+                if axis in value.dynamic:
+                    raise ExportError(
+                        f"zerograd_onnx.export: {where} fixes axis {axis} of its result at "
+                        f"{d.dim_value}, but that axis follows the batch size ({n} at batch "
+                        f"{program.batch[0]}, {value.other_shape[axis]} at batch "
+                        f"{program.batch[1]}); the ONNX graph would only run at one batch size. "
+                        f"Export with dynamic_batch=False, or compute the shape from the input."
+                    )
+                if d.dim_value != n:
+                    raise ExportError(
+                        f"zerograd_onnx.export: {where} gives shape {value.shape} but its ONNX "
+                        f"nodes give length {d.dim_value} on axis {axis}; a converter's fault, "
+                        f"please report it."
+                    )

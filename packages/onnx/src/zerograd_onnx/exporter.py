@@ -1,0 +1,155 @@
+"""``export``: a model's forward written as an ONNX file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import onnx
+
+from zerograd import Variable
+from zerograd.checks import integer
+from zerograd_nn import Layer
+from zerograd_nn.atomic import write_atomically
+
+from .assemble import build_model
+from .capture import Capture, capture, layer_sites
+from .errors import ExportError
+from .inputs import batch_size, file_path, input_arrays, one_more_row, value_names
+from .program import build_program
+
+DEFAULT_OPSET = 18
+"""The opset ``export`` writes unless told otherwise (PyTorch's exporter starts at 18 too)."""
+MIN_OPSET = 18
+"""The oldest opset the converters are written for (``Reduce*`` axes as inputs, ``Col2Im``)."""
+
+_OP = "zerograd_onnx.export"
+
+
+def export(
+    model: Any,
+    example_inputs: Any,
+    path: Any,
+    *,
+    opset: int = DEFAULT_OPSET,
+    dynamic_batch: bool = True,
+    input_names: list[str] | None = None,
+    output_names: list[str] | None = None,
+) -> str:
+    """Write ``model``'s forward as an ONNX file, its parameters as initializers.
+
+    The forward runs on ``example_inputs`` in test mode without gradients (dropout off,
+    batch norm on its running statistics) while every Function applied is recorded; with
+    ``dynamic_batch`` it runs once more on a batch one row larger, and the axes whose
+    length changed become the graph's ``batch`` axis. Each function becomes the ONNX
+    nodes its converter writes (:func:`supported`); parameters become initializers named
+    by their dotted paths (``fc1.W``). The file's metadata names the zerograd version.
+
+    Nothing is written unless the whole model converts and passes
+    ``onnx.checker.check_model(full_check=True)``; the file is written atomically, so an
+    old file at ``path`` stays whole until the new one replaces it. Layer states that the
+    forward replaces (an RNN's ``h``) are put back afterwards.
+
+    Args:
+        model: a :class:`zerograd_nn.Layer` (or any callable of Variables returning a
+            Variable or a tuple of them).
+        example_inputs: an array (or Variable), or a tuple of them: one forward's inputs.
+        path: the file to write (``model.onnx``).
+        opset: the ONNX opset, from 18 to the newest the installed ``onnx`` knows.
+        dynamic_batch: make axis 0 of every input, and the axes that follow it, a
+            ``batch`` axis of any length; False fixes every shape at the example's.
+        input_names: the graph's input names (default ``input``, or ``input_0``, ...).
+        output_names: the graph's output names (default ``output``, or ``output_0``, ...).
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ExportError: a function without an ONNX counterpart (named, with the layer that
+            applied it), or a forward ONNX cannot follow (a value read into Python, a
+            graph that changes with the batch size); nothing was written.
+        TypeError: ``model`` is not callable, returns something other than Variables, or
+            an argument has the wrong type.
+        ValueError: a bad opset, names, or example inputs without a shared batch axis.
+        FileNotFoundError: the folder of ``path`` does not exist.
+        OSError: the folder does not take new files (read-only, full); nothing written.
+
+    Examples:
+        >>> import numpy as np, tempfile, os
+        >>> from zerograd_nn.models import MLP
+        >>> model = MLP((8, 3))
+        >>> path = os.path.join(tempfile.mkdtemp(), "mlp.onnx")
+        >>> export(model, np.zeros((2, 4), np.float32), path) == path
+        True
+    """
+    if not callable(model):
+        raise TypeError(f"{_OP}: model must be a Layer or a callable, got {model!r}")
+    path = file_path(path, _OP)
+    opset = _opset(opset)
+    if not isinstance(dynamic_batch, bool):
+        raise TypeError(f"{_OP}: dynamic_batch must be True or False, got {dynamic_batch!r}")
+    arrays = input_arrays(example_inputs, _OP, "example_inputs")
+    names = value_names(input_names, len(arrays), "input", _OP, "input_names")
+    if dynamic_batch:
+        n = batch_size(arrays, _OP)
+    sites = layer_sites(model)
+    xs = tuple(Variable(a) for a in arrays)
+    first, ys = _run(model, xs, sites, "on the example inputs")
+    out_names = value_names(output_names, len(ys), "output", _OP, "output_names")
+    second = None
+    if dynamic_batch:
+        xs2 = tuple(Variable(one_more_row(a)) for a in arrays)
+        cap2, ys2 = _run(model, xs2, sites, f"on a batch of {n + 1} (the example's rows and "
+                         f"its first row again), to find the batch axes")  # fmt: skip
+        if len(ys2) != len(ys):
+            raise ExportError(
+                f"{_OP}: the model returns {len(ys)} outputs at batch {n} but {len(ys2)} at "
+                f"batch {n + 1}; export with dynamic_batch=False."
+            )
+        second = (cap2, xs2, ys2)
+    params = {}  # read after the forward: a lazily sized layer makes its parameters there
+    if isinstance(model, Layer):
+        params = {id(p): name for name, p in model.named_params().items()}
+    clash = sorted(set(params.values()) & {*names, *out_names})
+    if clash:
+        raise ValueError(
+            f"{_OP}: {clash} name both inputs or outputs and parameters of the model; choose "
+            f"other input_names / output_names."
+        )
+    program = build_program(first, xs, ys, second, names, out_names, params)
+    proto = build_model(program, opset, out_names, model)
+    data = proto.SerializeToString()
+    write_atomically(path, lambda f: f.write(data), _OP)
+    return path
+
+
+def _opset(opset: Any) -> int:
+    newest = onnx.defs.onnx_opset_version()
+    opset = integer(_OP, "opset", opset)
+    if not MIN_OPSET <= opset <= newest:
+        raise ValueError(
+            f"{_OP}: opset {opset} is outside {MIN_OPSET}..{newest} (the oldest the converters "
+            f"are written for, the newest onnx {onnx.__version__} knows)."
+        )
+    return opset
+
+
+def _run(
+    model: Any, xs: tuple[Variable, ...], sites: dict, when: str
+) -> tuple[Capture, tuple[Variable, ...]]:
+    """Capture one forward pass; what it returned as a tuple of Variables."""
+    try:
+        cap, out = capture(model, xs, sites)
+    except Exception as exc:
+        if hasattr(exc, "add_note"):  # Python 3.11+
+            exc.add_note(f"{_OP} ran the model's forward {when} (test mode, no gradients)")
+        raise
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    for i, y in enumerate(outs):
+        if not isinstance(y, Variable):
+            what = f"output {i} is" if isinstance(out, (tuple, list)) else "the model returned"
+            raise TypeError(
+                f"{_OP}: {what} {type(y).__module__}.{type(y).__qualname__}, not a Variable; "
+                f"return the Variable (or a tuple of Variables) the forward computes: ONNX "
+                f"outputs are tensors the graph computes."
+            )
+    return cap, outs

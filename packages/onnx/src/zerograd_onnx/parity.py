@@ -1,0 +1,195 @@
+"""``check``: run an exported file in ONNX Runtime and compare with zerograd's forward."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zerograd import Variable
+from zerograd.backends import as_numpy
+
+from .capture import capture, layer_sites
+from .errors import ParityError
+from .inputs import file_path, input_arrays
+
+_OP = "zerograd_onnx.check"
+
+# ONNX Runtime's names of tensor types -> numpy dtypes
+_ORT_TYPES = {
+    "tensor(float)": np.float32,
+    "tensor(double)": np.float64,
+    "tensor(float16)": np.float16,
+    "tensor(int64)": np.int64,
+    "tensor(int32)": np.int32,
+    "tensor(int16)": np.int16,
+    "tensor(int8)": np.int8,
+    "tensor(uint8)": np.uint8,
+    "tensor(bool)": np.bool_,
+}
+
+
+@dataclass(frozen=True)
+class OutputComparison:
+    """How far one output of ONNX Runtime is from zerograd's.
+
+    Attributes:
+        name: the graph output's name.
+        shape: its shape (the same in both, or ``check`` raised).
+        max_abs_error: the largest ``|onnx - zerograd|``.
+        max_rel_error: the largest ``|onnx - zerograd| / |zerograd|`` where zerograd's
+            value is not 0.
+        within: whether every element satisfies ``|onnx - zerograd| <= atol + rtol *
+            |zerograd|``.
+    """
+
+    name: str
+    shape: tuple[int, ...]
+    max_abs_error: float
+    max_rel_error: float
+    within: bool
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What :func:`check` found: one comparison per output, and the tolerances used.
+
+    Attributes:
+        outputs: one :class:`OutputComparison` per graph output, in order.
+        rtol: the relative tolerance.
+        atol: the absolute tolerance.
+    """
+
+    outputs: tuple[OutputComparison, ...]
+    rtol: float
+    atol: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether every output is within the tolerances."""
+        return all(o.within for o in self.outputs)
+
+    def __str__(self) -> str:
+        lines = [
+            f"{o.name} {o.shape}: max abs error {o.max_abs_error:.3g}, max rel error "
+            f"{o.max_rel_error:.3g} ({'within' if o.within else 'OUTSIDE'} rtol={self.rtol:g}, "
+            f"atol={self.atol:g})"
+            for o in self.outputs
+        ]
+        return "\n".join(lines)
+
+
+def check(
+    model: Any, path: Any, inputs: Any, *, rtol: float = 1e-5, atol: float = 1e-5
+) -> CheckResult:
+    """Run the ONNX file at ``path`` in ONNX Runtime on ``inputs`` and compare with ``model``.
+
+    ``model``'s forward runs as :func:`export` ran it (test mode, no gradients, layer
+    states put back); each output must have zerograd's shape and satisfy
+    ``|onnx - zerograd| <= atol + rtol * |zerograd|`` elementwise. Needs ONNX Runtime:
+    ``pip install 'zerograd-onnx[check]'``.
+
+    Args:
+        model: the model the file was exported from.
+        path: the ONNX file.
+        inputs: an array (or Variable), or a tuple of them; their shapes may differ from
+            the example's on the batch axes only.
+        rtol: the relative tolerance.
+        atol: the absolute tolerance.
+
+    Returns:
+        A :class:`CheckResult` (``print`` it for a summary).
+
+    Raises:
+        ParityError: an output's shape or values differ beyond the tolerances (an
+            ``AssertionError``); the message gives the errors of every output.
+        ValueError: ``inputs`` do not fit the file's inputs (count, or a fixed axis's
+            length).
+        TypeError: an input's dtype is not the file's, or an argument has the wrong type.
+        FileNotFoundError: no file at ``path``.
+        ImportError: ONNX Runtime is not installed.
+    """
+    path = file_path(path, _OP)
+    try:
+        import onnxruntime as ort  # the [check] extra
+    except ImportError as exc:
+        raise ImportError(
+            f"{_OP} runs the file in ONNX Runtime, which is not installed: "
+            f"pip install 'zerograd-onnx[check]' (or pip install onnxruntime)"
+        ) from exc
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{_OP}: no ONNX file at {path!r}; export one first")
+    arrays = input_arrays(inputs, _OP, "inputs")
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # errors only
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    feeds = _feeds(session.get_inputs(), arrays)
+    _, out = capture(model, tuple(Variable(a) for a in arrays), layer_sites(model))
+    ours = [as_numpy(y.data) for y in (out if isinstance(out, (tuple, list)) else (out,))]
+    names = [o.name for o in session.get_outputs()]
+    if len(ours) != len(names):
+        raise ParityError(
+            f"{_OP}: the file has {len(names)} outputs {names} but the model returns {len(ours)}"
+        )
+    theirs = session.run(names, feeds)
+    comparisons = []
+    for name, a, b in zip(names, theirs, ours):
+        if a.shape != b.shape:
+            raise ParityError(
+                f"{_OP}: output {name!r} has shape {a.shape} in ONNX Runtime but {b.shape} in "
+                f"zerograd"
+            )
+        comparisons.append(_compare(name, a, b, rtol, atol))
+    result = CheckResult(tuple(comparisons), rtol, atol)
+    if not result.ok:
+        raise ParityError(f"{_OP}: ONNX Runtime's outputs differ from zerograd's:\n{result}")
+    return result
+
+
+def _feeds(specs: list, arrays: tuple[Any, ...]) -> dict[str, np.ndarray]:
+    """The session's inputs from ``arrays``, checked against the file's types and shapes."""
+    if len(specs) != len(arrays):
+        raise ValueError(
+            f"{_OP}: the file takes {len(specs)} inputs {[s.name for s in specs]} but "
+            f"{len(arrays)} were given"
+        )
+    feeds = {}
+    for spec, a in zip(specs, arrays):
+        a = np.asarray(as_numpy(a))
+        want = _ORT_TYPES.get(spec.type)
+        if want is not None and a.dtype != want:
+            raise TypeError(
+                f"{_OP}: input {spec.name!r} is {spec.type} in the file but the array given is "
+                f"{a.dtype}; convert it (a.astype(numpy.{np.dtype(want).name}))."
+            )
+        if len(spec.shape) != a.ndim:
+            raise ValueError(
+                f"{_OP}: input {spec.name!r} has {len(spec.shape)} axes {spec.shape} in the file "
+                f"but the array given has shape {a.shape}"
+            )
+        for axis, (d, n) in enumerate(zip(spec.shape, a.shape)):
+            if isinstance(d, int) and d != n:
+                raise ValueError(
+                    f"{_OP}: input {spec.name!r} has shape {a.shape} but axis {axis} is fixed "
+                    f"at {d} in the file (its shape is {spec.shape}; only named axes such as "
+                    f"'batch' take any length). Give an array of that length there, or export "
+                    f"again with an example of this shape."
+                )
+        feeds[spec.name] = a
+    return feeds
+
+
+def _compare(name: str, a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> OutputComparison:
+    if a.size == 0:
+        return OutputComparison(name, a.shape, 0.0, 0.0, True)
+    x, y = a.astype(np.float64), b.astype(np.float64)
+    same = (x == y) | (np.isnan(x) & np.isnan(y))  # equal infinities and nans agree
+    with np.errstate(invalid="ignore"):
+        err = np.where(same, 0.0, np.abs(x - y))
+        close = same | (err <= atol + rtol * np.abs(y))
+        nonzero = (y != 0) & ~same
+        rel = float(np.max(err[nonzero] / np.abs(y[nonzero]))) if nonzero.any() else 0.0
+    worst = float(np.max(err)) if not np.isnan(err).any() else float("nan")
+    return OutputComparison(name, a.shape, worst, rel, bool(close.all()))
