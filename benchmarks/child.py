@@ -196,7 +196,22 @@ def rnn(fw: ModuleType, example: str, epochs: int, skip: int) -> dict:
     return {"ms": ms, "loss": result["losses"][-1]}
 
 
+def func(fw: ModuleType, case: str, reps: int, warmup: int = 2) -> dict:
+    """Median ms of one function-transform case (``fw.FUNC_CASES[case]()``: the call to time
+    and a function of its result giving numbers to compare frameworks by)."""
+    call, summary = fw.FUNC_CASES[case]()
+    for _ in range(warmup):
+        out = call()
+    times = []
+    for _ in range(reps):
+        t0 = clock()
+        out = call()
+        times.append(clock() - t0)
+    return {"ms": statistics.median(times) * 1e3, "check": summary(out)}
+
+
 WORKLOADS = {
+    "func": func,
     "per_op": per_op,
     "train": train,
     "infer": infer,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from workloads import LR
+import torch.func
+from workloads import LR, func_mlp, hessian_problem
 
 fn = torch.nn.functional
 
@@ -97,3 +98,46 @@ def backward(y: torch.Tensor) -> None:
 def grad(x: torch.Tensor) -> np.ndarray:
     """The gradient of leaf ``x``."""
     return x.grad.numpy()
+
+
+# the function-transform rows (child.func), with torch.func
+def _per_sample_loss(p: dict, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    h = torch.relu(x[None] @ p["W1"] + p["b1"])  # a batch of one sample
+    return fn.cross_entropy(h @ p["W2"] + p["b2"], t[None])
+
+
+def _per_sample(loop: bool) -> tuple:
+    params, x, t = func_mlp()
+    p = {k: torch.from_numpy(v) for k, v in params.items()}
+    tx, tt = torch.from_numpy(x), torch.from_numpy(t)
+    if loop:
+        g = torch.func.grad(_per_sample_loss)
+
+        def call() -> list:
+            return [g(p, tx[i], tt[i]) for i in range(len(tx))]
+
+        return call, lambda out: _sums({k: torch.stack([o[k] for o in out]) for k in p})
+    vg = torch.func.vmap(torch.func.grad(_per_sample_loss), in_dims=(None, 0, 0))
+    return (lambda: vg(p, tx, tt)), _sums
+
+
+def _sums(grads: dict) -> list[float]:
+    return [float(grads[k].double().square().sum()) for k in sorted(grads)]
+
+
+def _hessian() -> tuple:
+    A, x = hessian_problem()
+    tA, tx = torch.from_numpy(A), torch.from_numpy(x)
+
+    def f(v: torch.Tensor) -> torch.Tensor:
+        return (torch.tanh(tA @ v) ** 2).sum() + (v**4).sum() / 4
+
+    h = torch.func.hessian(f)
+    return (lambda: h(tx)), lambda H: [float(H.sum()), float(torch.trace(H))]
+
+
+FUNC_CASES = {
+    "hessian": _hessian,
+    "per_sample_vmap": lambda: _per_sample(loop=False),
+    "per_sample_loop": lambda: _per_sample(loop=True),
+}

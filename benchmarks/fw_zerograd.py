@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from workloads import LR
+from workloads import LR, func_mlp, hessian_problem
 
 import zerograd.functions as ZF
 import zerograd_nn.functional as F
 from zerograd import Parameter, Variable, no_grad, test_mode
+from zerograd import func as zfunc
 from zerograd_nn.optimizers import SGD
 
 
@@ -100,3 +101,43 @@ def backward(y: Variable) -> None:
 def grad(x: Variable) -> np.ndarray:
     """The gradient of leaf ``x``."""
     return x.grad.data
+
+
+# the function-transform rows (child.func): each case gives the call to time and a summary
+def _per_sample_loss(p: dict, x: Variable, t: Variable) -> Variable:
+    h = F.relu(F.linear(x[None], p["W1"], p["b1"]))  # a batch of one sample
+    return F.softmax_cross_entropy(F.linear(h, p["W2"], p["b2"]), t[None])
+
+
+def _per_sample(loop: bool) -> tuple:
+    params, x, t = func_mlp()
+    if loop:
+        g = zfunc.grad(_per_sample_loss)
+
+        def call() -> list:
+            return [g(params, x[i], t[i]) for i in range(len(x))]
+
+        return call, lambda out: _sums({k: np.stack([o[k] for o in out]) for k in params})
+    vg = zfunc.vmap(zfunc.grad(_per_sample_loss), in_axes=(None, 0, 0))
+    return (lambda: vg(params, x, t)), _sums
+
+
+def _sums(grads: dict) -> list[float]:
+    return [float(np.square(grads[k], dtype=np.float64).sum()) for k in sorted(grads)]
+
+
+def _hessian() -> tuple:
+    A, x = hessian_problem()
+
+    def f(v: Variable) -> Variable:
+        return ZF.sum(ZF.tanh(ZF.matmul(A, v)) ** 2) + ZF.sum(v**4) / 4
+
+    h = zfunc.hessian(f)
+    return (lambda: h(x)), lambda H: [float(np.asarray(H).sum()), float(np.trace(H))]
+
+
+FUNC_CASES = {
+    "hessian": _hessian,
+    "per_sample_vmap": lambda: _per_sample(loop=False),
+    "per_sample_loop": lambda: _per_sample(loop=True),
+}

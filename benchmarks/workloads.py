@@ -112,6 +112,32 @@ def cnn_data(n: int = 32, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
     return rng.random((n, 1, 28, 28), dtype=F32), rng.integers(0, 10, n)
 
 
+FUNC_SIZES = (784, 100, 10)  # the per-sample gradient rows' MLP
+FUNC_BATCH = 64
+HESSIAN_N = 100  # parameters of the Hessian row's function
+
+
+def func_mlp(seed: int = 4) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """The per-sample gradient problem: float32 parameters ``{W1, b1, W2, b2}`` of an MLP
+    784-100-10 (relu), a batch of 64 inputs and its int64 labels."""
+    rng = np.random.default_rng(seed)
+    (i, h, o) = FUNC_SIZES
+    params = {
+        "W1": (rng.standard_normal((i, h)) * np.sqrt(1 / i)).astype(F32),
+        "b1": np.zeros(h, F32),
+        "W2": (rng.standard_normal((h, o)) * np.sqrt(1 / h)).astype(F32),
+        "b2": np.zeros(o, F32),
+    }
+    return params, rng.random((FUNC_BATCH, i), dtype=F32), rng.integers(0, o, FUNC_BATCH)
+
+
+def hessian_problem(seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """The Hessian problem: ``f(x) = sum(tanh(A @ x) ** 2) + sum(x ** 4) / 4`` at ``x``, with
+    ``A`` (50, 100) and ``x`` (100,) in float64: returns ``(A, x)``."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((50, HESSIAN_N)) / 10, rng.standard_normal(HESSIAN_N)
+
+
 def digest(before: list[np.ndarray], after: list[np.ndarray]) -> list[float]:
     """The size of each parameter's update, ``||after - before||``: equal across frameworks
     only when their losses, gradients and SGD updates are the same computation."""

@@ -14,7 +14,7 @@ from importlib.metadata import version as _distribution_version
 
 # backprop and namespaces sit above variable.py and function.py: importing them installs
 # the backward walk (Variable._engine) and the Variable namespace (Function._graph_ops)
-from . import backends, backprop, functions, namespaces  # noqa: F401
+from . import backends, backprop, func, functions, namespaces  # noqa: F401
 from .backends.registry import registry as _registry
 from .config import Config, no_grad, test_mode, using_config
 from .function import Function
@@ -75,6 +75,7 @@ __all__ = [
     "as_array",
     "as_variable",
     "backends",
+    "func",
     "functions",
     "no_grad",
     "seed",

@@ -18,6 +18,7 @@ The DeZero counterparts: ``dezero.functions`` -> :mod:`zerograd_nn.functional`,
 from importlib.metadata import version as _distribution_version
 
 from . import (
+    batching,
     checkpoint,
     dataloaders,
     datasets,
@@ -43,6 +44,7 @@ __all__ = [
     "Layer",
     "Model",
     "SeqDataLoader",
+    "batching",
     "checkpoint",
     "dataloaders",
     "datasets",

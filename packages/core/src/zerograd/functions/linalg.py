@@ -69,10 +69,19 @@ class MatMul(Function):
         if w.ndim == 1:
             gy = xp.reshape(gy, (*gy.shape, 1))
         gx = gw = None
+        # a product over one element is an outer product, which broadcasting computes
+        # faster than a stack of one-element matmuls (per-sample weight gradients under
+        # vmap: numpy's stacked matmul is slow there)
         if need_x:  # batch axes broadcast in the product are summed back
-            gx = xp.reshape(xp.sum_to(gy @ xp.matrix_transpose(w2), x2.shape), x.shape)
+            wt = xp.matrix_transpose(w2)
+            g = gy * wt if w2.shape[-1] == 1 else gy @ wt
+            gx = xp.reshape(xp.sum_to(g, x2.shape), x.shape)
         if need_w:
-            gw = xp.reshape(xp.sum_to(xp.matrix_transpose(x2) @ gy, w2.shape), w.shape)
+            if x2.shape[-2] == 1:  # (gy^T * x)^T: the long axis innermost, as numpy likes
+                g = xp.matrix_transpose(xp.matrix_transpose(gy) * x2)
+            else:
+                g = xp.matrix_transpose(x2) @ gy
+            gw = xp.reshape(xp.sum_to(g, w2.shape), w.shape)
         return gx, gw
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import zerograd.functions as F
-from zerograd import Parameter, Variable, no_grad, static_graph
+from zerograd import Parameter, Variable, func, no_grad, static_graph
 from zerograd.backends import (
     Backend,
     BackendMismatchError,
@@ -368,6 +368,38 @@ def test_gradients_match_numerical(backend, name, order):
         idx = backend.from_numpy(np.array([0, 0, 2]))
         fn = lambda a: F.get_item(a, idx) ** 2  # noqa: E731
     check_backward(fn, *xs, order=order)
+
+
+def test_function_transforms_run_on_this_backend(backend):
+    """zerograd.func's transforms run on this backend's arrays, with hand-computed values.
+
+    They use only the backend contract: grad, hessian, jacrev, jvp and vmap (with
+    per-sample gradients) give their results on this backend.
+    """
+    x = _put(backend, [0.5, -1.0, 2.0])
+    w = _put(backend, [[1.0, 2.0], [0.5, -1.0], [3.0, 0.25]])
+
+    def f(x):
+        return F.sum(F.tanh(x @ w) ** 2) + F.sum(x**3)
+
+    xn, wn = _np(backend, x), _np(backend, w)
+    t = np.tanh(xn @ wn)
+    g_ref = wn @ (2 * t * (1 - t**2)) + 3 * xn**2
+    g = func.grad(f)(x)
+    assert backend_of(g) is backend
+    np.testing.assert_allclose(_np(backend, g), g_ref, rtol=1e-10)
+    h = _np(backend, func.hessian(f)(x))
+    d = 2 * (1 - t**2) * (1 - 3 * t**2)  # d^2/du^2 of tanh(u)^2
+    np.testing.assert_allclose(h, wn @ np.diag(d) @ wn.T + np.diag(6 * xn), rtol=1e-9)
+    np.testing.assert_allclose(_np(backend, func.jacrev(lambda v: v @ w)(x)), wn.T)
+    _, tangent = func.jvp(lambda v: v @ w, (x,), (_put(backend, [1.0, 0.0, 0.0]),))
+    np.testing.assert_allclose(_np(backend, tangent), wn[0])
+    xs = _put(backend, [[0.5, -1.0, 2.0], [1.0, 0.0, -0.5]])
+    per_sample = _np(backend, func.vmap(func.grad(f))(xs))
+    for i in range(2):
+        np.testing.assert_allclose(
+            per_sample[i], _np(backend, func.grad(f)(xs[i, ...])), rtol=1e-12
+        )
 
 
 def test_float32_stays_float32_with_python_scalars(backend):

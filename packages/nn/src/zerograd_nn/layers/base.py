@@ -313,6 +313,67 @@ class Layer:
                 params[name] = member
         return params
 
+    def with_params(self, params: Mapping[str, Any]) -> Layer:
+        """A copy of this layer that computes with ``params`` instead of its parameters.
+
+        What :func:`zerograd.func.functional_call` calls. The copy has its own sub-layers
+        (copies too) and its own parameter objects: the Variables given in ``params``
+        (arrays are wrapped) and, for the names left out, new Parameters holding this
+        layer's arrays. So nothing a call of the copy does reaches this layer: gradients
+        land on the copy's parameters, a lazily sized layer sizes the copy, batch norm
+        updates the copy's running statistics, an RNN keeps its hidden state on the copy.
+        Other attributes are shared as they are.
+
+        Args:
+            params: ``{dotted name: array or Variable}``, names as :meth:`named_params`
+                gives them.
+
+        Returns:
+            The copy.
+
+        Raises:
+            TypeError: ``params`` is not a mapping, or a value is not an array or Variable.
+            ValueError: a name is not one of this layer's parameters, or a value's shape
+                differs from the parameter's.
+
+        Examples:
+            >>> import numpy as np
+            >>> from zerograd_nn.layers import Linear
+            >>> layer = Linear(1, in_size=2)
+            >>> twin = layer.with_params({"W": np.ones((2, 1))})
+            >>> twin(np.array([[1.0, 2.0]])).data - layer.b.data
+            array([[3.]])
+        """
+        if not isinstance(params, Mapping):
+            raise TypeError(
+                f"with_params: params must be a dict {{name: array}}, got {type(params).__name__}"
+            )
+        named = self.named_params()
+        unknown = sorted(set(params) - set(named))
+        if unknown:
+            raise ValueError(
+                f"with_params: {unknown} are not parameters of {type(self).__name__}; its "
+                f"parameters are {list(named)}."
+            )
+        swap: dict[int, Variable] = {}
+        for name, param in named.items():
+            if name not in params:
+                swap[id(param)] = Parameter(param.data, name=param.name)
+                continue
+            value = params[name]
+            if not isinstance(value, Variable):
+                try:
+                    value = Variable(value)
+                except TypeError as exc:
+                    raise TypeError(f"with_params: params[{name!r}]: {exc}") from None
+            if param.data is not None and tuple(value.shape) != tuple(param.shape):
+                raise ValueError(
+                    f"with_params: params[{name!r}] has shape {tuple(value.shape)}, the "
+                    f"parameter {tuple(param.shape)}"
+                )
+            swap[id(param)] = value
+        return _rebound(self, swap, {})
+
     def state_dict(self) -> dict[str, Any]:
         """``{dotted name: copy of the parameter's array}`` (see :mod:`zerograd_nn.state_dict`).
 
@@ -445,6 +506,39 @@ class Layer:
 
 
 _DEVICES = {"cpu": get_backend, "cuda": gpu_backend}  # PyTorch's device names
+
+
+def _rebound(layer: Layer, swap: dict[int, Variable], done: dict[int, Layer]) -> Layer:
+    """A copy of ``layer``'s tree whose parameters are ``swap[id(parameter)]``.
+
+    Sub-layers held twice are copied once (``done``); lists and tuples of members are
+    copied with their members replaced; the last call's references are left out.
+    """
+    twin = done.get(id(layer))
+    if twin is not None:
+        return twin
+    twin = object.__new__(type(layer))
+    done[id(layer)] = twin
+
+    def member(v: Any) -> Any:
+        if isinstance(v, Layer):
+            return _rebound(v, swap, done)
+        if isinstance(v, Parameter) and id(v) in swap:
+            return swap[id(v)]
+        return v
+
+    state = {}
+    for k, v in layer.__dict__.items():
+        if k in ("inputs", "outputs"):
+            continue
+        if k in ("_params", "_lists"):
+            state[k] = list(v)
+        elif isinstance(v, (list, tuple)):
+            state[k] = type(v)(member(x) for x in v) if type(v) in (list, tuple) else v
+        else:
+            state[k] = member(v)
+    twin.__dict__.update(state)
+    return twin
 
 
 def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:

@@ -1,0 +1,150 @@
+"""``grad`` and ``value_and_grad``: the gradient of a scalar function, as a function."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from ..variable import Variable
+from . import arguments
+from .linearize import Linearization
+
+
+def _split_aux(out: Any, op: str) -> tuple[Any, Any]:
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        got = (
+            f"a {type(out).__name__} of {len(out)}"
+            if isinstance(out, (tuple, list))
+            else (type(out).__name__)
+        )
+        raise TypeError(
+            f"{op}(has_aux=True): the function must return a pair (output, aux), got {got}; "
+            f"return (output, aux), or leave has_aux False."
+        )
+    return out[0], out[1]
+
+
+def _scalar(out: Any, op: str) -> None:
+    shape = tuple(getattr(out, "shape", ()))
+    if shape:
+        raise ValueError(
+            f"{op}: the function must return a scalar (shape ()), got shape {shape}; for the "
+            f"derivatives of a non-scalar output use vjp (one cotangent) or jacrev (all of "
+            f"them), or reduce it first (.sum())."
+        )
+
+
+def value_and_grad_call(
+    f: Callable[..., Any],
+    nums: tuple[int, ...],
+    single: bool,
+    has_aux: bool,
+    op: str,
+    args: tuple,
+    kwargs: dict,
+) -> tuple[Any, Any, Any]:
+    """``(value, gradients, aux)`` of ``f`` at ``args``: what grad and value_and_grad return."""
+    nums = arguments.resolve(nums, len(args), op)
+    leaves, paths, trees = arguments.differentiated(args, nums)
+    lin = Linearization(op, leaves, paths)
+    call_args = arguments.replaced(args, nums, trees, lin.standins)
+    out = lin.call(f, *call_args, **kwargs)
+    lin.release()
+    aux = None
+    if has_aux:
+        out, aux = _split_aux(out, op)
+    _scalar(out, op)
+    caught = lin.walk([out], [None])
+    grads = [lin.result(i, g) for i, g in enumerate(caught)]
+    value = out
+    if type(out) is Variable and not lin.levels and not any(lin.variables):
+        value = out.data
+    return value, arguments.regroup(trees, grads, single), aux
+
+
+def grad(
+    f: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """The gradient of the scalar function ``f``, as a function of ``f``'s arguments.
+
+    ``grad(f)(x)`` is d f(x) / dx. Arguments may be arrays, numbers or Variables, or tuples,
+    lists and dicts of them (a model's parameters); the gradient has the argument's
+    structure, arrays for arrays and Variables for Variables. A Variable argument stays
+    connected: the gradient can be differentiated again, by ``backward()`` or by another
+    transform (``grad(grad(f))``). No Variable's ``grad`` changes, and Variables ``f``
+    reads from outside its arguments count as constants.
+
+    An output that does not depend on an argument (or an output that is not a Variable)
+    gives zeros, as JAX and ``torch.func`` do.
+
+    Args:
+        f: a function returning a scalar (shape ()), or ``(scalar, aux)`` with ``has_aux``.
+        argnums: the position of the argument to differentiate, or a tuple of positions
+            (the gradient is then a tuple).
+        has_aux: ``f`` returns a pair whose second item is passed through.
+
+    Returns:
+        A function with ``f``'s arguments returning the gradient (``(gradient, aux)`` with
+        ``has_aux``).
+
+    Raises:
+        TypeError: ``f`` is not callable; ``argnums`` is not an int or a tuple of ints; (when
+            called) an argument to differentiate is not floating point; ``has_aux`` and
+            ``f`` returned no pair.
+        ValueError: (when called) ``argnums`` is out of range; the output is not a scalar.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd.func import grad
+        >>> grad(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
+        array([ 3., 12.])
+        >>> grad(grad(lambda x: x ** 3))(2.0)
+        array(12.)
+    """
+    arguments.function(f, "grad")
+    nums, single = arguments.argnums(argnums, "grad")
+
+    @functools.wraps(f)
+    def gradient(*args: Any, **kwargs: Any) -> Any:
+        _, g, aux = value_and_grad_call(f, nums, single, has_aux, "grad", args, kwargs)
+        return (g, aux) if has_aux else g
+
+    return gradient
+
+
+def value_and_grad(
+    f: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """``f``'s value and gradient from one evaluation (JAX's ``value_and_grad``).
+
+    Args:
+        f: as for :func:`grad`.
+        argnums: as for :func:`grad`.
+        has_aux: as for :func:`grad`.
+
+    Returns:
+        A function returning ``(value, gradient)``, or ``((value, aux), gradient)`` with
+        ``has_aux``; the value is an array when every argument differentiated is one.
+
+    Raises:
+        TypeError: as for :func:`grad`.
+        ValueError: as for :func:`grad`.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd.func import value_and_grad
+        >>> value_and_grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
+        (array(5.), array([2., 4.]))
+    """
+    arguments.function(f, "value_and_grad")
+    nums, single = arguments.argnums(argnums, "value_and_grad")
+
+    @functools.wraps(f)
+    def both(*args: Any, **kwargs: Any) -> Any:
+        value, g, aux = value_and_grad_call(
+            f, nums, single, has_aux, "value_and_grad", args, kwargs
+        )
+        return ((value, aux), g) if has_aux else (value, g)
+
+    return both

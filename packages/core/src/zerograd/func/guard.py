@@ -1,0 +1,115 @@
+"""The guard of the differentiating transforms: Variables from outside stay out of their graphs.
+
+While a transform (:func:`~zerograd.func.grad`, :func:`~zerograd.func.vjp`, ...) runs the
+user's function, a :class:`Guard` is the :mod:`zerograd.modes` mode of the context. It knows
+the Variables the transforms made (their inputs' stand-ins, their results) and every output
+of a Function applied under it; any other Variable given to a Function (one the function
+captured from outside: a model's Parameter, a global) is replaced there by a
+:class:`~zerograd.Constant` holding the same array. So the transforms' backward walks never
+leave their own graphs: they change no gradient held outside (``x.grad``) and differentiate
+only with respect to the arguments asked for, as JAX and ``torch.func`` do.
+
+One guard serves the outermost transform and every transform nested in it: a Variable made
+by an outer transform is its own to an inner one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any
+
+from .. import modes
+from ..variable import Constant, Variable
+from .batched import BatchedVariable
+
+_guard: contextvars.ContextVar[Guard | None] = contextvars.ContextVar(
+    "zerograd.func.guard", default=None
+)
+
+
+class Guard:
+    """The mode that cuts foreign Variables out of the functions applied under it.
+
+    Args:
+        parent: the mode current when the guard is entered.
+    """
+
+    def __init__(self, parent: Any) -> None:
+        self.parent = parent
+        self.owned: dict[int, Variable] = {}
+        self._cut: dict[int, tuple[Variable, Variable]] = {}
+
+    def own(self, v: Any) -> None:
+        """Count ``v`` (and the Variables under a batched one) as made by the transforms."""
+        while isinstance(v, Variable):
+            self.owned[id(v)] = v
+            v = v.phys if type(v) is BatchedVariable else None
+
+    def owns(self, v: Any) -> bool:
+        """Whether ``v`` (or, for a batched value, the value under it) is the transforms'."""
+        while isinstance(v, Variable):
+            if id(v) in self.owned:
+                return True
+            v = v.phys if type(v) is BatchedVariable else None
+        return False
+
+    def apply(self, fn: Any, inputs: tuple) -> Any:
+        """Apply ``fn`` with foreign Variables cut; its outputs are then the transforms'."""
+        owned = self.owned
+        new = None
+        for i, x in enumerate(inputs):
+            if isinstance(x, Variable) and id(x) not in owned:
+                if new is None:
+                    new = list(inputs)
+                new[i] = self._cut_of(x)
+        out = modes.below(self, fn, *(inputs if new is None else new))
+        if type(out) is list:
+            for o in out:
+                owned[id(o)] = o
+        else:
+            owned[id(out)] = out
+        return out
+
+    def _cut_of(self, x: Variable) -> Variable:
+        hit = self._cut.get(id(x))
+        if hit is not None:
+            return hit[1]
+        c = cut(x)
+        self._cut[id(x)] = (x, c)  # x kept alive: its id stays its own
+        return c
+
+
+def cut(x: Variable) -> Variable:
+    """``x``'s value with no graph behind it and no gradient to receive (a Constant)."""
+    if type(x) is BatchedVariable:
+        return BatchedVariable(cut(x.phys), x.level)
+    if x.data is None or type(x) is Constant:
+        return x
+    return Constant(x.data)
+
+
+def current() -> Guard | None:
+    """The guard of the transform running here, or None outside every transform."""
+    return _guard.get()
+
+
+@contextlib.contextmanager
+def guarding() -> Iterator[Guard]:
+    """Run the block under this context's guard: a new one unless a transform runs already.
+
+    Returns:
+        A context manager giving the guard.
+    """
+    g = _guard.get()
+    if g is not None:
+        yield g
+        return
+    g = Guard(modes.current())
+    token = _guard.set(g)
+    try:
+        with modes.entered(g):
+            yield g
+    finally:
+        _guard.reset(token)

@@ -1,0 +1,288 @@
+"""A function evaluated at stand-ins for some of its inputs, ready for backward walks.
+
+Every differentiating transform is built on :class:`Linearization`: it gives each input to
+differentiate a *stand-in*, the output of a :class:`Tap` (an identity Function) applied to
+the input's value, runs the function on the stand-ins (under the transforms'
+:mod:`~zerograd.func.guard`), and then walks backward from outputs with ordinary
+``Variable.backward`` calls, seeded with cotangents. The taps catch the gradients that
+reach them and pass nothing further, so a walk changes no gradient outside its own graph.
+
+An input that is a Variable stays connected to its stand-in (the tap's input is the
+Variable), so the results can be differentiated again, by the user's ``backward`` or an
+outer transform; an array gets a fresh leaf. Where the walks must be differentiable they
+run with ``create_graph=True``.
+
+Inside :func:`~zerograd.func.vmap` the stand-ins hold a batch: every input is expanded to
+the active vmap levels (a broadcast view where it was not batched), so that each sample's
+output depends on that sample's stand-in only, and one walk from the batch of outputs
+gives every sample's gradient (the sum over samples has each sample's gradient as its
+own). Walks asked for later inside further vmaps (``vmap(vjp_fn)``, how
+:func:`~zerograd.func.jacrev` runs) carry batched cotangents through the graph instead:
+each derivative then runs on the batch by the functions' batching rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import modes
+from ..arrays import as_array
+from ..backends import backend_of, device_of
+from ..config import using_config
+from ..function import Function
+from ..variable import Constant, Variable
+from . import guard as _guard
+from .batched import (
+    BatchedVariable,
+    Level,
+    active_levels,
+    below_levels,
+    expanded,
+    peel,
+    permuted,
+    wrap,
+)
+
+BLOCK, CATCH, PASS = "block", "catch", "pass"
+
+
+class Tap(Function):
+    """The identity standing for one input of a transform; it catches that input's gradient.
+
+    ``state`` says what a backward walk reaching it gets: ``"catch"`` (the transform's own
+    walks): the gradient is added to ``caught`` and goes no further; ``"block"`` (while the
+    transform evaluates the function: walks nested in it, whose derivatives do not ask for
+    this input): nothing goes further; ``"pass"`` (after the transform: walks of the user or
+    of an outer transform): the gradient goes on to the input, as an identity's does.
+    """
+
+    def __init__(self) -> None:
+        self.state = BLOCK
+        self.caught: Any = None
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Pass ``gy`` on in the ``"pass"`` state; otherwise catch it (or not) and stop."""
+        if self.state == PASS:
+            return gy
+        if self.state == CATCH and gy is not None:
+            self.caught = gy if self.caught is None else self.caught + gy
+        return None
+
+
+def is_floating(v: Any) -> bool:
+    """Whether ``v`` (a Variable, array or number) holds floating-point (or complex) data."""
+    d = v.data if isinstance(v, Variable) else v
+    dtype = getattr(d, "dtype", None)
+    if dtype is None:
+        return isinstance(v, (float, complex))
+    return backend_of(d).dtype_kind(dtype) in "fc"
+
+
+class Linearization:
+    """The function of a transform, evaluated at stand-ins for the inputs to differentiate.
+
+    Args:
+        op: the transform's name, for error messages.
+        values: the inputs to differentiate (arrays, numbers, Variables).
+        paths: how each is named in errors (``"argument 0['W']"``).
+
+    Raises:
+        TypeError: an input is not floating point (integers have no gradient).
+    """
+
+    def __init__(self, op: str, values: list, paths: list[str]) -> None:
+        self.op = op
+        self.levels = active_levels()
+        self.bottom = below_levels(self.levels)
+        self.nested = _guard.current() is not None
+        self.taps: list[Tap] = []
+        self.standins: list[Variable] = []
+        self.variables: list[bool] = []  # whether each input was a Variable
+        self.connected = False
+        self._outputs: dict[int, Any] = {}
+        for v, path in zip(values, paths):
+            if not is_floating(v):
+                d = v.data if isinstance(v, Variable) else v
+                dtype = getattr(d, "dtype", type(v).__name__)
+                raise TypeError(
+                    f"{op}: {path} has dtype {dtype}; only floating-point inputs have "
+                    f"gradients. Convert it first (x.astype('float64')), or leave it out of "
+                    f"argnums."
+                )
+        with modes.suspended(self.bottom), using_config("enable_backprop", True):
+            for v in values:
+                self._add(v)
+
+    def _add(self, v: Any) -> None:
+        is_var = isinstance(v, Variable)
+        if is_var:
+            base, have = peel(v)
+            connected = type(base) is not Constant
+            if not connected:
+                base = base.data
+        else:
+            base, have, connected = as_array(v), [], False
+        full = expanded(base, have, self.levels)
+        if not connected:
+            full = Variable(full)
+        tap = Tap()
+        self.taps.append(tap)
+        self.standins.append(wrap(tap(full), self.levels))
+        self.variables.append(is_var)
+        self.connected = self.connected or connected
+
+    def call(self, f: Any, *args: Any, **kwargs: Any) -> Any:
+        """``f(*args, **kwargs)`` under the guard; its outputs may then be walked from.
+
+        The graph is recorded even inside ``no_grad()`` (a transform differentiates by
+        definition); ``Config.train`` and everything else are left as they are.
+        """
+        with _guard.guarding() as g, using_config("enable_backprop", True):
+            for s in self.standins:
+                g.own(s)
+            out = f(*args, **kwargs)
+            self._note_outputs(g, out)
+        return out
+
+    def _note_outputs(self, g: _guard.Guard, out: Any) -> None:
+        stack = [out]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, (tuple, list)):
+                stack.extend(v)
+            elif isinstance(v, dict):
+                stack.extend(v.values())
+            elif isinstance(v, Variable) and g.owns(v):
+                self._outputs[id(v)] = v
+
+    def release(self) -> None:
+        """Let walks of the user or of outer transforms pass the taps from now on."""
+        for t in self.taps:
+            t.state = PASS
+
+    def walk(
+        self, outs: list, cts: list, create_graph: bool = False, trusted: bool = False
+    ) -> list:
+        """Walk backward from ``outs`` seeded with ``cts``; each stand-in's gradient, or None.
+
+        Args:
+            outs: values computed from the stand-ins (Variables; others are not connected).
+            cts: one cotangent per output, of its shape (None: ones); inside a vmap entered
+                after this linearization, batched by it.
+            create_graph: make the gradients differentiable (they are anyway where an outer
+                transform, a batched cotangent or an input Variable needs it).
+            trusted: ``outs`` were made by the transforms (not returned by the user's
+                function, whose outputs are walked from only where made under the guard).
+
+        Returns:
+            One gradient per stand-in, as a value of the active vmap levels (a Variable, or
+            an array for a first-order walk outside vmap), or None where nothing reached it.
+
+        Raises:
+            RuntimeError: called outside a vmap this linearization was made in.
+        """
+        now = active_levels()
+        k = len(self.levels)
+        if len(now) < k or any(a is not b for a, b in zip(now, self.levels)):
+            raise RuntimeError(
+                f"{self.op}: the function it returned was called outside the vmap it was "
+                f"made in; call it inside that vmap, or return its results from it."
+            )
+        new = now[k:]
+        graph = create_graph or self.nested or self.connected or bool(new)
+        proxies: list[Level] = []
+        parent = self.bottom
+        for lv in new:
+            parent = Level(lv.n, parent, lv.name, proxy=True)
+            proxies.append(parent)
+        states = [t.state for t in self.taps]
+        for t in self.taps:
+            t.state, t.caught = CATCH, None
+        try:
+            with modes.suspended(self.bottom), using_config("enable_backprop", True):
+                seeds = []
+                for out, ct in zip(outs, cts):
+                    if not isinstance(out, Variable) or not (trusted or id(out) in self._outputs):
+                        continue
+                    base, have = peel(out)
+                    if len(have) != k or base.creator is None:
+                        continue  # not batched like the stand-ins: not computed from them
+                    seeds.append((base, None if ct is None else self._to_walk(ct, new, proxies)))
+                self._run(seeds, proxies, graph)
+                caught = [t.caught for t in self.taps]
+                return [None if g is None else self._from_walk(g, new, proxies) for g in caught]
+        finally:
+            for t, s in zip(self.taps, states):
+                t.state, t.caught = s, None
+            for p in proxies:
+                p.active = False
+
+    def _run(self, seeds: list, proxies: list[Level], graph: bool) -> None:
+        if proxies:
+            with modes.entered(proxies[0]):
+                return self._run(seeds, proxies[1:], graph)
+        for base, seed in seeds:
+            held = base.grad
+            base.grad = seed
+            try:
+                base.backward(create_graph=graph)
+            finally:
+                base.grad = held
+
+    def _to_walk(self, ct: Any, new: list[Level], proxies: list[Level]) -> Any:
+        """A cotangent of the active levels as the walk carries it (see :meth:`walk`).
+
+        Its plain value gets an axis per level (this linearization's, then the newer ones),
+        which the walk carries as a batch of the newer levels' stand-ins (``proxies``)
+        holding plain values with this linearization's axes.
+        """
+        if isinstance(ct, Variable):
+            base, have = peel(ct)
+        else:
+            base, have = as_array(ct), []
+        full = expanded(base, have, self.levels + new)
+        k, m = len(self.levels), len(new)
+        full = permuted(full, list(range(k, k + m)) + list(range(k)))
+        if not isinstance(full, Variable):
+            full = Constant(full)
+        return wrap(full, proxies)
+
+    def _from_walk(self, g: Any, new: list[Level], proxies: list[Level]) -> Any:
+        """A caught gradient as a value of the active levels (the inverse of :meth:`_to_walk`)."""
+        if not new:
+            if not self.levels:
+                return g
+            return wrap(g if isinstance(g, Variable) else Variable(g), self.levels)
+        base, have = peel(g)
+        full = expanded(base, have, proxies)
+        k, m = len(self.levels), len(new)
+        full = permuted(full, list(range(m, m + k)) + list(range(m)))
+        if not isinstance(full, Variable):
+            full = Variable(full)
+        return wrap(full, self.levels + new)
+
+    def result(self, i: int, g: Any) -> Any:
+        """Stand-in ``i``'s gradient as the transform returns it.
+
+        An array for an input given as an array (outside vmap), else a Variable; zeros of
+        the input's shape where nothing reached it (the output does not depend on it). The
+        value is the transforms' own for an outer transform's guard.
+        """
+        s = self.standins[i]
+        if g is None:
+            xp = backend_of(s.data).xp
+            z = xp.zeros(
+                s.shape, dtype=s.dtype, device=device_of(s.data.data if self.levels else s.data)
+            )
+            g = z if not self.variables[i] else Variable(z)
+        elif isinstance(g, Variable) and not self.variables[i] and type(g) is not BatchedVariable:
+            g = g.data  # an array in, an array out (outside vmap)
+        elif not isinstance(g, Variable) and self.variables[i]:
+            g = Variable(g)
+        guard = _guard.current()
+        if guard is not None:
+            guard.own(g)
+        return g

@@ -1,0 +1,230 @@
+"""``vjp`` and ``jvp``: products with the Jacobian from the left and from the right.
+
+``jvp`` is built from two vector-Jacobian products on the reverse-mode engine (the
+"double vjp"): ``g(u) = J^T u`` is linear in ``u``, so the vjp of ``g`` with cotangent
+``t`` is ``J t``. It costs the function's evaluation and two backward walks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..arrays import as_array
+from ..backends import backend_of, device_of
+from ..variable import Variable
+from . import arguments
+from .batched import BatchedData
+from .linearize import Linearization
+from .trees import Tree, flatten
+
+
+def _check_like(values: list, refs: list, paths: list[str], what: str, op: str) -> list:
+    """``values`` checked against ``refs`` leaf by leaf: the same shapes (None allowed)."""
+    for v, r, p in zip(values, refs, paths):
+        if v is None:
+            continue
+        vs, rs = tuple(getattr(v, "shape", ())), tuple(getattr(r, "shape", ()))
+        if vs != rs:
+            raise ValueError(
+                f"{op}: the {what} for {p.strip() or 'the output'} has shape {vs}, but "
+                f"it must have the shape of the value it goes with, {rs}."
+            )
+    return values
+
+
+def _flat_like(value: Any, tree: Tree, what: str, op: str) -> list:
+    leaves, t = flatten(value)
+    if t.size != tree.size or t.paths() != tree.paths():
+        raise ValueError(
+            f"{op}: the {what} must have the structure of the value it goes with "
+            f"({tree.size} value{'s' if tree.size != 1 else ''} at {tree.paths() or ['the top']}), "
+            f"got {t.size} at {t.paths() or ['the top']}."
+        )
+    return leaves
+
+
+def _as_result(out: Any, lin: Linearization) -> Any:
+    """The outputs as the transform returns them: arrays when every input was an array."""
+    if lin.levels or any(lin.variables):
+        return out
+    leaves, tree = flatten(out)
+    return tree.rebuild([v.data if type(v) is Variable else v for v in leaves])
+
+
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """``f``'s outputs at ``primals`` and a function giving vector-Jacobian products there.
+
+    ``out, vjp_fn = vjp(f, x)``; then ``vjp_fn(ct)`` is ``ct^T J`` (for each primal, the
+    gradient of ``sum(out * ct)``), with ``ct`` of ``out``'s structure and shapes. The
+    graph is kept, so ``vjp_fn`` can be called many times (in a vmap: all rows of the
+    Jacobian at once, as :func:`jacrev` does).
+
+    Args:
+        f: a function of the primals, returning a Variable or a structure of them.
+        *primals: the point (arrays, numbers, Variables, or structures of them).
+        has_aux: ``f`` returns ``(output, aux)``; aux is passed through.
+
+    Returns:
+        ``(out, vjp_fn)``, or ``(out, vjp_fn, aux)`` with ``has_aux``. ``vjp_fn`` returns a
+        tuple with one gradient per primal.
+
+    Raises:
+        TypeError: ``f`` is not callable; a primal is not floating point.
+        ValueError: (``vjp_fn``) the cotangent's structure or shapes differ from the output's.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd.func import vjp
+        >>> out, vjp_fn = vjp(lambda x: x * x, np.array([1.0, 2.0]))
+        >>> vjp_fn(np.array([1.0, 10.0]))
+        (array([ 2., 40.]),)
+    """
+    arguments.function(f, "vjp")
+    nums = tuple(range(len(primals)))
+    leaves, paths, trees = arguments.differentiated(primals, nums)
+    lin = Linearization("vjp", leaves, paths)
+    out = lin.call(f, *arguments.replaced(primals, nums, trees, lin.standins))
+    lin.release()
+    aux = None
+    if has_aux:
+        out, aux = _split(out)
+    out_leaves, out_tree = flatten(out)
+    out_paths = out_tree.paths()
+
+    def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
+        cts = _flat_like(cotangents, out_tree, "cotangent", "vjp")
+        _check_like(cts, out_leaves, out_paths, "cotangent", "vjp")
+        caught = lin.walk(out_leaves, cts)
+        grads = [lin.result(i, g) for i, g in enumerate(caught)]
+        return tuple(arguments.regroup(trees, grads, False))
+
+    result = _as_result(out, lin)
+    return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+
+
+def _split(out: Any) -> tuple[Any, Any]:
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(
+            f"vjp(has_aux=True): the function must return a pair (output, aux), got "
+            f"{type(out).__name__}; return (output, aux), or leave has_aux False."
+        )
+    return out[0], out[1]
+
+
+class Pushforward:
+    """``f`` linearized at ``primals``: :meth:`push` gives Jacobian-vector products there.
+
+    The first walk runs once (``g(u) = J^T u`` for zero cotangents ``u`` that are
+    stand-ins themselves, with a graph); each :meth:`push` is one more walk, from ``g``
+    with the tangents as cotangents, caught at ``u``.
+
+    Args:
+        op: the transform's name, for errors.
+        f: the function.
+        primals: its arguments, all differentiated.
+        has_aux: ``f`` returns ``(output, aux)``.
+    """
+
+    def __init__(self, op: str, f: Callable[..., Any], primals: tuple, has_aux: bool) -> None:
+        self.op = op
+        nums = tuple(range(len(primals)))
+        leaves, paths, self.trees = arguments.differentiated(primals, nums)
+        self.leaves, self.paths = leaves, paths
+        self.lin = lin = Linearization(op, leaves, paths)
+        out = lin.call(f, *arguments.replaced(primals, nums, self.trees, lin.standins))
+        self.aux = None
+        if has_aux:
+            out, self.aux = _split(out)
+        self.out = out
+        self.out_leaves, self.out_tree = flatten(out)
+        zeros = [_zeros_like(o) for o in self.out_leaves]
+        self.cotan = Linearization(op, zeros, self.out_tree.paths())
+        self.g = self.cotan.call(
+            lambda *us: lin.walk(self.out_leaves, list(us), create_graph=True), *self.cotan.standins
+        )
+
+    def push(self, tangents: list) -> list:
+        """``J t`` for one tangent per primal leaf (None: zeros), one per output leaf."""
+        outs = [g for g, t in zip(self.g, tangents) if g is not None and t is not None]
+        ts = [t for g, t in zip(self.g, tangents) if g is not None and t is not None]
+        lin = self.lin
+        caught = self.cotan.walk(outs, ts, create_graph=lin.connected, trusted=True)
+        res = [self.cotan.result(i, c) for i, c in enumerate(caught)]
+        if lin.levels or any(lin.variables):  # Variables in, Variables out
+            return [r if isinstance(r, Variable) else Variable(r) for r in res]
+        return [r.data if type(r) is Variable else r for r in res]
+
+    def release(self) -> None:
+        """Let later walks (the user's, an outer transform's) pass the stand-ins."""
+        self.lin.release()
+        self.cotan.release()
+
+    def result(self) -> Any:
+        """The outputs, as the transform returns them."""
+        return _as_result(self.out, self.lin)
+
+
+def _zeros_like(o: Any) -> Any:
+    """Zeros of one sample of ``o``'s shape and dtype, on its backend."""
+    d = o.data if isinstance(o, Variable) else o
+    if isinstance(d, BatchedData):
+        d = d.data
+    if not hasattr(d, "shape"):
+        return 0.0 * as_array(d)
+    shape = tuple(getattr(o, "shape", ()))
+    return backend_of(d).xp.zeros(shape, dtype=d.dtype, device=device_of(d))
+
+
+def jvp(
+    f: Callable[..., Any], primals: tuple, tangents: tuple, has_aux: bool = False
+) -> tuple[Any, ...]:
+    """``f``'s outputs at ``primals`` and the Jacobian-vector product with ``tangents``.
+
+    Computed by the double-vjp construction on the reverse-mode engine (the function once,
+    two backward walks).
+
+    Args:
+        f: a function of the primals.
+        primals: a tuple (or list) of the arguments.
+        tangents: a tuple of the same structure and shapes: the direction.
+        has_aux: ``f`` returns ``(output, aux)``.
+
+    Returns:
+        ``(out, tangent_out)`` (``tangent_out`` of ``out``'s structure), or
+        ``(out, tangent_out, aux)`` with ``has_aux``.
+
+    Raises:
+        TypeError: ``f`` is not callable; ``primals``/``tangents`` are not tuples; a primal
+            is not floating point.
+        ValueError: the tangents' structure or shapes differ from the primals'.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd.func import jvp
+        >>> jvp(lambda x: x ** 2, (np.array([1.0, 3.0]),), (np.array([1.0, 0.0]),))
+        (array([1., 9.]), array([2., 0.]))
+    """
+    arguments.function(f, "jvp")
+    for name, v in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(v, (tuple, list)):
+            raise TypeError(
+                f"jvp: {name} must be a tuple of the function's arguments, got "
+                f"{type(v).__name__}; write jvp(f, (x,), (t,))."
+            )
+    if len(primals) != len(tangents):
+        raise ValueError(
+            f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one tangent per "
+            f"primal."
+        )
+    p_leaves, p_tree = flatten(tuple(primals))
+    t_leaves = _flat_like(tuple(tangents), p_tree, "tangents", "jvp")
+    _check_like(t_leaves, p_leaves, p_tree.paths(), "tangent", "jvp")
+    pf = Pushforward("jvp", f, tuple(primals), has_aux)
+    try:
+        out_t = pf.push(t_leaves)
+    finally:
+        pf.release()
+    tangent_out = pf.out_tree.rebuild(out_t)
+    result = pf.result()
+    return (result, tangent_out, pf.aux) if has_aux else (result, tangent_out)

@@ -1,0 +1,138 @@
+"""Nested arguments and results: tuples, lists and dicts of arrays or Variables.
+
+A transform takes and returns such structures (a model's parameters as a dict of arrays, a
+function's outputs as a tuple); it works on their *leaves* (anything else: an array, a
+Variable, a number, None) and puts results back in the same shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class Tree:
+    """The shape of a nested structure with its leaves taken out.
+
+    ``kind`` is ``"leaf"``, ``"tuple"``, ``"list"`` or ``"dict"``; ``keys`` holds a dict's
+    keys in order, ``children`` the sub-structures.
+    """
+
+    __slots__ = ("kind", "keys", "children")
+
+    def __init__(self, kind: str, keys: tuple = (), children: tuple = ()) -> None:
+        self.kind, self.keys, self.children = kind, keys, children
+
+    @property
+    def size(self) -> int:
+        """How many leaves the structure holds."""
+        if self.kind == "leaf":
+            return 1
+        total = 0
+        for c in self.children:
+            total += c.size
+        return total
+
+    def rebuild(self, leaves: list) -> Any:
+        """The structure with ``leaves`` (in flatten order) in place of the old ones."""
+        it = iter(leaves)
+        return self._build(it)
+
+    def _build(self, it: Any) -> Any:
+        if self.kind == "leaf":
+            return next(it)
+        parts = [c._build(it) for c in self.children]
+        if self.kind == "dict":
+            return dict(zip(self.keys, parts))
+        return tuple(parts) if self.kind == "tuple" else parts
+
+    def paths(self, root: str = "") -> list[str]:
+        """Each leaf's place, written as an index would reach it (``"[0]['W']"``)."""
+        if self.kind == "leaf":
+            return [root]
+        out = []
+        labels = self.keys if self.kind == "dict" else range(len(self.children))
+        for label, c in zip(labels, self.children):
+            out += c.paths(f"{root}[{label!r}]")
+        return out
+
+
+def flatten(x: Any) -> tuple[list, Tree]:
+    """Split ``x`` into its leaves (depth first, dicts in their order) and its shape.
+
+    Args:
+        x: a leaf, or a tuple, list or dict of further structures.
+
+    Returns:
+        ``(leaves, tree)``.
+    """
+    leaves: list = []
+    return leaves, _flatten(x, leaves)
+
+
+def _flatten(x: Any, leaves: list) -> Tree:
+    if type(x) is tuple or type(x) is list:
+        return Tree(
+            "tuple" if type(x) is tuple else "list", (), tuple(_flatten(v, leaves) for v in x)
+        )
+    if type(x) is dict:
+        return Tree("dict", tuple(x), tuple(_flatten(v, leaves) for v in x.values()))
+    leaves.append(x)
+    return Tree("leaf")
+
+
+def map_leaves(fn: Callable[[Any], Any], x: Any) -> Any:
+    """``x`` with ``fn`` applied to each leaf."""
+    leaves, tree = flatten(x)
+    return tree.rebuild([fn(v) for v in leaves])
+
+
+def broadcast_prefix(prefix: Any, tree: Tree, what: str) -> list:
+    """One value of ``prefix`` per leaf of ``tree``: ``prefix`` spelled over its top levels.
+
+    A leaf of ``prefix`` (an int or None) covers the whole sub-structure at its place, as
+    JAX's ``in_axes`` does: ``(None, 0)`` for a dict of parameters and a batch of inputs.
+
+    Args:
+        prefix: a structure whose top levels match ``tree``'s.
+        tree: the full structure.
+        what: how the caller names ``prefix`` in errors.
+
+    Returns:
+        One value per leaf of ``tree``.
+
+    Raises:
+        ValueError: ``prefix`` does not match ``tree``'s structure.
+    """
+    out: list = []
+    _broadcast(prefix, tree, what, "", out)
+    return out
+
+
+def _broadcast(prefix: Any, tree: Tree, what: str, path: str, out: list) -> None:
+    if type(prefix) not in (tuple, list, dict):
+        out.extend([prefix] * tree.size)
+        return
+    kind = {tuple: "tuple", list: "list", dict: "dict"}[type(prefix)]
+    if tree.kind == "leaf" or (kind == "dict") != (tree.kind == "dict"):
+        raise ValueError(
+            f"{what}{path} is a {kind} but the argument there is "
+            f"{'a single value' if tree.kind == 'leaf' else 'a ' + tree.kind}; give one int or "
+            f"None per argument, or a structure matching the argument's."
+        )
+    if kind == "dict":
+        if set(prefix) != set(tree.keys):
+            raise ValueError(
+                f"{what}{path} has keys {sorted(map(str, prefix))} but the argument has "
+                f"{sorted(map(str, tree.keys))}; give the same keys."
+            )
+        for key, child in zip(tree.keys, tree.children):
+            _broadcast(prefix[key], child, what, f"{path}[{key!r}]", out)
+        return
+    if len(prefix) != len(tree.children):
+        raise ValueError(
+            f"{what}{path} has {len(prefix)} entries but the argument has "
+            f"{len(tree.children)}; give one entry per element."
+        )
+    for i, (p, child) in enumerate(zip(prefix, tree.children)):
+        _broadcast(p, child, what, f"{path}[{i}]", out)

@@ -1,0 +1,233 @@
+"""``vmap``: a function of one sample, run on a whole batch at once."""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from .. import functions as F
+from .. import modes
+from ..arrays import as_array
+from ..backends import backend_of
+from ..checks import int_like
+from ..variable import Variable
+from . import arguments
+from .batched import BatchedData, BatchedVariable, Level, constant
+from .trees import broadcast_prefix, flatten
+
+
+def _check_axes(value: Any, what: str) -> None:
+    """Refuse ``in_axes``/``out_axes`` values other than ints and Nones (or structures of them)."""
+    if value is None or int_like(value):
+        return
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _check_axes(v, what)
+        return
+    if isinstance(value, dict):
+        for v in value.values():
+            _check_axes(v, what)
+        return
+    raise TypeError(
+        f"vmap: {what} must be an int, None, or a tuple/list/dict of them, got {value!r} "
+        f"({type(value).__name__})"
+    )
+
+
+def _ndim(v: Any) -> int:
+    if isinstance(v, Variable):
+        return v.ndim
+    return getattr(v, "ndim", 0)
+
+
+def _axis(axis: Any, ndim: int, where: str) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        valid = f"valid: {-ndim}..{ndim - 1}" if ndim else "it has no axis: use None"
+        raise ValueError(
+            f"vmap: in_axes {axis} is out of range for {where}, which has {ndim} axes ({valid})"
+        )
+    return axis % ndim
+
+
+def _batched_input(v: Any, axis: int, level: Level) -> BatchedVariable:
+    """Argument leaf ``v`` as a batched value: its ``axis`` moved to the front."""
+    if isinstance(v, Variable):
+        phys = v if axis == 0 else F.transpose(v, _to_front(axis, v.ndim))
+    else:
+        a = as_array(v)
+        if axis:
+            a = backend_of(a).xp.permute_dims(a, _to_front(axis, a.ndim))
+        phys = constant(a)
+    return BatchedVariable(phys, level)
+
+
+def _to_front(axis: int, ndim: int) -> tuple[int, ...]:
+    return (axis, *(i for i in range(ndim) if i != axis))
+
+
+def _from_front(axis: int, ndim: int) -> tuple[int, ...]:
+    order = list(range(1, ndim))
+    order.insert(axis, 0)
+    return tuple(order)
+
+
+def _output(v: Any, axis: Any, level: Level, path: str, arrays: bool) -> Any:
+    """Output leaf ``v`` of the batched call with its batch axis at ``axis``."""
+    if type(v) is BatchedVariable and v.level is level:
+        if axis is None:
+            raise ValueError(
+                f"vmap: output{path} is batched, but out_axes gives it None (no batch axis); "
+                f"give it an axis, or return a value that does not depend on the batch."
+            )
+        phys = v.phys
+        ndim = phys.ndim
+        axis = _out_axis(axis, ndim, path)
+        out = phys if axis == 0 else F.transpose(phys, _from_front(axis, ndim))
+        arrays = arrays and out.creator is None  # an output with a graph stays a Variable
+    elif isinstance(v, (BatchedData,)):
+        raise TypeError(
+            f"vmap: output{path} is the raw array of a batched Variable (x.data); return the "
+            f"Variable itself."
+        )
+    elif axis is None:
+        return v.data if arrays and isinstance(v, Variable) and v.creator is None else v
+    else:  # does not depend on the batch: the same value for every sample
+        x = v if isinstance(v, Variable) else Variable(as_array(v))
+        arrays = arrays and x.creator is None
+        ndim = x.ndim + 1
+        axis = _out_axis(axis, ndim, path)
+        shape = list(x.shape)
+        shape.insert(axis, 1)
+        target = list(x.shape)
+        target.insert(axis, level.n)
+        out = F.broadcast_to(F.reshape(x, tuple(shape)), tuple(target))
+    return out.data if arrays else out
+
+
+def _out_axis(axis: Any, ndim: int, path: str) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(
+            f"vmap: out_axes {axis} is out of range for output{path}, which has {ndim} axes "
+            f"with the batch axis (valid: {-ndim}..{ndim - 1})"
+        )
+    return axis % ndim
+
+
+def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable[..., Any]:
+    """Run ``f``, written for one sample, on a batch at once; the results stacked.
+
+    ``vmap(f)(xs)`` equals stacking ``f(x)`` for each ``x`` in ``xs`` along axis 0, with
+    no Python loop: each zerograd function ``f`` applies runs once on the whole batch (its
+    batching rule). A function with no rule runs once per sample, the same result, with
+    one :class:`VmapFallbackWarning` naming it. Composes with the other transforms:
+    ``vmap(grad(loss), in_axes=(None, 0, 0))(params, xs, ts)`` gives per-sample gradients.
+
+    Inside ``f`` the batched arguments are :class:`BatchedVariable` s: they have one sample's
+    shape; their values cannot be read (``float(x)``, ``x.numpy()``), since there is no one
+    sample to read, and ``x.backward()`` is refused (use :func:`grad`).
+
+    Args:
+        f: a function of one sample.
+        in_axes: which axis of each positional argument is the batch: an int, None (not
+            batched: the same value for every sample), or a tuple with one entry per
+            argument, each an int, None or a structure matching the argument (a dict of
+            parameters with None). Keyword arguments are not batched.
+        out_axes: where the batch axis goes in each output: an int, None (the output must
+            not depend on the batch), or a structure matching the output.
+
+    Returns:
+        The batched function. An output computed from arrays only (no argument and
+        nothing the function captured is a Variable with a graph) comes as an array; any
+        other as a Variable, connected to what it was computed from.
+
+    Raises:
+        TypeError: ``f`` is not callable, or ``in_axes``/``out_axes`` are not ints, Nones
+            and structures of them.
+        ValueError: (when called) ``in_axes`` does not match the arguments; an axis is out
+            of range; the batched arguments differ in size along their axes (the message
+            names them and their sizes); no argument is batched.
+
+    Examples:
+        >>> import numpy as np
+        >>> import zerograd.functions as F
+        >>> from zerograd.func import vmap
+        >>> vmap(lambda x, w: F.sum(x * w))(np.ones((3, 2)), np.arange(6.0).reshape(3, 2))
+        array([1., 5., 9.])
+    """
+    arguments.function(f, "vmap")
+    _check_axes(in_axes, "in_axes")
+    _check_axes(out_axes, "out_axes")
+    name = getattr(f, "__name__", type(f).__name__)
+
+    @functools.wraps(f)
+    def batched(*args: Any, **kwargs: Any) -> Any:
+        if isinstance(in_axes, (tuple, list)):
+            if len(in_axes) != len(args):
+                raise ValueError(
+                    f"vmap: in_axes has {len(in_axes)} entries but the function got "
+                    f"{len(args)} positional argument{'s' if len(args) != 1 else ''}; give "
+                    f"one entry per argument (or one int or None for all of them)."
+                )
+            per_arg = list(in_axes)
+        elif isinstance(in_axes, dict):
+            raise ValueError(
+                "vmap: in_axes is a dict; give a tuple with one entry per positional "
+                "argument (a dict may stand for one argument inside it)"
+            )
+        else:
+            per_arg = [in_axes] * len(args)
+        leaves, axes, where, trees = [], [], [], []
+        for i, (arg, ax) in enumerate(zip(args, per_arg)):
+            ls, tree = flatten(arg)
+            trees.append(tree)
+            leaves += ls
+            axes += broadcast_prefix(ax, tree, f"vmap: in_axes[{i}]")
+            where += [f"argument {i}{p}" for p in tree.paths()]
+        sizes = {}
+        for k, (v, ax) in enumerate(zip(leaves, axes)):
+            if ax is None:
+                continue
+            if v is None or not (isinstance(v, Variable) or hasattr(v, "shape")):
+                v = leaves[k] = as_array(v) if v is not None else v
+                if v is None:
+                    raise ValueError(f"vmap: {where[k]} is None but in_axes gives it axis {ax}")
+            axes[k] = _axis(ax, _ndim(v), where[k])
+            sizes[k] = tuple(v.shape)[axes[k]]
+        if not sizes:
+            raise ValueError(
+                "vmap: no argument is batched (in_axes is None for all of them); give the "
+                "batched arguments an axis."
+            )
+        if len(set(sizes.values())) > 1:
+            listed = ", ".join(f"{where[k]} (axis {axes[k]}): {n}" for k, n in sizes.items())
+            raise ValueError(
+                f"vmap: the batched arguments differ in size along their in_axes: {listed}; "
+                f"give them one batch size."
+            )
+        n = next(iter(sizes.values()))
+        arrays = not any(isinstance(v, Variable) for v in leaves)
+        level = Level(n, modes.current(), name)
+        new_leaves = [
+            v if ax is None else _batched_input(v, ax, level) for v, ax in zip(leaves, axes)
+        ]
+        call_args, k = [], 0
+        for tree in trees:
+            call_args.append(tree.rebuild(new_leaves[k : k + tree.size]))
+            k += tree.size
+        try:
+            with modes.entered(level):
+                out = f(*call_args, **kwargs)
+            out_leaves, out_tree = flatten(out)
+            out_ax = broadcast_prefix(out_axes, out_tree, "vmap: out_axes")
+            paths = out_tree.paths()
+            return out_tree.rebuild(
+                [_output(v, ax, level, p, arrays) for v, ax, p in zip(out_leaves, out_ax, paths)]
+            )
+        finally:
+            level.active = False
+
+    return batched

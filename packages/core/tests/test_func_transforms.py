@@ -1,0 +1,437 @@
+"""grad, value_and_grad, vjp, jvp, jacobians and hvp: structures, composition, state, errors.
+
+The values of every transform on many functions are checked in test_func_cases; here the
+contract around them: what comes back in which structure and kind, what is left unchanged
+(no Variable's ``grad``, the mode switch), and one clear error for each bad input.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import (
+    Config,
+    Function,
+    StaticGraphWarning,
+    Variable,
+    modes,
+    no_grad,
+    static_graph,
+    test_mode,
+)
+from zerograd.backends import as_numpy
+from zerograd.func import (
+    grad,
+    hessian,
+    hvp,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    value_and_grad,
+    vjp,
+    vmap,
+)
+
+
+@pytest.fixture(autouse=True)
+def _no_mode_left_behind():
+    yield
+    assert modes.switch.on == 0 and modes.current() is None, "a transform left a mode entered"
+
+
+def cube(x):
+    return F.sum(x**3)
+
+
+# -- results: structure and kind ----------------------------------------------------------
+def test_arrays_in_arrays_out_variables_in_variables_out(arr):
+    x = arr([1.0, 2.0])
+    g = grad(cube)(x)
+    assert type(g) is type(x)
+    np.testing.assert_allclose(as_numpy(g), [3.0, 12.0])
+    gv = grad(cube)(Variable(x))
+    assert isinstance(gv, Variable)
+    np.testing.assert_allclose(as_numpy(gv), [3.0, 12.0])
+
+
+def test_argnums_tuple_and_nested_structures(arr):
+    params = {"w": arr([[1.0, 2.0], [3.0, 4.0]]), "b": [arr([0.5, -0.5]), arr(2.0)]}
+    x = arr([1.0, -1.0])
+
+    def loss(p, x, scale):
+        y = x @ p["w"] + p["b"][0]
+        return F.sum(y * y) * p["b"][1] * scale
+
+    gp, gx = grad(loss, argnums=(0, 1))(params, x, 3.0)
+    assert set(gp) == {"w", "b"} and isinstance(gp["b"], list) and len(gp["b"]) == 2
+    y = np.array([1.0, -1.0]) @ np.array([[1.0, 2.0], [3.0, 4.0]]) + [0.5, -0.5]
+    np.testing.assert_allclose(as_numpy(gp["w"]), 2 * 2.0 * 3.0 * np.outer([1.0, -1.0], y))
+    np.testing.assert_allclose(as_numpy(gp["b"][0]), 2 * 2.0 * 3.0 * y)
+    np.testing.assert_allclose(as_numpy(gp["b"][1]), 3.0 * (y * y).sum())
+    np.testing.assert_allclose(as_numpy(gx), 2 * 2.0 * 3.0 * np.array([[1, 2], [3, 4]]) @ y)
+    g_last = grad(lambda a, b: F.sum(b * b * a), argnums=-1)(x, arr([2.0, 3.0]))
+    np.testing.assert_allclose(as_numpy(g_last), 2 * np.array([1.0, -1.0]) * [2.0, 3.0])
+
+
+def test_has_aux_passes_the_second_item_through(arr):
+    x = arr([1.0, 2.0])
+    g, aux = grad(lambda x: (cube(x), {"note": "kept"}), has_aux=True)(x)
+    assert aux == {"note": "kept"}
+    np.testing.assert_allclose(as_numpy(g), [3.0, 12.0])
+    (value, aux), g = value_and_grad(lambda x: (cube(x), 7), has_aux=True)(x)
+    assert aux == 7 and float(as_numpy(value)) == 9.0
+
+
+def test_value_and_grad_gives_the_value_of_one_evaluation(arr):
+    x = arr([1.0, 2.0])
+    calls = []
+    value, g = value_and_grad(lambda x: calls.append(1) or cube(x))(x)
+    np.testing.assert_allclose(as_numpy(value), 9.0)
+    np.testing.assert_allclose(as_numpy(g), [3.0, 12.0])
+    assert calls == [1], "the function ran once"
+
+
+def test_keyword_arguments_go_to_the_function_undifferentiated(arr):
+    g = grad(lambda x, *, power: F.sum(x**power))(arr([2.0]), power=3)
+    np.testing.assert_allclose(as_numpy(g), [12.0])
+
+
+# -- composition --------------------------------------------------------------------------
+def test_grad_of_grad_is_the_second_derivative(arr):
+    x = arr(2.0)
+    f = lambda x: x**4  # noqa: E731
+    assert float(as_numpy(grad(grad(f))(x))) == pytest.approx(48.0)
+    assert float(as_numpy(grad(grad(grad(f)))(x))) == pytest.approx(48.0)
+
+
+def test_a_closure_over_the_outer_input_is_differentiated_by_the_outer_grad(arr):
+    """grad(lambda x: grad(lambda y: x * y)(x)): the inner gradient is x itself, so the
+    outer derivative is 1 (the inner grad must not confuse the two inputs)."""
+    f = lambda x: grad(lambda y: x * y)(x)  # noqa: E731
+    assert float(as_numpy(grad(f)(arr(3.0)))) == pytest.approx(1.0)
+    g = lambda x: grad(lambda y: x * y * y)(x)  # 2 x^2 -> 4x  # noqa: E731
+    assert float(as_numpy(grad(g)(arr(3.0)))) == pytest.approx(12.0)
+
+
+def test_a_variable_argument_stays_connected_for_backward(arr):
+    """The gradient of a Variable argument is differentiable by the engine itself."""
+    x = Variable(arr(2.0))
+    gx = grad(lambda x: x**3)(x)  # 3 x^2 = 12
+    assert float(as_numpy(gx)) == pytest.approx(12.0)
+    assert x.grad is None
+    gx.backward()  # d(3 x^2)/dx = 6 x
+    assert float(as_numpy(x.grad)) == pytest.approx(12.0)
+
+
+def test_jacobian_is_jacrev_and_hessian_of_two_arguments(arr):
+    assert jacobian is jacrev
+    f = lambda a, b: F.sum(a * a * b)  # noqa: E731
+    a, b = arr([1.0, 2.0]), arr([3.0, 4.0])
+    (haa, hab), (hba, hbb) = hessian(f, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(as_numpy(haa), np.diag([6.0, 8.0]))
+    np.testing.assert_allclose(as_numpy(hab), np.diag([2.0, 4.0]))
+    np.testing.assert_allclose(as_numpy(hba), np.diag([2.0, 4.0]))
+    np.testing.assert_allclose(as_numpy(hbb), np.zeros((2, 2)))
+
+
+def test_jacobians_of_several_outputs_come_in_the_outputs_structure(arr):
+    f = lambda x: (x * 2.0, {"s": F.sum(x)})  # noqa: E731
+    x = arr([1.0, 2.0, 3.0])
+    for jac in (jacrev, jacfwd):
+        a, d = jac(f)(x)
+        np.testing.assert_allclose(as_numpy(a), 2 * np.eye(3))
+        np.testing.assert_allclose(as_numpy(d["s"]), np.ones(3))
+
+
+def test_vjp_of_several_outputs_adds_their_contributions(arr):
+    """Each output's walk adds to the same stand-in: x*x and sin(x) both reach x."""
+    x = arr([0.5, 1.5])
+    out, vjp_fn = vjp(lambda x: (x * x, F.sin(x)), x)
+    (g,) = vjp_fn((arr([1.0, 2.0]), arr([3.0, 1.0])))
+    want = 2 * np.array([0.5, 1.5]) * [1.0, 2.0] + np.cos([0.5, 1.5]) * [3.0, 1.0]
+    np.testing.assert_allclose(as_numpy(g), want)
+    (again,) = vjp_fn((arr([1.0, 2.0]), arr([3.0, 1.0])))
+    np.testing.assert_allclose(as_numpy(again), want)
+
+
+def test_jvp_of_several_primals_sums_their_directions(arr):
+    f = lambda a, b: a * b + F.sin(a)  # noqa: E731
+    a, b = arr([0.5, 1.0]), arr([2.0, 3.0])
+    ta, tb = arr([1.0, 0.0]), arr([0.0, 1.0])
+    out, t = jvp(f, (a, b), (ta, tb))
+    want = (np.array([2.0, 3.0]) + np.cos([0.5, 1.0])) * [1.0, 0.0] + np.array([0.5, 1.0]) * [
+        0.0,
+        1.0,
+    ]
+    np.testing.assert_allclose(as_numpy(t), want)
+    np.testing.assert_allclose(as_numpy(out), [1.0 + np.sin(0.5), 3.0 + np.sin(1.0)])
+
+
+def test_hvp_of_two_primals(arr):
+    f = lambda a, b: F.sum(a * a * b)  # noqa: E731
+    (ga, gb), (ha, hb) = hvp(f, (arr([1.0, 2.0]), arr([3.0, 4.0])), (arr([1.0, 0.0]),) * 2)
+    np.testing.assert_allclose(as_numpy(ga), [6.0, 16.0])
+    np.testing.assert_allclose(as_numpy(gb), [1.0, 4.0])
+    np.testing.assert_allclose(as_numpy(ha), [6.0 + 2.0, 0.0])  # H_aa t_a + H_ab t_b
+    np.testing.assert_allclose(as_numpy(hb), [2.0, 0.0])
+
+
+# -- outputs not connected to the inputs: zeros --------------------------------------------
+def test_an_output_that_ignores_the_input_gives_zeros(arr):
+    x = arr([1.0, 2.0])
+    np.testing.assert_array_equal(as_numpy(grad(lambda x: F.sum(arr([3.0, 4.0])))(x)), [0, 0])
+    np.testing.assert_array_equal(as_numpy(grad(lambda x: 5.0)(x)), [0.0, 0.0])
+    ga, gb = grad(lambda a, b: F.sum(a * 2.0), argnums=(0, 1))(x, arr([[1.0]]))
+    np.testing.assert_array_equal(as_numpy(gb), [[0.0]])
+    np.testing.assert_allclose(as_numpy(jacrev(lambda x: arr([1.0]))(x)), np.zeros((1, 2)))
+
+
+def test_returning_a_variable_from_outside_gives_zeros_and_leaves_it_alone(arr):
+    w = Variable(arr([1.0, 2.0]))
+    h = w * w  # a Variable with a graph of its own
+    g = grad(lambda x: F.sum(h))(arr([0.0, 0.0]))
+    np.testing.assert_array_equal(as_numpy(g), [0.0, 0.0])
+    assert w.grad is None and h.grad is None
+
+
+# -- nothing outside changes ----------------------------------------------------------------
+def test_gradients_held_by_variables_are_as_before(arr):
+    x = Variable(arr([1.0, 2.0]))
+    x.grad = Variable(arr([10.0, 20.0]))
+    held = x.grad
+    w = Variable(arr([3.0, 4.0]))  # captured by the function, a leaf
+    w.grad = Variable(arr([5.0, 5.0]))
+    w_held = w.grad
+    u = Variable(arr([1.0, -1.0]))
+    h = u * 2.0  # captured, with a graph back to u
+    for transform in (grad, jacrev, jacfwd, hessian):
+        out = transform(lambda x: F.sum(x * w * h))(x)
+        assert out is not None
+    vjp(lambda x: x * w * h, x)[1](arr([1.0, 1.0]))
+    jvp(lambda x: x * w * h, (x,), (arr([1.0, 1.0]),))
+    hvp(lambda x: F.sum(x * x * w * h), (x,), (arr([1.0, 1.0]),))
+    assert x.grad is held and w.grad is w_held and u.grad is None and h.grad is None
+    np.testing.assert_array_equal(as_numpy(x.grad), [10.0, 20.0])
+    np.testing.assert_array_equal(as_numpy(w.grad), [5.0, 5.0])
+
+
+def test_captured_variables_are_constants_of_the_transform(arr):
+    w = Variable(arr([3.0, 4.0]))
+    g = grad(lambda x: F.sum(x * w * w))(arr([1.0, 1.0]))
+    np.testing.assert_allclose(as_numpy(g), [9.0, 16.0])
+    assert w.grad is None
+
+
+def test_a_failing_function_changes_nothing_and_the_next_call_works(arr):
+    x = Variable(arr([1.0, 2.0]))
+    x.grad = Variable(arr([1.0, 1.0]))
+    held = x.grad
+
+    def broken(x):
+        _ = x * 2.0
+        raise KeyError("inside")
+
+    with pytest.raises(KeyError, match="inside"):
+        grad(broken)(x)
+    assert x.grad is held and modes.switch.on == 0
+    np.testing.assert_allclose(as_numpy(grad(cube)(x)), [3.0, 12.0])
+
+
+def test_grad_records_inside_no_grad_and_leaves_config_alone(arr):
+    with no_grad():
+        g = grad(cube)(arr([1.0, 2.0]))
+        assert Config.enable_backprop is False
+    np.testing.assert_allclose(as_numpy(g), [3.0, 12.0])
+    with test_mode():
+        seen = []
+        grad(lambda x: seen.append(Config.train) or cube(x))(arr([1.0]))
+    assert seen == [False]
+
+
+def test_threads_transform_at_once_without_seeing_each_other(arr):
+    """Modes and guards are per thread: concurrent transforms and plain code agree."""
+    errors = []
+    barrier = threading.Barrier(3)
+
+    def transforms(k):
+        try:
+            barrier.wait()
+            for _ in range(30):
+                x = arr([1.0, 2.0]) * k
+                np.testing.assert_allclose(as_numpy(grad(cube)(x)), 3 * np.array([1, 4]) * k * k)
+                h = as_numpy(hessian(cube)(x))
+                np.testing.assert_allclose(h, np.diag(6 * np.array([1.0, 2.0]) * k))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    def plain():
+        try:
+            barrier.wait()
+            for _ in range(200):
+                v = Variable(arr([1.0, 2.0]))
+                y = F.sum(v * v)
+                assert type(y) is Variable and y.shape == ()
+                y.backward()
+                np.testing.assert_allclose(as_numpy(v.grad), [2.0, 4.0])
+        except Exception as exc:  # pragma: no cover
+            errors.append(exc)
+
+    threads = [threading.Thread(target=transforms, args=(k,)) for k in (1.0, 2.0)]
+    threads.append(threading.Thread(target=plain))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+
+
+# -- bad input: one clear error -------------------------------------------------------------
+def test_a_non_scalar_output_names_vjp_and_jacrev(arr):
+    with pytest.raises(ValueError, match=r"shape \(2,\).*use vjp.*jacrev"):
+        grad(lambda x: x * 2.0)(arr([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"scalar.*shape \(2,\)"):
+        hvp(lambda x: x, (arr([1.0, 2.0]),), (arr([1.0, 2.0]),))
+
+
+@pytest.mark.parametrize(
+    "argnums, error, text",
+    [
+        (2, ValueError, r"argnums 2 is out of range for a call with 2 positional arguments"),
+        (-3, ValueError, r"argnums -3 is out of range .*valid: -2\.\.1"),
+        ((0, 0), ValueError, r"names one argument twice"),
+        ((), ValueError, r"argnums is empty"),
+        (1.0, TypeError, r"argnums must be an int or a tuple of ints, got 1.0 \(float\)"),
+        (True, TypeError, r"argnums must be an int or a tuple of ints, got True"),
+        ("0", TypeError, r"argnums must be an int"),
+    ],
+)
+def test_bad_argnums(arr, argnums, error, text):
+    with pytest.raises(error, match=text):
+        grad(lambda a, b: F.sum(a * b), argnums=argnums)(arr([1.0]), arr([2.0]))
+
+
+def test_has_aux_without_a_pair(arr):
+    with pytest.raises(TypeError, match=r"has_aux=True.*must return a pair.*got Variable"):
+        grad(cube, has_aux=True)(arr([1.0]))
+    with pytest.raises(TypeError, match=r"pair .*got a tuple of 3"):
+        grad(lambda x: (cube(x), 1, 2), has_aux=True)(arr([1.0]))
+    with pytest.raises(TypeError, match=r"vjp\(has_aux=True\).*pair"):
+        vjp(lambda x: x, arr([1.0]), has_aux=True)
+
+
+def test_integer_inputs_have_no_gradient(arr):
+    with pytest.raises(TypeError, match=r"grad: argument 0 has dtype int64.*floating-point"):
+        grad(cube)(np.array([1, 2]))
+    with pytest.raises(TypeError, match=r"argument 0\['n'\] has dtype \S*int64"):
+        grad(lambda p: F.sum(p["w"]) * 2.0)({"w": arr([1.0]), "n": arr([2], "int64")})
+    with pytest.raises(TypeError, match=r"jacrev: argument 0 has dtype int"):
+        jacrev(lambda x: x)(3)
+
+
+def test_not_a_function(arr):
+    for transform in (grad, value_and_grad, jacrev, jacfwd, hessian):
+        with pytest.raises(TypeError, match=r"expected a function to transform, got int"):
+            transform(3)
+
+
+def test_vjp_refuses_a_cotangent_of_another_shape_or_structure(arr):
+    out, vjp_fn = vjp(lambda x: x * 2.0, arr([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"cotangent .* has shape \(3,\).*\(2,\)"):
+        vjp_fn(arr([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"structure"):
+        vjp_fn((arr([1.0, 2.0]), arr([1.0, 2.0])))
+
+
+def test_jvp_refuses_bad_primals_and_tangents(arr):
+    x = arr([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"primals must be a tuple.*jvp\(f, \(x,\), \(t,\)\)"):
+        jvp(cube, x, (x,))
+    with pytest.raises(ValueError, match=r"1 primals but 2 tangents"):
+        jvp(cube, (x,), (x, x))
+    with pytest.raises(ValueError, match=r"tangent for .* has shape \(3,\).*\(2,\)"):
+        jvp(cube, (x,), (arr([1.0, 2.0, 3.0]),))
+
+
+def test_a_user_function_without_batching_rule_still_differentiates(arr):
+    """Transforms run any Function; its own backward gives the derivative."""
+
+    class Cube(Function):
+        def forward(self, x):
+            return x**3
+
+        def backward(self, gy):
+            (x,) = self.inputs
+            return 3 * x * x * gy
+
+    h = hessian(lambda x: F.sum(Cube()(x)))(arr([1.0, 2.0]))
+    np.testing.assert_allclose(as_numpy(h), np.diag([6.0, 12.0]))
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["", ".gradient", ".products", ".jacobians", ".vectorize", ".rules.registry"],
+)
+def test_the_docstring_examples_run(module):
+    """The examples in zerograd.func's docstrings print what they show."""
+    mod = importlib.import_module("zerograd.func" + module)
+    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted and not result.failed
+
+
+def test_a_static_graph_step_with_transforms_gives_their_values():
+    """static_graph records a step that calls vmap(grad), and its replays give the eager
+    values. A step calling hessian gives them too, eagerly: the Hessian's batched walk
+    leaves gradients on graph leaves, which a replay does not reproduce, so static_graph
+    runs it eagerly with its warning."""
+
+    @static_graph
+    def per_sample(x, w):
+        return vmap(grad(lambda v, w: F.sum(F.tanh(v * w) ** 2)), in_axes=(0, None))(x, w)
+
+    @static_graph
+    def curvature(x0, w):
+        return hessian(lambda v: F.sum(v**3 * w))(x0)
+
+    rng = np.random.default_rng(0)
+    w = rng.random(2)
+    for _ in range(5):
+        x = rng.random((3, 2))
+        t = np.tanh(x * w)
+        np.testing.assert_allclose(as_numpy(per_sample(x, w)), 2 * t * (1 - t**2) * w)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StaticGraphWarning)
+            h = curvature(x[0].copy(), w)
+        np.testing.assert_allclose(as_numpy(h), np.diag(6 * x[0] * w))
+    assert per_sample.counts["replayed"] >= 1
+
+
+def test_walks_over_one_graph_after_batched_walks(arr):
+    """A constant operand of a unary function is a leaf the walks reach: a batched walk
+    (vmap over vjp_fn) leaves its gradient there, and later walks over the same graph,
+    batched or not, still give the right values."""
+    c = arr([0.5, -1.0])
+
+    def f(x):
+        k = F.exp(c)  # exp of a raw array: a Constant leaf that walks reach
+        return x * k, F.sin(x) * k
+
+    x = arr([0.3, 0.7])
+    a, b = jacrev(f)(x)
+    k = np.exp([0.5, -1.0])
+    np.testing.assert_allclose(as_numpy(a), np.diag(k))
+    np.testing.assert_allclose(as_numpy(b), np.diag(np.cos([0.3, 0.7]) * k))
+    out, vjp_fn = vjp(f, x)
+    eye = np.eye(2)
+    for _ in range(2):
+        rows = vmap(lambda ct: vjp_fn((ct, ct)))(eye)[0]
+        np.testing.assert_allclose(as_numpy(rows), np.diag(k + np.cos([0.3, 0.7]) * k))
+    (g,) = vjp_fn((arr([1.0, 1.0]), arr([0.0, 0.0])))
+    np.testing.assert_allclose(as_numpy(g), k)

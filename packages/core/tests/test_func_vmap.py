@@ -1,0 +1,291 @@
+"""vmap: axes, nesting, batched values, the loop fallback, composition and bad input.
+
+Values of every core function under vmap (against a loop) are in test_func_cases.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Function, Variable, modes
+from zerograd.backends import as_array_of, as_numpy, backend_of
+from zerograd.func import (
+    BatchedVariable,
+    VmapFallbackWarning,
+    batching_rule,
+    grad,
+    hessian,
+    jacrev,
+    vmap,
+)
+from zerograd.func.rules import rule_for
+
+
+@pytest.fixture(autouse=True)
+def _no_mode_left_behind():
+    yield
+    assert modes.switch.on == 0 and modes.current() is None
+
+
+def loop(f, *args, axes=None):
+    """Stack f over the samples: the reference vmap must equal."""
+    axes = axes or [0] * len(args)
+    n = next(np.shape(as_numpy(a))[ax] for a, ax in zip(args, axes) if ax is not None)
+    outs = []
+    for i in range(n):
+        sample = [a if ax is None else _take(a, i, ax) for a, ax in zip(args, axes)]
+        outs.append(as_numpy(f(*[Variable(s) if hasattr(s, "shape") else s for s in sample])))
+    return np.stack(outs)
+
+
+def _take(a, i, axis):
+    return as_array_of(np.take(as_numpy(a), i, axis=axis), backend_of(a))
+
+
+def test_in_axes_none_int_negative_and_out_axes(rand):
+    x, w = rand(3, 4, seed=1), rand(4, seed=2)
+    f = lambda x, w: F.tanh(x * w)  # noqa: E731
+    np.testing.assert_allclose(
+        as_numpy(vmap(f, in_axes=(0, None))(x, w)), loop(f, x, w, axes=[0, None])
+    )
+    xt = as_array_of(as_numpy(x).T.copy(), backend_of(x))
+    np.testing.assert_allclose(
+        as_numpy(vmap(f, in_axes=(-1, None))(xt, w)), loop(f, x, w, axes=[0, None])
+    )
+    got = vmap(f, in_axes=(1, None), out_axes=1)(xt, w)
+    np.testing.assert_allclose(as_numpy(got), loop(f, x, w, axes=[0, None]).T)
+
+
+def test_in_axes_for_a_dict_of_parameters(rand):
+    params = {"w": rand(4, 2, seed=1), "b": rand(2, seed=2)}
+    xs = rand(5, 4, seed=3)
+    f = lambda p, x: F.sum(F.tanh(x @ p["w"] + p["b"]))  # noqa: E731
+    got = vmap(f, in_axes=(None, 0))(params, xs)
+    want = [as_numpy(f(params, Variable(_take(xs, i, 0)))) for i in range(5)]
+    np.testing.assert_allclose(as_numpy(got), want)
+    got = vmap(f, in_axes=({"w": None, "b": None}, 0))(params, xs)
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
+def test_outputs_that_do_not_depend_on_the_batch_are_repeated(rand):
+    x = rand(3, 2)
+    a, b, c = vmap(lambda x: (x * 2.0, F.sum(rand(2, seed=9)), 7.0))(x)
+    np.testing.assert_allclose(as_numpy(a), 2 * as_numpy(x))
+    assert as_numpy(b).shape == (3,) and np.ptp(as_numpy(b)) == 0
+    np.testing.assert_array_equal(as_numpy(c), [7.0, 7.0, 7.0])
+    same = vmap(lambda x: (x, 5.0), out_axes=(0, None))(x)
+    assert same[1] == 5.0
+
+
+def test_arrays_in_give_arrays_and_variables_in_give_connected_variables(rand):
+    x = rand(3, 2)
+    out = vmap(lambda v: v * v)(x)
+    assert type(out) is type(x)
+    xv = Variable(x)
+    y = vmap(lambda v: F.sum(v * v))(xv)
+    assert isinstance(y, Variable) and not isinstance(y, BatchedVariable)
+    F.sum(y).backward()
+    np.testing.assert_allclose(as_numpy(xv.grad), 2 * as_numpy(x))
+
+
+def test_nested_vmap_equals_a_double_loop(rand):
+    a, b = rand(2, 3, seed=1), rand(4, 3, seed=2)
+    f = lambda u, v: F.sum(u * v) + F.sin(u)[0]  # noqa: E731
+    got = vmap(vmap(f, in_axes=(None, 0)), in_axes=(0, None))(a, b)
+    A, B = as_numpy(a), as_numpy(b)
+    want = [[(A[i] * B[j]).sum() + np.sin(A[i][0]) for j in range(4)] for i in range(2)]
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
+def test_vmap_of_grad_with_a_broadcast_argument_gives_per_sample_gradients(rand):
+    w, xs = rand(3, seed=1), rand(5, 3, seed=2)
+    loss = lambda w, x: F.sum(F.tanh(w * x) ** 2)  # noqa: E731
+    got = vmap(grad(loss), in_axes=(None, 0))(w, xs)
+    want = np.stack([as_numpy(grad(loss)(w, _take(xs, i, 0))) for i in range(5)])
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
+def test_grad_of_vmap_differentiates_the_whole_batch(rand):
+    w, xs = rand(3, seed=1), rand(5, 3, seed=2)
+    f = lambda w: F.sum(vmap(lambda x: F.sum(F.tanh(w * x)), in_axes=0)(xs))  # noqa: E731
+    got = grad(f)(w)
+    W, X = as_numpy(w), as_numpy(xs)
+    want = ((1 - np.tanh(W * X) ** 2) * X).sum(0)
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
+def test_vmap_of_hessian_and_of_jacrev(rand):
+    xs = rand(3, 2, seed=4)
+    f = lambda x: F.sum(x**3) + x[0] * x[1]  # noqa: E731
+    got = vmap(hessian(f))(xs)
+    X = as_numpy(xs)
+    want = np.stack([np.diag(6 * x) + np.array([[0, 1], [1, 0]]) for x in X])
+    np.testing.assert_allclose(as_numpy(got), want)
+    jac = vmap(jacrev(lambda x: x * x))(xs)
+    np.testing.assert_allclose(as_numpy(jac), np.stack([np.diag(2 * x) for x in X]))
+
+
+def test_a_batched_variable_looks_like_one_sample(rand):
+    seen = {}
+
+    def f(x):
+        seen.update(shape=x.shape, ndim=x.ndim, size=x.size, len=len(x), type=type(x))
+        seen.update(data_shape=x.data.shape, repr=repr(x))
+        return x
+
+    vmap(f)(rand(5, 3, 2))
+    assert seen["shape"] == (3, 2) and seen["ndim"] == 2 and seen["size"] == 6 and seen["len"] == 3
+    assert seen["type"] is BatchedVariable and seen["data_shape"] == (3, 2)
+    assert "5 samples of shape (3, 2)" in seen["repr"]
+
+
+def test_masks_from_the_raw_data_stay_batched(rand):
+    """Code that reads x.data for a mask (book style) is batched too."""
+    x = rand(4, 3)
+    f = lambda x: x * (x.data > 0) + Variable(x.data) * 0.5  # noqa: E731
+    np.testing.assert_allclose(as_numpy(vmap(f)(x)), loop(f, x))
+    g = lambda x: F.reshape(x.data, (3, 1)) * 2.0  # noqa: E731
+    np.testing.assert_allclose(as_numpy(vmap(g)(x)), loop(g, x))
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda x: float(x.sum()),
+        lambda x: x.sum().item(),
+        lambda x: x.numpy(),
+        lambda x: np.asarray(x),
+        lambda x: bool(x.sum()),
+        lambda x: np.asarray(x.data),
+    ],
+)
+def test_reading_a_value_inside_vmap_is_one_clear_error(rand, read):
+    with pytest.raises(TypeError, match=r"inside vmap: the function runs on the whole batch of 4"):
+        vmap(read)(rand(4, 3))
+
+
+def test_backward_inside_vmap_points_to_grad(rand):
+    with pytest.raises(TypeError, match=r"backward\(\) of a batched Variable.*zerograd.func.grad"):
+        vmap(lambda x: F.sum(x * x).backward())(rand(4, 3))
+
+
+def test_a_batched_value_that_escapes_is_refused_later(rand):
+    kept = []
+    vmap(lambda x: kept.append(x) or x)(rand(4, 3))
+    with pytest.raises(TypeError, match=r"escaped the vmap call"):
+        F.sin(kept[0])
+
+
+class Twice(Function):
+    """A user Function with a derivative and no batching rule."""
+
+    def forward(self, x):
+        return 2.0 * x * x
+
+    def backward(self, gy):
+        (x,) = self.inputs
+        return 4.0 * x * gy
+
+
+def test_a_function_without_rule_runs_per_sample_with_one_warning(rand):
+    x = rand(4, 3)
+    f = lambda x: Twice()(F.sin(Twice()(x)))  # noqa: E731
+    with pytest.warns(VmapFallbackWarning) as caught:
+        got = vmap(f)(x)
+    messages = [str(w.message) for w in caught if w.category is VmapFallbackWarning]
+    assert len(messages) == 1 and "Twice has no batching rule" in messages[0]
+    np.testing.assert_allclose(as_numpy(got), loop(f, x))
+    with pytest.warns(VmapFallbackWarning):
+        per_sample = vmap(grad(lambda x: F.sum(f(x))))(x)
+    want = np.stack([as_numpy(grad(lambda v: F.sum(f(v)))(as_numpy(x)[i])) for i in range(4)])
+    np.testing.assert_allclose(as_numpy(per_sample), want)
+
+
+def test_a_registered_rule_replaces_the_loop(rand):
+    class Halve(Function):
+        def forward(self, x):
+            return x * 0.5
+
+        def backward(self, gy):
+            return gy * 0.5
+
+    @batching_rule(Halve)
+    def _halve(fn, batch):
+        return fn(batch.xs[0])
+
+    assert rule_for(Halve) is _halve
+    x = rand(4, 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VmapFallbackWarning)
+        got = vmap(lambda v: Halve()(v))(x)
+    np.testing.assert_allclose(as_numpy(got), 0.5 * as_numpy(x))
+
+
+def test_a_rule_returning_the_wrong_shape_is_named(rand):
+    class Odd(Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, gy):
+            return gy
+
+    batching_rule(Odd)(lambda fn, batch: F.sum(batch.xs[0]))
+    with pytest.raises(RuntimeError, match=r"batching rule of Odd returned \(\)"):
+        vmap(lambda v: Odd()(v))(rand(4, 3))
+
+
+def test_indexing_with_per_sample_ids(rand):
+    """An embedding lookup W[ids] with ids per sample, and per-sample rows of x."""
+    W = rand(5, 2, seed=3)
+    ids = np.array([[0, 4], [2, 2], [1, 3]])
+    got = vmap(lambda i: F.get_item(W, i), in_axes=0)(ids)
+    np.testing.assert_allclose(as_numpy(got), as_numpy(W)[ids])
+    x = rand(3, 5)
+    got = vmap(lambda x, i: F.get_item(x, i))(x, ids)
+    np.testing.assert_allclose(as_numpy(got), np.stack([as_numpy(x)[k][ids[k]] for k in range(3)]))
+    g = vmap(grad(lambda x, i: F.sum(F.get_item(x, i) ** 2)))(x, ids)
+    want = np.zeros((3, 5))
+    for k in range(3):
+        np.add.at(want[k], ids[k], 2 * as_numpy(x)[k][ids[k]])
+    np.testing.assert_allclose(as_numpy(g), want)
+
+
+# -- bad input -----------------------------------------------------------------------------
+def test_batch_sizes_that_differ_are_named_with_their_sizes(rand):
+    with pytest.raises(
+        ValueError,
+        match=r"differ in size along their in_axes: argument 0 \(axis 0\): 3, "
+        r"argument 1\['x'\] \(axis 1\): 4; give them one batch size",
+    ):
+        vmap(lambda a, d: a, in_axes=(0, {"x": 1}))(rand(3, 2), {"x": rand(2, 4)})
+
+
+def test_in_axes_of_the_wrong_length(rand):
+    with pytest.raises(
+        ValueError, match=r"in_axes has 1 entries but the function got 2 positional"
+    ):
+        vmap(lambda a, b: a, in_axes=(0,))(rand(3), rand(3))
+
+
+def test_in_axes_that_do_not_fit(rand):
+    with pytest.raises(
+        ValueError, match=r"in_axes 2 is out of range for argument 0, which has 2 axes"
+    ):
+        vmap(lambda a: a, in_axes=2)(rand(3, 2))
+    with pytest.raises(ValueError, match=r"in_axes\[0\] has 1 entries but the argument has 2"):
+        vmap(lambda p: p, in_axes=((0,),))((rand(3), rand(3)))
+    with pytest.raises(ValueError, match=r"no argument is batched"):
+        vmap(lambda a: a, in_axes=None)(rand(3))
+    with pytest.raises(TypeError, match=r"in_axes must be an int, None, or a tuple"):
+        vmap(lambda a: a, in_axes="0")
+    with pytest.raises(TypeError, match=r"out_axes must be an int"):
+        vmap(lambda a: a, out_axes=1.5)
+
+
+def test_out_axes_none_for_a_batched_output(rand):
+    with pytest.raises(ValueError, match=r"output is batched, but out_axes gives it None"):
+        vmap(lambda a: a * 2.0, out_axes=None)(rand(3))

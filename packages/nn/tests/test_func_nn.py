@@ -1,0 +1,353 @@
+"""zerograd.func on zerograd-nn: the functions' batching rules, functional_call, and
+per-sample gradients and Hessians of models, against numerical derivatives and loops.
+
+The same against torch.func is in test_func_nn_torch.
+"""
+
+from __future__ import annotations
+
+import doctest
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from func_nn_cases import CASES, call, inputs, num_jacobian, values
+
+import zerograd.func.model as model_module
+import zerograd_nn.functional as F
+import zerograd_nn.layers.base as base_module
+from zerograd import Parameter, Variable, modes, test_mode
+from zerograd.backends import as_array_of, as_numpy
+from zerograd.func import (
+    VmapFallbackWarning,
+    functional_call,
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    vmap,
+)
+from zerograd_nn.layers import RNN, BatchNorm, Linear
+from zerograd_nn.models import MLP
+
+NAMES = sorted(CASES)
+
+
+@pytest.fixture(autouse=True)
+def _strict():
+    """No loop fallback here (every nn function below has a rule), and no mode left on."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VmapFallbackWarning)
+        yield
+    assert modes.switch.on == 0
+
+
+def _close(got, want, rtol=1e-5, atol=1e-7):
+    np.testing.assert_allclose(as_numpy(got), want, rtol=rtol, atol=atol)
+
+
+def _sample(a, i):
+    return a[i, ...]
+
+
+def _scalar(name, backend):
+    f = CASES[name][0]
+    xs = inputs(name, backend)
+    w = as_array_of(
+        np.random.default_rng(3).standard_normal(np.shape(as_numpy(call(f, *xs)))), backend
+    )
+    return (lambda *vs: F.sum(f(*vs) * w)), xs
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_grad_and_jacobians_match_central_differences(name, backend):
+    f = CASES[name][0]
+    s, xs = _scalar(name, backend)
+    nums = tuple(range(len(xs)))
+    for i, g in enumerate(grad(s, argnums=nums)(*xs)):
+        _close(g, num_jacobian(s, xs, i))
+    want = num_jacobian(f, xs, 0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", VmapFallbackWarning)
+        _close(jacrev(f)(*xs), want)
+        _close(jacfwd(f)(*xs), want)
+    # max pooling's derivative reads where each window's maximum was (one primal's): with
+    # a batch of cotangents it runs per row, the one function here without a rule
+    loops = {str(w.message).split(" has no")[0].split(".")[-1] for w in caught}
+    assert loops <= ({"Pooling2DGrad", "Pooling2DWithIndexes"} if name == "pooling" else set())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_vmap_with_shared_and_with_per_sample_weights_equals_a_loop(name, backend):
+    """Batched inputs alone (shared weights), then every input batched (per-sample)."""
+    f = CASES[name][0]
+    xs = inputs(name, backend)
+    batch = inputs(name, backend, batch=3)
+    shared = vmap(f, in_axes=(0, *[None] * (len(xs) - 1)))(batch[0], *xs[1:])
+    _close(shared, np.stack([as_numpy(call(f, _sample(batch[0], i), *xs[1:])) for i in range(3)]))
+    every = vmap(f)(*batch)
+    want = np.stack([as_numpy(call(f, *[_sample(b, i) for b in batch])) for i in range(3)])
+    _close(every, want)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_vmap_of_grad_gives_per_sample_gradients(name, backend):
+    s, xs = _scalar(name, backend)
+    batch = inputs(name, backend, batch=3)
+    nums = tuple(range(len(xs)))
+    got = vmap(grad(s, argnums=nums), in_axes=(0, *[None] * (len(xs) - 1)))(batch[0], *xs[1:])
+    for i in range(3):
+        for k, g in enumerate(grad(s, argnums=nums)(_sample(batch[0], i), *xs[1:])):
+            _close(as_numpy(got[k])[i], as_numpy(g), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name", ["sigmoid", "softmax", "linear", "conv2d", "sigmoid_cross_entropy"]
+)
+def test_hessian_matches_central_differences_of_the_engine_gradient(name, backend):
+    s, xs = _scalar(name, backend)
+    rest = xs[1:]
+
+    def engine_grad(x):
+        vs = [Variable(x.data), *[Variable(r) for r in rest]]
+        s(*vs).backward()
+        return F.reshape(as_array_of(as_numpy(vs[0].grad), backend), x.shape)
+
+    _close(hessian(lambda x: s(x, *rest))(xs[0]), num_jacobian(engine_grad, [xs[0]], 0), 1e-4, 1e-6)
+
+
+# -- models: functional_call, per-sample gradients, Hessians --------------------------------
+def _mlp(backend, sizes=(5, 3), in_size=4, seed=0):
+    np.random.seed(seed)
+    model = MLP(sizes)
+    model(as_array_of(np.zeros((1, in_size)), backend))  # sized
+    return model
+
+
+def _params(model):
+    return {k: p.data for k, p in model.named_params().items()}
+
+
+def _loss(model):
+    def loss(params, x, t):
+        y = functional_call(model, params, F.expand_dims(x, 0))
+        return F.softmax_cross_entropy(y, F.expand_dims(t, 0))
+
+    return loss
+
+
+def test_per_sample_gradients_of_an_mlp(backend):
+    model = _mlp(backend)
+    params = _params(model)
+    x = as_array_of(values((6, 4), 1), backend)
+    t = as_array_of(np.array([0, 2, 1, 1, 0, 2]), backend)
+    loss = _loss(model)
+    per = vmap(grad(loss), in_axes=(None, 0, 0))(params, x, t)
+    assert set(per) == set(params)
+    for i in range(6):
+        one = grad(loss)(params, _sample(x, i), _sample(t, i))
+        for k in params:
+            assert as_numpy(per[k]).shape == (6, *as_numpy(params[k]).shape)
+            _close(as_numpy(per[k])[i], as_numpy(one[k]), rtol=1e-10, atol=1e-12)
+    # one sample's gradient against central differences
+    w = "l0.W"
+
+    def of_w(v):
+        return loss({**params, w: v}, _sample(x, 2), _sample(t, 2))
+
+    _close(as_numpy(per[w])[2], num_jacobian(of_w, [params[w]], 0))
+
+
+def test_per_sample_gradients_of_a_cnn(backend):
+    rng = np.random.default_rng(0)
+    params = {
+        "W1": as_array_of(rng.standard_normal((3, 1, 3, 3)) * 0.5, backend),
+        "b1": as_array_of(rng.standard_normal(3) * 0.1, backend),
+        "W2": as_array_of(rng.standard_normal((3 * 2 * 2, 4)) * 0.5, backend),
+        "b2": as_array_of(np.zeros(4), backend),
+    }
+    x = as_array_of(values((5, 1, 4, 4), 2), backend)
+    t = as_array_of(np.array([0, 3, 1, 2, 0]), backend)
+
+    def loss(p, xi, ti):
+        h = F.relu(F.conv2d(F.expand_dims(xi, 0), p["W1"], p["b1"], pad=1))
+        h = F.reshape(F.pooling(h, 2, 2), (1, -1))
+        return F.softmax_cross_entropy(F.linear(h, p["W2"], p["b2"]), F.expand_dims(ti, 0))
+
+    per = vmap(grad(loss), in_axes=(None, 0, 0))(params, x, t)
+    for i in range(5):
+        one = grad(loss)(params, _sample(x, i), _sample(t, i))
+        for k in params:
+            _close(as_numpy(per[k])[i], as_numpy(one[k]), rtol=1e-10, atol=1e-12)
+
+    def of_w1(v):
+        return loss({**params, "W1": v}, _sample(x, 4), _sample(t, 4))
+
+    _close(as_numpy(per["W1"])[4], num_jacobian(of_w1, [params["W1"]], 0))
+
+
+def test_hessian_of_a_small_mlp_matches_central_differences(backend):
+    model = _mlp(backend, sizes=(3, 2), in_size=2, seed=3)
+    params = _params(model)
+    x = as_array_of(values((4, 2), 5), backend)
+    t = as_array_of(np.array([0, 1, 1, 0]), backend)
+
+    def loss(W):
+        y = functional_call(model, {**params, "l0.W": W}, x)
+        return F.softmax_cross_entropy(y, t)
+
+    H = hessian(loss)(params["l0.W"])
+    assert as_numpy(H).shape == (2, 3, 2, 3)
+
+    def engine_grad(W):
+        w = Variable(W.data)
+        loss(w).backward()
+        return F.reshape(as_array_of(as_numpy(w.grad), backend), W.shape)
+
+    want = num_jacobian(engine_grad, [params["l0.W"]], 0)
+    _close(H, want, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(as_numpy(H).reshape(6, 6), as_numpy(H).reshape(6, 6).T, atol=1e-12)
+
+
+def test_functional_call_leaves_the_model_as_it_was(backend):
+    model = _mlp(backend)
+    before = {k: (p, p.data, p.grad) for k, p in model.named_params().items()}
+    for p in model.params():
+        p.grad = Variable(as_array_of(np.ones(p.shape), backend))
+        before[[k for k, q in model.named_params().items() if q is p][0]] = (p, p.data, p.grad)
+    params = {
+        k: Variable(as_array_of(np.full(p.shape, 0.1), backend))
+        for k, p in model.named_params().items()
+    }
+    x = as_array_of(values((2, 4), 3), backend)
+    y = functional_call(model, params, x)
+    F.sum(y).backward()  # the gradients land on the given Variables
+    assert all(v.grad is not None for v in params.values())
+    after = model.named_params()
+    assert list(after) == list(before)
+    for k, (p, data, g) in before.items():
+        assert after[k] is p and p.data is data and p.grad is g
+    ref = model(x)  # the model's own parameters still compute its own output
+    assert not np.allclose(as_numpy(ref), as_numpy(y))
+
+
+def test_functional_call_gives_the_given_parameters_values(backend):
+    layer = Linear(2, in_size=3).to(backend)
+    W = as_array_of(np.arange(6.0).reshape(3, 2), backend)
+    x = as_array_of(np.array([[1.0, 1.0, 1.0]]), backend)
+    y = functional_call(layer, {"W": W}, x)  # b left out: the layer's own
+    _close(y, np.array([[6.0, 9.0]]) + as_numpy(layer.b.data))
+    y2 = functional_call(layer, ({"W": W}, {"b": as_array_of(np.array([1.0, -1.0]), backend)}), x)
+    _close(y2, [[7.0, 8.0]])
+
+
+def test_functional_call_keeps_state_writes_off_the_model(backend):
+    bn = BatchNorm()
+    x = as_array_of(values((4, 3), 1), backend)
+    bn(x)  # sized, statistics updated once
+    mean = as_numpy(bn.avg_mean.data).copy()
+    params = {k: p.data for k, p in bn.named_params().items()}
+    functional_call(bn, params, x * 3.0 + 1.0)  # train mode: statistics move, on the copy
+    np.testing.assert_array_equal(as_numpy(bn.avg_mean.data), mean)
+    rnn = RNN(2, in_size=3).to(backend)
+    rnn(x[:1, ...])
+    h = rnn.h
+    functional_call(rnn, {k: p.data for k, p in rnn.named_params().items()}, x[:1, ...])
+    assert rnn.h is h
+    lazy = Linear(2).to(backend)
+    functional_call(lazy, {"W": as_array_of(np.ones((3, 2)), backend)}, x)
+    assert lazy.W.data is None, "the model's own lazily sized weight was left unsized"
+
+
+def test_functional_call_under_vmap_and_threads(backend):
+    """Ensembles: a batch of parameter sets (in_axes=0 over the dict); and two threads calling
+    one model with different parameters at once."""
+    model = _mlp(backend)
+    names = list(model.named_params())
+    stacks = {
+        k: as_array_of(np.stack([values(p.shape, s) for s in range(3)]), backend)
+        for k, p in model.named_params().items()
+    }
+    x = as_array_of(values((2, 4), 9), backend)
+    got = vmap(lambda p: functional_call(model, p, x), in_axes=(0,))(stacks)
+    for i in range(3):
+        one = functional_call(model, {k: _sample(stacks[k], i) for k in names}, x)
+        _close(as_numpy(got)[i], as_numpy(one), rtol=1e-12)
+    errors = []
+
+    def worker(scale):
+        try:
+            p = {k: v * scale for k, v in _params(model).items()}
+            for _ in range(50):
+                y = functional_call(model, p, x)
+                ref = model.with_params(p)(x)
+                np.testing.assert_allclose(as_numpy(y), as_numpy(ref))
+        except Exception as exc:  # pragma: no cover
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in (0.5, 2.0)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+
+
+def test_functional_call_refuses_bad_parameters(backend):
+    model = _mlp(backend)
+    with pytest.raises(
+        ValueError, match=r"\['l9.W'\] are not parameters of MLP; its parameters are"
+    ):
+        functional_call(model, {"l9.W": np.ones(2)}, np.ones((1, 4)))
+    with pytest.raises(
+        ValueError, match=r"params\['l0.W'\] has shape \(2,\), the parameter \(4, 5\)"
+    ):
+        functional_call(model, {"l0.W": np.ones(2)}, np.ones((1, 4)))
+    with pytest.raises(ValueError, match=r"\['l0.b'\] given in more than one dict"):
+        functional_call(model, ({"l0.b": np.ones(5)}, {"l0.b": np.ones(5)}), np.ones((1, 4)))
+    with pytest.raises(TypeError, match=r"params must be a dict"):
+        functional_call(model, [np.ones(2)], np.ones((1, 4)))
+    with pytest.raises(TypeError, match=r"int has no with_params\(params\) method"):
+        functional_call(3, {}, np.ones(1))
+
+
+def test_transforms_of_a_model_without_functional_call_change_nothing(backend):
+    """A model called directly inside grad: its Parameters are constants; no gradient lands."""
+    model = _mlp(backend)
+    x = as_array_of(values((3, 4), 4), backend)
+    g = grad(lambda x: F.sum(model(x)))(x)
+    assert as_numpy(g).shape == (3, 4)
+    assert all(p.grad is None for p in model.params())
+    with test_mode():
+        g2 = grad(lambda x: F.sum(model(x)))(x)
+    _close(g2, as_numpy(g))
+
+
+def test_dropout_and_batch_norm_run_per_sample_with_a_warning(backend):
+    x = as_array_of(values((3, 2, 4), 1), backend)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with test_mode():
+            out = vmap(lambda v: F.dropout(v) * 2.0)(x)
+        _close(out, 2.0 * as_numpy(x))
+        gamma = as_array_of(np.ones(4), backend)
+        beta = as_array_of(np.zeros(4), backend)
+        mean, var = (
+            Parameter(as_array_of(np.zeros(4), backend)),
+            Parameter(as_array_of(np.ones(4), backend)),
+        )
+        got = vmap(lambda v: F.batch_norm(v, gamma, beta, mean, var))(x)
+    names = " ".join(str(w.message) for w in caught if w.category is VmapFallbackWarning)
+    assert "has no batching rule" in names
+    for i in range(3):
+        v = _sample(x, i)
+        xn = as_numpy(v)
+        want = (xn - xn.mean(0)) / np.sqrt(xn.var(0) + 2e-5)
+        _close(as_numpy(got)[i], want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_docstring_examples_of_functional_call_and_with_params_run():
+    for mod in (model_module, base_module):
+        result = doctest.testmod(mod)
+        assert result.attempted and not result.failed, mod.__name__
