@@ -333,6 +333,18 @@ class CupyBackend(Backend):
         """``cupy.pad`` with a constant."""
         return self._cupy().pad(x, pad_width, mode="constant", constant_values=value)
 
+    def flatten_into(self, arrays: list, out: Any = None) -> Any:
+        """``cupy.concatenate`` of the raveled arrays into ``out``: one copy kernel.
+
+        Args:
+            arrays: CuPy arrays of one dtype, on one device.
+            out: a 1-d CuPy array of their total size, or None for a new one.
+
+        Returns:
+            ``out``, or the new array.
+        """
+        return self._cupy().concatenate([a.ravel() for a in arrays], out=out)
+
     def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
         """Write ``cupy.<op>(x1, x2)`` into ``out`` with the ufunc's ``out=`` (no temporary).
 

@@ -215,6 +215,18 @@ class NumpyBackend(Backend):
         else:
             ufunc(x1, x2, out=out)
 
+    def flatten_into(self, arrays: list, out: Any = None) -> Any:
+        """``numpy.concatenate(arrays, axis=None, out=out)``: one copy, no temporary.
+
+        Args:
+            arrays: numpy arrays of one dtype.
+            out: a writable 1-d array of their total size, or None for a new one.
+
+        Returns:
+            ``out``, or the new array.
+        """
+        return np.concatenate(arrays, axis=None, out=out)
+
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         """Return ``numpy.broadcast_to(x, shape)`` (a read-only view).
 
@@ -234,7 +246,7 @@ class NumpyBackend(Backend):
         if not axes:
             return x
         y = np.add.reduce(x, axis=axes)
-        if type(y) is not np.ndarray:  # summed to a numpy scalar: a 0-d array instead
+        if not isinstance(y, np.ndarray):  # summed to a numpy scalar: a 0-d array instead
             y = np.asarray(y)
         return y if y.shape == shape else y.reshape(shape)
 
