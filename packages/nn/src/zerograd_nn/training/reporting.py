@@ -211,7 +211,9 @@ class PrintReport(Extension):
     def __init__(
         self, entries: Sequence[str] | None = None, log_report: str = "LogReport", file: Any = None
     ) -> None:
-        self.entries = None if entries is None else list(entries)
+        self.entries = (
+            None if entries is None else [entries] if isinstance(entries, str) else list(entries)
+        )
         self.log_report, self.file = log_report, file
         self._shown = 0
         self._header_printed = False
