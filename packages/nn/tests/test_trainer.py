@@ -1361,3 +1361,25 @@ def test_print_report_takes_one_entry_as_a_string(tmp_path):
     trainer.extend(PrintReport("epoch", file=out))
     trainer.run()
     assert out.getvalue().split() == ["epoch", "1", "2"]
+
+
+@pytest.mark.parametrize(
+    "interval, err", [(0, ValueError), (-1, ValueError), (2.5, TypeError), (True, TypeError)]
+)
+def test_progress_bar_refuses_an_interval_that_is_not_a_positive_int(interval, err):
+    """update_interval=0 failed at the first iteration with ZeroDivisionError."""
+    with pytest.raises(err, match=r"^zerograd_nn\.training\.ProgressBar: update_interval must"):
+        ProgressBar(enabled=False, update_interval=interval)
+
+
+def test_plot_report_names_an_x_key_no_entry_holds(tmp_path):
+    """It failed with a bare KeyError: 'nope'."""
+    pytest.importorskip("matplotlib", reason="PlotReport draws with matplotlib")
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    trainer.extend(LogReport())
+    trainer.extend(PlotReport(["loss"], x_key="nope"))
+    with pytest.raises(
+        KeyError, match=r"PlotReport: x_key 'nope' is in none of the LogReport's entries \(they"
+    ):
+        trainer.run()
