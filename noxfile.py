@@ -412,6 +412,10 @@ def jax_example(session: nox.Session) -> None:
 def torch_example(session: nox.Session) -> None:
     """The PyTorch backend example (CPU tensors through array-api-compat), installed like a
     third-party package with the CPU wheel: its tests, the conformance suite among them
-    (tests/test_conformance.py), and the spiral MLP."""
+    (tests/test_conformance.py), and the spiral MLP. With PyTorch at hand, zerograd.func's
+    values are also checked against torch.func here (the tests sessions skip that file)."""
     _install_torch(session, required=True)
     _example(session, "backend-torch")
+    session.install(*TEST_EXTRAS["core"])
+    tests = PACKAGES / "core" / "tests"
+    session.run("pytest", str(tests / "test_func_torch.py"), "-q", "-rs", "-p", "no:cacheprovider")

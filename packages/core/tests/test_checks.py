@@ -60,7 +60,7 @@ def test_integer_with_and_without_a_lowest_value():
 def test_real_number():
     assert real_number("Op", "lr", 1) == 1.0 and real_number("Op", "lr", np.float32(0.5)) == 0.5
     assert real_number("Op", "lr", np.array(2.0)) == 2.0
-    for bad in (True, "0.1", None, 1j, [0.1]):
+    for bad in (True, "0.1", None, 1j, [0.1], np.array(True), np.array("1.5"), np.array(1 + 0j)):
         with pytest.raises(TypeError, match=r"^Op: lr must be a real number, got "):
             real_number("Op", "lr", bad)
     with pytest.raises(ValueError, match=r"^Op: lr must be a number >= 0, got -0.1$"):

@@ -420,6 +420,17 @@ def lr_float_argument_inside(deco):
     return [_snap(step(*_batch(i), 0.1 if i % 2 else 0.2), model) for i in range(10)], step
 
 
+def lr_0d_array_argument_inside(deco):
+    model, opt = _mlp()
+
+    @deco
+    def step(x, t, lr):
+        opt.lr = lr  # a 0-d array: taken as a float, as a Python float is
+        return _plain_step(model, opt)(x, t)
+
+    return [_snap(step(*_batch(i), np.array(0.1 / (i + 1))), model) for i in range(6)], step
+
+
 def group_dict_written_inside(deco):
     model, opt = _mlp()
 
@@ -1303,6 +1314,10 @@ CASES = {
     "clip_limit_inside": (clip_limit_inside, r"assigns ClipGrad\.max_norm inside"),
     "dezero_optimizer_lr_inside": (dezero_optimizer_lr_inside, r"assigns DezeroSGD\.lr inside"),
     "lr_float_argument_inside": (lr_float_argument_inside, r"assigns SGD\.lr inside the call"),
+    "lr_0d_array_argument_inside": (
+        lr_0d_array_argument_inside,
+        r"assigns SGD\.lr inside the call",
+    ),
     "group_dict_written_inside": (
         group_dict_written_inside,
         r"changes SGD's hyperparameters before the update",

@@ -1266,3 +1266,34 @@ def test_a_trigger_may_answer_a_numpy_bool(tmp_path):
     )
     trainer.run()
     assert [c[1] for c in rec.calls] == [5, 10]
+
+
+@pytest.mark.parametrize(
+    "out, err, words",
+    [
+        ("", ValueError, r"out='' names no folder; give one such as out='result', or out='\.'"),
+        (None, TypeError, r"out must be a folder's path as a str or os\.PathLike .* NoneType"),
+        (b"result", TypeError, r"out must be a folder's path as a str or os\.PathLike .* bytes"),
+        ("a\x00b", ValueError, r"the path 'a\\x00b' holds a NUL byte"),
+    ],
+)
+def test_an_out_that_names_no_folder_is_refused_when_the_trainer_is_made(
+    tmp_path, monkeypatch, out, err, words
+):
+    """out='' failed only at run(), with "No such file or directory" for ''; bytes and
+    None failed inside os.path with messages naming no Trainer."""
+    monkeypatch.chdir(tmp_path)
+    model, optimizer, loader = _setup()
+    with pytest.raises(err, match=rf"^zerograd_nn\.training\.Trainer: {words}"):
+        Trainer(model, optimizer, loader, max_iterations=1, out=out)
+    assert os.listdir(tmp_path) == []
+
+
+def test_out_dot_writes_into_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_iterations=2, out=".")
+    trainer.extend(Snapshot(trigger=(2, "iteration")))
+    trainer.run()
+    assert trainer.iteration == 2
+    assert [n for n in os.listdir(tmp_path) if n.endswith(".npz")] == ["snapshot_iter_00000002.npz"]

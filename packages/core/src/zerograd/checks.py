@@ -25,6 +25,7 @@ __all__ = [
     "conv_args",
     "int_like",
     "integer",
+    "is_real",
     "normalize_axis",
     "pair",
     "positive_int",
@@ -94,12 +95,26 @@ def positive_int(owner: str, name: str, v: Any) -> int:
     return integer(owner, name, v, low=1)
 
 
+def is_real(v: Any) -> bool:
+    """Whether ``v`` is a real number.
+
+    A Python or library number counts, and so does a 0-d array (or Variable) of integers
+    or floats; bools, complex numbers, strings and 0-d arrays of other dtypes do not.
+    """
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, numbers.Real):
+        return True
+    kind = getattr(getattr(v, "dtype", None), "kind", None)
+    return getattr(v, "ndim", None) == 0 and kind is not None and kind in "iuf"
+
+
 def real_number(
     owner: str, name: str, v: Any, low: float = -math.inf, high: float = math.inf
 ) -> float:
     """Return ``v`` as a float when it is a real number in ``[low, high]``.
 
-    Python and numpy numbers (and 0-d arrays) count; bools, complex numbers and nan do not.
+    What :func:`is_real` accepts counts; nan does not.
 
     Args:
         owner: the function or class to name in the error.
@@ -115,7 +130,7 @@ def real_number(
         TypeError: ``v`` is not a real number.
         ValueError: ``v`` is nan or outside ``[low, high]``.
     """
-    if isinstance(v, bool) or not (isinstance(v, numbers.Real) or getattr(v, "ndim", 1) == 0):
+    if not is_real(v):
         raise TypeError(f"{owner}: {name} must be a real number, got {v!r} ({type(v).__name__})")
     try:
         x = float(v)

@@ -89,8 +89,9 @@ def _split(obj: Any, key: str, arrays: dict[str, Any], where: str) -> Any:
     """
     if _is_array(obj):
         a = as_numpy(obj.data if isinstance(obj, Variable) else obj)
-        if a.dtype.hasobject:
-            raise TypeError(f"save_checkpoint: {where} is an object array; only numbers.")
+        error = _a.stored_dtype_error(_SAVE, where, a.dtype)
+        if error is not None:
+            raise error
         arrays[key] = a
         return {_REF: key}
     if isinstance(obj, dict):
@@ -347,7 +348,7 @@ def _description(archive: _a.Archive) -> dict[str, Any]:
                 f"{op}: {path!r} is damaged: its description names an array that the archive "
                 f"does not list ({ref!r}); it may be truncated. Save it again with {_SAVE}()."
             )
-    bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
+    bad = [k for k, m in members.items() if m.dtype.kind not in _a.STORED_KINDS]
     if bad:
         raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
     return parts

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_backend
 
+from .archives import STORED_KINDS
 from .conversion import fitted
 
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
@@ -65,11 +66,12 @@ def _as_array(value: Any) -> Any:
 
 
 def _numeric(value: Any) -> bool:
+    """An array of a kind a parameter is saved and loaded with (the archives' table)."""
     dtype = getattr(value, "dtype", None)
     if dtype is None or not hasattr(value, "shape"):
         return False
     try:
-        return backend_of(value).dtype_kind(dtype) in "fiu"
+        return backend_of(value).dtype_kind(dtype) in STORED_KINDS
     except Exception:  # noqa: BLE001 - an array type no backend owns
         return False
 
@@ -130,6 +132,7 @@ def prepare_load(
         problems.append(f"missing: {missing}")
     if strict and unexpected:
         problems.append(f"not in the model: {unexpected}")
+    names_only = bool(problems)  # strict=False helps only when names alone differ
     for k, p in params.items():
         if k not in d:
             continue
@@ -137,13 +140,22 @@ def prepare_load(
         if not _numeric(a):
             what = getattr(a, "dtype", type(a).__name__)
             problems.append(f"{k}: expected a numeric array, got {what}")
+            names_only = False
         elif p.data is not None and tuple(a.shape) != tuple(p.data.shape):
             problems.append(f"{k}: model {tuple(p.data.shape)}, given {tuple(a.shape)}")
+            names_only = False
     if problems:
         raise ValueError(
             f"{op}: the state dict does not fit {type(layer).__name__} ({'; '.join(problems)}). "
             f"Nothing was changed; pass the state_dict() of the same architecture"
-            + (" or strict=False to load the names that match." if strict else ".")
+            + (
+                " or strict=False to load the names that match."
+                if names_only
+                else " (strict=False skips only names, never a parameter of another shape "
+                "or dtype: leave such parameters out of the state dict)."
+                if strict
+                else "."
+            )
         )
     default = next(
         (backend_of(p.data) for p in params.values() if p.data is not None), get_backend()

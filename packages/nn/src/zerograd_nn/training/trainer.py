@@ -24,12 +24,33 @@ from zerograd.backends import get_array_module
 from zerograd.checks import positive_int
 
 from .. import functional as F
+from ..atomic import checked_path
 from ..checkpoint import latest_checkpoint, load_checkpoint
 from ..finite import NonFiniteError, check_finite_grads, finite
 from .control import Snapshot
 from .extension import Extension, fires, get_trigger
 
 _WHO = "zerograd_nn.training.Trainer"
+
+
+def _out_folder(out: Any) -> str:
+    """``out`` as the str path of a folder, or one error saying what to give instead.
+
+    An empty name would fail only once an extension first writes; a bytes path would
+    fail when joined with the str names extensions give their files.
+    """
+    if not isinstance(out, (str, os.PathLike)) or isinstance(os.fspath(out), bytes):
+        raise TypeError(
+            f"{_WHO}: out must be a folder's path as a str or os.PathLike (such as "
+            f"'result'), got {type(out).__name__} {out!r:.60}."
+        )
+    path = checked_path(os.fspath(out), _WHO)
+    if not path:
+        raise ValueError(
+            f"{_WHO}: out='' names no folder; give one such as out='result', or out='.' "
+            f"for the working folder."
+        )
+    return path
 
 
 def _count(name: str, value: Any) -> int | None:
@@ -75,7 +96,8 @@ class Trainer:
         metrics: ``{name: fn(y, t)}`` computed on each training batch, for example
             ``{"accuracy": F.accuracy}``; the Evaluator uses them too.
         out: the folder extensions write into (created when one writes; ``run`` checks
-            first that it can write there).
+            first that it can write there); ``'.'`` for the working folder. An empty
+            name is refused.
         check_loss: stop with ``NonFiniteError`` when a step's loss is nan or inf, before
             that step's update (a check of the one number the trainer reads anyway). It
             comes after ``backward()``, so that on a GPU the read does not hold backward
@@ -152,7 +174,7 @@ class Trainer:
             )
         self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
         self.loss_fn, self.metrics = loss_fn, dict(metrics or {})
-        self.out = os.fspath(out)
+        self.out = _out_folder(out)
         self.check_loss, self.check_grads = bool(check_loss), bool(check_grads)
         if not isinstance(static, bool):
             raise TypeError(f"{_WHO}: static must be True or False, got {static!r}")
