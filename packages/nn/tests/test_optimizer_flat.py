@@ -281,3 +281,49 @@ def test_update_one_writes_through_the_views(make, per_param):
         return snapshot(opt, list(model.params()))
 
     assert go() == per_param(go)
+
+
+def test_lent_gradient_buffers_are_what_the_update_reads(per_param):
+    def go(lend):
+        model, opt = train(ALL["Adam"], 2)
+        rng = np.random.default_rng(6)
+        give_grads(model.params(), rng)
+        if lend:
+            bufs, covered = opt.lend_gradients(0.5)
+            assert len(bufs) == 1 and [id(p) for p in covered] == [id(p) for p in model.params()]
+            for p in covered:
+                assert np.shares_memory(p.grad.data, bufs[0])
+            bufs[0] *= 2.0  # what an allreduce does in place: the update reads it
+        opt.update()
+        return snapshot(opt, list(model.params()))
+
+    assert go(True) == per_param(lambda: go(False))  # 0.5 * 2 is exact: the same steps
+
+
+def test_a_lent_gradient_kept_by_the_user_is_never_written_again():
+    model, opt = train(ALL["SGD"], 1)
+    rng = np.random.default_rng(10)
+    give_grads(model.params(), rng)
+    opt.lend_gradients()
+    opt.update()
+    kept = model.l0.W.grad.data  # a view of the gradient buffer
+    want = kept.copy()
+    for _ in range(2):
+        give_grads(model.params(), rng)
+        opt.lend_gradients()
+        opt.update()
+        assert not np.shares_memory(model.l0.W.grad.data, kept)
+    np.testing.assert_array_equal(kept, want)
+
+
+def test_an_optimizer_written_dezero_s_way_lends_nothing():
+    class Plain(O.Optimizer):
+        def update_one(self, param):
+            param.data -= 0.1 * param.grad.data
+
+    p = Parameter(np.ones(3, np.float32))
+    p.grad = Variable(np.ones(3, np.float32))
+    opt = Plain().setup([p])
+    assert opt.lend_gradients() == ([], [])
+    opt.update()
+    np.testing.assert_array_equal(p.data, np.full(3, 0.9, np.float32))

@@ -257,13 +257,37 @@ class Optimizer(metaclass=_SetUpOnCreation):
                     if p.grad is not None:
                         self.update_one(p)
             return
-        plan = []
+        plan, used = [], []
+        for hp, names, n, segments, rest in self._planned_groups(grouped):
+            for key, seg, new, members in segments:
+                plan.append((None, seg, (key, new, hp, members)))
+                used.append(key)
+            for p in rest:
+                plan.append(self._planned(p, hp, names, n))
+        self._commit(plan)
+        self._packer.retain(used)
+
+    def _planned_groups(
+        self, grouped: list[tuple[dict, list[Parameter]]], coefficients: bool = True
+    ) -> list[tuple]:
+        """Each group's step: its parameters with a gradient, packed where they can be.
+
+        May fail (a bad hyperparameter, no memory for new buffers); changes nothing.
+        ``coefficients``: add :meth:`_coefficients` to each group's hyperparameters (what
+        the step itself needs; packing does not).
+
+        Returns:
+            ``[(hp, state names, scratch count, [(key, segment, new, params)], others)]``.
+        """
         packer = self._packer
-        used = []
+        out = []
         for i, (group, ps) in enumerate(grouped):
-            hp = self._coefficients(self._checked(group or self.defaults))
+            hp = self._checked(group or self.defaults)
+            if coefficients:
+                hp = self._coefficients(hp)
             names, n = self._state_for(hp), self._scratch_count(hp)
             packed, rest = packer.split([p for p in ps if p.grad is not None], self._state)
+            segments = []
             for (kind, dtype), members in packed.items():
                 key = (i, kind, dtype)
                 seg, new, left = packer.plan(key, members, names, self._state, n)
@@ -271,13 +295,44 @@ class Optimizer(metaclass=_SetUpOnCreation):
                     if left:
                         gone = {id(p) for p in left}
                         members = [p for p in members if id(p) not in gone]
-                    plan.append((None, seg, (key, new, hp, members)))
-                    used.append(key)
+                    segments.append((key, seg, new, members))
                 rest.extend(left)
-            for p in rest:
-                plan.append(self._planned(p, hp, names, n))
-        self._commit(plan)
-        packer.retain(used)
+            out.append((hp, names, n, segments, rest))
+        return out
+
+    def lend_gradients(self, scale: float | None = None) -> tuple[list[Any], list[Parameter]]:
+        """The flat buffers the next :meth:`update` reads the gradients from, filled now.
+
+        For data-parallel training: the gradients of the packed parameters are gathered
+        into their flat buffers, and each of those parameters' gradient becomes its view of
+        them. Whatever changes the buffers in place before the next :meth:`update`
+        (averaging over ranks) changes the gradients that update reads, with no copy.
+        Parameters that are not packed (see :mod:`.flat`) are not in the answer.
+
+        Args:
+            scale: a factor each gradient is multiplied by as it is gathered (``1 / ranks``
+                for a mean), in the same pass; None gathers them as they are.
+
+        Returns:
+            ``(flat gradient buffers, the parameters whose gradients they hold)``; both
+            empty for an optimizer written DeZero's way (``update_one``), or when planning
+            the update fails (the update itself then says why).
+        """
+        if type(self).update_one is not Optimizer.update_one or self.target is None:
+            return [], []
+        try:
+            planned = self._planned_groups(self.grouped_params(), coefficients=False)
+        except Exception:  # the update raises it, with nothing changed
+            return [], []
+        bufs, covered = [], []
+        for _, _, _, segments, _ in planned:
+            for key, seg, new, members in segments:
+                if new:
+                    seg.fill(members, self._state)
+                    self._packer.keep(key, seg)
+                bufs.append(seg.lend_grads(members, scale))
+                covered.extend(members)
+        return bufs, covered
 
     def _coefficients(self, hp: dict) -> dict:
         """The scalars of one group's step (hyperparameters, Adam's bias correction).

@@ -18,6 +18,7 @@ current values before the update, so nothing is updated through a stale copy.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any
 
@@ -42,12 +43,24 @@ class Segment:
             parameter alive).
         names: the state names the rule uses.
         data: the flat parameter buffer; ``views[i]`` is ``params[i].data``.
-        grad: the flat buffer the gradients are copied into at each step.
+        grad: the flat buffer the gradients are copied into at each step (a new one when
+            gradients lent by :meth:`lend_grads` still read the old one).
         state: ``{name: flat buffer}``; ``state_views[i]`` is ``params[i]``'s state dict.
         scratch: the rule's flat scratch buffers.
     """
 
-    __slots__ = ("refs", "names", "data", "grad", "state", "scratch", "views", "state_views")
+    __slots__ = (
+        "refs",
+        "names",
+        "data",
+        "grad",
+        "state",
+        "scratch",
+        "views",
+        "state_views",
+        "lent",
+        "lent_any",
+    )
 
     def __init__(self, params: list, names: tuple[str, ...], backend: Any, n_scratch: int) -> None:
         self.refs = [weakref.ref(p) for p in params]
@@ -55,6 +68,8 @@ class Segment:
         self.data = backend.flatten_into([p.data for p in params])  # their values of now
         xp = get_array_module(self.data)
         self.grad = xp.empty_like(self.data)
+        self.lent: list | None = None  # the gradient views lend_grads gave, until an update
+        self.lent_any = False  # views of ``grad`` were handed out since it was made
         self.state = {n: xp.empty_like(self.data) for n in names}
         self.scratch = [xp.empty_like(self.data) for _ in range(n_scratch)]
         self.views = _views(self.data, params)
@@ -107,8 +122,58 @@ class Segment:
                 stored[p] = dict(sv)
 
     def gather_grads(self, params: list) -> None:
-        """Copy the gradients of ``params`` (those it packs) into :attr:`grad` (one call)."""
+        """Copy the gradients of ``params`` (those it packs) into :attr:`grad` (one call).
+
+        Nothing is copied when the parameters still hold the views :meth:`lend_grads`
+        gave them (averaged in place since, by data-parallel training).
+        """
+        lent, self.lent = self.lent, None
+        if lent is not None and all(p.grad.data is v for p, v in zip(params, lent)):
+            return
+        del lent
+        self._own_grad()
         backend_of(self.grad).flatten_into([p.grad.data for p in params], self.grad)
+
+    def lend_grads(self, params: list, scale: float | None = None) -> Any:
+        """Gather the gradients, then give each parameter's gradient its view of them.
+
+        What data-parallel training averages in place: the update that follows reads the
+        buffer without gathering again. A buffer whose views are still held (a gradient
+        kept from an earlier step) is never written again: a new one takes its place.
+
+        Args:
+            params: the parameters it packs, in order, each with a gradient.
+            scale: multiply each gradient by it on the way in (one pass over the bytes,
+                one call per parameter); None copies them all in one call.
+
+        Returns:
+            The flat gradient buffer.
+        """
+        self.lent = None
+        self._own_grad()
+        backend = backend_of(self.grad)
+        views = _views(self.grad, params)
+        if scale is None:
+            backend.flatten_into([p.grad.data for p in params], self.grad)
+        else:
+            for p, v in zip(params, views):
+                backend.compute_into("multiply", p.grad.data, scale, out=v)
+        for p, v in zip(params, views):
+            p.grad.data = v
+        self.lent = views
+        self.lent_any = True
+        return self.grad
+
+    def _own_grad(self) -> None:
+        """A gradient buffer no view handed out earlier still reads (a new one if need be)."""
+        if not self.lent_any:
+            return
+        # numpy: a view holds its base, so the buffer's references count the live views
+        # (here: the attribute and getrefcount's argument); other types: always a new one
+        if backend_of(self.grad).name == "numpy" and sys.getrefcount(self.grad) <= 2:
+            return
+        self.grad = get_array_module(self.grad).empty_like(self.grad)
+        self.lent_any = False
 
 
 def _views(flat: Any, params: list) -> list:
