@@ -22,6 +22,7 @@ from typing import Any
 __all__ = [
     "axis",
     "axis_or_dim",
+    "conv_args",
     "int_like",
     "integer",
     "is_real",
@@ -269,3 +270,38 @@ def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
             return (operator.index(x[0]), operator.index(x[1]))
         raise ValueError(f"{what}: expected an int or a pair of ints (h, w), got {len(x)}: {x!r}")
     raise TypeError(f"{what}: expected an int or a pair of ints (h, w), got {x!r}")
+
+
+def conv_args(
+    op: str, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """``(kh, kw), (sh, sw), (ph, pw)`` checked: kernel and stride >= 1, pad >= 0.
+
+    Args:
+        op: the calling function's name, for error messages.
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+
+    Returns:
+        The three pairs.
+
+    Raises:
+        TypeError: one of them is not an int or a pair of ints.
+        ValueError: one of them is a sequence of other than two ints, or is out of range.
+
+    Examples:
+        >>> conv_args("conv2d", 3, 1, (1, 0))
+        ((3, 3), (1, 1), (1, 0))
+    """
+    (kh, kw), (sh, sw), (ph, pw) = (
+        pair(kernel_size, what=f"{op}: kernel_size"),
+        pair(stride, what=f"{op}: stride"),
+        pair(pad, what=f"{op}: pad"),
+    )
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        raise ValueError(
+            f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "
+            f"{(ph, pw)} >= 0"
+        )
+    return (kh, kw), (sh, sw), (ph, pw)
