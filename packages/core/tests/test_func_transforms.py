@@ -429,7 +429,7 @@ def test_walks_over_one_graph_after_batched_walks(arr):
     np.testing.assert_allclose(as_numpy(a), np.diag(k))
     np.testing.assert_allclose(as_numpy(b), np.diag(np.cos([0.3, 0.7]) * k))
     out, vjp_fn = vjp(f, x)
-    eye = np.eye(2)
+    eye = arr(np.eye(2))
     for _ in range(2):
         rows = vmap(lambda ct: vjp_fn((ct, ct)))(eye)[0]
         np.testing.assert_allclose(as_numpy(rows), np.diag(k + np.cos([0.3, 0.7]) * k))

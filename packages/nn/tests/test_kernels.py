@@ -186,3 +186,12 @@ def test_core_switches_apply_to_kernel_plugins(fresh, monkeypatch, variable, val
     monkeypatch.delenv(variable)
     K.refresh()
     assert type(K.kernels_for(get_backend("numpy"))) is NumpyKernels
+
+
+def test_kernels_hook_serves_one_backend_class_and_passes_on_others():
+    hook = K.kernels_hook(_Bare, K.Kernels)
+    bare = _Bare()
+    found = hook(backend=bare)
+    assert type(found) is K.Kernels and found.backend is bare
+    assert hook(backend=get_backend("numpy")) is None
+    assert "Kernels for a _Bare" in hook.__doc__

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd.backends import Backend
-from zerograd_nn.kernels import Kernels, hookimpl
+from zerograd_nn.kernels import Kernels, kernels_hook
 
 from . import JaxBackend
 from .kernels import col2im, im2col
@@ -26,7 +25,4 @@ class JaxKernels(Kernels):
         return col2im(col, tuple(img_shape), tuple(k), tuple(s), tuple(p))
 
 
-@hookimpl
-def zerograd_nn_kernels(backend: Backend) -> Kernels | None:
-    """Return :class:`JaxKernels` for the JAX backend, None for any other."""
-    return JaxKernels(backend) if isinstance(backend, JaxBackend) else None
+zerograd_nn_kernels = kernels_hook(JaxBackend, JaxKernels)

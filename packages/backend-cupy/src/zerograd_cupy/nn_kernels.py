@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd.backends import Backend
-from zerograd_nn.kernels import Kernels, hookimpl
+from zerograd_nn.kernels import Kernels, kernels_hook
 
 from .backend import CupyBackend
 from .kernels import col2im_gpu, im2col_gpu
@@ -61,14 +60,4 @@ class CupyKernels(Kernels):
         return cross_entropy_rows_gpu(x, t)
 
 
-@hookimpl
-def zerograd_nn_kernels(backend: Backend) -> Kernels | None:
-    """Return :class:`CupyKernels` for the CuPy backend (the hook zerograd-nn calls).
-
-    Args:
-        backend: A backend zerograd-nn needs kernels for.
-
-    Returns:
-        Kernels bound to ``backend`` when it is a :class:`~zerograd_cupy.CupyBackend`, else None.
-    """
-    return CupyKernels(backend) if isinstance(backend, CupyBackend) else None
+zerograd_nn_kernels = kernels_hook(CupyBackend, CupyKernels)

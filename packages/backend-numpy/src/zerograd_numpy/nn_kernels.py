@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd.backends import Backend
-from zerograd_nn.kernels import Kernels, hookimpl
+from zerograd_nn.kernels import Kernels, kernels_hook
 
 from . import NumpyBackend, kernels
 
@@ -35,14 +34,4 @@ class NumpyKernels(Kernels):
         return kernels.col2im(col, img_shape, k, s, p)
 
 
-@hookimpl
-def zerograd_nn_kernels(backend: Backend) -> Kernels | None:
-    """Return :class:`NumpyKernels` for the numpy backend (the hook zerograd-nn calls).
-
-    Args:
-        backend: A backend zerograd-nn needs kernels for.
-
-    Returns:
-        Kernels bound to ``backend`` when it is a :class:`~zerograd_numpy.NumpyBackend`, else None.
-    """
-    return NumpyKernels(backend) if isinstance(backend, NumpyBackend) else None
+zerograd_nn_kernels = kernels_hook(NumpyBackend, NumpyKernels)

@@ -36,84 +36,31 @@ class NumpyLikeBackend(Backend):
     _ufuncs: dict[str, Any] | None = None
 
     def from_numpy(self, a: Any) -> Any:
-        """Return ``lib.asarray(a)`` (no copy where the library shares host memory).
-
-        Args:
-            a: A numpy array.
-
-        Returns:
-            An array of this backend.
-        """
+        """``lib.asarray(a)``: no copy where the library shares host memory."""
         return self.lib.asarray(a)
 
     def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        """Return ``lib.asarray(obj, dtype=dtype)``.
-
-        Args:
-            obj: A Python scalar, a (nested) list or an array of this backend.
-            dtype: A dtype numpy accepts, or None to infer it.
-
-        Returns:
-            An array of this backend (``obj`` itself when it already fits).
-        """
+        """``lib.asarray(obj, dtype=dtype)``: ``obj`` itself when it already fits."""
         return self.lib.asarray(obj, dtype=dtype)
 
     def astype(self, x: Any, dtype: Any) -> Any:
-        """Return ``x.astype(dtype)``: a new array, even when the dtype is unchanged.
-
-        Args:
-            x: An array of this backend.
-            dtype: A dtype numpy accepts.
-
-        Returns:
-            The converted copy.
-        """
+        """``x.astype(dtype)``: a new array, even when the dtype is unchanged."""
         return x.astype(dtype)
 
     def resolve_dtype(self, dtype: Any) -> Any:
-        """Return ``numpy.dtype(dtype)``: these libraries' dtypes are numpy's.
-
-        Args:
-            dtype: A name, a scalar type or a dtype.
-
-        Returns:
-            The numpy dtype.
-        """
+        """``numpy.dtype(dtype)``: these libraries' dtypes are numpy's."""
         return importlib.import_module("numpy").dtype(dtype)
 
     def dtype_kind(self, dtype: Any) -> str:
-        """Return ``dtype.kind``.
-
-        Args:
-            dtype: A numpy dtype.
-
-        Returns:
-            Its one-letter kind, such as ``'f'``.
-        """
+        """``dtype.kind``."""
         return dtype.kind
 
     def getitem(self, x: Any, index: Any) -> Any:
-        """Return ``x[index]``: the library indexes as numpy does.
-
-        Args:
-            x: An array of this backend.
-            index: Any index numpy accepts.
-
-        Returns:
-            The selected array.
-        """
+        """``x[index]``: the library indexes as numpy does."""
         return x[index]
 
     def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
-        """Return ``lib.broadcast_to(x, shape)`` (a read-only view).
-
-        Args:
-            x: An array of this backend.
-            shape: The target shape.
-
-        Returns:
-            The broadcast view.
-        """
+        """``lib.broadcast_to(x, shape)``: a read-only view."""
         return self.lib.broadcast_to(x, shape)
 
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
@@ -174,14 +121,7 @@ class NumpyLikeBackend(Backend):
         return self.lib.concatenate([a.ravel() for a in arrays], out=out)
 
     def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
-        """Write ``lib.<op>(x1, x2)`` into ``out`` with the ufunc's ``out=`` (no temporary).
-
-        Args:
-            op: ``'add'``, ``'subtract'``, ``'multiply'``, ``'divide'`` or ``'sqrt'``.
-            x1: An array of this backend.
-            x2: An array of this backend or a Python float; None for ``'sqrt'``.
-            out: A writable array of the result's shape and dtype.
-        """
+        """``lib.<op>(x1, x2, out=out)``: the ufunc writes, no temporary array."""
         ufuncs = self._ufuncs
         if ufuncs is None:
             ufuncs = self._ufuncs = {}

@@ -17,7 +17,7 @@ Examples:
 from __future__ import annotations
 
 from .generic import Kernels
-from .hookspecs import ENTRY_POINT_GROUP, hookimpl, hookspec
+from .hookspecs import ENTRY_POINT_GROUP, hookimpl, hookspec, kernels_hook
 from .registry import kernels_for, kernels_of, refresh, register
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "Kernels",
     "hookimpl",
     "hookspec",
+    "kernels_hook",
     "kernels_for",
     "kernels_of",
     "refresh",

@@ -16,7 +16,7 @@ generic kernels (:class:`~zerograd_nn.kernels.Kernels`), written with array API 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -69,3 +69,28 @@ def zerograd_nn_kernels(backend: Backend) -> Kernels | None:  # type: ignore[emp
         ... def zerograd_nn_kernels(backend):
         ...     return MyKernels(backend) if backend.name == "mylib" else None
     """
+
+
+def kernels_hook(backend_type: type, kernels_type: type) -> Any:
+    """Return a ``zerograd_nn_kernels`` hook function serving the backends of one class.
+
+    What a backend's kernel module usually needs, in one line:
+    ``zerograd_nn_kernels = kernels_hook(MyBackend, MyKernels)``.
+
+    Args:
+        backend_type: The class of the backends served (instances of subclasses too).
+        kernels_type: The :class:`~zerograd_nn.kernels.Kernels` subclass made for each.
+
+    Returns:
+        A function marked with :data:`hookimpl` that returns ``kernels_type(backend)`` for an
+        instance of ``backend_type`` and None for any other backend.
+    """
+
+    def zerograd_nn_kernels(backend: Backend) -> Kernels | None:
+        return kernels_type(backend) if isinstance(backend, backend_type) else None
+
+    zerograd_nn_kernels.__doc__ = (
+        f"The ``zerograd_nn_kernels`` hook: {kernels_type.__name__} for a "
+        f"{backend_type.__name__}, None for any other backend."
+    )
+    return hookimpl(zerograd_nn_kernels)

@@ -77,12 +77,9 @@ class KernelRegistry:
             self._register(plugin, ep.name, dist)
 
     def _register(self, plugin: Any, name: str, dist: str) -> None:
-        try:
+        try:  # pluggy checks every hook function before it registers any
             self.pm.register(plugin, name=name)
-            self.pm.check_pending()
         except (ValueError, pluggy.PluginValidationError) as exc:
-            if self.pm.is_registered(plugin):
-                self.pm.unregister(plugin)
             self._problem(
                 f"zerograd-nn: kernel plugin {name!r} (from {dist}) does not fit zerograd-nn's "
                 f"hook specification: {exc}. It was skipped."
