@@ -492,6 +492,23 @@ def argument_is_a_view_of_a_parameter_the_step_updates(deco):
     return [_snap(step(w.data[:1]), w) for _ in range(6)], step
 
 
+def argument_views_one_of_two_packed_parameters(deco):
+    w = Parameter(np.arange(1.0, 5.0), name="w")
+    b = Parameter(np.arange(1.0, 3.0), name="b")
+    opt = O.SGD(lr=0.1).setup([w, b])  # packs w and b into one buffer at the first update
+
+    @deco
+    def step(x):
+        w.cleargrad()
+        b.cleargrad()
+        loss = F.sum(w * w) + F.sum(b * b) + F.sum(x)
+        loss.backward()
+        opt.update()
+        return loss
+
+    return [_snap(step(b.data[1:]), w, b) for _ in range(6)], step
+
+
 def copy_of_a_model_with_a_decorated_method(deco):
     class Net(Model):
         def __init__(self):
@@ -1351,6 +1368,11 @@ CASES = {
         argument_is_a_view_of_a_parameter_the_step_updates,
         r"its argument 0 \(an array of shape \(1,\)\) is a view of the data of a Parameter "
         r"'w' of shape \(4,\), which changes in place inside the call \(an optimizer's update",
+    ),
+    "argument_views_one_of_two_packed_parameters": (
+        argument_views_one_of_two_packed_parameters,
+        r"its argument 0 \(an array of shape \(1,\)\) is a view of the data of a Parameter "
+        r"'b' of shape \(2,\)",
     ),
     # (8) a copy of a model with a decorated method
     "copy_of_a_model_with_a_decorated_method": (copy_of_a_model_with_a_decorated_method, REPLAYS),

@@ -14,6 +14,7 @@ import pytest
 import zerograd_nn.functional as F
 from zerograd import Config, Function
 from zerograd_nn import DataLoader, schedulers
+from zerograd_nn.checkpoint import CheckpointError, save_checkpoint
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD, Adam
@@ -1383,3 +1384,21 @@ def test_plot_report_names_an_x_key_no_entry_holds(tmp_path):
         KeyError, match=r"PlotReport: x_key 'nope' is in none of the LogReport's entries \(they"
     ):
         trainer.run()
+
+
+def test_resume_from_a_checkpoint_no_snapshot_wrote_says_what_it_is(tmp_path):
+    """It said "holds no scheduler state; pass scheduler=None", advice resume cannot take."""
+    model, optimizer, loader = _setup()
+    model(np.zeros((1, 2), np.float32))
+    path = save_checkpoint(tmp_path / "c.npz", model=model, optimizer=optimizer, iteration=7)
+    before = [p.data.copy() for p in model.params()]
+    trainer = Trainer(model, optimizer, loader, max_iterations=10, out=tmp_path)
+    with pytest.raises(
+        CheckpointError,
+        match=r"^zerograd_nn\.training\.Trainer\.resume: '.*c\.npz' is a checkpoint but no "
+        r"Trainer snapshot \(it holds no extension states: save_checkpoint\(\) wrote it",
+    ) as info:
+        trainer.resume(path)
+    assert info.value.missing is None and trainer.iteration == 0
+    for p, b in zip(model.params(), before):
+        np.testing.assert_array_equal(p.data, b)

@@ -66,7 +66,14 @@ _SAFE = "".join(c for c in string.printable[:95] if c not in "/%\\")
 
 
 class CheckpointError(_a.WeightFileError):
-    """A checkpoint is unreadable, or does not fit the objects it is loaded into."""
+    """A checkpoint is unreadable, or does not fit the objects it is loaded into.
+
+    Attributes:
+        missing: the part (``"optimizer"``, ``"scheduler"``, ``"loader"``) an object was
+            given for but the file does not hold, else None.
+    """
+
+    missing: str | None = None
 
 
 def _is_array(x: Any) -> bool:
@@ -448,10 +455,12 @@ def _prepare(
     op = "load_checkpoint"
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None and name not in saved:
-            raise CheckpointError(
+            error = CheckpointError(
                 f"{op}: {path!r} holds no {name} state; pass {name}=None or save it with "
                 f"{_SAVE}(..., {name}=...)."
             )
+            error.missing = name
+            raise error
     model_commit, incoming, _ = prepare_load(
         model, saved["model"], strict, owner=type(model).__name__
     )

@@ -262,6 +262,20 @@ def _memory_of(a: Any) -> Any:
     return a
 
 
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether the arrays ``a`` and ``b`` share memory.
+
+    Parameters packed into one buffer (an optimizer's flat parameters) all view that
+    buffer, so a common base alone does not say which one ``a`` views; the backend's
+    ``shares_memory`` does, where it has one.
+    """
+    if _memory_of(a) is not _memory_of(b):
+        return False
+    backend = _by_type.get(type(a))
+    shares = getattr(getattr(backend, "xp", None), "shares_memory", None)
+    return True if shares is None else bool(shares(a, b))
+
+
 def _argument_changed(i: int, leaf: Any, code: list, captured: list) -> str:
     """Why a call whose argument ``i`` (the array ``leaf``) changed in place is refused.
 
@@ -269,10 +283,9 @@ def _argument_changed(i: int, leaf: Any, code: list, captured: list) -> str:
     update writes the Parameter: the call did not write it by hand.
     """
     shape = tuple(leaf.shape)
-    memory = _memory_of(leaf)
     updated = [p for ins in code if type(ins) is Effect for p in ins.params]
     for v in (*updated, *[c[0] for c in captured]):
-        if v.data is not None and _memory_of(v.data) is memory:
+        if v.data is not None and _overlap(leaf, v.data):
             return (
                 f"its argument {i} (an array of shape {shape}) is a view of the data of "
                 f"{_about(v)}, which changes in place inside the call (an optimizer's update "

@@ -24,7 +24,7 @@ from zerograd.checks import positive_int
 
 from .. import functional as F
 from ..atomic import checked_path
-from ..checkpoint import latest_checkpoint, load_checkpoint
+from ..checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
 from ..finite import NonFiniteError, check_finite_grads, finite
 from .control import Snapshot
 from .extension import Extension, fires, get_trigger, metric_functions, observed_number
@@ -628,13 +628,23 @@ class Trainer:
         if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
             path = latest_checkpoint(path)
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
-        info = load_checkpoint(
-            path,
-            model=self.model,
-            optimizer=self.optimizer,
-            scheduler=self.extension_states(),
-            loader=loader,
-        )
+        try:
+            info = load_checkpoint(
+                path,
+                model=self.model,
+                optimizer=self.optimizer,
+                scheduler=self.extension_states(),
+                loader=loader,
+            )
+        except CheckpointError as exc:
+            if exc.missing != "scheduler":  # the slot a Snapshot fills with extension states
+                raise
+            raise CheckpointError(
+                f"{_WHO}.resume: {os.fspath(path)!r} is a checkpoint but no Trainer snapshot "
+                f"(it holds no extension states: save_checkpoint() wrote it, not Snapshot); "
+                f"load it with load_checkpoint(path, model=..., optimizer=...). Nothing was "
+                f"changed."
+            ) from None
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         self._batches = None  # the loader goes on from its restored position
         extra = info.get("extra") or {}
