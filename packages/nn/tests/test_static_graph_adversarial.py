@@ -477,6 +477,21 @@ def argument_is_a_parameters_own_array(deco):
     return out, step
 
 
+def argument_is_a_view_of_a_parameter_the_step_updates(deco):
+    w = Parameter(np.arange(1.0, 5.0), name="w")
+    opt = O.SGD(lr=0.1).setup([w])
+
+    @deco
+    def step(x):
+        w.cleargrad()
+        loss = F.sum(w * w) + F.sum(x)
+        loss.backward()
+        opt.update()  # writes w's array, and so the argument, a view of it
+        return loss
+
+    return [_snap(step(w.data[:1]), w) for _ in range(6)], step
+
+
 def copy_of_a_model_with_a_decorated_method(deco):
     class Net(Model):
         def __init__(self):
@@ -1332,6 +1347,11 @@ CASES = {
     ),
     # (6) an argument that is a captured Parameter's own array
     "argument_is_a_parameters_own_array": (argument_is_a_parameters_own_array, REPLAYS),
+    "argument_is_a_view_of_a_parameter_the_step_updates": (
+        argument_is_a_view_of_a_parameter_the_step_updates,
+        r"its argument 0 \(an array of shape \(1,\)\) is a view of the data of a Parameter "
+        r"'w' of shape \(4,\), which changes in place inside the call \(an optimizer's update",
+    ),
     # (8) a copy of a model with a decorated method
     "copy_of_a_model_with_a_decorated_method": (copy_of_a_model_with_a_decorated_method, REPLAYS),
     # (9) double backprop through the cross-entropy, recorded calls sharing labels

@@ -120,7 +120,7 @@ class NumpyBackend(NumpyLikeBackend):
         if not axes:
             return x
         y = np.add.reduce(x, axis=axes)
-        if type(y) is not np.ndarray:  # summed to a numpy scalar: a 0-d array instead
+        if not isinstance(y, np.ndarray):  # summed to a numpy scalar: a 0-d array instead
             y = np.asarray(y)
         return y if y.shape == shape else y.reshape(shape)
 

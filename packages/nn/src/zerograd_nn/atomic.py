@@ -169,7 +169,7 @@ def checked_path(path: str, op: str) -> str:
     return path
 
 
-def _target(path: str, op: str) -> str:
+def _target(path: str, op: str, example: str) -> str:
     """The file a write to ``path`` replaces: ``path``, or the file a symbolic link names.
 
     Raises:
@@ -195,7 +195,7 @@ def _target(path: str, op: str) -> str:
         raise IsADirectoryError(
             errno.EISDIR,
             f"{op}: {path!r} is a folder, not a file; give the name of a file in it "
-            f"(such as {os.path.join(path, 'model.npz')!r}). Nothing was written",
+            f"(such as {os.path.join(path, example)!r}). Nothing was written",
         )
     try:
         mode = os.stat(target).st_mode
@@ -212,19 +212,23 @@ def _target(path: str, op: str) -> str:
     return target
 
 
-def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> str:
+def write_atomically(
+    path: str, write: Callable[[IO[bytes]], Any], op: str, example: str = "model.npz"
+) -> str:
     """Create or replace the file ``path`` with what ``write`` writes, atomically.
 
     Args:
         path: the file to write (a symbolic link: the file it points at).
         write: called once with the temporary file, open for binary writing.
         op: the calling function's name, for error messages.
+        example: a name of the kind of file written, for the error when ``path`` is a
+            folder.
 
     Returns:
         ``path``.
 
     Raises:
-        ValueError: ``path`` holds a NUL byte.
+        ValueError: ``path`` is empty or holds a NUL byte.
         FileNotFoundError: the folder of ``path`` does not exist.
         IsADirectoryError: ``path`` is a folder.
         FileExistsError: ``path`` is a FIFO, a device or a socket (or a link to one).
@@ -233,13 +237,15 @@ def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> s
         Exception: whatever ``write`` raises; the target is then as it was and the
             temporary is gone.
     """
+    if not path:  # abspath("") is the working folder: the rename would fail naming ''
+        raise ValueError(f"{op}: the path is empty; give a file name. Nothing was written.")
     directory = os.path.dirname(os.path.abspath(checked_path(path, op)))
     if not os.path.isdir(directory):
         raise FileNotFoundError(
             f"{op}: the directory {os.path.dirname(path) or directory!r} of {path!r} does not "
             f"exist; create it first (os.makedirs)."
         )
-    target = _target(path, op)
+    target = _target(path, op, example)
     directory, base = os.path.split(os.path.abspath(target))  # "model.npz": the working folder
     if not os.path.isdir(directory):  # a link to a file in a folder that is not there
         raise FileNotFoundError(

@@ -115,10 +115,12 @@ def prepare_load(
         ``id(param)`` to the array it will hold.
 
     Raises:
-        TypeError: ``d`` is not a mapping.
+        TypeError: ``d`` is not a mapping, or ``strict`` is not a bool.
         ValueError: ``d`` does not fit ``layer``.
     """
     op = f"{owner}.load_state_dict"
+    if not isinstance(strict, bool):
+        raise TypeError(f"{op}: strict must be True or False, got {strict!r}.")
     if not isinstance(d, Mapping):
         raise TypeError(
             f"{op}(d): d must be a mapping of parameter names to arrays (as state_dict() "

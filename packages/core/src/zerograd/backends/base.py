@@ -416,5 +416,29 @@ class Backend:
         """
         self.assign(out, _std.compute(self.xp, op, x1, x2))
 
+    def flatten_into(self, arrays: list, out: Any = None) -> Any:
+        """Optional. The elements of ``arrays`` (each in C order), one after another, in 1-d.
+
+        zerograd-nn's optimizers pack parameters, their state and their gradients into
+        flat buffers with it (one call per buffer, whatever the number of arrays). Called
+        with ``out`` only when :meth:`writable` is true for it, with ``out`` 1-d, of the
+        arrays' dtype and their total size. Default: ``xp.concat`` of ``xp.reshape``-d
+        arrays, written with :meth:`assign`. numpy and CuPy override it with
+        ``concatenate(..., out=out)``, which allocates nothing.
+
+        Args:
+            arrays: arrays of this backend and one dtype, of any shapes.
+            out: the array to write into; None for a new one.
+
+        Returns:
+            ``out``, or the new array.
+        """
+        xp = self.xp
+        flat = xp.concat([xp.reshape(a, (-1,)) for a in arrays], axis=0)
+        if out is None:
+            return flat
+        self.assign(out, flat)
+        return out
+
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} ({self.device})>"

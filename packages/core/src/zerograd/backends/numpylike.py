@@ -108,6 +108,18 @@ class NumpyLikeBackend(Backend):
         """
         self.lib.add.at(out, indices, values)
 
+    def flatten_into(self, arrays: list, out: Any = None) -> Any:
+        """``lib.concatenate`` of the raveled arrays into ``out``: one copy, no temporary.
+
+        Args:
+            arrays: Arrays of this backend and one dtype, of any shapes.
+            out: A writable 1-d array of their total size, or None for a new one.
+
+        Returns:
+            ``out``, or the new array.
+        """
+        return self.lib.concatenate([a.ravel() for a in arrays], out=out)
+
     def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
         """``lib.<op>(x1, x2, out=out)``: the ufunc writes, no temporary array."""
         ufuncs = self._ufuncs

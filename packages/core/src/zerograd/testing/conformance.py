@@ -262,6 +262,28 @@ def test_compute_into_writes_numpys_result_where_writable(backend, op):
         np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=f"{op}{args!r}")
 
 
+def test_flatten_into_lays_arrays_end_to_end(backend):
+    """``flatten_into`` makes (or, where ``writable``, fills) one 1-d array of every element.
+
+    The arrays' elements in C order, one array after another, 0-d and empty ones included.
+    """
+    parts = [
+        _rng.random((2, 3)).astype(np.float32),
+        np.float32(0.25) * np.ones((), np.float32),
+        np.zeros((0, 4), np.float32),
+        _rng.random(5).astype(np.float32),
+    ]
+    expected = np.concatenate([p.ravel() for p in parts])
+    arrays = [_put(backend, p.copy(), "float32") for p in parts]
+    made = backend.to_numpy(backend.flatten_into(arrays))
+    assert made.dtype == np.float32 and made.shape == (12,)
+    np.testing.assert_array_equal(made, expected)
+    out = _put(backend, np.zeros(12), "float32")
+    if backend.writable(out):
+        assert backend.flatten_into(arrays, out) is out
+        np.testing.assert_array_equal(backend.to_numpy(out), expected)
+
+
 # -- scatter_add -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "shape, index",
