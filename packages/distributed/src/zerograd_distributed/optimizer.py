@@ -368,6 +368,25 @@ class DataParallelOptimizer:
         """PyTorch's name of :meth:`update` (averages the gradients too)."""
         self.update()
 
+    def replay_problem(self) -> str | None:
+        """Why a static-graph replay cannot run this optimizer's update, or None.
+
+        With more than one rank, ``update()`` averages the gradients through the
+        communicator between ``backward()`` and the update, outside zerograd's functions,
+        so a replay would skip the averaging; ``Trainer(static=True)`` asks this and runs
+        its steps eagerly, saying so once.
+
+        Returns:
+            The reason, or None on one rank (nothing is averaged there).
+        """
+        if self.comm.size == 1:
+            return None
+        return (
+            f"DataParallelOptimizer averages the gradients over {self.comm.size} ranks "
+            f"between backward() and the update, outside zerograd's functions, which a "
+            f"static-graph replay cannot record"
+        )
+
     def average_grads(self) -> bool:
         """Replace every gradient by its mean over the ranks, without updating.
 
