@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 from common import COLUMNS, NAMES  # noqa: E402
 
 # bench_gpu: a section of its own
-MODULES = ["bench_core", "bench_nn", "bench_func", "bench_onnx", "bench_distributed"]
+MODULES = ["bench_core", "bench_nn", "bench_calls", "bench_func", "bench_onnx", "bench_distributed"]
 
 
 def fmt(v: object) -> str:

@@ -79,3 +79,15 @@ def test_a_backward_pass_on_counted_arrays_is_counted_and_exact():
     np.testing.assert_array_equal(x.grad.data, 2 * a)
     assert type(x.grad.data) is CountedArray
     assert c.calls["multiply"] >= 1 and c.count >= 3
+
+
+def test_arrays_made_from_nothing_are_counted_while_the_counter_is_entered():
+    c = CallCounter()
+    x = c.array(np.ones(3))
+    with c:
+        z = np.zeros(3)  # no counted operand: counted as it is made
+        z += x
+    assert dict(c.calls) == {"zeros": 1, "add": 1}
+    assert type(z) is CountedArray
+    assert type(np.zeros(2)) is np.ndarray  # numpy's own again once the counter exits
+    assert not hasattr(np.zeros, "__wrapped__")

@@ -14,8 +14,12 @@ counted through forward, backward and the optimizer's update.
 What counts as one call: a ufunc call of any method (``np.add``, ``a + b``,
 ``np.add.reduce``, ``a.sum()``), a numpy function (``np.concatenate``, ``np.dot``) but not
 the operations it makes inside, and the array methods that copy or write (``astype``,
-``copy``, ``fill``, item assignment, advanced indexing). Not counted: what makes views or
-reads metadata (``reshape``, ``transpose``, ``broadcast_to``, basic slicing).
+``copy``, ``fill``, item assignment, advanced indexing), and, while a counter is entered,
+the numpy functions that make arrays from nothing (:data:`MAKERS`, called as
+``numpy.zeros``; their results are counted arrays). Not counted: what makes views or reads
+metadata (``reshape``, ``transpose``, ``broadcast_to``, basic slicing), and operations on
+arrays that never met a counted one (made by a name bound before the counter was entered,
+or by ``numpy.asarray`` of plain data).
 """
 
 from __future__ import annotations
@@ -143,6 +147,25 @@ def _advanced(index: Any) -> bool:
     return any(isinstance(i, (np.ndarray, list)) for i in parts)
 
 
+#: numpy functions that make arrays from nothing (no operand to carry the count): the
+#: counter puts counting versions in ``numpy``'s namespace while it is entered
+MAKERS = ("zeros", "ones", "empty", "full", "arange", "eye")
+
+
+def _maker(f: Any) -> Any:
+    def make(*args: Any, **kwargs: Any) -> Any:
+        noted = _note(f.__name__)
+        try:
+            return _counted(f(*args, **kwargs))
+        finally:
+            if noted:
+                _depth[0] -= 1
+
+    make.__name__ = f.__name__
+    make.__wrapped__ = f
+    return make
+
+
 class CallCounter:
     """Counts numpy calls on :class:`CountedArray` arrays while it is entered.
 
@@ -185,8 +208,14 @@ class CallCounter:
 
     def __enter__(self) -> CallCounter:
         self.calls = Counter()
+        if not _active:  # the first counter entered counts arrays made from nothing too
+            for name in MAKERS:
+                setattr(np, name, _maker(getattr(np, name)))
         _active.append(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         _active.remove(self)
+        if not _active:
+            for name in MAKERS:
+                setattr(np, name, getattr(np, name).__wrapped__)

@@ -1,0 +1,163 @@
+"""Array calls per training step (zerograd.testing.calls) and the flat-parameter update.
+
+1. numpy calls of one eager MLP 784-1000-1000-10 step (sigmoid and relu, batch 100,
+   SGD), counted with ``CallCounter``: on a GPU each is a kernel launch.
+2. Calls of one Adam update as the number of parameters grows 4 → 64 (flat parameters),
+   beside what the per-parameter update makes.
+3. Time of one Adam update of the char_rnn example's model (examples/char_rnn.py) with
+   flat parameters against the per-parameter update it replaced ("today": the same code
+   with packing switched off), interleaved in one process.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from common import row, side_by_side
+
+HERE = Path(__file__).parent
+GROUP = "array calls and flat parameters (CPU, 1 process)"
+
+
+@contextmanager
+def _per_parameter():
+    """The update as it was before flat parameters: no backend packed."""
+    from zerograd_nn.optimizers import flat
+
+    kept = flat.PACKED_BACKENDS
+    flat.PACKED_BACKENDS = frozenset()
+    try:
+        yield
+    finally:
+        flat.PACKED_BACKENDS = kept
+
+
+def mlp_step_calls(activation: str) -> tuple[int, dict]:
+    """numpy calls of the second eager step (the first packs the parameters)."""
+    from workloads import mlp_data
+
+    import zerograd_nn.functional as F
+    from zerograd.testing.calls import CallCounter
+    from zerograd_nn.models import MLP
+    from zerograd_nn.optimizers import SGD
+
+    counter = CallCounter()
+    model = MLP((1000, 1000, 10), activation=getattr(F, activation))
+    x, t = mlp_data(100, seed=0)
+    x = counter.array(x)
+    model(x)
+    counter.track(model)
+    opt = SGD(lr=0.1).setup(model)
+    for _ in range(2):
+        with counter:
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+    return counter.count, dict(counter.calls)
+
+
+def adam_calls(n_params: int) -> int:
+    """Calls of a steady Adam update of ``n_params`` parameters (8×8 weights, 8 biases)."""
+    from zerograd import Parameter, Variable
+    from zerograd.testing.calls import CallCounter
+    from zerograd_nn.optimizers import Adam
+
+    counter = CallCounter()
+    rng = np.random.default_rng(0)
+    shapes = [(8, 8) if i % 2 == 0 else (8,) for i in range(n_params)]
+    ps = [Parameter(counter.array(rng.standard_normal(s).astype(np.float32))) for s in shapes]
+    opt = Adam(0.01).setup(ps)
+    for _ in range(2):
+        for p in ps:
+            p.grad = Variable(counter.array(rng.standard_normal(p.shape).astype(np.float32)))
+        with counter:
+            opt.update()
+    return counter.count
+
+
+def char_rnn_adam(repeat: int = 30) -> dict[str, float]:
+    """Seconds per Adam update of the char_rnn model: flat, and per parameter."""
+    sys.path.insert(0, str(HERE.parent / "examples"))
+    try:
+        from char_rnn import TEXT, CharLSTM
+    finally:
+        sys.path.pop(0)
+    from zerograd import Variable
+    from zerograd_nn.datasets import TextCharDataset
+    from zerograd_nn.optimizers import Adam
+
+    vocab = TextCharDataset(path=TEXT).vocab_size
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, vocab, 16)
+    models, opts = [], []
+    for _ in range(2):
+        model = CharLSTM(vocab)
+        model(ids)  # sizes the lazy layers
+        models.append(model)
+        opts.append(Adam(alpha=0.005).setup(model))
+    grads = [rng.standard_normal(p.shape).astype(np.float32) for p in models[0].params()]
+
+    def step(i: int) -> None:
+        for p, g in zip(models[i].params(), grads):
+            p.grad = Variable(g)
+        opts[i].update()
+
+    def per_parameter() -> None:
+        with _per_parameter():
+            step(1)
+
+    secs = side_by_side(
+        {"flat": lambda: step(0), "today": per_parameter}, repeat, statistics.median
+    )
+    secs["params"] = len(grads)
+    secs["floats"] = sum(g.size for g in grads)
+    return secs
+
+
+def run() -> list[dict]:
+    """Rows for benchmarks/run.py."""
+    rows = []
+    for act in ("sigmoid", "relu"):
+        n, calls = mlp_step_calls(act)
+        r = row(
+            GROUP,
+            f"numpy calls per eager MLP 784-1000-1000-10 {act} SGD step (batch 100)",
+            {"zerograd": n},
+            target="≤ 25" if act == "relu" else "report",
+        )
+        r["met"] = n <= 25 if act == "relu" else None
+        top = sorted(calls.items(), key=lambda kv: -kv[1])[:6]
+        r["note"] = "most called: " + ", ".join(f"{k} {v}" for k, v in top)
+        rows.append(r)
+    few, many = adam_calls(4), adam_calls(64)
+    with _per_parameter():
+        few_pp, many_pp = adam_calls(4), adam_calls(64)
+    r = row(GROUP, "calls of one Adam update, 64 parameters vs 4", {"zerograd": many}, target="")
+    r["ratio"] = many / few
+    r["target"] = "constant (ratio 1)"
+    r["met"] = many == few
+    r["note"] = f"4 parameters: {few} calls; per-parameter update: {few_pp} → {many_pp}"
+    rows.append(r)
+    secs = char_rnn_adam()
+    r = row(
+        GROUP,
+        f"Adam update of the char_rnn model ({secs['params']} parameters, "
+        f"{secs['floats'] / 1e3:.0f} k float32), ms, flat vs the per-parameter update",
+        {"zerograd": secs["flat"] * 1e3},
+        target="≤ 0.5× today",
+    )
+    r["ratio"] = secs["flat"] / secs["today"]
+    r["met"] = r["ratio"] <= 0.5
+    r["note"] = f"per-parameter update (today): {secs['today'] * 1e3:.3f} ms; medians"
+    rows.append(r)
+    return rows
+
+
+if __name__ == "__main__":
+    for r in run():
+        print(r)

@@ -1,0 +1,42 @@
+"""benchmarks/bench_calls.py counts what tests/test_call_counts.py pins, and runs whole."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from test_call_counts import mlp_step_calls
+
+from zerograd_nn.optimizers import SGD
+
+BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    if not (BENCHMARKS / "bench_calls.py").is_file():
+        pytest.skip(f"{BENCHMARKS} not found (tests run outside the repository checkout)")
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("bench_calls", "common", "workloads"):
+        sys.modules.pop(name, None)
+    import bench_calls
+
+    return bench_calls
+
+
+def test_the_full_size_mlp_makes_the_calls_of_the_small_one(bench):
+    full, calls = bench.mlp_step_calls("relu")
+    small, small_calls = mlp_step_calls(lambda: SGD(0.1))
+    assert full == small[-1] and calls == small_calls  # calls do not depend on sizes
+
+
+def test_the_rows_come_out_whole(bench, monkeypatch):
+    timed = bench.char_rnn_adam
+    monkeypatch.setattr(bench, "char_rnn_adam", lambda repeat=30: timed(3))  # a quick run
+    rows = bench.run()
+    assert [r["target"] for r in rows] == ["report", "≤ 25", "constant (ratio 1)", "≤ 0.5× today"]
+    adam = rows[2]
+    assert adam["ratio"] == 1.0 and adam["met"] is True
+    assert "per-parameter update: 48 → 768" in adam["note"]
+    assert rows[3]["zerograd"] > 0 and rows[3]["ratio"] > 0
