@@ -378,16 +378,17 @@ def _example(
     env: dict[str, str] | None = None,
 ) -> None:
     """Install ``examples/<folder>`` like a third-party package beside core, numpy and nn;
-    run the conformance suite on ``backend`` (with ``env`` added) when one is named, then
-    the example's own tests."""
+    run the conformance suites on ``backend`` (with ``env`` added) when one is named (core's,
+    then nn's kernels and layers), then the example's own tests."""
     example = ROOT / "examples" / folder
     core = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
     session.install(NUMPY["2"], "pytest>=8", *extras, *core, str(example))
     if backend is not None:
-        session.run(
-            "pytest", "--pyargs", "zerograd.testing.conformance", "-q", "-rs",
-            env={"ZEROGRAD_CONFORMANCE_BACKEND": backend, **(env or {})},
-        )  # fmt: skip
+        for suite in ("zerograd.testing.conformance", "zerograd_nn.testing.conformance"):
+            session.run(
+                "pytest", "--pyargs", suite, "-q", "-rs",
+                env={"ZEROGRAD_CONFORMANCE_BACKEND": backend, **(env or {})},
+            )  # fmt: skip
     session.run("pytest", str(example / "tests"), "-q", "-rs", *session.posargs)
 
 
@@ -411,6 +412,10 @@ def jax_example(session: nox.Session) -> None:
 def torch_example(session: nox.Session) -> None:
     """The PyTorch backend example (CPU tensors through array-api-compat), installed like a
     third-party package with the CPU wheel: its tests, the conformance suite among them
-    (tests/test_conformance.py), and the spiral MLP."""
+    (tests/test_conformance.py), and the spiral MLP. With PyTorch at hand, zerograd.func's
+    values are also checked against torch.func here (the tests sessions skip that file)."""
     _install_torch(session, required=True)
     _example(session, "backend-torch")
+    session.install(*TEST_EXTRAS["core"])
+    tests = PACKAGES / "core" / "tests"
+    session.run("pytest", str(tests / "test_func_torch.py"), "-q", "-rs", "-p", "no:cacheprovider")

@@ -305,16 +305,18 @@ def kernel_rows(backend, repeat, what, shape, k, s, p, pad_value) -> list[dict]:
     """The im2col and col2im kernels against the generic calls, on one geometry."""
     import cupy as cp
 
-    from zerograd.backends import standard
     from zerograd_cupy import col2im_gpu, im2col_gpu
+    from zerograd_nn.kernels import Kernels
+
+    generic = Kernels(backend)  # zerograd-nn's array-API kernels, on the same GPU arrays
 
     img = cp.random.rand(*shape, dtype=cp.float32)
     col = im2col_gpu(img, k, s, p, pad_value=pad_value)
     fns = {
         "kernel im2col": lambda: im2col_gpu(img, k, s, p, pad_value=pad_value),
-        "generic im2col": lambda: standard.im2col(backend, img, k, s, p, pad_value),
+        "generic im2col": lambda: generic.im2col(img, k, s, p, pad_value),
         "kernel col2im": lambda: col2im_gpu(col, shape, k, s, p),
-        "generic col2im": lambda: standard.col2im(backend, col, shape, k, s, p),
+        "generic col2im": lambda: generic.col2im(col, shape, k, s, p),
     }
     same = bool(cp.array_equal(fns["kernel im2col"](), fns["generic im2col"]())) and bool(
         cp.allclose(fns["kernel col2im"](), fns["generic col2im"](), rtol=1e-5, atol=1e-5)

@@ -2,12 +2,15 @@
 
 Each test states the behaviour the backend contract promises on immutable, keyed-random
 JAX arrays: layers draw through ``Backend.randn``, dropout through ``Backend.rand``, max
-pooling's gradient and convolutions without plugin kernels through ``Backend.col2im`` /
-``Backend.im2col`` defaults written with standard calls, batch_norm writes plain arrays
-only through ``Backend.assign``, and ``Backend.scatter_add``'s default returns a new array.
+pooling's gradient and convolutions without plugin kernels through zerograd-nn's generic
+kernels (``zerograd_nn.kernels.Kernels``, written with standard calls), batch_norm writes
+plain arrays only through ``Backend.assign``, and ``Backend.scatter_add``'s default returns a
+new array.
 """
 
 from __future__ import annotations
+
+import types
 
 import numpy as np
 import pytest
@@ -45,13 +48,24 @@ def test_max_pooling_gradient_on_jax(backend):
     check_backward(lambda x: F.pooling(x, 2, 2), backend.from_numpy(IMG))
 
 
-def test_convolution_without_the_plugin_kernels(backend, monkeypatch):
+def test_convolution_without_the_plugin_kernels(backend):
+    K = pytest.importorskip("zerograd_nn.kernels", reason="zerograd-nn is not installed here")
     x, w = Variable(backend.from_numpy(IMG)), Variable(backend.from_numpy(KERNEL))
     ref_y = as_numpy(F.conv2d(IMG, KERNEL, pad=1).data)
-    monkeypatch.delattr(JaxBackend, "im2col")
-    monkeypatch.delattr(JaxBackend, "col2im")
-    y = F.conv2d(x, w, pad=1)
+    plugin = types.ModuleType("generic_for_jax")  # asked before the installed plugin
+    plugin.zerograd_nn_kernels = K.hookimpl(
+        lambda backend: K.Kernels(backend) if isinstance(backend, JaxBackend) else None
+    )
+    K.register(plugin)
+    try:
+        assert type(K.kernels_for(backend)) is K.Kernels
+        y = F.conv2d(x, w, pad=1)
+        y.backward()
+    finally:
+        K.refresh()
+    assert type(K.kernels_for(backend)).__name__ == "JaxKernels"
     np.testing.assert_allclose(as_numpy(y.data), ref_y, rtol=1e-5)
+    np.testing.assert_allclose(as_numpy(F.conv2d(x, w, pad=1).data), ref_y, rtol=1e-5)
 
 
 def test_batch_norm_with_plain_array_statistics_says_what_to_pass(backend):

@@ -211,38 +211,54 @@ def test_random_state_round_trip_repeats_the_draws(gpu_backend, cp):
     np.testing.assert_array_equal(cp.asnumpy(gpu_backend.randn(4, 4, dtype="float32")), a)
 
 
+@pytest.fixture(scope="module")
+def nn_kernels(gpu_backend):
+    """zerograd-nn's kernels for CuPy arrays (zerograd_cupy.nn_kernels, which needs zerograd-nn)."""
+    module = pytest.importorskip("zerograd_cupy.nn_kernels", reason="needs zerograd-nn installed")
+    return module.CupyKernels(gpu_backend)
+
+
+@pytest.fixture(scope="module")
+def generic(gpu_backend):
+    """zerograd-nn's generic kernels on the same GPU arrays: the reference of the CUDA ones."""
+    kernels = pytest.importorskip("zerograd_nn.kernels", reason="needs zerograd-nn installed")
+    return kernels.Kernels(gpu_backend)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("c", [1, 10, 128, 129, 4097])
-def test_softmax_and_cross_entropy_kernels_match_the_generic_path(gpu_backend, cp, dtype, c):
+def test_softmax_and_cross_entropy_kernels_match_the_generic_path(
+    nn_kernels, generic, cp, dtype, c
+):
     """One launch each where rows are short (c <= 128 / 4096), the generic calls beyond;
-    both agree with the contract's generic code run on the same GPU arrays."""
+    both agree with zerograd-nn's generic kernels run on the same GPU arrays."""
     rng = np.random.default_rng(3)
     x = cp.asarray((rng.standard_normal((33, c)) * 4).astype(dtype))
     rtol = 2e-6 if dtype == "float32" else 1e-13
     for lab in ("int64", "int32"):
         t = cp.asarray(rng.integers(0, c, 33).astype(lab))
-        got = gpu_backend.cross_entropy_rows(x, t)
-        want = B.Backend.cross_entropy_rows(gpu_backend, x, t)
+        got = nn_kernels.cross_entropy_rows(x, t)
+        want = generic.cross_entropy_rows(x, t)
         assert got.shape == (33,) and got.dtype == dtype
         np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=rtol, atol=1e-6)
-    got, want = gpu_backend.softmax(x, 1), B.Backend.softmax(gpu_backend, x, 1)
+    got, want = nn_kernels.softmax(x, 1), generic.softmax(x, 1)
     assert got.shape == x.shape and got.dtype == dtype
     np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=rtol, atol=1e-30)
 
 
-def test_softmax_kernel_on_the_last_axis_of_3d_and_generic_on_another(gpu_backend, cp):
+def test_softmax_kernel_on_the_last_axis_of_3d_and_generic_on_another(nn_kernels, generic, cp):
     x = cp.asarray(np.random.default_rng(4).standard_normal((2, 3, 5)))
     for axis in (2, 1):
-        got, want = gpu_backend.softmax(x, axis), B.Backend.softmax(gpu_backend, x, axis)
+        got, want = nn_kernels.softmax(x, axis), generic.softmax(x, axis)
         np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=1e-13)
     xt = x.transpose(0, 2, 1)  # not contiguous: the kernel gets a contiguous copy
-    got, want = gpu_backend.softmax(xt, 2), B.Backend.softmax(gpu_backend, xt, 2)
+    got, want = nn_kernels.softmax(xt, 2), generic.softmax(xt, 2)
     np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=1e-13)
 
 
-def test_cross_entropy_kernel_gives_nan_for_a_label_out_of_range(gpu_backend, cp):
+def test_cross_entropy_kernel_gives_nan_for_a_label_out_of_range(nn_kernels, cp):
     x = cp.asarray(np.random.default_rng(5).standard_normal((3, 4)))
-    got = cp.asnumpy(gpu_backend.cross_entropy_rows(x, cp.asarray([0, 4, -1])))
+    got = cp.asnumpy(nn_kernels.cross_entropy_rows(x, cp.asarray([0, 4, -1])))
     assert np.isfinite(got[0]) and np.isnan(got[1]) and np.isnan(got[2])
 
 

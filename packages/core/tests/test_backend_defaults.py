@@ -75,38 +75,6 @@ def test_default_getitem_names_the_shape_of_a_bad_index():
 
 
 @needs_numpy2
-@pytest.mark.parametrize("pad_width", [((0, 0), (1, 2)), ((2, 0), (0, 0)), ((1, 1), (3, 1))])
-def test_default_pad_is_numpys_constant_pad(pad_width):
-    a = rng.standard_normal((3, 4)).astype(np.float32)
-    got = B.pad(a, pad_width, -7.0)
-    np.testing.assert_array_equal(got, np.pad(a, pad_width, constant_values=-7.0))
-    assert got.dtype == np.float32
-
-
-GEOMETRIES = [  # kernel, stride, pad on a (2, 3, 7, 6) image
-    ((3, 3), (1, 1), (1, 1)),
-    ((2, 2), (2, 2), (0, 0)),
-    ((3, 2), (2, 3), (1, 0)),
-    ((1, 1), (1, 1), (0, 0)),
-]
-
-
-@needs_numpy2
-@pytest.mark.parametrize("k, s, p", GEOMETRIES)
-def test_default_im2col_col2im_match_numpys_kernels_and_are_adjoint(k, s, p):
-    numpy_backend = get_backend("numpy")
-    img = rng.standard_normal((2, 3, 7, 6))
-    col = B.im2col(img, k, s, p, 0.5)
-    np.testing.assert_array_equal(col, numpy_backend.im2col(img, k, s, p, 0.5))
-    g = rng.standard_normal(col.shape)
-    back = B.col2im(g, img.shape, k, s, p)
-    np.testing.assert_allclose(back, numpy_backend.col2im(g, img.shape, k, s, p), rtol=1e-12)
-    # <im2col(x), g> == <x, col2im(g)> (zero padding): col2im is im2col's adjoint
-    lhs = np.sum(B.im2col(img, k, s, p, 0.0) * g)
-    np.testing.assert_allclose(lhs, np.sum(img * back), rtol=1e-10)
-
-
-@needs_numpy2
 def test_default_astype_takes_names_numpy_types_and_dtypes():
     a = np.arange(3)
     for dtype in ("float32", np.float32, np.dtype("float32"), float):

@@ -9,7 +9,15 @@ import math
 import numpy as np
 import pytest
 
-from zerograd.checks import axis, int_like, integer, pair, positive_int, real_number
+from zerograd.checks import (
+    axis,
+    conv_args,
+    int_like,
+    integer,
+    pair,
+    positive_int,
+    real_number,
+)
 
 
 def test_what_counts_as_an_int():
@@ -52,7 +60,7 @@ def test_integer_with_and_without_a_lowest_value():
 def test_real_number():
     assert real_number("Op", "lr", 1) == 1.0 and real_number("Op", "lr", np.float32(0.5)) == 0.5
     assert real_number("Op", "lr", np.array(2.0)) == 2.0
-    for bad in (True, "0.1", None, 1j, [0.1]):
+    for bad in (True, "0.1", None, 1j, [0.1], np.array(True), np.array("1.5"), np.array(1 + 0j)):
         with pytest.raises(TypeError, match=r"^Op: lr must be a real number, got "):
             real_number("Op", "lr", bad)
     with pytest.raises(ValueError, match=r"^Op: lr must be a number >= 0, got -0.1$"):
@@ -80,3 +88,14 @@ def test_one_axis():
         axis(3, 3, "softmax")
     with pytest.raises(ValueError, match=r"^softmax: the input is 0-d, it has no axis 0"):
         axis(0, 0, "softmax")
+
+
+def test_conv_args_gives_three_pairs_and_names_what_is_out_of_range():
+    assert conv_args("conv2d", 3, np.int64(2), (1, 0)) == ((3, 3), (2, 2), (1, 0))
+    with pytest.raises(ValueError, match=r"^deconv2d: kernel_size \(3, 3\) and stride \(0, 1\) "
+                       r"must be >= 1 and pad \(0, 0\) >= 0$"):  # fmt: skip
+        conv_args("deconv2d", 3, (0, 1), 0)
+    with pytest.raises(ValueError, match=r"pad \(-1, 0\) >= 0"):
+        conv_args("pooling", 2, 2, (-1, 0))
+    with pytest.raises(TypeError, match=r"^conv2d: stride: expected an int or a pair"):
+        conv_args("conv2d", 3, 1.0, 0)

@@ -1,7 +1,8 @@
 """The transforms against PyTorch's torch.func, on every case of func_cases, in float64.
 
-Skipped, with the reason printed, where PyTorch is not installed (the default test
-sessions): test_func_cases checks the same transforms against numerical derivatives there.
+Skipped, with the reason printed, where PyTorch is not installed (the `tests` sessions,
+where test_func_cases checks the same transforms against numerical derivatives); the
+`torch_example` session installs PyTorch and runs this file.
 """
 
 from __future__ import annotations

@@ -429,9 +429,57 @@ def test_walks_over_one_graph_after_batched_walks(arr):
     np.testing.assert_allclose(as_numpy(a), np.diag(k))
     np.testing.assert_allclose(as_numpy(b), np.diag(np.cos([0.3, 0.7]) * k))
     out, vjp_fn = vjp(f, x)
-    eye = np.eye(2)
+    eye = arr(np.eye(2))
     for _ in range(2):
         rows = vmap(lambda ct: vjp_fn((ct, ct)))(eye)[0]
         np.testing.assert_allclose(as_numpy(rows), np.diag(k + np.cos([0.3, 0.7]) * k))
     (g,) = vjp_fn((arr([1.0, 1.0]), arr([0.0, 0.0])))
     np.testing.assert_allclose(as_numpy(g), k)
+
+
+_X = np.array([1.0, 2.0])
+_CALLS = {
+    "grad": lambda f: grad(f)(_X),
+    "value_and_grad": lambda f: value_and_grad(f)(_X),
+    "hvp": lambda f: hvp(f, (_X,), (_X,)),
+    "vjp": lambda f: vjp(f, _X),
+    "jvp": lambda f: jvp(f, (_X,), (_X,)),
+    "jacrev": lambda f: jacrev(f)(_X),
+    "jacfwd": lambda f: jacfwd(f)(_X),
+    "vmap": lambda f: vmap(f)(np.ones((3, 2))),
+}
+
+
+@pytest.mark.parametrize("op", list(_CALLS))
+def test_a_function_returning_none_is_refused_by_name(op):
+    """grad, value_and_grad, jacrev, hessian and hvp gave zeros for a function with a
+    missing return; jvp, jacfwd and vmap failed with an error naming no transform."""
+
+    def forgot_return(x):
+        F.sum(x * x)
+
+    with pytest.raises(TypeError, match=rf"^{op}: the function.*None.* \(a missing return\?\)"):
+        _CALLS[op](forgot_return)
+
+
+@pytest.mark.parametrize("op", ["vjp", "jvp", "jacrev", "jacfwd", "vmap"])
+def test_an_output_leaf_that_is_not_numeric_is_named_by_its_place(op):
+    with pytest.raises(
+        TypeError,
+        match=rf"^{op}: the function's output \[1\] is str 'loss', not a Variable, an array or "
+        r"a number\.$",
+    ):
+        _CALLS[op](lambda x: (x * 2, "loss"))
+
+
+def test_grad_of_a_tuple_without_has_aux_says_to_use_it():
+    with pytest.raises(
+        TypeError,
+        match=r"^grad: the function must return a scalar \(a Variable, an array or a number\), "
+        r"got tuple; return the output alone, or \(output, aux\) with has_aux=True\.$",
+    ):
+        grad(lambda x: (F.sum(x), {"n": 1}))(_X)
+    g, aux = grad(lambda x: (F.sum(x), {"n": 1}), has_aux=True)(_X)
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+    assert aux == {"n": 1}
+    np.testing.assert_array_equal(grad(lambda x: 3.0)(_X), [0.0, 0.0])  # a constant: zeros

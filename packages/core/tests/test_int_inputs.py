@@ -44,3 +44,37 @@ def test_gradients_of_integer_inputs_are_exact_floats(dtype, arr):
     expected = np.cos(a) * np.exp(a) + np.sin(a) * np.exp(a) + 1 - np.tanh(a) ** 2 - np.sin(a)
     assert as_numpy(x.grad).dtype == np.float64
     np.testing.assert_allclose(as_numpy(x.grad), expected, rtol=1e-12)
+
+
+def _outcome(f, a):
+    """``f(a)``'s dtype and values, or its error's type and text: what to compare."""
+    try:
+        y = f(a)
+    except (OverflowError, ValueError, TypeError) as exc:
+        return type(exc).__name__, str(exc)
+    y = np.asarray(y.data if isinstance(y, Variable) else y)
+    return str(y.dtype), y.tolist()
+
+
+INT_OVERFLOWS = [
+    ("x + x", lambda x: x + x),
+    ("x * x", lambda x: x * x),
+    ("x * 3", lambda x: x * 3),
+    ("x - 1", lambda x: x - 1),
+    ("-x", lambda x: -x),
+    ("x ** 3", lambda x: x**3),
+    ("x + 300", lambda x: x + 300),
+    ("x - 2 ** 70", lambda x: x - 2**70),
+    ("x + np.int8(100)", lambda x: x + np.int8(100)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int64"])
+@pytest.mark.parametrize("name, f", INT_OVERFLOWS, ids=[c[0] for c in INT_OVERFLOWS])
+def test_integer_overflow_wraps_or_fails_as_numpy_does(name, f, dtype):
+    """Integer arithmetic is numpy's: it wraps where numpy wraps, and a Python int out of
+    the dtype's range fails (numpy 2) or promotes (numpy 1) as numpy's does."""
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, 100 if info.max > 100 else 7], dtype=dtype)
+    with np.errstate(over="ignore"):
+        assert _outcome(f, Variable(a.copy())) == _outcome(f, a.copy()), name

@@ -1,11 +1,11 @@
-"""zerograd.shapes.basic_index: which indices pick each element at most once."""
+"""zerograd.shapes: which indices pick each element at most once; convolution output sizes."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from zerograd.shapes import basic_index
+from zerograd.shapes import basic_index, conv_outsize_2d
 
 
 @pytest.mark.parametrize(
@@ -33,3 +33,14 @@ def test_ints_slices_none_and_ellipsis_are_basic(index):
 )
 def test_arrays_lists_and_numpy_scalars_are_not(index):
     assert not basic_index(index)
+
+
+def test_conv_outsize_2d_gives_each_axis_and_refuses_a_kernel_that_does_not_fit():
+    assert conv_outsize_2d("conv2d", 7, 6, (3, 2), (2, 3), (1, 0)) == (4, 2)
+    assert conv_outsize_2d("pooling", 4, 4, (2, 2), (2, 2), (0, 0)) == (2, 2)
+    message = (
+        r"^im2col: a kernel of \(5, 1\) with stride \(1, 1\) and pad \(0, 0\) does not fit an "
+        r"input of height/width \(3, 3\); use a smaller kernel or more padding\.$"
+    )
+    with pytest.raises(ValueError, match=message):
+        conv_outsize_2d("im2col", 3, 3, (5, 1), (1, 1), (0, 0))

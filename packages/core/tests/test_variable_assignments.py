@@ -2,6 +2,7 @@
 
 import copy
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -125,3 +126,25 @@ def test_item_of_a_variable_with_several_elements_names_the_shape():
         TypeError, match=r"^item\(\) of a Variable needs exactly one element, got shape \(2,\)"
     ):
         Variable(np.ones(2)).item()
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("bad", [(1,), (2, 2)])
+def test_a_held_grad_of_another_shape_is_refused_and_nothing_changes(create_graph, bad):
+    # adding onto it would broadcast: (1,) to the variable's (2,), or (2, 2) past it
+    x = Variable(np.array([1.0, 2.0]), name="x")
+    held = Variable(np.full(bad, 5.0))
+    x.grad = held
+    y = F.sum(x * 3.0)
+    with pytest.raises(
+        ValueError,
+        match=rf"^backward: the variable 'x' of shape \(2,\) holds a grad of shape "
+        rf"{re.escape(str(bad))}; the new gradient is added onto the one held, so it must "
+        rf"have the variable's shape\. Assign one of shape \(2,\), or call cleargrad\(\)",
+    ):
+        y.backward(create_graph=create_graph)
+    assert x.grad is held and y.grad is None
+    np.testing.assert_array_equal(held.data, np.full(bad, 5.0))
+    x.grad = Variable(np.array([1.0, 1.0]))  # the right shape accumulates, as in DeZero
+    y.backward(create_graph=create_graph)
+    np.testing.assert_array_equal(x.grad.data, [4.0, 4.0])

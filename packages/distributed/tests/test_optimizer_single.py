@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -14,8 +15,10 @@ from zerograd_distributed import (
     create_communicator,
     create_multi_node_optimizer,
 )
+from zerograd_nn import DataLoader
 from zerograd_nn.models import MLP
-from zerograd_nn.optimizers import Adam
+from zerograd_nn.optimizers import SGD, Adam
+from zerograd_nn.training import Trainer
 
 
 def test_arguments_are_checked():
@@ -94,3 +97,20 @@ def test_step_is_the_wrappers_update_which_averages_first(monkeypatch):
     assert all(not np.array_equal(p.data, b) for p, b in zip(model.params(), before))
     opt.zero_grad()  # the wrapped optimizer's: clears the model's gradients
     assert all(p.grad is None for p in model.params())
+
+
+def test_on_one_rank_trainer_static_replays_with_no_warning(tmp_path):
+    """Nothing is averaged on one rank: the Trainer's static steps replay."""
+    comm = create_communicator("mpi")
+    x = np.random.default_rng(0).random((24, 3), dtype=np.float32)
+    data = list(zip(x, (x.sum(axis=1) > 1.5).astype(np.int64)))
+    model = MLP((4, 2))
+    opt = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
+    assert opt.replay_problem() is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        trainer = Trainer(
+            model, opt, DataLoader(data, 8), max_iterations=6, static=True, out=tmp_path
+        )
+        trainer.run()
+    assert trainer.step.counts["replayed"] > 0

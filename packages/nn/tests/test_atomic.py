@@ -1,10 +1,15 @@
 """Atomic files (zerograd_nn.atomic): whole or not at all; what a failed write leaves."""
 
 import os
+import stat
 
+import numpy as np
 import pytest
 
 from zerograd_nn.atomic import write_atomically
+from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
+from zerograd_nn.models import MLP
+from zerograd_nn.weights import load_weights, save_weights
 
 
 def _listing(folder):
@@ -139,3 +144,53 @@ def test_a_name_longer_than_the_file_system_takes_is_refused(tmp_path):
     assert info.value.errno == errno.ENAMETOOLONG
     assert "its name is 256 bytes long and the file system" in str(info.value)
     assert _listing(tmp_path) == []
+
+
+def _save_and_load_calls():
+    model = MLP((3, 2))
+    model(np.ones((1, 4), np.float32))
+    return {
+        "save_checkpoint": lambda p: save_checkpoint(p, model=model),
+        "save_weights": lambda p: save_weights(model, p),
+        "load_checkpoint": lambda p: load_checkpoint(p, model=model),
+        "load_weights": lambda p: load_weights(model, p),
+    }
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes on this platform")
+@pytest.mark.parametrize("through_link", [False, True])
+def test_a_fifo_is_not_replaced_by_a_save(tmp_path, through_link):
+    """A save renamed its temporary over the FIFO: the pipe was silently gone."""
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    given = fifo
+    if through_link:
+        given = tmp_path / "link.npz"
+        os.symlink(fifo, given)
+    shown = f"'{given}'" + (f" \\(a link to '{fifo}'\\)" if through_link else "")
+    for op in ("save_checkpoint", "save_weights"):
+        with pytest.raises(
+            FileExistsError,
+            match=rf"{op}: {shown} is a FIFO \(named pipe\), not a regular file; a save "
+            r"replaces only regular files, .* Nothing was written$",
+        ):
+            _save_and_load_calls()[op](given)
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        assert sorted(os.listdir(tmp_path)) == sorted({"pipe.npz", given.name})
+    with pytest.raises(FileExistsError, match=r"^\[Errno 17\] demo: .* is a FIFO"):
+        write_atomically(str(given), lambda f: f.write(b"x"), "demo")
+
+
+@pytest.mark.parametrize(
+    "op", ["save_checkpoint", "save_weights", "load_checkpoint", "load_weights"]
+)
+def test_a_path_with_a_nul_byte_is_one_error_naming_the_path(tmp_path, op):
+    """It was Python's bare "embedded null byte", raised from the temporary's stat."""
+    path = str(tmp_path / "a\x00b.npz")
+    with pytest.raises(
+        ValueError,
+        match=rf"^{op}: the path '.*a\\x00b\.npz' holds a NUL byte \('\\x00'\), which no file "
+        r"name can hold; remove it\. Nothing was read or written\.$",
+    ):
+        _save_and_load_calls()[op](path)
+    assert os.listdir(tmp_path) == []

@@ -910,3 +910,49 @@ def test_this_version_writes_what_the_earlier_version_wrote(tmp_path):
     old, new = content(files.WEIGHTS), content(tmp_path / files.WEIGHTS.name)
     assert new[0] == old[0]
     assert_identical(new[2], old[2])
+
+
+@pytest.mark.parametrize(
+    "extra, err, words",
+    [
+        (
+            {"c": np.complex64(1j)},
+            TypeError,
+            r"extra\['c'\] is a complex; a checkpoint holds real numbers, strings, None, lists",
+        ),
+        ({"when": np.datetime64("2020-01-01")}, TypeError, r"extra\['when'\] is a date"),
+    ],
+)
+def test_extra_library_scalars_json_cannot_hold_are_named(tmp_path, extra, err, words):
+    """numpy's complex scalar failed in the JSON encoder: "Object of type complex is not
+    JSON serializable", naming nothing."""
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    with pytest.raises(err, match=rf"^save_checkpoint: {words}"):
+        save_checkpoint(tmp_path / "c.npz", model=model, extra=extra)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_extra_holding_itself_is_refused_and_writes_nothing(tmp_path):
+    """It ran into Python's RecursionError."""
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    loop = {"a": [1]}
+    loop["a"].append(loop)
+    with pytest.raises(ValueError, match=r"^save_checkpoint: extra\['a'\]\[1\] holds itself"):
+        save_checkpoint(tmp_path / "c.npz", model=model, extra=loop)
+    shared = [1, 2]  # the same list twice is no loop: both come back
+    path = save_checkpoint(tmp_path / "c.npz", model=model, extra={"x": shared, "y": shared})
+    assert load_checkpoint(path, model=model)["extra"] == {"x": [1, 2], "y": [1, 2]}
+
+
+def test_strict_must_be_a_bool(tmp_path):
+    """strict="no" was taken as True, strict=None as False."""
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    path = save_checkpoint(tmp_path / "c.npz", model=model)
+    for bad in ("no", None, 0):
+        with pytest.raises(TypeError, match=r"^load_checkpoint: strict must be True or False"):
+            load_checkpoint(path, model=model, strict=bad)
+        with pytest.raises(TypeError, match=r"^Net\.load_state_dict: strict must be True or"):
+            model.load_state_dict(model.state_dict(), strict=bad)

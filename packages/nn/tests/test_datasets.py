@@ -137,6 +137,24 @@ def test_mnist_reads_idx_files(tmp_path, no_checksum, cls, train):
     assert ds.label.dtype == np.int64
 
 
+@pytest.mark.parametrize("unpacked", ["images", "labels", "both"])
+def test_mnist_reads_unpacked_files_as_the_datasets_page_says(tmp_path, unpacked):
+    """The page says the files may be gzip'd or not; unpacked ones were called missing."""
+    images, labels = write_mnist(tmp_path, train=False)
+    for kind in ("images-idx3", "labels-idx1"):
+        if unpacked in (kind.split("-")[0], "both"):
+            gz = tmp_path / f"t10k-{kind}-ubyte.gz"
+            (tmp_path / gz.stem).write_bytes(gzip.decompress(gz.read_bytes()))
+            gz.unlink()
+    if unpacked == "both":  # every known MD5 sum is a .gz file's: nothing is checked
+        ds = D.MNIST(train=False, root=tmp_path, transform=None)
+        np.testing.assert_array_equal(ds.data[:, 0], images)
+        np.testing.assert_array_equal(ds.label, labels)
+    else:  # the .gz file left is still checked (these are not the real files)
+        with pytest.raises(ValueError, match=r"md5 checksum .* differs from the expected"):
+            D.MNIST(train=False, root=tmp_path)
+
+
 def test_mnist_default_transform_flattens_and_scales(tmp_path, no_checksum):
     images, _ = write_mnist(tmp_path)
     x, t = D.MNIST(root=tmp_path)[2]

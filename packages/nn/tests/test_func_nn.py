@@ -351,3 +351,39 @@ def test_the_docstring_examples_of_functional_call_and_with_params_run():
     for mod in (model_module, base_module):
         result = doctest.testmod(mod)
         assert result.attempted and not result.failed, mod.__name__
+
+
+def test_functional_call_takes_torch_funcs_tuple_of_inputs():
+    """functional_call(model, p, (x,)) gave the model the tuple: an MLP made it one more
+    leading axis, output (1, 5, 2) instead of (5, 2), and per-sample gradients in the
+    torch.func recipe failed inside vmap."""
+    np.random.seed(0)
+    model = MLP((3, 2))
+    x = np.random.default_rng(1).standard_normal((5, 4))
+    model(x)
+    params = {k: p.data for k, p in model.named_params().items()}
+    np.testing.assert_array_equal(
+        functional_call(model, params, (x,)).data, functional_call(model, params, x).data
+    )
+    assert functional_call(model, params, (x,)).shape == (5, 2)
+
+    def loss(p, xi):
+        return F.sum(functional_call(model, p, (xi[None],)) ** 2)
+
+    per_sample = vmap(grad(loss), in_axes=(None, 0))(params, x)
+    for i in range(len(x)):
+        one = grad(loss)(params, x[i])
+        for k in params:
+            np.testing.assert_allclose(per_sample[k][i], one[k], rtol=1e-12)
+
+
+def test_with_params_names_a_parameter_given_as_none():
+    """It failed with "'NoneType' object has no attribute 'shape'"."""
+    model = MLP((3, 2))
+    model(np.ones((1, 4)))
+    with pytest.raises(
+        TypeError,
+        match=r"^with_params: params\['l0\.W'\] holds no array \(None\) for a parameter of shape "
+        r"\(4, 3\); give an array",
+    ):
+        functional_call(model, {"l0.W": None}, np.ones((1, 4)))

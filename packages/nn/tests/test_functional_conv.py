@@ -197,48 +197,6 @@ def test_conv2d_is_twice_differentiable_style_transfer(rand):
     check_backward(gram_loss, rand(1, 2, 4, 4) * 0.5, order=2)
 
 
-def test_backend_im2col_kernels_are_used_when_a_backend_offers_them(monkeypatch):
-    """zerograd-cupy supplies GPU kernels as Backend.im2col/col2im; nn must call them."""
-    import zerograd_nn.functional as Fn
-    from zerograd import Variable
-    from zerograd.backends import get_backend
-    from zerograd_nn.functional import geometry as utils
-
-    backend = get_backend("numpy")
-    calls = []
-
-    def im2col(img, k, s, p, pad_value=0.0):
-        calls.append(("im2col", k, s, p))
-        monkeypatch.delattr(backend, "im2col")  # compute the reference the generic way
-        try:
-            return utils.im2col_array(img, k, s, p, to_matrix=False, pad_value=pad_value)
-        finally:
-            monkeypatch.setattr(backend, "im2col", im2col, raising=False)
-
-    def col2im(col, shape, k, s, p):
-        calls.append(("col2im", k, s, p))
-        monkeypatch.delattr(backend, "col2im")
-        try:
-            return utils.col2im_array(col, shape, k, s, p, to_matrix=False)
-        finally:
-            monkeypatch.setattr(backend, "col2im", col2im, raising=False)
-
-    monkeypatch.setattr(backend, "im2col", im2col, raising=False)
-    monkeypatch.setattr(backend, "col2im", col2im, raising=False)
-    x = Variable(np.random.default_rng(0).standard_normal((1, 2, 5, 4)))
-    w = Variable(np.random.default_rng(1).standard_normal((3, 2, 3, 2)))
-    y = Fn.conv2d(x, w, stride=(2, 1), pad=1)
-    y.backward()
-    assert ("im2col", (3, 2), (2, 1), (1, 1)) in calls
-    assert ("col2im", (3, 2), (2, 1), (1, 1)) in calls
-    monkeypatch.undo()
-    x2 = Variable(x.data.copy())
-    y2 = Fn.conv2d(x2, Variable(w.data), stride=(2, 1), pad=1)
-    y2.backward()
-    np.testing.assert_allclose(y.data, y2.data)
-    np.testing.assert_allclose(x.grad.data, x2.grad.data)
-
-
 # -- sizes: ints or pairs of ints, named by the function and the argument -----------------
 
 

@@ -22,10 +22,10 @@ def test_updates_write_into_the_parameter_and_its_state(name, wd):
     make, names = STATEFUL[name]
     p = Parameter(np.array([[1.0, -2.0], [0.5, 3.0]], np.float32))
     opt = make(weight_decay=wd).setup([p])
-    data = p.data
     rng = np.random.default_rng(0)
     p.grad = Variable(rng.standard_normal((2, 2)).astype(np.float32))
-    opt.update()
+    opt.update()  # the first update packs p.data into the flat buffer (a view of it)
+    data = p.data
     state = opt.state(p, *names)
     for _ in range(3):
         p.grad = Variable(rng.standard_normal((2, 2)).astype(np.float32))

@@ -101,6 +101,50 @@ def test_bad_hyperparameters_are_refused_by_name():
         O.Adam().alpha = -1
 
 
+def test_a_0d_array_hyperparameter_is_taken_as_a_float_everywhere():
+    """The core's checks took np.array(0.1), the optimizers refused it as "not a real
+    number", and the hooks took anything (a string failed inside the update, nan and
+    negative rates were applied)."""
+    a = Parameter(np.array([1.0, -2.0]))
+    opt = O.SGD(lr=np.array(0.5)).setup([a])
+    assert type(opt.lr) is float and opt.lr == 0.5
+    opt.param_groups[0]["lr"] = np.float32(0.25)
+    opt.lr = np.array(0.25)
+    assert type(opt.param_groups[0]["lr"]) is float
+    decay, clip = O.WeightDecay(np.array(0.5)), O.ClipGrad(np.array(100.0))
+    opt.add_hook(decay)
+    opt.add_hook(clip)
+    a.grad = Variable(np.array([2.0, 2.0]))
+    opt.update()  # grad + 0.5 * a = [2.5, 1.0]; a - 0.25 * that
+    np.testing.assert_array_equal(a.data, [1.0 - 0.625, -2.0 - 0.25])
+
+
+@pytest.mark.parametrize(
+    "bad, err, words",
+    [
+        (np.array([0.5]), TypeError, r"must be a real number, got array\(\[0\.5\]\)"),
+        (np.array(True), TypeError, r"must be a real number, got array\(True\)"),
+        ("0.5", TypeError, r"must be a real number, got '0\.5' \(str\)"),
+        (float("nan"), ValueError, r"must be a finite number >= 0, got nan"),
+        (-1.0, ValueError, r"must be a finite number >= 0, got -1\.0"),
+    ],
+)
+def test_hooks_refuse_a_bad_rate_or_limit_when_made_and_at_the_update(bad, err, words):
+    for cls, name in ((O.WeightDecay, "rate"), (O.ClipGrad, "max_norm")):
+        with pytest.raises(err, match=rf"^{cls.__name__}: {name} {words}"):
+            cls(bad)
+        a = Parameter(np.array([1.0, -2.0]))
+        opt = O.SGD(lr=0.1).setup([a])
+        hook = cls(1.0)
+        opt.add_hook(hook)
+        setattr(hook, name, bad)  # assigned later: refused by the update, nothing changed
+        a.grad = Variable(np.array([2.0, 2.0]))
+        with pytest.raises(err, match=rf"^{cls.__name__}: {name} {words}"):
+            opt.update()
+        np.testing.assert_array_equal(a.data, [1.0, -2.0])
+        np.testing.assert_array_equal(a.grad.data, [2.0, 2.0])
+
+
 # -- parameter groups -------------------------------------------------------------------
 
 

@@ -246,3 +246,39 @@ def test_missing_and_extra_names_with_strict_on_and_off(drop, extra, dtype, stri
     for k, v in snapshot(target).items():
         assert v.dtype == np.float32  # the parameter's dtype stays, whatever the file's
         np.testing.assert_array_equal(v, before[k] if k in drop else want[k], err_msg=k)
+
+
+def _sized(sizes):
+    model = MLP(sizes)
+    model(np.ones((1, 4), np.float32))
+    return model
+
+
+def test_strict_false_is_advised_only_when_names_alone_differ():
+    """Keys that all match but shapes that do not were met with "or strict=False to load
+    the names that match", and strict=False then failed with the same shapes."""
+    src = _sized((3, 2)).state_dict()
+    wider = _sized((5, 2))
+    before = [p.data.copy() for p in wider.params()]
+    for strict in (True, False):
+        with pytest.raises(ValueError) as info:
+            wider.load_state_dict(src, strict=strict)
+        msg = str(info.value)
+        assert "l0.W: model (4, 5), given (4, 3)" in msg and "l1.W: model (5, 2)" in msg
+        assert "to load the names that match" not in msg
+    assert msg.endswith("pass the state_dict() of the same architecture.")
+    with pytest.raises(
+        ValueError, match=r"\(strict=False skips only names, never a parameter of another shape"
+    ):
+        wider.load_state_dict(src)
+    for p, b in zip(wider.params(), before):
+        np.testing.assert_array_equal(p.data, b)
+    deeper = _sized((3, 2, 2))
+    with pytest.raises(
+        ValueError,
+        match=r"\(missing: \['l2\.W', 'l2\.b'\]\)\. Nothing was changed; pass the state_dict\(\) "
+        r"of the same architecture or strict=False to load the names that match\.$",
+    ):
+        deeper.load_state_dict(src)
+    assert deeper.load_state_dict(src, strict=False).missing == ["l2.W", "l2.b"]
+    np.testing.assert_array_equal(deeper.l0.W.data, src["l0.W"])

@@ -420,6 +420,17 @@ def lr_float_argument_inside(deco):
     return [_snap(step(*_batch(i), 0.1 if i % 2 else 0.2), model) for i in range(10)], step
 
 
+def lr_0d_array_argument_inside(deco):
+    model, opt = _mlp()
+
+    @deco
+    def step(x, t, lr):
+        opt.lr = lr  # a 0-d array: taken as a float, as a Python float is
+        return _plain_step(model, opt)(x, t)
+
+    return [_snap(step(*_batch(i), np.array(0.1 / (i + 1))), model) for i in range(6)], step
+
+
 def group_dict_written_inside(deco):
     model, opt = _mlp()
 
@@ -464,6 +475,38 @@ def argument_is_a_parameters_own_array(deco):
     out = [_snap(step(w.data), w) for _ in range(4)]  # w's own array, four times
     out += [_snap(step(np.full(4, float(i))), w) for i in range(4)]  # then others
     return out, step
+
+
+def argument_is_a_view_of_a_parameter_the_step_updates(deco):
+    w = Parameter(np.arange(1.0, 5.0), name="w")
+    opt = O.SGD(lr=0.1).setup([w])
+
+    @deco
+    def step(x):
+        w.cleargrad()
+        loss = F.sum(w * w) + F.sum(x)
+        loss.backward()
+        opt.update()  # writes w's array, and so the argument, a view of it
+        return loss
+
+    return [_snap(step(w.data[:1]), w) for _ in range(6)], step
+
+
+def argument_views_one_of_two_packed_parameters(deco):
+    w = Parameter(np.arange(1.0, 5.0), name="w")
+    b = Parameter(np.arange(1.0, 3.0), name="b")
+    opt = O.SGD(lr=0.1).setup([w, b])  # packs w and b into one buffer at the first update
+
+    @deco
+    def step(x):
+        w.cleargrad()
+        b.cleargrad()
+        loss = F.sum(w * w) + F.sum(b * b) + F.sum(x)
+        loss.backward()
+        opt.update()
+        return loss
+
+    return [_snap(step(b.data[1:]), w, b) for _ in range(6)], step
 
 
 def copy_of_a_model_with_a_decorated_method(deco):
@@ -1303,6 +1346,10 @@ CASES = {
     "clip_limit_inside": (clip_limit_inside, r"assigns ClipGrad\.max_norm inside"),
     "dezero_optimizer_lr_inside": (dezero_optimizer_lr_inside, r"assigns DezeroSGD\.lr inside"),
     "lr_float_argument_inside": (lr_float_argument_inside, r"assigns SGD\.lr inside the call"),
+    "lr_0d_array_argument_inside": (
+        lr_0d_array_argument_inside,
+        r"assigns SGD\.lr inside the call",
+    ),
     "group_dict_written_inside": (
         group_dict_written_inside,
         r"changes SGD's hyperparameters before the update",
@@ -1317,6 +1364,16 @@ CASES = {
     ),
     # (6) an argument that is a captured Parameter's own array
     "argument_is_a_parameters_own_array": (argument_is_a_parameters_own_array, REPLAYS),
+    "argument_is_a_view_of_a_parameter_the_step_updates": (
+        argument_is_a_view_of_a_parameter_the_step_updates,
+        r"its argument 0 \(an array of shape \(1,\)\) is a view of the data of a Parameter "
+        r"'w' of shape \(4,\), which changes in place inside the call \(an optimizer's update",
+    ),
+    "argument_views_one_of_two_packed_parameters": (
+        argument_views_one_of_two_packed_parameters,
+        r"its argument 0 \(an array of shape \(1,\)\) is a view of the data of a Parameter "
+        r"'b' of shape \(2,\)",
+    ),
     # (8) a copy of a model with a decorated method
     "copy_of_a_model_with_a_decorated_method": (copy_of_a_model_with_a_decorated_method, REPLAYS),
     # (9) double backprop through the cross-entropy, recorded calls sharing labels

@@ -2,6 +2,7 @@
 logs, evaluation, schedules, early stopping, plots, progress bar, snapshots and resume."""
 
 import csv
+import io
 import json
 import math
 import os
@@ -13,6 +14,7 @@ import pytest
 import zerograd_nn.functional as F
 from zerograd import Config, Function
 from zerograd_nn import DataLoader, schedulers
+from zerograd_nn.checkpoint import CheckpointError, save_checkpoint
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD, Adam
@@ -1266,3 +1268,137 @@ def test_a_trigger_may_answer_a_numpy_bool(tmp_path):
     )
     trainer.run()
     assert [c[1] for c in rec.calls] == [5, 10]
+
+
+@pytest.mark.parametrize(
+    "out, err, words",
+    [
+        ("", ValueError, r"out='' names no folder; give one such as out='result', or out='\.'"),
+        (None, TypeError, r"out must be a folder's path as a str or os\.PathLike .* NoneType"),
+        (b"result", TypeError, r"out must be a folder's path as a str or os\.PathLike .* bytes"),
+        ("a\x00b", ValueError, r"the path 'a\\x00b' holds a NUL byte"),
+    ],
+)
+def test_an_out_that_names_no_folder_is_refused_when_the_trainer_is_made(
+    tmp_path, monkeypatch, out, err, words
+):
+    """out='' failed only at run(), with "No such file or directory" for ''; bytes and
+    None failed inside os.path with messages naming no Trainer."""
+    monkeypatch.chdir(tmp_path)
+    model, optimizer, loader = _setup()
+    with pytest.raises(err, match=rf"^zerograd_nn\.training\.Trainer: {words}"):
+        Trainer(model, optimizer, loader, max_iterations=1, out=out)
+    assert os.listdir(tmp_path) == []
+
+
+def test_out_dot_writes_into_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_iterations=2, out=".")
+    trainer.extend(Snapshot(trigger=(2, "iteration")))
+    trainer.run()
+    assert trainer.iteration == 2
+    assert [n for n in os.listdir(tmp_path) if n.endswith(".npz")] == ["snapshot_iter_00000002.npz"]
+
+
+@pytest.mark.parametrize(
+    "make, err, words",
+    [
+        (lambda: Evaluator([], model=3), TypeError, r"Evaluator: model must be callable"),
+        (lambda: Evaluator([], metrics=[F.accuracy]), TypeError, r"Evaluator: metrics must be a"),
+        (lambda: StepScheduler(None), TypeError, r"StepScheduler: scheduler must have a step"),
+    ],
+)
+def test_extensions_refuse_what_would_fail_only_during_training(make, err, words):
+    """Each was accepted, then failed inside the run with a bare AttributeError or
+    "'int' object is not callable"."""
+    with pytest.raises(err, match=words):
+        make()
+
+
+def test_the_trainer_refuses_a_non_callable_extension_and_non_dict_metrics(tmp_path):
+    model, optimizer, loader = _setup()
+    with pytest.raises(TypeError, match=r"metrics must be a dict of names to functions"):
+        Trainer(model, optimizer, loader, max_iterations=1, metrics=[F.accuracy], out=tmp_path)
+    trainer = Trainer(model, optimizer, loader, max_iterations=1, out=tmp_path)
+    with pytest.raises(TypeError, match=r"^zerograd_nn\.training\.Trainer\.extend: an extension"):
+        trainer.extend(3)
+    assert trainer.run().iteration == 1  # nothing was filed
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [("x", r"str \('x'\)"), (np.ones(3), r"values of shape \(3,\)"), (None, r"NoneType \(None\)")],
+)
+def test_a_metric_that_is_not_one_number_is_named(tmp_path, value, shown):
+    """A string failed with numpy's "could not convert string to float", an array with
+    "cannot reshape array of size 3"; neither named the metric."""
+    model, optimizer, loader = _setup()
+    trainer = Trainer(
+        model,
+        optimizer,
+        loader,
+        max_iterations=2,
+        metrics={"odd": lambda y, t: value},
+        out=tmp_path,
+    )
+    with pytest.raises(
+        TypeError,
+        match=rf"^zerograd_nn\.training\.Trainer \(iteration 1, whose update is done\): 'odd' "
+        rf"gave {shown}, not one number",
+    ):
+        trainer.run()
+    evaluator = Evaluator(loader, metrics={"odd": lambda y, t: value})
+    with pytest.raises(TypeError, match=r"^zerograd_nn\.training\.Evaluator: 'odd' gave"):
+        evaluator.evaluate(trainer)
+
+
+def test_print_report_takes_one_entry_as_a_string(tmp_path):
+    """PrintReport("epoch") printed the columns 'e', 'p', 'o', 'c', 'h'."""
+    model, optimizer, loader = _setup()
+    out = io.StringIO()
+    trainer = Trainer(model, optimizer, loader, max_epochs=2, out=tmp_path)
+    trainer.extend(LogReport())
+    trainer.extend(PrintReport("epoch", file=out))
+    trainer.run()
+    assert out.getvalue().split() == ["epoch", "1", "2"]
+
+
+@pytest.mark.parametrize(
+    "interval, err", [(0, ValueError), (-1, ValueError), (2.5, TypeError), (True, TypeError)]
+)
+def test_progress_bar_refuses_an_interval_that_is_not_a_positive_int(interval, err):
+    """update_interval=0 failed at the first iteration with ZeroDivisionError."""
+    with pytest.raises(err, match=r"^zerograd_nn\.training\.ProgressBar: update_interval must"):
+        ProgressBar(enabled=False, update_interval=interval)
+
+
+def test_plot_report_names_an_x_key_no_entry_holds(tmp_path):
+    """It failed with a bare KeyError: 'nope'."""
+    pytest.importorskip("matplotlib", reason="PlotReport draws with matplotlib")
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path)
+    trainer.extend(LogReport())
+    trainer.extend(PlotReport(["loss"], x_key="nope"))
+    with pytest.raises(
+        KeyError, match=r"PlotReport: x_key 'nope' is in none of the LogReport's entries \(they"
+    ):
+        trainer.run()
+
+
+def test_resume_from_a_checkpoint_no_snapshot_wrote_says_what_it_is(tmp_path):
+    """It said "holds no scheduler state; pass scheduler=None", advice resume cannot take."""
+    model, optimizer, loader = _setup()
+    model(np.zeros((1, 2), np.float32))
+    path = save_checkpoint(tmp_path / "c.npz", model=model, optimizer=optimizer, iteration=7)
+    before = [p.data.copy() for p in model.params()]
+    trainer = Trainer(model, optimizer, loader, max_iterations=10, out=tmp_path)
+    with pytest.raises(
+        CheckpointError,
+        match=r"^zerograd_nn\.training\.Trainer\.resume: '.*c\.npz' is a checkpoint but no "
+        r"Trainer snapshot \(it holds no extension states: save_checkpoint\(\) wrote it",
+    ) as info:
+        trainer.resume(path)
+    assert info.value.missing is None and trainer.iteration == 0
+    for p, b in zip(model.params(), before):
+        np.testing.assert_array_equal(p.data, b)

@@ -181,6 +181,56 @@ def test_check_of_a_missing_file(rng, tmp_path):
         zerograd_onnx.check(MLP((3,)), tmp_path / "nothing.onnx", _x(rng))
 
 
+def test_check_of_a_path_that_is_no_onnx_file_says_what_it_is(rng, tmp_path):
+    """A folder or a FIFO was "no ONNX file at ..."; a file that is not ONNX gave ONNX
+    Runtime's raw InvalidProtobuf, an empty file its raw InvalidArgument."""
+    model = MLP((3,))
+    with pytest.raises(FileNotFoundError, match=r"'.*' is a folder, not an ONNX file; give"):
+        zerograd_onnx.check(model, tmp_path, _x(rng))
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "pipe.onnx")
+        with pytest.raises(FileNotFoundError, match=r"is a FIFO, a device or a socket, not an"):
+            zerograd_onnx.check(model, tmp_path / "pipe.onnx", _x(rng))
+    for name, data in (("garbage.onnx", b"not a protobuf at all"), ("empty.onnx", b"")):
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(
+            ValueError,
+            match=rf"^zerograd_onnx\.check: ONNX Runtime cannot load '.*{name}' \(.*\); it is "
+            r"not an ONNX file, or a damaged one: export it again\.$",
+        ):
+            zerograd_onnx.check(model, tmp_path / name, _x(rng))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"rtol": -1.0}, ValueError, r"rtol must be a number >= 0, got -1\.0"),
+        ({"atol": float("nan")}, ValueError, r"atol must be a number >= 0, got nan"),
+        ({"atol": "1e-5"}, TypeError, r"atol must be a real number, got '1e-5' \(str\)"),
+    ],
+)
+def test_check_refuses_bad_tolerances(kwargs, error, message, rng, tmp_path):
+    """A negative or nan tolerance reported a ParityError for equal outputs; a string
+    failed inside numpy."""
+    model = MLP((3,))
+    path = zerograd_onnx.export(model, _x(rng), tmp_path / "m.onnx")
+    with pytest.raises(error, match=rf"^zerograd_onnx\.check: {message}"):
+        zerograd_onnx.check(model, path, _x(rng), **kwargs)
+
+
+def test_export_to_an_empty_path_or_a_folder_writes_nothing(rng, tmp_path, monkeypatch):
+    """'' failed with a raw FileNotFoundError naming the temporary; a folder's error
+    suggested a file named 'model.npz'."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"^zerograd_onnx\.export: the path is empty; give a"):
+        zerograd_onnx.export(MLP((3,)), _x(rng), "")
+    (tmp_path / "d").mkdir()
+    with pytest.raises(IsADirectoryError, match=r"is a folder, not a file; .*'d/model\.onnx'"):
+        zerograd_onnx.export(MLP((3,)), _x(rng), "d")
+    _nothing_but(tmp_path, "d")
+    _nothing_but(tmp_path / "d")
+
+
 def test_a_path_in_a_missing_folder(rng, tmp_path):
     path = tmp_path / "missing" / "m.onnx"
     with pytest.raises(FileNotFoundError) as err:
@@ -235,12 +285,12 @@ def test_a_failure_while_writing_leaves_no_partial_file(rng, tmp_path, monkeypat
 
     real = exporter.write_atomically
 
-    def disk_full(path, write, op):
+    def disk_full(path, write, op, **kwargs):
         def partial(f):
             f.write(b"\x08\x07")  # the start of a model
             raise OSError(28, "No space left on device")
 
-        return real(path, partial, op)
+        return real(path, partial, op, **kwargs)
 
     monkeypatch.setattr(exporter, "write_atomically", disk_full)
     (tmp_path / "m.onnx").write_bytes(b"the old file")

@@ -113,18 +113,6 @@ class JaxBackend(Backend):
         check_bounds(a.shape, indices)  # .at[].add would drop out-of-range ones silently
         return a.at[indices].add(values)
 
-    def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
-        """Patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W); see :mod:`.kernels`."""
-        from .kernels import im2col
-
-        return im2col(img, tuple(k), tuple(s), tuple(p), float(pad_value))
-
-    def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-        """Fold patches (N, C, KH, KW, OH, OW) into an image, adding where they overlap."""
-        from .kernels import col2im
-
-        return col2im(col, tuple(img_shape), tuple(k), tuple(s), tuple(p))
-
     # -- random numbers: an explicit key, split for every draw -----------------------------
     def seed(self, n: int) -> None:
         """Restart this backend's random numbers from ``jax.random.key(n)``."""

@@ -1,8 +1,9 @@
-"""im2col / col2im for JAX: the optional ``Backend`` kernels zerograd-nn's convolutions use.
+"""im2col / col2im for JAX: the kernels :mod:`.nn_kernels` gives zerograd-nn's convolutions.
 
-zerograd-nn's own versions write into a preallocated array slice by slice, which JAX arrays
-refuse. These build the same results without mutation (stacked slices, ``.at[].add``) and
-are compiled once per geometry with ``jax.jit``: the sizes are static arguments.
+zerograd-nn's generic versions never write into an array either, but run as many small array
+calls (col2im pads one array per kernel offset). These build the same results without
+mutation (stacked slices, ``.at[].add``) and are compiled once per geometry with
+``jax.jit``: the sizes are static arguments.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+
+from zerograd.shapes import conv_outsize
 
 
 def _window(j: int, i: int, s: tuple, out: tuple) -> tuple[slice, ...]:
@@ -25,10 +28,6 @@ def _window(j: int, i: int, s: tuple, out: tuple) -> tuple[slice, ...]:
     )
 
 
-def _out_size(size: int, k: int, s: int, p: int) -> int:
-    return (size + 2 * p - k) // s + 1
-
-
 @partial(jax.jit, static_argnums=(1, 2, 3, 4))
 def im2col(img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
     """Patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W), borders filled with ``pad_value``.
@@ -37,7 +36,7 @@ def im2col(img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
     (1, 1, 2, 2, 2, 2)
     """
     (kh, kw), (ph, pw) = k, p
-    out = tuple(_out_size(img.shape[2 + d], k[d], s[d], p[d]) for d in (0, 1))
+    out = tuple(conv_outsize(img.shape[2 + d], k[d], s[d], p[d]) for d in (0, 1))
     img = jnp.pad(img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
     rows = [jnp.stack([img[_window(j, i, s, out)] for i in range(kw)], axis=2) for j in range(kh)]
     return jnp.stack(rows, axis=2)

@@ -12,18 +12,11 @@ import threading
 from types import ModuleType
 from typing import Any
 
-from zerograd.backends import Backend, NoBackendError
-from zerograd.shapes import basic_index
+from zerograd.backends import NoBackendError
+from zerograd.backends.numpylike import NumpyLikeBackend
 
-from .kernels import col2im_gpu, im2col_gpu
 from .random import KEYS, NORMAL, UNIFORM, PhiloxGenerator
 from .scatter import scatter_add_rows_gpu
-from .softmax import (
-    CROSS_ENTROPY_MAX_CLASSES,
-    SOFTMAX_MAX_CLASSES,
-    cross_entropy_rows_gpu,
-    softmax_rows_gpu,
-)
 
 INSTALL_HINT = "pip install 'zerograd-cupy[cuda12]'"
 """The command that installs CuPy for this backend (``[cuda13]`` for CUDA 13 drivers)."""
@@ -82,7 +75,7 @@ def _no_device_reason(cp: Any, exc: BaseException) -> str:
     return f"{head}: {_describe(exc)}"
 
 
-class CupyBackend(Backend):
+class CupyBackend(NumpyLikeBackend):
     """CuPy arrays on the current CUDA device.
 
     Availability is asked of CuPy (a device must be visible and a kernel must run), not
@@ -112,7 +105,6 @@ class CupyBackend(Backend):
         self._available = False
         self._reason = ""
         self._generator = PhiloxGenerator()
-        self._ufuncs: dict[str, Any] = {}
 
     # -- classification (never imports cupy) -------------------------------------------
     def owns(self, array_type: type) -> bool:
@@ -239,126 +231,45 @@ class CupyBackend(Backend):
         """
         return self._cupy().asnumpy(x)
 
-    def from_numpy(self, a: Any) -> Any:
-        """Copy a numpy array to the current CUDA device (``cupy.asarray``).
-
-        Args:
-            a: a numpy array.
-
-        Returns:
-            A CuPy array.
-        """
-        return self._cupy().asarray(a)
-
-    def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        """Make a CuPy array on the current device.
-
-        Args:
-            obj: a scalar, list, numpy or CuPy array.
-            dtype: the dtype; None keeps or infers it.
-
-        Returns:
-            A CuPy array (``obj`` itself when it already is one of that dtype).
-        """
-        return self._cupy().asarray(obj, dtype=dtype)
-
-    def astype(self, x: Any, dtype: Any) -> Any:
-        """Convert ``x`` to ``dtype``.
-
-        Args:
-            x: a CuPy array.
-            dtype: the target dtype.
-
-        Returns:
-            A new array, even when the dtype is unchanged.
-        """
-        return x.astype(dtype, copy=True)
-
     # -- operations --------------------------------------------------------------------
-    def getitem(self, x: Any, index: Any) -> Any:
-        """``x[index]``: CuPy indexes as numpy does."""
-        return x[index]
+    @property
+    def lib(self) -> ModuleType:
+        """The ``cupy`` module (NoBackendError where CuPy cannot be used here)."""
+        return self._cupy()
 
-    def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
-        """Add ``values`` at ``indices`` of a copy of ``a``; repeated indices add up.
+    def scatter_operand(self, values: Any, out: Any) -> Any:
+        """``values`` as a CuPy array of ``out``'s dtype (CuPy converts no host arrays itself)."""
+        return self._cupy().asarray(values, dtype=out.dtype)
 
-        A float32 or float64 ``a`` gets numpy's sums bit for bit, the same on every run
+    def add_at(self, out: Any, indices: Any, values: Any) -> None:
+        """Add ``values`` at ``indices`` of ``out`` in place; repeated indices add up.
+
+        A float32 or float64 ``out`` gets numpy's sums bit for bit, the same on every run
         (:func:`.scatter.scatter_add_rows_gpu`): an integer array indexing the first axis
         (an embedding's gradient) adds whole rows; any other index that can repeat an
         element (arrays in a tuple, a list, a mask) adds at the flat positions it picks,
-        found by indexing an ``arange`` of ``a``'s size (a transient int64 array of that
-        size). A basic index (ints, slices) picks each element once and adds in place.
-        Other dtypes use ``cupy.add.at``, exact for integers in any order. CuPy copies
+        found by indexing an ``arange`` of ``out``'s size (a transient int64 array of that
+        size). Other dtypes use ``cupy.add.at``, exact for integers in any order. CuPy copies
         numpy or list index arrays to the device itself.
 
         Args:
-            a: the CuPy array to start from (not changed).
-            indices: an index (as for ``a[indices]``).
-            values: what to add, broadcast to ``a[indices]``; cast to ``a``'s dtype.
-
-        Returns:
-            The new array.
+            out: a C-contiguous CuPy array (:meth:`scatter_add`'s copy).
+            indices: an index that may pick an element more than once.
+            values: what to add, broadcast to ``out[indices]``; cast to ``out``'s dtype.
         """
         cp = self._cupy()
-        out = cp.array(a, order="C", copy=True)
         values = cp.asarray(values, dtype=out.dtype)
-        if basic_index(indices):
-            out[indices] += values  # each element once: no repeats to order
-        elif out.dtype.char not in "fd":  # not float32 or float64: integers add exactly
+        if out.dtype.char not in "fd":  # not float32 or float64: integers add exactly
             cp.add.at(out, indices, values)
-        else:
-            items = indices if type(indices) is tuple else (indices,)
-            items = tuple(_on_device(cp, i) for i in items)
-            rows = items[0] if len(items) == 1 else None
-            if out.ndim and getattr(getattr(rows, "dtype", None), "kind", None) in ("i", "u"):
-                scatter_add_rows_gpu(out, rows, values)
-            else:  # the flat position of each element the index picks: rows of one element
-                picked = cp.arange(out.size).reshape(out.shape)[items]
-                scatter_add_rows_gpu(out.reshape(-1), picked, values)
-        return out
-
-    def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
-        """Broadcast ``x`` to ``shape`` (``cupy.broadcast_to``).
-
-        Args:
-            x: a CuPy array.
-            shape: the target shape.
-
-        Returns:
-            A read-only view.
-        """
-        return self._cupy().broadcast_to(x, shape)
-
-    def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
-        """``cupy.pad`` with a constant."""
-        return self._cupy().pad(x, pad_width, mode="constant", constant_values=value)
-
-    def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
-        """Write ``cupy.<op>(x1, x2)`` into ``out`` with the ufunc's ``out=`` (no temporary).
-
-        Args:
-            op: ``'add'``, ``'subtract'``, ``'multiply'``, ``'divide'`` or ``'sqrt'``.
-            x1: a CuPy array.
-            x2: a CuPy array or a Python float; None for ``'sqrt'``.
-            out: a CuPy array of the result's shape and dtype, on ``x1``'s device.
-        """
-        ufunc = self._ufuncs.get(op)
-        if ufunc is None:  # asked once per op: the optimizers call this per parameter
-            ufunc = self._ufuncs[op] = getattr(self._cupy(), op)
-        if x2 is None:
-            ufunc(x1, out=out)
-        else:
-            ufunc(x1, x2, out=out)
-
-    def dtype_kind(self, dtype: Any) -> str:
-        """``dtype.kind`` (CuPy's dtypes are numpy's)."""
-        return dtype.kind
-
-    def resolve_dtype(self, dtype: Any) -> Any:
-        """``numpy.dtype(dtype)``: CuPy's dtypes are numpy's."""
-        import numpy
-
-        return numpy.dtype(dtype)
+            return
+        items = indices if type(indices) is tuple else (indices,)
+        items = tuple(_on_device(cp, i) for i in items)
+        rows = items[0] if len(items) == 1 else None
+        if out.ndim and getattr(getattr(rows, "dtype", None), "kind", None) in ("i", "u"):
+            scatter_add_rows_gpu(out, rows, values)
+        else:  # the flat position of each element the index picks: rows of one element
+            picked = cp.arange(out.size).reshape(out.shape)[items]
+            scatter_add_rows_gpu(out.reshape(-1), picked, values)
 
     # -- random numbers: zerograd's own Philox stream (its state can be saved) ----------
     @property
@@ -406,58 +317,3 @@ class CupyBackend(Backend):
                 f"{a.shape} of {a.dtype}"
             )
         self._generator.set_state((int(a[0]), int(a[1])))
-
-    # -- optional extension: fast patch extraction for conv/pooling --------------------
-    def im2col(
-        self, img: Any, kernel_size: Any, stride: Any, pad: Any, pad_value: float = 0.0
-    ) -> Any:
-        """Unfold images into patches with one CUDA kernel (see ``im2col_gpu``).
-
-        Args:
-            img: a CuPy array of shape ``(N, C, H, W)``.
-            kernel_size: an int or ``(KH, KW)``.
-            stride: an int or a pair.
-            pad: an int or a pair.
-            pad_value: fills positions outside the image.
-
-        Returns:
-            A new array of shape ``(N, C, KH, KW, OH, OW)``.
-        """
-        return im2col_gpu(img, kernel_size, stride, pad, pad_value=pad_value)
-
-    def col2im(
-        self, col: Any, img_shape: tuple[int, ...], kernel_size: Any, stride: Any, pad: Any
-    ) -> Any:
-        """Fold patches into images, overlaps summed, with one CUDA kernel (``col2im_gpu``).
-
-        Args:
-            col: a CuPy array of shape ``(N, C, KH, KW, OH, OW)``.
-            img_shape: the image shape ``(N, C, H, W)``.
-            kernel_size: an int or ``(KH, KW)``.
-            stride: an int or a pair.
-            pad: an int or a pair.
-
-        Returns:
-            A new array of shape ``img_shape``.
-        """
-        return col2im_gpu(col, img_shape, kernel_size, stride, pad)
-
-    # -- optional extension: one launch for a classifier's softmax and loss ------------
-    def softmax(self, x: Any, axis: int) -> Any:
-        """Softmax along the last axis in one CUDA kernel where rows are short.
-
-        See ``zerograd_cupy.softmax``; other axes and long rows take the generic path.
-        """
-        c = x.shape[axis] if x.ndim else 0
-        if axis != x.ndim - 1 or not 0 < c <= SOFTMAX_MAX_CLASSES or x.dtype.char not in "fd":
-            return super().softmax(x, axis)
-        return softmax_rows_gpu(x.reshape(-1, c)).reshape(x.shape)
-
-    def cross_entropy_rows(self, x: Any, t: Any) -> Any:
-        """Each row's cross-entropy in one CUDA kernel, one thread per row.
-
-        Rows longer than ``CROSS_ENTROPY_MAX_CLASSES`` take the generic path.
-        """
-        if x.shape[1] > CROSS_ENTROPY_MAX_CLASSES or x.dtype.char not in "fd":
-            return super().cross_entropy_rows(x, t)
-        return cross_entropy_rows_gpu(x, t)

@@ -1,9 +1,9 @@
 """CUDA kernels for convolution and pooling: im2col and col2im, one thread per element.
 
-The generic im2col in ``zerograd_nn`` loops over kernel offsets with strided slices (KH*KW
-small copies); these do the whole unfold or fold in one kernel launch each. ``col2im``
-gathers (each image pixel sums the patch entries that cover it), so it needs no atomic
-adds and is deterministic in every dtype.
+zerograd-nn's generic im2col (``zerograd_nn.kernels.Kernels``) loops over kernel offsets with
+strided slices (KH*KW small copies); these do the whole unfold or fold in one kernel launch
+each. ``col2im`` gathers (each image pixel sums the patch entries that cover it), so it needs
+no atomic adds and is deterministic in every dtype.
 
 Layouts follow DeZero: images are (N, C, H, W), patches are (N, C, KH, KW, OH, OW).
 CuPy is imported on first use only.
@@ -18,7 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from zerograd.checks import pair
+from zerograd.checks import conv_args
+from zerograd.shapes import conv_outsize_2d
 
 from .compiled import elementwise
 
@@ -71,25 +72,16 @@ _COL2IM = (f"raw T col, {_GEOMETRY}", "T img", _COL2IM_BODY, "zerograd_col2im")
 
 
 def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) -> tuple:
+    """The kernels' integer arguments ``h, w, oh, ow, kh, kw, sy, sx, ph, pw``, checked.
+
+    By core's rules, the ones zerograd-nn's convolutions use.
+    """
     if len(shape) != 4:
         raise ValueError(f"{op}: expected an image shape (N, C, H, W), got {tuple(shape)}")
-    (kh, kw), (sy, sx), (ph, pw) = (
-        pair(kernel_size, what=f"{op}: kernel_size"),
-        pair(stride, what=f"{op}: stride"),
-        pair(pad, what=f"{op}: pad"),
-    )
-    if min(kh, kw, sy, sx) < 1 or min(ph, pw) < 0:
-        raise ValueError(
-            f"{op}: kernel_size {(kh, kw)} and stride {(sy, sx)} must be >= 1, pad {(ph, pw)} >= 0"
-        )
+    k, s, p = conv_args(op, kernel_size, stride, pad)
     h, w = int(shape[2]), int(shape[3])
-    oh, ow = (h + 2 * ph - kh) // sy + 1, (w + 2 * pw - kw) // sx + 1
-    if oh < 1 or ow < 1:
-        raise ValueError(
-            f"{op}: a kernel of {(kh, kw)} with stride {(sy, sx)} and pad {(ph, pw)} does not "
-            f"fit an image of height/width {(h, w)}; use a smaller kernel or more padding."
-        )
-    return h, w, oh, ow, kh, kw, sy, sx, ph, pw
+    oh, ow = conv_outsize_2d(op, h, w, k, s, p)
+    return (h, w, oh, ow, *k, *s, *p)
 
 
 def im2col_gpu(

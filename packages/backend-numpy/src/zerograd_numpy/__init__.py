@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from zerograd.backends import Backend, hookimpl
-from zerograd.shapes import basic_index, summed_axes
+from zerograd.backends.numpylike import NumpyLikeBackend
+from zerograd.shapes import summed_axes
 
-from . import allocator, kernels
+from . import allocator
 
 __version__ = _distribution_version("zerograd-numpy")  # the repository's VERSION file
 
@@ -29,7 +30,7 @@ KEEPS_FREED_MEMORY = allocator.apply_default()
 """Whether glibc keeps freed memory in the process (see :mod:`zerograd_numpy.allocator`)."""
 
 
-class NumpyBackend(Backend):
+class NumpyBackend(NumpyLikeBackend):
     """The numpy backend: numpy arrays on the CPU, drawing from ``numpy.random``.
 
     Examples:
@@ -41,6 +42,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     device = "cpu"
     cache_scalars = True
+    lib = np
 
     def owns(self, array_type: type) -> bool:
         """Whether ``array_type`` is ``numpy.ndarray`` or a subclass (numpy scalars are not).
@@ -77,52 +79,6 @@ class NumpyBackend(Backend):
         """
         return np.__version__
 
-    def asarray(self, obj: Any, dtype: Any = None) -> Any:
-        """Return ``numpy.asarray(obj, dtype=dtype)``.
-
-        Args:
-            obj: A Python scalar, a (nested) list or a numpy array.
-            dtype: A dtype numpy accepts, or None to infer it.
-
-        Returns:
-            A numpy array (``obj`` itself when it already fits).
-        """
-        return np.asarray(obj, dtype=dtype)
-
-    def astype(self, x: Any, dtype: Any) -> Any:
-        """Return ``x.astype(dtype)``: a new array (the method, faster than ``np.astype``).
-
-        Args:
-            x: A numpy array.
-            dtype: A dtype numpy accepts.
-
-        Returns:
-            The converted copy.
-        """
-        return x.astype(dtype)
-
-    def dtype_kind(self, dtype: Any) -> str:
-        """Return ``dtype.kind``.
-
-        Args:
-            dtype: A numpy dtype.
-
-        Returns:
-            Its one-letter kind, such as ``'f'``.
-        """
-        return dtype.kind
-
-    def resolve_dtype(self, dtype: Any) -> Any:
-        """Return ``numpy.dtype(dtype)`` (names, scalar types and dtypes alike).
-
-        Args:
-            dtype: A name, a scalar type or a dtype.
-
-        Returns:
-            The numpy dtype.
-        """
-        return np.dtype(dtype)
-
     def to_numpy(self, x: Any) -> Any:
         """Return ``x`` itself: it already is a numpy array.
 
@@ -133,49 +89,6 @@ class NumpyBackend(Backend):
             ``x``.
         """
         return x
-
-    def from_numpy(self, a: Any) -> Any:
-        """Return ``numpy.asarray(a)``.
-
-        Args:
-            a: A numpy array.
-
-        Returns:
-            ``a`` as an ndarray (no copy).
-        """
-        return np.asarray(a)
-
-    def getitem(self, x: Any, index: Any) -> Any:
-        """Return ``x[index]``: numpy's own indexing.
-
-        Args:
-            x: A numpy array.
-            index: Any index numpy accepts.
-
-        Returns:
-            The selected array.
-        """
-        return x[index]
-
-    def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
-        """Return a copy of ``a`` with ``values`` added at ``indices``; repeats add up.
-
-        Basic indices add in one step; others use ``numpy.add.at``.
-
-        Args:
-            a: A numpy array (left unchanged).
-            indices: Any index numpy accepts.
-            values: The values, broadcastable to ``a[indices]``.
-
-        Returns:
-            The new array.
-        """
-        out = a.copy()
-        if basic_index(indices):
-            out[indices] += values  # a basic index selects each element once
-        else:
-            np.add.at(out, indices, values)
-        return out
 
     def writable(self, x: Any) -> bool:
         """Return ``x.flags.writeable`` (False for read-only arrays and broadcast views).
@@ -200,33 +113,6 @@ class NumpyBackend(Backend):
         x.flags.writeable = False
         return x
 
-    def compute_into(self, op: str, x1: Any, x2: Any = None, *, out: Any) -> None:
-        """Write ``numpy.<op>(x1, x2)`` into ``out`` with the ufunc's ``out=`` (no temporary).
-
-        Args:
-            op: ``'add'``, ``'subtract'``, ``'multiply'``, ``'divide'`` or ``'sqrt'``.
-            x1: A numpy array.
-            x2: A numpy array or a Python float; None for ``'sqrt'``.
-            out: A writable numpy array of the result's shape and dtype.
-        """
-        ufunc = getattr(np, op)  # contract.IN_PLACE_OPS are numpy's ufunc names
-        if x2 is None:
-            ufunc(x1, out=out)
-        else:
-            ufunc(x1, x2, out=out)
-
-    def broadcast_to(self, x: Any, shape: tuple[int, ...]) -> Any:
-        """Return ``numpy.broadcast_to(x, shape)`` (a read-only view).
-
-        Args:
-            x: A numpy array.
-            shape: The target shape.
-
-        Returns:
-            The broadcast view.
-        """
-        return np.broadcast_to(x, shape)
-
     def sum_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         # the ufunc's own reduce: numpy.sum's Python layer costs about 2 µs a call, as much
         # as the sum itself for a bias gradient
@@ -234,52 +120,9 @@ class NumpyBackend(Backend):
         if not axes:
             return x
         y = np.add.reduce(x, axis=axes)
-        if type(y) is not np.ndarray:  # summed to a numpy scalar: a 0-d array instead
+        if not isinstance(y, np.ndarray):  # summed to a numpy scalar: a 0-d array instead
             y = np.asarray(y)
         return y if y.shape == shape else y.reshape(shape)
-
-    def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
-        """Return ``x`` padded with a constant (``kernels.pad``: borders filled, then a copy).
-
-        Args:
-            x: A numpy array.
-            pad_width: One ``(before, after)`` pair per axis.
-            value: What the padding holds.
-
-        Returns:
-            The padded array.
-        """
-        return kernels.pad(x, pad_width, value)
-
-    def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
-        """Return the patches, written slice by slice into one array (``kernels.im2col``).
-
-        Args:
-            img: The image batch (N, C, H, W).
-            k: The kernel size, an ``(h, w)`` pair.
-            s: The stride, a pair.
-            p: The padding, a pair.
-            pad_value: What the padding holds.
-
-        Returns:
-            The patches (N, C, KH, KW, OH, OW).
-        """
-        return kernels.im2col(img, k, s, p, pad_value)
-
-    def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-        """Fold patches into one zeroed image in place (``kernels.col2im``).
-
-        Args:
-            col: The patches (N, C, KH, KW, OH, OW).
-            img_shape: The image shape (N, C, H, W).
-            k: The kernel size, an ``(h, w)`` pair.
-            s: The stride, a pair.
-            p: The padding, a pair.
-
-        Returns:
-            The image, overlapping windows added up.
-        """
-        return kernels.col2im(col, img_shape, k, s, p)
 
     # numpy's global random state, the one DeZero's code draws from
     def randn(self, *shape: int, dtype: Any = None) -> Any:

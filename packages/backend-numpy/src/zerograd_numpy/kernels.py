@@ -1,7 +1,8 @@
 """im2col / col2im for numpy: one strided slice per kernel offset, written in place.
 
-Faster than :class:`~zerograd.backends.Backend`'s immutable defaults (no stacking, no
+Faster than zerograd-nn's generic kernels, written for immutable arrays (no stacking, no
 padded copies per offset); numpy arrays are mutable, so the kernels fill one array.
+:mod:`zerograd_numpy.nn_kernels` gives them to zerograd-nn.
 """
 
 from __future__ import annotations

@@ -22,8 +22,10 @@ from typing import Any
 __all__ = [
     "axis",
     "axis_or_dim",
+    "conv_args",
     "int_like",
     "integer",
+    "is_real",
     "normalize_axis",
     "pair",
     "positive_int",
@@ -93,12 +95,26 @@ def positive_int(owner: str, name: str, v: Any) -> int:
     return integer(owner, name, v, low=1)
 
 
+def is_real(v: Any) -> bool:
+    """Whether ``v`` is a real number.
+
+    A Python or library number counts, and so does a 0-d array (or Variable) of integers
+    or floats; bools, complex numbers, strings and 0-d arrays of other dtypes do not.
+    """
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, numbers.Real):
+        return True
+    kind = getattr(getattr(v, "dtype", None), "kind", None)
+    return getattr(v, "ndim", None) == 0 and kind is not None and kind in "iuf"
+
+
 def real_number(
     owner: str, name: str, v: Any, low: float = -math.inf, high: float = math.inf
 ) -> float:
     """Return ``v`` as a float when it is a real number in ``[low, high]``.
 
-    Python and numpy numbers (and 0-d arrays) count; bools, complex numbers and nan do not.
+    What :func:`is_real` accepts counts; nan does not.
 
     Args:
         owner: the function or class to name in the error.
@@ -114,7 +130,7 @@ def real_number(
         TypeError: ``v`` is not a real number.
         ValueError: ``v`` is nan or outside ``[low, high]``.
     """
-    if isinstance(v, bool) or not (isinstance(v, numbers.Real) or getattr(v, "ndim", 1) == 0):
+    if not is_real(v):
         raise TypeError(f"{owner}: {name} must be a real number, got {v!r} ({type(v).__name__})")
     try:
         x = float(v)
@@ -254,3 +270,38 @@ def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
             return (operator.index(x[0]), operator.index(x[1]))
         raise ValueError(f"{what}: expected an int or a pair of ints (h, w), got {len(x)}: {x!r}")
     raise TypeError(f"{what}: expected an int or a pair of ints (h, w), got {x!r}")
+
+
+def conv_args(
+    op: str, kernel_size: Any, stride: Any, pad: Any
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """``(kh, kw), (sh, sw), (ph, pw)`` checked: kernel and stride >= 1, pad >= 0.
+
+    Args:
+        op: the calling function's name, for error messages.
+        kernel_size: an int or a pair.
+        stride: an int or a pair.
+        pad: an int or a pair.
+
+    Returns:
+        The three pairs.
+
+    Raises:
+        TypeError: one of them is not an int or a pair of ints.
+        ValueError: one of them is a sequence of other than two ints, or is out of range.
+
+    Examples:
+        >>> conv_args("conv2d", 3, 1, (1, 0))
+        ((3, 3), (1, 1), (1, 0))
+    """
+    (kh, kw), (sh, sw), (ph, pw) = (
+        pair(kernel_size, what=f"{op}: kernel_size"),
+        pair(stride, what=f"{op}: stride"),
+        pair(pad, what=f"{op}: pad"),
+    )
+    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
+        raise ValueError(
+            f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "
+            f"{(ph, pw)} >= 0"
+        )
+    return (kh, kw), (sh, sw), (ph, pw)

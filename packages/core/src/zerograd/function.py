@@ -494,7 +494,9 @@ def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
                     f"{type(d).__module__}.{type(d).__qualname__} ({d!r:.40}), not an array of "
                     f"an installed backend; assign arrays to x.data (e.g. numpy.asarray(...))."
                 ) from exc
-        dtype = getattr(getattr(x, "data", None), "dtype", None)
+        if not isinstance(x, Variable):  # a raw operand: _constant has named it already
+            continue  # (and a datetime64 array's own .data, a buffer, raises ValueError)
+        dtype = getattr(x.data, "dtype", None)
         if dtype is not None and type(x.data) in _by_type:
             if _by_type[type(x.data)].dtype_kind(dtype) not in "biufc":
                 raise TypeError(_dtype_message(func, i, dtype)) from exc

@@ -85,6 +85,8 @@ class _Carrier:
 
         Raises:
             TypeError: ``x.grad`` is not a Variable (assigned by hand).
+            ValueError: ``x.grad`` has another shape than ``x`` (adding the new gradient
+                onto it would broadcast, silently, to a gradient of the wrong shape).
         """
         g = x.grad
         if not isinstance(g, Variable):
@@ -92,6 +94,15 @@ class _Carrier:
                 f"backward: a variable of shape {getattr(x.data, 'shape', None)} holds a grad "
                 f"of type {type(g).__module__}.{type(g).__qualname__}, not a Variable; a "
                 f"gradient must be a Variable or None (assign Variable(array), or cleargrad())."
+            )
+        want = getattr(x.data, "shape", None)
+        have = getattr(g.data, "shape", None)
+        if want is not None and have is not None and tuple(have) != tuple(want):
+            who = f"the variable {x.name!r}" if x.name else "a variable"
+            raise ValueError(
+                f"backward: {who} of shape {tuple(want)} holds a grad of shape {tuple(have)}; "
+                f"the new gradient is added onto the one held, so it must have the variable's "
+                f"shape. Assign one of shape {tuple(want)}, or call cleargrad() first."
             )
         return self.unwrap(g)
 

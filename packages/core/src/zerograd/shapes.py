@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["basic_index", "conv_outsize", "size_of", "summed_axes"]
+__all__ = ["basic_index", "conv_outsize", "conv_outsize_2d", "size_of", "summed_axes"]
 
 
 def size_of(x: Any) -> int:
@@ -55,6 +55,39 @@ def conv_outsize(size: int, k: int, s: int, p: int) -> int:
         5
     """
     return (size + 2 * p - k) // s + 1
+
+
+def conv_outsize_2d(op: str, h: int, w: int, k: tuple, s: tuple, p: tuple) -> tuple[int, int]:
+    """The output height and width of a convolution over an ``h`` by ``w`` image.
+
+    The one place zerograd-nn's convolutions and poolings and zerograd-cupy's kernels get
+    their output size from, and refuse a kernel that does not fit.
+
+    Args:
+        op: The calling function's name, for the error message.
+        h: The input's height.
+        w: The input's width.
+        k: The kernel size, an ``(h, w)`` pair of ints (checked: ``zerograd.checks.conv_args``).
+        s: The stride, a pair.
+        p: The padding, a pair.
+
+    Returns:
+        ``(oh, ow)``, each :func:`conv_outsize` of its axis.
+
+    Raises:
+        ValueError: The kernel does not fit the padded image (an output size below 1).
+
+    Examples:
+        >>> conv_outsize_2d("conv2d", 28, 28, (3, 3), (1, 1), (1, 1))
+        (28, 28)
+    """
+    oh, ow = conv_outsize(h, k[0], s[0], p[0]), conv_outsize(w, k[1], s[1], p[1])
+    if oh < 1 or ow < 1:
+        raise ValueError(
+            f"{op}: a kernel of {tuple(k)} with stride {tuple(s)} and pad {tuple(p)} does not "
+            f"fit an input of height/width {(h, w)}; use a smaller kernel or more padding."
+        )
+    return oh, ow
 
 
 def summed_axes(x_shape: tuple, shape: tuple) -> tuple[int, ...]:

@@ -1,9 +1,10 @@
 """Data-parallel training: the same model on every rank, gradients averaged before each update.
 
 ``broadcast_params`` copies rank 0's parameters to every rank once; ``DataParallelOptimizer``
-wraps any zerograd-nn optimizer and, on ``update()``, averages the gradients over the ranks,
-packed into one buffer per dtype (or buckets of ``bucket_bytes``), then lets the wrapped
-optimizer update. Every rank then holds the same parameters.
+wraps any zerograd-nn optimizer and, on ``update()``, averages the gradients over the ranks
+in the wrapped optimizer's flat gradient buffers (``Optimizer.lend_gradients``; one per
+group and dtype, allreduced in place, whole or in buckets of ``bucket_bytes``), then lets
+the wrapped optimizer update from them. Every rank then holds the same parameters.
 """
 
 from __future__ import annotations
@@ -123,6 +124,14 @@ def _groups(params: list[Parameter], bucket_bytes: int | None) -> list[list[Para
     return groups
 
 
+def _buckets(buf: Any, bucket_bytes: int | None) -> list[Any]:
+    """``buf`` (1-d) cut into consecutive slices of at most ``bucket_bytes`` (views)."""
+    if bucket_bytes is None:
+        return [buf]
+    step = max(1, bucket_bytes // buf.itemsize)
+    return [buf[i : i + step] for i in range(0, buf.shape[0], step)]
+
+
 def _bcast_data(comm: Communicator, params: list[Parameter], root: int) -> None:
     """Copy ``root``'s data of ``params`` (same layout on every rank) to every rank."""
     for group in _groups(params, None):
@@ -183,12 +192,14 @@ def broadcast_params(target: Any, comm: Communicator, root: int = 0) -> int:
 class DataParallelOptimizer:
     """Wrap ``optimizer`` so that ``update()`` first averages the gradients over the ranks.
 
-    The gradients of each dtype travel packed in one buffer (or buckets of ``bucket_bytes``),
-    one allreduce each, not one per parameter. Before that, the ranks agree on which
-    parameters have a gradient: one a rank lacks counts as zeros there, so no rank waits for
-    a message that never comes. A parameter that was never broadcast (a lazily sized layer,
-    or a model without ``broadcast_params``) is broadcast from ``root`` at that update,
-    which then skips the step: its gradients came from different weights (a warning says so).
+    The gradients of each dtype travel in the wrapped optimizer's flat gradient buffer,
+    allreduced in place (whole, or in consecutive slices of ``bucket_bytes``), not one
+    allreduce per parameter; the update then reads that buffer without gathering again.
+    Before that, the ranks agree on which parameters have a gradient: one a rank lacks
+    counts as zeros there, so no rank waits for a message that never comes. A parameter
+    that was never broadcast (a lazily sized layer, or a model without
+    ``broadcast_params``) is broadcast from ``root`` at that update, which then skips the
+    step: its gradients came from different weights (a warning says so).
 
     Other attributes (``lr``, ``hooks``, ``state_dict()``...) are the wrapped optimizer's.
 
@@ -202,7 +213,7 @@ class DataParallelOptimizer:
     Args:
         optimizer: any zerograd-nn optimizer (already set up, or set up through this one).
         comm: the communicator.
-        bucket_bytes: largest packed buffer in bytes; None packs each dtype in one buffer.
+        bucket_bytes: largest allreduce in bytes; None sends each buffer in one piece.
         root: the rank whose parameters everyone starts from.
         check_finite: refuse, on every rank, gradients holding nan or inf on any rank.
 
@@ -357,6 +368,25 @@ class DataParallelOptimizer:
         """PyTorch's name of :meth:`update` (averages the gradients too)."""
         self.update()
 
+    def replay_problem(self) -> str | None:
+        """Why a static-graph replay cannot run this optimizer's update, or None.
+
+        With more than one rank, ``update()`` averages the gradients through the
+        communicator between ``backward()`` and the update, outside zerograd's functions,
+        so a replay would skip the averaging; ``Trainer(static=True)`` asks this and runs
+        its steps eagerly, saying so once.
+
+        Returns:
+            The reason, or None on one rank (nothing is averaged there).
+        """
+        if self.comm.size == 1:
+            return None
+        return (
+            f"DataParallelOptimizer averages the gradients over {self.comm.size} ranks "
+            f"between backward() and the update, outside zerograd's functions, which a "
+            f"static-graph replay cannot record"
+        )
+
     def average_grads(self) -> bool:
         """Replace every gradient by its mean over the ranks, without updating.
 
@@ -437,8 +467,25 @@ class DataParallelOptimizer:
         return buf
 
     def _average(self, params: list[Parameter]) -> None:
-        """Replace each gradient by its mean over the ranks (zeros where a rank has none)."""
+        """Replace each gradient by its mean over the ranks (zeros where a rank has none).
+
+        The wrapped optimizer's flat gradient buffers (``lend_gradients``) are averaged in
+        place, in buckets; parameters it does not pack are packed here, as before.
+        """
         scale = 1.0 / self.comm.size
+        lend = getattr(self.optimizer, "lend_gradients", None)
+        if lend is not None:
+            for p in params:  # a gradient this rank lacks is zeros, in the flat buffer too
+                if p.grad is None:
+                    xp = get_array_module(p.data)
+                    p.grad = Variable(xp.zeros_like(p.data))
+            bufs, covered = lend(scale)  # scaled as they are gathered: one pass, then sum
+            for buf in bufs:
+                for piece in _buckets(buf, self.bucket_bytes):
+                    self.comm.allreduce_sum_inplace(piece)
+            if covered:
+                done = {id(p) for p in covered}
+                params = [p for p in params if id(p) not in done]
         for i, group in enumerate(_groups(params, self.bucket_bytes)):
             xp = get_array_module(group[0].data)
             size = sum(p.data.size for p in group)

@@ -3,17 +3,20 @@ missing gradients, lazy layers, and failures that change nothing on any rank."""
 
 from __future__ import annotations
 
+import tempfile
 import warnings
 
 import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
-from zerograd import Parameter
+from zerograd import Parameter, StaticGraphWarning, static_graph
 from zerograd_distributed import DataParallelOptimizer, broadcast_params
+from zerograd_nn import DataLoader
 from zerograd_nn.layers import Layer, Linear
 from zerograd_nn.models import MLP
-from zerograd_nn.optimizers import SGD, MomentumSGD
+from zerograd_nn.optimizers import SGD, Adam, MomentumSGD, flat
+from zerograd_nn.training import Trainer
 
 
 def _params(comm, seed_offset=0, shapes=((3, 4), (4,)), dtype=np.float32):
@@ -350,3 +353,135 @@ def test_a_nonfinite_gradient_on_one_rank(comm, bad_value):
     with np.errstate(invalid="ignore"):
         DataParallelOptimizer(SGD(lr=1.0), comm).setup(params).update()
     assert not np.isfinite(params[1].data[2]) and np.isfinite(params[0].data).all()
+
+
+def _trained(comm, static):
+    rng = np.random.default_rng(comm.rank)  # each rank its own batches
+    x = rng.random((24, 3), dtype=np.float32)
+    data = list(zip(x, (x.sum(axis=1) > 1.5).astype(np.int64)))
+    np.random.seed(0)
+    model = MLP((4, 2))
+    model(np.zeros((1, 3), np.float32))
+    broadcast_params(model, comm)
+    opt = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        trainer = Trainer(
+            model,
+            opt,
+            DataLoader(data, 8, shuffle=False),
+            max_iterations=6,
+            static=static,
+            out=tempfile.mkdtemp(),
+        )
+        trainer.run()
+    said = [str(w.message) for w in caught if w.category.__name__ == "StaticGraphWarning"]
+    return [p.data.copy() for p in model.params()], said
+
+
+def test_trainer_static_with_several_ranks_runs_eagerly_and_says_so_once(comm):
+    """It ran eagerly after one recorded call, with a warning that blamed "another
+    library" for the averaging; now the Trainer says why before the first step."""
+    eager, none = _trained(comm, static=False)
+    static, said = _trained(comm, static=True)
+    assert none == []
+    if comm.size == 1:  # nothing is averaged on one rank: the replay runs, silently
+        assert said == []
+    else:
+        assert said == [
+            f"zerograd_nn.training.Trainer(static=True): DataParallelOptimizer averages the "
+            f"gradients over {comm.size} ranks between backward() and the update, outside "
+            f"zerograd's functions, which a static-graph replay cannot record; every step "
+            f"runs eagerly (the same results, no replay)."
+        ]
+    for a, b in zip(eager, static):
+        np.testing.assert_array_equal(a, b)
+
+
+def _stepped(comm, deco, x, t):
+    np.random.seed(0)
+    model = MLP((4, 2))
+    model(x)
+    broadcast_params(model, comm)
+    opt = DataParallelOptimizer(SGD(lr=0.1), comm).setup(model)
+
+    @deco
+    def step(xb, tb):
+        loss = F.softmax_cross_entropy(model(xb), tb)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(5):
+            step(x, t)
+    said = [str(w.message) for w in caught if issubclass(w.category, StaticGraphWarning)]
+    return [p.data.copy() for p in model.params()], said
+
+
+def test_a_static_graph_step_of_several_ranks_runs_eagerly_with_a_warning(comm):
+    x = np.random.default_rng(comm.rank).random((8, 3), dtype=np.float32)
+    t = (x.sum(axis=1) > 1.5).astype(np.int64)
+    eager, _ = _stepped(comm, lambda f: f, x, t)
+    static, said = _stepped(comm, static_graph, x, t)
+    if comm.size == 1:  # the flat buffer is averaged in place with itself: nothing changes
+        assert said == []
+    else:
+        assert len(said) == 1 and "were changed between backward and the update" in said[0]
+    for a, b in zip(eager, static):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_the_optimizers_flat_gradient_buffer_is_averaged_in_place_in_buckets(comm, monkeypatch):
+    params = _params(comm, 11, ((6, 5), (5,), (5, 3)))  # 50 float32: 200 bytes
+    broadcast_params(params, comm)
+    opt = DataParallelOptimizer(Adam(0.01), comm, bucket_bytes=48).setup(params)
+    rng = np.random.default_rng(comm.rank)
+    grads = [rng.standard_normal(p.data.shape).astype(np.float32) for p in params]
+    mean_grads = [comm.allreduce(g, "mean") for g in grads]
+    sent = []
+    real = comm.allreduce_sum_inplace
+    monkeypatch.setattr(comm, "allreduce_sum_inplace", lambda b: sent.append(b) or real(b))
+    for p, g in zip(params, grads):
+        p.grad = Parameter(g.copy())
+    opt.update()
+    for p, g in zip(params, mean_grads):
+        np.testing.assert_allclose(p.grad.data, g, rtol=1e-6)
+    if comm.size == 1:
+        assert sent == []  # one rank: nothing to average
+        return
+    flat_grads = opt.optimizer._packer.segments[(0, np.ndarray, np.dtype(np.float32))].grad
+    for p in params:  # each gradient: its view of the averaged buffer the update read
+        assert np.shares_memory(p.grad.data, flat_grads)
+    # slices of that buffer, 12 float32 (48 bytes) at most: no packing copy
+    assert [b.size for b in sent] == [12, 12, 12, 12, 2]
+    assert all(np.shares_memory(b, flat_grads) for b in sent)
+
+
+@pytest.mark.parametrize("make", [lambda: Adam(0.01), lambda: MomentumSGD(0.1)])
+def test_averaging_on_the_flat_buffer_gives_the_bytes_of_per_parameter_packing(
+    comm, monkeypatch, make
+):
+    def run():
+        params = _params(comm, 12, ((4, 3), (3,), (3, 2), (2,)))
+        broadcast_params(params, comm)
+        opt = DataParallelOptimizer(make(), comm, bucket_bytes=40).setup(params)
+        rng = np.random.default_rng(7 + comm.rank)
+        for step in range(3):
+            for i, p in enumerate(params):
+                if step == 1 and i == 1 and comm.rank == 0:  # missing on one rank: zeros
+                    p.grad = None
+                    continue
+                p.grad = Parameter(rng.standard_normal(p.data.shape).astype(np.float32))
+            opt.update()
+        return [p.data.tobytes() for p in params]
+
+    packed = run()
+    with monkeypatch.context() as m:
+        m.setattr(flat, "PACKED_BACKENDS", frozenset())
+        reference = run()
+    assert packed == reference
+    every = comm.allgather_obj(packed)
+    assert all(r == every[0] for r in every)

@@ -26,9 +26,10 @@ from typing import IO, Any
 
 from zerograd.backends import get_backend
 
-from .atomic import remove_stale_temporaries, write_atomically
+from .atomic import checked_path, file_kind, remove_stale_temporaries, write_atomically
 
 __all__ = [
+    "STORED_KINDS",
     "Archive",
     "Member",
     "WeightFileError",
@@ -38,8 +39,31 @@ __all__ = [
     "numpy_module",
     "open_archive",
     "read_members",
+    "stored_dtype_error",
     "write_archive",
 ]
+
+STORED_KINDS = "biuf"
+"""The dtype kinds an archive holds (bool, signed and unsigned integers, floats): what
+every save writes and every load reads back into a parameter. Others are refused when
+saving, so that no file is written that its load would refuse."""
+
+
+def stored_dtype_error(op: str, what: str, dtype: Any) -> TypeError | None:
+    """The error for saving an array of ``dtype`` as ``what``; None when it can be stored.
+
+    Args:
+        op: the saving function's name.
+        what: the array, as the user knows it (``"parameter 'l1/W'"``).
+        dtype: its dtype.
+    """
+    if dtype.kind in STORED_KINDS:
+        return None
+    return TypeError(
+        f"{op}: {what} has dtype {dtype}, which weight files and checkpoints do not hold "
+        f"(they hold bool, integer and float arrays; convert it, e.g. with .astype(float), "
+        f"or save complex values as their real and imaginary parts). Nothing was written."
+    )
 
 
 class WeightFileError(ValueError):
@@ -91,6 +115,9 @@ def npz_path(path: str | os.PathLike, op: str) -> str:
 def write_archive(path: str, arrays: Mapping[str, Any], op: str) -> str:
     """Write numpy ``arrays`` as ``<name>.npy`` members of ``path``, atomically.
 
+    The callers have checked each dtype with :func:`stored_dtype_error`, naming the array
+    as their users know it.
+
     Args:
         path: the archive to write.
         arrays: ``{name: array}``; each becomes one member.
@@ -136,18 +163,6 @@ def _damaged(
     )
 
 
-_KINDS = (
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _kind(mode: int) -> str:
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
-
-
 def _open_regular(path: str, op: str, what: str, hint: str, error: type) -> tuple[IO[bytes], int]:
     """``path`` opened for reading, and its size, if it is a regular file (or a link to one).
 
@@ -156,6 +171,7 @@ def _open_regular(path: str, op: str, what: str, hint: str, error: type) -> tupl
     the open cannot block (``O_NONBLOCK``; ``fstat`` checks the file opened, in case the
     path changed in between).
     """
+    checked_path(path, op)
     shown = repr(path)
     if os.path.islink(path):
         shown += f" (a link to {os.path.realpath(path)!r})"
@@ -168,7 +184,7 @@ def _open_regular(path: str, op: str, what: str, hint: str, error: type) -> tupl
             )
         if not stat.S_ISREG(mode):
             raise error(
-                f"{op}: {shown} is {_kind(mode)}, not a regular file; a {what} is read only "
+                f"{op}: {shown} is {file_kind(mode)}, not a regular file; a {what} is read only "
                 f"from a regular file. Give the path of the {what} itself."
             )
 

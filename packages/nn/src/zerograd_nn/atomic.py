@@ -38,7 +38,7 @@ import tempfile
 from collections.abc import Callable
 from typing import IO, Any
 
-__all__ = ["remove_stale_temporaries", "write_atomically"]
+__all__ = ["checked_path", "file_kind", "remove_stale_temporaries", "write_atomically"]
 
 
 # the longest tail a temporary's name adds to its stem: "." before it, then
@@ -139,12 +139,44 @@ def remove_stale_temporaries(path: str) -> list[str]:
     return removed
 
 
-def _target(path: str, op: str) -> str:
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` that is neither a regular file nor a folder is."""
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def checked_path(path: str, op: str) -> str:
+    """``path``, refused if no file can have it: it holds a NUL byte.
+
+    The operating system takes no such name, and Python's own error ("embedded null
+    byte") would name neither the operation nor the path.
+
+    Raises:
+        ValueError: ``path`` holds a NUL byte.
+    """
+    if "\x00" in path:
+        raise ValueError(
+            f"{op}: the path {path!r} holds a NUL byte ('\\x00'), which no file name can "
+            f"hold; remove it. Nothing was read or written."
+        )
+    return path
+
+
+def _target(path: str, op: str, example: str) -> str:
     """The file a write to ``path`` replaces: ``path``, or the file a symbolic link names.
 
     Raises:
         OSError: ``path`` is a link that cannot be followed (a loop).
         IsADirectoryError: ``path`` is a folder.
+        FileExistsError: ``path`` is (or links to) a FIFO, a device or a socket: the
+            rename would replace it by a regular file.
     """
     target = path
     if os.path.islink(path):
@@ -163,37 +195,57 @@ def _target(path: str, op: str) -> str:
         raise IsADirectoryError(
             errno.EISDIR,
             f"{op}: {path!r} is a folder, not a file; give the name of a file in it "
-            f"(such as {os.path.join(path, 'model.npz')!r}). Nothing was written",
+            f"(such as {os.path.join(path, example)!r}). Nothing was written",
+        )
+    try:
+        mode = os.stat(target).st_mode
+    except OSError:  # not there yet: it is created
+        return target
+    if not stat.S_ISREG(mode):
+        shown = repr(path) + (f" (a link to {target!r})" if target != path else "")
+        raise FileExistsError(
+            errno.EEXIST,
+            f"{op}: {shown} is {file_kind(mode)}, not a regular file; a save replaces only "
+            f"regular files, and would put a file in its place. Give another path. Nothing "
+            f"was written",
         )
     return target
 
 
-def write_atomically(path: str, write: Callable[[IO[bytes]], Any], op: str) -> str:
+def write_atomically(
+    path: str, write: Callable[[IO[bytes]], Any], op: str, example: str = "model.npz"
+) -> str:
     """Create or replace the file ``path`` with what ``write`` writes, atomically.
 
     Args:
         path: the file to write (a symbolic link: the file it points at).
         write: called once with the temporary file, open for binary writing.
         op: the calling function's name, for error messages.
+        example: a name of the kind of file written, for the error when ``path`` is a
+            folder.
 
     Returns:
         ``path``.
 
     Raises:
+        ValueError: ``path`` is empty or holds a NUL byte.
         FileNotFoundError: the folder of ``path`` does not exist.
         IsADirectoryError: ``path`` is a folder.
+        FileExistsError: ``path`` is a FIFO, a device or a socket (or a link to one).
         OSError: the folder does not take new files (read-only, full), or the name is
             longer than its file system allows; nothing written.
         Exception: whatever ``write`` raises; the target is then as it was and the
             temporary is gone.
     """
-    directory = os.path.dirname(os.path.abspath(path))
+    if not path:  # abspath("") is the working folder: the rename would fail naming ''
+        raise ValueError(f"{op}: the path is empty; give a file name. Nothing was written.")
+    directory = os.path.dirname(os.path.abspath(checked_path(path, op)))
     if not os.path.isdir(directory):
         raise FileNotFoundError(
             f"{op}: the directory {os.path.dirname(path) or directory!r} of {path!r} does not "
             f"exist; create it first (os.makedirs)."
         )
-    target = _target(path, op)
+    target = _target(path, op, example)
     directory, base = os.path.split(os.path.abspath(target))  # "model.npz": the working folder
     if not os.path.isdir(directory):  # a link to a file in a folder that is not there
         raise FileNotFoundError(

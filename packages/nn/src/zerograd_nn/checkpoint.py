@@ -66,7 +66,14 @@ _SAFE = "".join(c for c in string.printable[:95] if c not in "/%\\")
 
 
 class CheckpointError(_a.WeightFileError):
-    """A checkpoint is unreadable, or does not fit the objects it is loaded into."""
+    """A checkpoint is unreadable, or does not fit the objects it is loaded into.
+
+    Attributes:
+        missing: the part (``"optimizer"``, ``"scheduler"``, ``"loader"``) an object was
+            given for but the file does not hold, else None.
+    """
+
+    missing: str | None = None
 
 
 def _is_array(x: Any) -> bool:
@@ -81,16 +88,27 @@ def _is_array(x: Any) -> bool:
     return True
 
 
-def _split(obj: Any, key: str, arrays: dict[str, Any], where: str) -> Any:
+def _split(
+    obj: Any, key: str, arrays: dict[str, Any], where: str, inside: tuple[int, ...] = ()
+) -> Any:
     """``obj`` as JSON-able data; arrays go to ``arrays[key]`` and leave a reference.
 
     A dict whose only key is ``"__array__"`` is saved as ``{"__array__": [its value]}``: a
-    reference is always a string, so :func:`_join` tells the two apart.
+    reference is always a string, so :func:`_join` tells the two apart. ``inside`` holds
+    the ids of the lists and dicts ``obj`` is inside of, to refuse one that holds itself.
     """
+    if isinstance(obj, (dict, list, tuple)):
+        if id(obj) in inside:
+            raise ValueError(
+                f"save_checkpoint: {where} holds itself (a list or dict inside itself), "
+                f"which a checkpoint cannot store. Nothing was written."
+            )
+        inside = (*inside, id(obj))
     if _is_array(obj):
         a = as_numpy(obj.data if isinstance(obj, Variable) else obj)
-        if a.dtype.hasobject:
-            raise TypeError(f"save_checkpoint: {where} is an object array; only numbers.")
+        error = _a.stored_dtype_error(_SAVE, where, a.dtype)
+        if error is not None:
+            raise error
         arrays[key] = a
         return {_REF: key}
     if isinstance(obj, dict):
@@ -98,19 +116,23 @@ def _split(obj: Any, key: str, arrays: dict[str, Any], where: str) -> Any:
         if bad:
             raise TypeError(f"save_checkpoint: {where} has non-string keys {bad[:3]}.")
         out = {
-            k: _split(v, f"{key}/{_member(k)}", arrays, f"{where}[{k!r}]") for k, v in obj.items()
+            k: _split(v, f"{key}/{_member(k)}", arrays, f"{where}[{k!r}]", inside)
+            for k, v in obj.items()
         }
         return {_REF: [out[_REF]]} if set(out) == {_REF} else out
     if isinstance(obj, (list, tuple)):
-        return [_split(v, f"{key}/{i}", arrays, f"{where}[{i}]") for i, v in enumerate(obj)]
+        return [_split(v, f"{key}/{i}", arrays, f"{where}[{i}]", inside) for i, v in enumerate(obj)]
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     item = getattr(obj, "item", None)  # numpy scalars
     if callable(item) and getattr(obj, "shape", None) == ():
-        return item()
+        value = item()
+        if isinstance(value, (bool, int, float, str)):
+            return value
+        obj = value  # a complex or a datetime: refused below, by its Python type
     raise TypeError(
-        f"save_checkpoint: {where} is a {type(obj).__name__}; a checkpoint holds numbers, "
-        f"strings, lists, dicts and arrays only."
+        f"save_checkpoint: {where} is a {type(obj).__name__}; a checkpoint holds real "
+        f"numbers, strings, None, lists, dicts and arrays only."
     )
 
 
@@ -269,8 +291,8 @@ def save_checkpoint(
         TypeError: ``model`` is not a Layer/Model, ``optimizer`` is not an optimizer
             (a model, say), another object has no state dict, ``epoch``/``iteration`` is
             not an int, or a part holds something a checkpoint cannot store.
-        ValueError: ``epoch`` or ``iteration`` is negative, ``path`` names a folder, or
-            the optimizer was set up on another model.
+        ValueError: ``epoch`` or ``iteration`` is negative, ``path`` names a folder, the
+            optimizer was set up on another model, or ``extra`` holds itself.
         FileNotFoundError: the directory does not exist.
 
     Nothing is written when it raises.
@@ -347,7 +369,7 @@ def _description(archive: _a.Archive) -> dict[str, Any]:
                 f"{op}: {path!r} is damaged: its description names an array that the archive "
                 f"does not list ({ref!r}); it may be truncated. Save it again with {_SAVE}()."
             )
-    bad = [k for k, m in members.items() if m.dtype.kind not in "fiub"]
+    bad = [k for k, m in members.items() if m.dtype.kind not in _a.STORED_KINDS]
     if bad:
         raise CheckpointError(f"{op}: {path!r} holds non-numeric arrays {bad}.")
     return parts
@@ -433,10 +455,12 @@ def _prepare(
     op = "load_checkpoint"
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
         if obj is not None and name not in saved:
-            raise CheckpointError(
+            error = CheckpointError(
                 f"{op}: {path!r} holds no {name} state; pass {name}=None or save it with "
                 f"{_SAVE}(..., {name}=...)."
             )
+            error.missing = name
+            raise error
     model_commit, incoming, _ = prepare_load(
         model, saved["model"], strict, owner=type(model).__name__
     )
@@ -485,7 +509,8 @@ def load_checkpoint(
         ``{"epoch", "iteration", "extra"}``.
 
     Raises:
-        TypeError: ``model`` is not a Layer/Model, or another object has no state dict.
+        TypeError: ``model`` is not a Layer/Model, another object has no state dict, or
+            ``strict`` is not a bool.
         FileNotFoundError: no file at ``path``.
         CheckpointError: unreadable; ``path`` is a folder, a FIFO or a device; or an
             object was given whose state the file lacks.
@@ -494,6 +519,8 @@ def load_checkpoint(
     """
     op = "load_checkpoint"
     _check_objects(op, model, optimizer, scheduler, loader)
+    if not isinstance(strict, bool):
+        raise TypeError(f"{op}: strict must be True or False, got {strict!r}.")
     hint = "latest_checkpoint(folder) finds its newest"
     # 1. open: a regular file, its directory and headers checked
     with _a.open_archive(path, op, "checkpoint", _SAVE, hint, CheckpointError) as archive:

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_backend
 
+from .archives import STORED_KINDS
 from .conversion import fitted
 
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
@@ -65,11 +66,12 @@ def _as_array(value: Any) -> Any:
 
 
 def _numeric(value: Any) -> bool:
+    """An array of a kind a parameter is saved and loaded with (the archives' table)."""
     dtype = getattr(value, "dtype", None)
     if dtype is None or not hasattr(value, "shape"):
         return False
     try:
-        return backend_of(value).dtype_kind(dtype) in "fiu"
+        return backend_of(value).dtype_kind(dtype) in STORED_KINDS
     except Exception:  # noqa: BLE001 - an array type no backend owns
         return False
 
@@ -113,10 +115,12 @@ def prepare_load(
         ``id(param)`` to the array it will hold.
 
     Raises:
-        TypeError: ``d`` is not a mapping.
+        TypeError: ``d`` is not a mapping, or ``strict`` is not a bool.
         ValueError: ``d`` does not fit ``layer``.
     """
     op = f"{owner}.load_state_dict"
+    if not isinstance(strict, bool):
+        raise TypeError(f"{op}: strict must be True or False, got {strict!r}.")
     if not isinstance(d, Mapping):
         raise TypeError(
             f"{op}(d): d must be a mapping of parameter names to arrays (as state_dict() "
@@ -130,6 +134,7 @@ def prepare_load(
         problems.append(f"missing: {missing}")
     if strict and unexpected:
         problems.append(f"not in the model: {unexpected}")
+    names_only = bool(problems)  # strict=False helps only when names alone differ
     for k, p in params.items():
         if k not in d:
             continue
@@ -137,13 +142,22 @@ def prepare_load(
         if not _numeric(a):
             what = getattr(a, "dtype", type(a).__name__)
             problems.append(f"{k}: expected a numeric array, got {what}")
+            names_only = False
         elif p.data is not None and tuple(a.shape) != tuple(p.data.shape):
             problems.append(f"{k}: model {tuple(p.data.shape)}, given {tuple(a.shape)}")
+            names_only = False
     if problems:
         raise ValueError(
             f"{op}: the state dict does not fit {type(layer).__name__} ({'; '.join(problems)}). "
             f"Nothing was changed; pass the state_dict() of the same architecture"
-            + (" or strict=False to load the names that match." if strict else ".")
+            + (
+                " or strict=False to load the names that match."
+                if names_only
+                else " (strict=False skips only names, never a parameter of another shape "
+                "or dtype: leave such parameters out of the state dict)."
+                if strict
+                else "."
+            )
         )
     default = next(
         (backend_of(p.data) for p in params.values() if p.data is not None), get_backend()

@@ -16,7 +16,14 @@ from typing import Any
 
 from zerograd.backends import as_array_of, as_numpy, backend_of, get_backend
 
-from .archives import WeightFileError, npz_path, open_archive, write_archive
+from .archives import (
+    STORED_KINDS,
+    WeightFileError,
+    npz_path,
+    open_archive,
+    stored_dtype_error,
+    write_archive,
+)
 from .conversion import fitted
 
 __all__ = [
@@ -58,6 +65,7 @@ def save_weights(layer: Any, path: str | os.PathLike) -> str:
 
     Raises:
         WeightFileError: a parameter has no data yet.
+        TypeError: a parameter's dtype is one weight files do not hold (complex).
         FileNotFoundError: the directory does not exist.
     """
     path = npz_path(path, "save_weights")
@@ -69,6 +77,10 @@ def save_weights(layer: Any, path: str | os.PathLike) -> str:
             f"not seen an input); run one forward pass first, or pass in_size/in_channels."
         )
     arrays = {k: as_numpy(p.data) for k, p in params.items()}
+    for k, a in arrays.items():
+        error = stored_dtype_error("save_weights", f"parameter {k!r}", a.dtype)
+        if error is not None:
+            raise error
     return write_archive(path, arrays, "save_weights")
 
 
@@ -92,7 +104,7 @@ def check_fit(
         for k, p in params.items()
         if k in shapes and p.data is not None and tuple(p.data.shape) != tuple(shapes[k])
     ]
-    bad = [f"{k}: dtype kind {c!r}" for k, c in kinds.items() if c not in "fiub"]
+    bad = [f"{k}: dtype kind {c!r}" for k, c in kinds.items() if c not in STORED_KINDS]
     parts = []
     if missing:
         parts.append(f"missing in the file: {missing}")

@@ -118,7 +118,7 @@ def export(
     program = build_program(first, xs, ys, second, names, out_names, params)
     proto = build_model(program, opset, out_names, model)
     data = proto.SerializeToString()
-    write_atomically(path, lambda f: f.write(data), _OP)
+    write_atomically(path, lambda f: f.write(data), _OP, example="model.onnx")
     return path
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from zerograd import Variable
 from zerograd.backends import as_numpy
+from zerograd.checks import real_number
 
 from .capture import capture, layer_sites
 from .errors import ParityError
@@ -106,12 +107,14 @@ def check(
         ParityError: an output's shape or values differ beyond the tolerances (an
             ``AssertionError``); the message gives the errors of every output.
         ValueError: ``inputs`` do not fit the file's inputs (count, or a fixed axis's
-            length).
+            length); ``rtol`` or ``atol`` is negative or nan; ONNX Runtime cannot load the
+            file (not ONNX, or damaged).
         TypeError: an input's dtype is not the file's, or an argument has the wrong type.
-        FileNotFoundError: no file at ``path``.
+        FileNotFoundError: no file at ``path`` (or a folder, a FIFO).
         ImportError: ONNX Runtime is not installed.
     """
     path = file_path(path, _OP)
+    rtol, atol = real_number(_OP, "rtol", rtol, low=0.0), real_number(_OP, "atol", atol, low=0.0)
     try:
         import onnxruntime as ort  # the [check] extra
     except ImportError as exc:
@@ -120,11 +123,22 @@ def check(
             f"pip install 'zerograd-onnx[check]' (or pip install onnxruntime)"
         ) from exc
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"{_OP}: no ONNX file at {path!r}; export one first")
+        what = "a folder" if os.path.isdir(path) else "a FIFO, a device or a socket"
+        raise FileNotFoundError(
+            f"{_OP}: {path!r} is {what}, not an ONNX file; give the file export() wrote"
+            if os.path.exists(path)
+            else f"{_OP}: no ONNX file at {path!r}; export one first"
+        )
     arrays = input_arrays(inputs, _OP, "inputs")
     options = ort.SessionOptions()
     options.log_severity_level = 3  # errors only
-    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime's own error types, for any bad file
+        raise ValueError(
+            f"{_OP}: ONNX Runtime cannot load {path!r} ({type(exc).__name__}: {exc}); it is not "
+            f"an ONNX file, or a damaged one: export it again."
+        ) from exc
     feeds = _feeds(session.get_inputs(), arrays)
     _, out = capture(model, tuple(Variable(a) for a in arrays), layer_sites(model))
     ours = [as_numpy(y.data) for y in (out if isinstance(out, (tuple, list)) else (out,))]

@@ -359,87 +359,6 @@ class Backend:
             y = self.asarray(y)
         return y if y.shape == shape else self.xp.reshape(y, shape)
 
-    def pad(self, x: Any, pad_width: Any, value: float = 0.0) -> Any:
-        """Optional. Return ``x`` padded with ``value``, as a new array.
-
-        Default: ``xp.full`` blocks and ``xp.concat``.
-
-        Args:
-            x: An array of this backend.
-            pad_width: One ``(before, after)`` pair of ints per axis.
-            value: What the padding holds.
-
-        Returns:
-            The padded array.
-        """
-        return _std.pad(self.xp, x, pad_width, value)
-
-    def im2col(self, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float = 0.0) -> Any:
-        """Optional kernel. Return the patches (N, C, KH, KW, OH, OW) of ``img`` (N, C, H, W).
-
-        Default: one strided slice per kernel offset, stacked.
-
-        Args:
-            img: The image batch.
-            k: The kernel size, an ``(h, w)`` pair of ints.
-            s: The stride, a pair.
-            p: The padding, a pair.
-            pad_value: What the padding holds (``-inf`` for max pooling).
-
-        Returns:
-            A new array; ``[n, c, j, i, y, x]`` is the padded image's
-            ``[n, c, j + s[0]*y, i + s[1]*x]``.
-        """
-        return _std.im2col(self, img, k, s, p, pad_value)
-
-    def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-        """Optional kernel. Fold patches into an image, the adjoint of :meth:`im2col`.
-
-        Values add up where windows overlap. Default: each offset's patches spread with zeros
-        by reshaping, placed by :meth:`pad`, and summed.
-
-        Args:
-            col: The patches (N, C, KH, KW, OH, OW).
-            img_shape: The image shape (N, C, H, W).
-            k: The kernel size, an ``(h, w)`` pair of ints.
-            s: The stride, a pair.
-            p: The padding, a pair.
-
-        Returns:
-            A new array of ``img_shape``.
-        """
-        return _std.col2im(self, col, img_shape, k, s, p)
-
-    def softmax(self, x: Any, axis: int) -> Any:
-        """Optional kernel. Return ``exp(x) / sum(exp(x), axis)`` without overflow.
-
-        Default: the maximum along ``axis`` subtracted, then ``exp``, ``sum`` and a division
-        (four array calls; a GPU backend does it in one launch).
-
-        Args:
-            x: A floating-point array with at least one element along ``axis``.
-            axis: A non-negative axis of ``x``.
-
-        Returns:
-            A new array of ``x``'s shape and dtype.
-        """
-        return _std.softmax(self.xp, x, axis)
-
-    def cross_entropy_rows(self, x: Any, t: Any) -> Any:
-        """Optional kernel. Each row's cross-entropy, ``logsumexp(x[i]) - x[i, t[i]]``.
-
-        Default: log-sum-exp after subtracting each row's maximum, then the labels' entries
-        picked (seven array calls; a GPU backend does it in one launch).
-
-        Args:
-            x: Floating-point scores, shape (N, C) with C >= 1.
-            t: Integer labels, shape (N,), each in ``0..C - 1`` (the caller checks).
-
-        Returns:
-            A new array of shape (N,) and ``x``'s dtype.
-        """
-        return _std.cross_entropy_rows(self.xp, x, t)
-
     def assign(self, target: Any, value: Any) -> None:
         """Optional. Write ``value`` into ``target`` in place (``target[...] = value``).
 
@@ -496,6 +415,30 @@ class Backend:
                 first.
         """
         self.assign(out, _std.compute(self.xp, op, x1, x2))
+
+    def flatten_into(self, arrays: list, out: Any = None) -> Any:
+        """Optional. The elements of ``arrays`` (each in C order), one after another, in 1-d.
+
+        zerograd-nn's optimizers pack parameters, their state and their gradients into
+        flat buffers with it (one call per buffer, whatever the number of arrays). Called
+        with ``out`` only when :meth:`writable` is true for it, with ``out`` 1-d, of the
+        arrays' dtype and their total size. Default: ``xp.concat`` of ``xp.reshape``-d
+        arrays, written with :meth:`assign`. numpy and CuPy override it with
+        ``concatenate(..., out=out)``, which allocates nothing.
+
+        Args:
+            arrays: arrays of this backend and one dtype, of any shapes.
+            out: the array to write into; None for a new one.
+
+        Returns:
+            ``out``, or the new array.
+        """
+        xp = self.xp
+        flat = xp.concat([xp.reshape(a, (-1,)) for a in arrays], axis=0)
+        if out is None:
+            return flat
+        self.assign(out, flat)
+        return out
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} ({self.device})>"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from ..shapes import conv_outsize
 from .contract import IN_PLACE_OPS
 
 _KINDS = (
@@ -86,105 +85,6 @@ def scatter_add_on_host(backend: Any, a: Any, indices: Any, values: Any) -> Any:
     return backend.from_numpy(out)
 
 
-def pad(xp: Any, x: Any, pad_width: Any, value: float) -> Any:
-    """Return ``x`` with ``(before, after)`` blocks of ``value`` joined on each axis.
-
-    Args:
-        xp: The array API namespace of ``x``.
-        x: The array.
-        pad_width: One ``(before, after)`` pair per axis.
-        value: What the padding holds.
-
-    Returns:
-        The padded array.
-    """
-    for axis, (before, after) in enumerate(pad_width):
-        if not (before or after):
-            continue
-        parts = []
-        for size in (before, None, after):
-            if size is None:
-                parts.append(x)
-            elif size:
-                shape = x.shape[:axis] + (size,) + x.shape[axis + 1 :]
-                parts.append(xp.full(shape, value, dtype=x.dtype, device=x.device))
-        x = xp.concat(parts, axis=axis)
-    return x
-
-
-def im2col(backend: Any, img: Any, k: tuple, s: tuple, p: tuple, pad_value: float) -> Any:
-    """Return the patches (N, C, KH, KW, OH, OW): one strided slice per kernel offset, stacked.
-
-    Args:
-        backend: The backend of ``img``.
-        img: The image batch (N, C, H, W).
-        k: The kernel size, an ``(h, w)`` pair.
-        s: The stride, a pair.
-        p: The padding, a pair.
-        pad_value: What the padding holds.
-
-    Returns:
-        The patches.
-    """
-    xp = backend.xp
-    (kh, kw), (sh, sw), (ph, pw) = k, s, p
-    n, c, h, w = img.shape
-    oh, ow = conv_outsize(h, kh, sh, ph), conv_outsize(w, kw, sw, pw)
-    if ph or pw:
-        img = backend.pad(img, ((0, 0), (0, 0), (ph, ph), (pw, pw)), pad_value)
-    windows = [
-        img[:, :, j : j + sh * (oh - 1) + 1 : sh, i : i + sw * (ow - 1) + 1 : sw]
-        for j in range(kh)
-        for i in range(kw)
-    ]
-    return xp.reshape(xp.stack(windows, axis=2), (n, c, kh, kw, oh, ow))
-
-
-def _spread(xp: Any, a: Any, axis: int, step: int) -> Any:
-    """Put ``step - 1`` zeros after each element of ``a`` along ``axis`` (a is 4-D)."""
-    if step == 1:
-        return a
-    a = xp.expand_dims(a, axis=axis + 1)
-    zeros_shape = a.shape[: axis + 1] + (step - 1,) + a.shape[axis + 2 :]
-    a = xp.concat([a, xp.zeros(zeros_shape, dtype=a.dtype, device=a.device)], axis=axis + 1)
-    shape = a.shape[:axis] + (a.shape[axis] * step,) + a.shape[axis + 2 :]
-    return xp.reshape(a, shape)
-
-
-def col2im(backend: Any, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
-    """Fold patches into an image, the adjoint of :func:`im2col`.
-
-    Each offset's patches are spread, padded into place and summed.
-
-    Args:
-        backend: The backend of ``col``.
-        col: The patches (N, C, KH, KW, OH, OW).
-        img_shape: The image shape (N, C, H, W).
-        k: The kernel size, an ``(h, w)`` pair.
-        s: The stride, a pair.
-        p: The padding, a pair.
-
-    Returns:
-        An array of ``img_shape``.
-    """
-    xp = backend.xp
-    n, c, h, w = img_shape
-    (kh, kw), (sh, sw), (ph, pw) = k, s, p
-    oh, ow = col.shape[4], col.shape[5]
-    full_h, full_w = h + 2 * ph + sh - 1, w + 2 * pw + sw - 1
-    img = None
-    for j in range(kh):
-        for i in range(kw):
-            part = _spread(xp, _spread(xp, col[:, :, j, i, :, :], 2, sh), 3, sw)
-            part = backend.pad(
-                part,
-                ((0, 0), (0, 0), (j, full_h - j - oh * sh), (i, full_w - i - ow * sw)),
-                0.0,
-            )
-            img = part if img is None else img + part
-    return img[:, :, ph : h + ph, pw : w + pw]
-
-
 _BINARY = {
     "add": operator.add,
     "subtract": operator.sub,
@@ -245,17 +145,3 @@ def writable_type(backend: Any, x: Any) -> bool:
             known = False
         cache[type(x)] = known
     return known
-
-
-def softmax(xp: Any, x: Any, axis: int) -> Any:
-    """``exp(x - max) / sum(exp(x - max))`` along ``axis`` (:meth:`Backend.softmax`)."""
-    y = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
-    return y / xp.sum(y, axis=axis, keepdims=True)
-
-
-def cross_entropy_rows(xp: Any, x: Any, t: Any) -> Any:
-    """``logsumexp(x[i]) - x[i, t[i]]`` per row (:meth:`Backend.cross_entropy_rows`)."""
-    m = xp.max(x, axis=1, keepdims=True)
-    lse = m + xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True))
-    rows = xp.arange(x.shape[0], device=getattr(x, "device", None))  # numpy 1.26: none
-    return -((x - lse)[rows, t])

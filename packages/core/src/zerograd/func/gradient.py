@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,18 @@ def _split_aux(out: Any, op: str) -> tuple[Any, Any]:
     return out[0], out[1]
 
 
-def _scalar(out: Any, op: str) -> None:
+def check_scalar(out: Any, op: str) -> None:
+    """Refuse an output of ``op`` that is not one number (a Variable, array or number, shape ())."""
+    if not isinstance(out, (Variable, numbers.Number)) and not hasattr(out, "shape"):
+        hint = {
+            type(None): " (a missing return?)",
+            tuple: "; return the output alone, or (output, aux) with has_aux=True",
+            list: "; return the output alone, or (output, aux) with has_aux=True",
+        }.get(type(out), "")
+        raise TypeError(
+            f"{op}: the function must return a scalar (a Variable, an array or a number), "
+            f"got {type(out).__name__}{hint}."
+        )
     shape = tuple(getattr(out, "shape", ()))
     if shape:
         raise ValueError(
@@ -54,7 +66,7 @@ def value_and_grad_call(
     aux = None
     if has_aux:
         out, aux = _split_aux(out, op)
-    _scalar(out, op)
+    check_scalar(out, op)
     caught = lin.walk([out], [None])
     grads = [lin.result(i, g) for i, g in enumerate(caught)]
     value = out

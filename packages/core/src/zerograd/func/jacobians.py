@@ -17,9 +17,10 @@ from ..backends import backend_of, device_of
 from ..variable import Constant, Variable
 from . import arguments
 from .batched import BatchedData
+from .gradient import check_scalar
 from .linearize import Linearization
 from .products import Pushforward
-from .trees import flatten
+from .trees import flatten, flatten_outputs
 from .vectorize import vmap
 
 
@@ -106,7 +107,7 @@ def jacrev(
         aux = None
         if has_aux:
             out, aux = _pair(out, "jacrev")
-        out_leaves, out_tree = flatten(out)
+        out_leaves, out_tree = flatten_outputs(out, "jacrev")
         blocks = []
         for o in out_leaves:
             shape = tuple(getattr(o, "shape", ()))
@@ -311,9 +312,7 @@ def hvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, An
     lin = Linearization("hvp", leaves, paths)
     out = lin.call(f, *arguments.replaced(tuple(primals), nums, trees, lin.standins))
     lin.release()
-    shape = tuple(getattr(out, "shape", ()))
-    if shape:
-        raise ValueError(f"hvp: the function must return a scalar (shape ()), got shape {shape}")
+    check_scalar(out, "hvp")
     first = lin.walk([out], [None], create_graph=True)
     total = None
     for g, t in zip(first, t_leaves):

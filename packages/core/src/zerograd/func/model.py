@@ -23,7 +23,9 @@ def functional_call(model: Any, params: Any, *args: Any, **kwargs: Any) -> Any:
         params: ``{dotted name: array or Variable}`` as ``model.named_params()`` names them
             (``'l0.W'``); parameters left out keep the model's values. A tuple or list of
             such dicts (parameters and buffers, as ``torch.func`` takes them) is merged.
-        *args: the model's inputs.
+        *args: the model's inputs. One tuple alone is ``torch.func``'s form of them and is
+            unpacked: ``functional_call(model, p, (x,))`` calls ``model(x)`` (a model whose
+            one input is a tuple takes ``((a, b),)``).
         **kwargs: the model's keyword arguments.
 
     Returns:
@@ -65,4 +67,6 @@ def functional_call(model: Any, params: Any, *args: Any, **kwargs: Any) -> Any:
             f"functional_call: params must be a dict {{name: array}} (or a tuple of dicts), "
             f"got {type(params).__name__}"
         )
+    if len(args) == 1 and type(args[0]) is tuple:  # torch.func's functional_call(m, p, (x,))
+        args = args[0]
     return bind(merged)(*args, **kwargs)

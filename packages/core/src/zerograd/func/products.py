@@ -16,7 +16,7 @@ from ..variable import Variable
 from . import arguments
 from .batched import BatchedData
 from .linearize import Linearization
-from .trees import Tree, flatten
+from .trees import Tree, flatten, flatten_outputs
 
 
 def _check_like(values: list, refs: list, paths: list[str], what: str, op: str) -> list:
@@ -89,7 +89,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     aux = None
     if has_aux:
         out, aux = _split(out)
-    out_leaves, out_tree = flatten(out)
+    out_leaves, out_tree = flatten_outputs(out, "vjp")
     out_paths = out_tree.paths()
 
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
@@ -137,7 +137,7 @@ class Pushforward:
         if has_aux:
             out, self.aux = _split(out)
         self.out = out
-        self.out_leaves, self.out_tree = flatten(out)
+        self.out_leaves, self.out_tree = flatten_outputs(out, op)
         zeros = [_zeros_like(o) for o in self.out_leaves]
         self.cotan = Linearization(op, zeros, self.out_tree.paths())
         self.g = self.cotan.call(

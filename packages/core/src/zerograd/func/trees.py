@@ -7,8 +7,11 @@ Variable, a number, None) and puts results back in the same shape.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable
 from typing import Any
+
+from ..variable import Variable
 
 
 class Tree:
@@ -79,6 +82,36 @@ def _flatten(x: Any, leaves: list) -> Tree:
         return Tree("dict", tuple(x), tuple(_flatten(v, leaves) for v in x.values()))
     leaves.append(x)
     return Tree("leaf")
+
+
+def flatten_outputs(out: Any, op: str) -> tuple[list, Tree]:
+    """:func:`flatten` of a function's outputs, each leaf checked to be one.
+
+    A leaf that is not a Variable, an array or a number (None from a missing ``return``, a
+    string) would otherwise be taken as a constant and give zeros, or fail deep inside.
+
+    Args:
+        out: what the function returned (its aux taken out).
+        op: the transform's name, for the error.
+
+    Returns:
+        ``(leaves, tree)``.
+
+    Raises:
+        TypeError: a leaf is not a Variable, an array or a number.
+    """
+    leaves, tree = flatten(out)
+    for v, path in zip(leaves, tree.paths()):
+        if isinstance(v, (Variable, numbers.Number)) or (
+            hasattr(v, "shape") and hasattr(v, "dtype")
+        ):
+            continue
+        raise TypeError(
+            f"{op}: the function's output{' ' + path if path else ''} is "
+            f"{type(v).__name__} {v!r:.40}, not a Variable, an array or a number"
+            f"{' (a missing return?)' if v is None else ''}."
+        )
+    return leaves, tree
 
 
 def map_leaves(fn: Callable[[Any], Any], x: Any) -> Any:

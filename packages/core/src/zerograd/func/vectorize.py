@@ -15,7 +15,7 @@ from ..checks import int_like
 from ..variable import Variable
 from . import arguments
 from .batched import BatchedData, BatchedVariable, Level, constant
-from .trees import broadcast_prefix, flatten
+from .trees import broadcast_prefix, flatten, flatten_outputs
 
 
 def _check_axes(value: Any, what: str) -> None:
@@ -221,7 +221,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
         try:
             with modes.entered(level):
                 out = f(*call_args, **kwargs)
-            out_leaves, out_tree = flatten(out)
+            out_leaves, out_tree = flatten_outputs(out, "vmap")
             out_ax = broadcast_prefix(out_axes, out_tree, "vmap: out_axes")
             paths = out_tree.paths()
             return out_tree.rebuild(

@@ -255,6 +255,49 @@ def _about(x: Any) -> str:
     return f"a {type(x).__name__}{name}" + ("" if shape is None else f" of shape {tuple(shape)}")
 
 
+def _memory_of(a: Any) -> Any:
+    """The array whose memory ``a`` views (``a`` itself when it owns its memory)."""
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
+
+
+def _overlap(a: Any, b: Any) -> bool:
+    """Whether the arrays ``a`` and ``b`` share memory.
+
+    Parameters packed into one buffer (an optimizer's flat parameters) all view that
+    buffer, so a common base alone does not say which one ``a`` views; the backend's
+    ``shares_memory`` does, where it has one.
+    """
+    if _memory_of(a) is not _memory_of(b):
+        return False
+    backend = _by_type.get(type(a))
+    shares = getattr(getattr(backend, "xp", None), "shares_memory", None)
+    return True if shares is None else bool(shares(a, b))
+
+
+def _argument_changed(i: int, leaf: Any, code: list, captured: list) -> str:
+    """Why a call whose argument ``i`` (the array ``leaf``) changed in place is refused.
+
+    An argument that views a Parameter's memory (``step(w.data[:1])``) changes when the
+    update writes the Parameter: the call did not write it by hand.
+    """
+    shape = tuple(leaf.shape)
+    updated = [p for ins in code if type(ins) is Effect for p in ins.params]
+    for v in (*updated, *[c[0] for c in captured]):
+        if v.data is not None and _overlap(leaf, v.data):
+            return (
+                f"its argument {i} (an array of shape {shape}) is a view of the data of "
+                f"{_about(v)}, which changes in place inside the call (an optimizer's update "
+                f"writes it), so the argument changes with it; a replay would read the "
+                f"argument as the call began. Pass a copy (w.data[:1].copy())"
+            )
+    return (
+        f"it changes its argument {i} (an array of shape {shape}) in place (x *= 2, "
+        f"x[...] = ...), which a replay would not do; compute a new array (x = x * 2)"
+    )
+
+
 class Trace:
     """The recorder of one call (see the module docstring).
 
@@ -730,11 +773,7 @@ class Trace:
         held = {leaf for leaf, v in self.aliases if isinstance(v, Parameter)}  # step(w.data)
         for i, leaf in enumerate(self.leaves):
             if type(leaf) in _by_type and i not in held and self.arg_bits[i] != bits(leaf):
-                self.refuse(
-                    f"it changes its argument {i} (an array of shape {tuple(leaf.shape)}) in "
-                    f"place (x *= 2, x[...] = ...), which a replay would not do; compute "
-                    f"a new array (x = x * 2)"
-                )
+                self.refuse(_argument_changed(i, leaf, self.code, self._captured))
         for n in self.names():
             how = n.changed()
             if how is not None:

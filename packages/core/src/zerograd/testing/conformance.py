@@ -171,38 +171,6 @@ def test_creation_with_device_stays_on_the_backend(backend):
         assert backend_of(made + a) is backend
 
 
-def test_pad_im2col_col2im_match_numpy(backend):
-    """``pad``, ``im2col`` and ``col2im`` give what numpy and the numpy backend give."""
-    img = _rng.standard_normal((2, 3, 5, 4))
-    k, s, p = (3, 2), (2, 1), (1, 1)
-    padded = np.pad(img, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=-1.0)
-    got = backend.to_numpy(backend.pad(_put(backend, img), ((0, 0), (0, 0), (1, 1), (1, 1)), -1.0))
-    _close(got, padded)
-    numpy_backend = get_backend("numpy")
-    col = backend.im2col(_put(backend, img), k, s, p, 0.0)
-    ref = numpy_backend.im2col(img, k, s, p, 0.0)
-    _close(backend.to_numpy(col), ref)
-    g = _rng.standard_normal(ref.shape)
-    back = backend.col2im(_put(backend, g), img.shape, k, s, p)
-    _close(backend.to_numpy(back), numpy_backend.col2im(g, img.shape, k, s, p))
-
-
-def test_softmax_and_cross_entropy_rows_match_numpy(backend):
-    """``softmax`` and ``cross_entropy_rows`` give what the numpy backend gives.
-
-    One score is large enough that ``exp`` would overflow without the maximum subtracted.
-    """
-    numpy_backend = get_backend("numpy")
-    x = _rng.standard_normal((6, 5)) * 4
-    x[0, 1] = 700.0
-    t = np.array([1, 0, 4, 2, 2, 3])
-    got = backend.cross_entropy_rows(_put(backend, x), _put(backend, t, "int64"))
-    _close(backend.to_numpy(got), numpy_backend.cross_entropy_rows(x, t))
-    for axis in (0, 1):
-        got = backend.softmax(_put(backend, x), axis)
-        _close(backend.to_numpy(got), numpy_backend.softmax(x, axis))
-
-
 def test_resolve_dtype_and_dtype_kind(backend):
     """``resolve_dtype`` accepts dtype names and ``dtype_kind`` classifies them."""
     for name, kind in (("float32", "f"), ("float64", "f"), ("int64", "i")):
@@ -292,6 +260,28 @@ def test_compute_into_writes_numpys_result_where_writable(backend, op):
         got = backend.to_numpy(target)
         assert got.dtype == np.float32, f"compute_into({op!r}, ...) wrote {got.dtype}"
         np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=f"{op}{args!r}")
+
+
+def test_flatten_into_lays_arrays_end_to_end(backend):
+    """``flatten_into`` makes (or, where ``writable``, fills) one 1-d array of every element.
+
+    The arrays' elements in C order, one array after another, 0-d and empty ones included.
+    """
+    parts = [
+        _rng.random((2, 3)).astype(np.float32),
+        np.float32(0.25) * np.ones((), np.float32),
+        np.zeros((0, 4), np.float32),
+        _rng.random(5).astype(np.float32),
+    ]
+    expected = np.concatenate([p.ravel() for p in parts])
+    arrays = [_put(backend, p.copy(), "float32") for p in parts]
+    made = backend.to_numpy(backend.flatten_into(arrays))
+    assert made.dtype == np.float32 and made.shape == (12,)
+    np.testing.assert_array_equal(made, expected)
+    out = _put(backend, np.zeros(12), "float32")
+    if backend.writable(out):
+        assert backend.flatten_into(arrays, out) is out
+        np.testing.assert_array_equal(backend.to_numpy(out), expected)
 
 
 # -- scatter_add -----------------------------------------------------------------------------

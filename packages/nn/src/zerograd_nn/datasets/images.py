@@ -118,8 +118,9 @@ class MNIST(_ImageFiles):
     """MNIST digits: ``data`` (N, 1, 28, 28) uint8, ``label`` (N,) int64.
 
     Reads the four standard files (``train-images-idx3-ubyte.gz``, ...) from ``root``
-    (default ``<data_home>/mnist``). The default transform flattens and scales to [0, 1]
-    as DeZero's does.
+    (default ``<data_home>/mnist``), each gzip'd or unpacked (``train-images-idx3-ubyte``;
+    only a gzip'd file's MD5 sum is known, so only it is checked). The default transform
+    flattens and scales to [0, 1] as DeZero's does.
 
     Args:
         train: the 60,000 training images (True) or the 10,000 test images.
@@ -172,8 +173,15 @@ class MNIST(_ImageFiles):
             ValueError: a file is corrupt, or the images and labels do not match.
         """
         prefix = "train" if self.train else "t10k"
-        names = [f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"]
-        files = {n: (self.url + n, self.md5[n] and f"md5:{self.md5[n]}") for n in names}
+        names, files = [], {}
+        for gz in (f"{prefix}-images-idx3-ubyte.gz", f"{prefix}-labels-idx1-ubyte.gz"):
+            raw = gz[: -len(".gz")]
+            if not (self.root / gz).is_file() and (self.root / raw).is_file():
+                names.append(raw)  # unpacked by the user: the MD5 sum is the .gz file's
+                files[raw] = (None, None)
+            else:
+                names.append(gz)
+                files[gz] = (self.url + gz, self.md5[gz] and f"md5:{self.md5[gz]}")
         paths = fetch(self.name, self.root, files, self.download)
         images, labels = read_idx(paths[names[0]]), read_idx(paths[names[1]])
         if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):

@@ -1,8 +1,10 @@
 """Convolution geometry: kernel, stride and pad checked, output sizes, im2col and col2im.
 
-The unfold (im2col) and fold (col2im) run on the backend's kernels
-(:meth:`~zerograd.backends.Backend.im2col`), so a backend with faster ones (zerograd-cupy's
-CUDA kernels) is used without a change here.
+The unfold (im2col) and fold (col2im) run on the backend's nn kernels
+(:func:`zerograd_nn.kernels.kernels_of`), so a backend with faster ones (zerograd-cupy's
+CUDA kernels) is used without a change here. The argument checks and output sizes are
+core's (:func:`zerograd.checks.conv_args`, :func:`zerograd.shapes.conv_outsize_2d`), shared
+with zerograd-cupy's kernels.
 """
 
 from __future__ import annotations
@@ -10,39 +12,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from zerograd.backends import backend_of, get_array_module
-from zerograd.checks import pair
-from zerograd.shapes import conv_outsize
+from zerograd.backends import get_array_module
+from zerograd.checks import conv_args
+from zerograd.shapes import conv_outsize, conv_outsize_2d
 
-
-def conv_args(
-    op: str, kernel_size: Any, stride: Any, pad: Any
-) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
-    """``(kh, kw), (sh, sw), (ph, pw)`` checked: kernel and stride >= 1, pad >= 0.
-
-    Args:
-        op: the calling function's name, for error messages.
-        kernel_size: an int or a pair.
-        stride: an int or a pair.
-        pad: an int or a pair.
-
-    Returns:
-        The three pairs.
-
-    Raises:
-        ValueError: one of them is not an int or a pair of ints, or is out of range.
-    """
-    (kh, kw), (sh, sw), (ph, pw) = (
-        pair(kernel_size, what=f"{op}: kernel_size"),
-        pair(stride, what=f"{op}: stride"),
-        pair(pad, what=f"{op}: pad"),
-    )
-    if kh < 1 or kw < 1 or sh < 1 or sw < 1 or ph < 0 or pw < 0:
-        raise ValueError(
-            f"{op}: kernel_size {(kh, kw)} and stride {(sh, sw)} must be >= 1 and pad "
-            f"{(ph, pw)} >= 0"
-        )
-    return (kh, kw), (sh, sw), (ph, pw)
+from ..kernels import kernels_of
 
 
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
@@ -106,13 +80,7 @@ def _conv_geometry(
     if len(img_shape) != 4:
         raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(img_shape)}")
     (kh, kw), (sh, sw), (ph, pw) = conv_args(op, kernel_size, stride, pad)
-    h, w = img_shape[2], img_shape[3]
-    oh, ow = get_conv_outsize(h, kh, sh, ph), get_conv_outsize(w, kw, sw, pw)
-    if oh < 1 or ow < 1:
-        raise ValueError(
-            f"{op}: a kernel of {(kh, kw)} with stride {(sh, sw)} and pad {(ph, pw)} does not "
-            f"fit an input of height/width {(h, w)}; use a smaller kernel or more padding."
-        )
+    oh, ow = conv_outsize_2d(op, img_shape[2], img_shape[3], (kh, kw), (sh, sw), (ph, pw))
     return (kh, kw), (sh, sw), (ph, pw), (oh, ow)
 
 
@@ -145,7 +113,7 @@ def im2col_array(
         "im2col", img.shape, kernel_size, stride, pad
     )
     n, c = img.shape[:2]
-    col = backend_of(img).im2col(img, (kh, kw), (sh, sw), (ph, pw), pad_value=pad_value)
+    col = kernels_of(img).im2col(img, (kh, kw), (sh, sw), (ph, pw), pad_value=pad_value)
     if to_matrix:
         col = xp.reshape(xp.permute_dims(col, (0, 4, 5, 1, 2, 3)), (n * oh * ow, -1))
     return col
@@ -192,7 +160,7 @@ def col2im_array(
             f"{tuple(img_shape)} with kernel {(kh, kw)}, stride {(sh, sw)}, pad {(ph, pw)} "
             f"(expected {(n, c, kh, kw, oh, ow)})."
         )
-    return backend_of(col).col2im(col, tuple(img_shape), (kh, kw), (sh, sw), (ph, pw))
+    return kernels_of(col).col2im(col, tuple(img_shape), (kh, kw), (sh, sw), (ph, pw))
 
 
 _cached_geometry = functools.lru_cache(maxsize=1024)(_conv_geometry)

@@ -18,6 +18,7 @@ from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import get_item, reshape, transpose
 from zerograd.typing import ArrayLike, Pair
 
+from ..kernels import kernels_of
 from .arrays import array_arg
 from .conv import Col2im, Im2col
 from .geometry import conv_geometry
@@ -65,7 +66,7 @@ def _pad(x: Any, geometry: tuple, value: float) -> Any:
     ph, pw = geometry[2]
     if not (ph or pw):
         return x
-    return backend_of(x).pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), value)
+    return kernels_of(x).pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), value)
 
 
 def _tiles(geometry: tuple, shape: tuple) -> bool:
@@ -165,7 +166,7 @@ class Pooling2DGrad(Function):
         # each window's winner gets gy, in im2col's layout (N, C, KH, KW, OH, OW): one col2im
         col = backend_of(gy).astype(p.mask, gy.dtype)  # a new array: written in place below
         col *= xp.reshape(gy, (n, c, 1, 1, oh, ow))  # JAX arrays: a new product
-        return backend_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
+        return kernels_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` read at each window's winner (:class:`Pooling2DWithIndexes`)."""

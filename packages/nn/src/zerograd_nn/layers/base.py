@@ -361,6 +361,13 @@ class Layer:
                 swap[id(param)] = Parameter(param.data, name=param.name)
                 continue
             value = params[name]
+            empty = value is None or (isinstance(value, Variable) and value.data is None)
+            if empty and param.data is not None:  # (an unsized parameter's None stays None)
+                raise TypeError(
+                    f"with_params: params[{name!r}] holds no array (None) for a parameter of "
+                    f"shape {tuple(param.shape)}; give an array, or leave {name!r} out to keep "
+                    f"the model's value."
+                )
             if not isinstance(value, Variable):
                 try:
                     value = Variable(value)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.checks import pair
+from zerograd.checks import conv_args, pair
 from zerograd.typing import ArrayLike, Pair
 
 from .. import functional as F
 from .. import initializers as _init
-from ..functional.geometry import conv_args
 from .argument_order import check_conv_first_input, check_nobias_is_no_width
 from .base import Layer
 from .pytorch_names import CONV_KEYWORDS, refuses_pytorch_keywords

@@ -6,7 +6,8 @@ parameter that has a gradient, all at once or (when anything is wrong) not at al
 optimizer has a settable ``lr`` (Adam's ``alpha`` is the same value), a ``state_dict()``
 and pickles. Per-parameter state lives on the parameter's backend and follows the
 parameter when it moves. Updates write into ``param.data`` in place where the array type
-allows it, and keep its dtype.
+allows it, and keep its dtype; on numpy and CuPy the parameters are packed into flat
+buffers first (``param.data`` becomes a view at the first update; see :mod:`.flat`).
 
 >>> import numpy as np
 >>> from zerograd import Parameter

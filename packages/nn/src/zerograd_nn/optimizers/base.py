@@ -14,6 +14,7 @@ from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 
 from . import state as _st
+from .flat import Packer
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
 from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
@@ -93,6 +94,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         self.param_groups: list[dict[str, Any]] = []
         self._state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._scratch = Scratch()
+        self._packer = Packer()
 
     # -- set-up ---------------------------------------------------------------------------
     @classmethod
@@ -132,6 +134,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         name = type(self).__name__
         if self.target is not None:  # set up again: a replay recorded before must not run on
             _replaced()
+        self._packer.clear()
         if isinstance(target, (list, tuple)) and target and isinstance(target[0], dict):
             groups = [make_group(self, g, i) for i, g in enumerate(target)]
             seen: set[int] = set()
@@ -254,14 +257,82 @@ class Optimizer(metaclass=_SetUpOnCreation):
                     if p.grad is not None:
                         self.update_one(p)
             return
-        plan = []
-        for group, ps in grouped:
-            hp = self._coefficients(self._checked(group or self.defaults))
-            names, n = self._state_for(hp), self._scratch_count(hp)
-            for p in ps:
-                if p.grad is not None:
-                    plan.append(self._planned(p, hp, names, n))
+        plan, used = [], []
+        for hp, names, n, segments, rest in self._planned_groups(grouped):
+            for key, seg, new, members in segments:
+                plan.append((None, seg, (key, new, hp, members)))
+                used.append(key)
+            for p in rest:
+                plan.append(self._planned(p, hp, names, n))
         self._commit(plan)
+        self._packer.retain(used)
+
+    def _planned_groups(
+        self, grouped: list[tuple[dict, list[Parameter]]], coefficients: bool = True
+    ) -> list[tuple]:
+        """Each group's step: its parameters with a gradient, packed where they can be.
+
+        May fail (a bad hyperparameter, no memory for new buffers); changes nothing.
+        ``coefficients``: add :meth:`_coefficients` to each group's hyperparameters (what
+        the step itself needs; packing does not).
+
+        Returns:
+            ``[(hp, state names, scratch count, [(key, segment, new, params)], others)]``.
+        """
+        packer = self._packer
+        out = []
+        for i, (group, ps) in enumerate(grouped):
+            hp = self._checked(group or self.defaults)
+            if coefficients:
+                hp = self._coefficients(hp)
+            names, n = self._state_for(hp), self._scratch_count(hp)
+            packed, rest = packer.split([p for p in ps if p.grad is not None], self._state)
+            segments = []
+            for (kind, dtype), members in packed.items():
+                key = (i, kind, dtype)
+                seg, new, left = packer.plan(key, members, names, self._state, n)
+                if seg is not None:
+                    if left:
+                        gone = {id(p) for p in left}
+                        members = [p for p in members if id(p) not in gone]
+                    segments.append((key, seg, new, members))
+                rest.extend(left)
+            out.append((hp, names, n, segments, rest))
+        return out
+
+    def lend_gradients(self, scale: float | None = None) -> tuple[list[Any], list[Parameter]]:
+        """The flat buffers the next :meth:`update` reads the gradients from, filled now.
+
+        For data-parallel training: the gradients of the packed parameters are gathered
+        into their flat buffers, and each of those parameters' gradient becomes its view of
+        them. Whatever changes the buffers in place before the next :meth:`update`
+        (averaging over ranks) changes the gradients that update reads, with no copy.
+        Parameters that are not packed (see :mod:`.flat`) are not in the answer.
+
+        Args:
+            scale: a factor each gradient is multiplied by as it is gathered (``1 / ranks``
+                for a mean), in the same pass; None gathers them as they are.
+
+        Returns:
+            ``(flat gradient buffers, the parameters whose gradients they hold)``; both
+            empty for an optimizer written DeZero's way (``update_one``), or when planning
+            the update fails (the update itself then says why).
+        """
+        if type(self).update_one is not Optimizer.update_one or self.target is None:
+            return [], []
+        try:
+            planned = self._planned_groups(self.grouped_params(), coefficients=False)
+        except Exception:  # the update raises it, with nothing changed
+            return [], []
+        bufs, covered = [], []
+        for _, _, _, segments, _ in planned:
+            for key, seg, new, members in segments:
+                if new:
+                    seg.fill(members, self._state)
+                    self._packer.keep(key, seg)
+                bufs.append(seg.lend_grads(members, scale))
+                covered.extend(members)
+        return bufs, covered
 
     def _coefficients(self, hp: dict) -> dict:
         """The scalars of one group's step (hyperparameters, Adam's bias correction).
@@ -327,6 +398,16 @@ class Optimizer(metaclass=_SetUpOnCreation):
     def _commit(self, plan: list) -> None:
         """Write the planned changes (nothing here can fail after the checks)."""
         for p, u, args in plan:
+            if p is None:  # a segment of flat parameters: the rule once over its buffers
+                key, new, hp, members = args
+                if new:
+                    u.fill(members, self._state)
+                    self._packer.keep(key, u)
+                u.gather_grads(members)
+                into = IntoArrays.of(backend_of(u.data))
+                step, _ = self._rule(into, u.data, u.grad, u.state, u.scratch, hp)
+                into.add(u.data, step, out=u.data)
+                continue
             if u is not None:  # the in-place path: the rule writes into state and scratch
                 grad, state, scratch, hp, new = args
                 data = p.data
@@ -630,6 +711,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         state = dict(self.__dict__)
         state["_state"] = list(self._state.items())  # a WeakKeyDictionary cannot be pickled
         state.pop("_scratch", None)  # buffers only, made again on the next update
+        state.pop("_packer", None)  # the parameters' views pickle as arrays; packed again
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -639,6 +721,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         self.__dict__.update(state)
         self._state = weakref.WeakKeyDictionary(pairs)
         self._scratch = Scratch()
+        self._packer = Packer()
 
 
 def _is_float(a: Any) -> bool:

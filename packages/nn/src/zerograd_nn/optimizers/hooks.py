@@ -14,6 +14,7 @@ from typing import Any
 from zerograd import Parameter, Variable
 from zerograd.backends import get_array_module
 
+from .hyper import check_hyper
 from .watch import report_assignments
 
 
@@ -22,13 +23,19 @@ class WeightDecay:
     """Hook adding ``rate * param`` to each gradient (L2 regularisation).
 
     Args:
-        rate: the decay coefficient.
+        rate: the decay coefficient: a finite number >= 0 (a 0-d array counts).
+
+    Raises:
+        TypeError: ``rate`` is not a real number.
+        ValueError: ``rate`` is negative or not finite (checked again at each call, for
+            a rate assigned later).
 
     To spare biases and normalization scales, use the optimizers' ``weight_decay`` with
     :func:`~zerograd_nn.optimizers.weight_decay_groups` instead.
     """
 
     def __init__(self, rate: float) -> None:
+        check_hyper("WeightDecay", "rate", rate)
         self.rate = rate
 
     def __call__(self, params: list[Parameter]) -> None:
@@ -37,7 +44,7 @@ class WeightDecay:
         Args:
             params: the parameters that have a gradient.
         """
-        rate = float(self.rate)
+        rate = check_hyper("WeightDecay", "rate", self.rate)
         for param in params:
             param.grad = Variable(param.grad.data + rate * param.data)
 
@@ -47,10 +54,16 @@ class ClipGrad:
     """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``.
 
     Args:
-        max_norm: the largest global L2 norm allowed.
+        max_norm: the largest global L2 norm allowed: a finite number >= 0 (a 0-d
+            array counts).
+
+    Raises:
+        TypeError: ``max_norm`` is not a real number.
+        ValueError: ``max_norm`` is negative or not finite (checked again at each call).
     """
 
     def __init__(self, max_norm: float) -> None:
+        check_hyper("ClipGrad", "max_norm", max_norm)
         self.max_norm = max_norm
 
     def __call__(self, params: list[Parameter]) -> None:
@@ -59,11 +72,12 @@ class ClipGrad:
         Args:
             params: the parameters that have a gradient.
         """
+        limit = check_hyper("ClipGrad", "max_norm", self.max_norm)
         total = 0.0
         for param in params:
             g = param.grad.data
             total += float(get_array_module(g).sum(g * g))
-        rate = float(self.max_norm) / (math.sqrt(total) + 1e-6)
+        rate = limit / (math.sqrt(total) + 1e-6)
         if rate < 1:
             for param in params:
                 param.grad = Variable(param.grad.data * rate)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
+
+from zerograd.checks import is_real
 
 
 class hyperparameter:
@@ -98,10 +99,11 @@ def check_hyper(owner: str, name: str, value: Any, spec: hyperparameter | None =
         ``float(value)``.
 
     Raises:
-        TypeError: ``value`` is not a real number (bools refused).
+        TypeError: ``value`` is not a real number (bools refused; a 0-d array of
+            integers or floats counts, as in :func:`zerograd.checks.is_real`).
         ValueError: ``value`` is not finite or out of the range.
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    if not is_real(value):
         raise TypeError(
             f"{owner}: {name} must be a real number, got {value!r} ({type(value).__name__})."
         )

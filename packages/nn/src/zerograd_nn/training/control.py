@@ -174,6 +174,7 @@ class StepScheduler(Extension):
         monitor: the observation ReduceLROnPlateau watches (``'val/loss'``); only for it.
 
     Raises:
+        TypeError: ``scheduler`` has no ``step()`` method.
         ValueError: when ``monitor`` is missing for ReduceLROnPlateau, or given for another
             scheduler.
     """
@@ -181,6 +182,11 @@ class StepScheduler(Extension):
     priority = PRIORITY_EDITOR
 
     def __init__(self, scheduler: Any, trigger: Any = (1, "epoch"), monitor: str | None = None):
+        if not callable(getattr(scheduler, "step", None)):
+            raise TypeError(
+                f"zerograd_nn.training.StepScheduler: scheduler must have a step() method (a "
+                f"zerograd_nn.schedulers scheduler), got {type(scheduler).__name__}."
+            )
         needs = type(scheduler).__name__ == "ReduceLROnPlateau"
         if needs and monitor is None:
             raise ValueError(

@@ -7,7 +7,9 @@ from typing import Any
 
 from zerograd import no_grad, test_mode
 
-from .extension import PRIORITY_WRITER, Extension
+from .extension import PRIORITY_WRITER, Extension, metric_functions, observed_number
+
+_WHO = "zerograd_nn.training.Evaluator"
 
 
 class Evaluator(Extension):
@@ -37,8 +39,14 @@ class Evaluator(Extension):
         prefix: str = "val/",
         trigger: Any = (1, "epoch"),
     ) -> None:
+        for what, fn in (("model", model), ("loss_fn", loss_fn)):
+            if fn is not None and not callable(fn):
+                raise TypeError(
+                    f"{_WHO}: {what} must be callable or None (the trainer's), got "
+                    f"{type(fn).__name__} {fn!r:.40}."
+                )
         self.loader, self.model, self.loss_fn = loader, model, loss_fn
-        self.metrics = None if metrics is None else dict(metrics)
+        self.metrics = None if metrics is None else metric_functions(_WHO, metrics)
         self.prefix, self.trigger = prefix, trigger
 
     def evaluate(self, trainer: Any) -> dict[str, float]:
@@ -65,13 +73,10 @@ class Evaluator(Extension):
                 y = model(x)
                 n = len(t)
                 for name, fn in fns.items():
-                    sums[name] += float(fn(y, t).data) * n
+                    sums[name] += observed_number(_WHO, name, fn(y, t)) * n
                 count += n
         if count == 0:
-            raise ValueError(
-                "zerograd_nn.training.Evaluator: the validation loader yielded no example; "
-                "check its dataset"
-            )
+            raise ValueError(f"{_WHO}: the validation loader yielded no example; check its dataset")
         return {self.prefix + k: v / count for k, v in sums.items()}
 
     def __call__(self, trainer: Any) -> None:

@@ -12,7 +12,7 @@ readers), then in the order they were added.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from zerograd.checks import positive_int
@@ -27,6 +27,56 @@ PRIORITY_SNAPSHOT = -100
 """Snapshot runs last, so that it saves what the other extensions did at that point."""
 
 _UNITS = ("iteration", "epoch")
+
+
+def metric_functions(who: str, metrics: Any) -> dict[str, Callable[[Any, Any], Any]]:
+    """``metrics`` (``{name: fn(y, t)}``, or None) as a dict, every entry checked.
+
+    Raises:
+        TypeError: ``metrics`` is not a mapping of string names to callables.
+    """
+    if metrics is None:
+        return {}
+    if not isinstance(metrics, Mapping):
+        raise TypeError(
+            f"{who}: metrics must be a dict of names to functions fn(y, t), such as "
+            f"{{'accuracy': F.accuracy}}, got {type(metrics).__name__}."
+        )
+    for name, fn in metrics.items():
+        if not isinstance(name, str) or not callable(fn):
+            raise TypeError(
+                f"{who}: metrics must map string names to functions fn(y, t); got "
+                f"{name!r}: {fn!r:.60}."
+            )
+    return dict(metrics)
+
+
+def observed_number(who: str, name: str, value: Any) -> float:
+    """``value`` (a loss or a metric: a Variable, array or number) as one float.
+
+    Raises:
+        TypeError: ``value`` is not one number (a string, None, several values).
+    """
+    a = value.data if hasattr(value, "data") and hasattr(value, "creator") else value
+    size = getattr(a, "size", 1)
+    if isinstance(a, (str, bytes)) or a is None or size != 1:
+        what = (
+            f"values of shape {tuple(a.shape)}"
+            if hasattr(a, "shape")
+            else f"{type(a).__name__} ({a!r:.40})"
+        )
+        raise TypeError(
+            f"{who}: {name!r} gave {what}, not one number; a loss or a metric "
+            f"returns one number per batch (reduce it, e.g. F.mean(...))."
+        )
+    if getattr(a, "ndim", 0):  # one value of shape (1,): float() of it is deprecated
+        a = a.reshape(())
+    try:
+        return float(a)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{who}: {name!r} gave {type(a).__name__} ({a!r:.40}), not one number ({exc})."
+        ) from None
 
 
 class IntervalTrigger:

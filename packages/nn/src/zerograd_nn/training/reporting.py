@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from zerograd.checks import positive_int
+
 from ..atomic import write_atomically
 from .extension import PRIORITY_READER, Extension, fires, get_trigger
 
@@ -211,7 +213,9 @@ class PrintReport(Extension):
     def __init__(
         self, entries: Sequence[str] | None = None, log_report: str = "LogReport", file: Any = None
     ) -> None:
-        self.entries = None if entries is None else list(entries)
+        self.entries = (
+            None if entries is None else [entries] if isinstance(entries, str) else list(entries)
+        )
         self.log_report, self.file = log_report, file
         self._shown = 0
         self._header_printed = False
@@ -278,16 +282,20 @@ class ProgressBar(Extension):
         enabled: True or False forces it; None (default) shows it only when standard output
             is a terminal (so logs and CI output stay clean). Where there is no standard
             error to draw on (``sys.stderr`` is None, as under ``pythonw``), it stays off.
-        update_interval: iterations between refreshes of the shown loss.
+        update_interval: iterations between refreshes of the shown loss (an int >= 1).
 
     Raises:
         ImportError: when ``enabled=True`` and tqdm is not installed.
+        TypeError, ValueError: ``update_interval`` is not a positive int.
     """
 
     trigger = None
     priority = PRIORITY_READER
 
     def __init__(self, enabled: bool | None = None, update_interval: int = 10) -> None:
+        update_interval = positive_int(
+            "zerograd_nn.training.ProgressBar", "update_interval", update_interval
+        )
         self._tqdm = None
         if enabled or (enabled is None and _is_terminal(sys.stdout)):
             try:
@@ -393,8 +401,14 @@ class PlotReport(Extension):
         fig = self._figure(figsize=(6, 4))
         canvas = self._canvas(fig)
         ax = fig.add_subplot(1, 1, 1)
+        if log and not any(self.x_key in e for e in log):
+            raise KeyError(
+                f"zerograd_nn.training.PlotReport: x_key {self.x_key!r} is in none of the "
+                f"{self.log_report}'s entries (they hold {sorted(set().union(*log))}); use "
+                f"'epoch' or 'iteration'."
+            )
         for key in self.keys:
-            points = [(e[self.x_key], e[key]) for e in log if key in e]
+            points = [(e[self.x_key], e[key]) for e in log if key in e and self.x_key in e]
             if points:
                 xs, ys = zip(*points)
                 ax.plot(xs, ys, marker="." if len(points) < 50 else None, label=key)

@@ -19,28 +19,41 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-from zerograd import static_graph
-from zerograd.backends import get_array_module
+from zerograd import StaticGraphWarning, static_graph
 from zerograd.checks import positive_int
 
 from .. import functional as F
-from ..checkpoint import latest_checkpoint, load_checkpoint
+from ..atomic import checked_path
+from ..checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
 from ..finite import NonFiniteError, check_finite_grads, finite
 from .control import Snapshot
-from .extension import Extension, fires, get_trigger
+from .extension import Extension, fires, get_trigger, metric_functions, observed_number
 
 _WHO = "zerograd_nn.training.Trainer"
 
 
+def _out_folder(out: Any) -> str:
+    """``out`` as the str path of a folder, or one error saying what to give instead.
+
+    An empty name would fail only once an extension first writes; a bytes path would
+    fail when joined with the str names extensions give their files.
+    """
+    if not isinstance(out, (str, os.PathLike)) or isinstance(os.fspath(out), bytes):
+        raise TypeError(
+            f"{_WHO}: out must be a folder's path as a str or os.PathLike (such as "
+            f"'result'), got {type(out).__name__} {out!r:.60}."
+        )
+    path = checked_path(os.fspath(out), _WHO)
+    if not path:
+        raise ValueError(
+            f"{_WHO}: out='' names no folder; give one such as out='result', or out='.' "
+            f"for the working folder."
+        )
+    return path
+
+
 def _count(name: str, value: Any) -> int | None:
     return None if value is None else positive_int(_WHO, name, value)
-
-
-def _float(v: Any) -> float:
-    a = v.data if hasattr(v, "data") else v
-    if getattr(a, "ndim", 0):  # one value of shape (1,): float() of it is deprecated
-        a = get_array_module(a).reshape(a, ())
-    return float(a)
 
 
 def _has_state(ext: Any) -> bool:
@@ -75,7 +88,8 @@ class Trainer:
         metrics: ``{name: fn(y, t)}`` computed on each training batch, for example
             ``{"accuracy": F.accuracy}``; the Evaluator uses them too.
         out: the folder extensions write into (created when one writes; ``run`` checks
-            first that it can write there).
+            first that it can write there); ``'.'`` for the working folder. An empty
+            name is refused.
         check_loss: stop with ``NonFiniteError`` when a step's loss is nan or inf, before
             that step's update (a check of the one number the trainer reads anyway). It
             comes after ``backward()``, so that on a GPU the read does not hold backward
@@ -87,7 +101,9 @@ class Trainer:
             calls, then replayed with no graph objects and the same results bit for bit
             (a kind of batch it cannot replay stays eager, with a warning saying why).
             The loss check is part of the replay; ``check_grads`` is not (it reads every
-            gradient in Python), so the two cannot be combined.
+            gradient in Python), so the two cannot be combined. An optimizer whose
+            ``replay_problem()`` gives a reason (a ``DataParallelOptimizer`` over several
+            ranks) runs every step eagerly, with one ``StaticGraphWarning`` saying why.
 
     Attributes:
         epoch: epochs completed.
@@ -151,8 +167,8 @@ class Trainer:
                 f"zerograd_nn.training.Trainer: loss_fn must be callable, got {loss_fn!r}"
             )
         self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
-        self.loss_fn, self.metrics = loss_fn, dict(metrics or {})
-        self.out = os.fspath(out)
+        self.loss_fn, self.metrics = loss_fn, metric_functions(_WHO, metrics)
+        self.out = _out_folder(out)
         self.check_loss, self.check_grads = bool(check_loss), bool(check_grads)
         if not isinstance(static, bool):
             raise TypeError(f"{_WHO}: static must be True or False, got {static!r}")
@@ -163,8 +179,17 @@ class Trainer:
                 f"to check gradients, or static=True with check_grads=False (the loss is "
                 f"still checked)."
             )
+        problem = getattr(optimizer, "replay_problem", None)
+        problem = problem() if static and callable(problem) else None
+        if problem:
+            warnings.warn(
+                f"{_WHO}(static=True): {problem}; every step runs eagerly (the same "
+                f"results, no replay).",
+                StaticGraphWarning,
+                stacklevel=2,
+            )
         self.static = static
-        self.step = static_graph(self._train_step) if static else self._train_step
+        self.step = static_graph(self._train_step) if static and not problem else self._train_step
         self.epoch = 0
         self.iteration = 0
         self.at_epoch_end = False
@@ -201,11 +226,17 @@ class Trainer:
             The extension (so that ``log = trainer.extend(LogReport())`` keeps it at hand).
 
         Raises:
+            TypeError: ``extension`` is not callable.
             ValueError: ``name`` is taken, or a second extension of a kind with a state
                 (a LogReport) cannot be told apart from the first in a snapshot: neither
                 the order they were added in nor a ``state_tag`` (a LogReport's
                 ``filename``) tells which saved state is whose. Give it a ``name``.
         """
+        if not callable(extension):
+            raise TypeError(
+                f"{_WHO}.extend: an extension is an Extension or a function of the trainer, "
+                f"got {type(extension).__name__} {extension!r:.40}."
+            )
         trig = get_trigger(
             trigger if trigger is not None else getattr(extension, "trigger", (1, "iteration"))
         )
@@ -328,9 +359,10 @@ class Trainer:
                 f"parameter whose gradient is not finite, check_loss=False trains on regardless."
             ) from None
         self.iteration += 1
-        obs = {"loss": _float(loss)}
+        obs = {"loss": observed_number(_WHO, "loss", loss)}
         for name, fn in self.metrics.items():
-            obs[name] = _float(fn(y, t))
+            who = f"{_WHO} (iteration {self.iteration}, whose update is done)"
+            obs[name] = observed_number(who, name, fn(y, t))
         lr = getattr(self.optimizer, "lr", None)
         if isinstance(lr, (int, float)):
             obs["lr"] = float(lr)
@@ -596,13 +628,23 @@ class Trainer:
         if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
             path = latest_checkpoint(path)
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
-        info = load_checkpoint(
-            path,
-            model=self.model,
-            optimizer=self.optimizer,
-            scheduler=self.extension_states(),
-            loader=loader,
-        )
+        try:
+            info = load_checkpoint(
+                path,
+                model=self.model,
+                optimizer=self.optimizer,
+                scheduler=self.extension_states(),
+                loader=loader,
+            )
+        except CheckpointError as exc:
+            if exc.missing != "scheduler":  # the slot a Snapshot fills with extension states
+                raise
+            raise CheckpointError(
+                f"{_WHO}.resume: {os.fspath(path)!r} is a checkpoint but no Trainer snapshot "
+                f"(it holds no extension states: save_checkpoint() wrote it, not Snapshot); "
+                f"load it with load_checkpoint(path, model=..., optimizer=...). Nothing was "
+                f"changed."
+            ) from None
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         self._batches = None  # the loader goes on from its restored position
         extra = info.get("extra") or {}

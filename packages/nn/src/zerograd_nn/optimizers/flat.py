@@ -1,0 +1,313 @@
+"""Flat parameters: one contiguous buffer per group, array type and dtype.
+
+An optimizer packs the parameters it updates in place (numpy, CuPy) into segments: each
+segment holds the parameters of one group that share an array type and dtype as views
+into one flat buffer, their state arrays (momenta, moments) as views into one flat buffer
+per state name, and one flat buffer the gradients are copied into at each step. The
+update rule then runs once over the whole buffers, so a step makes the same few array
+calls whatever the number of parameters, and (the rule being elementwise, with the same
+scalars, in the same order) writes the same bits as the per-parameter update.
+
+A segment is checked at every step against what it packed, by identity only (no array
+call): the same parameters in the same order, each ``param.data`` still its view, each
+state array still its view. Anything else (``param.data`` rebound by the user,
+``load_weights`` or ``to_gpu``, a layer added after ``setup``, a parameter frozen or
+without a gradient this step, state loaded or cleared) makes a new segment from the
+current values before the update, so nothing is updated through a stale copy.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+from typing import Any
+
+from zerograd.backends import backend_of, get_array_module
+from zerograd.utils import size_of
+
+from . import state as _st
+
+#: the backends whose arrays are packed (where ``Backend.flatten_into`` is one copy)
+PACKED_BACKENDS = frozenset({"numpy", "cupy"})
+
+
+class Segment:
+    """Parameters of one group, array type and dtype, as views into flat buffers.
+
+    Made by :meth:`Packer.plan` (which allocates and copies the parameters' values in, and
+    may fail); :meth:`fill` then copies their state in and hands the views to the
+    parameters and the optimizer's state (nothing there can fail).
+
+    Attributes:
+        refs: weak references to the Parameters, in packing order (a segment keeps no
+            parameter alive).
+        names: the state names the rule uses.
+        data: the flat parameter buffer; ``views[i]`` is ``params[i].data``.
+        grad: the flat buffer the gradients are copied into at each step (a new one when
+            gradients lent by :meth:`lend_grads` still read the old one).
+        state: ``{name: flat buffer}``; ``state_views[i]`` is ``params[i]``'s state dict.
+        scratch: the rule's flat scratch buffers.
+    """
+
+    __slots__ = (
+        "refs",
+        "names",
+        "data",
+        "grad",
+        "state",
+        "scratch",
+        "views",
+        "state_views",
+        "lent",
+        "lent_any",
+    )
+
+    def __init__(self, params: list, names: tuple[str, ...], backend: Any, n_scratch: int) -> None:
+        self.refs = [weakref.ref(p) for p in params]
+        self.names = names
+        self.data = backend.flatten_into([p.data for p in params])  # their values of now
+        xp = get_array_module(self.data)
+        self.grad = xp.empty_like(self.data)
+        self.lent: list | None = None  # the gradient views lend_grads gave, until an update
+        self.lent_any = False  # views of ``grad`` were handed out since it was made
+        self.state = {n: xp.empty_like(self.data) for n in names}
+        self.scratch = [xp.empty_like(self.data) for _ in range(n_scratch)]
+        self.views = _views(self.data, params)
+        self.state_views: list[dict] = [{} for _ in params]
+        for n, buf in self.state.items():
+            for d, v in zip(self.state_views, _views(buf, params)):
+                d[n] = v
+
+    def holds(self, params: list, names: tuple[str, ...], stored: Any, n_scratch: int) -> bool:
+        """Whether this segment still packs exactly ``params`` as they are now.
+
+        Args:
+            params: the parameters to update, in order.
+            names: the state names of this step.
+            stored: the optimizer's ``{param: state dict}``.
+            n_scratch: the scratch buffers this step's rule uses.
+
+        Returns:
+            True when every parameter's data and state are still this segment's views.
+        """
+        if names != self.names or len(params) != len(self.refs) or n_scratch != len(self.scratch):
+            return False
+        for p, q, v, sv in zip(params, self.refs, self.views, self.state_views):
+            if p is not q() or p.data is not v:
+                return False
+            if names:
+                st = stored.get(p)
+                if st is None or len(st) != len(names):
+                    return False
+                for n in names:
+                    if st.get(n) is not sv[n]:
+                        return False
+        return True
+
+    def fill(self, params: list, stored: Any) -> None:
+        """Copy the parameters' state in, then give them and the optimizer the views.
+
+        Args:
+            params: the parameters it was made for (their values are in :attr:`data`).
+            stored: the optimizer's ``{param: state dict}``; each parameter's entry becomes
+                a dict of its views (zeros where it had no state).
+        """
+        backend = backend_of(self.data)
+        for n, buf in self.state.items():
+            arrays = [_st.arrays_for(stored.get(p), p.data, (n,))[n] for p in params]
+            backend.flatten_into(arrays, buf)
+        for p, v, sv in zip(params, self.views, self.state_views):
+            p.data = v
+            if sv:  # a dict of its own: what else writes into it is seen by ``holds``
+                stored[p] = dict(sv)
+
+    def gather_grads(self, params: list) -> None:
+        """Copy the gradients of ``params`` (those it packs) into :attr:`grad` (one call).
+
+        Nothing is copied when the parameters still hold the views :meth:`lend_grads`
+        gave them (averaged in place since, by data-parallel training).
+        """
+        lent, self.lent = self.lent, None
+        if lent is not None and all(p.grad.data is v for p, v in zip(params, lent)):
+            return
+        del lent
+        self._own_grad()
+        backend_of(self.grad).flatten_into([p.grad.data for p in params], self.grad)
+
+    def lend_grads(self, params: list, scale: float | None = None) -> Any:
+        """Gather the gradients, then give each parameter's gradient its view of them.
+
+        What data-parallel training averages in place: the update that follows reads the
+        buffer without gathering again. A buffer whose views are still held (a gradient
+        kept from an earlier step) is never written again: a new one takes its place.
+
+        Args:
+            params: the parameters it packs, in order, each with a gradient.
+            scale: multiply each gradient by it on the way in (one pass over the bytes,
+                one call per parameter); None copies them all in one call.
+
+        Returns:
+            The flat gradient buffer.
+        """
+        self.lent = None
+        self._own_grad()
+        backend = backend_of(self.grad)
+        views = _views(self.grad, params)
+        if scale is None:
+            backend.flatten_into([p.grad.data for p in params], self.grad)
+        else:
+            for p, v in zip(params, views):
+                backend.compute_into("multiply", p.grad.data, scale, out=v)
+        for p, v in zip(params, views):
+            p.grad.data = v
+        self.lent = views
+        self.lent_any = True
+        return self.grad
+
+    def _own_grad(self) -> None:
+        """A gradient buffer no view handed out earlier still reads (a new one if need be)."""
+        if not self.lent_any:
+            return
+        # numpy: a view holds its base, so the buffer's references count the live views
+        # (here: the attribute and getrefcount's argument); other types: always a new one
+        if backend_of(self.grad).name == "numpy" and sys.getrefcount(self.grad) <= 2:
+            return
+        self.grad = get_array_module(self.grad).empty_like(self.grad)
+        self.lent_any = False
+
+
+def _views(flat: Any, params: list) -> list:
+    """Views of ``flat``, one per parameter, of its shape, one after another."""
+    out, at = [], 0
+    for p in params:
+        size = size_of(p.data)
+        out.append(flat[at : at + size].reshape(p.data.shape))
+        at += size
+    return out
+
+
+class Packer:
+    """An optimizer's segments, made again whenever what they pack changed.
+
+    Parameters whose arrays share memory (one array held by two Parameters, or overlapping
+    views of one array) keep the per-parameter update, which leaves them tied.
+    """
+
+    def __init__(self) -> None:
+        self.segments: dict[tuple, Segment] = {}
+
+    def clear(self) -> None:
+        """Forget every segment (the parameters keep their views)."""
+        self.segments = {}
+
+    def split(self, params: list, stored: Any) -> tuple[dict[tuple, list], list]:
+        """The parameters that can be packed, by (array type, dtype), and the others.
+
+        A parameter whose gradient or state has another array type or dtype takes the
+        per-parameter update, which casts its results once (and stores state that fits).
+
+        Args:
+            params: parameters with a gradient, all checked by ``Optimizer._validate``.
+            stored: the optimizer's ``{param: state dict}``.
+
+        Returns:
+            ``({(array type, dtype): [param, ...]}, [param, ...])``.
+        """
+        packed: dict[tuple, list] = {}
+        rest = []
+        for p in params:
+            data, grad = p.data, p.grad.data
+            kind = type(data)
+            if type(grad) is not kind or grad.dtype != data.dtype:
+                rest.append(p)
+                continue
+            backend = backend_of(data)
+            if backend.name not in PACKED_BACKENDS or not backend.writable(data):
+                rest.append(p)
+                continue
+            st = stored.get(p)
+            if st and any(type(a) is not kind or a.dtype != data.dtype for a in st.values()):
+                rest.append(p)
+                continue
+            packed.setdefault((kind, data.dtype), []).append(p)
+        return packed, rest
+
+    def plan(
+        self, key: tuple, params: list, names: tuple[str, ...], stored: Any, n_scratch: int
+    ) -> tuple[Segment | None, bool, list]:
+        """The segment for ``params`` under ``key``: the one kept, or a new one (allocated).
+
+        A new segment leaves out parameters whose arrays share memory (one array held by
+        two Parameters, or overlapping views of one array): packing them would untie them.
+
+        Args:
+            key: (group index, array type, dtype).
+            params: the parameters, in order.
+            names: the rule's state names.
+            stored: the optimizer's ``{param: state dict}``.
+            n_scratch: how many scratch buffers the rule uses.
+
+        Returns:
+            ``(segment or None, new, left out)``; a new segment must be
+            :meth:`Segment.fill`-ed before use.
+        """
+        seg = self.segments.get(key)
+        if seg is not None and seg.holds(params, names, stored, n_scratch):
+            return seg, False, []
+        tied = _tied([p.data for p in params])
+        if tied:
+            params, left = (
+                [p for i, p in enumerate(params) if i not in tied],
+                [p for i, p in enumerate(params) if i in tied],
+            )
+        else:
+            left = []
+        if not params:
+            return None, False, left
+        return Segment(params, names, backend_of(params[0].data), n_scratch), True, left
+
+    def retain(self, keys: list) -> None:
+        """Forget the segments not used by the last update (their buffers go with them)."""
+        if len(keys) != len(self.segments):
+            self.segments = {k: self.segments[k] for k in keys if k in self.segments}
+
+    def keep(self, key: tuple, seg: Segment) -> None:
+        """Remember ``seg`` (filled) as the segment of ``key``."""
+        self.segments[key] = seg
+
+
+def _tied(arrays: list) -> set[int]:
+    """Indices of the arrays that share memory with another one of them.
+
+    Arrays are grouped by the array owning their memory (``base``); within a group,
+    contiguous arrays whose byte ranges do not meet are apart, anything else is tied.
+    """
+    groups: dict[int, list[int]] = {}
+    for i, a in enumerate(arrays):
+        base = getattr(a, "base", None)
+        groups.setdefault(id(a if base is None else base), []).append(i)
+    tied: set[int] = set()
+    for idx in groups.values():
+        if len(idx) < 2:
+            continue
+        spans = [_span(arrays[i]) for i in idx]
+        if any(s is None for s in spans):
+            tied.update(idx)
+            continue
+        order = sorted(range(len(idx)), key=lambda k: spans[k])
+        for a, b in zip(order, order[1:]):
+            if spans[b][0] < spans[a][1]:
+                tied.update((idx[a], idx[b]))
+    return tied
+
+
+def _span(a: Any) -> tuple[int, int] | None:
+    """The byte range ``[start, end)`` of a C-contiguous array; None when unknown."""
+    flags = getattr(a, "flags", None)
+    if flags is None or not flags.c_contiguous:
+        return None
+    face = getattr(a, "__array_interface__", None) or getattr(a, "__cuda_array_interface__", None)
+    if face is None:
+        return None
+    start = face["data"][0]
+    return start, start + a.nbytes

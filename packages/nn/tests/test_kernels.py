@@ -1,0 +1,197 @@
+"""zerograd-nn's kernel contract: the generic kernels, and how a backend's plugin is chosen."""
+
+from __future__ import annotations
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+from zerograd import Variable
+from zerograd.backends import (
+    Backend,
+    BackendPluginError,
+    BackendPluginWarning,
+    get_backend,
+    set_strict,
+)
+from zerograd_nn import kernels as K
+from zerograd_nn.testing.conformance import loop_col2im, loop_im2col
+from zerograd_numpy import kernels as numpy_kernels
+from zerograd_numpy.nn_kernels import NumpyKernels
+
+needs_numpy2 = pytest.mark.skipif(  # the generic kernels run on numpy's namespace itself
+    int(np.__version__.split(".")[0]) < 2, reason="numpy 1.26's namespace is not the standard's"
+)
+rng = np.random.default_rng(5)
+
+
+class _Bare(Backend):
+    """A backend no kernel plugin knows (the lookups below call none of its methods)."""
+
+    name = "bare"
+
+
+@pytest.fixture
+def fresh():
+    """Forget the kernel plugins registered by a test (the next lookup reloads the installed)."""
+    K.refresh()
+    yield
+    K.refresh()
+
+
+GEOMETRIES = [  # kernel, stride, pad on a (2, 3, 7, 6) image
+    ((3, 3), (1, 1), (1, 1)),
+    ((2, 2), (2, 2), (0, 0)),
+    ((3, 2), (2, 3), (1, 0)),
+    ((1, 1), (1, 1), (0, 0)),
+]
+
+
+@needs_numpy2
+@pytest.mark.parametrize("pad_width", [((0, 0), (1, 2)), ((2, 0), (0, 0)), ((1, 1), (3, 1))])
+def test_generic_pad_is_numpys_constant_pad(pad_width):
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    got = K.Kernels(get_backend("numpy")).pad(a, pad_width, -7.0)
+    np.testing.assert_array_equal(got, np.pad(a, pad_width, constant_values=-7.0))
+    assert got.dtype == np.float32
+
+
+@needs_numpy2
+@pytest.mark.parametrize("k, s, p", GEOMETRIES)
+def test_generic_im2col_col2im_match_numpys_kernels_loops_and_are_adjoint(k, s, p):
+    generic = K.Kernels(get_backend("numpy"))
+    img = rng.standard_normal((2, 3, 7, 6))
+    col = generic.im2col(img, k, s, p, 0.5)
+    np.testing.assert_array_equal(col, numpy_kernels.im2col(img, k, s, p, 0.5))
+    np.testing.assert_array_equal(col, loop_im2col(img, k, s, p, 0.5))
+    g = rng.standard_normal(col.shape)
+    back = generic.col2im(g, img.shape, k, s, p)
+    np.testing.assert_allclose(back, numpy_kernels.col2im(g, img.shape, k, s, p), rtol=1e-12)
+    np.testing.assert_allclose(back, loop_col2im(g, img.shape, k, s, p), rtol=1e-12)
+    # <im2col(x), g> == <x, col2im(g)> (zero padding): col2im is im2col's adjoint
+    lhs = np.sum(generic.im2col(img, k, s, p, 0.0) * g)
+    np.testing.assert_allclose(lhs, np.sum(img * back), rtol=1e-10)
+
+
+def test_the_numpy_backend_gets_its_plugins_kernels_once():
+    backend = get_backend("numpy")
+    found = K.kernels_of(np.zeros(2))
+    assert type(found) is NumpyKernels and found.backend is backend
+    assert K.kernels_of(Variable(np.zeros(1))) is found and K.kernels_for(backend) is found
+
+
+def test_a_backend_without_a_plugin_gets_the_generic_kernels(fresh):
+    backend = _Bare()
+    found = K.kernels_for(backend)
+    assert type(found) is K.Kernels and found.backend is backend
+    assert repr(found) == "<Kernels for backend 'bare'>"
+
+
+class _Recording(NumpyKernels):
+    def __init__(self, backend, calls):
+        super().__init__(backend)
+        self.calls = calls
+
+    def im2col(self, img, k, s, p, pad_value=0.0):
+        self.calls.append(("im2col", k, s, p, pad_value))
+        return super().im2col(img, k, s, p, pad_value)
+
+    def col2im(self, col, img_shape, k, s, p):
+        self.calls.append(("col2im", k, s, p))
+        return super().col2im(col, img_shape, k, s, p)
+
+    def softmax(self, x, axis):
+        self.calls.append(("softmax", axis))
+        return super().softmax(x, axis)
+
+    def cross_entropy_rows(self, x, t):
+        self.calls.append(("cross_entropy_rows",))
+        return super().cross_entropy_rows(x, t)
+
+
+def _plugin(make):
+    plugin = types.ModuleType("a_kernel_plugin")
+    plugin.zerograd_nn_kernels = K.hookimpl(make)
+    return plugin
+
+
+def test_a_registered_plugin_serves_conv_pooling_and_losses(fresh):
+    calls = []
+    numpy_backend = get_backend("numpy")
+    K.register(
+        _plugin(lambda backend: _Recording(backend, calls) if backend is numpy_backend else None),
+        "recording",
+    )
+    x = Variable(rng.standard_normal((1, 2, 5, 4)))
+    w = Variable(rng.standard_normal((3, 2, 3, 2)))
+    y = F.conv2d(x, w, stride=(2, 1), pad=1)
+    y.backward()
+    assert ("im2col", (3, 2), (2, 1), (1, 1), 0.0) in calls
+    assert ("col2im", (3, 2), (2, 1), (1, 1)) in calls
+    F.softmax_cross_entropy(np.ones((2, 3)), np.array([0, 2]))
+    assert ("cross_entropy_rows",) in calls
+    F.softmax(np.ones((2, 3)), axis=0)
+    assert ("softmax", 0) in calls
+    K.refresh()  # the installed plugin's kernels again: the same values
+    y2 = F.conv2d(Variable(x.data), w.data, stride=(2, 1), pad=1)
+    np.testing.assert_array_equal(y.data, y2.data)
+
+
+def test_a_plugin_that_raises_is_named_and_skipped(fresh):
+    def broken(backend):
+        raise RuntimeError("no kernels today")
+
+    backend = _Bare()
+    K.register(_plugin(broken), "broken")
+    with pytest.warns(BackendPluginWarning, match=r"kernel plugin 'broken' .*no kernels today"):
+        found = K.kernels_for(backend)
+    assert type(found) is K.Kernels
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert K.kernels_for(backend) is found  # asked once per backend
+
+
+def test_a_plugin_answering_with_no_kernels_is_refused_in_strict_mode(fresh):
+    K.register(_plugin(lambda backend: "fast kernels"), "wrong")
+    set_strict(True)
+    try:
+        with pytest.raises(BackendPluginError, match=r"returned 'fast kernels' for backend"):
+            K.kernels_for(_Bare())
+    finally:
+        set_strict(False)
+    with pytest.warns(BackendPluginWarning, match=r"not a zerograd_nn.kernels.Kernels"):
+        assert type(K.kernels_for(_Bare())) is K.Kernels
+
+
+def test_kernels_for_another_backend_are_refused(fresh):
+    numpy_backend = get_backend("numpy")
+    K.register(_plugin(lambda backend: NumpyKernels(numpy_backend)), "confused")
+    with pytest.warns(BackendPluginWarning, match=r"kernel plugin 'confused'"):
+        found = K.kernels_for(_Bare())
+    assert type(found) is K.Kernels
+
+
+@pytest.mark.parametrize(
+    "variable, value",
+    [("ZEROGRAD_BLOCK_PLUGINS", "numpy"), ("ZEROGRAD_BLOCK_PLUGINS", "zerograd-numpy"),
+     ("ZEROGRAD_DISABLE_PLUGIN_AUTOLOAD", "1")],
+)  # fmt: skip
+def test_core_switches_apply_to_kernel_plugins(fresh, monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    K.refresh()
+    assert type(K.kernels_for(get_backend("numpy"))) is K.Kernels
+    monkeypatch.delenv(variable)
+    K.refresh()
+    assert type(K.kernels_for(get_backend("numpy"))) is NumpyKernels
+
+
+def test_kernels_hook_serves_one_backend_class_and_passes_on_others():
+    hook = K.kernels_hook(_Bare, K.Kernels)
+    bare = _Bare()
+    found = hook(backend=bare)
+    assert type(found) is K.Kernels and found.backend is bare
+    assert hook(backend=get_backend("numpy")) is None
+    assert "Kernels for a _Bare" in hook.__doc__
