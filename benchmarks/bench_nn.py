@@ -240,11 +240,11 @@ def step_peak_rows(n: int = 2) -> list[dict]:
             if r["ratio"] is not None:
                 r["met"] = r["ratio"] <= 1.1
             r["note"] = join(
-                "tracemalloc's peak during the 3rd step (numpy's allocations: weights, "
+                "tracemalloc's peak during the 6th step (numpy's allocations: weights, "
                 "gradients, activations, temporaries); ratio: eager / replayed"
                 if probe == "tracemalloc"
                 else "peak RSS (VmHWM, reset when the network is made) minus the RSS then, "
-                "over 3 steps in a fresh process; ratio: zerograd / PyTorch CPU",
+                "over 6 steps in a fresh process; ratio: zerograd / PyTorch CPU",
                 f"median of {n} processes",
                 errors(results),
                 absent_note(("torch",)) if probe == "rss" else "",

@@ -182,7 +182,7 @@ def peak(fw: ModuleType, steps: int = 5) -> dict:
     return {"peak_mib": top / 2**20, "before_mib": before / 2**20}
 
 
-def step_peak(fw: ModuleType, model: str, n: int, probe: str, steps: int = 2) -> dict:
+def step_peak(fw: ModuleType, model: str, n: int, probe: str, steps: int = 5) -> dict:
     """Peak memory of one training step (the relu MLP or the CNN, batch ``n``) after
     ``steps`` steps. ``probe`` "rss": VmHWM, reset before the network is made, minus the
     RSS then (any framework; the weights, data, graph and temporaries, lifetime peak of a

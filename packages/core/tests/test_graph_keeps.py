@@ -71,24 +71,24 @@ def test_second_order_through_an_output_the_user_dropped():
 
 
 def test_a_book_style_function_reads_self_inputs_after_the_user_dropped_them():
-    class Square(Function):
+    class Cube(Function):  # the book's way: backward reads self.inputs
         def forward(self, x):
-            return x**2
+            return x * x * x
 
         def backward(self, gy):
-            (x,) = self.inputs
-            return 2 * x * gy
+            x = self.inputs[0]
+            return gy * 3 * x * x
 
     x = _x()
     a = F.exp(x)
     kept = weakref.ref(a.data)
-    y = F.sum(Square()(a))
+    y = F.sum(Cube()(a))
     del a
     assert kept() is not None  # the book's backward reads it: the graph holds it
     (held,) = y.creator.inputs[0].creator.inputs
     assert held.data is kept()
     y.backward()
-    np.testing.assert_allclose(as_numpy(x.grad), 2.0 * np.exp(2.0 * as_numpy(x.data)))
+    np.testing.assert_allclose(as_numpy(x.grad), 3.0 * np.exp(3.0 * as_numpy(x.data)))
 
 
 def test_a_lean_function_reads_back_a_dropped_input_as_a_stand_in():
