@@ -212,7 +212,48 @@ def replay_rows(trained: list[dict], n: int = 5) -> list[dict]:
     return rows
 
 
+STEP_PEAKS = {"mlp": ("MLP 784-1000-1000-10 relu step", 4096), "cnn": ("CNN step", 512)}
+
+
+def step_peak_rows(n: int = 2) -> list[dict]:
+    """Peak memory of one eager step, against the replay (tracemalloc, numpy's allocations)
+    and against PyTorch on the CPU (VmHWM of fresh processes): what the graph keeps."""
+    rows = []
+    for probe, fws, ref in (
+        ("tracemalloc", ["zerograd", "static"], "static"),
+        ("rss", available("zerograd", "static", "torch"), "torch"),
+    ):
+        configs = {
+            model: ("step_peak", 1, lambda fw, p={"model": model, "n": b, "probe": probe}: p)
+            for model, (_, b) in STEP_PEAKS.items()
+        }
+        for model, results in rounds(fws, configs, n).items():
+            name, batch = STEP_PEAKS[model]
+            values = {fw: median_of(results[fw], lambda r: r["peak_mib"]) for fw in fws}
+            r = row(
+                "eager step peak memory, MiB (1 thread)",
+                f"{name}, batch {batch:,}, float32: {'VmHWM' if probe == 'rss' else probe}",
+                values,
+                ref=ref,
+                target=f"≤ 1.1× {'the replay' if ref == 'static' else 'torch'}",
+            )
+            if r["ratio"] is not None:
+                r["met"] = r["ratio"] <= 1.1
+            r["note"] = join(
+                "tracemalloc's peak during the 6th step (numpy's allocations: weights, "
+                "gradients, activations, temporaries); ratio: eager / replayed"
+                if probe == "tracemalloc"
+                else "peak RSS (VmHWM, reset when the network is made) minus the RSS then, "
+                "over 6 steps in a fresh process; ratio: zerograd / PyTorch CPU",
+                f"median of {n} processes",
+                errors(results),
+                absent_note(("torch",)) if probe == "rss" else "",
+            )
+            rows.append(r)
+    return rows
+
+
 def run() -> list[dict]:
     """Every training row."""
     trained = train_rows()
-    return trained + memory_rows() + replay_rows(trained)
+    return trained + memory_rows() + replay_rows(trained) + step_peak_rows()

@@ -182,6 +182,38 @@ def peak(fw: ModuleType, steps: int = 5) -> dict:
     return {"peak_mib": top / 2**20, "before_mib": before / 2**20}
 
 
+def step_peak(fw: ModuleType, model: str, n: int, probe: str, steps: int = 5) -> dict:
+    """Peak memory of one training step (the relu MLP or the CNN, batch ``n``) after
+    ``steps`` steps. ``probe`` "rss": VmHWM, reset before the network is made, minus the
+    RSS then (any framework; the weights, data, graph and temporaries, lifetime peak of a
+    fresh process). ``probe`` "tracemalloc": tracemalloc's peak during the last step
+    (numpy's allocations only: the zerograd columns), everything since the network's
+    creation counted."""
+    if model == "mlp":
+        w, (x, t) = mlp_weights(), mlp_data(n)
+    else:
+        w, (x, t) = cnn_weights(), cnn_data(n)
+    gc.collect()
+    if probe == "tracemalloc":
+        import tracemalloc
+
+        tracemalloc.start()
+    base = rss_now()
+    reset = reset_peak()
+    net = fw.MLP(w, "relu") if model == "mlp" else fw.CNN(w)
+    xi, ti = fw.inputs(x, t)
+    for _ in range(steps):
+        net.step(xi, ti)
+    if probe == "tracemalloc":
+        tracemalloc.reset_peak()
+        net.step(xi, ti)
+        top = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return {"peak_mib": top / 2**20}
+    net.step(xi, ti)
+    return {"peak_mib": (peak_rss() - base) / 2**20, "peak_reset": reset}
+
+
 def rnn(fw: ModuleType, example: str, epochs: int, skip: int) -> dict:
     """Median CPU ms per epoch of an example's training (examples/<example>.py), after the
     first ``skip`` epochs; fw_static's process trains with ``static=True``. A module with
@@ -219,6 +251,7 @@ WORKLOADS = {
     "deep": deep,
     "memory": memory,
     "peak": peak,
+    "step_peak": step_peak,
     "rnn": rnn,
 }
 

@@ -9,7 +9,7 @@ from typing import Any
 from .backends import get_array_module
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
-from .function import Function
+from .function import Function, output_of, revived
 from .namespaces import VARIABLE_OPS, array_ops_by_type
 from .recording import current as _recorder
 from .recording import switch as _recording
@@ -102,28 +102,39 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         while ready:
             f = ready.pop()
             refs = f.outputs
-            inputs = f.inputs
+            lean = f._lean
+            # a lean function's dropped inputs come back as stand-ins (keys for their
+            # gradients, alive while the walk holds them)
+            inputs = _resolved(f._in) if lean else f._in
             if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
                 gy = grads.pop(o, None)
-                if retain_grad:
-                    retained.append((o, gy))
-                elif o.grad is not None and gy is not None:
-                    cleared.append(o)
+                if o is not None:  # (None: the user dropped it and no function reads it)
+                    if retain_grad:
+                        retained.append((o, gy))
+                    elif o.grad is not None and gy is not None:
+                        cleared.append(o)
                 if gy is None:  # nothing reached f: its inputs' creators only hear it is done
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
                     gxs = _legacy(f, carrier, (gy,), rec)
                 elif graph:
-                    gxs = f.vjp(carrier, inputs, o, gy)
+                    if f._keeps_y and (o is None or o.data is None):
+                        o = revived(f, 0)
+                    gxs = f.vjp(carrier, _NONES[len(inputs)] if lean else inputs, o, gy)
                 else:  # first order: arrays and the backend's functions
-                    if len(inputs) == 2:  # built directly: a third of tuple(map(...))'s cost
+                    if lean:  # its vjp reads no input value
+                        xs = _NONES[len(inputs)]
+                    elif len(inputs) == 2:  # built directly: a third of tuple(map(...))'s cost
                         xs = (inputs[0].data, inputs[1].data)
                     else:
                         xs = tuple(map(_data, inputs))
-                    gxs = f.vjp(ops[type(gy)], xs, o.data, gy)
+                    yd = None if o is None else o.data
+                    if yd is None and f._keeps_y:
+                        yd = f._ys
+                    gxs = f.vjp(ops[type(gy)], xs, yd, gy)
                     if rec:
-                        rec.vjp(f, ops[type(gy)], xs, o.data, gy, gxs)
+                        rec.vjp(f, ops[type(gy)], xs, yd, gy, gxs)
             else:  # the generic path: any number of outputs, some of them maybe gone
                 outputs = [ref() for ref in refs]
                 gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
@@ -139,11 +150,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 elif not f._vjp:
                     gxs = _legacy(f, carrier, gys, rec)
                 elif graph:
-                    gxs = f.vjp(carrier, inputs, tuple(outputs), gys)
+                    if f._keeps_y:
+                        outputs = [revived(f, i) for i in range(len(refs))]
+                    xs = _NONES[len(inputs)] if lean else inputs
+                    gxs = f.vjp(carrier, xs, tuple(outputs), gys)
                 else:
                     some = next(g for g in gys if g is not None)
-                    xs = tuple(map(_data, inputs))
+                    xs = _NONES[len(inputs)] if lean else tuple(map(_data, inputs))
                     ys = tuple([None if o is None else o.data for o in outputs])
+                    if f._keeps_y:
+                        ys = tuple([a if a is not None else b for a, b in zip(ys, f._ys)])
                     gxs = f.vjp(ops[type(some)], xs, ys, gys)
                     if rec:
                         rec.vjp(f, ops[type(some)], xs, ys, gys, gxs)
@@ -214,8 +230,8 @@ def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tu
     todo = [f]
     pop, push = todo.pop, todo.append
     while todo:
-        for x in pop().inputs:
-            c = x.creator
+        for x in pop()._in:
+            c = x.creator if isinstance(x, Variable) else _creator_of(x)
             if c is None:
                 continue
             if c._walk is walk:
@@ -227,6 +243,31 @@ def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tu
                 c._deps = 1
                 push(c)
     return [f], saved
+
+
+class _Nones(dict):
+    """``(None,) * n`` by ``n``, each made once: the input values a lean vjp is given."""
+
+    def __missing__(self, n: int) -> tuple:
+        self[n] = value = (None,) * n
+        return value
+
+
+_NONES = _Nones()
+
+
+def _resolved(edges: tuple) -> list:
+    """A lean function's inputs for one walk: its Variables, stand-ins for the dropped ones."""
+    return [x if isinstance(x, Variable) else output_of(x) for x in edges]
+
+
+def _creator_of(c: Function) -> Function | None:
+    """The creator a lean function's edge ``c`` leads to (None: the output was unchained)."""
+    outs = c.outputs
+    if not outs:
+        return None
+    v = outs[0]()
+    return c if v is None else v.creator
 
 
 def _check_seed(y: Variable, seed: Any) -> None:

@@ -46,21 +46,32 @@ class Function:
     """
 
     # Slots keep the per-op object small and fast; __dict__ stays for subclasses' own state.
+    # `_in` holds one edge per input: the input Variable, or (for a lean function, see
+    # `_lean`) the input's creator when that input's array need not outlive the user's hold
+    # on it. `_ys` holds the output arrays a vjp reads (their Variables may be gone);
+    # `_like` the output's (shape, dtype), noted when a lean function keeps only the edge.
     # `_walk` marks the backward walk that has counted the function (cheaper than a set) and
     # `_deps` counts the uses of its outputs that walk still waits for.
-    __slots__ = ("inputs", "outputs", "generation", "_walk", "_deps", "__dict__", "__weakref__")
+    __slots__ = (
+        "_in", "outputs", "generation", "_ys", "_like", "_walk", "_deps", "__dict__",
+        "__weakref__",
+    )  # fmt: skip
     _vjp = False  # set per subclass: whether its derivative is a vjp
+    _lean = False  # set per subclass: a vjp that reads no input values (graph holds no inputs)
+    _keeps_y = False  # set per subclass: a vjp that reads its outputs' values
     vjp_reads_inputs: bool = True
     """Whether :meth:`vjp` reads the inputs' values (``xs``, or ``self.inputs``' data).
 
     A function whose derivative needs only its output and the output's gradient (exp,
-    tanh, sigmoid, ReLU) sets it False: a static-graph replay then passes None in ``xs``
-    and frees each input array as soon as nothing else reads it, rather than keeping it
-    for the vjp. The eager engine is unchanged (the graph holds its input Variables).
+    tanh, sigmoid, ReLU) sets it False: the engine then passes None in ``xs``, the graph
+    keeps only the creators of its intermediate inputs (see :attr:`inputs`), so an input
+    array is freed as soon as nothing else reads it, and a static-graph replay frees it the
+    same way. Such a vjp may read ``self.inputs`` for nothing but shapes it saved itself.
     """
     vjp_reads_outputs: bool = True
-    """Whether :meth:`vjp` reads the output's value ``y``; False (matmul, linear,
-    convolution, add) lets a replay pass None for it and free it the same way.
+    """Whether :meth:`vjp` reads the output's value ``y``; True makes the graph keep the
+    output's array (its Variable may go); False (matmul, linear, convolution, add) lets a
+    replay pass None for it and free it the same way.
 
     Both are inherited: a subclass whose derivative reads more sets them back to True.
     """
@@ -75,6 +86,52 @@ class Function:
         # the same class as) the backward it would otherwise inherit.
         vjp_owner = _owner(cls, "vjp")
         cls._vjp = vjp_owner is not Function and issubclass(vjp_owner, _owner(cls, "backward"))
+        cls._lean = cls._vjp and not cls.vjp_reads_inputs
+        cls._keeps_y = cls._vjp and cls.vjp_reads_outputs
+
+    @property
+    def inputs(self) -> tuple:
+        """The input Variables of the last call, as the book's ``backward`` reads them.
+
+        A function whose derivative reads its inputs' values (and every function written
+        the book's way, with ``backward``) holds its input Variables. A built-in one whose
+        vjp reads none of them (add, ReLU, tanh, sum, ...) holds only the way back to the
+        inputs' creators, so an intermediate input's array is freed once the user drops its
+        Variable: such an input then reads back as a Variable with ``data`` None and the
+        same ``creator`` (what graph drawing shows).
+        """
+        ins = self._in
+        if not self._lean:
+            return ins
+        for x in ins:
+            if not isinstance(x, Variable):
+                return tuple([x if isinstance(x, Variable) else output_of(x) for x in ins])
+        return ins
+
+    @inputs.setter
+    def inputs(self, value: Any) -> None:
+        self._in = tuple(value)
+
+    def output_variables(self) -> list[Variable | None]:
+        """The outputs of the last call as Variables, for reading the graph (drawing it).
+
+        ``outputs`` holds weak references: an output the user dropped reads as None
+        there. Here the one output of a built-in function comes back as
+        :attr:`inputs` shows it to the functions after it (a stand-in without data when
+        the user dropped it); an output of a function with several is None when dropped.
+        """
+        refs = self.outputs
+        if len(refs) == 1 and self._vjp:
+            return [output_of(self)]
+        return [ref() for ref in refs]
+
+    def output_like(self) -> tuple[tuple[int, ...], Any] | None:
+        """The (shape, dtype) of the one output whose array the graph let go, else None.
+
+        A stand-in from :attr:`inputs` or :meth:`output_variables` has no data: this is
+        what graph drawing labels it with.
+        """
+        return getattr(self, "_like", None)
 
     def __call__(self, *inputs: Any) -> Any:
         """Apply the function to ``inputs`` and record it as the outputs' creator.
@@ -138,7 +195,9 @@ class Function:
             if _enable_backprop.get():
                 self.generation = gen
                 self._walk = None
-                self.inputs = inputs
+                self._in = _lean_edges(inputs) if self._lean else inputs
+                if self._keeps_y:
+                    self._ys = output.data
                 self.outputs = (weakref.ref(output),)
                 output.creator = self
                 output.generation = gen + 1
@@ -159,7 +218,9 @@ class Function:
         if _enable_backprop.get():
             self.generation = gen
             self._walk = None
-            self.inputs = inputs
+            self._in = _lean_edges(inputs) if self._lean else inputs
+            if self._keeps_y:
+                self._ys = tuple([output.data for output in outputs])
             self.outputs = tuple([weakref.ref(output) for output in outputs])
             for output in outputs:
                 output.creator = self
@@ -235,7 +296,8 @@ class Function:
         gradients, and with Variables and :class:`~zerograd.namespaces.VariableOps` when
         the gradient must be differentiable again; the body uses only ``xp``'s names and
         operators, so one body serves both. ``self.inputs`` is available in both modes
-        for shapes and dtypes.
+        for shapes and dtypes when :attr:`vjp_reads_inputs` is True (otherwise an input
+        the user dropped has no data: save what the vjp needs in ``forward``).
 
         Args:
             xp: The namespace (see :mod:`zerograd.namespaces`).
@@ -274,13 +336,84 @@ class Function:
                 f"{type(self).__name__} has no derivative: define vjp(self, xp, xs, y, gy) "
                 f"(one body for first and higher order) or backward(self, gy) on Variables."
             )
-        ys = tuple([ref() for ref in self.outputs])
+        ys = tuple([revived(self, i) for i in range(len(self.outputs))])
         if len(ys) == 1:
             return self.vjp(self._graph_ops, self.inputs, ys[0], gys[0])
         return self.vjp(self._graph_ops, self.inputs, ys, gys)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} generation={getattr(self, 'generation', 0)}>"
+
+
+def _lean_edges(inputs: tuple) -> tuple:
+    """The edges a lean function keeps: each intermediate input's creator, in its place.
+
+    An input made by a built-in function of one output is reached through that creator
+    (its output is the input), so the graph holds no reference to the input's Variable
+    and its array goes when the user's last reference does. Leaves (the user's own
+    Variables and Constants) and outputs of book-style or many-output functions are kept
+    as they are: a book-style ``backward`` reads its ``outputs``.
+    """
+    if len(inputs) == 1:
+        x = inputs[0]
+        c = x.creator
+        if c is not None and c._vjp and len(c.outputs) == 1:
+            d = x.data
+            c._like = (d.shape, d.dtype)
+            return (c,)
+        return inputs
+    edges = []
+    for x in inputs:
+        c = x.creator
+        if c is not None and c._vjp and len(c.outputs) == 1:
+            d = x.data
+            c._like = (d.shape, d.dtype)
+            edges.append(c)
+        else:
+            edges.append(x)
+    return tuple(edges)
+
+
+def output_of(c: Function) -> Variable:
+    """The Variable that ``c`` (a function of one output) made, or a stand-in for it.
+
+    The stand-in, made when the user has dropped the output, has no data, ``c`` as its
+    creator and the output's generation; ``c`` then points to it, so every function that
+    reads it back sees one object while it is alive.
+    """
+    outs = c.outputs
+    v = outs[0]() if outs else None
+    if v is None:
+        v = _new(Variable)
+        v.data = v.name = v.grad = None
+        v.creator = c if outs else None  # no outputs: the output was unchained
+        v.generation = c.generation + 1 if outs else 0
+        if outs:
+            c.outputs = (weakref.ref(v),)
+    return v
+
+
+def revived(f: Function, i: int) -> Variable | None:
+    """Output ``i`` of ``f`` as a Variable carrying its array, for a vjp on Variables.
+
+    The user may have dropped it: a function whose vjp reads its outputs saved their
+    arrays (``_ys``), and a Variable made anew around one takes the output's place, so a
+    gradient of the gradient reaches ``f`` through it. None where the output is gone and
+    its array was not saved (the vjp does not read it).
+    """
+    refs = f.outputs
+    v = refs[i]() if i < len(refs) else None
+    if not f._keeps_y or (v is not None and v.data is not None):
+        return v
+    saved = f._ys if len(refs) == 1 else f._ys[i]
+    if v is None:
+        v = _new(Variable)
+        v.name = v.grad = None
+        v.creator = f
+        v.generation = f.generation + 1
+        f.outputs = (*refs[:i], weakref.ref(v), *refs[i + 1 :])
+    v.data = saved
+    return v
 
 
 def _owner(cls: type, name: str) -> type:

@@ -314,8 +314,17 @@ class Variable:
         return Variable(self.data, self.name)
 
     def unchain(self) -> None:
-        """Cut the link to the creator (the graph upstream is no longer reachable from here)."""
+        """Cut the link to the creator (the graph upstream is no longer reachable from here).
+
+        Functions that reach this variable through its creator (those that keep no input
+        values, see ``Function.inputs``) no longer reach the creator either.
+        """
+        c = self.creator
         self.creator = None
+        if c is not None:
+            outs = c.outputs
+            if len(outs) == 1 and outs[0]() is self:
+                c.outputs = ()  # the creator's one output is cut off: nothing leads to it
 
     def unchain_backward(self) -> None:
         """Cut every link in the graph upstream of this variable (truncated BPTT)."""
@@ -326,10 +335,12 @@ class Variable:
             if f in seen:
                 continue
             seen.add(f)
-            for x in f.inputs:
+            xs = f.inputs
+            for x in xs:
                 if x.creator is not None:
                     stack.append(x.creator)
                     x.unchain()
+            f.inputs = xs  # f holds the unchained Variables, not the creators it reached
 
     def backward(
         self,

@@ -62,10 +62,15 @@ def check_verbose(op: str, verbose: Any) -> None:
 
 def _var_label(v: Variable, verbose: bool) -> str:
     name = "" if v.name is None else str(v.name)
-    if verbose and v.data is not None:
+    like = None
+    if v.data is not None:
+        like = v.shape, v.dtype
+    elif v.creator is not None:  # the graph let its array go: the creator noted what it was
+        like = v.creator.output_like()
+    if verbose and like is not None:
         if name:
             name += ": "
-        name += f"{tuple(v.shape)} {v.dtype}"
+        name += f"{tuple(like[0])} {like[1]}"
     return name
 
 
@@ -169,8 +174,7 @@ def get_dot_graph(output: Variable, verbose: bool = True) -> str:
         keep.append(f)
         lines.append(_FUNC.format(fn, quote(type(f).__name__)))
         lines.extend(f"{x} -> {fn}" for x in xs)
-        for ref in f.outputs:
-            y = ref()
+        for y in f.output_variables():
             if y is not None:  # an output nobody holds any more has been freed: not drawn
                 lines.append(f"{fn} -> {var_id(y)}")
     if output.creator is None:

@@ -1,0 +1,136 @@
+"""What the graph keeps: each function holds what its derivative reads, and nothing else.
+
+A built-in function whose vjp reads no input value (add, exp, tanh, sum, ...) holds no
+input Variable made by another built-in function, only the way back to its creator, so an
+intermediate array the user dropped is freed during the forward pass (as PyTorch frees
+it). These tests check that the arrays go, and that every gradient, first and second
+order, and every way of reading the graph is as it was when the graph held everything.
+"""
+
+import gc
+import weakref
+
+import numpy as np
+
+import zerograd.functions as F
+from zerograd import Function, Variable
+from zerograd.backends import as_numpy
+
+
+def _x(seed=0):
+    return Variable(np.random.default_rng(seed).standard_normal((3, 4)))
+
+
+def test_an_intermediate_nothing_reads_is_freed_before_backward():
+    x = _x()
+    a = x * 2.0  # Mul reads its inputs; exp reads only its output
+    dropped = weakref.ref(a.data)
+    y = F.sum(F.exp(a))
+    del a
+    assert dropped() is None  # gone with the user's reference, before any backward
+    y.backward()
+    np.testing.assert_allclose(as_numpy(x.grad), 2.0 * np.exp(2.0 * as_numpy(x.data)))
+
+
+def test_an_input_a_derivative_reads_stays_until_the_graph_goes():
+    x = _x()
+    a = F.exp(x)
+    kept = weakref.ref(a.data)
+    y = F.sum(a * a)  # Mul reads both inputs: the graph keeps a
+    del a
+    assert kept() is not None
+    y.backward()
+    np.testing.assert_allclose(as_numpy(x.grad), 2.0 * np.exp(2.0 * as_numpy(x.data)))
+    del y
+    gc.collect()
+    assert kept() is None
+
+
+def test_an_output_its_derivative_reads_is_kept_as_an_array_only():
+    x = _x()
+    t = F.tanh(x)
+    out_var = weakref.ref(t)
+    y = F.sum(t)  # sum reads nothing: the Variable goes, tanh keeps the array it reads
+    del t
+    assert out_var() is None
+    y.backward()
+    th = np.tanh(as_numpy(x.data))
+    np.testing.assert_allclose(as_numpy(x.grad), 1.0 - th * th)
+
+
+def test_second_order_through_an_output_the_user_dropped():
+    x = _x()
+    y = F.sum(F.tanh(x))  # the tanh output is dropped; its vjp on Variables needs it back
+    y.backward(create_graph=True)
+    gx = x.grad
+    x.cleargrad()
+    F.sum(gx).backward()
+    th = np.tanh(as_numpy(x.data))
+    np.testing.assert_allclose(as_numpy(gx.data), 1.0 - th * th)
+    np.testing.assert_allclose(as_numpy(x.grad.data), -2.0 * th * (1.0 - th * th))
+
+
+def test_a_book_style_function_reads_self_inputs_after_the_user_dropped_them():
+    class Cube(Function):  # the book's way: backward reads self.inputs
+        def forward(self, x):
+            return x * x * x
+
+        def backward(self, gy):
+            x = self.inputs[0]
+            return gy * 3 * x * x
+
+    x = _x()
+    a = F.exp(x)
+    kept = weakref.ref(a.data)
+    y = F.sum(Cube()(a))
+    del a
+    assert kept() is not None  # the book's backward reads it: the graph holds it
+    (held,) = y.creator.inputs[0].creator.inputs
+    assert held.data is kept()
+    y.backward()
+    np.testing.assert_allclose(as_numpy(x.grad), 3.0 * np.exp(3.0 * as_numpy(x.data)))
+
+
+def test_a_lean_function_reads_back_a_dropped_input_as_a_stand_in():
+    x = _x()
+    y = F.exp(x * 3.0)
+    (stand_in,) = y.creator.inputs
+    assert stand_in.data is None
+    assert type(stand_in.creator).__name__ == "Mul"
+    assert stand_in.generation == stand_in.creator.generation + 1
+    assert y.creator.inputs[0] is stand_in  # one object while it is alive
+    assert stand_in.creator.output_like() == ((3, 4), np.dtype("float64"))
+    a = x * 3.0
+    z = F.exp(a)
+    assert z.creator.inputs[0] is a  # an input the user holds reads back as itself
+
+
+def test_retain_grad_reaches_an_intermediate_the_user_holds():
+    x = _x()
+    a = x * 2.0
+    y = F.sum(F.exp(a))
+    y.backward(retain_grad=True)
+    np.testing.assert_allclose(as_numpy(a.grad.data), np.exp(as_numpy(a.data)))
+
+
+def test_unchain_backward_cuts_the_edges_of_functions_that_keep_no_inputs():
+    x = _x()
+    y = F.sum(F.tanh(x * 2.0))
+    mul = weakref.ref(y.creator.inputs[0].creator.inputs[0].creator)
+    y.unchain_backward()
+    gc.collect()
+    assert mul() is None  # nothing holds the creator any more
+    y.backward()
+    assert x.grad is None
+
+
+def test_unchain_on_a_held_intermediate_cuts_the_lean_function_after_it():
+    x = _x()
+    a = x * 2.0
+    y = F.sum(F.exp(a))
+    a.unchain()
+    y.backward()
+    assert x.grad is None
+    del a
+    y.backward()  # the dropped, unchained input still leads nowhere
+    assert x.grad is None
