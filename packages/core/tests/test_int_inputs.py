@@ -73,8 +73,20 @@ INT_OVERFLOWS = [
 @pytest.mark.parametrize("name, f", INT_OVERFLOWS, ids=[c[0] for c in INT_OVERFLOWS])
 def test_integer_overflow_wraps_or_fails_as_numpy_does(name, f, dtype):
     """Integer arithmetic is numpy's: it wraps where numpy wraps, and a Python int out of
-    the dtype's range fails (numpy 2) or promotes (numpy 1) as numpy's does."""
+    the dtype's range fails as numpy 2's does, on numpy 1 too (numpy 1 promoted it; its
+    NEP 50 "weak" promotion state, numpy 2's rules, is the reference for those cases there;
+    numpy scalars promote as the installed numpy's do)."""
     info = np.iinfo(dtype)
     a = np.array([info.max, info.min, 100 if info.max > 100 else 7], dtype=dtype)
+    weak = getattr(np, "_set_promotion_state", None)  # numpy 1.24-1.26 only
+    weak = weak if name in ("x + 300", "x - 2 ** 70") else None  # the large Python ints
     with np.errstate(over="ignore"):
-        assert _outcome(f, Variable(a.copy())) == _outcome(f, a.copy()), name
+        got = _outcome(f, Variable(a.copy()))
+        if weak is not None:
+            weak("weak")
+        try:
+            expected = _outcome(f, a.copy())
+        finally:
+            if weak is not None:
+                weak("legacy")
+    assert got == expected, name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from . import backends as _backends
@@ -69,7 +70,7 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
                 if len(_scalar_cache) > 4096:
                     _scalar_cache.clear()
                 dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype))
-                a = backend.read_only(backend.asarray(x, dtype=dtype))
+                a = backend.read_only(_scalar_array(backend, x, dtype))
                 _scalar_cache[key] = a
             return a
         if isinstance(x, _backends._wrapper_types):  # a Variable: its array
@@ -78,13 +79,29 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         if owner is not None:  # an array of a type met for the first time: used as it is
             return _numeric(x, x, owner)  # (like's backend would convert it, or fail to)
         kind = backend.dtype_kind(like.dtype)
-        return _numeric(backend.asarray(x, dtype=_scalar_dtype(x, like.dtype, kind)), x, backend)
+        return _numeric(_scalar_array(backend, x, _scalar_dtype(x, like.dtype, kind)), x, backend)
     if isinstance(x, _backends._wrapper_types):
         return as_array(x.data, array_module, like)
     if array_module is not None:
         return array_module.asarray(x)
     backend = _registry.resolve_type(type(x)) or _registry.default()
     return _numeric(backend.asarray(x), x, backend)
+
+
+def _scalar_array(backend: Any, x: Any, dtype: Any) -> Any:
+    """Return ``backend.asarray(x, dtype=dtype)``, integers checked against the dtype.
+
+    A Python int out of an integer dtype's range is refused with numpy 2's OverflowError on
+    every numpy (numpy 1 wrapped it, with a warning).
+    """
+    if type(x) is int and dtype is not None and backend.dtype_kind(dtype) in "iu":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            a = backend.asarray(x, dtype=dtype)
+        if int(a) != x:
+            raise OverflowError(f"Python integer {x} out of bounds for {dtype}")
+        return a
+    return backend.asarray(x, dtype=dtype)
 
 
 def shared_scalar(a: Any) -> tuple[Any, ...]:
