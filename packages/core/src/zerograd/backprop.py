@@ -103,12 +103,15 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             f = ready.pop()
             refs = f.outputs
             lean = f._lean
-            # a lean function's dropped inputs come back as stand-ins (keys for their
-            # gradients, alive while the walk holds them)
-            inputs = _resolved(f._in) if lean else f._in
+            # a lean function's edges: the input Variables still alive, and the creators of
+            # the dropped ones, which key those inputs' gradients (a trace sees stand-ins)
+            inputs = (_resolved(f._in) if rec else _edges(f._in)) if lean else f._in
             if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
                 gy = grads.pop(o, None)
+                gf = grads.pop(f, None)  # from users that reached f as a dropped input's creator
+                if gf is not None:
+                    gy = gf if gy is None else _joined(gy, gf, carrier)
                 if o is not None:  # (None: the user dropped it and no function reads it)
                     if retain_grad:
                         retained.append((o, gy))
@@ -171,6 +174,20 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
             for x, gx in zip(inputs, gxs):
+                if lean and type(x) is not Variable and isinstance(x, Function):
+                    # a dropped input, reached through its creator x, which keys its gradient
+                    if x._walk is not walk:
+                        raise _interleaved()
+                    n = x._deps - 1
+                    x._deps = n
+                    if n == 0:
+                        ready.append(x)
+                    if gx is not None:
+                        if type(gx) not in _by_type:
+                            gx = carrier.carry(gx, None)
+                        g = grads.get(x)
+                        grads[x] = gx if g is None else _joined(g, gx, carrier)
+                    continue
                 creator = x.creator
                 if creator is not None:  # one consumer of creator's outputs done
                     if creator._walk is not walk:
@@ -259,6 +276,39 @@ _NONES = _Nones()
 def _resolved(edges: tuple) -> list:
     """A lean function's inputs for one walk: its Variables, stand-ins for the dropped ones."""
     return [x if isinstance(x, Variable) else output_of(x) for x in edges]
+
+
+def _edges(edges: tuple) -> tuple | list:
+    """A lean function's inputs for one first-order walk, without stand-ins.
+
+    An edge whose input Variable is still alive gives that Variable (it may need ``.grad``);
+    one whose input was dropped stays its creator, under which the walk files the
+    gradient until it visits that creator. An unchained output gets a stand-in without a
+    creator, as before, so its gradient goes nowhere.
+    """
+    for e in edges:
+        if type(e) is not Variable and isinstance(e, Function):
+            break
+    else:
+        return edges
+    out = []
+    for e in edges:
+        if type(e) is not Variable and isinstance(e, Function):
+            outs = e.outputs
+            if not outs:
+                e = output_of(e)
+            else:
+                v = outs[0]()
+                if v is not None:
+                    e = v
+        out.append(e)
+    return out
+
+
+def _joined(g: Any, gx: Any, carrier: Any) -> Any:
+    """The sum of two gradients for one dropped input, as the walk carries gradients."""
+    total = g + gx
+    return total if type(total) in _by_type else carrier.carry(total, None)
 
 
 def _creator_of(c: Function) -> Function | None:
