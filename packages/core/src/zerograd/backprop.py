@@ -174,21 +174,9 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
             for x, gx in zip(inputs, gxs):
-                if lean and type(x) is not Variable and isinstance(x, Function):
-                    # a dropped input, reached through its creator x, which keys its gradient
-                    if x._walk is not walk:
-                        raise _interleaved()
-                    n = x._deps - 1
-                    x._deps = n
-                    if n == 0:
-                        ready.append(x)
-                    if gx is not None:
-                        if type(gx) not in _by_type:
-                            gx = carrier.carry(gx, None)
-                        g = grads.get(x)
-                        grads[x] = gx if g is None else _joined(g, gx, carrier)
-                    continue
-                creator = x.creator
+                # a dropped input is reached through its creator x, which keys its gradient
+                dropped = lean and type(x) is not Variable and isinstance(x, Function)
+                creator = x if dropped else x.creator
                 if creator is not None:  # one consumer of creator's outputs done
                     if creator._walk is not walk:
                         raise _interleaved()
@@ -197,6 +185,12 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if n == 0:
                         ready.append(creator)
                 if gx is None:
+                    continue
+                if dropped:
+                    if type(gx) not in _by_type:
+                        gx = carrier.carry(gx, None)
+                    g = grads.get(x)
+                    grads[x] = gx if g is None else _joined(g, gx, carrier)
                     continue
                 xd = x.data
                 if type(gx) not in _by_type or xd is None or gx.shape != xd.shape:
