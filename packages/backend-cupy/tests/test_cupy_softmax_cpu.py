@@ -43,7 +43,53 @@ void cross_entropy_rows(const T* x_p, const int64_t* t_p, int64_t c, T* out, ptr
     }
 }
 
+template <typename T>
+void cross_entropy_grad(const T* x_p, const int64_t* t_p, int64_t c, T scale, T* out,
+                        ptrdiff_t size) {
+    const Raw<T> x{x_p};
+    const Raw<int64_t> t{t_p};
+    for (ptrdiff_t i = 0; i < size; ++i) {
+        T& g = out[i];
+        CROSS_ENTROPY_GRAD_BODY
+    }
+}
+
+template <typename T>
+void relu_grad(const T* y_p, const T* gy_p, T* out, ptrdiff_t size) {
+    for (ptrdiff_t i = 0; i < size; ++i) {
+        const T y = y_p[i], gy = gy_p[i];
+        T& gx = out[i];
+        RELU_GRAD_BODY
+    }
+}
+
+template <typename T>
+void sigmoid_grad(const T* y_p, const T* gy_p, T* out, ptrdiff_t size) {
+    for (ptrdiff_t i = 0; i < size; ++i) {
+        const T y = y_p[i], gy = gy_p[i];
+        T& gx = out[i];
+        SIGMOID_GRAD_BODY
+    }
+}
+
 extern "C" {
+void xent_grad_f(const float* x, const int64_t* t, int64_t c, float s, float* g, ptrdiff_t n) {
+    cross_entropy_grad(x, t, c, s, g, n);
+}
+void xent_grad_d(const double* x, const int64_t* t, int64_t c, double s, double* g,
+                 ptrdiff_t n) {
+    cross_entropy_grad(x, t, c, s, g, n);
+}
+void relu_grad_f(const float* y, const float* gy, float* g, ptrdiff_t n) { relu_grad(y, gy, g, n); }
+void relu_grad_d(const double* y, const double* gy, double* g, ptrdiff_t n) {
+    relu_grad(y, gy, g, n);
+}
+void sigmoid_grad_f(const float* y, const float* gy, float* g, ptrdiff_t n) {
+    sigmoid_grad(y, gy, g, n);
+}
+void sigmoid_grad_d(const double* y, const double* gy, double* g, ptrdiff_t n) {
+    sigmoid_grad(y, gy, g, n);
+}
 void softmax_f(const float* x, int64_t c, float* y, ptrdiff_t n) { softmax_rows(x, c, y, n); }
 void softmax_d(const double* x, int64_t c, double* y, ptrdiff_t n) { softmax_rows(x, c, y, n); }
 void xent_f(const float* x, const int64_t* t, int64_t c, float* y, ptrdiff_t n) {
@@ -53,9 +99,11 @@ void xent_d(const double* x, const int64_t* t, int64_t c, double* y, ptrdiff_t n
     cross_entropy_rows(x, t, c, y, n);
 }
 }
-""".replace("SOFTMAX_BODY", softmax._SOFTMAX_BODY).replace(
-        "CROSS_ENTROPY_BODY", softmax._CROSS_ENTROPY_BODY
-    )
+""".replace("SOFTMAX_BODY", softmax._SOFTMAX_BODY)
+    .replace("CROSS_ENTROPY_BODY", softmax._CROSS_ENTROPY_BODY)
+    .replace("CROSS_ENTROPY_GRAD_BODY", softmax._CROSS_ENTROPY_GRAD_BODY)
+    .replace("RELU_GRAD_BODY", softmax._RELU_GRAD_BODY)
+    .replace("SIGMOID_GRAD_BODY", softmax._SIGMOID_GRAD_BODY)
 )
 
 
@@ -141,3 +189,58 @@ def test_a_label_out_of_range_gives_nan_and_reads_nothing_outside_its_row(lib):
     assert np.isnan(got[1]) and np.isnan(got[2])
     ok = np.array([0, 3])
     np.testing.assert_allclose(got[ok], numpy_cross_entropy_rows(x[ok], t[ok]), rtol=1e-13)
+
+
+def numpy_cross_entropy_grad(x, t, scale):
+    """The generic loss gradient (``Kernels.cross_entropy_grad``), in numpy."""
+    hot = (np.arange(x.shape[1]) == t.reshape(-1, 1)).astype(x.dtype)
+    return (numpy_softmax(x) - hot) * scale
+
+
+def run_cross_entropy_grad(lib, x, t, scale):
+    x, t = np.ascontiguousarray(x), np.ascontiguousarray(t, dtype=np.int64)
+    g = np.empty_like(x)
+    f32 = x.dtype == np.float32
+    fn, c_t = (lib.xent_grad_f, ctypes.c_float) if f32 else (lib.xent_grad_d, ctypes.c_double)
+    fn(ptr(x), ptr(t), ctypes.c_int64(x.shape[1]), c_t(scale), ptr(g), ctypes.c_ssize_t(g.size))
+    return g
+
+
+def run_activation_grad(lib, name, y, gy):
+    g = np.empty_like(y)
+    fn = getattr(lib, f"{name}_grad_{'f' if y.dtype == np.float32 else 'd'}")
+    fn(ptr(y), ptr(gy), ptr(g), ctypes.c_ssize_t(g.size))
+    return g
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n, c", [(1, 1), (5, 10), (3, 128)])
+def test_cross_entropy_grad_body_matches_the_generic_gradient(lib, dtype, n, c):
+    x = _scores(n, c, dtype, seed=3)
+    x[0, 0] = 80.0 if dtype == "float32" else 700.0
+    t = np.random.default_rng(4).integers(0, c, n)
+    scale = np.asarray(0.3, dtype=dtype)
+    got = run_cross_entropy_grad(lib, x, t, scale)
+    want = numpy_cross_entropy_grad(x, t, scale)
+    np.testing.assert_allclose(got, want, rtol=_RTOL[dtype], atol=4 * np.finfo(dtype).eps)
+    # each row's gradient sums to 0 (softmax sums to 1, minus the label's 1)
+    np.testing.assert_allclose(got.sum(axis=1), 0.0, atol=20 * np.finfo(dtype).eps)
+
+
+def test_cross_entropy_grad_body_subtracts_nothing_for_a_label_out_of_range(lib):
+    x = _scores(3, 4, "float64", seed=5)
+    t = np.array([0, 4, -1])  # rows 1 and 2: out of range (zerograd-nn refuses them first)
+    got = run_cross_entropy_grad(lib, x, t, 1.0)
+    np.testing.assert_allclose(got[1:], numpy_softmax(x)[1:], rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_and_sigmoid_grad_bodies_give_the_generic_bits(lib, dtype):
+    rng = np.random.default_rng(6)
+    y = np.maximum(rng.standard_normal(257), 0).astype(dtype)
+    gy = rng.standard_normal(257).astype(dtype)  # negative gy at y == 0: a -0.0 to keep
+    got = run_activation_grad(lib, "relu", y, gy)
+    assert got.tobytes() == ((y > 0).astype(dtype) * gy).tobytes()
+    s = (1 / (1 + np.exp(-gy))).astype(dtype)
+    got = run_activation_grad(lib, "sigmoid", s, gy)
+    assert got.tobytes() == (gy * s * (1 - s)).tobytes()

@@ -195,3 +195,74 @@ def test_kernels_hook_serves_one_backend_class_and_passes_on_others():
     assert type(found) is K.Kernels and found.backend is bare
     assert hook(backend=get_backend("numpy")) is None
     assert "Kernels for a _Bare" in hook.__doc__
+
+
+# -- the loss's and activations' gradient kernels: the formulas they replaced, bit for bit ----
+
+
+def _scores(dtype, special=False):
+    x = (rng.standard_normal((7, 5)) * 4).astype(dtype)
+    if special:
+        x[0, 1], x[1, :] = 1e4, -1e4  # exp alone would overflow / underflow whole rows
+    t = rng.integers(0, 5, 7)
+    if special:
+        t[0] = 1  # row 0's loss is exactly 0
+    return x, t
+
+
+def _old_cross_entropy_rows(x, t):
+    """The per-row cross-entropy as the generic kernel computed it before (ten calls)."""
+    m = x.max(axis=1, keepdims=True)
+    lse = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))
+    return -((x - lse)[np.arange(x.shape[0]), t])
+
+
+def _old_cross_entropy_grad(x, t, scale):
+    """``(softmax(x) - onehot(t)) * scale`` with a one-hot array (the vjp before)."""
+    y = np.exp(x - x.max(axis=1, keepdims=True))
+    p = y / y.sum(axis=1, keepdims=True)
+    hot = (np.arange(x.shape[1]) == t.reshape(-1, 1)).astype(p.dtype)
+    return (p - hot) * scale
+
+
+@needs_numpy2
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernels", [K.Kernels, NumpyKernels])
+def test_loss_kernels_give_the_replaced_formulas_bits(kernels, dtype):
+    x, t = _scores(dtype, special=True)
+    k = kernels(get_backend("numpy"))
+    scale = np.asarray(0.37, dtype=dtype)
+    got = k.cross_entropy_rows(x, t)
+    # lse - x[t] where it was -(x[t] - lse): the same bits, but +0.0 where a row's loss is
+    # exactly zero (row 0), which was -0.0 (adding 0.0 turns -0.0 into +0.0, nothing else)
+    assert got[0] == 0 and not np.signbit(got[0])
+    assert got.dtype == dtype and got.tobytes() == (_old_cross_entropy_rows(x, t) + 0).tobytes()
+    kept = x.copy()
+    g = k.cross_entropy_grad(x, t, scale)
+    assert g.dtype == dtype and g.tobytes() == _old_cross_entropy_grad(x, t, scale).tobytes()
+    assert np.array_equal(x, kept)  # nothing written into the scores
+    assert k.row_index(x).tolist() == list(range(7))
+
+
+@needs_numpy2
+@pytest.mark.parametrize("shape", [(6, 4), (), (0, 3)])
+@pytest.mark.parametrize("kernels", [K.Kernels, NumpyKernels])
+def test_relu_and_sigmoid_grad_kernels_give_the_replaced_formulas_bits(kernels, shape):
+    k = kernels(get_backend("numpy"))
+    y = np.maximum(rng.standard_normal(shape), 0).astype(np.float32)
+    gy = rng.standard_normal(shape).astype(np.float32)  # negative gy where y == 0: -0.0
+    old = np.asarray(y > 0).astype(np.float32) * gy
+    got = np.asarray(k.relu_grad(y, gy))  # 0-d: numpy's scalar, as before
+    assert got.shape == shape and got.dtype == np.float32
+    assert got.tobytes() == old.tobytes()
+    s = np.float32(0.5) * np.tanh(gy) + np.float32(0.5)
+    assert k.sigmoid_grad(s, gy).tobytes() == (gy * s * (1 - s)).tobytes()
+
+
+def test_the_numpy_row_index_is_made_once_per_batch_size_and_read_only():
+    k = NumpyKernels(get_backend("numpy"))
+    a, b = k.row_index(np.zeros((9, 2))), k.row_index(np.zeros((9, 3)))
+    assert a is b and not a.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        a[0] = 5
+    assert k.row_index(np.zeros((4, 2))).tolist() == [0, 1, 2, 3]

@@ -15,13 +15,16 @@ from .kernels import col2im_gpu, im2col_gpu
 from .softmax import (
     CROSS_ENTROPY_MAX_CLASSES,
     SOFTMAX_MAX_CLASSES,
+    cross_entropy_grad_gpu,
     cross_entropy_rows_gpu,
+    relu_grad_gpu,
+    sigmoid_grad_gpu,
     softmax_rows_gpu,
 )
 
 
 class CupyKernels(Kernels):
-    """The CuPy backend's kernels: im2col, col2im, softmax and cross-entropy in one launch.
+    """The CuPy backend's kernels: im2col, col2im, the loss and activation gradients in one launch.
 
     Examples:
         >>> from zerograd_cupy import CupyBackend
@@ -58,6 +61,31 @@ class CupyKernels(Kernels):
         if x.shape[1] > CROSS_ENTROPY_MAX_CLASSES or x.dtype.char not in "fd":
             return super().cross_entropy_rows(x, t)
         return cross_entropy_rows_gpu(x, t)
+
+    def cross_entropy_grad(self, x: Any, t: Any, scale: Any) -> Any:
+        """The loss's gradient in one CUDA kernel, one thread per element reading its row.
+
+        Rows longer than ``SOFTMAX_MAX_CLASSES`` and dtypes other than float32 and float64
+        take the generic path.
+        """
+        if not 0 < x.shape[1] <= SOFTMAX_MAX_CLASSES or x.dtype.char not in "fd":
+            return super().cross_entropy_grad(x, t, scale)
+        return cross_entropy_grad_gpu(x, t, scale)
+
+    def relu_grad(self, y: Any, gy: Any) -> Any:
+        if not _same_float(y, gy):
+            return super().relu_grad(y, gy)
+        return relu_grad_gpu(y, gy)
+
+    def sigmoid_grad(self, y: Any, gy: Any) -> Any:
+        if not _same_float(y, gy):
+            return super().sigmoid_grad(y, gy)
+        return sigmoid_grad_gpu(y, gy)
+
+
+def _same_float(y: Any, gy: Any) -> bool:
+    """Whether one elementwise kernel of T takes both: float32 or float64, one shape."""
+    return y.dtype == gy.dtype and y.dtype.char in "fd" and y.shape == gy.shape
 
 
 zerograd_nn_kernels = kernels_hook(CupyBackend, CupyKernels)

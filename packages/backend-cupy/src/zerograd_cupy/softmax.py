@@ -51,6 +51,20 @@ _CROSS_ENTROPY_BODY = (
     + "    y = 0 <= label && label < c ? (m + log(s)) - x[base + label] : sqrt((T)-1);  // NaN\n"
 )
 
+_CROSS_ENTROPY_GRAD_BODY = (
+    "    const ptrdiff_t base = i / c * c;\n"
+    + _ROW_MAX
+    + "    const ptrdiff_t label = t[i / c];\n"
+    # (softmax - onehot) * scale, in the generic kernel's order of operations
+    + "    g = (exp(x[i] - m) / s - (T)(i - base == label)) * scale;\n"
+)
+
+_RELU_GRAD_BODY = (
+    "    gx = gy * (T)(y > 0);  // 0 * gy keeps the sign of a zero, as astype then *\n"
+)
+
+_SIGMOID_GRAD_BODY = "    gx = gy * y * ((T)1 - y);\n"
+
 
 _SOFTMAX = ("raw T x, int64 c", "T y", _SOFTMAX_BODY, "zerograd_softmax_rows")
 _CROSS_ENTROPY = (
@@ -59,6 +73,14 @@ _CROSS_ENTROPY = (
     _CROSS_ENTROPY_BODY,
     "zerograd_cross_entropy_rows",
 )
+_CROSS_ENTROPY_GRAD = (
+    "raw T x, raw I t, int64 c, T scale",
+    "T g",
+    _CROSS_ENTROPY_GRAD_BODY,
+    "zerograd_cross_entropy_grad",
+)
+_RELU_GRAD = ("T y, T gy", "T gx", _RELU_GRAD_BODY, "zerograd_relu_grad")
+_SIGMOID_GRAD = ("T y, T gy", "T gx", _SIGMOID_GRAD_BODY, "zerograd_sigmoid_grad")
 
 
 def softmax_rows_gpu(x: Any) -> Any:
@@ -95,3 +117,33 @@ def cross_entropy_rows_gpu(x: Any, t: Any) -> Any:
             cp.ascontiguousarray(x), cp.ascontiguousarray(t), x.shape[1], y
         )
     return y
+
+
+def cross_entropy_grad_gpu(x: Any, t: Any, scale: Any) -> Any:
+    """``(softmax(x) - onehot(t)) * scale`` for a CuPy array (N, C), C >= 1, in one launch.
+
+    Args:
+        x: a CuPy array of shape ``(N, C)``, float32 or float64.
+        t: integer CuPy labels of shape ``(N,)``, each in ``0..C - 1``.
+        scale: a 0-d CuPy array of ``x``'s dtype.
+
+    Returns:
+        A new array of ``x``'s shape and dtype (a label out of range subtracts nothing).
+    """
+    cp = importlib.import_module("cupy")
+    g = cp.empty(x.shape, dtype=x.dtype)
+    if g.size:
+        elementwise(*_CROSS_ENTROPY_GRAD)(
+            cp.ascontiguousarray(x), cp.ascontiguousarray(t), x.shape[1], scale, g
+        )
+    return g
+
+
+def relu_grad_gpu(y: Any, gy: Any) -> Any:
+    """``gy`` where ``y > 0``, else 0, for CuPy arrays of one shape and dtype, in one launch."""
+    return elementwise(*_RELU_GRAD)(y, gy)
+
+
+def sigmoid_grad_gpu(y: Any, gy: Any) -> Any:
+    """``gy * y * (1 - y)`` for CuPy arrays of one shape and dtype, in one launch."""
+    return elementwise(*_SIGMOID_GRAD)(y, gy)

@@ -41,7 +41,9 @@ class Sigmoid(Function):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy * y * (1 - y)``, the input's gradient, from the output."""
-        return _keep(gy * y * (1 - y), gy)
+        if xp.graph:
+            return _keep(gy * y * (1 - y), gy)
+        return _keep(kernels_of(y).sigmoid_grad(y, gy), gy)  # one launch on a GPU
 
 
 def sigmoid_simple(x: ArrayLike) -> Variable:
@@ -84,12 +86,10 @@ class ReLU(Function):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` where ``y > 0`` (where ``x > 0``: ``y = max(x, 0)``), else 0."""
-        y = data_of(y)  # the mask is a constant in both modes
-        mask = backend_of(y).astype(y > 0, gy.dtype)
         if xp.graph:
-            return gy * mask
-        mask *= gy  # first order: the fresh mask becomes the gradient (no third array)
-        return mask
+            y = data_of(y)  # the mask is a constant
+            return gy * backend_of(y).astype(y > 0, gy.dtype)
+        return kernels_of(y).relu_grad(y, gy)
 
 
 def relu(x: ArrayLike) -> Variable:

@@ -146,7 +146,7 @@ class Kernels:
         """Return each row's cross-entropy, ``logsumexp(x[i]) - x[i, t[i]]``.
 
         Log-sum-exp after subtracting each row's maximum, then the labels' entries picked
-        (seven array calls; a GPU backend does it in one launch).
+        (nine array calls; a GPU backend does it in one launch).
 
         Args:
             x: Floating-point scores, shape (N, C) with C >= 1.
@@ -158,8 +158,60 @@ class Kernels:
         xp = self.backend.xp
         m = xp.max(x, axis=1, keepdims=True)
         lse = m + xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True))
-        rows = xp.arange(x.shape[0], device=getattr(x, "device", None))  # numpy 1.26: none
-        return -((x - lse)[rows, t])
+        return lse[:, 0] - x[self.row_index(x), t]
+
+    def cross_entropy_grad(self, x: Any, t: Any, scale: Any) -> Any:
+        """Return ``(softmax(x) - onehot(t)) * scale``, the gradient of the scaled row sum.
+
+        That is the scores' gradient of ``scale * sum(cross_entropy_rows(x, t))``.
+
+        Args:
+            x: Floating-point scores, shape (N, C) with C >= 1.
+            t: Integer labels, shape (N,), each in ``0..C - 1``.
+            scale: A 0-d array of ``x``'s dtype (the loss's gradient over N for a mean).
+
+        Returns:
+            A new array of ``x``'s shape and dtype.
+        """
+        xp = self.backend.xp
+        p = self.softmax(x, 1)
+        classes = xp.arange(x.shape[1], device=getattr(x, "device", None))  # numpy 1.26: none
+        hot = self.backend.astype(classes == xp.reshape(t, (-1, 1)), p.dtype)
+        return (p - hot) * scale
+
+    def relu_grad(self, y: Any, gy: Any) -> Any:
+        """Return ``gy`` where ``y > 0``, else 0 (ReLU's gradient from its output ``y``).
+
+        Args:
+            y: ReLU's output.
+            gy: The output's gradient, of ``y``'s shape.
+
+        Returns:
+            A new array of ``gy``'s dtype.
+        """
+        mask = self.backend.astype(y > 0, gy.dtype)
+        mask *= gy  # the fresh mask becomes the gradient (no third array)
+        return mask
+
+    def sigmoid_grad(self, y: Any, gy: Any) -> Any:
+        """Return ``gy * y * (1 - y)`` (the sigmoid's gradient from its output ``y``).
+
+        Args:
+            y: The sigmoid's output.
+            gy: The output's gradient, of ``y``'s shape and dtype.
+
+        Returns:
+            A new array.
+        """
+        return gy * y * (1 - y)
+
+    def row_index(self, x: Any) -> Any:
+        """Return ``0 .. N - 1`` for the rows of ``x`` (N, ...), an integer array on its device.
+
+        The loss kernels pick each row's label entry with it; a backend may hand out one
+        read-only array per N instead of making one each time.
+        """
+        return self.backend.xp.arange(x.shape[0], device=getattr(x, "device", None))
 
 
 def _spread(xp: Any, a: Any, axis: int, step: int) -> Any:

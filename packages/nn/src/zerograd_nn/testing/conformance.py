@@ -125,6 +125,24 @@ def test_softmax_and_cross_entropy_rows_match_numpy(backend, kernels):
         e = np.exp(x - x.max(axis=axis, keepdims=True))
         got = kernels.softmax(_put(backend, x), axis)
         _close(backend.to_numpy(got), e / e.sum(axis=axis, keepdims=True))
+    p = np.exp(x - lse[:, None])
+    p[np.arange(6), t] -= 1.0
+    scale = _put(backend, np.asarray(0.25))
+    got = kernels.cross_entropy_grad(_put(backend, x), _put(backend, t, "int64"), scale)
+    assert backend_of(got) is backend
+    _close(backend.to_numpy(got), p * 0.25)
+
+
+def test_relu_and_sigmoid_gradients_match_numpy(backend, kernels):
+    """``relu_grad`` and ``sigmoid_grad`` give the gradients from the outputs, on the backend."""
+    y = np.maximum(_rng.standard_normal((4, 3)), 0.0)
+    gy = _rng.standard_normal((4, 3))
+    got = kernels.relu_grad(_put(backend, y), _put(backend, gy))
+    assert backend_of(got) is backend
+    _close(backend.to_numpy(got), np.where(y > 0, gy, 0.0))
+    s = 1 / (1 + np.exp(-gy))
+    got = kernels.sigmoid_grad(_put(backend, s), _put(backend, gy))
+    _close(backend.to_numpy(got), gy * s * (1 - s))
 
 
 def test_a_small_cnn_gives_numpys_values_and_gradients(backend):
