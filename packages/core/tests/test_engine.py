@@ -303,22 +303,55 @@ def test_a_backward_inside_a_backward_on_the_same_graph_gives_both_gradients(arr
     np.testing.assert_allclose(as_numpy(x.grad.data), [np.cos(e) * e + 2 * e])
 
 
-def test_a_walk_whose_counts_another_walk_took_stops_and_changes_nothing(arr):
-    x = Variable(arr([0.5]))
-    a = F.exp(x)
+def test_two_threads_walking_a_shared_subgraph_give_what_one_after_the_other_gives(arr):
+    import threading
 
-    class Intruder(Function):  # does what a second thread walking the graph would do
+    barriers = []
+
+    class Meet(Function):  # the walk waits here until the other thread's walk arrives too
+        def __init__(self, barrier):
+            self.barrier = barrier
+
         def forward(self, v):
             return v
 
         def backward(self, gy):
-            a.creator._walk = object()
+            if self.barrier is not None:
+                self.barrier.wait(timeout=5)
             return gy
 
-    y = Intruder()(a) + a
-    with pytest.raises(RuntimeError, match="another backward walked part of this graph"):
-        y.backward()
-    assert x.grad is None and a.grad is None and y.grad is None
+    def build():
+        x = Variable(arr([0.5, -1.5]))
+        # the shared subgraph, which both walks count and visit; each walk meets the other
+        # at its own first function (both have counted) and inside the shared part
+        a = Meet(barriers[1] if barriers else None)(F.tanh(F.exp(x) * 0.7))
+        b0 = barriers[0] if barriers else None
+        y1 = F.sum(Meet(b0)(F.sin(a) * a))
+        y2 = F.sum(Meet(b0)(F.cos(a) * 3.0))
+        return x, y1, y2
+
+    x, y1, y2 = build()  # one after the other: x.grad is the sum of both gradients
+    y1.backward()
+    y2.backward()
+    want = as_numpy(x.grad.data)
+
+    barriers[:] = [threading.Barrier(2), threading.Barrier(2)]
+    x, y1, y2 = build()
+    errors = []
+
+    def work(y):
+        try:
+            y.backward()
+        except Exception as exc:  # a thread's failure must fail the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(y,)) for y in (y1, y2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert as_numpy(x.grad.data).tobytes() == want.tobytes()  # g1 + g2 either way round
 
 
 def test_backward_in_several_threads_gives_each_its_gradient_and_restores_the_collector(arr):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import operator
+import threading
 from typing import Any
 
 from .backends import get_array_module
@@ -16,8 +17,8 @@ from .recording import switch as _recording
 from .variable import Variable, as_array
 
 _by_type = _registry.by_type
-_running: set[object] = set()  # the marks of the walks in progress (nested or in threads)
 _data = operator.attrgetter("data")
+_storing = threading.Lock()  # a leaf's held gradient is read and replaced by one walk at a time
 
 
 def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False) -> None:
@@ -94,9 +95,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     leaves: list[Variable] = []  # in the order they got their first gradient
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
-    walk = object()  # this walk's mark on the functions it counts
-    ready, saved = _count_consumers(f, walk)
-    _running.add(walk)
+    deps = _count_consumers(f)  # this walk's own: other walks (nested, threads) keep theirs
+    ready = [f]
     token = _enable_backprop.set(create_graph)
     try:
         while ready:
@@ -178,12 +178,11 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 dropped = lean and type(x) is not Variable and isinstance(x, Function)
                 creator = x if dropped else x.creator
                 if creator is not None:  # one consumer of creator's outputs done
-                    if creator._walk is not walk:
-                        raise _interleaved()
-                    n = creator._deps - 1
-                    creator._deps = n
-                    if n == 0:
+                    n = deps[creator]
+                    if n == 1:
                         ready.append(creator)
+                    else:
+                        deps[creator] = n - 1
                 if gx is None:
                     continue
                 if dropped:
@@ -197,7 +196,9 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     gx = _checked_grad(f, x, carrier.carry(gx, xd))
                 g = grads.get(x)
                 if g is None:
-                    if x.grad is not None:  # accumulate onto the gradient it had (DeZero)
+                    if creator is None:  # a leaf: onto its held gradient at the end
+                        leaves.append(x)
+                    elif x.grad is not None:  # an intermediate's held gradient flows on (DeZero)
                         held = carrier.held(x)
                         total = held + gx
                         if rec and not graph:  # (a sum of Variables is recorded as a Function)
@@ -206,8 +207,6 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                         if type(gx) not in _by_type:  # a library scalar, or a Variable
                             gx = carrier.carry(gx, xd)
                     grads[x] = gx
-                    if creator is None:
-                        leaves.append(x)
                 else:  # one more gradient for x
                     total = g + gx
                     if rec and not graph:
@@ -215,45 +214,38 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if type(total) not in _by_type:  # a library scalar, or a Variable
                         total = carrier.carry(total, xd)
                     grads[x] = total
+        with _storing:  # the held gradients read and replaced in one step (threads)
+            _onto_held(grads, leaves, carrier, None if graph else rec)
+            _store(grads, leaves, retained, cleared, carrier, rec)
     except BaseException:
         y.grad = seed
         raise
     finally:
         _enable_backprop.reset(token)
-        _running.discard(walk)
-        for c, mark, deps in saved:  # give a walk this one ran inside its counts back
-            c._walk, c._deps = mark, deps
-    _store(grads, leaves, retained, cleared, carrier, rec)
 
 
-def _count_consumers(f: Function, walk: object) -> tuple[list[Function], list[tuple]]:
+def _count_consumers(f: Function) -> dict[Function, int]:
     """Count, for every function upstream of ``f``, the uses of its outputs upstream of ``f``.
 
-    The count goes in the function's ``_deps`` and ``_walk`` is set to ``walk`` on the
-    functions counted (one pass, no recursion). Returns ``[f]``, the walk's first ready
-    function, and ``(function, mark, count)`` for each function a walk still running (this
-    one runs inside its ``backward``) had counted, so that its counts can be put back.
+    One pass, no recursion. The counts are the walk's own (a dict it alone holds), so
+    walks over a shared graph, nested or in other threads, never see each other's.
     """
-    nested = bool(_running)
-    saved = [(f, f._walk, f._deps)] if nested and f._walk in _running else []
-    f._walk = walk
-    f._deps = 0
+    deps = {f: 0}
     todo = [f]
     pop, push = todo.pop, todo.append
+    get = deps.get
     while todo:
         for x in pop()._in:
             c = x.creator if isinstance(x, Variable) else _creator_of(x)
             if c is None:
                 continue
-            if c._walk is walk:
-                c._deps += 1
-            else:
-                if nested and c._walk in _running:
-                    saved.append((c, c._walk, c._deps))
-                c._walk = walk
-                c._deps = 1
+            n = get(c)
+            if n is None:
+                deps[c] = 1
                 push(c)
-    return [f], saved
+            else:
+                deps[c] = n + 1
+    return deps
 
 
 class _Nones(dict):
@@ -334,15 +326,6 @@ def _check_seed(y: Variable, seed: Any) -> None:
     )
 
 
-def _interleaved() -> RuntimeError:
-    """The error for a walk whose counts another walk has overwritten."""
-    return RuntimeError(
-        "backward: another backward walked part of this graph while this one was running "
-        "(two threads on one graph), so this walk's counts are lost; no gradient has "
-        "changed. Run the two backward passes one after the other."
-    )
-
-
 def _checked_grad(f: Function, x: Variable, gx: Any) -> Any:
     """``gx`` (already as the walk carries it), checked against the shape of ``x``."""
     xd = x.data  # None when the user dropped it (DeZero's memory trick)
@@ -371,6 +354,27 @@ def _legacy(f: Function, carrier: Any, gys: tuple, rec: Any = None) -> Any:
     if type(gxs) is not tuple:
         return carrier.unwrap(gxs) if isinstance(gxs, Variable) else gxs
     return tuple([carrier.unwrap(g) if isinstance(g, Variable) else g for g in gxs])
+
+
+def _onto_held(grads: dict, leaves: list, carrier: Any, rec: Any) -> None:
+    """Add each leaf's walk total onto the gradient it held before the walk (DeZero).
+
+    Run with :data:`_storing` held, right before :func:`_store`: a backward in another
+    thread that reaches the same leaf adds onto what this one stored, as it would one after
+    the other. Raises (changing nothing) for a held gradient that is not a Variable or has
+    another shape than its variable.
+    """
+    for x in leaves:
+        if x.grad is None:
+            continue
+        gx = grads[x]
+        held = carrier.held(x)
+        total = held + gx
+        if rec:  # (a sum of Variables is recorded as a Function)
+            rec.op(operator.add, (held, gx), total)
+        if type(total) not in _by_type:  # a library scalar, or a Variable
+            total = carrier.carry(total, x.data)
+        grads[x] = total
 
 
 def _store(

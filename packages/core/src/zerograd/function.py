@@ -50,12 +50,8 @@ class Function:
     # `_lean`) the input's creator when that input's array need not outlive the user's hold
     # on it. `_ys` holds the output arrays a vjp reads (their Variables may be gone);
     # `_like` the output's (shape, dtype), noted when a lean function keeps only the edge.
-    # `_walk` marks the backward walk that has counted the function (cheaper than a set) and
-    # `_deps` counts the uses of its outputs that walk still waits for.
-    __slots__ = (
-        "_in", "outputs", "generation", "_ys", "_like", "_walk", "_deps", "__dict__",
-        "__weakref__",
-    )  # fmt: skip
+    # A backward walk keeps its own counts (nothing of a walk is written on the graph).
+    __slots__ = ("_in", "outputs", "generation", "_ys", "_like", "__dict__", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
     _lean = False  # set per subclass: a vjp that reads no input values (graph holds no inputs)
     _keeps_y = False  # set per subclass: a vjp that reads its outputs' values
@@ -194,7 +190,6 @@ class Function:
             output.name = output.grad = None
             if _enable_backprop.get():
                 self.generation = gen
-                self._walk = None
                 self._in = _lean_edges(inputs) if self._lean else inputs
                 if self._keeps_y:
                     self._ys = output.data
@@ -217,7 +212,6 @@ class Function:
         outputs = [Variable(y if type(y) in _by_type else _fix_output(y, inputs, self)) for y in ys]
         if _enable_backprop.get():
             self.generation = gen
-            self._walk = None
             self._in = _lean_edges(inputs) if self._lean else inputs
             if self._keeps_y:
                 self._ys = tuple([output.data for output in outputs])

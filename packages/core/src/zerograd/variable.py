@@ -295,8 +295,6 @@ class Variable:
         """
         self.creator = func
         self.generation = func.generation + 1
-        if not hasattr(func, "_walk"):  # a Function wired by hand, as the book's step 7 does
-            func._walk = None
 
     def cleargrad(self) -> None:
         """Forget the gradient (call before a second ``backward``)."""
