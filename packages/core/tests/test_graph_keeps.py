@@ -105,6 +105,16 @@ def test_a_lean_function_reads_back_a_dropped_input_as_a_stand_in():
     assert z.creator.inputs[0] is a  # an input the user holds reads back as itself
 
 
+def test_dropped_inputs_of_one_shape_and_dtype_share_what_their_creators_note():
+    x = _x()
+    y = F.exp(x * 3.0) + F.exp(x * 2.0)
+    small = F.exp(Variable(np.ones(5, dtype=np.float32)) * 2.0)
+    first, second = (e.creator.inputs[0].creator for e in y.creator.inputs)
+    assert first.output_like() == second.output_like() == ((3, 4), np.dtype("float64"))
+    assert first.output_like() is second.output_like()  # one tuple kept, not one each
+    assert small.creator.inputs[0].creator.output_like() == ((5,), np.dtype("float32"))
+
+
 def test_retain_grad_reaches_an_intermediate_the_user_holds():
     x = _x()
     a = x * 2.0

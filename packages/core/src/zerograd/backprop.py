@@ -103,9 +103,9 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             f = ready.pop()
             refs = f.outputs
             lean = f._lean
-            # a lean function's edges: the input Variables still alive, and the creators of
-            # the dropped ones, which key those inputs' gradients (a trace sees stand-ins)
-            inputs = (_resolved(f._in) if rec else _edges(f._in)) if lean else f._in
+            # a lean function's edges are the input Variables or, for intermediates, their
+            # creators (resolved per edge below; a trace sees stand-ins for dropped ones)
+            inputs = _resolved(f._in) if lean and rec else f._in
             if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
                 gy = grads.pop(o, None)
@@ -174,9 +174,18 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
             for x, gx in zip(inputs, gxs):
-                # a dropped input is reached through its creator x, which keys its gradient
-                dropped = lean and type(x) is not Variable and isinstance(x, Function)
-                creator = x if dropped else x.creator
+                dropped = False
+                if lean and type(x) is not Variable and isinstance(x, Function):
+                    outs = x.outputs  # the edge is the input's creator: is the input alive?
+                    v = outs[0]() if outs else output_of(x)  # (unchained: a bare stand-in)
+                    if v is None:  # dropped: its creator x keys its gradient
+                        dropped = True
+                        creator = x
+                    else:
+                        x = v
+                        creator = x.creator
+                else:
+                    creator = x.creator
                 if creator is not None:  # one consumer of creator's outputs done
                     n = deps[creator]
                     if n == 1:
@@ -236,9 +245,18 @@ def _count_consumers(f: Function) -> dict[Function, int]:
     get = deps.get
     while todo:
         for x in pop()._in:
-            c = x.creator if isinstance(x, Variable) else _creator_of(x)
-            if c is None:
-                continue
+            if isinstance(x, Variable):
+                c = x.creator
+                if c is None:
+                    continue
+            else:  # a lean function's edge: the creator of its input (see Function.inputs)
+                outs = x.outputs
+                if not outs:  # the input was unchained
+                    continue
+                v = outs[0]()
+                c = x if v is None else v.creator
+                if c is None:
+                    continue
             n = get(c)
             if n is None:
                 deps[c] = 1
@@ -264,46 +282,10 @@ def _resolved(edges: tuple) -> list:
     return [x if isinstance(x, Variable) else output_of(x) for x in edges]
 
 
-def _edges(edges: tuple) -> tuple | list:
-    """A lean function's inputs for one first-order walk, without stand-ins.
-
-    An edge whose input Variable is still alive gives that Variable (it may need ``.grad``);
-    one whose input was dropped stays its creator, under which the walk files the
-    gradient until it visits that creator. An unchained output gets a stand-in without a
-    creator, as before, so its gradient goes nowhere.
-    """
-    for e in edges:
-        if type(e) is not Variable and isinstance(e, Function):
-            break
-    else:
-        return edges
-    out = []
-    for e in edges:
-        if type(e) is not Variable and isinstance(e, Function):
-            outs = e.outputs
-            if not outs:
-                e = output_of(e)
-            else:
-                v = outs[0]()
-                if v is not None:
-                    e = v
-        out.append(e)
-    return out
-
-
 def _joined(g: Any, gx: Any, carrier: Any) -> Any:
     """The sum of two gradients for one dropped input, as the walk carries gradients."""
     total = g + gx
     return total if type(total) in _by_type else carrier.carry(total, None)
-
-
-def _creator_of(c: Function) -> Function | None:
-    """The creator a lean function's edge ``c`` leads to (None: the output was unchained)."""
-    outs = c.outputs
-    if not outs:
-        return None
-    v = outs[0]()
-    return c if v is None else v.creator
 
 
 def _check_seed(y: Variable, seed: Any) -> None:

