@@ -103,9 +103,9 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             f = ready.pop()
             refs = f.outputs
             lean = f._lean
-            # a lean function's edges: the input Variables still alive, and the creators of
-            # the dropped ones, which key those inputs' gradients (a trace sees stand-ins)
-            inputs = (_resolved(f._in) if rec else _edges(f._in)) if lean else f._in
+            # a lean function's edges: input Variables, and the creators of inputs it did not
+            # keep (resolved below, where the gradients are filed; a trace sees stand-ins)
+            inputs = _resolved(f._in) if rec and lean else f._in
             if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
                 gy = grads.pop(o, None)
@@ -174,8 +174,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
             for x, gx in zip(inputs, gxs):
-                # a dropped input is reached through its creator x, which keys its gradient
-                dropped = lean and type(x) is not Variable and isinstance(x, Function)
+                dropped = False
+                if lean and type(x) is not Variable and isinstance(x, Function):
+                    outs = x.outputs
+                    if not outs:  # an unchained output: its gradient goes nowhere
+                        continue
+                    v = outs[0]()
+                    if v is None:  # dropped: reached through its creator x, which keys it
+                        dropped = True
+                    else:  # still held: the Variable gets its gradient as any input
+                        x = v
                 creator = x if dropped else x.creator
                 if creator is not None:  # one consumer of creator's outputs done
                     n = deps[creator]
@@ -262,33 +270,6 @@ _NONES = _Nones()
 def _resolved(edges: tuple) -> list:
     """A lean function's inputs for one walk: its Variables, stand-ins for the dropped ones."""
     return [x if isinstance(x, Variable) else output_of(x) for x in edges]
-
-
-def _edges(edges: tuple) -> tuple | list:
-    """A lean function's inputs for one first-order walk, without stand-ins.
-
-    An edge whose input Variable is still alive gives that Variable (it may need ``.grad``);
-    one whose input was dropped stays its creator, under which the walk files the
-    gradient until it visits that creator. An unchained output gets a stand-in without a
-    creator, as before, so its gradient goes nowhere.
-    """
-    for e in edges:
-        if type(e) is not Variable and isinstance(e, Function):
-            break
-    else:
-        return edges
-    out = []
-    for e in edges:
-        if type(e) is not Variable and isinstance(e, Function):
-            outs = e.outputs
-            if not outs:
-                e = output_of(e)
-            else:
-                v = outs[0]()
-                if v is not None:
-                    e = v
-        out.append(e)
-    return out
 
 
 def _joined(g: Any, gx: Any, carrier: Any) -> Any:
