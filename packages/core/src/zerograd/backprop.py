@@ -103,9 +103,9 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             f = ready.pop()
             refs = f.outputs
             lean = f._lean
-            # a lean function's edges are the input Variables or, for intermediates, their
-            # creators (resolved per edge below; a trace sees stand-ins for dropped ones)
-            inputs = _resolved(f._in) if lean and rec else f._in
+            # a lean function's edges: input Variables, and the creators of inputs it did not
+            # keep (resolved below, where the gradients are filed; a trace sees stand-ins)
+            inputs = _resolved(f._in) if rec and lean else f._in
             if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
                 gy = grads.pop(o, None)
@@ -176,16 +176,15 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             for x, gx in zip(inputs, gxs):
                 dropped = False
                 if lean and type(x) is not Variable and isinstance(x, Function):
-                    outs = x.outputs  # the edge is the input's creator: is the input alive?
-                    v = outs[0]() if outs else output_of(x)  # (unchained: a bare stand-in)
-                    if v is None:  # dropped: its creator x keys its gradient
+                    outs = x.outputs
+                    if not outs:  # an unchained output: its gradient goes nowhere
+                        continue
+                    v = outs[0]()
+                    if v is None:  # dropped: reached through its creator x, which keys it
                         dropped = True
-                        creator = x
-                    else:
+                    else:  # still held: the Variable gets its gradient as any input
                         x = v
-                        creator = x.creator
-                else:
-                    creator = x.creator
+                creator = x if dropped else x.creator
                 if creator is not None:  # one consumer of creator's outputs done
                     n = deps[creator]
                     if n == 1:
