@@ -109,9 +109,6 @@ class Recorder(Protocol):
     def stored(self, x: Any, g: Any) -> None:
         """The walk gave ``x`` its gradient ``g`` (an array, or a Variable)."""
 
-    def read(self, x: Any, what: str) -> None:
-        """Python read the value of the Variable ``x`` (``what``: how, e.g. ``'float(x)'``)."""
-
     def effect(self, fn: Callable[[], Any], params: list, settings: Callable[[], Any]) -> Any:
         """Run ``fn`` (an optimizer's update) as one step of its own; return its result.
 

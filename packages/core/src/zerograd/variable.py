@@ -12,17 +12,9 @@ from .arrays import _KINDS, as_array
 from .backends.registry import registry as _registry
 from .recording import READ as _READ
 from .recording import current as _recorder
-from .recording import switch as _recording
 from .recording import while_recording as _while_recording
 
 _by_type = _registry.by_type
-
-
-def _read(x: Any, what: str) -> None:
-    """Tell a static-graph trace recording here that Python reads ``x``'s value."""
-    rec = _recorder()
-    if rec is not None:
-        rec.read(x, what)
 
 
 def _checked(data: Any, what: str = "Variable(data)") -> Any:
@@ -164,8 +156,6 @@ class Variable:
         return shape[0]
 
     def __repr__(self) -> str:
-        if _recording.on:
-            _read(self, "repr(x), print(x)")
         if self.data is None:
             return "variable(None)"
         body = str(self.data).replace("\n", "\n" + " " * 9)
@@ -189,13 +179,9 @@ class Variable:
             raise TypeError(
                 "numpy() of a Variable whose data is None; give it an array first (x.data = ...)."
             )
-        if _recording.on:
-            _read(self, "x.numpy()")
         return _backends.as_numpy(self.data)
 
     def _one(self, to: str) -> Any:
-        if _recording.on:
-            _read(self, f"{to}()")
         data = self.data
         if data is None or math.prod(data.shape) != 1:
             shape = None if data is None else tuple(data.shape)
@@ -225,8 +211,6 @@ class Variable:
         """
         if self.data is None:
             raise TypeError("numpy.asarray() of a Variable whose data is None")
-        if _recording.on:
-            _read(self, "numpy.asarray(x)")
         a = _backends.as_numpy(self.data)
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
@@ -265,25 +249,16 @@ class Variable:
     # -- comparisons: backend boolean arrays, no graph -------------------------------------
     # == and != keep object identity: Variables stay hashable, and the engine, optimizers
     # and user code keep them in sets and dicts. Compare values with x.data == y.
-    # (the recording check is written in each: a shared helper costs a call per comparison)
     def __lt__(self, other: Any) -> Any:
-        if _recording.on:
-            _read(self, "x < ...")
         return self.data < _operand(other, self.data)
 
     def __le__(self, other: Any) -> Any:
-        if _recording.on:
-            _read(self, "x <= ...")
         return self.data <= _operand(other, self.data)
 
     def __gt__(self, other: Any) -> Any:
-        if _recording.on:
-            _read(self, "x > ...")
         return self.data > _operand(other, self.data)
 
     def __ge__(self, other: Any) -> Any:
-        if _recording.on:
-            _read(self, "x >= ...")
         return self.data >= _operand(other, self.data)
 
     # -- graph --------------------------------------------------------------------------
@@ -477,6 +452,40 @@ Parameter.grad = property(_get_grad, _set_param_grad, doc="The gradient Variable
 # trace tells zerograd's own reads from the step's by the calling frame.
 _plain_data = Variable.__dict__["data"]
 _plain_param_data = Parameter.__dict__["data"]
+
+
+_VALUE_READS = {
+    Variable.__repr__: "repr(x), print(x)",
+    Variable.numpy: "x.numpy()",
+    Variable._one: "{to}()",
+    Variable.__array__: "numpy.asarray(x)",
+    Variable.__lt__: "x < ...",
+    Variable.__le__: "x <= ...",
+    Variable.__gt__: "x > ...",
+    Variable.__ge__: "x >= ...",
+}
+_VALUE_READS_BY_CODE = {f.__code__: what for f, what in _VALUE_READS.items()}
+
+
+def value_read(frame: Any) -> str | None:
+    """How Python takes a Variable's values when ``frame`` reads its ``data``, or None.
+
+    The Variable methods that hand values to Python (``float(x)``, ``x < y``, ``print(x)``,
+    ``numpy.asarray(x)``, ...) read ``self.data`` first: a static-graph trace, told of
+    every read while it records, asks this to tell those reads (work a replay would not do
+    again) from zerograd's own.
+
+    Args:
+        frame: the frame reading ``x.data``.
+
+    Returns:
+        The read as the user wrote it (``"float()"``, ``"x < ..."``), or None for any
+        other frame.
+    """
+    what = _VALUE_READS_BY_CODE.get(frame.f_code)
+    if what is not None and "{to}" in what:
+        what = what.format(to=frame.f_locals.get("to", "item"))
+    return what
 
 
 def _watched_get(self: Variable) -> Any:

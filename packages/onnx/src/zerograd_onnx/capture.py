@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zerograd import Function, Parameter, Variable, no_grad, test_mode
-from zerograd.recording import Recorder, recording
+from zerograd.recording import READ, Recorder, recording
+from zerograd.variable import value_read
 from zerograd_nn import Layer
 
 _MISSING = object()
@@ -90,8 +91,11 @@ class Capture(Recorder):
         outs = tuple(outputs) if isinstance(outputs, list) else (outputs,)
         self.calls.append(Call(fn, tuple(inputs), outs, self.site()))
 
-    def read(self, x: Any, what: str) -> None:
-        self.reads.append((what, self.site()))
+    def data(self, x: Any, frame: Any, value: Any) -> None:
+        if value is READ:
+            what = value_read(frame)  # float(x), x < y, print(x): values into Python
+            if what is not None:
+                self.reads.append((what, self.site()))
 
     def attribute(self, owner: Any, name: str, value: Any) -> None:
         key = (id(owner), name)

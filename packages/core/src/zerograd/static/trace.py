@@ -21,7 +21,7 @@ from typing import Any
 from ..backends.registry import registry
 from ..function import Function
 from ..recording import READ, paused, structure
-from ..variable import Parameter, Variable
+from ..variable import Parameter, Variable, value_read
 from .names import Name
 from .values import bits, copy_of, same
 
@@ -616,6 +616,13 @@ class Trace:
                     self.fresh = f"a {type(x).__name__} of shape {shape} got its first value"
                 return
         if not outside(frame):
+            if value is READ:
+                what = value_read(frame)  # float(x), x < y, print(x): values into Python
+                if what is not None:
+                    self.refuse(
+                        f"it reads a value into Python ({what}), which a replay would not do "
+                        f"again; return the Variable and read it after the call"
+                    )
             return
         if value is READ and harmless_read(frame):
             return
@@ -663,13 +670,6 @@ class Trace:
             f"it assigns {type(owner).__name__}.{name} inside the call, which a replay would "
             f"not do, while the update it runs reads it; assign it between calls (as a "
             f"scheduler does: the replayed update reads the value of its time)"
-        )
-
-    def read(self, x: Any, what: str) -> None:
-        """Refuse the trace: Python code that reads values is not replayed."""
-        self.refuse(
-            f"it reads a value into Python ({what}), which a replay would not do again; "
-            f"return the Variable and read it after the call"
         )
 
     def effect(self, fn: Callable[[], Any], params: list, settings: Callable[[], Any]) -> Any:
