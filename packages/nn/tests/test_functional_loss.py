@@ -62,6 +62,23 @@ def test_softmax_cross_entropy_grad(rand, arr, order):
     check_backward(lambda v: F.softmax_cross_entropy_simple(v, t), rand(3, 4), order=order)
 
 
+def test_softmax_cross_entropy_gradient_is_the_same_from_a_second_backward(rand, arr, to_np):
+    # the first backward reuses (and writes over) the softmax the forward computed; a
+    # second one over the same graph computes it again: the same bits, the scores untouched
+    x = Variable(rand(6, 5, dtype="float32") * 4)
+    before = to_np(x.data).copy()
+    loss = F.softmax_cross_entropy(x, arr([4, 0, 1, 1, 3, 2], "int64"))
+    loss.backward()
+    first = to_np(x.grad.data).copy()
+    x.cleargrad()
+    loss.backward()
+    assert to_np(x.grad.data).tobytes() == first.tobytes()
+    assert to_np(x.data).tobytes() == before.tobytes()
+    p = np.exp(np_log_softmax(before.astype(np.float64)))
+    p[np.arange(6), [4, 0, 1, 1, 3, 2]] -= 1
+    np.testing.assert_allclose(first, p / 6, rtol=1e-5, atol=1e-7)
+
+
 def test_softmax_cross_entropy_float32_grad(rand, arr):
     t = arr([2, 0, 1], "int64")
     check_backward(lambda v: F.softmax_cross_entropy(v, t), rand(3, 4, dtype="float32"))

@@ -107,9 +107,13 @@ class _Recording(NumpyKernels):
         self.calls.append(("softmax", axis))
         return super().softmax(x, axis)
 
-    def cross_entropy_rows(self, x, t):
-        self.calls.append(("cross_entropy_rows",))
-        return super().cross_entropy_rows(x, t)
+    def cross_entropy_rows_kept(self, x, t):
+        self.calls.append(("cross_entropy_rows_kept",))
+        return super().cross_entropy_rows_kept(x, t)
+
+    def cross_entropy_grad(self, x, t, scale, kept=None):
+        self.calls.append(("cross_entropy_grad", kept is not None))
+        return super().cross_entropy_grad(x, t, scale, kept)
 
 
 def _plugin(make):
@@ -131,8 +135,9 @@ def test_a_registered_plugin_serves_conv_pooling_and_losses(fresh):
     y.backward()
     assert ("im2col", (3, 2), (2, 1), (1, 1), 0.0) in calls
     assert ("col2im", (3, 2), (2, 1), (1, 1)) in calls
-    F.softmax_cross_entropy(np.ones((2, 3)), np.array([0, 2]))
-    assert ("cross_entropy_rows",) in calls
+    F.softmax_cross_entropy(Variable(np.ones((2, 3))), np.array([0, 2])).backward()
+    assert ("cross_entropy_rows_kept",) in calls
+    assert ("cross_entropy_grad", True) in calls  # given what the rows kept
     F.softmax(np.ones((2, 3)), axis=0)
     assert ("softmax", 0) in calls
     K.refresh()  # the installed plugin's kernels again: the same values
@@ -233,14 +238,31 @@ def test_loss_kernels_give_the_replaced_formulas_bits(kernels, dtype):
     k = kernels(get_backend("numpy"))
     scale = np.asarray(0.37, dtype=dtype)
     got = k.cross_entropy_rows(x, t)
-    # lse - x[t] where it was -(x[t] - lse): the same bits, but +0.0 where a row's loss is
-    # exactly zero (row 0), which was -0.0 (adding 0.0 turns -0.0 into +0.0, nothing else)
-    assert got[0] == 0 and not np.signbit(got[0])
-    assert got.dtype == dtype and got.tobytes() == (_old_cross_entropy_rows(x, t) + 0).tobytes()
-    kept = x.copy()
-    g = k.cross_entropy_grad(x, t, scale)
-    assert g.dtype == dtype and g.tobytes() == _old_cross_entropy_grad(x, t, scale).tobytes()
-    assert np.array_equal(x, kept)  # nothing written into the scores
+    assert got[0] == 0 and not np.signbit(got[0])  # +0.0 where a row's loss is exactly zero
+    assert got.dtype == dtype
+    if kernels is K.Kernels:
+        # lse - x[t] where it was -(x[t] - lse): the same bits, but +0.0 for -0.0
+        assert got.tobytes() == (_old_cross_entropy_rows(x, t) + 0).tobytes()
+    else:
+        # numpy's picks the labels from the shifted scores, log(s) - (x[t] - m): the same
+        # stable formula without adding the maximum back, so within a few ulps of the
+        # exact value (float64 of the same scores) where the generic one rounds at the
+        # maximum's magnitude: row 1 (scores -1e4) gives log 5 = 1.609438 there, not
+        # float32's 1.609375
+        x64 = x.astype(np.float64)
+        m = x64.max(axis=1, keepdims=True)
+        exact = np.log(np.exp(x64 - m).sum(axis=1)) - (x64 - m)[np.arange(7), t]
+        tol = 4 * np.finfo(dtype).eps
+        np.testing.assert_allclose(got, exact, rtol=tol, atol=tol)
+        assert got[1] == np.log(dtype(5))  # a row of equal scores: log C, rounded once
+    rows, kept = k.cross_entropy_rows_kept(x, t)
+    assert rows.tobytes() == got.tobytes()
+    assert (kept is None) is (kernels is K.Kernels)
+    before = x.copy()
+    want = _old_cross_entropy_grad(x, t, scale).tobytes()
+    for g in (k.cross_entropy_grad(x, t, scale), k.cross_entropy_grad(x, t, scale, kept)):
+        assert g.dtype == dtype and g.tobytes() == want  # with or without what the rows kept
+    assert np.array_equal(x, before)  # nothing written into the scores
     assert k.row_index(x).tolist() == list(range(7))
 
 

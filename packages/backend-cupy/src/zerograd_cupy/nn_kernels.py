@@ -62,11 +62,11 @@ class CupyKernels(Kernels):
             return super().cross_entropy_rows(x, t)
         return cross_entropy_rows_gpu(x, t)
 
-    def cross_entropy_grad(self, x: Any, t: Any, scale: Any) -> Any:
+    def cross_entropy_grad(self, x: Any, t: Any, scale: Any, kept: Any = None) -> Any:
         """The loss's gradient in one CUDA kernel, one thread per element reading its row.
 
         Rows longer than ``SOFTMAX_MAX_CLASSES`` and dtypes other than float32 and float64
-        take the generic path.
+        take the generic path. ``kept`` is None: the rows keep nothing here.
         """
         if not 0 < x.shape[1] <= SOFTMAX_MAX_CLASSES or x.dtype.char not in "fd":
             return super().cross_entropy_grad(x, t, scale)

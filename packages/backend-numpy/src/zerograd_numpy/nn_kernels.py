@@ -1,11 +1,12 @@
 """zerograd-nn's kernels for numpy arrays: padding, im2col and col2im written in place.
 
 Imported only by zerograd-nn, through the ``zerograd_nn.kernels`` entry point (zerograd-numpy
-itself does not need zerograd-nn). softmax and the per-row cross-entropy stay zerograd-nn's
-generic ones: on the CPU they are the same numpy calls. What differs is where numpy does a
-kernel's work in fewer calls (a step's count of array calls is a bench row and a test):
-the loss's gradient subtracts at the labels in place, ReLU's gradient multiplies by the
-boolean mask, and the row indices are made once per batch size.
+itself does not need zerograd-nn). softmax stays zerograd-nn's generic one: on the CPU it
+is the same numpy calls. What differs is where numpy does a kernel's work in fewer calls (a
+step's count of array calls is a bench row and a test): the loss's rows keep softmax's
+exponentials and row sums for its gradient, which then subtracts at the labels in place;
+ReLU's gradient multiplies by the boolean mask, and the row indices are made once per batch
+size.
 """
 
 from __future__ import annotations
@@ -39,8 +40,25 @@ class NumpyKernels(Kernels):
     def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
         return kernels.col2im(col, img_shape, k, s, p)
 
-    def cross_entropy_grad(self, x: Any, t: Any, scale: Any) -> Any:
-        p = self.softmax(x, 1)
+    def cross_entropy_rows(self, x: Any, t: Any) -> Any:
+        return self.cross_entropy_rows_kept(x, t)[0]
+
+    def cross_entropy_rows_kept(self, x: Any, t: Any) -> tuple[Any, Any]:
+        # log-sum-exp shifted by each row's maximum, the labels' entries picked from the
+        # shifted scores (no add of the maximum back); softmax's exponentials and row sums
+        # are kept for the gradient (seven array calls; nine before, and five more to
+        # compute the softmax again in the gradient)
+        z = x - np.max(x, axis=1, keepdims=True)
+        e = np.exp(z)
+        s = np.sum(e, axis=1, keepdims=True)
+        return np.log(s)[:, 0] - z[self.row_index(x), t], (e, s)
+
+    def cross_entropy_grad(self, x: Any, t: Any, scale: Any, kept: Any = None) -> Any:
+        if kept is None:
+            p = self.softmax(x, 1)
+        else:  # softmax's very divide, over the exponentials the rows computed
+            e, s = kept
+            p = np.divide(e, s, out=e)
         np.subtract.at(p, (self.row_index(x), t), 1)  # p - onehot(t), with no one-hot array
         p *= scale
         return p

@@ -160,7 +160,25 @@ class Kernels:
         lse = m + xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True))
         return lse[:, 0] - x[self.row_index(x), t]
 
-    def cross_entropy_grad(self, x: Any, t: Any, scale: Any) -> Any:
+    def cross_entropy_rows_kept(self, x: Any, t: Any) -> tuple[Any, Any]:
+        """Return ``cross_entropy_rows(x, t)`` and what of its work the gradient can reuse.
+
+        A backend whose rows compute the softmax's numerator and denominator on the way
+        (numpy) returns them, so that :meth:`cross_entropy_grad` given them does not compute
+        them again; one that fuses each into one launch (CuPy) keeps nothing. This one keeps
+        nothing.
+
+        Args:
+            x: Floating-point scores, shape (N, C) with C >= 1.
+            t: Integer labels, shape (N,), each in ``0..C - 1``.
+
+        Returns:
+            ``(rows, kept)``: the rows as :meth:`cross_entropy_rows` returns them, and an
+            object only this backend's :meth:`cross_entropy_grad` reads, or None.
+        """
+        return self.cross_entropy_rows(x, t), None
+
+    def cross_entropy_grad(self, x: Any, t: Any, scale: Any, kept: Any = None) -> Any:
         """Return ``(softmax(x) - onehot(t)) * scale``, the gradient of the scaled row sum.
 
         That is the scores' gradient of ``scale * sum(cross_entropy_rows(x, t))``.
@@ -169,6 +187,8 @@ class Kernels:
             x: Floating-point scores, shape (N, C) with C >= 1.
             t: Integer labels, shape (N,), each in ``0..C - 1``.
             scale: A 0-d array of ``x``'s dtype (the loss's gradient over N for a mean).
+            kept: What :meth:`cross_entropy_rows_kept` kept of ``x``'s rows, or None; a
+                backend that keeps something may write its result over it, so pass it once.
 
         Returns:
             A new array of ``x``'s shape and dtype.
