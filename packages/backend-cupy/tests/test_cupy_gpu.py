@@ -256,6 +256,31 @@ def test_softmax_kernel_on_the_last_axis_of_3d_and_generic_on_another(nn_kernels
     np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=1e-13)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("c", [1, 10, 128, 129])
+def test_cross_entropy_grad_kernel_matches_the_generic_path(nn_kernels, generic, cp, dtype, c):
+    """One launch for rows up to 128 long, the generic calls beyond; both agree."""
+    rng = np.random.default_rng(6)
+    x = cp.asarray((rng.standard_normal((33, c)) * 4).astype(dtype))
+    t = cp.asarray(rng.integers(0, c, 33))
+    scale = cp.asarray(0.03, dtype=dtype)
+    got, want = nn_kernels.cross_entropy_grad(x, t, scale), generic.cross_entropy_grad(x, t, scale)
+    assert got.shape == x.shape and got.dtype == dtype
+    rtol = 2e-6 if dtype == "float32" else 1e-13
+    np.testing.assert_allclose(cp.asnumpy(got), cp.asnumpy(want), rtol=rtol, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_relu_and_sigmoid_grad_kernels_give_the_generic_bits(nn_kernels, generic, cp, dtype):
+    rng = np.random.default_rng(7)
+    y = cp.asarray(np.maximum(rng.standard_normal((5, 7)), 0).astype(dtype))
+    gy = cp.asarray(rng.standard_normal((5, 7)).astype(dtype))
+    for name in ("relu_grad", "sigmoid_grad"):
+        got, want = getattr(nn_kernels, name)(y, gy), getattr(generic, name)(y, gy)
+        assert got.dtype == dtype
+        assert cp.asnumpy(got).tobytes() == cp.asnumpy(want).tobytes(), name
+
+
 def test_cross_entropy_kernel_gives_nan_for_a_label_out_of_range(nn_kernels, cp):
     x = cp.asarray(np.random.default_rng(5).standard_normal((3, 4)))
     got = cp.asnumpy(nn_kernels.cross_entropy_rows(x, cp.asarray([0, 4, -1])))

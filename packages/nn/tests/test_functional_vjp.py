@@ -5,21 +5,48 @@ check_backward compares ``backward()`` (the vjp on arrays) with ``backward(creat
 first and second order, float32 and float64.
 """
 
+import ast
 import inspect
+import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
 from zerograd import Function, Variable
-from zerograd.functions import Add, Exp, MatMul, Mul, Neg, Reshape, Sub, Sum, Tanh
+from zerograd.functions import (
+    Add,
+    BroadcastTo,
+    Clip,
+    Concatenate,
+    Cos,
+    Exp,
+    GetItem,
+    Log,
+    MatMul,
+    Mul,
+    Neg,
+    Pow,
+    Reshape,
+    Sin,
+    Sqrt,
+    Square,
+    Stack,
+    Sub,
+    Sum,
+    SumTo,
+    Tanh,
+    Transpose,
+)
 from zerograd.namespaces import array_ops_by_type
 from zerograd.testing import check_backward
-from zerograd_nn.functional.activation import LogSoftmax, ReLU, Sigmoid, Softmax
-from zerograd_nn.functional.conv import Conv2d
+from zerograd_nn.functional.activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax
+from zerograd_nn.functional.arrays import AsFloat
+from zerograd_nn.functional.conv import Col2im, Conv2d, Im2col
 from zerograd_nn.functional.linear import Linear
 from zerograd_nn.functional.loss import SoftmaxCrossEntropy
-from zerograd_nn.functional.pooling import Pooling
+from zerograd_nn.functional.pooling import AveragePooling, Pooling
 
 
 def _spread(rng, shape):
@@ -188,6 +215,8 @@ _SHAPES = {
     "img": (2, 1, 5, 5),
     "k": (3, 1, 3, 3),
     "kb": (3,),
+    "pos": (3, 4),  # positive: log and sqrt
+    "cols": (2, 1, 3, 3, 3, 3),  # im2col's patches of "img" (3x3 windows, stride 1)
 }
 _DECLARED = {  # every Function that says its vjp reads less: a maker and its inputs' shapes
     "Exp": (Exp, "x"),
@@ -207,6 +236,26 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "Conv2d": (lambda: Conv2d(1, 1), "img", "k", "kb"),
     "Pooling": (lambda: Pooling(2, 2, 0), "img"),
     "SoftmaxCrossEntropy": (SoftmaxCrossEntropy, "x", "labels"),
+    # reading inputs only: the graph keeps no output array for these
+    "Log": (Log, "pos"),
+    "Sin": (Sin, "x"),
+    "Cos": (Cos, "x"),
+    "Square": (Square, "x"),
+    "Pow": (lambda: Pow(3.0), "x"),
+    "Clip": (lambda: Clip(-0.5, 0.5), "x"),
+    "GetItem": (lambda: GetItem((slice(0, 2), 1)), "x"),
+    "Concatenate": (lambda: Concatenate(0), "x", "x"),
+    "Stack": (lambda: Stack(1), "x", "x"),
+    "LeakyReLU": (lambda: LeakyReLU(0.2), "x"),
+    "AveragePooling": (lambda: AveragePooling(2, 2, 0), "img"),
+    # reading neither (shapes saved, or the output only)
+    "Sqrt": (Sqrt, "pos"),
+    "BroadcastTo": (lambda: BroadcastTo((2, 3, 4)), "x"),
+    "SumTo": (lambda: SumTo((1, 4)), "x"),
+    "Transpose": (lambda: Transpose((1, 0)), "x"),
+    "AsFloat": (AsFloat, "x"),
+    "Im2col": (lambda: Im2col((3, 3), (1, 1), (0, 0), False), "img"),
+    "Col2im": (lambda: Col2im((2, 1, 5, 5), (3, 3), (1, 1), (0, 0), False), "cols"),
 }
 
 
@@ -234,10 +283,14 @@ def test_a_vjp_gives_the_same_gradient_without_what_it_says_it_does_not_read(
     arrays early: the vjp must not need them (``xs``, ``self.inputs``' data, ``y``)."""
     make, *shapes = _DECLARED[name]
     labels = backend.from_numpy(np.array([1, 0, 3]))
-    xs = [
-        Variable(labels if s == "labels" else rand(*_SHAPES[s], seed=i))
-        for i, s in enumerate(shapes)
-    ]
+
+    def value(s, i):
+        if s == "labels":
+            return labels
+        a = rand(*_SHAPES[s], seed=i)
+        return a * a + 0.5 if s == "pos" else a
+
+    xs = [Variable(value(s, i)) for i, s in enumerate(shapes)]
     fn = make()
     y = fn(*xs)
     gy = rand(*y.shape, seed=9)
@@ -257,3 +310,38 @@ def test_a_vjp_gives_the_same_gradient_without_what_it_says_it_does_not_read(
         assert (w is None) == (g is None)
         if w is not None:
             np.testing.assert_array_equal(to_np(g), to_np(w))
+
+
+# vjps that read no output but still keep it (each needs a maker in _DECLARED first)
+_KEEPS_AN_UNREAD_OUTPUT = {
+    "GetItemGrad", "_Copy", "Tap", "Conv2DGradW", "Deconv2d", "MeanSquaredError", "_OneHot",
+    "_RunningStatistics", "_Standardized", "_Dropout", "Pooling2DGrad", "Pooling2DWithIndexes",
+    "_Finite",
+}  # fmt: skip
+
+
+def _names_in_vjp(cls):
+    """The parameter names of ``cls.vjp`` and the names and attributes its body reads."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls.vjp))).body[0]
+    params = [a.arg for a in tree.args.args]  # self, xp, xs, y, gy
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return params, names
+
+
+def test_the_output_flag_says_whether_the_vjp_reads_its_output():
+    """A vjp that names ``y`` (or ``self.outputs``) must say so; one that never does keeps no
+    output array, apart from the listed ones."""
+    wrong, missing = [], []
+    for c in _subclasses(Function):
+        if "vjp" not in c.__dict__ or not c.__module__.startswith(("zerograd.", "zerograd_nn.")):
+            continue
+        if getattr(sys.modules[c.__module__], c.__name__, None) is not c:
+            continue  # a test's own class (its __module__ borrowed), not a built-in
+        params, names = _names_in_vjp(c)
+        reads_y = params[3] in names or bool({"outputs", "output_variables", "_ys"} & names)
+        if reads_y and not c.vjp_reads_outputs:
+            wrong.append(c.__name__)  # a replay would hand it None
+        if not reads_y and c.vjp_reads_outputs and c.__name__ not in _KEEPS_AN_UNREAD_OUTPUT:
+            missing.append(c.__name__)
+    assert wrong == [] and missing == []

@@ -180,6 +180,8 @@ class Pow(Function):
         c: The exponent, a Python number.
     """
 
+    vjp_reads_outputs = False
+
     def __init__(self, c: Any) -> None:
         self.c = c
 

@@ -26,6 +26,9 @@ class BroadcastTo(Function):
         shape: The target shape.
     """
 
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = tuple(shape)
 
@@ -58,6 +61,9 @@ class SumTo(Function):
     Args:
         shape: The target shape.
     """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
 
     def __init__(self, shape: tuple[int, ...]) -> None:
         self.shape = tuple(shape)

@@ -84,6 +84,7 @@ class Log(_Namesake):
     """Elementwise natural logarithm; used by :func:`log`."""
 
     math = "log"
+    vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).log(_float(x))
@@ -97,6 +98,7 @@ class Sin(_Namesake):
     """Elementwise sine; used by :func:`sin`."""
 
     math = "sin"
+    vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).sin(_float(x))
@@ -110,6 +112,7 @@ class Cos(_Namesake):
     """Elementwise cosine; used by :func:`cos`."""
 
     math = "cos"
+    vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).cos(_float(x))
@@ -136,6 +139,8 @@ class Tanh(_Namesake):
 class Square(Function):
     """Elementwise ``x ** 2``; used by :func:`square`."""
 
+    vjp_reads_outputs = False
+
     def forward(self, x: Any) -> Any:
         return x * x
 
@@ -153,6 +158,7 @@ class Sqrt(_Namesake):
     """Elementwise square root; used by :func:`sqrt`."""
 
     math = "sqrt"
+    vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).sqrt(_float(x))
@@ -169,6 +175,8 @@ class Clip(Function):
         x_min: The lower bound, or None for none.
         x_max: The upper bound, or None for none.
     """
+
+    vjp_reads_outputs = False
 
     def __init__(self, x_min: Any, x_max: Any) -> None:
         self.x_min, self.x_max = x_min, x_max

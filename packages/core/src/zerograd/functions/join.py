@@ -23,6 +23,8 @@ class Concatenate(Function):
         axis: The axis to join along (negative allowed).
     """
 
+    vjp_reads_outputs = False
+
     def __init__(self, axis: int) -> None:
         self.axis = axis
 
@@ -70,6 +72,8 @@ class Stack(Function):
     Args:
         axis: Where the new axis goes in the result (negative allowed).
     """
+
+    vjp_reads_outputs = False
 
     def __init__(self, axis: int) -> None:
         self.axis = axis

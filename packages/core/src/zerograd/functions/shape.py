@@ -93,6 +93,9 @@ class Transpose(Function):
         axes: A permutation of the input's axes (negative allowed), or None to reverse them.
     """
 
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
     def __init__(self, axes: Any = None) -> None:
         self.axes = axes
 
@@ -160,6 +163,8 @@ class GetItem(Function):
         slices: Ints, slices, None, Ellipsis, integer or boolean arrays (Variables allowed),
             or a tuple of them.
     """
+
+    vjp_reads_outputs = False
 
     def __init__(self, slices: Any) -> None:
         self.slices = _index_data(slices)

@@ -116,6 +116,8 @@ class LeakyReLU(Function):
         slope: the factor for negative inputs.
     """
 
+    vjp_reads_outputs = False
+
     def __init__(self, slope: float) -> None:
         self.slope = slope
 

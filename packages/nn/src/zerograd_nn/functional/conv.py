@@ -58,6 +58,9 @@ class Im2col(Function):
         pad_value: the value of the padding.
     """
 
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
     def __init__(
         self, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool, pad_value: float = 0.0
     ) -> None:
@@ -86,6 +89,9 @@ class Col2im(Function):
         pad: an int or a pair.
         to_matrix: whether the patches are the 2-D matrix.
     """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
 
     def __init__(
         self, input_shape: tuple, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool

@@ -263,6 +263,8 @@ class AveragePooling(Function):
         pad: an int or a pair.
     """
 
+    vjp_reads_outputs = False
+
     def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
