@@ -1,0 +1,215 @@
+"""Generated fused-chain kernel bodies, compiled as C++ for the CPU and compared with numpy.
+
+The body ``fusion.kernel_parts`` writes for ``cupy.ElementwiseKernel`` runs here in a plain
+loop, built with ``-ffp-contract=off`` (the CPU twin of ``--fmad=false``), on float32 and
+float64, against the ops applied one at a time with numpy, as the unfused replay does.
+Chains of exact ops (one IEEE operation each) must match byte for byte. Chains calling
+exp/log/tanh may differ in the last bits: numpy uses its own (SIMD) implementations, the
+host C library another, so those are held to a few ulp (the bound below), not to bytes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+from cpu_build import CXX, ptr
+
+from zerograd_cupy.fusion import EXACT, OPS, Chain, Step, kernel_parts
+
+MAX_ULP = 8
+"""Per-chain bound for chains with a transcendental op. numpy's and glibc's exp, log and tanh
+each differ from the true value by about an ulp; tanh_grad's ``1 - y*y`` then magnifies the
+difference in ``y`` by up to 2y^2/(1-y^2), about 3x for |y| <= 0.77 (7 ulp seen in float32)."""
+
+_NUMPY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "neg": np.negative,
+    "maximum": np.maximum,
+    "greater": lambda a, b: np.greater(a, b).astype(a.dtype),
+    "where": lambda c, a, b: np.where(c != 0, a, b),
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "log": np.log,
+    "tanh": np.tanh,
+}
+
+S = Step
+CHAINS = {
+    # shapes of the bench MLP/CNN replay steps' elementwise runs, written out by hand
+    "sgd_update": Chain(("p", "g"), (S("a", "mul", ("g", 0.01)), S("o", "sub", ("p", "a")))),
+    "bias_relu": Chain(("x", "b"), (S("a", "add", ("x", "b")), S("o", "maximum", ("a", 0.0)))),
+    "relu_grad": Chain(
+        ("x", "gy"), (S("m", "greater", ("x", 0.0)), S("o", "where", ("m", "gy", 0.0)))
+    ),
+    "mse_grad": Chain(
+        ("y", "t"),
+        (S("d", "sub", ("y", "t")), S("e", "mul", ("d", 2.0)), S("o", "div", ("e", 64.0))),
+    ),
+    "momentum": Chain(
+        ("v", "g", "p"),
+        (
+            S("a", "mul", ("v", 0.9)),
+            S("b", "mul", ("g", 0.01)),
+            S("c", "sub", ("a", "b")),
+            S("o", "add", ("p", "c")),
+        ),
+    ),
+    "rms_scale": Chain(
+        ("g", "s"), (S("r", "sqrt", ("s",)), S("e", "add", ("r", 1e-8)), S("o", "div", ("g", "e")))
+    ),
+    "neg_maximum_nan": Chain(("x", "y"), (S("n", "neg", ("x",)), S("o", "maximum", ("n", "y")))),
+    "sigmoid": Chain(
+        ("x",),
+        (
+            S("n", "neg", ("x",)),
+            S("e", "exp", ("n",)),
+            S("d", "add", ("e", 1.0)),
+            S("o", "div", (1.0, "d")),
+        ),
+    ),
+    "tanh_grad": Chain(
+        ("x", "gy"),
+        (
+            S("y", "tanh", ("x",)),
+            S("q", "mul", ("y", "y")),
+            S("r", "sub", (1.0, "q")),
+            S("o", "mul", ("gy", "r")),
+        ),
+    ),
+    "softmax_exp": Chain(("x", "m"), (S("d", "sub", ("x", "m")), S("o", "exp", ("d",)))),
+    "log_prob": Chain(("p",), (S("a", "add", ("p", 1e-7)), S("o", "log", ("a",)))),
+}
+
+
+def test_the_chains_cover_every_op():
+    used = {s.op for c in CHAINS.values() for s in c.steps}
+    assert used == set(OPS)
+
+
+def _harness(chains: dict[str, Chain]) -> str:
+    parts = [
+        "#include <cmath>\n#include <cstddef>\n",
+        "using std::exp; using std::log; using std::tanh; using std::sqrt;\n",
+    ]
+    for key, chain in chains.items():
+        _, _, body = kernel_parts(chain)
+        loads = "".join(
+            f"const T in{k} = ((const T*)ins[{k}])[scalar[{k}] ? 0 : i];\n"
+            for k in range(len(chain.inputs))
+        )
+        parts.append(
+            f"template <typename T> static void {key}(void** ins, const int* scalar, T* out,"
+            f" ptrdiff_t n) {{\n for (ptrdiff_t i = 0; i < n; ++i) {{\n T& out0 = out[i];\n"
+            f"{loads}{body}\n }}\n}}\n"
+            f'extern "C" void {key}_f(void** a, const int* s, float* o, ptrdiff_t n)'
+            f" {{ {key}<float>(a, s, o, n); }}\n"
+            f'extern "C" void {key}_d(void** a, const int* s, double* o, ptrdiff_t n)'
+            f" {{ {key}<double>(a, s, o, n); }}\n"
+        )
+    return "".join(parts)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    if CXX is None:
+        pytest.skip("no C++ compiler (g++, c++ or clang++) to build the fused bodies for the CPU")
+    folder = tmp_path_factory.mktemp("fusion")
+    (folder / "f.cpp").write_text(_harness(CHAINS))
+    so = folder / "f.so"
+    cmd = [
+        CXX,
+        "-O2",
+        "-ffp-contract=off",
+        "-shared",
+        "-fPIC",
+        "-Wall",
+        "-Werror",
+        "-o",
+        str(so),
+        str(folder / "f.cpp"),
+    ]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return ctypes.CDLL(str(so))
+
+
+def _unfused(chain: Chain, values: dict[str, np.ndarray], dtype) -> np.ndarray:
+    env = dict(values)
+    for step in chain.steps:
+        args = [env[a] if isinstance(a, str) else dtype.type(a) for a in step.args]
+        env[step.name] = np.asarray(_NUMPY[step.op](*args), dtype=dtype)
+    return env[chain.steps[-1].name]
+
+
+def _fused(lib, key: str, chain: Chain, values: dict, dtype, n: int) -> np.ndarray:
+    arrays = [np.require(values[name], requirements="C") for name in chain.inputs]
+    ins = (ctypes.c_void_p * len(arrays))(*[ptr(a).value for a in arrays])
+    scalar = (ctypes.c_int * len(arrays))(*[int(a.ndim == 0) for a in arrays])
+    out = np.empty(n, dtype=dtype)
+    fn = getattr(lib, f"{key}_{'f' if dtype == np.float32 else 'd'}")
+    fn(ins, scalar, ptr(out), ctypes.c_ssize_t(n))
+    return out
+
+
+def _inputs(key: str, chain: Chain, dtype, n: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(zlib.crc32(key.encode()))
+    values = {}
+    for name in chain.inputs:
+        if key == "softmax_exp" and name == "m":
+            values[name] = np.asarray(2.5, dtype=dtype)  # the row max, broadcast as a 0-d operand
+        elif name in ("s", "p") and key in ("rms_scale", "log_prob"):
+            values[name] = rng.uniform(0.0, 3.0, n).astype(dtype)
+        elif key == "tanh_grad" and name == "x":
+            # |tanh(x)| <= 0.77 here, so 1 - y*y does not magnify tanh's last-bit difference
+            values[name] = rng.uniform(-1.0, 1.0, n).astype(dtype)
+        else:
+            values[name] = rng.normal(0.0, 2.0, n).astype(dtype)
+    if key == "neg_maximum_nan":
+        values["x"][::7] = np.nan
+        values["y"][3::11] = np.nan
+    if key in ("relu_grad", "bias_relu"):
+        values["x"][::5] = 0.0
+    return values
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("key", sorted(CHAINS))
+def test_fused_body_matches_the_unfused_ops(lib, key, dtype):
+    dtype = np.dtype(dtype)
+    chain, n = CHAINS[key], 4099
+    values = _inputs(key, chain, dtype, n)
+    fused = _fused(lib, key, chain, values, dtype, n)
+    unfused = np.broadcast_to(_unfused(chain, values, dtype), (n,))
+    if all(s.op in EXACT for s in chain.steps):
+        assert fused.tobytes() == np.ascontiguousarray(unfused).tobytes()
+    else:
+        np.testing.assert_array_max_ulp(fused, unfused, maxulp=MAX_ULP)
+
+
+def test_multiply_then_add_stays_two_roundings():
+    """``a * b + c`` is written as two statements; ``--fmad=false`` (``-ffp-contract=off``
+    here) keeps the compiler from fusing them into one multiply-add that rounds once."""
+    chain = Chain(("a", "b", "c"), (S("m", "mul", ("a", "b")), S("o", "add", ("m", "c"))))
+    _, _, body = kernel_parts(chain)
+    assert body == "const T t0 = in0 * in1;\nout0 = t0 + in2;"
+
+
+def test_chain_errors_name_the_problem():
+    with pytest.raises(ValueError, match="no elementwise op 'cosh'"):
+        Chain(("x",), (S("o", "cosh", ("x",)),))
+    with pytest.raises(ValueError, match="add takes 2 operands, got 1"):
+        Chain(("x",), (S("o", "add", ("x",)),))
+    with pytest.raises(ValueError, match="step 'o' reads 'y' before it is made"):
+        Chain(("x",), (S("o", "add", ("x", "y")),))
+
+
+def test_kernel_parts_name_inputs_and_constants():
+    in_params, out_params, body = kernel_parts(CHAINS["sgd_update"])
+    assert (in_params, out_params) == ("T in0, T in1", "T out0")
+    assert body == "const T t0 = in1 * (T)(0.01);\nout0 = in0 - t0;"
