@@ -207,13 +207,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if creator is None:  # a leaf: onto its held gradient at the end
                         leaves.append(x)
                     elif x.grad is not None:  # an intermediate's held gradient flows on (DeZero)
-                        held = carrier.held(x)
-                        total = held + gx
-                        if rec and not graph:  # (a sum of Variables is recorded as a Function)
-                            rec.op(operator.add, (held, gx), total)
-                        gx = total
-                        if type(gx) not in _by_type:  # a library scalar, or a Variable
-                            gx = carrier.carry(gx, xd)
+                        gx = _plus_held(x, gx, carrier, None if graph else rec)
                     grads[x] = gx
                 else:  # one more gradient for x
                     total = g + gx
@@ -346,16 +340,21 @@ def _onto_held(grads: dict, leaves: list, carrier: Any, rec: Any) -> None:
     another shape than its variable.
     """
     for x in leaves:
-        if x.grad is None:
-            continue
-        gx = grads[x]
-        held = carrier.held(x)
-        total = held + gx
-        if rec:  # (a sum of Variables is recorded as a Function)
-            rec.op(operator.add, (held, gx), total)
-        if type(total) not in _by_type:  # a library scalar, or a Variable
-            total = carrier.carry(total, x.data)
-        grads[x] = total
+        if x.grad is not None:
+            grads[x] = _plus_held(x, grads[x], carrier, rec)
+
+
+def _plus_held(x: Variable, gx: Any, carrier: Any, rec: Any) -> Any:
+    """``gx`` added onto the gradient ``x`` holds from before the walk, as carried.
+
+    ``rec``: a first-order trace, which records the sum (a sum of Variables is recorded
+    as a Function); None otherwise.
+    """
+    held = carrier.held(x)
+    total = held + gx
+    if rec:
+        rec.op(operator.add, (held, gx), total)
+    return total if type(total) in _by_type else carrier.carry(total, x.data)
 
 
 def _store(

@@ -454,17 +454,19 @@ _plain_data = Variable.__dict__["data"]
 _plain_param_data = Parameter.__dict__["data"]
 
 
-_VALUE_READS = {
-    Variable.__repr__: "repr(x), print(x)",
-    Variable.numpy: "x.numpy()",
-    Variable._one: "{to}()",
-    Variable.__array__: "numpy.asarray(x)",
-    Variable.__lt__: "x < ...",
-    Variable.__le__: "x <= ...",
-    Variable.__gt__: "x > ...",
-    Variable.__ge__: "x >= ...",
+_VALUE_READS = {  # the code of each Variable method that hands values to Python
+    f.__code__: what
+    for f, what in (
+        (Variable.__repr__, "repr(x), print(x)"),
+        (Variable.numpy, "x.numpy()"),
+        (Variable._one, "{to}()"),
+        (Variable.__array__, "numpy.asarray(x)"),
+        (Variable.__lt__, "x < ..."),
+        (Variable.__le__, "x <= ..."),
+        (Variable.__gt__, "x > ..."),
+        (Variable.__ge__, "x >= ..."),
+    )
 }
-_VALUE_READS_BY_CODE = {f.__code__: what for f, what in _VALUE_READS.items()}
 
 
 def value_read(frame: Any) -> str | None:
@@ -482,7 +484,7 @@ def value_read(frame: Any) -> str | None:
         The read as the user wrote it (``"float()"``, ``"x < ..."``), or None for any
         other frame.
     """
-    what = _VALUE_READS_BY_CODE.get(frame.f_code)
+    what = _VALUE_READS.get(frame.f_code)
     if what is not None and "{to}" in what:
         what = what.format(to=frame.f_locals.get("to", "item"))
     return what

@@ -233,7 +233,7 @@ class SoftmaxCrossEntropy(Function):
         self.check(x, t)
         x = float_data(x)
         rows, self._kept = kernels_of(x).cross_entropy_rows_kept(x, t)
-        return _like(get_array_module(x).sum(rows) / x.shape[0], x)
+        return _row_mean(rows, x)
 
     def kernel(self, x: Any, t: Any) -> Any:
         # a replay's kernel keeps nothing, so its vjp computes the softmax again; dropping
@@ -255,8 +255,12 @@ class SoftmaxCrossEntropy(Function):
 def _mean_cross_entropy(x: Any, t: Any) -> Any:
     """The mean over the rows of ``logsumexp(x[i]) - x[i, t[i]]`` (labels checked)."""
     x = float_data(x)
-    rows = kernels_of(x).cross_entropy_rows(x, t)
-    return _like(get_array_module(x).sum(rows) / x.shape[0], x)
+    return _row_mean(kernels_of(x).cross_entropy_rows(x, t), x)
+
+
+def _row_mean(rows: Any, x: Any) -> Any:
+    """The mean of the per-row losses of ``x``, as a 0-d array of ``x``'s dtype."""
+    return _like(get_array_module(rows).sum(rows) / x.shape[0], x)
 
 
 def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
