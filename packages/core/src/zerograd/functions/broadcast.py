@@ -10,6 +10,7 @@ from ..function import Function
 from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
+from .ops import defines, exported
 
 
 def _shape_error(op: str, x_shape: tuple, shape: tuple) -> ValueError:
@@ -114,6 +115,7 @@ def as_shape(shape: Any, op: str) -> tuple[int, ...]:
         ) from None
 
 
+@defines(BroadcastTo, in_vjp=True)
 def broadcast_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``).
 
@@ -145,6 +147,7 @@ def broadcast_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     return BroadcastTo(shape)(x)
 
 
+@defines(SumTo, in_vjp=True)
 def sum_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``).
 
@@ -173,3 +176,6 @@ def sum_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     if x.shape == shape:
         return x
     return SumTo(shape)(x)
+
+
+__all__ = exported(__name__)

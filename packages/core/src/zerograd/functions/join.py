@@ -8,6 +8,7 @@ from typing import Any
 from ..backends import get_array_module
 from ..function import Function
 from ..variable import Constant, Variable
+from .ops import defines, exported
 
 
 def _check_axis(op: str, axis: int, ndim: int) -> int:
@@ -115,6 +116,7 @@ def _sequence(xs: Any, op: str) -> Sequence[Any]:
     return xs
 
 
+@defines(Concatenate)
 def concatenate(xs: Sequence[Any], axis: int = 0) -> Variable:
     """Join Variables along an existing ``axis`` (``cat`` is an alias).
 
@@ -141,6 +143,7 @@ cat = concatenate
 """The same function as :func:`concatenate` (PyTorch's name)."""
 
 
+@defines(Stack)
 def stack(xs: Sequence[Any], axis: int = 0) -> Variable:
     """Join same-shaped Variables along a new ``axis``.
 
@@ -161,3 +164,6 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Variable:
         (2, 3)
     """
     return Stack(axis)(*_sequence(xs, "stack"))
+
+
+__all__ = [*exported(__name__), "cat"]

@@ -7,6 +7,7 @@ from typing import Any
 from ..function import Function
 from ..typing import ArrayLike
 from ..variable import Constant, Variable
+from .ops import defines, exported, variable_method
 
 
 class MatMul(Function):
@@ -85,6 +86,7 @@ class MatMul(Function):
         return gx, gw
 
 
+@defines(MatMul, methods=("matmul", "dot", "__matmul__"), in_vjp=True)
 def matmul(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803 (DeZero's parameter name)
     """Compute the matrix product ``x @ W`` with numpy's rules for 1-D and batched inputs.
 
@@ -107,6 +109,7 @@ def matmul(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803 (DeZero's para
     return MatMul()(x, W)
 
 
+@defines(MatMul)
 def dot(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803
     """Compute ``x @ W``; the same as :func:`matmul` (DeZero's name).
 
@@ -121,3 +124,11 @@ def dot(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803
         ValueError: As for :func:`matmul`.
     """
     return MatMul()(x, W)
+
+
+@variable_method("__rmatmul__")
+def _rmatmul(self: Variable, other: Any) -> Variable:
+    return MatMul()(other, self)
+
+
+__all__ = exported(__name__)

@@ -6,13 +6,14 @@ import warnings
 from typing import Any
 
 from ..backends import backend_of, get_array_module
-from ..checks import normalize_axis
+from ..checks import axis_or_dim, normalize_axis
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike, Axis
 from ..utils import data_of
 from ..variable import Variable
 from ._inputs import as_input
+from .ops import defines, exported, variable_method
 
 
 def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -155,6 +156,7 @@ def _keepdims(keepdims: Any, op: str) -> bool:
     raise TypeError(f"{op}: keepdims must be True or False, got {keepdims!r}")
 
 
+@defines(Sum, methods=("sum",), in_vjp=True)
 def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Sum ``x`` over ``axis``.
 
@@ -180,6 +182,7 @@ def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     return Sum(axis, keepdims)(x)
 
 
+@defines(methods=("mean",))
 def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
 
@@ -225,6 +228,7 @@ average = mean
 """The same function as :func:`mean` (DeZero's ``average``)."""
 
 
+@defines(Max, methods=("max",))
 def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the maximum over ``axis``.
 
@@ -257,6 +261,7 @@ def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     return Max(axis, keepdims)(x)
 
 
+@defines(Min, methods=("min",))
 def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
 
@@ -282,4 +287,32 @@ def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     return Min(axis, keepdims)(x)
 
 
-__all__ = ["Sum", "Max", "Min", "sum", "mean", "average", "max", "min"]
+@variable_method("argmax")
+def _argmax(self: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None) -> Any:
+    """Return the indices of the maxima along ``axis`` (of the flattened data for None).
+
+    The result is an integer array of the Variable's backend, not a Variable: an index has
+    no gradient, and a Variable's ``==`` compares identity while an array's compares
+    values, so ``(model(x).argmax(1) == t).mean()`` is the accuracy. ``dim`` is PyTorch's
+    name for ``axis``.
+
+    Args:
+        self: The Variable.
+        axis: The axis to search along, or None for the flattened data.
+        keepdims: Keep the searched axis with length 1.
+        dim: The same as ``axis`` (give one of them).
+
+    Returns:
+        The array of indices (the first maximum where several are equal).
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> Variable(np.array([[1.0, 3.0], [4.0, 2.0]])).argmax(1)
+        array([1, 0])
+    """
+    axis = axis_or_dim("Variable.argmax", axis, dim, None)
+    return get_array_module(self.data).argmax(self.data, axis=axis, keepdims=keepdims)
+
+
+__all__ = [*exported(__name__), "average"]

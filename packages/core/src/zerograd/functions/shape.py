@@ -13,6 +13,7 @@ from ..shapes import size_of
 from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
+from .ops import defines, exported, variable_method
 
 
 def _fits(shape: tuple[int, ...], n: int) -> bool:
@@ -228,6 +229,7 @@ class GetItemGrad(Function):
         return xp.apply(GetItem(self.slices), gy)
 
 
+@defines(Reshape, in_vjp=True)
 def reshape(x: ArrayLike, shape: Any) -> Variable:
     """Give ``x`` a new shape with the same number of elements.
 
@@ -257,6 +259,7 @@ def reshape(x: ArrayLike, shape: Any) -> Variable:
     return Reshape(shape)(x)
 
 
+@defines(Transpose)
 def transpose(x: ArrayLike, axes: Any = None) -> Variable:
     """Permute the axes of ``x``.
 
@@ -279,6 +282,7 @@ def transpose(x: ArrayLike, axes: Any = None) -> Variable:
     return Transpose(axes)(x)
 
 
+@defines(GetItem, GetItemGrad, methods=("__getitem__",))
 def get_item(x: ArrayLike, slices: Any) -> Variable:
     """Select ``x[slices]``; the gradient flows back to the selected elements.
 
@@ -301,6 +305,7 @@ def get_item(x: ArrayLike, slices: Any) -> Variable:
     return GetItem(slices)(x)
 
 
+@defines()
 def expand_dims(x: ArrayLike, axis: int) -> Variable:
     """Insert an axis of length 1 at ``axis``.
 
@@ -333,6 +338,7 @@ def expand_dims(x: ArrayLike, axis: int) -> Variable:
     return reshape(x, tuple(shape))
 
 
+@defines()
 def flatten(x: ArrayLike) -> Variable:
     """Flatten every axis but the first: shape (N, ...) becomes (N, -1).
 
@@ -355,3 +361,56 @@ def flatten(x: ArrayLike) -> Variable:
         return reshape(x, (1,))
     n = x.shape[0]
     return reshape(x, (n, x.size // n if n else math.prod(x.shape[1:])))
+
+
+@variable_method("reshape")
+def _reshape(self: Variable, *shape: Any) -> Variable:
+    """Give the Variable a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+    Args:
+        self: The Variable.
+        *shape: The new shape, as ints or as one tuple or list; ``-1`` infers one axis.
+
+    Returns:
+        The reshaped Variable.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> Variable(np.arange(6.0)).reshape(2, 3).shape
+        (2, 3)
+    """
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return reshape(self, tuple(shape))
+
+
+@variable_method("transpose")
+def _transpose(self: Variable, *axes: Any) -> Variable:
+    """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)``.
+
+    Args:
+        self: The Variable.
+        *axes: The permutation, as ints or as one tuple or list; none (or None) reverses.
+
+    Returns:
+        The transposed Variable.
+    """
+    if not axes:
+        axes = None
+    elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
+        axes = axes[0]
+    return transpose(self, axes)
+
+
+@variable_method("T", as_property=True)
+def _T(self: Variable) -> Variable:
+    """Return the transpose (axes reversed); installed as the property ``Variable.T``.
+
+    Returns:
+        The transposed Variable.
+    """
+    return transpose(self)
+
+
+__all__ = exported(__name__)
