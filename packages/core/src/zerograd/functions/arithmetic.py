@@ -93,9 +93,11 @@ class _Binary(Function):
         )
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
+        """Return the gradient of ``x0``; each subclass defines it."""
         raise NotImplementedError
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
+        """Return the gradient of ``x1``; each subclass defines it."""
         raise NotImplementedError
 
 
@@ -116,7 +118,7 @@ class Add(_Binary):
 add = op(
     Add,
     methods=("__add__", "__radd__"),
-    example=("np.array([1.0, 2.0]), 1.0", "variable([2. 3.])"),
+    example=("add(np.array([1.0, 2.0]), 1.0)", "variable([2. 3.])"),
 )
 
 
@@ -178,7 +180,7 @@ class Div(_Binary):
 div = op(
     Div,
     methods=("__truediv__",),
-    example=("np.array([1, 2]), 2", "variable([0.5 1. ])"),
+    example=("div(np.array([1, 2]), 2)", "variable([0.5 1. ])"),
 )
 rdiv = op(
     Div,

@@ -89,7 +89,7 @@ class Exp(_Namesake):
         return gy * y  # exp(x), from the output
 
 
-exp = op(Exp, example=("np.array(0.0)", "variable(1.0)"), in_vjp=True)
+exp = op(Exp, example=("exp(np.array(0.0))", "variable(1.0)"), in_vjp=True)
 
 
 class Log(_Namesake):
@@ -104,7 +104,7 @@ class Log(_Namesake):
         return gy / _as_float(xp, xs[0])
 
 
-log = op(Log, example=("np.array(1.0)", "variable(0.0)"), in_vjp=True)
+log = op(Log, example=("log(np.array(1.0))", "variable(0.0)"), in_vjp=True)
 
 
 class Sin(_Namesake):
@@ -119,7 +119,7 @@ class Sin(_Namesake):
         return gy * xp.cos(_as_float(xp, xs[0]))
 
 
-sin = op(Sin, example=("np.array(0.0)", "variable(0.0)"), in_vjp=True)
+sin = op(Sin, example=("sin(np.array(0.0))", "variable(0.0)"), in_vjp=True)
 
 
 class Cos(_Namesake):
@@ -134,7 +134,7 @@ class Cos(_Namesake):
         return -gy * xp.sin(_as_float(xp, xs[0]))
 
 
-cos = op(Cos, example=("np.array(0.0)", "variable(1.0)"), in_vjp=True)
+cos = op(Cos, example=("cos(np.array(0.0))", "variable(1.0)"), in_vjp=True)
 
 
 class Tanh(_Namesake):
@@ -149,7 +149,7 @@ class Tanh(_Namesake):
         return gy * (1 - y * y)  # from the output
 
 
-tanh = op(Tanh, example=("np.array(0.0)", "variable(0.0)"), in_vjp=True)
+tanh = op(Tanh, example=("tanh(np.array(0.0))", "variable(0.0)"), in_vjp=True)
 
 
 class Sqrt(_Namesake):
@@ -164,7 +164,7 @@ class Sqrt(_Namesake):
         return gy / (2 * y)  # 1 / (2 sqrt(x)), from the output
 
 
-sqrt = op(Sqrt, example=("np.array(4.0)", "variable(2.0)"), in_vjp=True)
+sqrt = op(Sqrt, example=("sqrt(np.array(4.0))", "variable(2.0)"), in_vjp=True)
 
 
 class Square(Function):
@@ -185,7 +185,7 @@ class Square(Function):
             return 2 * x * gy
 
 
-square = op(Square, example=("np.array(3.0)", "variable(9.0)"))
+square = op(Square, example=("square(np.array(3.0))", "variable(9.0)"))
 
 
 class Clip(Function):
@@ -233,6 +233,6 @@ class Clip(Function):
         return gy * backend_of(x).astype(mask, gy.dtype)
 
 
-clip = op(Clip, example=("np.array([-2.0, 0.5, 3.0]), 0.0, 1.0", "variable([0.  0.5 1. ])"))
+clip = op(Clip, example=("clip(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0)", "variable([0.  0.5 1. ])"))
 
 __all__ = exported(__name__)

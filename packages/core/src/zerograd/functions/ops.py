@@ -14,7 +14,7 @@ docstring) and one line naming it::
             return gy * y
 
 
-    exp = op(Exp, example=("np.array(0.0)", "variable(1.0)"), in_vjp=True)
+    exp = op(Exp, example=("exp(np.array(0.0))", "variable(1.0)"), in_vjp=True)
 
 :func:`op` writes the public function from the class: its parameters are ``forward``'s
 inputs followed by ``__init__``'s parameters (with their defaults and annotations), its
@@ -219,7 +219,7 @@ def _insert(text: str, title: str, body: str) -> str:
 
 
 def _docstring(
-    cls: type, name: str, inputs: list[str], doc: str | None, example: tuple[str, str] | None
+    cls: type, inputs: list[str], doc: str | None, example: tuple[str, str] | None
 ) -> str:
     """The public function's docstring: the class's, with its inputs and result described.
 
@@ -237,7 +237,7 @@ def _docstring(
         text = _insert(text, "Returns:", _section(family, "Returns:") or "    A Variable.")
     if example is not None:
         call, result = example
-        text += f"\n\nExamples:\n    >>> import numpy as np\n    >>> {name}({call})\n    {result}"
+        text += f"\n\nExamples:\n    >>> import numpy as np\n    >>> {call}\n    {result}"
     return text
 
 
@@ -262,7 +262,8 @@ def op(
             "__radd__")``): ``x.__add__(y)`` is ``add(x, y)``.
         swapped: Apply the class to the inputs in reverse order (``rsub(x0, x1)`` is
             ``Sub()(x1, x0)``, the reflected operator behind ``2.0 - x``).
-        example: ``(arguments, result)``: a call and its repr, shown under Examples.
+        example: ``(expression, result)``: a call and its repr, shown under Examples
+            (with numpy imported as ``np``); a test runs each.
         in_vjp: A vjp may call the function as ``xp.<name>`` (it computes the backend
             function of that name; see :mod:`zerograd.namespaces`).
 
@@ -291,7 +292,7 @@ def op(
     function = namespace[name]
     function.__module__ = cls.__module__
     function.__qualname__ = name
-    function.__doc__ = _docstring(cls, name, inputs, doc, example)
+    function.__doc__ = _docstring(cls, inputs, doc, example)
     function.__annotations__ = {**annotations, "return": "Variable"}
     function.__wrapped_op__ = cls
     _register(OpSpec(name, function, (cls,), tuple(methods), in_vjp, cls.__module__))

@@ -13,7 +13,7 @@ from ..typing import ArrayLike, Axis
 from ..utils import data_of
 from ..variable import Variable
 from ._inputs import as_input
-from .ops import defines, exported, variable_method
+from .ops import defines, exported, op, variable_method
 
 
 def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -43,19 +43,37 @@ def _inner(axes: tuple[int, ...] | None) -> bool:
     return bool(axes) and axes[-1] >= len(axes)  # axes are sorted and distinct
 
 
-class Sum(Function):
-    """Sum over axes; used by :func:`sum`.
+class _Reduction(Function):
+    """A reduction over axes; ``name`` is its function's name (in error messages)."""
 
-    Args:
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
+    name = ""
+    _doc_sections = """
+        Args:
+            x: A Variable, array, scalar or list.
+            axis: An int or a tuple of ints (negative allowed), or None for every axis.
+            keepdims: Keep the reduced axes with length 1.
+
+        Returns:
+            The reduced Variable.
+        """
+
+    def __init__(self, axis: Axis = None, keepdims: bool = False) -> None:
+        if keepdims is not False and keepdims is not True:
+            keepdims = _keepdims(keepdims, self.name)
+        self.axis, self.keepdims = axis, keepdims
+
+
+class Sum(_Reduction):
+    """Sum ``x`` over ``axis``.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: An axis is out of range or repeated.
     """
 
+    name = "sum"
     vjp_reads_inputs = False
     vjp_reads_outputs = False
-
-    def __init__(self, axis: Any, keepdims: bool) -> None:
-        self.axis, self.keepdims = axis, keepdims
 
     def forward(self, x: Any) -> Any:
         """Return the sum of ``x`` over the axes (bool data counts in the default int).
@@ -89,12 +107,15 @@ class Sum(Function):
         return xp.broadcast_to(gy, self.x_shape)
 
 
-class _Extremum(Function):
-    name = ""
+sum = op(
+    Sum,
+    methods=("sum",),
+    example=("sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)", "variable([4. 6.])"),
+    in_vjp=True,
+)
 
-    def __init__(self, axis: Any, keepdims: bool) -> None:
-        self.axis, self.keepdims = axis, keepdims
 
+class _Extremum(_Reduction):
     def forward(self, x: Any) -> Any:
         """Return the maximum or minimum of ``x`` over the axes.
 
@@ -127,25 +148,35 @@ class _Extremum(Function):
 
 
 class Max(_Extremum):
-    """Maximum over axes; used by :func:`max`.
+    """Compute the maximum over ``axis``.
 
-    Args:
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
+    Ties: every element equal to the maximum receives the full output gradient (DeZero's
+    rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
+    its first maximum only.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: A reduced axis is empty, or an axis is out of range.
     """
 
     name = "max"
 
 
-class Min(_Extremum):
-    """Minimum over axes; used by :func:`min`.
+max = op(Max, methods=("max",), example=("max(np.array([1.0, 3.0, 2.0]))", "variable(3.0)"))
 
-    Args:
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
+
+class Min(_Extremum):
+    """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: A reduced axis is empty, or an axis is out of range.
     """
 
     name = "min"
+
+
+min = op(Min, methods=("min",), example=("min(np.array([3.0, 1.0, 2.0]))", "variable(1.0)"))
 
 
 def _keepdims(keepdims: Any, op: str) -> bool:
@@ -154,32 +185,6 @@ def _keepdims(keepdims: Any, op: str) -> bool:
     if type(keepdims).__name__ == "bool_" or isinstance(keepdims, int):  # numpy.bool_, 0/1
         return bool(keepdims)
     raise TypeError(f"{op}: keepdims must be True or False, got {keepdims!r}")
-
-
-@defines(Sum, methods=("sum",), in_vjp=True)
-def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
-    """Sum ``x`` over ``axis``.
-
-    Args:
-        x: A Variable, array, scalar or list.
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
-
-    Returns:
-        The reduced Variable.
-
-    Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: An axis is out of range or repeated.
-
-    Examples:
-        >>> import numpy as np
-        >>> sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
-        variable([4. 6.])
-    """
-    if keepdims is not False and keepdims is not True:
-        keepdims = _keepdims(keepdims, "sum")
-    return Sum(axis, keepdims)(x)
 
 
 @defines(methods=("mean",))
@@ -226,65 +231,6 @@ def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
 
 average = mean
 """The same function as :func:`mean` (DeZero's ``average``)."""
-
-
-@defines(Max, methods=("max",))
-def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
-    """Compute the maximum over ``axis``.
-
-    Ties: every element equal to the maximum receives the full output gradient (DeZero's
-    rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
-    its first maximum only.
-
-    Args:
-        x: A Variable, array, scalar or list.
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
-
-    Returns:
-        The reduced Variable.
-
-    Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: A reduced axis is empty, or an axis is out of range.
-
-    Examples:
-        >>> import numpy as np
-        >>> from zerograd import Variable
-        >>> x = Variable(np.array([1.0, 3.0, 3.0]))
-        >>> max(x).backward()
-        >>> x.grad
-        variable([0. 1. 1.])
-    """
-    if keepdims is not False and keepdims is not True:
-        keepdims = _keepdims(keepdims, "max")
-    return Max(axis, keepdims)(x)
-
-
-@defines(Min, methods=("min",))
-def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
-    """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
-
-    Args:
-        x: A Variable, array, scalar or list.
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
-
-    Returns:
-        The reduced Variable.
-
-    Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: A reduced axis is empty, or an axis is out of range.
-
-    Examples:
-        >>> import numpy as np
-        >>> min(np.array([3.0, 1.0, 2.0]))
-        variable(1.0)
-    """
-    if keepdims is not False and keepdims is not True:
-        keepdims = _keepdims(keepdims, "min")
-    return Min(axis, keepdims)(x)
 
 
 @variable_method("argmax")
