@@ -34,8 +34,9 @@ import griffe
 _log = logging.getLogger("mkdocs.plugins.zerograd.runtime_exports")
 
 
-def _function(name: str, obj: Any, where: griffe.Attribute) -> griffe.Function:
-    """A griffe Function for the run-time function ``obj`` that ``where`` binds."""
+def _function(name: str, obj: Any, where: griffe.Attribute, agent: Any) -> griffe.Function:
+    """A griffe Function for the run-time function ``obj`` that ``where`` binds (its
+    docstring parsed as ``agent``, the source's reader, parses the others)."""
     kinds = {
         inspect.Parameter.POSITIONAL_ONLY: griffe.ParameterKind.positional_only,
         inspect.Parameter.POSITIONAL_OR_KEYWORD: griffe.ParameterKind.positional_or_keyword,
@@ -64,7 +65,12 @@ def _function(name: str, obj: Any, where: griffe.Attribute) -> griffe.Function:
         endlineno=where.endlineno,
     )
     function.docstring = griffe.Docstring(
-        inspect.getdoc(obj) or "", lineno=where.lineno, endlineno=where.endlineno, parent=function
+        inspect.getdoc(obj) or "",
+        lineno=where.lineno,
+        endlineno=where.endlineno,
+        parent=function,
+        parser=getattr(agent, "docstring_parser", None),
+        parser_options=getattr(agent, "docstring_options", None),
     )
     return function
 
@@ -72,7 +78,7 @@ def _function(name: str, obj: Any, where: griffe.Attribute) -> griffe.Function:
 class RuntimeExports(griffe.Extension):
     """Replace each module's static ``__all__`` with the imported module's (see above)."""
 
-    def on_module_members(self, *, mod: griffe.Module, **kwargs: Any) -> None:
+    def on_module_members(self, *, mod: griffe.Module, agent: Any = None, **kwargs: Any) -> None:
         """Set ``mod``'s exports from the imported module; document generated op functions."""
         if "__all__" not in mod.members:
             return
@@ -86,4 +92,4 @@ class RuntimeExports(griffe.Extension):
         for name, member in list(mod.members.items()):
             obj = getattr(imported, name, None)
             if not member.is_alias and member.is_attribute and hasattr(obj, "__wrapped_op__"):
-                mod.set_member(name, _function(name, obj, member))
+                mod.set_member(name, _function(name, obj, member, agent))

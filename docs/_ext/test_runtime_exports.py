@@ -17,7 +17,9 @@ CORE = Path(__file__).resolve().parents[2] / "packages" / "core" / "src"
 @pytest.fixture(scope="module")
 def functions():
     ext = griffe.load_extensions(runtime_exports.RuntimeExports)
-    loader = griffe.GriffeLoader(extensions=ext, search_paths=[str(CORE)])
+    loader = griffe.GriffeLoader(
+        extensions=ext, search_paths=[str(CORE)], docstring_parser=griffe.Parser.google
+    )
     package = loader.load("zerograd")
     loader.resolve_aliases(implicit=False, external=None)
     return package["functions"]
@@ -35,6 +37,9 @@ def test_a_generated_function_reads_as_a_function_with_its_signature(functions):
     assert [(p.name, str(p.annotation)) for p in exp.parameters] == [("x", "ArrayLike")]
     assert str(exp.returns) == "Variable"
     assert exp.docstring.value.startswith("Compute e raised to the power of ``x``")
+    # parsed as the hand-written ones are (mkdocs.yml: docstring_style google)
+    kinds = [section.kind.value for section in exp.docstring.parsed]
+    assert kinds == ["text", "parameters", "returns", "examples"], kinds
     clip = functions["clip"]
     assert [p.name for p in clip.parameters] == ["x", "x_min", "x_max"]
     assert str(functions["sum"].parameters["keepdims"].default) == "False"

@@ -25,6 +25,9 @@ class BroadcastTo(Function):
 
     Args:
         shape: The target shape.
+
+    Raises:
+        ValueError: ``x``'s shape does not broadcast to ``shape``.
     """
 
     vjp_reads_inputs = False
@@ -34,17 +37,6 @@ class BroadcastTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` broadcast to ``shape``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``shape``.
-
-        Raises:
-            ValueError: ``x``'s shape does not broadcast to ``shape``.
-        """
         self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
         try:
             return backend_of(x).broadcast_to(x, self.shape)
@@ -61,6 +53,9 @@ class SumTo(Function):
 
     Args:
         shape: The target shape.
+
+    Raises:
+        ValueError: ``shape`` does not broadcast to ``x``'s shape.
     """
 
     vjp_reads_inputs = False
@@ -70,17 +65,6 @@ class SumTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` summed down to ``shape``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``shape``.
-
-        Raises:
-            ValueError: ``shape`` does not broadcast to ``x``'s shape.
-        """
         self.x_shape = x.shape
         n = len(self.shape)
         if n > x.ndim or any(s not in (1, xs) for s, xs in zip(self.shape, x.shape[x.ndim - n :])):

@@ -22,6 +22,9 @@ class Concatenate(Function):
 
     Args:
         axis: The axis to join along (negative allowed).
+
+    Raises:
+        ValueError: ``axis`` is out of range, or the shapes differ outside it.
     """
 
     vjp_reads_outputs = False
@@ -30,17 +33,6 @@ class Concatenate(Function):
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
-        """Return the inputs joined along ``axis``.
-
-        Args:
-            *xs: The input arrays, equal in shape outside ``axis``.
-
-        Returns:
-            The joined array.
-
-        Raises:
-            ValueError: ``axis`` is out of range, or the shapes differ outside it.
-        """
         self.axis = _check_axis("concatenate", self.axis, xs[0].ndim)
         shapes = [x.shape for x in xs]
         for s in shapes:
@@ -72,6 +64,9 @@ class Stack(Function):
 
     Args:
         axis: Where the new axis goes in the result (negative allowed).
+
+    Raises:
+        ValueError: ``axis`` is out of range, or the shapes differ.
     """
 
     vjp_reads_outputs = False
@@ -80,17 +75,6 @@ class Stack(Function):
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
-        """Return the inputs stacked along a new ``axis``.
-
-        Args:
-            *xs: The input arrays, all of one shape.
-
-        Returns:
-            The stacked array.
-
-        Raises:
-            ValueError: ``axis`` is out of range, or the shapes differ.
-        """
         self.axis = _check_axis("stack", self.axis, xs[0].ndim + 1)
         shapes = {x.shape for x in xs}
         if len(shapes) > 1:

@@ -76,18 +76,6 @@ class Sum(_Reduction):
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
-        """Return the sum of ``x`` over the axes (bool data counts in the default int).
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The reduced array.
-
-        Raises:
-            TypeError: ``axis`` is not an int, a tuple of ints or None.
-            ValueError: An axis is out of range or repeated.
-        """
         self.x_shape = x.shape
         self.axes = normalize_axis(self.axis, x.ndim, "sum")
         xp = get_array_module(x)
@@ -117,17 +105,6 @@ sum = op(
 
 class _Extremum(_Reduction):
     def forward(self, x: Any) -> Any:
-        """Return the maximum or minimum of ``x`` over the axes.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The reduced array.
-
-        Raises:
-            ValueError: A reduced axis is empty, or an axis is out of range.
-        """
         self.axes = normalize_axis(self.axis, x.ndim, self.name)
         if size_of(x) == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
             raise ValueError(

@@ -29,6 +29,10 @@ class Reshape(Function):
 
     Args:
         shape: The new shape (the same number of elements; ``-1`` infers one axis).
+
+    Raises:
+        TypeError: The shape is not a tuple of ints.
+        ValueError: The number of elements would change.
     """
 
     vjp_reads_inputs = False
@@ -38,18 +42,6 @@ class Reshape(Function):
         self.shape = shape
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` reshaped to ``shape``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The reshaped array.
-
-        Raises:
-            TypeError: The shape is not a tuple of ints.
-            ValueError: The number of elements would change.
-        """
         self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
         try:
             return get_array_module(x).reshape(x, self.shape)
@@ -92,6 +84,10 @@ class Transpose(Function):
 
     Args:
         axes: A permutation of the input's axes (negative allowed), or None to reverse them.
+
+    Raises:
+        TypeError: ``axes`` is not None or a sequence of ints.
+        ValueError: ``axes`` is not a permutation of ``x``'s axes.
     """
 
     vjp_reads_inputs = False
@@ -101,18 +97,6 @@ class Transpose(Function):
         self.axes = axes
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` with its axes permuted.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The transposed array.
-
-        Raises:
-            TypeError: ``axes`` is not None or a sequence of ints.
-            ValueError: ``axes`` is not a permutation of ``x``'s axes.
-        """
         self.axes = _normalize_axes(self.axes, x.ndim)
         axes = tuple(range(x.ndim))[::-1] if self.axes is None else self.axes
         return get_array_module(x).permute_dims(x, axes)
