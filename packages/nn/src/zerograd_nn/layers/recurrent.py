@@ -136,17 +136,8 @@ class LSTM(_RecurrentCell):
     ``initial_bias`` fills the four biases of the ``x2*`` layers.
 
     The order is DeZero's, the hidden size first: PyTorch's ``nn.LSTM(3, 4)`` is
-    ``LSTM(4, in_size=3)``; checked as :class:`RNN`'s.
-
-    Args:
-        hidden_size: the size of the hidden and cell states.
-        in_size: the input size; None to take it from the first input.
-        initialW: how to fill the weights (initializer or number).
-        initial_bias: how to fill the biases (initializer or number).
-
-    Raises:
-        ValueError: a size that is not a positive int.
-        TypeError: one of PyTorch's keywords.
+    ``LSTM(4, in_size=3)``. The arguments and errors are :class:`RNN`'s; ``hidden_size`` is
+    the size of both the hidden and the cell state.
     """
 
     def _build(self, h: int, i: int | None, w: Any, b: Any) -> None:
