@@ -360,6 +360,24 @@ def test_jvp_refuses_bad_primals_and_tangents(arr):
         jvp(cube, (x,), (arr([1.0, 2.0, 3.0]),))
 
 
+def test_hvp_refuses_bad_primals_and_tangents(arr):
+    x = arr([1.0, 2.0])
+    with pytest.raises(TypeError, match=r"^hvp: tangents must be a tuple of the function's "):
+        hvp(cube, (x,), x)
+    with pytest.raises(TypeError, match=r"got \w+; write hvp\(f, \(x,\), \(v,\)\)\.$"):
+        hvp(cube, x, (x,))
+    with pytest.raises(ValueError, match=r"^hvp: 2 primals but 1 tangents; give one per primal\.$"):
+        hvp(cube, (x, x), (x,))
+
+
+def test_argnums_are_checked_after_the_function(arr):
+    for transform in (grad, value_and_grad, jacrev, jacfwd, hessian):
+        with pytest.raises(TypeError, match=r"expected a function to transform, got int"):
+            transform(3, argnums="0")
+        with pytest.raises(ValueError, match=rf"^{transform.__name__}: argnums is empty"):
+            transform(cube, argnums=())
+
+
 def test_a_user_function_without_batching_rule_still_differentiates(arr):
     """Transforms run any Function; its own backward gives the derivative."""
 

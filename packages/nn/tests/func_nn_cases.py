@@ -70,6 +70,11 @@ CASES = {
         lambda T, x, w: T.nn.functional.conv_transpose2d(x, w, stride=2, padding=1),
         [(1, 2, 3, 3), (2, 1, 3, 3)],
     ),
+    "deconv2d_bias": (
+        lambda x, w, b: F.deconv2d(x, w, b, stride=2, pad=1),
+        lambda T, x, w, b: T.nn.functional.conv_transpose2d(x, w, b, stride=2, padding=1),
+        [(1, 2, 3, 3), (2, 3, 3, 3), (3,)],
+    ),
     "pooling": (
         lambda x: F.pooling(x, 2, 2),
         lambda T, x: T.nn.functional.max_pool2d(x, 2, 2),

@@ -30,6 +30,12 @@ KEEPS_FREED_MEMORY = allocator.apply_default()
 """Whether glibc keeps freed memory in the process (see :mod:`zerograd_numpy.allocator`)."""
 
 
+def _samples(drawn: Any, dtype: Any) -> Any:
+    """A draw of numpy's as an array (one of no shape is a Python float), in ``dtype`` if given."""
+    a = np.asarray(drawn)
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
 class NumpyBackend(NumpyLikeBackend):
     """The numpy backend: numpy arrays on the CPU, drawing from ``numpy.random``.
 
@@ -126,30 +132,12 @@ class NumpyBackend(NumpyLikeBackend):
 
     # numpy's global random state, the one DeZero's code draws from
     def randn(self, *shape: int, dtype: Any = None) -> Any:
-        """Return ``numpy.random.randn(*shape)`` as an array, cast to ``dtype`` if given.
-
-        Args:
-            *shape: The sizes of the axes.
-            dtype: The dtype, or None for float64.
-
-        Returns:
-            The samples.
-        """
-        a = np.asarray(np.random.randn(*shape))
-        return a if dtype is None else a.astype(dtype, copy=False)
+        """``numpy.random.randn(*shape)``: float64 unless ``dtype`` is given."""
+        return _samples(np.random.randn(*shape), dtype)
 
     def rand(self, *shape: int, dtype: Any = None) -> Any:
-        """Return ``numpy.random.rand(*shape)`` as an array, cast to ``dtype`` if given.
-
-        Args:
-            *shape: The sizes of the axes.
-            dtype: The dtype, or None for float64.
-
-        Returns:
-            The samples.
-        """
-        a = np.asarray(np.random.rand(*shape))
-        return a if dtype is None else a.astype(dtype, copy=False)
+        """``numpy.random.rand(*shape)``: float64 unless ``dtype`` is given."""
+        return _samples(np.random.rand(*shape), dtype)
 
     def permutation(self, n: int) -> Any:
         """Return ``numpy.random.permutation(n)``.

@@ -18,21 +18,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from .switch import Switch
 
-class _Switch:
-    __slots__ = ("on",)
-
-    def __init__(self) -> None:
-        self.on = 0
-
-
-switch = _Switch()
+switch = Switch()
 """``switch.on``: how many modes are entered now, in any thread (0: none)."""
-_counting = threading.Lock()
 _mode: contextvars.ContextVar[Any] = contextvars.ContextVar("zerograd.mode", default=None)
 
 
@@ -71,12 +63,12 @@ def entered(mode: FunctionMode) -> Iterator[None]:
         A context manager.
     """
     token = _mode.set(mode)
-    with _counting:
+    with switch.lock:
         switch.on += 1
     try:
         yield
     finally:
-        with _counting:
+        with switch.lock:
             switch.on -= 1
         _mode.reset(token)
 

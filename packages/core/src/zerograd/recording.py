@@ -21,21 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from .switch import Switch
 
-class _Switch:
-    __slots__ = ("on",)
-
-    def __init__(self) -> None:
-        self.on = 0
-
-
-switch = _Switch()
+switch = Switch()
 """``switch.on``: how many traces are recording now, in any thread (0: none)."""
-_counting = threading.Lock()
 _watchers: list[Callable[[bool], None]] = []
 
 
@@ -69,7 +61,7 @@ def while_recording(watch: Callable[[bool], None]) -> None:
     Args:
         watch: the function switching the watcher on or off.
     """
-    with _counting:
+    with switch.lock:
         _watchers.append(watch)
         if switch.on:
             watch(True)
@@ -160,7 +152,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
         A context manager.
     """
     token = _recorder.set(recorder)
-    with _counting:
+    with switch.lock:
         switch.on += 1
         if switch.on == 1:
             for watch in _watchers:
@@ -168,7 +160,7 @@ def recording(recorder: Recorder) -> Iterator[None]:
     try:
         yield
     finally:
-        with _counting:
+        with switch.lock:
             switch.on -= 1
             if switch.on == 0:
                 for watch in _watchers:

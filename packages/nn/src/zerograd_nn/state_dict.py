@@ -104,11 +104,7 @@ def prepare_load(
 ) -> tuple[Callable[[], None], dict[int, Any], LoadResult]:
     """Check and convert everything :func:`load_state_dict` needs, changing nothing.
 
-    Args:
-        layer: a Layer or Model.
-        d: ``{dotted name: array}`` as :func:`state_dict` returns.
-        strict: require exactly the same names.
-        owner: the class name used in error messages.
+    Takes the arguments of :func:`load_state_dict`.
 
     Returns:
         ``(commit, new, result)``: ``commit()`` assigns (and cannot fail); ``new`` maps

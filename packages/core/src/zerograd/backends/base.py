@@ -120,15 +120,7 @@ class Backend:
     def rand(self, *shape: int, dtype: Any = None) -> Any:
         """Required by zerograd-nn. Draw uniform samples in ``[0, 1)`` of ``shape``.
 
-        Args:
-            *shape: The sizes of the result's axes (none: a 0-d array).
-            dtype: The result's dtype; ``None`` for the backend's default float.
-
-        Returns:
-            A new array on this backend's device, drawn from the state :meth:`seed` seeds.
-
-        Raises:
-            NotImplementedError: The backend draws no random numbers.
+        The arguments, the result and the error are those of :meth:`randn`.
         """
         raise NotImplementedError(
             f"backend {self.name!r} draws no random numbers: implement Backend.rand."

@@ -46,6 +46,34 @@ from .names import (
 from .names import no_backend_message as _nothing_installed_message
 
 
+def call_alone(pm: pluggy.PluginManager, plugin: Any, hook: str, **kwargs: Any) -> Any:
+    """Call the hook ``hook`` of ``plugin`` alone, through pluggy; a failure is returned.
+
+    pluggy stops a hook call at the first exception, so a call over all plugins would let
+    one broken plugin hide every other. A caller limited to ``plugin`` (pluggy's
+    ``subset_hook_caller``) keeps pluggy's machinery (monitoring, tracing, the plugin's own
+    wrappers) and isolates failures.
+
+    Args:
+        pm: the plugin manager ``plugin`` is registered with.
+        plugin: the plugin to call.
+        hook: the hook's name.
+        **kwargs: the hook's arguments.
+
+    Returns:
+        The list of results (pluggy drops None), or the exception the plugin raised:
+        anything but KeyboardInterrupt, SystemExit included, since a plugin never ends the
+        program.
+    """
+    others = [p for _, p in pm.list_name_plugin() if p is not plugin]
+    try:
+        return pm.subset_hook_caller(hook, remove_plugins=others)(**kwargs)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - see Returns
+        return exc
+
+
 @dataclass(frozen=True)
 class BackendInfo:
     """One row of :func:`zerograd.backends.list_backends`."""
@@ -231,26 +259,15 @@ class Registry:
             self._add(backend, plugin_name, distribution)
 
     def _call_backend_hook(self, plugin: Any, where: str, distribution: str) -> list | None:
-        """Return ``plugin``'s backends, from ``zerograd_backend`` called through pluggy.
+        """Return ``plugin``'s backends, from ``zerograd_backend`` (see :func:`call_alone`).
 
-        Returns None if the call failed.
-
-        The call goes through a hook caller limited to ``plugin`` (pluggy's
-        ``subset_hook_caller``): pluggy stops a hook call at the first exception, so a call
-        over all plugins would let one broken plugin hide every other backend. Calling each
-        plugin once, when it is registered, keeps pluggy's machinery (monitoring, tracing,
-        the plugin's own wrappers) and isolates failures.
+        Returns None if the call failed. Each plugin is called once, when it is registered.
         """
-        try:
-            others = [p for _, p in self.pm.list_name_plugin() if p is not plugin]
-            caller = self.pm.subset_hook_caller("zerograd_backend", remove_plugins=others)
-            results = caller()
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # SystemExit included: a plugin never ends the program
+        results = call_alone(self.pm, plugin, "zerograd_backend")
+        if isinstance(results, BaseException):
             self._problem(
-                f"zerograd: {where} raised in zerograd_backend(): {describe_error(exc)}. It was "
-                f"skipped; the other backends still work. Fix or remove it: "
+                f"zerograd: {where} raised in zerograd_backend(): {describe_error(results)}. It "
+                f"was skipped; the other backends still work. Fix or remove it: "
                 f"{uninstall_advice(distribution)}."
             )
             return None

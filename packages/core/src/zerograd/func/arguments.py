@@ -39,6 +39,36 @@ def argnums(value: Any, op: str) -> tuple[tuple[int, ...], bool]:
     )
 
 
+def transform(f: Any, argnums_value: Any, op: str) -> tuple[tuple[int, ...], bool]:
+    """The checks of a transform taking ``(f, argnums)``: :func:`function`, then :func:`argnums`.
+
+    Returns:
+        What :func:`argnums` returns.
+    """
+    function(f, op)
+    return argnums(argnums_value, op)
+
+
+def argument_tuples(primals: Any, tangents: Any, op: str, example: str) -> None:
+    """Refuse ``primals`` or ``tangents`` that are not a tuple (or list) of arguments.
+
+    Args:
+        primals: the point, as given.
+        tangents: the directions, as given.
+        op: the transform, for the message.
+        example: a correct call, for the message (``"jvp(f, (x,), (t,))"``).
+
+    Raises:
+        TypeError: either is not a tuple or a list.
+    """
+    for name, v in (("primals", primals), ("tangents", tangents)):
+        if not isinstance(v, (tuple, list)):
+            raise TypeError(
+                f"{op}: {name} must be a tuple of the function's arguments, got "
+                f"{type(v).__name__}; write {example}."
+            )
+
+
 def resolve(nums: tuple[int, ...], nargs: int, op: str) -> tuple[int, ...]:
     """``nums`` as positions among ``nargs`` arguments (negative ones count from the end).
 

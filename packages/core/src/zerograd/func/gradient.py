@@ -114,8 +114,7 @@ def grad(
         >>> grad(grad(lambda x: x ** 3))(2.0)
         array(12.)
     """
-    arguments.function(f, "grad")
-    nums, single = arguments.argnums(argnums, "grad")
+    nums, single = arguments.transform(f, argnums, "grad")
 
     @functools.wraps(f)
     def gradient(*args: Any, **kwargs: Any) -> Any:
@@ -149,8 +148,7 @@ def value_and_grad(
         >>> value_and_grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
         (array(5.), array([2., 4.]))
     """
-    arguments.function(f, "value_and_grad")
-    nums, single = arguments.argnums(argnums, "value_and_grad")
+    nums, single = arguments.transform(f, argnums, "value_and_grad")
 
     @functools.wraps(f)
     def both(*args: Any, **kwargs: Any) -> Any:

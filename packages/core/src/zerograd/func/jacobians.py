@@ -94,8 +94,7 @@ def jacrev(
         array([[2., 0.],
                [0., 4.]])
     """
-    arguments.function(f, "jacrev")
-    nums, single = arguments.argnums(argnums, "jacrev")
+    nums, single = arguments.transform(f, argnums, "jacrev")
 
     @functools.wraps(f)
     def jacobian_rev(*args: Any, **kwargs: Any) -> Any:
@@ -178,8 +177,7 @@ def jacfwd(
         array([[4., 0.],
                [3., 2.]])
     """
-    arguments.function(f, "jacfwd")
-    nums, single = arguments.argnums(argnums, "jacfwd")
+    nums, single = arguments.transform(f, argnums, "jacfwd")
 
     @functools.wraps(f)
     def jacobian_fwd(*args: Any, **kwargs: Any) -> Any:
@@ -254,8 +252,7 @@ def hessian(f: Callable[..., Any], argnums: int | tuple[int, ...] = 0) -> Callab
         array([[ 6.,  0.],
                [ 0., 12.]])
     """
-    arguments.function(f, "hessian")
-    arguments.argnums(argnums, "hessian")
+    arguments.transform(f, argnums, "hessian")
     return jacrev(jacrev(f, argnums), argnums)
 
 
@@ -287,12 +284,7 @@ def hvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, An
         ((array([ 3., 12.]),), (array([ 6., 12.]),))
     """
     arguments.function(f, "hvp")
-    for name, v in (("primals", primals), ("tangents", tangents)):
-        if not isinstance(v, (tuple, list)):
-            raise TypeError(
-                f"hvp: {name} must be a tuple of the function's arguments, got "
-                f"{type(v).__name__}; write hvp(f, (x,), (v,))."
-            )
+    arguments.argument_tuples(primals, tangents, "hvp", "hvp(f, (x,), (v,))")
     if len(primals) != len(tangents):
         raise ValueError(
             f"hvp: {len(primals)} primals but {len(tangents)} tangents; give one per primal."

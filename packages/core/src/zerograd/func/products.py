@@ -206,12 +206,7 @@ def jvp(
         (array([1., 9.]), array([2., 0.]))
     """
     arguments.function(f, "jvp")
-    for name, v in (("primals", primals), ("tangents", tangents)):
-        if not isinstance(v, (tuple, list)):
-            raise TypeError(
-                f"jvp: {name} must be a tuple of the function's arguments, got "
-                f"{type(v).__name__}; write jvp(f, (x,), (t,))."
-            )
+    arguments.argument_tuples(primals, tangents, "jvp", "jvp(f, (x,), (t,))")
     if len(primals) != len(tangents):
         raise ValueError(
             f"jvp: {len(primals)} primals but {len(tangents)} tangents; give one tangent per "

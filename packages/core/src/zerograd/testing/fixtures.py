@@ -33,13 +33,9 @@ def backend():
 
 @pytest.fixture
 def arr(backend):
-    """Return a maker of backend arrays from anything numpy accepts.
+    """A maker of arrays of the backend under test from anything numpy accepts.
 
-    Args:
-        backend: The backend under test (the fixture).
-
-    Returns:
-        ``make(values, dtype="float64")``, used as ``arr([1, 2], 'float32')``.
+    ``make(values, dtype="float64")``, used as ``arr([1, 2], 'float32')``.
     """
 
     def make(values, dtype="float64"):
@@ -50,13 +46,9 @@ def arr(backend):
 
 @pytest.fixture
 def rand(backend):
-    """Return a maker of seeded standard-normal backend arrays.
+    """A maker of seeded standard-normal arrays of the backend under test.
 
-    Args:
-        backend: The backend under test (the fixture).
-
-    Returns:
-        ``make(*shape, dtype="float64", seed=0)``, used as ``rand(2, 3, dtype='float32')``.
+    ``make(*shape, dtype="float64", seed=0)``, used as ``rand(2, 3, dtype='float32')``.
     """
 
     def make(*shape, dtype="float64", seed=0):

@@ -35,6 +35,14 @@ def _shared(batch: Batch) -> bool:
     return not any(batch.batched[1:])
 
 
+def _plus_bias(y: Any, batch: Batch) -> Any:
+    """``y`` (n, N, OC, OH, OW) plus the bias when there is one, each sample's or a shared one."""
+    if len(batch.xs) < 3:
+        return y
+    n, oc, b = batch.n, y.shape[2], batch.xs[2]
+    return y + (F.reshape(b, (n, 1, oc, 1, 1)) if batch.batched[2] else F.reshape(b, (oc, 1, 1)))
+
+
 @batching_rule(Conv2d)
 def conv2d(fn: Any, batch: Batch) -> Any:
     """Each sample's images convolved with its weights."""
@@ -49,11 +57,7 @@ def conv2d(fn: Any, batch: Batch) -> Any:
     oh, ow = col.shape[-2:]
     col = F.reshape(col, (n, big_n, c * kh * kw, oh * ow))
     w = F.reshape(batch.expanded(1), (n, 1, oc, c * kh * kw))
-    y = F.reshape(F.matmul(w, col), (n, big_n, oc, oh, ow))
-    if len(batch.xs) == 3:
-        b = batch.xs[2]
-        y = y + (F.reshape(b, (n, 1, oc, 1, 1)) if batch.batched[2] else F.reshape(b, (oc, 1, 1)))
-    return y
+    return _plus_bias(F.reshape(F.matmul(w, col), (n, big_n, oc, oh, ow)), batch)
 
 
 @batching_rule(Deconv2d)
@@ -80,11 +84,7 @@ def deconv2d(fn: Any, batch: Batch) -> Any:
     wt = F.transpose(reshape(batch.expanded(1), (n, 1, c, oc * kh * kw)), (0, 1, 3, 2))
     gcol = reshape(F.matmul(wt, x), (n * big_n, oc, kh, kw, h, w))
     y = Col2im((n * big_n, oc, out_h, out_w), (kh, kw), fn.stride, fn.pad, False)(gcol)
-    y = F.reshape(y, (n, big_n, oc, out_h, out_w))
-    if len(batch.xs) == 3:
-        b = batch.xs[2]
-        y = y + (F.reshape(b, (n, 1, oc, 1, 1)) if batch.batched[2] else F.reshape(b, (oc, 1, 1)))
-    return y
+    return _plus_bias(F.reshape(y, (n, big_n, oc, out_h, out_w)), batch)
 
 
 @batching_rule(Conv2DGradW)

@@ -354,15 +354,7 @@ def conv2d_simple(
 ) -> Variable:
     """conv2d built from im2col, reshape, transpose and linear (the book's first version).
 
-    Args:
-        x: the input, shape (N, C, H, W).
-        W: the kernels, shape (OC, C, KH, KW).
-        b: the bias, shape (OC,), or None.
-        stride: an int or an ``(h, w)`` pair.
-        pad: an int or an ``(h, w)`` pair.
-
-    Returns:
-        A Variable of shape (N, OC, OH, OW).
+    The arguments and the result are :func:`conv2d`'s.
     """
     x, W = (
         v

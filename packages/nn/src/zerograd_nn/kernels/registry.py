@@ -26,6 +26,7 @@ from zerograd.backends.names import (
     dist_of,
     normalize_dist,
 )
+from zerograd.backends.registry import call_alone
 from zerograd.backends.registry import registry as backend_registry
 
 from . import hookspecs
@@ -114,16 +115,11 @@ class KernelRegistry:
         for plugin in reversed(plugins):  # pluggy's order: the last registered first
             name = self.pm.get_name(plugin)
             where = f"kernel plugin {name!r} (from {self.sources.get(name, BY_HAND)})"
-            others = [p for p in plugins if p is not plugin]
-            caller = self.pm.subset_hook_caller("zerograd_nn_kernels", remove_plugins=others)
-            try:
-                results = caller(backend=backend)
-            except KeyboardInterrupt:
-                raise
-            except BaseException as exc:  # SystemExit included: a plugin never ends the program
+            results = call_alone(self.pm, plugin, "zerograd_nn_kernels", backend=backend)
+            if isinstance(results, BaseException):
                 self._problem(
                     f"zerograd-nn: {where} raised in zerograd_nn_kernels() for backend "
-                    f"{backend.name!r}: {describe_error(exc)}. It was skipped."
+                    f"{backend.name!r}: {describe_error(results)}. It was skipped."
                 )
                 continue
             for result in results:

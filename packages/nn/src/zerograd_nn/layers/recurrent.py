@@ -50,7 +50,31 @@ def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
         )
 
 
-class RNN(Layer):
+class _RecurrentCell(Layer):
+    """What the cells share: DeZero's constructor (the hidden size first), checked once.
+
+    A subclass makes its layers in ``_build(hidden_size, in_size, initialW, initial_bias)``,
+    given the checked arguments.
+    """
+
+    @refuses_pytorch_keywords(RECURRENT_KEYWORDS)
+    def __init__(
+        self,
+        hidden_size: int,
+        in_size: int | None = None,
+        *,
+        initialW: Any = None,
+        initial_bias: Any = None,
+    ) -> None:
+        super().__init__()
+        name = type(self).__name__
+        h, i = size_arg(self, "hidden_size", hidden_size), size_arg(self, "in_size", in_size, True)
+        w = _init.check(initialW, name, "initialW", arrays=False)
+        b = _init.check(initial_bias, name, "initial_bias", arrays=False)
+        self._build(h, i, w, b)  # type: ignore[attr-defined]
+
+
+class RNN(_RecurrentCell):
     """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``.
 
     ``initialW`` (an initializer or a number) fills both ``x2h.W`` and ``h2h.W``;
@@ -77,25 +101,11 @@ class RNN(Layer):
         (2, 4)
     """
 
-    @refuses_pytorch_keywords(RECURRENT_KEYWORDS)
-    def __init__(
-        self,
-        hidden_size: int,
-        in_size: int | None = None,
-        *,
-        initialW: Any = None,
-        initial_bias: Any = None,
-    ) -> None:
-        super().__init__()
-        size_arg(self, "hidden_size", hidden_size)
-        size_arg(self, "in_size", in_size, optional=True)
-        w = _init.check(initialW, "RNN", "initialW", arrays=False)
-        b = _init.check(initial_bias, "RNN", "initial_bias", arrays=False)
-        self.x2h = Linear(hidden_size, in_size=in_size, initialW=w, initial_bias=b)
+    def _build(self, h: int, i: int | None, w: Any, b: Any) -> None:
+        self.x2h = Linear(h, in_size=i, initialW=w, initial_bias=b)
         # Sized like DeZero's (in_size passed through) so weights are drawn in the book's
         # order; a different in_size, which crashes DeZero, sizes it lazily instead.
-        h2h_in = in_size if in_size == hidden_size else None
-        self.h2h = Linear(hidden_size, in_size=h2h_in, nobias=True, initialW=w)
+        self.h2h = Linear(h, in_size=i if i == h else None, nobias=True, initialW=w)
         self.h: Variable | None = None
 
     def reset_state(self) -> None:
@@ -119,39 +129,18 @@ class RNN(Layer):
         return h_new
 
 
-class LSTM(Layer):
+class LSTM(_RecurrentCell):
     """LSTM cell with forget, input and output gates; state kept until ``reset_state``.
 
     ``initialW`` (an initializer or a number) fills the eight weight matrices;
     ``initial_bias`` fills the four biases of the ``x2*`` layers.
 
     The order is DeZero's, the hidden size first: PyTorch's ``nn.LSTM(3, 4)`` is
-    ``LSTM(4, in_size=3)``; checked as :class:`RNN`'s.
-
-    Args:
-        hidden_size: the size of the hidden and cell states.
-        in_size: the input size; None to take it from the first input.
-        initialW: how to fill the weights (initializer or number).
-        initial_bias: how to fill the biases (initializer or number).
-
-    Raises:
-        ValueError: a size that is not a positive int.
-        TypeError: one of PyTorch's keywords.
+    ``LSTM(4, in_size=3)``. The arguments and errors are :class:`RNN`'s; ``hidden_size`` is
+    the size of both the hidden and the cell state.
     """
 
-    @refuses_pytorch_keywords(RECURRENT_KEYWORDS)
-    def __init__(
-        self,
-        hidden_size: int,
-        in_size: int | None = None,
-        *,
-        initialW: Any = None,
-        initial_bias: Any = None,
-    ) -> None:
-        super().__init__()
-        h, i = size_arg(self, "hidden_size", hidden_size), size_arg(self, "in_size", in_size, True)
-        w = _init.check(initialW, "LSTM", "initialW", arrays=False)
-        b = _init.check(initial_bias, "LSTM", "initial_bias", arrays=False)
+    def _build(self, h: int, i: int | None, w: Any, b: Any) -> None:
         self.x2f = Linear(h, in_size=i, initialW=w, initial_bias=b)
         self.x2i = Linear(h, in_size=i, initialW=w, initial_bias=b)
         self.x2o = Linear(h, in_size=i, initialW=w, initial_bias=b)

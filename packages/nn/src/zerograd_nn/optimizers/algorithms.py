@@ -63,10 +63,7 @@ class SGD(Optimizer):
     def __init__(
         self, lr: float = 0.01, *, momentum: float = 0.0, weight_decay: float = 0.0
     ) -> None:
-        super().__init__()
-        self.lr = lr
-        self.momentum = momentum
-        self.weight_decay = weight_decay
+        super().__init__(lr=lr, momentum=momentum, weight_decay=weight_decay)
 
     def _state_for(self, hp: dict) -> tuple[str, ...]:
         return self._state_names if hp["momentum"] else ()
@@ -107,10 +104,7 @@ class MomentumSGD(Optimizer):
     def __init__(
         self, lr: float = 0.01, momentum: float = 0.9, *, weight_decay: float = 0.0
     ) -> None:
-        super().__init__()
-        self.lr = lr
-        self.momentum = momentum
-        self.weight_decay = weight_decay
+        super().__init__(lr=lr, momentum=momentum, weight_decay=weight_decay)
 
     def _scratch_count(self, hp: dict) -> int:
         return 1
@@ -145,10 +139,7 @@ class AdaGrad(Optimizer):
     _nonnegative_state = ("h",)  # a sum of squares
 
     def __init__(self, lr: float = 0.001, eps: float = 1e-8, *, weight_decay: float = 0.0) -> None:
-        super().__init__()
-        self.lr = lr
-        self.eps = eps
-        self.weight_decay = weight_decay
+        super().__init__(lr=lr, eps=eps, weight_decay=weight_decay)
 
     def _scratch_count(self, hp: dict) -> int:
         return 2 if hp.get("weight_decay") else 1
@@ -191,11 +182,7 @@ class AdaDelta(Optimizer):
     def __init__(
         self, rho: float = 0.95, eps: float = 1e-6, *, lr: float = 1.0, weight_decay: float = 0.0
     ) -> None:
-        super().__init__()
-        self.rho = rho
-        self.eps = eps
-        self.lr = lr
-        self.weight_decay = weight_decay
+        super().__init__(rho=rho, eps=eps, lr=lr, weight_decay=weight_decay)
 
     def _scratch_count(self, hp: dict) -> int:
         return 3 if hp.get("weight_decay") else 2
@@ -279,14 +266,15 @@ class Adam(Optimizer):
         weight_decay: float = 0.0,
         lr: float | None = None,
     ) -> None:
-        super().__init__()
+        super().__init__(
+            alpha=_alpha_or_lr(type(self).__name__, alpha, lr),
+            beta1=beta1,
+            beta2=beta2,
+            eps=eps,
+            weight_decay=weight_decay,
+        )
         self.t = 0
         self._next = 0
-        self.alpha = _alpha_or_lr(type(self).__name__, alpha, lr)
-        self.beta1 = beta1
-        self.beta2 = beta2
-        self.eps = eps
-        self.weight_decay = weight_decay
 
     def _coefficients(self, hp: dict) -> dict:
         return {**hp, "step": self.step_size(hp)}
@@ -351,19 +339,8 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (Loshchilov & Hutter 2019).
 
     Each step shrinks the parameter by ``lr * weight_decay * param`` besides the Adam step;
-    the decay does not pass through the moment estimates.
-
-    Args:
-        alpha: the step size.
-        beta1: the decay of the first-moment estimate, in [0, 1).
-        beta2: the decay of the second-moment estimate, in [0, 1).
-        eps: added to the root of the second moment (> 0).
-        weight_decay: the decoupled decay rate.
-        lr: another name for ``alpha`` (overrides it when given).
-
-    Raises:
-        TypeError: a hyperparameter that is not a real number.
-        ValueError: a hyperparameter out of its range.
+    the decay does not pass through the moment estimates. The arguments and errors are
+    :class:`Adam`'s, ``weight_decay`` (default 0.01) being the decoupled decay rate.
     """
 
     def __init__(

@@ -87,7 +87,13 @@ class Optimizer(metaclass=_SetUpOnCreation):
     _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
     _nonnegative_state: tuple[str, ...] = ()  # state arrays never below 0 (Adam's v)
 
-    def __init__(self) -> None:
+    def __init__(self, **hyperparameters: float) -> None:
+        """Set up the empty optimizer, then set each hyperparameter given, in order.
+
+        Args:
+            **hyperparameters: a subclass's hyperparameter attributes by name, each checked
+                as it is set (``super().__init__(lr=lr, momentum=momentum)``).
+        """
         self.target: Any = None
         self.hooks: list[Callable[[list[Parameter]], None]] = []
         self.defaults: dict[str, float] = {}
@@ -95,6 +101,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
         self._state: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._scratch = Scratch()
         self._packer = Packer()
+        for name, value in hyperparameters.items():
+            setattr(self, name, value)
 
     # -- set-up ---------------------------------------------------------------------------
     @classmethod
