@@ -76,11 +76,15 @@ def sigmoid_simple(x: ArrayLike) -> Variable:
 
 
 class ReLU(_Activation):
-    """``max(x, 0)`` elementwise; the gradient passes where ``x > 0``.
+    """``max(x, 0)`` elementwise; the gradient passes where ``x > 0``."""
 
-    Returns:
-        A Variable of ``x``'s shape and dtype.
-    """
+    _doc_sections = """
+        Args:
+            x: the input (a Variable, an array or a list).
+
+        Returns:
+            A Variable of ``x``'s shape and dtype.
+        """
 
     vjp_reads_inputs = False
 
