@@ -19,7 +19,7 @@ import pytest
 
 import zerograd_nn.functional as F
 from zerograd import Variable
-from zerograd.backends import backend_of
+from zerograd.backends import Backend, backend_of, contract
 from zerograd.testing import conformance as core_suite
 from zerograd_nn.kernels import Kernels, kernels_for
 
@@ -37,6 +37,34 @@ GEOMETRIES = [
 backend = core_suite.backend
 """The backend under test: the core suite's fixture (``ZEROGRAD_CONFORMANCE_BACKEND``, else
 ``ZEROGRAD_TEST_BACKEND``, else numpy)."""
+
+
+@pytest.mark.parametrize("name", contract.NN_REQUIRED_METHODS)
+def test_random_number_methods_are_implemented(backend, name):
+    """The backend overrides each :class:`Backend` method zerograd-nn needs (random numbers)."""
+    mine = getattr(type(backend), name)
+    assert mine is not getattr(Backend, name), (
+        f"backend {backend.name!r} does not implement Backend.{name}, which zerograd-nn needs: "
+        f"the standard has no random numbers (layers' weights, dropout, shuffling)."
+    )
+
+
+@pytest.mark.parametrize("dtype", [None, "float32"])
+def test_random_numbers_have_the_shape_dtype_and_backend_asked_for(backend, dtype):
+    """``randn`` and ``rand`` draw arrays of the shape, dtype and backend asked for."""
+    for draw in (backend.randn, backend.rand):
+        a = draw(200, 3, dtype=dtype)
+        assert backend_of(a) is backend and tuple(a.shape) == (200, 3), draw.__name__
+        values = backend.to_numpy(a)
+        assert values.dtype.kind == "f", f"{draw.__name__} gave {values.dtype}"
+        if dtype:
+            assert values.dtype == np.float32, (
+                f"{draw.__name__}(dtype='float32') gave {values.dtype}"
+            )
+    assert backend.to_numpy(backend.rand(1000)).min() >= 0.0
+    assert backend.to_numpy(backend.rand(1000)).max() < 1.0
+    assert abs(backend.to_numpy(backend.randn(4000)).mean()) < 0.1
+    assert sorted(backend.to_numpy(backend.permutation(7)).tolist()) == list(range(7))
 
 
 @pytest.fixture(scope="module")
