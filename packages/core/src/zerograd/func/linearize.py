@@ -56,6 +56,8 @@ class Tap(Function):
     of an outer transform): the gradient goes on to the input, as an identity's does.
     """
 
+    vjp_reads_outputs = False
+
     def __init__(self) -> None:
         self.state = BLOCK
         self.caught: Any = None

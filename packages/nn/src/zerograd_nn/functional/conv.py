@@ -215,6 +215,8 @@ class Deconv2d(Function):
         outsize: the output (H, W), or None for the default size.
     """
 
+    vjp_reads_outputs = False
+
     def __init__(self, stride: Any = 1, pad: Any = 0, outsize: Any = None) -> None:
         self.stride = _pair(stride, what="deconv2d: stride")
         self.pad = _pair(pad, what="deconv2d: pad")
@@ -273,6 +275,8 @@ class Conv2DGradW(Function):
         stride: an int or a pair.
         pad: an int or a pair.
     """
+
+    vjp_reads_outputs = False
 
     def __init__(self, kernel_size: Any, stride: Any, pad: Any) -> None:
         self.kernel_size, self.stride, self.pad = _pair(tuple(kernel_size)), stride, pad

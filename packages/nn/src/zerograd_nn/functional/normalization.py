@@ -44,6 +44,9 @@ class _RunningStatistics(Function):
         adjust: the factor making the batch variance unbiased.
     """
 
+    vjp_reads_inputs = False  # no gradient: its derivative reads nothing
+    vjp_reads_outputs = False
+
     def __init__(self, mean: Any, var: Any, decay: float, adjust: float) -> None:
         self.mean, self.var, self.decay, self.adjust = mean, var, decay, adjust
 
@@ -78,6 +81,9 @@ class _Standardized(Function):
         eps: added to the variance.
         shape: the statistics' shape against ``x`` ((1, C) or (1, C, 1, 1)).
     """
+
+    vjp_reads_inputs = False  # gy * scale: the scale is saved in forward
+    vjp_reads_outputs = False
 
     def __init__(self, mean: Any, var: Any, eps: float, shape: tuple) -> None:
         self.mean, self.var, self.eps, self.shape = mean, var, eps, shape

@@ -156,6 +156,9 @@ class Pooling2DGrad(Function):
         pool: the forward Pooling function, whose recorded winners are used.
     """
 
+    vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
+    vjp_reads_outputs = False
+
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
 
@@ -180,6 +183,9 @@ class Pooling2DWithIndexes(Function):
     Args:
         pool: the forward Pooling function, whose recorded winners are used.
     """
+
+    vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
+    vjp_reads_outputs = False
 
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
