@@ -3,9 +3,9 @@ by an import inside a function.
 
 Core's order, bottom to top: config, the leaf modules shapes and checks, backends (the
 plugin surface: it imports only the leaves), arrays, variable, function, functions,
-namespaces, backprop. The two upward needs of the engine are installed, as the operators
-are: ``zerograd.backprop`` sets ``Variable._engine`` and ``zerograd.namespaces`` sets
-``Function._graph_ops`` when imported.
+namespaces, backprop, wiring. What Variable and Function run from above them (the operators
+and tensor methods, ``Variable._engine``, ``Function._graph_ops``) is installed by one module,
+``zerograd.wiring``, and by no other.
 """
 
 from __future__ import annotations
@@ -152,14 +152,42 @@ def test_variable_and_function_import_no_function():
         modules["zerograd.functions"] = SRC / "functions" / "__init__.py"
         bad = {t for t, _, _ in _imports(f"zerograd.{name[:-3]}", SRC / name, modules)}
         bad = {t for t in bad if t.startswith("zerograd.functions")}
-        assert not bad, f"zerograd/{name} imports {bad}: the functions package must install them"
+        assert not bad, f"zerograd/{name} imports {bad}: zerograd.wiring must install them"
 
 
 def test_the_engine_is_installed_below_as_the_operators_are():
     from zerograd import Function, Variable, backprop, namespaces
+    from zerograd.functions import ops
 
     assert Variable._engine is backprop.backward
     assert Function._graph_ops is namespaces.VARIABLE_OPS
+    for name, attribute in ops.OP_METHODS.items():
+        assert Variable.__dict__[name] is attribute, name
+
+
+def test_only_the_wiring_module_sets_attributes_on_variable_or_function():
+    """A reader following ``Variable.__add__`` finds its installer in one module.
+
+    (variable.py itself swaps ``Variable.data``'s property while a static-graph recording
+    watches it: its own attribute, not one from above.)
+    """
+    own = {"Variable": "variable.py", "Function": "function.py"}
+    places = []
+    for path in sorted(SRC.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "setattr":
+                target = ast.unparse(node.args[0]) if node.args else ""
+                if own.get(target, path.name) != path.name:
+                    places.append(f"{path.relative_to(SRC)}:{node.lineno}")
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if (
+                        isinstance(t, ast.Attribute)
+                        and own.get(ast.unparse(t.value), path.name) != path.name
+                    ):
+                        places.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert places and all(p.startswith("wiring.py:") for p in places), places
 
 
 def test_operators_and_engine_are_installed_by_importing_any_module():

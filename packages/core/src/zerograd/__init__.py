@@ -12,9 +12,9 @@ variable(12.0)
 import operator
 from importlib.metadata import version as _distribution_version
 
-# backprop and namespaces sit above variable.py and function.py: importing them installs
-# the backward walk (Variable._engine) and the Variable namespace (Function._graph_ops)
-from . import backends, backprop, func, functions, namespaces  # noqa: F401
+# wiring sits above everything the engine runs and installs it on Variable and Function
+# (the operators, the backward walk, the higher-order namespace): see zerograd.wiring
+from . import backends, backprop, func, functions, namespaces, wiring  # noqa: F401
 from .backends.registry import registry as _registry
 from .config import Config, no_grad, test_mode, using_config
 from .function import Function

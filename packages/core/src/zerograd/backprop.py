@@ -375,6 +375,3 @@ def _store(
             v.grad = carrier.wrap(g)
         if rec:
             rec.stored(v, g)
-
-
-Variable._engine = backward  # what Variable.backward() runs (see Variable._engine)

@@ -72,8 +72,8 @@ class Function:
     Both are inherited: a subclass whose derivative reads more sets them back to True.
     """
     # The namespace that runs a vjp on Variables (zerograd.namespaces.VariableOps) is made
-    # of zerograd.functions, above this module: zerograd.namespaces installs it here when
-    # imported (importing zerograd does), as the functions package installs the operators.
+    # of zerograd.functions, above this module: zerograd.wiring installs it here (importing
+    # zerograd, or any of its modules, imports it).
     _graph_ops: Any = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -27,28 +27,21 @@ from . import functions as F
 from .backends import backend_of
 from .backends.registry import registry
 from .function import Function
+from .functions.ops import OPS
 from .variable import Variable, as_array
 
 _by_type = registry.by_type
 _new = object.__new__
 
-NAMES: dict[str, str] = {
-    # array API standard names: the backend's function / zerograd's differentiable one
-    "exp": "e to the power of x, elementwise",
-    "log": "natural logarithm, elementwise",
-    "sin": "sine, elementwise",
-    "cos": "cosine, elementwise",
-    "tanh": "hyperbolic tangent, elementwise",
-    "sqrt": "square root, elementwise",
-    "matmul": "matrix product with numpy's batching rules",
+_OTHERS = {
     "matrix_transpose": "swap the last two axes",
     "permute_dims": "permute_dims(x, axes): reorder the axes",
-    "reshape": "reshape(x, shape)",
-    "sum": "sum(x, axis=None, keepdims=False)",
-    "broadcast_to": "broadcast_to(x, shape)",
-    # not in the standard: Backend methods / zerograd functions
-    "sum_to": "sum_to(x, shape): sum x down to shape, undoing broadcasting",
     "apply": "apply(fn, *xs): run the Function instance fn (its forward on arrays, or fn(*xs))",
+}
+# the ops a vjp may call (each op's definition says so: ``in_vjp``), then the others
+NAMES: dict[str, str] = {
+    **{name: spec.summary for name, spec in OPS.items() if spec.in_vjp},
+    **_OTHERS,
 }
 """Every name a ``vjp`` may call on its namespace, with what it computes."""
 
@@ -62,7 +55,9 @@ CARRIER: dict[str, str] = {
 """The operations the backward walk asks of its carrier (not for use in a ``vjp``)."""
 
 # the names both namespaces take as they are, from the array module / zerograd.functions
-_SAME_NAME = ("exp", "log", "sin", "cos", "tanh", "sqrt", "matmul", "reshape", "sum")
+# (ArrayOps takes broadcast_to and sum_to from the Backend, whose versions check shapes)
+_FROM_BACKEND = ("broadcast_to", "sum_to")
+_SAME_NAME = tuple(n for n in NAMES if n not in _OTHERS and n not in _FROM_BACKEND)
 
 
 def _missing(kind: str, name: str) -> AttributeError:
@@ -305,4 +300,3 @@ with the registry's own per-type caches when backends change."""
 registry.type_caches.append(array_ops_by_type)
 VARIABLE_OPS = VariableOps()
 """The shared :class:`VariableOps` (it holds no state): the higher-order namespace."""
-Function._graph_ops = VARIABLE_OPS  # what Function.backward runs a vjp on (see there)

@@ -116,9 +116,9 @@ class Variable:
 
     __slots__ = ("data", "name", "grad", "creator", "generation", "__weakref__")
     __array_priority__ = 200  # cupy and other array types defer to our reflected operators
-    # The backward walk (zerograd.backprop.backward) runs the functions' derivatives, so it
-    # sits above this module: zerograd.backprop installs it here when imported (importing
-    # zerograd does), as the functions package installs the operators.
+    # The backward walk (zerograd.backprop.backward) and the operators and tensor methods
+    # (x + y, x.sum(): ops of zerograd.functions) sit above this module: zerograd.wiring
+    # installs them here (importing zerograd, or any of its modules, imports it).
     _engine: Callable[[Variable, bool, bool], None]
 
     def __init__(self, data: Any, name: str | None = None) -> None:

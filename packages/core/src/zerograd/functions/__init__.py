@@ -1,125 +1,24 @@
 """Differentiable tensor functions (``import zerograd.functions as F``).
 
 Every function takes Variables, backend arrays or (where it makes sense) Python
-scalars and returns a Variable whose gradient is itself differentiable.
+scalars and returns a Variable whose gradient is itself differentiable. Each is an op
+defined once, as its Function class (see :mod:`zerograd.functions.ops`); ``__all__`` is
+what the op modules export.
 """
 
-from .arithmetic import (
-    Add,
-    Div,
-    Mul,
-    Neg,
-    Pow,
-    PowVar,
-    Sub,
-    add,
-    div,
-    mul,
-    neg,
-    pow,
-    rdiv,
-    rpow,
-    rsub,
-    sub,
-)
-from .broadcast import BroadcastTo, SumTo, broadcast_to, sum_to
-from .elementwise import (
-    Clip,
-    Cos,
-    Exp,
-    Log,
-    Sin,
-    Sqrt,
-    Square,
-    Tanh,
-    clip,
-    cos,
-    exp,
-    log,
-    sin,
-    sqrt,
-    square,
-    tanh,
-)
-from .join import Concatenate, Stack, cat, concatenate, stack
-from .linalg import MatMul, dot, matmul
-from .reduction import Max, Min, Sum, average, max, mean, min, sum
-from .shape import (
-    GetItem,
-    GetItemGrad,
-    Reshape,
-    Transpose,
-    expand_dims,
-    flatten,
-    get_item,
-    reshape,
-    transpose,
-)
+from . import arithmetic, broadcast, elementwise, join, linalg, reduction, shape
+from .arithmetic import *  # noqa: F403
+from .broadcast import *  # noqa: F403
+from .elementwise import *  # noqa: F403
+from .join import *  # noqa: F403
+from .linalg import *  # noqa: F403
+from .reduction import *  # noqa: F403
+from .shape import *  # noqa: F403
 
-__all__ = [
-    "Add",
-    "BroadcastTo",
-    "Clip",
-    "Concatenate",
-    "Cos",
-    "Div",
-    "Exp",
-    "GetItem",
-    "GetItemGrad",
-    "Log",
-    "MatMul",
-    "Max",
-    "Min",
-    "Mul",
-    "Neg",
-    "Pow",
-    "PowVar",
-    "Reshape",
-    "Sin",
-    "Sqrt",
-    "Square",
-    "Stack",
-    "Sub",
-    "Sum",
-    "SumTo",
-    "Tanh",
-    "Transpose",
-    "add",
-    "average",
-    "broadcast_to",
-    "cat",
-    "clip",
-    "concatenate",
-    "cos",
-    "div",
-    "dot",
-    "exp",
-    "expand_dims",
-    "flatten",
-    "get_item",
-    "log",
-    "matmul",
-    "max",
-    "mean",
-    "min",
-    "mul",
-    "neg",
-    "pow",
-    "rdiv",
-    "reshape",
-    "rpow",
-    "rsub",
-    "sub",
-    "sin",
-    "sqrt",
-    "square",
-    "stack",
-    "sum",
-    "sum_to",
-    "tanh",
-    "transpose",
-]
-
-from .variable_methods import install_variable_methods  # noqa: E402  (after every function)
-
-install_variable_methods()
+__all__ = sorted(
+    {
+        name
+        for module in (arithmetic, broadcast, elementwise, join, linalg, reduction, shape)
+        for name in module.__all__
+    }  # fmt: skip
+)

@@ -10,6 +10,7 @@ from ..backends import backend_of
 from ..function import Function
 from ..typing import ArrayLike
 from ..variable import Constant, Variable
+from .ops import defines, exported, op
 
 
 class _Binary(Function):
@@ -23,6 +24,10 @@ class _Binary(Function):
 
     shapes: tuple | None = None
     op: Callable[[Any, Any], Any]
+    _doc_sections = """
+        Returns:
+            A Variable of the broadcast shape.
+        """
 
     true_division = False  # integer operands compute in floating point
     promoted = False  # set when forward computed on promoted copies of its inputs
@@ -97,7 +102,7 @@ class _Binary(Function):
 
 
 class Add(_Binary):
-    """``x0 + x1`` with broadcasting; used by :func:`add` and ``+``."""
+    """Compute ``x0 + x1``, broadcasting as numpy does."""
 
     vjp_reads_inputs = False
     vjp_reads_outputs = False
@@ -105,14 +110,20 @@ class Add(_Binary):
     op = operator.add
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy`` (``grad1`` is the same)."""
         return gy
 
     grad1 = grad0
 
 
+add = op(
+    Add,
+    methods=("__add__", "__radd__"),
+    example=("add(np.array([1.0, 2.0]), 1.0)", "variable([2. 3.])"),
+)
+
+
 class Sub(_Binary):
-    """``x0 - x1`` with broadcasting; used by :func:`sub` and ``-``."""
+    """Compute ``x0 - x1``, broadcasting as numpy does."""
 
     vjp_reads_inputs = False
     vjp_reads_outputs = False
@@ -120,47 +131,68 @@ class Sub(_Binary):
     op = operator.sub
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy``."""
         return gy
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``-gy``."""
         return -gy
 
 
+sub = op(Sub, methods=("__sub__",))
+rsub = op(
+    Sub,
+    "rsub",
+    doc="Compute ``x1 - x0`` (the reflected form behind ``2.0 - x``).",
+    methods=("__rsub__",),
+    swapped=True,
+)
+
+
 class Mul(_Binary):
-    """``x0 * x1`` with broadcasting; used by :func:`mul` and ``*``."""
+    """Compute ``x0 * x1``, broadcasting as numpy does."""
 
     vjp_reads_outputs = False
 
     op = operator.mul
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy * x1``."""
         return gy * x1
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``gy * x0``."""
         return gy * x0
 
 
+mul = op(Mul, methods=("__mul__", "__rmul__"))
+
+
 class Div(_Binary):
-    """``x0 / x1`` with broadcasting (integers divide in floating point); used by ``/``."""
+    """Compute ``x0 / x1``, broadcasting as numpy does; integers divide in floating point."""
 
     op = operator.truediv
     true_division = True
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy / x1``."""
         return gy / x1
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``-gy * x0 / x1**2``."""
         return -gy * x0 / (x1 * x1)
 
 
+div = op(
+    Div,
+    methods=("__truediv__",),
+    example=("div(np.array([1, 2]), 2)", "variable([0.5 1. ])"),
+)
+rdiv = op(
+    Div,
+    "rdiv",
+    doc="Compute ``x1 / x0`` (the reflected form behind ``2.0 / x``).",
+    methods=("__rtruediv__",),
+    swapped=True,
+)
+
+
 class Neg(Function):
-    """``-x``; used by :func:`neg` and unary ``-``."""
+    """Compute ``-x``."""
 
     vjp_reads_inputs = False
     vjp_reads_outputs = False
@@ -169,8 +201,10 @@ class Neg(Function):
         return -x
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``-gy``."""
         return -gy
+
+
+neg = op(Neg, methods=("__neg__",))
 
 
 class Pow(Function):
@@ -210,11 +244,9 @@ class PowVar(_Binary):
     op = operator.pow
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x0``, ``gy * x1 * x0 ** (x1 - 1)``."""
         return gy * x1 * x0 ** (x1 - 1)
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        """Return the gradient of ``x1``, ``gy * x0 ** x1 * log(x0)``."""
         return gy * y * xp.log(x0)
 
 
@@ -277,106 +309,7 @@ def _promote(x0: Any, x1: Any, true_division: bool) -> tuple[Any, Any]:
     return x0, x1
 
 
-def add(x0: ArrayLike, x1: ArrayLike) -> Variable:
-    """Compute ``x0 + x1``, broadcasting as numpy does.
-
-    Args:
-        x0: A Variable, array, scalar or list.
-        x1: A Variable, array, scalar or list.
-
-    Returns:
-        A Variable of the broadcast shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> add(np.array([1.0, 2.0]), 1.0)
-        variable([2. 3.])
-    """
-    return Add()(x0, x1)
-
-
-def sub(x0: ArrayLike, x1: ArrayLike) -> Variable:
-    """Compute ``x0 - x1``, broadcasting as numpy does.
-
-    Args:
-        x0: A Variable, array, scalar or list.
-        x1: A Variable, array, scalar or list.
-
-    Returns:
-        A Variable of the broadcast shape.
-    """
-    return Sub()(x0, x1)
-
-
-def rsub(x0: ArrayLike, x1: ArrayLike) -> Variable:
-    """Compute ``x1 - x0`` (the reflected form behind ``2.0 - x``).
-
-    Args:
-        x0: A Variable, array, scalar or list.
-        x1: A Variable, array, scalar or list.
-
-    Returns:
-        A Variable of the broadcast shape.
-    """
-    return Sub()(x1, x0)
-
-
-def mul(x0: ArrayLike, x1: ArrayLike) -> Variable:
-    """Compute ``x0 * x1``, broadcasting as numpy does.
-
-    Args:
-        x0: A Variable, array, scalar or list.
-        x1: A Variable, array, scalar or list.
-
-    Returns:
-        A Variable of the broadcast shape.
-    """
-    return Mul()(x0, x1)
-
-
-def div(x0: ArrayLike, x1: ArrayLike) -> Variable:
-    """Compute ``x0 / x1``, broadcasting as numpy does; integers divide in floating point.
-
-    Args:
-        x0: A Variable, array, scalar or list.
-        x1: A Variable, array, scalar or list.
-
-    Returns:
-        A Variable of the broadcast shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> div(np.array([1, 2]), 2)
-        variable([0.5 1. ])
-    """
-    return Div()(x0, x1)
-
-
-def rdiv(x0: ArrayLike, x1: ArrayLike) -> Variable:
-    """Compute ``x1 / x0`` (the reflected form behind ``2.0 / x``).
-
-    Args:
-        x0: A Variable, array, scalar or list.
-        x1: A Variable, array, scalar or list.
-
-    Returns:
-        A Variable of the broadcast shape.
-    """
-    return Div()(x1, x0)
-
-
-def neg(x: ArrayLike) -> Variable:
-    """Compute ``-x``.
-
-    Args:
-        x: A Variable, array, scalar or list.
-
-    Returns:
-        A Variable of ``x``'s shape.
-    """
-    return Neg()(x)
-
-
+@defines(Pow, PowVar, methods=("__pow__",))
 def pow(x: ArrayLike, c: Any) -> Variable:
     """Compute ``x ** c``.
 
@@ -397,6 +330,7 @@ def pow(x: ArrayLike, c: Any) -> Variable:
     return PowVar()(x, c)
 
 
+@defines(PowVar, methods=("__rpow__",))
 def rpow(x: ArrayLike, c: Any) -> Variable:
     """Compute ``c ** x`` (the reflected form behind ``2.0 ** x``).
 
@@ -408,3 +342,6 @@ def rpow(x: ArrayLike, c: Any) -> Variable:
         A Variable of the broadcast shape.
     """
     return PowVar()(c, x)
+
+
+__all__ = exported(__name__)

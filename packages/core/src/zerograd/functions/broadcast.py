@@ -10,6 +10,7 @@ from ..function import Function
 from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
+from .ops import defines, exported
 
 
 def _shape_error(op: str, x_shape: tuple, shape: tuple) -> ValueError:
@@ -24,6 +25,9 @@ class BroadcastTo(Function):
 
     Args:
         shape: The target shape.
+
+    Raises:
+        ValueError: ``x``'s shape does not broadcast to ``shape``.
     """
 
     vjp_reads_inputs = False
@@ -33,17 +37,6 @@ class BroadcastTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` broadcast to ``shape``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``shape``.
-
-        Raises:
-            ValueError: ``x``'s shape does not broadcast to ``shape``.
-        """
         self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
         try:
             return backend_of(x).broadcast_to(x, self.shape)
@@ -60,6 +53,9 @@ class SumTo(Function):
 
     Args:
         shape: The target shape.
+
+    Raises:
+        ValueError: ``shape`` does not broadcast to ``x``'s shape.
     """
 
     vjp_reads_inputs = False
@@ -69,17 +65,6 @@ class SumTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` summed down to ``shape``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            An array of ``shape``.
-
-        Raises:
-            ValueError: ``shape`` does not broadcast to ``x``'s shape.
-        """
         self.x_shape = x.shape
         n = len(self.shape)
         if n > x.ndim or any(s not in (1, xs) for s, xs in zip(self.shape, x.shape[x.ndim - n :])):
@@ -114,6 +99,7 @@ def as_shape(shape: Any, op: str) -> tuple[int, ...]:
         ) from None
 
 
+@defines(BroadcastTo, in_vjp=True)
 def broadcast_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``).
 
@@ -145,6 +131,7 @@ def broadcast_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     return BroadcastTo(shape)(x)
 
 
+@defines(SumTo, in_vjp=True)
 def sum_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``).
 
@@ -173,3 +160,6 @@ def sum_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     if x.shape == shape:
         return x
     return SumTo(shape)(x)
+
+
+__all__ = exported(__name__)

@@ -10,9 +10,8 @@ from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..function import Function
-from ..typing import ArrayLike
-from ..variable import Variable
 from .arithmetic import in_gradient_dtype
+from .ops import exported, op
 
 # array type -> {dtype: whether it is floating (or complex)}: a dtype is looked up among its
 # own library's dtypes only (array-api-strict warns when its dtypes meet numpy's)
@@ -55,11 +54,23 @@ def _as_float(xp: Any, x: Any) -> Any:
 class _Namesake(Function):
     """An elementwise function that its backend's function of the same name computes.
 
-    ``math`` names it (``"exp"``): the function each subclass's forward calls on float
-    input (the forwards call it by name, as the backend contract's check reads them).
+    ``math`` names it (the class's name in lower case: ``"exp"``): the function each
+    subclass's forward calls on float input (the forwards call it by name, as the backend
+    contract's check reads them).
     """
 
     math: str
+    _doc_sections = """
+        Args:
+            x: A Variable, array, scalar or list; integer data computes in floating point.
+
+        Returns:
+            A Variable of ``x``'s shape.
+        """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.math = cls.__name__.lower()
 
     def kernel(self, x: Any) -> Any:
         # integer input is converted first: only float input comes down to the namesake
@@ -67,85 +78,105 @@ class _Namesake(Function):
 
 
 class Exp(_Namesake):
-    """Elementwise ``exp(x)``; used by :func:`exp`."""
+    """Compute e raised to the power of ``x``, elementwise."""
 
-    math = "exp"
     vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).exp(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy * exp(x)`` (from the output)."""
-        return gy * y
+        return gy * y  # exp(x), from the output
+
+
+exp = op(Exp, example=("exp(np.array(0.0))", "variable(1.0)"), in_vjp=True)
 
 
 class Log(_Namesake):
-    """Elementwise natural logarithm; used by :func:`log`."""
+    """Compute the natural logarithm of ``x``, elementwise."""
 
-    math = "log"
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).log(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy / x``."""
         return gy / _as_float(xp, xs[0])
 
 
-class Sin(_Namesake):
-    """Elementwise sine; used by :func:`sin`."""
+log = op(Log, example=("log(np.array(1.0))", "variable(0.0)"), in_vjp=True)
 
-    math = "sin"
+
+class Sin(_Namesake):
+    """Compute the sine of ``x`` (radians), elementwise."""
+
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).sin(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy * cos(x)``."""
         return gy * xp.cos(_as_float(xp, xs[0]))
 
 
-class Cos(_Namesake):
-    """Elementwise cosine; used by :func:`cos`."""
+sin = op(Sin, example=("sin(np.array(0.0))", "variable(0.0)"), in_vjp=True)
 
-    math = "cos"
+
+class Cos(_Namesake):
+    """Compute the cosine of ``x`` (radians), elementwise."""
+
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).cos(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``-gy * sin(x)``."""
         return -gy * xp.sin(_as_float(xp, xs[0]))
 
 
-class Tanh(_Namesake):
-    """Elementwise hyperbolic tangent; used by :func:`tanh`."""
+cos = op(Cos, example=("cos(np.array(0.0))", "variable(1.0)"), in_vjp=True)
 
-    math = "tanh"
+
+class Tanh(_Namesake):
+    """Compute the hyperbolic tangent of ``x``, elementwise."""
+
     vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).tanh(_float(x))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy * (1 - y**2)`` (from the output)."""
-        return gy * (1 - y * y)
+        return gy * (1 - y * y)  # from the output
+
+
+tanh = op(Tanh, example=("tanh(np.array(0.0))", "variable(0.0)"), in_vjp=True)
+
+
+class Sqrt(_Namesake):
+    """Compute the square root of ``x``, elementwise."""
+
+    vjp_reads_inputs = False
+
+    def forward(self, x: Any) -> Any:
+        return get_array_module(x).sqrt(_float(x))
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        return gy / (2 * y)  # 1 / (2 sqrt(x)), from the output
+
+
+sqrt = op(Sqrt, example=("sqrt(np.array(4.0))", "variable(2.0)"), in_vjp=True)
 
 
 class Square(Function):
-    """Elementwise ``x ** 2``; used by :func:`square`."""
+    """Compute ``x ** 2``, elementwise."""
 
     vjp_reads_outputs = False
+    _doc_sections = _Namesake._doc_sections
 
     def forward(self, x: Any) -> Any:
         return x * x
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``2 * x * gy``."""
         (x,) = xs
         try:
             return 2 * x * gy
@@ -154,38 +185,43 @@ class Square(Function):
             return 2 * x * gy
 
 
-class Sqrt(_Namesake):
-    """Elementwise square root; used by :func:`sqrt`."""
-
-    math = "sqrt"
-    vjp_reads_inputs = False
-
-    def forward(self, x: Any) -> Any:
-        return get_array_module(x).sqrt(_float(x))
-
-    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy / (2 * sqrt(x))`` (from the output)."""
-        return gy / (2 * y)
+square = op(Square, example=("square(np.array(3.0))", "variable(9.0)"))
 
 
 class Clip(Function):
-    """Limit values to ``[x_min, x_max]``; used by :func:`clip`.
+    """Limit values to ``[x_min, x_max]``; the gradient is zero where ``x`` was clipped.
+
+    Either bound may be None (no limit on that side), as in ``numpy.clip``.
 
     Args:
-        x_min: The lower bound, or None for none.
-        x_max: The upper bound, or None for none.
+        x_min: The lower bound (a number or an array), or None.
+        x_max: The upper bound (a number or an array), or None.
+
+    Raises:
+        TypeError: A bound is not a number, an array or None, or both are None.
     """
 
     vjp_reads_outputs = False
 
     def __init__(self, x_min: Any, x_max: Any) -> None:
+        for name, bound in (("x_min", x_min), ("x_max", x_max)):
+            if (
+                bound is not None
+                and not isinstance(bound, (int, float))
+                and not hasattr(bound, "dtype")
+            ):
+                raise TypeError(
+                    f"clip: {name} must be a number, an array or None, got {bound!r} "
+                    f"({type(bound).__name__})"
+                )
+        if x_min is None and x_max is None:
+            raise TypeError("clip: give at least one of x_min and x_max (both are None)")
         self.x_min, self.x_max = x_min, x_max
 
     def forward(self, x: Any) -> Any:
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``gy`` within the bounds, zero where ``x`` was clipped."""
         x = self.inputs[0].data
         lo, hi = self.x_min, self.x_max
         if lo is None:  # one bound may be None, as in numpy.clip
@@ -197,156 +233,6 @@ class Clip(Function):
         return gy * backend_of(x).astype(mask, gy.dtype)
 
 
-def exp(x: ArrayLike) -> Variable:
-    """Compute e raised to the power of ``x``, elementwise.
+clip = op(Clip, example=("clip(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0)", "variable([0.  0.5 1. ])"))
 
-    Args:
-        x: A Variable, array, scalar or list; integer data computes in floating point.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> exp(np.array(0.0))
-        variable(1.0)
-    """
-    return Exp()(x)
-
-
-def log(x: ArrayLike) -> Variable:
-    """Compute the natural logarithm of ``x``, elementwise.
-
-    Args:
-        x: A Variable, array, scalar or list; integer data computes in floating point.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> log(np.array(1.0))
-        variable(0.0)
-    """
-    return Log()(x)
-
-
-def sin(x: ArrayLike) -> Variable:
-    """Compute the sine of ``x`` (radians), elementwise.
-
-    Args:
-        x: A Variable, array, scalar or list; integer data computes in floating point.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> sin(np.array(0.0))
-        variable(0.0)
-    """
-    return Sin()(x)
-
-
-def cos(x: ArrayLike) -> Variable:
-    """Compute the cosine of ``x`` (radians), elementwise.
-
-    Args:
-        x: A Variable, array, scalar or list; integer data computes in floating point.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> cos(np.array(0.0))
-        variable(1.0)
-    """
-    return Cos()(x)
-
-
-def tanh(x: ArrayLike) -> Variable:
-    """Compute the hyperbolic tangent of ``x``, elementwise.
-
-    Args:
-        x: A Variable, array, scalar or list; integer data computes in floating point.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> tanh(np.array(0.0))
-        variable(0.0)
-    """
-    return Tanh()(x)
-
-
-def square(x: ArrayLike) -> Variable:
-    """Compute ``x ** 2``, elementwise.
-
-    Args:
-        x: A Variable, array, scalar or list; integer data computes in floating point.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> square(np.array(3.0))
-        variable(9.0)
-    """
-    return Square()(x)
-
-
-def sqrt(x: ArrayLike) -> Variable:
-    """Compute the square root of ``x``, elementwise.
-
-    Args:
-        x: A Variable, array, scalar or list; integer data computes in floating point.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> sqrt(np.array(4.0))
-        variable(2.0)
-    """
-    return Sqrt()(x)
-
-
-def clip(x: ArrayLike, x_min: Any, x_max: Any) -> Variable:
-    """Limit values to ``[x_min, x_max]``; the gradient is zero where ``x`` was clipped.
-
-    Either bound may be None (no limit on that side), as in ``numpy.clip``.
-
-    Args:
-        x: A Variable, array, scalar or list.
-        x_min: The lower bound (a number or an array), or None.
-        x_max: The upper bound (a number or an array), or None.
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Raises:
-        TypeError: A bound is not a number, an array or None, or both are None.
-
-    Examples:
-        >>> import numpy as np
-        >>> clip(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0)
-        variable([0.  0.5 1. ])
-    """
-    for name, bound in (("x_min", x_min), ("x_max", x_max)):
-        if (
-            bound is not None
-            and not isinstance(bound, (int, float))
-            and not hasattr(bound, "dtype")
-        ):
-            raise TypeError(
-                f"clip: {name} must be a number, an array or None, got {bound!r} "
-                f"({type(bound).__name__})"
-            )
-    if x_min is None and x_max is None:
-        raise TypeError("clip: give at least one of x_min and x_max (both are None)")
-    return Clip(x_min, x_max)(x)
+__all__ = exported(__name__)

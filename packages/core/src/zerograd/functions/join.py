@@ -8,6 +8,7 @@ from typing import Any
 from ..backends import get_array_module
 from ..function import Function
 from ..variable import Constant, Variable
+from .ops import defines, exported
 
 
 def _check_axis(op: str, axis: int, ndim: int) -> int:
@@ -21,6 +22,9 @@ class Concatenate(Function):
 
     Args:
         axis: The axis to join along (negative allowed).
+
+    Raises:
+        ValueError: ``axis`` is out of range, or the shapes differ outside it.
     """
 
     vjp_reads_outputs = False
@@ -29,17 +33,6 @@ class Concatenate(Function):
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
-        """Return the inputs joined along ``axis``.
-
-        Args:
-            *xs: The input arrays, equal in shape outside ``axis``.
-
-        Returns:
-            The joined array.
-
-        Raises:
-            ValueError: ``axis`` is out of range, or the shapes differ outside it.
-        """
         self.axis = _check_axis("concatenate", self.axis, xs[0].ndim)
         shapes = [x.shape for x in xs]
         for s in shapes:
@@ -71,6 +64,9 @@ class Stack(Function):
 
     Args:
         axis: Where the new axis goes in the result (negative allowed).
+
+    Raises:
+        ValueError: ``axis`` is out of range, or the shapes differ.
     """
 
     vjp_reads_outputs = False
@@ -79,17 +75,6 @@ class Stack(Function):
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
-        """Return the inputs stacked along a new ``axis``.
-
-        Args:
-            *xs: The input arrays, all of one shape.
-
-        Returns:
-            The stacked array.
-
-        Raises:
-            ValueError: ``axis`` is out of range, or the shapes differ.
-        """
         self.axis = _check_axis("stack", self.axis, xs[0].ndim + 1)
         shapes = {x.shape for x in xs}
         if len(shapes) > 1:
@@ -115,6 +100,7 @@ def _sequence(xs: Any, op: str) -> Sequence[Any]:
     return xs
 
 
+@defines(Concatenate)
 def concatenate(xs: Sequence[Any], axis: int = 0) -> Variable:
     """Join Variables along an existing ``axis`` (``cat`` is an alias).
 
@@ -141,6 +127,7 @@ cat = concatenate
 """The same function as :func:`concatenate` (PyTorch's name)."""
 
 
+@defines(Stack)
 def stack(xs: Sequence[Any], axis: int = 0) -> Variable:
     """Join same-shaped Variables along a new ``axis``.
 
@@ -161,3 +148,6 @@ def stack(xs: Sequence[Any], axis: int = 0) -> Variable:
         (2, 3)
     """
     return Stack(axis)(*_sequence(xs, "stack"))
+
+
+__all__ = [*exported(__name__), "cat"]

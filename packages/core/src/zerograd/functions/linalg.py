@@ -5,21 +5,35 @@ from __future__ import annotations
 from typing import Any
 
 from ..function import Function
-from ..typing import ArrayLike
 from ..variable import Constant, Variable
+from .ops import exported, op, variable_method
 
 
 class MatMul(Function):
-    """Matrix product ``x @ w`` with numpy's rules; used by :func:`matmul`."""
+    """Compute the matrix product ``x @ W`` with numpy's rules for 1-D and batched inputs.
+
+    Raises:
+        ValueError: An input is 0-d, the inner axes differ, or the batch axes do not
+            broadcast.
+    """
+
+    _doc_sections = """
+        Args:
+            x: A Variable or array (at least 1-d).
+            W: A Variable or array (at least 1-d).
+
+        Returns:
+            The product Variable.
+        """
 
     vjp_reads_outputs = False
 
-    def forward(self, x: Any, w: Any) -> Any:
-        """Return ``x @ w``.
+    def forward(self, x: Any, W: Any) -> Any:  # noqa: N803 (DeZero's name)
+        """Return ``x @ W``.
 
         Args:
             x: The first array (at least 1-d).
-            w: The second array (at least 1-d).
+            W: The second array (at least 1-d).
 
         Returns:
             The product array.
@@ -28,26 +42,26 @@ class MatMul(Function):
             ValueError: An input is 0-d, the inner axes differ, or the batch axes do not
                 broadcast.
         """
-        if x.ndim == 0 or w.ndim == 0:
+        if x.ndim == 0 or W.ndim == 0:
             raise ValueError(
                 f"matmul: inputs must have at least 1 dimension, got shapes {tuple(x.shape)} and "
-                f"{tuple(w.shape)}; use * for scalars."
+                f"{tuple(W.shape)}; use * for scalars."
             )
         k_x = x.shape[-1]
-        k_w = w.shape[-2] if w.ndim > 1 else w.shape[0]
+        k_w = W.shape[-2] if W.ndim > 1 else W.shape[0]
         if k_x != k_w:
             raise ValueError(
-                f"matmul: shapes {tuple(x.shape)} and {tuple(w.shape)} do not line up: the last "
+                f"matmul: shapes {tuple(x.shape)} and {tuple(W.shape)} do not line up: the last "
                 f"axis of the first ({k_x}) must equal the "
-                f"{'second-to-last' if w.ndim > 1 else 'only'} axis of the second ({k_w})."
+                f"{'second-to-last' if W.ndim > 1 else 'only'} axis of the second ({k_w})."
             )
         try:
-            return x @ w
+            return x @ W
         except ValueError:
-            if x.ndim > 2 or w.ndim > 2:
+            if x.ndim > 2 or W.ndim > 2:
                 raise ValueError(
-                    f"matmul: the batch axes of shapes {tuple(x.shape)} and {tuple(w.shape)} do "
-                    f"not broadcast: {tuple(x.shape[:-2])} against {tuple(w.shape[:-2])} (every "
+                    f"matmul: the batch axes of shapes {tuple(x.shape)} and {tuple(W.shape)} do "
+                    f"not broadcast: {tuple(x.shape[:-2])} against {tuple(W.shape[:-2])} (every "
                     f"axis before the last two must be equal or 1, aligned from the right)."
                 ) from None
             raise
@@ -85,39 +99,19 @@ class MatMul(Function):
         return gx, gw
 
 
-def matmul(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803 (DeZero's parameter name)
-    """Compute the matrix product ``x @ W`` with numpy's rules for 1-D and batched inputs.
-
-    Args:
-        x: A Variable or array (at least 1-d).
-        W: A Variable or array (at least 1-d).
-
-    Returns:
-        The product Variable.
-
-    Raises:
-        ValueError: An input is 0-d, the inner axes differ, or the batch axes do not
-            broadcast.
-
-    Examples:
-        >>> import numpy as np
-        >>> matmul(np.ones((2, 3)), np.ones((3, 4))).shape
-        (2, 4)
-    """
-    return MatMul()(x, W)
+matmul = op(
+    MatMul,
+    "matmul",
+    methods=("matmul", "dot", "__matmul__"),
+    example=("matmul(np.ones((2, 3)), np.ones((3, 4))).shape", "(2, 4)"),
+    in_vjp=True,
+)
+dot = op(MatMul, "dot", doc="Compute ``x @ W``; the same as :func:`matmul` (DeZero's name).")
 
 
-def dot(x: ArrayLike, W: ArrayLike) -> Variable:  # noqa: N803
-    """Compute ``x @ W``; the same as :func:`matmul` (DeZero's name).
+@variable_method("__rmatmul__")
+def _rmatmul(self: Variable, other: Any) -> Variable:
+    return MatMul()(other, self)
 
-    Args:
-        x: A Variable or array (at least 1-d).
-        W: A Variable or array (at least 1-d).
 
-    Returns:
-        The product Variable.
-
-    Raises:
-        ValueError: As for :func:`matmul`.
-    """
-    return MatMul()(x, W)
+__all__ = exported(__name__)

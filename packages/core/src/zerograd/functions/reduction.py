@@ -6,13 +6,14 @@ import warnings
 from typing import Any
 
 from ..backends import backend_of, get_array_module
-from ..checks import normalize_axis
+from ..checks import axis_or_dim, normalize_axis
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike, Axis
 from ..utils import data_of
 from ..variable import Variable
 from ._inputs import as_input
+from .ops import defines, exported, op, variable_method
 
 
 def keepdims_shape(x_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -42,33 +43,39 @@ def _inner(axes: tuple[int, ...] | None) -> bool:
     return bool(axes) and axes[-1] >= len(axes)  # axes are sorted and distinct
 
 
-class Sum(Function):
-    """Sum over axes; used by :func:`sum`.
+class _Reduction(Function):
+    """A reduction over axes; ``name`` is its function's name (in error messages)."""
 
-    Args:
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
+    name = ""
+    _doc_sections = """
+        Args:
+            x: A Variable, array, scalar or list.
+            axis: An int or a tuple of ints (negative allowed), or None for every axis.
+            keepdims: Keep the reduced axes with length 1.
+
+        Returns:
+            The reduced Variable.
+        """
+
+    def __init__(self, axis: Axis = None, keepdims: bool = False) -> None:
+        if keepdims is not False and keepdims is not True:
+            keepdims = _keepdims(keepdims, self.name)
+        self.axis, self.keepdims = axis, keepdims
+
+
+class Sum(_Reduction):
+    """Sum ``x`` over ``axis``.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: An axis is out of range or repeated.
     """
 
+    name = "sum"
     vjp_reads_inputs = False
     vjp_reads_outputs = False
 
-    def __init__(self, axis: Any, keepdims: bool) -> None:
-        self.axis, self.keepdims = axis, keepdims
-
     def forward(self, x: Any) -> Any:
-        """Return the sum of ``x`` over the axes (bool data counts in the default int).
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The reduced array.
-
-        Raises:
-            TypeError: ``axis`` is not an int, a tuple of ints or None.
-            ValueError: An axis is out of range or repeated.
-        """
         self.x_shape = x.shape
         self.axes = normalize_axis(self.axis, x.ndim, "sum")
         xp = get_array_module(x)
@@ -88,24 +95,16 @@ class Sum(Function):
         return xp.broadcast_to(gy, self.x_shape)
 
 
-class _Extremum(Function):
-    name = ""
+sum = op(
+    Sum,
+    methods=("sum",),
+    example=("sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)", "variable([4. 6.])"),
+    in_vjp=True,
+)
 
-    def __init__(self, axis: Any, keepdims: bool) -> None:
-        self.axis, self.keepdims = axis, keepdims
 
+class _Extremum(_Reduction):
     def forward(self, x: Any) -> Any:
-        """Return the maximum or minimum of ``x`` over the axes.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The reduced array.
-
-        Raises:
-            ValueError: A reduced axis is empty, or an axis is out of range.
-        """
         self.axes = normalize_axis(self.axis, x.ndim, self.name)
         if size_of(x) == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
             raise ValueError(
@@ -126,25 +125,35 @@ class _Extremum(Function):
 
 
 class Max(_Extremum):
-    """Maximum over axes; used by :func:`max`.
+    """Compute the maximum over ``axis``.
 
-    Args:
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
+    Ties: every element equal to the maximum receives the full output gradient (DeZero's
+    rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
+    its first maximum only.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: A reduced axis is empty, or an axis is out of range.
     """
 
     name = "max"
 
 
-class Min(_Extremum):
-    """Minimum over axes; used by :func:`min`.
+max = op(Max, methods=("max",), example=("max(np.array([1.0, 3.0, 2.0]))", "variable(3.0)"))
 
-    Args:
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
+
+class Min(_Extremum):
+    """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: A reduced axis is empty, or an axis is out of range.
     """
 
     name = "min"
+
+
+min = op(Min, methods=("min",), example=("min(np.array([3.0, 1.0, 2.0]))", "variable(1.0)"))
 
 
 def _keepdims(keepdims: Any, op: str) -> bool:
@@ -155,31 +164,7 @@ def _keepdims(keepdims: Any, op: str) -> bool:
     raise TypeError(f"{op}: keepdims must be True or False, got {keepdims!r}")
 
 
-def sum(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
-    """Sum ``x`` over ``axis``.
-
-    Args:
-        x: A Variable, array, scalar or list.
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
-
-    Returns:
-        The reduced Variable.
-
-    Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: An axis is out of range or repeated.
-
-    Examples:
-        >>> import numpy as np
-        >>> sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
-        variable([4. 6.])
-    """
-    if keepdims is not False and keepdims is not True:
-        keepdims = _keepdims(keepdims, "sum")
-    return Sum(axis, keepdims)(x)
-
-
+@defines(methods=("mean",))
 def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
 
@@ -225,61 +210,32 @@ average = mean
 """The same function as :func:`mean` (DeZero's ``average``)."""
 
 
-def max(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
-    """Compute the maximum over ``axis``.
+@variable_method("argmax")
+def _argmax(self: Variable, axis: Any = None, keepdims: bool = False, *, dim: Any = None) -> Any:
+    """Return the indices of the maxima along ``axis`` (of the flattened data for None).
 
-    Ties: every element equal to the maximum receives the full output gradient (DeZero's
-    rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
-    its first maximum only.
+    The result is an integer array of the Variable's backend, not a Variable: an index has
+    no gradient, and a Variable's ``==`` compares identity while an array's compares
+    values, so ``(model(x).argmax(1) == t).mean()`` is the accuracy. ``dim`` is PyTorch's
+    name for ``axis``.
 
     Args:
-        x: A Variable, array, scalar or list.
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
+        self: The Variable.
+        axis: The axis to search along, or None for the flattened data.
+        keepdims: Keep the searched axis with length 1.
+        dim: The same as ``axis`` (give one of them).
 
     Returns:
-        The reduced Variable.
-
-    Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: A reduced axis is empty, or an axis is out of range.
+        The array of indices (the first maximum where several are equal).
 
     Examples:
         >>> import numpy as np
         >>> from zerograd import Variable
-        >>> x = Variable(np.array([1.0, 3.0, 3.0]))
-        >>> max(x).backward()
-        >>> x.grad
-        variable([0. 1. 1.])
+        >>> Variable(np.array([[1.0, 3.0], [4.0, 2.0]])).argmax(1)
+        array([1, 0])
     """
-    if keepdims is not False and keepdims is not True:
-        keepdims = _keepdims(keepdims, "max")
-    return Max(axis, keepdims)(x)
+    axis = axis_or_dim("Variable.argmax", axis, dim, None)
+    return get_array_module(self.data).argmax(self.data, axis=axis, keepdims=keepdims)
 
 
-def min(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
-    """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
-
-    Args:
-        x: A Variable, array, scalar or list.
-        axis: An int or a tuple of ints (negative allowed), or None for every axis.
-        keepdims: Keep the reduced axes with length 1.
-
-    Returns:
-        The reduced Variable.
-
-    Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: A reduced axis is empty, or an axis is out of range.
-
-    Examples:
-        >>> import numpy as np
-        >>> min(np.array([3.0, 1.0, 2.0]))
-        variable(1.0)
-    """
-    if keepdims is not False and keepdims is not True:
-        keepdims = _keepdims(keepdims, "min")
-    return Min(axis, keepdims)(x)
-
-
-__all__ = ["Sum", "Max", "Min", "sum", "mean", "average", "max", "min"]
+__all__ = [*exported(__name__), "average"]

@@ -13,6 +13,7 @@ from ..shapes import size_of
 from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
+from .ops import defines, exported, variable_method
 
 
 def _fits(shape: tuple[int, ...], n: int) -> bool:
@@ -28,6 +29,10 @@ class Reshape(Function):
 
     Args:
         shape: The new shape (the same number of elements; ``-1`` infers one axis).
+
+    Raises:
+        TypeError: The shape is not a tuple of ints.
+        ValueError: The number of elements would change.
     """
 
     vjp_reads_inputs = False
@@ -37,18 +42,6 @@ class Reshape(Function):
         self.shape = shape
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` reshaped to ``shape``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The reshaped array.
-
-        Raises:
-            TypeError: The shape is not a tuple of ints.
-            ValueError: The number of elements would change.
-        """
         self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
         try:
             return get_array_module(x).reshape(x, self.shape)
@@ -91,6 +84,10 @@ class Transpose(Function):
 
     Args:
         axes: A permutation of the input's axes (negative allowed), or None to reverse them.
+
+    Raises:
+        TypeError: ``axes`` is not None or a sequence of ints.
+        ValueError: ``axes`` is not a permutation of ``x``'s axes.
     """
 
     vjp_reads_inputs = False
@@ -100,18 +97,6 @@ class Transpose(Function):
         self.axes = axes
 
     def forward(self, x: Any) -> Any:
-        """Return ``x`` with its axes permuted.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The transposed array.
-
-        Raises:
-            TypeError: ``axes`` is not None or a sequence of ints.
-            ValueError: ``axes`` is not a permutation of ``x``'s axes.
-        """
         self.axes = _normalize_axes(self.axes, x.ndim)
         axes = tuple(range(x.ndim))[::-1] if self.axes is None else self.axes
         return get_array_module(x).permute_dims(x, axes)
@@ -228,6 +213,7 @@ class GetItemGrad(Function):
         return xp.apply(GetItem(self.slices), gy)
 
 
+@defines(Reshape, in_vjp=True)
 def reshape(x: ArrayLike, shape: Any) -> Variable:
     """Give ``x`` a new shape with the same number of elements.
 
@@ -257,6 +243,7 @@ def reshape(x: ArrayLike, shape: Any) -> Variable:
     return Reshape(shape)(x)
 
 
+@defines(Transpose)
 def transpose(x: ArrayLike, axes: Any = None) -> Variable:
     """Permute the axes of ``x``.
 
@@ -279,6 +266,7 @@ def transpose(x: ArrayLike, axes: Any = None) -> Variable:
     return Transpose(axes)(x)
 
 
+@defines(GetItem, GetItemGrad, methods=("__getitem__",))
 def get_item(x: ArrayLike, slices: Any) -> Variable:
     """Select ``x[slices]``; the gradient flows back to the selected elements.
 
@@ -301,6 +289,7 @@ def get_item(x: ArrayLike, slices: Any) -> Variable:
     return GetItem(slices)(x)
 
 
+@defines()
 def expand_dims(x: ArrayLike, axis: int) -> Variable:
     """Insert an axis of length 1 at ``axis``.
 
@@ -333,6 +322,7 @@ def expand_dims(x: ArrayLike, axis: int) -> Variable:
     return reshape(x, tuple(shape))
 
 
+@defines()
 def flatten(x: ArrayLike) -> Variable:
     """Flatten every axis but the first: shape (N, ...) becomes (N, -1).
 
@@ -355,3 +345,56 @@ def flatten(x: ArrayLike) -> Variable:
         return reshape(x, (1,))
     n = x.shape[0]
     return reshape(x, (n, x.size // n if n else math.prod(x.shape[1:])))
+
+
+@variable_method("reshape")
+def _reshape(self: Variable, *shape: Any) -> Variable:
+    """Give the Variable a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+    Args:
+        self: The Variable.
+        *shape: The new shape, as ints or as one tuple or list; ``-1`` infers one axis.
+
+    Returns:
+        The reshaped Variable.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd import Variable
+        >>> Variable(np.arange(6.0)).reshape(2, 3).shape
+        (2, 3)
+    """
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return reshape(self, tuple(shape))
+
+
+@variable_method("transpose")
+def _transpose(self: Variable, *axes: Any) -> Variable:
+    """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)``.
+
+    Args:
+        self: The Variable.
+        *axes: The permutation, as ints or as one tuple or list; none (or None) reverses.
+
+    Returns:
+        The transposed Variable.
+    """
+    if not axes:
+        axes = None
+    elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
+        axes = axes[0]
+    return transpose(self, axes)
+
+
+@variable_method("T", as_property=True)
+def _T(self: Variable) -> Variable:
+    """Return the transpose (axes reversed); installed as the property ``Variable.T``.
+
+    Returns:
+        The transposed Variable.
+    """
+    return transpose(self)
+
+
+__all__ = exported(__name__)

@@ -1,0 +1,331 @@
+"""The op registry: an op of ``zerograd.functions`` is defined once, as its Function class.
+
+An op is its :class:`~zerograd.Function` subclass (forward, vjp, what the vjp reads, the
+docstring) and one line naming it::
+
+    class Exp(_Namesake):
+        # its docstring: "Compute e raised to the power of ``x``, elementwise."
+        vjp_reads_inputs = False
+
+        def forward(self, x):
+            return get_array_module(x).exp(_float(x))
+
+        def vjp(self, xp, xs, y, gy):
+            return gy * y
+
+
+    exp = op(Exp, example=("exp(np.array(0.0))", "variable(1.0)"), in_vjp=True)
+
+:func:`op` writes the public function from the class: its parameters are ``forward``'s
+inputs followed by ``__init__``'s parameters (with their defaults and annotations), its
+docstring is the class's (with the Args and Returns its family shares, and the example), and
+its body is ``Exp()(x)``. Everything else follows from the registry :data:`OPS`: the
+package's ``__all__`` (:func:`exported`), the Variable methods and operators the op names
+(put on :class:`~zerograd.Variable` by :mod:`zerograd.wiring`, the one module that installs
+anything on Variable or Function), and the names a vjp may call on its namespace
+(:data:`zerograd.namespaces.NAMES`). A function with logic of its own (``pow`` picks its
+Function by the exponent's type) is written by hand and registered with :func:`defines`.
+
+Why the class plus one generated function, not a table or a decorator that hides the
+class: the class exists anyway (graph drawing names it, the replay reads its kernel and its
+``vjp_reads_*`` flags, DeZero's users call ``F.Exp()`` and subclass it), and the function is
+generated as Python source so it is an ordinary function (a real signature for ``help()``,
+``inspect`` and IDEs, one frame per call as a hand-written one).
+"""
+
+from __future__ import annotations
+import __future__
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..function import Function
+
+__all__ = [
+    "OP_METHODS",
+    "OPS",
+    "OpSpec",
+    "defines",
+    "exported",
+    "op",
+    "subscribe",
+    "variable_method",
+]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One registered op: its public function and what else follows from its definition.
+
+    Attributes:
+        name: The public function's name (``"exp"``).
+        function: The public function.
+        classes: The Function classes it applies (none for a composite such as ``mean``).
+        methods: The Variable methods and operators it is installed as (``"__add__"``).
+        in_vjp: Whether a vjp may call it on its namespace as ``xp.<name>``.
+        module: The module that defines it (its ``__all__`` lists it).
+    """
+
+    name: str
+    function: Callable[..., Any]
+    classes: tuple[type, ...]
+    methods: tuple[str, ...]
+    in_vjp: bool
+    module: str
+
+    @property
+    def summary(self) -> str:
+        """The first line of the function's docstring."""
+        return (self.function.__doc__ or "").strip().splitlines()[0]
+
+
+OPS: dict[str, OpSpec] = {}
+"""Every registered op by its public name, in the order they were defined."""
+
+OP_METHODS: dict[str, Any] = {}
+"""Variable attribute name -> the registered function (or property) installed under it."""
+
+_subscribers: list[Callable[[str, Any], None]] = []
+
+
+def subscribe(callback: Callable[[str, Any], None]) -> None:
+    """Call ``callback(name, attribute)`` for each Variable method, now and when registered.
+
+    :mod:`zerograd.wiring` subscribes the installer of Variable methods, so an op defined
+    after ``import zerograd`` (your own, see the "Add an op" page) gets its methods too.
+    """
+    _subscribers.append(callback)
+    for name, attribute in list(OP_METHODS.items()):
+        callback(name, attribute)
+
+
+def _add_methods(names: tuple[str, ...], attribute: Any, module: str, what: str) -> None:
+    for name in names:
+        owner = OP_METHODS.get(name)
+        owner_module = getattr(getattr(owner, "fget", owner), "__module__", None)
+        if owner is not None and owner_module != module:
+            raise ValueError(
+                f"op: Variable.{name} is already defined by {owner_module}; "
+                f"give {what} another method name"
+            )
+    for name in names:
+        OP_METHODS[name] = attribute
+        for callback in _subscribers:
+            callback(name, attribute)
+
+
+def _register(spec: OpSpec) -> None:
+    if spec.name in OPS and OPS[spec.name].module != spec.module:
+        raise ValueError(
+            f"op: {spec.name!r} is already defined by {OPS[spec.name].module}; "
+            f"give yours another name"
+        )
+    _add_methods(spec.methods, spec.function, spec.module, spec.name)
+    OPS[spec.name] = spec
+
+
+def variable_method(
+    name: str, *, as_property: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a Variable method written on top of an op (``x.reshape(2, 3)``).
+
+    For a method whose signature differs from the op's function (``reshape(x, shape)``
+    is ``x.reshape(*shape)``); an op whose function is the method names it in its
+    ``methods`` instead.
+
+    Args:
+        name: The Variable attribute's name.
+        as_property: Install it as a property (``x.T``).
+
+    Returns:
+        A decorator that registers the function and returns it unchanged.
+    """
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        attribute = property(function) if as_property else function
+        _add_methods((name,), attribute, function.__module__, function.__name__)
+        return function
+
+    return register
+
+
+# defaults the generated source can write as they are
+_LITERALS = (type(None), bool, int, float, str)
+
+
+def _snake(name: str) -> str:
+    out = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+    return out.lstrip("_")
+
+
+def _signature_parts(cls: type, swapped: bool) -> tuple[str, str, str, list[str], dict[str, Any]]:
+    """(parameter list, Function call arguments, input arguments, input names, annotations)."""
+    forward = list(inspect.signature(cls.forward).parameters.values())[1:]
+    init = cls.__init__
+    inits = [] if init is object.__init__ else list(inspect.signature(init).parameters.values())
+    inits = inits[1:]
+    params, ins, annotations = [], [], {}
+    for p in forward:
+        if p.kind is p.VAR_POSITIONAL:
+            params.append(f"*{p.name}")
+            ins.append(f"*{p.name}")
+        else:
+            params.append(p.name)
+            ins.append(p.name)
+        annotations[p.name] = "ArrayLike"
+    names = [p.name for p in forward]
+    if swapped:
+        ins.reverse()
+    keyword_only = False
+    call = []
+    for p in inits:
+        if p.kind is p.KEYWORD_ONLY and not keyword_only:
+            if not any(x.startswith("*") for x in params):
+                params.append("*")
+            keyword_only = True
+        if p.default is not p.empty and not isinstance(p.default, _LITERALS):
+            raise TypeError(f"op: {cls.__name__}.__init__'s default for {p.name} is no literal")
+        text = p.name if p.default is p.empty else f"{p.name}={p.default!r}"
+        params.append(text)
+        call.append(f"{p.name}={p.name}" if keyword_only else p.name)
+        annotations[p.name] = p.annotation if p.annotation is not p.empty else "Any"
+    return ", ".join(params), ", ".join(call), ", ".join(ins), names, annotations
+
+
+def _section(text: str, title: str) -> str | None:
+    """The indented lines under ``title`` in a Google-style docstring, or None."""
+    lines = text.splitlines()
+    if title not in lines:
+        return None
+    body = []
+    for line in lines[lines.index(title) + 1 :]:
+        if line and not line.startswith(" "):
+            break
+        body.append(line)
+    return "\n".join(body).rstrip()
+
+
+def _insert(text: str, title: str, body: str) -> str:
+    """``text`` with the section ``title`` (or ``body`` at its top, when it has one)."""
+    if title in text.splitlines():
+        return text.replace(f"{title}\n", f"{title}\n{body}\n", 1)
+    for later in ("Returns:", "Raises:", "Examples:"):
+        if later != title and later in text.splitlines():
+            return text.replace(f"{later}\n", f"{title}\n{body}\n\n{later}\n", 1)
+    return f"{text}\n\n{title}\n{body}"
+
+
+def _docstring(
+    cls: type, inputs: list[str], doc: str | None, example: tuple[str, str] | None
+) -> str:
+    """The public function's docstring: the class's, with its inputs and result described.
+
+    The inputs' lines and the Returns come from the class's ``_doc_sections`` (what its
+    family shares) or, without one, say that each input is a Variable, array, scalar or
+    list; the class's own Args (its ``__init__``'s parameters) follow the inputs'.
+    """
+    text = inspect.cleandoc(doc or cls.__doc__ or "")
+    family = inspect.cleandoc(getattr(cls, "_doc_sections", "") or "")
+    args = _section(family, "Args:") or "\n".join(
+        f"    {n}: A Variable, array, scalar or list." for n in inputs
+    )
+    text = _insert(text, "Args:", args)
+    if "Returns:" not in text.splitlines():
+        text = _insert(text, "Returns:", _section(family, "Returns:") or "    A Variable.")
+    if example is not None:
+        call, result = example
+        text += f"\n\nExamples:\n    >>> import numpy as np\n    >>> {call}\n    {result}"
+    return text
+
+
+def op(
+    cls: type[Function],
+    name: str | None = None,
+    *,
+    doc: str | None = None,
+    methods: tuple[str, ...] = (),
+    swapped: bool = False,
+    example: tuple[str, str] | None = None,
+    in_vjp: bool = False,
+) -> Callable[..., Any]:
+    """Write and register the public function of the op ``cls``.
+
+    Args:
+        cls: The Function class (its docstring, ``forward`` and ``__init__`` say the rest).
+        name: The function's name; by default the class's in snake case (``GetItem`` ->
+            ``get_item``).
+        doc: The function's docstring when it is not the class's (a swapped form).
+        methods: The Variable methods and operators that call it (``("__add__",
+            "__radd__")``): ``x.__add__(y)`` is ``add(x, y)``.
+        swapped: Apply the class to the inputs in reverse order (``rsub(x0, x1)`` is
+            ``Sub()(x1, x0)``, the reflected operator behind ``2.0 - x``).
+        example: ``(expression, result)``: a call and its repr, shown under Examples
+            (with numpy imported as ``np``); a test runs each.
+        in_vjp: A vjp may call the function as ``xp.<name>`` (it computes the backend
+            function of that name; see :mod:`zerograd.namespaces`).
+
+    Returns:
+        The function ``name(inputs..., parameters...)``, which returns
+        ``cls(parameters...)(inputs...)``.
+
+    Raises:
+        ValueError: The name or a method is already another module's op.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Function)):
+        raise TypeError(f"op: give a Function subclass, got {cls!r}")
+    name = name or _snake(cls.__name__)
+    params, call, ins, inputs, annotations = _signature_parts(cls, swapped)
+    source = f"def {name}({params}):\n    return __cls__({call})({ins})\n"
+    module = sys.modules[cls.__module__]
+    code = compile(
+        source,
+        f"<zerograd op {cls.__module__}.{name}>",
+        "exec",
+        flags=__future__.annotations.compiler_flag,
+        dont_inherit=True,
+    )
+    namespace: dict[str, Any] = {}
+    exec(code, {**module.__dict__, "__cls__": cls}, namespace)  # noqa: S102 - source above
+    function = namespace[name]
+    function.__module__ = cls.__module__
+    function.__qualname__ = name
+    function.__doc__ = _docstring(cls, inputs, doc, example)
+    function.__annotations__ = {**annotations, "return": "Variable"}
+    function.__wrapped_op__ = cls
+    _register(OpSpec(name, function, (cls,), tuple(methods), in_vjp, cls.__module__))
+    return function
+
+
+def defines(
+    *classes: type[Function], methods: tuple[str, ...] = (), in_vjp: bool = False
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a hand-written public function (one with logic of its own) as an op.
+
+    Args:
+        *classes: The Function classes it applies (none for a composite).
+        methods: The Variable methods and operators that call it.
+        in_vjp: A vjp may call it as ``xp.<name>``.
+
+    Returns:
+        A decorator that registers the function and returns it unchanged.
+    """
+
+    def register(function: Callable[..., Any]) -> Callable[..., Any]:
+        _register(
+            OpSpec(
+                function.__name__, function, classes, tuple(methods), in_vjp, function.__module__
+            )
+        )
+        return function
+
+    return register
+
+
+def exported(module: str) -> list[str]:
+    """The public names of ``module``'s ops: their functions, then their Function classes."""
+    specs = [s for s in OPS.values() if s.module == module]
+    classes = {c.__name__ for s in specs for c in s.classes if c.__module__ == module}
+    return [s.name for s in specs] + sorted(classes)
