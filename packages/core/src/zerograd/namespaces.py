@@ -69,7 +69,29 @@ def _missing(kind: str, name: str) -> AttributeError:
 
 
 class _Carrier:
-    """What both namespaces share as the walk's carrier: reading a gradient a variable holds."""
+    """What both namespaces share: reading a held gradient, names made of other names."""
+
+    permute_dims: Any  # each namespace's own
+
+    def _take(self, same: Any, permute_dims: Any, shapes: Any) -> None:
+        """Bind :data:`NAMES`: same-named ones from ``same``, the shape ones from ``shapes``."""
+        for name in _SAME_NAME:
+            setattr(self, name, getattr(same, name))
+        self.permute_dims = permute_dims
+        self.broadcast_to = shapes.broadcast_to
+        self.sum_to = shapes.sum_to
+
+    def matrix_transpose(self, x: Any) -> Any:
+        """Swap the last two axes of ``x`` (an array or a Variable with at least two).
+
+        Args:
+            x: An array (first order) or a Variable (higher order).
+
+        Returns:
+            The same kind of value (a view where the backend makes one).
+        """
+        n = x.ndim
+        return self.permute_dims(x, (*range(n - 2), n - 1, n - 2))
 
     def unwrap(self, v: Variable) -> Any:
         """Return the gradient Variable ``v`` as this carrier carries gradients."""
@@ -116,25 +138,8 @@ class ArrayOps(_Carrier):
     graph = False
 
     def __init__(self, backend: Any) -> None:
-        xp = backend.xp
         self.backend = backend
-        for name in _SAME_NAME:
-            setattr(self, name, getattr(xp, name))
-        self.permute_dims = xp.permute_dims
-        self.broadcast_to = backend.broadcast_to
-        self.sum_to = backend.sum_to
-
-    def matrix_transpose(self, x: Any) -> Any:
-        """Swap the last two axes of ``x``.
-
-        Args:
-            x: An array with at least two axes.
-
-        Returns:
-            An array (a view where the backend makes one).
-        """
-        n = x.ndim
-        return self.permute_dims(x, (*range(n - 2), n - 1, n - 2))
+        self._take(backend.xp, backend.xp.permute_dims, backend)
 
     @staticmethod
     def apply(fn: Any, *xs: Any) -> Any:
@@ -208,36 +213,11 @@ class VariableOps(_Carrier):
     graph = True
 
     def __init__(self) -> None:
-        for name in _SAME_NAME:
-            setattr(self, name, getattr(F, name))
-        self.permute_dims = F.transpose
-        self.broadcast_to = F.broadcast_to
-        self.sum_to = F.sum_to
-
-    @staticmethod
-    def matrix_transpose(x: Any) -> Any:
-        """Swap the last two axes of ``x``.
-
-        Args:
-            x: A Variable with at least two axes.
-
-        Returns:
-            A Variable.
-        """
-        n = x.ndim
-        return F.transpose(x, (*range(n - 2), n - 1, n - 2))
+        self._take(F, F.transpose, F)
 
     @staticmethod
     def apply(fn: Any, *xs: Any) -> Any:
-        """Return ``fn(*xs)``: the Function applied and recorded.
-
-        Args:
-            fn: A Function instance.
-            *xs: Its inputs (Variables).
-
-        Returns:
-            Its output Variable(s).
-        """
+        """Return ``fn(*xs)``: the Function applied to Variables, and recorded."""
         return fn(*xs)
 
     # -- the carrier: gradients travel as Variables, so they can be differentiated -------

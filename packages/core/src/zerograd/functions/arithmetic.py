@@ -101,6 +101,10 @@ class _Binary(Function):
         raise NotImplementedError
 
 
+def _reflected(sign: str) -> str:
+    return f"Compute ``x1 {sign} x0`` (the reflected form behind ``2.0 {sign} x``)."
+
+
 class Add(_Binary):
     """Compute ``x0 + x1``, broadcasting as numpy does."""
 
@@ -138,13 +142,7 @@ class Sub(_Binary):
 
 
 sub = op(Sub, methods=("__sub__",))
-rsub = op(
-    Sub,
-    "rsub",
-    doc="Compute ``x1 - x0`` (the reflected form behind ``2.0 - x``).",
-    methods=("__rsub__",),
-    swapped=True,
-)
+rsub = op(Sub, "rsub", doc=_reflected("-"), methods=("__rsub__",), swapped=True)
 
 
 class Mul(_Binary):
@@ -182,13 +180,7 @@ div = op(
     methods=("__truediv__",),
     example=("div(np.array([1, 2]), 2)", "variable([0.5 1. ])"),
 )
-rdiv = op(
-    Div,
-    "rdiv",
-    doc="Compute ``x1 / x0`` (the reflected form behind ``2.0 / x``).",
-    methods=("__rtruediv__",),
-    swapped=True,
-)
+rdiv = op(Div, "rdiv", doc=_reflected("/"), methods=("__rtruediv__",), swapped=True)
 
 
 class Neg(Function):

@@ -99,6 +99,19 @@ def as_shape(shape: Any, op: str) -> tuple[int, ...]:
         ) from None
 
 
+def _to_shape(cls: type[Function], name: str, x: ArrayLike, shape: Any) -> Variable:
+    """``cls(shape)(x)``, or ``x`` itself when it has ``shape`` (``name``: the function's)."""
+    if not isinstance(x, Variable):
+        x = as_input(x, name)
+    elif x.data is None:
+        raise empty_input(x, name)
+    if type(shape) is not tuple:
+        shape = as_shape(shape, name)
+    if x.shape == shape:
+        return x
+    return cls(shape)(x)
+
+
 @defines(BroadcastTo, in_vjp=True)
 def broadcast_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
     """Broadcast ``x`` to ``shape``; the gradient is summed back (``sum_to``).
@@ -120,15 +133,7 @@ def broadcast_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
         variable([[1. 2.]
                   [1. 2.]])
     """
-    if not isinstance(x, Variable):
-        x = as_input(x, "broadcast_to")
-    elif x.data is None:
-        raise empty_input(x, "broadcast_to")
-    if type(shape) is not tuple:
-        shape = as_shape(shape, "broadcast_to")
-    if x.shape == shape:
-        return x
-    return BroadcastTo(shape)(x)
+    return _to_shape(BroadcastTo, "broadcast_to", x, shape)
 
 
 @defines(SumTo, in_vjp=True)
@@ -151,15 +156,7 @@ def sum_to(x: ArrayLike, shape: tuple[int, ...]) -> Variable:
         >>> sum_to(np.ones((2, 3)), (1, 3))
         variable([[2. 2. 2.]])
     """
-    if not isinstance(x, Variable):
-        x = as_input(x, "sum_to")
-    elif x.data is None:
-        raise empty_input(x, "sum_to")
-    if type(shape) is not tuple:
-        shape = as_shape(shape, "sum_to")
-    if x.shape == shape:
-        return x
-    return SumTo(shape)(x)
+    return _to_shape(SumTo, "sum_to", x, shape)
 
 
 __all__ = exported(__name__)

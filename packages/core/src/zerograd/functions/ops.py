@@ -37,6 +37,7 @@ from __future__ import annotations
 import __future__
 
 import inspect
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -157,8 +158,8 @@ _LITERALS = (type(None), bool, int, float, str)
 
 
 def _snake(name: str) -> str:
-    out = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
-    return out.lstrip("_")
+    """``GetItem`` -> ``get_item``, ``LeakyReLU`` -> ``leaky_relu`` (an acronym is one word)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z][a-z])", "_", name).lower()
 
 
 def _signature_parts(cls: type, swapped: bool) -> tuple[str, str, str, list[str], dict[str, Any]]:
@@ -256,7 +257,7 @@ def op(
     Args:
         cls: The Function class (its docstring, ``forward`` and ``__init__`` say the rest).
         name: The function's name; by default the class's in snake case (``GetItem`` ->
-            ``get_item``).
+            ``get_item``, ``LeakyReLU`` -> ``leaky_relu``).
         doc: The function's docstring when it is not the class's (a swapped form).
         methods: The Variable methods and operators that call it (``("__add__",
             "__radd__")``): ``x.__add__(y)`` is ``add(x, y)``.

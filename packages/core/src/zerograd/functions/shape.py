@@ -13,7 +13,7 @@ from ..shapes import size_of
 from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
-from .ops import defines, exported, variable_method
+from .ops import defines, exported, op, variable_method
 
 
 def _fits(shape: tuple[int, ...], n: int) -> bool:
@@ -142,11 +142,15 @@ def _check_index_backend(x: Any, slices: Any) -> None:
 
 
 class GetItem(Function):
-    """Index or slice the input (``x[slices]``); used by :func:`get_item`.
+    """Select ``x[slices]``; the gradient flows back to the selected elements.
 
     Args:
         slices: Ints, slices, None, Ellipsis, integer or boolean arrays (Variables allowed),
             or a tuple of them.
+
+    Raises:
+        IndexError: The index does not fit ``x``'s shape.
+        BackendMismatchError: An index array lives on another backend than ``x``.
     """
 
     vjp_reads_outputs = False
@@ -155,18 +159,6 @@ class GetItem(Function):
         self.slices = _index_data(slices)
 
     def forward(self, x: Any) -> Any:
-        """Return ``x[slices]``.
-
-        Args:
-            x: The input array.
-
-        Returns:
-            The selected array.
-
-        Raises:
-            IndexError: The index does not fit ``x``'s shape.
-            BackendMismatchError: An index array lives on another backend than ``x``.
-        """
         try:
             return backend_of(x).getitem(x, self.slices)
         except (IndexError, TypeError) as exc:
@@ -266,27 +258,11 @@ def transpose(x: ArrayLike, axes: Any = None) -> Variable:
     return Transpose(axes)(x)
 
 
-@defines(GetItem, GetItemGrad, methods=("__getitem__",))
-def get_item(x: ArrayLike, slices: Any) -> Variable:
-    """Select ``x[slices]``; the gradient flows back to the selected elements.
-
-    Args:
-        x: A Variable, array, scalar or list.
-        slices: Ints, slices, None, Ellipsis, integer or boolean arrays, or a tuple of them.
-
-    Returns:
-        The selected Variable.
-
-    Raises:
-        IndexError: The index does not fit ``x``'s shape.
-        BackendMismatchError: An index array lives on another backend than ``x``.
-
-    Examples:
-        >>> import numpy as np
-        >>> get_item(np.array([[1.0, 2.0], [3.0, 4.0]]), (slice(None), 1))
-        variable([2. 4.])
-    """
-    return GetItem(slices)(x)
+get_item = op(
+    GetItem,
+    methods=("__getitem__",),
+    example=("get_item(np.array([[1.0, 2.0], [3.0, 4.0]]), (slice(None), 1))", "variable([2. 4.])"),
+)
 
 
 @defines()
@@ -397,4 +373,4 @@ def _T(self: Variable) -> Variable:
     return transpose(self)
 
 
-__all__ = exported(__name__)
+__all__ = [*exported(__name__), "GetItemGrad"]

@@ -14,111 +14,34 @@ from zerograd.checks import pair
 from zerograd.functions import *  # noqa: F403
 from zerograd.functions import __all__ as _core_all
 
-from .activation import (
-    LeakyReLU,
-    LogSoftmax,
-    ReLU,
-    Sigmoid,
-    Softmax,
-    leaky_relu,
-    log_softmax,
-    relu,
-    sigmoid,
-    sigmoid_simple,
-    softmax,
-    softmax_simple,
-)
+# the modules first, by names of their own: two of them are shadowed below by the functions
+# they are named for (F.linear, F.pooling)
+from . import activation as _activation
+from . import conv as _conv
+from . import linear as _linear
+from . import loss as _loss
+from . import normalization as _normalization
+from . import pooling as _pooling
+from .activation import *  # noqa: F403
 from .arrays import logsumexp
-from .conv import (
-    Col2im,
-    Conv2d,
-    Conv2DGradW,
-    Deconv2d,
-    Im2col,
-    col2im,
-    conv2d,
-    conv2d_simple,
-    deconv2d,
-    im2col,
-)
+from .conv import *  # noqa: F403
 from .geometry import col2im_array, get_conv_outsize, get_deconv_outsize, im2col_array
-from .linear import Linear, embed_id, linear, linear_simple
-from .loss import (
-    MeanSquaredError,
-    SoftmaxCrossEntropy,
-    accuracy,
-    binary_cross_entropy,
-    cross_entropy,
-    mean_squared_error,
-    mean_squared_error_simple,
-    mse_loss,
-    sigmoid_cross_entropy,
-    softmax_cross_entropy,
-    softmax_cross_entropy_simple,
-)
-from .normalization import batch_norm, batch_nrom, dropout
-from .pooling import (
-    AveragePooling,
-    Pooling,
-    Pooling2DGrad,
-    Pooling2DWithIndexes,
-    average_pooling,
-    pooling,
-    pooling_simple,
-)
+from .linear import *  # noqa: F403
+from .loss import *  # noqa: F403
+from .normalization import *  # noqa: F403
+from .pooling import *  # noqa: F403
 
-__all__ = list(_core_all) + [
-    "AveragePooling",
-    "Col2im",
-    "Conv2DGradW",
-    "Conv2d",
-    "Deconv2d",
-    "Im2col",
-    "LeakyReLU",
-    "Linear",
-    "LogSoftmax",
-    "MeanSquaredError",
-    "Pooling",
-    "Pooling2DGrad",
-    "Pooling2DWithIndexes",
-    "ReLU",
-    "Sigmoid",
-    "Softmax",
-    "SoftmaxCrossEntropy",
-    "accuracy",
-    "average_pooling",
-    "batch_norm",
-    "batch_nrom",
-    "binary_cross_entropy",
-    "col2im",
-    "col2im_array",
-    "conv2d",
-    "conv2d_simple",
-    "cross_entropy",
-    "deconv2d",
-    "dropout",
-    "embed_id",
-    "get_conv_outsize",
-    "get_deconv_outsize",
-    "im2col",
-    "im2col_array",
-    "leaky_relu",
-    "linear",
-    "linear_simple",
-    "log_softmax",
-    "logsumexp",
-    "mean_squared_error",
-    "mean_squared_error_simple",
-    "mse_loss",
-    "pair",
-    "pooling",
-    "pooling_simple",
-    "relu",
-    "sigmoid",
-    "sigmoid_cross_entropy",
-    "sigmoid_simple",
-    "softmax",
-    "softmax_cross_entropy",
-    "softmax_cross_entropy_simple",
-    "softmax_simple",
-]
+_OPS = (_activation, _conv, _linear, _loss, _normalization, _pooling)
+# every op module's names (each is its ops' functions and classes: see zerograd.functions.ops)
+# and the array helpers of DeZero's functions_conv
+__all__ = sorted(
+    {*_core_all, *(n for m in _OPS for n in m.__all__)}
+    | {
+        "pair",
+        "logsumexp",
+        "col2im_array",
+        "get_conv_outsize",
+        "get_deconv_outsize",
+        "im2col_array",
+    }  # fmt: skip
+)

@@ -13,6 +13,7 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import axis as normalize_axis
 from zerograd.checks import axis_or_dim, real_number
 from zerograd.functions import exp, sum
+from zerograd.functions.ops import exported, op
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
@@ -29,8 +30,20 @@ def _keep(y: Any, x: Any) -> Any:
     return y if y.dtype == x.dtype else backend_of(x).astype(y, x.dtype)
 
 
-class Sigmoid(Function):
-    """Logistic sigmoid; its gradient comes from the output."""
+class _Activation(Function):
+    """What the activations' functions share: their input's and result's description."""
+
+    _doc_sections = """
+        Args:
+            x: the input (a Variable, an array or a list).
+
+        Returns:
+            A Variable of ``x``'s shape (floating point, also for integer ``x``).
+        """
+
+
+class Sigmoid(_Activation):
+    """Logistic sigmoid, computed stably as ``tanh(x/2)/2 + 1/2``."""
 
     vjp_reads_inputs = False
 
@@ -46,6 +59,9 @@ class Sigmoid(Function):
         return _keep(kernels_of(y).sigmoid_grad(y, gy), gy)  # one launch on a GPU
 
 
+sigmoid = op(Sigmoid, example=("sigmoid(np.array([0.0])).data", "array([0.5])"))
+
+
 def sigmoid_simple(x: ArrayLike) -> Variable:
     """``1 / (1 + exp(-x))`` built from elementary functions (the book's first version).
 
@@ -59,25 +75,16 @@ def sigmoid_simple(x: ArrayLike) -> Variable:
     return 1 / (1 + exp(-x))
 
 
-def sigmoid(x: ArrayLike) -> Variable:
-    """Logistic sigmoid, computed stably as ``tanh(x/2)/2 + 1/2``.
+class ReLU(_Activation):
+    """``max(x, 0)`` elementwise; the gradient passes where ``x > 0``."""
 
-    Args:
-        x: the input (a Variable, an array or a list).
+    _doc_sections = """
+        Args:
+            x: the input (a Variable, an array or a list).
 
-    Returns:
-        A Variable of ``x``'s shape (floating point, also for integer ``x``).
-
-    Examples:
-        >>> import numpy as np
-        >>> sigmoid(np.array([0.0])).data
-        array([0.5])
-    """
-    return Sigmoid()(x)
-
-
-class ReLU(Function):
-    """``max(x, 0)``; the gradient passes where ``x > 0``, read from the output."""
+        Returns:
+            A Variable of ``x``'s shape and dtype.
+        """
 
     vjp_reads_inputs = False
 
@@ -92,34 +99,23 @@ class ReLU(Function):
         return kernels_of(y).relu_grad(y, gy)
 
 
-def relu(x: ArrayLike) -> Variable:
-    """``max(x, 0)`` elementwise.
-
-    Args:
-        x: the input (a Variable, an array or a list).
-
-    Returns:
-        A Variable of ``x``'s shape.
-
-    Examples:
-        >>> import numpy as np
-        >>> relu(np.array([-1.0, 2.0])).data
-        array([0., 2.])
-    """
-    return ReLU()(x)
+relu = op(ReLU, example=("relu(np.array([-1.0, 2.0])).data", "array([0., 2.])"))
 
 
-class LeakyReLU(Function):
-    """``x`` where positive, ``slope * x`` elsewhere.
+class LeakyReLU(_Activation):
+    """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``).
 
     Args:
         slope: the factor for negative inputs.
+
+    Raises:
+        TypeError: ``slope`` is not a real number.
     """
 
     vjp_reads_outputs = False
 
-    def __init__(self, slope: float) -> None:
-        self.slope = slope
+    def __init__(self, slope: float = 0.2) -> None:
+        self.slope = real_number("leaky_relu", "slope", slope)
 
     def forward(self, x: Any) -> Any:
         x = float_data(x)
@@ -135,33 +131,21 @@ class LeakyReLU(Function):
         return gy * scale
 
 
-def leaky_relu(x: ArrayLike, slope: float = 0.2) -> Variable:
-    """``x`` where positive, ``slope * x`` elsewhere (floating point for integer ``x``).
-
-    Args:
-        x: the input (a Variable, an array or a list).
-        slope: the factor for negative inputs.
-
-    Returns:
-        A Variable of ``x``'s shape (floating point, also for integer ``x``).
-
-    Raises:
-        TypeError: ``slope`` is not a real number.
-    """
-    return LeakyReLU(real_number("leaky_relu", "slope", slope))(x)
+leaky_relu = op(LeakyReLU)
 
 
-class Softmax(Function):
-    """Softmax along ``axis``; backward from the output.
+class Softmax(_Activation):
+    """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end).
 
     Args:
         axis: the axis to normalize over.
+        dim: PyTorch's name for ``axis`` (give one of them).
     """
 
     vjp_reads_inputs = False
 
-    def __init__(self, axis: int = 1) -> None:
-        self.axis = axis
+    def __init__(self, axis: int = 1, *, dim: int | None = None) -> None:
+        self.axis = axis_or_dim("softmax", axis, dim, 1)
 
     def forward(self, x: Any) -> Any:
         self.axis = normalize_axis(self.axis, x.ndim, "softmax")
@@ -202,36 +186,21 @@ def softmax_simple(x: ArrayLike, axis: int = 1) -> Variable:
     return y / sum(y, axis=axis, keepdims=True)
 
 
-def softmax(x: ArrayLike, axis: int = 1, *, dim: int | None = None) -> Variable:
-    """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end).
+softmax = op(Softmax, example=("softmax(np.array([[0.0, 0.0]])).data", "array([[0.5, 0.5]])"))
+
+
+class LogSoftmax(_Activation):
+    """``log(softmax(x, axis))`` computed without overflow or log(0).
 
     Args:
-        x: the input (a Variable, an array or a list).
         axis: the axis to normalize over.
         dim: PyTorch's name for ``axis`` (give one of them).
-
-    Returns:
-        A Variable of ``x``'s shape (floating point, also for integer ``x``).
-
-    Examples:
-        >>> import numpy as np
-        >>> softmax(np.array([[0.0, 0.0]])).data
-        array([[0.5, 0.5]])
-    """
-    return Softmax(axis_or_dim("softmax", axis, dim, 1))(x)
-
-
-class LogSoftmax(Function):
-    """``x - logsumexp(x, axis)``; backward from the output.
-
-    Args:
-        axis: the axis to normalize over.
     """
 
     vjp_reads_inputs = False
 
-    def __init__(self, axis: int = 1) -> None:
-        self.axis = axis
+    def __init__(self, axis: int = 1, *, dim: int | None = None) -> None:
+        self.axis = axis_or_dim("log_softmax", axis, dim, 1)
 
     def forward(self, x: Any) -> Any:
         self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
@@ -245,15 +214,6 @@ class LogSoftmax(Function):
         return gy - xp.exp(y) * xp.sum(gy, axis=self.axis, keepdims=True)
 
 
-def log_softmax(x: ArrayLike, axis: int = 1, *, dim: int | None = None) -> Variable:
-    """``log(softmax(x, axis))`` computed without overflow or log(0).
+log_softmax = op(LogSoftmax)
 
-    Args:
-        x: the input (a Variable, an array or a list).
-        axis: the axis to normalize over.
-        dim: PyTorch's name for ``axis`` (give one of them).
-
-    Returns:
-        A Variable of ``x``'s shape (floating point, also for integer ``x``).
-    """
-    return LogSoftmax(axis_or_dim("log_softmax", axis, dim, 1))(x)
+__all__ = [*exported(__name__), "sigmoid_simple", "softmax_simple"]

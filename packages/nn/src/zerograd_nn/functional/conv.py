@@ -13,6 +13,7 @@ from zerograd import Function, Variable
 from zerograd.backends import get_array_module
 from zerograd.checks import pair as _pair
 from zerograd.functions import reshape, transpose
+from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
 
 from .arrays import add_into, array_arg, needs_grad
@@ -114,6 +115,7 @@ class Col2im(Function):
         return xp.apply(Im2col(self.kernel_size, self.stride, self.pad, self.to_matrix), gy)
 
 
+@defines(Im2col)
 def im2col(
     x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0, to_matrix: bool = True
 ) -> Variable:
@@ -137,6 +139,7 @@ def im2col(
     return Im2col(kernel_size, stride, pad, to_matrix)(x)
 
 
+@defines(Col2im)
 def col2im(
     x: ArrayLike,
     input_shape: tuple,
@@ -297,6 +300,7 @@ class Conv2DGradW(Function):
         return gx, ggy
 
 
+@defines(Conv2d, Conv2DGradW)
 def conv2d(
     x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None, stride: Pair = 1, pad: Pair = 0
 ) -> Variable:
@@ -322,6 +326,7 @@ def conv2d(
     return Conv2d(stride, pad)(x, W)
 
 
+@defines(Deconv2d)
 def deconv2d(
     x: ArrayLike,
     W: ArrayLike,
@@ -349,6 +354,7 @@ def deconv2d(
     return Deconv2d(stride, pad, outsize)(x, W)
 
 
+@defines()
 def conv2d_simple(
     x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None, stride: Pair = 1, pad: Pair = 0
 ) -> Variable:
@@ -369,3 +375,6 @@ def conv2d_simple(
     col = im2col(x, W.shape[2:], stride, pad, to_matrix=True)
     t = linear(col, transpose(reshape(W, (oc, -1))), b if _has_bias(b) else None)
     return transpose(reshape(t, (n, oh, ow, oc)), (0, 3, 1, 2))
+
+
+__all__ = [*exported(__name__)]

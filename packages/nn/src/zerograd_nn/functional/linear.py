@@ -7,6 +7,7 @@ from typing import Any
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.functions import get_item, matmul
+from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
@@ -58,6 +59,7 @@ def _affine(x: Any, W: Any, b: Any = None) -> Any:
     return y if b is None else add_into(y, b)
 
 
+@defines(Linear)
 def linear(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Variable:
     """``x @ W + b`` for x (N, I) (or (N, ..., I)), W (I, O), b (O,) or None.
 
@@ -79,6 +81,7 @@ def linear(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Variable:
     return Linear()(x, W, b)
 
 
+@defines()
 def linear_simple(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Variable:
     """``matmul(x, W) + b`` from two functions (the book's first version).
 
@@ -96,6 +99,7 @@ def linear_simple(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Var
     return t + b
 
 
+@defines()
 def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
     """Rows of ``W`` picked by integer ids ``x`` (any shape): ``W[x]``.
 
@@ -140,3 +144,6 @@ def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
                 f"{tuple(W.shape)}: valid ids are 0..{n - 1} (EmbedID's in_size is {n})."
             )
     return get_item(W, ids)
+
+
+__all__ = [*exported(__name__)]

@@ -8,6 +8,7 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
+from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _data
 from zerograd.utils import size_of
@@ -88,6 +89,7 @@ def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
     return x0, x1
 
 
+@defines()
 def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """``sum((x0 - x1) ** 2) / len(x0 - x1)`` from elementary functions.
 
@@ -104,6 +106,7 @@ def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
     return sum(diff**2) / len(diff)
 
 
+@defines(MeanSquaredError)
 def mean_squared_error(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Sum of squared differences divided by the batch size (DeZero's definition).
 
@@ -263,6 +266,7 @@ def _row_mean(rows: Any, x: Any) -> Any:
     return _like(get_array_module(rows).sum(rows) / x.shape[0], x)
 
 
+@defines()
 def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean of ``-log softmax(x)[t]`` from elementary functions, through log-sum-exp.
 
@@ -287,6 +291,7 @@ def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
     return -1 * sum(tlog_p) / n
 
 
+@defines(SoftmaxCrossEntropy)
 def softmax_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean cross-entropy of scores ``x`` (N, classes) against integer labels ``t`` (N,).
 
@@ -343,6 +348,7 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
     return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
 
 
+@defines()
 def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
 
@@ -365,6 +371,7 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     return sum(loss) / len(x)
 
 
+@defines()
 def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
@@ -396,6 +403,7 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     return -1 * sum(tlog_p) / t.shape[0]
 
 
+@defines()
 def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
     """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient.
 
@@ -451,3 +459,6 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
     pred = xp.reshape(pred, t.shape)
     hits = b.astype(pred == t, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
     return Variable(xp.mean(hits))
+
+
+__all__ = [*exported(__name__), "mse_loss", "cross_entropy"]

@@ -9,6 +9,7 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import real_number
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape
+from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _raw
 
@@ -115,6 +116,7 @@ class _Dropout(Function):
         return gy * self.mask
 
 
+@defines()
 def batch_norm(
     x: ArrayLike,
     gamma: ArrayLike,
@@ -210,6 +212,7 @@ batch_nrom = batch_norm
 """DeZero's spelling of :func:`batch_norm` (``dezero.functions.batch_nrom``), kept for the book."""
 
 
+@defines()
 def dropout(x: ArrayLike, dropout_ratio: float = 0.5) -> Variable:
     """Randomly zero elements in train mode (inverted dropout); identity in test mode.
 
@@ -240,3 +243,6 @@ def dropout(x: ArrayLike, dropout_ratio: float = 0.5) -> Variable:
     if not Config.train:
         return x
     return _Dropout(dropout_ratio)(x)
+
+
+__all__ = [*exported(__name__), "batch_nrom"]

@@ -16,6 +16,7 @@ from typing import Any
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import get_item, reshape, transpose
+from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
 
 from ..kernels import kernels_of
@@ -201,6 +202,7 @@ class Pooling2DWithIndexes(_ByWinners):
         return xp.apply(Pooling2DGrad(self.pool), gy)
 
 
+@defines(Pooling, Pooling2DGrad, Pooling2DWithIndexes)
 def pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """2-D max pooling of x (N, C, H, W); ints or ``(h, w)`` pairs for every size.
 
@@ -228,6 +230,7 @@ def pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) ->
     return Pooling(kernel_size, stride, pad)(x)
 
 
+@defines()
 def pooling_simple(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """Max pooling from im2col: each window's first maximum (the book's first version).
 
@@ -280,9 +283,13 @@ class AveragePooling(_Windows):
         return xp.apply(Col2im(self.input_shape, k, s, p, False), gcol)
 
 
+@defines(AveragePooling)
 def average_pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer).
 
     The arguments and the result's shape are :func:`pooling`'s.
     """
     return AveragePooling(kernel_size, stride, pad)(x)
+
+
+__all__ = [*exported(__name__)]
