@@ -196,6 +196,23 @@ def test_a_subclass_writes_its_rule_once_and_gets_both_paths(writable, monkeypat
     assert (opt.state(p, "a")[0] is a) is writable  # written in place only where it can be
 
 
+def test_a_subclass_hands_its_hyperparameters_to_the_base_which_sets_them_in_order():
+    class Two(O.Optimizer):
+        lr = O.hyperparameter()
+        eps = O.hyperparameter(open=("low",))
+
+        def __init__(self, lr, eps):
+            super().__init__(lr=lr, eps=eps)
+
+    opt = Two(0.1, 1e-3)
+    assert list(opt.defaults.items()) == [("lr", 0.1), ("eps", 1e-3)]
+    assert (opt.lr, opt.eps) == (0.1, 1e-3)
+    with pytest.raises(ValueError, match=r"^Two: lr must be .*got -1\.0"):
+        Two(-1.0, 0.0)  # both are bad: the first given is named
+    with pytest.raises(ValueError, match=r"^Two: eps must be .*got 0\.0"):
+        Two(0.1, 0.0)
+
+
 # -- hyperparameter ranges --------------------------------------------------------------
 
 

@@ -128,16 +128,8 @@ def no_grad(func: Callable | None = None) -> Any:
 def test_mode(func: Callable | None = None) -> Any:
     """Switch to test mode (``using_config('train', False)``) in a block or a function.
 
-    Like :func:`no_grad`, it is also a decorator, bare or called.
-
-    Args:
-        func: The function to decorate, or None for the ``with`` / ``@test_mode()`` forms.
-
-    Returns:
-        A context manager when ``func`` is None, else ``func`` wrapped.
-
-    Raises:
-        TypeError: ``func`` is given but not callable.
+    Like :func:`no_grad`, it is also a decorator, bare or called; its argument, result and
+    error are :func:`no_grad`'s.
 
     Examples:
         >>> with test_mode():

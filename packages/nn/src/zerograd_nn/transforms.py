@@ -142,7 +142,30 @@ class Compose:
 # -- images (Pillow) ----------------------------------------------------------------------
 
 
-class Convert:
+class _ImageToImage:
+    """A transform of one PIL image into another.
+
+    A subclass defines ``_apply(Image, img)``, called with the PIL module once ``img`` is
+    known to be a PIL image.
+    """
+
+    def __call__(self, img: Any) -> Any:
+        """Transform ``img``.
+
+        Args:
+            img: a PIL image.
+
+        Returns:
+            The new PIL image.
+
+        Raises:
+            ImportError: Pillow is not installed.
+            TypeError: ``img`` is not a PIL image.
+        """
+        return self._apply(_image(type(self).__name__, img), img)  # type: ignore[attr-defined]
+
+
+class Convert(_ImageToImage):
     """Convert a PIL image to another mode.
 
     Args:
@@ -153,27 +176,14 @@ class Convert:
     def __init__(self, mode: str = "RGB") -> None:
         self.mode = mode
 
-    def __call__(self, img: Any) -> Any:
-        """Convert ``img``.
-
-        Args:
-            img: a PIL image.
-
-        Returns:
-            The converted PIL image.
-
-        Raises:
-            ImportError: Pillow is not installed.
-            TypeError: ``img`` is not a PIL image.
-        """
-        Image = _image("Convert", img)
+    def _apply(self, Image: Any, img: Any) -> Any:
         if self.mode == "BGR":
             r, g, b = img.convert("RGB").split()
             return Image.merge("RGB", (b, g, r))
         return img.convert(self.mode)
 
 
-class Resize:
+class Resize(_ImageToImage):
     """Resize a PIL image.
 
     Args:
@@ -188,20 +198,7 @@ class Resize:
         self.size = _size("Resize", size)
         self.mode = mode
 
-    def __call__(self, img: Any) -> Any:
-        """Resize ``img``.
-
-        Args:
-            img: a PIL image.
-
-        Returns:
-            The resized PIL image.
-
-        Raises:
-            ImportError: Pillow is not installed.
-            TypeError: ``img`` is not a PIL image.
-        """
-        Image = _image("Resize", img)
+    def _apply(self, Image: Any, img: Any) -> Any:
         mode = Image.BILINEAR if self.mode is None else self.mode
         return img.resize(self.size, mode)
 

@@ -95,8 +95,8 @@ def _tiled_max(xp: Any, x: Any, geometry: tuple) -> Any:
     return y
 
 
-class Pooling(Function):
-    """Max pooling; remembers where each window's first maximum is, for the backward.
+class _Windows(Function):
+    """A function over the windows of an image (N, C, H, W): the pooling functions.
 
     Args:
         kernel_size: the window size, an int or a pair.
@@ -104,11 +104,15 @@ class Pooling(Function):
         pad: an int or a pair.
     """
 
-    vjp_reads_inputs = False
-    vjp_reads_outputs = False
-
     def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
+
+
+class Pooling(_Windows):
+    """Max pooling; remembers where each window's first maximum is, for the backward."""
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         xp = get_array_module(x)
@@ -149,18 +153,22 @@ class Pooling(Function):
         return xp.apply(Pooling2DGrad(self), gy)
 
 
-class Pooling2DGrad(Function):
-    """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``).
+class _ByWinners(Function):
+    """A function of the winners a forward :class:`Pooling` recorded (its derivatives).
 
     Args:
         pool: the forward Pooling function, whose recorded winners are used.
     """
 
-    vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
-    vjp_reads_outputs = False
-
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
+
+
+class Pooling2DGrad(_ByWinners):
+    """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``)."""
+
+    vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
+    vjp_reads_outputs = False
 
     def forward(self, gy: Any) -> Any:
         p = self.pool
@@ -177,18 +185,11 @@ class Pooling2DGrad(Function):
         return xp.apply(Pooling2DWithIndexes(self.pool), gy)
 
 
-class Pooling2DWithIndexes(Function):
-    """Pick, in each window of ``x``, the element at the recorded winner's position.
-
-    Args:
-        pool: the forward Pooling function, whose recorded winners are used.
-    """
+class Pooling2DWithIndexes(_ByWinners):
+    """Pick, in each window of ``x``, the element at the recorded winner's position."""
 
     vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
     vjp_reads_outputs = False
-
-    def __init__(self, pool: Pooling) -> None:
-        self.pool = pool
 
     def forward(self, x: Any) -> Any:
         p = self.pool
@@ -263,19 +264,10 @@ def pooling_simple(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair 
     return transpose(reshape(y, (n, oh, ow, c)), (0, 3, 1, 2))
 
 
-class AveragePooling(Function):
-    """Average pooling over windows (padded zeros included in the mean).
-
-    Args:
-        kernel_size: the window size, an int or a pair.
-        stride: an int or a pair.
-        pad: an int or a pair.
-    """
+class AveragePooling(_Windows):
+    """Average pooling over windows (padded zeros included in the mean)."""
 
     vjp_reads_outputs = False
-
-    def __init__(self, kernel_size: Any, stride: Any = 1, pad: Any = 0) -> None:
-        self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
 
     def forward(self, x: Any) -> Any:
         self.input_shape = x.shape
@@ -301,14 +293,7 @@ class AveragePooling(Function):
 def average_pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer).
 
-    Args:
-        x: the input, shape (N, C, H, W).
-        kernel_size: the window size, an int or a pair.
-        stride: the stride, an int or a pair.
-        pad: the zero padding, an int or a pair.
-
-    Returns:
-        A Variable of shape (N, C, OH, OW).
+    The arguments and the result's shape are :func:`pooling`'s.
     """
     return AveragePooling(kernel_size, stride, pad)(x)
 

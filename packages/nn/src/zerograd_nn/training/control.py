@@ -156,11 +156,7 @@ class Snapshot(Extension):
         return {"written": list(self.written)}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the list of files written.
-
-        Args:
-            d: a dict from ``state_dict``.
-        """
+        """Restore the list of files written."""
         self.written = list(d["written"])
 
 
@@ -228,11 +224,7 @@ class StepScheduler(Extension):
         return {"scheduler": self.scheduler.state_dict()}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the scheduler's state (checked by the scheduler).
-
-        Args:
-            d: a dict from ``state_dict``.
-        """
+        """Restore the scheduler's state (checked by the scheduler)."""
         self.scheduler.load_state_dict(d["scheduler"])
 
 
@@ -350,11 +342,7 @@ class EarlyStopping(Extension):
         return {"best": self.best, "bad_checks": self.bad_checks}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore the best value and the checks since.
-
-        Args:
-            d: a dict from ``state_dict``.
-        """
+        """Restore the best value and the checks since."""
         self.best, self.bad_checks = float(d["best"]), int(d["bad_checks"])
 
 

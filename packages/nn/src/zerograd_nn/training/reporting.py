@@ -267,11 +267,7 @@ class PrintReport(Extension):
         return {"shown": self._shown}
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
-        """Restore how many entries were printed.
-
-        Args:
-            d: a dict from ``state_dict``.
-        """
+        """Restore how many entries were printed."""
         self._shown = int(d["shown"])
 
 
