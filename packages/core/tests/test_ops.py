@@ -144,3 +144,11 @@ def test_a_clashing_name_or_method_is_refused_and_changes_nothing():
     assert Variable.__add__ is F.add
     with pytest.raises(TypeError, match="op: give a Function subclass"):
         ops.op(len)
+
+    class Optional(Function):
+        def forward(self, x: Any, b: Any = None) -> Any:
+            return x
+
+    with pytest.raises(TypeError, match=r"Optional.forward's parameter 'b' is optional"):
+        ops.op(Optional, "optional_op")
+    assert "optional_op" not in ops.OPS

@@ -170,6 +170,12 @@ def _signature_parts(cls: type, swapped: bool) -> tuple[str, str, str, list[str]
     inits = inits[1:]
     params, ins, annotations = [], [], {}
     for p in forward:
+        if p.default is not p.empty or p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD):
+            raise TypeError(
+                f"op: {cls.__name__}.forward's parameter {p.name!r} is optional or keyword-only; "
+                f"forward takes the inputs alone (settings go to __init__), or write the "
+                f"function by hand and register it with @defines"
+            )
         if p.kind is p.VAR_POSITIONAL:
             params.append(f"*{p.name}")
             ins.append(f"*{p.name}")
