@@ -129,6 +129,13 @@ def test_an_op_of_ones_own_is_a_function_a_method_and_differentiable(softplus):
     assert np.allclose(num, 1 / (1 + np.exp(-0.7)), atol=1e-6)
 
 
+def test_defining_an_op_again_in_its_module_replaces_it(softplus):
+    # a notebook cell run twice: the same module defines the same name again
+    again = ops.op(Softplus, methods=("softplus",))
+    assert again is not softplus
+    assert ops.OPS["softplus"].function is again and Variable.softplus is again
+
+
 def test_a_clashing_name_or_method_is_refused_and_changes_nothing():
     before = dict(ops.OPS), dict(ops.OP_METHODS)
 
