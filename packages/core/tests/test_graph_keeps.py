@@ -144,3 +144,27 @@ def test_unchain_on_a_held_intermediate_cuts_the_lean_function_after_it():
     del a
     y.backward()  # the dropped, unchained input still leads nowhere
     assert x.grad is None
+
+
+def test_a_dropped_output_with_several_lean_consumers_gets_every_gradient():
+    """The walk files a dropped output's gradients under its creator, a held one's under the
+    Variable: with the output dropped, held by another consumer, or held by the user, each
+    consumer's gradient arrives once."""
+    data = np.random.default_rng(3).standard_normal((3, 4))
+    sig = 1 - np.tanh(data) ** 2  # d tanh
+    want = sig * (1.0 + 1.0 + np.exp(np.tanh(data)))  # three consumers: +, +, exp
+
+    def run(hold):
+        x = Variable(data)
+        a = F.tanh(x)  # lean consumers below: add, add, exp (they keep only a's creator)
+        kept = a if hold == "user" else None
+        ys = [a + 1.0, a + 2.0, F.exp(a)]
+        if hold == "mul":
+            ys.append(a * 0.0)  # Mul reads its inputs: it holds a
+        del a
+        F.sum(ys[0] + ys[1] + ys[2] + (ys[3] if len(ys) > 3 else 0.0)).backward()
+        del kept
+        return as_numpy(x.grad)
+
+    for hold in ("nobody", "user", "mul"):
+        np.testing.assert_allclose(run(hold), want, rtol=1e-12, err_msg=hold)

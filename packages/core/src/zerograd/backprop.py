@@ -108,10 +108,9 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             inputs = _resolved(f._in) if rec and lean else f._in
             if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
-                gy = grads.pop(o, None)
-                gf = grads.pop(f, None)  # from users that reached f as a dropped input's creator
-                if gf is not None:
-                    gy = gf if gy is None else _joined(gy, gf, carrier)
+                # its gradient is filed under its output while that lives (a key holds it),
+                # under f itself once the user dropped it (see the input loop): one key each
+                gy = grads.pop(f if o is None else o, None)
                 if o is not None:  # (None: the user dropped it and no function reads it)
                     if retain_grad:
                         retained.append((o, gy))
@@ -174,17 +173,25 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     f"{len(inputs)} inputs; return one per input (None where there is none)."
                 )
             for x, gx in zip(inputs, gxs):
-                dropped = False
                 if lean and type(x) is not Variable and isinstance(x, Function):
                     outs = x.outputs
                     if not outs:  # an unchained output: its gradient goes nowhere
                         continue
                     v = outs[0]()
                     if v is None:  # dropped: reached through its creator x, which keys it
-                        dropped = True
-                    else:  # still held: the Variable gets its gradient as any input
-                        x = v
-                creator = x if dropped else x.creator
+                        n = deps[x]
+                        if n == 1:
+                            ready.append(x)
+                        else:
+                            deps[x] = n - 1
+                        if gx is not None:
+                            if type(gx) not in _by_type:
+                                gx = carrier.carry(gx, None)
+                            g = grads.get(x)
+                            grads[x] = gx if g is None else _joined(g, gx, carrier)
+                        continue
+                    x = v  # still held: the Variable gets its gradient as any input
+                creator = x.creator
                 if creator is not None:  # one consumer of creator's outputs done
                     n = deps[creator]
                     if n == 1:
@@ -192,12 +199,6 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     else:
                         deps[creator] = n - 1
                 if gx is None:
-                    continue
-                if dropped:
-                    if type(gx) not in _by_type:
-                        gx = carrier.carry(gx, None)
-                    g = grads.get(x)
-                    grads[x] = gx if g is None else _joined(g, gx, carrier)
                     continue
                 xd = x.data
                 if type(gx) not in _by_type or xd is None or gx.shape != xd.shape:
