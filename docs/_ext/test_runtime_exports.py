@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 griffe = pytest.importorskip("griffe", reason="griffe comes with the docs requirements")
-runtime_exports = pytest.importorskip("runtime_exports")
+runtime_exports = pytest.importorskip(
+    "runtime_exports", reason="the docs extension next to this test imports griffe"
+)
 
 CORE = Path(__file__).resolve().parents[2] / "packages" / "core" / "src"
 

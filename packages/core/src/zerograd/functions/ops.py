@@ -34,11 +34,9 @@ generated as Python source so it is an ordinary function (a real signature for `
 """
 
 from __future__ import annotations
-import __future__
 
 import inspect
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -286,19 +284,11 @@ def op(
     name = name or _snake(cls.__name__)
     params, call, ins, inputs, annotations = _signature_parts(cls, swapped)
     source = f"def {name}({params}):\n    return __cls__({call})({ins})\n"
-    module = sys.modules[cls.__module__]
-    code = compile(
-        source,
-        f"<zerograd op {cls.__module__}.{name}>",
-        "exec",
-        flags=__future__.annotations.compiler_flag,
-        dont_inherit=True,
-    )
+    code = compile(source, f"<zerograd op {cls.__module__}.{name}>", "exec", dont_inherit=True)
     namespace: dict[str, Any] = {}
-    exec(code, {**module.__dict__, "__cls__": cls}, namespace)  # noqa: S102 - source above
+    # the source names nothing but the class: its globals are that and the module's name
+    exec(code, {"__cls__": cls, "__name__": cls.__module__}, namespace)  # noqa: S102
     function = namespace[name]
-    function.__module__ = cls.__module__
-    function.__qualname__ = name
     function.__doc__ = _docstring(cls, inputs, doc, example)
     function.__annotations__ = {**annotations, "return": "Variable"}
     function.__wrapped_op__ = cls
