@@ -65,8 +65,8 @@ def call_alone(pm: pluggy.PluginManager, plugin: Any, hook: str, **kwargs: Any) 
         anything but KeyboardInterrupt, SystemExit included, since a plugin never ends the
         program.
     """
-    others = [p for _, p in pm.list_name_plugin() if p is not plugin]
     try:
+        others = [p for _, p in pm.list_name_plugin() if p is not plugin]
         return pm.subset_hook_caller(hook, remove_plugins=others)(**kwargs)
     except KeyboardInterrupt:
         raise
