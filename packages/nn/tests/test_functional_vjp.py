@@ -318,6 +318,7 @@ def test_every_function_whose_vjp_reads_less_is_checked_here():
         c.__name__
         for c in _subclasses(Function)
         if not (c.vjp_reads_inputs and c.vjp_reads_outputs)
+        and c._vjp  # a base that only hands its flags down (pooling's _ByWinners) is not
         and c.__module__.startswith(("zerograd.", "zerograd_nn."))
     }
     assert declared == set(_DECLARED)

@@ -381,4 +381,4 @@ def conv2d_simple(
     return transpose(reshape(t, (n, oh, ow, oc)), (0, 3, 1, 2))
 
 
-__all__ = [*exported(__name__)]
+__all__ = exported(__name__)

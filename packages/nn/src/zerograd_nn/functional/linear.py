@@ -146,4 +146,4 @@ def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
     return get_item(W, ids)
 
 
-__all__ = [*exported(__name__)]
+__all__ = exported(__name__)

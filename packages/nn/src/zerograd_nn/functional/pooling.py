@@ -160,15 +160,15 @@ class _ByWinners(Function):
         pool: the forward Pooling function, whose recorded winners are used.
     """
 
+    vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
+    vjp_reads_outputs = False
+
     def __init__(self, pool: Pooling) -> None:
         self.pool = pool
 
 
 class Pooling2DGrad(_ByWinners):
     """Send ``gy`` to each window's winner, adding where windows overlap (linear in ``gy``)."""
-
-    vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
-    vjp_reads_outputs = False
 
     def forward(self, gy: Any) -> Any:
         p = self.pool
@@ -187,9 +187,6 @@ class Pooling2DGrad(_ByWinners):
 
 class Pooling2DWithIndexes(_ByWinners):
     """Pick, in each window of ``x``, the element at the recorded winner's position."""
-
-    vjp_reads_inputs = False  # linear: its derivative reads only the pooling's winners
-    vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
         p = self.pool
@@ -298,4 +295,4 @@ def average_pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair
     return AveragePooling(kernel_size, stride, pad)(x)
 
 
-__all__ = [*exported(__name__)]
+__all__ = exported(__name__)
