@@ -91,9 +91,17 @@ def test_zero_grad_clears_the_gradients_of_what_it_updates():
 
 
 def test_zero_grad_and_step_before_setup_say_what_to_do():
-    with pytest.raises(RuntimeError, match=r"SGD.zero_grad\(\): no target; call optimizer.setup"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"SGD.zero_grad\(\): the optimizer has not been set up \(no target\); "
+        r"call optimizer.setup",
+    ):
         O.SGD().zero_grad()
-    with pytest.raises(RuntimeError, match=r"Adam.update\(\): no target; call optimizer.setup"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Adam.update\(\): the optimizer has not been set up \(no target\); "
+        r"call optimizer.setup",
+    ):
         O.Adam().step()
 
 

@@ -557,3 +557,16 @@ def test_arrays_that_cannot_change_in_place_get_new_arrays(make):
         np.testing.assert_array_equal(np.asarray(before), kept)  # the old array is untouched
         kept = np.asarray(p.data).copy()
     np.testing.assert_array_equal(np.asarray(p.data), q.data)
+
+
+def test_loading_state_into_an_optimizer_never_set_up_is_refused_and_changes_nothing():
+    _, opt = trained(lambda: O.Adam(0.1), 2)
+    state = opt.state_dict()
+    fresh = O.Adam(0.5)
+    with pytest.raises(
+        RuntimeError,
+        match=r"^Adam.load_state_dict\(\): the optimizer has not been set up \(no target\); "
+        r"call optimizer.setup\(model\) first",
+    ):
+        fresh.load_state_dict(state)
+    assert fresh.target is None and fresh.lr == 0.5 and fresh.t == 0

@@ -368,7 +368,11 @@ def test_refused_adam_update_keeps_step_count_and_params(make):
 
 def test_adam_update_without_setup_keeps_step_count():
     opt = O.Adam()
-    with pytest.raises(RuntimeError, match=r"Adam.update\(\): no target"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"Adam.update\(\): the optimizer has not been set up"
+        r" \(no target\)",
+    ):
         opt.update()
     assert opt.t == 0
 

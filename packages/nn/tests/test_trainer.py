@@ -1004,7 +1004,11 @@ def test_an_optimizer_set_up_on_another_model_is_refused_before_any_update(tmp_p
 def test_an_optimizer_never_set_up_is_refused_before_any_update(tmp_path):
     model, _, loader = _setup()
     trainer = Trainer(model, SGD(1.0), loader, max_epochs=1, out=tmp_path)
-    with pytest.raises(RuntimeError, match=r"SGD: the optimizer has not been set up; call "):
+    with pytest.raises(
+        RuntimeError,
+        match=r"SGD: the optimizer has not been set up "
+        r"\(no target\); call ",
+    ):
         trainer.run()
     assert trainer.iteration == 0
 

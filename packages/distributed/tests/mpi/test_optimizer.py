@@ -252,7 +252,7 @@ def test_attributes_are_the_wrapped_optimizers(comm):
     opt = DataParallelOptimizer(inner, comm)
     opt.lr = 0.25
     assert inner.lr == 0.25 and opt.lr == 0.25
-    with pytest.raises(RuntimeError, match=r"SGD.update\(\): no target"):
+    with pytest.raises(RuntimeError, match=r"SGD.update\(\): the optimizer has not been set up"):
         opt.update()
 
 

@@ -16,21 +16,7 @@ from typing import Any
 from ..backends.registry import registry
 from ..function import Function
 from ..variable import Parameter, Variable
-from .trace import (
-    ARG,
-    GRAD,
-    STATE,
-    VAR,
-    Clear,
-    Effect,
-    Forward,
-    Op,
-    Read,
-    Ref,
-    Store,
-    Trace,
-    Vjp,
-)
+from .trace import ARG, GRAD, STATE, VAR, Clear, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
 from .values import bits, same
 
 _by_type = registry.by_type

@@ -25,21 +25,7 @@ from ..namespaces import ArrayOps
 from ..recording import structure
 from ..variable import Constant, Variable
 from .names import contents_of, value_of
-from .trace import (
-    ARG,
-    CONST,
-    STATE,
-    VAR,
-    Clear,
-    Effect,
-    Forward,
-    Op,
-    Read,
-    Ref,
-    Store,
-    Trace,
-    Vjp,
-)
+from .trace import ARG, CONST, STATE, VAR, Clear, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
 
 _by_type = registry.by_type
 

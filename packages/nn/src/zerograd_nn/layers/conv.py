@@ -10,7 +10,7 @@ from zerograd.typing import ArrayLike, Pair
 
 from .. import functional as F
 from .. import initializers as _init
-from .argument_order import check_conv_first_input, check_nobias_is_no_width
+from .argument_order import check_conv_first_input
 from .base import Layer
 from .pytorch_names import CONV_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
@@ -70,8 +70,7 @@ class _ConvBase(Layer):
         name = type(self).__name__
         size_arg(self, "out_channels", out_channels)
         size_arg(self, "in_channels", in_channels, optional=True)
-        check_nobias_is_no_width(self, nobias, (out_channels, kernel_size, stride, pad))
-        check_settings(self, nobias, dtype)
+        check_settings(self, nobias, dtype, (out_channels, kernel_size, stride, pad))
         conv_args(name, kernel_size, stride, pad)
         self._initialW = _init.check(initialW, name, "initialW")
         initial_bias = _init.check(initial_bias, name, "initial_bias")

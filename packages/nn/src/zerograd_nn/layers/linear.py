@@ -9,7 +9,6 @@ from zerograd.typing import ArrayLike
 
 from .. import functional as F
 from .. import initializers as _init
-from .argument_order import check_nobias_is_no_width
 from .base import Layer
 from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
@@ -69,8 +68,7 @@ class Linear(Layer):
         super().__init__()
         size_arg(self, "out_size", out_size)
         size_arg(self, "in_size", in_size, optional=True)
-        check_nobias_is_no_width(self, nobias, (out_size,))
-        check_settings(self, nobias, dtype)
+        check_settings(self, nobias, dtype, (out_size,))
         self._initialW = _init.check(initialW, "Linear", "initialW")
         initial_bias = _init.check(initial_bias, "Linear", "initial_bias")
         self.in_size, self.out_size, self.dtype = in_size, out_size, dtype

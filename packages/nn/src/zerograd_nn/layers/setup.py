@@ -17,6 +17,7 @@ from zerograd.utils import data_of
 
 from .. import initializers as _init
 from ..functional.arrays import array_arg
+from .argument_order import check_nobias_is_no_width
 from .base import Layer
 
 
@@ -95,8 +96,13 @@ def size_arg(layer: Layer, name: str, v: Any, optional: bool = False) -> int | N
     return positive_int(type(layer).__name__, name, v)
 
 
-def check_settings(layer: Layer, nobias: Any, dtype: Any) -> None:
-    """Check a layer's ``nobias`` (a bool) and ``dtype`` (a floating-point dtype)."""
+def check_settings(layer: Layer, nobias: Any, dtype: Any, sizes: tuple) -> None:
+    """Check a weighted layer's ``nobias`` (a bool) and ``dtype`` (a floating-point dtype).
+
+    ``sizes`` are the positional values before ``nobias``, for the message that an int
+    ``nobias`` gets (see :func:`~.argument_order.check_nobias_is_no_width`).
+    """
+    check_nobias_is_no_width(layer, nobias, sizes)
     name = type(layer).__name__
     if type(nobias).__name__ not in ("bool", "bool_"):
         raise TypeError(f"{name}: nobias must be True or False, got {nobias!r}")

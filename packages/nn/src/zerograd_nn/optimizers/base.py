@@ -168,11 +168,18 @@ class Optimizer(metaclass=_SetUpOnCreation):
         return self
 
     # -- update ---------------------------------------------------------------------------
-    def _all_params(self) -> list[Parameter]:
+    def _require_target(self, call: str) -> None:
+        """Refuse ``call`` (e.g. ``".update()"``) of an optimizer that was never set up."""
         if self.target is None:
+            name = type(self).__name__
             raise RuntimeError(
-                f"{type(self).__name__}.update(): no target; call optimizer.setup(model) first."
+                f"{name}{call}: the optimizer has not been set up (no target); call "
+                f"optimizer.setup(model) first (or give it the parameters: "
+                f"{name}(model.params(), ...))."
             )
+
+    def _all_params(self) -> list[Parameter]:
+        self._require_target(".update()")
         return list(self.target.params())
 
     def grouped_params(self) -> list[tuple[dict, list[Parameter]]]:
@@ -455,12 +462,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Raises:
             RuntimeError: the optimizer has not been set up.
         """
-        if self.target is None:
-            raise RuntimeError(
-                f"{type(self).__name__}.zero_grad(): no target; call optimizer.setup(model) "
-                f"first (or give the parameters first: {type(self).__name__}(model.params(), "
-                f"...))."
-            )
+        self._require_target(".zero_grad()")
         for p in self._all_params():
             p.cleargrad()
 
@@ -525,11 +527,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Raises:
             RuntimeError: the optimizer has not been set up.
         """
-        if self.target is None:
-            raise RuntimeError(
-                f"{type(self).__name__}: the optimizer has not been set up; call "
-                f"optimizer.setup(model) first."
-            )
+        self._require_target("")  # named by its callers (a Trainer, a checkpoint)
         mine = {id(p) for p in model.params()}
         names = self.param_names()
         return [names[id(p)] for _, ps in self.grouped_params() for p in ps if id(p) not in mine]
@@ -688,10 +686,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """
         name = type(self).__name__
         _st.check_kind(name, d)
-        if self.target is None:
-            raise RuntimeError(
-                f"{name}.load_state_dict: call optimizer.setup(model) first, then load its state."
-            )
+        self._require_target(".load_state_dict()")
         grouped = self.grouped_params()
         loaded = _st.check_state(
             name,
