@@ -102,3 +102,14 @@ def test_train_and_eval_reach_every_layer_of_the_walk():
     assert not any(m.training for *_, m in net.walk() if isinstance(m, L.Layer))
     net.train()
     assert all(m.training for *_, m in net.walk() if isinstance(m, L.Layer))
+
+
+def test_params_follow_named_params_when_layers_and_parameters_are_shared_across_holders():
+    net = Net()
+    inner = net.blocks[0]
+    net.first.twin = inner  # a layer held by two different holders, at two depths
+    net.first.lin.tied = inner.gain  # a parameter held by two layers
+    net.blocks.append(net.first.lin)  # a layer held in a list and as an attribute
+    named = list(net.named_params().values())
+    assert [id(p) for p in net.params()] == [id(p) for p in named]
+    assert len({id(p) for p in named}) == len(named) == 8

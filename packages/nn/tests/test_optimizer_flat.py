@@ -327,3 +327,45 @@ def test_an_optimizer_written_dezero_s_way_lends_nothing():
     assert opt.lend_gradients() == ([], [])
     opt.update()
     np.testing.assert_array_equal(p.data, np.full(3, 0.9, np.float32))
+
+
+# From the second update on, a step whose packed parameters and gradients match the last
+# one's runs on the kept segments without the per-parameter checks (flat.Packer.steady):
+# anything that would fail those checks must still fail them, changing nothing.
+
+
+@each
+def test_switching_weight_decay_on_between_steady_steps_writes_the_per_parameter_bytes(
+    make, per_param
+):
+    def between(step, model, opt):
+        if step == 3:
+            opt.weight_decay = 0.05  # one scratch buffer more from here on
+
+    assert_same_run(per_param, make=make, steps=5, between=between)
+
+
+def test_a_gradient_of_the_wrong_shape_after_steady_steps_is_refused_and_changes_nothing():
+    model, opt = train(ALL["Adam"], 3)
+    params = list(model.params())
+    give_grads(params, np.random.default_rng(9))
+    params[1].grad = Variable(np.zeros(params[1].data.shape + (1,), np.float32))
+    before = snapshot(opt, params)
+    with pytest.raises(
+        ValueError,
+        match=r"Adam.update\(\): parameter 1 \('l0.b'\) of shape .* "
+        r"has a gradient of shape",
+    ):
+        opt.update()
+    assert snapshot(opt, params) == before and opt.t == 3
+
+
+def test_a_parameter_view_made_read_only_after_steady_steps_is_refused_and_changes_nothing():
+    model, opt = train(ALL["SGD-momentum"], 3)
+    params = list(model.params())
+    give_grads(params, np.random.default_rng(9))
+    params[2].data.flags.writeable = False
+    before = snapshot(opt, params)
+    with pytest.raises(ValueError, match=r"parameter 2 \('l1.W'\) .* holds a read-only array"):
+        opt.update()
+    assert snapshot(opt, params) == before

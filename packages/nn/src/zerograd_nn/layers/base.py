@@ -263,8 +263,9 @@ class Layer:
     def walk(self) -> Iterator[tuple[str, str, int, Parameter | Layer]]:
         """Walk this layer's tree depth first, in definition order: the one walk of a model.
 
-        Parameters, :meth:`named_params`, state dicts, weight files, ``repr``,
-        :meth:`summary` and :meth:`train` all read the model through it.
+        :meth:`named_params`, state dicts, weight files, ``repr``, :meth:`summary` and
+        :meth:`train` all read the model through it (:meth:`params` visits the same
+        members in the same order, without names).
 
         Yields:
             ``(dotted name, local name, depth, member)``: first ``('', '', 0, self)``, then
@@ -274,8 +275,12 @@ class Layer:
         return _walk(self, "", "", 0)
 
     def params(self) -> Iterator[Parameter]:
-        """Every Parameter of this layer and its sub-layers, in definition order, once each."""
-        return iter(self.named_params().values())
+        """Every Parameter of this layer and its sub-layers, in definition order, once each.
+
+        The Parameters of :meth:`named_params`, in its order, found without making their
+        names: an optimizer asks for them at every update.
+        """
+        return iter(_params(self))
 
     def parameters(self) -> Iterator[Parameter]:
         """PyTorch's name for :meth:`params`: the same Parameters, in the same order.
@@ -546,6 +551,24 @@ def _rebound(layer: Layer, swap: dict[int, Variable], done: dict[int, Layer]) ->
             state[k] = member(v)
     twin.__dict__.update(state)
     return twin
+
+
+def _params(layer: Layer) -> list[Parameter]:
+    """:meth:`Layer.params` as a list: :func:`_walk`'s order, a member visited once."""
+    out: list[Parameter] = []
+    seen = {id(layer)}
+
+    def visit(holder: Layer) -> None:
+        for _, member in holder.named_members():
+            if id(member) not in seen:
+                seen.add(id(member))
+                if isinstance(member, Layer):
+                    visit(member)
+                else:
+                    out.append(member)
+
+    visit(layer)
+    return out
 
 
 def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:

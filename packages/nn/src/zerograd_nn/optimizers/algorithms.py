@@ -294,12 +294,12 @@ class Adam(Optimizer):
         fix2 = 1.0 - math.pow(hp["beta2"], t)
         return hp["lr"] * math.sqrt(fix2) / fix1
 
-    def _apply(self, grouped: list) -> None:
+    def _apply(self, grouped: list, steady: Any = None) -> None:
         # the step counter advances only when the update is written: a refused update()
         # leaves the bias correction of later steps as it was
         self._next = 1
         try:
-            super()._apply(grouped)
+            super()._apply(grouped, steady)
         finally:
             self._next = 0
 

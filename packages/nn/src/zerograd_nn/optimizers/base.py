@@ -220,6 +220,11 @@ class Optimizer(metaclass=_SetUpOnCreation):
         if rec is not None:  # a static-graph trace: the update is one step a replay reruns
             return rec.effect(self.update, self._all_params(), self._read_by_update)
         grouped = self.grouped_params()
+        # a step like the last one (the same packed parameters, gradients that fit their
+        # views) skips the per-parameter checks: the segments' own check covers them
+        steady = None if self.hooks else self._packer.steady(grouped, self._state)
+        if steady is not None:
+            return self._apply(grouped, steady)
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
         if self.hooks:
@@ -264,7 +269,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """
         return (self.settings(), snapshot(self), tuple([snapshot(h) for h in self.hooks]))
 
-    def _apply(self, grouped: list[tuple[dict, list[Parameter]]]) -> None:
+    def _apply(self, grouped: list[tuple[dict, list[Parameter]]], steady: Any = None) -> None:
+        """Plan and write the update of ``grouped``; ``steady``: :meth:`.flat.Packer.steady`'s."""
         if type(self).update_one is not Optimizer.update_one:  # a DeZero-style subclass
             for group, ps in grouped:
                 self._hp = group
@@ -273,7 +279,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
                         self.update_one(p)
             return
         plan, used = [], []
-        for hp, names, n, segments, rest in self._planned_groups(grouped):
+        for hp, names, n, segments, rest in self._planned_groups(grouped, steady=steady):
             for key, seg, new, members in segments:
                 plan.append((None, seg, (key, new, hp, members)))
                 used.append(key)
@@ -283,13 +289,17 @@ class Optimizer(metaclass=_SetUpOnCreation):
         self._packer.retain(used)
 
     def _planned_groups(
-        self, grouped: list[tuple[dict, list[Parameter]]], coefficients: bool = True
+        self,
+        grouped: list[tuple[dict, list[Parameter]]],
+        coefficients: bool = True,
+        steady: list | None = None,
     ) -> list[tuple]:
         """Each group's step: its parameters with a gradient, packed where they can be.
 
         May fail (a bad hyperparameter, no memory for new buffers); changes nothing.
         ``coefficients``: add :meth:`_coefficients` to each group's hyperparameters (what
-        the step itself needs; packing does not).
+        the step itself needs; packing does not). ``steady``: each group's segment, when
+        :meth:`.flat.Packer.steady` found that the update may reuse them as they are.
 
         Returns:
             ``[(hp, state names, scratch count, [(key, segment, new, params)], others)]``.
@@ -301,6 +311,11 @@ class Optimizer(metaclass=_SetUpOnCreation):
             if coefficients:
                 hp = self._coefficients(hp)
             names, n = self._state_for(hp), self._scratch_count(hp)
+            if steady is not None:
+                key, seg, members = steady[i]
+                if seg.names == names and len(seg.scratch) == n:
+                    out.append((hp, names, n, [(key, seg, False, members)], []))
+                    continue
             packed, rest = packer.split([p for p in ps if p.grad is not None], self._state)
             segments = []
             for (kind, dtype), members in packed.items():

@@ -104,6 +104,31 @@ class Segment:
                         return False
         return True
 
+    def takes(self, params: list, stored: Any) -> bool:
+        """Whether an update may run on this segment as it stands, unchecked otherwise.
+
+        True when it still :meth:`holds` ``params`` (with this step's state names and
+        scratch count, which the caller compares) and each parameter's gradient is an array
+        of the buffers' type, dtype and the view's shape, its view still writable: what
+        ``Optimizer._validate`` and :meth:`Packer.split` would find, at the cost of one
+        pass of attribute reads.
+
+        Args:
+            params: the group's parameters that have a gradient, in order.
+            stored: the optimizer's ``{param: state dict}``.
+        """
+        if not self.holds(params, self.names, stored, len(self.scratch)):
+            return False
+        kind, dtype = type(self.data), self.data.dtype
+        for p, v in zip(params, self.views):
+            g = p.grad.data
+            if type(g) is not kind or g.dtype != dtype or g.shape != v.shape:
+                return False
+            flags = getattr(v, "flags", None)  # numpy's views can be made read-only
+            if flags is not None and getattr(flags, "writeable", True) is False:
+                return False
+        return True
+
     def fill(self, params: list, stored: Any) -> None:
         """Copy the parameters' state in, then give them and the optimizer the views.
 
@@ -265,6 +290,29 @@ class Packer:
         if not params:
             return None, False, left
         return Segment(params, names, backend_of(params[0].data), n_scratch), True, left
+
+    def steady(self, grouped: list, stored: Any) -> list | None:
+        """The last update's segments, one per group, when the next may reuse them as they are.
+
+        Each group's parameters with a gradient must be exactly those its one segment packs
+        (:meth:`Segment.takes`); then the update needs none of its per-parameter checks.
+
+        Args:
+            grouped: the optimizer's ``[(group, params)]``.
+            stored: the optimizer's ``{param: state dict}``.
+
+        Returns:
+            ``[(key, segment, params with a gradient)]`` in group order, or None.
+        """
+        if len(self.segments) != len(grouped):
+            return None
+        out = []
+        for i, ((key, seg), (_, ps)) in enumerate(zip(self.segments.items(), grouped)):
+            members = [p for p in ps if p.grad is not None]
+            if key[0] != i or not seg.takes(members, stored):
+                return None
+            out.append((key, seg, members))
+        return out
 
     def retain(self, keys: list) -> None:
         """Forget the segments not used by the last update (their buffers go with them)."""
