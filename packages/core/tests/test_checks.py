@@ -11,6 +11,7 @@ import pytest
 
 from zerograd.checks import (
     axis,
+    callable_arg,
     conv_args,
     int_like,
     integer,
@@ -99,3 +100,15 @@ def test_conv_args_gives_three_pairs_and_names_what_is_out_of_range():
         conv_args("pooling", 2, 2, (-1, 0))
     with pytest.raises(TypeError, match=r"^conv2d: stride: expected an int or a pair"):
         conv_args("conv2d", 3, 1.0, 0)
+
+
+def test_a_callable_argument_is_returned_and_anything_else_named_with_its_type():
+    assert callable_arg("Owner", "f", len) is len
+    assert callable_arg("Owner", "f", None, optional=True) is None
+    with pytest.raises(TypeError, match=r"^Owner: f must be callable, got NoneType None\.$"):
+        callable_arg("Owner", "f", None)
+    long = "x" * 100
+    with pytest.raises(
+        TypeError, match=r"^Owner: f must be callable or None \(a hint\), got str 'x{39}\.$"
+    ):
+        callable_arg("Owner", "f", long, optional=True, hint="a hint")

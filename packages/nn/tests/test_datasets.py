@@ -405,9 +405,12 @@ def test_show_draws_a_grid(tmp_path, no_checksum, monkeypatch):
 
 
 def test_transforms_must_be_callable():
-    with pytest.raises(TypeError, match=r"^Spiral: transform must be a callable .* got 5"):
+    with pytest.raises(
+        TypeError,
+        match=r"^Spiral: transform must be callable or None \(a transforms.Compose\), got int 5\.$",
+    ):
         D.Spiral(transform=5)
-    with pytest.raises(TypeError, match=r"^Spiral: target_transform must be a callable"):
+    with pytest.raises(TypeError, match=r"^Spiral: target_transform must be callable or None"):
         D.Spiral(target_transform="x")
 
 

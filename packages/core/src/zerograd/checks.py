@@ -22,6 +22,7 @@ from typing import Any
 __all__ = [
     "axis",
     "axis_or_dim",
+    "callable_arg",
     "conv_args",
     "int_like",
     "integer",
@@ -93,6 +94,30 @@ def positive_int(owner: str, name: str, v: Any) -> int:
         ValueError: ``v`` is below 1.
     """
     return integer(owner, name, v, low=1)
+
+
+def callable_arg(owner: str, name: str, v: Any, *, optional: bool = False, hint: str = "") -> Any:
+    """``v`` checked as a callable (None passes too when ``optional``).
+
+    Args:
+        owner: who checks, as the message names it (``"Trainer"``).
+        name: the argument (``"loss_fn"``).
+        v: the value given.
+        optional: whether None is allowed.
+        hint: a word on what to give, put in parentheses after the requirement.
+
+    Returns:
+        ``v``.
+
+    Raises:
+        TypeError: ``v`` is not callable, naming its type and (the start of) its repr.
+    """
+    if callable(v) or (optional and v is None):
+        return v
+    wanted = "callable or None" if optional else "callable"
+    if hint:
+        wanted += f" ({hint})"
+    raise TypeError(f"{owner}: {name} must be {wanted}, got {type(v).__name__} {v!r:.40}.")
 
 
 def is_real(v: Any) -> bool:

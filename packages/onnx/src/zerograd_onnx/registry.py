@@ -15,6 +15,7 @@ from collections.abc import Callable
 import zerograd.functions as ZF
 import zerograd_nn.functional as F
 from zerograd import Function
+from zerograd.checks import callable_arg
 from zerograd_nn.functional import normalization as _batch_norm
 from zerograd_nn.functional.arrays import AsFloat
 
@@ -131,8 +132,7 @@ def register(
         )
 
     def add(fn: Converter) -> Converter:
-        if not callable(fn):
-            raise TypeError(f"zerograd_onnx.register: the converter must be callable, got {fn!r}")
+        callable_arg("zerograd_onnx.register", "the converter", fn)
         if ops and not hasattr(fn, "onnx_ops"):
             emits(*ops)(fn)
         CONVERTERS[function_class] = fn

@@ -17,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from zerograd.checks import callable_arg
+
 __all__ = ["Dataset", "data_home", "fetch", "verify_checksum"]
 
 
@@ -88,11 +90,7 @@ class Dataset:
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
         for name, f in (("transform", transform), ("target_transform", target_transform)):
-            if f is not None and not callable(f):
-                raise TypeError(
-                    f"{type(self).__name__}: {name} must be a callable (e.g. a "
-                    f"transforms.Compose) or None, got {f!r}"
-                )
+            callable_arg(type(self).__name__, name, f, optional=True, hint="a transforms.Compose")
         self.train = train
         self.transform = _identity if transform is None else transform
         self.target_transform = _identity if target_transform is None else target_transform

@@ -10,6 +10,7 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import BackendMismatchError, as_array_of, backend_of, get_array_module
+from zerograd.checks import callable_arg
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 
@@ -490,8 +491,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         Raises:
             TypeError: ``f`` is not callable.
         """
-        if not callable(f):
-            raise TypeError(f"add_hook(f): f must be callable, got {type(f).__name__}.")
+        callable_arg(f"{type(self).__name__}.add_hook", "f", f)
         self.hooks.append(f)
 
     # -- checks ---------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from zerograd import no_grad, test_mode
+from zerograd.checks import callable_arg
 
 from .extension import PRIORITY_WRITER, Extension, metric_functions, observed_number
 
@@ -40,11 +41,7 @@ class Evaluator(Extension):
         trigger: Any = (1, "epoch"),
     ) -> None:
         for what, fn in (("model", model), ("loss_fn", loss_fn)):
-            if fn is not None and not callable(fn):
-                raise TypeError(
-                    f"{_WHO}: {what} must be callable or None (the trainer's), got "
-                    f"{type(fn).__name__} {fn!r:.40}."
-                )
+            callable_arg(_WHO, what, fn, optional=True, hint="None: the trainer's")
         self.loader, self.model, self.loss_fn = loader, model, loss_fn
         self.metrics = None if metrics is None else metric_functions(_WHO, metrics)
         self.prefix, self.trigger = prefix, trigger

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from zerograd import StaticGraphWarning, static_graph
-from zerograd.checks import positive_int
+from zerograd.checks import callable_arg, positive_int
 
 from .. import functional as F
 from ..atomic import checked_path
@@ -162,10 +162,7 @@ class Trainer:
                 "zerograd_nn.training.Trainer: give max_epochs=... or max_iterations=... "
                 "(or both): it needs to know when to stop"
             )
-        if not callable(loss_fn):
-            raise TypeError(
-                f"zerograd_nn.training.Trainer: loss_fn must be callable, got {loss_fn!r}"
-            )
+        callable_arg(_WHO, "loss_fn", loss_fn)
         self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
         self.loss_fn, self.metrics = loss_fn, metric_functions(_WHO, metrics)
         self.out = _out_folder(out)
