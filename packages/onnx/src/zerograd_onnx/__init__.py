@@ -18,25 +18,19 @@ Examples:
 
 from importlib.metadata import version as _distribution_version
 
-from .context import OpContext
-from .errors import ExportError, ParityError
-from .exporter import DEFAULT_OPSET, MIN_OPSET, export
-from .parity import CheckResult, OutputComparison, check
-from .registry import register, supported, unregister
-
 __version__ = _distribution_version("zerograd-onnx")  # the repository's VERSION file
 
-__all__ = [
-    "DEFAULT_OPSET",
-    "MIN_OPSET",
-    "CheckResult",
-    "ExportError",
-    "OpContext",
-    "OutputComparison",
-    "ParityError",
-    "check",
-    "export",
-    "register",
-    "supported",
-    "unregister",
-]
+from . import context, errors, exporter, parity, registry
+from .context import *  # noqa: F403
+from .errors import *  # noqa: F403
+from .exporter import *  # noqa: F403
+from .parity import *  # noqa: F403
+from .registry import *  # noqa: F403
+
+# each module's __all__ names its part of the package's API, next to the definitions
+__all__: list[str] = []
+__all__ += context.__all__
+__all__ += errors.__all__
+__all__ += exporter.__all__
+__all__ += parity.__all__
+__all__ += registry.__all__

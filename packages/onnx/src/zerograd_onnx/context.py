@@ -192,3 +192,6 @@ class OpContext:
         """Every input cast to the (first) output's dtype, as numpy's promotion gave it."""
         dtype = self.dtype(self.outputs[0])
         return [self.cast(name, dtype) for name in self.inputs]
+
+
+__all__ = ["OpContext"]

@@ -153,3 +153,6 @@ def _run(
                 f"outputs are tensors the graph computes."
             )
     return cap, outs
+
+
+__all__ = ["DEFAULT_OPSET", "MIN_OPSET", "export"]

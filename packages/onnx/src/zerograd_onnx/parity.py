@@ -207,3 +207,6 @@ def _compare(name: str, a: np.ndarray, b: np.ndarray, rtol: float, atol: float) 
         rel = float(np.max(err[nonzero] / np.abs(y[nonzero]))) if nonzero.any() else 0.0
     worst = float(np.max(err)) if not np.isnan(err).any() else float("nan")
     return OutputComparison(name, a.shape, worst, rel, bool(close.all()))
+
+
+__all__ = ["CheckResult", "OutputComparison", "check"]

@@ -165,3 +165,6 @@ def supported() -> dict[type[Function], tuple[str, ...]]:
         ('Conv',)
     """
     return {cls: tuple(getattr(fn, "onnx_ops", ())) for cls, fn in CONVERTERS.items()}
+
+
+__all__ = ["register", "supported", "unregister"]

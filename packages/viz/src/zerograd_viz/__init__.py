@@ -16,22 +16,17 @@ Examples:
 
 from importlib.metadata import version as _distribution_version
 
-from .dot import get_dot_graph
-from .notebook import GraphView, show
-from .plots import plot_decision_boundary, plot_history, predict_grid
-from .render import GraphvizError, GraphvizNotFoundError, GraphvizTimeoutError, plot_dot_graph
-
 __version__ = _distribution_version("zerograd-viz")  # the repository's VERSION file
 
-__all__ = [
-    "GraphView",
-    "GraphvizError",
-    "GraphvizNotFoundError",
-    "GraphvizTimeoutError",
-    "get_dot_graph",
-    "plot_decision_boundary",
-    "plot_dot_graph",
-    "plot_history",
-    "predict_grid",
-    "show",
-]
+from . import dot, notebook, plots, render
+from .dot import *  # noqa: F403
+from .notebook import *  # noqa: F403
+from .plots import *  # noqa: F403
+from .render import *  # noqa: F403
+
+# each module's __all__ names its part of the package's API, next to the definitions
+__all__: list[str] = []
+__all__ += dot.__all__
+__all__ += notebook.__all__
+__all__ += plots.__all__
+__all__ += render.__all__

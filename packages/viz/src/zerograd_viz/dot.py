@@ -181,3 +181,6 @@ def get_dot_graph(output: Variable, verbose: bool = True) -> str:
         var_id(output)
     lines.append("}")
     return "\n".join(lines)
+
+
+__all__ = ["get_dot_graph"]

@@ -145,3 +145,6 @@ def show(
     """
     check_timeout("show", timeout)
     return GraphView(get_dot_graph(output, verbose), timeout=timeout)
+
+
+__all__ = ["GraphView", "show"]

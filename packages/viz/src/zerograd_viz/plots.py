@@ -371,3 +371,6 @@ def plot_decision_boundary(
     if title is not None:
         ax.set_title(title)
     return _save(op, fig, to_file)
+
+
+__all__ = ["plot_decision_boundary", "plot_history", "predict_grid"]

@@ -285,3 +285,6 @@ def _notebook_image(path: str) -> Any:
     if fmt == "svg":
         return display.SVG(filename=path)
     return display.Image(filename=path)
+
+
+__all__ = ["GraphvizError", "GraphvizNotFoundError", "GraphvizTimeoutError", "plot_dot_graph"]
