@@ -159,3 +159,50 @@ def test_a_clashing_name_or_method_is_refused_and_changes_nothing():
     with pytest.raises(TypeError, match=r"Optional.forward's parameter 'b' is optional"):
         ops.op(Optional, "optional_op")
     assert "optional_op" not in ops.OPS
+
+
+def test_a_malformed_definition_is_one_clear_error_and_registers_nothing():
+    before = dict(ops.OPS), dict(ops.OP_METHODS)
+    backward, data = Variable.backward, Variable.__dict__["data"]
+
+    class NoForward(Function):
+        pass
+
+    cases = [
+        (lambda: ops.op(NoForward), TypeError, r"^op: NoForward defines no forward; an op's"),
+        (
+            lambda: ops.op(Softplus, "soft plus"),
+            ValueError,
+            r"^op: its name must be a Python identifier, got 'soft plus'$",
+        ),
+        (lambda: ops.op(Softplus, "lambda"), ValueError, r"identifier, got 'lambda'$"),
+        (
+            lambda: ops.op(Softplus, methods="softplus"),
+            TypeError,
+            r"^op: methods must be a tuple of method names, e.g. methods=\('__add__',\)",
+        ),
+        (
+            lambda: ops.op(Softplus, methods=("fine", "not fine")),
+            ValueError,
+            r"^op: a method name must be a Python identifier, got 'not fine'$",
+        ),
+        (
+            lambda: ops.op(Softplus, methods=("backward",)),
+            ValueError,
+            r"^op: Variable.backward is Variable's own; give softplus another method name$",
+        ),
+        (lambda: ops.op(Softplus, methods=("data",)), ValueError, r"Variable.data is Variable's"),
+        (lambda: ops.op(Softplus, methods=("__hash__",)), ValueError, r"__hash__ is Variable's"),
+        (lambda: ops.op(Softplus, methods=("grad",)), ValueError, r"Variable.grad is Variable's"),
+        (lambda: ops.op(Softplus, methods=("__eq__",)), ValueError, r"__eq__ is Variable's"),
+        (lambda: ops.op(Softplus, doc=3), TypeError, r"^op: doc must be a string or None, got int"),
+        (lambda: ops.op(Softplus, example="x"), TypeError, r"^op: example must be \(expression"),
+        (lambda: ops.defines(methods="x"), TypeError, r"^op: methods must be a tuple"),
+        (lambda: ops.variable_method("a b"), ValueError, r"^op: a method name must be a Python"),
+    ]
+    for make, error, message in cases:
+        with pytest.raises(error, match=message):
+            make()
+    assert (dict(ops.OPS), dict(ops.OP_METHODS)) == before
+    assert Variable.backward is backward and Variable.__dict__["data"] is data
+    assert not hasattr(Variable, "fine")

@@ -36,12 +36,14 @@ generated as Python source so it is an ordinary function (a real signature for `
 from __future__ import annotations
 
 import inspect
+import keyword
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..function import Function
+from ..variable import Variable
 
 __all__ = [
     "OP_METHODS",
@@ -101,7 +103,33 @@ def subscribe(callback: Callable[[str, Any], None]) -> None:
         callback(name, attribute)
 
 
+def _identifier(what: str, name: Any) -> str:
+    """``name`` checked as a Python identifier (what it names: ``"name"``, ``"a method"``)."""
+    if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
+        raise ValueError(f"op: {what} must be a Python identifier, got {name!r}")
+    return name
+
+
+def _method_names(methods: Any) -> tuple[str, ...]:
+    if isinstance(methods, str) or not isinstance(methods, (tuple, list)):
+        raise TypeError(
+            f"op: methods must be a tuple of method names, e.g. methods=('__add__',), "
+            f"got {methods!r}"
+        )
+    return tuple(_identifier("a method name", m) for m in methods)
+
+
+# the walk keys gradients by Variable: an op cannot redefine its equality or hash
+_NOT_OPS = frozenset({"__eq__", "__ne__", "__hash__"})
+
+
 def _add_methods(names: tuple[str, ...], attribute: Any, module: str, what: str) -> None:
+    for name in names:
+        own = Variable.__dict__.get(name)
+        if name in _NOT_OPS or (own is not None and own is not OP_METHODS.get(name)):
+            raise ValueError(
+                f"op: Variable.{name} is Variable's own; give {what} another method name"
+            )
     for name in names:
         owner = OP_METHODS.get(name)
         owner_module = getattr(getattr(owner, "fget", owner), "__module__", None)
@@ -142,6 +170,7 @@ def variable_method(
     Returns:
         A decorator that registers the function and returns it unchanged.
     """
+    _identifier("a method name", name)
 
     def register(function: Callable[..., Any]) -> Callable[..., Any]:
         attribute = property(function) if as_property else function
@@ -277,11 +306,26 @@ def op(
         ``cls(parameters...)(inputs...)``.
 
     Raises:
-        ValueError: The name or a method is already another module's op.
+        TypeError: ``cls`` is no Function subclass or defines no forward; ``methods``,
+            ``doc`` or ``example`` of another type.
+        ValueError: The name or a method is not an identifier, is already another
+            module's op, or is one of Variable's own attributes (``backward``, ``data``).
     """
     if not (isinstance(cls, type) and issubclass(cls, Function)):
         raise TypeError(f"op: give a Function subclass, got {cls!r}")
-    name = name or _snake(cls.__name__)
+    if cls.forward is Function.forward:
+        raise TypeError(
+            f"op: {cls.__name__} defines no forward; an op's class computes its output in "
+            f"forward(self, *inputs), on arrays"
+        )
+    name = _identifier("its name", name or _snake(cls.__name__))
+    methods = _method_names(methods)
+    if doc is not None and not isinstance(doc, str):
+        raise TypeError(f"op: doc must be a string or None, got {type(doc).__name__}")
+    if example is not None and not (
+        isinstance(example, tuple) and len(example) == 2 and all(type(e) is str for e in example)
+    ):
+        raise TypeError(f"op: example must be (expression, result), two strings; got {example!r}")
     params, call, ins, inputs, annotations = _signature_parts(cls, swapped)
     source = f"def {name}({params}):\n    return __cls__({call})({ins})\n"
     code = compile(source, f"<zerograd op {cls.__module__}.{name}>", "exec", dont_inherit=True)
@@ -309,12 +353,11 @@ def defines(
     Returns:
         A decorator that registers the function and returns it unchanged.
     """
+    methods = _method_names(methods)
 
     def register(function: Callable[..., Any]) -> Callable[..., Any]:
         _register(
-            OpSpec(
-                function.__name__, function, classes, tuple(methods), in_vjp, function.__module__
-            )
+            OpSpec(function.__name__, function, classes, methods, in_vjp, function.__module__)
         )
         return function
 
