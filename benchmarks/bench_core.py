@@ -6,9 +6,15 @@ Each framework runs in fresh processes (see ``common``); the workloads themselve
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
+import sys
+
 from common import (
     COLUMNS,
     GRAPHS,
+    HERE,
     NAMES,
     REFERENCES,
     absent_note,
@@ -21,7 +27,60 @@ from common import (
     spread,
     static_row,
 )
-from workloads import CHAIN, CHAIN_CASES, DEEP_N, WIDE_K
+from workloads import CHAIN, CHAIN_CASES, DEEP_N, WIDE_K, threads_env
+
+_COUNTED = ("zerograd", "static", "numpy")  # the columns the instruction row counts
+_CHAIN_RUN = """
+import importlib, sys
+from workloads import CHAIN, OPS, chain, chain_inputs
+fw = importlib.import_module("fw_" + sys.argv[1])
+x0, c = chain_inputs()
+for _ in range(2 + int(sys.argv[2])):  # two warm-up chains (a replay records first)
+    chain(fw, x0, c, OPS, CHAIN)
+"""
+
+
+def _instructions(fw: str, chains: int) -> int:
+    """Instructions (cachegrind's "I refs") of a process running ``chains`` chains of ``fw``."""
+    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    cmd += [sys.executable, "-c", _CHAIN_RUN, fw, str(chains)]
+    env = {**threads_env(1), "PYTHONHASHSEED": "0", "PYTHONPATH": str(HERE)}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=HERE, check=True)
+    found = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
+    if found is None:
+        raise RuntimeError(f"cachegrind printed no instruction count: {done.stderr[-300:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def instruction_row(few: int = 2, many: int = 12) -> dict:
+    """The mixed chain's cost in CPU instructions per op, fwd+bwd: the per-op row without
+    the host's noise. Each framework runs ``few`` and ``many`` chains under valgrind's
+    cachegrind; the difference over ``(many - few) * CHAIN`` ops is the cost of one op.
+    """
+    values: dict[str, float | None] = dict.fromkeys(_COUNTED)
+    why = ""
+    if shutil.which("valgrind") is None:
+        why = "not measured: valgrind is not installed (apt install valgrind)"
+    else:
+        for fw in available(*_COUNTED):
+            a, b = _instructions(fw, few), _instructions(fw, many)
+            values[fw] = (b - a) / ((many - few) * CHAIN)
+    r = row(
+        "per-op overhead, µs/op (fwd+bwd, 1 thread)",
+        f"{CHAIN:,}-op chain: add,mul,tanh,sin, CPU instructions per op (cachegrind)",
+        values,
+        ref="numpy",
+        target="≤ 3× numpy-hand",
+    )
+    if r["ratio"] is not None:
+        r["met"] = r["ratio"] <= 3
+    s, base = values.get("static"), values.get("numpy")
+    r["note"] = why or join(
+        s and base and f"zerograd static {s / base:.2f}× numpy-hand",
+        f"one process each of {few} and {many} chains (after 2 warm-up chains), the "
+        f"difference per op",
+    )
+    return r
 
 
 def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
@@ -65,7 +124,7 @@ def per_op_rows(n: int = 5, reps: int = 15) -> list[dict]:
             static = static_row(f"{CHAIN:,}-op chain fwd+bwd, µs/op", values, "numpy", 1.5)
             static["note"] = join(static["note"], "from the row above")
             replay_row = static
-    return rows + [replay_row]
+    return rows + [replay_row, instruction_row()]
 
 
 def _same_gradient(res: dict[str, list[dict]], case: str, rtol: float = 1e-9) -> str:
