@@ -236,7 +236,7 @@ def test_a_kernel_computes_what_forward_computed(rand, to_np, cls, dtype):
     assert callable(kernel)
     _same(to_np, kernel(*xs), y)
     if cls in _BINARY:  # forward noted the broadcast for the vjp, and the replay keeps it
-        assert fn.shapes == ((3, 4), (4,))
+        assert fn.ctx == ((3, 4), (4,), False)
 
 
 def test_integer_input_has_no_kernel_where_forward_converts_it(arr):

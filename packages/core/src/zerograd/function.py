@@ -1,4 +1,16 @@
-"""``Function``: the base class of every differentiable operation."""
+"""``Function``: the base class of every differentiable operation, and ``Saved``.
+
+A built-in Function's attributes are its settings: ``__init__`` writes them and its
+forward never changes them. What a forward computes for its derivative (the input's
+shape, normalized axes, a dropout mask) it returns beside its output in :class:`Saved`;
+the engine keeps that context in the graph node's ``ctx`` slot and the vjp reads
+``self.ctx``. Why a returned context and not a ``ctx`` argument to forward and vjp: the
+forward's and vjp's signatures stay DeZero's (a user Function, and every caller of
+``vjp`` in zerograd.func and the replay, is unchanged); the common op (add, mul, tanh on
+equal shapes) saves nothing and pays nothing; and a forward whose only effect is its
+return value can be run again by a static-graph replay on the same Function object,
+which then needs no copy of it to keep one call's state apart from the next.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +34,28 @@ _by_type = _registry.by_type
 _data = operator.attrgetter("data")
 _generation = operator.attrgetter("generation")
 _new = object.__new__
+
+
+class Saved:
+    """A forward's output together with the context its vjp reads (``Function.ctx``).
+
+    A built-in forward returns ``Saved(y, ctx)`` instead of ``y`` when its derivative
+    needs something the forward computed and the graph does not otherwise keep (an
+    input's shape for a function that keeps no inputs, the normalized axes, a mask). The
+    engine unwraps it: the output is ``y`` and the Function's ``ctx`` is ``ctx``, until
+    the next call of the same Function. ``y`` is one array (a forward with several
+    outputs saves nothing today).
+
+    Args:
+        y: The output array.
+        ctx: Anything the vjp reads back as ``self.ctx``.
+    """
+
+    __slots__ = ("y", "ctx")
+
+    def __init__(self, y: Any, ctx: Any) -> None:
+        self.y = y
+        self.ctx = ctx
 
 
 class Function:
@@ -51,7 +85,8 @@ class Function:
     # on it. `_ys` holds the output arrays a vjp reads (their Variables may be gone);
     # `_like` the output's (shape, dtype), noted when a lean function keeps only the edge.
     # A backward walk keeps its own counts (nothing of a walk is written on the graph).
-    __slots__ = ("_in", "outputs", "generation", "_ys", "_like", "__dict__", "__weakref__")
+    # `ctx` holds what the last call's forward returned in `Saved` for the vjp.
+    __slots__ = ("_in", "outputs", "generation", "_ys", "_like", "ctx", "__dict__", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
     _lean = False  # set per subclass: a vjp that reads no input values (graph holds no inputs)
     _keeps_y = False  # set per subclass: a vjp that reads its outputs' values
@@ -186,7 +221,11 @@ class Function:
             raise
         if type(ys) is not tuple:  # one output: the common tail, inline
             output = _new(Variable)  # no Variable.__init__: forward results need no check
-            output.data = ys if type(ys) in _by_type else _fix_output(ys, inputs, self)
+            if type(ys) in _by_type:
+                output.data = ys
+                self.ctx = None  # this call saved nothing (a Saved result: _fix_output)
+            else:
+                output.data = _fix_output(ys, inputs, self)
             output.name = output.grad = None
             if _enable_backprop.get():
                 self.generation = gen
@@ -210,6 +249,7 @@ class Function:
     def _finish_many(self, inputs: tuple, ys: tuple, gen: int) -> list[Variable]:
         """The tail of ``__call__`` for a forward that returned several arrays."""
         outputs = [Variable(y if type(y) in _by_type else _fix_output(y, inputs, self)) for y in ys]
+        self.ctx = None
         if _enable_backprop.get():
             self.generation = gen
             self._in = _lean_edges(inputs) if self._lean else inputs
@@ -542,8 +582,16 @@ def _fix_output(y: Any, inputs: tuple, func: Function) -> Any:
     The array is made on the backend of the first input that is an array. Inputs may be
     numpy scalars themselves: the book's Newton loop assigns
     ``x.data = x.data - gx.data / gx2.data`` (step 33). A forward that returned None
-    (a missing ``return``) is an error naming ``func``.
+    (a missing ``return``) is an error naming ``func``. A :class:`Saved` result gives
+    ``func`` its ``ctx`` and stands for its output.
     """
+    if type(y) is Saved:
+        func.ctx = y.ctx
+        y = y.y
+        if type(y) in _by_type:
+            return y
+    else:
+        func.ctx = None
     if y is None:
         raise TypeError(
             f"{type(func).__name__}.forward returned None; it must return the output array "

@@ -26,7 +26,7 @@ from typing import Any
 from . import functions as F
 from .backends import backend_of
 from .backends.registry import registry
-from .function import Function
+from .function import Function, Saved
 from .functions.ops import OPS
 from .variable import Variable, as_array
 
@@ -150,9 +150,13 @@ class ArrayOps(_Carrier):
             *xs: Its inputs' arrays.
 
         Returns:
-            Its forward's result.
+            Its forward's output (a saved context goes to ``fn.ctx``, as a call leaves it).
         """
-        return fn.forward(*xs)
+        y = fn.forward(*xs)
+        if type(y) is Saved:
+            fn.ctx = y.ctx
+            return y.y
+        return y
 
     # -- the carrier: gradients travel as backend arrays --------------------------------
     @staticmethod

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import backend_of
-from ..function import Function
+from ..function import Function, Saved
 from ..typing import ArrayLike
 from ..variable import Constant, Variable
 from .ops import defines, exported, op
@@ -16,13 +16,13 @@ from .ops import defines, exported, op
 class _Binary(Function):
     """A two-input elementwise op ``op(x0, x1)`` with numpy broadcasting.
 
-    ``shapes`` is set only when the forward broadcast (no per-op dict otherwise), and
-    gradients of Constant operands are never computed. Subclasses define
-    ``grad0(xp, gy, x0, x1, y)`` and ``grad1(...)``: each input's gradient before
-    broadcasting is undone, on the namespace ``xp`` as :meth:`Function.vjp` describes.
+    A forward saves a context only when it broadcast or promoted: ``(shape0, shape1,
+    promoted)``, the inputs' shapes and whether it computed on promoted copies. Gradients
+    of Constant operands are never computed. Subclasses define ``grad0(xp, gy, x0, x1,
+    y)`` and ``grad1(...)``: each input's gradient before broadcasting is undone, on the
+    namespace ``xp`` as :meth:`Function.vjp` describes.
     """
 
-    shapes: tuple | None = None
     op: Callable[[Any, Any], Any]
     _doc_sections = """
         Returns:
@@ -30,7 +30,6 @@ class _Binary(Function):
         """
 
     true_division = False  # integer operands compute in floating point
-    promoted = False  # set when forward computed on promoted copies of its inputs
 
     def forward(self, x0: Any, x1: Any) -> Any:
         """Return ``op(x0, x1)``, broadcasting as numpy does.
@@ -45,12 +44,13 @@ class _Binary(Function):
         Raises:
             ValueError: The shapes do not broadcast.
         """
-        if x0.shape != x1.shape:
-            self.shapes = (x0.shape, x1.shape)
         try:
-            return self.op(x0, x1)
+            y = self.op(x0, x1)
         except (TypeError, ValueError) as exc:
             return self._retry(x0, x1, exc)
+        if x0.shape != x1.shape:
+            return Saved(y, (x0.shape, x1.shape, False))
+        return y
 
     def _retry(self, x0: Any, x1: Any, exc: Exception) -> Any:
         """The failure path of forward: name the shapes, or promote and try once more."""
@@ -66,12 +66,11 @@ class _Binary(Function):
         p0, p1 = _promote(x0, x1, self.true_division)
         if p0 is x0 and p1 is x1:
             raise exc
-        y = self.op(p0, p1)
-        self.promoted = True
-        return y
+        return Saved(self.op(p0, p1), (x0.shape, x1.shape, True))
 
     def kernel(self, x0: Any, x1: Any) -> Any:
-        return None if self.promoted else self.op
+        ctx = self.ctx
+        return None if ctx is not None and ctx[2] else self.op
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
         """Return both inputs' gradients, summed back to the inputs' shapes."""
@@ -84,9 +83,10 @@ class _Binary(Function):
             x0, x1 = in_gradient_dtype(xp, gy, exc, x0, x1)
             gx0 = None if type(c0) is Constant else self.grad0(xp, gy, x0, x1, y)
             gx1 = None if type(c1) is Constant else self.grad1(xp, gy, x0, x1, y)
-        if self.shapes is None:
+        ctx = self.ctx
+        if ctx is None:
             return gx0, gx1
-        s0, s1 = self.shapes  # undo broadcasting
+        s0, s1, _ = ctx  # undo broadcasting
         return (
             None if gx0 is None else xp.sum_to(gx0, s0),
             None if gx1 is None else xp.sum_to(gx1, s1),

@@ -6,7 +6,7 @@ import operator
 from typing import Any
 
 from ..backends import backend_of
-from ..function import Function
+from ..function import Function, Saved
 from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
@@ -37,15 +37,14 @@ class BroadcastTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
-        self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
-        try:
-            return backend_of(x).broadcast_to(x, self.shape)
+        try:  # the input's shape is saved: the derivative needs no data (it may be dropped)
+            return Saved(backend_of(x).broadcast_to(x, self.shape), x.shape)
         except (ValueError, TypeError):
             raise _shape_error("broadcast_to", x.shape, self.shape) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` summed back to the input's shape."""
-        return xp.sum_to(gy, self.x_shape)
+        return xp.sum_to(gy, self.ctx)
 
 
 class SumTo(Function):
@@ -65,15 +64,14 @@ class SumTo(Function):
         self.shape = tuple(shape)
 
     def forward(self, x: Any) -> Any:
-        self.x_shape = x.shape
         n = len(self.shape)
         if n > x.ndim or any(s not in (1, xs) for s, xs in zip(self.shape, x.shape[x.ndim - n :])):
             raise _shape_error("sum_to", x.shape, self.shape)
-        return backend_of(x).sum_to(x, self.shape)
+        return Saved(backend_of(x).sum_to(x, self.shape), x.shape)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` broadcast back to the input's shape."""
-        return xp.broadcast_to(gy, self.x_shape)
+        return xp.broadcast_to(gy, self.ctx)
 
 
 def as_shape(shape: Any, op: str) -> tuple[int, ...]:

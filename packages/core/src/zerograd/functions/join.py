@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backends import get_array_module
-from ..function import Function
+from ..function import Function, Saved
 from ..variable import Constant, Variable
 from .ops import defines, exported
 
@@ -33,24 +33,25 @@ class Concatenate(Function):
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
-        self.axis = _check_axis("concatenate", self.axis, xs[0].ndim)
+        axis = _check_axis("concatenate", self.axis, xs[0].ndim)
         shapes = [x.shape for x in xs]
         for s in shapes:
             if len(s) != len(shapes[0]) or any(
-                a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != self.axis
+                a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != axis
             ):
                 raise ValueError(
-                    f"concatenate: shapes {shapes} differ outside axis {self.axis}; all "
+                    f"concatenate: shapes {shapes} differ outside axis {axis}; all "
                     f"inputs must match on every other axis."
                 )
-        self.sizes = [s[self.axis] for s in shapes]
-        return get_array_module(xs[0]).concat(xs, axis=self.axis)
+        y = get_array_module(xs[0]).concat(xs, axis=axis)
+        return Saved(y, (axis, [s[axis] for s in shapes]))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return each input's gradient, its slice of ``gy`` along ``axis``."""
-        lead = (slice(None),) * self.axis
+        axis, sizes = self.ctx
+        lead = (slice(None),) * axis
         grads, start = [], 0
-        for x, n in zip(self.inputs, self.sizes):
+        for x, n in zip(self.inputs, sizes):
             if type(x) is not Constant:  # the ...: the array API wants every axis indexed
                 grads.append(gy[(*lead, slice(start, start + n), ...)])
             else:
@@ -75,15 +76,15 @@ class Stack(Function):
         self.axis = axis
 
     def forward(self, *xs: Any) -> Any:
-        self.axis = _check_axis("stack", self.axis, xs[0].ndim + 1)
+        axis = _check_axis("stack", self.axis, xs[0].ndim + 1)
         shapes = {x.shape for x in xs}
         if len(shapes) > 1:
             raise ValueError(f"stack: all inputs must have one shape, got {sorted(shapes)}")
-        return get_array_module(xs[0]).stack(xs, axis=self.axis)
+        return Saved(get_array_module(xs[0]).stack(xs, axis=axis), axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return each input's gradient, its index of ``gy`` along ``axis``."""
-        lead = (slice(None),) * self.axis
+        lead = (slice(None),) * self.ctx
         return tuple(
             None if type(x) is Constant else gy[(*lead, i, ...)] for i, x in enumerate(self.inputs)
         )

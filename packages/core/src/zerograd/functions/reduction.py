@@ -7,7 +7,7 @@ from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..checks import axis_or_dim, normalize_axis
-from ..function import Function
+from ..function import Function, Saved
 from ..shapes import size_of
 from ..typing import ArrayLike, Axis
 from ..utils import data_of
@@ -76,23 +76,23 @@ class Sum(_Reduction):
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
-        self.x_shape = x.shape
-        self.axes = normalize_axis(self.axis, x.ndim, "sum")
+        axes = normalize_axis(self.axis, x.ndim, "sum")
         xp = get_array_module(x)
         try:
-            return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
+            y = xp.sum(x, axis=axes, keepdims=self.keepdims)
         except TypeError:  # an array-API backend refusing bool: count in the default int
             b = backend_of(x)
             if b.dtype_kind(x.dtype) != "b":
                 raise
-            x = b.astype(x, b.asarray(0).dtype)
-            return xp.sum(x, axis=self.axes, keepdims=self.keepdims)
+            y = xp.sum(b.astype(x, b.asarray(0).dtype), axis=axes, keepdims=self.keepdims)
+        return Saved(y, (x.shape, axes))  # the vjp keeps no input: its shape is saved
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` broadcast back to the input's shape."""
-        if not self.keepdims and _inner(self.axes):
-            gy = xp.reshape(gy, keepdims_shape(self.x_shape, self.axes))
-        return xp.broadcast_to(gy, self.x_shape)
+        x_shape, axes = self.ctx
+        if not self.keepdims and _inner(axes):
+            gy = xp.reshape(gy, keepdims_shape(x_shape, axes))
+        return xp.broadcast_to(gy, x_shape)
 
 
 sum = op(
@@ -105,20 +105,22 @@ sum = op(
 
 class _Extremum(_Reduction):
     def forward(self, x: Any) -> Any:
-        self.axes = normalize_axis(self.axis, x.ndim, self.name)
-        if size_of(x) == 0 and (self.axes is None or any(x.shape[a] == 0 for a in self.axes)):
+        axes = normalize_axis(self.axis, x.ndim, self.name)
+        if size_of(x) == 0 and (axes is None or any(x.shape[a] == 0 for a in axes)):
             raise ValueError(
                 f"{self.name}: the input of shape {tuple(x.shape)} has no elements along the "
                 f"reduced axes {self.axis!r}; there is no {self.name} of nothing."
             )
-        return getattr(get_array_module(x), self.name)(x, axis=self.axes, keepdims=self.keepdims)
+        y = getattr(get_array_module(x), self.name)(x, axis=axes, keepdims=self.keepdims)
+        return Saved(y, axes)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere."""
         x, y = data_of(xs[0]), data_of(y)  # the mask is made on arrays in both modes
         b = backend_of(x)
-        if not self.keepdims and _inner(self.axes):
-            shape = keepdims_shape(x.shape, self.axes)
+        axes = self.ctx
+        if not self.keepdims and _inner(axes):
+            shape = keepdims_shape(x.shape, axes)
             gy = xp.reshape(gy, shape)
             y = b.xp.reshape(y, shape)
         return gy * b.astype(x == y, gy.dtype)  # broadcasting gy gives x's shape

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
-from ..function import Function
+from ..function import Function, Saved
 from ..shapes import size_of
 from ..typing import ArrayLike
 from ..variable import Variable
@@ -42,9 +42,8 @@ class Reshape(Function):
         self.shape = shape
 
     def forward(self, x: Any) -> Any:
-        self.x_shape = x.shape  # saved: the derivative needs no data (x.data may be dropped)
-        try:
-            return get_array_module(x).reshape(x, self.shape)
+        try:  # the input's shape is saved: the derivative needs no data (it may be dropped)
+            return Saved(get_array_module(x).reshape(x, self.shape), x.shape)
         except TypeError:
             raise TypeError(
                 f"reshape: the shape must be a tuple of ints, got {self.shape!r}"
@@ -59,7 +58,7 @@ class Reshape(Function):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` reshaped back to the input's shape."""
-        return xp.reshape(gy, self.x_shape)
+        return xp.reshape(gy, self.ctx)
 
 
 def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
@@ -97,13 +96,14 @@ class Transpose(Function):
         self.axes = axes
 
     def forward(self, x: Any) -> Any:
-        self.axes = _normalize_axes(self.axes, x.ndim)
-        axes = tuple(range(x.ndim))[::-1] if self.axes is None else self.axes
-        return get_array_module(x).permute_dims(x, axes)
+        axes = _normalize_axes(self.axes, x.ndim)
+        if axes is None:  # reversed: the vjp needs no context
+            return get_array_module(x).permute_dims(x, tuple(range(x.ndim))[::-1])
+        return Saved(get_array_module(x).permute_dims(x, axes), axes)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` with the inverse permutation."""
-        axes = self.axes
+        axes = self.ctx
         if axes is None:  # reversed axes are their own inverse
             return xp.permute_dims(gy, tuple(range(gy.ndim))[::-1])
         inverse = [0] * len(axes)

@@ -75,7 +75,7 @@ def undecided(a: Trace, b: Trace) -> str | None:
             if x.where.data is not y.where.data:  # a new array in each call
                 made = b.meta[y.slot][1]
         elif type(y) is Forward:
-            made = _made_array(x.fn.__dict__, y.fn.__dict__, b)
+            made = _made_array(_state(x.fn), _state(y.fn), b)
         elif type(y) is Op:
             made = _made_array(x.args, y.args, b)
         if made:  # a shape of at least one dimension
@@ -84,6 +84,11 @@ def undecided(a: Trace, b: Trace) -> str | None:
                 f"call makes an array of shape {tuple(made)} in Python (from the arguments?)"
             )
     return None
+
+
+def _state(fn: Any) -> tuple:
+    """What a recorded Function holds: its settings and the context its forward saved."""
+    return (fn.__dict__, getattr(fn, "ctx", None))
 
 
 def _made_array(u: Any, v: Any, t: Trace) -> Any:
@@ -126,7 +131,7 @@ def _step_difference(a: Trace, b: Trace, x: Any, y: Any) -> str | None:
             return "another function or other inputs"
         if x.kernel != y.kernel:
             return "the function's kernel changed"
-        if _canonical(x.fn.__dict__, a) != _canonical(y.fn.__dict__, b):
+        if _canonical(_state(x.fn), a) != _canonical(_state(y.fn), b):
             return "the function's settings changed"
         return None
     if type(y) is Vjp:
