@@ -223,9 +223,14 @@ class Function:
             output = _new(Variable)  # no Variable.__init__: forward results need no check
             if type(ys) in _by_type:
                 output.data = ys
-                self.ctx = None  # this call saved nothing (a Saved result: _fix_output)
+                self.ctx = None  # this call saved nothing
+            elif type(ys) is Saved:
+                self.ctx = ys.ctx
+                ys = ys.y
+                output.data = ys if type(ys) in _by_type else _fix_output(ys, inputs, self)
             else:
                 output.data = _fix_output(ys, inputs, self)
+                self.ctx = None
             output.name = output.grad = None
             if _enable_backprop.get():
                 self.generation = gen
@@ -582,16 +587,8 @@ def _fix_output(y: Any, inputs: tuple, func: Function) -> Any:
     The array is made on the backend of the first input that is an array. Inputs may be
     numpy scalars themselves: the book's Newton loop assigns
     ``x.data = x.data - gx.data / gx2.data`` (step 33). A forward that returned None
-    (a missing ``return``) is an error naming ``func``. A :class:`Saved` result gives
-    ``func`` its ``ctx`` and stands for its output.
+    (a missing ``return``) is an error naming ``func``.
     """
-    if type(y) is Saved:
-        func.ctx = y.ctx
-        y = y.y
-        if type(y) in _by_type:
-            return y
-    else:
-        func.ctx = None
     if y is None:
         raise TypeError(
             f"{type(func).__name__}.forward returned None; it must return the output array "

@@ -563,10 +563,11 @@ class _Described:
 
 
 def _unsaved(fn: Any, result: Any) -> Any:
-    """A replayed forward's output; a :class:`Saved` one gives ``fn`` its context first."""
+    """A replayed forward's output, its saved context (or None) given to ``fn`` as a call does."""
     if type(result) is Saved:
         fn.ctx = result.ctx
         return result.y
+    fn.ctx = None
     return result
 
 

@@ -12,6 +12,7 @@ from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import axis as normalize_axis
 from zerograd.checks import axis_or_dim, real_number
+from zerograd.function import Saved
 from zerograd.functions import exp, sum
 from zerograd.functions.ops import exported, op
 from zerograd.typing import ArrayLike
@@ -148,16 +149,16 @@ class Softmax(_Activation):
         self.axis = axis_or_dim("softmax", axis, dim, 1)
 
     def forward(self, x: Any) -> Any:
-        self.axis = normalize_axis(self.axis, x.ndim, "softmax")
+        axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
         if size_of(x) == 0:  # nothing to normalize (max of an empty axis is undefined)
-            return backend_of(x).astype(x, x.dtype)
-        return kernels_of(x).softmax(x, self.axis)
+            return Saved(backend_of(x).astype(x, x.dtype), axis)
+        return Saved(kernels_of(x).softmax(x, axis), axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``y * gy - y * sum(y * gy, axis)``, the input's gradient, from the output."""
         gx = y * gy
-        return gx - y * xp.sum(gx, axis=self.axis, keepdims=True)
+        return gx - y * xp.sum(gx, axis=self.ctx, keepdims=True)
 
 
 def softmax_simple(x: ArrayLike, axis: int = 1) -> Variable:
@@ -203,15 +204,15 @@ class LogSoftmax(_Activation):
         self.axis = axis_or_dim("log_softmax", axis, dim, 1)
 
     def forward(self, x: Any) -> Any:
-        self.axis = normalize_axis(self.axis, x.ndim, "log_softmax")
+        axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
         if size_of(x) == 0:
-            return backend_of(x).astype(x, x.dtype)
-        return x - logsumexp(x, self.axis)
+            return Saved(backend_of(x).astype(x, x.dtype), axis)
+        return Saved(x - logsumexp(x, axis), axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy - exp(y) * sum(gy, axis)``, the input's gradient, from the output."""
-        return gy - xp.exp(y) * xp.sum(gy, axis=self.axis, keepdims=True)
+        return gy - xp.exp(y) * xp.sum(gy, axis=self.ctx, keepdims=True)
 
 
 log_softmax = op(LogSoftmax)

@@ -12,6 +12,7 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import get_array_module
 from zerograd.checks import pair as _pair
+from zerograd.function import Saved
 from zerograd.functions import reshape, transpose
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
@@ -69,15 +70,13 @@ class Im2col(Function):
         self.to_matrix, self.pad_value = to_matrix, pad_value
 
     def forward(self, x: Any) -> Any:
-        self.input_shape = x.shape
-        return im2col_array(
-            x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value
-        )
+        y = im2col_array(x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value)
+        return Saved(y, x.shape)  # the input's shape, for the vjp
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``col2im(gy)``: the patches' gradients folded back into the image."""
         k, s, p = self.kernel_size, self.stride, self.pad
-        return xp.apply(Col2im(self.input_shape, k, s, p, self.to_matrix), gy)
+        return xp.apply(Col2im(self.ctx, k, s, p, self.to_matrix), gy)
 
 
 class Col2im(Function):

@@ -7,6 +7,7 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
+from zerograd.function import Saved
 from zerograd.functions import clip, exp, get_item, log, sum
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
@@ -230,18 +231,16 @@ class SoftmaxCrossEntropy(Function):
     def check(self, x: Any, t: Any) -> None:
         _check_label_range("softmax_cross_entropy", x.shape, t)
 
-    _kept: Any = None  # what the forward's rows kept for the first-order vjp, until it runs
-
     def forward(self, x: Any, t: Any) -> Any:
         self.check(x, t)
         x = float_data(x)
-        rows, self._kept = kernels_of(x).cross_entropy_rows_kept(x, t)
-        return _row_mean(rows, x)
+        rows, kept = kernels_of(x).cross_entropy_rows_kept(x, t)
+        return Saved(_row_mean(rows, x), kept)  # kept for the first-order vjp, until it runs
 
     def kernel(self, x: Any, t: Any) -> Any:
         # a replay's kernel keeps nothing, so its vjp computes the softmax again; dropping
         # the recording's kept arrays leaves the attributes as the kernel would
-        self._kept = None
+        self.ctx = None
         return _mean_cross_entropy  # a replay runs check first
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
@@ -249,7 +248,7 @@ class SoftmaxCrossEntropy(Function):
         n, classes = self.inputs[0].shape
         if not xp.graph:  # first order: one kernel (no one-hot array on numpy)
             x = float_data(xs[0])
-            kept, self._kept = self._kept, None  # the kernel may write over it: used once
+            kept, self.ctx = self.ctx, None  # the kernel may write over it: used once
             return kernels_of(x).cross_entropy_grad(x, xs[1], _like(gy / n, x), kept), None
         p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints
         return (p - xp.apply(_OneHot(classes, p.dtype), xs[1])) * (gy / n), None

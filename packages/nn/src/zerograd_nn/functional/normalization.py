@@ -7,6 +7,7 @@ from typing import Any
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import real_number
+from zerograd.function import Saved
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape
 from zerograd.functions.ops import defines, exported
@@ -91,11 +92,11 @@ class _Standardized(Function):
     def forward(self, x: Any) -> Any:
         xp = get_array_module(x)
         inv_std = 1 / xp.sqrt(_raw(self.var) + self.eps)
-        self.scale = xp.reshape(inv_std, self.shape)
-        return (x - xp.reshape(_raw(self.mean), self.shape)) * self.scale
+        scale = xp.reshape(inv_std, self.shape)
+        return Saved((x - xp.reshape(_raw(self.mean), self.shape)) * scale, scale)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        return gy * self.scale
+        return gy * self.ctx
 
 
 class _Dropout(Function):
@@ -115,11 +116,11 @@ class _Dropout(Function):
         # rand(*shape) draws as DeZero's xp.random.rand(*shape) does
         backend = backend_of(x)
         keep = backend.asarray(backend.rand(*x.shape) > self.ratio)  # 0-d stays an array
-        self.mask = backend.astype(keep, x.dtype) * (1.0 / (1.0 - self.ratio))
-        return x * self.mask
+        mask = backend.astype(keep, x.dtype) * (1.0 / (1.0 - self.ratio))
+        return Saved(x * mask, mask)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        return gy * self.mask
+        return gy * self.ctx
 
 
 @defines()

@@ -15,6 +15,7 @@ from typing import Any
 
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
+from zerograd.function import Saved
 from zerograd.functions import get_item, reshape, transpose
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
@@ -116,15 +117,14 @@ class Pooling(_Windows):
 
     def forward(self, x: Any) -> Any:
         xp = get_array_module(x)
-        self.input_shape = x.shape
-        self.geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
-        windows = _windows(self.geometry)
-        xpad = _pad(x, self.geometry, float("-inf"))
+        geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
+        windows = _windows(geometry)
+        xpad = _pad(x, geometry, float("-inf"))
         views = [xpad[w] for w in windows]
         if len(views) == 1:
             y = xp.asarray(views[0], copy=True)  # never a view of the input
-        elif _tiles(self.geometry, x.shape):
-            y = _tiled_max(xp, x, self.geometry)
+        elif _tiles(geometry, x.shape):
+            y = _tiled_max(xp, x, geometry)
         else:
             y = xp.maximum(views[0], views[1])
             for v in views[2:]:
@@ -144,9 +144,8 @@ class Pooling(_Windows):
                 taken = hit
             hits.append(hit)
         n, c, oh, ow = y.shape
-        k = self.geometry[0]
-        self.mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(k) + (oh, ow))
-        return y
+        mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(geometry[0]) + (oh, ow))
+        return Saved(y, (x.shape, geometry, mask))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` sent to each window's first maximum (:class:`Pooling2DGrad`)."""
@@ -174,11 +173,11 @@ class Pooling2DGrad(_ByWinners):
         p = self.pool
         xp = get_array_module(gy)
         n, c, oh, ow = gy.shape
-        k, s, pad, _ = p.geometry
+        input_shape, (k, s, pad, _), mask = p.ctx
         # each window's winner gets gy, in im2col's layout (N, C, KH, KW, OH, OW): one col2im
-        col = backend_of(gy).astype(p.mask, gy.dtype)  # a new array: written in place below
+        col = backend_of(gy).astype(mask, gy.dtype)  # a new array: written in place below
         col *= xp.reshape(gy, (n, c, 1, 1, oh, ow))  # JAX arrays: a new product
-        return kernels_of(gy).col2im(col, tuple(p.input_shape), k, s, pad)
+        return kernels_of(gy).col2im(col, tuple(input_shape), k, s, pad)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` read at each window's winner (:class:`Pooling2DWithIndexes`)."""
@@ -189,12 +188,12 @@ class Pooling2DWithIndexes(_ByWinners):
     """Pick, in each window of ``x``, the element at the recorded winner's position."""
 
     def forward(self, x: Any) -> Any:
-        p = self.pool
-        xpad = _pad(x, p.geometry, 0.0)
-        mask = backend_of(x).astype(p.mask, x.dtype)  # once, not per window
+        _, geometry, mask = self.pool.ctx
+        xpad = _pad(x, geometry, 0.0)
+        mask = backend_of(x).astype(mask, x.dtype)  # once, not per window
         y = None
-        kw = p.geometry[0][1]
-        for offset, win in enumerate(_windows(p.geometry)):
+        kw = geometry[0][1]
+        for offset, win in enumerate(_windows(geometry)):
             hit = mask[:, :, offset // kw, offset % kw, ...]  # the standard wants the "..."
             term = xpad[win] * hit
             y = term if y is None else y + term
@@ -267,23 +266,23 @@ class AveragePooling(_Windows):
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
-        self.input_shape = x.shape
         geometry = _geometry("average_pooling", x.shape, self.kernel_size, self.stride, self.pad)
         xpad = _pad(x, geometry, 0.0)
         windows = _windows(geometry)
         y = xpad[windows[0]]
         for w in windows[1:]:
             y = y + xpad[w]
-        return y / len(windows)
+        return Saved(y / len(windows), x.shape)  # the input's shape, for the vjp
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy / (KH * KW)`` spread over each window, overlaps added (col2im)."""
         n, c, oh, ow = gy.shape
         k, s, p = self.kernel_size, self.stride, self.pad
-        kh, kw = conv_geometry("average_pooling", self.input_shape, k, s, p)[0]
+        input_shape = self.ctx
+        kh, kw = conv_geometry("average_pooling", input_shape, k, s, p)[0]
         gcol = xp.reshape(gy / (kh * kw), (n, c, 1, 1, oh, ow))
         gcol = xp.broadcast_to(gcol, (n, c, kh, kw, oh, ow))
-        return xp.apply(Col2im(self.input_shape, k, s, p, False), gcol)
+        return xp.apply(Col2im(input_shape, k, s, p, False), gcol)
 
 
 @defines(AveragePooling)
