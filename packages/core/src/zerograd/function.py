@@ -291,8 +291,8 @@ class Function:
         of ``forward``, which saves a method call and forward's checks on every replayed
         operation. Return one only when, for any arrays of the same backends, shapes and
         dtypes as ``xs``, it returns exactly what ``forward`` would, and ``forward`` would
-        leave this function's attributes exactly as it left them now (the replay keeps
-        them for the vjp). Return the same object each time for such arrays (a function
+        save the same context (``ctx``) as it saved now (the replay keeps it for the
+        vjp). Return the same object each time for such arrays (a function
         defined once, not a new lambda): a replay is built only from two recordings that
         agree, kernels included. A kernel may leave out what :meth:`check` checks. The
         default, None, replays ``forward`` itself.
@@ -336,7 +336,8 @@ class Function:
         the gradient must be differentiable again; the body uses only ``xp``'s names and
         operators, so one body serves both. ``self.inputs`` is available in both modes
         for shapes and dtypes when :attr:`vjp_reads_inputs` is True (otherwise an input
-        the user dropped has no data: save what the vjp needs in ``forward``).
+        the user dropped has no data: ``forward`` returns what the vjp needs in
+        :class:`Saved`, and the vjp reads it as ``self.ctx``).
 
         Args:
             xp: The namespace (see :mod:`zerograd.namespaces`).
