@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 from common import row, side_by_side
+from fw_numpy import adam_into
 
 HERE = Path(__file__).parent
 GROUP = "array calls and flat parameters (CPU, 1 process)"
@@ -116,26 +117,14 @@ def char_rnn_adam(repeat: int = 30) -> dict[str, float]:
     size = sum(g.size for g in grads)
     flat_g, m, v, s = (np.zeros(size, np.float32) for _ in range(4))
     data = np.concatenate([p.data.ravel() for p in params])
-    b1, b2, eps = 0.9, 0.999, 1e-8
 
     def numpy_hand() -> None:
         """The flat update's array work alone: gradients set as the other arms set them,
-        gathered with one copy, then Adam's 13 in-place calls (its rule in flat.py's order)."""
+        gathered with one copy, then Adam's 12 in-place calls (fw_numpy.adam_into)."""
         for p, g in zip(params, grads):
             p.grad = Variable(g)
         np.concatenate([p.grad.data.ravel() for p in params], out=flat_g)
-        np.subtract(flat_g, m, out=s)
-        np.multiply(s, 1 - b1, out=s)
-        np.add(m, s, out=m)
-        np.multiply(flat_g, flat_g, out=s)
-        np.subtract(s, v, out=s)
-        np.multiply(s, 1 - b2, out=s)
-        np.add(v, s, out=v)
-        np.sqrt(v, out=s)
-        np.add(s, eps, out=s)
-        np.divide(m, s, out=s)
-        np.multiply(s, -0.005, out=s)
-        np.add(data, s, out=data)
+        adam_into(data, flat_g, m, v, s, 0.005)
 
     secs = side_by_side(
         {"flat": lambda: step(0), "today": per_parameter, "numpy-hand": numpy_hand},

@@ -301,19 +301,34 @@ class HandLSTM:
         self.t += 1
         step = self.alpha * np.sqrt(1 - b2**self.t) / (1 - b1**self.t)
         for k, g in grads.items():
-            m, v, s = self.m[k], self.v[k], self.scratch[k]
-            np.subtract(g, m, out=s)
-            np.multiply(s, 1 - b1, out=s)
-            np.add(m, s, out=m)
-            np.multiply(g, g, out=s)
-            np.subtract(s, v, out=s)
-            np.multiply(s, 1 - b2, out=s)
-            np.add(v, s, out=v)
-            np.sqrt(v, out=s)
-            np.add(s, 1e-8, out=s)
-            np.divide(m, s, out=s)
-            np.multiply(s, -step, out=s)
-            np.add(self.p[k], s, out=self.p[k])
+            adam_into(self.p[k], g, self.m[k], self.v[k], self.scratch[k], step, b1, b2)
+
+
+def adam_into(
+    p: np.ndarray,
+    g: np.ndarray,
+    m: np.ndarray,
+    v: np.ndarray,
+    s: np.ndarray,
+    step: float,
+    b1: float = 0.9,
+    b2: float = 0.999,
+    eps: float = 1e-8,
+) -> None:
+    """One Adam step of ``p`` in place (moments ``m``, ``v``; scratch ``s``): zerograd's
+    update rule, call for call, so its bits are zerograd's; ``step`` is bias-corrected."""
+    np.subtract(g, m, out=s)
+    np.multiply(s, 1 - b1, out=s)
+    np.add(m, s, out=m)
+    np.multiply(g, g, out=s)
+    np.subtract(s, v, out=s)
+    np.multiply(s, 1 - b2, out=s)
+    np.add(v, s, out=v)
+    np.sqrt(v, out=s)
+    np.add(s, eps, out=s)
+    np.divide(m, s, out=s)
+    np.multiply(s, -step, out=s)
+    np.add(p, s, out=p)
 
 
 def defaults(fn: object) -> dict:
