@@ -1,15 +1,16 @@
-"""``Function``: the base class of every differentiable operation, and ``Saved``.
+"""``Function``: the base class of every differentiable operation.
 
-A built-in Function's attributes are its settings: ``__init__`` writes them and its
-forward never changes them. What a forward computes for its derivative (the input's
-shape, normalized axes, a dropout mask) it returns beside its output in :class:`Saved`;
-the engine keeps that context in the graph node's ``ctx`` slot and the vjp reads
-``self.ctx``. Why a returned context and not a ``ctx`` argument to forward and vjp: the
-forward's and vjp's signatures stay DeZero's (a user Function, and every caller of
-``vjp`` in zerograd.func and the replay, is unchanged); the common op (add, mul, tanh on
-equal shapes) saves nothing and pays nothing; and a forward whose only effect is its
-return value can be run again by a static-graph replay on the same Function object,
-which then needs no copy of it to keep one call's state apart from the next.
+A built-in Function's attributes (its ``__dict__``) are its settings: ``__init__`` writes
+them and its forward never changes them. What a forward computes for its derivative (an
+input's shape, normalized axes, a dropout mask) it writes, last, into the one slot
+``ctx``, the context of its latest call, which its vjp reads. Why a slot the forward
+writes, and not a context object the forward returns for the engine to keep: returning one
+(a ``Saved(y, ctx)`` pair, tried) cost about 2,000 CPU instructions per broadcasting add
+on Python 3.11, a slot store about thirty, and the 1,000-op chain must not get dearer;
+the forward's and vjp's signatures stay DeZero's, so a user Function (which may still
+write anything on ``self``) and every caller of ``vjp`` are unchanged. A static-graph
+replay can run such a forward again on the same object: what it writes is only ``ctx``,
+which the next vjp reads, never a setting a later call depends on.
 """
 
 from __future__ import annotations
@@ -34,28 +35,6 @@ _by_type = _registry.by_type
 _data = operator.attrgetter("data")
 _generation = operator.attrgetter("generation")
 _new = object.__new__
-
-
-class Saved:
-    """A forward's output together with the context its vjp reads (``Function.ctx``).
-
-    A built-in forward returns ``Saved(y, ctx)`` instead of ``y`` when its derivative
-    needs something the forward computed and the graph does not otherwise keep (an
-    input's shape for a function that keeps no inputs, the normalized axes, a mask). The
-    engine unwraps it: the output is ``y`` and the Function's ``ctx`` is ``ctx``, until
-    the next call of the same Function. ``y`` is one array (a forward with several
-    outputs saves nothing today).
-
-    Args:
-        y: The output array.
-        ctx: Anything the vjp reads back as ``self.ctx``.
-    """
-
-    __slots__ = ("y", "ctx")
-
-    def __init__(self, y: Any, ctx: Any) -> None:
-        self.y = y
-        self.ctx = ctx
 
 
 class Function:
@@ -85,7 +64,7 @@ class Function:
     # on it. `_ys` holds the output arrays a vjp reads (their Variables may be gone);
     # `_like` the output's (shape, dtype), noted when a lean function keeps only the edge.
     # A backward walk keeps its own counts (nothing of a walk is written on the graph).
-    # `ctx` holds what the last call's forward returned in `Saved` for the vjp.
+    # `ctx`: what a built-in forward computed for its vjp, written by that forward (last).
     __slots__ = ("_in", "outputs", "generation", "_ys", "_like", "ctx", "__dict__", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
     _lean = False  # set per subclass: a vjp that reads no input values (graph holds no inputs)
@@ -221,16 +200,7 @@ class Function:
             raise
         if type(ys) is not tuple:  # one output: the common tail, inline
             output = _new(Variable)  # no Variable.__init__: forward results need no check
-            if type(ys) in _by_type:
-                output.data = ys
-                self.ctx = None  # this call saved nothing
-            elif type(ys) is Saved:
-                self.ctx = ys.ctx
-                ys = ys.y
-                output.data = ys if type(ys) in _by_type else _fix_output(ys, inputs, self)
-            else:
-                output.data = _fix_output(ys, inputs, self)
-                self.ctx = None
+            output.data = ys if type(ys) in _by_type else _fix_output(ys, inputs, self)
             output.name = output.grad = None
             if _enable_backprop.get():
                 self.generation = gen
@@ -254,7 +224,6 @@ class Function:
     def _finish_many(self, inputs: tuple, ys: tuple, gen: int) -> list[Variable]:
         """The tail of ``__call__`` for a forward that returned several arrays."""
         outputs = [Variable(y if type(y) in _by_type else _fix_output(y, inputs, self)) for y in ys]
-        self.ctx = None
         if _enable_backprop.get():
             self.generation = gen
             self._in = _lean_edges(inputs) if self._lean else inputs
@@ -336,8 +305,8 @@ class Function:
         the gradient must be differentiable again; the body uses only ``xp``'s names and
         operators, so one body serves both. ``self.inputs`` is available in both modes
         for shapes and dtypes when :attr:`vjp_reads_inputs` is True (otherwise an input
-        the user dropped has no data: ``forward`` returns what the vjp needs in
-        :class:`Saved`, and the vjp reads it as ``self.ctx``).
+        the user dropped has no data: ``forward`` writes what the vjp needs in
+        ``self.ctx``, after its last check).
 
         Args:
             xp: The namespace (see :mod:`zerograd.namespaces`).

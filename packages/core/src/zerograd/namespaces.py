@@ -26,7 +26,7 @@ from typing import Any
 from . import functions as F
 from .backends import backend_of
 from .backends.registry import registry
-from .function import Function, Saved
+from .function import Function
 from .functions.ops import OPS
 from .variable import Variable, as_array
 
@@ -150,13 +150,9 @@ class ArrayOps(_Carrier):
             *xs: Its inputs' arrays.
 
         Returns:
-            Its forward's output (a saved context goes to ``fn.ctx``, as a call leaves it).
+            Its forward's result.
         """
-        y = fn.forward(*xs)
-        if type(y) is Saved:
-            fn.ctx = y.ctx
-            return y.y
-        return y
+        return fn.forward(*xs)
 
     # -- the carrier: gradients travel as backend arrays --------------------------------
     @staticmethod

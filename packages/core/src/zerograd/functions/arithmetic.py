@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import backend_of
-from ..function import Function, Saved
+from ..function import Function
 from ..typing import ArrayLike
 from ..variable import Constant, Variable
 from .ops import defines, exported, op
@@ -16,8 +16,8 @@ from .ops import defines, exported, op
 class _Binary(Function):
     """A two-input elementwise op ``op(x0, x1)`` with numpy broadcasting.
 
-    A forward saves a context only when it broadcast or promoted: ``(shape0, shape1,
-    promoted)``, the inputs' shapes and whether it computed on promoted copies. Gradients
+    A forward's context (``ctx``) is None unless it broadcast or promoted: then ``(shape0,
+    shape1, promoted)``, the inputs' shapes and whether it computed on promoted copies. Gradients
     of Constant operands are never computed. Subclasses define ``grad0(xp, gy, x0, x1,
     y)`` and ``grad1(...)``: each input's gradient before broadcasting is undone, on the
     namespace ``xp`` as :meth:`Function.vjp` describes.
@@ -48,8 +48,7 @@ class _Binary(Function):
             y = self.op(x0, x1)
         except (TypeError, ValueError) as exc:
             return self._retry(x0, x1, exc)
-        if x0.shape != x1.shape:
-            return Saved(y, (x0.shape, x1.shape, False))
+        self.ctx = (x0.shape, x1.shape, False) if x0.shape != x1.shape else None
         return y
 
     def _retry(self, x0: Any, x1: Any, exc: Exception) -> Any:
@@ -66,7 +65,9 @@ class _Binary(Function):
         p0, p1 = _promote(x0, x1, self.true_division)
         if p0 is x0 and p1 is x1:
             raise exc
-        return Saved(self.op(p0, p1), (x0.shape, x1.shape, True))
+        y = self.op(p0, p1)
+        self.ctx = (x0.shape, x1.shape, True)
+        return y
 
     def kernel(self, x0: Any, x1: Any) -> Any:
         ctx = self.ctx

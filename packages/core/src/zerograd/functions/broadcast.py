@@ -6,7 +6,7 @@ import operator
 from typing import Any
 
 from ..backends import backend_of
-from ..function import Function, Saved
+from ..function import Function
 from ..typing import ArrayLike
 from ..variable import Variable
 from ._inputs import as_input, empty_input
@@ -38,7 +38,9 @@ class BroadcastTo(Function):
 
     def forward(self, x: Any) -> Any:
         try:  # the input's shape is saved: the derivative needs no data (it may be dropped)
-            return Saved(backend_of(x).broadcast_to(x, self.shape), x.shape)
+            y = backend_of(x).broadcast_to(x, self.shape)
+            self.ctx = x.shape
+            return y
         except (ValueError, TypeError):
             raise _shape_error("broadcast_to", x.shape, self.shape) from None
 
@@ -67,7 +69,9 @@ class SumTo(Function):
         n = len(self.shape)
         if n > x.ndim or any(s not in (1, xs) for s, xs in zip(self.shape, x.shape[x.ndim - n :])):
             raise _shape_error("sum_to", x.shape, self.shape)
-        return Saved(backend_of(x).sum_to(x, self.shape), x.shape)
+        y = backend_of(x).sum_to(x, self.shape)
+        self.ctx = x.shape
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` broadcast back to the input's shape."""

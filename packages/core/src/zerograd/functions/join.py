@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backends import get_array_module
-from ..function import Function, Saved
+from ..function import Function
 from ..variable import Constant, Variable
 from .ops import defines, exported
 
@@ -44,7 +44,8 @@ class Concatenate(Function):
                     f"inputs must match on every other axis."
                 )
         y = get_array_module(xs[0]).concat(xs, axis=axis)
-        return Saved(y, (axis, [s[axis] for s in shapes]))
+        self.ctx = (axis, [s[axis] for s in shapes])
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return each input's gradient, its slice of ``gy`` along ``axis``."""
@@ -80,7 +81,9 @@ class Stack(Function):
         shapes = {x.shape for x in xs}
         if len(shapes) > 1:
             raise ValueError(f"stack: all inputs must have one shape, got {sorted(shapes)}")
-        return Saved(get_array_module(xs[0]).stack(xs, axis=axis), axis)
+        y = get_array_module(xs[0]).stack(xs, axis=axis)
+        self.ctx = axis
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return each input's gradient, its index of ``gy`` along ``axis``."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..checks import axis_or_dim, normalize_axis
-from ..function import Function, Saved
+from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike, Axis
 from ..utils import data_of
@@ -85,7 +85,8 @@ class Sum(_Reduction):
             if b.dtype_kind(x.dtype) != "b":
                 raise
             y = xp.sum(b.astype(x, b.asarray(0).dtype), axis=axes, keepdims=self.keepdims)
-        return Saved(y, (x.shape, axes))  # the vjp keeps no input: its shape is saved
+        self.ctx = (x.shape, axes)  # the vjp keeps no input: its shape is saved
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` broadcast back to the input's shape."""
@@ -112,7 +113,8 @@ class _Extremum(_Reduction):
                 f"reduced axes {self.axis!r}; there is no {self.name} of nothing."
             )
         y = getattr(get_array_module(x), self.name)(x, axis=axes, keepdims=self.keepdims)
-        return Saved(y, axes)
+        self.ctx = axes
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere."""

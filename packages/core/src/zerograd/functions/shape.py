@@ -8,7 +8,7 @@ from typing import Any
 
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
-from ..function import Function, Saved
+from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike
 from ..variable import Variable
@@ -43,7 +43,9 @@ class Reshape(Function):
 
     def forward(self, x: Any) -> Any:
         try:  # the input's shape is saved: the derivative needs no data (it may be dropped)
-            return Saved(get_array_module(x).reshape(x, self.shape), x.shape)
+            y = get_array_module(x).reshape(x, self.shape)
+            self.ctx = x.shape
+            return y
         except TypeError:
             raise TypeError(
                 f"reshape: the shape must be a tuple of ints, got {self.shape!r}"
@@ -98,8 +100,11 @@ class Transpose(Function):
     def forward(self, x: Any) -> Any:
         axes = _normalize_axes(self.axes, x.ndim)
         if axes is None:  # reversed: the vjp needs no context
+            self.ctx = None
             return get_array_module(x).permute_dims(x, tuple(range(x.ndim))[::-1])
-        return Saved(get_array_module(x).permute_dims(x, axes), axes)
+        y = get_array_module(x).permute_dims(x, axes)
+        self.ctx = axes
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` with the inverse permutation."""

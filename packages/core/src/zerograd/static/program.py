@@ -21,7 +21,6 @@ from collections import defaultdict
 from typing import Any
 
 from ..backends.registry import registry
-from ..function import Saved
 from ..namespaces import ArrayOps
 from ..recording import structure
 from ..variable import Constant, Variable
@@ -349,10 +348,7 @@ class Program:
         call = fn.forward if ins.kernel is None else ins.kernel
         if _kernel_skips_check(ins) and id(ins) not in self._checked:
             self._lines.append(f"{self.k(fn.check)}({args})")  # the kernel leaves it out
-        if ins.kernel is None:  # forward itself, which may return Saved
-            self._lines.append(f"{outs} = {self.k(_unsaved)}({self.k(fn)}, {self.k(call)}({args}))")
-        else:
-            self._lines.append(f"{outs} = {self.k(call)}({args})")
+        self._lines.append(f"{outs} = {self.k(call)}({args})")
         for n in ins.outs:
             typ, shape, _ = self._t.meta[n]
             if shape == ():  # numpy answers 0-d work with scalars: make them 0-d arrays
@@ -560,15 +556,6 @@ class _Described:
     def __init__(self, meta: tuple) -> None:
         _, self.shape, self.dtype = meta
         self.ndim = len(self.shape)
-
-
-def _unsaved(fn: Any, result: Any) -> Any:
-    """A replayed forward's output, its saved context (or None) given to ``fn`` as a call does."""
-    if type(result) is Saved:
-        fn.ctx = result.ctx
-        return result.y
-    fn.ctx = None
-    return result
 
 
 def _stand_in(v: Variable) -> Variable:

@@ -469,7 +469,7 @@ class Trace:
             step.kernel = type(fn).kernel(fn, *[v.data for v in inputs])
             if step.kernel is not None:
                 before.__dict__.update(fn.__dict__)  # what forward left, for the vjp
-                before.ctx = fn.ctx  # what it saved: a kernel's replays keep it
+                before.ctx = getattr(fn, "ctx", None)  # its context: a kernel's replays keep it
         self.code.append(step)
 
     def _setting(self, v: Any) -> Any:

@@ -12,7 +12,6 @@ from zerograd import Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import axis as normalize_axis
 from zerograd.checks import axis_or_dim, real_number
-from zerograd.function import Saved
 from zerograd.functions import exp, sum
 from zerograd.functions.ops import exported, op
 from zerograd.typing import ArrayLike
@@ -152,8 +151,12 @@ class Softmax(_Activation):
         axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
         if size_of(x) == 0:  # nothing to normalize (max of an empty axis is undefined)
-            return Saved(backend_of(x).astype(x, x.dtype), axis)
-        return Saved(kernels_of(x).softmax(x, axis), axis)
+            y = backend_of(x).astype(x, x.dtype)
+            self.ctx = axis
+            return y
+        y = kernels_of(x).softmax(x, axis)
+        self.ctx = axis
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``y * gy - y * sum(y * gy, axis)``, the input's gradient, from the output."""
@@ -207,8 +210,12 @@ class LogSoftmax(_Activation):
         axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
         if size_of(x) == 0:
-            return Saved(backend_of(x).astype(x, x.dtype), axis)
-        return Saved(x - logsumexp(x, axis), axis)
+            y = backend_of(x).astype(x, x.dtype)
+            self.ctx = axis
+            return y
+        y = x - logsumexp(x, axis)
+        self.ctx = axis
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy - exp(y) * sum(gy, axis)``, the input's gradient, from the output."""

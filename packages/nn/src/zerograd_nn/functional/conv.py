@@ -12,7 +12,6 @@ from typing import Any
 from zerograd import Function, Variable
 from zerograd.backends import get_array_module
 from zerograd.checks import pair as _pair
-from zerograd.function import Saved
 from zerograd.functions import reshape, transpose
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
@@ -71,7 +70,8 @@ class Im2col(Function):
 
     def forward(self, x: Any) -> Any:
         y = im2col_array(x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value)
-        return Saved(y, x.shape)  # the input's shape, for the vjp
+        self.ctx = x.shape  # the input's shape, for the vjp
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``col2im(gy)``: the patches' gradients folded back into the image."""

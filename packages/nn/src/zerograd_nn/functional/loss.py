@@ -7,7 +7,6 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
-from zerograd.function import Saved
 from zerograd.functions import clip, exp, get_item, log, sum
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
@@ -235,13 +234,16 @@ class SoftmaxCrossEntropy(Function):
         self.check(x, t)
         x = float_data(x)
         rows, kept = kernels_of(x).cross_entropy_rows_kept(x, t)
-        return Saved(_row_mean(rows, x), kept)  # kept for the first-order vjp, until it runs
+        y = _row_mean(rows, x)
+        self.ctx = kept  # kept for the first-order vjp, until it runs
+        return y
 
     def kernel(self, x: Any, t: Any) -> Any:
         # a replay's kernel keeps nothing, so its vjp computes the softmax again; dropping
         # the recording's kept arrays leaves the attributes as the kernel would
+        y = _mean_cross_entropy  # a replay runs check first
         self.ctx = None
-        return _mean_cross_entropy  # a replay runs check first
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
         """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None."""

@@ -7,7 +7,6 @@ from typing import Any
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import real_number
-from zerograd.function import Saved
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape
 from zerograd.functions.ops import defines, exported
@@ -93,7 +92,9 @@ class _Standardized(Function):
         xp = get_array_module(x)
         inv_std = 1 / xp.sqrt(_raw(self.var) + self.eps)
         scale = xp.reshape(inv_std, self.shape)
-        return Saved((x - xp.reshape(_raw(self.mean), self.shape)) * scale, scale)
+        y = (x - xp.reshape(_raw(self.mean), self.shape)) * scale
+        self.ctx = scale
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         return gy * self.ctx
@@ -117,7 +118,9 @@ class _Dropout(Function):
         backend = backend_of(x)
         keep = backend.asarray(backend.rand(*x.shape) > self.ratio)  # 0-d stays an array
         mask = backend.astype(keep, x.dtype) * (1.0 / (1.0 - self.ratio))
-        return Saved(x * mask, mask)
+        y = x * mask
+        self.ctx = mask
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         return gy * self.ctx

@@ -15,7 +15,6 @@ from typing import Any
 
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, device_of, get_array_module
-from zerograd.function import Saved
 from zerograd.functions import get_item, reshape, transpose
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
@@ -130,7 +129,8 @@ class Pooling(_Windows):
             for v in views[2:]:
                 y = xp.maximum(y, v)
         if not Config.enable_backprop:
-            return y  # no backward will come: no mask
+            self.ctx = None  # no backward will come: no mask
+            return y
         # Where each kernel offset is its window's first maximum, in im2col's layout
         # (N, C, KH, KW, OH, OW): one stack of bools (a byte per element; the backward casts
         # it to gy's dtype, since the standard refuses bool * float).
@@ -145,7 +145,8 @@ class Pooling(_Windows):
             hits.append(hit)
         n, c, oh, ow = y.shape
         mask = xp.reshape(xp.stack(hits, axis=2), (n, c) + tuple(geometry[0]) + (oh, ow))
-        return Saved(y, (x.shape, geometry, mask))
+        self.ctx = (x.shape, geometry, mask)
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` sent to each window's first maximum (:class:`Pooling2DGrad`)."""
@@ -272,7 +273,9 @@ class AveragePooling(_Windows):
         y = xpad[windows[0]]
         for w in windows[1:]:
             y = y + xpad[w]
-        return Saved(y / len(windows), x.shape)  # the input's shape, for the vjp
+        y = y / len(windows)
+        self.ctx = x.shape  # the input's shape, for the vjp
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy / (KH * KW)`` spread over each window, overlaps added (col2im)."""
