@@ -99,12 +99,9 @@ class Transpose(Function):
 
     def forward(self, x: Any) -> Any:
         axes = _normalize_axes(self.axes, x.ndim)
-        if axes is None:  # reversed: the vjp needs no context
-            self.ctx = None
-            return get_array_module(x).permute_dims(x, tuple(range(x.ndim))[::-1])
-        y = get_array_module(x).permute_dims(x, axes)
-        self.ctx = axes
-        return y
+        self.ctx = axes  # None: reversed, which the vjp reverses back
+        order = tuple(range(x.ndim))[::-1] if axes is None else axes
+        return get_array_module(x).permute_dims(x, order)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` with the inverse permutation."""

@@ -150,13 +150,10 @@ class Softmax(_Activation):
     def forward(self, x: Any) -> Any:
         axis = normalize_axis(self.axis, x.ndim, "softmax")
         x = float_data(x)
+        self.ctx = axis  # past the checks: what follows cannot refuse
         if size_of(x) == 0:  # nothing to normalize (max of an empty axis is undefined)
-            y = backend_of(x).astype(x, x.dtype)
-            self.ctx = axis
-            return y
-        y = kernels_of(x).softmax(x, axis)
-        self.ctx = axis
-        return y
+            return backend_of(x).astype(x, x.dtype)
+        return kernels_of(x).softmax(x, axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``y * gy - y * sum(y * gy, axis)``, the input's gradient, from the output."""
@@ -209,13 +206,10 @@ class LogSoftmax(_Activation):
     def forward(self, x: Any) -> Any:
         axis = normalize_axis(self.axis, x.ndim, "log_softmax")
         x = float_data(x)
+        self.ctx = axis  # past the checks: what follows cannot refuse
         if size_of(x) == 0:
-            y = backend_of(x).astype(x, x.dtype)
-            self.ctx = axis
-            return y
-        y = x - logsumexp(x, axis)
-        self.ctx = axis
-        return y
+            return backend_of(x).astype(x, x.dtype)
+        return x - logsumexp(x, axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy - exp(y) * sum(gy, axis)``, the input's gradient, from the output."""
