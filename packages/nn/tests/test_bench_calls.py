@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 from test_call_counts import mlp_step_calls
 
 from zerograd_nn.optimizers import SGD
 
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
-
 
 @pytest.fixture
-def bench(monkeypatch):
-    if not (BENCHMARKS / "bench_calls.py").is_file():
-        pytest.skip(f"{BENCHMARKS} not found (tests run outside the repository checkout)")
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    for name in ("bench_calls", "common", "workloads"):
-        sys.modules.pop(name, None)
-    import bench_calls
-
-    return bench_calls
+def bench(bench_module):
+    return bench_module("bench_calls")
 
 
 def test_the_full_size_mlp_makes_the_calls_of_the_small_one(bench):

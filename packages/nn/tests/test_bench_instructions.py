@@ -3,24 +3,13 @@
 from __future__ import annotations
 
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[3] / "benchmarks"
-
 
 @pytest.fixture
-def bench(monkeypatch):
-    if not (BENCHMARKS / "bench_core.py").is_file():
-        pytest.skip(f"{BENCHMARKS} not found (tests run outside the repository checkout)")
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    for name in ("bench_core", "common", "workloads"):
-        sys.modules.pop(name, None)
-    import bench_core
-
-    return bench_core
+def bench(bench_module):
+    return bench_module("bench_core")
 
 
 def test_without_valgrind_the_row_says_what_to_install_and_claims_nothing(bench, monkeypatch):
