@@ -71,3 +71,20 @@ def test_dtype_helpers_conversions_and_indexing_follow_numpy():
     np.testing.assert_array_equal(b.getitem(a, np.array([2, 2])), [2, 2])
     assert b.broadcast_to(a, (2, 3)).shape == (2, 3)
     assert b.from_numpy(a) is a
+
+
+def test_into_function_is_the_ufunc_unless_a_subclass_writes_its_own_way():
+    b = _Counting()
+    assert b.into_function("multiply") is np.multiply  # returns out itself: no wrapper
+
+    class Logged(_Counting):
+        def compute_into(self, op, x1, x2=None, *, out):
+            self.calls = getattr(self, "calls", []) + [op]
+            super().compute_into(op, x1, x2, out=out)
+
+    lb, out = Logged(), np.zeros(3)
+    f = lb.into_function("add")
+    assert f(np.ones(3), 2.0, out=out) is out
+    assert lb.calls == ["add"] and out.tolist() == [3.0, 3.0, 3.0]
+    assert lb.into_function("sqrt")(np.full(2, 4.0), out=out[:2]) is not None
+    assert lb.calls == ["add", "sqrt"] and out.tolist() == [2.0, 2.0, 3.0]

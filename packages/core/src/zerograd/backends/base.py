@@ -8,6 +8,7 @@ standard lacks is a method of :class:`Backend`, declared here with its default.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -407,6 +408,40 @@ class Backend:
                 first.
         """
         self.assign(out, _std.compute(self.xp, op, x1, x2))
+
+    def into_function(self, op: str) -> Callable[..., Any]:
+        """Optional. :meth:`compute_into` of one ``op`` as a function returning ``out``.
+
+        ``f = backend.into_function("multiply")``; ``f(x1, x2, out=o)`` (``f(x, out=o)`` for
+        ``'sqrt'``) writes as ``compute_into`` does and returns ``o``. An optimizer's update
+        makes a dozen such writes per step, asked once per backend. Default: a function
+        calling :meth:`compute_into`; numpy and CuPy return the ufunc itself (its ``out=``
+        returns ``out``), one Python call less per write.
+
+        Args:
+            op: One of :data:`~zerograd.backends.contract.IN_PLACE_OPS`.
+
+        Returns:
+            The function.
+
+        Raises:
+            ValueError: ``op`` is not one of those names.
+        """
+        _std.check_in_place_op(op)
+        into = self.compute_into
+        if op == "sqrt":
+
+            def unary(x: Any, *, out: Any) -> Any:
+                into(op, x, out=out)
+                return out
+
+            return unary
+
+        def binary(x1: Any, x2: Any, *, out: Any) -> Any:
+            into(op, x1, x2, out=out)
+            return out
+
+        return binary
 
     def flatten_into(self, arrays: list, out: Any = None) -> Any:
         """Optional. The elements of ``arrays`` (each in C order), one after another, in 1-d.

@@ -110,12 +110,20 @@ def compute(xp: Any, op: str, x1: Any, x2: Any) -> Any:
     """
     if op == "sqrt":
         return xp.sqrt(x1)
-    f = _BINARY.get(op)
-    if f is None:
+    check_in_place_op(op)
+    return _BINARY[op](x1, x2)
+
+
+def check_in_place_op(op: str) -> None:
+    """Refuse an ``op`` that is none of :data:`~zerograd.backends.contract.IN_PLACE_OPS`.
+
+    Raises:
+        ValueError: naming the ops there are.
+    """
+    if op not in IN_PLACE_OPS:
         raise ValueError(
             f"zerograd: Backend.compute_into got op={op!r}; it takes one of {list(IN_PLACE_OPS)}"
         )
-    return f(x1, x2)
 
 
 def writable_type(backend: Any, x: Any) -> bool:

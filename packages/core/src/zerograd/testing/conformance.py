@@ -242,6 +242,24 @@ def test_compute_into_writes_numpys_result_where_writable(backend, op):
         np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=f"{op}{args!r}")
 
 
+@pytest.mark.parametrize("op", contract.IN_PLACE_OPS)
+def test_into_function_writes_as_compute_into_and_returns_out(backend, op):
+    """``into_function(op)`` writes what ``compute_into(op, ...)`` writes and returns ``out``."""
+    x1 = _rng.random((2, 3)).astype(np.float32) + 0.5
+    x2 = _rng.random((2, 3)).astype(np.float32) + 0.5
+    out = _put(backend, np.zeros((2, 3)), "float32")
+    if not backend.writable(out):
+        pytest.skip(f"{backend.name}: arrays are immutable (writable is false), so zerograd "
+                    f"never writes into them")  # fmt: skip
+    operands = [x1] if op == "sqrt" else [x1, x2]
+    f = backend.into_function(op)
+    assert f(*[_put(backend, a, "float32") for a in operands], out=out) is out
+    expected = getattr(np, op)(*operands)
+    np.testing.assert_allclose(backend.to_numpy(out), expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="it takes one of"):
+        backend.into_function("power")
+
+
 def test_flatten_into_lays_arrays_end_to_end(backend):
     """``flatten_into`` makes (or, where ``writable``, fills) one 1-d array of every element.
 

@@ -4,7 +4,7 @@ Each optimizer writes its update once (``Optimizer._rule``) as calls such as
 ``u.multiply(a, b, out=s)`` on a namespace ``u`` of the five standard functions of
 :data:`~zerograd.backends.contract.IN_PLACE_OPS`, and uses what each call returns:
 
-- :class:`IntoArrays` writes each result into ``out`` with ``Backend.compute_into`` and
+- :class:`IntoArrays` writes each result into ``out`` as ``Backend.compute_into`` does and
   returns ``out``: the update is then written into the parameter, its state and a few
   scratch buffers shared by all parameters (allocated before anything is written, reused
   on every later step). :meth:`Optimizer.update` takes this path for arrays their backend
@@ -21,7 +21,6 @@ Both apply the same operations in the same order, so they give the same bits.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from zerograd.backends import backend_of, get_array_module
@@ -32,38 +31,26 @@ class IntoArrays:
     """Each operation written into ``out`` (an array of the result's shape and dtype).
 
     ``u.add(x1, x2, out=o)`` (``subtract``, ``multiply``, ``divide``; ``u.sqrt(x, out=o)``)
-    writes the result into ``o`` with the backend's ``compute_into`` and returns ``o``.
+    writes the result into ``o`` as the backend's ``compute_into`` does and returns ``o``.
     One instance per backend: :meth:`of`.
 
     Args:
-        into: the arrays' ``Backend.compute_into``.
+        backend: the arrays' backend (its ``into_function`` of each op).
     """
 
     _made: dict[int, tuple[Any, IntoArrays]] = {}  # id(backend) -> (backend, namespace)
 
-    def __init__(self, into: Callable[..., None]) -> None:
+    def __init__(self, backend: Any) -> None:
         # plain functions in the instance's dict: a call costs no bound-method object
-        def binary(op: str) -> Callable[..., Any]:
-            def f(x1: Any, x2: Any, *, out: Any) -> Any:
-                into(op, x1, x2, out=out)
-                return out
-
-            f.__name__ = op
-            return f
-
-        def sqrt(x: Any, *, out: Any) -> Any:
-            into("sqrt", x, out=out)
-            return out
-
-        self.add = binary("add")
-        self.subtract = binary("subtract")
-        self.multiply = binary("multiply")
-        self.divide = binary("divide")
-        self.sqrt = sqrt
+        self.add = backend.into_function("add")
+        self.subtract = backend.into_function("subtract")
+        self.multiply = backend.into_function("multiply")
+        self.divide = backend.into_function("divide")
+        self.sqrt = backend.into_function("sqrt")
 
     @classmethod
     def of(cls, backend: Any) -> IntoArrays:
-        """The namespace writing with ``backend.compute_into`` (made once per backend).
+        """The namespace writing into arrays of ``backend`` (made once per backend).
 
         Args:
             backend: a zerograd backend.
@@ -73,7 +60,7 @@ class IntoArrays:
         """
         made = cls._made.get(id(backend))
         if made is None or made[0] is not backend:
-            made = cls._made[id(backend)] = (backend, cls(backend.compute_into))
+            made = cls._made[id(backend)] = (backend, cls(backend))
         return made[1]
 
 
