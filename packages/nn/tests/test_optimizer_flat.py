@@ -209,6 +209,22 @@ def test_load_state_dict_and_clear_state_are_followed(make, per_param):
 
 
 @each
+def test_state_written_through_optimizer_state_between_steady_steps_is_followed(make, per_param):
+    # state() may add a state name to a packed parameter's dict: packed segments trust the
+    # dicts they left, so the next update must pack again (the per-parameter bytes)
+    def touch(step, model, opt):
+        p = list(model.params())[1]
+        if step == 2:
+            opt.state(p, *opt._state_for(opt.defaults), "extra")
+        if step == 3:
+            m = opt.state(p, *opt._state_for(opt.defaults))
+            for a in m:
+                a *= 0.5  # written in place: the segment's views, read by the next update
+
+    assert_same_run(per_param, make=make, steps=5, between=touch)
+
+
+@each
 def test_pickled_optimizer_goes_on_with_the_same_bytes(make, per_param):
     def go():
         model, opt = train(make, 2)

@@ -616,19 +616,23 @@ class Optimizer(metaclass=_SetUpOnCreation):
         data = param.data
         st = self._state.get(param)
         if st is None:
+            self._packer.forget()  # a segment trusts the state dicts it left (flat.Segment)
             xp = get_array_module(data)
             st = self._state[param] = {n: xp.zeros_like(data) for n in names}
         else:
             for n in names:
                 if n not in st:
+                    self._packer.forget()
                     st[n] = get_array_module(data).zeros_like(data)
             for n, a in st.items():
                 if type(a) is not type(data):
+                    self._packer.forget()
                     st[n] = as_array_of(a, backend_of(data))
         return [st[n] for n in names]
 
     def _store(self, param: Parameter, **arrays: Any) -> None:
         # needed for immutable array types, where ``a += b`` rebinds instead of writing
+        self._packer.forget()
         self._state[param].update(arrays)
 
     def clear_state(self) -> None:

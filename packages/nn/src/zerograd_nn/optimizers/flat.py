@@ -18,14 +18,22 @@ current values before the update, so nothing is updated through a stale copy.
 
 from __future__ import annotations
 
+import operator
 import sys
 import weakref
+from itertools import repeat
 from typing import Any
 
 from zerograd.backends import backend_of, get_array_module
 from zerograd.utils import size_of
 
 from . import state as _st
+
+_data = operator.attrgetter("data")
+_grad_data = operator.attrgetter("grad.data")
+_shape = operator.attrgetter("shape")
+_writeable = operator.attrgetter("flags.writeable")
+_is = operator.is_
 
 #: the backends whose arrays are packed (where ``Backend.flatten_into`` is one copy)
 PACKED_BACKENDS = frozenset({"numpy", "cupy"})
@@ -57,6 +65,9 @@ class Segment:
         "state",
         "scratch",
         "views",
+        "shapes",
+        "flagged",
+        "stored",
         "state_views",
         "lent",
         "lent_any",
@@ -73,6 +84,9 @@ class Segment:
         self.state = {n: xp.empty_like(self.data) for n in names}
         self.scratch = [xp.empty_like(self.data) for _ in range(n_scratch)]
         self.views = _views(self.data, params)
+        self.shapes = [v.shape for v in self.views]
+        self.flagged = hasattr(getattr(self.data, "flags", None), "writeable")
+        self.stored: Any = None  # the optimizer's {param: state dict} fill() wrote into
         self.state_views: list[dict] = [{} for _ in params]
         for n, buf in self.state.items():
             for d, v in zip(self.state_views, _views(buf, params)):
@@ -92,17 +106,16 @@ class Segment:
         """
         if names != self.names or len(params) != len(self.refs) or n_scratch != len(self.scratch):
             return False
-        for p, q, v, sv in zip(params, self.refs, self.views, self.state_views):
-            if p is not q() or p.data is not v:
-                return False
-            if names:
-                st = stored.get(p)
-                if st is None or len(st) != len(names):
-                    return False
-                for n in names:
-                    if st.get(n) is not sv[n]:
-                        return False
-        return True
+        # identity tests over whole lists (map runs them in C: an update asks every step)
+        if not all(map(_is, map(_data, params), self.views)):
+            return False
+        if not all(map(_is, params, [q() for q in self.refs])):
+            return False
+        # the optimizer's {param: state dict} as fill() left it. Besides fill(), only the
+        # optimizer's own code writes there: state() and _store() call Packer.forget(), and
+        # the per-parameter update writes the dicts of parameters no segment packed in that
+        # update (a segment that lost one is made again, a dropped one forgotten)
+        return not names or stored is self.stored
 
     def takes(self, params: list, stored: Any) -> bool:
         """Whether an update may run on this segment as it stands, unchecked otherwise.
@@ -119,15 +132,17 @@ class Segment:
         """
         if not self.holds(params, self.names, stored, len(self.scratch)):
             return False
+        grads = list(map(_grad_data, params))
+        if list(map(_shape, grads)) != self.shapes:
+            return False
         kind, dtype = type(self.data), self.data.dtype
-        for p, v in zip(params, self.views):
-            g = p.grad.data
-            if type(g) is not kind or g.dtype != dtype or g.shape != v.shape:
-                return False
-            flags = getattr(v, "flags", None)  # numpy's views can be made read-only
-            if flags is not None and getattr(flags, "writeable", True) is False:
-                return False
-        return True
+        if not all(map(_is, map(type, grads), repeat(kind))):
+            return False
+        # a dtype is mostly the very object (hashing one is dear: no sets here)
+        if not all(g.dtype is dtype or g.dtype == dtype for g in grads):
+            return False
+        # numpy's views can be made read-only (CuPy's flags have no writeable)
+        return not self.flagged or all(map(_writeable, self.views))
 
     def fill(self, params: list, stored: Any) -> None:
         """Copy the parameters' state in, then give them and the optimizer the views.
@@ -145,6 +160,7 @@ class Segment:
             p.data = v
             if sv:  # a dict of its own: what else writes into it is seen by ``holds``
                 stored[p] = dict(sv)
+        self.stored = stored
 
     def gather_grads(self, params: list) -> None:
         """Copy the gradients of ``params`` (those it packs) into :attr:`grad` (one call).
@@ -318,6 +334,13 @@ class Packer:
         """Forget the segments not used by the last update (their buffers go with them)."""
         if len(keys) != len(self.segments):
             self.segments = {k: self.segments[k] for k in keys if k in self.segments}
+
+    def forget(self) -> None:
+        """Drop every segment: the optimizer wrote a parameter's state dict itself.
+
+        The next update packs the parameters again from their current values and state.
+        """
+        self.segments = {}
 
     def keep(self, key: tuple, seg: Segment) -> None:
         """Remember ``seg`` (filled) as the segment of ``key``."""
