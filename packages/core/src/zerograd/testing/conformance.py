@@ -220,42 +220,32 @@ def test_shared_scalars_cannot_be_written(backend):
 def test_compute_into_writes_numpys_result_where_writable(backend, op):
     """Where ``writable`` is true, ``compute_into`` writes numpy's result into ``out``.
 
-    An operand may be ``out`` itself, or a Python float that keeps float32 float32.
+    An operand may be ``out`` itself, or a Python float that keeps float32 float32. The
+    function ``into_function(op)`` writes the same and returns ``out``.
     """
     x1 = _rng.random((2, 3)).astype(np.float32) + 0.5
     x2 = _rng.random((2, 3)).astype(np.float32) + 0.5
-    out = _put(backend, np.zeros((2, 3)), "float32")
-    if not backend.writable(out):
+    if not backend.writable(_put(backend, np.zeros((2, 3)), "float32")):
         pytest.skip(f"{backend.name}: arrays are immutable (writable is false), so zerograd "
                     f"never calls compute_into")  # fmt: skip
     cases = [((x1,), None)] if op == "sqrt" else [((x1, x2), None), ((x1, 0.75), None)]
     if op != "sqrt":
         cases.append(((x1, x2), 0))  # out is the first operand
     ufunc = getattr(np, op)
+    function = backend.into_function(op)
     for args, alias in cases:
         expected = ufunc(*args)
-        arrays = [_put(backend, a.copy(), "float32") if not np.isscalar(a) else a for a in args]
-        target = arrays[alias] if alias is not None else out
-        backend.compute_into(op, *arrays, out=target)
-        got = backend.to_numpy(target)
-        assert got.dtype == np.float32, f"compute_into({op!r}, ...) wrote {got.dtype}"
-        np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=f"{op}{args!r}")
-
-
-@pytest.mark.parametrize("op", contract.IN_PLACE_OPS)
-def test_into_function_writes_as_compute_into_and_returns_out(backend, op):
-    """``into_function(op)`` writes what ``compute_into(op, ...)`` writes and returns ``out``."""
-    x1 = _rng.random((2, 3)).astype(np.float32) + 0.5
-    x2 = _rng.random((2, 3)).astype(np.float32) + 0.5
-    out = _put(backend, np.zeros((2, 3)), "float32")
-    if not backend.writable(out):
-        pytest.skip(f"{backend.name}: arrays are immutable (writable is false), so zerograd "
-                    f"never writes into them")  # fmt: skip
-    operands = [x1] if op == "sqrt" else [x1, x2]
-    f = backend.into_function(op)
-    assert f(*[_put(backend, a, "float32") for a in operands], out=out) is out
-    expected = getattr(np, op)(*operands)
-    np.testing.assert_allclose(backend.to_numpy(out), expected, rtol=1e-6)
+        for how in ("compute_into", "into_function"):
+            arrays = [_put(backend, a.copy(), "float32") if not np.isscalar(a) else a for a in args]
+            fresh = _put(backend, np.zeros((2, 3)), "float32")
+            target = arrays[alias] if alias is not None else fresh
+            if how == "compute_into":
+                backend.compute_into(op, *arrays, out=target)
+            else:
+                assert function(*arrays, out=target) is target, "into_function returns out"
+            got = backend.to_numpy(target)
+            assert got.dtype == np.float32, f"{how}({op!r}, ...) wrote {got.dtype}"
+            np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=f"{how} {op}{args!r}")
     with pytest.raises(ValueError, match="it takes one of"):
         backend.into_function("power")
 
