@@ -88,6 +88,41 @@ def test_a_recorded_backward_runs_each_vjp_once(rand, to_np):
     assert step.counts == {"eager": 1, "traced": 2, "replayed": 2}
 
 
+class _BookSquare(Function):
+    """x ** 2 written the book's way: backward(gy) on Variables, reading self.inputs."""
+
+    def forward(self, x):
+        return x**2
+
+    def backward(self, gy):
+        (x,) = self.inputs
+        return 2 * x * gy
+
+
+def test_a_book_style_backward_under_create_graph_replays(rand, to_np):
+    """With create_graph the eager walk runs under the recording, so a DeZero-style
+    backward's Functions are recorded as any applied (a recording refused it before)."""
+
+    def make():
+        def step(x):
+            y = F.sum(_BookSquare()(F.sin(x)) * x)
+            y.backward(create_graph=True)
+            gx = x.grad
+            x.cleargrad()
+            F.sum(gx * gx).backward()
+            return x.grad
+
+        return step
+
+    eager, static = make(), static_graph(make())
+    for i in range(5):
+        xe, xs = Variable(rand(3, seed=i)), Variable(rand(3, seed=i))
+        ge, gs = eager(xe), static(xs)
+        assert _bits(to_np, ge) == _bits(to_np, gs)
+        assert gs is xs.grad
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
 class _Listening:
     """A recorder that runs each backward's walk and notes every report made while it runs."""
 

@@ -162,12 +162,13 @@ class _Walk:
 
     def finish(self) -> None:
         """Give the leaves their totals, onto what they held; a gradient held twice is copied."""
-        stores, seen = [], set()
-        carrier, trace = self.carrier, self.trace
+        carrier, trace, seen = self.carrier, self.trace, set()
         with storing:
             for x in self.leaves:
                 if x.grad is not None:
                     self.grads[x] = self.held(x, self.grads[x])
+            for v in self.cleared:
+                v.grad = None
             for x in self.leaves:
                 g = self.grads[x]
                 if id(g) in seen:
@@ -175,14 +176,10 @@ class _Walk:
                     trace.op(carrier.copy, (g,), copied)
                     g = copied
                 seen.add(id(g))
-                stores.append((x, g))
-            for v in self.cleared:
-                v.grad = None
-            for v, g in stores:
-                old = v.grad
+                old = x.grad
                 if old is None or carrier.unwrap(old) is not g:
-                    v.grad = carrier.wrap(g)
-                trace.stored(v, g)
+                    x.grad = carrier.wrap(g)
+                trace.stored(x, g)
 
 
 def upstream(y: Variable) -> list[Variable]:
