@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import zerograd.functions as F
-from zerograd import Function, Parameter, Variable, static_graph
+from zerograd import Config, Function, Parameter, Variable, static_graph
 from zerograd.backends import get_array_module
 from zerograd.recording import recording
 
@@ -121,6 +121,36 @@ def test_a_book_style_backward_under_create_graph_replays(rand, to_np):
         assert _bits(to_np, ge) == _bits(to_np, gs)
         assert gs is xs.grad
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
+class _Asking(Function):
+    """x * 2 whose book-style backward notes whether a graph would be built."""
+
+    graph = []
+
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, gy):
+        _Asking.graph.append(Config.enable_backprop)
+        return gy * 2
+
+
+def test_a_recorded_backward_builds_no_graph_as_the_walk(rand):
+    """A first-order walk runs its vjps and backwards with enable_backprop off (a forward
+    a vjp calls may ask, as max pooling's does): a recorded call does the same."""
+
+    @static_graph
+    def step(x):
+        y = F.sum(_Asking()(x))
+        y.backward()
+        return y
+
+    _Asking.graph = []
+    for i in range(3):
+        step(Variable(rand(2, seed=i)))
+    assert _Asking.graph == [False, False, False]  # eager, traced, traced
+    assert Config.enable_backprop
 
 
 class _Listening:

@@ -21,6 +21,7 @@ from typing import Any
 from ..backends import get_array_module
 from ..backends.registry import registry
 from ..backprop import check_seed
+from ..config import using_config
 from ..function import Function
 from ..recording import READ, paused, structure
 from ..variable import Parameter, Variable, value_read
@@ -545,7 +546,9 @@ class Trace:
         says why; should that one succeed, the call stays eager.
         """
         try:
-            with paused():  # a DeZero-style backward's Functions are its own work (see legacy)
+            # as in the eager walk, no graph is built (a DeZero-style backward applies
+            # Functions; a forward a vjp runs may ask); nor is that work recorded (see legacy)
+            with paused(), using_config("enable_backprop", False):
                 planned_walk(self, y)
         except Exception as exc:
             self.refuse(
