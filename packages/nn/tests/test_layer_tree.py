@@ -113,3 +113,77 @@ def test_params_follow_named_params_when_layers_and_parameters_are_shared_across
     named = list(net.named_params().values())
     assert [id(p) for p in net.params()] == [id(p) for p in named]
     assert len({id(p) for p in named}) == len(named) == 8
+
+
+def _ids(layer):
+    return [id(p) for p in layer.params()]
+
+
+def _walked_ids(layer):
+    """What a full walk (named_params, never remembered) finds: the reference."""
+    return [id(p) for p in layer.named_params().values()]
+
+
+def test_params_asked_again_follow_every_change_of_the_tree():
+    # params() remembers its last walk per model (an optimizer asks at every update); each
+    # change below must show at the next ask, however it was made
+    net = Net()
+    before = _ids(net)
+    assert _ids(net) == before == _walked_ids(net)
+    changes = [
+        lambda: setattr(net.first, "extra", _p(4)),  # a Parameter added deep in the tree
+        lambda: net.blocks.append(_p(5)),  # a list grown in place
+        lambda: net.blocks.__setitem__(0, Block()),  # a list item replaced in place
+        lambda: net.blocks.pop(),  # shrunk in place
+        lambda: setattr(net, "blocks", [Block()]),  # the list replaced
+        lambda: net.blocks[0].__delattr__("gain"),  # a Parameter deleted from a list's layer
+        lambda: setattr(net.first, "lin", L.Linear(2, in_size=2)),  # a sub-layer replaced
+        lambda: setattr(net, "scale", None),  # a Parameter attribute set to something else
+        lambda: net.later.append(_p(6)),  # a list set empty (below), filled in place
+    ]
+    for i, change in enumerate(changes):
+        if i == len(changes) - 1:
+            net.later = []
+            assert _ids(net) == _walked_ids(net)  # remembered with the empty list
+        seen = _ids(net)
+        change()
+        assert _ids(net) == _walked_ids(net)
+        assert _ids(net) != seen
+
+
+def test_params_of_a_layer_with_its_own_named_members_are_walked_every_time():
+    class Dynamic(L.Layer):
+        def __init__(self):
+            super().__init__()
+            self.table = {"a": _p(1)}  # members in a dict: no attribute assignment adds one
+
+        def named_members(self):
+            yield from super().named_members()
+            yield from self.table.items()
+
+    net = Net()
+    net.dyn = Dynamic()
+    first = _ids(net)
+    net.dyn.table["b"] = _p(2)
+    assert len(_ids(net)) == len(first) + 1 == len(_walked_ids(net))
+
+
+def test_params_remembered_keep_no_model_alive_and_need_no_hash():
+    import gc
+    import weakref
+
+    class ByValue(Net):
+        def __eq__(self, other):  # equal by value and unhashable: a walk is kept by identity
+            return isinstance(other, ByValue)
+
+        __hash__ = None
+
+    a, b = ByValue(), ByValue()
+    assert _ids(a) != _ids(b)  # equal layers, each with its own parameters
+    n = len(_ids(a))
+    a.blocks.append(a)  # a cycle through a list attribute, walked once
+    ref = weakref.ref(a)
+    assert len(_ids(a)) == n
+    del a
+    gc.collect()
+    assert ref() is None

@@ -68,11 +68,14 @@ class Layer:
         if isinstance(value, (Parameter, Layer)):
             if name not in names:
                 names.append(name)
+                _layout.n += 1
             elif d.get(name) is not value:
                 _replaced()  # a replay recorded with the old one must not run on
+                _layout.n += 1
         elif name in names:
             names.remove(name)
             _replaced()
+            _layout.n += 1
         if isinstance(value, (list, tuple)):
             lists = d.get("_lists")
             if lists is None:
@@ -80,8 +83,11 @@ class Layer:
                 object.__setattr__(self, "_lists", lists)
             if name not in lists:
                 lists.append(name)
-            elif d.get(name) is not value and _holds_members(d.get(name)):
-                _replaced()
+                _layout.n += 1
+            elif d.get(name) is not value:
+                _layout.n += 1
+                if _holds_members(d.get(name)):
+                    _replaced()
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -90,6 +96,7 @@ class Layer:
             if name in names:
                 names.remove(name)
                 _replaced()
+                _layout.n += 1
         object.__delattr__(self, name)
 
     def __call__(self, *inputs: Any) -> Any:
@@ -553,12 +560,50 @@ def _rebound(layer: Layer, swap: dict[int, Variable], done: dict[int, Layer]) ->
     return twin
 
 
+class _Layout:
+    """``n``: moved whenever a layer gains, loses or replaces a member (or a list of them)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+_layout = _Layout()
+# id(root layer) -> (a weak reference to it, the layout it was walked at, its list
+# attributes as walked, its Parameters); by id: a layer may define __eq__ or no __hash__
+_walked: dict[int, tuple] = {}
+
+
 def _params(layer: Layer) -> list[Parameter]:
-    """:meth:`Layer.params` as a list: :func:`_walk`'s order, a member visited once."""
+    """:meth:`Layer.params` as a list: :func:`_walk`'s order, a member visited once.
+
+    An optimizer asks at every update, so the last walk is kept per root layer and given
+    again while no layer's members changed: no attribute assignment moved :data:`_layout`
+    and every list attribute the walk read is the same list, holding the same items (a
+    list changes in place without an assignment).
+    """
+    memo = _walked.get(id(layer))
+    if (
+        memo is not None
+        and memo[0]() is layer
+        and memo[1] == _layout.n
+        and all(map(_unchanged, memo[2]))
+    ):
+        return list(memo[3])
     out: list[Parameter] = []
     seen = {id(layer)}
+    lists: list[tuple] = []
+    keep = True  # a layer type with its own named_members may yield anything, any time
 
     def visit(holder: Layer) -> None:
+        nonlocal keep
+        d = holder.__dict__
+        if type(holder).named_members is not Layer.named_members:
+            keep = False
+        for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
+            items = d.get(name, ())
+            lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
         for _, member in holder.named_members():
             if id(member) not in seen:
                 seen.add(id(member))
@@ -567,8 +612,30 @@ def _params(layer: Layer) -> list[Parameter]:
                 else:
                     out.append(member)
 
+    at = _layout.n
     visit(layer)
+    if keep:
+        key = id(layer)
+        _walked[key] = (weakref.ref(layer, lambda ref: _forget(key, ref)), at, lists, out)
+        return list(out)
     return out
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    """Drop the walk of a layer that died (unless the id already names a newer layer's)."""
+    memo = _walked.get(key)
+    if memo is not None and memo[0] is ref:
+        del _walked[key]
+
+
+def _unchanged(entry: tuple) -> bool:
+    """Whether a list attribute read by a walk is still the same list with the same items."""
+    ref, name, list_id, ids = entry
+    holder = ref()
+    if holder is None:
+        return False
+    items = holder.__dict__.get(name, ())
+    return id(items) == list_id and tuple(map(id, items)) == ids
 
 
 def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:
