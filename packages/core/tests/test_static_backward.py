@@ -28,7 +28,7 @@ def test_an_input_used_at_three_depths_gets_the_eager_sum_of_its_gradients(rand,
     w_data = rand(3, dtype="float64", seed=7)
 
     def make():
-        w = Parameter(w_data.copy())
+        w = Parameter(rand(3, dtype="float64", seed=7))  # each twin its own array
 
         def step(x):
             near = x * 1e16
@@ -190,7 +190,6 @@ def test_the_walk_reports_nothing_to_a_recorder(rand, to_np, create_graph):
     x_data, w_data = rand(3, seed=1), rand(3, seed=2)
     x, w = Variable(x_data), Parameter(w_data)
     w.grad = Variable(rand(3, seed=3))  # a held gradient, added onto
-    held = w.grad.data.copy()
     listener = _Listening()
     with recording(listener):
         y = _fan_out(x, w)
@@ -201,7 +200,7 @@ def test_the_walk_reports_nothing_to_a_recorder(rand, to_np, create_graph):
     if create_graph:
         assert listener.during  # its sums and products are Functions
     xe, we = Variable(x_data), Parameter(w_data)
-    we.grad = Variable(held)
+    we.grad = Variable(rand(3, seed=3))
     _fan_out(xe, we).backward(create_graph=create_graph)
     assert _bits(to_np, x.grad) == _bits(to_np, xe.grad)
     assert _bits(to_np, w.grad) == _bits(to_np, we.grad)
@@ -231,17 +230,16 @@ def test_a_recorded_backward_that_fails_changes_no_gradient(rand, to_np):
         return y
 
     _Failing.failing = False
-    step(rand(3, seed=2))  # the first call runs eagerly: the next one is traced
+    step(Variable(rand(3, seed=2)))  # the first call runs eagerly: the next one is traced
     held = w.grad
     before = _bits(to_np, held)
     _Failing.failing = True
     with pytest.raises(ValueError, match="the vjp refuses"):
-        step(rand(3, seed=3))
+        step(Variable(rand(3, seed=3)))
     assert w.grad is held and _bits(to_np, w.grad) == before
     _Failing.failing = False
     for i in range(4):
-        x = rand(3, seed=10 + i)
-        step(x)
+        step(Variable(rand(3, seed=10 + i)))
     assert step.counts["replayed"] == 2
     expected = to_np(held.data).copy()
     for i in range(4):  # w's gradient added up over the four calls since the failure
