@@ -15,7 +15,7 @@ import pytest
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 import zerograd_onnx
-from zerograd import Function, Parameter
+from zerograd import Function, Parameter, using_config
 from zerograd_nn import Layer, Model
 from zerograd_nn.models import MLP
 from zerograd_onnx import ExportError, ParityError
@@ -319,6 +319,33 @@ def test_a_value_read_into_python_is_refused(rng, tmp_path):
         "zerograd_onnx.export: the forward reads a Variable's value into Python (float(), in "
         "layer 'gate' (Gate)); an ONNX graph cannot follow a computation that goes through "
         "Python values."
+    )
+    _nothing_but(tmp_path)
+
+
+def test_a_backward_inside_the_forward_is_refused(rng, tmp_path):
+    """export hears a backward where Variable.backward starts it, and names the layer."""
+
+    class Probe(Layer):
+        def forward(self, x):
+            with using_config("enable_backprop", True):
+                w = Parameter(np.ones(5, dtype=np.float32))
+                (x * w).sum().backward()
+            return x * 2.0
+
+    class Probed(Model):
+        def __init__(self):
+            super().__init__()
+            self.probe = Probe()
+
+        def forward(self, x):
+            return self.probe(x)
+
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(Probed(), _x(rng), tmp_path / "p.onnx")
+    assert str(err.value) == (
+        "zerograd_onnx.export: the forward runs a backward pass (in layer 'probe' (Probe)); "
+        "an exported model is its forward computation only."
     )
     _nothing_but(tmp_path)
 

@@ -10,15 +10,15 @@ from typing import Any
 from .backends import get_array_module
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
-from .function import Function, output_of, revived
+from .function import Function, revived
 from .namespaces import VARIABLE_OPS, array_ops_by_type
-from .recording import current as _recorder
-from .recording import switch as _recording
 from .variable import Variable, as_array
 
 _by_type = _registry.by_type
 _data = operator.attrgetter("data")
-_storing = threading.Lock()  # a leaf's held gradient is read and replaced by one walk at a time
+storing = threading.Lock()
+"""Held by whoever reads a leaf's held gradient and replaces it (a walk's end, a trace's
+planned walk), so that backwards in two threads add onto each other's results."""
 
 
 def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False) -> None:
@@ -66,20 +66,13 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
 
 
 def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
-    """The walk :func:`backward` describes.
-
-    Under a static-graph trace (``rec``) the carrier reports what it converts, copies and
-    holds, and the walk reports its vjps, sums and stores (see :mod:`zerograd.recording`).
-    """
-    rec = _recording.on and _recorder()
+    """The walk :func:`backward` describes."""
     seed = y.grad
     if seed is not None:
-        _check_seed(y, seed)
+        check_seed(y, seed)
     if seed is None:
         ones = get_array_module(y.data).ones_like
         y.grad = Variable(ones(y.data))
-        if rec:
-            rec.op(ones, (y.data,), y.grad.data)
     f = y.creator
     if f is None:
         return
@@ -87,15 +80,13 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
         g = Variable(as_array(g, like=y.data))
     carrier = VARIABLE_OPS if create_graph else array_ops_by_type[type(g.data)]
-    if rec:
-        carrier = rec.walk(y, retain_grad, carrier)
     graph = carrier.graph  # the one question of mode, asked where a vjp is called
     ops = array_ops_by_type  # first order: each vjp runs on its gradient's own backend
     grads: dict[Variable, Any] = {y: carrier.unwrap(g)}
     leaves: list[Variable] = []  # in the order they got their first gradient
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
-    deps = _count_consumers(f)  # this walk's own: other walks (nested, threads) keep theirs
+    deps = consumer_counts(f)  # this walk's own: other walks (nested, threads) keep theirs
     ready = [f]
     token = _enable_backprop.set(create_graph)
     try:
@@ -104,8 +95,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             refs = f.outputs
             lean = f._lean
             # a lean function's edges: input Variables, and the creators of inputs it did not
-            # keep (resolved below, where the gradients are filed; a trace sees stand-ins)
-            inputs = _resolved(f._in) if rec and lean else f._in
+            # keep (resolved below, where the gradients are filed)
+            inputs = f._in
             if len(refs) == 1:  # fast path: one output (nearly every function), no tuples
                 o = refs[0]()
                 # its gradient is filed under its output while that lives (a key holds it),
@@ -119,7 +110,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if gy is None:  # nothing reached f: its inputs' creators only hear it is done
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, carrier, (gy,), rec)
+                    gxs = dezero_backward(f, carrier, (gy,))
                 elif graph:
                     if f._keeps_y and (o is None or o.data is None):
                         o = revived(f, 0)
@@ -135,8 +126,6 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if yd is None and f._keeps_y:
                         yd = f._ys
                     gxs = f.vjp(ops[type(gy)], xs, yd, gy)
-                    if rec:
-                        rec.vjp(f, ops[type(gy)], xs, yd, gy, gxs)
             else:  # the generic path: any number of outputs, some of them maybe gone
                 outputs = [ref() for ref in refs]
                 gys = tuple([None if o is None else grads.pop(o, None) for o in outputs])
@@ -150,7 +139,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 if all(g is None for g in gys):
                     gxs = (None,) * len(inputs)
                 elif not f._vjp:
-                    gxs = _legacy(f, carrier, gys, rec)
+                    gxs = dezero_backward(f, carrier, gys)
                 elif graph:
                     if f._keeps_y:
                         outputs = [revived(f, i) for i in range(len(refs))]
@@ -163,8 +152,6 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if f._keeps_y:
                         ys = tuple([a if a is not None else b for a, b in zip(ys, f._ys)])
                     gxs = f.vjp(ops[type(some)], xs, ys, gys)
-                    if rec:
-                        rec.vjp(f, ops[type(some)], xs, ys, gys, gxs)
             if type(gxs) is not tuple:
                 gxs = tuple(gxs) if type(gxs) is list else (gxs,)
             if len(gxs) != len(inputs):
@@ -208,18 +195,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if creator is None:  # a leaf: onto its held gradient at the end
                         leaves.append(x)
                     elif x.grad is not None:  # an intermediate's held gradient flows on (DeZero)
-                        gx = _plus_held(x, gx, carrier, None if graph else rec)
+                        gx = _plus_held(x, gx, carrier)
                     grads[x] = gx
                 else:  # one more gradient for x
                     total = g + gx
-                    if rec and not graph:
-                        rec.op(operator.add, (g, gx), total)
                     if type(total) not in _by_type:  # a library scalar, or a Variable
                         total = carrier.carry(total, xd)
                     grads[x] = total
-        with _storing:  # the held gradients read and replaced in one step (threads)
-            _onto_held(grads, leaves, carrier, None if graph else rec)
-            _store(grads, leaves, retained, cleared, carrier, rec)
+        with storing:  # the held gradients read and replaced in one step (threads)
+            _onto_held(grads, leaves, carrier)
+            _store(grads, leaves, retained, cleared, carrier)
     except BaseException:
         y.grad = seed
         raise
@@ -227,11 +212,19 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         _enable_backprop.reset(token)
 
 
-def _count_consumers(f: Function) -> dict[Function, int]:
+def consumer_counts(f: Function) -> dict[Function, int]:
     """Count, for every function upstream of ``f``, the uses of its outputs upstream of ``f``.
 
     One pass, no recursion. The counts are the walk's own (a dict it alone holds), so
-    walks over a shared graph, nested or in other threads, never see each other's.
+    walks over a shared graph, nested or in other threads, never see each other's. With
+    the ready stack they fix the walk's order: a static-graph trace plans its backward
+    from them too (:mod:`zerograd.static.schedule`).
+
+    Args:
+        f: the function the walk starts from (the creator of the ``y`` of :func:`backward`).
+
+    Returns:
+        Function -> the number of its outputs' uses upstream of ``f`` (``f`` itself: 0).
     """
     deps = {f: 0}
     todo = [f]
@@ -271,21 +264,23 @@ class _Nones(dict):
 _NONES = _Nones()
 
 
-def _resolved(edges: tuple) -> list:
-    """A lean function's inputs for one walk: its Variables, stand-ins for the dropped ones."""
-    return [x if isinstance(x, Variable) else output_of(x) for x in edges]
-
-
 def _joined(g: Any, gx: Any, carrier: Any) -> Any:
     """The sum of two gradients for one dropped input, as the walk carries gradients."""
     total = g + gx
     return total if type(total) in _by_type else carrier.carry(total, None)
 
 
-def _check_seed(y: Variable, seed: Any) -> None:
+def check_seed(y: Variable, seed: Any) -> None:
     """Refuse a gradient preset on ``y`` (the one backward starts from) of another shape.
 
     Without this, the first vjp would get it and fail (or broadcast it) far from the cause.
+
+    Args:
+        y: the Variable backward starts from.
+        seed: the gradient it holds (a Variable, or an array as the book's step 9 sets).
+
+    Raises:
+        ValueError: ``seed`` has another shape than ``y``.
     """
     g = seed.data if isinstance(seed, Variable) else seed
     shape = getattr(g, "shape", None)
@@ -319,48 +314,43 @@ def _name(f: Function) -> str:
     return f"{type(f).__name__}.{'vjp' if f._vjp else 'backward'}"
 
 
-def _legacy(f: Function, carrier: Any, gys: tuple, rec: Any = None) -> Any:
+def dezero_backward(f: Function, carrier: Any, gys: tuple) -> Any:
     """Call a DeZero-style ``backward(*gys)`` (Variables in, Variables out) from the walk.
 
-    A trace (``rec``) runs it as one step of its own, the backward's own work unrecorded.
+    Args:
+        f: a Function that defines ``backward`` rather than ``vjp``.
+        carrier: the walk's carrier (:data:`~zerograd.namespaces.CARRIER`).
+        gys: the output gradients as carried (None where an output got none).
+
+    Returns:
+        What ``backward`` returned, its Variables unwrapped as the carrier carries them.
     """
-    if rec:
-        return rec.legacy(f, carrier, gys, _legacy)
     gxs = f.backward(*[None if g is None else carrier.wrap(g) for g in gys])
     if type(gxs) is not tuple:
         return carrier.unwrap(gxs) if isinstance(gxs, Variable) else gxs
     return tuple([carrier.unwrap(g) if isinstance(g, Variable) else g for g in gxs])
 
 
-def _onto_held(grads: dict, leaves: list, carrier: Any, rec: Any) -> None:
+def _onto_held(grads: dict, leaves: list, carrier: Any) -> None:
     """Add each leaf's walk total onto the gradient it held before the walk (DeZero).
 
-    Run with :data:`_storing` held, right before :func:`_store`: a backward in another
+    Run with :data:`storing` held, right before :func:`_store`: a backward in another
     thread that reaches the same leaf adds onto what this one stored, as it would one after
     the other. Raises (changing nothing) for a held gradient that is not a Variable or has
     another shape than its variable.
     """
     for x in leaves:
         if x.grad is not None:
-            grads[x] = _plus_held(x, grads[x], carrier, rec)
+            grads[x] = _plus_held(x, grads[x], carrier)
 
 
-def _plus_held(x: Variable, gx: Any, carrier: Any, rec: Any) -> Any:
-    """``gx`` added onto the gradient ``x`` holds from before the walk, as carried.
-
-    ``rec``: a first-order trace, which records the sum (a sum of Variables is recorded
-    as a Function); None otherwise.
-    """
-    held = carrier.held(x)
-    total = held + gx
-    if rec:
-        rec.op(operator.add, (held, gx), total)
+def _plus_held(x: Variable, gx: Any, carrier: Any) -> Any:
+    """``gx`` added onto the gradient ``x`` holds from before the walk, as carried."""
+    total = carrier.held(x) + gx
     return total if type(total) in _by_type else carrier.carry(total, x.data)
 
 
-def _store(
-    grads: dict, leaves: list, retained: list, cleared: list, carrier: Any, rec: Any
-) -> None:
+def _store(grads: dict, leaves: list, retained: list, cleared: list, carrier: Any) -> None:
     """Give the walk's gradients to the variables, each one an object of its own."""
     for v in cleared:
         v.grad = None
@@ -374,5 +364,3 @@ def _store(
         held.add(id(g))
         if old is None or carrier.unwrap(old) is not g:  # y's own seed stays what it was
             v.grad = carrier.wrap(g)
-        if rec:
-            rec.stored(v, g)

@@ -1,7 +1,8 @@
 """The recording context: whether a static-graph trace records this thread's work.
 
-The engine has a few hook points (``Function.__call__``, the backward walk, the value reads
-of ``Variable``; zerograd-nn's ``Optimizer.update``, ``Layer`` attributes and calls). Each reads
+The engine has a few hook points (``Function.__call__``, ``Variable.backward``, the value
+reads of ``Variable``; zerograd-nn's ``Optimizer.update``, ``Layer`` attributes and calls),
+none inside the backward walk: a trace plans the walk's schedule from the graph. Each reads
 :data:`switch` first: a plain attribute that is 0 unless some trace records somewhere, so
 the eager engine pays one attribute read per call and nothing else. Only then does it ask
 :func:`current` for this thread's (or asyncio task's) recorder, which is None in every
@@ -79,27 +80,13 @@ class Recorder(Protocol):
     def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
         """``fn`` ran: ``inputs`` (Variables) gave ``outputs`` (a Variable or a list)."""
 
-    def walk(self, y: Any, retain_grad: bool, carrier: Any) -> Any:
-        """A backward walk starts from ``y``; returns the carrier it is to use instead.
+    def backward(self, y: Any, retain_grad: bool, create_graph: bool, run: Callable) -> None:
+        """``y.backward(retain_grad, create_graph)`` was called; the recorder calls ``run``.
 
-        That carrier does what ``carrier`` does and reports its ``carry``, ``copy`` and
-        ``held`` (see :data:`zerograd.namespaces.CARRIER`).
+        ``run(retain_grad, create_graph)`` is the eager walk (:func:`zerograd.backprop.backward`
+        for ``y``), which reports nothing: what it does is the recorder's to learn, from the
+        graph the call built and the gradients before and after.
         """
-
-    def vjp(self, fn: Any, ops: Any, xs: tuple, y: Any, gy: Any, gxs: Any) -> None:
-        """The walk computed ``gxs = fn.vjp(ops, xs, y, gy)`` on arrays."""
-
-    def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
-        """Run ``call(fn, carrier, gys)``, a DeZero-style ``backward``, as one step."""
-
-    def op(self, fn: Callable, args: tuple, out: Any) -> None:
-        """The walk computed ``out = fn(*args)`` on arrays (an accumulation, a conversion)."""
-
-    def held(self, x: Any, g: Any) -> None:
-        """The walk adds onto ``g``, the gradient ``x`` held before it started."""
-
-    def stored(self, x: Any, g: Any) -> None:
-        """The walk gave ``x`` its gradient ``g`` (an array, or a Variable)."""
 
     def effect(self, fn: Callable[[], Any], params: list, settings: Callable[[], Any]) -> Any:
         """Run ``fn`` (an optimizer's update) as one step of its own; return its result.

@@ -12,6 +12,7 @@ from .arrays import _KINDS, as_array
 from .backends.registry import registry as _registry
 from .recording import READ as _READ
 from .recording import current as _recorder
+from .recording import switch as _recording
 from .recording import while_recording as _while_recording
 
 _by_type = _registry.by_type
@@ -358,7 +359,11 @@ class Variable:
                 "it with backprop enabled (for a static_graph function: call backward inside it)."
             )
         try:
-            self._engine(retain_grad, create_graph)
+            rec = _recording.on and _recorder()
+            if rec:  # a static-graph trace runs the walk and plans its replay from the graph
+                rec.backward(self, retain_grad, create_graph, self._engine)
+            else:
+                self._engine(retain_grad, create_graph)
         except Exception as exc:
             _explain_bad_grad(self, exc)
             raise

@@ -102,24 +102,9 @@ class Capture(Recorder):
         if key not in self._saved:
             self._saved[key] = (owner, name, owner.__dict__.get(name, _MISSING))
 
-    def walk(self, y: Any, retain_grad: bool, carrier: Any) -> Any:
+    def backward(self, y: Any, retain_grad: bool, create_graph: bool, run: Callable) -> None:
         self.others.append(("a backward pass", self.site()))
-        return carrier
-
-    def vjp(self, fn: Any, ops: Any, xs: tuple, y: Any, gy: Any, gxs: Any) -> None:
-        pass
-
-    def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
-        return call(fn, carrier, gys)
-
-    def op(self, fn: Callable, args: tuple, out: Any) -> None:
-        pass
-
-    def held(self, x: Any, g: Any) -> None:
-        pass
-
-    def stored(self, x: Any, g: Any) -> None:
-        pass
+        run(retain_grad, create_graph)
 
     def effect(self, fn: Callable[[], Any], params: list, settings: Callable[[], Any]) -> Any:
         self.others.append(("an optimizer update", self.site()))

@@ -18,11 +18,16 @@ import dis
 from collections.abc import Callable
 from typing import Any
 
+from ..backends import get_array_module
 from ..backends.registry import registry
+from ..backprop import check_seed
+from ..config import using_config
 from ..function import Function
 from ..recording import READ, paused, structure
 from ..variable import Parameter, Variable, value_read
 from .names import Name
+from .schedule import upstream
+from .schedule import walk as planned_walk
 from .values import bits, copy_of, same
 
 _by_type = registry.by_type
@@ -363,7 +368,7 @@ class Trace:
         self._settings: list[tuple[Callable, Any]] = []  # (settings(), value at the effect)
         self._captured: list[tuple[Variable, Any, Any]] = []  # (var, data, a copy) at start
         self._walked = False
-        self._carrier: Any = None  # the last walk's own carrier (what a replay passes on)
+        self._held_at_walk: dict[int, Variable] = {}  # id(held gradient's array) -> its owner
         self._knows_start = start is not None
         self._entry_arrays: dict[int, Any] = {}  # id(variable) -> its grad's array at the start
         for i, leaf in enumerate(leaves):
@@ -422,6 +427,11 @@ class Trace:
             return n
         if leaf is not None:
             return self._read(a, ARG, leaf)
+        owner = self._held_at_walk.get(id(a))
+        if owner is not None:  # a walk recording Functions adds onto a held gradient
+            n = self.held(owner, a)
+            if n is not None:
+                return n
         if id(v) in self._arg_vars:
             self.refuse(
                 "it replaces the data of an argument Variable (x.data = ...) before using it; "
@@ -491,16 +501,78 @@ class Trace:
             n = self._read(v, ARG, leaf)
         return Ref(n)
 
-    def walk(self, y: Any, retain_grad: bool, carrier: Any) -> Any:
-        """Note the walk and give it a carrier that reports to this trace."""
-        self._walked = True
-        self._carrier = carrier
-        if retain_grad:
+    def backward(self, y: Any, retain_grad: bool, create_graph: bool, run: Callable) -> None:
+        """Do ``y``'s backward, recorded; ``run(retain_grad, create_graph)`` is the eager walk.
+
+        The ones seed is the trace's own step (it gives ``y`` the gradient a walk starts
+        from). First order, :func:`.schedule.walk` does the walk's work in the walk's order
+        and records it; with ``create_graph`` the eager walk runs, its work Functions applied
+        and recorded as they run, and what it stored is what changed. A call the trace
+        refuses anyway runs the eager walk. ``y.grad`` is as it was when the walk fails.
+        """
+        if self.refused is not None:  # nothing more to learn
+            run(retain_grad, create_graph)
+            return
+        seed = y.grad
+        if seed is not None:
+            check_seed(y, seed)
+        else:
+            ones = get_array_module(y.data).ones_like
+            y.grad = Variable(ones(y.data))
+            self.op(ones, (y.data,), y.grad.data)
+        try:
+            if y.creator is None:  # a leaf: the walk only seeds it
+                run(retain_grad, create_graph)
+                return
+            self._walked = True
+            if retain_grad:
+                self.refuse(
+                    "it calls backward(retain_grad=True): a replay keeps no intermediate "
+                    "Variables to give gradients to"
+                )
+                run(retain_grad, create_graph)
+            elif create_graph:
+                self._recorded_walk(y, run)
+            else:
+                self._planned_walk(y, run)
+        except BaseException:
+            y.grad = seed
+            raise
+
+    def _planned_walk(self, y: Variable, run: Callable) -> None:
+        """The first-order walk, done and recorded by :func:`.schedule.walk`.
+
+        Where it fails (having changed no gradient) the eager walk runs in its place and
+        says why; should that one succeed, the call stays eager.
+        """
+        try:
+            # as in the eager walk, no graph is built (a DeZero-style backward applies
+            # Functions; a forward a vjp runs may ask); nor is that work recorded (see legacy)
+            with paused(), using_config("enable_backprop", False):
+                planned_walk(self, y)
+        except Exception as exc:
             self.refuse(
-                "it calls backward(retain_grad=True): a replay keeps no intermediate "
-                "Variables to give gradients to"
+                f"its backward could not be planned from the graph the call built "
+                f"({type(exc).__name__}: {exc})"
             )
-        return _Reporting(carrier, self)
+            run(False, False)
+
+    def _recorded_walk(self, y: Variable, run: Callable) -> None:
+        """The walk with ``create_graph``: its Functions recorded, its stores learnt after."""
+        before = [(v, v.grad) for v in upstream(y)]
+        self._held_at_walk = {id(g.data): v for v, g in before if isinstance(g, Variable)}
+        try:
+            run(False, True)
+        finally:
+            self._held_at_walk = {}
+        for v, g in before:
+            now = v.grad
+            if now is g:
+                continue
+            if g is not None:  # added onto: a leaf's total, or an intermediate's flowing on
+                self.held(v, g)
+            if now is not None:
+                self.stored(v, now)
 
     def _step(self, fn: Any, ops: Any, call: Any) -> Vjp | None:
         pair = self._clones.get(id(fn))
@@ -536,8 +608,11 @@ class Trace:
         self._returned(step, gxs)
 
     def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
-        """Run and record the DeZero-style backward as one step (its own work unrecorded)."""
-        step = self._step(fn, self._carrier, call)
+        """Run ``call(fn, carrier, gys)``, a DeZero-style backward, and record it as one step.
+
+        Its own work is unrecorded (a replay runs the backward again).
+        """
+        step = self._step(fn, carrier, call)
         with paused():  # its Variables' work is the function's own, done again on a replay
             gxs = call(fn, carrier, gys)
         if step is not None:
@@ -548,7 +623,7 @@ class Trace:
         return gxs
 
     def op(self, fn: Callable, args: tuple, out: Any) -> None:
-        """Record the walk's array step; non-array arguments are constants."""
+        """Record ``out = fn(*args)``, array work of a backward; non-arrays are constants."""
         refs = []
         for a in args:
             n = self._slots.get(id(a))
@@ -557,12 +632,16 @@ class Trace:
             refs.append(a if n is None else Ref(n))
         self.code.append(Op(fn, tuple(refs), self._slot(out)))
 
-    def held(self, x: Any, g: Any) -> None:
-        """Record where the held gradient comes from: this call's work, or the start."""
+    def held(self, x: Any, g: Any) -> int | None:
+        """Record that a backward adds onto ``g``, the gradient ``x`` holds; return its slot.
+
+        It comes from this call's work, or from the start (a read); None: refused.
+        """
         a = g.data if isinstance(g, Variable) else g
         self.adds_onto.add(id(x))
-        if id(a) in self._slots:
-            return
+        n = self._slots.get(id(a))
+        if n is not None:
+            return n
         known = id(x) in self._entry_arrays
         if known and self._entry_arrays[id(x)] is not a:
             self.refuse(
@@ -577,10 +656,15 @@ class Trace:
                 f"call, or left by a backward outside the step); clear it with cleargrad() "
                 f"first, or let the step's own backward compute it"
             )
-        self._read(a, GRAD, x)
+        else:
+            return self._read(a, GRAD, x)
+        return None
 
     def stored(self, x: Any, g: Any) -> None:
-        """Record the gradient given to ``x`` (and keep a copy, to see it changed later)."""
+        """Record that a backward gave ``x`` the gradient ``g`` (a Variable, or its array).
+
+        A copy is kept, to see it changed later.
+        """
         a = g.data if isinstance(g, Variable) else g
         n = self._known(a)
         if n is None:
@@ -879,53 +963,6 @@ class Trace:
             Its leaf number, or None when it is not an argument.
         """
         return self._arg_vars.get(id(v))
-
-
-class _Reporting:
-    """A walk's carrier under a trace: the same operations, reported to the trace.
-
-    First-order conversions (``carry``) and copies become the trace's steps; held
-    gradients are reported in both modes. Anything else (the namespace's functions, which
-    a higher-order vjp calls on its carrier) is the carrier's own.
-
-    Args:
-        inner: the walk's carrier.
-        trace: the trace reported to.
-    """
-
-    def __init__(self, inner: Any, trace: Trace) -> None:
-        self.inner, self._trace, self.graph = inner, trace, inner.graph
-
-    def unwrap(self, v: Any) -> Any:
-        """The carrier's ``unwrap``."""
-        return self.inner.unwrap(v)
-
-    def wrap(self, g: Any) -> Any:
-        """The carrier's ``wrap``."""
-        return self.inner.wrap(g)
-
-    def carry(self, g: Any, like: Any) -> Any:
-        """The carrier's ``carry``; a first-order conversion is a step of the trace."""
-        out = self.inner.carry(g, like)
-        if out is not g and not self.graph:
-            self._trace.op(self.inner.carry, (g, like), out)
-        return out
-
-    def copy(self, g: Any) -> Any:
-        """The carrier's ``copy``; a first-order copy is a step of the trace."""
-        out = self.inner.copy(g)
-        if not self.graph:
-            self._trace.op(self.inner.copy, (g,), out)
-        return out
-
-    def held(self, x: Any) -> Any:
-        """The carrier's ``held``, reported."""
-        g = self.inner.held(x)
-        self._trace.held(x, g)
-        return g
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 def _changed_inside(n: Name, how: str) -> str:

@@ -1,0 +1,220 @@
+"""The first-order backward of a call a trace records, planned from the graph it built.
+
+The eager walk (:mod:`zerograd.backprop`) reports nothing to a trace. Its schedule is a
+function of the graph alone: the consumer counts (:func:`~zerograd.backprop.consumer_counts`)
+and a stack of ready functions fix which vjp runs when, and which gradients meet in which
+sum. :func:`walk` follows the same schedule over the same graph, on the same arrays, and is
+the call's backward while a trace records it (a vjp runs once per backward: the
+transforms' taps collect gradients in theirs): each vjp, each sum, each conversion of a
+derivative's result, each read of a gradient held from before and each copy is one of the
+trace's steps, in the walk's order, so that a replay does the walk's arithmetic in the
+walk's order, bit for bit. It gives the variables their gradients as the walk does.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from ..backends.registry import registry
+from ..backprop import consumer_counts, dezero_backward, storing
+from ..function import Function
+from ..namespaces import array_ops_by_type
+from ..variable import Variable, as_array
+
+_by_type = registry.by_type
+
+
+def walk(trace: Any, y: Variable) -> None:
+    """The first-order backward from ``y`` (see :func:`zerograd.backprop.backward`), recorded.
+
+    ``y.grad`` holds the gradient it starts from (of ``y``'s shape). It changes no gradient
+    when it fails, and then the eager walk, run in its place, says why.
+
+    Args:
+        trace: the :class:`~.trace.Trace` recording the call (its ``vjp``, ``legacy``,
+            ``op``, ``held`` and ``stored`` take the steps).
+        y: the Variable backward starts from; it has a creator.
+
+    Raises:
+        Exception: what a vjp raises; a RuntimeError for a vjp that returns a gradient of
+            another shape than its input's, or another number of them than inputs.
+    """
+    g = y.grad
+    if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
+        g = Variable(as_array(g, like=y.data))
+    run = _Walk(trace, array_ops_by_type[type(g.data)])
+    f = y.creator
+    run.grads[y] = g.data
+    deps = consumer_counts(f)
+    ready = [f]
+    while ready:
+        f = ready.pop()
+        inputs = f._in
+        gxs = run.vjp(f, len(inputs))
+        for x, gx in zip(inputs, gxs):
+            if type(x) is not Variable and isinstance(x, Function):  # a lean function's edge
+                outs = x.outputs
+                if not outs:  # an unchained output: its gradient goes nowhere
+                    continue
+                v = outs[0]()
+                if v is None:  # dropped: reached through its creator x, which keys it
+                    _done(x, deps, ready)
+                    if gx is not None:
+                        run.add(x, run.carried(gx, None), None)
+                    continue
+                x = v
+            creator = x.creator
+            if creator is not None:
+                _done(creator, deps, ready)
+            if gx is not None:
+                run.arrived(x, creator, gx)
+    run.finish()
+
+
+def _done(f: Function, deps: dict, ready: list) -> None:
+    """One consumer of ``f``'s outputs has passed its gradient on: ``f`` may be ready."""
+    n = deps[f]
+    if n == 1:
+        ready.append(f)
+    else:
+        deps[f] = n - 1
+
+
+class _Walk:
+    """The state of one planned walk: the gradients on their way, the leaves reached."""
+
+    def __init__(self, trace: Any, carrier: Any) -> None:
+        self.trace, self.carrier = trace, carrier
+        self.grads: dict[Any, Any] = {}
+        self.leaves: list[Variable] = []  # in the order they got their first gradient
+        self.cleared: list[Variable] = []  # intermediates whose (stale) gradient goes
+
+    def vjp(self, f: Function, n: int) -> tuple:
+        """The gradients of ``f``'s ``n`` inputs, its vjp (or backward) recorded."""
+        refs = f.outputs
+        outputs = [ref() for ref in refs]
+        gys = [self.grads.pop(f if o is None else o, None) for o in outputs]
+        for o, g in zip(outputs, gys):
+            if o is not None and o.grad is not None and g is not None:
+                self.cleared.append(o)
+        if all(g is None for g in gys):  # nothing reached f
+            return (None,) * n
+        one = len(refs) == 1
+        if not f._vjp:
+            gxs = self.trace.legacy(f, self.carrier, tuple(gys), dezero_backward)
+        else:
+            xs = (None,) * n if f._lean else tuple([x.data for x in f._in])
+            ys = [None if o is None else o.data for o in outputs]
+            if f._keeps_y:
+                saved = (f._ys,) if one else f._ys
+                ys = [a if a is not None else b for a, b in zip(ys, saved)]
+            ops = array_ops_by_type[type(next(g for g in gys if g is not None))]
+            y, gy = (ys[0], gys[0]) if one else (tuple(ys), tuple(gys))
+            gxs = f.vjp(ops, xs, y, gy)
+            self.trace.vjp(f, ops, xs, y, gy, gxs)
+        if type(gxs) is not tuple:
+            gxs = tuple(gxs) if type(gxs) is list else (gxs,)
+        if len(gxs) != n:
+            raise RuntimeError(f"{type(f).__name__} returned {len(gxs)} gradients for {n} inputs")
+        return gxs
+
+    def carried(self, g: Any, like: Any) -> Any:
+        """``g`` as the walk carries it; a conversion is a step."""
+        out = self.carrier.carry(g, like)
+        if out is not g:
+            self.trace.op(self.carrier.carry, (g, like), out)
+        return out
+
+    def sum(self, a: Any, b: Any, like: Any) -> Any:
+        """``a + b``, recorded, as carried."""
+        total = a + b
+        self.trace.op(operator.add, (a, b), total)
+        return total if type(total) in _by_type else self.carried(total, like)
+
+    def add(self, key: Any, gx: Any, like: Any) -> None:
+        """One more gradient for ``key`` (a Variable, or a dropped output's creator)."""
+        g = self.grads.get(key)
+        self.grads[key] = gx if g is None else self.sum(g, gx, like)
+
+    def held(self, x: Variable, gx: Any) -> Any:
+        """``gx`` added onto the gradient ``x`` holds from before the walk."""
+        g = self.carrier.held(x)
+        self.trace.held(x, g)
+        return self.sum(g, gx, x.data)
+
+    def arrived(self, x: Variable, creator: Any, gx: Any) -> None:
+        """The gradient ``gx`` from one consumer of ``x`` arrives."""
+        xd = x.data
+        if type(gx) not in _by_type or xd is None or gx.shape != xd.shape:
+            gx = self.carried(gx, xd)
+            if xd is not None and gx.shape != xd.shape:
+                raise RuntimeError("a gradient of another shape than its input")  # (see walk)
+        g = self.grads.get(x)
+        if g is None:
+            if creator is None:
+                self.leaves.append(x)
+            elif x.grad is not None:  # an intermediate's held gradient flows on (DeZero)
+                gx = self.held(x, gx)
+            self.grads[x] = gx
+        else:
+            self.grads[x] = self.sum(g, gx, xd)
+
+    def finish(self) -> None:
+        """Give the leaves their totals, onto what they held; a gradient held twice is copied."""
+        carrier, trace, seen = self.carrier, self.trace, set()
+        with storing:
+            for x in self.leaves:
+                if x.grad is not None:
+                    self.grads[x] = self.held(x, self.grads[x])
+            for v in self.cleared:
+                v.grad = None
+            for x in self.leaves:
+                g = self.grads[x]
+                if id(g) in seen:
+                    copied = carrier.copy(g)
+                    trace.op(carrier.copy, (g,), copied)
+                    g = copied
+                seen.add(id(g))
+                old = x.grad
+                if old is None or carrier.unwrap(old) is not g:
+                    x.grad = carrier.wrap(g)
+                trace.stored(x, g)
+
+
+def upstream(y: Variable) -> list[Variable]:
+    """The Variables upstream of ``y`` that a backward from it may give a gradient.
+
+    Every input of a function upstream of ``y`` that is alive, each once, in the order of
+    a depth-first pass (two passes over one graph give one order).
+
+    Args:
+        y: a Variable.
+
+    Returns:
+        The Variables.
+    """
+    out: list[Variable] = []
+    seen: set[int] = set()
+    todo = [] if y.creator is None else [y.creator]
+    done = {id(y.creator)}
+    while todo:
+        for x in todo.pop()._in:
+            if type(x) is not Variable and isinstance(x, Function):  # a lean function's edge
+                if not x.outputs:  # an unchained output
+                    continue
+                v = x.outputs[0]()
+                if v is None:
+                    if id(x) not in done:
+                        done.add(id(x))
+                        todo.append(x)
+                    continue
+                x = v
+            if id(x) not in seen:
+                seen.add(id(x))
+                out.append(x)
+                c = x.creator
+                if c is not None and id(c) not in done:
+                    done.add(id(c))
+                    todo.append(c)
+    return out
