@@ -168,3 +168,30 @@ def test_a_dropped_output_with_several_lean_consumers_gets_every_gradient():
 
     for hold in ("nobody", "user", "mul"):
         np.testing.assert_allclose(run(hold), want, rtol=1e-12, err_msg=hold)
+
+
+class _BookDouble(Function):
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, gy):
+        return gy * 2
+
+
+def test_output_arrays_and_uses_vjp_say_what_a_backward_reads():
+    """output_arrays gives a vjp's y: an output's data, the array the function saved once
+    the user dropped the output, None where the vjp reads no output; uses_vjp tells a
+    vjp from a book-style backward (a static-graph recording plans its backward with them)."""
+    x = _x()
+    e = F.exp(x)
+    f = e.creator
+    expected = np.exp(as_numpy(x.data))
+    (y,) = f.output_arrays([e])
+    assert y is e.data
+    del e
+    (saved,) = f.output_arrays([None])  # exp's vjp reads its output: the graph kept it
+    np.testing.assert_array_equal(as_numpy(saved), expected)
+    m = x * 3.0
+    assert m.creator.output_arrays([None]) == [None]  # Mul's vjp reads no output
+    assert f.uses_vjp and m.creator.uses_vjp
+    assert not _BookDouble()(x).creator.uses_vjp

@@ -143,6 +143,31 @@ class Function:
         """
         return getattr(self, "_like", None)
 
+    @property
+    def uses_vjp(self) -> bool:
+        """Whether a backward calls :meth:`vjp` rather than a book-style ``backward``.
+
+        True where the class defines ``vjp`` below the ``backward`` it would inherit.
+        """
+        return self._vjp
+
+    def output_arrays(self, outputs: list) -> list:
+        """The outputs' arrays as :meth:`vjp` gets them (``y``), given the output Variables.
+
+        Args:
+            outputs: one Variable per output, None where the user dropped it (as
+                ``[ref() for ref in fn.outputs]`` reads them).
+
+        Returns:
+            Each output's data; for a dropped one (or one without data) the array the
+            function saved for its vjp, or None where the vjp reads no output.
+        """
+        ys = [None if o is None else o.data for o in outputs]
+        if not self._keeps_y:
+            return ys
+        saved = (self._ys,) if len(outputs) == 1 else self._ys
+        return [a if a is not None else b for a, b in zip(ys, saved)]
+
     def __call__(self, *inputs: Any) -> Any:
         """Apply the function to ``inputs`` and record it as the outputs' creator.
 

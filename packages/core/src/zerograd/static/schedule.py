@@ -50,20 +50,11 @@ def walk(trace: Any, y: Variable) -> None:
     ready = [f]
     while ready:
         f = ready.pop()
-        inputs = f._in
-        gxs = run.vjp(f, len(inputs))
+        # an input the user dropped reads back as a stand-in with its creator, which keys
+        # its gradient as the walk keys it by that creator (an unchained one has none)
+        inputs = f.inputs
+        gxs = run.vjp(f, inputs)
         for x, gx in zip(inputs, gxs):
-            if type(x) is not Variable and isinstance(x, Function):  # a lean function's edge
-                outs = x.outputs
-                if not outs:  # an unchained output: its gradient goes nowhere
-                    continue
-                v = outs[0]()
-                if v is None:  # dropped: reached through its creator x, which keys it
-                    _done(x, deps, ready)
-                    if gx is not None:
-                        run.add(x, run.carried(gx, None), None)
-                    continue
-                x = v
             creator = x.creator
             if creator is not None:
                 _done(creator, deps, ready)
@@ -90,8 +81,9 @@ class _Walk:
         self.leaves: list[Variable] = []  # in the order they got their first gradient
         self.cleared: list[Variable] = []  # intermediates whose (stale) gradient goes
 
-    def vjp(self, f: Function, n: int) -> tuple:
-        """The gradients of ``f``'s ``n`` inputs, its vjp (or backward) recorded."""
+    def vjp(self, f: Function, inputs: tuple) -> tuple:
+        """The gradients of ``f``'s ``inputs``, its vjp (or backward) recorded."""
+        n = len(inputs)
         refs = f.outputs
         outputs = [ref() for ref in refs]
         gys = [self.grads.pop(f if o is None else o, None) for o in outputs]
@@ -101,14 +93,11 @@ class _Walk:
         if all(g is None for g in gys):  # nothing reached f
             return (None,) * n
         one = len(refs) == 1
-        if not f._vjp:
+        if not f.uses_vjp:
             gxs = self.trace.legacy(f, self.carrier, tuple(gys), dezero_backward)
         else:
-            xs = (None,) * n if f._lean else tuple([x.data for x in f._in])
-            ys = [None if o is None else o.data for o in outputs]
-            if f._keeps_y:
-                saved = (f._ys,) if one else f._ys
-                ys = [a if a is not None else b for a, b in zip(ys, saved)]
+            xs = tuple([x.data for x in inputs]) if f.vjp_reads_inputs else (None,) * n
+            ys = f.output_arrays(outputs)
             ops = array_ops_by_type[type(next(g for g in gys if g is not None))]
             y, gy = (ys[0], gys[0]) if one else (tuple(ys), tuple(gys))
             gxs = f.vjp(ops, xs, y, gy)
@@ -131,11 +120,6 @@ class _Walk:
         total = a + b
         self.trace.op(operator.add, (a, b), total)
         return total if type(total) in _by_type else self.carried(total, like)
-
-    def add(self, key: Any, gx: Any, like: Any) -> None:
-        """One more gradient for ``key`` (a Variable, or a dropped output's creator)."""
-        g = self.grads.get(key)
-        self.grads[key] = gx if g is None else self.sum(g, gx, like)
 
     def held(self, x: Variable, gx: Any) -> Any:
         """``gx`` added onto the gradient ``x`` holds from before the walk."""
@@ -199,17 +183,7 @@ def upstream(y: Variable) -> list[Variable]:
     todo = [] if y.creator is None else [y.creator]
     done = {id(y.creator)}
     while todo:
-        for x in todo.pop()._in:
-            if type(x) is not Variable and isinstance(x, Function):  # a lean function's edge
-                if not x.outputs:  # an unchained output
-                    continue
-                v = x.outputs[0]()
-                if v is None:
-                    if id(x) not in done:
-                        done.add(id(x))
-                        todo.append(x)
-                    continue
-                x = v
+        for x in todo.pop().inputs:
             if id(x) not in seen:
                 seen.add(id(x))
                 out.append(x)
