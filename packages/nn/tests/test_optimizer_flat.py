@@ -287,6 +287,35 @@ def test_dtypes_are_packed_apart(per_param):
 
 
 @each
+def test_parameters_over_the_backend_s_limit_take_the_per_parameter_update(
+    make, per_param, monkeypatch
+):
+    # model_of's MLP (5, 4, 3) on 3 inputs: l1.W has 15 elements, l2.W 20, l3.W 12, the
+    # biases 5, 4 and 3; a limit of 12 leaves l1.W and l2.W out of the flat buffer
+    monkeypatch.setattr(flat, "PACK_LIMITS", {"numpy": 12})
+    model, opt = assert_same_run(per_param, make=make, steps=4)
+    big = [p for p in model.params() if p.data.size > 12]
+    small = [p for p in model.params() if p.data.size <= 12]
+    assert sorted(p.data.size for p in big) == [15, 20]
+    assert all(p.data.base is None for p in big)  # their own arrays, updated in place
+    assert len({id(p.data.base) for p in small}) == 1 and small[0].data.base is not None
+    assert small[0].data.base.size == sum(p.data.size for p in small)
+
+
+def test_the_numpy_limit_packs_small_parameters_and_leaves_large_ones_out():
+    # an MLP 784-1000-1000-10's weight matrices take the per-parameter update on numpy (a
+    # gather of 7 MB per step cost more than the calls it saved); its biases are packed
+    big = Parameter(np.zeros((300, 300), np.float32))  # 90,000 elements, over 65,536
+    small = [Parameter(np.zeros(n, np.float32)) for n in (1000, 10)]
+    opt = O.SGD(0.1).setup([big, *small])
+    for p in (big, *small):
+        p.grad = Variable(np.ones(p.data.shape, np.float32))
+    opt.update()
+    assert big.data.base is None and float(big.data[0, 0]) == np.float32(-0.1)
+    assert small[0].data.base is small[1].data.base is not None
+
+
+@each
 def test_update_one_writes_through_the_views(make, per_param):
     def go():
         model, opt = train(make, 2)
@@ -314,6 +343,32 @@ def test_lent_gradient_buffers_are_what_the_update_reads(per_param):
         return snapshot(opt, list(model.params()))
 
     assert go(True) == per_param(lambda: go(False))  # 0.5 * 2 is exact: the same steps
+
+
+def test_lending_gradients_packs_parameters_of_every_size(per_param, monkeypatch):
+    # data-parallel training gathers every gradient as it scales it: no size is left out
+    monkeypatch.setattr(flat, "PACK_LIMITS", {"numpy": 12})
+
+    def go(lend):
+        model, opt = train(ALL["SGD-momentum"], 2)
+        big = [p for p in model.params() if p.data.size > 12]
+        assert len(big) == 2 and all(p.data.base is None for p in big)  # left out so far
+        rng = np.random.default_rng(6)
+        bases = []
+        for _ in range(2):
+            give_grads(model.params(), rng)
+            if lend:
+                bufs, covered = opt.lend_gradients(0.5)
+                assert len(covered) == 6 and len(bufs) == 1
+                bufs[0] *= 2.0
+            opt.update()
+            bases.append(model.l1.W.data.base)
+        if lend:  # all in one buffer, and the second step reused the first one's
+            assert all(p.data.base is model.l1.b.data.base is not None for p in big)
+            assert bases[0] is bases[1]
+        return snapshot(opt, list(model.params()))
+
+    assert go(True) == per_param(lambda: go(False))
 
 
 def test_a_lent_gradient_kept_by_the_user_is_never_written_again():

@@ -338,7 +338,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
         into their flat buffers, and each of those parameters' gradient becomes its view of
         them. Whatever changes the buffers in place before the next :meth:`update`
         (averaging over ranks) changes the gradients that update reads, with no copy.
-        Parameters that are not packed (see :mod:`.flat`) are not in the answer.
+        Parameters that are not packed (see :mod:`.flat`) are not in the answer. From the
+        first call on, the optimizer packs parameters of every size (no
+        ``flat.PACK_LIMITS``): the gathering pass is the averaging's own.
 
         Args:
             scale: a factor each gradient is multiplied by as it is gathered (``1 / ranks``
@@ -351,6 +353,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """
         if type(self).update_one is not Optimizer.update_one or self.target is None:
             return [], []
+        self._packer.every_size = True  # the averaging's pass is the gather: pack them all
         try:
             planned = self._planned_groups(self.grouped_params(), coefficients=False)
         except Exception:  # the update raises it, with nothing changed
