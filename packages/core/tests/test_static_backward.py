@@ -246,3 +246,41 @@ def test_a_recorded_backward_that_fails_changes_no_gradient(rand, to_np):
         xi = to_np(rand(3, seed=10 + i))
         expected = expected + (np.cos(xi * to_np(w.data)) * xi + 1.0)
     np.testing.assert_allclose(to_np(w.grad.data), expected, rtol=1e-12)
+
+
+def _recorder_calls(module):
+    """``(method, line)`` of each call on a name bound to ``current()`` of zerograd.recording
+    in ``module``'s source (imported there as ``_recorder``)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(module))
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(c, ast.Call) and getattr(c.func, "id", None) == "_recorder"
+            for c in ast.walk(node.value)
+        ):
+            bound.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return [
+        (node.func.attr, node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in bound
+    ]
+
+
+def test_the_eager_engine_calls_the_recorder_at_four_places_and_never_in_the_walk():
+    """Issue 37's capture points: a Function applied (before and after its forward), a
+    backward started, a value read or assigned; the walk itself calls nothing."""
+    import inspect
+
+    from zerograd import backprop, function, variable
+
+    calls = {m.__name__: _recorder_calls(m) for m in (function, variable, backprop)}
+    assert calls["zerograd.backprop"] == []
+    assert "recording" not in inspect.getsource(backprop)  # nor any other way to reach one
+    methods = sorted(name for found in calls.values() for name, _ in found)
+    assert methods == ["backward", "before_call", "called", "data"], calls

@@ -238,13 +238,11 @@ class Function:
             else:
                 output.creator = None
                 output.generation = -1  # no graph: Variable.backward refuses it
-            if rec:
-                rec.called(self, before, inputs, output)
-            return output
-        outputs = self._finish_many(inputs, ys, gen)
+        else:
+            output = self._finish_many(inputs, ys, gen)  # a list of them
         if rec:
-            rec.called(self, before, inputs, outputs)
-        return outputs
+            rec.called(self, before, inputs, output)
+        return output
 
     def _finish_many(self, inputs: tuple, ys: tuple, gen: int) -> list[Variable]:
         """The tail of ``__call__`` for a forward that returned several arrays."""

@@ -495,24 +495,28 @@ def value_read(frame: Any) -> str | None:
     return what
 
 
-def _watched_get(self: Variable) -> Any:
+def _tell(v: Variable, value: Any) -> None:
+    """Tell the recording thread's trace (if any) that ``v.data`` is read or assigned.
+
+    ``value`` is the array assigned, or ``READ``; the frame named is the watcher's caller.
+    """
     rec = _recorder()
     if rec is not None:
-        rec.data(self, sys._getframe(1), _READ)
+        rec.data(v, sys._getframe(2), value)
+
+
+def _watched_get(self: Variable) -> Any:
+    _tell(self, _READ)
     return _get_data(self)
 
 
 def _watched_set(self: Variable, value: Any) -> None:
-    rec = _recorder()
-    if rec is not None:
-        rec.data(self, sys._getframe(1), value)
+    _tell(self, value)
     _set_data_slot(self, value)
 
 
 def _watched_param_set(self: Parameter, value: Any) -> None:
-    rec = _recorder()
-    if rec is not None:
-        rec.data(self, sys._getframe(1), value)
+    _tell(self, value)
     _set_param_data(self, value)
 
 
