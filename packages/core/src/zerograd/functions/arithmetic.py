@@ -87,11 +87,12 @@ class _Binary(Function):
         ctx = self.ctx
         if ctx is None:
             return gx0, gx1
-        s0, s1, _ = ctx  # undo broadcasting
-        return (
-            None if gx0 is None else xp.sum_to(gx0, s0),
-            None if gx1 is None else xp.sum_to(gx1, s1),
-        )
+        s0, s1, _ = ctx  # undo broadcasting where it happened (x * 2.0: on the scalar only)
+        if gx0 is not None and gx0.shape != s0:
+            gx0 = xp.sum_to(gx0, s0)
+        if gx1 is not None and gx1.shape != s1:
+            gx1 = xp.sum_to(gx1, s1)
+        return gx0, gx1
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x0``; each subclass defines it."""
