@@ -48,7 +48,8 @@ class _Binary(Function):
             y = self.op(x0, x1)
         except (TypeError, ValueError) as exc:
             return self._retry(x0, x1, exc)
-        self.ctx = (x0.shape, x1.shape, False) if x0.shape != x1.shape else None
+        s0, s1 = x0.shape, x1.shape
+        self.ctx = None if s0 == s1 else _broadcast_context(s0, s1)
         return y
 
     def _retry(self, x0: Any, x1: Any, exc: Exception) -> Any:
@@ -101,6 +102,28 @@ class _Binary(Function):
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         """Return the gradient of ``x1``; each subclass defines it."""
         raise NotImplementedError
+
+
+_contexts: dict = {}  # shape0 -> {shape1: (shape0, shape1, False)}
+
+
+def _broadcast_context(s0: tuple, s1: tuple) -> tuple:
+    """``(s0, s1, False)``, one tuple per pair of shapes met.
+
+    ``x * 2.0`` broadcasts every time: sharing its context spares the graph one object per
+    operation for the cyclic collector to track (and to traverse at every collection).
+    """
+    by1 = _contexts.get(s0)
+    if by1 is None:
+        if len(_contexts) >= 1024:  # (a program of ever-new shapes keeps no more than this)
+            _contexts.clear()
+        by1 = _contexts[s0] = {}
+    ctx = by1.get(s1)
+    if ctx is None:
+        if len(by1) >= 64:
+            by1.clear()
+        ctx = by1[s1] = (s0, s1, False)
+    return ctx
 
 
 def _reflected(sign: str) -> str:
