@@ -119,10 +119,17 @@ def shared_scalar(a: Any) -> tuple[Any, ...]:
     return ()
 
 
+_last_numeric = [None]  # the dtype last found numeric: the usual case is one identity test
+
+
 def _numeric(a: Any, x: Any, backend: Any) -> Any:
     """Return ``a`` (converted from ``x``) when its dtype is numeric; TypeError otherwise."""
     dtype = getattr(a, "dtype", None)
-    if dtype is not None and backend.dtype_kind(dtype) not in _KINDS:
+    if dtype is None or dtype is _last_numeric[0]:
+        return a
+    if backend.dtype_kind(dtype) in _KINDS:
+        _last_numeric[0] = dtype
+    else:
         text = repr(x)
         text = text if len(text) <= 60 else text[:57] + "..."
         raise TypeError(

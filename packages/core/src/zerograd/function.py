@@ -386,11 +386,10 @@ def _lean_edges(inputs: tuple) -> tuple:
     Variables and Constants) and outputs of book-style or many-output functions are kept
     as they are: a book-style ``backward`` reads its ``outputs``.
     """
-    n = len(inputs)
-    if n > 2:
+    if len(inputs) > 2:
         return tuple([_edge(x) for x in inputs])
     a = _edge(inputs[0])
-    if n == 1:
+    if len(inputs) == 1:
         return inputs if a is inputs[0] else (a,)
     return (a, _edge(inputs[1]))
 
@@ -399,7 +398,10 @@ def _edge(x: Variable) -> Variable | Function:
     """The edge :func:`_lean_edges` keeps for one input ``x``."""
     c = x.creator
     if c is not None and c._vjp and len(c.outputs) == 1:
-        c._like = _like_of(x.data)
+        a = x.data
+        shape, dtype = a.shape, a.dtype
+        like = _last[0]  # (most often the kind of the array before: no call)
+        c._like = like if like[1] is dtype and like[0] == shape else _like_of(shape, dtype)
         return c
     return x
 
@@ -408,8 +410,8 @@ _likes: dict = {}
 _last = [((), None)]  # the tuple _like_of returned last
 
 
-def _like_of(a: Any) -> tuple:
-    """``(a.shape, a.dtype)``, one tuple shared by all arrays of that shape and dtype.
+def _like_of(shape: tuple, dtype: Any) -> tuple:
+    """``(shape, dtype)``, one tuple shared by all arrays of that shape and dtype.
 
     Every object the graph keeps that the cyclic collector tracks (a tuple is one) makes
     each later collection of a growing graph dearer: sharing them took 58% off the cost
@@ -417,10 +419,6 @@ def _like_of(a: Any) -> tuple:
     identity (hashing a numpy dtype is slow); the shared tuple holds it, so its id is
     never another's.
     """
-    shape, dtype = a.shape, a.dtype
-    like = _last[0]
-    if like[1] is dtype and like[0] == shape:  # (most often the kind of the array before)
-        return like
     key = (shape, id(dtype))
     like = _likes.get(key)
     if like is None:
