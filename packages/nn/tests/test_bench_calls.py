@@ -26,10 +26,19 @@ def test_the_full_size_mlp_makes_the_calls_of_the_small_one(bench):
 
 
 def test_the_rows_come_out_whole(bench, monkeypatch):
-    timed = bench.char_rnn_adam
-    monkeypatch.setattr(bench, "char_rnn_adam", lambda repeat=30: timed(3))  # a quick run
+    timed, updates = bench.char_rnn_adam, bench.mlp_sgd_update
+    monkeypatch.setattr(bench, "char_rnn_adam", lambda repeat=30: timed(3))  # quick runs
+    monkeypatch.setattr(bench, "mlp_sgd_update", lambda repeat=30: updates(3))
     rows = bench.run()
-    assert [r["target"] for r in rows] == ["report", "≤ 25", "constant (ratio 1)", "≤ 0.5× today"]
+    assert [r["target"] for r in rows] == [
+        "report",
+        "≤ 25",
+        "constant (ratio 1)",
+        "≤ 0.5× today",
+        "< 1 (leaving large parameters out pays)",
+    ]
+    sgd = rows[4]
+    assert sgd["zerograd"] > 0 and sgd["ratio"] > 0 and "per-parameter update" in sgd["note"]
     adam = rows[2]
     assert adam["ratio"] == 1.0 and adam["met"] is True
     assert "per-parameter update: 48 → 768" in adam["note"]
