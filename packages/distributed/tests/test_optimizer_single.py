@@ -114,3 +114,18 @@ def test_on_one_rank_trainer_static_replays_with_no_warning(tmp_path):
         )
         trainer.run()
     assert trainer.step.counts["replayed"] > 0
+
+
+def test_dtype_names_are_numpy_s_and_unhashable_dtypes_are_named_too():
+    from zerograd_distributed.optimizer import _name
+
+    assert _name(np.dtype("float32")) == "float32" == _name(np.float32(0).dtype)
+    assert _name(np.dtype(">f8")) == str(np.dtype(">f8"))  # another byte order, its own name
+
+    class Unhashable:
+        __hash__ = None
+
+        def __str__(self):
+            return "custom"
+
+    assert _name(Unhashable()) == "custom"

@@ -39,8 +39,24 @@ def _params_of(target: Any, where: str) -> list[Parameter]:
     return params
 
 
+_dtype_names: dict = {}  # dtype -> str(dtype): numpy writes the name in Python, slowly
+
+
+def _name(dtype: Any) -> str:
+    """``str(dtype)``, remembered: every update names each parameter's dtypes."""
+    try:
+        name = _dtype_names.get(dtype)
+    except TypeError:  # a library whose dtypes do not hash
+        return str(dtype)
+    if name is None:
+        if len(_dtype_names) >= 256:
+            _dtype_names.clear()
+        name = _dtype_names[dtype] = str(dtype)
+    return name
+
+
 def _layout(params: list[Parameter]) -> list[Any]:
-    return [None if p.data is None else (tuple(p.data.shape), str(p.data.dtype)) for p in params]
+    return [None if p.data is None else (tuple(p.data.shape), _name(p.data.dtype)) for p in params]
 
 
 def _entries(target: Any, params: list[Parameter]) -> list[tuple]:
@@ -51,7 +67,7 @@ def _entries(target: Any, params: list[Parameter]) -> list[tuple]:
     named = getattr(target, "named_params", None)
     items = list(named().items()) if callable(named) else [(p.name or "", p) for p in params]
     return [
-        (n, None, None) if p.data is None else (n, tuple(p.data.shape), str(p.data.dtype))
+        (n, None, None) if p.data is None else (n, tuple(p.data.shape), _name(p.data.dtype))
         for n, p in items
     ]
 
@@ -106,7 +122,7 @@ def _groups(params: list[Parameter], bucket_bytes: int | None) -> list[list[Para
     """
     by_kind: dict = {}
     for p in params:
-        by_kind.setdefault((type(p.data), str(p.data.dtype)), []).append(p)
+        by_kind.setdefault((type(p.data), _name(p.data.dtype)), []).append(p)
     groups = []
     for members in by_kind.values():
         if bucket_bytes is None:
@@ -333,7 +349,7 @@ class DataParallelOptimizer:
                 problem = self.comm.transport_problem(p.data)
                 if problem:
                     return f"parameter {i}: {problem}"
-            if str(p.data.dtype)[:5] not in ("float", "bfloa"):
+            if _name(p.data.dtype)[:5] not in ("float", "bfloa"):
                 return f"parameter {i} has dtype {p.data.dtype}; parameters must be floating"
             g = None if p.grad is None else p.grad.data
             if g is None:
@@ -343,7 +359,7 @@ class DataParallelOptimizer:
                     f"parameter {i} of shape {tuple(p.data.shape)} has a gradient of shape "
                     f"{tuple(g.shape)}"
                 )
-            if str(g.dtype)[:5] not in ("float", "bfloa"):  # packing would cast it silently
+            if _name(g.dtype)[:5] not in ("float", "bfloa"):  # packing would cast it silently
                 return f"parameter {i} has a gradient of dtype {g.dtype}; it must be floating"
             if self.check_finite and not all_finite(g):
                 return (
