@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import statistics
 import sys
-from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 from common import row, side_by_side
@@ -25,30 +26,18 @@ HERE = Path(__file__).parent
 GROUP = "array calls and flat parameters (CPU, 1 process)"
 
 
-@contextmanager
 def _per_parameter():
     """The update as it was before flat parameters: no backend packed."""
     from zerograd_nn.optimizers import flat
 
-    kept = flat.PACKED_BACKENDS
-    flat.PACKED_BACKENDS = frozenset()
-    try:
-        yield
-    finally:
-        flat.PACKED_BACKENDS = kept
+    return mock.patch.object(flat, "PACKED_BACKENDS", frozenset())
 
 
-@contextmanager
 def _pack_every_size():
     """Parameters of any size packed, as the CuPy backend packs them (see flat.PACK_LIMITS)."""
     from zerograd_nn.optimizers import flat
 
-    kept = flat.PACK_LIMITS
-    flat.PACK_LIMITS = {}
-    try:
-        yield
-    finally:
-        flat.PACK_LIMITS = kept
+    return mock.patch.object(flat, "PACK_LIMITS", {})
 
 
 def mlp_step_calls(activation: str) -> tuple[int, dict]:
@@ -157,17 +146,15 @@ def mlp_sgd_update(repeat: int = 30) -> dict[str, float]:
     from zerograd_nn.models import MLP
     from zerograd_nn.optimizers import SGD
 
-    rng = np.random.default_rng(0)
     arms = {}
-    grads = None
     for name in ("numpy default", "every size packed", "per parameter"):
         model = MLP((1000, 1000, 10))
         model(np.zeros((1, 784), np.float32))  # sizes the lazy layers
-        if grads is None:
-            grads = [rng.standard_normal(p.shape).astype(np.float32) for p in model.params()]
         arms[name] = (model, SGD(lr=0.01).setup(model))
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal(p.shape).astype(np.float32) for p in model.params()]
     modes = {
-        "numpy default": _default_packing,
+        "numpy default": nullcontext,
         "every size packed": _pack_every_size,
         "per parameter": _per_parameter,
     }
@@ -184,11 +171,6 @@ def mlp_sgd_update(repeat: int = 30) -> dict[str, float]:
         return update
 
     return side_by_side({name: arm(name) for name in arms}, repeat, statistics.median)
-
-
-@contextmanager
-def _default_packing():
-    yield
 
 
 def run() -> list[dict]:
