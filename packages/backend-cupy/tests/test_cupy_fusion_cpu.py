@@ -18,27 +18,17 @@ import numpy as np
 import pytest
 from cpu_build import CXX, ptr
 
-from zerograd_cupy.fusion import EXACT, OPS, Chain, Step, kernel_parts
+import zerograd.functions as F
+from zerograd import Parameter, Variable, no_grad, static_graph
+from zerograd.backends import backend_of
+from zerograd.backends.chains import ARITY, Chain, Step
+from zerograd.testing.chains import FUNCTIONS
+from zerograd_cupy.fusion import EXACT, EXPRESSIONS, kernel_parts
 
 MAX_ULP = 8
 """Per-chain bound for chains with a transcendental op. numpy's and glibc's exp, log and tanh
 each differ from the true value by about an ulp; tanh_grad's ``1 - y*y`` then magnifies the
 difference in ``y`` by up to 2y^2/(1-y^2), about 3x for |y| <= 0.77 (7 ulp seen in float32)."""
-
-_NUMPY = {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.divide,
-    "neg": np.negative,
-    "maximum": np.maximum,
-    "greater": lambda a, b: np.greater(a, b).astype(a.dtype),
-    "where": lambda c, a, b: np.where(c != 0, a, b),
-    "sqrt": np.sqrt,
-    "exp": np.exp,
-    "log": np.log,
-    "tanh": np.tanh,
-}
 
 S = Step
 CHAINS = {
@@ -90,7 +80,7 @@ CHAINS = {
 
 def test_the_chains_cover_every_op():
     used = {s.op for c in CHAINS.values() for s in c.steps}
-    assert used == set(OPS)
+    assert used == set(ARITY) == set(EXPRESSIONS)
 
 
 def _harness(chains: dict[str, Chain]) -> str:
@@ -116,12 +106,10 @@ def _harness(chains: dict[str, Chain]) -> str:
     return "".join(parts)
 
 
-@pytest.fixture(scope="module")
-def lib(tmp_path_factory):
+def _compile(source: str, folder) -> ctypes.CDLL:
     if CXX is None:
         pytest.skip("no C++ compiler (g++, c++ or clang++) to build the fused bodies for the CPU")
-    folder = tmp_path_factory.mktemp("fusion")
-    (folder / "f.cpp").write_text(_harness(CHAINS))
+    (folder / "f.cpp").write_text(source)
     so = folder / "f.so"
     cmd = [
         CXX,
@@ -139,11 +127,16 @@ def lib(tmp_path_factory):
     return ctypes.CDLL(str(so))
 
 
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    return _compile(_harness(CHAINS), tmp_path_factory.mktemp("fusion"))
+
+
 def _unfused(chain: Chain, values: dict[str, np.ndarray], dtype) -> np.ndarray:
     env = dict(values)
     for step in chain.steps:
         args = [env[a] if isinstance(a, str) else dtype.type(a) for a in step.args]
-        env[step.name] = np.asarray(_NUMPY[step.op](*args), dtype=dtype)
+        env[step.name] = np.asarray(FUNCTIONS[step.op](np, *args), dtype=dtype)
     return env[chain.steps[-1].name]
 
 
@@ -213,3 +206,59 @@ def test_kernel_parts_name_inputs_and_constants():
     in_params, out_params, body = kernel_parts(CHAINS["sgd_update"])
     assert (in_params, out_params) == ("T in0, T in1", "T out0")
     assert body == "const T t0 = in1 * (T)(0.01);\nout0 = in0 - t0;"
+
+
+def test_a_replay_runs_its_chains_as_the_compiled_bodies(tmp_path, monkeypatch):
+    """The chains a CuPy replay would compile, found in real replays, built here as C++ and
+    given to numpy's backend as its ``fuse``: the replays keep eager's bytes (exact ops)."""
+    compiled = []
+
+    def fuse(chain, dtype):
+        key = f"chain{len(compiled)}"
+        folder = tmp_path / key
+        folder.mkdir()
+        built = _compile(_harness({key: chain}), folder)
+        compiled.append([s.op for s in chain.steps])
+
+        def run(*arrays):
+            shape = max((a.shape for a in arrays), key=len)
+            n = int(np.prod(shape))
+            values = dict(zip(chain.inputs, arrays))
+            return _fused(built, key, chain, values, dtype, n).reshape(shape)
+
+        return run
+
+    monkeypatch.setattr(backend_of(np.zeros(1)), "fuse", fuse)
+    w = Parameter(np.linspace(-2.0, 2.0, 12).reshape(4, 3))
+    w_eager = Parameter(w.data.copy())
+
+    def make(w):
+        def step(x):
+            x = Variable(x)
+            w.cleargrad()
+            b = x * w - 0.5  # the product is read by the subtraction only: one chain
+            d = -(b / 3.0) + x  # b and b / 3 are read by Div's vjp; -(...) + x: one chain
+            y = F.sum(d * d)
+            y.backward()
+            with no_grad():
+                scaled = (x * 0.5 + w) / (x - 2.0)  # nothing reads what it makes: one chain
+            return y, w.grad, scaled
+
+        return step
+
+    eager, replayed = make(w_eager), static_graph(make(w))
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        x = rng.standard_normal((4, 3))
+        for got, want in zip(replayed(x), eager(x)):
+            assert got.data.tobytes() == want.data.tobytes()
+    assert replayed.counts["replayed"] == 2
+    assert sorted(compiled) == [["mul", "add", "sub", "div"], ["mul", "sub"], ["neg", "add"]]
+
+
+def test_the_cupy_backend_fuses_float32_and_float64_chains_only():
+    from zerograd_cupy.backend import CupyBackend
+
+    backend = CupyBackend()  # asks nothing of CuPy: the answer comes before any import
+    for dtype in ("float16", "int64", "complex64", "bool"):
+        assert backend.fuse(CHAINS["sgd_update"], np.dtype(dtype)) is None

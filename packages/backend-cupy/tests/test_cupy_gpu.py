@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import numpy as np
 import pytest
@@ -359,3 +360,42 @@ def test_gradient_of_repeated_rows_is_the_cpus_bit_for_bit(gpu_backend, cp):
         F.sum(F.get_item(w, arr(ids)) * arr(gy)).backward()  # each picked row's gradient: gy
         grads.append(cp.asnumpy(w.grad.data) if arr is cp.asarray else w.grad.data)
     assert grads[0].tobytes() == grads[1].tobytes()
+
+
+def _kernel_calls(step) -> int:
+    return len(re.findall(r"^ +s\d+ = k\d+\(", step.sources()[0], re.MULTILINE))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_replay_runs_its_chains_as_fused_kernels_with_the_eager_bits(
+    gpu_backend, cp, dtype, monkeypatch
+):
+    def make(w):
+        def step(x):
+            x = zerograd.Variable(x)
+            w.cleargrad()
+            b = x * w - 0.5  # one chain: the product is read by the subtraction only
+            d = -F.tanh(b / 3.0) + x  # vjps read b / 3 and tanh's value; -(...) + x: one chain
+            y = F.sum(d * d)
+            y.backward()
+            with zerograd.no_grad():
+                scaled = F.exp((x * 0.5 + w) / (x - 2.0))  # one chain of five ops
+            return y, w.grad, scaled
+
+        return step
+
+    start = np.linspace(-2.0, 2.0, 12).reshape(4, 3).astype(dtype)
+    eager = make(zerograd.Parameter(cp.asarray(start)))
+    fused = zerograd.static_graph(make(zerograd.Parameter(cp.asarray(start))))
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        x = cp.asarray(rng.standard_normal((4, 3)).astype(dtype))
+        for got, want in zip(fused(x), eager(x)):
+            assert cp.asnumpy(got.data).tobytes() == cp.asnumpy(want.data).tobytes()
+    assert fused.counts["replayed"] == 2
+    monkeypatch.setattr(gpu_backend, "fuse", lambda chain, dtype: None)
+    unfused = zerograd.static_graph(make(zerograd.Parameter(cp.asarray(start))))
+    for _ in range(3):
+        unfused(x)
+    # three chains: (mul, sub), (neg, add) and the five ops under no_grad; 9 calls become 3
+    assert _kernel_calls(fused) == _kernel_calls(unfused) - 6

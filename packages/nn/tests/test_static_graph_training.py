@@ -17,7 +17,8 @@ import zerograd
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import StaticGraphWarning, Variable, static_graph, test_mode
-from zerograd.backends import as_array_of
+from zerograd.backends import as_array_of, backend_of
+from zerograd.testing.chains import fuse_step_by_step
 from zerograd_nn import Model, models
 from zerograd_nn import optimizers as O
 from zerograd_nn.schedulers import CosineAnnealingLR, StepLR
@@ -491,3 +492,49 @@ def test_a_replay_refuses_labels_out_of_range_with_nothing_changed(rand, arr, to
     with pytest.raises(ValueError, match=r"class ids in 0\.\.3 .*got labels from 0 to 4"):
         step(x, arr(np.array([0, 4, 1, 2, 0]), "int64"))
     assert [(_bits(to_np, p), _bits(to_np, p.grad)) for p in model.params()] == before
+
+
+def test_a_value_made_before_the_update_is_fused_with_no_forward_after_it(monkeypatch):
+    """The update writes the parameters in place: a chain moved past it would read new
+    values. Fusion is on (a step-by-step ``fuse`` for numpy), so a wrong join shows in bits."""
+    fused = fuse_step_by_step(monkeypatch, backend_of(np.zeros(1)))
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((8, 4)), rng.standard_normal((8, 3))
+
+    def train(static):
+        zerograd.seed(0)
+        model = models.MLP((6, 3), activation=F.tanh)
+        opt = O.SGD(lr=0.5).setup(model)
+
+        def step(x, t):
+            model.cleargrads()
+            loss = F.mean_squared_error(model(x), t)
+            loss.backward()
+            scaled = model.l0.W * 2.0  # read below by tanh only, after the update moved W
+            opt.update()
+            return loss, F.tanh(scaled)
+
+        step = static_graph(step) if static else step
+        out = [[a.data.tobytes() for a in step(x, t)] for _ in range(5)]
+        return out, getattr(step, "counts", None)
+
+    (eager, _), (static, counts) = train(False), train(True)
+    assert static == eager
+    assert counts["replayed"] == 2
+    assert ["mul", "tanh"] not in [r.ops for r in fused]
+    assert ["tanh"] not in [r.ops for r in fused]  # a lone op is no chain
+
+
+@pytest.mark.parametrize("activation", ["relu", "sigmoid", "tanh"])
+def test_an_mlp_training_step_has_no_chain_to_fuse(monkeypatch, activation):
+    """Every activation is read by a vjp (the next layer's, or its own), so nothing joins."""
+    fused = fuse_step_by_step(monkeypatch, backend_of(np.zeros(1)))
+    zerograd.seed(0)
+    model = models.MLP((16, 16, 3), activation=getattr(F, activation))
+    step = static_graph(_classifier_step(model, O.SGD(lr=0.1).setup(model)))
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((8, 5)), rng.integers(0, 3, 8)
+    for _ in range(4):
+        step(x, t)
+    assert step.counts["replayed"] == 1
+    assert fused == []

@@ -15,6 +15,7 @@ from typing import Any
 from zerograd.backends import NoBackendError
 from zerograd.backends.numpylike import NumpyLikeBackend
 
+from .fusion import elementwise_kernel
 from .random import KEYS, NORMAL, UNIFORM, PhiloxGenerator
 from .scatter import scatter_add_rows_gpu
 
@@ -105,6 +106,7 @@ class CupyBackend(NumpyLikeBackend):
         self._available = False
         self._reason = ""
         self._generator = PhiloxGenerator()
+        self._fused: dict[Any, Any] = {}  # chain -> its kernel (the backend lives as long)
 
     # -- classification (never imports cupy) -------------------------------------------
     def owns(self, array_type: type) -> bool:
@@ -270,6 +272,19 @@ class CupyBackend(NumpyLikeBackend):
         else:  # the flat position of each element the index picks: rows of one element
             picked = cp.arange(out.size).reshape(out.shape)[items]
             scatter_add_rows_gpu(out.reshape(-1), picked, values)
+
+    def fuse(self, chain: Any, dtype: Any) -> Any:
+        """One ``ElementwiseKernel`` per chain (:mod:`.fusion`), made once and kept.
+
+        Only float32 and float64 chains are fused: CuPy computes float16 operations in
+        float32, which a kernel over half values would not repeat step by step.
+        """
+        if getattr(dtype, "char", None) not in ("f", "d"):
+            return None
+        kernel = self._fused.get(chain)
+        if kernel is None:
+            kernel = self._fused[chain] = elementwise_kernel(chain)
+        return kernel
 
     # -- random numbers: zerograd's own Philox stream (its state can be saved) ----------
     @property

@@ -1,4 +1,4 @@
-"""Chains of elementwise operations as a small IR, and the one CuPy kernel each becomes.
+"""The one CuPy kernel a chain of elementwise operations (:mod:`zerograd.backends.chains`) becomes.
 
 A chain reads some same-shape (or 0-d, broadcast) arrays, computes intermediates that
 nothing outside the chain reads, and writes one output; it runs as one
@@ -10,66 +10,31 @@ multiply-add: every step rounds as the unfused replay's separate kernels do.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-OPS: dict[str, tuple[int, str]] = {
-    "add": (2, "{0} + {1}"),
-    "sub": (2, "{0} - {1}"),
-    "mul": (2, "{0} * {1}"),
-    "div": (2, "{0} / {1}"),
-    "neg": (1, "-{0}"),
+from zerograd.backends.chains import Chain
+
+EXPRESSIONS: dict[str, str] = {
+    "add": "{0} + {1}",
+    "sub": "{0} - {1}",
+    "mul": "{0} * {1}",
+    "div": "{0} / {1}",
+    "neg": "-{0}",
     # numpy.maximum returns the NaN operand when either is NaN
-    "maximum": (2, "(({0} > {1} || {0} != {0}) ? {0} : {1})"),
-    "greater": (2, "(T)({0} > {1})"),
-    "where": (3, "({0} != (T)0 ? {1} : {2})"),
-    "sqrt": (1, "sqrt({0})"),
-    "exp": (1, "exp({0})"),
-    "log": (1, "log({0})"),
-    "tanh": (1, "tanh({0})"),
+    "maximum": "(({0} > {1} || {0} != {0}) ? {0} : {1})",
+    "greater": "(T)({0} > {1})",
+    "where": "({0} != (T)0 ? {1} : {2})",
+    "sqrt": "sqrt({0})",
+    "exp": "exp({0})",
+    "log": "log({0})",
+    "tanh": "tanh({0})",
 }
-"""Each op the generator knows: its operand count and its C expression over ``T`` values."""
+"""Each op of :data:`zerograd.backends.chains.ARITY` as a C expression over ``T`` values."""
 
 EXACT = frozenset({"add", "sub", "mul", "div", "neg", "maximum", "greater", "where", "sqrt"})
 """Ops that are one correctly rounded IEEE operation (or a choice between operands), so any
 conforming compiler gives the bits numpy gives; the others call a libm whose last bit may
 differ between numpy, the host C library and CUDA's."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """``name = op(*args)``, one elementwise operation of a chain.
-
-    An argument is a chain input's or an earlier step's name, or a Python float (a constant
-    cast to the kernel's dtype, as numpy casts a scalar operand).
-    """
-
-    name: str
-    op: str
-    args: tuple[str | float, ...]
-
-
-@dataclass(frozen=True)
-class Chain:
-    """Elementwise steps over ``inputs``; the last step's value is the output."""
-
-    inputs: tuple[str, ...]
-    steps: tuple[Step, ...]
-
-    def __post_init__(self) -> None:
-        known = set(self.inputs)
-        for step in self.steps:
-            if step.op not in OPS:
-                raise ValueError(f"fusion: no elementwise op {step.op!r} (known: {sorted(OPS)})")
-            arity = OPS[step.op][0]
-            if len(step.args) != arity:
-                raise ValueError(f"fusion: {step.op} takes {arity} operands, got {len(step.args)}")
-            for arg in step.args:
-                if isinstance(arg, str) and arg not in known:
-                    raise ValueError(f"fusion: step {step.name!r} reads {arg!r} before it is made")
-            known.add(step.name)
-        if not self.steps:
-            raise ValueError("fusion: a chain needs at least one step")
 
 
 def _operand(arg: str | float, names: dict[str, str]) -> str:
@@ -83,7 +48,7 @@ def kernel_parts(chain: Chain) -> tuple[str, str, str]:
     names = {name: f"in{k}" for k, name in enumerate(chain.inputs)}
     lines = []
     for k, step in enumerate(chain.steps):
-        expr = OPS[step.op][1].format(*(_operand(a, names) for a in step.args))
+        expr = EXPRESSIONS[step.op].format(*(_operand(a, names) for a in step.args))
         if k == len(chain.steps) - 1:
             lines.append(f"out0 = {expr};")
         else:

@@ -297,6 +297,15 @@ class Function:
         """
         return None
 
+    fuses_as: str | None = None
+    """The elementwise op (a name in :data:`zerograd.backends.chains.ARITY`) that this
+    function's :meth:`kernel` computes, where it gives one; None: not one of those.
+
+    A static-graph replay then may run a chain of such functions whose intermediates
+    nothing else reads as one backend call (:meth:`zerograd.backends.Backend.fuse`).
+    A subclass that changes what its kernel computes sets it back to None.
+    """
+
     check_values_of: tuple[int, ...] = ()
     """Positions of the inputs whose values :meth:`check` reads (none: no check)."""
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..shapes import summed_axes
 from . import indexing as _indexing
 from . import standard as _std
+from .chains import Chain
 
 API_VERSION = 1
 """Version of the backend contract; a plugin built for another one is refused."""
@@ -442,6 +443,26 @@ class Backend:
             return out
 
         return binary
+
+    def fuse(self, chain: Chain, dtype: Any) -> Callable[..., Any] | None:
+        """Optional. ``chain`` on ``dtype`` arrays as one function of its inputs, or None.
+
+        A static-graph replay (:func:`zerograd.static_graph`) asks once per chain of
+        elementwise forwards it found, when it is built; where the answer is a function,
+        each replay calls it with the chain's input arrays (in ``chain.inputs``' order:
+        this backend's arrays of one dtype, each of the output's shape or 0-d) in place of
+        the operations one by one. It must return a new array holding the bits the
+        operations give one at a time. Default: None (numpy has nothing to gain); CuPy
+        compiles one ``ElementwiseKernel`` per chain.
+
+        Args:
+            chain: The operations (:class:`~zerograd.backends.chains.Chain`).
+            dtype: The dtype of every array the chain reads and makes.
+
+        Returns:
+            The fused function, or None.
+        """
+        return None
 
     def flatten_into(self, arrays: list, out: Any = None) -> Any:
         """Optional. The elements of ``arrays`` (each in C order), one after another, in 1-d.

@@ -137,6 +137,7 @@ class Add(_Binary):
     vjp_reads_outputs = False
 
     op = operator.add
+    fuses_as = "add"
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         return gy
@@ -158,6 +159,7 @@ class Sub(_Binary):
     vjp_reads_outputs = False
 
     op = operator.sub
+    fuses_as = "sub"
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         return gy
@@ -176,6 +178,7 @@ class Mul(_Binary):
     vjp_reads_outputs = False
 
     op = operator.mul
+    fuses_as = "mul"
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         return gy * x1
@@ -191,6 +194,7 @@ class Div(_Binary):
     """Compute ``x0 / x1``, broadcasting as numpy does; integers divide in floating point."""
 
     op = operator.truediv
+    fuses_as = "div"
     true_division = True
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
@@ -214,8 +218,13 @@ class Neg(Function):
     vjp_reads_inputs = False
     vjp_reads_outputs = False
 
+    fuses_as = "neg"
+
     def forward(self, x: Any) -> Any:
         return -x
+
+    def kernel(self, x: Any) -> Any:
+        return operator.neg
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         return -gy

@@ -80,6 +80,7 @@ class _Namesake(Function):
 class Exp(_Namesake):
     """Compute e raised to the power of ``x``, elementwise."""
 
+    fuses_as = "exp"
     vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
@@ -95,6 +96,7 @@ exp = op(Exp, example=("exp(np.array(0.0))", "variable(1.0)"), in_vjp=True)
 class Log(_Namesake):
     """Compute the natural logarithm of ``x``, elementwise."""
 
+    fuses_as = "log"
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
@@ -140,6 +142,7 @@ cos = op(Cos, example=("cos(np.array(0.0))", "variable(1.0)"), in_vjp=True)
 class Tanh(_Namesake):
     """Compute the hyperbolic tangent of ``x``, elementwise."""
 
+    fuses_as = "tanh"
     vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
@@ -155,6 +158,7 @@ tanh = op(Tanh, example=("tanh(np.array(0.0))", "variable(0.0)"), in_vjp=True)
 class Sqrt(_Namesake):
     """Compute the square root of ``x``, elementwise."""
 
+    fuses_as = "sqrt"
     vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:

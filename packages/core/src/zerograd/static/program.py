@@ -3,8 +3,9 @@
 The function is generated as source code, one line per instruction: each slot is a local
 variable, each Function (a copy of the one the trace called), its bound ``forward`` and
 ``vjp``, the namespace and every constant is a closure cell. A replay is then a straight
-run of array calls: no Function, Variable, weak reference or tuple per operation. The
-source is kept (:attr:`Program.source`) to be read.
+run of array calls: no Function, Variable, weak reference or tuple per operation. Where
+the backend fuses a chain of elementwise forwards (:mod:`.fusion`), the chain is one call.
+The source is kept (:attr:`Program.source`) to be read.
 
 The memory plan is the simplest one that holds: each slot is deleted right after its last
 use, so an activation lives from its forward to the last vjp that reads it (the eager
@@ -24,6 +25,8 @@ from ..backends.registry import registry
 from ..namespaces import ArrayOps
 from ..recording import structure
 from ..variable import Constant, Variable
+from . import fusion
+from .fusion import Fused
 from .names import contents_of, value_of
 from .trace import ARG, CONST, STATE, VAR, Clear, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
 
@@ -84,7 +87,9 @@ class Program:
         self._checked: set[int] = set()  # id(Forward) whose check runs at the start
         self._kinds = self._reads()
         self._persistent = self._targets()
-        self._last = self._last_uses()
+        uses = self._uses()
+        self._fused, self._joined = fusion.plan(later.code, later.meta, uses)
+        self._last = self._last_uses(uses)
         self._emit()
         params = ", ".join(f"k{j}" for j in range(len(self._consts)))
         body = "\n".join("        " + line for line in self._lines)
@@ -127,14 +132,23 @@ class Program:
                     out.add(i)
         return out
 
-    def _last_uses(self) -> dict[int, int]:
-        last: dict[int, int] = {}
+    def _uses(self) -> dict[int, list[int]]:
+        """Slot -> the instructions reading it; ``len(code)`` for a read after the replay."""
+        uses: dict[int, list[int]] = defaultdict(list)
         for i, ins in enumerate(self._t.code):
             for n in _uses(ins):
-                last[n] = i
+                uses[n].append(i)
         end = len(self._t.code)
         for n in self._end_uses():
-            last[n] = end
+            uses[n].append(end)
+        return uses
+
+    def _last_uses(self, uses: dict[int, list[int]]) -> dict[int, int]:
+        """Slot -> where it is read last (a fused chain reads its inputs where its root ran)."""
+        joined = self._joined
+        last: dict[int, int] = {}
+        for n, readers in uses.items():
+            last[n] = max(joined.get(i, i) for i in readers)
         return last
 
     def _end_uses(self) -> list[int]:
@@ -184,7 +198,14 @@ class Program:
                     self._read(ins, miss=False)
                 outs = [ins.slot]
             elif kind is Forward:
-                outs = self._forward(ins)
+                if i in self._joined:  # computed inside its chain's fused call
+                    self._bind(ins)
+                    outs = []
+                elif i in self._fused:
+                    self._bind(ins)
+                    outs = [self._fused_call(self._fused[i])]
+                else:
+                    outs = self._forward(ins)
             elif kind is Vjp:
                 outs = self._vjp(ins)
             elif kind is Op:
@@ -327,7 +348,8 @@ class Program:
                 self._lines.append(f"{self.k(ins.fn.check)}({', '.join(args)})")
                 self._checked.add(id(ins))
 
-    def _forward(self, ins: Forward) -> list[int]:
+    def _bind(self, ins: Forward) -> Any:
+        """The replay's Function for ``ins``, its inputs as its vjp will see them."""
         fn = ins.fn
         stand_ins, inputs = [], []
         for v, n in zip(ins.inputs, ins.ins):
@@ -339,6 +361,15 @@ class Program:
                 inputs.append(s)
         fn.inputs, fn.outputs = tuple(inputs), ()
         self._stand_ins[id(fn)] = stand_ins
+        return fn
+
+    def _fused_call(self, fused: Fused) -> int:
+        args = ", ".join(f"s{n}" for n in fused.ins)
+        self._lines.append(f"s{fused.out} = {self.k(fused.call)}({args})")
+        return fused.out
+
+    def _forward(self, ins: Forward) -> list[int]:
+        fn = self._bind(ins)
         for name, setting in ins.attrs.items():
             self._lines.append(f"{self.k(fn)}.__dict__[{name!r}] = {self._setting(setting)}")
         args = ", ".join(f"s{n}" for n in ins.ins)

@@ -1,0 +1,74 @@
+"""Chains of elementwise operations: what a static-graph replay asks a backend to fuse.
+
+A chain reads some arrays of one dtype (each of the output's shape, or 0-d), computes
+intermediates that nothing outside the chain reads, and makes one array. A replay hands
+each such chain to :meth:`~zerograd.backends.Backend.fuse`; a backend that can run it as one
+kernel returns a function doing so (zerograd-cupy: one ``cupy.ElementwiseKernel``), the
+others return None and the replay calls the operations one by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ARITY: dict[str, int] = {
+    "add": 2,
+    "sub": 2,
+    "mul": 2,
+    "div": 2,
+    "neg": 1,
+    "maximum": 2,
+    "greater": 2,
+    "where": 3,
+    "sqrt": 1,
+    "exp": 1,
+    "log": 1,
+    "tanh": 1,
+}
+"""Each op a chain may hold and its operand count. Each computes what the numpy function of
+its name computes on same-dtype operands (``add``: ``numpy.add``, ``div``:
+``numpy.divide``, ``greater`` and ``where``: the comparison as the dtype's 0 or 1, and
+``where(c, a, b)`` choosing ``a`` where ``c`` is not 0)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """``name = op(*args)``, one elementwise operation of a chain.
+
+    An argument is a chain input's or an earlier step's name, or a Python float (a constant
+    cast to the chain's dtype, as numpy casts a scalar operand).
+    """
+
+    name: str
+    op: str
+    args: tuple[str | float, ...]
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Elementwise steps over ``inputs``; the last step's value is the output.
+
+    Chains are compared by value, so a backend may keep one kernel per chain.
+
+    Raises:
+        ValueError: an op is unknown, has the wrong operand count, or reads a name that
+            is neither an input nor made by an earlier step; or there are no steps.
+    """
+
+    inputs: tuple[str, ...]
+    steps: tuple[Step, ...]
+
+    def __post_init__(self) -> None:
+        known = set(self.inputs)
+        for step in self.steps:
+            if step.op not in ARITY:
+                raise ValueError(f"fusion: no elementwise op {step.op!r} (known: {sorted(ARITY)})")
+            arity = ARITY[step.op]
+            if len(step.args) != arity:
+                raise ValueError(f"fusion: {step.op} takes {arity} operands, got {len(step.args)}")
+            for arg in step.args:
+                if isinstance(arg, str) and arg not in known:
+                    raise ValueError(f"fusion: step {step.name!r} reads {arg!r} before it is made")
+            known.add(step.name)
+        if not self.steps:
+            raise ValueError("fusion: a chain needs at least one step")

@@ -1,0 +1,110 @@
+"""Which of a replay's elementwise forwards its backend runs as one fused call.
+
+A forward joins the forward that reads its value when nothing else does (no vjp, no other
+forward, no gradient store, not the call's result or an optimizer's state), no effect runs
+between the two, and both compute on arrays of one backend and dtype, each of the output's
+shape or 0-d. Joined
+forwards form a tree whose root is the last one to run; the backend's
+:meth:`~zerograd.backends.Backend.fuse` then decides (numpy: never; CuPy: one
+``ElementwiseKernel``). A chain runs where its root ran, on inputs that all exist by then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..backends.chains import Chain, Step
+from ..backends.registry import registry
+from .trace import Effect, Forward
+
+
+@dataclass
+class Fused:
+    """A chain the backend fuses: ``slot(out) = call(*slots(ins))`` where its root ran."""
+
+    out: int
+    ins: list[int]
+    call: Any
+
+
+def plan(code: list, meta: dict, uses: dict[int, list[int]]) -> tuple[dict, dict]:
+    """The chains of ``code`` its backends fuse.
+
+    Args:
+        code: the trace's instructions.
+        meta: slot -> ``(type, shape, dtype)``.
+        uses: slot -> the indices of the instructions reading it, with ``len(code)`` for a
+            read after the replay (its result, an optimizer's state).
+
+    Returns:
+        ``(fused, joined)``: root index -> :class:`Fused`, and the index of every other
+        forward of a fused chain -> its root's index.
+    """
+    into: dict[int, int] = {}  # forward index -> the forward index that reads its value
+    for i, ins in enumerate(code):
+        if not _fusable(ins, meta):
+            continue
+        readers = uses.get(ins.outs[0], ())
+        if len(readers) != 1 or readers[0] >= len(code):
+            continue
+        j = readers[0]
+        reader = code[j]
+        if not _fusable(reader, meta) or meta[reader.outs[0]] != meta[ins.outs[0]]:
+            continue
+        if any(type(code[k]) is Effect for k in range(i + 1, j)):
+            continue  # an effect may write into an input (an optimizer's update, in place)
+        into[i] = j
+    members: dict[int, list[int]] = {}
+    for i in sorted(into):
+        root = into[i]
+        while root in into:
+            root = into[root]
+        members.setdefault(root, []).append(i)
+    fused, joined = {}, {}
+    for root, inner in members.items():
+        found = _chain(code, sorted([*inner, root]), meta)
+        if found is not None:
+            fused[root] = found
+            joined.update(dict.fromkeys(inner, root))
+    return fused, joined
+
+
+def _fusable(ins: Any, meta: dict) -> bool:
+    """Whether ``ins`` is a one-output forward whose kernel computes a chain op.
+
+    Its arrays must share the output's backend and dtype and have its shape, or none.
+    """
+    if type(ins) is not Forward or ins.kernel is None or ins.attrs or len(ins.outs) != 1:
+        return False
+    if ins.many or type(ins.fn).fuses_as is None or ins.fn.check_values_of:
+        return False
+    typ, shape, dtype = meta[ins.outs[0]]
+    if shape == ():
+        return False
+    for n in ins.ins:
+        t, s, d = meta[n]
+        if t is not typ or d != dtype or (s != shape and s != ()):
+            return False
+    return True
+
+
+def _chain(code: list, order: list[int], meta: dict) -> Fused | None:
+    """The chain of the forwards at ``order`` (the root last), if their backend fuses it."""
+    made = {code[i].outs[0] for i in order}
+    ins: list[int] = []
+    steps = []
+    for i in order:
+        f = code[i]
+        for n in f.ins:
+            if n not in made and n not in ins:
+                ins.append(n)
+        steps.append(Step(f"s{f.outs[0]}", type(f.fn).fuses_as, tuple(f"s{n}" for n in f.ins)))
+    out = code[order[-1]].outs[0]
+    typ, _, dtype = meta[out]
+    backend = registry.by_type.get(typ)
+    if backend is None:
+        return None
+    chain = Chain(tuple(f"s{n}" for n in ins), tuple(steps))
+    call = backend.fuse(chain, dtype)
+    return None if call is None else Fused(out, ins, call)

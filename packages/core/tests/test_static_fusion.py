@@ -1,0 +1,109 @@
+"""static_graph's fused chains: which forwards a replay hands to ``Backend.fuse`` as one chain.
+
+numpy fuses nothing, so these tests give numpy's backend a ``fuse`` that runs a chain step
+by step with numpy's functions (:class:`zerograd.testing.chains.StepByStep`). The bits
+then must be eager's whenever the planner joined the right forwards and ran each chain
+where its inputs hold the right values; the chains asked for show what was joined.
+(zerograd-cupy's kernels are checked against the same chains in its own suite.)
+"""
+
+import re
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Parameter, Variable, no_grad, static_graph
+from zerograd.backends import backend_of
+from zerograd.backends.chains import ARITY, Chain, Step
+from zerograd.testing.chains import FUNCTIONS, fuse_step_by_step
+
+
+def test_the_reference_knows_every_op():
+    assert set(FUNCTIONS) == set(ARITY)
+
+
+@pytest.fixture
+def fused(monkeypatch):
+    """The chains numpy's backend was asked to fuse, as their step-by-step runners."""
+    return fuse_step_by_step(monkeypatch, backend_of(np.zeros(1)))
+
+
+def _bits(a):
+    a = a.data if isinstance(a, Variable) else a
+    return a.shape, str(a.dtype), a.tobytes()
+
+
+def test_numpy_fuses_nothing():
+    chain = Chain(("x",), (Step("y", "neg", ("x",)), Step("z", "exp", ("y",))))
+    assert backend_of(np.zeros(1)).fuse(chain, np.dtype("float64")) is None
+
+
+def test_an_inference_chain_runs_as_one_call_with_eager_bits(fused):
+    def f(x):
+        with no_grad():
+            x = Variable(x)
+            return F.tanh(x * 0.5 + 1.0) - x
+
+    step = static_graph(f)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        x = rng.standard_normal((4, 3)).astype(np.float32)
+        assert _bits(step(x)) == _bits(f(x))
+    assert step.counts["replayed"] == 2
+    (runner,) = fused
+    assert runner.ops == ["mul", "add", "tanh", "sub"]
+    assert len(runner.chain.inputs) == 3  # x (read twice, passed once) and the two constants
+    assert runner.dtype == np.float32
+    assert runner.runs == step.counts["replayed"]  # once per replay, never while tracing
+    calls = re.findall(r"^ +s\d+ = k\d+\(", step.sources()[0], re.MULTILINE)
+    assert len(calls) == 1  # the four operations' calls became one
+
+
+def test_a_value_a_vjp_reads_stays_out_of_the_chain(fused):
+    w = Parameter(np.linspace(-1.0, 1.0, 12).reshape(4, 3))
+    w_eager = Parameter(w.data.copy())
+
+    def make(w):
+        def f(x):
+            w.cleargrad()
+            a = F.tanh(x * w)  # x * w is read by tanh only: joins it (tanh's vjp reads a)
+            b = F.exp(-a)  # -a joins exp; exp's vjp reads b itself
+            y = F.sum(b * a + 2.0)  # b and a are read by vjps: the product starts a chain
+            y.backward()
+            return y, w.grad
+
+        return f
+
+    eager, step = make(w_eager), static_graph(make(w))
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        x = rng.standard_normal((4, 3))
+        (ye, ge), (ys, gs) = eager(x), step(x)
+        assert _bits(ys) == _bits(ye)
+        assert _bits(gs) == _bits(ge)
+    assert step.counts["replayed"] == 2
+    assert sorted(r.ops for r in fused) == [["mul", "add"], ["mul", "tanh"], ["neg", "exp"]]
+
+
+def test_shapes_and_dtypes_that_differ_keep_their_calls(fused):
+    def f(x, b, x32, h):
+        with no_grad():
+            x, x32, h = Variable(x), Variable(x32), Variable(h)
+            broadcast = F.exp(x * b)  # b is (3,), neither x's shape nor 0-d
+            mixed = F.tanh(h * 2.0)  # float16 * 2.0 is float16: joins
+            promoted = F.tanh(x32 + h)  # float32 + float16 is float32: the add stays apart
+            return broadcast, mixed, promoted
+
+    step = static_graph(f)
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        x = rng.standard_normal((4, 3))
+        b = rng.standard_normal(3)
+        x32, h = rng.standard_normal((2, 4, 3)).astype(np.float32)
+        h = h.astype(np.float16)
+        for got, want in zip(step(x, b, x32, h), f(x, b, x32, h)):
+            assert _bits(got) == _bits(want)
+    assert step.counts["replayed"] == 2
+    assert [r.ops for r in fused] == [["mul", "tanh"]]
+    assert fused[0].dtype == np.float16
