@@ -979,3 +979,38 @@ def test_a_value_check_of_an_array_made_inside_runs_before_its_kernel(arr):
     assert _ORDER == ["exp", ("check", (3,)), "scale"]
     with pytest.raises(ValueError, match=r"_Scale: scales must be >= 0"):
         step(x, arr([1.0, -1.0, 2.0]))
+
+
+class _ScaleByInput(Function):
+    """A user's vjp that reads its input's value through ``self.inputs``."""
+
+    def forward(self, x):
+        return x * x
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * 2 * self.inputs[0].data
+
+
+def test_built_in_vjps_get_no_stand_ins_and_a_users_vjp_keeps_them():
+    w = Parameter(np.linspace(-1.0, 1.0, 6).reshape(2, 3))
+    w_eager = Parameter(w.data.copy())
+
+    def make(w, user):
+        def step(x):
+            w.cleargrad()
+            h = F.tanh(x * w) * w  # Mul's vjps read their inputs' values from xs
+            y = F.sum(_ScaleByInput()(h) if user else h)
+            y.backward()
+            return y, w.grad
+
+        return step
+
+    for user in (False, True):
+        eager, static = make(w_eager, user), static_graph(make(w, user))
+        for i in range(5):
+            x = np.random.default_rng(i).standard_normal((2, 3))
+            for got, want in zip(static(x), eager(x)):
+                _same(np.asarray, got, want)
+        assert static.counts["replayed"] == 2
+        # the user's vjp gets this replay's h put into its stand-in, and only it does
+        assert static.sources()[0].count(".data = s") == (1 if user else 0)

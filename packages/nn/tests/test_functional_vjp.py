@@ -42,6 +42,7 @@ from zerograd.functions import (
     Transpose,
 )
 from zerograd.namespaces import _Copy, array_ops_by_type
+from zerograd.static.program import AUDITED
 from zerograd.testing import check_backward
 from zerograd_nn.finite import _Finite
 from zerograd_nn.functional.activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax
@@ -390,3 +391,64 @@ def test_the_output_flag_says_whether_the_vjp_reads_its_output():
         if not reads_y and c.vjp_reads_outputs and c.__name__ not in _KEEPS_AN_UNREAD_OUTPUT:
             missing.append(c.__name__)
     assert wrong == [] and missing == []
+
+
+def _touches_inputs(node) -> bool:
+    return any(
+        isinstance(n, ast.Attribute)
+        and n.attr in ("inputs", "_in")
+        and isinstance(n.value, ast.Name)
+        and n.value.id == "self"
+        for n in ast.walk(node)
+    )
+
+
+def _input_values_read(source: str) -> list[str]:
+    """``.data`` read of ``self.inputs``/``self._in`` (or of a name bound from them) in a vjp."""
+    tree = ast.parse(textwrap.dedent(source)).body[0]
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and _touches_inputs(node.value):
+            targets = node.targets
+        elif isinstance(node, (ast.For, ast.comprehension)) and _touches_inputs(node.iter):
+            targets = [node.target]
+        else:
+            continue
+        bound |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return [
+        ast.unparse(node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr == "data"
+        and (
+            _touches_inputs(node.value)
+            or {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)} & bound
+        )
+    ]
+
+
+def test_the_audit_finds_a_value_read_through_the_inputs():
+    def vjp(self, xp, xs, y, gy):
+        a = self.inputs[0].data
+        inputs = self.inputs
+        b = [x.data for x in self._in]
+        return gy * a * inputs[1].data * b[0] * xs[0].data
+
+    found = _input_values_read(inspect.getsource(vjp))
+    assert found == ["self.inputs[0].data", "x.data", "inputs[1].data"]
+
+
+def test_no_built_in_vjp_reads_an_input_value_through_self_inputs():
+    """A replay gives the audited packages' functions stand-in inputs holding shapes and
+    dtypes only (``AUDITED``): their vjps read values from ``xs``, never ``self.inputs``."""
+    assert AUDITED == {"zerograd", "zerograd_nn"}
+    found = {}
+    for c in _subclasses(Function):
+        if "vjp" not in c.__dict__ or c.__module__.partition(".")[0] not in AUDITED:
+            continue
+        if getattr(sys.modules[c.__module__], c.__name__, None) is not c:
+            continue  # a test's own class
+        reads = _input_values_read(inspect.getsource(c.vjp))
+        if reads:
+            found[c.__name__] = reads
+    assert found == {}

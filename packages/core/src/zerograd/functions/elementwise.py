@@ -10,6 +10,7 @@ from typing import Any
 
 from ..backends import backend_of, get_array_module
 from ..function import Function
+from ..utils import data_of
 from .arithmetic import in_gradient_dtype
 from .ops import exported, op
 
@@ -226,7 +227,7 @@ class Clip(Function):
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        x = self.inputs[0].data
+        x = data_of(xs[0])  # the mask is a constant
         lo, hi = self.x_min, self.x_max
         if lo is None:  # one bound may be None, as in numpy.clip
             mask = x <= hi

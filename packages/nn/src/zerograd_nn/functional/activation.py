@@ -123,7 +123,7 @@ class LeakyReLU(_Activation):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` where ``x > 0``, else ``slope * gy``."""
-        x = self.inputs[0].data
+        x = data_of(xs[0])  # the mask is a constant
         backend = backend_of(x)  # of x: a 0-d comparison is a numpy scalar, of no backend
         scale = backend.astype(x > 0, gy.dtype) * (1.0 - self.slope) + self.slope
         if scale.dtype != gy.dtype:  # numpy 1.x: 0-d float32 with a Python float
