@@ -289,6 +289,13 @@ class Function:
         agree, kernels included. A kernel may leave out what :meth:`check` checks. The
         default, None, replays ``forward`` itself.
 
+        A subclass whose kernel computes one elementwise op of
+        :data:`zerograd.backends.chains.ARITY` may name it in a class attribute,
+        ``fuses_as = "mul"``: a replay then may run a chain of such functions whose
+        intermediates nothing else reads as one backend call
+        (:meth:`zerograd.backends.Backend.fuse`). Functions without it are never fused;
+        a subclass of such a function that changes what its kernel computes sets it to None.
+
         Args:
             *xs: The arrays ``forward`` was just given.
 
@@ -296,15 +303,6 @@ class Function:
             A callable taking the arrays as ``forward`` does, or None.
         """
         return None
-
-    fuses_as: str | None = None
-    """The elementwise op (a name in :data:`zerograd.backends.chains.ARITY`) that this
-    function's :meth:`kernel` computes, where it gives one; None: not one of those.
-
-    A static-graph replay then may run a chain of such functions whose intermediates
-    nothing else reads as one backend call (:meth:`zerograd.backends.Backend.fuse`).
-    A subclass that changes what its kernel computes sets it back to None.
-    """
 
     check_values_of: tuple[int, ...] = ()
     """Positions of the inputs whose values :meth:`check` reads (none: no check)."""

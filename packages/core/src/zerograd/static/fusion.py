@@ -77,7 +77,7 @@ def _fusable(ins: Any, meta: dict) -> bool:
     """
     if type(ins) is not Forward or ins.kernel is None or ins.attrs or len(ins.outs) != 1:
         return False
-    if ins.many or type(ins.fn).fuses_as is None or ins.fn.check_values_of:
+    if ins.many or getattr(type(ins.fn), "fuses_as", None) is None or ins.fn.check_values_of:
         return False
     typ, shape, dtype = meta[ins.outs[0]]
     if shape == ():
