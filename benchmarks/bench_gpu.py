@@ -5,8 +5,9 @@
 
 Rows: the per-op cost of a 1,000-op elementwise chain (forward and backward), the MLP
 784-1000-1000-10 SGD step at batch 100 and 4,096, the benchmark CNN step at batch 32 and
-512, the im2col/col2im kernels against the same work in generic array calls, and the peak
-GPU memory of a step above what the weights hold. The chain and the steps are measured
+512, the im2col/col2im kernels against the same work in generic array calls, the peak
+GPU memory of a step above what the weights hold, and a replayed elementwise chain run as
+one fused kernel against one kernel per op. The chain and the steps are measured
 twice for zerograd: eager, as the book writes them, and replayed by
 ``zerograd.static_graph`` (after one eager and two recorded calls, as ``fw_static.py``).
 Every time is the median of ``repeat`` runs after warm-up, the frameworks interleaved,
@@ -298,7 +299,50 @@ def measure(backend, torch, repeat: int) -> list[dict]:
         ("pool 2x2 of (512, 16, 28, 28)", (512, 16, 28, 28), (2, 2), (2, 2), (0, 0), -np.inf),
     ):
         rows += kernel_rows(backend, repeat, *geometry)
+    rows += fusion_rows(backend, cp, repeat)
     return rows
+
+
+def fusion_rows(backend, cp, repeat: int) -> list[dict]:
+    """A replayed elementwise chain under no_grad, run as the backend's fused kernel and as
+    one kernel per op (``Backend.fuse`` answering None while the second replay is built)."""
+    from unittest import mock
+
+    import zerograd.functions as ZF
+    from zerograd import Variable, no_grad, static_graph
+
+    def f(x):
+        with no_grad():
+            v = Variable(x)
+            return ZF.tanh(v * 0.5 + 1.0) * v - v / 3.0  # six ops, one chain
+
+    x = np.random.default_rng(0).standard_normal((4096, 1000)).astype(np.float32)
+    x = backend.from_numpy(x)
+    fused = static_graph(f)
+    with mock.patch.object(backend, "fuse", lambda chain, dtype: None):
+        unfused = static_graph(f)
+        for _ in range(3):
+            unfused(x)  # its replay is built while the backend fuses nothing
+    got = timed({"fused": lambda: fused(x), "unfused": lambda: unfused(x)}, cp, None, repeat)
+    same = backend.to_numpy(fused(x).data).tobytes() == backend.to_numpy(unfused(x).data).tobytes()
+    ms = {k: v * 1e3 for k, v in got.items()}
+    ratio = ms["fused"] / ms["unfused"]
+    return [
+        {
+            **_row(
+                "replayed no_grad chain tanh(x·0.5+1)·x − x/3 (6 ops), 4,096×1,000 float32, "
+                "ms: fused kernel vs a kernel per op",
+                ms["fused"],
+                None,
+                "ms",
+                "report",
+                None,
+                f"a kernel per op: {ms['unfused']:.3g} ms (ratio {ratio:.2f}); "
+                + ("same bits ✓" if same else "bits differ"),
+            ),
+            "ratio": ratio,
+        }
+    ]
 
 
 def kernel_rows(backend, repeat, what, shape, k, s, p, pad_value) -> list[dict]:
