@@ -174,3 +174,27 @@ def test_any_elementwise_program_replays_eagers_bits_with_its_chains_fused(progr
                     assert _bits(got) == _bits(want)
         assert static.counts["replayed"] == 2
         assert all(r.runs == 2 for r in fused)
+
+
+def test_the_same_operations_make_an_equal_chain_wherever_they_stand(fused):
+    """Chains are named by position, not by the replay's slots: a backend that keeps one
+    kernel per chain (CuPy) compiles this one once for both steps."""
+
+    def first(x):
+        with no_grad():
+            x = Variable(x)
+            return F.exp(-x) * 2.0
+
+    def second(x, y):
+        with no_grad():
+            x, y = Variable(x), Variable(y)
+            return y * 3.0, F.exp(-x) * 2.0  # the chain's slots come later here
+
+    steps = static_graph(first), static_graph(second)
+    x = np.linspace(-1.0, 1.0, 6)
+    for _ in range(3):
+        steps[0](x)
+        steps[1](x, x)
+    assert len(fused) == 2 and fused[0].ops == ["neg", "exp", "mul"]
+    assert fused[0].chain == fused[1].chain and hash(fused[0].chain) == hash(fused[1].chain)
+    assert fused[0].chain.inputs == ("x0", "x1")

@@ -3,15 +3,17 @@
 A forward joins the forward that reads its value when nothing else does (no vjp, no other
 forward, no gradient store, not the call's result or an optimizer's state), no effect runs
 between the two, and both compute on arrays of one backend and dtype, each of the output's
-shape or 0-d. Joined
-forwards form a tree whose root is the last one to run; the backend's
+shape or 0-d. Joined forwards form a tree whose root is the last one to run; the backend's
 :meth:`~zerograd.backends.Backend.fuse` then decides (numpy: never; CuPy: one
 ``ElementwiseKernel``). A chain runs where its root ran, on inputs that all exist by then.
+Its names are positional (inputs ``x0, x1, ...``, steps ``t0, t1, ...``), so the same
+operations give an equal chain in every replay, and a backend may keep one kernel for it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from ..backends.chains import Chain, Step
@@ -42,6 +44,7 @@ def plan(code: list, meta: dict, uses: dict[int, list[int]]) -> tuple[dict, dict
         forward of a fused chain -> its root's index.
     """
     into: dict[int, int] = {}  # forward index -> the forward index that reads its value
+    effects = list(accumulate(type(c) is Effect for c in code))  # how many up to each index
     for i, ins in enumerate(code):
         if not _fusable(ins, meta):
             continue
@@ -52,7 +55,7 @@ def plan(code: list, meta: dict, uses: dict[int, list[int]]) -> tuple[dict, dict
         reader = code[j]
         if not _fusable(reader, meta) or meta[reader.outs[0]] != meta[ins.outs[0]]:
             continue
-        if any(type(code[k]) is Effect for k in range(i + 1, j)):
+        if effects[j] != effects[i]:
             continue  # an effect may write into an input (an optimizer's update, in place)
         into[i] = j
     members: dict[int, list[int]] = {}
@@ -93,18 +96,22 @@ def _chain(code: list, order: list[int], meta: dict) -> Fused | None:
     """The chain of the forwards at ``order`` (the root last), if their backend fuses it."""
     made = {code[i].outs[0] for i in order}
     ins: list[int] = []
-    steps = []
+    names: dict[int, str] = {}  # slot -> its name in the chain
     for i in order:
-        f = code[i]
-        for n in f.ins:
-            if n not in made and n not in ins:
+        for n in code[i].ins:
+            if n not in made and n not in names:
+                names[n] = f"x{len(ins)}"
                 ins.append(n)
-        steps.append(Step(f"s{f.outs[0]}", type(f.fn).fuses_as, tuple(f"s{n}" for n in f.ins)))
+    steps = []
+    for k, i in enumerate(order):
+        f = code[i]
+        names[f.outs[0]] = f"t{k}"
+        steps.append(Step(f"t{k}", type(f.fn).fuses_as, tuple(names[n] for n in f.ins)))
     out = code[order[-1]].outs[0]
     typ, _, dtype = meta[out]
     backend = registry.by_type.get(typ)
     if backend is None:
         return None
-    chain = Chain(tuple(f"s{n}" for n in ins), tuple(steps))
+    chain = Chain(tuple(names[n] for n in ins), tuple(steps))
     call = backend.fuse(chain, dtype)
     return None if call is None else Fused(out, ins, call)
