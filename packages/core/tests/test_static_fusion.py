@@ -198,3 +198,32 @@ def test_the_same_operations_make_an_equal_chain_wherever_they_stand(fused):
     assert len(fused) == 2 and fused[0].ops == ["neg", "exp", "mul"]
     assert fused[0].chain == fused[1].chain and hash(fused[0].chain) == hash(fused[1].chain)
     assert fused[0].chain.inputs == ("x0", "x1")
+
+
+def test_a_second_order_replay_fuses_inside_the_recorded_vjps_with_eagers_bits(fused):
+    """With ``create_graph=True`` the vjps' own operations are recorded as forwards, so
+    their elementwise runs (tanh's ``1 - y * y``) become chains too."""
+
+    def make(w):
+        def step(x):
+            w.cleargrad()
+            y = F.sum(F.tanh(x * w) * 0.5 + F.exp(-w))
+            y.backward(create_graph=True)
+            g = w.grad
+            w.cleargrad()
+            z = F.sum(g * g)
+            z.backward()
+            return y, z, w.grad
+
+        return step
+
+    start = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    eager, static = make(Parameter(start.copy())), static_graph(make(Parameter(start)))
+    for i in range(6):
+        x = np.random.default_rng(i).standard_normal((2, 3))
+        for got, want in zip(static(x), eager(x)):
+            assert _bits(got) == _bits(want)
+    assert static.counts["replayed"] == 3
+    chains = [r.ops for r in fused]
+    assert ["mul", "tanh"] in chains and ["neg", "exp"] in chains  # the forward's
+    assert ["mul", "sub"] in chains  # 1 - y * y, inside tanh's recorded vjp
