@@ -1,8 +1,9 @@
 """Generated fused-chain kernel bodies, compiled as C++ for the CPU and compared with numpy.
 
 The body ``fusion.kernel_parts`` writes for ``cupy.ElementwiseKernel`` runs here in a plain
-loop, built with ``-ffp-contract=off`` (the CPU twin of ``--fmad=false``), on float32 and
-float64, against the ops applied one at a time with numpy, as the unfused replay does.
+loop, on float32 and float64, its arithmetic helpers (CUDA's ``__fmul_rn`` and kin on the
+GPU, never contracted) written as plain operations built with ``-ffp-contract=off``, against
+the ops applied one at a time with numpy, as the unfused replay does.
 Chains of exact ops (one IEEE operation each) must match byte for byte. Chains calling
 exp/log/tanh may differ in the last bits: numpy uses its own (SIMD) implementations, the
 host C library another, so those are held to a few ulp (the bound below), not to bytes.
@@ -23,7 +24,7 @@ from zerograd import Parameter, Variable, no_grad, static_graph
 from zerograd.backends import backend_of
 from zerograd.backends.chains import ARITY, Chain, Step
 from zerograd.testing.chains import FUNCTIONS
-from zerograd_cupy.fusion import EXACT, EXPRESSIONS, kernel_parts
+from zerograd_cupy.fusion import EXACT, EXPRESSIONS, PREAMBLE, kernel_parts
 
 MAX_ULP = 8
 """Per-chain bound for chains with a transcendental op. numpy's and glibc's exp, log and tanh
@@ -87,6 +88,11 @@ def _harness(chains: dict[str, Chain]) -> str:
     parts = [
         "#include <cmath>\n#include <cstddef>\n",
         "using std::exp; using std::log; using std::tanh; using std::sqrt;\n",
+        # the CPU twins of fusion.PREAMBLE's helpers (the file is built without contraction)
+        "template <typename T> static T zg_add(T a, T b) { return a + b; }\n",
+        "template <typename T> static T zg_sub(T a, T b) { return a - b; }\n",
+        "template <typename T> static T zg_mul(T a, T b) { return a * b; }\n",
+        "template <typename T> static T zg_div(T a, T b) { return a / b; }\n",
     ]
     for key, chain in chains.items():
         _, _, body = kernel_parts(chain)
@@ -186,11 +192,16 @@ def test_fused_body_matches_the_unfused_ops(lib, key, dtype):
 
 
 def test_multiply_then_add_stays_two_roundings():
-    """``a * b + c`` is written as two statements; ``--fmad=false`` (``-ffp-contract=off``
-    here) keeps the compiler from fusing them into one multiply-add that rounds once."""
+    """``a * b + c`` is two helpers, each one CUDA round-to-nearest intrinsic for float and
+    for double, which the compiler never merges into a fused multiply-add; the kernel keeps
+    CuPy's default options (its ufuncs' own), so exp and tanh compile as theirs do."""
     chain = Chain(("a", "b", "c"), (S("m", "mul", ("a", "b")), S("o", "add", ("m", "c"))))
     _, _, body = kernel_parts(chain)
-    assert body == "const T t0 = in0 * in1;\nout0 = t0 + in2;"
+    assert body == "const T t0 = zg_mul(in0, in1);\nout0 = zg_add(t0, in2);"
+    for op in ("add", "sub", "mul", "div"):
+        assert f"float zg_{op}(float a, float b) {{ return __f{op}_rn(a, b); }}" in PREAMBLE
+        assert f"double zg_{op}(double a, double b) {{ return __d{op}_rn(a, b); }}" in PREAMBLE
+        assert EXPRESSIONS[op] == f"zg_{op}({{0}}, {{1}})"
 
 
 def test_chain_errors_name_the_problem():
@@ -205,7 +216,7 @@ def test_chain_errors_name_the_problem():
 def test_kernel_parts_name_inputs_and_constants():
     in_params, out_params, body = kernel_parts(CHAINS["sgd_update"])
     assert (in_params, out_params) == ("T in0, T in1", "T out0")
-    assert body == "const T t0 = in1 * (T)(0.01);\nout0 = in0 - t0;"
+    assert body == "const T t0 = zg_mul(in1, (T)(0.01));\nout0 = zg_sub(in0, t0);"
 
 
 def test_a_replay_runs_its_chains_as_the_compiled_bodies(tmp_path, monkeypatch):

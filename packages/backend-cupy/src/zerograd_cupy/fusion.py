@@ -2,10 +2,15 @@
 
 A chain reads some same-shape (or 0-d, broadcast) arrays, computes intermediates that
 nothing outside the chain reads, and writes one output; it runs as one
-``cupy.ElementwiseKernel`` instead of one kernel per operation. Each op is written with the
-function CuPy's own ufunc calls (``exp``, ``log``, ``tanh``, ``sqrt``), and the kernel is
-compiled with ``--fmad=false`` so that ``a * b + c`` is not contracted into one fused
-multiply-add: every step rounds as the unfused replay's separate kernels do.
+``cupy.ElementwiseKernel`` instead of one kernel per operation, with the bits of those
+kernels:
+
+- the four arithmetic steps call CUDA's round-to-nearest intrinsics (``__fmul_rn``,
+  ``__dadd_rn``, ...: :data:`PREAMBLE`), which the compiler never contracts into a fused
+  multiply-add, so ``a * b + c`` rounds twice, as two kernels do;
+- ``exp``, ``log``, ``tanh`` and ``sqrt`` are the functions CuPy's own ufuncs call, and the
+  kernel is compiled with CuPy's default options, as those ufuncs are (turning contraction
+  off for the whole kernel, ``--fmad=false``, could change how those functions compile).
 """
 
 from __future__ import annotations
@@ -15,10 +20,10 @@ from typing import Any
 from zerograd.backends.chains import Chain
 
 EXPRESSIONS: dict[str, str] = {
-    "add": "{0} + {1}",
-    "sub": "{0} - {1}",
-    "mul": "{0} * {1}",
-    "div": "{0} / {1}",
+    "add": "zg_add({0}, {1})",
+    "sub": "zg_sub({0}, {1})",
+    "mul": "zg_mul({0}, {1})",
+    "div": "zg_div({0}, {1})",
     "neg": "-{0}",
     # numpy.maximum returns the NaN operand when either is NaN
     "maximum": "(({0} > {1} || {0} != {0}) ? {0} : {1})",
@@ -30,6 +35,14 @@ EXPRESSIONS: dict[str, str] = {
     "tanh": "tanh({0})",
 }
 """Each op of :data:`zerograd.backends.chains.ARITY` as a C expression over ``T`` values."""
+
+PREAMBLE = "".join(
+    f"__device__ __forceinline__ {t} zg_{op}({t} a, {t} b) {{ return __{p}{op}_rn(a, b); }}\n"
+    for t, p in (("float", "f"), ("double", "d"))
+    for op in ("add", "sub", "mul", "div")
+)
+"""CUDA definitions of the arithmetic steps, for float and double: each one IEEE operation,
+rounded to nearest, never merged with another into a fused multiply-add."""
 
 EXACT = frozenset({"add", "sub", "mul", "div", "neg", "maximum", "greater", "where", "sqrt"})
 """Ops that are one correctly rounded IEEE operation (or a choice between operands), so any
@@ -66,4 +79,4 @@ def elementwise_kernel(chain: Chain, name: str = "zerograd_fused") -> Any:
     import cupy
 
     in_params, out_params, body = kernel_parts(chain)
-    return cupy.ElementwiseKernel(in_params, out_params, body, name, options=("--fmad=false",))
+    return cupy.ElementwiseKernel(in_params, out_params, body, name, preamble=PREAMBLE)
