@@ -19,6 +19,7 @@ import zerograd.functions as F
 from zerograd import Parameter, Variable, no_grad, static_graph
 from zerograd.backends import backend_of
 from zerograd.backends.chains import ARITY, Chain, Step
+from zerograd.functions.arithmetic import Mul
 from zerograd.testing.chains import FUNCTIONS, fuse_step_by_step
 
 
@@ -227,3 +228,23 @@ def test_a_second_order_replay_fuses_inside_the_recorded_vjps_with_eagers_bits(f
     chains = [r.ops for r in fused]
     assert ["mul", "tanh"] in chains and ["neg", "exp"] in chains  # the forward's
     assert ["mul", "sub"] in chains  # 1 - y * y, inside tanh's recorded vjp
+
+
+class _MulOfSquares(Mul):
+    """A subclass whose kernel computes something else than its parent's."""
+
+    op = staticmethod(lambda a, b: a * a * b)
+
+
+def test_a_subclass_is_not_fused_as_its_parent(fused):
+    def f(x):
+        with no_grad():
+            x = Variable(x)
+            return F.tanh(_MulOfSquares()(x, x) + 1.0)  # the product joins nothing
+
+    step = static_graph(f)
+    x = np.linspace(-1.0, 1.0, 6)
+    for _ in range(5):
+        assert _bits(step(x)) == _bits(f(x))
+    assert step.counts["replayed"] == 2
+    assert [r.ops for r in fused] == [["add", "tanh"]]

@@ -293,8 +293,8 @@ class Function:
         :data:`zerograd.backends.chains.ARITY` may name it in a class attribute,
         ``fuses_as = "mul"``: a replay then may run a chain of such functions whose
         intermediates nothing else reads as one backend call
-        (:meth:`zerograd.backends.Backend.fuse`). Functions without it are never fused;
-        a subclass of such a function that changes what its kernel computes sets it to None.
+        (:meth:`zerograd.backends.Backend.fuse`). Only the class that sets it is fused: a
+        subclass inherits none (its kernel may compute something else) and declares its own.
 
         Args:
             *xs: The arrays ``forward`` was just given.
