@@ -22,14 +22,14 @@ template <typename T> struct Raw {
 """CuPy's ``raw`` kernel arguments as the bodies index them (``x[k]``), for the harnesses."""
 
 
-def build(source: str, folder: Path) -> ctypes.CDLL:
+def build(source: str, folder: Path, flags: tuple[str, ...] = ("-O1",)) -> ctypes.CDLL:
     """Compile ``source`` into a shared library in ``folder`` and load it (skip without a
-    C++ compiler, saying so)."""
+    C++ compiler, saying so); ``flags`` go to the compiler before the fixed ones."""
     if CXX is None:
         pytest.skip("no C++ compiler (g++, c++ or clang++) to build the kernel bodies for the CPU")
     (folder / "k.cpp").write_text(source)
-    so = folder / "k.so"
-    cmd = [CXX, "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(so), str(folder / "k.cpp")]
+    so, cpp = folder / "k.so", folder / "k.cpp"
+    cmd = [CXX, *flags, "-shared", "-fPIC", "-Wall", "-Werror", "-o", str(so), str(cpp)]
     subprocess.run(cmd, check=True, capture_output=True)
     return ctypes.CDLL(str(so))
 

@@ -12,12 +12,11 @@ host C library another, so those are held to a few ulp (the bound below), not to
 from __future__ import annotations
 
 import ctypes
-import subprocess
 import zlib
 
 import numpy as np
 import pytest
-from cpu_build import CXX, ptr
+from cpu_build import build, ptr
 
 import zerograd.functions as F
 from zerograd import Parameter, Variable, no_grad, static_graph
@@ -112,30 +111,13 @@ def _harness(chains: dict[str, Chain]) -> str:
     return "".join(parts)
 
 
-def _compile(source: str, folder) -> ctypes.CDLL:
-    if CXX is None:
-        pytest.skip("no C++ compiler (g++, c++ or clang++) to build the fused bodies for the CPU")
-    (folder / "f.cpp").write_text(source)
-    so = folder / "f.so"
-    cmd = [
-        CXX,
-        "-O2",
-        "-ffp-contract=off",
-        "-shared",
-        "-fPIC",
-        "-Wall",
-        "-Werror",
-        "-o",
-        str(so),
-        str(folder / "f.cpp"),
-    ]
-    subprocess.run(cmd, check=True, capture_output=True)
-    return ctypes.CDLL(str(so))
+CONTRACTION_OFF = ("-O2", "-ffp-contract=off")
+"""The CPU twin of kernels that never contract a multiply and an add (see fusion.PREAMBLE)."""
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    return _compile(_harness(CHAINS), tmp_path_factory.mktemp("fusion"))
+    return build(_harness(CHAINS), tmp_path_factory.mktemp("fusion"), CONTRACTION_OFF)
 
 
 def _unfused(chain: Chain, values: dict[str, np.ndarray], dtype) -> np.ndarray:
@@ -228,7 +210,7 @@ def test_a_replay_runs_its_chains_as_the_compiled_bodies(tmp_path, monkeypatch):
         key = f"chain{len(compiled)}"
         folder = tmp_path / key
         folder.mkdir()
-        built = _compile(_harness({key: chain}), folder)
+        built = build(_harness({key: chain}), folder, CONTRACTION_OFF)
         compiled.append([s.op for s in chain.steps])
 
         def run(*arrays):

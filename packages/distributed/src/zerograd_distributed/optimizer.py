@@ -506,7 +506,7 @@ class DataParallelOptimizer:
             xp = get_array_module(group[0].data)
             size = sum(p.data.size for p in group)
             dtype = group[0].data.dtype
-            buf = self._buffer(xp, (i, size, str(dtype), type(group[0].data)), size, dtype)
+            buf = self._buffer(xp, (i, size, _name(dtype), type(group[0].data)), size, dtype)
             views = []
             off = 0
             for p in group:

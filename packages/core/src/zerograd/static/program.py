@@ -87,9 +87,9 @@ class Program:
         self._checked: set[int] = set()  # id(Forward) whose check runs at the start
         self._kinds = self._reads()
         self._persistent = self._targets()
-        uses = self._uses()
-        self._fused, self._joined = fusion.plan(later.code, later.meta, uses)
-        self._last = self._last_uses(uses)
+        self._readers = self._readers_of_slots()
+        self._fused, self._joined = fusion.plan(later.code, later.meta, self._readers)
+        self._last = self._last_uses()
         self._emit()
         params = ", ".join(f"k{j}" for j in range(len(self._consts)))
         body = "\n".join("        " + line for line in self._lines)
@@ -132,7 +132,7 @@ class Program:
                     out.add(i)
         return out
 
-    def _uses(self) -> dict[int, list[int]]:
+    def _readers_of_slots(self) -> dict[int, list[int]]:
         """Slot -> the instructions reading it; ``len(code)`` for a read after the replay."""
         uses: dict[int, list[int]] = defaultdict(list)
         for i, ins in enumerate(self._t.code):
@@ -143,11 +143,11 @@ class Program:
             uses[n].append(end)
         return uses
 
-    def _last_uses(self, uses: dict[int, list[int]]) -> dict[int, int]:
+    def _last_uses(self) -> dict[int, int]:
         """Slot -> where it is read last (a fused chain reads its inputs where its root ran)."""
         joined = self._joined
         last: dict[int, int] = {}
-        for n, readers in uses.items():
+        for n, readers in self._readers.items():
             last[n] = max(joined.get(i, i) for i in readers)
         return last
 
@@ -183,10 +183,6 @@ class Program:
         first_after_forward = next(
             (i for i, c in enumerate(code) if type(c) in (Vjp, Op, Store, Effect)), len(code)
         )
-        counts: dict[int, int] = defaultdict(int)
-        for ins in code:
-            for n in _uses(ins):
-                counts[n] += 1
         dies: dict[int, list[int]] = defaultdict(list)  # instruction -> slots dead after it
         defined: set[int] = set()
         for i, ins in enumerate(code):
@@ -209,7 +205,7 @@ class Program:
             elif kind is Vjp:
                 outs = self._vjp(ins)
             elif kind is Op:
-                outs = [self._op(ins, counts)]
+                outs = [self._op(ins)]
             elif kind is Store:
                 outs = []
                 if i in self._persistent:
@@ -404,15 +400,15 @@ class Program:
 
     def _vjp(self, ins: Vjp) -> list:
         fn = ins.fn
-        stand_ins = self._stand_ins.get(id(fn), [])
+        sets = self._stand_ins.get(id(fn), [])
         if ins.call is None and type(fn).__module__.partition(".")[0] in AUDITED:
-            for s, n in stand_ins:  # described once: the vjp reads no values through them
+            for s, n in sets:  # described once: the vjp reads no values through them
                 s.data = _Described(self._t.meta[n])
             sets = []
-        elif fn.vjp_reads_inputs or ins.call is not None:  # a DeZero backward reads them
-            sets = list(stand_ins)
-        else:
+        elif ins.call is None and not fn.vjp_reads_inputs:
             sets = []
+        else:  # a user's vjp, or a DeZero backward, may read their values
+            sets = list(sets)
         if ins.call is not None:  # a DeZero-style backward reads self.outputs too
             outs = [None if o is None else _stand_in(o) for o in ins.outputs]
             fn.outputs = tuple([_dead if o is None else weakref.ref(o) for o in outs])
@@ -433,10 +429,10 @@ class Program:
             self._lines.append(f"{self.k(s)}.data = None")
         return ins.gxs
 
-    def _op(self, ins: Op, counts: dict) -> int:
+    def _op(self, ins: Op) -> int:
         out = ins.out
         args = ", ".join(f"s{a.slot}" if type(a) is Ref else self.k(a) for a in ins.args)
-        into = self._into(ins, counts)
+        into = self._into(ins)
         if into is None:
             self._lines.append(f"s{out} = {self.k(ins.fn)}({args})")
         else:
@@ -445,7 +441,7 @@ class Program:
             self._lines.append(f"s{out} = {x1}")
         return out
 
-    def _into(self, ins: Op, counts: dict) -> Any:
+    def _into(self, ins: Op) -> Any:
         """The backend's ``compute_into`` when the sum ``ins`` may go into its first operand.
 
         That operand must be a sum this program made itself (nobody else holds it), used
@@ -458,7 +454,7 @@ class Program:
         meta = self._t.meta
         if producer is None or producer.fn is not operator.add:
             return None
-        if counts[g] != 1 or meta[g] != meta[ins.out] or meta[g][1] == ():
+        if len(self._readers[g]) != 1 or meta[g] != meta[ins.out] or meta[g][1] == ():
             return None
         backend = _by_type.get(meta[g][0])
         array = self._t.array(g)
