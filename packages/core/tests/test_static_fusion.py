@@ -19,7 +19,7 @@ import zerograd.functions as F
 from zerograd import Parameter, Variable, no_grad, static_graph
 from zerograd.backends import backend_of
 from zerograd.backends.chains import ARITY, Chain, Step
-from zerograd.functions.arithmetic import Mul
+from zerograd.functions.arithmetic import Mul, Neg
 from zerograd.testing.chains import FUNCTIONS, fuse_step_by_step
 
 
@@ -87,7 +87,12 @@ def test_a_value_a_vjp_reads_stays_out_of_the_chain(fused):
         assert _bits(ys) == _bits(ye)
         assert _bits(gs) == _bits(ge)
     assert step.counts["replayed"] == 2
-    assert sorted(r.ops for r in fused) == [["mul", "add"], ["mul", "tanh"], ["neg", "exp"]]
+    forward, backward = fused[:3], fused[3:]
+    assert sorted(r.ops for r in forward) == [["mul", "add"], ["mul", "tanh"], ["neg", "exp"]]
+    # the vjps' own operations join too, around the values they read: the product's
+    # gradient of b through exp's vjp (times b) and neg's; tanh's vjp (1 - a * a, times its
+    # gradient, the sum of a's two) and then that of x * w (times x)
+    assert [r.ops for r in backward] == [["mul", "mul", "neg"], ["mul", "sub", "mul", "mul"]]
 
 
 def test_shapes_and_dtypes_that_differ_keep_their_calls(fused):
@@ -248,3 +253,68 @@ def test_a_subclass_is_not_fused_as_its_parent(fused):
         assert _bits(step(x)) == _bits(f(x))
     assert step.counts["replayed"] == 2
     assert [r.ops for r in fused] == [["add", "tanh"]]
+
+
+def _tanh_step(w):
+    def step(x):
+        w.cleargrad()
+        y = F.sum(F.tanh(x * w) * 0.5)
+        y.backward()
+        return y, w.grad
+
+    return step
+
+
+_VJP_CALL = re.compile(r"= k\d+\(k\d+, \(")  # a vjp's line: vjp(ops, (xs...), y, gy)
+
+
+@pytest.mark.parametrize("fuses", [True, False], ids=["fusing backend", "numpy"])
+def test_a_first_order_replay_runs_elementwise_vjps_as_their_operations(fuses, monkeypatch):
+    """The vjps of elementwise functions are recorded as the Functions they apply (as a
+    backward with create_graph would), so a fusing backend joins them with each other;
+    without fusion they are plain calls. Either way the bits are eager's."""
+    fused = fuse_step_by_step(monkeypatch, backend_of(np.zeros(1))) if fuses else []
+    start = np.linspace(-1.0, 1.0, 12).reshape(4, 3).astype(np.float32)
+    eager, static = _tanh_step(Parameter(start.copy())), static_graph(_tanh_step(Parameter(start)))
+    for i in range(5):
+        x = np.random.default_rng(i).standard_normal((4, 3)).astype(np.float32)
+        for got, want in zip(static(x), eager(x)):
+            assert _bits(got) == _bits(want)
+    assert static.counts["replayed"] == 2
+    source = static.sources()[0]
+    assert len(_VJP_CALL.findall(source)) == 1  # sum's vjp (a broadcast); none of the others
+    if fuses:
+        # the forward's x * w joins tanh; the backward's gy * 0.5, tanh's 1 - y * y times
+        # the gradient, and x * w's gradient of w (times x) make one chain
+        assert [r.ops for r in fused] == [["mul", "tanh"], ["mul", "mul", "sub", "mul", "mul"]]
+        assert all(r.runs == 2 for r in fused)
+
+
+def test_a_vjp_that_differs_on_variables_stays_one_step(fused):
+    """A vjp is expanded only where its run on Variables gives what its run on arrays gave,
+    bit for bit; one that does not (here a wrong create_graph derivative) is called as
+    it is, and the replay keeps eager's first-order bits."""
+
+    class OddNeg(Neg):
+        fuses_as = "neg"
+
+        def vjp(self, xp, xs, y, gy):
+            return -gy * 2.0 if xp.graph else -gy
+
+    def make(w):
+        def step(x):
+            w.cleargrad()
+            y = F.sum(OddNeg()(F.tanh(x * w)))
+            y.backward()
+            return y, w.grad
+
+        return step
+
+    start = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    eager, static = make(Parameter(start.copy())), static_graph(make(Parameter(start)))
+    for i in range(5):
+        x = np.random.default_rng(i).standard_normal((2, 3))
+        for got, want in zip(static(x), eager(x)):
+            assert _bits(got) == _bits(want)
+    assert static.counts["replayed"] == 2
+    assert len(_VJP_CALL.findall(static.sources()[0])) == 2  # sum's and OddNeg's

@@ -295,6 +295,10 @@ class Function:
         intermediates nothing else reads as one backend call
         (:meth:`zerograd.backends.Backend.fuse`). Only the class that sets it is fused: a
         subclass inherits none (its kernel may compute something else) and declares its own.
+        A first-order replay runs the :meth:`vjp` of such a class as the Functions it
+        applies to Variables (as with ``create_graph``), where a trial run at trace time
+        gives what the vjp gives on arrays, bit for bit, so that its operations may join
+        chains too.
 
         Args:
             *xs: The arrays ``forward`` was just given.

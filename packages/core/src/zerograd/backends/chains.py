@@ -10,6 +10,7 @@ others return None and the replay calls the operations one by one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 ARITY: dict[str, int] = {
     "add": 2,
@@ -72,3 +73,17 @@ class Chain:
             known.add(step.name)
         if not self.steps:
             raise ValueError("fusion: a chain needs at least one step")
+
+
+def op_of(fn: Any) -> str | None:
+    """The chain op that the class of the Function ``fn`` itself declares (``fuses_as``).
+
+    Nothing is inherited: a subclass may compute something else with its parent's kernel.
+
+    Args:
+        fn: a Function.
+
+    Returns:
+        The op's name (a key of :data:`ARITY`), or None.
+    """
+    return type(fn).__dict__.get("fuses_as")

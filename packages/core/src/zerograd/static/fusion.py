@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from ..backends.chains import Chain, Step
+from ..backends.chains import Chain, Step, op_of
 from ..backends.registry import registry
 from .trace import Effect, Forward
 
@@ -80,7 +80,7 @@ def _fusable(ins: Any, meta: dict) -> bool:
     """
     if type(ins) is not Forward or ins.kernel is None or ins.attrs or len(ins.outs) != 1:
         return False
-    if ins.many or _op_of(ins.fn) is None or ins.fn.check_values_of:
+    if ins.many or op_of(ins.fn) is None or ins.fn.check_values_of:
         return False
     typ, shape, dtype = meta[ins.outs[0]]
     if shape == ():
@@ -90,14 +90,6 @@ def _fusable(ins: Any, meta: dict) -> bool:
         if t is not typ or d != dtype or (s != shape and s != ()):
             return False
     return True
-
-
-def _op_of(fn: Any) -> str | None:
-    """The chain op that ``fn``'s class itself declares, or None.
-
-    Nothing is inherited: a subclass may compute something else with its parent's kernel.
-    """
-    return type(fn).__dict__.get("fuses_as")
 
 
 def _chain(code: list, order: list[int], meta: dict) -> Fused | None:
@@ -114,7 +106,7 @@ def _chain(code: list, order: list[int], meta: dict) -> Fused | None:
     for k, i in enumerate(order):
         f = code[i]
         names[f.outs[0]] = f"t{k}"
-        steps.append(Step(f"t{k}", _op_of(f.fn), tuple(names[n] for n in f.ins)))
+        steps.append(Step(f"t{k}", op_of(f.fn), tuple(names[n] for n in f.ins)))
     out = code[order[-1]].outs[0]
     typ, _, dtype = meta[out]
     backend = registry.by_type.get(typ)

@@ -14,12 +14,14 @@ walk's order, bit for bit. It gives the variables their gradients as the walk do
 from __future__ import annotations
 
 import operator
+from functools import partial
 from typing import Any
 
+from ..backends.chains import op_of
 from ..backends.registry import registry
 from ..backprop import consumer_counts, dezero_backward, storing
 from ..function import Function
-from ..namespaces import array_ops_by_type
+from ..namespaces import VARIABLE_OPS, array_ops_by_type
 from ..variable import Variable, as_array
 
 _by_type = registry.by_type
@@ -63,6 +65,20 @@ def walk(trace: Any, y: Variable) -> None:
     run.finish()
 
 
+def _on_variables(f: Function, inputs: tuple, y: Any, gy: Any) -> tuple:
+    """The arrays of ``f``'s gradients from its vjp applied to Variables (``y``, ``gy``: arrays)."""
+    xs = inputs if f.vjp_reads_inputs else (None,) * len(inputs)
+    gxs = f.vjp(VARIABLE_OPS, xs, None if y is None else Variable(y), Variable(gy))
+    return tuple([g.data if isinstance(g, Variable) else g for g in _as_tuple(gxs)])
+
+
+def _as_tuple(gxs: Any) -> tuple:
+    """A vjp's result (one gradient, a tuple or a list of them) as a tuple."""
+    if type(gxs) is tuple:
+        return gxs
+    return tuple(gxs) if type(gxs) is list else (gxs,)
+
+
 def _done(f: Function, deps: dict, ready: list) -> None:
     """One consumer of ``f``'s outputs has passed its gradient on: ``f`` may be ready."""
     n = deps[f]
@@ -101,9 +117,18 @@ class _Walk:
             ops = array_ops_by_type[type(next(g for g in gys if g is not None))]
             y, gy = (ys[0], gys[0]) if one else (tuple(ys), tuple(gys))
             gxs = f.vjp(ops, xs, y, gy)
-            self.trace.vjp(f, ops, xs, y, gy, gxs)
-        if type(gxs) is not tuple:
-            gxs = tuple(gxs) if type(gxs) is list else (gxs,)
+            # an elementwise function's vjp is elementwise too: recorded as the Functions
+            # it applies, a replay's backend may fuse them into chains with their neighbours
+            # (as it never fuses 0-d work, which numpy answers with scalars, that stays put)
+            expanded = None
+            if one and op_of(f) is not None and type(gy) in _by_type and gy.shape != ():
+                run = partial(_on_variables, f, inputs, y, gy)
+                expanded = self.trace.expanded(f, run, _as_tuple(gxs), (gy, y, *xs))
+            if expanded is None:
+                self.trace.vjp(f, ops, xs, y, gy, gxs)
+            else:
+                gxs = expanded
+        gxs = _as_tuple(gxs)
         if len(gxs) != n:
             raise RuntimeError(f"{type(f).__name__} returned {len(gxs)} gradients for {n} inputs")
         return gxs

@@ -23,7 +23,7 @@ from ..backends.registry import registry
 from ..backprop import check_seed
 from ..config import using_config
 from ..function import Function
-from ..recording import READ, paused, structure
+from ..recording import READ, paused, recording, structure
 from ..variable import Parameter, Variable, value_read
 from .names import Name
 from .schedule import upstream
@@ -606,6 +606,38 @@ class Trace:
         else:
             step.ys, step.gys = known(y) if reads_y else None, known(gy)
         self._returned(step, gxs)
+
+    def expanded(
+        self, fn: Any, run: Callable[[], tuple], gxs: tuple, reads: tuple
+    ) -> tuple | None:
+        """Record ``fn``'s vjp as the Functions it applies, when that changes no bit.
+
+        ``run()`` applies the vjp to Variables, as a backward with ``create_graph`` does,
+        and returns its gradients' arrays; ``gxs`` is what the vjp gave on arrays, reading
+        ``reads`` (None for what it does not read). Recorded as forwards, the vjp's
+        operations are ones a fused chain may join (see :mod:`.fusion`). A trial run first,
+        unrecorded, must give ``gxs``' types, shapes, dtypes and bits.
+
+        Returns:
+            The recorded run's gradients (the walk goes on with them), or None: nothing is
+            recorded, because the runs disagree, the vjp reads an array this call did not
+            make or read, or ``fn`` was called before this call (:meth:`vjp` then says so).
+        """
+        if self._step(fn, None, None) is None:  # (which refuses the trace)
+            return None
+        if any(a is not None and id(a) not in self._slots for a in reads):
+            return None
+        try:
+            trial = run()
+        except Exception:  # the vjp on arrays ran: it stays one step
+            return None
+        if len(trial) != len(gxs):
+            return None
+        for a, b in zip(trial, gxs):
+            if (a is None) != (b is None) or (a is not None and not same(a, b)):
+                return None
+        with recording(self):
+            return run()
 
     def legacy(self, fn: Any, carrier: Any, gys: tuple, call: Callable) -> Any:
         """Run ``call(fn, carrier, gys)``, a DeZero-style backward, and record it as one step.
