@@ -26,7 +26,8 @@ from zerograd.testing.chains import FUNCTIONS
 from zerograd_cupy.fusion import EXACT, EXPRESSIONS, PREAMBLE, kernel_parts
 
 MAX_ULP = 8
-"""Per-chain bound for chains with a transcendental op. numpy's and glibc's exp, log and tanh
+"""Per-chain bound for chains with a transcendental op. numpy's and glibc's exp, log, tanh, sin
+and cos
 each differ from the true value by about an ulp; tanh_grad's ``1 - y*y`` then magnifies the
 difference in ``y`` by up to 2y^2/(1-y^2), about 3x for |y| <= 0.77 (7 ulp seen in float32)."""
 
@@ -73,6 +74,12 @@ CHAINS = {
             S("o", "mul", ("gy", "r")),
         ),
     ),
+    # the vjps of sin and cos, as a first-order replay records them
+    "sin_grad": Chain(("x", "gy"), (S("c", "cos", ("x",)), S("o", "mul", ("gy", "c")))),
+    "cos_grad": Chain(
+        ("x", "gy"),
+        (S("n", "neg", ("gy",)), S("s", "sin", ("x",)), S("o", "mul", ("n", "s"))),
+    ),
     "softmax_exp": Chain(("x", "m"), (S("d", "sub", ("x", "m")), S("o", "exp", ("d",)))),
     "log_prob": Chain(("p",), (S("a", "add", ("p", 1e-7)), S("o", "log", ("a",)))),
 }
@@ -87,6 +94,7 @@ def _harness(chains: dict[str, Chain]) -> str:
     parts = [
         "#include <cmath>\n#include <cstddef>\n",
         "using std::exp; using std::log; using std::tanh; using std::sqrt;\n",
+        "using std::sin; using std::cos;\n",
         # the CPU twins of fusion.PREAMBLE's helpers (the file is built without contraction)
         "template <typename T> static T zg_add(T a, T b) { return a + b; }\n",
         "template <typename T> static T zg_sub(T a, T b) { return a - b; }\n",

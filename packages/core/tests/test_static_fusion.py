@@ -118,7 +118,7 @@ def test_shapes_and_dtypes_that_differ_keep_their_calls(fused):
     assert fused[0].dtype == np.float16
 
 
-_UNARY = {"neg": lambda a: -a, "exp": F.exp, "tanh": F.tanh}
+_UNARY = {"neg": lambda a: -a, "exp": F.exp, "tanh": F.tanh, "sin": F.sin, "cos": F.cos}
 _BINARY = {
     "add": lambda a, b: a + b,
     "sub": lambda a, b: a - b,

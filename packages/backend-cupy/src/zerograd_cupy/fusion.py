@@ -8,7 +8,8 @@ kernels:
 - the four arithmetic steps call CUDA's round-to-nearest intrinsics (``__fmul_rn``,
   ``__dadd_rn``, ...: :data:`PREAMBLE`), which the compiler never contracts into a fused
   multiply-add, so ``a * b + c`` rounds twice, as two kernels do;
-- ``exp``, ``log``, ``tanh`` and ``sqrt`` are the functions CuPy's own ufuncs call, and the
+- ``exp``, ``log``, ``tanh``, ``sin``, ``cos`` and ``sqrt`` are the functions CuPy's own
+  ufuncs call, and the
   kernel is compiled with CuPy's default options, as those ufuncs are (turning contraction
   off for the whole kernel, ``--fmad=false``, could change how those functions compile).
 """
@@ -33,6 +34,8 @@ EXPRESSIONS: dict[str, str] = {
     "exp": "exp({0})",
     "log": "log({0})",
     "tanh": "tanh({0})",
+    "sin": "sin({0})",
+    "cos": "cos({0})",
 }
 """Each op of :data:`zerograd.backends.chains.ARITY` as a C expression over ``T`` values."""
 

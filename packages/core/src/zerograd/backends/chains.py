@@ -25,6 +25,8 @@ ARITY: dict[str, int] = {
     "exp": 1,
     "log": 1,
     "tanh": 1,
+    "sin": 1,
+    "cos": 1,
 }
 """Each op a chain may hold and its operand count. Each computes what the numpy function of
 its name computes on same-dtype operands (``add``: ``numpy.add``, ``div``:

@@ -113,6 +113,7 @@ log = op(Log, example=("log(np.array(1.0))", "variable(0.0)"), in_vjp=True)
 class Sin(_Namesake):
     """Compute the sine of ``x`` (radians), elementwise."""
 
+    fuses_as = "sin"
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
@@ -128,6 +129,7 @@ sin = op(Sin, example=("sin(np.array(0.0))", "variable(0.0)"), in_vjp=True)
 class Cos(_Namesake):
     """Compute the cosine of ``x`` (radians), elementwise."""
 
+    fuses_as = "cos"
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:

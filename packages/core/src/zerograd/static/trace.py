@@ -607,9 +607,7 @@ class Trace:
             step.ys, step.gys = known(y) if reads_y else None, known(gy)
         self._returned(step, gxs)
 
-    def expanded(
-        self, fn: Any, run: Callable[[], tuple], gxs: tuple, reads: tuple
-    ) -> tuple | None:
+    def expanded(self, fn: Any, run: Callable[[], tuple], gxs: tuple, reads: tuple) -> tuple | None:
         """Record ``fn``'s vjp as the Functions it applies, when that changes no bit.
 
         ``run()`` applies the vjp to Variables, as a backward with ``create_graph`` does,

@@ -1,7 +1,7 @@
 """A reference for :meth:`zerograd.backends.Backend.fuse`: a chain run one call per step.
 
 A backend plugin's fused kernels should give, bit for bit (or within the libm's last bits
-for ``exp``, ``log`` and ``tanh``), what :class:`StepByStep` gives: each op of
+for ``exp``, ``log``, ``tanh``, ``sin`` and ``cos``), what :class:`StepByStep` gives: each op of
 :data:`zerograd.backends.chains.ARITY` as its operator or the array module's function of
 its name, one after another, which is what a replay does without fusion. As a backend's
 ``fuse`` (:func:`fuse_step_by_step`), it shows which chains a replay found and how often
@@ -28,6 +28,8 @@ FUNCTIONS: dict[str, Any] = {
     "exp": lambda xp, a: xp.exp(a),
     "log": lambda xp, a: xp.log(a),
     "tanh": lambda xp, a: xp.tanh(a),
+    "sin": lambda xp, a: xp.sin(a),
+    "cos": lambda xp, a: xp.cos(a),
 }
 """Each chain op as ``f(xp, *operands)`` on an array module ``xp``."""
 
