@@ -304,45 +304,82 @@ def measure(backend, torch, repeat: int) -> list[dict]:
 
 
 def fusion_rows(backend, cp, repeat: int) -> list[dict]:
-    """A replayed elementwise chain under no_grad, run as the backend's fused kernel and as
-    one kernel per op (``Backend.fuse`` answering None while the second replay is built)."""
-    from unittest import mock
-
+    """Replayed elementwise chains run as the backend's fused kernels and as one kernel per
+    op: a chain under no_grad, and a training step whose backward's chains are the vjps'."""
     import zerograd.functions as ZF
-    from zerograd import Variable, no_grad, static_graph
+    from zerograd import Parameter, Variable, no_grad
 
-    def f(x):
+    def chain(x):
         with no_grad():
             v = Variable(x)
             return ZF.tanh(v * 0.5 + 1.0) * v - v / 3.0  # six ops, one chain
 
-    x = np.random.default_rng(0).standard_normal((4096, 1000)).astype(np.float32)
-    x = backend.from_numpy(x)
-    fused = static_graph(f)
+    rng = np.random.default_rng(0)
+    x = backend.from_numpy(rng.standard_normal((4096, 1000)).astype(np.float32))
+    w0 = (rng.standard_normal((4096, 1000)) * 0.1).astype(np.float32)
+
+    def training_step():
+        w = Parameter(backend.from_numpy(w0))
+
+        def step(x):
+            w.cleargrad()
+            ZF.sum(ZF.tanh(x * w + 1.0) * 0.5).backward()  # chains: 3 ops forward, 5 backward
+            return w.grad
+
+        return step
+
+    return [
+        _fused_row(
+            backend,
+            cp,
+            repeat,
+            lambda: chain,
+            x,
+            "replayed no_grad chain tanh(x·0.5+1)·x − x/3 (6 ops), 4,096×1,000 float32, ms: "
+            "fused kernel vs a kernel per op",
+            "",
+        ),
+        _fused_row(
+            backend,
+            cp,
+            repeat,
+            training_step,
+            x,
+            "replayed training step sum(tanh(x·w+1)·0.5), w 4,096×1,000 float32, ms: fused "
+            "chains (the backward's from the vjps' operations) vs a kernel per op",
+            " of w.grad",
+        ),
+    ]
+
+
+def _fused_row(backend, cp, repeat: int, make, x, case: str, what: str) -> dict:
+    """``make()``'s function replayed with the backend's fused kernels, and replayed with a
+    kernel per op (``Backend.fuse`` answering None while that replay is built)."""
+    from unittest import mock
+
+    from zerograd import static_graph
+
+    fused, unfused = static_graph(make()), static_graph(make())
     with mock.patch.object(backend, "fuse", lambda chain, dtype: None):
-        unfused = static_graph(f)
         for _ in range(3):
-            unfused(x)  # its replay is built while the backend fuses nothing
+            unfused(x)
     got = timed({"fused": lambda: fused(x), "unfused": lambda: unfused(x)}, cp, None, repeat)
     same = backend.to_numpy(fused(x).data).tobytes() == backend.to_numpy(unfused(x).data).tobytes()
     ms = {k: v * 1e3 for k, v in got.items()}
     ratio = ms["fused"] / ms["unfused"]
-    return [
-        {
-            **_row(
-                "replayed no_grad chain tanh(x·0.5+1)·x − x/3 (6 ops), 4,096×1,000 float32, "
-                "ms: fused kernel vs a kernel per op",
-                ms["fused"],
-                None,
-                "ms",
-                "report",
-                None,
-                f"a kernel per op: {ms['unfused']:.3g} ms (ratio {ratio:.2f}); "
-                + ("same bits ✓" if same else "bits differ"),
-            ),
-            "ratio": ratio,
-        }
-    ]
+    return {
+        **_row(
+            case,
+            ms["fused"],
+            None,
+            "ms",
+            "report",
+            None,
+            f"a kernel per op: {ms['unfused']:.3g} ms (ratio {ratio:.2f}); "
+            + (f"same bits{what} ✓" if same else "bits differ"),
+        ),
+        "ratio": ratio,
+    }
 
 
 def kernel_rows(backend, repeat, what, shape, k, s, p, pad_value) -> list[dict]:
