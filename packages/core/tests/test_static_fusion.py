@@ -38,6 +38,17 @@ def _bits(a):
     return a.shape, str(a.dtype), a.tobytes()
 
 
+def _replayed_with_eagers_bits(make, start, calls):
+    """``make(w)``'s step, eager and under static_graph, on ``calls`` batches of ``start``'s
+    shape and dtype: every value they return has the same bits. Returns the static one."""
+    eager, static = make(Parameter(start.copy())), static_graph(make(Parameter(start)))
+    for i in range(calls):
+        x = np.random.default_rng(i).standard_normal(start.shape).astype(start.dtype)
+        for got, want in zip(static(x), eager(x)):
+            assert _bits(got) == _bits(want)
+    return static
+
+
 def test_numpy_fuses_nothing():
     chain = Chain(("x",), (Step("y", "neg", ("x",)), Step("z", "exp", ("y",))))
     assert backend_of(np.zeros(1)).fuse(chain, np.dtype("float64")) is None
@@ -223,12 +234,7 @@ def test_a_second_order_replay_fuses_inside_the_recorded_vjps_with_eagers_bits(f
 
         return step
 
-    start = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
-    eager, static = make(Parameter(start.copy())), static_graph(make(Parameter(start)))
-    for i in range(6):
-        x = np.random.default_rng(i).standard_normal((2, 3))
-        for got, want in zip(static(x), eager(x)):
-            assert _bits(got) == _bits(want)
+    static = _replayed_with_eagers_bits(make, np.linspace(-1.0, 1.0, 6).reshape(2, 3), 6)
     assert static.counts["replayed"] == 3
     chains = [r.ops for r in fused]
     assert ["mul", "tanh"] in chains and ["neg", "exp"] in chains  # the forward's
@@ -275,11 +281,7 @@ def test_a_first_order_replay_runs_elementwise_vjps_as_their_operations(fuses, m
     without fusion they are plain calls. Either way the bits are eager's."""
     fused = fuse_step_by_step(monkeypatch, backend_of(np.zeros(1))) if fuses else []
     start = np.linspace(-1.0, 1.0, 12).reshape(4, 3).astype(np.float32)
-    eager, static = _tanh_step(Parameter(start.copy())), static_graph(_tanh_step(Parameter(start)))
-    for i in range(5):
-        x = np.random.default_rng(i).standard_normal((4, 3)).astype(np.float32)
-        for got, want in zip(static(x), eager(x)):
-            assert _bits(got) == _bits(want)
+    static = _replayed_with_eagers_bits(_tanh_step, start, 5)
     assert static.counts["replayed"] == 2
     source = static.sources()[0]
     assert len(_VJP_CALL.findall(source)) == 1  # sum's vjp (a broadcast); none of the others
@@ -310,11 +312,6 @@ def test_a_vjp_that_differs_on_variables_stays_one_step(fused):
 
         return step
 
-    start = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
-    eager, static = make(Parameter(start.copy())), static_graph(make(Parameter(start)))
-    for i in range(5):
-        x = np.random.default_rng(i).standard_normal((2, 3))
-        for got, want in zip(static(x), eager(x)):
-            assert _bits(got) == _bits(want)
+    static = _replayed_with_eagers_bits(make, np.linspace(-1.0, 1.0, 6).reshape(2, 3), 5)
     assert static.counts["replayed"] == 2
     assert len(_VJP_CALL.findall(static.sources()[0])) == 2  # sum's and OddNeg's
