@@ -543,3 +543,32 @@ def test_an_mlp_training_step_fuses_only_tanhs_vjp(monkeypatch, activation, chai
         step(x, t)
     assert step.counts["replayed"] == 1
     assert [r.ops for r in fused] == chains
+
+
+def test_weights_loaded_between_forward_and_backward_keep_the_step_eager(tmp_path):
+    """load_weights gives W new arrays after the forward; the vjps then read arrays the
+    call did not make or read. The vjp of tanh(W * x) runs as its operations in a replay,
+    and those too must refuse the step, with the reason, rather than record a read."""
+    path = str(tmp_path / "w.npz")
+
+    def make():
+        zerograd.seed(0)
+        layer = L.Linear(3, in_size=3)
+        layer.save_weights(path)
+
+        def step(x):
+            layer.cleargrads()
+            y = F.sum(F.tanh(layer.W * x[0]))
+            layer.load_weights(path)  # W's array replaced between forward and backward
+            y.backward()
+            return layer.W.grad
+
+        return step
+
+    eager, static = make(), static_graph(make())
+    why = "the backward pass met an array made outside zerograd's functions"
+    with pytest.warns(StaticGraphWarning, match=why):
+        for i in range(4):
+            x = np.random.default_rng(i).standard_normal((2, 3))
+            assert static(x).data.tobytes() == eager(x).data.tobytes()
+    assert static.counts["replayed"] == 0
