@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import zlib
 
+import fusion_steps
 import numpy as np
 import pytest
 from cpu_build import build, ptr
@@ -22,14 +23,14 @@ import zerograd.functions as F
 from zerograd import Parameter, Variable, no_grad, static_graph
 from zerograd.backends import backend_of
 from zerograd.backends.chains import ARITY, Chain, Step
-from zerograd.testing.chains import FUNCTIONS
+from zerograd.testing.chains import FUNCTIONS, fuse_step_by_step
 from zerograd_cupy.fusion import EXACT, EXPRESSIONS, PREAMBLE, kernel_parts
 
 MAX_ULP = 8
 """Per-chain bound for chains with a transcendental op. numpy's and glibc's exp, log, tanh, sin
-and cos
-each differ from the true value by about an ulp; tanh_grad's ``1 - y*y`` then magnifies the
-difference in ``y`` by up to 2y^2/(1-y^2), about 3x for |y| <= 0.77 (7 ulp seen in float32)."""
+and cos each differ from the true value by about an ulp; tanh_grad's ``1 - y*y`` then
+magnifies the difference in ``y`` by up to 2y^2/(1-y^2), about 3x for |y| <= 0.77 (7 ulp seen
+in float32)."""
 
 S = Step
 CHAINS = {
@@ -261,6 +262,29 @@ def test_a_replay_runs_its_chains_as_the_compiled_bodies(tmp_path, monkeypatch):
         ["mul", "sub", "div", "neg", "add"],
         ["neg", "div"],
     ]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_gpu_tests_step_finds_its_chains_on_the_cpu(dtype, monkeypatch):
+    """The CPU twin of test_cupy_gpu.py's fused replay: the same step on numpy, with the
+    step-by-step reference as numpy's ``fuse``, finds the chains and saves the calls that
+    the GPU test expects, with eager's bits."""
+    fused_chains = fuse_step_by_step(monkeypatch, backend_of(np.zeros(1)))
+    start = np.linspace(-2.0, 2.0, 12).reshape(4, 3).astype(dtype)
+    eager = fusion_steps.make(Parameter(start.copy()))
+    fused = static_graph(fusion_steps.make(Parameter(start.copy())))
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        x = rng.standard_normal((4, 3)).astype(dtype)
+        for got, want in zip(fused(x), eager(x)):
+            assert got.data.tobytes() == want.data.tobytes()
+    assert [r.ops for r in fused_chains] == fusion_steps.CHAINS
+    monkeypatch.setattr(backend_of(np.zeros(1)), "fuse", lambda chain, dtype: None)
+    unfused = static_graph(fusion_steps.make(Parameter(start.copy())))
+    for _ in range(3):
+        unfused(x)
+    saved = fusion_steps.kernel_calls(unfused) - fusion_steps.kernel_calls(fused)
+    assert saved == fusion_steps.SAVED == 12
 
 
 def test_the_cupy_backend_fuses_float32_and_float64_chains_only():

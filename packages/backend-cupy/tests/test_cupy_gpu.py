@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import re
 
+import fusion_steps
 import numpy as np
 import pytest
 from kernel_reference import GEOMETRIES, col2im_reference, im2col_reference
@@ -362,31 +362,13 @@ def test_gradient_of_repeated_rows_is_the_cpus_bit_for_bit(gpu_backend, cp):
     assert grads[0].tobytes() == grads[1].tobytes()
 
 
-def _kernel_calls(step) -> int:
-    return len(re.findall(r"^ +s\d+ = k\d+\(", step.sources()[0], re.MULTILINE))
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_a_replay_runs_its_chains_as_fused_kernels_with_the_eager_bits(
     gpu_backend, cp, dtype, monkeypatch
 ):
-    def make(w):
-        def step(x):
-            x = zerograd.Variable(x)
-            w.cleargrad()
-            b = x * w - 0.5  # the product is read by the subtraction only, b by the division
-            d = -F.tanh(b / 3.0) + x  # tanh's vjp reads its value: -(...) + x is a chain
-            y = F.sum(d * d)
-            y.backward()
-            with zerograd.no_grad():
-                scaled = F.exp((x * 0.5 + w) / (x - 2.0))  # one chain of five ops
-            return y, w.grad, scaled
-
-        return step
-
     start = np.linspace(-2.0, 2.0, 12).reshape(4, 3).astype(dtype)
-    eager = make(zerograd.Parameter(cp.asarray(start)))
-    fused = zerograd.static_graph(make(zerograd.Parameter(cp.asarray(start))))
+    eager = fusion_steps.make(zerograd.Parameter(cp.asarray(start)))
+    fused = zerograd.static_graph(fusion_steps.make(zerograd.Parameter(cp.asarray(start))))
     rng = np.random.default_rng(3)
     for _ in range(5):
         x = cp.asarray(rng.standard_normal((4, 3)).astype(dtype))
@@ -394,10 +376,9 @@ def test_a_replay_runs_its_chains_as_fused_kernels_with_the_eager_bits(
             assert cp.asnumpy(got.data).tobytes() == cp.asnumpy(want.data).tobytes()
     assert fused.counts["replayed"] == 2
     monkeypatch.setattr(gpu_backend, "fuse", lambda chain, dtype: None)
-    unfused = zerograd.static_graph(make(zerograd.Parameter(cp.asarray(start))))
+    unfused = zerograd.static_graph(fusion_steps.make(zerograd.Parameter(cp.asarray(start))))
     for _ in range(3):
         unfused(x)
-    # four chains, 16 calls in 4 (as the same replay on numpy with the step-by-step
-    # reference finds them): (mul, sub, div, tanh), (neg, add), the backward's vjps of neg,
-    # tanh and div (neg, mul, sub, mul, div), and the five ops under no_grad
-    assert _kernel_calls(fused) == _kernel_calls(unfused) - 12
+    # the chains its CPU twin finds (test_cupy_fusion_cpu.py)
+    saved = fusion_steps.kernel_calls(unfused) - fusion_steps.kernel_calls(fused)
+    assert saved == fusion_steps.SAVED

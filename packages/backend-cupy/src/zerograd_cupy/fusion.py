@@ -9,9 +9,9 @@ kernels:
   ``__dadd_rn``, ...: :data:`PREAMBLE`), which the compiler never contracts into a fused
   multiply-add, so ``a * b + c`` rounds twice, as two kernels do;
 - ``exp``, ``log``, ``tanh``, ``sin``, ``cos`` and ``sqrt`` are the functions CuPy's own
-  ufuncs call, and the
-  kernel is compiled with CuPy's default options, as those ufuncs are (turning contraction
-  off for the whole kernel, ``--fmad=false``, could change how those functions compile).
+  ufuncs call, and the kernel is compiled with CuPy's default options, as those ufuncs are
+  (turning contraction off for the whole kernel, ``--fmad=false``, could change how those
+  functions compile).
 """
 
 from __future__ import annotations

@@ -574,7 +574,8 @@ class Trace:
             if now is not None:
                 self.stored(v, now)
 
-    def _step(self, fn: Any, ops: Any, call: Any) -> Vjp | None:
+    def _clone(self, fn: Any) -> Any:
+        """The replay's copy of ``fn``; None (the trace refused) for a function called before."""
         pair = self._clones.get(id(fn))
         if pair is None or pair[0] is not fn:
             self.refuse(
@@ -583,8 +584,14 @@ class Trace:
                 f"detach it)"
             )
             return None
+        return pair[1]
+
+    def _step(self, fn: Any, ops: Any, call: Any) -> Vjp | None:
+        clone = self._clone(fn)
+        if clone is None:
+            return None
         outputs = tuple([ref() for ref in fn.outputs])
-        return Vjp(pair[1], ops, call, fn.inputs, outputs)
+        return Vjp(clone, ops, call, fn.inputs, outputs)
 
     def _returned(self, step: Vjp, gxs: Any) -> None:
         step.one = type(gxs) not in (tuple, list)
@@ -621,7 +628,7 @@ class Trace:
             recorded, because the runs disagree, the vjp reads an array this call did not
             make or read, or ``fn`` was called before this call (:meth:`vjp` then says so).
         """
-        if self._step(fn, None, None) is None:  # (which refuses the trace)
+        if self._clone(fn) is None:
             return None
         if any(a is not None and id(a) not in self._slots for a in reads):
             return None
