@@ -32,6 +32,22 @@ from .variable import Variable, as_array
 
 _by_type = registry.by_type
 _new = object.__new__
+_widening: dict = {}  # (backend, dtype) -> whether 0-d work with a Python float widens it
+
+
+def _widens_with_numbers(backend: Any, dtype: Any) -> bool:
+    """Whether ``backend`` computes a 0-d array of ``dtype`` times ``1.0`` in a wider dtype.
+
+    Value-based casting (numpy 1.x) does; NEP 50 (numpy 2) and the array API do not.
+    Asked of the library itself, once per dtype.
+    """
+    key = (backend, dtype)
+    widens = _widening.get(key)
+    if widens is None:
+        one = backend.asarray(1, dtype=dtype)
+        widens = _widening[key] = backend.asarray(one * 1.0).dtype != dtype
+    return widens
+
 
 _OTHERS = {
     "matrix_transpose": "swap the last two axes",
@@ -174,9 +190,11 @@ class ArrayOps(_Carrier):
         """Return a derivative's result ``g`` as a backend array.
 
         A Variable gives its array. A library scalar (what numpy returns for 0-d results)
-        becomes a 0-d array of ``like``'s backend that keeps ``like``'s float precision:
-        numpy 1.x computes 0-d float32 with Python floats in float64, which the Variable
-        engine (whose constants follow the data's dtype) does not.
+        becomes a 0-d array of ``like``'s backend, of the scalar's own dtype, as the
+        Variable engine computes it; except where the library widens 0-d floats computed
+        with Python numbers (numpy 1.x: float32 with ``2.0`` gives float64), which the
+        Variable engine (whose constants follow the data's dtype) does not: such a scalar
+        is brought back to ``like``'s float precision.
         """
         if type(g) in _by_type:
             return g
@@ -187,7 +205,11 @@ class ArrayOps(_Carrier):
             return as_array(g)
         g = backend.asarray(g)
         kind = backend.dtype_kind
-        if g.dtype != like.dtype and kind(g.dtype) == kind(like.dtype) == "f":
+        if (
+            g.dtype != like.dtype
+            and kind(g.dtype) == kind(like.dtype) == "f"
+            and _widens_with_numbers(backend, like.dtype)
+        ):
             g = backend.astype(g, like.dtype)
         return g
 
