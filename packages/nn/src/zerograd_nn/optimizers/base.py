@@ -306,6 +306,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             ``[(hp, state names, scratch count, [(key, segment, new, params)], others)]``.
         """
         packer = self._packer
+        everyone: list | None = None  # every parameter: ties across groups count too
         out = []
         for i, (group, ps) in enumerate(grouped):
             hp = self._checked(group or self.defaults)
@@ -321,7 +322,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
             segments = []
             for (kind, dtype), members in packed.items():
                 key = (i, kind, dtype)
-                seg, new, left = packer.plan(key, members, names, self._state, n)
+                if everyone is None:
+                    everyone = [p for _, qs in grouped for p in qs]
+                seg, new, left = packer.plan(key, members, names, self._state, n, everyone)
                 if seg is not None:
                     if left:
                         gone = {id(p) for p in left}

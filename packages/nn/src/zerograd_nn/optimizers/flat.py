@@ -22,6 +22,7 @@ from __future__ import annotations
 import operator
 import sys
 import weakref
+from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
@@ -239,7 +240,8 @@ class Packer:
     """An optimizer's segments, made again whenever what they pack changed.
 
     Parameters whose arrays share memory (one array held by two Parameters, or overlapping
-    views of one array) keep the per-parameter update, which leaves them tied.
+    views of one array) keep the per-parameter update, which leaves them tied; so do those
+    sharing memory with a parameter of another group or without a gradient this step.
     """
 
     def __init__(self) -> None:
@@ -291,12 +293,21 @@ class Packer:
         return packed, rest
 
     def plan(
-        self, key: tuple, params: list, names: tuple[str, ...], stored: Any, n_scratch: int
+        self,
+        key: tuple,
+        params: list,
+        names: tuple[str, ...],
+        stored: Any,
+        n_scratch: int,
+        everyone: Sequence = (),
     ) -> tuple[Segment | None, bool, list]:
         """The segment for ``params`` under ``key``: the one kept, or a new one (allocated).
 
         A new segment leaves out parameters whose arrays share memory (one array held by
-        two Parameters, or overlapping views of one array): packing them would untie them.
+        two Parameters, or overlapping views of one array) with another of ``params`` or
+        of ``everyone``: packing them would untie them (the other would keep the old
+        array). A kept segment needs no such check: its views are its own buffer's, and a
+        parameter given one of them later stays tied through it.
 
         Args:
             key: (group index, array type, dtype).
@@ -304,6 +315,8 @@ class Packer:
             names: the rule's state names.
             stored: the optimizer's ``{param: state dict}``.
             n_scratch: how many scratch buffers the rule uses.
+            everyone: all of the optimizer's parameters (every group, with a gradient or
+                not), whose ties count too.
 
         Returns:
             ``(segment or None, new, left out)``; a new segment must be
@@ -312,7 +325,9 @@ class Packer:
         seg = self.segments.get(key)
         if seg is not None and seg.holds(params, names, stored, n_scratch):
             return seg, False, []
-        tied = _tied([p.data for p in params])
+        members = {id(p) for p in params}
+        others = [q.data for q in everyone if id(q) not in members and q.data is not None]
+        tied = _tied([p.data for p in params], others)
         if tied:
             params, left = (
                 [p for i, p in enumerate(params) if i not in tied],
@@ -364,12 +379,14 @@ class Packer:
         self.segments[key] = seg
 
 
-def _tied(arrays: list) -> set[int]:
-    """Indices of the arrays that share memory with another one of them.
+def _tied(arrays: list, others: Sequence = ()) -> set[int]:
+    """Indices of the arrays that share memory with another one of them or of ``others``.
 
     Arrays are grouped by the array owning their memory (``base``); within a group,
     contiguous arrays whose byte ranges do not meet are apart, anything else is tied.
     """
+    n = len(arrays)
+    arrays = [*arrays, *others]
     groups: dict[int, list[int]] = {}
     for i, a in enumerate(arrays):
         base = getattr(a, "base", None)
@@ -386,7 +403,7 @@ def _tied(arrays: list) -> set[int]:
         for a, b in zip(order, order[1:]):
             if spans[b][0] < spans[a][1]:
                 tied.update((idx[a], idx[b]))
-    return tied
+    return {i for i in tied if i < n}
 
 
 def _span(a: Any) -> tuple[int, int] | None:

@@ -1,0 +1,149 @@
+"""Flat parameters under bad input: whatever a user does is followed or refused, never lost.
+
+Each test runs the same steps packed (the default, and with ``flat.PACK_LIMITS`` empty:
+every size packed, as on CuPy) and per-parameter (``flat.PACKED_BACKENDS`` empty, the
+reference), and compares the bytes of the parameters and of the optimizer's state.
+"""
+
+import numpy as np
+import pytest
+
+from zerograd import Parameter, Variable
+from zerograd_nn import optimizers as O
+from zerograd_nn.optimizers import flat
+
+ALL = {
+    "SGD": lambda **k: O.SGD(0.1, **k),
+    "SGD-momentum": lambda **k: O.SGD(0.1, momentum=0.9, **k),
+    "MomentumSGD": lambda **k: O.MomentumSGD(0.1, **k),
+    "AdaGrad": lambda **k: O.AdaGrad(0.1, **k),
+    "AdaDelta": lambda **k: O.AdaDelta(**k),
+    "Adam": lambda **k: O.Adam(0.01, **k),
+    "AdamW": lambda **k: O.AdamW(0.01, **k),
+}
+each = pytest.mark.parametrize("make", list(ALL.values()), ids=list(ALL))
+packed_modes = pytest.mark.parametrize("limits", [None, {}], ids=["numpy-limit", "every-size"])
+
+
+@pytest.fixture
+def reference(monkeypatch):
+    """Call ``reference(f)`` to run ``f()`` with packing switched off."""
+
+    def run(f):
+        with monkeypatch.context() as m:
+            m.setattr(flat, "PACKED_BACKENDS", frozenset())
+            return f()
+
+    return run
+
+
+@pytest.fixture
+def packed(monkeypatch):
+    """Call ``packed(f, limits)`` to run ``f()`` packed, under ``limits`` (None: the default)."""
+
+    def run(f, limits):
+        with monkeypatch.context() as m:
+            if limits is not None:
+                m.setattr(flat, "PACK_LIMITS", limits)
+            return f()
+
+    return run
+
+
+def give_grads(params, rng):
+    for p in params:
+        p.grad = Variable(rng.standard_normal(p.data.shape).astype(p.data.dtype))
+
+
+def snapshot(opt, params):
+    data = [np.asarray(p.data).tobytes() for p in params]
+    state = []
+    for p in params:
+        st = opt._state.get(p) or {}
+        state.append({k: np.asarray(a).tobytes() for k, a in sorted(st.items())})
+    return data, state
+
+
+def steps(opt, params, n, *, seed=3, no_grad=(), between=None):
+    """``n`` updates from seeded gradients; ``params[i]`` for ``i`` in ``no_grad`` get none."""
+    rng = np.random.default_rng(seed)
+    for s in range(n):
+        if between is not None:
+            between(s)
+        give_grads(params, rng)
+        for i in no_grad:
+            params[i].grad = None
+        opt.update()
+
+
+# -- parameters sharing memory stay tied --------------------------------------------------
+# Packing a parameter gives it a view of a new buffer: another parameter of the optimizer
+# that shares its array would keep the old one, and the two would silently part. Ties are
+# looked for among all of the optimizer's parameters, whatever their group, gradient or not.
+
+
+def _tied_params():
+    a = Parameter(np.arange(4.0, dtype=np.float32))
+    b = Parameter(np.ones(3, np.float32))
+    c = Parameter(a.data)  # tied by hand: one array, two Parameters
+    d = Parameter(np.linspace(-1, 1, 5).astype(np.float32))
+    return [a, b, c, d]
+
+
+def _tied_view_params():
+    base = np.arange(8.0, dtype=np.float32)
+    a = Parameter(base[:4])
+    b = Parameter(np.ones(3, np.float32))
+    c = Parameter(base[2:6])  # overlaps a
+    d = Parameter(np.linspace(-1, 1, 5).astype(np.float32))
+    return [a, b, c, d]
+
+
+@each
+@packed_modes
+@pytest.mark.parametrize("params", [_tied_params, _tied_view_params], ids=["same", "overlap"])
+def test_a_tie_with_a_parameter_without_a_gradient_is_kept(make, limits, params, reference, packed):
+    def go():
+        ps = params()
+        opt = make().setup(ps)
+        frozen = {1, 2}  # c, tied to a, has no gradient in steps 1 and 2
+
+        def between(s):
+            if s in frozen:
+                opt.hooks[:] = [O.FreezeParam(ps[2])]
+            else:
+                opt.hooks[:] = []
+
+        steps(opt, ps, 5, between=between)
+        assert np.shares_memory(ps[0].data, ps[2].data)
+        return snapshot(opt, ps)
+
+    assert packed(go, limits) == reference(go)
+
+
+@each
+@packed_modes
+@pytest.mark.parametrize("params", [_tied_params, _tied_view_params], ids=["same", "overlap"])
+def test_a_tie_across_parameter_groups_is_kept(make, limits, params, reference, packed):
+    def go():
+        ps = params()
+        opt = make().setup([{"params": ps[:2], "lr": 0.05}, {"params": ps[2:]}])
+        steps(opt, ps, 4)
+        assert np.shares_memory(ps[0].data, ps[2].data)
+        return snapshot(opt, ps)
+
+    assert packed(go, limits) == reference(go)
+
+
+@packed_modes
+def test_a_transposed_tie_with_a_frozen_parameter_is_kept(limits, reference, packed):
+    def go():
+        a = Parameter(np.arange(6.0, dtype=np.float32).reshape(2, 3))
+        b = Parameter(np.ones(3, np.float32))
+        c = Parameter(a.data.T)  # a decoder's weight tied to an encoder's
+        opt = O.Adam(0.01).setup([a, b, c])
+        steps(opt, [a, b, c], 4, no_grad=(2,))
+        np.testing.assert_array_equal(c.data, a.data.T)
+        return snapshot(opt, [a, b, c])
+
+    assert packed(go, limits) == reference(go)
