@@ -147,3 +147,21 @@ def test_a_transposed_tie_with_a_frozen_parameter_is_kept(limits, reference, pac
         return snapshot(opt, [a, b, c])
 
     assert packed(go, limits) == reference(go)
+
+
+@packed_modes
+@pytest.mark.parametrize("no_grad", [(), (0,)], ids=["all-with-grads", "long-one-frozen"])
+def test_a_view_overlapping_a_long_one_but_not_its_neighbour_stays_tied(
+    limits, no_grad, reference, packed
+):
+    # sorted by start, c's neighbour is b (apart from it), but a spans them both
+    def go():
+        base = np.arange(40.0, dtype=np.float32)
+        a, b, c = Parameter(base), Parameter(base[10:20]), Parameter(base[30:40])
+        ps = [a, b, c, Parameter(np.ones(3, np.float32))]
+        opt = O.MomentumSGD(0.1).setup(ps)
+        steps(opt, ps, 3, no_grad=no_grad)
+        assert np.shares_memory(a.data, c.data)
+        return snapshot(opt, ps)
+
+    assert packed(go, limits) == reference(go)

@@ -399,10 +399,17 @@ def _tied(arrays: list, others: Sequence = ()) -> set[int]:
         if any(s is None for s in spans):
             tied.update(idx)
             continue
+        # by start: one overlaps an earlier one if it starts before the furthest end so
+        # far (not only its neighbour's: a long view may cover several), a later one if
+        # the next starts before its end
         order = sorted(range(len(idx)), key=lambda k: spans[k])
-        for a, b in zip(order, order[1:]):
-            if spans[b][0] < spans[a][1]:
-                tied.update((idx[a], idx[b]))
+        reach = None
+        for j, k in enumerate(order):
+            start, end = spans[k]
+            after = j + 1 < len(order) and spans[order[j + 1]][0] < end
+            if after or (reach is not None and start < reach):
+                tied.add(idx[k])
+            reach = end if reach is None else max(reach, end)
     return {i for i in tied if i < n}
 
 
