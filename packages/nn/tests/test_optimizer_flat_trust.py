@@ -165,3 +165,51 @@ def test_a_view_overlapping_a_long_one_but_not_its_neighbour_stays_tied(
         return snapshot(opt, ps)
 
     assert packed(go, limits) == reference(go)
+
+
+# -- update_one checks what update checks -------------------------------------------------
+# DeZero's update_one(param) wrote the rule straight into the parameter and its state: a
+# gradient of the wrong shape failed half-way (the velocity already scaled) with numpy's
+# broadcasting message.
+
+
+@each
+@packed_modes
+def test_update_one_with_a_gradient_of_the_wrong_shape_is_refused_and_changes_nothing(
+    make, limits, packed
+):
+    def go():
+        ps = [Parameter(np.arange(4.0, dtype=np.float32)), Parameter(np.ones(3, np.float32))]
+        opt = make().setup(ps)
+        steps(opt, ps, 2)
+        give_grads(ps, np.random.default_rng(9))
+        ps[1].grad = Variable(np.zeros(9, np.float32))
+        before = snapshot(opt, ps)
+        with pytest.raises(
+            ValueError,
+            match=r"update_one\(param\): parameter 1 \(unnamed\) of shape \(3,\) has a gradient",
+        ):
+            opt.update_one(ps[1])
+        assert snapshot(opt, ps) == before
+
+    packed(go, limits)
+
+
+def test_update_one_of_a_read_only_parameter_is_refused_and_changes_nothing():
+    ps = [Parameter(np.arange(4.0, dtype=np.float32)), Parameter(np.ones(3, np.float32))]
+    opt = O.MomentumSGD(0.1).setup(ps)
+    steps(opt, ps, 2)
+    give_grads(ps, np.random.default_rng(9))
+    ps[0].data.flags.writeable = False
+    before = snapshot(opt, ps)
+    with pytest.raises(ValueError, match=r"update_one\(param\): parameter 0 .* holds a read-only"):
+        opt.update_one(ps[0])
+    assert snapshot(opt, ps) == before
+
+
+def test_update_one_of_a_parameter_without_a_gradient_says_so():
+    ps = [Parameter(np.arange(4.0, dtype=np.float32)), Parameter(np.ones(3, np.float32))]
+    opt = O.SGD(0.1).setup(ps)
+    with pytest.raises(ValueError, match=r"SGD.update_one\(param\): parameter 1 \(unnamed\) .*"):
+        opt.update_one(ps[1])
+    np.testing.assert_array_equal(ps[1].data, np.ones(3, np.float32))

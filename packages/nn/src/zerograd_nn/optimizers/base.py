@@ -464,10 +464,24 @@ class Optimizer(metaclass=_SetUpOnCreation):
     def update_one(self, param: Parameter) -> None:
         """Change one parameter from its gradient, with its group's hyperparameters.
 
+        Checked as :meth:`update` checks its parameters first: a bad gradient, parameter or
+        state raises with nothing changed.
+
         Args:
             param: a parameter with a gradient.
+
+        Raises:
+            ValueError, TypeError: as :meth:`update`; or ``param`` has no gradient.
         """
-        group = next((g for g, ps in self.grouped_params() if any(q is param for q in ps)), {})
+        every = [(g, q) for g, ps in self.grouped_params() for q in ps]
+        at = next((i for i, (_, q) in enumerate(every) if q is param), None)
+        group = {} if at is None else every[at][0]
+        if param.grad is None:
+            raise ValueError(
+                f"{type(self).__name__}.update_one(param): {self._label(at or 0, param)} has "
+                f"no gradient; nothing was updated."
+            )
+        self._validate([param], first=at or 0, call=".update_one(param)")
         hp = self._coefficients(self._checked({**self.defaults, **group}))
         self._commit([self._planned(param, hp, self._state_for(hp), self._scratch_count(hp))])
 
@@ -558,10 +572,16 @@ class Optimizer(metaclass=_SetUpOnCreation):
         name = self.param_names(positional=False).get(id(param)) or param.name
         return f"parameter {index} ({name!r})" if name else f"parameter {index} (unnamed)"
 
-    def _validate(self, all_params: list[Parameter]) -> None:
-        """Refuse anything that could make the update fail half-way, before anything changes."""
-        op = f"{type(self).__name__}.update()"
-        for i, p in enumerate(all_params):
+    def _validate(
+        self, all_params: list[Parameter], first: int = 0, call: str = ".update()"
+    ) -> None:
+        """Refuse anything that could make the update fail half-way, before anything changes.
+
+        ``first``: the position of ``all_params[0]`` in the update; ``call``: the method
+        named in the messages.
+        """
+        op = f"{type(self).__name__}{call}"
+        for i, p in enumerate(all_params, first):
             if p.grad is None or p.data is None:
                 continue
             g, data = p.grad.data, p.data
