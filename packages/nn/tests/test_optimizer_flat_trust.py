@@ -213,3 +213,50 @@ def test_update_one_of_a_parameter_without_a_gradient_says_so():
     with pytest.raises(ValueError, match=r"SGD.update_one\(param\): parameter 1 \(unnamed\) .*"):
         opt.update_one(ps[1])
     np.testing.assert_array_equal(ps[1].data, np.ones(3, np.float32))
+
+
+# -- a packed parameter reshaped in place -------------------------------------------------
+# numpy lets ``p.data.shape = ...`` reshape a contiguous view in place: the same object, so
+# the segment's identity check passed and a steady step took a gradient of the old shape.
+
+
+@each
+@packed_modes
+def test_a_parameter_reshaped_in_place_with_a_gradient_of_the_old_shape_is_refused(
+    make, limits, reference, packed
+):
+    def go():
+        ps = [Parameter(np.arange(6.0, dtype=np.float32).reshape(2, 3))]
+        ps.append(Parameter(np.ones(3, np.float32)))
+        opt = make().setup(ps)
+        steps(opt, ps, 3)
+        ps[0].data.shape = (3, 2)
+        give_grads(ps, np.random.default_rng(9))
+        ps[0].grad = Variable(np.ones((2, 3), np.float32))  # the old shape
+        before = snapshot(opt, ps)
+        with pytest.raises(ValueError, match=r"parameter 0 .* of shape \(3, 2\) has a gradient"):
+            opt.update()
+        assert snapshot(opt, ps) == before
+        return before
+
+    assert packed(go, limits) == reference(go)
+
+
+@each
+@packed_modes
+def test_a_parameter_reshaped_in_place_goes_on_as_per_parameter(make, limits, reference, packed):
+    # with a gradient of its new shape: stateless rules go on, the others refuse the state
+    # made for the old shape, both as the per-parameter update does
+    def go():
+        ps = [Parameter(np.arange(6.0, dtype=np.float32).reshape(2, 3))]
+        ps.append(Parameter(np.ones(3, np.float32)))
+        opt = make().setup(ps)
+        steps(opt, ps, 2)
+        ps[0].data.shape = (3, 2)
+        try:
+            steps(opt, ps, 2, seed=9)
+        except ValueError as e:
+            assert "was made for shape (2, 3)" in str(e)
+        return snapshot(opt, ps)
+
+    assert packed(go, limits) == reference(go)

@@ -10,8 +10,8 @@ buffers, so a step makes the same few array calls whatever the number of paramet
 bits as the per-parameter update.
 
 A segment is checked at every step against what it packed, by identity only (no array
-call): the same parameters in the same order, each ``param.data`` still its view, each
-state array still its view. Anything else (``param.data`` rebound by the user,
+call): the same parameters in the same order, each ``param.data`` still its view (of its
+shape), each state array still its view. Anything else (``param.data`` rebound by the user,
 ``load_weights`` or ``to_gpu``, a layer added after ``setup``, a parameter frozen or
 without a gradient this step, state loaded or cleared) makes a new segment from the
 current values before the update, so nothing is updated through a stale copy.
@@ -111,12 +111,17 @@ class Segment:
             n_scratch: the scratch buffers this step's rule uses.
 
         Returns:
-            True when every parameter's data and state are still this segment's views.
+            True when every parameter's data and state are still this segment's views,
+            of the shapes they were made with.
         """
         if names != self.names or len(params) != len(self.refs) or n_scratch != len(self.scratch):
             return False
         # identity tests over whole lists (map runs them in C: an update asks every step)
         if not all(map(_is, map(_data, params), self.views)):
+            return False
+        # numpy reshapes a contiguous view in place (``p.data.shape = ...``): the same
+        # object, of another shape than its state and the gradients checked against it
+        if list(map(_shape, self.views)) != self.shapes:
             return False
         if not all(map(_is, params, [q() for q in self.refs])):
             return False
