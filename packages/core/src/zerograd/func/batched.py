@@ -156,6 +156,28 @@ class BatchedData:
             self.level,
         )
 
+    def item(self, *args: Any) -> Any:
+        """Refused: there is no one sample's value to read (a TypeError, as ``float()``)."""
+        raise _no_values("item() of a batched array", self.level)
+
+    def tolist(self) -> Any:
+        """Refused: there is no one sample's value to read (a TypeError, as ``float()``)."""
+        raise _no_values("tolist() of a batched array", self.level)
+
+    def __getattr__(self, name: str) -> Any:
+        # Only names the class lacks get here (x.data.max(), x.data.T): say why, rather than
+        # an AttributeError naming this internal class alone. Private and special names
+        # (probed by numpy, copy, pickle) get the plain error; self is not read (no slot may
+        # be set yet).
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"{name!r} of the raw array of a batched Variable (x.data) inside vmap: it "
+            f"stands for one sample (shape, dtype, comparisons and arithmetic give batched "
+            f"arrays) and has no array methods. Compute with zerograd functions on the "
+            f"Variable instead (F.max(x), F.sum(x), x.reshape(...)), which are batched."
+        )
+
 
 def _operator(op: Any, reflected: bool = False) -> Any:
     def method(self: BatchedData, other: Any) -> Any:

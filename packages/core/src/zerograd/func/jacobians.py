@@ -19,7 +19,7 @@ from . import arguments
 from .batched import BatchedData
 from .gradient import check_scalar
 from .linearize import Linearization
-from .products import Pushforward
+from .products import Pushforward, _flat_like
 from .trees import flatten, flatten_outputs
 from .vectorize import vmap
 
@@ -65,7 +65,7 @@ def _finish(blocks: Any, lin: Linearization) -> Any:
     if lin.levels or any(lin.variables):
         return blocks
     leaves, tree = flatten(blocks)
-    return tree.rebuild([v.data if type(v) is Variable else v for v in leaves])
+    return tree.rebuild([v.data if isinstance(v, Variable) else v for v in leaves])
 
 
 def jacrev(
@@ -291,12 +291,7 @@ def hvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, An
         )
     nums = tuple(range(len(primals)))
     leaves, paths, trees = arguments.differentiated(tuple(primals), nums)
-    t_leaves, _ = flatten(tuple(tangents))
-    if len(t_leaves) != len(leaves):
-        raise ValueError(
-            f"hvp: the tangents hold {len(t_leaves)} values but the primals {len(leaves)}; "
-            f"give them the primals' structure."
-        )
+    t_leaves = _flat_like(tuple(tangents), flatten(tuple(primals))[1], "tangents", "hvp")
     for t, p, name in zip(t_leaves, leaves, paths):
         ts, ps = tuple(getattr(t, "shape", ())), tuple(getattr(p, "shape", ()))
         if ts != ps:

@@ -23,6 +23,7 @@ each derivative then runs on the batch by the functions' batching rules.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 from .. import modes
@@ -80,7 +81,9 @@ def is_floating(v: Any) -> bool:
     dtype = getattr(d, "dtype", None)
     if dtype is None:
         return isinstance(v, (float, complex))
-    return backend_of(d).dtype_kind(dtype) in "fc"
+    if isinstance(d, numbers.Number):  # a numpy scalar (numpy.float64), not a backend's array
+        d = as_array(d)
+    return backend_of(d).dtype_kind(d.dtype) in "fc"
 
 
 class Linearization:

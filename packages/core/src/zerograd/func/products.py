@@ -88,12 +88,19 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     lin.release()
     aux = None
     if has_aux:
-        out, aux = _split(out)
+        out, aux = _split(out, "vjp")
     out_leaves, out_tree = flatten_outputs(out, "vjp")
     out_paths = out_tree.paths()
 
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
         cts = _flat_like(cotangents, out_tree, "cotangent", "vjp")
+        for ct, o, p in zip(cts, out_leaves, out_paths):
+            if ct is None and tuple(getattr(o, "shape", ())):  # the walk would seed ones
+                raise TypeError(
+                    f"vjp: the cotangent for {p or 'the output'} is None; give an array of "
+                    f"the output's shape {tuple(o.shape)} (zeros for an output that should "
+                    f"not contribute). None stands for 1 only for a scalar output."
+                )
         _check_like(cts, out_leaves, out_paths, "cotangent", "vjp")
         caught = lin.walk(out_leaves, cts)
         grads = [lin.result(i, g) for i, g in enumerate(caught)]
@@ -103,10 +110,10 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
 
 
-def _split(out: Any) -> tuple[Any, Any]:
+def _split(out: Any, op: str) -> tuple[Any, Any]:
     if not isinstance(out, (tuple, list)) or len(out) != 2:
         raise TypeError(
-            f"vjp(has_aux=True): the function must return a pair (output, aux), got "
+            f"{op}(has_aux=True): the function must return a pair (output, aux), got "
             f"{type(out).__name__}; return (output, aux), or leave has_aux False."
         )
     return out[0], out[1]
@@ -135,7 +142,7 @@ class Pushforward:
         out = lin.call(f, *arguments.replaced(primals, nums, self.trees, lin.standins))
         self.aux = None
         if has_aux:
-            out, self.aux = _split(out)
+            out, self.aux = _split(out, op)
         self.out = out
         self.out_leaves, self.out_tree = flatten_outputs(out, op)
         zeros = [_zeros_like(o) for o in self.out_leaves]
