@@ -126,3 +126,16 @@ def test_the_jacobian_of_a_linear_function_of_an_array_is_an_array(f, want):
     np.testing.assert_allclose(out["y"], want)
     x0 = Variable(x)  # Variables in: Variables out
     assert isinstance(jacrev(f)(x0), Variable)
+
+
+# -- out_axes errors speak of the output -----------------------------------------------------
+def test_out_axes_that_do_not_fit_the_output_name_the_output():
+    xs = np.ones((2, 3))
+    with pytest.raises(ValueError, match=r"out_axes has 1 entries but the output has 2;"):
+        vmap(lambda a: (a, a), out_axes=(0,))(xs)
+    with pytest.raises(ValueError, match=r"out_axes is a dict but the output there is a tuple"):
+        vmap(lambda a: (a, a), out_axes={"a": 0})(xs)
+    with pytest.raises(ValueError, match=r"out_axes has keys \['b'\] but the output has \['a'\]"):
+        vmap(lambda a: {"a": a}, out_axes={"b": 0})(xs)
+    with pytest.raises(ValueError, match=r"in_axes\[0\] has 1 entries but the argument has 2;"):
+        vmap(lambda t: t[0], in_axes=((0,),))((xs, xs))

@@ -120,7 +120,7 @@ def map_leaves(fn: Callable[[Any], Any], x: Any) -> Any:
     return tree.rebuild([fn(v) for v in leaves])
 
 
-def broadcast_prefix(prefix: Any, tree: Tree, what: str) -> list:
+def broadcast_prefix(prefix: Any, tree: Tree, what: str, of: str = "argument") -> list:
     """One value of ``prefix`` per leaf of ``tree``: ``prefix`` spelled over its top levels.
 
     A leaf of ``prefix`` (an int or None) covers the whole sub-structure at its place, as
@@ -130,6 +130,7 @@ def broadcast_prefix(prefix: Any, tree: Tree, what: str) -> list:
         prefix: a structure whose top levels match ``tree``'s.
         tree: the full structure.
         what: how the caller names ``prefix`` in errors.
+        of: how errors name what ``tree`` is the structure of (``"output"`` for out_axes).
 
     Returns:
         One value per leaf of ``tree``.
@@ -138,34 +139,34 @@ def broadcast_prefix(prefix: Any, tree: Tree, what: str) -> list:
         ValueError: ``prefix`` does not match ``tree``'s structure.
     """
     out: list = []
-    _broadcast(prefix, tree, what, "", out)
+    _broadcast(prefix, tree, what, "", out, of)
     return out
 
 
-def _broadcast(prefix: Any, tree: Tree, what: str, path: str, out: list) -> None:
+def _broadcast(prefix: Any, tree: Tree, what: str, path: str, out: list, of: str) -> None:
     if type(prefix) not in (tuple, list, dict):
         out.extend([prefix] * tree.size)
         return
     kind = {tuple: "tuple", list: "list", dict: "dict"}[type(prefix)]
     if tree.kind == "leaf" or (kind == "dict") != (tree.kind == "dict"):
         raise ValueError(
-            f"{what}{path} is a {kind} but the argument there is "
+            f"{what}{path} is a {kind} but the {of} there is "
             f"{'a single value' if tree.kind == 'leaf' else 'a ' + tree.kind}; give one int or "
-            f"None per argument, or a structure matching the argument's."
+            f"None per {of}, or a structure matching the {of}'s."
         )
     if kind == "dict":
         if set(prefix) != set(tree.keys):
             raise ValueError(
-                f"{what}{path} has keys {sorted(map(str, prefix))} but the argument has "
+                f"{what}{path} has keys {sorted(map(str, prefix))} but the {of} has "
                 f"{sorted(map(str, tree.keys))}; give the same keys."
             )
         for key, child in zip(tree.keys, tree.children):
-            _broadcast(prefix[key], child, what, f"{path}[{key!r}]", out)
+            _broadcast(prefix[key], child, what, f"{path}[{key!r}]", out, of)
         return
     if len(prefix) != len(tree.children):
         raise ValueError(
-            f"{what}{path} has {len(prefix)} entries but the argument has "
+            f"{what}{path} has {len(prefix)} entries but the {of} has "
             f"{len(tree.children)}; give one entry per element."
         )
     for i, (p, child) in enumerate(zip(prefix, tree.children)):
-        _broadcast(p, child, what, f"{path}[{i}]", out)
+        _broadcast(p, child, what, f"{path}[{i}]", out, of)

@@ -222,7 +222,7 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
             with modes.entered(level):
                 out = f(*call_args, **kwargs)
             out_leaves, out_tree = flatten_outputs(out, "vmap")
-            out_ax = broadcast_prefix(out_axes, out_tree, "vmap: out_axes")
+            out_ax = broadcast_prefix(out_axes, out_tree, "vmap: out_axes", of="output")
             paths = out_tree.paths()
             return out_tree.rebuild(
                 [_output(v, ax, level, p, arrays) for v, ax, p in zip(out_leaves, out_ax, paths)]
