@@ -19,7 +19,7 @@ from . import arguments
 from .batched import BatchedData
 from .gradient import check_scalar
 from .linearize import Linearization
-from .products import Pushforward, _flat_like
+from .products import Pushforward, flat_like
 from .trees import flatten, flatten_outputs
 from .vectorize import vmap
 
@@ -291,7 +291,7 @@ def hvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, An
         )
     nums = tuple(range(len(primals)))
     leaves, paths, trees = arguments.differentiated(tuple(primals), nums)
-    t_leaves = _flat_like(tuple(tangents), flatten(tuple(primals))[1], "tangents", "hvp")
+    t_leaves = flat_like(tuple(tangents), flatten(tuple(primals))[1], "tangents", "hvp")
     for t, p, name in zip(t_leaves, leaves, paths):
         ts, ps = tuple(getattr(t, "shape", ())), tuple(getattr(p, "shape", ()))
         if ts != ps:

@@ -33,7 +33,13 @@ def _check_like(values: list, refs: list, paths: list[str], what: str, op: str) 
     return values
 
 
-def _flat_like(value: Any, tree: Tree, what: str, op: str) -> list:
+def flat_like(value: Any, tree: Tree, what: str, op: str) -> list:
+    """The leaves of ``value`` (cotangents, tangents), which must have ``tree``'s structure.
+
+    Raises:
+        ValueError: ``value``'s structure is not ``tree``'s (named for the transform ``op``
+            and for ``what`` the value is).
+    """
     leaves, t = flatten(value)
     if t.size != tree.size or t.paths() != tree.paths():
         raise ValueError(
@@ -93,7 +99,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     out_paths = out_tree.paths()
 
     def vjp_fn(cotangents: Any) -> tuple[Any, ...]:
-        cts = _flat_like(cotangents, out_tree, "cotangent", "vjp")
+        cts = flat_like(cotangents, out_tree, "cotangent", "vjp")
         for ct, o, p in zip(cts, out_leaves, out_paths):
             if ct is None and tuple(getattr(o, "shape", ())):  # the walk would seed ones
                 raise TypeError(
@@ -220,7 +226,7 @@ def jvp(
             f"primal."
         )
     p_leaves, p_tree = flatten(tuple(primals))
-    t_leaves = _flat_like(tuple(tangents), p_tree, "tangents", "jvp")
+    t_leaves = flat_like(tuple(tangents), p_tree, "tangents", "jvp")
     _check_like(t_leaves, p_leaves, p_tree.paths(), "tangent", "jvp")
     pf = Pushforward("jvp", f, tuple(primals), has_aux)
     try:
