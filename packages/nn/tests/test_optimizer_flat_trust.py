@@ -260,3 +260,20 @@ def test_a_parameter_reshaped_in_place_goes_on_as_per_parameter(make, limits, re
         return snapshot(opt, ps)
 
     assert packed(go, limits) == reference(go)
+
+
+@packed_modes
+def test_an_array_the_parameter_views_stops_following_it_at_the_first_update(limits, packed):
+    # documented (how-to-train, "Flat parameters"): memory shared with an array the
+    # optimizer does not see is not looked for; packing gives the parameter its own view
+    def go():
+        mine = np.arange(8.0, dtype=np.float32)
+        a, b = Parameter(mine[:4]), Parameter(np.ones(3, np.float32))
+        opt = O.SGD(0.5).setup([a, b])
+        steps(opt, [a, b], 1)
+        assert not np.shares_memory(a.data, mine)
+        return mine, a.data.copy()
+
+    mine, a = packed(go, limits)
+    np.testing.assert_array_equal(mine, np.arange(8.0, dtype=np.float32))  # never updated
+    assert not np.array_equal(a, np.arange(4.0, dtype=np.float32))  # the parameter was
