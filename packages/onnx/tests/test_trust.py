@@ -1,0 +1,48 @@
+"""Bad input a user meets: each is one clear error naming what to change, or a file whose
+values are zerograd's own forward's at other batch sizes; nothing half-done is left."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import normal
+
+import zerograd_onnx
+from zerograd import Function
+
+
+class Twice(Function):
+    def forward(self, x):
+        return 2 * x
+
+
+def _nothing_but(folder, *names):
+    assert sorted(os.listdir(folder)) == sorted(names)
+
+
+def _run(path, *xs):
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {i.name: x for i, x in zip(session.get_inputs(), xs)})
+
+
+def test_a_converter_that_raises_says_which_function_it_was_converting(rng, tmp_path):
+    def broken(ctx):
+        return ctx.fn.no_such_setting
+
+    old = tmp_path / "m.onnx"
+    old.write_bytes(b"the old file")
+    zerograd_onnx.register(Twice, broken)
+    try:
+        with pytest.raises(AttributeError, match="no_such_setting") as err:
+            zerograd_onnx.export(lambda x: Twice()(x), normal(rng, 3, 4), old)
+    finally:
+        zerograd_onnx.unregister(Twice)
+    assert err.value.__notes__ == [
+        f"zerograd_onnx.export: the converter of {__name__}.Twice (applied outside any layer "
+        f"of the model) raised this; nothing was written."
+    ]
+    assert old.read_bytes() == b"the old file"
+    _nothing_but(tmp_path, "m.onnx")
