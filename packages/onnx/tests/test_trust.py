@@ -46,3 +46,10 @@ def test_a_converter_that_raises_says_which_function_it_was_converting(rng, tmp_
     ]
     assert old.read_bytes() == b"the old file"
     _nothing_but(tmp_path, "m.onnx")
+
+
+@pytest.mark.parametrize("ops", ["Add", ("Add", 1), [None]])
+def test_register_refuses_ops_that_are_not_operator_names(ops):
+    with pytest.raises(TypeError, match=r"ops must be a tuple of ONNX operator names \(\"Add\",\)"):
+        zerograd_onnx.register(Twice, lambda ctx: None, ops=ops)
+    assert Twice not in zerograd_onnx.supported()
