@@ -53,3 +53,17 @@ def test_register_refuses_ops_that_are_not_operator_names(ops):
     with pytest.raises(TypeError, match=r"ops must be a tuple of ONNX operator names \(\"Add\",\)"):
         zerograd_onnx.register(Twice, lambda ctx: None, ops=ops)
     assert Twice not in zerograd_onnx.supported()
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ("not a model", "zerograd_onnx.check: model must be a Layer or a callable"),
+        (lambda x: 3, "zerograd_onnx.check: the model returned builtins.int, not a Variable"),
+        (lambda x: x.data, "zerograd_onnx.check: the model returned numpy.ndarray, not a Var"),
+    ],
+)
+def test_check_refuses_a_model_that_export_refuses(model, message, rng, tmp_path):
+    path = zerograd_onnx.export(lambda x: x * 2.0, normal(rng, 3, 4), tmp_path / "m.onnx")
+    with pytest.raises(TypeError, match=message):
+        zerograd_onnx.check(model, path, normal(rng, 5, 4))
