@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
-from conftest import normal
+from conftest import forward, normal
 
+import zerograd_nn.layers as L
 import zerograd_onnx
 from zerograd import Function
 
@@ -67,3 +69,22 @@ def test_check_refuses_a_model_that_export_refuses(model, message, rng, tmp_path
     path = zerograd_onnx.export(lambda x: x * 2.0, normal(rng, 3, 4), tmp_path / "m.onnx")
     with pytest.raises(TypeError, match=message):
         zerograd_onnx.check(model, path, normal(rng, 5, 4))
+
+
+def test_big_endian_inputs_and_parameters_export_as_float(rng, tmp_path):
+    # np.load of a file written on another machine gives '>f4' arrays
+    small, large = L.Linear(3, in_size=4), L.Linear(30, in_size=3)
+    for layer in (small, large):
+        layer.W.data = layer.W.data.astype(">f4")
+
+    def model(x):
+        return large(small(x))
+
+    x = normal(rng, 2, 4).astype(">f4")
+    path = zerograd_onnx.export(model, x, tmp_path / "m.onnx")
+    for other in (normal(rng, 2, 4), normal(rng, 7, 4)):
+        (got,) = _run(path, other)
+        (want,) = forward(model, other)
+        assert got.dtype == want.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert zerograd_onnx.check(model, path, normal(rng, 5, 4).astype(">f4")).ok

@@ -174,6 +174,7 @@ def _feeds(specs: list, arrays: tuple[Any, ...]) -> dict[str, np.ndarray]:
     feeds = {}
     for spec, a in zip(specs, arrays):
         a = np.asarray(as_numpy(a))
+        a = a.astype(a.dtype.newbyteorder("="), copy=False)  # ONNX Runtime reads native order
         want = _ORT_TYPES.get(spec.type)
         if want is not None and a.dtype != want:
             raise TypeError(

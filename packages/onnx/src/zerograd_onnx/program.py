@@ -81,7 +81,11 @@ class Program:
 
 
 def _dtype(data: Any) -> np.dtype:
-    return np.dtype(str(as_numpy(data).dtype)) if data is not None else np.dtype("float32")
+    if data is None:
+        return np.dtype("float32")
+    # ONNX types have no byte order: a big-endian '>f4' (np.load of another machine's file)
+    # is float32 in the graph, and its initializers are written little-endian
+    return np.dtype(str(as_numpy(data).dtype)).newbyteorder("=")
 
 
 class _Keys:
