@@ -11,7 +11,7 @@ from conftest import forward, normal
 
 import zerograd_nn.layers as L
 import zerograd_onnx
-from zerograd import Function
+from zerograd import Function, Parameter
 
 
 class Twice(Function):
@@ -88,3 +88,23 @@ def test_big_endian_inputs_and_parameters_export_as_float(rng, tmp_path):
         assert got.dtype == want.dtype == np.float32
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert zerograd_onnx.check(model, path, normal(rng, 5, 4).astype(">f4")).ok
+
+
+def test_a_constant_parameter_made_in_the_forward_exports_at_any_batch(rng, tmp_path):
+    def model(x):
+        return x * Parameter(np.arange(4, dtype=np.float32))
+
+    path = zerograd_onnx.export(model, normal(rng, 3, 4), tmp_path / "m.onnx")
+    for n in (1, 6):
+        x = normal(rng, n, 4)
+        np.testing.assert_allclose(_run(path, x)[0], forward(model, x)[0], rtol=1e-5, atol=1e-5)
+
+
+def test_a_parameter_made_in_the_forward_from_the_input_is_refused(rng, tmp_path):
+    def model(x):
+        return x * Parameter(x.data.mean(axis=0))
+
+    with pytest.raises(zerograd_onnx.ExportError, match="input 1 of Mul .* is an array made "
+                       "outside zerograd's functions, and it changes with the input"):  # fmt: skip
+        zerograd_onnx.export(model, normal(rng, 3, 4), tmp_path / "m.onnx")
+    _nothing_but(tmp_path)
