@@ -80,7 +80,18 @@ def build_model(
     graph = GraphBuilder(program, opset)
     graph.add_values()
     for step in program.steps:
-        converter_for(step.call.fn)(OpContext(graph, step))
+        try:
+            converter_for(step.call.fn)(OpContext(graph, step))
+        except ExportError:
+            raise  # ctx.error's own message names the function and its layer
+        except Exception as exc:  # a converter's bug, often one of the user's own
+            if hasattr(exc, "add_note"):  # Python 3.11+
+                cls = type(step.call.fn)
+                exc.add_note(
+                    f"zerograd_onnx.export: the converter of {cls.__module__}.{cls.__qualname__} "
+                    f"(applied {step.call.site}) raised this; nothing was written."
+                )
+            raise
     made = {out for node in graph.nodes for out in node.output}
     for step in program.steps:
         for name in step.outputs:

@@ -46,7 +46,8 @@ class GraphBuilder:
     def initializer(self, name: str, array: np.ndarray) -> str:
         """Add ``array`` as the initializer ``name`` (once)."""
         if name not in self.initializers:
-            self.initializers[name] = np.asarray(array)
+            a = np.asarray(array)
+            self.initializers[name] = a.astype(a.dtype.newbyteorder("="), copy=False)
         return name
 
     def add_values(self) -> None:

@@ -14,7 +14,15 @@ from zerograd_nn.atomic import write_atomically
 from .assemble import build_model
 from .capture import Capture, capture, layer_sites
 from .errors import ExportError
-from .inputs import batch_size, file_path, input_arrays, one_more_row, value_names
+from .inputs import (
+    batch_size,
+    check_model,
+    file_path,
+    input_arrays,
+    one_more_row,
+    output_variables,
+    value_names,
+)
 from .program import build_program
 
 DEFAULT_OPSET = 18
@@ -81,8 +89,7 @@ def export(
         >>> export(model, np.zeros((2, 4), np.float32), path) == path
         True
     """
-    if not callable(model):
-        raise TypeError(f"{_OP}: model must be a Layer or a callable, got {model!r}")
+    check_model(model, _OP)
     path = file_path(path, _OP)
     opset = _opset(opset)
     if not isinstance(dynamic_batch, bool):
@@ -143,16 +150,7 @@ def _run(
         if hasattr(exc, "add_note"):  # Python 3.11+
             exc.add_note(f"{_OP} ran the model's forward {when} (test mode, no gradients)")
         raise
-    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    for i, y in enumerate(outs):
-        if not isinstance(y, Variable):
-            what = f"output {i} is" if isinstance(out, (tuple, list)) else "the model returned"
-            raise TypeError(
-                f"{_OP}: {what} {type(y).__module__}.{type(y).__qualname__}, not a Variable; "
-                f"return the Variable (or a tuple of Variables) the forward computes: ONNX "
-                f"outputs are tensors the graph computes."
-            )
-    return cap, outs
+    return cap, output_variables(out, _OP)
 
 
 __all__ = ["DEFAULT_OPSET", "MIN_OPSET", "export"]

@@ -1,4 +1,4 @@
-"""The arguments ``export`` and ``check`` share: input arrays, names, the batch axis."""
+"""What ``export`` and ``check`` share: the model, input arrays, names, the batch axis, outputs."""
 
 from __future__ import annotations
 
@@ -7,6 +7,34 @@ from typing import Any
 
 from zerograd import Variable
 from zerograd.backends import backend_of, get_array_module
+
+
+def check_model(model: Any, op: str) -> None:
+    """Refuse a ``model`` that cannot be called.
+
+    Raises:
+        TypeError: ``model`` is not callable.
+    """
+    if not callable(model):
+        raise TypeError(f"{op}: model must be a Layer or a callable, got {model!r}")
+
+
+def output_variables(out: Any, op: str) -> tuple[Variable, ...]:
+    """What the model returned (a Variable, or a tuple or list of them) as a tuple.
+
+    Raises:
+        TypeError: something else, named.
+    """
+    outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    for i, y in enumerate(outs):
+        if not isinstance(y, Variable):
+            what = f"output {i} is" if isinstance(out, (tuple, list)) else "the model returned"
+            raise TypeError(
+                f"{op}: {what} {type(y).__module__}.{type(y).__qualname__}, not a Variable; "
+                f"return the Variable (or a tuple of Variables) the forward computes: ONNX "
+                f"outputs are tensors the graph computes."
+            )
+    return outs
 
 
 def input_arrays(inputs: Any, op: str, what: str) -> tuple[Any, ...]:

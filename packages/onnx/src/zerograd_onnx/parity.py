@@ -14,7 +14,7 @@ from zerograd.checks import real_number
 
 from .capture import capture, layer_sites
 from .errors import ParityError
-from .inputs import file_path, input_arrays
+from .inputs import check_model, file_path, input_arrays, output_variables
 
 _OP = "zerograd_onnx.check"
 
@@ -109,10 +109,12 @@ def check(
         ValueError: ``inputs`` do not fit the file's inputs (count, or a fixed axis's
             length); ``rtol`` or ``atol`` is negative or nan; ONNX Runtime cannot load the
             file (not ONNX, or damaged).
-        TypeError: an input's dtype is not the file's, or an argument has the wrong type.
+        TypeError: an input's dtype is not the file's, an argument has the wrong type, or
+            ``model`` is not callable or returns something other than Variables.
         FileNotFoundError: no file at ``path`` (or a folder, a FIFO).
         ImportError: ONNX Runtime is not installed.
     """
+    check_model(model, _OP)
     path = file_path(path, _OP)
     rtol, atol = real_number(_OP, "rtol", rtol, low=0.0), real_number(_OP, "atol", atol, low=0.0)
     try:
@@ -141,7 +143,7 @@ def check(
         ) from exc
     feeds = _feeds(session.get_inputs(), arrays)
     _, out = capture(model, tuple(Variable(a) for a in arrays), layer_sites(model))
-    ours = [as_numpy(y.data) for y in (out if isinstance(out, (tuple, list)) else (out,))]
+    ours = [as_numpy(y.data) for y in output_variables(out, _OP)]
     names = [o.name for o in session.get_outputs()]
     if len(ours) != len(names):
         raise ParityError(
@@ -172,6 +174,7 @@ def _feeds(specs: list, arrays: tuple[Any, ...]) -> dict[str, np.ndarray]:
     feeds = {}
     for spec, a in zip(specs, arrays):
         a = np.asarray(as_numpy(a))
+        a = a.astype(a.dtype.newbyteorder("="), copy=False)  # ONNX Runtime reads native order
         want = _ORT_TYPES.get(spec.type)
         if want is not None and a.dtype != want:
             raise TypeError(

@@ -81,7 +81,11 @@ class Program:
 
 
 def _dtype(data: Any) -> np.dtype:
-    return np.dtype(str(as_numpy(data).dtype)) if data is not None else np.dtype("float32")
+    if data is None:
+        return np.dtype("float32")
+    # ONNX types have no byte order: a big-endian '>f4' (np.load of another machine's file)
+    # is float32 in the graph, and its initializers are written little-endian
+    return np.dtype(str(as_numpy(data).dtype)).newbyteorder("=")
 
 
 class _Keys:
@@ -200,12 +204,17 @@ class _Naming:
         self.program, self.keys, self.twin_keys = program, keys, twin_keys
         self.names: dict[tuple, str] = {("input", i): n for i, n in enumerate(program.inputs)}
         self.reserved = {*output_names, *params.values()}
+        self.model_params = set(params)
         # an output a call produces takes the output's name (others go through Identity)
         self.chosen: dict[tuple, str] = {}
         for name, y in zip(output_names, outputs):
             key = keys.key(y)
             if key is not None and key[0] == "out" and key not in self.chosen:
                 self.chosen[key] = name
+
+    def _made_in_forward(self, x: Variable | None) -> bool:
+        """Whether ``x`` is a Parameter that is not one of the model's."""
+        return isinstance(x, Parameter) and id(x) not in self.model_params
 
     def unique(self, name: str) -> str:
         """``name``, or ``name_1``, ...: one no value, output or parameter has."""
@@ -249,9 +258,12 @@ class _Naming:
             )
         for i, x in enumerate(call.inputs):
             other = None if twin is None else twin.inputs[i]
-            if twin is not None and self.keys.key(x) != self.twin_keys.key(other):
+            # a Parameter the forward makes anew on each run is a constant, as an array is
+            made = self._made_in_forward(x) and self._made_in_forward(other) and x is not other
+            if twin is not None and not made and self.keys.key(x) != self.twin_keys.key(other):
                 raise ExportError(_moved(call, k, i))
-            if self.keys.key(x) is None and other is not None and not _same_constant(x, other):
+            constant = made or self.keys.key(x) is None
+            if constant and other is not None and not _same_constant(x, other):
                 raise ExportError(_changed(call, i, x, other, program.batch))
         inputs = [self.source(x) for x in call.inputs]
         outputs = []

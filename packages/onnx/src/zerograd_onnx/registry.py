@@ -111,8 +111,8 @@ def register(
         The converter (or, without one, the decorator that registers it).
 
     Raises:
-        TypeError: ``function_class`` is not a Function subclass, or ``converter`` is not
-            callable.
+        TypeError: ``function_class`` is not a Function subclass, ``converter`` is not
+            callable, or ``ops`` is not a tuple (or list) of operator names.
 
     Examples:
         >>> import zerograd
@@ -129,6 +129,15 @@ def register(
         raise TypeError(
             f"zerograd_onnx.register: function_class must be a subclass of zerograd.Function, "
             f"got {function_class!r}"
+        )
+    if (
+        isinstance(ops, str)
+        or not isinstance(ops, (tuple, list))
+        or not all(isinstance(op, str) for op in ops)
+    ):  # a bare "Add" would list its letters as the operators
+        raise TypeError(
+            f'zerograd_onnx.register: ops must be a tuple of ONNX operator names ("Add",), '
+            f"got {ops!r}"
         )
 
     def add(fn: Converter) -> Converter:
