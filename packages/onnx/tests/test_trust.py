@@ -108,3 +108,26 @@ def test_a_parameter_made_in_the_forward_from_the_input_is_refused(rng, tmp_path
                        "outside zerograd's functions, and it changes with the input"):  # fmt: skip
         zerograd_onnx.export(model, normal(rng, 3, 4), tmp_path / "m.onnx")
     _nothing_but(tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.longdouble])
+def test_a_dtype_no_onnx_operator_computes_with_is_named(dtype, tmp_path):
+    if np.dtype(dtype).itemsize <= 8 and np.dtype(dtype).kind == "f":
+        pytest.skip("this platform's long double is float64, which exports")
+    old = tmp_path / "m.onnx"
+    old.write_bytes(b"the old file")
+    with pytest.raises(zerograd_onnx.ExportError) as e:
+        zerograd_onnx.export(L.Linear(3), np.ones((2, 4), dtype), old)
+    assert f"input 'input' is {np.dtype(dtype).name}" in str(e.value)
+    assert "convert it with astype" in str(e.value)
+    assert old.read_bytes() == b"the old file"
+    _nothing_but(tmp_path, "m.onnx")
+
+
+def test_a_complex_parameter_is_named(tmp_path):
+    layer = L.Linear(3)
+    layer(np.ones((2, 4), np.float32))  # sized
+    layer.W.data = layer.W.data.astype(np.complex64)
+    with pytest.raises(zerograd_onnx.ExportError, match=r"parameter 'W' is complex64"):
+        zerograd_onnx.export(layer, np.ones((2, 4), np.float32), tmp_path / "m.onnx")
+    _nothing_but(tmp_path)

@@ -80,12 +80,25 @@ class Program:
         return name
 
 
-def _dtype(data: Any) -> np.dtype:
+def _dtype(data: Any, what: str) -> np.dtype:
+    """The ONNX graph's dtype for ``data`` (``what`` it is, for the error).
+
+    Raises:
+        ExportError: a complex or extended-precision dtype, which no ONNX operator the
+            converters write computes with.
+    """
     if data is None:
         return np.dtype("float32")
     # ONNX types have no byte order: a big-endian '>f4' (np.load of another machine's file)
     # is float32 in the graph, and its initializers are written little-endian
-    return np.dtype(str(as_numpy(data).dtype)).newbyteorder("=")
+    dtype = np.dtype(str(as_numpy(data).dtype)).newbyteorder("=")
+    if dtype.kind == "c" or (dtype.kind == "f" and dtype.itemsize > 8):
+        raise ExportError(
+            f"zerograd_onnx.export: {what} is {dtype.name}, which the ONNX operators do not "
+            f"compute with (float16, float32, float64, integers and bool are exported); "
+            f"convert it with astype before exporting. Nothing was written."
+        )
+    return dtype
 
 
 class _Keys:
@@ -163,7 +176,9 @@ def build_program(
     for i, x in enumerate(inputs):
         other = None if inputs2 is None else tuple(inputs2[i].shape)
         name = input_names[i]
-        program.values[name] = Value(name, tuple(x.shape), _dtype(x.data), other, "input")
+        program.values[name] = Value(
+            name, tuple(x.shape), _dtype(x.data, f"input {name!r}"), other, "input"
+        )
         program.by_data.setdefault(id(x.data), name)
     for name in output_names:
         if name in program.values:
@@ -231,13 +246,18 @@ class _Naming:
         if key is None:  # a constant: an array made outside zerograd's functions
             name = self.unique("const")
             values[name] = Value(
-                name, tuple(x.shape), _dtype(x.data), tuple(x.shape), "const", x.data
+                name, tuple(x.shape), _dtype(x.data, "a constant"), tuple(x.shape), "const", x.data
             )
         elif key[0] == "param":
             name = self.program.param_name(x)
             if name not in values:
                 values[name] = Value(
-                    name, tuple(x.shape), _dtype(x.data), tuple(x.shape), "param", x.data
+                    name,
+                    tuple(x.shape),
+                    _dtype(x.data, f"parameter {name!r}"),
+                    tuple(x.shape),
+                    "param",
+                    x.data,
                 )
         else:
             name = self.names[key]
@@ -277,7 +297,8 @@ class _Naming:
                     f"one at batch {program.batch[1]}; ONNX needs the same rank at every batch "
                     f"size. Export with dynamic_batch=False."
                 )
-            program.values[name] = Value(name, tuple(y.shape), _dtype(y.data), other)
+            what = f"the result of {type(call.fn).__name__} (applied {call.site})"
+            program.values[name] = Value(name, tuple(y.shape), _dtype(y.data, what), other)
             self.names[("out", k, j)] = name
             program.by_data.setdefault(id(y.data), name)
             outputs.append(name)
