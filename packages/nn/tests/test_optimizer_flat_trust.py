@@ -7,21 +7,12 @@ reference), and compares the bytes of the parameters and of the optimizer's stat
 
 import numpy as np
 import pytest
+from test_optimizer_flat import each  # SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, AdamW
 
 from zerograd import Parameter, Variable
 from zerograd_nn import optimizers as O
 from zerograd_nn.optimizers import flat
 
-ALL = {
-    "SGD": lambda **k: O.SGD(0.1, **k),
-    "SGD-momentum": lambda **k: O.SGD(0.1, momentum=0.9, **k),
-    "MomentumSGD": lambda **k: O.MomentumSGD(0.1, **k),
-    "AdaGrad": lambda **k: O.AdaGrad(0.1, **k),
-    "AdaDelta": lambda **k: O.AdaDelta(**k),
-    "Adam": lambda **k: O.Adam(0.01, **k),
-    "AdamW": lambda **k: O.AdamW(0.01, **k),
-}
-each = pytest.mark.parametrize("make", list(ALL.values()), ids=list(ALL))
 packed_modes = pytest.mark.parametrize("limits", [None, {}], ids=["numpy-limit", "every-size"])
 
 
@@ -99,9 +90,12 @@ def _tied_view_params():
     return [a, b, c, d]
 
 
+tied = pytest.mark.parametrize("params", [_tied_params, _tied_view_params], ids=["same", "overlap"])
+
+
 @each
 @packed_modes
-@pytest.mark.parametrize("params", [_tied_params, _tied_view_params], ids=["same", "overlap"])
+@tied
 def test_a_tie_with_a_parameter_without_a_gradient_is_kept(make, limits, params, reference, packed):
     def go():
         ps = params()
@@ -123,7 +117,7 @@ def test_a_tie_with_a_parameter_without_a_gradient_is_kept(make, limits, params,
 
 @each
 @packed_modes
-@pytest.mark.parametrize("params", [_tied_params, _tied_view_params], ids=["same", "overlap"])
+@tied
 def test_a_tie_across_parameter_groups_is_kept(make, limits, params, reference, packed):
     def go():
         ps = params()
