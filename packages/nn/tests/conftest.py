@@ -1,5 +1,6 @@
 """The shared backend fixtures (backend, arr, rand, to_np) come from zerograd.testing;
-``bench_module`` imports a module of the repository's ``benchmarks/``."""
+``bench_module`` imports a module of the repository's ``benchmarks/``; ``per_param`` runs
+an optimizer without flat parameters (the reference of the flat-parameter tests)."""
 
 import importlib
 import sys
@@ -25,3 +26,16 @@ def bench_module(monkeypatch):
         return importlib.import_module(name)
 
     return load
+
+
+@pytest.fixture
+def per_param(monkeypatch):
+    """Call ``per_param(f)`` to run ``f()`` with packing switched off (the reference)."""
+    from zerograd_nn.optimizers import flat
+
+    def run(f):
+        with monkeypatch.context() as m:
+            m.setattr(flat, "PACKED_BACKENDS", frozenset())
+            return f()
+
+    return run

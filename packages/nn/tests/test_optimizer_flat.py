@@ -28,18 +28,6 @@ ALL = {
 each = pytest.mark.parametrize("make", list(ALL.values()), ids=list(ALL))
 
 
-@pytest.fixture
-def per_param(monkeypatch):
-    """Call ``per_param(f)`` to run ``f()`` with packing switched off (the reference)."""
-
-    def run(f):
-        with monkeypatch.context() as m:
-            m.setattr(flat, "PACKED_BACKENDS", frozenset())
-            return f()
-
-    return run
-
-
 def give_grads(params, rng, dtype=None):
     for p in params:
         g = rng.standard_normal(p.data.shape).astype(dtype or p.data.dtype)

@@ -2,7 +2,7 @@
 
 Each test runs the same steps packed (the default, and with ``flat.PACK_LIMITS`` empty:
 every size packed, as on CuPy) and per-parameter (``flat.PACKED_BACKENDS`` empty, the
-reference), and compares the bytes of the parameters and of the optimizer's state.
+per_param), and compares the bytes of the parameters and of the optimizer's state.
 """
 
 import numpy as np
@@ -14,18 +14,6 @@ from zerograd_nn import optimizers as O
 from zerograd_nn.optimizers import flat
 
 packed_modes = pytest.mark.parametrize("limits", [None, {}], ids=["numpy-limit", "every-size"])
-
-
-@pytest.fixture
-def reference(monkeypatch):
-    """Call ``reference(f)`` to run ``f()`` with packing switched off."""
-
-    def run(f):
-        with monkeypatch.context() as m:
-            m.setattr(flat, "PACKED_BACKENDS", frozenset())
-            return f()
-
-    return run
 
 
 @pytest.fixture
@@ -96,7 +84,7 @@ tied = pytest.mark.parametrize("params", [_tied_params, _tied_view_params], ids=
 @each
 @packed_modes
 @tied
-def test_a_tie_with_a_parameter_without_a_gradient_is_kept(make, limits, params, reference, packed):
+def test_a_tie_with_a_parameter_without_a_gradient_is_kept(make, limits, params, per_param, packed):
     def go():
         ps = params()
         opt = make().setup(ps)
@@ -112,13 +100,13 @@ def test_a_tie_with_a_parameter_without_a_gradient_is_kept(make, limits, params,
         assert np.shares_memory(ps[0].data, ps[2].data)
         return snapshot(opt, ps)
 
-    assert packed(go, limits) == reference(go)
+    assert packed(go, limits) == per_param(go)
 
 
 @each
 @packed_modes
 @tied
-def test_a_tie_across_parameter_groups_is_kept(make, limits, params, reference, packed):
+def test_a_tie_across_parameter_groups_is_kept(make, limits, params, per_param, packed):
     def go():
         ps = params()
         opt = make().setup([{"params": ps[:2], "lr": 0.05}, {"params": ps[2:]}])
@@ -126,11 +114,11 @@ def test_a_tie_across_parameter_groups_is_kept(make, limits, params, reference, 
         assert np.shares_memory(ps[0].data, ps[2].data)
         return snapshot(opt, ps)
 
-    assert packed(go, limits) == reference(go)
+    assert packed(go, limits) == per_param(go)
 
 
 @packed_modes
-def test_a_transposed_tie_with_a_frozen_parameter_is_kept(limits, reference, packed):
+def test_a_transposed_tie_with_a_frozen_parameter_is_kept(limits, per_param, packed):
     def go():
         a = Parameter(np.arange(6.0, dtype=np.float32).reshape(2, 3))
         b = Parameter(np.ones(3, np.float32))
@@ -140,13 +128,13 @@ def test_a_transposed_tie_with_a_frozen_parameter_is_kept(limits, reference, pac
         np.testing.assert_array_equal(c.data, a.data.T)
         return snapshot(opt, [a, b, c])
 
-    assert packed(go, limits) == reference(go)
+    assert packed(go, limits) == per_param(go)
 
 
 @packed_modes
 @pytest.mark.parametrize("no_grad", [(), (0,)], ids=["all-with-grads", "long-one-frozen"])
 def test_a_view_overlapping_a_long_one_but_not_its_neighbour_stays_tied(
-    limits, no_grad, reference, packed
+    limits, no_grad, per_param, packed
 ):
     # sorted by start, c's neighbour is b (apart from it), but a spans them both
     def go():
@@ -158,7 +146,7 @@ def test_a_view_overlapping_a_long_one_but_not_its_neighbour_stays_tied(
         assert np.shares_memory(a.data, c.data)
         return snapshot(opt, ps)
 
-    assert packed(go, limits) == reference(go)
+    assert packed(go, limits) == per_param(go)
 
 
 # -- update_one checks what update checks -------------------------------------------------
@@ -217,7 +205,7 @@ def test_update_one_of_a_parameter_without_a_gradient_says_so():
 @each
 @packed_modes
 def test_a_parameter_reshaped_in_place_with_a_gradient_of_the_old_shape_is_refused(
-    make, limits, reference, packed
+    make, limits, per_param, packed
 ):
     def go():
         ps = [Parameter(np.arange(6.0, dtype=np.float32).reshape(2, 3))]
@@ -233,12 +221,12 @@ def test_a_parameter_reshaped_in_place_with_a_gradient_of_the_old_shape_is_refus
         assert snapshot(opt, ps) == before
         return before
 
-    assert packed(go, limits) == reference(go)
+    assert packed(go, limits) == per_param(go)
 
 
 @each
 @packed_modes
-def test_a_parameter_reshaped_in_place_goes_on_as_per_parameter(make, limits, reference, packed):
+def test_a_parameter_reshaped_in_place_goes_on_as_per_parameter(make, limits, per_param, packed):
     # with a gradient of its new shape: stateless rules go on, the others refuse the state
     # made for the old shape, both as the per-parameter update does
     def go():
@@ -253,7 +241,7 @@ def test_a_parameter_reshaped_in_place_goes_on_as_per_parameter(make, limits, re
             assert "was made for shape (2, 3)" in str(e)
         return snapshot(opt, ps)
 
-    assert packed(go, limits) == reference(go)
+    assert packed(go, limits) == per_param(go)
 
 
 @packed_modes
