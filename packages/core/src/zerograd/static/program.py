@@ -177,12 +177,13 @@ class Program:
         for i in range(first_effect):
             if type(code[i]) is Read:
                 self._read(code[i], miss=True)
-        self._early_checks(code, {c.slot for c in code[:first_effect] if type(c) is Read})
         # the old gradients go where the backward (or anything with effects) begins: after
         # the forward, whose checks may still refuse the call with nothing changed
         first_after_forward = next(
             (i for i, c in enumerate(code) if type(c) in (Vjp, Op, Store, Effect)), len(code)
         )
+        known = {c.slot for c in code[:first_effect] if type(c) is Read}
+        self._early_checks(code[:first_after_forward], known)
         dies: dict[int, list[int]] = defaultdict(list)  # instruction -> slots dead after it
         defined: set[int] = set()
         for i, ins in enumerate(code):
@@ -331,8 +332,10 @@ class Program:
         A check may read the values of the inputs its function names in
         ``check_values_of`` and the shapes and dtypes of all: where those values are the
         call's own arrays (known at the start), it runs here, so a refused replay has done
-        nothing, and on a GPU its read waits for no queued work. The others run right
-        before their kernel (:meth:`_forward`).
+        nothing, and on a GPU its read waits for no queued work. ``code`` is the forward
+        only: a forward after the backward began refuses a call whose gradients the eager
+        call had already given (and an update made), so its check runs where it ran, as do
+        the others: right before their kernel (:meth:`_forward`).
         """
         for ins in code:
             if type(ins) is not Forward or not _kernel_skips_check(ins):
