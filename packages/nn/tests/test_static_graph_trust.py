@@ -140,3 +140,32 @@ def test_a_replay_is_eager_to_the_bit_or_says_why_not(name):
     else:
         assert len(said) == 1, said
         assert re.search(expected, said[0]), said[0]
+
+
+def test_a_variable_returned_twice_is_one_variable_as_eagerly():
+    """``return loss, {"loss": loss}``: eagerly both are one Variable (a gradient given to
+    one is the other's); a replay made one per place it was returned."""
+
+    def run(deco):
+        model, opt = _model(O.AdaGrad(lr=0.05))
+
+        @deco
+        def step(x, t):
+            model.cleargrads()
+            y = model(x)
+            loss = F.softmax_cross_entropy(y, t)
+            loss.backward()
+            opt.update()
+            return loss, [y, {"loss": loss}], y
+
+        out = []
+        for i in range(6):
+            loss, (y, d), y2 = step(*_batch(i))
+            out.append((_bits(loss), _bits(y), loss is d["loss"], y is y2))
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    static, step = run(static_graph)
+    assert step.counts["replayed"] == 3, step.counts
+    assert static == eager
+    assert all(same_loss and same_y for _, _, same_loss, same_y in static)

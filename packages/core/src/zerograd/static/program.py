@@ -504,7 +504,10 @@ class Program:
                         "it returns a Variable whose gradient was set by hand inside it"
                     )
                 grad = f"s{m}"
-            return f"{self.k(_returned)}(s{n}, {grad})"
+            name = f"r{len(self._lines)}"  # unique: the line it is made on
+            self._lines.append(f"{name} = {self.k(_returned)}(s{n}, {grad})")
+            self._made[id(v)] = name  # returned twice, it is one Variable, as it was eagerly
+            return name
         if type(v) in _by_type and t.slot_of(v) is not None:
             return f"s{t.slot_of(v)}"
         if type(v) is tuple:
