@@ -6,7 +6,7 @@ returned (or the error it raised), of every parameter and gradient and of the
 optimizer's state. A case either replays with no warning, or says why once, with a
 :class:`~zerograd.StaticGraphWarning`. The cases here are the ones
 ``test_static_graph_adversarial.py`` does not try: a call that raises after its backward,
-with the loop carrying on.
+or in a forward after batch norm moved its running statistics, with the loop carrying on.
 """
 
 import re
@@ -17,8 +17,9 @@ import pytest
 
 import zerograd
 import zerograd_nn.functional as F
+import zerograd_nn.layers as L
 from zerograd import StaticGraphWarning, Variable, static_graph
-from zerograd_nn import models
+from zerograd_nn import Model, models
 from zerograd_nn import optimizers as O
 
 REPLAYS = "replays"
@@ -114,7 +115,45 @@ def metric_with_bad_labels_before_update(deco):
     return out, step
 
 
+class BNNet(Model):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.bn, self.l2 = L.Linear(8), L.BatchNorm(), L.Linear(3)
+
+    def forward(self, x):
+        return self.l2(F.relu(self.bn(self.l1(x))))
+
+
+def bad_labels_after_batch_norm_moved_its_statistics(deco):
+    """Eagerly, batch norm's forward moves the running statistics before the loss refuses
+    its labels; a replay that checked the labels first would leave them behind for good."""
+    zerograd.seed(0)
+    model = BNNet()
+    opt = O.Adam(alpha=0.01).setup(model)
+
+    @deco
+    def step(x, t):
+        loss = F.softmax_cross_entropy(model(x), t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+
+    out = []
+    for i in range(9):
+        x, t = _batch(i)
+        if i == 5:
+            t = t.copy()
+            t[0] = 5
+        out.append(_snap(_call(step, x, t), model, opt))  # avg_mean, avg_var are params
+    return out, step
+
+
 CASES = {
+    "bad_labels_after_batch_norm_moved_its_statistics": (
+        bad_labels_after_batch_norm_moved_its_statistics,
+        REPLAYS,
+    ),
     "metric_with_bad_labels_after_backward_then_accumulate": (
         metric_with_bad_labels_after_backward_then_accumulate,
         REPLAYS,

@@ -183,7 +183,8 @@ class Program:
             (i for i, c in enumerate(code) if type(c) in (Vjp, Op, Store, Effect)), len(code)
         )
         known = {c.slot for c in code[:first_effect] if type(c) is Read}
-        self._early_checks(code[:first_after_forward], known)
+        early = first_after_forward if t.first_write is None else t.first_write
+        self._early_checks(code[: min(first_after_forward, early)], known)
         dies: dict[int, list[int]] = defaultdict(list)  # instruction -> slots dead after it
         defined: set[int] = set()
         for i, ins in enumerate(code):
@@ -333,9 +334,11 @@ class Program:
         ``check_values_of`` and the shapes and dtypes of all: where those values are the
         call's own arrays (known at the start), it runs here, so a refused replay has done
         nothing, and on a GPU its read waits for no queued work. ``code`` is the forward
-        only: a forward after the backward began refuses a call whose gradients the eager
-        call had already given (and an update made), so its check runs where it ran, as do
-        the others: right before their kernel (:meth:`_forward`).
+        only, up to the first forward that writes state (batch norm's running statistics):
+        a forward after that, or after the backward began, refuses a call that the eager
+        one had already changed (statistics moved, gradients given, an update made), so
+        its check runs where it ran, as do the others: right before their kernel
+        (:meth:`_forward`).
         """
         for ins in code:
             if type(ins) is not Forward or not _kernel_skips_check(ins):

@@ -24,7 +24,7 @@ from ..backprop import check_seed
 from ..config import using_config
 from ..function import Function
 from ..recording import READ, paused, recording, structure
-from ..variable import Parameter, Variable, value_read
+from ..variable import Parameter, Variable, _get_data, value_read
 from .names import Name
 from .schedule import upstream
 from .schedule import walk as planned_walk
@@ -303,6 +303,14 @@ def _argument_changed(i: int, leaf: Any, code: list, captured: list) -> str:
     )
 
 
+def _held(x: Variable) -> Any:
+    """``x``'s array, unwatched; None when it has none yet (a Variable being made)."""
+    try:
+        return _get_data(x)
+    except AttributeError:
+        return None
+
+
 class Trace:
     """The recorder of one call (see the module docstring).
 
@@ -333,6 +341,9 @@ class Trace:
             data is an argument's array (``step(w.data)``).
         fresh: why this call cannot be compared with others (a Parameter got its first
             value inside it: a layer sized itself), or None.
+        first_write: the length of :attr:`code` when zerograd's own work first gave a
+            Variable that had an array a new one (batch norm's running statistics), or
+            None: no forward's check may run before that work (:mod:`.program`).
     """
 
     def __init__(self, leaves: list, start: Start | None = None, watched: Any = ()) -> None:
@@ -350,6 +361,7 @@ class Trace:
         self.dependencies: dict[tuple, list] = {}
         self.aliases: list[tuple[int, Variable]] = []
         self.fresh: str | None = None
+        self.first_write: int | None = None
         self._aliased: set[int] = set()
         self._cleared: set[int] = set()  # id(variable) whose clearing is recorded already
         self.start_targets: list = []
@@ -745,6 +757,8 @@ class Trace:
                         f"it reads a value into Python ({what}), which a replay would not do "
                         f"again; return the Variable and read it after the call"
                     )
+            elif self.first_write is None and _held(x) is not None:
+                self.first_write = len(self.code)
             return
         if value is READ and harmless_read(frame):
             return
