@@ -24,7 +24,7 @@ from ..backprop import check_seed
 from ..config import using_config
 from ..function import Function
 from ..recording import READ, paused, recording, structure
-from ..variable import Parameter, Variable, _get_data, value_read
+from ..variable import Parameter, Variable, value_read
 from .names import Name
 from .schedule import upstream
 from .schedule import walk as planned_walk
@@ -303,12 +303,10 @@ def _argument_changed(i: int, leaf: Any, code: list, captured: list) -> str:
     )
 
 
-def _held(x: Variable) -> Any:
-    """``x``'s array, unwatched; None when it has none yet (a Variable being made)."""
-    try:
-        return _get_data(x)
-    except AttributeError:
-        return None
+def _had_data(x: Variable) -> bool:
+    """Whether ``x`` holds an array (read unrecorded; a Variable being made has none yet)."""
+    with paused():
+        return getattr(x, "data", None) is not None
 
 
 class Trace:
@@ -757,7 +755,7 @@ class Trace:
                         f"it reads a value into Python ({what}), which a replay would not do "
                         f"again; return the Variable and read it after the call"
                     )
-            elif self.first_write is None and _held(x) is not None:
+            elif self.first_write is None and _had_data(x):
                 self.first_write = len(self.code)
             return
         if value is READ and harmless_read(frame):
