@@ -1473,6 +1473,133 @@ CASES = {
 }
 
 
+# -- a call that raises midway, the loop carrying on (the error is the call's result) -------
+
+
+def _tree(x):
+    if isinstance(x, dict):
+        return {k: _tree(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_tree(v) for v in x]
+    if isinstance(x, Variable) or hasattr(x, "dtype"):
+        return _bits(x)
+    return x
+
+
+def _state_snap(out, model, opt):
+    """What a call returned, the parameters and gradients, and the optimizer's state."""
+    return _tree(out), _snap(model), _tree(opt.state_dict())
+
+
+def _call(step, *args):
+    try:
+        return step(*args)
+    except Exception as e:  # the error is part of the result: the same, eagerly and replayed
+        return type(e).__name__, str(e)
+
+
+def _model(opt):
+    zerograd.seed(0)
+    model = models.MLP((6, 3))
+    return model, opt.setup(model)
+
+
+def metric_with_bad_labels_after_backward_then_accumulate(deco):
+    """A metric's labels are refused after the backward gave the gradients: eagerly those
+    gradients stay, and the loop (catching the error) updates with them."""
+    model, opt = _model(O.SGD(lr=0.1))
+
+    @deco
+    def step(x, t, t_metric):
+        loss = F.softmax_cross_entropy(model(x), t)
+        loss.backward()  # accumulates: the loop updates every second call
+        return loss, F.softmax_cross_entropy(model(x), t_metric)
+
+    out = []
+    for i in range(10):
+        x, t = _batch(i)
+        t_metric = t.copy()
+        if i == 6:
+            t_metric[0] = 3  # out of range, in a replay
+        out.append(_state_snap(_call(step, x, t, t_metric), model, opt))
+        if i % 2 == 1:
+            opt.update()
+            model.cleargrads()
+    return out, step
+
+
+def metric_with_bad_labels_before_update(deco):
+    """The same refusal between backward and update, with Adam: gradients as eager's."""
+    model, opt = _model(O.Adam(alpha=0.01))
+
+    @deco
+    def step(x, t, t_metric):
+        model.cleargrads()
+        loss = F.softmax_cross_entropy(model(x), t)
+        loss.backward()
+        metric = F.softmax_cross_entropy(model(x), t_metric)
+        opt.update()
+        return loss, metric
+
+    out = []
+    for i in range(9):
+        x, t = _batch(i)
+        t_metric = t.copy()
+        if i == 5:
+            t_metric[0] = -1
+        out.append(_state_snap(_call(step, x, t, t_metric), model, opt))
+    return out, step
+
+
+class BNNet(Model):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.bn, self.l2 = L.Linear(8), L.BatchNorm(), L.Linear(3)
+
+    def forward(self, x):
+        return self.l2(F.relu(self.bn(self.l1(x))))
+
+
+def bad_labels_after_batch_norm_moved_its_statistics(deco):
+    """Eagerly, batch norm's forward moves the running statistics before the loss refuses
+    its labels; a replay that checked the labels first would leave them behind for good."""
+    zerograd.seed(0)
+    model = BNNet()
+    opt = O.Adam(alpha=0.01).setup(model)
+
+    @deco
+    def step(x, t):
+        loss = F.softmax_cross_entropy(model(x), t)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+        return loss
+
+    out = []
+    for i in range(9):
+        x, t = _batch(i)
+        if i == 5:
+            t = t.copy()
+            t[0] = 5
+        out.append(_state_snap(_call(step, x, t), model, opt))  # avg_mean, avg_var are params
+    return out, step
+
+
+CASES.update(
+    {
+        "bad_labels_after_batch_norm_moved_its_statistics": (
+            bad_labels_after_batch_norm_moved_its_statistics,
+            REPLAYS,
+        ),
+        "metric_with_bad_labels_after_backward_then_accumulate": (
+            metric_with_bad_labels_after_backward_then_accumulate,
+            REPLAYS,
+        ),
+        "metric_with_bad_labels_before_update": (metric_with_bad_labels_before_update, REPLAYS),
+    }
+)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_replay_is_eager_to_the_bit_or_says_why_not(name):
     scenario, expected = CASES[name]
@@ -1627,3 +1754,32 @@ def test_a_side_effect_through_an_attribute_is_skipped_as_the_page_says():
         return len(log.losses)
 
     assert _both(run) == (5, 3)  # the replays appended nothing
+
+
+def test_a_variable_returned_twice_is_one_variable_as_eagerly():
+    """``return loss, {"loss": loss}``: eagerly both are one Variable (a gradient given to
+    one is the other's); a replay made one per place it was returned."""
+
+    def run(deco):
+        model, opt = _model(O.AdaGrad(lr=0.05))
+
+        @deco
+        def step(x, t):
+            model.cleargrads()
+            y = model(x)
+            loss = F.softmax_cross_entropy(y, t)
+            loss.backward()
+            opt.update()
+            return loss, [y, {"loss": loss}], y
+
+        out = []
+        for i in range(6):
+            loss, (y, d), y2 = step(*_batch(i))
+            out.append((_bits(loss), _bits(y), loss is d["loss"], y is y2))
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    static, step = run(static_graph)
+    assert step.counts["replayed"] == 3, step.counts
+    assert static == eager
+    assert all(same_loss and same_y for _, _, same_loss, same_y in static)
