@@ -327,8 +327,22 @@ def dezero_backward(f: Function, carrier: Any, gys: tuple) -> Any:
     """
     gxs = f.backward(*[None if g is None else carrier.wrap(g) for g in gys])
     if type(gxs) is not tuple:
-        return carrier.unwrap(gxs) if isinstance(gxs, Variable) else gxs
-    return tuple([carrier.unwrap(g) if isinstance(g, Variable) else g for g in gxs])
+        return _returned(gxs, carrier)
+    return tuple([_returned(g, carrier) for g in gxs])
+
+
+def _returned(g: Any, carrier: Any) -> Any:
+    """One gradient a book-style ``backward`` returned, as the walk carries gradients.
+
+    A raw backend array (the book's step 9 returns ``2 * x * gy`` on arrays) becomes a
+    Variable under ``create_graph``: the walk checks only that what it stores has the
+    input's shape, so left as it is it would end up in ``x.grad`` as a bare array.
+    """
+    if isinstance(g, Variable):
+        return carrier.unwrap(g)
+    if carrier.graph and type(g) in _by_type:
+        return Variable(g)
+    return g
 
 
 def _onto_held(grads: dict, leaves: list, carrier: Any) -> None:
