@@ -119,8 +119,34 @@ def _method_names(methods: Any) -> tuple[str, ...]:
     return tuple(_identifier("a method name", m) for m in methods)
 
 
-# the walk keys gradients by Variable: an op cannot redefine its equality or hash
-_NOT_OPS = frozenset({"__eq__", "__ne__", "__hash__"})
+# the walk keys gradients by Variable: an op cannot redefine its equality or hash; nor may
+# it take a name Python itself looks up on every object (object's own, but for the
+# comparisons an op may define, and the other hooks of attribute access, creation and
+# copying): Variable.__setattr__ = an op would break Variable(...) itself
+_NOT_OPS = (
+    frozenset({"__eq__", "__ne__", "__hash__"})
+    | (frozenset(vars(object)) - {"__lt__", "__le__", "__gt__", "__ge__"})
+    | frozenset(
+        {
+            "__getattr__",
+            "__del__",
+            "__dict__",
+            "__slots__",
+            "__weakref__",
+            "__get__",
+            "__set__",
+            "__delete__",
+            "__set_name__",
+            "__class_getitem__",
+            "__copy__",
+            "__deepcopy__",
+            "__setstate__",
+            "__module__",
+            "__qualname__",
+            "__annotations__",
+        }
+    )
+)
 
 
 def _add_methods(names: tuple[str, ...], attribute: Any, module: str, what: str) -> None:
