@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import sys
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -92,6 +93,23 @@ def _scalar_backend(x: Any) -> Any:
         return None
     backend = _registry.default()
     return backend if _registry.resolve_type(type(backend.asarray(x))) is backend else None
+
+
+def _cut(c: Any) -> Callable[[Any], None]:
+    """A weakref callback that empties ``c.outputs`` when the unchained output it names dies.
+
+    An unchained output stays ``c``'s output while it lives, so the functions that reach it
+    through ``c`` (lean edges) give it its gradient; once it is gone, ``()`` says the edge
+    leads nowhere (not past the cut into ``c``).
+    """
+    ref = weakref.ref(c)
+
+    def cut(_: Any) -> None:
+        f = ref()
+        if f is not None:
+            f.outputs = ()
+
+    return cut
 
 
 class Variable:
@@ -291,14 +309,17 @@ class Variable:
         """Cut the link to the creator (the graph upstream is no longer reachable from here).
 
         Functions that reach this variable through its creator (those that keep no input
-        values, see ``Function.inputs``) no longer reach the creator either.
+        values, see ``Function.inputs``) no longer reach the creator either: while this
+        variable lives they reach it, a leaf now (its ``grad`` gets their gradients, as in
+        DeZero); once it is gone they lead nowhere.
         """
         c = self.creator
         self.creator = None
         if c is not None:
             outs = c.outputs
             if len(outs) == 1 and outs[0]() is self:
-                c.outputs = ()  # the creator's one output is cut off: nothing leads to it
+                # the creator's one output is cut off: it leads to this leaf, then to nothing
+                c.outputs = (weakref.ref(self, _cut(c)),)
 
     def unchain_backward(self) -> None:
         """Cut every link in the graph upstream of this variable (truncated BPTT)."""
