@@ -202,14 +202,52 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if type(total) not in _by_type:  # a library scalar, or a Variable
                         total = carrier.carry(total, xd)
                     grads[x] = total
+        if len(grads) != len(leaves):  # (once per walk) a gradient no function took
+            _stale(grads, leaves)
         with storing:  # the held gradients read and replaced in one step (threads)
             _onto_held(grads, leaves, carrier)
             _store(grads, leaves, retained, cleared, carrier)
-    except BaseException:
+    except BaseException as exc:
         y.grad = seed
+        if isinstance(exc, TypeError) and "NoneType" in str(exc) and f._vjp:
+            _note_broken_promise(exc, f)
         raise
     finally:
         _enable_backprop.reset(token)
+
+
+def _stale(grads: dict, leaves: list) -> None:
+    """Raise for the gradient the walk filed for a Variable its creator no longer lists.
+
+    Every gradient the walk files is taken by the output's creator or given to a leaf; one
+    left over belongs to a Variable whose creator was called again after making it (a
+    Function records only its latest call), and without this its inputs would silently get
+    no gradient.
+    """
+    held = {id(x) for x in leaves}
+    for v in grads:
+        if isinstance(v, Variable) and id(v) not in held and v.creator is not None:
+            name = type(v.creator).__name__
+            raise RuntimeError(
+                f"backward: the {name} that made a variable of this graph was called again "
+                f"afterwards, and a Function object records only its latest call, so that "
+                f"variable's gradient reaches nothing; make a new Function for each call "
+                f"({name}()(x), as the book's functions do), not one object called twice."
+            )
+
+
+def _note_broken_promise(exc: BaseException, f: Function) -> None:
+    """Add to a vjp's ``NoneType`` error what the engine passed as None, and why."""
+    flags = []
+    if f._lean and type(f).vjp_reads_inputs is False:
+        flags.append("vjp_reads_inputs = False, so its xs are None")
+    if not f._keeps_y:
+        flags.append("vjp_reads_outputs = False, so its y is None once the output is dropped")
+    if flags:
+        exc.add_note(
+            f"{type(f).__name__} sets {'; and '.join(flags)}: set the flag True (or leave "
+            f"it out) if its vjp reads that value."
+        )
 
 
 def consumer_counts(f: Function) -> dict[Function, int]:

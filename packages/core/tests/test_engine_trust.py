@@ -1,0 +1,122 @@
+"""The engine as a user meets it, adversarially: book-style Functions that misbehave,
+user vjps that break their own promises, ``op()`` given bad names, ``unchain()`` midway,
+a Function object called twice. Each case checks the value (against a hand derivative),
+the error's words, and that a refused call changed nothing."""
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Function, Variable
+from zerograd.functions.ops import OP_METHODS, OPS, op
+
+
+class _Twice(Function):
+    """A book-style Function whose backward returns a raw array (the book's step 9 style)."""
+
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, gy):
+        return 2 * gy.data
+
+
+def test_a_book_backward_returning_an_array_gives_a_variable_grad_under_create_graph():
+    x = Variable(np.array([1.0, 2.0, 3.0]))
+    _Twice()(x).sum().backward(create_graph=True)
+    assert isinstance(x.grad, Variable)
+    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0, 2.0])
+    x2 = Variable(np.array([1.0, 2.0, 3.0]))
+    _Twice()(x2).sum().backward()  # first order: as before
+    assert isinstance(x2.grad, Variable)
+    np.testing.assert_array_equal(x2.grad.data, [2.0, 2.0, 2.0])
+
+
+def test_unchain_makes_a_held_intermediate_a_leaf_for_the_lean_function_after_it():
+    """DeZero: after ``a.unchain()`` a is a leaf, and a backward through exp gives it exp(a)."""
+    x = Variable(np.array([0.5, -1.0]))
+    a = x * 2.0
+    y = F.sum(F.exp(a))  # exp keeps only a's creator, not a
+    a.unchain()
+    y.backward()
+    assert x.grad is None
+    np.testing.assert_allclose(a.grad.data, np.exp([1.0, -2.0]), rtol=1e-15)
+    assert y.creator.inputs[0].creator.inputs[0] is a  # the graph reads a back, unchained
+    del a
+    y.backward()  # dropped now: its gradient goes nowhere, and not past the cut
+    assert x.grad is None
+
+
+@pytest.mark.parametrize(
+    "method", ["__setattr__", "__getattr__", "__class__", "__init_subclass__", "__repr__"]
+)
+def test_op_refuses_methods_that_python_itself_looks_up_and_changes_nothing(method):
+    class Plus1(Function):
+        def forward(self, x):
+            return x + 1
+
+        def vjp(self, xp, xs, y, gy):
+            return gy
+
+    before = (dict(OP_METHODS), dict(OPS), Variable.__dict__.get(method))
+    with pytest.raises(ValueError, match=f"Variable.{method} is Variable's own"):
+        op(Plus1, "plus1_trust", methods=(method,))
+    assert (dict(OP_METHODS), dict(OPS), Variable.__dict__.get(method)) == before
+    x = Variable(np.array(1.0))  # Variable still works
+    assert (x * 2).data == 2.0
+
+
+class _LeanSquare(Function):
+    vjp_reads_inputs = False  # a promise its vjp breaks
+
+    def forward(self, x):
+        return x * x
+
+    def vjp(self, xp, xs, y, gy):
+        return 2 * xs[0] * gy
+
+
+class _ExpNoY(Function):
+    vjp_reads_outputs = False  # a promise its vjp breaks
+
+    def forward(self, x):
+        return np.exp(x)
+
+    def vjp(self, xp, xs, y, gy):
+        return y * gy
+
+
+def test_a_vjp_reading_what_it_said_it_does_not_read_names_the_flag():
+    x = Variable(np.array(3.0))
+    y = _LeanSquare()(x)
+    with pytest.raises(TypeError) as info:
+        y.backward()
+    assert "vjp_reads_inputs = False" in "\n".join(getattr(info.value, "__notes__", []))
+    assert x.grad is None and y.grad is None
+    x = Variable(np.array(1.0))
+    y = _ExpNoY()(x) + 1.0  # add keeps only the creator: the output's array is gone
+    with pytest.raises(TypeError) as info:
+        y.backward()
+    assert "vjp_reads_outputs = False" in "\n".join(getattr(info.value, "__notes__", []))
+    assert x.grad is None
+
+
+class _Square(Function):
+    def forward(self, x):
+        return x**2
+
+    def backward(self, gy):
+        (x,) = self.inputs
+        return 2 * x * gy
+
+
+def test_a_function_object_called_twice_is_an_error_not_a_missing_gradient():
+    f = _Square()
+    x1, x2 = Variable(np.array(2.0)), Variable(np.array(3.0))
+    y1 = f(x1)
+    y2 = f(x2)
+    with pytest.raises(RuntimeError, match=r"_Square .*called again"):
+        y1.backward()
+    assert x1.grad is None and x2.grad is None and y1.grad is None
+    y2.backward()  # its latest call is a graph as any other
+    assert x2.grad.data == 6.0
