@@ -3,6 +3,8 @@ user vjps that break their own promises, ``op()`` given bad names, ``unchain()``
 a Function object called twice. Each case checks the value (against a hand derivative),
 the error's words, and that a refused call changed nothing."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -86,6 +88,9 @@ class _ExpNoY(Function):
         return y * gy
 
 
+@pytest.mark.skipif(
+    sys.version_info < (3, 11), reason="the flag is named in an exception note (Python 3.11+)"
+)
 def test_a_vjp_reading_what_it_said_it_does_not_read_names_the_flag():
     x = Variable(np.array(3.0))
     y = _LeanSquare()(x)
@@ -120,3 +125,23 @@ def test_a_function_object_called_twice_is_an_error_not_a_missing_gradient():
     assert x1.grad is None and x2.grad is None and y1.grad is None
     y2.backward()  # its latest call is a graph as any other
     assert x2.grad.data == 6.0
+
+
+def test_a_function_object_called_on_its_own_output_is_an_error_not_a_hang():
+    # f(f(x)): f's latest call reads f's own output, so the graph is a cycle that a walk
+    # would go round for ever; a cycle below the start (f -> g -> f under a new op) leaves
+    # a gradient no function takes, which the walk names as above
+    for make in (_Square, F.Exp):
+        f = make()
+        x = Variable(np.array(0.5))
+        b = f(f(x))
+        with pytest.raises(RuntimeError, match=rf"cycle through {make.__name__}: one"):
+            b.backward()
+        assert x.grad is None and b.grad is None
+    f, g = _Square(), _Square()
+    x = Variable(np.array(0.5))
+    h = g(f(g(x)))  # g's latest call reads f's output, which reads g's first output
+    y = F.exp(h)
+    with pytest.raises(RuntimeError, match=r"called again"):
+        y.backward()
+    assert x.grad is None and y.grad is None

@@ -86,10 +86,10 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     leaves: list[Variable] = []  # in the order they got their first gradient
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
-    deps = consumer_counts(f)  # this walk's own: other walks (nested, threads) keep theirs
     ready = [f]
     token = _enable_backprop.set(create_graph)
     try:
+        deps = consumer_counts(f)  # this walk's own: other walks (nested, threads) keep theirs
         while ready:
             f = ready.pop()
             refs = f.outputs
@@ -243,7 +243,7 @@ def _note_broken_promise(exc: BaseException, f: Function) -> None:
         flags.append("vjp_reads_inputs = False, so its xs are None")
     if not f._keeps_y:
         flags.append("vjp_reads_outputs = False, so its y is None once the output is dropped")
-    if flags:
+    if flags and hasattr(exc, "add_note"):  # (Python 3.11+)
         exc.add_note(
             f"{type(f).__name__} sets {'; and '.join(flags)}: set the flag True (or leave "
             f"it out) if its vjp reads that value."
@@ -263,6 +263,10 @@ def consumer_counts(f: Function) -> dict[Function, int]:
 
     Returns:
         Function -> the number of its outputs' uses upstream of ``f`` (``f`` itself: 0).
+
+    Raises:
+        RuntimeError: ``f`` is upstream of itself (one Function object called on its own
+            output), which no walk could finish.
     """
     deps = {f: 0}
     todo = [f]
@@ -288,6 +292,14 @@ def consumer_counts(f: Function) -> dict[Function, int]:
                 push(c)
             else:
                 deps[c] = n + 1
+    if deps[f]:  # f consumes its own output, upstream of itself: a cycle (walked forever)
+        name = type(f).__name__
+        raise RuntimeError(
+            f"backward: the graph has a cycle through {name}: one {name} object was called "
+            f"on its own output (f = {name}(); f(f(x))), and a Function records only its "
+            f"latest call; make a new Function for each call ({name}()(x), as the book's "
+            f"functions do). Nothing was changed."
+        )
     return deps
 
 

@@ -112,6 +112,22 @@ def _cut(c: Any) -> Callable[[Any], None]:
     return cut
 
 
+def _unchain(v: Any, lead_here: bool) -> None:
+    """Cut ``v`` from its creator (see :meth:`Variable.unchain`).
+
+    ``lead_here``: functions that still reach ``v`` through its creator (lean edges) reach
+    ``v`` while it lives (:func:`_cut`). ``unchain_backward`` gives them ``v`` itself
+    instead, so it needs no callback per variable: the creator then leads nowhere at once.
+    """
+    c = v.creator
+    v.creator = None
+    if c is not None:
+        outs = c.outputs
+        if len(outs) == 1 and outs[0]() is v:
+            # the creator's one output is cut off: it leads to this leaf, then to nothing
+            c.outputs = (weakref.ref(v, _cut(c)),) if lead_here else ()
+
+
 class Variable:
     """An array that remembers the function that made it, so gradients can flow back.
 
@@ -313,13 +329,7 @@ class Variable:
         variable lives they reach it, a leaf now (its ``grad`` gets their gradients, as in
         DeZero); once it is gone they lead nowhere.
         """
-        c = self.creator
-        self.creator = None
-        if c is not None:
-            outs = c.outputs
-            if len(outs) == 1 and outs[0]() is self:
-                # the creator's one output is cut off: it leads to this leaf, then to nothing
-                c.outputs = (weakref.ref(self, _cut(c)),)
+        _unchain(self, lead_here=True)
 
     def unchain_backward(self) -> None:
         """Cut every link in the graph upstream of this variable (truncated BPTT)."""
@@ -334,7 +344,7 @@ class Variable:
             for x in xs:
                 if x.creator is not None:
                     stack.append(x.creator)
-                    x.unchain()
+                    _unchain(x, lead_here=False)
             f.inputs = xs  # f holds the unchained Variables, not the creators it reached
 
     def backward(
