@@ -145,3 +145,29 @@ def test_a_function_object_called_on_its_own_output_is_an_error_not_a_hang():
     with pytest.raises(RuntimeError, match=r"called again"):
         y.backward()
     assert x.grad is None and y.grad is None
+
+
+class _Words(Function):
+    """A book-style Function whose backward returns something that is not numbers."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def forward(self, x):
+        return x * 2
+
+    def backward(self, gy):
+        return self.what
+
+
+@pytest.mark.parametrize("what", ["abc", object()], ids=["str", "object"])
+@pytest.mark.parametrize("shape", [(), (2,)])
+def test_a_gradient_that_is_not_numbers_is_refused_with_nothing_stored(what, shape):
+    # a 0-d input took a string as its gradient (x.grad was variable(abc)); a vector one
+    # got a shape error about shape ()
+    x = Variable(np.ones(shape))
+    y = F.sum(_Words(what)(x))
+    refused = r"_Words.backward returned a gradient of dtype .*, not numbers"
+    with pytest.raises(TypeError, match=refused):
+        y.backward()
+    assert x.grad is None and y.grad is None

@@ -173,7 +173,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                             deps[x] = n - 1
                         if gx is not None:
                             if type(gx) not in _by_type:
-                                gx = carrier.carry(gx, None)
+                                gx = _numbers(f, carrier.carry(gx, None))
                             g = grads.get(x)
                             grads[x] = gx if g is None else _joined(g, gx, carrier)
                         continue
@@ -347,8 +347,27 @@ def check_seed(y: Variable, seed: Any) -> None:
     )
 
 
+def _numbers(f: Function, gx: Any) -> Any:
+    """``gx`` (already as the walk carries it), refused unless it holds numbers.
+
+    A derivative that returns a string or an object would otherwise go on as an array of
+    that dtype (numpy converts anything), and for a 0-d input end up in ``x.grad``.
+    """
+    a = gx.data if isinstance(gx, Variable) else gx
+    dtype = getattr(a, "dtype", None)
+    if dtype is not None:
+        backend = _registry.resolve_type(type(a))  # (an array subclass: its base's backend)
+        if backend is None or backend.dtype_kind(dtype) in "biufc":
+            return gx
+    raise TypeError(
+        f"{_name(f)} returned a gradient of dtype {dtype}, not numbers; return an "
+        f"array or a Variable of numbers (None for an input without a gradient)."
+    )
+
+
 def _checked_grad(f: Function, x: Variable, gx: Any) -> Any:
-    """``gx`` (already as the walk carries it), checked against the shape of ``x``."""
+    """``gx`` (already as the walk carries it), checked to be numbers of ``x``'s shape."""
+    gx = _numbers(f, gx)
     xd = x.data  # None when the user dropped it (DeZero's memory trick)
     if xd is not None and gx.shape != xd.shape:
         raise RuntimeError(
