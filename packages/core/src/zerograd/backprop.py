@@ -230,10 +230,16 @@ def _stale(grads: dict, leaves: list) -> None:
             name = type(v.creator).__name__
             raise RuntimeError(
                 f"backward: the {name} that made a variable of this graph was called again "
-                f"afterwards, and a Function object records only its latest call, so that "
-                f"variable's gradient reaches nothing; make a new Function for each call "
-                f"({name}()(x), as the book's functions do), not one object called twice."
+                f"afterwards, so that variable's gradient reaches nothing; {_one_per_call(name)}"
             )
+
+
+def _one_per_call(name: str) -> str:
+    """The advice both errors for a reused Function object end with."""
+    return (
+        f"a Function object records only its latest call. Make a new one for each call "
+        f"({name}()(x), as the book's functions do). Nothing was changed."
+    )
 
 
 def _note_broken_promise(exc: BaseException, f: Function) -> None:
@@ -296,9 +302,7 @@ def consumer_counts(f: Function) -> dict[Function, int]:
         name = type(f).__name__
         raise RuntimeError(
             f"backward: the graph has a cycle through {name}: one {name} object was called "
-            f"on its own output (f = {name}(); f(f(x))), and a Function records only its "
-            f"latest call; make a new Function for each call ({name}()(x), as the book's "
-            f"functions do). Nothing was changed."
+            f"on its own output (f = {name}(); f(f(x))); {_one_per_call(name)}"
         )
     return deps
 
