@@ -875,6 +875,87 @@ def test_returned_structures_are_rebuilt(rand, to_np):
     assert step.counts["replayed"] == 1
 
 
+def _returning(rand, returned):
+    """A make() of a step on a captured Parameter ``w`` returning ``returned(...)``."""
+
+    def make():
+        w = Parameter(rand(3, seed=1), name="w")
+        held = Variable(rand(2, seed=2))  # returned, never touched
+
+        def step(x):
+            w.cleargrad()
+            loss = F.sum(F.sin(x * w))
+            loss.backward()
+            with no_grad():
+                norm = F.sum(w.grad * w.grad)
+            return returned(loss, w, held, norm)
+
+        step.w, step.held = w, held
+        return step
+
+    return make
+
+
+def test_a_returned_parameter_or_held_variable_is_itself(rand, to_np):
+    """They come back as themselves, with the data and gradient of their time, beside the
+    loss: in a dict, a tuple and a list (the Parameter twice)."""
+
+    def returned(loss, w, held, norm):
+        return {"loss": loss, "w": w, "kept": (held, norm), "again": [w]}
+
+    eager, static = _twins(_returning(rand, returned))
+    for i in range(6):
+        x = rand(3, seed=10 + i)
+        e, s = eager(Variable(x)), static(Variable(x))
+        assert s["w"] is s["again"][0] is static.fn.w and s["kept"][0] is static.fn.held
+        assert e["w"] is eager.w and e["kept"][0] is eager.held
+        for a, b in [(e["loss"], s["loss"]), (e["w"], s["w"]), *zip(e["kept"], s["kept"])]:
+            _same(to_np, a, b)
+        _same(to_np, e["w"].grad, s["w"].grad)
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_a_detached_value_is_a_new_variable_each_call(rand, to_np):
+    """A Parameter detached, or work under no_grad: a new Variable each call, as eagerly
+    (not the one a recording returned)."""
+    eager, static = _twins(_returning(rand, lambda loss, w, held, norm: (w.detach(), norm)))
+    seen = []
+    for i in range(6):
+        x = rand(3, seed=10 + i)
+        e, s = eager(Variable(x)), static(Variable(x))
+        assert s[0] is not static.fn.w and all(v is not s[0] and v is not s[1] for v in seen)
+        seen += list(s)
+        for a, b in zip(e, s):
+            _same(to_np, a, b)
+            assert b.grad is None and b.creator is None
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_a_parameter_returned_by_a_branch_on_the_data_keeps_the_step_eager(rand, to_np):
+    def make():
+        w, v = Parameter(rand(3, seed=1)), Parameter(rand(3, seed=2))
+
+        def step(x, raw):
+            w.cleargrad()
+            v.cleargrad()
+            loss = F.sum(F.sin(x * w) * v)
+            loss.backward()
+            return loss, (w if raw[0] > 0 else v)  # Python reads a plain array: not seen
+
+        step.params = (w, v)
+        return step
+
+    eager, static = _twins(make)
+    with pytest.warns(StaticGraphWarning, match=r"did different work \(they returned different"):
+        for i in range(8):
+            raw = rand(3, seed=i)
+            raw = raw if (to_np(raw)[0] > 0) == (i % 2 == 0) else -raw  # w, v, w, v...
+            (le, pe), (ls, ps) = eager(Variable(raw), raw), static(Variable(raw), raw)
+            _same(to_np, le, ls)
+            assert pe is eager.params[i % 2] and ps is static.fn.params[i % 2]
+    assert static.counts["replayed"] == 0
+
+
 def test_static_graph_refuses_bad_arguments():
     with pytest.raises(TypeError, match=r"static_graph: expected a function, got int"):
         static_graph(3)

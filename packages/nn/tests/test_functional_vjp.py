@@ -49,7 +49,12 @@ from zerograd_nn.functional.activation import LeakyReLU, LogSoftmax, ReLU, Sigmo
 from zerograd_nn.functional.arrays import AsFloat
 from zerograd_nn.functional.conv import Col2im, Conv2d, Conv2DGradW, Deconv2d, Im2col
 from zerograd_nn.functional.linear import Linear
-from zerograd_nn.functional.loss import MeanSquaredError, SoftmaxCrossEntropy, _OneHot
+from zerograd_nn.functional.loss import (
+    Accuracy,
+    MeanSquaredError,
+    SoftmaxCrossEntropy,
+    _OneHot,
+)
 from zerograd_nn.functional.normalization import _Dropout, _RunningStatistics, _Standardized
 from zerograd_nn.functional.pooling import (
     AveragePooling,
@@ -286,6 +291,7 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "Col2im": (lambda: Col2im((2, 1, 5, 5), (3, 3), (1, 1), (0, 0), False), "cols"),
     "MeanSquaredError": (MeanSquaredError, "x", "x"),
     "_OneHot": (lambda: _OneHot(4, np.float64), "labels"),
+    "Accuracy": (Accuracy, "x", "labels"),
     "_Copy": (_Copy, "x"),
     "_Dropout": (lambda: _Dropout(0.3), "x"),
     "_Finite": (_Finite, "x"),

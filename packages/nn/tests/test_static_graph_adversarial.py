@@ -1600,6 +1600,145 @@ CASES.update(
 )
 
 
+# -- what a step returns beside its loss: a metric, Parameters, detached values ---------------
+
+
+def _origins(out, model, seen):
+    """Where each Variable in ``out`` comes from, as eager returns it.
+
+    A Parameter of ``model`` is named (the very object); any other Variable says whether it
+    is new (no call returned it before: ``seen`` holds what earlier calls returned).
+    ``seen`` is extended.
+    """
+    if isinstance(out, dict):
+        return {k: _origins(v, model, seen) for k, v in out.items()}
+    if isinstance(out, (list, tuple)):
+        return [_origins(v, model, seen) for v in out]
+    if not isinstance(out, Variable):
+        return out
+    names = {id(p): k for k, p in model.named_params().items()}
+    origin = names.get(id(out)) or ("new", all(out is not v for v in seen))
+    seen.append(out)
+    return origin
+
+
+def _returns_loop(model, opt, step, calls=8, x0=None):
+    """Call ``step`` on batches; after each call, what it returned (bits and origins),
+    the parameters, gradients and optimizer state. ``x0(i)``: ``x[0, 0]`` of call ``i``."""
+    out, seen = [], []
+    for i in range(calls):
+        x, t = _batch(i)
+        if x0 is not None:
+            x[0, 0] = x0(i)
+        got = step(x, t)
+        out.append((_origins(got, model, seen), _state_snap(got, model, opt)))
+    return out
+
+
+def _trained(model, opt, x, t):
+    y = model(x)
+    loss = F.softmax_cross_entropy(y, t)
+    model.cleargrads()
+    loss.backward()
+    opt.update()
+    return y, loss
+
+
+def returns_accuracy(deco):
+    """F.accuracy beside the loss: computed again by each replay, a new Variable each call."""
+    model, opt = _model(O.Adam(alpha=0.01))
+
+    @deco
+    def step(x, t):
+        y, loss = _trained(model, opt, x, t)
+        return loss, F.accuracy(y, t)
+
+    return _returns_loop(model, opt, step), step
+
+
+def returns_a_parameter(deco):
+    """A Parameter for logging: the model's own, updated, as eager returns it."""
+    model, opt = _model(O.Adam(alpha=0.01))
+
+    @deco
+    def step(x, t):
+        return _trained(model, opt, x, t)[1], model.l0.W
+
+    return _returns_loop(model, opt, step), step
+
+
+def returns_a_dict_mixing_loss_metric_and_parameters(deco):
+    """Loss, accuracy, Parameters (one twice), a Parameter detached before and after the
+    update, a value under no_grad and the loss again, in a dict, a tuple and a list."""
+    model, opt = _model(O.MomentumSGD(lr=0.1))
+
+    @deco
+    def step(x, t):
+        before = model.l1.b.detach()
+        y, loss = _trained(model, opt, x, t)
+        with no_grad():
+            p = F.softmax(y)
+        acc = F.accuracy(y, t)
+        return {
+            "loss": loss,
+            "acc": acc,
+            "W": model.l1.W,
+            "pair": (model.l0.b, loss, acc),
+            "more": [before, model.l0.W.detach(), p, model.l1.W],
+        }
+
+    return _returns_loop(model, opt, step), step
+
+
+def returns_a_parameter_the_data_chose(deco):
+    """Python reads a plain array to choose which Parameter to return: not replayable."""
+    model, opt = _model(O.Adam(alpha=0.01))
+
+    @deco
+    def step(x, t):
+        loss = _trained(model, opt, x, t)[1]
+        return loss, model.l0.W if x[0, 0] > 0 else model.l1.W
+
+    return _returns_loop(model, opt, step, x0=lambda i: 1.0 if i % 2 else -1.0), step
+
+
+def returns_a_metric_the_data_chose(deco):
+    """The same with two values that every call computes: the accuracy or the loss."""
+    model, opt = _model(O.SGD(lr=0.1))
+
+    @deco
+    def step(x, t):
+        y, loss = _trained(model, opt, x, t)
+        acc = F.accuracy(y, t)
+        return acc if x[0, 0] > 0 else loss
+
+    return _returns_loop(model, opt, step, x0=lambda i: 1.0 if i % 2 else -1.0), step
+
+
+_RETURNED_DIFFERENT_THINGS = (
+    r"two of its calls with the same kind of arguments did different work \(they returned "
+    r"different things\): Python control flow depends on the data"
+)
+CASES.update(
+    {
+        "returns_accuracy": (returns_accuracy, REPLAYS),
+        "returns_a_parameter": (returns_a_parameter, REPLAYS),
+        "returns_a_dict_mixing_loss_metric_and_parameters": (
+            returns_a_dict_mixing_loss_metric_and_parameters,
+            REPLAYS,
+        ),
+        "returns_a_parameter_the_data_chose": (
+            returns_a_parameter_the_data_chose,
+            _RETURNED_DIFFERENT_THINGS,
+        ),
+        "returns_a_metric_the_data_chose": (
+            returns_a_metric_the_data_chose,
+            _RETURNED_DIFFERENT_THINGS,
+        ),
+    }
+)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_replay_is_eager_to_the_bit_or_says_why_not(name):
     scenario, expected = CASES[name]

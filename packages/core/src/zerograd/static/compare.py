@@ -45,7 +45,7 @@ def difference(a: Trace, b: Trace) -> str | None:
         return "they wrote different layer states"
     if [leaf for leaf, _ in a.aliases] != [leaf for leaf, _ in b.aliases]:
         return "Variables held the arguments' arrays in one call and not in the other"
-    if _returned(a.result, a) != _returned(b.result, b):
+    if not _same_returns(a.result, a, b.result, b):
         return "they returned different things"
     return None
 
@@ -190,19 +190,47 @@ def _signature(v: Any) -> Any:
     return (type(v), type(d), getattr(d, "shape", None), getattr(d, "dtype", None))
 
 
-def _returned(v: Any, t: Trace) -> Any:
-    """What a call returned, in a form that compares equal across traces."""
-    if isinstance(v, Variable):
-        leaf = t.arg_variable(v)
-        if leaf is not None:
-            return ("argument", leaf)
-        grad = None if v.grad is None else t.slot_of(v.grad.data)
-        return ("variable", t.slot_of(v.data), grad) if t.slot_of(v.data) is not None else v
+def _same_returns(u: Any, a: Trace, v: Any, b: Trace) -> bool:
+    """Whether ``u`` (what the call of ``a`` returned) and ``v`` (of ``b``) mean the same.
+
+    A Variable that both calls returned is one the step holds (a Parameter, a Variable
+    kept across calls, whatever its data and gradient now): a replay returns it too, as it
+    is then. Two Parameters that are not the same one differ (a Parameter made inside a
+    call is never compared: see :attr:`.trace.Trace.fresh`). Other Variables are made by
+    the calls and compare by the slots of their data and gradient: a replay makes a new
+    one around its own arrays (one holding a Parameter's array, ``W.detach()``, included).
+    Tuples, lists and dicts compare item by item; anything else by :func:`_canonical`.
+    """
+    if isinstance(u, Variable) and isinstance(v, Variable):
+        leaf = b.arg_variable(v)
+        if a.arg_variable(u) != leaf:
+            return False
+        if leaf is not None or u is v:
+            return True
+        if isinstance(u, Parameter) or isinstance(v, Parameter):
+            return False
+        x, y = _made_variable(u, a), _made_variable(v, b)
+        return x is not None and x == y
+    if type(u) is not type(v):
+        return False
     if type(v) in (tuple, list):
-        return (type(v), tuple([_returned(e, t) for e in v]))
+        return len(u) == len(v) and all(_same_returns(e, a, f, b) for e, f in zip(u, v))
     if type(v) is dict:
-        return (dict, tuple([(k, _returned(e, t)) for k, e in v.items()]))
-    return _canonical(v, t)
+        if list(u) != list(v):
+            return False
+        return all(_same_returns(u[k], a, v[k], b) for k in v)
+    return _canonical(u, a) == _canonical(v, b)
+
+
+def _made_variable(v: Variable, t: Trace) -> tuple | None:
+    """The slots of the data and gradient of ``v``, a Variable the call of ``t`` made.
+
+    None when the call never saw its array (made in Python, which a replay cannot redo).
+    """
+    n = t.slot_of(v.data)
+    if n is None:
+        return None
+    return (n, None if v.grad is None else ("grad", t.slot_of(v.grad.data)))
 
 
 def _canonical(v: Any, t: Trace) -> Any:

@@ -230,7 +230,7 @@ class Program:
         if first_after_forward == len(code):
             self._clear()
         self._states()
-        self._lines.append(f"return {self._result(t.result)}")
+        self._lines.append(f"return {self._result(t.result, self._a.result)}")
 
     def _guards(self) -> None:
         t = self._t
@@ -488,7 +488,11 @@ class Program:
                 self._made[id(end)] = value  # returned, it is the state itself, as eagerly
             self._lines.append(f"setattr({self.k(owner)}, {name!r}, {value})")
 
-    def _result(self, v: Any) -> str:
+    def _result(self, v: Any, u: Any) -> str:
+        """Python source rebuilding ``v``, what the call returned (``u`` in the earlier call).
+
+        The traces agree on what they returned (:mod:`.compare`): ``u`` has ``v``'s shape.
+        """
         t = self._t
         if isinstance(v, Variable):
             if id(v) in self._made:
@@ -496,9 +500,11 @@ class Program:
             leaf = t.arg_variable(v)
             if leaf is not None:
                 return f"a[{leaf}]"
+            if v is u:  # a Variable both calls returned, not made by them: the same one
+                return self.k(v)
             n = t.slot_of(v.data)
-            if n is None or self._kinds.get(n, (None,))[0] == VAR:
-                return self.k(v)  # a Variable the call did not make: the same one
+            if n is None:
+                raise Unreplayable("it returns a Variable around an array it did not compute")
             grad = "None"
             if v.grad is not None:
                 m = t.slot_of(v.grad.data)
@@ -514,13 +520,13 @@ class Program:
         if type(v) in _by_type and t.slot_of(v) is not None:
             return f"s{t.slot_of(v)}"
         if type(v) is tuple:
-            inner = ", ".join(self._result(e) for e in v)
+            inner = ", ".join(self._result(e, f) for e, f in zip(v, u))
             return f"({inner}{',' if len(v) == 1 else ''})"
         if type(v) is list:
-            return "[" + ", ".join(self._result(e) for e in v) + "]"
+            return "[" + ", ".join(self._result(e, f) for e, f in zip(v, u)) + "]"
         if type(v) is dict:
-            items = ", ".join(f"{self.k(key)}: {self._result(e)}" for key, e in v.items())
-            return "{" + items + "}"
+            items = [f"{self.k(key)}: {self._result(e, u[key])}" for key, e in v.items()]
+            return "{" + ", ".join(items) + "}"
         return self.k(v)
 
 

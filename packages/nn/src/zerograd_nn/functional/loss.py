@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerograd import Function, Variable
+from zerograd import Function, Variable, no_grad
 from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.functions import clip, exp, get_item, log, sum
 from zerograd.functions.ops import defines, exported
@@ -404,9 +404,53 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     return -1 * sum(tlog_p) / t.shape[0]
 
 
-@defines()
+class Accuracy(Function):
+    """The fraction of rows of scores whose arg-max is the row's label: a metric, no gradient.
+
+    A Function, so that a static-graph recording sees it as work on each call's scores and
+    labels, which its replays do again: computed in Python from the scores' array, the
+    fraction would be a value no replay could reproduce. :func:`accuracy` applies it with
+    no graph.
+    """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
+    check_values_of = (1,)  # the labels' values; the scores' shape
+
+    def check(self, y: Any, t: Any) -> None:
+        _check_label_range("accuracy", y.shape, get_array_module(t).reshape(t, (-1,)))
+
+    def forward(self, y: Any, t: Any) -> Any:
+        self.check(y, t)
+        return _hit_rate(y, t)
+
+    def kernel(self, y: Any, t: Any) -> Any:
+        return _hit_rate  # a replay runs check first
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[None, None]:
+        """Return None for both: an arg-max has no gradient, nor have labels."""
+        return None, None
+
+
+def _hit_rate(y: Any, t: Any) -> Any:
+    """The mean of ``argmax(y, axis=1) == t``, a 0-d array (``Accuracy.check`` not run).
+
+    Of ``y``'s dtype for float scores, float64 for others.
+    """
+    xp = get_array_module(y)
+    b = backend_of(y)
+    pred = xp.reshape(xp.argmax(y, axis=1), t.shape)
+    hits = b.astype(pred == t, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
+    return _like(xp.mean(hits), hits)
+
+
+@defines(Accuracy)
 def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
     """Fraction of rows whose arg-max of ``y`` equals the label ``t``; no gradient.
+
+    The result has no creator, as DeZero's. Inside :func:`zerograd.static_graph` a replay
+    computes it again from each call's scores and labels.
 
     Args:
         y: scores, shape (N, classes).
@@ -416,8 +460,10 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
         A 0-d Variable holding the fraction.
 
     Raises:
-        ValueError: ``y`` is not (N, classes) or has no rows, or the label count differs
-            (one-hot labels of ``y``'s shape included: pass ``t.argmax(axis=1)``).
+        ValueError: ``y`` is not (N, classes) or has no rows, the label count differs
+            (one-hot labels of ``y``'s shape included: pass ``t.argmax(axis=1)``), or a
+            label is not a class id in ``0..classes - 1``.
+        TypeError: ``t`` is not integer.
 
     Examples:
         >>> import numpy as np
@@ -432,9 +478,7 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
             f"accuracy: expected scores y of shape (N, classes), got {tuple(y.shape)}; the "
             f"arg-max is taken over axis 1."
         )
-    xp = get_array_module(y)
-    pred = xp.argmax(y, axis=1)
-    n_pred, n_labels = size_of(pred), size_of(t)
+    n_pred, n_labels = y.shape[0] * math.prod(y.shape[2:]), size_of(t)
     if n_pred != n_labels:
         raise ValueError(
             f"accuracy: {n_pred} predictions from scores y of shape {tuple(y.shape)} but "
@@ -445,21 +489,14 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
             f"accuracy: scores y of shape {tuple(y.shape)} hold no rows; the accuracy of an "
             f"empty batch is undefined."
         )
-    b = backend_of(y)
-    if b.dtype_kind(t.dtype) not in "iu":
+    if backend_of(y).dtype_kind(t.dtype) not in "iu":
         raise TypeError(
             f"accuracy: labels t must be integers (class ids), got dtype {t.dtype}; convert "
             f"them with t.astype('int64')."
         )
-    lo, hi, n = int(xp.min(t)), int(xp.max(t)), y.shape[1]
-    if lo < 0 or hi >= n:
-        raise ValueError(
-            f"accuracy: labels must be class ids in 0..{n - 1} for scores of shape "
-            f"{tuple(y.shape)}, got labels from {lo} to {hi}; check the number of classes."
-        )
-    pred = xp.reshape(pred, t.shape)
-    hits = b.astype(pred == t, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
-    return Variable(xp.mean(hits))
+    with no_grad():  # a metric: no graph, whatever the mode
+        rate = Accuracy()(y, t)
+    return Variable(rate.data)  # a leaf, as DeZero's (backward() seeds it)
 
 
 __all__ = [*exported(__name__), "mse_loss", "cross_entropy"]
