@@ -152,11 +152,12 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
     Returns:
         The batched function. An output computed from arrays only (no argument and
         nothing the function captured is a Variable with a graph) comes as an array; any
-        other as a Variable, connected to what it was computed from. A transform inside
-        ``f`` builds a graph of its own: the function values and Jacobians it gives
-        (``value_and_grad``'s value, ``jvp``'s output, ``jacrev``, ``jacfwd``,
-        ``hessian``) come as Variables (``.data`` is the array), its gradients (``grad``,
-        a ``vjp`` function's result) as arrays.
+        other as a Variable, connected to what it was computed from. What a transform
+        inside ``f`` returns counts as computed from arrays where its arguments are (the
+        Variables it captures are its constants): ``vmap(hessian(f))(x)``,
+        ``vmap(jacrev(f))(x)``, ``jvp``'s outputs, ``value_and_grad``'s value and an aux
+        come as arrays, as from ``torch.func.vmap`` and ``jax.vmap``;
+        ``vmap(lambda x: grad(f)(x) * w)`` with a Variable ``w`` stays connected to ``w``.
 
     Raises:
         TypeError: ``f`` is not callable, or ``in_axes``/``out_axes`` are not ints, Nones
