@@ -69,10 +69,8 @@ def value_and_grad_call(
     check_scalar(out, op)
     caught = lin.walk([out], [None])
     grads = [lin.result(i, g) for i, g in enumerate(caught)]
-    value = out
-    if type(out) is Variable and not lin.levels and not any(lin.variables):
-        value = out.data
-    return value, arguments.regroup(trees, grads, single), aux
+    value = lin.give(out)
+    return value, arguments.regroup(trees, grads, single), lin.finish(aux) if has_aux else None
 
 
 def grad(
@@ -84,8 +82,10 @@ def grad(
     lists and dicts of them (a model's parameters); the gradient has the argument's
     structure, arrays for arrays and Variables for Variables. A Variable argument stays
     connected: the gradient can be differentiated again, by ``backward()`` or by another
-    transform (``grad(grad(f))``). No Variable's ``grad`` changes, and Variables ``f``
-    reads from outside its arguments count as constants.
+    transform (``grad(grad(f))``). Inside another transform's function the results are
+    Variables, which that transform differentiates (``f`` may read its argument). No
+    Variable's ``grad`` changes, and Variables ``f`` reads from outside its arguments count
+    as constants.
 
     An output that does not depend on an argument (or an output that is not a Variable)
     gives zeros, as JAX and ``torch.func`` do.
@@ -94,7 +94,11 @@ def grad(
         f: a function returning a scalar (shape ()), or ``(scalar, aux)`` with ``has_aux``.
         argnums: the position of the argument to differentiate, or a tuple of positions
             (the gradient is then a tuple).
-        has_aux: ``f`` returns a pair whose second item is passed through.
+        has_aux: ``f`` returns a pair ``(output, aux)``. The aux is data, not
+            differentiated, returned in its structure (tuples, lists, dicts): each Variable
+            in it comes as its array where the arguments are arrays (inside ``vmap`` too),
+            as a Variable connected to them where they are Variables (as ``torch.func``
+            does); other leaves (numbers, strings) unchanged.
 
     Returns:
         A function with ``f``'s arguments returning the gradient (``(gradient, aux)`` with

@@ -60,14 +60,6 @@ def _arrange(rows: Any, lead: tuple, trail: tuple, first: bool) -> Any:
     return F.transpose(moved, tuple(range(k, k + m)) + tuple(range(k)))
 
 
-def _finish(blocks: Any, lin: Linearization) -> Any:
-    """Arrays when every input was an array outside vmap; else Variables."""
-    if lin.levels or any(lin.variables):
-        return blocks
-    leaves, tree = flatten(blocks)
-    return tree.rebuild([v.data if isinstance(v, Variable) else v for v in leaves])
-
-
 def jacrev(
     f: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
 ) -> Callable[..., Any]:
@@ -76,7 +68,8 @@ def jacrev(
     Args:
         f: a function returning a Variable (or a tuple/list/dict of them).
         argnums: the argument (or tuple of arguments) to differentiate.
-        has_aux: ``f`` returns ``(output, aux)``.
+        has_aux: ``f`` returns ``(output, aux)``; the aux comes back as :func:`grad`'s
+            does.
 
     Returns:
         A function returning the Jacobian ``J[out_index..., in_index...]`` of shape
@@ -128,9 +121,9 @@ def jacrev(
                 rows = [
                     _arrange(r, shape, tuple(s.shape), True) for r, s in zip(rows, lin.standins)
                 ]
-            blocks.append(_finish(arguments.regroup(trees, rows, single), lin))
+            blocks.append(lin.finish(arguments.regroup(trees, rows, single)))
         result = out_tree.rebuild(blocks)
-        return (result, aux) if has_aux else result
+        return (result, lin.finish(aux)) if has_aux else result
 
     return jacobian_rev
 
@@ -161,7 +154,8 @@ def jacfwd(
     Args:
         f: a function returning a Variable (or a structure of them).
         argnums: the argument (or tuple of arguments) to differentiate.
-        has_aux: ``f`` returns ``(output, aux)``.
+        has_aux: ``f`` returns ``(output, aux)``; the aux comes back as :func:`grad`'s
+            does.
 
     Returns:
         A function returning the Jacobian, as :func:`jacrev` does.
@@ -216,9 +210,9 @@ def jacfwd(
         blocks = []
         for k in range(len(pf.out_leaves)):
             block = arguments.regroup(pf.trees, [per_input[j][k] for j in range(n_in)], single)
-            blocks.append(_finish(block, pf.lin))
+            blocks.append(pf.lin.finish(block))
         result = pf.out_tree.rebuild(blocks)
-        return (result, pf.aux) if has_aux else result
+        return (result, pf.aux()) if has_aux else result
 
     return jacobian_fwd
 
@@ -310,6 +304,4 @@ def hvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, An
     second = [None] * len(leaves) if total is None else lin.walk([total], [None], trusted=True)
     grads = [lin.result(i, g) for i, g in enumerate(first)]
     hv = [lin.result(i, g) for i, g in enumerate(second)]
-    if not lin.levels and not any(lin.variables):
-        grads = [g.data if type(g) is Variable else g for g in grads]
     return tuple(arguments.regroup(trees, grads, False)), tuple(arguments.regroup(trees, hv, False))

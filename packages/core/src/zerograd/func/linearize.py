@@ -10,7 +10,11 @@ reach them and pass nothing further, so a walk changes no gradient outside its o
 An input that is a Variable stays connected to its stand-in (the tap's input is the
 Variable), so the results can be differentiated again, by the user's ``backward`` or an
 outer transform; an array gets a fresh leaf. Where the walks must be differentiable they
-run with ``create_graph=True``.
+run with ``create_graph=True``. What the transform gives back goes through
+:meth:`Linearization.give`: where nothing outside the transform can reach its graph (its
+inputs are arrays, or vmap's batches of them, and no outer transform runs) the graph is
+dropped there, as ``torch.func`` unwraps a result at its level, so arrays in give arrays
+out, under vmap too.
 
 Inside :func:`~zerograd.func.vmap` the stand-ins hold a batch: every input is expanded to
 the active vmap levels (a broadcast view where it was not batched), so that each sample's
@@ -34,7 +38,6 @@ from ..function import Function
 from ..variable import Constant, Variable
 from . import guard as _guard
 from .batched import (
-    BatchedVariable,
     Level,
     active_levels,
     below_levels,
@@ -43,6 +46,7 @@ from .batched import (
     permuted,
     wrap,
 )
+from .trees import map_leaves
 
 BLOCK, CATCH, PASS = "block", "catch", "pass"
 
@@ -93,12 +97,15 @@ class Linearization:
         op: the transform's name, for error messages.
         values: the inputs to differentiate (arrays, numbers, Variables).
         paths: how each is named in errors (``"argument 0['W']"``).
+        plain: whether the results are plain values (see :attr:`plain`); by default
+            decided from ``values``. A linearization of a function that reads another
+            one's stand-ins (jvp's second walk) passes that one's.
 
     Raises:
         TypeError: an input is not floating point (integers have no gradient).
     """
 
-    def __init__(self, op: str, values: list, paths: list[str]) -> None:
+    def __init__(self, op: str, values: list, paths: list[str], plain: bool | None = None) -> None:
         self.op = op
         self.levels = active_levels()
         self.bottom = below_levels(self.levels)
@@ -120,6 +127,14 @@ class Linearization:
         with modes.suspended(self.bottom), using_config("enable_backprop", True):
             for v in values:
                 self._add(v)
+        if plain is None:
+            plain = not (self.nested or self.connected) and bool(
+                self.levels or not any(self.variables)
+            )
+        self.plain = plain
+        """Whether the results are plain values, with no graph: no input is connected to
+        a graph (each is an array, or a batch of arrays inside vmap) and no outer transform
+        runs (the function may read its stand-ins, which the guard lets in)."""
 
     def _add(self, v: Any) -> None:
         is_var = isinstance(v, Variable)
@@ -258,9 +273,9 @@ class Linearization:
     def _from_walk(self, g: Any, new: list[Level], proxies: list[Level]) -> Any:
         """A caught gradient as a value of the active levels (the inverse of :meth:`_to_walk`)."""
         if not new:
-            if not self.levels:
-                return g
-            return wrap(g if isinstance(g, Variable) else Variable(g), self.levels)
+            if not self.levels or isinstance(g, Variable):
+                return wrap(g, self.levels)
+            return wrap(Constant(g) if self.plain else Variable(g), self.levels)
         base, have = peel(g)
         full = expanded(base, have, proxies)
         k, m = len(self.levels), len(new)
@@ -270,24 +285,47 @@ class Linearization:
         return wrap(full, self.levels + new)
 
     def result(self, i: int, g: Any) -> Any:
-        """Stand-in ``i``'s gradient as the transform returns it.
+        """Stand-in ``i``'s gradient as the transform returns it (see :meth:`give`).
 
-        An array for an input given as an array (outside vmap), else a Variable; zeros of
-        the input's shape where nothing reached it (the output does not depend on it). The
-        value is the transforms' own for an outer transform's guard.
+        Zeros of the input's shape where nothing reached it (the output does not depend on
+        it). The value is the transforms' own for an outer transform's guard.
         """
-        s = self.standins[i]
         if g is None:
+            s = self.standins[i]
             xp = backend_of(s.data).xp
-            z = xp.zeros(
+            g = xp.zeros(
                 s.shape, dtype=s.dtype, device=device_of(s.data.data if self.levels else s.data)
             )
-            g = z if not self.variables[i] else Variable(z)
-        elif isinstance(g, Variable) and not self.variables[i] and type(g) is not BatchedVariable:
-            g = g.data  # an array in, an array out (outside vmap)
-        elif not isinstance(g, Variable) and self.variables[i]:
+        if isinstance(g, Variable):
+            g = self.give(g)
+        elif not self.plain:
             g = Variable(g)
+        elif self.levels:
+            g = Constant(g)  # zeros inside vmap: a Constant, as plain gradients there are
         guard = _guard.current()
         if guard is not None:
             guard.own(g)
         return g
+
+    def give(self, v: Any) -> Any:
+        """One value the transform returns (an output, a gradient, a Jacobian, an aux leaf).
+
+        Where the results are :attr:`plain`, a Variable's graph is dropped: outside vmap
+        it comes as its array, inside as a Constant, or a batch of them (which vmap gives
+        back as an array). Otherwise it is returned as it is, connected to the inputs or to
+        an outer transform's values. Anything else (a number, a string) is unchanged.
+        """
+        if not self.plain or not isinstance(v, Variable):
+            return v
+        base, have = peel(v)  # have: the levels v is a batch of (vmap(vjp_fn) adds some)
+        if not have and not self.levels:
+            return v.data
+        if type(base) is Constant:
+            return v
+        return wrap(Constant(base.data), have)
+
+    def finish(self, value: Any) -> Any:
+        """A structure (tuples, lists, dicts) of results, each leaf as :meth:`give` gives it."""
+        if not self.plain:
+            return value
+        return map_leaves(self.give, value)

@@ -50,14 +50,6 @@ def flat_like(value: Any, tree: Tree, what: str, op: str) -> list:
     return leaves
 
 
-def _as_result(out: Any, lin: Linearization) -> Any:
-    """The outputs as the transform returns them: arrays when every input was an array."""
-    if lin.levels or any(lin.variables):
-        return out
-    leaves, tree = flatten(out)
-    return tree.rebuild([v.data if type(v) is Variable else v for v in leaves])
-
-
 def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``f``'s outputs at ``primals`` and a function giving vector-Jacobian products there.
 
@@ -69,7 +61,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
     Args:
         f: a function of the primals, returning a Variable or a structure of them.
         *primals: the point (arrays, numbers, Variables, or structures of them).
-        has_aux: ``f`` returns ``(output, aux)``; aux is passed through.
+        has_aux: ``f`` returns ``(output, aux)``; the aux comes back as :func:`grad`'s
+            does (arrays where the primals are arrays).
 
     Returns:
         ``(out, vjp_fn)``, or ``(out, vjp_fn, aux)`` with ``has_aux``. ``vjp_fn`` returns a
@@ -112,8 +105,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         grads = [lin.result(i, g) for i, g in enumerate(caught)]
         return tuple(arguments.regroup(trees, grads, False))
 
-    result = _as_result(out, lin)
-    return (result, vjp_fn, aux) if has_aux else (result, vjp_fn)
+    result = lin.finish(out)
+    return (result, vjp_fn, lin.finish(aux)) if has_aux else (result, vjp_fn)
 
 
 def _split(out: Any, op: str) -> tuple[Any, Any]:
@@ -146,13 +139,14 @@ class Pushforward:
         self.leaves, self.paths = leaves, paths
         self.lin = lin = Linearization(op, leaves, paths)
         out = lin.call(f, *arguments.replaced(primals, nums, self.trees, lin.standins))
-        self.aux = None
+        self.given_aux = None
         if has_aux:
-            out, self.aux = _split(out, op)
+            out, self.given_aux = _split(out, op)
         self.out = out
         self.out_leaves, self.out_tree = flatten_outputs(out, op)
         zeros = [_zeros_like(o) for o in self.out_leaves]
-        self.cotan = Linearization(op, zeros, self.out_tree.paths())
+        # the walk reads lin's stand-ins: its results are as plain as lin's
+        self.cotan = Linearization(op, zeros, self.out_tree.paths(), plain=lin.plain)
         self.g = self.cotan.call(
             lambda *us: lin.walk(self.out_leaves, list(us), create_graph=True), *self.cotan.standins
         )
@@ -163,10 +157,7 @@ class Pushforward:
         ts = [t for g, t in zip(self.g, tangents) if g is not None and t is not None]
         lin = self.lin
         caught = self.cotan.walk(outs, ts, create_graph=lin.connected, trusted=True)
-        res = [self.cotan.result(i, c) for i, c in enumerate(caught)]
-        if lin.levels or any(lin.variables):  # Variables in, Variables out
-            return [r if isinstance(r, Variable) else Variable(r) for r in res]
-        return [r.data if type(r) is Variable else r for r in res]
+        return [self.cotan.result(i, c) for i, c in enumerate(caught)]
 
     def release(self) -> None:
         """Let later walks (the user's, an outer transform's) pass the stand-ins."""
@@ -175,7 +166,11 @@ class Pushforward:
 
     def result(self) -> Any:
         """The outputs, as the transform returns them."""
-        return _as_result(self.out, self.lin)
+        return self.lin.finish(self.out)
+
+    def aux(self) -> Any:
+        """The function's aux (with ``has_aux``), as the transform returns it."""
+        return self.lin.finish(self.given_aux)
 
 
 def _zeros_like(o: Any) -> Any:
@@ -201,7 +196,8 @@ def jvp(
         f: a function of the primals.
         primals: a tuple (or list) of the arguments.
         tangents: a tuple of the same structure and shapes: the direction.
-        has_aux: ``f`` returns ``(output, aux)``.
+        has_aux: ``f`` returns ``(output, aux)``; the aux comes back as :func:`grad`'s
+            does.
 
     Returns:
         ``(out, tangent_out)`` (``tangent_out`` of ``out``'s structure), or
@@ -235,4 +231,4 @@ def jvp(
         pf.release()
     tangent_out = pf.out_tree.rebuild(out_t)
     result = pf.result()
-    return (result, tangent_out, pf.aux) if has_aux else (result, tangent_out)
+    return (result, tangent_out, pf.aux()) if has_aux else (result, tangent_out)

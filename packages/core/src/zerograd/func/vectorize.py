@@ -10,7 +10,7 @@ from typing import Any
 from .. import functions as F
 from .. import modes
 from ..arrays import as_array
-from ..backends import backend_of
+from ..backends import backend_of, get_array_module
 from ..checks import int_like
 from ..variable import Variable
 from . import arguments
@@ -75,7 +75,10 @@ def _from_front(axis: int, ndim: int) -> tuple[int, ...]:
 
 
 def _output(v: Any, axis: Any, level: Level, path: str, arrays: bool) -> Any:
-    """Output leaf ``v`` of the batched call with its batch axis at ``axis``."""
+    """Output leaf ``v`` of the batched call with its batch axis at ``axis``.
+
+    ``arrays``: no argument was a Variable, so an output with no graph comes as an array.
+    """
     if type(v) is BatchedVariable and v.level is level:
         if axis is None:
             raise ValueError(
@@ -85,26 +88,33 @@ def _output(v: Any, axis: Any, level: Level, path: str, arrays: bool) -> Any:
         phys = v.phys
         ndim = phys.ndim
         axis = _out_axis(axis, ndim, path)
-        out = phys if axis == 0 else F.transpose(phys, _from_front(axis, ndim))
-        arrays = arrays and out.creator is None  # an output with a graph stays a Variable
-    elif isinstance(v, (BatchedData,)):
+        if arrays and _plain(phys):
+            a = phys.data
+            return a if axis == 0 else get_array_module(a).permute_dims(a, _from_front(axis, ndim))
+        return phys if axis == 0 else F.transpose(phys, _from_front(axis, ndim))
+    if isinstance(v, (BatchedData,)):
         raise TypeError(
             f"vmap: output{path} is the raw array of a batched Variable (x.data); return the "
             f"Variable itself."
         )
-    elif axis is None:
-        return v.data if arrays and isinstance(v, Variable) and v.creator is None else v
-    else:  # does not depend on the batch: the same value for every sample
-        x = v if isinstance(v, Variable) else Variable(as_array(v))
-        arrays = arrays and x.creator is None
-        ndim = x.ndim + 1
-        axis = _out_axis(axis, ndim, path)
-        shape = list(x.shape)
-        shape.insert(axis, 1)
-        target = list(x.shape)
-        target.insert(axis, level.n)
-        out = F.broadcast_to(F.reshape(x, tuple(shape)), tuple(target))
+    if axis is None:
+        return v.data if arrays and isinstance(v, Variable) and _plain(v) else v
+    # does not depend on the batch: the same value for every sample
+    x = v if isinstance(v, Variable) else Variable(as_array(v))
+    arrays = arrays and _plain(x)
+    ndim = x.ndim + 1
+    axis = _out_axis(axis, ndim, path)
+    shape = list(x.shape)
+    shape.insert(axis, 1)
+    target = list(x.shape)
+    target.insert(axis, level.n)
+    out = F.broadcast_to(F.reshape(x, tuple(shape)), tuple(target))
     return out.data if arrays else out
+
+
+def _plain(x: Variable) -> bool:
+    """Whether ``x`` has no graph and no outer vmap's batch: a value vmap gives as an array."""
+    return x.creator is None and type(x) is not BatchedVariable
 
 
 def _out_axis(axis: Any, ndim: int, path: str) -> int:
@@ -142,11 +152,12 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
     Returns:
         The batched function. An output computed from arrays only (no argument and
         nothing the function captured is a Variable with a graph) comes as an array; any
-        other as a Variable, connected to what it was computed from. A transform inside
-        ``f`` builds a graph of its own: the function values and Jacobians it gives
-        (``value_and_grad``'s value, ``jvp``'s output, ``jacrev``, ``jacfwd``,
-        ``hessian``) come as Variables (``.data`` is the array), its gradients (``grad``,
-        a ``vjp`` function's result) as arrays.
+        other as a Variable, connected to what it was computed from. What a transform
+        inside ``f`` returns counts as computed from arrays where its arguments are (the
+        Variables it captures are its constants): ``vmap(hessian(f))(x)``,
+        ``vmap(jacrev(f))(x)``, ``jvp``'s outputs, ``value_and_grad``'s value and an aux
+        come as arrays, as from ``torch.func.vmap`` and ``jax.vmap``;
+        ``vmap(lambda x: grad(f)(x) * w)`` with a Variable ``w`` stays connected to ``w``.
 
     Raises:
         TypeError: ``f`` is not callable, or ``in_axes``/``out_axes`` are not ints, Nones
