@@ -7,6 +7,7 @@ contract around them: what comes back in which structure and kind, what is left 
 
 from __future__ import annotations
 
+import collections
 import doctest
 import importlib
 import threading
@@ -79,6 +80,44 @@ def test_argnums_tuple_and_nested_structures(arr):
     np.testing.assert_allclose(as_numpy(gx), 2 * 2.0 * 3.0 * np.array([[1, 2], [3, 4]]) @ y)
     g_last = grad(lambda a, b: F.sum(b * b * a), argnums=-1)(x, arr([2.0, 3.0]))
     np.testing.assert_allclose(as_numpy(g_last), 2 * np.array([1.0, -1.0]) * [2.0, 3.0])
+
+
+Affine = collections.namedtuple("Affine", "w b")
+
+
+def test_named_tuples_are_structures_rebuilt_as_their_class(arr):
+    """As in JAX and torch.func: a named tuple of parameters is a tuple of leaves (it was
+    taken as one leaf: "argument 0 has dtype Affine"), and comes back as its class."""
+    p = Affine(arr([1.0, 2.0]), arr(3.0))
+    x = np.array([0.5, -1.0])
+
+    def loss(p, x):
+        return F.sum((x * p.w + p.b) ** 2)
+
+    r = x * [1.0, 2.0] + 3.0  # [3.5, 1.0]
+    g = grad(loss)(p, x)
+    assert type(g) is Affine
+    np.testing.assert_allclose(as_numpy(g.w), 2 * r * x)
+    np.testing.assert_allclose(as_numpy(g.b), 2 * r.sum())
+    (value, g2) = value_and_grad(loss)(p, x)
+    assert float(as_numpy(value)) == (r * r).sum() and type(g2) is Affine
+    jac = jacrev(lambda p: p.w * p.b)(p)
+    assert type(jac) is Affine
+    np.testing.assert_allclose(as_numpy(jac.w), 3.0 * np.eye(2))
+    np.testing.assert_allclose(as_numpy(jac.b), [1.0, 2.0])
+    _, aux = grad(lambda p: (loss(p, x), Affine(p.w * 2, "tag")), has_aux=True)(p)
+    assert type(aux) is Affine and aux.b == "tag"
+    np.testing.assert_allclose(as_numpy(aux.w), [2.0, 4.0])
+    with pytest.raises(TypeError, match=r"argument 0\.b has dtype int64"):
+        grad(loss)(Affine(arr([1.0, 2.0]), np.array(3)), x)
+
+
+def test_vmap_takes_named_tuples_as_arguments_axes_and_outputs(arr):
+    batch = Affine(arr(np.arange(6.0).reshape(3, 2)), arr(2.0))
+    out = vmap(lambda p: Affine(F.sum(p.w) * p.b, p.w * 0.5), in_axes=(Affine(0, None),))(batch)
+    assert type(out) is Affine
+    np.testing.assert_allclose(as_numpy(out.w), [2.0, 10.0, 18.0])
+    np.testing.assert_allclose(as_numpy(out.b), np.arange(6.0).reshape(3, 2) * 0.5)
 
 
 def test_has_aux_passes_the_second_item_through(arr):

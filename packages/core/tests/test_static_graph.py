@@ -6,6 +6,7 @@ gradient and parameter bit for bit after every call. ``counts`` shows that repla
 happened (or, where the step is refused, that none did).
 """
 
+import collections
 import copy
 import gc
 import pickle
@@ -873,6 +874,54 @@ def test_returned_structures_are_rebuilt(rand, to_np):
         _same(to_np, out["loss"], F.sum(Variable(x.data) ** 2))
         _same(to_np, out["parts"][1], out["loss"].data)
     assert step.counts["replayed"] == 1
+
+
+Batch = collections.namedtuple("Batch", "x scale")
+Parts = collections.namedtuple("Parts", "loss grad")
+
+
+def test_named_tuples_in_and_out_replay_as_tuples(rand, to_np):
+    """A named tuple argument is opened as a tuple (its arrays are the replay's inputs, not
+    one object compared by identity, which made every call a new kind, silently eager) and
+    a named tuple result comes back as its class."""
+
+    def make():
+        w = Parameter(rand(3, seed=1), name="w")
+
+        def step(b):
+            w.cleargrad()
+            loss = F.sum(F.sin(b.x * w)) * b.scale
+            loss.backward()
+            return Parts(loss, w.grad)
+
+        return step
+
+    eager, static = _twins(make)
+    for i in range(5):
+        x = rand(3, seed=10 + i)
+        got, want = static(Batch(x, 2.0)), eager(Batch(x, 2.0))
+        assert type(got) is Parts
+        _same(to_np, got.loss, want.loss)
+        _same(to_np, got.grad, want.grad)
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+    got, want = static(Batch(x, 3.0)), eager(Batch(x, 3.0))  # another number: another kind
+    _same(to_np, got.loss, want.loss)
+    assert static.counts["replayed"] == 2
+
+
+def test_a_named_tuple_result_of_plain_arguments_replays(rand, to_np):
+    @static_graph
+    def step(x):
+        y = F.sum(x * x)
+        y.backward()
+        return Parts(y, x.grad)
+
+    for i in range(5):
+        x = Variable(rand(2, seed=i))
+        out = step(x)
+        assert type(out) is Parts and out.grad is x.grad
+        _same(to_np, out.loss, F.sum(Variable(x.data) ** 2))
+    assert step.counts["replayed"] == 2
 
 
 def _returning(rand, returned):

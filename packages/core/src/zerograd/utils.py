@@ -23,7 +23,15 @@ from .checks import int_like, normalize_axis, pair
 from .shapes import conv_outsize, size_of
 from .variable import Variable
 
-__all__ = ["conv_outsize", "data_of", "int_like", "normalize_axis", "pair", "size_of"]
+__all__ = [
+    "conv_outsize",
+    "data_of",
+    "int_like",
+    "is_named_tuple",
+    "normalize_axis",
+    "pair",
+    "size_of",
+]
 
 
 def data_of(x: Any) -> Any:
@@ -36,3 +44,13 @@ def data_of(x: Any) -> Any:
         ``x.data`` for a Variable, else ``x``.
     """
     return x.data if isinstance(x, Variable) else x
+
+
+def is_named_tuple(x: Any) -> bool:
+    """Whether ``x`` is a named tuple (``collections.namedtuple``, ``typing.NamedTuple``).
+
+    Structures that zerograd opens (the arguments and results of :mod:`zerograd.func`'s
+    transforms and of :func:`zerograd.static_graph`) take one as a tuple and rebuild it as
+    its own class, ``type(x)(*items)``.
+    """
+    return isinstance(x, tuple) and isinstance(getattr(type(x), "_fields", None), tuple)

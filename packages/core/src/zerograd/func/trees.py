@@ -1,5 +1,8 @@
 """Nested arguments and results: tuples, lists and dicts of arrays or Variables.
 
+Named tuples (``collections.namedtuple``, ``typing.NamedTuple``) are tuples here, rebuilt
+as their own class, as JAX's and PyTorch's trees take them.
+
 A transform takes and returns such structures (a model's parameters as a dict of arrays, a
 function's outputs as a tuple); it works on their *leaves* (anything else: an array, a
 Variable, a number, None) and puts results back in the same shape.
@@ -11,6 +14,7 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+from ..utils import is_named_tuple
 from ..variable import Variable
 
 
@@ -18,13 +22,16 @@ class Tree:
     """The shape of a nested structure with its leaves taken out.
 
     ``kind`` is ``"leaf"``, ``"tuple"``, ``"list"`` or ``"dict"``; ``keys`` holds a dict's
-    keys in order, ``children`` the sub-structures.
+    keys in order (a named tuple's field names), ``children`` the sub-structures, ``named``
+    a named tuple's class (None for any other kind).
     """
 
-    __slots__ = ("kind", "keys", "children")
+    __slots__ = ("kind", "keys", "children", "named")
 
-    def __init__(self, kind: str, keys: tuple = (), children: tuple = ()) -> None:
-        self.kind, self.keys, self.children = kind, keys, children
+    def __init__(
+        self, kind: str, keys: tuple = (), children: tuple = (), named: type | None = None
+    ) -> None:
+        self.kind, self.keys, self.children, self.named = kind, keys, children, named
 
     @property
     def size(self) -> int:
@@ -47,6 +54,8 @@ class Tree:
         parts = [c._build(it) for c in self.children]
         if self.kind == "dict":
             return dict(zip(self.keys, parts))
+        if self.named is not None:
+            return self.named(*parts)
         return tuple(parts) if self.kind == "tuple" else parts
 
     def paths(self, root: str = "") -> list[str]:
@@ -54,6 +63,8 @@ class Tree:
         if self.kind == "leaf":
             return [root]
         out = []
+        if self.named is not None:
+            return [p for f, c in zip(self.keys, self.children) for p in c.paths(f"{root}.{f}")]
         labels = self.keys if self.kind == "dict" else range(len(self.children))
         for label, c in zip(labels, self.children):
             out += c.paths(f"{root}[{label!r}]")
@@ -64,7 +75,7 @@ def flatten(x: Any) -> tuple[list, Tree]:
     """Split ``x`` into its leaves (depth first, dicts in their order) and its shape.
 
     Args:
-        x: a leaf, or a tuple, list or dict of further structures.
+        x: a leaf, or a tuple (named tuples too), list or dict of further structures.
 
     Returns:
         ``(leaves, tree)``.
@@ -80,6 +91,9 @@ def _flatten(x: Any, leaves: list) -> Tree:
         )
     if type(x) is dict:
         return Tree("dict", tuple(x), tuple(_flatten(v, leaves) for v in x.values()))
+    if is_named_tuple(x):
+        children = tuple(_flatten(v, leaves) for v in x)
+        return Tree("tuple", tuple(type(x)._fields), children, type(x))
     leaves.append(x)
     return Tree("leaf")
 
@@ -144,10 +158,10 @@ def broadcast_prefix(prefix: Any, tree: Tree, what: str, of: str = "argument") -
 
 
 def _broadcast(prefix: Any, tree: Tree, what: str, path: str, out: list, of: str) -> None:
-    if type(prefix) not in (tuple, list, dict):
+    if type(prefix) not in (tuple, list, dict) and not is_named_tuple(prefix):
         out.extend([prefix] * tree.size)
         return
-    kind = {tuple: "tuple", list: "list", dict: "dict"}[type(prefix)]
+    kind = {list: "list", dict: "dict"}.get(type(prefix), "tuple")
     if tree.kind == "leaf" or (kind == "dict") != (tree.kind == "dict"):
         raise ValueError(
             f"{what}{path} is a {kind} but the {of} there is "

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..backends.registry import registry
 from ..config import Config
+from ..utils import is_named_tuple
 from ..variable import Variable
 
 _by_type = registry.by_type
@@ -55,7 +56,7 @@ def _flatten(x: Any, key: list, leaves: list) -> None:
         key.append((t, type(d), getattr(d, "shape", None), getattr(d, "dtype", None)))
         key.append(x.grad is None)
         leaves.append(x)
-    elif t is tuple or t is list:
+    elif t is tuple or t is list or is_named_tuple(x):  # a named tuple: its class too
         key.append((t, len(x)))
         for v in x:
             _flatten(v, key, leaves)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..backends.registry import registry
 from ..function import Function
+from ..utils import is_named_tuple
 from ..variable import Parameter, Variable
 from .trace import ARG, GRAD, STATE, VAR, Clear, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
 from .values import bits, same
@@ -213,7 +214,7 @@ def _same_returns(u: Any, a: Trace, v: Any, b: Trace) -> bool:
         return x is not None and x == y
     if type(u) is not type(v):
         return False
-    if type(v) in (tuple, list):
+    if type(v) in (tuple, list) or is_named_tuple(v):
         return len(u) == len(v) and all(_same_returns(e, a, f, b) for e, f in zip(u, v))
     if type(v) is dict:
         if list(u) != list(v):

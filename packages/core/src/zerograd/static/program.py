@@ -24,6 +24,7 @@ from typing import Any
 from ..backends.registry import registry
 from ..namespaces import ArrayOps
 from ..recording import structure
+from ..utils import is_named_tuple
 from ..variable import Constant, Variable
 from . import fusion
 from .fusion import Fused
@@ -524,6 +525,8 @@ class Program:
             return f"({inner}{',' if len(v) == 1 else ''})"
         if type(v) is list:
             return "[" + ", ".join(self._result(e, f) for e, f in zip(v, u)) + "]"
+        if is_named_tuple(v):
+            return f"{self.k(type(v))}(" + ", ".join(self._result(e, f) for e, f in zip(v, u)) + ")"
         if type(v) is dict:
             items = [f"{self.k(key)}: {self._result(e, u[key])}" for key, e in v.items()]
             return "{" + ", ".join(items) + "}"
@@ -573,7 +576,7 @@ def _result_slots(v: Any, t: Trace, out: list) -> None:
         n = t.slot_of(v)
         if n is not None:
             out.append(n)
-    elif type(v) in (tuple, list):
+    elif isinstance(v, (tuple, list)):  # named tuples too
         for e in v:
             _result_slots(e, t, out)
     elif type(v) is dict:
