@@ -8,6 +8,7 @@ happened (or, where the step is refused, that none did).
 
 import collections
 import copy
+import dataclasses
 import gc
 import pickle
 import weakref
@@ -773,6 +774,21 @@ def test_a_static_graph_held_as_an_attribute_copies_with_its_owner(rand, to_np, 
     assert copied.step.counts == {"eager": 1, "traced": 2, "replayed": 1}
 
 
+def test_past_max_kinds_the_warning_names_unhashable_arguments_told_apart_by_identity(rand):
+    @dataclasses.dataclass
+    class Batch:  # eq=True: unhashable, so a key holds it by identity
+        x: np.ndarray
+
+    @static_graph(max_kinds=2)
+    def step(b):
+        return F.sum(Variable(b.x) * 2.0)
+
+    with pytest.warns(StaticGraphWarning, match=r"its arguments include .*Batch objects"):
+        for i in range(4):
+            step(Batch(rand(3, seed=i)))
+    assert step.counts == {"eager": 4, "traced": 0, "replayed": 0}
+
+
 def test_calls_past_max_kinds_run_eagerly_and_keep_nothing_alive(rand, to_np):
     class Scale:
         """A hashable argument: the key of its call holds it (it is compared by equality)."""
@@ -789,7 +805,11 @@ def test_calls_past_max_kinds_run_eagerly_and_keep_nothing_alive(rand, to_np):
     scales = [Scale(float(i)) for i in range(6)]
     refs = [weakref.ref(s) for s in scales]
     x = Variable(rand(3, seed=0))
-    with pytest.warns(StaticGraphWarning, match=r"more than 2 kinds of call") as record:
+    # the warning names what made the kinds: objects told apart by identity
+    why = (
+        r"more than 2 kinds of call .* its arguments include .*Scale objects, which are told apart"
+    )
+    with pytest.warns(StaticGraphWarning, match=why) as record:
         for s in scales:
             _same(to_np, step(x, s), F.sum(Variable(x.data) * s.v))
     assert len(record) == 1 and record[0].filename == __file__  # it points at the call

@@ -77,6 +77,24 @@ def _flatten(x: Any, key: list, leaves: list) -> None:
             key.append((t, _Same(x)))  # anything else: by identity
 
 
+def by_identity(key: tuple) -> list[str]:
+    """The type names of the arguments that ``key`` (an :func:`arguments` key) holds by identity.
+
+    Those are the objects that are no array, Variable, number or string, nor a tuple, list,
+    dict or named tuple of them, and that compare by identity (unhashable ones, and those
+    keeping ``object``'s ``==``): a new such object makes a new kind of call.
+    """
+    names = set()
+    for e in key:
+        if type(e) is not tuple:
+            continue
+        if len(e) == 2 and type(e[1]) is _Same:
+            names.add(e[0].__qualname__)
+        elif len(e) == 3 and type(e[2]) is e[0] and e[0].__eq__ is object.__eq__:
+            names.add(e[0].__qualname__)
+    return sorted(names)
+
+
 def _float_bits(x: float | complex) -> tuple[str, ...]:
     if isinstance(x, complex):
         return (float(x.real).hex(), float(x.imag).hex())

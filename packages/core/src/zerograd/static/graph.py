@@ -22,7 +22,7 @@ from typing import Any
 
 from ..checks import integer
 from ..recording import current, recording
-from .calls import arguments
+from .calls import arguments, by_identity
 from .compare import difference, undecided
 from .names import watched
 from .program import MISS, Program, Stale, Unreplayable
@@ -215,11 +215,19 @@ class StaticGraph:
             if len(self._kinds) >= self.max_kinds:  # not filed: its key would hold its values
                 if self._overflow is None:
                     self._overflow = _Kind()
+                    objects = by_identity(key)
+                    why = (
+                        "pass numbers that change from call to call as 0-d arrays"
+                        if not objects
+                        else f"its arguments include {', '.join(objects)} objects, which are "
+                        f"told apart by identity, so a new one makes a new kind of call: pass "
+                        f"their arrays and numbers instead (or a tuple, list, dict or named "
+                        f"tuple of them)"
+                    )
                     self._eager(
                         self._overflow,
                         f"more than {self.max_kinds} kinds of call (argument shapes, dtypes "
-                        f"or values) were seen; pass numbers that change from call to call "
-                        f"as 0-d arrays",
+                        f"or values) were seen; {why}",
                         4,  # the warning's stacklevel: _eager, _new_kind, __call__, caller
                     )
                 return self._overflow
