@@ -1,0 +1,93 @@
+"""Bad inputs and silent wrong results found by an adversarial pass over layers, functions,
+weight files and data loaders: each test pins one of them (values, messages, state after)."""
+
+import re
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+import zerograd_nn.layers as L
+from zerograd import Variable, test_mode
+
+
+# -- deconv2d: an output size below 1 ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("h", "w", "pad", "out"),
+    [(2, 2, 3, (-2, -2)), (2, 2, 2, (0, 0)), (3, 1, (0, 2), (5, -1)), (2, 2, 1, (2, 2))],
+    ids=["negative", "zero", "width-only", "fits"],
+)
+def test_deconv2d_refuses_a_default_output_of_no_pixels(h, w, pad, out):
+    x, W = np.ones((1, 1, h, w)), np.ones((1, 2, 3, 3))  # out = (in - 1) + 3 - 2 * pad
+    if min(out) >= 1:
+        assert F.deconv2d(x, W, pad=pad).shape == (1, 2, *out)
+        return
+    want = f"deconv2d: an input of height/width {(h, w)} with kernel (3, 3), stride (1, 1) and "
+    with pytest.raises(
+        ValueError, match=re.escape(want) + r".*gives an output of " + re.escape(str(out))
+    ):
+        F.deconv2d(x, W, pad=pad)
+
+
+def test_deconv2d_layer_refuses_an_output_of_no_pixels_and_stays_unsized():
+    layer = L.Deconv2d(4, 3, pad=3)
+    with pytest.raises(ValueError, match=r"deconv2d: .*less padding"):
+        layer(np.ones((1, 1, 2, 2), np.float32))
+    assert layer.W.data is None and layer.in_channels is None
+
+
+# -- batch_norm: the running statistics keep their dtype ------------------------------------
+def test_batch_norm_layer_keeps_its_statistics_dtype_after_a_float64_batch():
+    bn = L.BatchNorm()
+    x32 = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    x64 = np.random.default_rng(1).standard_normal((4, 3)) * 2 + 1
+    bn(x32)
+    mean, var = bn.avg_mean.data.copy(), bn.avg_var.data.copy()
+    y = bn(x64)
+    assert y.dtype == np.float64  # the output follows numpy's promotion, as for arrays
+    assert bn.avg_mean.dtype == bn.avg_var.dtype == np.float32  # the statistics do not
+    np.testing.assert_allclose(bn.avg_mean.data, 0.9 * mean + 0.1 * x64.mean(0), rtol=1e-6)
+    unbiased = x64.var(0) * 4 / 3
+    np.testing.assert_allclose(bn.avg_var.data, 0.9 * var + 0.1 * unbiased, rtol=1e-6)
+    with test_mode():
+        assert bn(x32).dtype == np.float32  # the statistics did not widen later outputs
+
+
+def test_batch_norm_statistics_in_variables_keep_their_dtype_as_arrays_do():
+    x = np.random.default_rng(2).standard_normal((5, 2))
+    as_arrays = np.zeros(2, np.float32), np.ones(2, np.float32)
+    as_variables = Variable(np.zeros(2, np.float32)), Variable(np.ones(2, np.float32))
+    g, b = np.ones(2), np.zeros(2)
+    F.batch_norm(x, g, b, *as_arrays)  # numpy arrays are updated in place: cast on store
+    F.batch_norm(x, g, b, *as_variables)
+    for a, v in zip(as_arrays, as_variables):
+        assert v.dtype == a.dtype == np.float32
+        np.testing.assert_array_equal(v.data, a)
+
+
+# -- batch_norm: (N, C, L) and (N, C, D, H, W), as the layer's docstring says ------------------
+@pytest.mark.parametrize("shape", [(4, 3, 5), (2, 3, 2, 2, 3)], ids=["NCL", "NCDHW"])
+def test_batch_norm_takes_any_layout_with_channels_on_axis_1(shape):
+    from zerograd.testing import check_backward
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape) * 2 + 1
+    g, b = rng.standard_normal(3), rng.standard_normal(3)
+    axes = (0, *range(2, len(shape)))
+    s = (1, 3) + (1,) * (len(shape) - 2)
+    bn = L.BatchNorm(initial_gamma=g, initial_beta=b)
+    y = bn(x)
+    ref = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + 2e-5)
+    np.testing.assert_allclose(y.data, ref * g.reshape(s) + b.reshape(s), rtol=1e-10)
+    m = x.size // 3
+    np.testing.assert_allclose(bn.avg_mean.data, 0.1 * x.mean(axes), rtol=1e-10)
+    np.testing.assert_allclose(bn.avg_var.data, 0.9 + 0.1 * x.var(axes) * m / (m - 1), rtol=1e-10)
+    with test_mode():
+        y = bn(x)
+    want = (x - bn.avg_mean.data.reshape(s)) / np.sqrt(bn.avg_var.data.reshape(s) + 2e-5)
+    np.testing.assert_allclose(y.data, want * g.reshape(s) + b.reshape(s), rtol=1e-10)
+
+    def f(x, gamma, beta):
+        return F.batch_norm(x, gamma, beta, np.zeros(3), np.ones(3))
+
+    check_backward(f, x, g, b, order=2)
