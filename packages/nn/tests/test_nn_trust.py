@@ -91,3 +91,48 @@ def test_batch_norm_takes_any_layout_with_channels_on_axis_1(shape):
         return F.batch_norm(x, gamma, beta, np.zeros(3), np.ones(3))
 
     check_backward(f, x, g, b, order=2)
+
+
+# -- DataLoader: batch_size and drop_last set after construction ------------------------------
+def _ten():
+    from zerograd_nn.datasets import TensorDataset
+
+    return TensorDataset(np.arange(20.0).reshape(10, 2), np.arange(10))
+
+
+def test_loader_batch_size_set_between_epochs_is_followed():
+    from zerograd_nn import DataLoader
+
+    loader = DataLoader(_ten(), 3, shuffle=False)
+    loader.batch_size = 4  # DeZero's loader and ours kept the old batch count: empty batches
+    assert len(loader) == 3
+    assert [t.tolist() for _, t in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    loader.drop_last = True
+    assert len(loader) == 2
+    assert [t.tolist() for _, t in loader] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_loader_refuses_a_batch_size_change_mid_epoch_and_a_bad_one_and_keeps_its_own():
+    from zerograd_nn import DataLoader, SeqDataLoader
+
+    loader = DataLoader(_ten(), 3, shuffle=False)
+    with pytest.raises(ValueError, match=r"DataLoader: batch_size must be a positive int"):
+        loader.batch_size = 0
+    with pytest.raises(TypeError, match=r"DataLoader: drop_last must be True or False"):
+        loader.drop_last = 1
+    next(loader)
+    with pytest.raises(ValueError, match=r"in the middle of an epoch \(batch 1 of 4\).*reset\(\)"):
+        loader.batch_size = 5
+    drop = DataLoader(_ten(), 3, shuffle=False)
+    with pytest.raises(ValueError, match=r"drop_last=True with batch_size 11 .* leaves no batch"):
+        drop.drop_last, drop.batch_size = True, 11
+    assert (drop.batch_size, drop.drop_last, len(drop)) == (3, True, 3)
+    assert (loader.batch_size, loader.drop_last, len(loader)) == (3, False, 4)
+    assert [t.tolist() for _, t in loader] == [[3, 4, 5], [6, 7, 8], [9]]  # went on unchanged
+    loader.reset()
+    loader.batch_size = 5
+    assert [t.tolist() for _, t in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    seq = SeqDataLoader(_ten(), 2)
+    with pytest.raises(ValueError, match=r"SeqDataLoader: batch_size 11 is larger"):
+        seq.batch_size = 11
+    assert seq.batch_size == 2 and len(seq) == 5
