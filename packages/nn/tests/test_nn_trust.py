@@ -136,3 +136,18 @@ def test_loader_refuses_a_batch_size_change_mid_epoch_and_a_bad_one_and_keeps_it
     with pytest.raises(ValueError, match=r"SeqDataLoader: batch_size 11 is larger"):
         seq.batch_size = 11
     assert seq.batch_size == 2 and len(seq) == 5
+
+
+# -- RNN: every weight made at construction once in_size is given -----------------------------
+def test_rnn_with_in_size_has_every_weight_before_its_second_step(tmp_path):
+    rnn = L.RNN(4, in_size=3)
+    assert rnn.h2h.W.shape == (4, 4) and rnn.count_params() == 3 * 4 + 4 + 4 * 4
+    x = np.random.default_rng(4).standard_normal((2, 3)).astype(np.float32)
+    h = rnn(x)
+    rnn.save_weights(tmp_path / "rnn.npz")  # after one step: "run one forward pass" before
+    twin = L.RNN(4, in_size=3)
+    twin.load_weights(tmp_path / "rnn.npz")
+    np.testing.assert_array_equal(twin(x).data, h.data)
+    h2 = rnn(x)
+    want = np.tanh(x @ rnn.x2h.W.data + rnn.x2h.b.data + h.data @ rnn.h2h.W.data)
+    np.testing.assert_allclose(h2.data, want, rtol=1e-6)
