@@ -151,3 +151,16 @@ def test_rnn_with_in_size_has_every_weight_before_its_second_step(tmp_path):
     h2 = rnn(x)
     want = np.tanh(x @ rnn.x2h.W.data + rnn.x2h.b.data + h.data @ rnn.h2h.W.data)
     np.testing.assert_allclose(h2.data, want, rtol=1e-6)
+
+
+# -- linear: one example without a batch axis -------------------------------------------------
+def test_linear_names_a_missing_batch_axis_and_the_layer_stays_unsized():
+    want = r"linear: x of shape \(4,\) has no batch axis.*x\.reshape\(1, -1\)"
+    with pytest.raises(ValueError, match=want):
+        F.linear(np.ones(4), np.ones((4, 3)))
+    layer = L.Linear(3)
+    with pytest.raises(ValueError, match=want):
+        layer(np.ones(4, np.float32))
+    assert layer.W.data is None and layer.in_size is None
+    with pytest.raises(ValueError, match=r"W of shape \(4, 3\) do not fit"):  # a real misfit
+        F.linear(np.ones((2, 5)), np.ones((4, 3)))
