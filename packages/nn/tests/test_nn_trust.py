@@ -164,3 +164,19 @@ def test_linear_names_a_missing_batch_axis_and_the_layer_stays_unsized():
     assert layer.W.data is None and layer.in_size is None
     with pytest.raises(ValueError, match=r"W of shape \(4, 3\) do not fit"):  # a real misfit
         F.linear(np.ones((2, 5)), np.ones((4, 3)))
+
+
+# -- DataLoader: a batch where some items have labels and some None ---------------------------
+def test_loader_refuses_a_batch_mixing_labelled_and_unlabelled_items():
+    from zerograd_nn import DataLoader
+
+    data = [(np.ones(2), 1), (np.zeros(2), None), (np.ones(2), 0)]
+    loader = DataLoader(data, 3, shuffle=False)
+    want = r"dataset\[1\] has no label \(t is None\) but dataset\[0\]"
+    with pytest.raises(ValueError, match=want):
+        next(loader)  # it stacked them into an object array, array([1, None, 0])
+    assert loader.iteration == 0
+    x, t = next(DataLoader(data[:1], 1))
+    assert t.tolist() == [1]
+    x, t = next(DataLoader([(np.ones(2), None)], 1))
+    assert t is None

@@ -422,7 +422,14 @@ class DataLoader:
             owner = type(self).__name__
             x = _stack(xp, owner, "x", [ex[0] for ex in batch], indices)
             labels = [ex[1] for ex in batch]
-            t = None if all(v is None for v in labels) else _stack(xp, owner, "t", labels, indices)
+            none = [v is None for v in labels]
+            if any(none) and not all(none):
+                i, j = int(indices[none.index(True)]), int(indices[none.index(False)])
+                raise ValueError(
+                    f"{owner}: dataset[{i}] has no label (t is None) but dataset[{j}] has one; "
+                    f"give every item a label, or none (unlabelled data)."
+                )
+            t = None if none[0] else _stack(xp, owner, "t", labels, indices)
         if self.gpu:
             backend = gpu_backend()
             x = as_array_of(x, backend)
