@@ -180,3 +180,33 @@ def test_loader_refuses_a_batch_mixing_labelled_and_unlabelled_items():
     assert t.tolist() == [1]
     x, t = next(DataLoader([(np.ones(2), None)], 1))
     assert t is None
+
+
+# -- lazily sized layers given their weights by a file or a state dict ------------------------
+def test_layers_sized_by_loaded_weights_report_their_input_size(tmp_path):
+    from zerograd_nn.models import Sequential
+
+    def model():
+        return Sequential(L.Conv2d(4, 3), L.Deconv2d(2, 3), L.RNN(3), L.Linear(2))
+
+    trained = model()
+    y = trained.l1(trained.l0(np.ones((1, 2, 5, 5), np.float32)))
+    trained.l2(np.ones((2, 5), np.float32))
+    trained.l2(np.ones((2, 5), np.float32))  # sizes h2h
+    trained.l3(np.ones((2, 6), np.float32))
+    trained.save_weights(tmp_path / "m.npz")
+    for load in (
+        lambda m: m.load_weights(tmp_path / "m.npz"),
+        lambda m: m.load_state_dict(trained.state_dict()),
+    ):
+        m = model()
+        load(m)
+        assert (m.l0.in_channels, m.l1.in_channels) == (2, 4)
+        assert (m.l2.x2h.in_size, m.l2.h2h.in_size, m.l3.in_size) == (5, 3, 6)
+        assert "Conv2d(in=2, out=4" in repr(m) and "Linear(in=5, out=3)" in repr(m)
+        np.testing.assert_array_equal(m.l1(m.l0(np.ones((1, 2, 5, 5), np.float32))).data, y.data)
+        with pytest.raises(ValueError, match=r"RNN\(hidden_size=3, in_size=5\) got an input of 7"):
+            m.l2(np.ones((2, 7), np.float32))  # the cell's own check, not linear's shape error
+    layer = L.Linear(3, in_size=4)
+    layer.W.data = np.zeros((6, 3), np.float32)  # a user's own weights of another width
+    assert layer.in_size == 6 and layer(np.ones((1, 6), np.float32)).shape == (1, 3)
