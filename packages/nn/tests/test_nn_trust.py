@@ -210,3 +210,34 @@ def test_layers_sized_by_loaded_weights_report_their_input_size(tmp_path):
     layer = L.Linear(3, in_size=4)
     layer.W.data = np.zeros((6, 3), np.float32)  # a user's own weights of another width
     assert layer.in_size == 6 and layer(np.ones((1, 6), np.float32)).shape == (1, 3)
+
+
+# -- Layer: layers held in a dict are not members: said, not silently skipped ----------------
+def test_layers_in_a_dict_attribute_are_named_in_a_warning():
+    from zerograd_nn import Layer
+
+    class Heads(Layer):
+        def __init__(self):
+            super().__init__()
+            self.body = L.Linear(3, in_size=2)
+            self.heads = {"a": L.Linear(1, in_size=3)}  # PyTorch's ModuleDict habit
+            self.heads["b"] = L.Linear(1, in_size=3)
+            self.config = {"lr": 0.1}  # a dict of settings: no warning
+
+    model = Heads()
+    want = r"Heads\.heads is a dict holding layers or Parameters \('a', 'b'\).*list"
+    with pytest.warns(UserWarning, match=want):
+        names = list(model.named_params())
+    assert names == ["body.W", "body.b"]  # still what it was: the warning says so
+
+    class Plain(Layer):
+        def __init__(self):
+            super().__init__()
+            self.body = L.Linear(3, in_size=2)
+            self.config = {"lr": 0.1, "sizes": [1, 2]}
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(list(Plain().params())) == 2

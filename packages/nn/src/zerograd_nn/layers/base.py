@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import os
+import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
@@ -33,6 +34,22 @@ def _holds_members(items: Any) -> bool:
     )
 
 
+def _warn_of_dicts(layer: Layer) -> None:
+    """Warn of dict attributes holding layers or Parameters: they are not members."""
+    for name, value in layer.__dict__.items():
+        if type(value) is dict:
+            keys = [k for k, v in value.items() if isinstance(v, (Parameter, Layer))]
+            if keys:
+                warnings.warn(
+                    f"{type(layer).__name__}.{name} is a dict holding layers or Parameters "
+                    f"{tuple(keys)}; they are not part of the model (params(), optimizers, "
+                    f"state dicts and weight files leave them out). Hold them in a list or "
+                    f"tuple attribute, or as attributes of their own.",
+                    UserWarning,
+                    stacklevel=3,
+                )
+
+
 def _ref(x: Any) -> Any:
     try:
         return weakref.ref(x)
@@ -44,7 +61,8 @@ class Layer:
     """Base class of every layer: holds Parameters and sub-Layers, in definition order.
 
     Layers (and Parameters) kept in a list or tuple attribute count too, named by index
-    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``). Layers pickle and
+    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``); those kept in a dict
+    do not, and walking the layer warns of them (PyTorch's ModuleDict habit). Layers pickle and
     ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
     and a state Variable such as an RNN's ``h`` is copied without its graph).
     """
@@ -254,6 +272,8 @@ class Layer:
             for i, item in enumerate(d.get(name, ())):
                 if isinstance(item, (Parameter, Layer)):
                     yield f"{name}.{i}", item
+        if type(self).named_members is Layer.named_members:  # (an override may list them)
+            _warn_of_dicts(self)
 
     def named_children(self) -> Iterator[tuple[str, Layer]]:
         """This layer's direct sub-layers with their names, in definition order, once each.
