@@ -241,3 +241,18 @@ def test_layers_in_a_dict_attribute_are_named_in_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(list(Plain().params())) == 2
+
+
+# -- batch_norm: one value per channel in train mode ------------------------------------------
+def test_batch_norm_refuses_one_value_per_channel_in_train_mode_and_changes_nothing():
+    bn = L.BatchNorm()
+    bn(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32))
+    before = [p.data.copy() for p in bn.params()]
+    want = r"batch_norm: x of shape \(1, 3\) holds one value per channel.*drop_last=True"
+    with pytest.raises(ValueError, match=want):
+        bn(np.ones((1, 3), np.float32))  # it gave zeros and pulled avg_var 10% toward 0
+    for a, p in zip(before, bn.params()):
+        np.testing.assert_array_equal(a, p.data)
+    assert bn(np.ones((1, 3, 2, 1), np.float32)).shape == (1, 3, 2, 1)  # two values: fine
+    with test_mode():
+        assert bn(np.ones((1, 3), np.float32)).shape == (1, 3)

@@ -166,7 +166,7 @@ def batch_norm(
 
     Raises:
         ValueError: a shape does not match ``x``'s channels, ``decay`` or ``eps`` is out of
-            range, or the batch is empty in train mode.
+            range, or in train mode the batch is empty or holds one value per channel.
         TypeError: a running statistic is not floating point (the update would truncate it).
     """
     x = as_float(x, "batch_norm")
@@ -215,12 +215,19 @@ def batch_norm(
                 f"batch_norm: x of shape {tuple(x.shape)} is an empty batch: it has no statistics "
                 f"to normalize with or to update the running ones from; skip it (or use test mode)."
             )
+        if x.size == c:  # PyTorch refuses it too: a variance of 0 would pull the running one
+            raise ValueError(
+                f"batch_norm: x of shape {tuple(x.shape)} holds one value per channel: its "
+                f"variance is 0, every output would be beta and the running variance would "
+                f"shrink toward 0. Train on batches of 2 or more (a short last batch: "
+                f"DataLoader(..., drop_last=True)), or use test mode."
+            )
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
         v = _mean(xc * xc, axis=axes, keepdims=True)
         xhat = xc * (v + eps) ** -0.5
         m = x.size // c
-        adjust = m / max(m - 1, 1)  # unbiased estimate of the variance
+        adjust = m / (m - 1)  # unbiased estimate of the variance
         _RunningStatistics(mean, var, decay, adjust)(mu, v)
     else:
         xhat = _Standardized(mean, var, eps, shape)(x)
