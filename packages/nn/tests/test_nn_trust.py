@@ -225,22 +225,32 @@ def test_layers_in_a_dict_attribute_are_named_in_a_warning():
             self.config = {"lr": 0.1}  # a dict of settings: no warning
 
     model = Heads()
-    want = r"Heads\.heads is a dict holding layers or Parameters \('a', 'b'\).*list"
+    want = r"Heads\.heads is a dict holding layers or Parameters \(at \('a', 'b'\)\).*list"
     with pytest.warns(UserWarning, match=want):
         names = list(model.named_params())
     assert names == ["body.W", "body.b"]  # still what it was: the warning says so
+
+    class Nested(Layer):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [[L.Linear(2, in_size=2)], L.Linear(2, in_size=2)]
+
+    want = r"Nested\.blocks is a list whose items hold layers .* \(at \(0,\)\)"
+    with pytest.warns(UserWarning, match=want):
+        assert list(Nested().named_params()) == ["blocks.1.W", "blocks.1.b"]
 
     class Plain(Layer):
         def __init__(self):
             super().__init__()
             self.body = L.Linear(3, in_size=2)
             self.config = {"lr": 0.1, "sizes": [1, 2]}
+            self.blocks = [L.Linear(2, in_size=2), (1, 2)]
 
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert len(list(Plain().params())) == 2
+        assert len(list(Plain().params())) == 4
 
 
 # -- batch_norm: one value per channel in train mode ------------------------------------------

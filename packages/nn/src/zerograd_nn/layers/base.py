@@ -34,20 +34,44 @@ def _holds_members(items: Any) -> bool:
     )
 
 
-def _warn_of_dicts(layer: Layer) -> None:
-    """Warn of dict attributes holding layers or Parameters: they are not members."""
+def _holds_hidden(value: Any, depth: int = 0) -> bool:
+    """Whether a container ``value`` holds a layer or Parameter at any depth (up to 3)."""
+    if isinstance(value, (Parameter, Layer)):
+        return True
+    if depth > 2:
+        return False
+    if type(value) is dict:
+        return any(_holds_hidden(v, depth + 1) for v in value.values())
+    if type(value) in (list, tuple):
+        return any(_holds_hidden(v, depth + 1) for v in value)
+    return False
+
+
+def _warn_of_hidden_members(layer: Layer) -> None:
+    """Warn of layers or Parameters held where they are not members.
+
+    That is, in a dict attribute, or in a container nested in a list or tuple attribute
+    (only its direct items count).
+    """
     for name, value in layer.__dict__.items():
         if type(value) is dict:
-            keys = [k for k, v in value.items() if isinstance(v, (Parameter, Layer))]
-            if keys:
-                warnings.warn(
-                    f"{type(layer).__name__}.{name} is a dict holding layers or Parameters "
-                    f"{tuple(keys)}; they are not part of the model (params(), optimizers, "
-                    f"state dicts and weight files leave them out). Hold them in a list or "
-                    f"tuple attribute, or as attributes of their own.",
-                    UserWarning,
-                    stacklevel=3,
-                )
+            where = [k for k, v in value.items() if _holds_hidden(v)]
+            what = "a dict holding layers or Parameters"
+        elif type(value) in (list, tuple):
+            where = [i for i, v in enumerate(value) if type(v) in (list, tuple, dict)]
+            where = [i for i in where if _holds_hidden(value[i])]
+            what = f"a {type(value).__name__} whose items hold layers or Parameters in containers"
+        else:
+            continue
+        if where:
+            warnings.warn(
+                f"{type(layer).__name__}.{name} is {what} (at {tuple(where)}); they are not "
+                f"part of the model (params(), optimizers, state dicts and weight files leave "
+                f"them out). Hold them directly in a list or tuple attribute, or as "
+                f"attributes of their own.",
+                UserWarning,
+                stacklevel=3,
+            )
 
 
 def _ref(x: Any) -> Any:
@@ -61,8 +85,9 @@ class Layer:
     """Base class of every layer: holds Parameters and sub-Layers, in definition order.
 
     Layers (and Parameters) kept in a list or tuple attribute count too, named by index
-    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``); those kept in a dict
-    do not, and walking the layer warns of them (PyTorch's ModuleDict habit). Layers pickle and
+    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``); those kept in a dict,
+    or in a list inside such a list, do not, and walking the layer warns of them. Layers
+    pickle and
     ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
     and a state Variable such as an RNN's ``h`` is copied without its graph).
     """
@@ -273,7 +298,7 @@ class Layer:
                 if isinstance(item, (Parameter, Layer)):
                     yield f"{name}.{i}", item
         if type(self).named_members is Layer.named_members:  # (an override may list them)
-            _warn_of_dicts(self)
+            _warn_of_hidden_members(self)
 
     def named_children(self) -> Iterator[tuple[str, Layer]]:
         """This layer's direct sub-layers with their names, in definition order, once each.
