@@ -266,3 +266,28 @@ def test_batch_norm_refuses_one_value_per_channel_in_train_mode_and_changes_noth
     assert bn(np.ones((1, 3, 2, 1), np.float32)).shape == (1, 3, 2, 1)  # two values: fine
     with test_mode():
         assert bn(np.ones((1, 3), np.float32)).shape == (1, 3)
+
+
+# -- Sequential / MLP: a layer replaced by its attribute -------------------------------------
+def test_replacing_a_layer_of_sequential_or_mlp_replaces_it_in_the_forward_pass(tmp_path):
+    from zerograd_nn.models import MLP, Sequential
+    from zerograd_nn.optimizers import SGD
+
+    x = np.ones((2, 4), np.float32)
+    for model in (MLP((3, 1)), Sequential(L.Linear(3), F.relu, L.Linear(1))):
+        model(x)
+        last = "l1" if isinstance(model, MLP) else "l2"
+        head = L.Linear(5, in_size=3)
+        setattr(model, last, head)  # fine-tuning: a new head (it kept using the old one)
+        assert model(x).shape == (2, 5)
+        assert list(model.named_params()) == ["l0.W", "l0.b", f"{last}.W", f"{last}.b"]
+        opt = SGD(0.1).setup(model)
+        w = head.W.data.copy()
+        model.cleargrads()
+        (model(x) ** 2).sum().backward()
+        opt.update()
+        assert not np.array_equal(w, head.W.data)
+        model.save_weights(tmp_path / "m.npz")
+    seq = Sequential(L.Linear(3, in_size=4), F.relu)
+    seq.l1 = F.tanh  # a function in place of a function
+    np.testing.assert_allclose(seq(x).data, np.tanh(seq.l0(x).data))
