@@ -274,7 +274,7 @@ def test_replacing_a_layer_of_sequential_or_mlp_replaces_it_in_the_forward_pass(
     from zerograd_nn.optimizers import SGD
 
     x = np.ones((2, 4), np.float32)
-    for model in (MLP((3, 1)), Sequential(L.Linear(3), F.relu, L.Linear(1))):
+    for model in (MLP((3, 1)), Sequential(L.Linear(3), F.sigmoid, L.Linear(1))):
         model(x)
         last = "l1" if isinstance(model, MLP) else "l2"
         head = L.Linear(5, in_size=3)
