@@ -291,3 +291,23 @@ def test_replacing_a_layer_of_sequential_or_mlp_replaces_it_in_the_forward_pass(
     seq = Sequential(L.Linear(3, in_size=4), F.relu)
     seq.l1 = F.tanh  # a function in place of a function
     np.testing.assert_allclose(seq(x).data, np.tanh(seq.l0(x).data))
+
+
+# -- Layer: a sub-layer holding a reference to a layer above it -------------------------------
+def test_a_layer_tree_with_a_reference_back_up_is_walked_once(tmp_path):
+    from zerograd_nn.models import MLP
+
+    model, plain = MLP((3, 2)), MLP((3, 2))
+    for m in (model, plain):
+        m(np.ones((1, 4), np.float32))
+    model.me = model  # a parent reference: RecursionError in named_params, repr, weights
+    model.l1.owner = model
+    names = list(plain.named_params())
+    assert list(model.named_params()) == names and len(list(model.params())) == 4
+    assert repr(model) == repr(plain) and model.count_params() == plain.count_params()
+    assert list(model.state_dict()) == names
+    model.save_weights(tmp_path / "m.npz")
+    plain.load_weights(tmp_path / "m.npz")
+    model.eval()
+    assert not model.training and not model.l1.training
+    assert model.summary(np.ones((1, 4), np.float32), verbose=False).total_params == 23

@@ -305,8 +305,9 @@ class Layer:
 
         Yields:
             ``(name, sub-layer)`` pairs; a layer held under two names comes under the first.
+            The layer itself, if it holds itself, does not come.
         """
-        seen: set[int] = set()
+        seen: set[int] = {id(self)}
         for name, member in self.named_members():
             if isinstance(member, Layer) and id(member) not in seen:
                 seen.add(id(member))
@@ -683,17 +684,28 @@ def _unchanged(entry: tuple) -> bool:
     return id(items) == list_id and tuple(map(id, items)) == ids
 
 
-def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:
-    """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``."""
+def _walk(
+    layer: Layer, prefix: str, label: str, depth: int, above: set[int] | None = None
+) -> Iterator[tuple]:
+    """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``.
+
+    ``above`` holds the ids of the layers on the path down to ``layer``: a member that is
+    one of them (a reference back up, such as ``self.parent = model``) is not walked again.
+    """
     yield prefix, label, depth, layer
-    seen: set[int] = set()
-    for name, member in layer.named_members():
-        full = f"{prefix}.{name}" if prefix else name
-        if not isinstance(member, Layer):
-            yield full, name, depth + 1, member
-        elif id(member) not in seen:
-            seen.add(id(member))
-            yield from _walk(member, full, name, depth + 1)
+    above = set() if above is None else above
+    above.add(id(layer))
+    try:
+        seen: set[int] = set()
+        for name, member in layer.named_members():
+            full = f"{prefix}.{name}" if prefix else name
+            if not isinstance(member, Layer):
+                yield full, name, depth + 1, member
+            elif id(member) not in seen and id(member) not in above:
+                seen.add(id(member))
+                yield from _walk(member, full, name, depth + 1, above)
+    finally:
+        above.discard(id(layer))
 
 
 __all__ = ["Layer"]
