@@ -311,3 +311,19 @@ def test_a_layer_tree_with_a_reference_back_up_is_walked_once(tmp_path):
     model.eval()
     assert not model.training and not model.l1.training
     assert model.summary(np.ones((1, 4), np.float32), verbose=False).total_params == 23
+
+
+# -- BatchNorm: PyTorch's constructor habits ---------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "kwargs", "text"),
+    [
+        ((3,), {}, r"^BatchNorm: takes no size, got \(3,\).*nn\.BatchNorm2d\(3\) is BatchNorm\(\)"),
+        ((), {"num_features": 3}, r"^BatchNorm: num_features= is PyTorch's .*BatchNorm\(\)"),
+        ((), {"momentum": 0.1}, r"^BatchNorm: momentum= .*decay=0\.9"),
+        ((), {"eps": 1e-5}, r"^BatchNorm: eps= .*F\.batch_norm"),
+        ((), {"affine": False}, r"^BatchNorm: affine= .*FreezeParam"),
+    ],
+)
+def test_batch_norm_names_zerograds_spelling_of_pytorchs_arguments(args, kwargs, text):
+    with pytest.raises(TypeError, match=text):  # it was Python's "takes 1 positional argument"
+        L.BatchNorm(*args, **kwargs)
