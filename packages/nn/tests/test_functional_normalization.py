@@ -81,8 +81,8 @@ def test_batch_norm_shape_errors(rand, arr):
     ones = arr(np.ones(3))
     with pytest.raises(ValueError, match=r"batch_norm: gamma has shape \(4,\) but x"):
         F.batch_norm(rand(2, 3), arr(np.ones(4)), ones, ones, ones)
-    with pytest.raises(ValueError, match=r"expected x of shape \(N, C\) or \(N, C, H, W\)"):
-        F.batch_norm(rand(2, 3, 4), ones, ones, ones, ones)
+    with pytest.raises(ValueError, match=r"expected x of shape \(N, C\) or \(N, C, \.\.\.\)"):
+        F.batch_norm(rand(3), ones, ones, ones, ones)
 
 
 def test_dropout_train_mode(arr, to_np):

@@ -128,7 +128,7 @@ def test_rnn_values_against_numpy(rand, to_np, backend):
     rnn.x2h.b.data = rnn.x2h.b.data + 0.3  # a non-zero bias, to see that it is added
     bx = bx + 0.3
     y1, y2 = rnn(x1), rnn(x2)
-    Wh = to_np(rnn.h2h.W)  # sized at the second step, as in DeZero
+    Wh = to_np(rnn.h2h.W)  # drawn with x2h: in_size was given
     assert Wh.shape == (4, 4)
     h1 = np.tanh(to_np(x1) @ Wx + bx)
     h2 = np.tanh(to_np(x2) @ Wx + bx + h1 @ Wh)
@@ -257,7 +257,7 @@ def test_failed_first_call_leaves_conv_unsized(cls, rand):
 
 def test_failed_first_call_leaves_batchnorm_unsized(rand):
     bn = L.BatchNorm()
-    _fails(bn, rand(2, 3, 4, dtype="float32"), r"batch_norm: expected x of shape")
+    _fails(bn, np.zeros((0, 3), np.float32), r"batch_norm: x of shape \(0, 3\) is an empty batch")
     assert all(p.data is None for p in bn.params())
     y = bn(rand(4, 5, dtype="float32"))
     assert y.shape == (4, 5) and all(p.shape == (5,) for p in bn.params())

@@ -63,6 +63,11 @@ def _check_dataset(owner: str, dataset: Any) -> int:
     return n
 
 
+def _check_flag(owner: str, name: str, flag: Any) -> None:
+    if type(flag).__name__ not in ("bool", "bool_"):
+        raise TypeError(f"{owner}: {name} must be True or False, got {flag!r}")
+
+
 def _not_a_pair(owner: str, i: int, ex: Any) -> None:
     kind = type(ex).__name__
     got = f"{kind} of length {len(ex)}" if isinstance(ex, (tuple, list)) else kind
@@ -179,29 +184,69 @@ class DataLoader:
         seed: int | None = None,
     ) -> None:
         owner = type(self).__name__
-        batch_size = positive_int(owner, "batch_size", batch_size)
-        for name, flag in (("shuffle", shuffle), ("gpu", gpu), ("drop_last", drop_last)):
-            if type(flag).__name__ not in ("bool", "bool_"):
-                raise TypeError(f"{owner}: {name} must be True or False, got {flag!r}")
+        for name, flag in (("shuffle", shuffle), ("gpu", gpu)):
+            _check_flag(owner, name, flag)
         self.data_size = _check_dataset(owner, dataset)
         self._rng = _generator(seed)
         self.dataset = dataset
-        self.batch_size = batch_size
         self.shuffle = shuffle
-        self.drop_last = drop_last
-        self.max_iter = self._batches(batch_size)
-        if self.max_iter == 0:
-            raise ValueError(
-                f"{owner}: drop_last=True with batch_size {batch_size} larger than the dataset "
-                f"({self.data_size} items) leaves no batch at all; use a smaller batch_size."
-            )
+        self.iteration = 0
+        self._batching(batch_size, drop_last)
         self.gpu = False
         if gpu:
             self.to_gpu()
         self.epoch = 0
-        self.iteration = 0
         self._in_for = False  # a ``for`` loop is consuming the current epoch
         self._new_order()
+
+    @property
+    def batch_size(self) -> int:
+        """Examples per batch; settable between epochs (``len(loader)`` follows it).
+
+        Raises:
+            ValueError: set to a non-positive value, or in the middle of an epoch (its
+                position counts batches of the old size: call :meth:`reset` first).
+        """
+        return self._batch_size
+
+    @batch_size.setter
+    def batch_size(self, value: int) -> None:
+        self._batching(value, self._drop_last)
+
+    @property
+    def drop_last(self) -> bool:
+        """Whether the last, smaller batch is left out; settable as ``batch_size`` is."""
+        return self._drop_last
+
+    @drop_last.setter
+    def drop_last(self, value: bool) -> None:
+        self._batching(self._batch_size, value)
+
+    def _batching(self, batch_size: Any, drop_last: Any) -> None:
+        """Check and set the batch size and ``drop_last`` together with ``max_iter``.
+
+        All three change at once or not at all; the loader must be at an epoch's start.
+        """
+        owner = type(self).__name__
+        batch_size = positive_int(owner, "batch_size", batch_size)
+        _check_flag(owner, "drop_last", drop_last)
+        if self.iteration and (batch_size, drop_last) != (self._batch_size, self._drop_last):
+            raise ValueError(
+                f"{owner}: batch_size and drop_last cannot change in the middle of an epoch "
+                f"(batch {self.iteration} of {self.max_iter}): the position counts batches of "
+                f"the old size. Finish the epoch, or call reset() first."
+            )
+        n = (math.floor if drop_last else math.ceil)(self.data_size / batch_size)
+        if n == 0:
+            raise ValueError(
+                f"{owner}: drop_last=True with batch_size {batch_size} larger than the dataset "
+                f"({self.data_size} items) leaves no batch at all; use a smaller batch_size."
+            )
+        self._check_batch_size(batch_size)
+        self._batch_size, self._drop_last, self.max_iter = batch_size, bool(drop_last), n
+
+    def _check_batch_size(self, batch_size: int) -> None:
+        """Refuse a batch size this kind of loader cannot serve (a subclass's own rule)."""
 
     def _new_order(self) -> None:
         backend = get_backend()
@@ -256,7 +301,7 @@ class DataLoader:
 
     def _batches(self, batch_size: int) -> int:
         """Batches per epoch at ``batch_size`` (a short last batch counts unless drop_last)."""
-        return (math.floor if self.drop_last else math.ceil)(self.data_size / batch_size)
+        return (math.floor if self._drop_last else math.ceil)(self.data_size / batch_size)
 
     def state_dict(self) -> dict[str, Any]:
         """Where the loader is, as ints and numpy arrays.
@@ -377,7 +422,14 @@ class DataLoader:
             owner = type(self).__name__
             x = _stack(xp, owner, "x", [ex[0] for ex in batch], indices)
             labels = [ex[1] for ex in batch]
-            t = None if all(v is None for v in labels) else _stack(xp, owner, "t", labels, indices)
+            none = [v is None for v in labels]
+            if any(none) and not all(none):
+                i, j = int(indices[none.index(True)]), int(indices[none.index(False)])
+                raise ValueError(
+                    f"{owner}: dataset[{i}] has no label (t is None) but dataset[{j}] has one; "
+                    f"give every item a label, or none (unlabelled data)."
+                )
+            t = None if none[0] else _stack(xp, owner, "t", labels, indices)
         if self.gpu:
             backend = gpu_backend()
             x = as_array_of(x, backend)
@@ -417,9 +469,11 @@ class SeqDataLoader(DataLoader):
 
     def __init__(self, dataset: Any, batch_size: int, gpu: bool = False) -> None:
         super().__init__(dataset=dataset, batch_size=batch_size, shuffle=False, gpu=gpu)
-        if self.batch_size > self.data_size:
+
+    def _check_batch_size(self, batch_size: int) -> None:
+        if batch_size > self.data_size:
             raise ValueError(
-                f"SeqDataLoader: batch_size {self.batch_size} is larger than the dataset "
+                f"SeqDataLoader: batch_size {batch_size} is larger than the dataset "
                 f"({self.data_size} items); each row of a batch needs its own stretch of the "
                 f"sequence, so use batch_size <= {self.data_size}."
             )

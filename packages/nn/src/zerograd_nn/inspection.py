@@ -59,25 +59,27 @@ def count_params(layer: Any) -> int:
     return sum(_size(p) for p in layer.params())
 
 
-def layer_repr(layer: Any) -> str:
+def layer_repr(layer: Any, above: frozenset[int] = frozenset()) -> str:
     """Describe ``layer`` and its sub-layers as an indented tree.
 
     Args:
         layer: a ``Layer``.
+        above: the ids of the layers above it, which a reference back up does not repeat.
 
     Returns:
         ``Type(extra)`` for a leaf; else ``Type(``, the extra and one ``(name): child``
             per line, and ``)``.
     """
     extra = layer.extra_repr()
-    children = list(layer.named_children())
+    above = above | {id(layer)}
+    children = [(n, c) for n, c in layer.named_children() if id(c) not in above]
     if not children:
         return f"{type(layer).__name__}({extra})"
     lines = [f"{type(layer).__name__}("]
     if extra:
         lines.append(f"  {extra}")
     for name, child in children:
-        text = layer_repr(child).replace("\n", "\n  ")
+        text = layer_repr(child, above).replace("\n", "\n  ")
         lines.append(f"  ({name}): {text}")
     lines.append(")")
     return "\n".join(lines)

@@ -70,8 +70,27 @@ def _load_pretrained(model: Layer, pretrained: Any, name: str, url: str) -> None
     model.load_weights(pretrained)
 
 
-class Sequential(Model):
+class _Chain(Model):
+    """A Model applying ``self.layers`` in order, each also its attribute ``l0``, ``l1``, ...
+
+    Assigning ``l<i>`` replaces the i-th entry of ``layers`` too (PyTorch's habit of
+    replacing a layer, such as a new classifier head), so that the forward pass, the
+    parameters and the weight files keep one set of layers.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        layers = self.__dict__.get("layers")
+        if type(layers) is list and name[:1] == "l" and name[1:].isdigit():
+            i = int(name[1:])
+            if name == f"l{i}" and i < len(layers) and layers[i] is not value:
+                layers[i] = value
+
+
+class Sequential(_Chain):
     """Layers (or callables) applied one after another; layers are named ``l0``, ``l1``, ...
+
+    ``model.l1 = other`` replaces the second one, in the forward pass too.
 
     Args:
         *layers: Layers or callables such as ``F.relu``, in the order they are applied.
@@ -107,10 +126,11 @@ class Sequential(Model):
         return x
 
 
-class MLP(Model):
+class MLP(_Chain):
     """Fully connected network: Linear layers with ``activation`` between them.
 
     The layers are named ``l0``, ``l1``, ...; their input sizes are found on the first call.
+    Assigning one (``model.l1 = Linear(5)``, a new head) replaces it in the forward pass.
 
     Args:
         fc_output_sizes: the output width of each Linear layer, e.g. ``(100, 10)``.

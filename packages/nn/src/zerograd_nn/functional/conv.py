@@ -233,6 +233,12 @@ class Deconv2d(Function):
         n, _, h, w = x.shape
         if self.outsize is None:
             out_h, out_w = get_deconv_outsize(h, kh, sh, ph), get_deconv_outsize(w, kw, sw, pw)
+            if min(out_h, out_w) < 1:  # the padding crops more than the whole output
+                raise ValueError(
+                    f"deconv2d: an input of height/width {(h, w)} with kernel {(kh, kw)}, stride "
+                    f"{self.stride} and pad {self.pad} gives an output of {(out_h, out_w)}: no "
+                    f"pixels (stride * (H - 1) + KH - 2 * pad); use less padding."
+                )
         else:
             out_h, out_w = self.outsize
         if (get_conv_outsize(out_h, kh, sh, ph), get_conv_outsize(out_w, kw, sw, pw)) != (h, w):

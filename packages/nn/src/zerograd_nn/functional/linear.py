@@ -21,6 +21,12 @@ class Linear(Function):
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
+            if x.ndim < 2 and W.ndim == 2:  # PyTorch's Linear takes one example as (I,)
+                raise ValueError(
+                    f"linear: x of shape {tuple(x.shape)} has no batch axis; expected x "
+                    f"(N, ..., I) for W of shape {tuple(W.shape)}: pass one example as "
+                    f"x.reshape(1, -1)."
+                )
             raise ValueError(
                 f"linear: x of shape {tuple(x.shape)} and W of shape {tuple(W.shape)} do not fit; "
                 f"expected x (N, ..., I) and W (I, O) with the same I."

@@ -17,8 +17,15 @@ from .arrays import array_arg, as_float
 
 
 def _store(target: Any, value: Any) -> None:
-    """Write new running statistics: replace a Variable's data, or fill an array in place."""
+    """Write new running statistics: replace a Variable's data, or fill an array in place.
+
+    Either way they keep their dtype, as an in-place fill does: a float64 batch must not
+    widen a float32 layer's statistics (and every test-mode output after it).
+    """
     if isinstance(target, Variable):
+        old = target.data
+        if value.dtype != old.dtype:
+            value = backend_of(old).astype(value, old.dtype)
         target.data = value
         return
     backend = backend_of(target)
@@ -79,7 +86,7 @@ class _Standardized(Function):
         mean: the running mean (an array or a Variable).
         var: the running variance.
         eps: added to the variance.
-        shape: the statistics' shape against ``x`` ((1, C) or (1, C, 1, 1)).
+        shape: the statistics' shape against ``x`` ((1, C), (1, C, 1, 1), ...).
     """
 
     vjp_reads_inputs = False  # gy * scale: the scale is saved in forward
@@ -136,7 +143,7 @@ def batch_norm(
     decay: float = 0.9,
     eps: float = 2e-5,
 ) -> Variable:
-    """Batch normalization of x (N, C) or (N, C, H, W) per channel C.
+    """Batch normalization of x (N, C), (N, C, L), (N, C, H, W), ... per channel C (axis 1).
 
     In train mode (``Config.train``) the batch statistics normalize ``x`` and the running
     statistics ``mean`` / ``var`` (arrays, updated in place, or Variables, whose data is
@@ -145,7 +152,8 @@ def batch_norm(
     Both modes are differentiable to any order in ``x``, ``gamma`` and ``beta``.
 
     Args:
-        x: the input, shape (N, C) or (N, C, H, W).
+        x: the input, shape (N, C) or (N, C, ...): statistics are taken over every axis but
+            the channels' (PyTorch's BatchNorm1d for (N, C, L), BatchNorm2d, BatchNorm3d).
         gamma: the scale per channel, shape (C,).
         beta: the shift per channel, shape (C,).
         mean: the running mean, shape (C,).
@@ -158,13 +166,14 @@ def batch_norm(
 
     Raises:
         ValueError: a shape does not match ``x``'s channels, ``decay`` or ``eps`` is out of
-            range, or the batch is empty in train mode.
+            range, or in train mode the batch is empty or holds one value per channel.
         TypeError: a running statistic is not floating point (the update would truncate it).
     """
     x = as_float(x, "batch_norm")
-    if x.ndim not in (2, 4):
+    if x.ndim < 2:
         raise ValueError(
-            f"batch_norm: expected x of shape (N, C) or (N, C, H, W), got {tuple(x.shape)}"
+            f"batch_norm: expected x of shape (N, C) or (N, C, ...) with the channels on axis "
+            f"1, got {tuple(x.shape)}"
         )
     c = x.shape[1]
     if not isinstance(gamma, Variable):
@@ -198,20 +207,27 @@ def batch_norm(
             f"batch_norm: decay must be in [0, 1] and eps > 0, got decay={decay} and eps={eps} "
             f"(a negative eps can make the variance negative: nan outputs)."
         )
-    axes = (0,) if x.ndim == 2 else (0, 2, 3)
-    shape = (1, c) if x.ndim == 2 else (1, c, 1, 1)
+    axes = (0, *range(2, x.ndim))  # every axis but the channels'
+    shape = (1, c) + (1,) * (x.ndim - 2)
     if Config.train:
         if x.size == 0:
             raise ValueError(
                 f"batch_norm: x of shape {tuple(x.shape)} is an empty batch: it has no statistics "
                 f"to normalize with or to update the running ones from; skip it (or use test mode)."
             )
+        if x.size == c:  # PyTorch refuses it too: a variance of 0 would pull the running one
+            raise ValueError(
+                f"batch_norm: x of shape {tuple(x.shape)} holds one value per channel: its "
+                f"variance is 0, every output would be beta and the running variance would "
+                f"shrink toward 0. Train on batches of 2 or more (a short last batch: "
+                f"DataLoader(..., drop_last=True)), or use test mode."
+            )
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
         v = _mean(xc * xc, axis=axes, keepdims=True)
         xhat = xc * (v + eps) ** -0.5
         m = x.size // c
-        adjust = m / max(m - 1, 1)  # unbiased estimate of the variance
+        adjust = m / (m - 1)  # unbiased estimate of the variance
         _RunningStatistics(mean, var, decay, adjust)(mu, v)
     else:
         xhat = _Standardized(mean, var, eps, shape)(x)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import os
+import warnings
 import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, TextIO
@@ -33,6 +34,46 @@ def _holds_members(items: Any) -> bool:
     )
 
 
+def _holds_hidden(value: Any, depth: int = 0) -> bool:
+    """Whether a container ``value`` holds a layer or Parameter at any depth (up to 3)."""
+    if isinstance(value, (Parameter, Layer)):
+        return True
+    if depth > 2:
+        return False
+    if type(value) is dict:
+        return any(_holds_hidden(v, depth + 1) for v in value.values())
+    if type(value) in (list, tuple):
+        return any(_holds_hidden(v, depth + 1) for v in value)
+    return False
+
+
+def _warn_of_hidden_members(layer: Layer) -> None:
+    """Warn of layers or Parameters held where they are not members.
+
+    That is, in a dict attribute, or in a container nested in a list or tuple attribute
+    (only its direct items count).
+    """
+    for name, value in layer.__dict__.items():
+        if type(value) is dict:
+            where = [k for k, v in value.items() if _holds_hidden(v)]
+            what = "a dict holding layers or Parameters"
+        elif type(value) in (list, tuple):
+            where = [i for i, v in enumerate(value) if type(v) in (list, tuple, dict)]
+            where = [i for i in where if _holds_hidden(value[i])]
+            what = f"a {type(value).__name__} whose items hold layers or Parameters in containers"
+        else:
+            continue
+        if where:
+            warnings.warn(
+                f"{type(layer).__name__}.{name} is {what} (at {tuple(where)}); they are not "
+                f"part of the model (params(), optimizers, state dicts and weight files leave "
+                f"them out). Hold them directly in a list or tuple attribute, or as "
+                f"attributes of their own.",
+                UserWarning,
+                stacklevel=3,
+            )
+
+
 def _ref(x: Any) -> Any:
     try:
         return weakref.ref(x)
@@ -44,7 +85,9 @@ class Layer:
     """Base class of every layer: holds Parameters and sub-Layers, in definition order.
 
     Layers (and Parameters) kept in a list or tuple attribute count too, named by index
-    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``). Layers pickle and
+    (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``); those kept in a dict,
+    or in a list inside such a list, do not, and walking the layer warns of them. Layers
+    pickle and
     ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
     and a state Variable such as an RNN's ``h`` is copied without its graph).
     """
@@ -254,14 +297,17 @@ class Layer:
             for i, item in enumerate(d.get(name, ())):
                 if isinstance(item, (Parameter, Layer)):
                     yield f"{name}.{i}", item
+        if type(self).named_members is Layer.named_members:  # (an override may list them)
+            _warn_of_hidden_members(self)
 
     def named_children(self) -> Iterator[tuple[str, Layer]]:
         """This layer's direct sub-layers with their names, in definition order, once each.
 
         Yields:
             ``(name, sub-layer)`` pairs; a layer held under two names comes under the first.
+            The layer itself, if it holds itself, does not come.
         """
-        seen: set[int] = set()
+        seen: set[int] = {id(self)}
         for name, member in self.named_members():
             if isinstance(member, Layer) and id(member) not in seen:
                 seen.add(id(member))
@@ -638,17 +684,28 @@ def _unchanged(entry: tuple) -> bool:
     return id(items) == list_id and tuple(map(id, items)) == ids
 
 
-def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:
-    """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``."""
+def _walk(
+    layer: Layer, prefix: str, label: str, depth: int, above: set[int] | None = None
+) -> Iterator[tuple]:
+    """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``.
+
+    ``above`` holds the ids of the layers on the path down to ``layer``: a member that is
+    one of them (a reference back up, such as ``self.parent = model``) is not walked again.
+    """
     yield prefix, label, depth, layer
-    seen: set[int] = set()
-    for name, member in layer.named_members():
-        full = f"{prefix}.{name}" if prefix else name
-        if not isinstance(member, Layer):
-            yield full, name, depth + 1, member
-        elif id(member) not in seen:
-            seen.add(id(member))
-            yield from _walk(member, full, name, depth + 1)
+    above = set() if above is None else above
+    above.add(id(layer))
+    try:
+        seen: set[int] = set()
+        for name, member in layer.named_members():
+            full = f"{prefix}.{name}" if prefix else name
+            if not isinstance(member, Layer):
+                yield full, name, depth + 1, member
+            elif id(member) not in seen and id(member) not in above:
+                seen.add(id(member))
+                yield from _walk(member, full, name, depth + 1, above)
+    finally:
+        above.discard(id(layer))
 
 
 __all__ = ["Layer"]

@@ -14,6 +14,7 @@ from .argument_order import check_conv_first_input
 from .base import Layer
 from .pytorch_names import CONV_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
+    InputSize,
     backend_like,
     bias_param,
     check_settings,
@@ -142,6 +143,8 @@ class Conv2d(_ConvBase):
         (1, 8, 5, 5)
     """
 
+    in_channels = InputSize(1)
+
     def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
         return (oc, c, kh, kw)
 
@@ -162,6 +165,8 @@ class Deconv2d(_ConvBase):
         >>> Deconv2d(2, 2, stride=2)(np.ones((1, 3, 4, 4), dtype=np.float32)).shape
         (1, 2, 8, 8)
     """
+
+    in_channels = InputSize(0)
 
     def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
         return (c, oc, kh, kw)

@@ -12,6 +12,7 @@ from .. import initializers as _init
 from .base import Layer
 from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 from .setup import (
+    InputSize,
     backend_like,
     bias_param,
     check_settings,
@@ -53,6 +54,8 @@ class Linear(Layer):
         >>> Linear(3, in_size=4, initialW=I.HeNormal(), initial_bias=0.1).b.data
         array([0.1, 0.1, 0.1], dtype=float32)
     """
+
+    in_size = InputSize(0)  # W is (in_size, out_size)
 
     @refuses_pytorch_keywords(LINEAR_KEYWORDS)
     def __init__(

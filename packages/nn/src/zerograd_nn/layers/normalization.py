@@ -12,6 +12,7 @@ from zerograd.utils import data_of
 from .. import functional as F
 from .. import initializers as _init
 from .base import Layer
+from .pytorch_names import BATCHNORM_KEYWORDS, refuses_pytorch_keywords
 from .setup import layer_input, place, undone_on_error
 
 
@@ -22,12 +23,26 @@ class BatchNorm(Layer):
     never get gradients (optimizers skip them). Chainer's ``initial_gamma`` (default 1) and
     ``initial_beta`` (default 0) take an initializer, a number or an array of the channel count.
 
+    It takes no size: PyTorch's ``nn.BatchNorm2d(3)`` is ``BatchNorm()``. A size and
+    PyTorch's keywords (``num_features=``, ``momentum=``, ``eps=``, ...) are refused, naming
+    zerograd's spelling.
+
     Args:
         initial_gamma: how to fill the scale ``gamma``.
         initial_beta: how to fill the shift ``beta``.
+
+    Raises:
+        TypeError: a positional argument, or one of PyTorch's keywords.
     """
 
-    def __init__(self, *, initial_gamma: Any = None, initial_beta: Any = None) -> None:
+    @refuses_pytorch_keywords(BATCHNORM_KEYWORDS)
+    def __init__(self, *sizes: Any, initial_gamma: Any = None, initial_beta: Any = None) -> None:
+        if sizes:
+            raise TypeError(
+                f"BatchNorm: takes no size, got {sizes}: the channel count is read from the "
+                f"first batch (axis 1). PyTorch's nn.BatchNorm2d({', '.join(map(repr, sizes))}) "
+                f"is BatchNorm() here."
+            )
         super().__init__()
         self._initializers = {
             "gamma": _init.check(initial_gamma, "BatchNorm", "initial_gamma"),

@@ -94,3 +94,15 @@ EMBED_KEYWORDS = {
     "embedding_dim": "the vector size is out_size, the second argument (the same order)",
     "padding_idx": "there is no padding id: every row of W learns",
 }
+BATCHNORM_KEYWORDS = {
+    "num_features": "the channel count is read from the first batch: write BatchNorm()",
+    "momentum": "the running statistics keep decay=0.9 of themselves per batch (PyTorch's "
+    "momentum=0.1); for another, call F.batch_norm(x, ..., decay=1 - momentum)",
+    "eps": "the layer adds eps=2e-5 to the variance; for another, call F.batch_norm(x, gamma, "
+    "beta, mean, var, eps=...)",
+    "affine": "gamma and beta are always there; keep them fixed with the optimizer hook "
+    "FreezeParam",
+    "track_running_stats": "the running statistics (avg_mean, avg_var) are always kept",
+    "device": "move a layer with layer.to('cuda') or layer.to_gpu()",
+    "dtype": "the statistics take the first batch's dtype",
+}

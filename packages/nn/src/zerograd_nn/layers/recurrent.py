@@ -78,7 +78,9 @@ class RNN(_RecurrentCell):
     """Elman RNN cell ``h = tanh(x2h(x) + h2h(h))``; the state persists until ``reset_state``.
 
     ``initialW`` (an initializer or a number) fills both ``x2h.W`` and ``h2h.W``;
-    ``initial_bias`` fills ``x2h.b``.
+    ``initial_bias`` fills ``x2h.b``. With ``in_size`` given both weights exist from the
+    start; without it ``x2h`` is sized at the first step and ``h2h`` at the second (the
+    first reads no state), as in DeZero.
 
     The order is DeZero's, the hidden size first: PyTorch's ``nn.RNN(3, 4)`` is ``RNN(4,
     in_size=3)``. An input whose size is the hidden size where ``in_size`` is another (the
@@ -103,9 +105,10 @@ class RNN(_RecurrentCell):
 
     def _build(self, h: int, i: int | None, w: Any, b: Any) -> None:
         self.x2h = Linear(h, in_size=i, initialW=w, initial_bias=b)
-        # Sized like DeZero's (in_size passed through) so weights are drawn in the book's
-        # order; a different in_size, which crashes DeZero, sizes it lazily instead.
-        self.h2h = Linear(h, in_size=i if i == h else None, nobias=True, initialW=w)
+        # As DeZero's: drawn right after x2h when in_size is given (DeZero passes in_size,
+        # which fits the state only when it equals the hidden size), else lazily at the
+        # second step, so that the book's models draw their weights in the book's order.
+        self.h2h = Linear(h, in_size=None if i is None else h, nobias=True, initialW=w)
         self.h: Variable | None = None
 
     def reset_state(self) -> None:

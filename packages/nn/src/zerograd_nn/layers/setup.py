@@ -21,6 +21,37 @@ from .argument_order import check_nobias_is_no_width
 from .base import Layer
 
 
+class InputSize:
+    """A layer's input size (``in_size``, ``in_channels``), read from its ``W`` once it exists.
+
+    Until ``W`` has data it is the value set (the constructor's argument, or None until a
+    lazy first call sets it); after, it is ``W.shape[axis]``, however ``W`` got its data:
+    sized by a call, loaded from a weight file or a state dict, or assigned by the user.
+
+    Args:
+        axis: the axis of ``W`` that counts the inputs.
+    """
+
+    def __init__(self, axis: int) -> None:
+        self.axis = axis
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name, self.key = name, f"_{name}"
+
+    def __get__(self, layer: Any, owner: type | None = None) -> Any:
+        if layer is None:
+            return self
+        d = layer.__dict__
+        w = d.get("W")
+        data = None if w is None else w.data
+        if data is not None and data.ndim > self.axis:
+            return data.shape[self.axis]
+        return d.get(self.key, d.get(self.name))  # (a layer pickled before: its own attribute)
+
+    def __set__(self, layer: Any, value: Any) -> None:
+        layer.__dict__[self.key] = value
+
+
 def backend_like(like: Any) -> Backend:
     """The backend of ``like`` (a Variable or an array), the default one for ``None``."""
     if like is None:

@@ -1,0 +1,329 @@
+"""Bad inputs and silent wrong results found by an adversarial pass over layers, functions,
+weight files and data loaders: each test pins one of them (values, messages, state after)."""
+
+import re
+
+import numpy as np
+import pytest
+
+import zerograd_nn.functional as F
+import zerograd_nn.layers as L
+from zerograd import Variable, test_mode
+
+
+# -- deconv2d: an output size below 1 ---------------------------------------------------------
+@pytest.mark.parametrize(
+    ("h", "w", "pad", "out"),
+    [(2, 2, 3, (-2, -2)), (2, 2, 2, (0, 0)), (3, 1, (0, 2), (5, -1)), (2, 2, 1, (2, 2))],
+    ids=["negative", "zero", "width-only", "fits"],
+)
+def test_deconv2d_refuses_a_default_output_of_no_pixels(h, w, pad, out):
+    x, W = np.ones((1, 1, h, w)), np.ones((1, 2, 3, 3))  # out = (in - 1) + 3 - 2 * pad
+    if min(out) >= 1:
+        assert F.deconv2d(x, W, pad=pad).shape == (1, 2, *out)
+        return
+    want = f"deconv2d: an input of height/width {(h, w)} with kernel (3, 3), stride (1, 1) and "
+    with pytest.raises(
+        ValueError, match=re.escape(want) + r".*gives an output of " + re.escape(str(out))
+    ):
+        F.deconv2d(x, W, pad=pad)
+
+
+def test_deconv2d_layer_refuses_an_output_of_no_pixels_and_stays_unsized():
+    layer = L.Deconv2d(4, 3, pad=3)
+    with pytest.raises(ValueError, match=r"deconv2d: .*less padding"):
+        layer(np.ones((1, 1, 2, 2), np.float32))
+    assert layer.W.data is None and layer.in_channels is None
+
+
+# -- batch_norm: the running statistics keep their dtype ------------------------------------
+def test_batch_norm_layer_keeps_its_statistics_dtype_after_a_float64_batch():
+    bn = L.BatchNorm()
+    x32 = np.random.default_rng(0).standard_normal((4, 3)).astype(np.float32)
+    x64 = np.random.default_rng(1).standard_normal((4, 3)) * 2 + 1
+    bn(x32)
+    mean, var = bn.avg_mean.data.copy(), bn.avg_var.data.copy()
+    y = bn(x64)
+    assert y.dtype == np.float64  # the output follows numpy's promotion, as for arrays
+    assert bn.avg_mean.dtype == bn.avg_var.dtype == np.float32  # the statistics do not
+    np.testing.assert_allclose(bn.avg_mean.data, 0.9 * mean + 0.1 * x64.mean(0), rtol=1e-6)
+    unbiased = x64.var(0) * 4 / 3
+    np.testing.assert_allclose(bn.avg_var.data, 0.9 * var + 0.1 * unbiased, rtol=1e-6)
+    with test_mode():
+        assert bn(x32).dtype == np.float32  # the statistics did not widen later outputs
+
+
+def test_batch_norm_statistics_in_variables_keep_their_dtype_as_arrays_do():
+    x = np.random.default_rng(2).standard_normal((5, 2))
+    as_arrays = np.zeros(2, np.float32), np.ones(2, np.float32)
+    as_variables = Variable(np.zeros(2, np.float32)), Variable(np.ones(2, np.float32))
+    g, b = np.ones(2), np.zeros(2)
+    F.batch_norm(x, g, b, *as_arrays)  # numpy arrays are updated in place: cast on store
+    F.batch_norm(x, g, b, *as_variables)
+    for a, v in zip(as_arrays, as_variables):
+        assert v.dtype == a.dtype == np.float32
+        np.testing.assert_array_equal(v.data, a)
+
+
+# -- batch_norm: (N, C, L) and (N, C, D, H, W), as the layer's docstring says ------------------
+@pytest.mark.parametrize("shape", [(4, 3, 5), (2, 3, 2, 2, 3)], ids=["NCL", "NCDHW"])
+def test_batch_norm_takes_any_layout_with_channels_on_axis_1(shape):
+    from zerograd.testing import check_backward
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(shape) * 2 + 1
+    g, b = rng.standard_normal(3), rng.standard_normal(3)
+    axes = (0, *range(2, len(shape)))
+    s = (1, 3) + (1,) * (len(shape) - 2)
+    bn = L.BatchNorm(initial_gamma=g, initial_beta=b)
+    y = bn(x)
+    ref = (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + 2e-5)
+    np.testing.assert_allclose(y.data, ref * g.reshape(s) + b.reshape(s), rtol=1e-10)
+    m = x.size // 3
+    np.testing.assert_allclose(bn.avg_mean.data, 0.1 * x.mean(axes), rtol=1e-10)
+    np.testing.assert_allclose(bn.avg_var.data, 0.9 + 0.1 * x.var(axes) * m / (m - 1), rtol=1e-10)
+    with test_mode():
+        y = bn(x)
+    want = (x - bn.avg_mean.data.reshape(s)) / np.sqrt(bn.avg_var.data.reshape(s) + 2e-5)
+    np.testing.assert_allclose(y.data, want * g.reshape(s) + b.reshape(s), rtol=1e-10)
+
+    def f(x, gamma, beta):
+        return F.batch_norm(x, gamma, beta, np.zeros(3), np.ones(3))
+
+    check_backward(f, x, g, b, order=2)
+
+
+# -- DataLoader: batch_size and drop_last set after construction ------------------------------
+def _ten():
+    from zerograd_nn.datasets import TensorDataset
+
+    return TensorDataset(np.arange(20.0).reshape(10, 2), np.arange(10))
+
+
+def test_loader_batch_size_set_between_epochs_is_followed():
+    from zerograd_nn import DataLoader
+
+    loader = DataLoader(_ten(), 3, shuffle=False)
+    loader.batch_size = 4  # DeZero's loader and ours kept the old batch count: empty batches
+    assert len(loader) == 3
+    assert [t.tolist() for _, t in loader] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    loader.drop_last = True
+    assert len(loader) == 2
+    assert [t.tolist() for _, t in loader] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+
+
+def test_loader_refuses_a_batch_size_change_mid_epoch_and_a_bad_one_and_keeps_its_own():
+    from zerograd_nn import DataLoader, SeqDataLoader
+
+    loader = DataLoader(_ten(), 3, shuffle=False)
+    with pytest.raises(ValueError, match=r"DataLoader: batch_size must be a positive int"):
+        loader.batch_size = 0
+    with pytest.raises(TypeError, match=r"DataLoader: drop_last must be True or False"):
+        loader.drop_last = 1
+    next(loader)
+    with pytest.raises(ValueError, match=r"in the middle of an epoch \(batch 1 of 4\).*reset\(\)"):
+        loader.batch_size = 5
+    drop = DataLoader(_ten(), 3, shuffle=False)
+    with pytest.raises(ValueError, match=r"drop_last=True with batch_size 11 .* leaves no batch"):
+        drop.drop_last, drop.batch_size = True, 11
+    assert (drop.batch_size, drop.drop_last, len(drop)) == (3, True, 3)
+    assert (loader.batch_size, loader.drop_last, len(loader)) == (3, False, 4)
+    assert [t.tolist() for _, t in loader] == [[3, 4, 5], [6, 7, 8], [9]]  # went on unchanged
+    loader.reset()
+    loader.batch_size = 5
+    assert [t.tolist() for _, t in loader] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    seq = SeqDataLoader(_ten(), 2)
+    with pytest.raises(ValueError, match=r"SeqDataLoader: batch_size 11 is larger"):
+        seq.batch_size = 11
+    assert seq.batch_size == 2 and len(seq) == 5
+
+
+# -- RNN: every weight made at construction once in_size is given -----------------------------
+def test_rnn_with_in_size_has_every_weight_before_its_second_step(tmp_path):
+    rnn = L.RNN(4, in_size=3)
+    assert rnn.h2h.W.shape == (4, 4) and rnn.count_params() == 3 * 4 + 4 + 4 * 4
+    x = np.random.default_rng(4).standard_normal((2, 3)).astype(np.float32)
+    h = rnn(x)
+    rnn.save_weights(tmp_path / "rnn.npz")  # after one step: "run one forward pass" before
+    twin = L.RNN(4, in_size=3)
+    twin.load_weights(tmp_path / "rnn.npz")
+    np.testing.assert_array_equal(twin(x).data, h.data)
+    h2 = rnn(x)
+    want = np.tanh(x @ rnn.x2h.W.data + rnn.x2h.b.data + h.data @ rnn.h2h.W.data)
+    np.testing.assert_allclose(h2.data, want, rtol=1e-6)
+
+
+# -- linear: one example without a batch axis -------------------------------------------------
+def test_linear_names_a_missing_batch_axis_and_the_layer_stays_unsized():
+    want = r"linear: x of shape \(4,\) has no batch axis.*x\.reshape\(1, -1\)"
+    with pytest.raises(ValueError, match=want):
+        F.linear(np.ones(4), np.ones((4, 3)))
+    layer = L.Linear(3)
+    with pytest.raises(ValueError, match=want):
+        layer(np.ones(4, np.float32))
+    assert layer.W.data is None and layer.in_size is None
+    with pytest.raises(ValueError, match=r"W of shape \(4, 3\) do not fit"):  # a real misfit
+        F.linear(np.ones((2, 5)), np.ones((4, 3)))
+
+
+# -- DataLoader: a batch where some items have labels and some None ---------------------------
+def test_loader_refuses_a_batch_mixing_labelled_and_unlabelled_items():
+    from zerograd_nn import DataLoader
+
+    data = [(np.ones(2), 1), (np.zeros(2), None), (np.ones(2), 0)]
+    loader = DataLoader(data, 3, shuffle=False)
+    want = r"dataset\[1\] has no label \(t is None\) but dataset\[0\]"
+    with pytest.raises(ValueError, match=want):
+        next(loader)  # it stacked them into an object array, array([1, None, 0])
+    assert loader.iteration == 0
+    x, t = next(DataLoader(data[:1], 1))
+    assert t.tolist() == [1]
+    x, t = next(DataLoader([(np.ones(2), None)], 1))
+    assert t is None
+
+
+# -- lazily sized layers given their weights by a file or a state dict ------------------------
+def test_layers_sized_by_loaded_weights_report_their_input_size(tmp_path):
+    from zerograd_nn.models import Sequential
+
+    def model():
+        return Sequential(L.Conv2d(4, 3), L.Deconv2d(2, 3), L.RNN(3), L.Linear(2))
+
+    trained = model()
+    y = trained.l1(trained.l0(np.ones((1, 2, 5, 5), np.float32)))
+    trained.l2(np.ones((2, 5), np.float32))
+    trained.l2(np.ones((2, 5), np.float32))  # sizes h2h
+    trained.l3(np.ones((2, 6), np.float32))
+    trained.save_weights(tmp_path / "m.npz")
+    for load in (
+        lambda m: m.load_weights(tmp_path / "m.npz"),
+        lambda m: m.load_state_dict(trained.state_dict()),
+    ):
+        m = model()
+        load(m)
+        assert (m.l0.in_channels, m.l1.in_channels) == (2, 4)
+        assert (m.l2.x2h.in_size, m.l2.h2h.in_size, m.l3.in_size) == (5, 3, 6)
+        assert "Conv2d(in=2, out=4" in repr(m) and "Linear(in=5, out=3)" in repr(m)
+        np.testing.assert_array_equal(m.l1(m.l0(np.ones((1, 2, 5, 5), np.float32))).data, y.data)
+        with pytest.raises(ValueError, match=r"RNN\(hidden_size=3, in_size=5\) got an input of 7"):
+            m.l2(np.ones((2, 7), np.float32))  # the cell's own check, not linear's shape error
+    layer = L.Linear(3, in_size=4)
+    layer.W.data = np.zeros((6, 3), np.float32)  # a user's own weights of another width
+    assert layer.in_size == 6 and layer(np.ones((1, 6), np.float32)).shape == (1, 3)
+
+
+# -- Layer: layers held in a dict are not members: said, not silently skipped ----------------
+def test_layers_in_a_dict_attribute_are_named_in_a_warning():
+    from zerograd_nn import Layer
+
+    class Heads(Layer):
+        def __init__(self):
+            super().__init__()
+            self.body = L.Linear(3, in_size=2)
+            self.heads = {"a": L.Linear(1, in_size=3)}  # PyTorch's ModuleDict habit
+            self.heads["b"] = L.Linear(1, in_size=3)
+            self.config = {"lr": 0.1}  # a dict of settings: no warning
+
+    model = Heads()
+    want = r"Heads\.heads is a dict holding layers or Parameters \(at \('a', 'b'\)\).*list"
+    with pytest.warns(UserWarning, match=want):
+        names = list(model.named_params())
+    assert names == ["body.W", "body.b"]  # still what it was: the warning says so
+
+    class Nested(Layer):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [[L.Linear(2, in_size=2)], L.Linear(2, in_size=2)]
+
+    want = r"Nested\.blocks is a list whose items hold layers .* \(at \(0,\)\)"
+    with pytest.warns(UserWarning, match=want):
+        assert list(Nested().named_params()) == ["blocks.1.W", "blocks.1.b"]
+
+    class Plain(Layer):
+        def __init__(self):
+            super().__init__()
+            self.body = L.Linear(3, in_size=2)
+            self.config = {"lr": 0.1, "sizes": [1, 2]}
+            self.blocks = [L.Linear(2, in_size=2), (1, 2)]
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(list(Plain().params())) == 4
+
+
+# -- batch_norm: one value per channel in train mode ------------------------------------------
+def test_batch_norm_refuses_one_value_per_channel_in_train_mode_and_changes_nothing():
+    bn = L.BatchNorm()
+    bn(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32))
+    before = [p.data.copy() for p in bn.params()]
+    want = r"batch_norm: x of shape \(1, 3\) holds one value per channel.*drop_last=True"
+    with pytest.raises(ValueError, match=want):
+        bn(np.ones((1, 3), np.float32))  # it gave zeros and pulled avg_var 10% toward 0
+    for a, p in zip(before, bn.params()):
+        np.testing.assert_array_equal(a, p.data)
+    assert bn(np.ones((1, 3, 2, 1), np.float32)).shape == (1, 3, 2, 1)  # two values: fine
+    with test_mode():
+        assert bn(np.ones((1, 3), np.float32)).shape == (1, 3)
+
+
+# -- Sequential / MLP: a layer replaced by its attribute -------------------------------------
+def test_replacing_a_layer_of_sequential_or_mlp_replaces_it_in_the_forward_pass(tmp_path):
+    from zerograd_nn.models import MLP, Sequential
+    from zerograd_nn.optimizers import SGD
+
+    x = np.ones((2, 4), np.float32)
+    for model in (MLP((3, 1)), Sequential(L.Linear(3), F.sigmoid, L.Linear(1))):
+        model(x)
+        last = "l1" if isinstance(model, MLP) else "l2"
+        head = L.Linear(5, in_size=3)
+        setattr(model, last, head)  # fine-tuning: a new head (it kept using the old one)
+        assert model(x).shape == (2, 5)
+        assert list(model.named_params()) == ["l0.W", "l0.b", f"{last}.W", f"{last}.b"]
+        opt = SGD(0.1).setup(model)
+        w = head.W.data.copy()
+        model.cleargrads()
+        (model(x) ** 2).sum().backward()
+        opt.update()
+        assert not np.array_equal(w, head.W.data)
+        model.save_weights(tmp_path / "m.npz")
+    seq = Sequential(L.Linear(3, in_size=4), F.relu)
+    seq.l1 = F.tanh  # a function in place of a function
+    np.testing.assert_allclose(seq(x).data, np.tanh(seq.l0(x).data))
+
+
+# -- Layer: a sub-layer holding a reference to a layer above it -------------------------------
+def test_a_layer_tree_with_a_reference_back_up_is_walked_once(tmp_path):
+    from zerograd_nn.models import MLP
+
+    model, plain = MLP((3, 2)), MLP((3, 2))
+    for m in (model, plain):
+        m(np.ones((1, 4), np.float32))
+    model.me = model  # a parent reference: RecursionError in named_params, repr, weights
+    model.l1.owner = model
+    names = list(plain.named_params())
+    assert list(model.named_params()) == names and len(list(model.params())) == 4
+    assert repr(model) == repr(plain) and model.count_params() == plain.count_params()
+    assert list(model.state_dict()) == names
+    model.save_weights(tmp_path / "m.npz")
+    plain.load_weights(tmp_path / "m.npz")
+    model.eval()
+    assert not model.training and not model.l1.training
+    assert model.summary(np.ones((1, 4), np.float32), verbose=False).total_params == 23
+
+
+# -- BatchNorm: PyTorch's constructor habits ---------------------------------------------------
+@pytest.mark.parametrize(
+    ("args", "kwargs", "text"),
+    [
+        ((3,), {}, r"^BatchNorm: takes no size, got \(3,\).*nn\.BatchNorm2d\(3\) is BatchNorm\(\)"),
+        ((), {"num_features": 3}, r"^BatchNorm: num_features= is PyTorch's .*BatchNorm\(\)"),
+        ((), {"momentum": 0.1}, r"^BatchNorm: momentum= .*decay=0\.9"),
+        ((), {"eps": 1e-5}, r"^BatchNorm: eps= .*F\.batch_norm"),
+        ((), {"affine": False}, r"^BatchNorm: affine= .*FreezeParam"),
+    ],
+)
+def test_batch_norm_names_zerograds_spelling_of_pytorchs_arguments(args, kwargs, text):
+    with pytest.raises(TypeError, match=text):  # it was Python's "takes 1 positional argument"
+        L.BatchNorm(*args, **kwargs)
