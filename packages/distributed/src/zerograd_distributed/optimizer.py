@@ -142,6 +142,27 @@ def _chunks(grouped: list[tuple[Any, list[Parameter]]], present: set[int]) -> li
     return chunks
 
 
+def _changed(a: tuple, b: tuple, label: str = "") -> list[str]:
+    """``name=value where rank 0 has value`` for each entry of ``b`` that differs in ``a``."""
+    mine, theirs = dict(b), dict(a)
+    return [
+        f"{label}{k}={mine.get(k)!r} where rank 0 has {theirs.get(k)!r}"
+        for k in sorted(set(mine) | set(theirs))
+        if mine.get(k) != theirs.get(k)
+    ]
+
+
+def _differences(a: tuple, b: tuple) -> str:
+    """Each hyperparameter of ``settings()`` ``b`` that differs from ``a`` (rank 0's)."""
+    (defaults_a, groups_a), (defaults_b, groups_b) = a, b
+    if len(groups_a) != len(groups_b):
+        return f"{len(groups_b)} parameter groups where rank 0 has {len(groups_a)}"
+    shown = []
+    for i, (ga, gb) in enumerate(zip(groups_a, groups_b)):
+        shown += _changed(ga, gb, f"group {i} " if len(groups_a) > 1 else "")
+    return ", ".join(shown or _changed(defaults_a, defaults_b))  # else the defaults differ
+
+
 def _buckets(buf: Any, bucket_bytes: int | None) -> list[Any]:
     """``buf`` (1-d) cut into consecutive slices of at most ``bucket_bytes`` (views)."""
     if bucket_bytes is None:
@@ -220,6 +241,9 @@ class DataParallelOptimizer:
     step: its gradients came from different weights (a warning says so).
 
     Other attributes (``lr``, ``hooks``, ``state_dict()``...) are the wrapped optimizer's.
+    Its hyperparameters must be the same on every rank, or the ranks would drift apart from
+    the same averaged gradients: each update compares them (with the rest of what the ranks
+    agree on, in one message) and raises on every rank when they differ.
 
     A nan or inf in one rank's gradient reaches every rank through the average. With
     ``check_finite=True`` each rank looks at its gradients before they travel, and every
@@ -379,8 +403,9 @@ class DataParallelOptimizer:
         """Average the gradients over the ranks, then update (call it on every rank).
 
         Raises:
-            ValueError: on every rank together, when the ranks' parameters differ or a
-                gradient cannot be averaged (nothing is changed then).
+            ValueError: on every rank together, when the ranks' parameters differ, a
+                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups
+                or hyperparameters (``lr``...) differ (nothing is changed then).
         """
         if self.target is None:
             self.optimizer.update()  # raises its "call setup() first" error
@@ -419,8 +444,9 @@ class DataParallelOptimizer:
 
         Raises:
             RuntimeError: ``setup`` was not called yet.
-            ValueError: on every rank together, when the ranks' parameters differ or a
-                gradient cannot be averaged (nothing is changed then).
+            ValueError: on every rank together, when the ranks' parameters differ, a
+                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups
+                or hyperparameters (``lr``...) differ (nothing is changed then).
         """
         if self.target is None:
             raise RuntimeError(
@@ -440,8 +466,17 @@ class DataParallelOptimizer:
         return grouped() if callable(grouped) else [({}, params)]
 
     def _plan(self, grouped: list[tuple[Any, list[Parameter]]]) -> tuple:
-        """What decides how many allreduces of which sizes each rank makes: buckets, groups."""
-        return (self.bucket_bytes, [len(ps) for _, ps in grouped])
+        """What the ranks must share besides the parameters: buckets, groups, hyperparameters.
+
+        Buckets and groups decide how many allreduces of which sizes each rank makes; the
+        hyperparameters, whether every rank takes the same step from the same average.
+        """
+        settings = getattr(self.optimizer, "settings", None)
+        return (
+            self.bucket_bytes,
+            [len(ps) for _, ps in grouped],
+            settings() if callable(settings) else None,
+        )
 
     def _disagreement(self, plans: list[tuple]) -> ValueError | None:
         """The error every rank raises when the ranks' ``_plan`` differ, or None."""
@@ -456,13 +491,25 @@ class DataParallelOptimizer:
                 f"{where}: the ranks were given different bucket_bytes ({listed}); pass the "
                 f"same value on every rank. {tail}"
             )
+        if any(plan[1] != first[1] for plan in plans):
+            listed = "; ".join(
+                f"rank {r}: {', '.join(map(str, plan[1]))}" for r, plan in enumerate(plans)
+            )
+            return ValueError(
+                f"{where}: the ranks' optimizers group the parameters differently (parameters "
+                f"per group: {listed}); set every rank's optimizer up with the same groups. "
+                f"{tail}"
+            )
         listed = "; ".join(
-            f"rank {r}: {', '.join(map(str, plan[1]))}" for r, plan in enumerate(plans)
+            f"rank {r}: {_differences(first[2], plan[2])}"
+            for r, plan in enumerate(plans)
+            if plan[2] != first[2]
         )
         return ValueError(
-            f"{where}: the ranks' optimizers group the parameters differently (parameters "
-            f"per group: {listed}); set every rank's optimizer up with the same groups. "
-            f"{tail}"
+            f"{where}: the ranks' optimizers have different hyperparameters ({listed}), so "
+            f"their parameters would drift apart from the same averaged gradients. Set them "
+            f"alike on every rank; a scheduler that reacts to a metric (ReduceLROnPlateau) "
+            f"must see a value every rank shares, such as the metric's mean_over_ranks. {tail}"
         )
 
     def _agree_and_average(self, params: list[Parameter]) -> bool:

@@ -16,6 +16,7 @@ from zerograd_nn import DataLoader
 from zerograd_nn.layers import Layer, Linear
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD, Adam, MomentumSGD, flat
+from zerograd_nn.schedulers import ReduceLROnPlateau
 from zerograd_nn.training import Trainer
 
 
@@ -585,6 +586,41 @@ def test_ranks_with_different_bucket_bytes_raise_on_every_rank(comm, monkeypatch
         np.testing.assert_array_equal(p.data, b)
         np.testing.assert_array_equal(p.grad.data, np.ones_like(b))
     assert comm.allreduce_obj(1) == comm.size
+
+
+def test_ranks_whose_hyperparameters_differ_raise_on_every_rank(comm):
+    """A ReduceLROnPlateau stepped on each rank's own validation loss lowered the lr on
+    some ranks only: every rank took another step from the same averaged gradients, and
+    the ranks' parameters silently drifted apart."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    params = _params(comm, 16)
+    broadcast_params(params, comm)
+    opt = DataParallelOptimizer(MomentumSGD(lr=0.1), comm).setup(params)
+    scheduler = ReduceLROnPlateau(opt, patience=0, factor=0.5)
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    opt.update()
+    own_validation_loss = [1.0, 2.0 if comm.rank == 0 else 0.5]  # worse on rank 0 only
+    for loss in own_validation_loss:
+        scheduler.step(loss)
+    before = [p.data.copy() for p in params]
+    others = "; ".join(f"rank {r}: lr=0.1 where rank 0 has 0.05" for r in range(1, comm.size))
+    with pytest.raises(
+        ValueError,
+        match=rf"update\(\): the ranks' optimizers have different hyperparameters \({others}\), "
+        r"so their parameters would drift apart from the same averaged gradients\. .*"
+        r"ReduceLROnPlateau\) must see a value every rank shares, such as the metric's "
+        r"mean_over_ranks\. Nothing was updated on any rank\.",
+    ):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+        np.testing.assert_array_equal(p.grad.data, np.ones_like(b))
+    opt.lr = 0.05  # alike again: the next update runs, the same on every rank
+    opt.update()
+    for a in _gathered(comm, [p.data for p in params]):
+        assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))
 
 
 def test_ranks_whose_optimizers_group_the_parameters_differently_raise(comm):
