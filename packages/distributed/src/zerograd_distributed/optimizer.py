@@ -540,20 +540,24 @@ class DataParallelOptimizer:
         error = self._disagreement([s[5] for s in seen])
         if error is not None:
             raise error
-        if fresh:
-            _bcast_data(self.comm, fresh, self.root)
-            if self.comm.rank == self.root:
-                warnings.warn(
-                    f"DataParallelOptimizer.update(): {len(fresh)} parameter(s) had not "
-                    f"been broadcast from rank {self.root}; they are now, and this update "
-                    f"was skipped (its gradients came from different weights). Call "
-                    f"broadcast_params(model, comm) after building the model (after one "
-                    f"forward for lazily sized layers) to train from the first step.",
-                    stacklevel=4,
-                )
-            return False
-        present = {id(p) for i, p in enumerate(params) if any(s[4][i] for s in seen)}
-        self._average(grouped, present)
+        try:  # every rank now waits for this rank's allreduces: a failure must reach them
+            if fresh:
+                _bcast_data(self.comm, fresh, self.root)
+                if self.comm.rank == self.root:
+                    warnings.warn(
+                        f"DataParallelOptimizer.update(): {len(fresh)} parameter(s) had not "
+                        f"been broadcast from rank {self.root}; they are now, and this update "
+                        f"was skipped (its gradients came from different weights). Call "
+                        f"broadcast_params(model, comm) after building the model (after one "
+                        f"forward for lazily sized layers) to train from the first step.",
+                        stacklevel=4,
+                    )
+                return False
+            present = {id(p) for i, p in enumerate(params) if any(s[4][i] for s in seen)}
+            self._average(grouped, present)
+        except BaseException as e:
+            self.comm.abandon(f"{type(e).__name__}: {e}, raised after the ranks agreed to average")
+            raise
         return True
 
     def _buffer(self, xp: Any, key: tuple, size: int, dtype: Any) -> Any:
