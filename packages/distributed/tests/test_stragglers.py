@@ -118,10 +118,24 @@ def caught():
         print(f"rank {comm.rank} again: {e}", flush=True)
 
 
+def fails_inside_update():
+    model, optimizer = model_and_optimizer()
+    if comm.rank == 1:  # fails after the ranks agreed to average, before its allreduce
+
+        def no_memory(scale=None):
+            raise MemoryError("no memory for the flat gradient buffer")
+
+        optimizer.optimizer.lend_gradients = no_memory
+    step(model, optimizer, x, t)
+
+
 CASES = {
     f.__name__: f
-    for f in (extra_update, unequal_shards, early_stopping, uncaught, absent, caught)
-}
+    for f in (
+        extra_update, unequal_shards, early_stopping, uncaught, absent, caught,
+        fails_inside_update,
+    )
+}  # fmt: skip
 if guarded:
     with abort_on_error(comm):
         CASES[case]()
@@ -214,3 +228,31 @@ def test_after_a_caught_error_the_communicator_refuses_and_the_run_still_ends(tm
     # the script ends normally, yet the exit status is not 0: the ranks were out of step
     assert re.search(r"rank [01] finished its script", out)
     assert re.search(r"rank [01] of 2 ends every rank \(MPI_Abort\): its communicator failed", out)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_a_rank_failing_inside_update_after_the_agreement(tmp_path, n):
+    """Rank 1 raises inside update() once the ranks agreed to average: the others already
+    wait in the gradients' allreduce, which MPI paired with rank 1's next collective (its
+    end of the program): they averaged garbage into their weights and went on, or failed
+    on a size read from it ("Unable to allocate 6.34 EiB"). Now rank 1 tells them before
+    its error leaves update(), and its end aborts the run: each other rank raises, naming
+    rank 1's error, unless the abort ends it first."""
+    out = _launch(tmp_path, n, "fails_inside_update", "plain", "30")
+    assert "MemoryError: no memory for the flat gradient buffer" in out, out[-3000:]
+    assert (
+        f"rank 1 of {n} ends every rank (MPI_Abort): its communicator failed at collective "
+    ) in out, out[-3000:]
+    told = re.findall(
+        r"RuntimeError: allreduce_sum_inplace in DataParallelOptimizer\.update\(\) "
+        r"\(collective #\d+\) stopped on rank (\d): rank 1 gave up on the ranks and "
+        r"stopped, so this rank stops too\. Rank 1 said: rank 1 stopped after "
+        r"allgather_obj in DataParallelOptimizer\.update\(\) \(collective #\d+\): "
+        r"MemoryError: no memory for the flat gradient buffer, raised after the ranks "
+        r"agreed to average",
+        out,
+    )
+    assert set(told) <= {str(r) for r in range(n) if r != 1}, out[-3000:]
+    assert out.count("RuntimeError") == len(told), out[-3000:]  # no other error
+    assert "Unable to allocate" not in out and "EiB" not in out
+    assert "finished its script" not in out

@@ -374,6 +374,20 @@ class Communicator:
         """
         raise NotImplementedError
 
+    def abandon(self, reason: str) -> None:
+        """Tell every rank that this one will not make the collectives they agreed on.
+
+        For a failure between an agreement and the unchecked collectives that follow it
+        (:meth:`allreduce_sum_inplace`): the ranks already waiting there raise, naming this
+        rank and ``reason``, instead of pairing their collective with whatever this rank
+        calls next. This communicator cannot be used again afterwards (as after a timeout).
+        Does nothing on a communicator that already failed; this base class, which has no
+        way to reach the other ranks outside a collective, does nothing at all.
+
+        Args:
+            reason: what went wrong on this rank, for the other ranks' errors.
+        """
+
     def abort(self, code: int = 1) -> None:
         """End every rank's process now (used when one rank fails; see ``abort_on_error``).
 

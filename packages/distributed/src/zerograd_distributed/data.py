@@ -10,6 +10,7 @@ Examples:
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from zerograd import Variable, no_grad, test_mode
+from zerograd.checks import is_real
 
 from .communicator import Communicator
 
@@ -154,28 +156,47 @@ def scatter_dataset(
     return DatasetShard(dataset, idx)
 
 
+def _weighted(values: Mapping[str, Any], weight: Any) -> tuple[dict, float, str | None]:
+    """``({name: value * weight}, weight, None)``, or ``({}, 0.0, what is wrong)``."""
+    if not is_real(weight):
+        return {}, 0.0, f"weight must be a real number, got {weight!r} ({type(weight).__name__})"
+    w = float(weight)
+    if not 0 <= w < math.inf:  # a negative weight gives a wrong mean; nan and inf, nan
+        return {}, 0.0, f"weight must be a finite number >= 0, got {weight!r}"
+    try:
+        return {k: _number(v) * w for k, v in values.items()}, w, None
+    except (TypeError, ValueError) as e:
+        return {}, 0.0, f"a value is not a number ({type(e).__name__}: {e})"
+
+
 def mean_over_ranks(comm: Communicator, values: Mapping[str, Any], weight: float = 1) -> dict:
     """Average each named value over the ranks, weighted by ``weight``; call on every rank.
 
     Args:
         comm: the communicator.
         values: name -> number (or 0-d array / Variable); the same names on every rank.
-        weight: this rank's weight, e.g. how many examples its values cover.
+        weight: this rank's weight, e.g. how many examples its values cover (a finite
+            number >= 0).
 
     Returns:
         name -> float, the same on every rank.
 
     Raises:
-        ValueError: on every rank, when the names differ or the weights sum to zero.
+        ValueError: on every rank, when the names differ, the weights sum to zero, or a
+            rank's weight is not a finite number >= 0 or one of its values is no number.
 
     Examples:
         >>> from zerograd_distributed import create_communicator
         >>> mean_over_ranks(create_communicator("mpi"), {"loss": 0.5}, weight=10)
         {'loss': 0.5}
     """
-    mine = {k: _number(v) * weight for k, v in values.items()}
+    mine, weight, problem = _weighted(values, weight)
     with comm.during("mean_over_ranks()"):
-        seen = comm.allgather_obj((mine, float(weight)))
+        seen = comm.allgather_obj((mine, weight, problem))
+    bad = [(r, s[2]) for r, s in enumerate(seen) if s[2]]
+    if bad:  # every rank raises, so none is left waiting for the one that cannot send
+        listed = "; ".join(f"rank {r}: {problem}" for r, problem in bad)
+        raise ValueError(f"mean_over_ranks: {listed}. Nothing was averaged, on any rank.")
     names = [sorted(s[0]) for s in seen if s[1]]
     if any(ns != names[0] for ns in names):
         listed = "; ".join(f"rank {r}: {sorted(s[0])}" for r, s in enumerate(seen))

@@ -371,6 +371,17 @@ class Lockstep:
             f"{_ranks(sorted(here))}. {ADVICE} {RAISE_TIMEOUT} {AFTER}"
         )
 
+    def abandon(self, reason: str) -> None:
+        """Give up the collectives the ranks agreed on: tell them, and refuse any later one.
+
+        Args:
+            reason: what went wrong on this rank; the other ranks' errors quote it.
+        """
+        if self.broken is None:
+            seq, name = self.current
+            message = f"rank {self.rank} stopped after {name} (collective #{seq}): {reason}"
+            self._break(RuntimeError, message, tell=True)
+
     def _break(self, kind: type, message: str, tell: bool) -> None:
         """Mark the communicator unusable; ``tell`` the other ranks to stop too."""
         self.broken = (kind, message)

@@ -363,6 +363,10 @@ class MpiCommunicator(Communicator):
         self._wait(self.mpi_comm.Iscatterv(send, out, root=root), x, out)
         return out
 
+    def abandon(self, reason: str) -> None:
+        """See ``Communicator.abandon``: the other ranks hear it within their next poll."""
+        self._lock.abandon(reason)
+
     def abort(self, code: int = 1) -> None:
         """See ``Communicator.abort``; ``MPI_Abort`` once ``mpiexec`` read our output (≤ 2 s)."""
         flush_and_wait()

@@ -278,6 +278,14 @@ class NcclCommunicator(Communicator):
         whole = self.bcast(x, root)
         return _part(whole, self.rank, self.size).copy()
 
+    def abandon(self, reason: str) -> None:
+        """See ``Communicator.abandon``: said over the MPI communicator's side channel.
+
+        NCCL collectives are queued on the GPU, not waited for in Python: a rank whose
+        NCCL allreduce waits for this one hears it at its next MPI exchange, and raises there.
+        """
+        self.mpi.abandon(reason)
+
     def abort(self, code: int = 1) -> None:
         """See ``Communicator.abort``; aborts NCCL's pending work, then ``MPI_Abort``."""
         try:

@@ -9,6 +9,8 @@ the wrapped optimizer update from them. Every rank then holds the same parameter
 
 from __future__ import annotations
 
+import itertools
+import operator
 import sys
 import warnings
 import zlib
@@ -115,29 +117,50 @@ def _mismatch(where: str, layouts: list[list[tuple]], unsized_matches: bool) -> 
     )
 
 
-def _groups(params: list[Parameter], bucket_bytes: int | None) -> list[list[Parameter]]:
-    """Parameters grouped by dtype (and backend), each group cut into buckets.
-
-    A bucket holds at most ``bucket_bytes`` (a parameter larger than that fills one alone).
-    """
+def _groups(params: list[Parameter]) -> list[list[Parameter]]:
+    """Parameters grouped by array type and dtype, in order of first appearance."""
     by_kind: dict = {}
     for p in params:
         by_kind.setdefault((type(p.data), _name(p.data.dtype)), []).append(p)
-    groups = []
-    for members in by_kind.values():
-        if bucket_bytes is None:
-            groups.append(members)
-            continue
-        bucket: list = []
-        size = 0
-        for p in members:
-            if bucket and size + p.data.nbytes > bucket_bytes:
-                groups.append(bucket)
-                bucket, size = [], 0
-            bucket.append(p)
-            size += p.data.nbytes
-        groups.append(bucket)
-    return groups
+    return list(by_kind.values())
+
+
+def _chunks(grouped: list[tuple[Any, list[Parameter]]], present: set[int]) -> list[list]:
+    """The layout every rank sends: per optimizer group, its parameters by array type and dtype.
+
+    ``present``: the ids of the parameters averaged. It is the layout of the wrapped
+    optimizer's flat gradient buffers (``lend_gradients``) when that optimizer packs every
+    one of them; it depends only on what the ranks agreed on, never on one rank's state.
+    """
+    chunks: list[list] = []
+    for _, ps in grouped:
+        by_kind: dict = {}
+        for p in ps:
+            if id(p) in present:
+                by_kind.setdefault((type(p.data), _name(p.data.dtype)), []).append(p)
+        chunks.extend(by_kind.values())
+    return chunks
+
+
+def _changed(a: tuple, b: tuple, label: str = "") -> list[str]:
+    """``name=value where rank 0 has value`` for each entry of ``b`` that differs in ``a``."""
+    mine, theirs = dict(b), dict(a)
+    return [
+        f"{label}{k}={mine.get(k)!r} where rank 0 has {theirs.get(k)!r}"
+        for k in sorted(set(mine) | set(theirs))
+        if mine.get(k) != theirs.get(k)
+    ]
+
+
+def _differences(a: tuple, b: tuple) -> str:
+    """Each hyperparameter of ``settings()`` ``b`` that differs from ``a`` (rank 0's)."""
+    (defaults_a, groups_a), (defaults_b, groups_b) = a, b
+    if len(groups_a) != len(groups_b):
+        return f"{len(groups_b)} parameter groups where rank 0 has {len(groups_a)}"
+    shown = []
+    for i, (ga, gb) in enumerate(zip(groups_a, groups_b)):
+        shown += _changed(ga, gb, f"group {i} " if len(groups_a) > 1 else "")
+    return ", ".join(shown or _changed(defaults_a, defaults_b))  # else the defaults differ
 
 
 def _buckets(buf: Any, bucket_bytes: int | None) -> list[Any]:
@@ -150,7 +173,7 @@ def _buckets(buf: Any, bucket_bytes: int | None) -> list[Any]:
 
 def _bcast_data(comm: Communicator, params: list[Parameter], root: int) -> None:
     """Copy ``root``'s data of ``params`` (same layout on every rank) to every rank."""
-    for group in _groups(params, None):
+    for group in _groups(params):
         xp = get_array_module(group[0].data)
         if comm.rank == root:
             buf = xp.concatenate([xp.reshape(p.data, (-1,)) for p in group])
@@ -218,6 +241,9 @@ class DataParallelOptimizer:
     step: its gradients came from different weights (a warning says so).
 
     Other attributes (``lr``, ``hooks``, ``state_dict()``...) are the wrapped optimizer's.
+    Its hyperparameters must be the same on every rank, or the ranks would drift apart from
+    the same averaged gradients: each update compares them (with the rest of what the ranks
+    agree on, in one message) and raises on every rank when they differ.
 
     A nan or inf in one rank's gradient reaches every rank through the average. With
     ``check_finite=True`` each rank looks at its gradients before they travel, and every
@@ -361,6 +387,11 @@ class DataParallelOptimizer:
                 )
             if _name(g.dtype)[:5] not in ("float", "bfloa"):  # packing would cast it silently
                 return f"parameter {i} has a gradient of dtype {g.dtype}; it must be floating"
+            if getattr(getattr(p.data, "flags", None), "writeable", True) is False:
+                return (  # its update would fail on this rank alone, after the averaging
+                    f"parameter {i} of shape {tuple(p.data.shape)} holds a read-only array; "
+                    f"give it a writable copy (param.data = param.data.copy())"
+                )
             if self.check_finite and not all_finite(g):
                 return (
                     f"parameter {i} of shape {tuple(p.data.shape)} has a gradient holding nan "
@@ -372,8 +403,9 @@ class DataParallelOptimizer:
         """Average the gradients over the ranks, then update (call it on every rank).
 
         Raises:
-            ValueError: on every rank together, when the ranks' parameters differ or a
-                gradient cannot be averaged (nothing is changed then).
+            ValueError: on every rank together, when the ranks' parameters differ, a
+                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups
+                or hyperparameters (``lr``...) differ (nothing is changed then).
         """
         if self.target is None:
             self.optimizer.update()  # raises its "call setup() first" error
@@ -412,8 +444,9 @@ class DataParallelOptimizer:
 
         Raises:
             RuntimeError: ``setup`` was not called yet.
-            ValueError: on every rank together, when the ranks' parameters differ or a
-                gradient cannot be averaged (nothing is changed then).
+            ValueError: on every rank together, when the ranks' parameters differ, a
+                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups
+                or hyperparameters (``lr``...) differ (nothing is changed then).
         """
         if self.target is None:
             raise RuntimeError(
@@ -427,13 +460,68 @@ class DataParallelOptimizer:
         with self.comm.during("DataParallelOptimizer.update()"):
             return self._agree_and_average(list(self.target.params()))
 
+    def _grouped(self, params: list[Parameter]) -> list[tuple[Any, list[Parameter]]]:
+        """The wrapped optimizer's ``grouped_params()``; one group of ``params`` without it."""
+        grouped = getattr(self.optimizer, "grouped_params", None)
+        return grouped() if callable(grouped) else [({}, params)]
+
+    def _plan(self, grouped: list[tuple[Any, list[Parameter]]]) -> tuple:
+        """What the ranks must share besides the parameters: buckets, groups, hyperparameters.
+
+        Buckets and groups decide how many allreduces of which sizes each rank makes; the
+        hyperparameters, whether every rank takes the same step from the same average.
+        """
+        settings = getattr(self.optimizer, "settings", None)
+        return (
+            self.bucket_bytes,
+            [len(ps) for _, ps in grouped],
+            settings() if callable(settings) else None,
+        )
+
+    def _disagreement(self, plans: list[tuple]) -> ValueError | None:
+        """The error every rank raises when the ranks' ``_plan`` differ, or None."""
+        first = plans[0]
+        if all(plan == first for plan in plans):
+            return None
+        where = "DataParallelOptimizer.update()"
+        tail = "Nothing was updated on any rank."
+        if any(plan[0] != first[0] for plan in plans):
+            listed = "; ".join(f"rank {r}: {plan[0]}" for r, plan in enumerate(plans))
+            return ValueError(
+                f"{where}: the ranks were given different bucket_bytes ({listed}); pass the "
+                f"same value on every rank. {tail}"
+            )
+        if any(plan[1] != first[1] for plan in plans):
+            listed = "; ".join(
+                f"rank {r}: {', '.join(map(str, plan[1]))}" for r, plan in enumerate(plans)
+            )
+            return ValueError(
+                f"{where}: the ranks' optimizers group the parameters differently (parameters "
+                f"per group: {listed}); set every rank's optimizer up with the same groups. "
+                f"{tail}"
+            )
+        listed = "; ".join(
+            f"rank {r}: {_differences(first[2], plan[2])}"
+            for r, plan in enumerate(plans)
+            if plan[2] != first[2]
+        )
+        return ValueError(
+            f"{where}: the ranks' optimizers have different hyperparameters ({listed}), so "
+            f"their parameters would drift apart from the same averaged gradients. Set them "
+            f"alike on every rank; a scheduler that reacts to a metric (ReduceLROnPlateau) "
+            f"must see a value every rank shares, such as the metric's mean_over_ranks. {tail}"
+        )
+
     def _agree_and_average(self, params: list[Parameter]) -> bool:
         fresh = [p for p in params if p.data is not None and not self.comm.is_synced(p)]
         mask = bytes(p.grad is not None for p in params)
         layout = _layout(params)
         key = zlib.crc32(repr(layout).encode())
+        grouped = self._grouped(params)
         # one small message settles everything the ranks must agree on before the big ones
-        seen = self.comm.allgather_obj((len(params), key, len(fresh), self._problem(params), mask))
+        seen = self.comm.allgather_obj(
+            (len(params), key, len(fresh), self._problem(params), mask, self._plan(grouped))
+        )
         if any(s[:3] != seen[0][:3] for s in seen):
             layouts = self.comm.allgather_obj(_entries(self.target, params))
             raise _mismatch(
@@ -449,20 +537,27 @@ class DataParallelOptimizer:
                 f"DataParallelOptimizer.update(): cannot average the gradients ({listed}). "
                 f"Nothing was updated on any rank."
             )
-        if fresh:
-            _bcast_data(self.comm, fresh, self.root)
-            if self.comm.rank == self.root:
-                warnings.warn(
-                    f"DataParallelOptimizer.update(): {len(fresh)} parameter(s) had not been "
-                    f"broadcast from rank {self.root}; they are now, and this update was "
-                    f"skipped (its gradients came from different weights). Call "
-                    f"broadcast_params(model, comm) after building the model (after one "
-                    f"forward for lazily sized layers) to train from the first step.",
-                    stacklevel=4,
-                )
-            return False
-        present = [any(s[4][i] for s in seen) for i in range(len(params))]
-        self._average([p for p, keep in zip(params, present) if keep])
+        error = self._disagreement([s[5] for s in seen])
+        if error is not None:
+            raise error
+        try:  # every rank now waits for this rank's allreduces: a failure must reach them
+            if fresh:
+                _bcast_data(self.comm, fresh, self.root)
+                if self.comm.rank == self.root:
+                    warnings.warn(
+                        f"DataParallelOptimizer.update(): {len(fresh)} parameter(s) had not "
+                        f"been broadcast from rank {self.root}; they are now, and this update "
+                        f"was skipped (its gradients came from different weights). Call "
+                        f"broadcast_params(model, comm) after building the model (after one "
+                        f"forward for lazily sized layers) to train from the first step.",
+                        stacklevel=4,
+                    )
+                return False
+            present = {id(p) for i, p in enumerate(params) if any(s[4][i] for s in seen)}
+            self._average(grouped, present)
+        except BaseException as e:
+            self.comm.abandon(f"{type(e).__name__}: {e}, raised after the ranks agreed to average")
+            raise
         return True
 
     def _buffer(self, xp: Any, key: tuple, size: int, dtype: Any) -> Any:
@@ -482,49 +577,60 @@ class DataParallelOptimizer:
             self._pool[key] = buf
         return buf
 
-    def _average(self, params: list[Parameter]) -> None:
-        """Replace each gradient by its mean over the ranks (zeros where a rank has none).
+    def _average(self, grouped: list[tuple[Any, list[Parameter]]], present: set[int]) -> None:
+        """Replace each gradient in ``present`` by its mean over the ranks (zeros if absent).
 
-        The wrapped optimizer's flat gradient buffers (``lend_gradients``) are averaged in
-        place, in buckets; parameters it does not pack are packed here, as before.
+        Every rank sends the same layout (:func:`_chunks`), each chunk whole or in buckets:
+        that of the wrapped optimizer's flat gradient buffers (``lend_gradients``), which
+        are then averaged in place. A rank whose optimizer packs them otherwise (a gradient
+        of another dtype than its parameter, an optimizer written DeZero's way) packs that
+        layout into buffers of its own instead.
         """
         scale = 1.0 / self.comm.size
-        lend = getattr(self.optimizer, "lend_gradients", None)
-        if lend is not None:
-            for p in params:  # a gradient this rank lacks is zeros, in the flat buffer too
+        chunks = _chunks(grouped, present)
+        for ps in chunks:  # a gradient this rank lacks is zeros, in the flat buffer too
+            for p in ps:
                 if p.grad is None:
-                    xp = get_array_module(p.data)
-                    p.grad = Variable(xp.zeros_like(p.data))
-            bufs, covered = lend(scale)  # scaled as they are gathered: one pass, then sum
+                    p.grad = Variable(get_array_module(p.data).zeros_like(p.data))
+        lend = getattr(self.optimizer, "lend_gradients", None)
+        bufs, covered = lend(scale) if lend is not None else ([], [])
+        if _lent_as(bufs, covered, chunks):
             for buf in bufs:
                 for piece in _buckets(buf, self.bucket_bytes):
                     self.comm.allreduce_sum_inplace(piece)
-            if covered:
-                done = {id(p) for p in covered}
-                params = [p for p in params if id(p) not in done]
-        for i, group in enumerate(_groups(params, self.bucket_bytes)):
-            xp = get_array_module(group[0].data)
-            size = sum(p.data.size for p in group)
-            dtype = group[0].data.dtype
-            buf = self._buffer(xp, (i, size, _name(dtype), type(group[0].data)), size, dtype)
+            return
+        scaled = {id(p) for p in covered}  # lent: already multiplied by ``scale``
+        for i, ps in enumerate(chunks):
+            xp = get_array_module(ps[0].data)
+            size = sum(p.data.size for p in ps)
+            dtype = ps[0].data.dtype
+            buf = self._buffer(xp, (i, size, _name(dtype), type(ps[0].data)), size, dtype)
             views = []
             off = 0
-            for p in group:
+            for p in ps:
                 n = p.data.size
                 view = xp.reshape(buf[off : off + n], p.data.shape)
-                if p.grad is None:
-                    view[...] = 0
+                if id(p) in scaled:
+                    view[...] = p.grad.data
                 else:  # pack and divide in one pass
                     xp.multiply(p.grad.data, scale, out=view)
                 views.append(view)
                 off += n
-            self.comm.allreduce_sum_inplace(buf)
-            # each gradient becomes its own slice of this step's buffer
-            for p, view in zip(group, views):
-                if p.grad is None:
-                    p.grad = Variable(view)
-                else:
-                    p.grad.data = view
+            for piece in _buckets(buf, self.bucket_bytes):
+                self.comm.allreduce_sum_inplace(piece)
+            for p, view in zip(ps, views):  # each gradient: its slice of this step's buffer
+                p.grad.data = view
+
+
+def _lent_as(bufs: list[Any], covered: list[Parameter], chunks: list[list]) -> bool:
+    """Whether the lent buffers hold exactly ``chunks``: one buffer per chunk, in order.
+
+    The optimizer lends one buffer per group, array type and dtype, the keys of the chunks
+    too; so the same parameters in the same order, in as many buffers, are the same layout.
+    """
+    if len(bufs) != len(chunks) or len(covered) != sum(map(len, chunks)):
+        return False
+    return all(map(operator.is_, covered, itertools.chain.from_iterable(chunks)))
 
 
 def create_multi_node_optimizer(optimizer: Any, comm: Communicator) -> DataParallelOptimizer:

@@ -88,3 +88,29 @@ def test_mean_over_ranks_weights_and_names(comm):
             mean_over_ranks(comm, {"a": 1.0} if comm.rank == 0 else {"b": 1.0})
     with pytest.raises(ValueError, match=r"weights of all ranks sum to 0"):
         mean_over_ranks(comm, {"a": 1.0}, weight=0)
+
+
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        (-1, r"weight must be a finite number >= 0, got -1"),
+        (float("nan"), r"weight must be a finite number >= 0, got nan"),
+        (float("inf"), r"weight must be a finite number >= 0, got inf"),
+        ("3", r"weight must be a real number, got '3' \(str\)"),
+    ],
+)
+def test_a_bad_weight_on_one_rank_raises_on_every_rank(comm, bad, said):
+    """A negative weight was taken: a wrong mean in silence, or, beside another rank's 1,
+    "the weights sum to 0"; nan gave nan; a string on one rank raised there alone
+    (TypeError: can't multiply sequence), leaving the others waiting."""
+    last = comm.size - 1
+    with pytest.raises(
+        ValueError, match=rf"mean_over_ranks: rank {last}: {said}\. Nothing was averaged"
+    ):
+        mean_over_ranks(comm, {"a": 1.0}, weight=bad if comm.rank == last else 1)
+    assert comm.allreduce_obj(1) == comm.size  # every rank is still in step
+
+
+def test_mean_over_ranks_gives_python_floats(comm):
+    out = mean_over_ranks(comm, {"a": np.float32(0.1)}, weight=np.float32(3))
+    assert type(out["a"]) is float and out["a"] == float(np.float32(0.1))

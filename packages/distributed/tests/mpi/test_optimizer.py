@@ -16,6 +16,7 @@ from zerograd_nn import DataLoader
 from zerograd_nn.layers import Layer, Linear
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD, Adam, MomentumSGD, flat
+from zerograd_nn.schedulers import ReduceLROnPlateau
 from zerograd_nn.training import Trainer
 
 
@@ -485,3 +486,160 @@ def test_averaging_on_the_flat_buffer_gives_the_bytes_of_per_parameter_packing(
     assert packed == reference
     every = comm.allgather_obj(packed)
     assert all(r == every[0] for r in every)
+
+
+def _by_hand(comm, grads):
+    """The mean of every rank's ``grads`` as the averaging computes it: each rank's gradient
+    cast to its parameter's float32 and divided by the ranks, summed in rank order."""
+    every = comm.allgather_obj([np.asarray(g) for g in grads])
+    scale = np.float32(1.0 / comm.size)
+    out = []
+    for i in range(len(grads)):
+        acc = (every[0][i] * scale).astype(np.float32)
+        for r in range(1, comm.size):
+            acc = acc + (every[r][i] * scale).astype(np.float32)
+        out.append(acc)
+    return out
+
+
+@pytest.mark.parametrize("bucket_bytes", [None, 24])
+@pytest.mark.parametrize("grouped", [False, True])
+def test_a_gradient_of_another_dtype_than_its_parameter_on_one_rank(
+    comm, monkeypatch, bucket_bytes, grouped
+):
+    """Rank 0's batch was float64, so its gradient of one float32 parameter is float64.
+
+    Its optimizer leaves that parameter out of its flat gradient buffer, the other ranks'
+    do not: their allreduces had other sizes (and another count), so MPI paired rank 0's
+    second allreduce with the others' next message. The run crashed with garbage sizes
+    (or waited the whole timeout); now every rank sends the same layout."""
+    monkeypatch.setattr(comm, "timeout", 30)  # before the fix: fail in 30 s, not 600
+    params = _params(comm, 13, ((4, 3), (3,), (3, 2), (2,)))
+    broadcast_params(params, comm)
+    target = [{"params": params[:2]}, {"params": params[2:], "lr": 0.05}] if grouped else params
+    opt = DataParallelOptimizer(Adam(0.01), comm, bucket_bytes=bucket_bytes).setup(target)
+    for step in range(3):
+        rng = np.random.default_rng(50 * step + comm.rank)
+        grads = [rng.standard_normal(p.data.shape).astype(np.float32) for p in params]
+        if comm.rank == 0:
+            grads[1] = grads[1].astype(np.float64) / 3  # not a float32 value
+        want = _by_hand(comm, grads)
+        for p, g in zip(params, grads):
+            p.grad = Parameter(g.copy())
+        opt.update()
+        for p, w in zip(params, want):
+            np.testing.assert_allclose(p.grad.data, w, rtol=1e-6)
+            assert p.grad.data.dtype == np.float32
+        for a in _gathered(comm, [p.data for p in params]):
+            assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))
+
+
+def test_a_read_only_parameter_on_one_rank_raises_on_every_rank(comm, monkeypatch):
+    """A read-only parameter array on one rank (``np.load(..., mmap_mode="r")``, say) made
+    that rank's averaging differ from the others' (a crash or a wait of the whole timeout),
+    then its update raise alone while the others updated."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank's own update says it")
+    monkeypatch.setattr(comm, "timeout", 30)
+    params = _params(comm, 14)
+    broadcast_params(params, comm)
+    opt = DataParallelOptimizer(SGD(lr=1.0), comm).setup(params)
+    last = comm.size - 1
+    if comm.rank == last:
+        params[0].data.flags.writeable = False
+    for p in params:
+        p.grad = Parameter(np.full(p.data.shape, comm.rank + 1.0, np.float32))
+    before = [(p.data.copy(), p.grad.data.copy()) for p in params]
+    with pytest.raises(
+        ValueError,
+        match=rf"cannot average the gradients \(rank {last}: parameter 0 of shape \(3, 4\) "
+        r"holds a read-only array; give it a writable copy \(param.data = param.data.copy\(\)\)"
+        r"\)\. Nothing was updated on any rank",
+    ):
+        opt.update()
+    for p, (data, grad) in zip(params, before):
+        np.testing.assert_array_equal(p.data, data)
+        np.testing.assert_array_equal(p.grad.data, grad)
+    assert comm.allreduce_obj(1) == comm.size  # every rank is still in step
+
+
+def test_ranks_with_different_bucket_bytes_raise_on_every_rank(comm, monkeypatch):
+    """Buckets of other sizes mean another number of allreduces: MPI paired them wrongly."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    monkeypatch.setattr(comm, "timeout", 30)
+    params = _params(comm, 15)
+    broadcast_params(params, comm)
+    bucket_bytes = 16 if comm.rank == 0 else None
+    opt = DataParallelOptimizer(SGD(lr=1.0), comm, bucket_bytes=bucket_bytes).setup(params)
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    before = [p.data.copy() for p in params]
+    others = "; ".join(f"rank {r}: None" for r in range(1, comm.size))
+    with pytest.raises(
+        ValueError,
+        match=rf"update\(\): the ranks were given different bucket_bytes \(rank 0: 16; "
+        rf"{others}\); pass the same value on every rank\. Nothing was updated on any rank",
+    ):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+        np.testing.assert_array_equal(p.grad.data, np.ones_like(b))
+    assert comm.allreduce_obj(1) == comm.size
+
+
+def test_ranks_whose_hyperparameters_differ_raise_on_every_rank(comm):
+    """A ReduceLROnPlateau stepped on each rank's own validation loss lowered the lr on
+    some ranks only: every rank took another step from the same averaged gradients, and
+    the ranks' parameters silently drifted apart."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    params = _params(comm, 16)
+    broadcast_params(params, comm)
+    opt = DataParallelOptimizer(MomentumSGD(lr=0.1), comm).setup(params)
+    scheduler = ReduceLROnPlateau(opt, patience=0, factor=0.5)
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    opt.update()
+    own_validation_loss = [1.0, 2.0 if comm.rank == 0 else 0.5]  # worse on rank 0 only
+    for loss in own_validation_loss:
+        scheduler.step(loss)
+    before = [p.data.copy() for p in params]
+    others = "; ".join(f"rank {r}: lr=0.1 where rank 0 has 0.05" for r in range(1, comm.size))
+    with pytest.raises(
+        ValueError,
+        match=rf"update\(\): the ranks' optimizers have different hyperparameters \({others}\), "
+        r"so their parameters would drift apart from the same averaged gradients\. .*"
+        r"ReduceLROnPlateau\) must see a value every rank shares, such as the metric's "
+        r"mean_over_ranks\. Nothing was updated on any rank\.",
+    ):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+        np.testing.assert_array_equal(p.grad.data, np.ones_like(b))
+    opt.lr = 0.05  # alike again: the next update runs, the same on every rank
+    opt.update()
+    for a in _gathered(comm, [p.data for p in params]):
+        assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))
+
+
+def test_ranks_whose_optimizers_group_the_parameters_differently_raise(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    params = _params(comm, 17, ((3, 4), (3, 4), (4,)))
+    broadcast_params(params, comm)
+    cut = 1 if comm.rank == 0 else 2
+    groups = [{"params": params[:cut]}, {"params": params[cut:]}]
+    opt = DataParallelOptimizer(SGD(lr=1.0), comm).setup(groups)
+    for p in params:
+        p.grad = Parameter(np.ones_like(p.data))
+    before = [p.data.copy() for p in params]
+    others = "; ".join(f"rank {r}: 2, 1" for r in range(1, comm.size))
+    with pytest.raises(
+        ValueError,
+        match=rf"the ranks' optimizers group the parameters differently \(parameters per "
+        rf"group: rank 0: 1, 2; {others}\); set every rank's optimizer up with the same groups",
+    ):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
