@@ -746,3 +746,58 @@ def test_a_broken_gpu_plugin_does_not_hide_a_working_one(fake_entry_points):
     B.set_strict(True)
     with pytest.raises(B.BackendPluginError, match=CRASH_MESSAGE):
         zerograd.seed(0)
+
+
+# -- a plugin author's mistakes, met through the API a user calls ------------------------
+
+
+@pytest.mark.parametrize(
+    "why, make",
+    [
+        ("failed to import: ModuleNotFoundError: No module named 'libmylib'", None),
+        (
+            "raised in zerograd_backend\\(\\): ImportError: no GPU",
+            lambda: _raise(ImportError("no GPU")),
+        ),
+        ("returned the class BoxBackend instead of an instance", lambda: BoxBackend),
+    ],
+)
+def test_asking_by_name_for_a_plugin_that_failed_says_why(
+    fake_entry_points, broken_module, why, make
+):
+    _numpy_plugin(fake_entry_points)
+    if make is None:
+        broken_module("fake_mylib_plugin", "ModuleNotFoundError(\"No module named 'libmylib'\")")
+        fake_entry_points("mylib", "fake_mylib_plugin", "zerograd-mylib")
+    else:
+        _plugin(fake_entry_points, "mylib", make, "zerograd-mylib")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match=why):
+        assert [r.name for r in B.list_backends()] == ["numpy"]
+    for ask in (lambda: B.get_backend("mylib"), lambda: Variable(np.ones(1)).to("mylib")):
+        with pytest.raises(B.NoBackendError) as info:
+            ask()
+        text = str(info.value)
+        assert text.startswith(
+            "zerograd: backend 'mylib' is installed but could not be loaded: backend plugin "
+            "'mylib' ("
+        ), text
+        assert "from zerograd-mylib" in text and "pip uninstall zerograd-mylib" in text
+        assert why.replace("\\", "") in text and "Install the distribution" not in text
+    assert (Variable(np.ones(1)) * 2).data.tolist() == [2.0]  # the others still work
+
+
+def _raise(exc):
+    raise exc
+
+
+def test_asking_by_name_for_a_plugin_that_provided_nothing_says_so(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "mylib", lambda: None, "zerograd-mylib")
+    B.refresh()
+    with pytest.raises(
+        B.NoBackendError,
+        match=r"^zerograd: backend 'mylib' is installed but provides nothing on this machine: "
+        r"its plugin 'mylib' \(from zerograd-mylib\) answered zerograd_backend\(\) with None\.",
+    ):
+        B.get_backend("mylib")

@@ -36,10 +36,12 @@ from .names import (
     autoload_off,
     blocked_names,
     describe_error,
+    describe_object,
     dist_of,
     intruder_message,
     is_in_tree,
     normalize_dist,
+    origin,
     uninstall_advice,
     why_missing,
 )
@@ -116,6 +118,10 @@ class Registry:
             self.sources: dict[str, tuple[str, str]] = {}  # name -> (plugin, distribution)
             self.plugins: dict[str, str] = {}  # plugin (entry-point) name -> distribution
             self.blocked: list[tuple[str, str]] = []  # (plugin, distribution) left out by name
+            # plugin or backend name -> why it is not loaded (the problem reported)
+            self.failed: dict[str, str] = {}
+            # plugin name -> distribution, for plugins whose hook answered None
+            self.empty: dict[str, str] = {}
             for cache in self.type_caches:
                 cache.clear()
             self.pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -133,7 +139,15 @@ class Registry:
                         self.reset()  # nothing half loaded: the next call fails the same way
                         raise
 
-    def _problem(self, message: str) -> None:
+    def _problem(self, message: str, *names: Any) -> None:
+        """Report ``message`` (a warning, an error in strict mode), remembered for ``names``.
+
+        :meth:`get` repeats it to whoever asks for one of ``names`` (plugin and backend
+        names) by name, so a plugin that failed is never called "not installed".
+        """
+        for name in names:
+            if isinstance(name, str) and name:
+                self.failed.setdefault(name, message)
         if self.strict:
             raise BackendPluginError(message)
         warnings.warn(message, BackendPluginWarning, stacklevel=4)
@@ -176,7 +190,8 @@ class Registry:
             self._problem(
                 f"zerograd: {where} failed to import: {describe_error(exc)}. It was skipped and "
                 f"the other backends still work. Reinstall or fix it, or remove it: "
-                f"{uninstall_advice(dist, ep.name)}."
+                f"{uninstall_advice(dist, ep.name)}.",
+                ep.name,
             )
             return
         self.register(plugin, name=ep.name, distribution=dist)
@@ -225,7 +240,8 @@ class Registry:
                 f"zerograd: {where} does not fit this zerograd's hook specification (backend "
                 f"API version {API_VERSION}): {exc}. It was skipped; install a version of the "
                 f"plugin written for this zerograd, or remove it: "
-                f"{uninstall_advice(distribution)}."
+                f"{uninstall_advice(distribution)}.",
+                name,
             )
             return
         except KeyboardInterrupt:
@@ -235,7 +251,8 @@ class Registry:
                 self.pm.unregister(plugin)
             self._problem(
                 f"zerograd: {where} raised while pluggy registered it: {describe_error(exc)}. "
-                f"It was skipped. Fix or remove it: {uninstall_advice(distribution)}."
+                f"It was skipped. Fix or remove it: {uninstall_advice(distribution)}.",
+                name,
             )
             return
         if registered is None:  # blocked by name
@@ -246,19 +263,24 @@ class Registry:
             self._problem(
                 f"zerograd: {where} has a zerograd_backend function that is not marked with "
                 f"@zerograd.backends.hookimpl, so pluggy does not see it; it was skipped. Mark "
-                f"it (the plugin's author), or remove it: {uninstall_advice(distribution)}."
+                f"it (the plugin's author), or remove it: {uninstall_advice(distribution)}.",
+                name,
             )
             return
         plugin_name = name or self.pm.get_name(plugin) or repr(plugin)
-        backends = self._call_backend_hook(plugin, where, distribution)
+        backends = self._call_backend_hook(plugin, where, distribution, plugin_name)
         if backends is None:
             self.pm.unregister(plugin)
             return
         self.plugins[plugin_name] = distribution
+        if not backends:
+            self.empty[plugin_name] = distribution
         for backend in backends:
             self._add(backend, plugin_name, distribution)
 
-    def _call_backend_hook(self, plugin: Any, where: str, distribution: str) -> list | None:
+    def _call_backend_hook(
+        self, plugin: Any, where: str, distribution: str, plugin_name: str
+    ) -> list | None:
         """Return ``plugin``'s backends, from ``zerograd_backend`` (see :func:`call_alone`).
 
         Returns None if the call failed. Each plugin is called once, when it is registered.
@@ -268,7 +290,8 @@ class Registry:
             self._problem(
                 f"zerograd: {where} raised in zerograd_backend(): {describe_error(results)}. It "
                 f"was skipped; the other backends still work. Fix or remove it: "
-                f"{uninstall_advice(distribution)}."
+                f"{uninstall_advice(distribution)}.",
+                plugin_name,
             )
             return None
         backends: list = []
@@ -277,27 +300,36 @@ class Registry:
         return backends
 
     def _add(self, backend: Any, plugin: str, distribution: str) -> None:
+        where = f"backend plugin {plugin!r} ({origin(distribution)})"
         if not isinstance(backend, Backend):
             self._problem(
-                f"zerograd: backend plugin {plugin!r} returned {type(backend).__name__}, not a "
-                f"zerograd.backends.Backend; it was skipped. Fix or remove it: "
-                f"{uninstall_advice(distribution)}."
-            )
-            return
-        if backend.api_version != API_VERSION:
-            self._problem(
-                f"zerograd: backend plugin {plugin!r} was written for backend API version "
-                f"{backend.api_version}, but this zerograd speaks version {API_VERSION}; it was "
-                f"skipped. Install a version of {distribution!r} that matches, or remove it: "
-                f"{uninstall_advice(distribution)}."
+                f"zerograd: {where} returned {describe_object(backend)} from zerograd_backend(); "
+                f"it was skipped. Fix or remove it: {uninstall_advice(distribution)}.",
+                plugin,
             )
             return
         name = backend.name
+        if backend.api_version != API_VERSION:
+            fix = (
+                "write it for this version"
+                if distribution == BY_HAND
+                else f"install a version of {distribution} that matches"
+            )
+            self._problem(
+                f"zerograd: {where} was written for backend API version "
+                f"{backend.api_version}, but this zerograd speaks version {API_VERSION}; it was "
+                f"skipped. {fix[0].upper() + fix[1:]}, or remove it: "
+                f"{uninstall_advice(distribution)}.",
+                plugin,
+                name,
+            )
+            return
         if not isinstance(name, str) or not name:
             self._problem(
-                f"zerograd: backend plugin {plugin!r} returned a {type(backend).__name__} "
+                f"zerograd: {where} returned a {type(backend).__name__} "
                 f"whose name is {name!r}; a backend needs a non-empty string name. It was "
-                f"skipped. Fix or remove it: {uninstall_advice(distribution)}."
+                f"skipped. Fix or remove it: {uninstall_advice(distribution)}.",
+                plugin,
             )
             return
         if name in IN_TREE and distribution != BY_HAND and not is_in_tree(name, distribution):
@@ -381,10 +413,33 @@ class Registry:
         try:
             return self.backends[name]
         except KeyError:
-            raise NoBackendError(
-                f"zerograd: no backend named {name!r} is installed; installed: "
-                f"{sorted(self.backends) or 'none'}. {why_missing(name)}"
-            ) from None
+            raise NoBackendError(self.missing_message(name)) from None
+
+    def missing_message(self, name: str) -> str:
+        """Say why no backend called ``name`` is loaded: its plugin failed, or is absent.
+
+        Args:
+            name: The backend name asked for.
+
+        Returns:
+            The message for a :class:`NoBackendError`.
+        """
+        problem = self.failed.get(name)
+        if problem is not None:
+            return (
+                f"zerograd: backend {name!r} is installed but could not be loaded: "
+                f"{problem.removeprefix('zerograd: ')}"
+            )
+        if name in self.empty:
+            return (
+                f"zerograd: backend {name!r} is installed but provides nothing on this machine: "
+                f"its plugin {name!r} ({origin(self.empty[name])}) answered zerograd_backend() "
+                f"with None. Ask its documentation what it needs here."
+            )
+        return (
+            f"zerograd: no backend named {name!r} is installed; installed: "
+            f"{sorted(self.backends) or 'none'}. {why_missing(name)}"
+        )
 
     def default(self) -> Backend:
         """Return the backend for data given as Python scalars or lists: numpy if installed.
