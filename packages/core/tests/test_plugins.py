@@ -801,3 +801,48 @@ def test_asking_by_name_for_a_plugin_that_provided_nothing_says_so(fake_entry_po
         r"its plugin 'mylib' \(from zerograd-mylib\) answered zerograd_backend\(\) with None\.",
     ):
         B.get_backend("mylib")
+
+
+def test_a_plugin_refused_by_hand_can_be_fixed_and_registered_again(fake_entry_points):
+    import warnings
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    mod = _module("fake_retry_plugin", lambda: BoxBackend)  # the class, not an instance
+    with pytest.warns(B.BackendPluginWarning, match="the class BoxBackend instead of an"):
+        B.register(mod)
+    assert B.registry.plugins == {"numpy": "zerograd-numpy"}  # nothing of it kept
+    assert not B.registry.pm.is_registered(mod)
+    mod.zerograd_backend = hookimpl(lambda: BoxBackend())  # fixed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        B.register(mod)
+    assert B.backend_of(Box([1.0])).name == "box"
+
+
+def test_registering_an_already_loaded_plugin_again_changes_nothing(fake_entry_points):
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    B.refresh()
+    box = B.get_backend("box")
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"^zerograd: backend plugin <module 'fake_box_plugin'> is already loaded as 'box' "
+        r"\(from zerograd-box\); nothing was changed\. Drop this zerograd\.backends\.register\(\) "
+        r"call: an installed plugin is found through its entry point\.$",
+    ):
+        B.register(sys.modules["fake_box_plugin"])
+    assert B.get_backend("box") is box
+    assert [(r.name, r.distribution) for r in B.list_backends()] == [("box", "zerograd-box")]
+
+
+def test_a_strict_refusal_by_hand_keeps_nothing_of_the_plugin(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    before = B.list_backends()
+    B.set_strict()
+    mod = _module("fake_half_plugin", lambda: [BoxBackend(), "not a backend"])
+    with pytest.raises(B.BackendPluginError, match=r"returned str, not a zerograd.backends"):
+        B.register(mod)
+    assert B.list_backends() == before and not B.registry.pm.is_registered(mod)
+    with pytest.raises(TypeError, match="is not an array of any installed backend"):
+        B.backend_of(Box([1.0]))

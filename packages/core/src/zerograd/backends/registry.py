@@ -222,6 +222,15 @@ class Registry:
                 f"{self.plugins.get(name, UNKNOWN_DIST)}) is already loaded. Use another name."
             )
             return
+        if self.pm.is_registered(plugin) and distribution == BY_HAND:
+            first = self.pm.get_name(plugin)
+            self._problem(
+                f"zerograd: {where} is already loaded as {first!r} "
+                f"({origin(self.plugins.get(first, UNKNOWN_DIST))}); nothing was changed. Drop "
+                f"this zerograd.backends.register() call: an installed plugin is found through "
+                f"its entry point."
+            )
+            return
         if self.pm.is_registered(plugin):  # one module installed under two plugin names
             first = self.pm.get_name(plugin)
             self._problem(
@@ -275,8 +284,21 @@ class Registry:
         self.plugins[plugin_name] = distribution
         if not backends:
             self.empty[plugin_name] = distribution
-        for backend in backends:
-            self._add(backend, plugin_name, distribution)
+            return
+        added: list[str] = []
+        try:
+            for backend in backends:
+                if self._add(backend, plugin_name, distribution):
+                    added.append(backend.name)
+        finally:
+            if not added or (self.strict and len(added) < len(backends)):
+                # nothing of it is kept: fixed, it can be registered again under its name
+                for kept in added:
+                    del self.backends[kept], self.sources[kept]
+                del self.plugins[plugin_name]
+                self.pm.unregister(plugin)
+                for cache in self.type_caches:
+                    cache.clear()
 
     def _call_backend_hook(
         self, plugin: Any, where: str, distribution: str, plugin_name: str
@@ -299,7 +321,8 @@ class Registry:
             backends.extend(result if isinstance(result, (list, tuple)) else [result])
         return backends
 
-    def _add(self, backend: Any, plugin: str, distribution: str) -> None:
+    def _add(self, backend: Any, plugin: str, distribution: str) -> bool:
+        """Keep ``backend`` from ``plugin``; report it and return False if it is refused."""
         where = f"backend plugin {plugin!r} ({origin(distribution)})"
         if not isinstance(backend, Backend):
             self._problem(
@@ -307,7 +330,7 @@ class Registry:
                 f"it was skipped. Fix or remove it: {uninstall_advice(distribution)}.",
                 plugin,
             )
-            return
+            return False
         name = backend.name
         if backend.api_version != API_VERSION:
             fix = (
@@ -323,7 +346,7 @@ class Registry:
                 plugin,
                 name,
             )
-            return
+            return False
         if not isinstance(name, str) or not name:
             self._problem(
                 f"zerograd: {where} returned a {type(backend).__name__} "
@@ -331,14 +354,14 @@ class Registry:
                 f"skipped. Fix or remove it: {uninstall_advice(distribution)}.",
                 plugin,
             )
-            return
+            return False
         if name in IN_TREE and distribution != BY_HAND and not is_in_tree(name, distribution):
             self._problem(
                 intruder_message(
                     f"backend plugin {plugin!r} (from {distribution})", name, distribution
                 )
             )
-            return
+            return False
         if name in self.backends:
             other = self.sources[name]
             self._problem(
@@ -346,11 +369,14 @@ class Registry:
                 f"already provided by plugin {other[0]!r} ({other[1]}); the second was skipped. "
                 f"Keep one of the two: {uninstall_advice(distribution)}."
             )
-            return
+            return False
         self.backends[name] = backend
         self.sources[name] = (plugin, distribution)
+        self.failed.pop(name, None)  # registered again, fixed
+        self.failed.pop(plugin, None)
         for cache in self.type_caches:
             cache.clear()
+        return True
 
     # -- lookup -------------------------------------------------------------------------
     def resolve_type(self, array_type: type) -> Backend | None:
