@@ -846,3 +846,26 @@ def test_a_strict_refusal_by_hand_keeps_nothing_of_the_plugin(fake_entry_points)
     assert B.list_backends() == before and not B.registry.pm.is_registered(mod)
     with pytest.raises(TypeError, match="is not an array of any installed backend"):
         B.backend_of(Box([1.0]))
+
+
+def test_a_backend_claiming_a_type_in_use_is_refused_and_the_owner_keeps_working(
+    fake_entry_points,
+):
+    class OtherNumpy(NumpyBackend):
+        name = "numpy2"
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    x = Variable(np.ones(2))  # numpy arrays are in use
+    B.register(BoxBackend())  # another backend joining keeps what is known of them
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"^zerograd: backend 'numpy2' \(plugin 'numpy2', registered by hand\) claims "
+        r"arrays of type numpy\.ndarray, which backend 'numpy' \(plugin 'numpy', from "
+        r"zerograd-numpy\) owns; it was skipped\. An array type belongs to one backend: make "
+        r"owns\(\) answer False for it\.",
+    ):
+        B.register(OtherNumpy())
+    assert [r.name for r in B.list_backends()] == ["box", "numpy"]
+    assert (x * 2).data.tolist() == [2.0, 2.0]
+    assert B.backend_of(np.ones(1)) is B.get_backend("numpy")

@@ -370,13 +370,41 @@ class Registry:
                 f"Keep one of the two: {uninstall_advice(distribution)}."
             )
             return False
+        taken = self._taken_type(backend)
+        if taken is not None:
+            owner = self.by_type[taken]
+            self._problem(
+                f"zerograd: backend {name!r} (plugin {plugin!r}, {origin(distribution)}) claims "
+                f"arrays of type {_qualname(taken)}, which backend {owner.name!r} (plugin "
+                f"{self.sources[owner.name][0]!r}, {origin(self.sources[owner.name][1])}) "
+                f"owns; it was skipped. An array type belongs to one backend: make owns() "
+                f"answer False for it. Or remove it: {uninstall_advice(distribution)}.",
+                plugin,
+                name,
+            )
+            return False
         self.backends[name] = backend
         self.sources[name] = (plugin, distribution)
         self.failed.pop(name, None)  # registered again, fixed
         self.failed.pop(plugin, None)
         for cache in self.type_caches:
-            cache.clear()
+            if cache is not self.by_type:  # its owners stay: the newcomer claims none of them
+                cache.clear()
         return True
+
+    def _taken_type(self, backend: Backend) -> type | None:
+        """An array type in use (resolved before) that ``backend`` claims too, or None.
+
+        Checked before a backend joins, so that registering one by hand while arrays exist
+        cannot make their types ambiguous and break the backend that owns them.
+        """
+        for array_type, owner in self.by_type.items():
+            try:
+                if owner is not backend and backend.owns(array_type):
+                    return array_type
+            except Exception:  # noqa: BLE001 - owns() raising is reported at lookup
+                continue
+        return None
 
     # -- lookup -------------------------------------------------------------------------
     def resolve_type(self, array_type: type) -> Backend | None:
