@@ -869,3 +869,27 @@ def test_a_backend_claiming_a_type_in_use_is_refused_and_the_owner_keeps_working
     assert [r.name for r in B.list_backends()] == ["box", "numpy"]
     assert (x * 2).data.tolist() == [2.0, 2.0]
     assert B.backend_of(np.ones(1)) is B.get_backend("numpy")
+
+
+def test_a_backend_for_a_numpy_subclass_is_told_why_it_cannot_own_it(fake_entry_points):
+    class Sub(np.ndarray):
+        pass
+
+    class SubBackend(NumpyBackend):
+        name = "sub"
+
+        def owns(self, t):
+            return issubclass(t, Sub)
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    B.register(SubBackend())
+    with pytest.raises(
+        B.BackendPluginError,
+        match=r"claimed by several backends: 'numpy' .*, 'sub' \(plugin 'sub', registered by "
+        r"hand\)\. The numpy backend owns numpy\.ndarray and every subclass of it, so a "
+        r"backend's arrays cannot subclass numpy\.ndarray: give them a type of their own \(one "
+        r"that holds the ndarray in an attribute\)\.$",
+    ):
+        B.backend_of(np.ones(2).view(Sub))
+    assert (Variable(np.ones(1)) * 2).data.tolist() == [2.0]

@@ -423,14 +423,26 @@ class Registry:
         owners = [b for b in self.backends.values() if self._owns(b, array_type)]
         if len(owners) > 1:
             names = ", ".join(
-                f"{b.name!r} (plugin {self.sources[b.name][0]!r}, from {self.sources[b.name][1]})"
+                f"{b.name!r} (plugin {self.sources[b.name][0]!r}, "
+                f"{origin(self.sources[b.name][1])})"
                 for b in owners
             )
-            dists = [self.sources[b.name][1] for b in owners]
-            extra = [d for d, b in zip(dists, owners) if b.name not in IN_TREE] or dists
+            ndarray_subclass = any(
+                c.__module__ == "numpy" and c.__name__ == "ndarray" for c in array_type.__mro__[1:]
+            )
+            if ndarray_subclass and "numpy" in {b.name for b in owners}:
+                fix = (
+                    "The numpy backend owns numpy.ndarray and every subclass of it, so a "
+                    "backend's arrays cannot subclass numpy.ndarray: give them a type of their "
+                    "own (one that holds the ndarray in an attribute)."
+                )
+            else:
+                dists = [self.sources[b.name][1] for b in owners]
+                extra = [d for d, b in zip(dists, owners) if b.name not in IN_TREE] or dists
+                fix = f"Keep one of them: {uninstall_advice(extra[-1])}."
             raise BackendPluginError(
                 f"zerograd: arrays of type {_qualname(array_type)} are claimed by several "
-                f"backends: {names}. Keep one of them: {uninstall_advice(extra[-1])}."
+                f"backends: {names}. {fix}"
             )
         if not owners:
             return None
