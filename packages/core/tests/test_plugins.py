@@ -893,3 +893,18 @@ def test_a_backend_for_a_numpy_subclass_is_told_why_it_cannot_own_it(fake_entry_
     ):
         B.backend_of(np.ones(2).view(Sub))
     assert (Variable(np.ones(1)) * 2).data.tolist() == [2.0]
+
+
+def test_a_misspelled_hook_is_named_with_the_hook_meant(fake_entry_points):
+    mod = _module("fake_typo_plugin")
+    mod.zerograd_backends = hookimpl(lambda: BoxBackend())  # one letter too many
+    fake_entry_points("typo", "fake_typo_plugin", "zerograd-typo")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"'typo' \(from zerograd-typo\) does not fit .*unknown hook 'zerograd_backends'.* "
+        r"zerograd's hooks are zerograd_backend; did you mean zerograd_backend for "
+        r"zerograd_backends\? It was skipped",
+    ):
+        assert [r.name for r in B.list_backends()] == ["numpy"]

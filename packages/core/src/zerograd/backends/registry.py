@@ -16,6 +16,7 @@ a third-party plugin that claims one is reported by its distribution and skipped
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
 import warnings
@@ -247,7 +248,8 @@ class Registry:
                 self.pm.unregister(plugin)
             self._problem(
                 f"zerograd: {where} does not fit this zerograd's hook specification (backend "
-                f"API version {API_VERSION}): {exc}. It was skipped; install a version of the "
+                f"API version {API_VERSION}): {exc}.{_hook_hint(plugin)} It was skipped; "
+                f"install a version of the "
                 f"plugin written for this zerograd, or remove it: "
                 f"{uninstall_advice(distribution)}.",
                 name,
@@ -596,6 +598,25 @@ class Registry:
                 available, version = False, "-"
             rows.append(BackendInfo(name, plugin, dist, version, backend.device, available))
         return rows
+
+
+def _hook_hint(plugin: Any) -> str:
+    """Name zerograd's hooks, and the one each unknown marked function was likely meant as."""
+    known = sorted(
+        n for n in vars(hookspecs) if hasattr(getattr(hookspecs, n), f"{hookspecs.PROJECT}_spec")
+    )
+    hint = f" zerograd's hooks are {', '.join(known)}"
+    try:
+        marked = [
+            n for n in dir(plugin) if hasattr(getattr(plugin, n, None), f"{hookspecs.PROJECT}_impl")
+        ]
+    except Exception:  # noqa: BLE001 - a hint only
+        marked = []
+    for name in marked:
+        close = difflib.get_close_matches(name, known, n=1)
+        if name not in known and close:
+            hint += f"; did you mean {close[0]} for {name}?"
+    return hint if hint.endswith("?") else hint + "."
 
 
 def _qualname(t: type) -> str:
