@@ -908,3 +908,21 @@ def test_a_misspelled_hook_is_named_with_the_hook_meant(fake_entry_points):
         r"zerograd_backends\? It was skipped",
     ):
         assert [r.name for r in B.list_backends()] == ["numpy"]
+
+
+@pytest.mark.parametrize("block", ["zerograd-box", "Zerograd_Box", "numpy,zerograd-box"])
+def test_a_plugin_blocked_by_its_distribution_is_said_blocked(
+    fake_entry_points, monkeypatch, block
+):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", block)
+    B.refresh()
+    entry = block.split(",")[-1]
+    with pytest.raises(
+        B.NoBackendError,
+        match=rf"^zerograd: no backend named 'box' is loaded: its plugin 'box' \(from "
+        rf"zerograd-box\) is blocked by ZEROGRAD_BLOCK_PLUGINS={block}; remove '{entry}' from "
+        rf"that list\.$",
+    ):
+        B.get_backend("box")

@@ -492,6 +492,22 @@ class Registry:
         Returns:
             The message for a :class:`NoBackendError`.
         """
+        for plugin, dist in self.blocked:
+            if plugin == name:  # blocked by its entry-point name or by its distribution's
+                listed = os.environ.get("ZEROGRAD_BLOCK_PLUGINS", "")
+                entry = next(
+                    (
+                        e
+                        for e in blocked_names()
+                        if e == plugin or normalize_dist(e) == normalize_dist(dist)
+                    ),
+                    plugin,
+                )
+                return (
+                    f"zerograd: no backend named {name!r} is loaded: its plugin {plugin!r} "
+                    f"({origin(dist)}) is blocked by ZEROGRAD_BLOCK_PLUGINS={listed}; remove "
+                    f"{entry!r} from that list."
+                )
         problem = self.failed.get(name)
         if problem is not None:
             return (
