@@ -926,3 +926,15 @@ def test_a_plugin_blocked_by_its_distribution_is_said_blocked(
         rf"that list\.$",
     ):
         B.get_backend("box")
+
+
+def test_a_misspelled_backend_name_suggests_the_installed_one(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "mylib", lambda: type("M", (BoxBackend,), {"name": "mylib"})(), "d")
+    B.refresh()
+    with pytest.raises(
+        B.NoBackendError,
+        match=r"^zerograd: no backend named 'mylbi' is installed; installed: \['mylib', "
+        r"'numpy'\]\. Did you mean 'mylib'\? ",
+    ):
+        Variable(np.ones(1)).to("mylbi")

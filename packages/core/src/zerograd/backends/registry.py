@@ -520,9 +520,11 @@ class Registry:
                 f"its plugin {name!r} ({origin(self.empty[name])}) answered zerograd_backend() "
                 f"with None. Ask its documentation what it needs here."
             )
+        close = difflib.get_close_matches(name, list(self.backends), n=1)
+        guess = f"Did you mean {close[0]!r}? " if close else ""
         return (
             f"zerograd: no backend named {name!r} is installed; installed: "
-            f"{sorted(self.backends) or 'none'}. {why_missing(name)}"
+            f"{sorted(self.backends) or 'none'}. {guess}{why_missing(name)}"
         )
 
     def default(self) -> Backend:
