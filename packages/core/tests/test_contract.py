@@ -6,9 +6,11 @@ import ast
 import inspect
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from zerograd.backends import Backend, contract
+from zerograd_numpy import NumpyBackend
 
 PACKAGES = Path(__file__).resolve().parents[2]
 SOURCES = [PACKAGES / "core" / "src" / "zerograd", PACKAGES / "nn" / "src" / "zerograd_nn"]
@@ -183,3 +185,74 @@ def test_no_size_attribute_read_on_a_raw_array():
         "these read .size on a raw backend array (torch.Tensor.size is a method; the standard "
         f"allows None): count with zerograd.utils.size_of(x) instead: {found}"
     )
+
+
+class _Sloppy(NumpyBackend):
+    """A numpy plugin with one mistake per method, chosen by ``mistake``."""
+
+    name = "sloppy"
+
+    def __init__(self, mistake):
+        self.mistake = mistake
+
+    def asarray(self, obj, dtype=None):
+        return np.asarray(obj) if self.mistake == "asarray" else super().asarray(obj, dtype)
+
+    def astype(self, x, dtype):
+        return x if self.mistake == "astype" else super().astype(x, dtype)
+
+    def to_numpy(self, x):
+        return x.tolist() if self.mistake == "to_numpy" else x
+
+    def owns(self, t):
+        return True if self.mistake == "owns" else super().owns(t)
+
+    def compute_into(self, op, x1, x2=None, *, out):
+        if self.mistake == "compute_into":  # the result made, out left as it was
+            return getattr(np, op)(x1) if x2 is None else getattr(np, op)(x1, x2)
+        return super().compute_into(op, x1, x2, out=out)
+
+
+@pytest.mark.parametrize(
+    "mistake, check, words",
+    [
+        ("asarray", "test_asarray_and_astype", r"asarray\(\[1, 2, 3\], dtype=float32\) gave int64"),
+        ("astype", "test_asarray_and_astype", r"astype\(x, float32\) gave float64"),
+        ("to_numpy", "test_numpy_round_trip_keeps_values_and_dtype", r"to_numpy\(x\) gave list"),
+        ("owns", "test_owns_its_arrays_and_no_foreign_ones", r"owns\(list\) is True"),
+        (
+            "compute_into",
+            "test_compute_into_writes_numpys_result_where_writable",
+            r"compute_into\('add', \.\.\., out=out\) left out unchanged: it must write its "
+            r"result into out",
+        ),
+    ],
+)
+def test_conformance_names_the_broken_method(mistake, check, words):
+    from zerograd.testing import conformance as suite
+
+    args = (_Sloppy(mistake),) + (("add",) if mistake == "compute_into" else ())
+    with pytest.raises(AssertionError, match=r"^backend 'sloppy': " + words):
+        getattr(suite, check)(*args)
+
+
+class _Listy(Backend):
+    """Arrays that are plain lists in a box: no shape, no dtype."""
+
+    name = "listy"
+
+    def from_numpy(self, a):
+        box = type("Box", (), {})()
+        box.values = a.tolist()
+        return box
+
+
+def test_conformance_names_missing_array_attributes():
+    from zerograd.testing import conformance as suite
+
+    with pytest.raises(
+        AssertionError,
+        match=r"^backend 'listy': its arrays \(Box\) lack \['shape', 'ndim', 'dtype'\], which "
+        r"the array API standard gives every array and zerograd reads$",
+    ):
+        suite.test_arrays_have_the_standard_attributes(_Listy())

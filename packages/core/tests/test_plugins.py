@@ -746,3 +746,195 @@ def test_a_broken_gpu_plugin_does_not_hide_a_working_one(fake_entry_points):
     B.set_strict(True)
     with pytest.raises(B.BackendPluginError, match=CRASH_MESSAGE):
         zerograd.seed(0)
+
+
+# -- a plugin author's mistakes, met through the API a user calls ------------------------
+
+
+@pytest.mark.parametrize(
+    "why, make",
+    [
+        ("failed to import: ModuleNotFoundError: No module named 'libmylib'", None),
+        (
+            "raised in zerograd_backend\\(\\): ImportError: no GPU",
+            lambda: _raise(ImportError("no GPU")),
+        ),
+        ("returned the class BoxBackend instead of an instance", lambda: BoxBackend),
+    ],
+)
+def test_asking_by_name_for_a_plugin_that_failed_says_why(
+    fake_entry_points, broken_module, why, make
+):
+    _numpy_plugin(fake_entry_points)
+    if make is None:
+        broken_module("fake_mylib_plugin", "ModuleNotFoundError(\"No module named 'libmylib'\")")
+        fake_entry_points("mylib", "fake_mylib_plugin", "zerograd-mylib")
+    else:
+        _plugin(fake_entry_points, "mylib", make, "zerograd-mylib")
+    B.refresh()
+    with pytest.warns(B.BackendPluginWarning, match=why):
+        assert [r.name for r in B.list_backends()] == ["numpy"]
+    for ask in (lambda: B.get_backend("mylib"), lambda: Variable(np.ones(1)).to("mylib")):
+        with pytest.raises(B.NoBackendError) as info:
+            ask()
+        text = str(info.value)
+        assert text.startswith(
+            "zerograd: backend 'mylib' is installed but could not be loaded: backend plugin "
+            "'mylib' ("
+        ), text
+        assert "from zerograd-mylib" in text and "pip uninstall zerograd-mylib" in text
+        assert why.replace("\\", "") in text and "Install the distribution" not in text
+    assert (Variable(np.ones(1)) * 2).data.tolist() == [2.0]  # the others still work
+
+
+def _raise(exc):
+    raise exc
+
+
+def test_asking_by_name_for_a_plugin_that_provided_nothing_says_so(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "mylib", lambda: None, "zerograd-mylib")
+    B.refresh()
+    with pytest.raises(
+        B.NoBackendError,
+        match=r"^zerograd: backend 'mylib' is installed but provides nothing on this machine: "
+        r"its plugin 'mylib' \(from zerograd-mylib\) answered zerograd_backend\(\) with None\.",
+    ):
+        B.get_backend("mylib")
+
+
+def test_a_plugin_refused_by_hand_can_be_fixed_and_registered_again(fake_entry_points):
+    import warnings
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    mod = _module("fake_retry_plugin", lambda: BoxBackend)  # the class, not an instance
+    with pytest.warns(B.BackendPluginWarning, match="the class BoxBackend instead of an"):
+        B.register(mod)
+    assert B.registry.plugins == {"numpy": "zerograd-numpy"}  # nothing of it kept
+    assert not B.registry.pm.is_registered(mod)
+    mod.zerograd_backend = hookimpl(lambda: BoxBackend())  # fixed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        B.register(mod)
+    assert B.backend_of(Box([1.0])).name == "box"
+
+
+def test_registering_an_already_loaded_plugin_again_changes_nothing(fake_entry_points):
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    B.refresh()
+    box = B.get_backend("box")
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"^zerograd: backend plugin <module 'fake_box_plugin'> is already loaded as 'box' "
+        r"\(from zerograd-box\); nothing was changed\. Drop this zerograd\.backends\.register\(\) "
+        r"call: an installed plugin is found through its entry point\.$",
+    ):
+        B.register(sys.modules["fake_box_plugin"])
+    assert B.get_backend("box") is box
+    assert [(r.name, r.distribution) for r in B.list_backends()] == [("box", "zerograd-box")]
+
+
+def test_a_strict_refusal_by_hand_keeps_nothing_of_the_plugin(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    before = B.list_backends()
+    B.set_strict()
+    mod = _module("fake_half_plugin", lambda: [BoxBackend(), "not a backend"])
+    with pytest.raises(B.BackendPluginError, match=r"returned str, not a zerograd.backends"):
+        B.register(mod)
+    assert B.list_backends() == before and not B.registry.pm.is_registered(mod)
+    with pytest.raises(TypeError, match="is not an array of any installed backend"):
+        B.backend_of(Box([1.0]))
+
+
+def test_a_backend_claiming_a_type_in_use_is_refused_and_the_owner_keeps_working(
+    fake_entry_points,
+):
+    class OtherNumpy(NumpyBackend):
+        name = "numpy2"
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    x = Variable(np.ones(2))  # numpy arrays are in use
+    B.register(BoxBackend())  # another backend joining keeps what is known of them
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"^zerograd: backend 'numpy2' \(plugin 'numpy2', registered by hand\) claims "
+        r"arrays of type numpy\.ndarray, which backend 'numpy' \(plugin 'numpy', from "
+        r"zerograd-numpy\) owns; it was skipped\. An array type belongs to one backend: make "
+        r"owns\(\) answer False for it\.",
+    ):
+        B.register(OtherNumpy())
+    assert [r.name for r in B.list_backends()] == ["box", "numpy"]
+    assert (x * 2).data.tolist() == [2.0, 2.0]
+    assert B.backend_of(np.ones(1)) is B.get_backend("numpy")
+
+
+def test_a_backend_for_a_numpy_subclass_is_told_why_it_cannot_own_it(fake_entry_points):
+    class Sub(np.ndarray):
+        pass
+
+    class SubBackend(NumpyBackend):
+        name = "sub"
+
+        def owns(self, t):
+            return issubclass(t, Sub)
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    B.register(SubBackend())
+    with pytest.raises(
+        B.BackendPluginError,
+        match=r"claimed by several backends: 'numpy' .*, 'sub' \(plugin 'sub', registered by "
+        r"hand\)\. The numpy backend owns numpy\.ndarray and every subclass of it, so a "
+        r"backend's arrays cannot subclass numpy\.ndarray: give them a type of their own \(one "
+        r"that holds the ndarray in an attribute\)\.$",
+    ):
+        B.backend_of(np.ones(2).view(Sub))
+    assert (Variable(np.ones(1)) * 2).data.tolist() == [2.0]
+
+
+def test_a_misspelled_hook_is_named_with_the_hook_meant(fake_entry_points):
+    mod = _module("fake_typo_plugin")
+    mod.zerograd_backends = hookimpl(lambda: BoxBackend())  # one letter too many
+    fake_entry_points("typo", "fake_typo_plugin", "zerograd-typo")
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning,
+        match=r"'typo' \(from zerograd-typo\) does not fit .*unknown hook 'zerograd_backends'.* "
+        r"zerograd's hooks are zerograd_backend; did you mean zerograd_backend for "
+        r"zerograd_backends\? It was skipped",
+    ):
+        assert [r.name for r in B.list_backends()] == ["numpy"]
+
+
+@pytest.mark.parametrize("block", ["zerograd-box", "Zerograd_Box", "numpy,zerograd-box"])
+def test_a_plugin_blocked_by_its_distribution_is_said_blocked(
+    fake_entry_points, monkeypatch, block
+):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
+    monkeypatch.setenv("ZEROGRAD_BLOCK_PLUGINS", block)
+    B.refresh()
+    entry = block.split(",")[-1]
+    with pytest.raises(
+        B.NoBackendError,
+        match=rf"^zerograd: no backend named 'box' is loaded: its plugin 'box' \(from "
+        rf"zerograd-box\) is blocked by ZEROGRAD_BLOCK_PLUGINS={block}; remove '{entry}' from "
+        rf"that list\.$",
+    ):
+        B.get_backend("box")
+
+
+def test_a_misspelled_backend_name_suggests_the_installed_one(fake_entry_points):
+    _numpy_plugin(fake_entry_points)
+    _plugin(fake_entry_points, "mylib", lambda: type("M", (BoxBackend,), {"name": "mylib"})(), "d")
+    B.refresh()
+    with pytest.raises(
+        B.NoBackendError,
+        match=r"^zerograd: no backend named 'mylbi' is installed; installed: \['mylib', "
+        r"'numpy'\]\. Did you mean 'mylib'\? ",
+    ):
+        Variable(np.ones(1)).to("mylbi")

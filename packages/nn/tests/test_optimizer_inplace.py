@@ -278,3 +278,35 @@ def test_adam_takes_lr_as_the_keyword_for_alpha(make):
     assert make(alpha=0.02, lr=0.02).lr == 0.02
     with pytest.raises(ValueError, match=rf"{make.__name__}: alpha=0.5 and lr=0.1 name the same"):
         make(alpha=0.5, lr=0.1)
+
+
+def _returns_instead_of_writing(self, op, x1, x2=None, *, out):
+    """A plugin's mistake: the result made as a new array, ``out`` left as it was."""
+    return getattr(np, op)(x1) if x2 is None else getattr(np, op)(x1, x2)
+
+
+@pytest.mark.parametrize("size", [2, (1 << 16) + 1])  # packed flat, and one by one
+@pytest.mark.parametrize("make", [lambda: O.SGD(0.1), lambda: O.Adam(0.1)])
+def test_a_compute_into_that_does_not_write_is_refused_not_left_stale(size, make, monkeypatch):
+    from zerograd.backends import BackendPluginError
+    from zerograd_nn.optimizers.inplace import IntoArrays
+
+    backend = get_backend("numpy")
+    monkeypatch.setattr(type(backend), "compute_into", _returns_instead_of_writing)
+    monkeypatch.setattr(IntoArrays, "_made", {})  # asked afresh, as for a new plugin
+    p = Parameter(np.linspace(-1.0, 1.0, size))
+    before = p.data.copy()
+    opt = make().setup([p])
+    p.grad = Variable(np.ones(size))
+    saved = opt.state_dict()
+    with pytest.raises(
+        BackendPluginError,
+        match=r"^zerograd-nn: backend 'numpy' \(plugin 'numpy', from zerograd-numpy\): "
+        r"compute_into\('add', x1, x2, out=out\) left out as \[0\.0, 0\.0\] where \[2\.0, "
+        r"6\.0\] belongs: it must write the result into out\. Nothing was updated\. Fix the "
+        r"plugin \(zerograd\.testing\.conformance checks it\), or have writable\(\) answer "
+        r"False, so that the optimizers make new arrays\.$",
+    ):
+        opt.update()
+    np.testing.assert_array_equal(p.data, before)
+    assert opt.state_dict() == saved  # no state, no step counted

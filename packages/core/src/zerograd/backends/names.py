@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from importlib import metadata
+from types import ModuleType
 
 IN_TREE = {"numpy": "zerograd-numpy", "cupy": "zerograd-cupy"}
 """zerograd's own backends: backend (and entry-point) name -> the distribution that owns it."""
@@ -82,6 +83,34 @@ def uninstall_advice(dist: str, plugin: str | None = None) -> str:
         name = f" that declares the entry point {plugin!r}" if plugin else ""
         return f"find the installed package{name} and pip uninstall it"
     return f"pip uninstall {dist} (or keep it installed but unused: ZEROGRAD_BLOCK_PLUGINS={dist})"
+
+
+def origin(dist: str) -> str:
+    """Return where a plugin comes from, for a message: ``from <dist>`` or ``registered by hand``.
+
+    Args:
+        dist: The distribution name, or :data:`BY_HAND`.
+
+    Returns:
+        The phrase.
+    """
+    return dist if dist == BY_HAND else f"from {dist}"
+
+
+def describe_object(obj: object) -> str:
+    """Name what a plugin returned in place of a Backend, and what it should return instead.
+
+    Args:
+        obj: The object returned.
+
+    Returns:
+        A phrase such as ``the class MyBackend instead of an instance (return MyBackend())``.
+    """
+    if isinstance(obj, type):
+        return f"the class {obj.__qualname__} instead of an instance (return {obj.__qualname__}())"
+    if isinstance(obj, ModuleType):
+        return f"the module {obj.__name__}, not a zerograd.backends.Backend"
+    return f"{type(obj).__qualname__}, not a zerograd.backends.Backend"
 
 
 def intruder_message(where: str, name: str, dist: str) -> str:

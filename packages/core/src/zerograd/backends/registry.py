@@ -16,6 +16,7 @@ a third-party plugin that claims one is reported by its distribution and skipped
 
 from __future__ import annotations
 
+import difflib
 import os
 import threading
 import warnings
@@ -36,10 +37,12 @@ from .names import (
     autoload_off,
     blocked_names,
     describe_error,
+    describe_object,
     dist_of,
     intruder_message,
     is_in_tree,
     normalize_dist,
+    origin,
     uninstall_advice,
     why_missing,
 )
@@ -116,6 +119,10 @@ class Registry:
             self.sources: dict[str, tuple[str, str]] = {}  # name -> (plugin, distribution)
             self.plugins: dict[str, str] = {}  # plugin (entry-point) name -> distribution
             self.blocked: list[tuple[str, str]] = []  # (plugin, distribution) left out by name
+            # plugin or backend name -> why it is not loaded (the problem reported)
+            self.failed: dict[str, str] = {}
+            # plugin name -> distribution, for plugins whose hook answered None
+            self.empty: dict[str, str] = {}
             for cache in self.type_caches:
                 cache.clear()
             self.pm = pluggy.PluginManager(hookspecs.PROJECT)
@@ -133,7 +140,15 @@ class Registry:
                         self.reset()  # nothing half loaded: the next call fails the same way
                         raise
 
-    def _problem(self, message: str) -> None:
+    def _problem(self, message: str, *names: Any) -> None:
+        """Report ``message`` (a warning, an error in strict mode), remembered for ``names``.
+
+        :meth:`get` repeats it to whoever asks for one of ``names`` (plugin and backend
+        names) by name, so a plugin that failed is never called "not installed".
+        """
+        for name in names:
+            if isinstance(name, str) and name:
+                self.failed.setdefault(name, message)
         if self.strict:
             raise BackendPluginError(message)
         warnings.warn(message, BackendPluginWarning, stacklevel=4)
@@ -176,7 +191,8 @@ class Registry:
             self._problem(
                 f"zerograd: {where} failed to import: {describe_error(exc)}. It was skipped and "
                 f"the other backends still work. Reinstall or fix it, or remove it: "
-                f"{uninstall_advice(dist, ep.name)}."
+                f"{uninstall_advice(dist, ep.name)}.",
+                ep.name,
             )
             return
         self.register(plugin, name=ep.name, distribution=dist)
@@ -207,6 +223,15 @@ class Registry:
                 f"{self.plugins.get(name, UNKNOWN_DIST)}) is already loaded. Use another name."
             )
             return
+        if self.pm.is_registered(plugin) and distribution == BY_HAND:
+            first = self.pm.get_name(plugin)
+            self._problem(
+                f"zerograd: {where} is already loaded as {first!r} "
+                f"({origin(self.plugins.get(first, UNKNOWN_DIST))}); nothing was changed. Drop "
+                f"this zerograd.backends.register() call: an installed plugin is found through "
+                f"its entry point."
+            )
+            return
         if self.pm.is_registered(plugin):  # one module installed under two plugin names
             first = self.pm.get_name(plugin)
             self._problem(
@@ -223,9 +248,11 @@ class Registry:
                 self.pm.unregister(plugin)
             self._problem(
                 f"zerograd: {where} does not fit this zerograd's hook specification (backend "
-                f"API version {API_VERSION}): {exc}. It was skipped; install a version of the "
+                f"API version {API_VERSION}): {exc}.{_hook_hint(plugin)} It was skipped; "
+                f"install a version of the "
                 f"plugin written for this zerograd, or remove it: "
-                f"{uninstall_advice(distribution)}."
+                f"{uninstall_advice(distribution)}.",
+                name,
             )
             return
         except KeyboardInterrupt:
@@ -235,7 +262,8 @@ class Registry:
                 self.pm.unregister(plugin)
             self._problem(
                 f"zerograd: {where} raised while pluggy registered it: {describe_error(exc)}. "
-                f"It was skipped. Fix or remove it: {uninstall_advice(distribution)}."
+                f"It was skipped. Fix or remove it: {uninstall_advice(distribution)}.",
+                name,
             )
             return
         if registered is None:  # blocked by name
@@ -246,19 +274,37 @@ class Registry:
             self._problem(
                 f"zerograd: {where} has a zerograd_backend function that is not marked with "
                 f"@zerograd.backends.hookimpl, so pluggy does not see it; it was skipped. Mark "
-                f"it (the plugin's author), or remove it: {uninstall_advice(distribution)}."
+                f"it (the plugin's author), or remove it: {uninstall_advice(distribution)}.",
+                name,
             )
             return
         plugin_name = name or self.pm.get_name(plugin) or repr(plugin)
-        backends = self._call_backend_hook(plugin, where, distribution)
+        backends = self._call_backend_hook(plugin, where, distribution, plugin_name)
         if backends is None:
             self.pm.unregister(plugin)
             return
         self.plugins[plugin_name] = distribution
-        for backend in backends:
-            self._add(backend, plugin_name, distribution)
+        if not backends:
+            self.empty[plugin_name] = distribution
+            return
+        added: list[str] = []
+        try:
+            for backend in backends:
+                if self._add(backend, plugin_name, distribution):
+                    added.append(backend.name)
+        finally:
+            if not added or (self.strict and len(added) < len(backends)):
+                # nothing of it is kept: fixed, it can be registered again under its name
+                for kept in added:
+                    del self.backends[kept], self.sources[kept]
+                del self.plugins[plugin_name]
+                self.pm.unregister(plugin)
+                for cache in self.type_caches:
+                    cache.clear()
 
-    def _call_backend_hook(self, plugin: Any, where: str, distribution: str) -> list | None:
+    def _call_backend_hook(
+        self, plugin: Any, where: str, distribution: str, plugin_name: str
+    ) -> list | None:
         """Return ``plugin``'s backends, from ``zerograd_backend`` (see :func:`call_alone`).
 
         Returns None if the call failed. Each plugin is called once, when it is registered.
@@ -268,7 +314,8 @@ class Registry:
             self._problem(
                 f"zerograd: {where} raised in zerograd_backend(): {describe_error(results)}. It "
                 f"was skipped; the other backends still work. Fix or remove it: "
-                f"{uninstall_advice(distribution)}."
+                f"{uninstall_advice(distribution)}.",
+                plugin_name,
             )
             return None
         backends: list = []
@@ -276,37 +323,47 @@ class Registry:
             backends.extend(result if isinstance(result, (list, tuple)) else [result])
         return backends
 
-    def _add(self, backend: Any, plugin: str, distribution: str) -> None:
+    def _add(self, backend: Any, plugin: str, distribution: str) -> bool:
+        """Keep ``backend`` from ``plugin``; report it and return False if it is refused."""
+        where = f"backend plugin {plugin!r} ({origin(distribution)})"
         if not isinstance(backend, Backend):
             self._problem(
-                f"zerograd: backend plugin {plugin!r} returned {type(backend).__name__}, not a "
-                f"zerograd.backends.Backend; it was skipped. Fix or remove it: "
-                f"{uninstall_advice(distribution)}."
+                f"zerograd: {where} returned {describe_object(backend)} from zerograd_backend(); "
+                f"it was skipped. Fix or remove it: {uninstall_advice(distribution)}.",
+                plugin,
             )
-            return
-        if backend.api_version != API_VERSION:
-            self._problem(
-                f"zerograd: backend plugin {plugin!r} was written for backend API version "
-                f"{backend.api_version}, but this zerograd speaks version {API_VERSION}; it was "
-                f"skipped. Install a version of {distribution!r} that matches, or remove it: "
-                f"{uninstall_advice(distribution)}."
-            )
-            return
+            return False
         name = backend.name
+        if backend.api_version != API_VERSION:
+            fix = (
+                "write it for this version"
+                if distribution == BY_HAND
+                else f"install a version of {distribution} that matches"
+            )
+            self._problem(
+                f"zerograd: {where} was written for backend API version "
+                f"{backend.api_version}, but this zerograd speaks version {API_VERSION}; it was "
+                f"skipped. {fix[0].upper() + fix[1:]}, or remove it: "
+                f"{uninstall_advice(distribution)}.",
+                plugin,
+                name,
+            )
+            return False
         if not isinstance(name, str) or not name:
             self._problem(
-                f"zerograd: backend plugin {plugin!r} returned a {type(backend).__name__} "
+                f"zerograd: {where} returned a {type(backend).__name__} "
                 f"whose name is {name!r}; a backend needs a non-empty string name. It was "
-                f"skipped. Fix or remove it: {uninstall_advice(distribution)}."
+                f"skipped. Fix or remove it: {uninstall_advice(distribution)}.",
+                plugin,
             )
-            return
+            return False
         if name in IN_TREE and distribution != BY_HAND and not is_in_tree(name, distribution):
             self._problem(
                 intruder_message(
                     f"backend plugin {plugin!r} (from {distribution})", name, distribution
                 )
             )
-            return
+            return False
         if name in self.backends:
             other = self.sources[name]
             self._problem(
@@ -314,11 +371,42 @@ class Registry:
                 f"already provided by plugin {other[0]!r} ({other[1]}); the second was skipped. "
                 f"Keep one of the two: {uninstall_advice(distribution)}."
             )
-            return
+            return False
+        taken = self._taken_type(backend)
+        if taken is not None:
+            owner = self.by_type[taken]
+            self._problem(
+                f"zerograd: backend {name!r} (plugin {plugin!r}, {origin(distribution)}) claims "
+                f"arrays of type {_qualname(taken)}, which backend {owner.name!r} (plugin "
+                f"{self.sources[owner.name][0]!r}, {origin(self.sources[owner.name][1])}) "
+                f"owns; it was skipped. An array type belongs to one backend: make owns() "
+                f"answer False for it. Or remove it: {uninstall_advice(distribution)}.",
+                plugin,
+                name,
+            )
+            return False
         self.backends[name] = backend
         self.sources[name] = (plugin, distribution)
+        self.failed.pop(name, None)  # registered again, fixed
+        self.failed.pop(plugin, None)
         for cache in self.type_caches:
-            cache.clear()
+            if cache is not self.by_type:  # its owners stay: the newcomer claims none of them
+                cache.clear()
+        return True
+
+    def _taken_type(self, backend: Backend) -> type | None:
+        """An array type in use (resolved before) that ``backend`` claims too, or None.
+
+        Checked before a backend joins, so that registering one by hand while arrays exist
+        cannot make their types ambiguous and break the backend that owns them.
+        """
+        for array_type, owner in self.by_type.items():
+            try:
+                if owner is not backend and backend.owns(array_type):
+                    return array_type
+            except Exception:  # noqa: BLE001 - owns() raising is reported at lookup
+                continue
+        return None
 
     # -- lookup -------------------------------------------------------------------------
     def resolve_type(self, array_type: type) -> Backend | None:
@@ -337,14 +425,26 @@ class Registry:
         owners = [b for b in self.backends.values() if self._owns(b, array_type)]
         if len(owners) > 1:
             names = ", ".join(
-                f"{b.name!r} (plugin {self.sources[b.name][0]!r}, from {self.sources[b.name][1]})"
+                f"{b.name!r} (plugin {self.sources[b.name][0]!r}, "
+                f"{origin(self.sources[b.name][1])})"
                 for b in owners
             )
-            dists = [self.sources[b.name][1] for b in owners]
-            extra = [d for d, b in zip(dists, owners) if b.name not in IN_TREE] or dists
+            ndarray_subclass = any(
+                c.__module__ == "numpy" and c.__name__ == "ndarray" for c in array_type.__mro__[1:]
+            )
+            if ndarray_subclass and "numpy" in {b.name for b in owners}:
+                fix = (
+                    "The numpy backend owns numpy.ndarray and every subclass of it, so a "
+                    "backend's arrays cannot subclass numpy.ndarray: give them a type of their "
+                    "own (one that holds the ndarray in an attribute)."
+                )
+            else:
+                dists = [self.sources[b.name][1] for b in owners]
+                extra = [d for d, b in zip(dists, owners) if b.name not in IN_TREE] or dists
+                fix = f"Keep one of them: {uninstall_advice(extra[-1])}."
             raise BackendPluginError(
                 f"zerograd: arrays of type {_qualname(array_type)} are claimed by several "
-                f"backends: {names}. Keep one of them: {uninstall_advice(extra[-1])}."
+                f"backends: {names}. {fix}"
             )
         if not owners:
             return None
@@ -381,10 +481,51 @@ class Registry:
         try:
             return self.backends[name]
         except KeyError:
-            raise NoBackendError(
-                f"zerograd: no backend named {name!r} is installed; installed: "
-                f"{sorted(self.backends) or 'none'}. {why_missing(name)}"
-            ) from None
+            raise NoBackendError(self.missing_message(name)) from None
+
+    def missing_message(self, name: str) -> str:
+        """Say why no backend called ``name`` is loaded: its plugin failed, or is absent.
+
+        Args:
+            name: The backend name asked for.
+
+        Returns:
+            The message for a :class:`NoBackendError`.
+        """
+        for plugin, dist in self.blocked:
+            if plugin == name:  # blocked by its entry-point name or by its distribution's
+                listed = os.environ.get("ZEROGRAD_BLOCK_PLUGINS", "")
+                entry = next(
+                    (
+                        e
+                        for e in blocked_names()
+                        if e == plugin or normalize_dist(e) == normalize_dist(dist)
+                    ),
+                    plugin,
+                )
+                return (
+                    f"zerograd: no backend named {name!r} is loaded: its plugin {plugin!r} "
+                    f"({origin(dist)}) is blocked by ZEROGRAD_BLOCK_PLUGINS={listed}; remove "
+                    f"{entry!r} from that list."
+                )
+        problem = self.failed.get(name)
+        if problem is not None:
+            return (
+                f"zerograd: backend {name!r} is installed but could not be loaded: "
+                f"{problem.removeprefix('zerograd: ')}"
+            )
+        if name in self.empty:
+            return (
+                f"zerograd: backend {name!r} is installed but provides nothing on this machine: "
+                f"its plugin {name!r} ({origin(self.empty[name])}) answered zerograd_backend() "
+                f"with None. Ask its documentation what it needs here."
+            )
+        close = difflib.get_close_matches(name, list(self.backends), n=1)
+        guess = f"Did you mean {close[0]!r}? " if close else ""
+        return (
+            f"zerograd: no backend named {name!r} is installed; installed: "
+            f"{sorted(self.backends) or 'none'}. {guess}{why_missing(name)}"
+        )
 
     def default(self) -> Backend:
         """Return the backend for data given as Python scalars or lists: numpy if installed.
@@ -475,6 +616,25 @@ class Registry:
                 available, version = False, "-"
             rows.append(BackendInfo(name, plugin, dist, version, backend.device, available))
         return rows
+
+
+def _hook_hint(plugin: Any) -> str:
+    """Name zerograd's hooks, and the one each unknown marked function was likely meant as."""
+    known = sorted(
+        n for n in vars(hookspecs) if hasattr(getattr(hookspecs, n), f"{hookspecs.PROJECT}_spec")
+    )
+    hint = f" zerograd's hooks are {', '.join(known)}"
+    try:
+        marked = [
+            n for n in dir(plugin) if hasattr(getattr(plugin, n, None), f"{hookspecs.PROJECT}_impl")
+        ]
+    except Exception:  # noqa: BLE001 - a hint only
+        marked = []
+    for name in marked:
+        close = difflib.get_close_matches(name, known, n=1)
+        if name not in known and close:
+            hint += f"; did you mean {close[0]} for {name}?"
+    return hint if hint.endswith("?") else hint + "."
 
 
 def _qualname(t: type) -> str:

@@ -67,11 +67,32 @@ def test_listed_with_version(backend):
 
 def test_owns_its_arrays_and_no_foreign_ones(backend):
     """``owns`` claims the backend's arrays and refuses lists, floats and Variables."""
+    for foreign in (list, float, Variable):
+        assert not backend.owns(foreign), (
+            f"backend {backend.name!r}: owns({foreign.__name__}) is True; owns(array_type) "
+            f"must claim this backend's array types only"
+        )
     a = _put(backend, [1.0, 2.0])
-    assert backend.owns(type(a))
+    assert backend.owns(type(a)), (
+        f"backend {backend.name!r}: owns({type(a).__qualname__}) is False for an array of its "
+        f"own from_numpy()"
+    )
     assert backend_of(a) is backend
     assert get_array_module(a) is backend.xp
-    assert not backend.owns(list) and not backend.owns(float) and not backend.owns(Variable)
+
+
+def test_arrays_have_the_standard_attributes(backend):
+    """The backend's arrays have ``shape`` (a tuple of ints), ``ndim`` and ``dtype``."""
+    a = _put(backend, np.zeros((2, 3)))
+    missing = [n for n in ("shape", "ndim", "dtype") if not hasattr(a, n)]
+    assert not missing, (
+        f"backend {backend.name!r}: its arrays ({type(a).__qualname__}) lack {missing}, which "
+        f"the array API standard gives every array and zerograd reads"
+    )
+    assert tuple(a.shape) == (2, 3) and a.ndim == 2, (
+        f"backend {backend.name!r}: from_numpy of a (2, 3) array has shape {a.shape!r}, "
+        f"ndim {a.ndim!r}"
+    )
 
 
 def test_numpy_round_trip_keeps_values_and_dtype(backend):
@@ -79,17 +100,31 @@ def test_numpy_round_trip_keeps_values_and_dtype(backend):
     for dtype in ("float32", "float64", "int64"):
         ref = np.arange(6, dtype=dtype).reshape(2, 3)
         back = backend.to_numpy(backend.from_numpy(ref))
-        assert isinstance(back, np.ndarray)
-        assert back.dtype == ref.dtype and back.shape == (2, 3)
+        assert isinstance(back, np.ndarray), (
+            f"backend {backend.name!r}: to_numpy(x) gave {type(back).__qualname__}, not a "
+            f"numpy.ndarray"
+        )
+        assert back.dtype == ref.dtype and back.shape == (2, 3), (
+            f"backend {backend.name!r}: from_numpy then to_numpy of a {dtype} array of shape "
+            f"(2, 3) gave {back.dtype} of shape {back.shape}"
+        )
         np.testing.assert_array_equal(back, ref)
 
 
 def test_asarray_and_astype(backend):
     """``asarray`` and ``astype`` produce the dtype asked for."""
     a = backend.asarray([1, 2, 3], dtype=backend.to_numpy(_put(backend, [0.0], "float32")).dtype)
-    assert backend.to_numpy(a).dtype == np.float32
+    got = backend.to_numpy(a).dtype
+    assert got == np.float32, (
+        f"backend {backend.name!r}: asarray([1, 2, 3], dtype=float32) gave {got}; "
+        f"Backend.asarray must follow dtype"
+    )
     b = backend.astype(_put(backend, [1.5, 2.5]), backend.xp.float32)
-    assert backend.to_numpy(b).dtype == np.float32
+    got = backend.to_numpy(b).dtype
+    assert got == np.float32, (
+        f"backend {backend.name!r}: astype(x, float32) gave {got}; Backend.astype must "
+        f"return x converted to dtype"
+    )
 
 
 def _close(got, ref):
@@ -158,7 +193,10 @@ def test_resolve_dtype_and_dtype_kind(backend):
         assert backend.dtype_kind(dt) == kind, f"dtype_kind({name!r} -> {dt!r})"
         assert backend.resolve_dtype(np.dtype(name)) == dt
         a = backend.to_numpy(backend.astype(_put(backend, [1.5]), name))
-        assert a.dtype.kind == kind and a.tolist() == ([1] if kind == "i" else [1.5])
+        assert a.dtype.kind == kind and a.tolist() == ([1] if kind == "i" else [1.5]), (
+            f"backend {backend.name!r}: astype([1.5] float64, {name!r}) gave {a.tolist()} of "
+            f"dtype {a.dtype}"
+        )
     a = backend.astype(_put(backend, [1.5]), "float32")
     assert backend.to_numpy(a).dtype == np.float32
 
@@ -245,6 +283,11 @@ def test_compute_into_writes_numpys_result_where_writable(backend, op):
                 assert function(*arrays, out=target) is target, "into_function returns out"
             got = backend.to_numpy(target)
             assert got.dtype == np.float32, f"{how}({op!r}, ...) wrote {got.dtype}"
+            before = args[alias] if alias is not None else np.zeros((2, 3), np.float32)
+            assert not np.array_equal(got, before), (
+                f"backend {backend.name!r}: {how}({op!r}, ..., out=out) left out unchanged: it "
+                f"must write its result into out (returning a new array is not enough)"
+            )
             np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=f"{how} {op}{args!r}")
     with pytest.raises(ValueError, match="it takes one of"):
         backend.into_function("power")

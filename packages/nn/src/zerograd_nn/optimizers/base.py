@@ -325,6 +325,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 if everyone is None:
                     everyone = [p for _, qs in grouped for p in qs]
                 seg, new, left = packer.plan(key, members, names, self._state, n, everyone)
+                if new:  # the commit writes through it: checked once per backend, here
+                    IntoArrays.of(backend_of(seg.data), seg.data)
                 if seg is not None:
                     if left:
                         gone = {id(p) for p in left}
@@ -422,7 +424,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
         backend = backend_of(data)
         if fits(data, grad, state, backend):
             scratch = self._scratch.get(data, n)
-            return p, IntoArrays.of(backend), (grad, state, scratch, hp, state is not stored)
+            into = IntoArrays.of(backend, data)  # checked once per backend: may raise
+            return p, into, (grad, state, scratch, hp, state is not stored)
         delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
         dtype = data.dtype
         if delta.dtype != dtype:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import BackendPluginError, backend_of, device_of, get_array_module
+from zerograd.backends.names import BY_HAND, origin
+from zerograd.backends.registry import registry
 from zerograd.utils import size_of
 
 
@@ -40,27 +42,79 @@ class IntoArrays:
 
     _made: dict[int, tuple[Any, IntoArrays]] = {}  # id(backend) -> (backend, namespace)
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Any, like: Any = None) -> None:
         # plain functions in the instance's dict: a call costs no bound-method object
         self.add = backend.into_function("add")
         self.subtract = backend.into_function("subtract")
         self.multiply = backend.into_function("multiply")
         self.divide = backend.into_function("divide")
         self.sqrt = backend.into_function("sqrt")
+        self._check(backend, like)
+
+    def _check(self, backend: Any, like: Any) -> None:
+        """Write each op once into a small array and read it back.
+
+        A plugin whose ``compute_into`` returned its result instead of writing it would
+        otherwise leave every parameter as it was, silently.
+        """
+        xp = backend.xp
+        device = device_of(like) if like is not None else None
+
+        def arr(values: list) -> Any:
+            return xp.asarray(values, dtype=xp.float32, device=device)
+
+        x1, x2 = arr([1.5, 4.0]), arr([0.5, 2.0])
+        cases = [
+            ("add", "x1, x2", lambda out: self.add(x1, x2, out=out), [2.0, 6.0]),
+            ("subtract", "x1, x2", lambda out: self.subtract(x1, x2, out=out), [1.0, 2.0]),
+            ("multiply", "x1, 2.0", lambda out: self.multiply(x1, 2.0, out=out), [3.0, 8.0]),
+            ("divide", "x1, x2", lambda out: self.divide(x1, x2, out=out), [3.0, 2.0]),
+            ("sqrt", "x", lambda out: self.sqrt(arr([4.0, 0.25]), out=out), [2.0, 0.5]),
+            ("add", "out, x2", lambda out: self.add(out, x2, out=out), [1.5, 4.0]),
+        ]
+        for op, args, write, expected in cases:
+            out = arr([1.0, 2.0]) if args.startswith("out") else arr([0.0, 0.0])
+            try:
+                returned = write(out)
+                got = [float(v) for v in backend.to_numpy(out).tolist()]
+            except Exception as exc:  # noqa: BLE001 - reported with the plugin's name
+                problem = f"raised {type(exc).__name__}: {exc}"
+            else:
+                if got == expected and returned is out:
+                    continue
+                problem = (
+                    f"left out as {got} where {expected} belongs: it must write the result into out"
+                    if got != expected
+                    else "wrote out but into_function's function did not return out"
+                )
+            plugin, dist = registry.sources.get(backend.name, (backend.name, BY_HAND))
+            raise BackendPluginError(
+                f"zerograd-nn: backend {backend.name!r} (plugin {plugin!r}, {origin(dist)}): "
+                f"compute_into({op!r}, {args}, out=out) {problem}. Nothing was updated. Fix the "
+                f"plugin (zerograd.testing.conformance checks it), or have writable() answer "
+                f"False, so that the optimizers make new arrays."
+            )
 
     @classmethod
-    def of(cls, backend: Any) -> IntoArrays:
+    def of(cls, backend: Any, like: Any = None) -> IntoArrays:
         """The namespace writing into arrays of ``backend`` (made once per backend).
+
+        Made, it has checked once that the backend's ``into_function`` functions write
+        into ``out`` and return it.
 
         Args:
             backend: a zerograd backend.
+            like: an array of ``backend`` whose device the check's arrays are made on.
 
         Returns:
             Its namespace.
+
+        Raises:
+            BackendPluginError: the backend does not write its results into ``out``.
         """
         made = cls._made.get(id(backend))
         if made is None or made[0] is not backend:
-            made = cls._made[id(backend)] = (backend, cls(backend))
+            made = cls._made[id(backend)] = (backend, cls(backend, like))
         return made[1]
 
 
