@@ -62,8 +62,9 @@ def test_the_argument_and_the_attribute(monkeypatch):
     "value, kind, message",
     [
         (0, ValueError, r"timeout must be a positive number of seconds \(math.inf waits forever\)"),
-        (-1.0, ValueError, r"timeout must be a number >= 0, got -1.0"),
-        (math.nan, ValueError, r"timeout must be a number >= 0, got nan"),
+        (-1.0, ValueError, r"timeout must be a positive number of seconds .*, got -1.0"),
+        (-math.inf, ValueError, r"timeout must be a positive number of seconds .*, got -inf"),
+        (math.nan, ValueError, r"timeout must be a number, not nan, got nan"),
         ("60", TypeError, r"timeout must be a real number, got '60' \(str\)"),
         (True, TypeError, r"timeout must be a real number, got True \(bool\)"),
     ],

@@ -69,8 +69,8 @@ def resolve_timeout(owner: str, value: Any) -> float:
     """
     if value is None:
         return _from_env()
-    seconds = real_number(owner, "timeout", value, low=0.0)
-    if seconds == 0:
+    seconds = real_number(owner, "timeout", value)  # a type error, or nan
+    if not seconds > 0:
         raise ValueError(
             f"{owner}: timeout must be a positive number of seconds (math.inf waits "
             f"forever), got {value!r}"
