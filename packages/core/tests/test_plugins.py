@@ -598,7 +598,9 @@ def test_wrapper_types_come_through_an_explicit_seam():
     h = Holder(np.arange(3.0))
     with pytest.raises(TypeError, match="is not an array of any installed backend"):
         B.backend_of(h)
+    assert not B.is_array_wrapper(h) and B.is_array_wrapper(Variable(np.ones(1)))
     B.register_array_wrapper(Holder)
+    assert B.is_array_wrapper(h)
     B.register_array_wrapper(Holder)  # twice changes nothing
     assert B.backend_of(h).name == "numpy"
     assert B.get_array_module(h) is B.get_backend("numpy").xp  # numpy itself on numpy 2

@@ -73,14 +73,14 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
                 a = backend.read_only(_scalar_array(backend, x, dtype))
                 _scalar_cache[key] = a
             return a
-        if isinstance(x, _backends._wrapper_types):  # a Variable: its array
+        if _backends.is_array_wrapper(x):  # a Variable: its array
             return as_array(x.data, array_module, like)
         owner = None if type(x) in _PLAIN else _registry.resolve_type(type(x))
         if owner is not None:  # an array of a type met for the first time: used as it is
             return _numeric(x, x, owner)  # (like's backend would convert it, or fail to)
         kind = backend.dtype_kind(like.dtype)
         return _numeric(_scalar_array(backend, x, _scalar_dtype(x, like.dtype, kind)), x, backend)
-    if isinstance(x, _backends._wrapper_types):
+    if _backends.is_array_wrapper(x):
         return as_array(x.data, array_module, like)
     if array_module is not None:
         return array_module.asarray(x)

@@ -48,6 +48,7 @@ __all__ = [
     "gpu_backend",
     "hookimpl",
     "hookspec",
+    "is_array_wrapper",
     "list_backends",
     "refresh",
     "register",
@@ -91,6 +92,18 @@ def register_array_wrapper(cls: type) -> None:
         )
     if cls not in _wrapper_types:
         _wrapper_types = (*_wrapper_types, cls)
+
+
+def is_array_wrapper(x: Any) -> bool:
+    """Whether ``x`` is an instance of a class declared by :func:`register_array_wrapper`.
+
+    Args:
+        x: Anything.
+
+    Returns:
+        True for a Variable (and any other registered wrapper), whose ``.data`` is an array.
+    """
+    return isinstance(x, _wrapper_types)
 
 
 def _data(x: Any) -> Any:
