@@ -89,6 +89,9 @@ class CosineAnnealingLR(LRScheduler):
 class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing restarted every period: ``T_0`` steps, each next ``T_mult`` times longer.
 
+    As PyTorch's, it computes each lr from the base lr alone: an lr set by hand lasts until
+    the next ``step()``, which replaces it (the other schedules go on from it).
+
     Args:
         optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
         T_0: the steps of the first period.
@@ -131,6 +134,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     def lr_at(self, base: float, t: int) -> float:
         t_cur, t_i = self.period(t)
         return _cosine(base, self.eta_min, t_cur, t_i)
+
+    def follow(self, group: int, lr: float) -> None:
+        """Nothing: as in PyTorch, each lr comes from the base lr alone.
+
+        An lr set by hand lasts until the next step.
+        """
 
 
 class LinearWarmup(LRScheduler):

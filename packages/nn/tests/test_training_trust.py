@@ -1,0 +1,183 @@
+"""Adversarial checks of the training surfaces: schedules, the trainer, checkpoints,
+inspection and the finite checks, each against an independent reference (PyTorch's
+documented recursions written out by hand, numpy, an uninterrupted run)."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from zerograd import Parameter
+from zerograd_nn import optimizers as O
+from zerograd_nn import schedulers as S
+
+
+def _opt(*lrs):
+    return O.SGD().setup([{"params": [Parameter(np.zeros(1))], "lr": lr} for lr in lrs])
+
+
+def _run(sched, n, change=None):
+    """The lr of each group after each of ``n`` steps; ``change(i, opt)`` runs before step i."""
+    out = []
+    for i in range(n):
+        if change is not None:
+            change(i, sched.optimizer)
+        sched.step()
+        out.append([g["lr"] for g in sched.optimizer.param_groups])
+    return np.array(out)
+
+
+def _set_lr(at, value):
+    def change(i, opt):
+        if i == at:
+            opt.lr = value
+
+    return change
+
+
+# PyTorch's chainable forms (torch/optim/lr_scheduler.py, get_lr): each step computes the
+# next lr from the group's current one, so an lr set by hand carries on.
+def _torch_step(lr, t, step_size, gamma):
+    return lr * gamma if t % step_size == 0 else lr
+
+
+def _torch_cosine(lr, t, base, T, eta):  # noqa: N803
+    if (t - 1 - T) % (2 * T) == 0:
+        return lr + (base - eta) * (1 - math.cos(math.pi / T)) / 2
+    c = (1 + math.cos(math.pi * t / T)) / (1 + math.cos(math.pi * (t - 1) / T))
+    return c * (lr - eta) + eta
+
+
+def _torch_linear(lr, t, start, total):
+    if t > total:
+        return lr
+    return lr * (1 + (1 - start) / (total * start + (t - 1) * (1 - start)))
+
+
+def _torch_run(base, n, rule, at, value):
+    lr, out = base, []
+    for i in range(n):
+        if i == at:
+            lr = value
+        lr = rule(lr, i + 1)
+        out.append(lr)
+    return np.array(out)
+
+
+@pytest.mark.parametrize(
+    ("make", "rule"),
+    [
+        (lambda o: S.StepLR(o, 3, 0.5), lambda lr, t: _torch_step(lr, t, 3, 0.5)),
+        (lambda o: S.ExponentialLR(o, 0.9), lambda lr, t: lr * 0.9),
+        (
+            lambda o: S.CosineAnnealingLR(o, 10),
+            lambda lr, t: _torch_cosine(lr, t, 0.1, 10, 0.0),
+        ),
+        (
+            lambda o: S.CosineAnnealingLR(o, 10, eta_min=0.01),
+            lambda lr, t: _torch_cosine(lr, t, 0.1, 10, 0.01),
+        ),
+        (lambda o: S.LinearWarmup(o, 8, 0.25), lambda lr, t: _torch_linear(lr, t, 0.25, 8)),
+    ],
+    ids=["StepLR", "ExponentialLR", "CosineAnnealingLR", "CosineAnnealingLR-eta_min", "Warmup"],
+)
+def test_an_lr_set_by_hand_carries_on_as_in_pytorch(make, rule):
+    sched = make(_opt(0.1))
+    first = sched.optimizer.lr
+    got = _run(sched, 9, _set_lr(4, 0.5))[:, 0]
+    want = _torch_run(first, 9, rule, 4, 0.5)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert got[4] != pytest.approx(_run(make(_opt(0.1)), 9)[4, 0])  # the change was kept
+
+
+def test_an_lr_set_by_hand_in_one_group_carries_on_in_that_group_only():
+    sched = S.StepLR(_opt(0.1, 0.2), 2, 0.5)
+
+    def change(i, opt):
+        if i == 3:
+            opt.param_groups[1]["lr"] = 1.0
+
+    got = _run(sched, 6, change)
+    np.testing.assert_allclose(got[:, 0], [0.1, 0.05, 0.05, 0.025, 0.025, 0.0125], rtol=1e-15)
+    np.testing.assert_allclose(got[:, 1], [0.2, 0.1, 0.1, 0.5, 0.5, 0.25], rtol=1e-15)
+
+
+def test_reduce_on_plateau_and_a_schedule_on_one_optimizer_multiply():
+    # PyTorch: both act on the group's lr, so the plateau's cut stays under the decay
+    opt = _opt(1.0)
+    decay = S.ExponentialLR(opt, 0.5)
+    plateau = S.ReduceLROnPlateau(opt, factor=0.1, patience=0)
+    got = []
+    for metric in [1.0, 2.0, 3.0, 0.5]:
+        decay.step()
+        plateau.step(metric)
+        got.append(opt.lr)
+    np.testing.assert_allclose(got, [0.5, 0.025, 0.00125, 0.000625], rtol=1e-13)
+
+
+def test_two_schedules_stepped_apart_chain_as_in_pytorch():
+    opt = _opt(1.0)
+    a, b = S.StepLR(opt, 2, 0.5), S.ExponentialLR(opt, 0.9)
+    got = []
+    for _ in range(5):
+        a.step()
+        b.step()
+        got.append(opt.lr)
+    want, lr = [], 1.0
+    for t in range(1, 6):
+        lr = _torch_step(lr, t, 2, 0.5) * 0.9
+        want.append(lr)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_warm_restarts_replace_an_lr_set_by_hand_as_pytorch_does():
+    # PyTorch's CosineAnnealingWarmRestarts computes each lr from base_lrs alone
+    sched = S.CosineAnnealingWarmRestarts(_opt(0.1), 4)
+    got = _run(sched, 6, _set_lr(2, 0.5))[:, 0]
+    want = [0.05 + 0.05 * math.cos(math.pi * (t % 4) / 4) for t in range(1, 7)]
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_sequential_and_chained_follow_an_lr_set_by_hand():
+    opt = _opt(0.1)
+    seq = S.SequentialLR(opt, [S.ExponentialLR(opt, 0.5), S.StepLR(opt, 1, 0.1)], [5])
+    got = _run(seq, 7, _set_lr(2, 1.0))[:, 0]
+    # PyTorch: the first schedule goes on from 1.0; at the milestone the second starts
+    # at its step 0 from the base lr
+    np.testing.assert_allclose(got, [0.05, 0.025, 0.5, 0.25, 0.1, 0.01, 0.001], rtol=1e-13)
+
+    opt = _opt(0.1)
+    chain = S.ChainedScheduler([S.StepLR(opt, 2, 0.5), S.ExponentialLR(opt, 0.9)])
+    got = _run(chain, 5, _set_lr(2, 1.0))[:, 0]
+    want, lr = [], 0.1
+    for t in range(1, 6):
+        lr = 1.0 if t == 3 else lr
+        lr = _torch_step(lr, t, 2, 0.5) * 0.9
+        want.append(lr)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_a_hand_set_lr_saved_before_the_next_step_resumes_identically():
+    straight = _run(S.StepLR(_opt(0.1), 2, 0.5), 8, _set_lr(3, 0.7))
+    first = S.StepLR(_opt(0.1), 2, 0.5)
+    got = list(_run(first, 3))
+    first.optimizer.lr = 0.7  # then saved, before the step that follows it
+    opt = _opt(0.1)
+    second = S.StepLR(opt, 2, 0.5)
+    second.load_state_dict(first.state_dict())
+    opt.load_state_dict(first.optimizer.state_dict())
+    got += list(_run(second, 5))
+    np.testing.assert_array_equal(np.array(got), straight)
+
+
+def test_a_change_a_schedule_cannot_follow_is_one_warning():
+    sched = S.ExponentialLR(_opt(0.1), 0.0)  # lr 0 from step 1 on, whatever the base
+    sched.step()
+    sched.optimizer.lr = 0.3
+    with pytest.warns(UserWarning, match=r"ExponentialLR: the lr of group 0 was set to 0.3"):
+        sched.step()
+    assert sched.optimizer.lr == 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sched.step()
