@@ -181,3 +181,89 @@ def test_a_change_a_schedule_cannot_follow_is_one_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sched.step()
+
+
+# -- the trainer ----------------------------------------------------------------------------
+
+
+def _trainer(out, failing=None, metrics=None, **kw):
+    import zerograd_nn.functional as F
+    from zerograd_nn import DataLoader
+    from zerograd_nn.datasets import Spiral
+    from zerograd_nn.models import MLP
+    from zerograd_nn.training import LogReport, StepScheduler, Trainer
+
+    np.random.seed(0)
+    model = MLP((10, 3))
+    optimizer = O.SGD(1.0).setup(model)
+    loader = DataLoader(Spiral(train=True), 30, seed=1)  # 10 batches
+    trainer = Trainer(model, optimizer, loader, F.softmax_cross_entropy, out=out, **kw)
+    trainer.metrics.update(metrics or {})
+    if failing is not None:
+        # at every point, before the others
+        trainer.extend(failing, name="failing", priority=300, trigger=lambda t: True)
+    trainer.extend(StepScheduler(S.StepLR(optimizer, 1, 0.9)), name="epochly")
+    trainer.extend(
+        StepScheduler(S.ExponentialLR(optimizer, 0.99), trigger=(1, "iteration")), name="each"
+    )
+    trainer.extend(LogReport(filename=None, trigger=(1, "iteration")))
+    return trainer
+
+
+class _FailsOnce:
+    """Raises the first time it runs at ``point`` (an iteration, or 'epoch N')."""
+
+    def __init__(self, point):
+        self.point, self.failed = point, False
+
+    def __call__(self, trainer):
+        here = f"epoch {trainer.epoch}" if trainer.at_epoch_end else trainer.iteration
+        if here == self.point and not self.failed:
+            self.failed = True
+            raise OSError("the disk is full")
+
+
+def _same_run(a, b):
+    for p, q in zip(a.model.params(), b.model.params()):
+        np.testing.assert_array_equal(p.data, q.data)
+    assert a.optimizer.lr == b.optimizer.lr
+    assert [e["iteration"] for e in a.get_extension("LogReport").log] == [
+        e["iteration"] for e in b.get_extension("LogReport").log
+    ]
+    assert (a.epoch, a.iteration) == (b.epoch, b.iteration)
+
+
+@pytest.mark.parametrize("point", [7, 10, "epoch 1"], ids=["iteration", "last-batch", "epoch"])
+def test_run_again_after_an_extension_raised_runs_the_rest_of_that_point(tmp_path, point):
+    straight = _trainer(tmp_path, max_epochs=2).run()
+    failing = _FailsOnce(point)
+    split = _trainer(tmp_path, failing, max_epochs=2)
+    with pytest.raises(OSError, match="the disk is full") as info:
+        split.run()
+    assert "run() again first runs the extensions of this point" in info.value.__notes__[0]
+    split.run()
+    assert failing.failed
+    _same_run(split, straight)
+
+
+def test_run_again_after_a_metric_raised_runs_that_iterations_extensions(tmp_path):
+    import zerograd_nn.functional as F
+
+    calls = []
+
+    def accuracy(y, t):
+        calls.append(1)
+        if len(calls) == 4:
+            raise ZeroDivisionError("a metric's bug")
+        return F.accuracy(y, t)
+
+    straight = _trainer(tmp_path, max_epochs=1, metrics={"acc": F.accuracy}).run()
+    split = _trainer(tmp_path, max_epochs=1, metrics={"acc": accuracy})
+    with pytest.raises(ZeroDivisionError) as info:
+        split.run()
+    assert split.iteration == 4
+    note = info.value.__notes__[0]
+    assert "the metric 'acc' raised at iteration 4, whose update was done" in note
+    assert set(split.observation) == {"loss", "lr"}  # that update's, not the one before
+    split.run()
+    _same_run(split, straight)

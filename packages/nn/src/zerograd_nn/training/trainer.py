@@ -197,6 +197,9 @@ class Trainer:
         self._batch = 0  # the number in its epoch of the batch being trained (see _where)
         self._resumed_at_epoch_end = False
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
+        # (at_epoch_end, names): the extensions of a point that one of them (or a metric)
+        # interrupted, which the next run() runs first
+        self._pending: tuple[bool, list[str]] | None = None
         self._extensions: dict[str, _Filed] = {}
 
     # -- extensions ---------------------------------------------------------------------
@@ -357,13 +360,23 @@ class Trainer:
             ) from None
         self.iteration += 1
         obs = {"loss": observed_number(_WHO, "loss", loss)}
-        for name, fn in self.metrics.items():
-            who = f"{_WHO} (iteration {self.iteration}, whose update is done)"
-            obs[name] = observed_number(who, name, fn(y, t))
         lr = getattr(self.optimizer, "lr", None)
         if isinstance(lr, (int, float)):
             obs["lr"] = float(lr)
         self.observation = obs
+        for name, fn in self.metrics.items():
+            who = f"{_WHO} (iteration {self.iteration}, whose update is done)"
+            try:
+                obs[name] = observed_number(who, name, fn(y, t))
+            except BaseException as exc:
+                self._pending = (False, [n for n, _, _ in self._ordered()])
+                if hasattr(exc, "add_note"):  # Python 3.11+
+                    exc.add_note(
+                        f"the metric {name!r} raised at iteration {self.iteration}, whose "
+                        f"update was done; run() again first runs the extensions of this "
+                        f"point (without that metric), then goes on with the next batch"
+                    )
+                raise
 
     def _where(self) -> str:
         """The update being made, for error messages: its iteration, batch and epoch."""
@@ -413,24 +426,35 @@ class Trainer:
                 f"{'trained' if op == 'run' else 'changed'}."
             )
 
-    def _fire(self, at_epoch_end: bool, start: float, ordered: list) -> None:
+    def _fire(
+        self, at_epoch_end: bool, start: float, ordered: list, names: list[str] | None = None
+    ) -> None:
+        """Run the extensions whose trigger fires at this point (only ``names``, if given).
+
+        One that raises leaves the rest of the point (itself included) for the next
+        ``run()``, which runs them first: a failure does not skip a schedule's step or a
+        snapshot.
+        """
         self.at_epoch_end = at_epoch_end
-        if at_epoch_end:
+        if at_epoch_end and names is None:
             self.observation = {}
         self.elapsed_time = time.perf_counter() - start
-        for name, ext, trig in ordered:
-            if fires(trig, self, name):
-                try:
+        todo = ordered if names is None else [e for e in ordered if e[0] in names]
+        for i, (name, ext, trig) in enumerate(todo):
+            try:
+                if fires(trig, self, name):
                     ext(self)
-                except Exception as exc:
-                    if hasattr(exc, "add_note"):  # Python 3.11+
-                        point = "the end of epoch" if at_epoch_end else "iteration"
-                        exc.add_note(
-                            f"raised by the trainer's extension {name!r} at {point} "
-                            f"{self.epoch if at_epoch_end else self.iteration}; that update "
-                            f"was done, and run() again goes on with the next batch"
-                        )
-                    raise
+            except BaseException as exc:
+                self._pending = (at_epoch_end, [n for n, _, _ in todo[i:]])
+                if isinstance(exc, Exception) and hasattr(exc, "add_note"):  # Python 3.11+
+                    point = "the end of epoch" if at_epoch_end else "iteration"
+                    exc.add_note(
+                        f"raised by the trainer's extension {name!r} at {point} "
+                        f"{self.epoch if at_epoch_end else self.iteration}; that update was "
+                        f"done, and run() again first runs the extensions of this point that "
+                        f"had not run (this one included), then goes on with the next batch"
+                    )
+                raise
 
     def _epoch(self, start: float, ordered: list) -> int | None:
         """Updates until the loader's epoch ends (returns the batch count) or a stop (None).
@@ -498,6 +522,10 @@ class Trainer:
         empty = 0  # a resumed loader may be at the end of its epoch: one empty pass is fine
         interrupted = False
         try:
+            if self._pending is not None:  # the rest of a point an error interrupted
+                at_epoch_end, names = self._pending
+                self._pending = None
+                self._fire(at_epoch_end, start, ordered, names)
             while not self._done():
                 batches = self._epoch(start, ordered)
                 if batches is None:  # stopped inside the epoch
@@ -644,6 +672,7 @@ class Trainer:
             ) from None
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         self._batches = None  # the loader goes on from its restored position
+        self._pending = None
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
