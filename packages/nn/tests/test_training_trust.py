@@ -267,3 +267,39 @@ def test_run_again_after_a_metric_raised_runs_that_iterations_extensions(tmp_pat
     assert set(split.observation) == {"loss", "lr"}  # that update's, not the one before
     split.run()
     _same_run(split, straight)
+
+
+def _plain_trainer(loader, out, **kw):
+    from zerograd_nn.models import MLP
+    from zerograd_nn.training import Trainer
+
+    np.random.seed(0)
+    model = MLP((10, 3))
+    return Trainer(model, O.SGD(1.0).setup(model), loader, out=out, **kw)
+
+
+def test_a_generator_as_loader_is_refused_when_it_runs_out_not_counted_as_an_epoch(tmp_path):
+    from zerograd_nn import DataLoader
+    from zerograd_nn.datasets import Spiral
+
+    batches = (b for b in DataLoader(Spiral(train=True), 30))
+    trainer = _plain_trainer(batches, tmp_path, max_epochs=3)
+    ends = []
+    trainer.extend(lambda t: ends.append(t.epoch), trigger=(1, "epoch"))
+    with pytest.raises(ValueError, match=r"is an iterator \(generator\).*ran out in epoch 2"):
+        trainer.run()
+    assert ends == [1]  # epoch 2 trained nothing: it was not counted, nothing ran for it
+    assert (trainer.epoch, trainer.iteration) == (1, 10)
+
+
+def test_a_loader_without_len_that_yields_nothing_trains_no_epoch(tmp_path):
+    class Empty:
+        def __iter__(self):
+            return iter(())
+
+    trainer = _plain_trainer(Empty(), tmp_path, max_epochs=2)
+    ends = []
+    trainer.extend(lambda t: ends.append(t.epoch), trigger=(1, "epoch"))
+    with pytest.raises(ValueError, match=r"the training loader yielded no batch in epoch 1"):
+        trainer.run()
+    assert ends == [] and trainer.epoch == 0

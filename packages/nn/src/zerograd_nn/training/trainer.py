@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from zerograd import StaticGraphWarning, static_graph
@@ -196,6 +196,7 @@ class Trainer:
         self.resumed_from: str | None = None
         self._batch = 0  # the number in its epoch of the batch being trained (see _where)
         self._resumed_at_epoch_end = False
+        self._resumed = False  # the loader's position was restored: its pass may be empty
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
         # (at_epoch_end, names): the extensions of a point that one of them (or a metric)
         # interrupted, which the next run() runs first
@@ -492,7 +493,8 @@ class Trainer:
             ``self``.
 
         Raises:
-            ValueError: when the loader yields no batch.
+            ValueError: when the loader yields no batch in an epoch (an iterator, such as a
+                generator, runs out after its first epoch); nothing is counted for it.
             TypeError: when a batch is not an ``(x, t)`` pair.
             NonFiniteError: a loss (or, with ``check_grads``, a gradient) is nan or inf;
                 that step's update was not applied.
@@ -519,7 +521,6 @@ class Trainer:
         for _, ext, _ in ordered:
             if hasattr(ext, "initialize"):
                 ext.initialize(self)
-        empty = 0  # a resumed loader may be at the end of its epoch: one empty pass is fine
         interrupted = False
         try:
             if self._pending is not None:  # the rest of a point an error interrupted
@@ -527,6 +528,9 @@ class Trainer:
                 self._pending = None
                 self._fire(at_epoch_end, start, ordered, names)
             while not self._done():
+                # the rest of an epoch (a kept iterator, a restored loader) may be empty
+                going_on = self._batches is not None or self._resumed
+                self._resumed = False
                 batches = self._epoch(start, ordered)
                 if batches is None:  # stopped inside the epoch
                     break
@@ -534,12 +538,8 @@ class Trainer:
                     # a snapshot taken at an epoch point: the loader's epoch had ended
                     self._resumed_at_epoch_end = False
                     continue
-                empty = empty + 1 if batches == 0 else 0
-                if empty > 1:
-                    raise ValueError(
-                        "zerograd_nn.training.Trainer: the training loader yields no batch; "
-                        "check its dataset and batch size"
-                    )
+                if batches == 0 and not going_on:
+                    self._no_batch()
                 self.epoch += 1
                 self._fire(True, start, ordered)
         except KeyboardInterrupt:
@@ -553,6 +553,22 @@ class Trainer:
             if interrupted:
                 self._interrupted()  # raises SystemExit(130) in a script
         return self
+
+    def _no_batch(self) -> None:
+        """Raise the error for an epoch that yielded no batch (nothing is counted for it)."""
+        epoch = self.epoch + 1
+        if isinstance(self.train_loader, Iterator):  # iter() of it is itself
+            raise ValueError(
+                f"{_WHO}: the training loader is an iterator ("
+                f"{type(self.train_loader).__name__}), which can be gone through once: it "
+                f"ran out in epoch {epoch}, after {self.iteration} updates. Give a loader "
+                f"that starts again at each epoch (a DataLoader, a list of (x, t) batches), "
+                f"or max_iterations= within what it yields"
+            )
+        raise ValueError(
+            f"{_WHO}: the training loader yielded no batch in epoch {epoch}; check its "
+            f"dataset and batch size"
+        )
 
     def _check_out(self, writers: list[str]) -> None:
         """Make sure ``out`` is a folder this process can write into, or raise."""
@@ -673,6 +689,7 @@ class Trainer:
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         self._batches = None  # the loader goes on from its restored position
         self._pending = None
+        self._resumed = True
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
