@@ -303,3 +303,28 @@ def test_a_loader_without_len_that_yields_nothing_trains_no_epoch(tmp_path):
     with pytest.raises(ValueError, match=r"the training loader yielded no batch in epoch 1"):
         trainer.run()
     assert ends == [] and trainer.epoch == 0
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda o: S.StepLR(o, 2, gamma=math.inf), "StepLR: gamma must be a finite number"),
+        (lambda o: S.ExponentialLR(o, math.inf), "ExponentialLR: gamma must be a finite"),
+        (lambda o: S.CosineAnnealingLR(o, 5, eta_min=math.inf), "eta_min must be a finite"),
+        (
+            lambda o: S.CosineAnnealingWarmRestarts(o, 5, eta_min=math.inf),
+            "eta_min must be a finite",
+        ),
+    ],
+)
+def test_a_schedule_of_infinite_numbers_is_refused_when_made(make, words):
+    opt = _opt(0.1)
+    with pytest.raises(ValueError, match=words):
+        make(opt)
+    assert opt.lr == 0.1 and getattr(opt, "initial_lrs", None) is None
+
+
+def test_linear_warmup_names_the_interval_it_takes():
+    for bad in (math.nan, 1.5, 0.0):
+        with pytest.raises(ValueError, match=r"start_factor must be a number in \(0, 1\]"):
+            S.LinearWarmup(_opt(0.1), 3, bad)
