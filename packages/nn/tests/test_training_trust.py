@@ -328,3 +328,30 @@ def test_linear_warmup_names_the_interval_it_takes():
     for bad in (math.nan, 1.5, 0.0):
         with pytest.raises(ValueError, match=r"start_factor must be a number in \(0, 1\]"):
             S.LinearWarmup(_opt(0.1), 3, bad)
+
+
+# -- inspection and the finite checks -------------------------------------------------------
+
+
+def test_summary_of_a_model_returning_a_list_or_a_dict_shows_each_shape():
+    import zerograd_nn.layers as L
+    from zerograd import Config
+    from zerograd_nn import Model
+
+    class Heads(Model):
+        def __init__(self, wrap):
+            super().__init__()
+            self.l0, self.wrap = L.Linear(3), wrap
+
+        def forward(self, x):
+            y = self.l0(x)
+            return self.wrap(y, y[:, :2])
+
+    for wrap, want in (
+        (lambda a, b: [a, b], [(5, 3), (5, 2)]),
+        (lambda a, b: {"a": a, "b": b}, {"a": (5, 3), "b": (5, 2)}),
+    ):
+        model = Heads(wrap)
+        s = model.summary(np.zeros((5, 4), np.float32), verbose=False)
+        assert s.rows[0]["output_shape"] == want and s.rows[1]["output_shape"] == (5, 3)
+        assert s.total_params == 15 and Config.train and "forward" not in model.__dict__
