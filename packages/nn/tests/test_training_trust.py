@@ -355,3 +355,20 @@ def test_summary_of_a_model_returning_a_list_or_a_dict_shows_each_shape():
         s = model.summary(np.zeros((5, 4), np.float32), verbose=False)
         assert s.rows[0]["output_shape"] == want and s.rows[1]["output_shape"] == (5, 3)
         assert s.total_params == 15 and Config.train and "forward" not in model.__dict__
+
+
+def test_all_finite_and_nonfinite_count_take_a_variable():
+    from zerograd import Variable
+    from zerograd_nn.finite import all_finite, nonfinite_count
+
+    a = np.array([1.0, np.nan, np.inf, -np.inf, 0.0])
+    assert all_finite(Variable(a)) is False and nonfinite_count(Variable(a)) == 3
+    assert all_finite(Variable(np.ones(2))) is True
+
+
+def test_finite_names_how_many_values_are_bad():
+    from zerograd import Variable
+    from zerograd_nn.finite import NonFiniteError, finite
+
+    with pytest.raises(NonFiniteError, match=r"shape \(4,\) holds 2 nan or inf of 4 values"):
+        finite(Variable(np.array([1.0, np.nan, np.inf, 2.0])))
