@@ -784,7 +784,8 @@ def test_an_extension_that_raises_mid_epoch_leaves_a_run_that_goes_on_exactly(tm
     if sys.version_info >= (3, 11):  # add_note: the note says which extension, and when
         assert info.value.__notes__ == [
             "raised by the trainer's extension 'flaky' at iteration 13; that update was "
-            "done, and run() again goes on with the next batch"
+            "done, and run() again first runs the extensions of this point that had not run "
+            "(this one included), then goes on with the next batch"
         ]
     assert (broken.epoch, broken.iteration) == (1, 13)
     broken.run()  # goes on with batch 4 of epoch 2, as if nothing had happened

@@ -52,12 +52,16 @@ class _Finite(Function):
     def forward(self, x: Any) -> Any:
         if size_of(x) == 1:  # a loss: one read of the number, no array work
             value = float(as_numpy(x).reshape(-1)[0])
-            ok = math.isfinite(value)
-        else:
-            value, ok = None, all_finite(x)
-        if not ok:
-            err = NonFiniteError(f"a value of shape {tuple(x.shape)} is nan or inf ({value})")
-            err.value = value
+            if not math.isfinite(value):
+                err = NonFiniteError(f"a value of shape {tuple(x.shape)} is {value}")
+                err.value = value
+                raise err
+        elif not all_finite(x):
+            err = NonFiniteError(
+                f"a value of shape {tuple(x.shape)} holds {nonfinite_count(x)} nan or inf of "
+                f"{size_of(x)} values"
+            )
+            err.value = None
             raise err
         return x
 
@@ -88,11 +92,12 @@ def all_finite(a: Any) -> bool:
     """Whether every value of the array ``a`` (of any backend) is finite.
 
     Args:
-        a: an array.
+        a: an array, or a Variable (its data).
 
     Returns:
         False when ``a`` holds a nan or an inf.
     """
+    a = a.data if isinstance(a, Variable) else a
     xp = get_array_module(a)
     return bool(as_numpy(xp.all(xp.isfinite(a))))
 
@@ -101,11 +106,12 @@ def nonfinite_count(a: Any) -> int:
     """How many values of the array ``a`` (of any backend) are nan or inf.
 
     Args:
-        a: an array.
+        a: an array, or a Variable (its data).
 
     Returns:
         The count (one number read back to the host).
     """
+    a = a.data if isinstance(a, Variable) else a
     xp = get_array_module(a)
     return int(as_numpy(xp.count_nonzero(~xp.isfinite(a))))
 

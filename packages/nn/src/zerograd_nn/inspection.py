@@ -94,9 +94,10 @@ class ModelSummary:
     Attributes:
         rows: dicts with ``name`` (dotted; ``''`` for the model itself), ``label`` (the
             attribute name), ``depth``, ``type``,
-            ``output_shape`` (a tuple, a list of tuples for several outputs, or None when the
-            layer was not called), ``calls`` and ``params`` (the layer's own parameters, not
-            its sub-layers').
+            ``output_shape`` (a tuple; a list of them for outputs returned as a tuple or a
+            list, a dict of them for a dict; None when the layer was not called or returned
+            something without a shape), ``calls`` and ``params`` (the layer's own
+            parameters, not its sub-layers').
         total_params: the model's ``Layer.count_params()`` after the forward pass.
     """
 
@@ -140,9 +141,13 @@ def _restore_variable_state(layer: Any, before: dict[str, Any]) -> None:
 
 
 def _shape_of(outputs: Any) -> Any:
-    if isinstance(outputs, tuple):
-        return [tuple(y.shape) for y in outputs]
-    return tuple(outputs.shape)
+    """The shape of an output; a list of them for a tuple or list, a dict for a dict."""
+    if isinstance(outputs, (tuple, list)):
+        return [_shape_of(y) for y in outputs]
+    if isinstance(outputs, dict):
+        return {k: _shape_of(y) for k, y in outputs.items()}
+    shape = getattr(outputs, "shape", None)
+    return None if shape is None else tuple(shape)
 
 
 def summarize(

@@ -15,6 +15,13 @@ optimizer, so schedulers made one after another all start from the same values.
 * ``SequentialLR``: one scheduler after another, switching (and restarting) at milestones
 * ``ChainedScheduler``: all at once; the lr is ``base`` times the product of their factors
 
+An lr changed between two steps (set by hand, ``opt.lr = 0.01``, or by another scheduler
+such as ``ReduceLROnPlateau``) carries on as with PyTorch's chainable schedulers: the next
+``step()`` goes on from it (StepLR then multiplies it by ``gamma`` at its next boundary).
+``CosineAnnealingWarmRestarts`` computes each lr from the base alone, as PyTorch's does, so
+its next step replaces such an lr. The values agree with PyTorch's recursions to the last
+bit or two (closed forms round differently), and exactly at the milestones and restarts.
+
 >>> from zerograd import Parameter
 >>> from zerograd_nn.optimizers import SGD
 >>> opt = SGD(lr=0.1).setup([Parameter(None)])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -123,8 +124,13 @@ def _plain(v: Any) -> Any:
 class LRScheduler(_StateMixin):
     """Base of the closed-form schedulers: ``lr = f(base_lr, t)`` per group.
 
-    Subclasses implement :meth:`lr_at`. Creating one sets each group's lr to its step-0
-    value.
+    Subclasses implement :meth:`lr_at`, affine in the base lr (``a(t) + m(t) * base``, as
+    every schedule of PyTorch's is). Creating one sets each group's lr to its step-0 value.
+
+    An lr changed since the last step (set by hand, or by another scheduler such as
+    ``ReduceLROnPlateau``) carries on, as with PyTorch's chainable schedulers: ``step()``
+    first moves that group's base lr so that the schedule passes through the value found
+    at the current step (see :meth:`follow`).
 
     Args:
         optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
@@ -177,8 +183,53 @@ class LRScheduler(_StateMixin):
         return lrs
 
     def step(self) -> None:
-        """Move to the next step and set its lr on every group."""
+        """Move to the next step and set its lr on every group.
+
+        A group whose lr is no longer the one this scheduler set goes on from its new value
+        (:meth:`follow`).
+        """
+        for i, g in enumerate(self.optimizer.param_groups):
+            if g["lr"] != self._last_lr[i]:
+                self.follow(i, float(g["lr"]))
         self.set_step(self.last_epoch + 1)
+
+    def follow(self, group: int, lr: float) -> None:
+        """Go on from ``lr``, set on ``group`` from outside since the last step.
+
+        Moves the group's base lr so that the lr of the current step is ``lr``; the next
+        steps then give what PyTorch's chainable form computes from the group's lr. Where
+        the current step's lr does not depend on the base (a factor of 0), the change
+        cannot be followed: one warning says so, and the next step replaces it.
+
+        Args:
+            group: the index of the parameter group.
+            lr: the lr found in it.
+        """
+        t = self.last_epoch
+        a = self.lr_at(0.0, t)
+        m = self.lr_at(1.0, t) - a
+        base = (lr - a) / m if m else math.inf
+        if not math.isfinite(base):
+            self.cannot_follow(group, lr)
+            return
+        self.base_lrs[group] = base
+
+    def cannot_follow(self, group: int, lr: float) -> None:
+        """Warn that the lr set on ``group`` is replaced at the next step.
+
+        Args:
+            group: the index of the parameter group.
+            lr: the lr found in it.
+        """
+        warnings.warn(
+            f"{type(self).__name__}: the lr of group {group} was set to {lr!r} since the last "
+            f"step, at step {self.last_epoch}, where this schedule's lr does not depend on "
+            f"its base lr, so the schedule cannot go on from it: the next step replaces it. "
+            f"Set the lr at another step, or change scheduler.base_lrs.",
+            UserWarning,
+            stacklevel=3,
+        )
+        self._last_lr[group] = lr  # warned once: the next step sets the schedule's lr
 
     def set_step(self, t: int) -> list[float]:
         """Go to step ``t``: set its lr on every group and remember it as the last lr.

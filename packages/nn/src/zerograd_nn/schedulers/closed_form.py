@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import math
-import numbers
 from typing import Any
 
-from zerograd.checks import positive_int, real_number
+from zerograd.checks import is_real, positive_int, real_number
 
 from .base import LRScheduler
+
+
+def _factor(owner: str, name: str, v: Any) -> float:
+    """``v`` as a finite float >= 0: an infinite factor or eta_min makes the lr inf or nan."""
+    x = real_number(owner, name, v, 0.0)
+    if x == math.inf:
+        raise ValueError(f"{owner}: {name} must be a finite number >= 0, got {v!r}")
+    return x
 
 
 class StepLR(LRScheduler):
@@ -21,7 +28,8 @@ class StepLR(LRScheduler):
 
     Raises:
         TypeError: ``optimizer`` is not a zerograd_nn optimizer.
-        ValueError: a ``step_size`` that is not a positive int, or a ``gamma`` that is not a number.
+        ValueError: a ``step_size`` that is not a positive int, or a ``gamma`` that is not a
+            finite number >= 0.
 
     Examples:
         >>> from zerograd_nn.models import MLP
@@ -33,7 +41,7 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer: Any, step_size: int, gamma: float = 0.1) -> None:
         self.step_size = positive_int("StepLR", "step_size", step_size)
-        self.gamma = real_number("StepLR", "gamma", gamma, 0.0)
+        self.gamma = _factor("StepLR", "gamma", gamma)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
@@ -49,11 +57,11 @@ class ExponentialLR(LRScheduler):
 
     Raises:
         TypeError: ``optimizer`` is not a zerograd_nn optimizer.
-        ValueError: a ``gamma`` that is not a number.
+        ValueError: a ``gamma`` that is not a finite number >= 0.
     """
 
     def __init__(self, optimizer: Any, gamma: float) -> None:
-        self.gamma = real_number("ExponentialLR", "gamma", gamma, 0.0)
+        self.gamma = _factor("ExponentialLR", "gamma", gamma)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
@@ -74,12 +82,13 @@ class CosineAnnealingLR(LRScheduler):
 
     Raises:
         TypeError: ``optimizer`` is not a zerograd_nn optimizer.
-        ValueError: a ``T_max`` that is not a positive int, or an ``eta_min`` that is not a number.
+        ValueError: a ``T_max`` that is not a positive int, or an ``eta_min`` that is not a
+            finite number >= 0.
     """
 
     def __init__(self, optimizer: Any, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
         self.T_max = positive_int("CosineAnnealingLR", "T_max", T_max)
-        self.eta_min = real_number("CosineAnnealingLR", "eta_min", eta_min, 0.0)
+        self.eta_min = _factor("CosineAnnealingLR", "eta_min", eta_min)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:
@@ -88,6 +97,9 @@ class CosineAnnealingLR(LRScheduler):
 
 class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing restarted every period: ``T_0`` steps, each next ``T_mult`` times longer.
+
+    As PyTorch's, it computes each lr from the base lr alone: an lr set by hand lasts until
+    the next ``step()``, which replaces it (the other schedules go on from it).
 
     Args:
         optimizer: the optimizer whose groups' ``lr`` this sets (setup already called).
@@ -110,7 +122,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     ) -> None:
         self.T_0 = positive_int("CosineAnnealingWarmRestarts", "T_0", T_0)
         self.T_mult = positive_int("CosineAnnealingWarmRestarts", "T_mult", T_mult)
-        self.eta_min = real_number("CosineAnnealingWarmRestarts", "eta_min", eta_min, 0.0)
+        self.eta_min = _factor("CosineAnnealingWarmRestarts", "eta_min", eta_min)
         super().__init__(optimizer)
 
     def period(self, t: int) -> tuple[int, int]:
@@ -132,6 +144,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         t_cur, t_i = self.period(t)
         return _cosine(base, self.eta_min, t_cur, t_i)
 
+    def follow(self, group: int, lr: float) -> None:
+        """Nothing: as in PyTorch, each lr comes from the base lr alone.
+
+        An lr set by hand lasts until the next step.
+        """
+
 
 class LinearWarmup(LRScheduler):
     """``base * (start + (1 - start) * min(t, warmup_steps) / warmup_steps)``.
@@ -152,9 +170,11 @@ class LinearWarmup(LRScheduler):
 
     def __init__(self, optimizer: Any, warmup_steps: int, start_factor: float = 1 / 3) -> None:
         self.warmup_steps = positive_int("LinearWarmup", "warmup_steps", warmup_steps)
-        if isinstance(start_factor, numbers.Real) and start_factor == 0:
-            raise ValueError("LinearWarmup: start_factor must be in (0, 1], got 0.")
-        self.start_factor = real_number("LinearWarmup", "start_factor", start_factor, 0.0, 1.0)
+        if is_real(start_factor) and not 0 < float(start_factor) <= 1:  # nan too
+            raise ValueError(
+                f"LinearWarmup: start_factor must be a number in (0, 1], got {start_factor!r}"
+            )
+        self.start_factor = real_number("LinearWarmup", "start_factor", start_factor)
         super().__init__(optimizer)
 
     def lr_at(self, base: float, t: int) -> float:

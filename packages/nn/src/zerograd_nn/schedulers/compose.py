@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -94,6 +95,10 @@ class SequentialLR(_Composite):
         i = bisect.bisect_right(self.milestones, t)
         return self.schedulers[i].set_step(t - self._starts[i])
 
+    def follow(self, group: int, lr: float) -> None:
+        """The running scheduler goes on from ``lr`` (the next ones start from their base)."""
+        self.schedulers[bisect.bisect_right(self.milestones, self.last_epoch)].follow(group, lr)
+
 
 class ChainedScheduler(_Composite):
     """Step every scheduler together: ``lr = base * product of their factors``.
@@ -122,3 +127,11 @@ class ChainedScheduler(_Composite):
         for g, lr in zip(self.optimizer.param_groups, lrs):
             g["lr"] = lr
         return lrs
+
+    def follow(self, group: int, lr: float) -> None:
+        """Move the base lr of ``group`` so that the product of the factors gives ``lr`` now."""
+        product = math.prod(s.factors(self.last_epoch)[group] for s in self.schedulers)
+        if product and math.isfinite(lr / product):
+            self.base_lrs[group] = lr / product
+        else:
+            self.cannot_follow(group, lr)

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from zerograd import StaticGraphWarning, static_graph
@@ -196,7 +196,11 @@ class Trainer:
         self.resumed_from: str | None = None
         self._batch = 0  # the number in its epoch of the batch being trained (see _where)
         self._resumed_at_epoch_end = False
+        self._resumed = False  # the loader's position was restored: its pass may be empty
         self._batches: Any = None  # the iterator of an epoch a stop interrupted
+        # (at_epoch_end, names): the extensions of a point that one of them (or a metric)
+        # interrupted, which the next run() runs first
+        self._pending: tuple[bool, list[str]] | None = None
         self._extensions: dict[str, _Filed] = {}
 
     # -- extensions ---------------------------------------------------------------------
@@ -357,13 +361,23 @@ class Trainer:
             ) from None
         self.iteration += 1
         obs = {"loss": observed_number(_WHO, "loss", loss)}
-        for name, fn in self.metrics.items():
-            who = f"{_WHO} (iteration {self.iteration}, whose update is done)"
-            obs[name] = observed_number(who, name, fn(y, t))
         lr = getattr(self.optimizer, "lr", None)
         if isinstance(lr, (int, float)):
             obs["lr"] = float(lr)
         self.observation = obs
+        for name, fn in self.metrics.items():
+            who = f"{_WHO} (iteration {self.iteration}, whose update is done)"
+            try:
+                obs[name] = observed_number(who, name, fn(y, t))
+            except BaseException as exc:
+                self._pending = (False, [n for n, _, _ in self._ordered()])
+                if hasattr(exc, "add_note"):  # Python 3.11+
+                    exc.add_note(
+                        f"the metric {name!r} raised at iteration {self.iteration}, whose "
+                        f"update was done; run() again first runs the extensions of this "
+                        f"point (without that metric), then goes on with the next batch"
+                    )
+                raise
 
     def _where(self) -> str:
         """The update being made, for error messages: its iteration, batch and epoch."""
@@ -413,24 +427,35 @@ class Trainer:
                 f"{'trained' if op == 'run' else 'changed'}."
             )
 
-    def _fire(self, at_epoch_end: bool, start: float, ordered: list) -> None:
+    def _fire(
+        self, at_epoch_end: bool, start: float, ordered: list, names: list[str] | None = None
+    ) -> None:
+        """Run the extensions whose trigger fires at this point (only ``names``, if given).
+
+        One that raises leaves the rest of the point (itself included) for the next
+        ``run()``, which runs them first: a failure does not skip a schedule's step or a
+        snapshot.
+        """
         self.at_epoch_end = at_epoch_end
-        if at_epoch_end:
+        if at_epoch_end and names is None:
             self.observation = {}
         self.elapsed_time = time.perf_counter() - start
-        for name, ext, trig in ordered:
-            if fires(trig, self, name):
-                try:
+        todo = ordered if names is None else [e for e in ordered if e[0] in names]
+        for i, (name, ext, trig) in enumerate(todo):
+            try:
+                if fires(trig, self, name):
                     ext(self)
-                except Exception as exc:
-                    if hasattr(exc, "add_note"):  # Python 3.11+
-                        point = "the end of epoch" if at_epoch_end else "iteration"
-                        exc.add_note(
-                            f"raised by the trainer's extension {name!r} at {point} "
-                            f"{self.epoch if at_epoch_end else self.iteration}; that update "
-                            f"was done, and run() again goes on with the next batch"
-                        )
-                    raise
+            except BaseException as exc:
+                self._pending = (at_epoch_end, [n for n, _, _ in todo[i:]])
+                if isinstance(exc, Exception) and hasattr(exc, "add_note"):  # Python 3.11+
+                    point = "the end of epoch" if at_epoch_end else "iteration"
+                    exc.add_note(
+                        f"raised by the trainer's extension {name!r} at {point} "
+                        f"{self.epoch if at_epoch_end else self.iteration}; that update was "
+                        f"done, and run() again first runs the extensions of this point that "
+                        f"had not run (this one included), then goes on with the next batch"
+                    )
+                raise
 
     def _epoch(self, start: float, ordered: list) -> int | None:
         """Updates until the loader's epoch ends (returns the batch count) or a stop (None).
@@ -468,7 +493,8 @@ class Trainer:
             ``self``.
 
         Raises:
-            ValueError: when the loader yields no batch.
+            ValueError: when the loader yields no batch in an epoch (an iterator, such as a
+                generator, runs out after its first epoch); nothing is counted for it.
             TypeError: when a batch is not an ``(x, t)`` pair.
             NonFiniteError: a loss (or, with ``check_grads``, a gradient) is nan or inf;
                 that step's update was not applied.
@@ -495,10 +521,16 @@ class Trainer:
         for _, ext, _ in ordered:
             if hasattr(ext, "initialize"):
                 ext.initialize(self)
-        empty = 0  # a resumed loader may be at the end of its epoch: one empty pass is fine
         interrupted = False
         try:
+            if self._pending is not None:  # the rest of a point an error interrupted
+                at_epoch_end, names = self._pending
+                self._pending = None
+                self._fire(at_epoch_end, start, ordered, names)
             while not self._done():
+                # the rest of an epoch (a kept iterator, a restored loader) may be empty
+                going_on = self._batches is not None or self._resumed
+                self._resumed = False
                 batches = self._epoch(start, ordered)
                 if batches is None:  # stopped inside the epoch
                     break
@@ -506,12 +538,8 @@ class Trainer:
                     # a snapshot taken at an epoch point: the loader's epoch had ended
                     self._resumed_at_epoch_end = False
                     continue
-                empty = empty + 1 if batches == 0 else 0
-                if empty > 1:
-                    raise ValueError(
-                        "zerograd_nn.training.Trainer: the training loader yields no batch; "
-                        "check its dataset and batch size"
-                    )
+                if batches == 0 and not going_on:
+                    self._no_batch()
                 self.epoch += 1
                 self._fire(True, start, ordered)
         except KeyboardInterrupt:
@@ -525,6 +553,22 @@ class Trainer:
             if interrupted:
                 self._interrupted()  # raises SystemExit(130) in a script
         return self
+
+    def _no_batch(self) -> None:
+        """Raise the error for an epoch that yielded no batch (nothing is counted for it)."""
+        epoch = self.epoch + 1
+        if isinstance(self.train_loader, Iterator):  # iter() of it is itself
+            raise ValueError(
+                f"{_WHO}: the training loader is an iterator ("
+                f"{type(self.train_loader).__name__}), which can be gone through once: it "
+                f"ran out in epoch {epoch}, after {self.iteration} updates. Give a loader "
+                f"that starts again at each epoch (a DataLoader, a list of (x, t) batches), "
+                f"or max_iterations= within what it yields"
+            )
+        raise ValueError(
+            f"{_WHO}: the training loader yielded no batch in epoch {epoch}; check its "
+            f"dataset and batch size"
+        )
 
     def _check_out(self, writers: list[str]) -> None:
         """Make sure ``out`` is a folder this process can write into, or raise."""
@@ -644,6 +688,8 @@ class Trainer:
             ) from None
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         self._batches = None  # the loader goes on from its restored position
+        self._pending = None
+        self._resumed = True
         extra = info.get("extra") or {}
         self.elapsed_time = float(extra.get("elapsed_time", 0.0))
         self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
