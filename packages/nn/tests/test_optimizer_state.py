@@ -275,7 +275,7 @@ def test_adam_state_dict_names_hyperparameters_and_moments():
 @pytest.mark.parametrize(
     ("edit", "words"),
     [
-        (lambda d: d.update(type="SGD"), r"the state dict is of a SGD, not a Adam"),
+        (lambda d: d.update(type="SGD"), r"saved by SGD, not Adam: load it into SGD"),
         (lambda d: d["state"]["l0.W"].update(m=np.zeros((9, 9))), r"l0.W.m: shape \(9, 9\)"),
         (lambda d: d["state"].update(zz={}), r"state for 'zz', which is not a parameter here"),
         (lambda d: d["groups"][0].update(lr="x"), r"group 0: Adam: lr must be a real number"),

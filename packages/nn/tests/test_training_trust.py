@@ -372,3 +372,23 @@ def test_finite_names_how_many_values_are_bad():
 
     with pytest.raises(NonFiniteError, match=r"shape \(4,\) holds 2 nan or inf of 4 values"):
         finite(Variable(np.array([1.0, np.nan, np.inf, 2.0])))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"patience": "3"}, TypeError, r"patience must be an int >= 0, got '3' \(str\)"),
+        ({"patience": -1}, ValueError, r"patience must be an int >= 0, got -1"),
+        ({"min_delta": math.nan}, ValueError, r"min_delta must be a number, not nan"),
+        ({"min_delta": math.inf}, ValueError, r"min_delta must be a finite number, got inf"),
+        ({"min_delta": "0.1"}, TypeError, r"min_delta must be a real number, got '0.1'"),
+    ],
+)
+def test_early_stopping_refuses_arguments_that_could_never_work(kwargs, error, match):
+    """A string patience failed at the first check with a raw comparison error; a nan
+    min_delta made no value an improvement, so training stopped after ``patience`` checks."""
+    from zerograd_nn.training import EarlyStopping
+
+    with pytest.raises(error, match=f"EarlyStopping: {match}"):
+        EarlyStopping(**kwargs)
+    assert EarlyStopping(min_delta=-0.5).min_delta == 0.5  # the size, as Keras takes it

@@ -133,7 +133,11 @@ def check_kind(name: str, d: Any) -> None:
             + "."
         )
     if d["type"] != name:
-        raise ValueError(f"{op}: the state dict is of a {d['type']}, not a {name}.")
+        raise ValueError(
+            f"{op}: the state dict was saved by {d['type']}, not {name}: load it into "
+            f"{d['type']}(...).setup(...), or leave the optimizer out (load_checkpoint(..., "
+            f"optimizer=None) restores the rest) and start {name} afresh."
+        )
     bad = [
         f"d[{k!r}] is of type {type(d[k]).__name__}, not a {want}"
         for k, want, ok in (

@@ -11,7 +11,7 @@ import os
 import string
 from typing import Any
 
-from zerograd.checks import positive_int
+from zerograd.checks import integer, positive_int, real_number
 
 from ..checkpoint import save_checkpoint
 from .extension import PRIORITY_EDITOR, PRIORITY_SNAPSHOT, Extension
@@ -273,11 +273,13 @@ class EarlyStopping(Extension):
         monitor: the observed key to watch (default ``'val/loss'``, from an Evaluator).
         mode: ``'min'`` (lower is better) or ``'max'``.
         patience: checks without improvement before stopping.
-        min_delta: the least change that counts as an improvement.
+        min_delta: the least change that counts as an improvement (its size: the sign is
+            dropped, as Keras does).
         trigger: when to check (default: each epoch).
 
     Raises:
-        ValueError: for another mode or a negative patience.
+        ValueError: for another mode, a negative patience, or a nan or infinite min_delta.
+        TypeError: a patience that is not an int, or a min_delta that is not a number.
     """
 
     priority = PRIORITY_EDITOR
@@ -294,10 +296,11 @@ class EarlyStopping(Extension):
             raise ValueError(
                 f"zerograd_nn.training.EarlyStopping: mode must be 'min' or 'max', got {mode!r}"
             )
-        if patience < 0:
-            raise ValueError(
-                f"zerograd_nn.training.EarlyStopping: patience must be >= 0, got {patience}"
-            )
+        owner = "zerograd_nn.training.EarlyStopping"
+        patience = integer(owner, "patience", patience, low=0)
+        min_delta = real_number(owner, "min_delta", min_delta)
+        if math.isinf(min_delta):  # no change would ever count: it stops after patience
+            raise ValueError(f"{owner}: min_delta must be a finite number, got {min_delta!r}")
         self.monitor, self.mode, self.patience = monitor, mode, patience
         self.min_delta, self.trigger = abs(min_delta), trigger
         self.best = math.inf if mode == "min" else -math.inf
