@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from _args import out_folder, positive_int  # examples/_args.py
 
 import zerograd_nn.functional as F
 from zerograd import Variable
@@ -49,8 +50,10 @@ def tanh_derivatives(orders: int) -> list[Variable]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("."), help="folder for the SVGs")
-    parser.add_argument("--orders", type=int, default=3, help="derivatives of tanh to draw")
+    parser.add_argument("--out", type=out_folder, default=Path("."), help="folder for the SVGs")
+    parser.add_argument(
+        "--orders", type=positive_int, default=3, help="derivatives of tanh to draw"
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _args import positive_int  # examples/_args.py
 from _bptt import window_step, windows  # examples/_bptt.py
 from _progress import progress  # examples/_progress.py
 
@@ -116,7 +117,7 @@ def sample(model: CharLSTM, dataset: TextCharDataset, prime: str = "The ", lengt
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=20)
+    parser.add_argument("--epochs", type=positive_int, default=20)
     parser.add_argument("--text", type=Path, default=TEXT)
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")

@@ -20,6 +20,7 @@ import argparse
 import time
 
 import numpy as np
+from _args import positive_int, seed  # examples/_args.py
 
 import zerograd
 import zerograd_nn.functional as F
@@ -144,8 +145,8 @@ def train(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--epochs", type=positive_int, default=15)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--out", help="folder for the log, the plot and the snapshots")
     parser.add_argument("--resume", help="a snapshot, or a folder: its newest snapshot")

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _args import out_folder, positive_int  # examples/_args.py
 from _bptt import window_step, windows  # examples/_bptt.py
 from _progress import progress, say  # examples/_progress.py
 
@@ -110,8 +111,8 @@ def cos_mse(model: BetterRNN, gpu: bool = False) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=100)
-    parser.add_argument("--out", type=Path, default=Path("."))
+    parser.add_argument("--epochs", type=positive_int, default=100)
+    parser.add_argument("--out", type=out_folder, default=Path("."))
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()

@@ -19,6 +19,7 @@ import argparse
 import time
 from pathlib import Path
 
+from _args import out_folder, positive_float, positive_int, seed  # examples/_args.py
 from _progress import progress, say  # examples/_progress.py
 
 import zerograd
@@ -116,11 +117,11 @@ def plot(result: dict, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=300)
-    parser.add_argument("--hidden", type=int, default=10)
-    parser.add_argument("--lr", type=float, default=1.0)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=Path("."), help="folder for the PNGs")
+    parser.add_argument("--epochs", type=positive_int, default=300)
+    parser.add_argument("--hidden", type=positive_int, default=10)
+    parser.add_argument("--lr", type=positive_float, default=1.0)
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--out", type=out_folder, default=Path("."), help="folder for the PNGs")
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()

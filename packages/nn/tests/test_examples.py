@@ -237,3 +237,41 @@ def test_gpu_benchmark_script_runs_end_to_end(backend, monkeypatch):
             losses = dict(kv.split("=") for kv in r["note"][len("first loss ") :].split(", "))
             assert losses["z"] == losses["zs"], r["note"]
     assert all("same result ✓" in r["note"] for r in rows if r["case"].startswith("im2col"))
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "words"),
+    [
+        ("spiral", ["--epochs", "0"], "argument --epochs: must be 1 or more, got 0"),
+        ("spiral", ["--hidden", "-2"], "argument --hidden: must be 1 or more, got -2"),
+        ("spiral", ["--lr", "nan"], "argument --lr: must be a finite number > 0, got nan"),
+        ("spiral", ["--seed", "-3"], "argument --seed: must be in [0, 2**32), got -3"),
+        ("spiral", ["--epochs", "ten"], "argument --epochs: expected a whole number, got 'ten'"),
+        ("lstm_sine", ["--epochs", "-1"], "argument --epochs: must be 1 or more, got -1"),
+        ("char_rnn", ["--epochs", "0"], "argument --epochs: must be 1 or more, got 0"),
+        ("cnn_digits", ["--epochs", "0"], "argument --epochs: must be 1 or more, got 0"),
+        ("book_graphs", ["--orders", "0"], "argument --orders: must be 1 or more, got 0"),
+    ],
+)
+def test_an_example_refuses_a_bad_number_in_one_line(script, args, words, capsys):
+    """A bad number on the command line is argparse's one-line error, before any work
+    (``--epochs 0`` ended in a traceback from plot_history, ``--lr -1`` from the optimizer)."""
+    module = load(script)
+    with pytest.raises(SystemExit) as exit_info, pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.argv", [f"{script}.py", *args])
+        module.main()
+    assert exit_info.value.code == 2
+    assert words in capsys.readouterr().err
+
+
+def test_an_example_makes_its_output_folder_or_says_why_not(tmp_path, capsys):
+    args = load("_args")
+    made = args.out_folder(str(tmp_path / "new" / "plots"))
+    assert made.is_dir()
+    (tmp_path / "f").write_text("")
+    for bad, words in [
+        (tmp_path / "f", "is a file, not a folder"),
+        (tmp_path / "f" / "x", "cannot make"),
+    ]:
+        with pytest.raises(Exception, match=words):
+            args.out_folder(str(bad))
