@@ -223,3 +223,45 @@ def test_numpy_integer_resolution_is_accepted(mpl, tmp_path, arr):
     pts = np.array([[0.0, 0.0], [1.0, 1.0]])
     xs, ys, classes = predict_grid(linear_scores(arr), arr(pts), np.int64(7))
     assert classes.shape == (7, 7) and xs.shape == ys.shape == (7,)
+
+
+# -- every value shows in the picture ----------------------------------------------
+
+
+def pixels_of(mpl, path, color):
+    """How many pixels of the image at ``path`` have ``color`` (a "#rrggbb" string)."""
+    from matplotlib.colors import to_rgb
+
+    img = mpl.image.imread(path)[..., :3]
+    return int(np.all(np.abs(img - np.array(to_rgb(color))) < 0.02, axis=-1).sum())
+
+
+def test_history_of_one_value_shows_a_point(mpl, tmp_path):
+    out = tmp_path / "one.png"
+    plot_history([0.3], out)
+    assert pixels_of(mpl, out, "#1f77b4") > 10  # matplotlib's first colour, C0
+
+
+def test_history_values_between_non_finite_ones_show(mpl, tmp_path):
+    # 1.0 and 0.5 have no finite neighbour, so no line segment reaches them
+    out = tmp_path / "gaps.png"
+    plot_history([1.0, float("nan"), float("inf"), 0.5, -float("inf")], out)
+    assert pixels_of(mpl, out, "#1f77b4") > 20
+
+
+def test_history_marks_non_finite_values(mpl, tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+
+    legends, real_legend = [], Axes.legend
+
+    def spy(self, *args, **kwargs):
+        legends.append([t.get_text() for t in real_legend(self, *args, **kwargs).get_texts()])
+        return legends[-1]
+
+    monkeypatch.setattr(Axes, "legend", spy)
+    out = tmp_path / "nan.png"
+    plot_history({"loss": [0.9, 0.7, float("nan"), float("nan")], "acc": [0.1, 0.2, 0.3]}, out)
+    assert legends == [["nan/inf (not drawn)"]]  # only the panel that has them
+    assert pixels_of(mpl, out, "#d62728") > 10  # the marks, in red
+    plot_history([float("nan")] * 3, tmp_path / "all_nan.png")  # nothing finite: marks only
+    assert pixels_of(mpl, tmp_path / "all_nan.png", "#d62728") > 10

@@ -26,6 +26,8 @@ CLASS_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 """The colour of each class's points and region (matplotlib's tab10), class 0 first."""
 MARKERS = ("o", "x", "^", "s", "v", "D", "*", "P", "<", ">")
 """The marker of each class's points, as in the book's spiral figure."""
+NON_FINITE_COLOR = "#d62728"
+"""The colour of the marks ``plot_history`` puts over epochs whose value is nan or inf."""
 _CHUNK = 4096  # grid rows evaluated per model call
 
 
@@ -124,6 +126,23 @@ def _panels(history: Any) -> list[tuple[str | None, dict[str, list[float]]]]:
     return panels
 
 
+def _curve(ax: Any, values: list[float], label: str | None, bad: set[int]) -> None:
+    """Plot one curve; add the epochs of its nan/inf values to ``bad``.
+
+    A line joins neighbouring finite values only, so a finite value with no finite
+    neighbour (a history of one value, a value between nans) gets a marker of its own.
+    """
+    n = len(values)
+    finite = [math.isfinite(v) for v in values]
+    (line,) = ax.plot(range(1, n + 1), values, label=label)
+    alone = [i for i in range(n) if finite[i]
+             and not (i > 0 and finite[i - 1]) and not (i + 1 < n and finite[i + 1])]  # fmt: skip
+    if alone:
+        ax.plot([i + 1 for i in alone], [values[i] for i in alone], linestyle="none",
+                marker="o", color=line.get_color())  # fmt: skip
+    bad.update(i + 1 for i in range(n) if not finite[i])
+
+
 def plot_history(
     history: Sequence[Any] | Mapping[str, Any],
     to_file: str | os.PathLike[str],
@@ -133,7 +152,9 @@ def plot_history(
 ) -> str:
     """Plot training curves into an image file.
 
-    Needs matplotlib (``pip install 'zerograd-viz[plot]'``). The x axis counts from 1.
+    Needs matplotlib (``pip install 'zerograd-viz[plot]'``). The x axis counts from 1. Every
+    finite value shows (one with no finite neighbour as a marker); epochs whose value is nan
+    or inf get a red mark at the top of their panel, "nan/inf (not drawn)" in the legend.
 
     Args:
         history: a list of values (one curve), a dict ``name -> list`` (one panel per
@@ -167,12 +188,21 @@ def plot_history(
 
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax, (name, curves) in zip(axes, panels):
+        bad: set[int] = set()
         for label, values in curves.items():
-            ax.plot(range(1, len(values) + 1), values, label=label or None)
-        if any(curves):
+            _curve(ax, values, label or None, bad)
+        if bad:
+            # matplotlib leaves nan and inf out silently: a diverged run must not look calm
+            marks = sorted(bad)
+            ax.plot(marks, [1.0] * len(marks), transform=ax.get_xaxis_transform(),
+                    linestyle="none", marker="v", color=NON_FINITE_COLOR, clip_on=False,
+                    label="nan/inf (not drawn)")  # fmt: skip
+        if any(curves) or bad:
             ax.legend()
         ax.set_xlabel(xlabel)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if max(len(v) for v in curves.values()) == 1:
+            ax.set_xlim(0.5, 1.5)  # one epoch: else matplotlib's ticks are 0.95, 0.975, ...
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         if name is not None:
             ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
