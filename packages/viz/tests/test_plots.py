@@ -265,3 +265,38 @@ def test_history_marks_non_finite_values(mpl, tmp_path, monkeypatch):
     assert pixels_of(mpl, out, "#d62728") > 10  # the marks, in red
     plot_history([float("nan")] * 3, tmp_path / "all_nan.png")  # nothing finite: marks only
     assert pixels_of(mpl, tmp_path / "all_nan.png", "#d62728") > 10
+
+
+# -- a model's output is taken as it is, or refused --------------------------------
+
+
+def test_predict_grid_refuses_nan_scores(arr):
+    # argmax of nan scores is 0 and nan > threshold is False: a model that diverged
+    # would colour the whole plane class 0
+    x = arr([[0.0, 0.0], [1.0, 1.0]])
+    xb = backend_of(x)
+
+    def scores(a):
+        s = as_numpy(a)[:, :1] * np.array([[1.0, -1.0]])
+        s[::7] = np.nan
+        return xb.asarray(s)
+
+    with pytest.raises(ValueError, match=r"the model returned nan scores for 15 of 100 points"):
+        predict_grid(scores, x, resolution=10)
+    with pytest.raises(ValueError, match=r"the model returned nan scores for 100 of 100 points"):
+        predict_grid(lambda a: xb.asarray(np.full(a.shape[0], np.nan)), x, resolution=10)
+    # infinite scores still have an order: taken as they are
+    big = predict_grid(lambda a: xb.asarray(np.where(as_numpy(a)[:, :1] > 0.5, np.inf, 0.0)), x, 5)
+    assert np.array_equal(big[2], np.broadcast_to((big[0] > 0.5).astype(int), (5, 5)))
+
+
+def test_predict_grid_names_the_shape_the_model_returned(arr):
+    x = arr([[0.0, 0.0], [1.0, 1.0]])
+    xb = backend_of(x)
+    with pytest.raises(
+        ValueError, match=r"the model returned shape \(5, 3\) for 100 points; it must return"
+    ):
+        predict_grid(lambda a: xb.asarray(np.ones((5, 3))), x, resolution=10)
+    # scores transposed, (C, M): one row per class
+    with pytest.raises(ValueError, match=r"returned shape \(2, 100\) for 100 points"):
+        predict_grid(lambda a: xb.asarray(np.ones((a.shape[0], 2)).T), x, resolution=10)

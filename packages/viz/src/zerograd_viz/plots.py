@@ -250,7 +250,8 @@ def _to_numpy(op: str, name: str, v: Any) -> Any:
         ) from None
 
 
-def _classes(op: str, y: Any, threshold: float) -> Any:
+def _classes(op: str, y: Any, threshold: float, m: int) -> tuple[Any, int]:
+    """(the classes of ``m`` points from the model's output ``y``, how many scores were nan)."""
     import numpy as np
 
     try:
@@ -260,18 +261,28 @@ def _classes(op: str, y: Any, threshold: float) -> Any:
             f"{op}: the model returned {type(y).__qualname__}; it must return an array or a "
             f"Variable of per-point scores"
         ) from None
-    if y.ndim == 2 and y.shape[1] >= 2:
-        return np.argmax(y, axis=1)
+    shape = y.shape
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
-    if y.ndim != 1:
+    if y.ndim not in (1, 2):
         raise ValueError(
             f"{op}: the model must return one row per point, shape (M, C) scores, (M, 1) or "
-            f"(M,); got shape {y.shape}"
+            f"(M,); got shape {shape}"
         )
+    if y.shape[0] != m:
+        raise ValueError(
+            f"{op}: the model returned shape {shape} for {m} points; it must return one row "
+            f"per point: (M, C) scores, (M, 1) or (M,) with M = {m}"
+        )
+    nan = 0
+    if y.dtype.kind == "f":
+        bad = np.isnan(y) if y.ndim == 1 else np.isnan(y).any(axis=1)
+        nan = int(bad.sum())
+    if y.ndim == 2:
+        return np.argmax(y, axis=1), nan
     if y.dtype.kind in "iu":
-        return y.astype(np.int64)
-    return (y > threshold).astype(np.int64)
+        return y.astype(np.int64), nan
+    return (y > threshold).astype(np.int64), nan
 
 
 def predict_grid(
@@ -304,7 +315,7 @@ def predict_grid(
         TypeError: ``model_or_fn`` is not callable, or an argument or the model's output has
             the wrong type.
         ValueError: ``x`` is not ``(N, 2)`` finite points, ``resolution < 2``,
-            ``margin < 0``, or the model's output has the wrong shape.
+            ``margin < 0``, or the model's output has the wrong shape or holds nan.
     """
     import numpy as np
 
@@ -329,14 +340,21 @@ def predict_grid(
     grid = np.stack([xx.ravel(), yy.ravel()], axis=1).astype(dtype)
     backend = None if isinstance(data, (list, tuple)) else backend_of(data)
     parts = []
+    nan = 0
     with no_grad(), test_mode():
         for start in range(0, grid.shape[0], _CHUNK):
             chunk = grid[start : start + _CHUNK]
             arr = backend.from_numpy(chunk) if backend is not None else chunk
-            parts.append(_classes(op, model_or_fn(arr), threshold))
+            part, k = _classes(op, model_or_fn(arr), threshold, chunk.shape[0])
+            parts.append(part)
+            nan += k
+    if nan:  # argmax and "> threshold" would quietly make every such point class 0
+        raise ValueError(
+            f"{op}: the model returned nan scores for {nan} of {grid.shape[0]} points of the "
+            f"grid, so their class is unknown; check the model (after a diverged training its "
+            f"parameters hold nan)"
+        )
     classes = np.concatenate(parts)
-    if classes.shape != (grid.shape[0],):
-        raise ValueError(f"{op}: the model returned {classes.shape[0]} rows for {grid.shape[0]}")
     return xs, ys, classes.reshape(resolution, resolution)
 
 
