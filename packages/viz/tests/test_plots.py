@@ -300,3 +300,18 @@ def test_predict_grid_names_the_shape_the_model_returned(arr):
     # scores transposed, (C, M): one row per class
     with pytest.raises(ValueError, match=r"returned shape \(2, 100\) for 100 points"):
         predict_grid(lambda a: xb.asarray(np.ones((a.shape[0], 2)).T), x, resolution=10)
+
+
+def test_predict_grid_refuses_negative_integer_classes(mpl, tmp_path, arr):
+    # a sign classifier's -1/+1: class -1 had no colour, and its region was left blank
+    x = arr([[-1.0, 0.0], [1.0, 1.0]])
+    xb = backend_of(x)
+
+    def sign(a):
+        return xb.asarray(np.where(as_numpy(a)[:, 0] > 0, 1, -1))
+
+    with pytest.raises(ValueError, match=r"the model returned negative classes \(-1\); integer"):
+        predict_grid(sign, x, resolution=5)
+    with pytest.raises(ValueError, match=r"plot_decision_boundary: the model returned negative"):
+        plot_decision_boundary(sign, x, [0, 1], tmp_path / "b.png", resolution=5)
+    assert list(tmp_path.iterdir()) == []

@@ -281,6 +281,12 @@ def _classes(op: str, y: Any, threshold: float, m: int) -> tuple[Any, int]:
     if y.ndim == 2:
         return np.argmax(y, axis=1), nan
     if y.dtype.kind in "iu":
+        if y.size and y.min() < 0:  # no colour, no legend entry: its region stayed blank
+            raise ValueError(
+                f"{op}: the model returned negative classes ({y.min()}); integer outputs are "
+                f"taken as class numbers, counting from 0 (for labels -1/+1 return "
+                f"(y + 1) // 2, or return scores)"
+            )
         return y.astype(np.int64), nan
     return (y > threshold).astype(np.int64), nan
 
@@ -301,7 +307,8 @@ def predict_grid(
     Args:
         model_or_fn: a model or function mapping an ``(M, 2)`` array to per-point outputs:
             scores ``(M, C)`` give the argmax; a single float score (``(M,)`` or
-            ``(M, 1)``) gives class 1 above ``threshold``; integers are taken as the classes.
+            ``(M, 1)``) gives class 1 above ``threshold``; integers are taken as the classes
+            (counting from 0).
         x: the ``(N, 2)`` points (array, Variable or nested list) the grid covers.
         resolution: grid points along each axis (at least 2).
         threshold: the score above which a single-score model predicts class 1.
