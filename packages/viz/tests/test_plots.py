@@ -315,3 +315,21 @@ def test_predict_grid_refuses_negative_integer_classes(mpl, tmp_path, arr):
     with pytest.raises(ValueError, match=r"plot_decision_boundary: the model returned negative"):
         plot_decision_boundary(sign, x, [0, 1], tmp_path / "b.png", resolution=5)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_read_only_file_is_refused_before_any_work(mpl, tmp_path):
+    out = tmp_path / "h.png"
+    out.write_bytes(b"old")
+    out.chmod(0o444)
+    calls = []
+    try:
+        with pytest.raises(PermissionError, match=r"plot_history: to_file=.*h\.png' is read-only"):
+            plot_history([1.0, 0.5], out)
+        with pytest.raises(
+            PermissionError, match=r"plot_decision_boundary: to_file=.*h\.png' is read-only"
+        ):
+            plot_decision_boundary(lambda a: calls.append(a), np.zeros((2, 2)), [0, 1], out)
+        assert calls == []  # refused before the model ran
+        assert out.read_bytes() == b"old" and out.stat().st_mode & 0o777 == 0o444
+    finally:
+        out.chmod(0o644)
