@@ -333,3 +333,22 @@ def test_read_only_file_is_refused_before_any_work(mpl, tmp_path):
         assert out.read_bytes() == b"old" and out.stat().st_mode & 0o777 == 0o444
     finally:
         out.chmod(0o644)
+
+
+def test_label_errors_say_what_is_wrong_and_what_to_do(mpl, tmp_path, arr):
+    f = linear_scores(arr)
+    pts = np.zeros((3, 2))
+    out = tmp_path / "b.png"
+    op = "plot_decision_boundary"
+    # float labels: the shapes agree, the dtype is the problem ("shape (3,); got shape (3,)")
+    with pytest.raises(
+        ValueError,
+        match=rf"{op}: t must hold one integer class label per point; got dtype float64 "
+        r"\(whole-number labels: pass t.astype\(int\)\)$",
+    ):
+        plot_decision_boundary(f, pts, np.array([0.0, 1.0, 1.0]), out)
+    with pytest.raises(ValueError, match=r"got shape \(3, 2\) \(one-hot labels\? pass "):
+        plot_decision_boundary(f, pts, np.eye(2)[[0, 1, 1]], out)
+    with pytest.raises(ValueError, match=r"shape \(3,\); got shape \(2,\)$"):
+        plot_decision_boundary(f, pts, [0, 1], out)
+    assert list(tmp_path.iterdir()) == []

@@ -230,10 +230,18 @@ def _as_numpy_points(op: str, x: Any, t: Any) -> tuple[Any, Any, Any]:
     tn = np.asarray(_to_numpy(op, "t", t.data if isinstance(t, Variable) else t))
     if tn.ndim == 2 and tn.shape[1] == 1:
         tn = tn[:, 0]
-    if tn.shape != (xn.shape[0],) or tn.dtype.kind not in "iub":
+    if tn.shape != (xn.shape[0],):
+        hint = ""
+        if tn.ndim == 2 and tn.shape[0] == xn.shape[0]:
+            hint = " (one-hot labels? pass t.argmax(axis=1))"
         raise ValueError(
             f"{op}: t must hold one integer class label per point, shape ({xn.shape[0]},); "
-            f"got shape {tn.shape} dtype {tn.dtype}"
+            f"got shape {tn.shape}{hint}"
+        )
+    if tn.dtype.kind not in "iub":
+        hint = " (whole-number labels: pass t.astype(int))" if tn.dtype.kind == "f" else ""
+        raise ValueError(
+            f"{op}: t must hold one integer class label per point; got dtype {tn.dtype}{hint}"
         )
     if tn.size and tn.min() < 0:
         raise ValueError(f"{op}: t holds negative class labels ({tn.min()}); labels count from 0")
