@@ -352,3 +352,17 @@ def test_label_errors_say_what_is_wrong_and_what_to_do(mpl, tmp_path, arr):
     with pytest.raises(ValueError, match=r"shape \(3,\); got shape \(2,\)$"):
         plot_decision_boundary(f, pts, [0, 1], out)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_nan_threshold_or_margin_is_a_value_error(arr):
+    # a float is the right type: nan is a wrong value (zerograd.checks' rule), and the
+    # message said "must be a real number, got float (nan)"
+    f = linear_scores(arr)
+    pts = arr([[0.0, 0.0], [1.0, 1.0]])
+    op = "plot_decision_boundary"
+    with pytest.raises(ValueError, match=rf"{op}: threshold must be a number, not nan$"):
+        predict_grid(f, pts, 5, threshold=float("nan"))
+    with pytest.raises(ValueError, match=rf"{op}: margin must be a number, not nan$"):
+        predict_grid(f, pts, 5, margin=np.float32("nan"))
+    with pytest.raises(TypeError, match=rf"{op}: threshold must be a real number, got str"):
+        predict_grid(f, pts, 5, threshold="0.5")

@@ -61,8 +61,10 @@ def _save(op: str, fig: Any, to_file: str | os.PathLike[str]) -> str:
 
 
 def _real(op: str, name: str, v: Any, *, low: float | None = None) -> float:
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{op}: {name} must be a real number, got {type(v).__qualname__} ({v!r})")
+    if math.isnan(v):
+        raise ValueError(f"{op}: {name} must be a number, not nan")
     if low is not None and v < low:
         raise ValueError(f"{op}: {name} must be >= {low:g}, got {v!r}")
     return float(v)
@@ -330,7 +332,8 @@ def predict_grid(
         TypeError: ``model_or_fn`` is not callable, or an argument or the model's output has
             the wrong type.
         ValueError: ``x`` is not ``(N, 2)`` finite points, ``resolution < 2``,
-            ``margin < 0``, or the model's output has the wrong shape or holds nan.
+            ``margin < 0``, ``threshold`` or ``margin`` is nan, or the model's output has
+            the wrong shape or holds nan.
     """
     import numpy as np
 
