@@ -366,3 +366,12 @@ def test_nan_threshold_or_margin_is_a_value_error(arr):
         predict_grid(f, pts, 5, margin=np.float32("nan"))
     with pytest.raises(TypeError, match=rf"{op}: threshold must be a real number, got str"):
         predict_grid(f, pts, 5, threshold="0.5")
+
+
+def test_history_value_too_large_for_a_float_is_named(mpl, tmp_path):
+    # Python ints have no limit: float(10**400) raised a bare OverflowError
+    with pytest.raises(
+        ValueError, match=r"plot_history: history\['loss'\]\[1\] = 1000.* is too large for a float"
+    ):
+        plot_history({"loss": [1, 10**400]}, tmp_path / "h.png")
+    assert list(tmp_path.iterdir()) == []

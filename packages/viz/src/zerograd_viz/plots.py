@@ -88,6 +88,10 @@ def _number(op: str, where: str, v: Any) -> float:
         raise TypeError(f"{op}: {where} is a string ({v!r}); values must be numbers")
     try:
         return float(v.item() if hasattr(v, "item") else v)
+    except OverflowError:  # a Python int (or Fraction) beyond float's range
+        text = repr(v)
+        text = text if len(text) <= 40 else f"{text[:12]}... ({len(text)} characters)"
+        raise ValueError(f"{op}: {where} = {text} is too large for a float") from None
     except (TypeError, ValueError) as e:
         raise TypeError(
             f"{op}: {where} must be a number (a float, a 0-d array or a Variable), got "
