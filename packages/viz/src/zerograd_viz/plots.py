@@ -178,8 +178,9 @@ def plot_history(
     Raises:
         ImportError: matplotlib is not installed.
         TypeError: a value is not a number, or ``to_file`` is not a path.
-        ValueError: ``history`` or one of its lists is empty, or the extension is not an
-            image format matplotlib writes.
+        ValueError: ``history`` or one of its lists is empty, a value is too large for a
+            float, or the extension is not an image format matplotlib writes.
+        PermissionError: ``to_file`` exists and is read-only.
         FileNotFoundError: ``to_file``'s folder does not exist.
 
     Examples:
@@ -411,6 +412,7 @@ def plot_decision_boundary(
         TypeError: ``t`` is None, or an argument or the model's output has the wrong type.
         ValueError: bad shapes or labels (see ``predict_grid``), more than 10 classes, or
             an extension that is not an image format matplotlib writes.
+        PermissionError: ``to_file`` exists and is read-only (checked before the model runs).
 
     Examples:
         >>> plot_decision_boundary(model, x, t, "spiral.png")  # doctest: +SKIP
