@@ -265,3 +265,16 @@ def test_ten_thousand_nodes_without_recursion(arr):
 def test_not_a_variable_is_a_clear_error(arr):
     with pytest.raises(TypeError, match=r"get_dot_graph\(output\): output must be a zerograd "):
         get_dot_graph(arr([1.0]))
+
+
+def test_numpy_bools_are_taken_for_verbose(arr):
+    # numpy 2 names its bool scalar type "bool", not "bool_": the check refused np.False_
+    # ("verbose must be True or False, got bool (np.False_)")
+    np = pytest.importorskip("numpy")
+    y = Variable(arr([1.0, 2.0]), name="x") * 2.0
+    assert get_dot_graph(y, verbose=np.False_) == get_dot_graph(y, verbose=False)
+    assert get_dot_graph(y, verbose=np.bool_(True)) == get_dot_graph(y, verbose=True)
+    assert get_dot_graph(y, verbose=np.array(2.0) > 1) == get_dot_graph(y, verbose=True)
+    for wrong in ("no", 1, None, np.int64(0), np.array([True])):
+        with pytest.raises(TypeError, match=r"get_dot_graph: verbose must be True or False"):
+            get_dot_graph(y, verbose=wrong)

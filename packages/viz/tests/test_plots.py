@@ -223,3 +223,155 @@ def test_numpy_integer_resolution_is_accepted(mpl, tmp_path, arr):
     pts = np.array([[0.0, 0.0], [1.0, 1.0]])
     xs, ys, classes = predict_grid(linear_scores(arr), arr(pts), np.int64(7))
     assert classes.shape == (7, 7) and xs.shape == ys.shape == (7,)
+
+
+# -- every value shows in the picture ----------------------------------------------
+
+
+def pixels_of(mpl, path, color):
+    """How many pixels of the image at ``path`` have ``color`` (a "#rrggbb" string)."""
+    from matplotlib.colors import to_rgb
+
+    img = mpl.image.imread(path)[..., :3]
+    return int(np.all(np.abs(img - np.array(to_rgb(color))) < 0.02, axis=-1).sum())
+
+
+def test_history_of_one_value_shows_a_point(mpl, tmp_path):
+    out = tmp_path / "one.png"
+    plot_history([0.3], out)
+    assert pixels_of(mpl, out, "#1f77b4") > 10  # matplotlib's first colour, C0
+
+
+def test_history_values_between_non_finite_ones_show(mpl, tmp_path):
+    # 1.0 and 0.5 have no finite neighbour, so no line segment reaches them
+    out = tmp_path / "gaps.png"
+    plot_history([1.0, float("nan"), float("inf"), 0.5, -float("inf")], out)
+    assert pixels_of(mpl, out, "#1f77b4") > 20
+
+
+def test_history_marks_non_finite_values(mpl, tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+
+    legends, real_legend = [], Axes.legend
+
+    def spy(self, *args, **kwargs):
+        legends.append([t.get_text() for t in real_legend(self, *args, **kwargs).get_texts()])
+        return legends[-1]
+
+    monkeypatch.setattr(Axes, "legend", spy)
+    out = tmp_path / "nan.png"
+    plot_history({"loss": [0.9, 0.7, float("nan"), float("nan")], "acc": [0.1, 0.2, 0.3]}, out)
+    assert legends == [["nan/inf (not drawn)"]]  # only the panel that has them
+    assert pixels_of(mpl, out, "#d62728") > 10  # the marks, in red
+    plot_history([float("nan")] * 3, tmp_path / "all_nan.png")  # nothing finite: marks only
+    assert pixels_of(mpl, tmp_path / "all_nan.png", "#d62728") > 10
+
+
+# -- a model's output is taken as it is, or refused --------------------------------
+
+
+def test_predict_grid_refuses_nan_scores(arr):
+    # argmax of nan scores is 0 and nan > threshold is False: a model that diverged
+    # would colour the whole plane class 0
+    x = arr([[0.0, 0.0], [1.0, 1.0]])
+    xb = backend_of(x)
+
+    def scores(a):
+        s = as_numpy(a)[:, :1] * np.array([[1.0, -1.0]])
+        s[::7] = np.nan
+        return xb.asarray(s)
+
+    with pytest.raises(ValueError, match=r"the model returned nan scores for 15 of 100 points"):
+        predict_grid(scores, x, resolution=10)
+    with pytest.raises(ValueError, match=r"the model returned nan scores for 100 of 100 points"):
+        predict_grid(lambda a: xb.asarray(np.full(a.shape[0], np.nan)), x, resolution=10)
+    # infinite scores still have an order: taken as they are
+    big = predict_grid(lambda a: xb.asarray(np.where(as_numpy(a)[:, :1] > 0.5, np.inf, 0.0)), x, 5)
+    assert np.array_equal(big[2], np.broadcast_to((big[0] > 0.5).astype(int), (5, 5)))
+
+
+def test_predict_grid_names_the_shape_the_model_returned(arr):
+    x = arr([[0.0, 0.0], [1.0, 1.0]])
+    xb = backend_of(x)
+    with pytest.raises(
+        ValueError, match=r"the model returned shape \(5, 3\) for 100 points; it must return"
+    ):
+        predict_grid(lambda a: xb.asarray(np.ones((5, 3))), x, resolution=10)
+    # scores transposed, (C, M): one row per class
+    with pytest.raises(ValueError, match=r"returned shape \(2, 100\) for 100 points"):
+        predict_grid(lambda a: xb.asarray(np.ones((a.shape[0], 2)).T), x, resolution=10)
+
+
+def test_predict_grid_refuses_negative_integer_classes(mpl, tmp_path, arr):
+    # a sign classifier's -1/+1: class -1 had no colour, and its region was left blank
+    x = arr([[-1.0, 0.0], [1.0, 1.0]])
+    xb = backend_of(x)
+
+    def sign(a):
+        return xb.asarray(np.where(as_numpy(a)[:, 0] > 0, 1, -1))
+
+    with pytest.raises(ValueError, match=r"the model returned negative classes \(-1\); integer"):
+        predict_grid(sign, x, resolution=5)
+    with pytest.raises(ValueError, match=r"plot_decision_boundary: the model returned negative"):
+        plot_decision_boundary(sign, x, [0, 1], tmp_path / "b.png", resolution=5)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_read_only_file_is_refused_before_any_work(mpl, tmp_path):
+    out = tmp_path / "h.png"
+    out.write_bytes(b"old")
+    out.chmod(0o444)
+    calls = []
+    try:
+        with pytest.raises(PermissionError, match=r"plot_history: to_file=.*h\.png' is read-only"):
+            plot_history([1.0, 0.5], out)
+        with pytest.raises(
+            PermissionError, match=r"plot_decision_boundary: to_file=.*h\.png' is read-only"
+        ):
+            plot_decision_boundary(lambda a: calls.append(a), np.zeros((2, 2)), [0, 1], out)
+        assert calls == []  # refused before the model ran
+        assert out.read_bytes() == b"old" and out.stat().st_mode & 0o777 == 0o444
+    finally:
+        out.chmod(0o644)
+
+
+def test_label_errors_say_what_is_wrong_and_what_to_do(mpl, tmp_path, arr):
+    f = linear_scores(arr)
+    pts = np.zeros((3, 2))
+    out = tmp_path / "b.png"
+    op = "plot_decision_boundary"
+    # float labels: the shapes agree, the dtype is the problem ("shape (3,); got shape (3,)")
+    with pytest.raises(
+        ValueError,
+        match=rf"{op}: t must hold one integer class label per point; got dtype float64 "
+        r"\(whole-number labels: pass t.astype\(int\)\)$",
+    ):
+        plot_decision_boundary(f, pts, np.array([0.0, 1.0, 1.0]), out)
+    with pytest.raises(ValueError, match=r"got shape \(3, 2\) \(one-hot labels\? pass "):
+        plot_decision_boundary(f, pts, np.eye(2)[[0, 1, 1]], out)
+    with pytest.raises(ValueError, match=r"shape \(3,\); got shape \(2,\)$"):
+        plot_decision_boundary(f, pts, [0, 1], out)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_nan_threshold_or_margin_is_a_value_error(arr):
+    # a float is the right type: nan is a wrong value (zerograd.checks' rule), and the
+    # message said "must be a real number, got float (nan)"
+    f = linear_scores(arr)
+    pts = arr([[0.0, 0.0], [1.0, 1.0]])
+    op = "plot_decision_boundary"
+    with pytest.raises(ValueError, match=rf"{op}: threshold must be a number, not nan$"):
+        predict_grid(f, pts, 5, threshold=float("nan"))
+    with pytest.raises(ValueError, match=rf"{op}: margin must be a number, not nan$"):
+        predict_grid(f, pts, 5, margin=np.float32("nan"))
+    with pytest.raises(TypeError, match=rf"{op}: threshold must be a real number, got str"):
+        predict_grid(f, pts, 5, threshold="0.5")
+
+
+def test_history_value_too_large_for_a_float_is_named(mpl, tmp_path):
+    # Python ints have no limit: float(10**400) raised a bare OverflowError
+    with pytest.raises(
+        ValueError, match=r"plot_history: history\['loss'\]\[1\] = 1000.* is too large for a float"
+    ):
+        plot_history({"loss": [1, 10**400]}, tmp_path / "h.png")
+    assert list(tmp_path.iterdir()) == []

@@ -19,6 +19,7 @@ from zerograd_viz import (
     GraphvizTimeoutError,
     get_dot_graph,
     plot_dot_graph,
+    show,
 )
 from zerograd_viz.render import render_dot
 
@@ -366,3 +367,21 @@ def test_rewrite_keeps_the_file_mode(dot, tmp_path, y, no_ipython):
     plot_dot_graph(y, to_file=out)
     assert out.stat().st_mode & 0o777 == 0o640
     assert len(svg_parts(out)[0]) == 8
+
+
+def test_read_only_file_is_refused_not_replaced(dot, tmp_path, y, no_ipython):
+    # the rename that writes in one step never asks the file's permissions: a file made
+    # read-only was replaced (and, under another user, changed owner)
+    out = tmp_path / "g.svg"
+    out.write_text("old")
+    out.chmod(0o444)
+    words = r"plot_dot_graph: to_file=.*g\.svg' is read-only, so it was left as it is"
+    try:
+        with pytest.raises(PermissionError, match=words):
+            plot_dot_graph(y, to_file=out)
+        with pytest.raises(PermissionError, match=words):
+            show(y).save(out)
+        assert out.read_text() == "old" and out.stat().st_mode & 0o777 == 0o444
+        assert files_under(tmp_path) == ["g.svg"]
+    finally:
+        out.chmod(0o644)

@@ -12,6 +12,7 @@ from zerograd import Variable
 # Tabs stay; line breaks are DOT's \n.
 _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _VAR = "{} [label={}, color=orange, style=filled]"
+_NP_BOOLS = ("bool", "bool_")
 _FUNC = "{} [label={}, color=lightblue, style=filled, shape=box]"
 
 
@@ -54,9 +55,13 @@ def check_verbose(op: str, verbose: Any) -> None:
     Raises:
         TypeError: ``verbose`` is not a bool.
     """
-    if not isinstance(verbose, bool) and type(verbose).__name__ != "bool_":
+    kind = type(verbose)
+    # numpy's bool scalar (np.True_), recognised without importing numpy: its class is
+    # numpy.bool in numpy 2 and numpy.bool_ before
+    if kind is not bool and not (kind.__module__ == "numpy" and kind.__name__ in _NP_BOOLS):
+        where = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
         raise TypeError(
-            f"{op}: verbose must be True or False, got {type(verbose).__qualname__} ({verbose!r})"
+            f"{op}: verbose must be True or False, got {where}{kind.__qualname__} ({verbose!r})"
         )
 
 

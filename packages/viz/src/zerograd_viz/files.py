@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from typing import Any
@@ -43,11 +44,24 @@ def writable_folder(op: str, path: str) -> str:
     Raises:
         IsADirectoryError: ``path`` is itself a folder.
         FileNotFoundError: ``path``'s folder does not exist.
+        PermissionError: ``path`` is an existing file that is read-only (no write
+            permission bit set) or that this process may not write.
     """
     if os.path.isdir(path):
         raise IsADirectoryError(
             f"{op}: to_file={path!r} is a folder; give a file name, e.g. "
             f"{os.path.join(path, 'graph.png')!r}"
+        )
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # a new file
+    # replace_file's rename never asks the old file's permissions: ask them here
+    if mode is not None and (not mode & 0o222 or not os.access(path, os.W_OK)):
+        raise PermissionError(
+            errno.EACCES,
+            f"{op}: to_file={path!r} is read-only, so it was left as it is; make it writable "
+            f"(chmod u+w) or give another file name",
         )
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):

@@ -84,6 +84,7 @@ class GraphView:
 
         Raises:
             ValueError: the extension is not a supported format.
+            PermissionError: ``to_file`` exists and is read-only.
             GraphvizError: ``dot`` is missing, timed out or failed.
         """
         return write_image(self.source, to_file, timeout=self.timeout)

@@ -26,6 +26,8 @@ CLASS_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 """The colour of each class's points and region (matplotlib's tab10), class 0 first."""
 MARKERS = ("o", "x", "^", "s", "v", "D", "*", "P", "<", ">")
 """The marker of each class's points, as in the book's spiral figure."""
+NON_FINITE_COLOR = "#d62728"
+"""The colour of the marks ``plot_history`` puts over epochs whose value is nan or inf."""
 _CHUNK = 4096  # grid rows evaluated per model call
 
 
@@ -59,8 +61,10 @@ def _save(op: str, fig: Any, to_file: str | os.PathLike[str]) -> str:
 
 
 def _real(op: str, name: str, v: Any, *, low: float | None = None) -> float:
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
         raise TypeError(f"{op}: {name} must be a real number, got {type(v).__qualname__} ({v!r})")
+    if math.isnan(v):
+        raise ValueError(f"{op}: {name} must be a number, not nan")
     if low is not None and v < low:
         raise ValueError(f"{op}: {name} must be >= {low:g}, got {v!r}")
     return float(v)
@@ -84,6 +88,10 @@ def _number(op: str, where: str, v: Any) -> float:
         raise TypeError(f"{op}: {where} is a string ({v!r}); values must be numbers")
     try:
         return float(v.item() if hasattr(v, "item") else v)
+    except OverflowError:  # a Python int (or Fraction) beyond float's range
+        text = repr(v)
+        text = text if len(text) <= 40 else f"{text[:12]}... ({len(text)} characters)"
+        raise ValueError(f"{op}: {where} = {text} is too large for a float") from None
     except (TypeError, ValueError) as e:
         raise TypeError(
             f"{op}: {where} must be a number (a float, a 0-d array or a Variable), got "
@@ -124,6 +132,23 @@ def _panels(history: Any) -> list[tuple[str | None, dict[str, list[float]]]]:
     return panels
 
 
+def _curve(ax: Any, values: list[float], label: str | None, bad: set[int]) -> None:
+    """Plot one curve; add the epochs of its nan/inf values to ``bad``.
+
+    A line joins neighbouring finite values only, so a finite value with no finite
+    neighbour (a history of one value, a value between nans) gets a marker of its own.
+    """
+    n = len(values)
+    finite = [math.isfinite(v) for v in values]
+    (line,) = ax.plot(range(1, n + 1), values, label=label)
+    alone = [i for i in range(n) if finite[i]
+             and not (i > 0 and finite[i - 1]) and not (i + 1 < n and finite[i + 1])]  # fmt: skip
+    if alone:
+        ax.plot([i + 1 for i in alone], [values[i] for i in alone], linestyle="none",
+                marker="o", color=line.get_color())  # fmt: skip
+    bad.update(i + 1 for i in range(n) if not finite[i])
+
+
 def plot_history(
     history: Sequence[Any] | Mapping[str, Any],
     to_file: str | os.PathLike[str],
@@ -133,7 +158,9 @@ def plot_history(
 ) -> str:
     """Plot training curves into an image file.
 
-    Needs matplotlib (``pip install 'zerograd-viz[plot]'``). The x axis counts from 1.
+    Needs matplotlib (``pip install 'zerograd-viz[plot]'``). The x axis counts from 1. Every
+    finite value shows (one with no finite neighbour as a marker); epochs whose value is nan
+    or inf get a red mark at the top of their panel, "nan/inf (not drawn)" in the legend.
 
     Args:
         history: a list of values (one curve), a dict ``name -> list`` (one panel per
@@ -151,8 +178,9 @@ def plot_history(
     Raises:
         ImportError: matplotlib is not installed.
         TypeError: a value is not a number, or ``to_file`` is not a path.
-        ValueError: ``history`` or one of its lists is empty, or the extension is not an
-            image format matplotlib writes.
+        ValueError: ``history`` or one of its lists is empty, a value is too large for a
+            float, or the extension is not an image format matplotlib writes.
+        PermissionError: ``to_file`` exists and is read-only.
         FileNotFoundError: ``to_file``'s folder does not exist.
 
     Examples:
@@ -167,12 +195,21 @@ def plot_history(
 
     axes = fig.subplots(rows, cols, squeeze=False).ravel()
     for ax, (name, curves) in zip(axes, panels):
+        bad: set[int] = set()
         for label, values in curves.items():
-            ax.plot(range(1, len(values) + 1), values, label=label or None)
-        if any(curves):
+            _curve(ax, values, label or None, bad)
+        if bad:
+            # matplotlib leaves nan and inf out silently: a diverged run must not look calm
+            marks = sorted(bad)
+            ax.plot(marks, [1.0] * len(marks), transform=ax.get_xaxis_transform(),
+                    linestyle="none", marker="v", color=NON_FINITE_COLOR, clip_on=False,
+                    label="nan/inf (not drawn)")  # fmt: skip
+        if any(curves) or bad:
             ax.legend()
         ax.set_xlabel(xlabel)
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        if max(len(v) for v in curves.values()) == 1:
+            ax.set_xlim(0.5, 1.5)  # one epoch: else matplotlib's ticks are 0.95, 0.975, ...
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
         if name is not None:
             ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
@@ -200,10 +237,18 @@ def _as_numpy_points(op: str, x: Any, t: Any) -> tuple[Any, Any, Any]:
     tn = np.asarray(_to_numpy(op, "t", t.data if isinstance(t, Variable) else t))
     if tn.ndim == 2 and tn.shape[1] == 1:
         tn = tn[:, 0]
-    if tn.shape != (xn.shape[0],) or tn.dtype.kind not in "iub":
+    if tn.shape != (xn.shape[0],):
+        hint = ""
+        if tn.ndim == 2 and tn.shape[0] == xn.shape[0]:
+            hint = " (one-hot labels? pass t.argmax(axis=1))"
         raise ValueError(
             f"{op}: t must hold one integer class label per point, shape ({xn.shape[0]},); "
-            f"got shape {tn.shape} dtype {tn.dtype}"
+            f"got shape {tn.shape}{hint}"
+        )
+    if tn.dtype.kind not in "iub":
+        hint = " (whole-number labels: pass t.astype(int))" if tn.dtype.kind == "f" else ""
+        raise ValueError(
+            f"{op}: t must hold one integer class label per point; got dtype {tn.dtype}{hint}"
         )
     if tn.size and tn.min() < 0:
         raise ValueError(f"{op}: t holds negative class labels ({tn.min()}); labels count from 0")
@@ -220,7 +265,8 @@ def _to_numpy(op: str, name: str, v: Any) -> Any:
         ) from None
 
 
-def _classes(op: str, y: Any, threshold: float) -> Any:
+def _classes(op: str, y: Any, threshold: float, m: int) -> tuple[Any, int]:
+    """(the classes of ``m`` points from the model's output ``y``, how many scores were nan)."""
     import numpy as np
 
     try:
@@ -230,18 +276,34 @@ def _classes(op: str, y: Any, threshold: float) -> Any:
             f"{op}: the model returned {type(y).__qualname__}; it must return an array or a "
             f"Variable of per-point scores"
         ) from None
-    if y.ndim == 2 and y.shape[1] >= 2:
-        return np.argmax(y, axis=1)
+    shape = y.shape
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
-    if y.ndim != 1:
+    if y.ndim not in (1, 2):
         raise ValueError(
             f"{op}: the model must return one row per point, shape (M, C) scores, (M, 1) or "
-            f"(M,); got shape {y.shape}"
+            f"(M,); got shape {shape}"
         )
+    if y.shape[0] != m:
+        raise ValueError(
+            f"{op}: the model returned shape {shape} for {m} points; it must return one row "
+            f"per point: (M, C) scores, (M, 1) or (M,) with M = {m}"
+        )
+    nan = 0
+    if y.dtype.kind == "f":
+        bad = np.isnan(y) if y.ndim == 1 else np.isnan(y).any(axis=1)
+        nan = int(bad.sum())
+    if y.ndim == 2:
+        return np.argmax(y, axis=1), nan
     if y.dtype.kind in "iu":
-        return y.astype(np.int64)
-    return (y > threshold).astype(np.int64)
+        if y.size and y.min() < 0:  # no colour, no legend entry: its region stayed blank
+            raise ValueError(
+                f"{op}: the model returned negative classes ({y.min()}); integer outputs are "
+                f"taken as class numbers, counting from 0 (for labels -1/+1 return "
+                f"(y + 1) // 2, or return scores)"
+            )
+        return y.astype(np.int64), nan
+    return (y > threshold).astype(np.int64), nan
 
 
 def predict_grid(
@@ -260,7 +322,8 @@ def predict_grid(
     Args:
         model_or_fn: a model or function mapping an ``(M, 2)`` array to per-point outputs:
             scores ``(M, C)`` give the argmax; a single float score (``(M,)`` or
-            ``(M, 1)``) gives class 1 above ``threshold``; integers are taken as the classes.
+            ``(M, 1)``) gives class 1 above ``threshold``; integers are taken as the classes
+            (counting from 0).
         x: the ``(N, 2)`` points (array, Variable or nested list) the grid covers.
         resolution: grid points along each axis (at least 2).
         threshold: the score above which a single-score model predicts class 1.
@@ -274,7 +337,8 @@ def predict_grid(
         TypeError: ``model_or_fn`` is not callable, or an argument or the model's output has
             the wrong type.
         ValueError: ``x`` is not ``(N, 2)`` finite points, ``resolution < 2``,
-            ``margin < 0``, or the model's output has the wrong shape.
+            ``margin < 0``, ``threshold`` or ``margin`` is nan, or the model's output has
+            the wrong shape or holds nan.
     """
     import numpy as np
 
@@ -299,14 +363,21 @@ def predict_grid(
     grid = np.stack([xx.ravel(), yy.ravel()], axis=1).astype(dtype)
     backend = None if isinstance(data, (list, tuple)) else backend_of(data)
     parts = []
+    nan = 0
     with no_grad(), test_mode():
         for start in range(0, grid.shape[0], _CHUNK):
             chunk = grid[start : start + _CHUNK]
             arr = backend.from_numpy(chunk) if backend is not None else chunk
-            parts.append(_classes(op, model_or_fn(arr), threshold))
+            part, k = _classes(op, model_or_fn(arr), threshold, chunk.shape[0])
+            parts.append(part)
+            nan += k
+    if nan:  # argmax and "> threshold" would quietly make every such point class 0
+        raise ValueError(
+            f"{op}: the model returned nan scores for {nan} of {grid.shape[0]} points of the "
+            f"grid, so their class is unknown; check the model (after a diverged training its "
+            f"parameters hold nan)"
+        )
     classes = np.concatenate(parts)
-    if classes.shape != (grid.shape[0],):
-        raise ValueError(f"{op}: the model returned {classes.shape[0]} rows for {grid.shape[0]}")
     return xs, ys, classes.reshape(resolution, resolution)
 
 
@@ -341,6 +412,7 @@ def plot_decision_boundary(
         TypeError: ``t`` is None, or an argument or the model's output has the wrong type.
         ValueError: bad shapes or labels (see ``predict_grid``), more than 10 classes, or
             an extension that is not an image format matplotlib writes.
+        PermissionError: ``to_file`` exists and is read-only (checked before the model runs).
 
     Examples:
         >>> plot_decision_boundary(model, x, t, "spiral.png")  # doctest: +SKIP

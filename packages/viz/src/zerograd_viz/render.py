@@ -218,6 +218,7 @@ def write_image(
     Raises:
         ValueError: ``to_file``'s extension is not a supported format.
         FileNotFoundError: ``to_file``'s folder does not exist.
+        PermissionError: ``to_file`` exists and is read-only.
         GraphvizError: ``dot`` is missing, timed out or failed (see ``render_dot``).
     """
     path = check_path("plot_dot_graph", to_file)
@@ -255,6 +256,7 @@ def plot_dot_graph(
     Raises:
         TypeError: ``output`` is not a Variable, or an argument has the wrong type.
         ValueError: ``to_file``'s extension is not a supported format.
+        PermissionError: ``to_file`` exists and is read-only (it is left as it is).
         GraphvizNotFoundError: ``dot`` is not installed (the message says how to get it).
         GraphvizTimeoutError: ``dot`` ran past ``timeout``; ``to_file`` is unchanged.
         GraphvizError: ``dot`` failed; ``to_file`` is unchanged.
