@@ -327,3 +327,27 @@ def test_a_layer_tree_with_a_reference_back_up_is_walked_once(tmp_path):
 def test_batch_norm_names_zerograds_spelling_of_pytorchs_arguments(args, kwargs, text):
     with pytest.raises(TypeError, match=text):  # it was Python's "takes 1 positional argument"
         L.BatchNorm(*args, **kwargs)
+
+
+# -- accuracy: scores of one column (a binary classifier's single output) --------------------
+@pytest.mark.parametrize(
+    ("y", "t"),
+    [
+        (np.array([[0.3], [-1.0], [2.0]]), np.array([0, 0, 0])),  # it said 1.0, every time
+        (np.array([[0.3], [-1.0], [2.0]]), np.array([1, 0, 1])),  # it said "number of classes"
+        (np.array([[0.9], [0.2]], np.float32), np.array([[1], [0]])),  # a sigmoid's, (N, 1)
+        (np.ones((2, 1, 3, 3)), np.zeros((2, 3, 3), np.int64)),  # one channel of an image
+    ],
+    ids=["labels-all-0", "labels-0-and-1", "column-labels", "image"],
+)
+def test_accuracy_refuses_scores_of_one_column_saying_what_to_compare(y, t):
+    want = (
+        rf"^accuracy: scores y of shape {re.escape(str(y.shape))} have one column \(one class\):"
+        r" the arg-max over axis 1 is always class 0\..*threshold.*\(\(y\.data > 0\)\.reshape\(t\."
+        r"shape\) == t\)\.mean\(\).*two columns"
+    )
+    with pytest.raises(ValueError, match=want):
+        F.accuracy(y, t)
+    two = np.concatenate([-y, y], axis=1)  # the same classifier as two scores: fine
+    hits = (y > 0).reshape(t.shape) == t
+    assert float(F.accuracy(two, t).data) == pytest.approx(hits.mean())

@@ -460,7 +460,9 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
         A 0-d Variable holding the fraction.
 
     Raises:
-        ValueError: ``y`` is not (N, classes) or has no rows, the label count differs
+        ValueError: ``y`` is not (N, classes) or has no rows, has one column (a binary
+            classifier's single score, whose arg-max is always 0: compare it with a
+            threshold instead), the label count differs
             (one-hot labels of ``y``'s shape included: pass ``t.argmax(axis=1)``), or a
             label is not a class id in ``0..classes - 1``.
         TypeError: ``t`` is not integer.
@@ -477,6 +479,14 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
         raise ValueError(
             f"accuracy: expected scores y of shape (N, classes), got {tuple(y.shape)}; the "
             f"arg-max is taken over axis 1."
+        )
+    if y.shape[1] == 1:  # the arg-max of one column is 0 whatever the scores
+        raise ValueError(
+            f"accuracy: scores y of shape {tuple(y.shape)} have one column (one class): the "
+            f"arg-max over axis 1 is always class 0. For a binary classifier's single score, "
+            f"compare it with a threshold yourself: ((y.data > 0).reshape(t.shape) == t).mean() "
+            f"for a logit (> 0.5 for a sigmoid's output); or give scores of two columns, one "
+            f"per class."
         )
     n_pred, n_labels = y.shape[0] * math.prod(y.shape[2:]), size_of(t)
     if n_pred != n_labels:
