@@ -166,6 +166,21 @@ def test_linear_names_a_missing_batch_axis_and_the_layer_stays_unsized():
         F.linear(np.ones((2, 5)), np.ones((4, 3)))
 
 
+@pytest.mark.parametrize("x", [np.ones(4), [1.0, 2.0, 3.0, 4.0]], ids=["array", "list"])
+def test_linear_simple_refuses_one_example_without_a_batch_axis_as_linear_does(x):
+    W, b = Variable(np.ones((4, 3))), Variable(np.zeros(3))
+    want = r"^linear_simple: x of shape \(4,\) has no batch axis.*x\.reshape\(1, -1\)"
+    with pytest.raises(ValueError, match=want):  # it gave a (3,) result where linear refuses
+        F.linear_simple(x, W, b)
+    with pytest.raises(ValueError, match=want.replace("linear_simple", "linear")):
+        F.linear(x, W, b)
+    assert W.grad is None and b.grad is None
+    x3 = np.arange(24.0).reshape(2, 3, 4)  # (N, ..., I) is taken by both, the book's (N, I) too
+    for batch in (x3, x3[0]):
+        np.testing.assert_allclose(F.linear_simple(batch, W, b).data, batch @ W.data + b.data)
+        np.testing.assert_array_equal(F.linear_simple(batch, W, b).data, F.linear(batch, W, b).data)
+
+
 # -- DataLoader: a batch where some items have labels and some None ---------------------------
 def test_loader_refuses_a_batch_mixing_labelled_and_unlabelled_items():
     from zerograd_nn import DataLoader
