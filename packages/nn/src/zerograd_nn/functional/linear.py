@@ -12,6 +12,7 @@ from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
 from .arrays import add_into, array_arg, needs_grad
+from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 
 
 def _refuse_unbatched(op: str, x: Any, W: Any) -> None:
@@ -70,6 +71,7 @@ def _affine(x: Any, W: Any, b: Any = None) -> Any:
 
 
 @defines(Linear)
+@refuses_pytorch_keywords(LINEAR_KEYWORDS)
 def linear(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Variable:
     """``x @ W + b`` for x (N, I) (or (N, ..., I)), W (I, O), b (O,) or None.
 

@@ -16,6 +16,13 @@ from zerograd.utils import size_of
 from ..kernels import kernels_of
 from .activation import Softmax, relu
 from .arrays import array_arg, as_float, float_data, needs_grad, onehot
+from .pytorch_names import (
+    BINARY_CROSS_ENTROPY_KEYWORDS,
+    CROSS_ENTROPY_KEYWORDS,
+    MSE_KEYWORDS,
+    SIGMOID_CROSS_ENTROPY_KEYWORDS,
+    refuses_pytorch_keywords,
+)
 
 
 def _like(value: Any, x: Any) -> Any:
@@ -107,6 +114,7 @@ def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
 
 
 @defines(MeanSquaredError)
+@refuses_pytorch_keywords(MSE_KEYWORDS)
 def mean_squared_error(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Sum of squared differences divided by the batch size (DeZero's definition).
 
@@ -293,6 +301,7 @@ def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
 
 
 @defines(SoftmaxCrossEntropy)
+@refuses_pytorch_keywords(CROSS_ENTROPY_KEYWORDS)
 def softmax_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean cross-entropy of scores ``x`` (N, classes) against integer labels ``t`` (N,).
 
@@ -350,6 +359,7 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
 
 
 @defines()
+@refuses_pytorch_keywords(SIGMOID_CROSS_ENTROPY_KEYWORDS)
 def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
 
@@ -373,6 +383,7 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
 
 
 @defines()
+@refuses_pytorch_keywords(BINARY_CROSS_ENTROPY_KEYWORDS)
 def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
