@@ -482,3 +482,26 @@ def test_accuracy_refuses_scores_of_one_column_saying_what_to_compare(y, t):
     two = np.concatenate([-y, y], axis=1)  # the same classifier as two scores: fine
     hits = (y > 0).reshape(t.shape) == t
     assert float(F.accuracy(two, t).data) == pytest.approx(hits.mean())
+
+
+# -- a float32 layer fed float64 data: gradients promoted, parameters kept --------------------
+def test_a_float32_layer_fed_float64_gets_float64_gradients_and_keeps_float32_weights():
+    from zerograd_nn.optimizers import SGD, Adam
+
+    x = np.random.default_rng(11).standard_normal((5, 3))  # float64, numpy's default
+    for opt in (SGD(0.1), Adam(0.01)):
+        layer = L.Linear(2, in_size=3)
+        opt.setup(layer)
+        w = layer.W.data.copy()
+        y = layer(x)
+        assert layer.W.dtype == np.float32 and y.dtype == np.float64  # numpy's promotion
+        F.sum(y * y).backward()
+        gy = 2 * (x @ w.astype(np.float64) + layer.b.data)
+        assert layer.W.grad.dtype == layer.b.grad.dtype == np.float64
+        np.testing.assert_allclose(layer.W.grad.data, x.T @ gy, rtol=1e-12)
+        g = layer.W.grad.data
+        opt.update()
+        assert layer.W.dtype == layer.b.dtype == np.float32  # the update is cast to it
+        if isinstance(opt, SGD):
+            want = (w - 0.1 * g).astype(np.float32)  # to float32's precision
+            np.testing.assert_allclose(layer.W.data, want, rtol=1e-6, atol=1e-7)
