@@ -5,6 +5,7 @@ bools and floats such as 2.0 are not.
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from zerograd.checks import (
     axis,
     callable_arg,
     conv_args,
+    flag,
     int_like,
     integer,
     pair,
@@ -112,3 +114,15 @@ def test_a_callable_argument_is_returned_and_anything_else_named_with_its_type()
         TypeError, match=r"^Owner: f must be callable or None \(a hint\), got str 'x{39}\.$"
     ):
         callable_arg("Owner", "f", long, optional=True, hint="a hint")
+
+
+@pytest.mark.parametrize("good", [True, False, np.True_, np.bool_(False)])
+def test_a_flag_is_true_or_false_numpys_included(good):
+    assert flag("Owner", "download", good) is bool(good)
+
+
+@pytest.mark.parametrize("bad", [1, 0, "yes", "no", None, 1.0, np.int64(1), np.array(True)])
+def test_a_flag_refuses_what_is_only_truthy_or_falsy(bad):
+    want = rf"^Owner: download must be True or False, got {re.escape(repr(bad))}$"
+    with pytest.raises(TypeError, match=want):
+        flag("Owner", "download", bad)

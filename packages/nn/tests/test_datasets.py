@@ -420,6 +420,47 @@ def test_root_must_be_a_path(cls):
         cls(root=5)
 
 
+@pytest.mark.parametrize(
+    ("cls", "name", "value", "others"),
+    [
+        (D.MNIST, "download", 1, {}),
+        (D.MNIST, "train", "test", {}),
+        (D.FashionMNIST, "download", "yes", {}),
+        (D.CIFAR10, "download", 1, {}),
+        (D.CIFAR100, "train", 0, {}),
+        (D.Shakespear, "download", 1, {}),
+        (D.Shakespear, "train", None, {"download": True}),  # refused before fetching
+        (D.Spiral, "train", 0, {}),
+        (D.SinCurve, "train", "no", {}),
+        (D.TextCharDataset, "train", 1, {"text": "abc"}),
+    ],
+)
+def test_dataset_flags_must_be_true_or_false_and_nothing_is_fetched(
+    tmp_path, monkeypatch, cls, name, value, others
+):
+    import urllib.request
+
+    def no_download(url, *args, **kwargs):
+        raise AssertionError(f"fetched {url}")
+
+    monkeypatch.setattr(urllib.request, "urlopen", no_download)
+    if cls not in (D.Spiral, D.SinCurve, D.TextCharDataset):
+        others = {"root": tmp_path, **others}
+    want = rf"^{cls.__name__}: {name} must be True or False, got {re.escape(repr(value))}$"
+    with pytest.raises(TypeError, match=want):  # MNIST(download=1) went on as download=True
+        cls(**others, **{name: value})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_get_spiral_train_must_be_true_or_false_numpys_included():
+    with pytest.raises(TypeError, match=r"^get_spiral: train must be True or False, got 'test'"):
+        D.get_spiral("test")  # it gave the training data
+    for flag in (False, True):
+        x, t = D.get_spiral(np.bool_(flag))
+        np.testing.assert_array_equal(x, D.get_spiral(flag)[0])
+        np.testing.assert_array_equal(D.Spiral(train=np.bool_(flag)).data, x)
+
+
 def test_text_dataset_type_and_decode_checks():
     with pytest.raises(TypeError, match=r"^TextCharDataset: text must be a str, got int"):
         D.TextCharDataset(text=5)

@@ -166,6 +166,21 @@ def test_linear_names_a_missing_batch_axis_and_the_layer_stays_unsized():
         F.linear(np.ones((2, 5)), np.ones((4, 3)))
 
 
+@pytest.mark.parametrize("x", [np.ones(4), [1.0, 2.0, 3.0, 4.0]], ids=["array", "list"])
+def test_linear_simple_refuses_one_example_without_a_batch_axis_as_linear_does(x):
+    W, b = Variable(np.ones((4, 3))), Variable(np.zeros(3))
+    want = r"^linear_simple: x of shape \(4,\) has no batch axis.*x\.reshape\(1, -1\)"
+    with pytest.raises(ValueError, match=want):  # it gave a (3,) result where linear refuses
+        F.linear_simple(x, W, b)
+    with pytest.raises(ValueError, match=want.replace("linear_simple", "linear")):
+        F.linear(x, W, b)
+    assert W.grad is None and b.grad is None
+    x3 = np.arange(24.0).reshape(2, 3, 4)  # (N, ..., I) is taken by both, the book's (N, I) too
+    for batch in (x3, x3[0]):
+        np.testing.assert_allclose(F.linear_simple(batch, W, b).data, batch @ W.data + b.data)
+        np.testing.assert_array_equal(F.linear_simple(batch, W, b).data, F.linear(batch, W, b).data)
+
+
 # -- DataLoader: a batch where some items have labels and some None ---------------------------
 def test_loader_refuses_a_batch_mixing_labelled_and_unlabelled_items():
     from zerograd_nn import DataLoader
@@ -293,6 +308,122 @@ def test_replacing_a_layer_of_sequential_or_mlp_replaces_it_in_the_forward_pass(
     np.testing.assert_allclose(seq(x).data, np.tanh(seq.l0(x).data))
 
 
+# -- Sequential / MLP: deleting a layer, adding one, and what cannot be kept in step ---------
+def _chain_state(model):
+    return (
+        list(model.layers),
+        {k: v for k, v in vars(model).items() if re.fullmatch(r"l\d+", k)},
+        list(model.named_params()),
+    )
+
+
+def test_deleting_a_layer_of_sequential_removes_it_and_renumbers_the_rest(tmp_path):
+    from zerograd_nn.models import Sequential
+
+    x = np.random.default_rng(6).standard_normal((2, 4)).astype(np.float32)
+    a, c, d = L.Linear(3), L.Linear(5), L.Linear(2)
+    seq = Sequential(a, F.relu, c, d)
+    seq(x)
+    del seq.l1  # forward kept running F.relu from seq.layers
+    assert seq.layers == [a, c, d] and (seq.l0, seq.l1, seq.l2) == (a, c, d)
+    assert not hasattr(seq, "l3")  # as PyTorch's del seq[1]: the names stay 0..n-1
+    np.testing.assert_allclose(seq(x).data, d(c(a(x))).data, rtol=1e-6)
+    names = ["l0.W", "l0.b", "l1.W", "l1.b", "l2.W", "l2.b"]
+    assert list(seq.named_params()) == names and list(seq.state_dict()) == names
+    assert "layers" not in repr(seq) and repr(seq).count("Linear") == 3
+    seq.save_weights(tmp_path / "m.npz")
+    twin = Sequential(L.Linear(3), L.Linear(5), L.Linear(2))
+    twin.load_weights(tmp_path / "m.npz")
+    np.testing.assert_array_equal(twin(x).data, seq(x).data)
+    del seq.l0  # a layer with parameters: they were left in params() as "layers.0"
+    assert seq.layers == [c, d] and (seq.l0, seq.l1) == (c, d) and not hasattr(seq, "l2")
+    assert list(seq.named_params()) == names[:4]
+    assert [p for p in seq.params()] == [c.W, c.b, d.W, d.b]
+
+
+def test_deleting_a_layer_of_an_mlp_and_its_last_one():
+    from zerograd_nn.models import MLP
+
+    x = np.ones((2, 4), np.float32)
+    mlp = MLP((3, 4, 2))
+    a, b, _ = mlp.layers
+    del mlp.l2  # the head: b is the last layer now, with no activation after it
+    assert mlp.layers == [a, b] and not hasattr(mlp, "l2")
+    np.testing.assert_allclose(mlp(x).data, b(F.sigmoid(a(x))).data, rtol=1e-6)
+    one = MLP((3,))
+    before = _chain_state(one)
+    with pytest.raises(ValueError, match=r"^MLP: l0 is its only layer"):
+        del one.l0  # forward failed later with an IndexError
+    assert _chain_state(one) == before and one(x).shape == (2, 3)
+
+
+def test_assigning_the_next_layer_of_sequential_or_mlp_appends_it():
+    from zerograd_nn.models import MLP, Sequential
+
+    x = np.ones((2, 4), np.float32)
+    seq = Sequential(L.Linear(3), F.relu)
+    head = L.Linear(2)
+    seq.l2 = head  # it was a member (in params()) that forward never ran
+    assert seq.layers[2] is head and seq(x).shape == (2, 2)
+    np.testing.assert_allclose(seq(x).data, head(F.relu(seq.l0(x))).data, rtol=1e-6)
+    assert list(seq.named_params()) == ["l0.W", "l0.b", "l2.W", "l2.b"]
+    mlp = MLP((3, 4))
+    mlp.l2 = L.Linear(2)  # one more layer: the activation now comes after l1 too
+    want = mlp.l2(F.sigmoid(mlp.l1(F.sigmoid(mlp.l0(x)))))
+    np.testing.assert_allclose(mlp(x).data, want.data, rtol=1e-6)
+
+
+def test_sequential_refuses_a_gap_or_a_non_callable_layer_changing_nothing():
+    from zerograd_nn.models import Sequential
+
+    seq = Sequential(L.Linear(3), F.relu)
+    seq(np.ones((2, 4), np.float32))
+    before = _chain_state(seq)
+    want = r"^Sequential: l3 would leave a gap: it has 2 layers, l0 to l1 \(model\.layers\);"
+    with pytest.raises(ValueError, match=want + r".*l2 to add one at the end"):
+        seq.l3 = L.Linear(2)  # a member in params() that forward never ran
+    with pytest.raises(TypeError, match=r"^Sequential: l1 must be a Layer or a callable"):
+        seq.l1 = None  # forward failed later, calling None
+    with pytest.raises(TypeError, match=r"^Sequential: l2 must be a Layer or a callable"):
+        seq.l2 = "relu"
+    with pytest.raises(AttributeError):
+        del seq.l5
+    assert _chain_state(seq) == before
+    seq.l01 = seq.extra = L.Linear(1)  # other names are plain attributes, as before
+    assert len(seq.layers) == 2
+
+
+def test_a_static_graph_step_follows_layers_of_sequential_replaced_added_or_removed():
+    import zerograd
+    from zerograd_nn.models import Sequential
+
+    seq = Sequential(L.Linear(3, in_size=4), F.relu, L.Linear(2, in_size=3))
+    x = np.random.default_rng(7).standard_normal((5, 4)).astype(np.float32)
+
+    @zerograd.static_graph
+    def step(x):
+        loss = F.sum(seq(x) ** 2)
+        seq.cleargrads()
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        step(x)
+    changes = {
+        "replace a function": lambda: setattr(seq, "l1", F.tanh),  # replayed F.relu before
+        "add a function": lambda: setattr(seq, "l3", F.sigmoid),
+        "remove a function": lambda: delattr(seq, "l1"),
+        "add a layer": lambda: setattr(seq, "l3", L.Linear(1, in_size=2)),
+    }
+    for what, change in changes.items():
+        change()
+        want = F.sum(seq(x) ** 2).data  # eager
+        replayed = step.counts["replayed"]
+        for _ in range(5):  # recorded again, then replayed
+            np.testing.assert_array_equal(step(x).data, want, err_msg=what)
+        assert step.counts["replayed"] > replayed, what
+
+
 # -- Layer: a sub-layer holding a reference to a layer above it -------------------------------
 def test_a_layer_tree_with_a_reference_back_up_is_walked_once(tmp_path):
     from zerograd_nn.models import MLP
@@ -327,3 +458,50 @@ def test_a_layer_tree_with_a_reference_back_up_is_walked_once(tmp_path):
 def test_batch_norm_names_zerograds_spelling_of_pytorchs_arguments(args, kwargs, text):
     with pytest.raises(TypeError, match=text):  # it was Python's "takes 1 positional argument"
         L.BatchNorm(*args, **kwargs)
+
+
+# -- accuracy: scores of one column (a binary classifier's single output) --------------------
+@pytest.mark.parametrize(
+    ("y", "t"),
+    [
+        (np.array([[0.3], [-1.0], [2.0]]), np.array([0, 0, 0])),  # it said 1.0, every time
+        (np.array([[0.3], [-1.0], [2.0]]), np.array([1, 0, 1])),  # it said "number of classes"
+        (np.array([[0.9], [0.2]], np.float32), np.array([[1], [0]])),  # a sigmoid's, (N, 1)
+        (np.ones((2, 1, 3, 3)), np.zeros((2, 3, 3), np.int64)),  # one channel of an image
+    ],
+    ids=["labels-all-0", "labels-0-and-1", "column-labels", "image"],
+)
+def test_accuracy_refuses_scores_of_one_column_saying_what_to_compare(y, t):
+    want = (
+        rf"^accuracy: scores y of shape {re.escape(str(y.shape))} have one column \(one class\):"
+        r" the arg-max over axis 1 is always class 0\..*threshold.*\(\(y\.data > 0\)\.reshape\(t\."
+        r"shape\) == t\)\.mean\(\).*two columns"
+    )
+    with pytest.raises(ValueError, match=want):
+        F.accuracy(y, t)
+    two = np.concatenate([-y, y], axis=1)  # the same classifier as two scores: fine
+    hits = (y > 0).reshape(t.shape) == t
+    assert float(F.accuracy(two, t).data) == pytest.approx(hits.mean())
+
+
+# -- a float32 layer fed float64 data: gradients promoted, parameters kept --------------------
+def test_a_float32_layer_fed_float64_gets_float64_gradients_and_keeps_float32_weights():
+    from zerograd_nn.optimizers import SGD, Adam
+
+    x = np.random.default_rng(11).standard_normal((5, 3))  # float64, numpy's default
+    for opt in (SGD(0.1), Adam(0.01)):
+        layer = L.Linear(2, in_size=3)
+        opt.setup(layer)
+        w = layer.W.data.copy()
+        y = layer(x)
+        assert layer.W.dtype == np.float32 and y.dtype == np.float64  # numpy's promotion
+        F.sum(y * y).backward()
+        gy = 2 * (x @ w.astype(np.float64) + layer.b.data)
+        assert layer.W.grad.dtype == layer.b.grad.dtype == np.float64
+        np.testing.assert_allclose(layer.W.grad.data, x.T @ gy, rtol=1e-12)
+        g = layer.W.grad.data
+        opt.update()
+        assert layer.W.dtype == layer.b.dtype == np.float32  # the update is cast to it
+        if isinstance(opt, SGD):
+            want = (w - 0.1 * g).astype(np.float32)  # to float32's precision
+            np.testing.assert_allclose(layer.W.data, want, rtol=1e-6, atol=1e-7)

@@ -212,3 +212,161 @@ def test_tensor_dataset_takes_variables_lists_and_no_labels():
 def test_tensor_dataset_refuses_what_cannot_pair(args, error, text):
     with pytest.raises(error, match=text):
         TensorDataset(*args)
+
+
+# -- PyTorch's keywords and names on zerograd_nn.functional --------------------------------
+_IMAGES = np.random.default_rng(8).standard_normal((2, 3, 4, 4))
+_KERNELS = np.random.default_rng(9).standard_normal((5, 3, 3, 3))
+_SCORES = np.random.default_rng(10).standard_normal((4, 3))
+_LABELS = np.array([0, 2, 1, 2])
+_BN = (np.ones(3), np.zeros(3), np.zeros(3), np.ones(3))
+
+
+@pytest.mark.parametrize(
+    "call, text",
+    [
+        (lambda: F.dropout(_SCORES, p=0.2), r"^dropout: p= .*dropout_ratio=0\.5\)"),
+        (lambda: F.dropout(_SCORES, training=False), r"^dropout: training= .*test_mode\(\)"),
+        (lambda: F.dropout(_SCORES, inplace=True), r"^dropout: inplace= .*y = F\.dropout\(x\)"),
+        (lambda: F.leaky_relu(_SCORES, negative_slope=0.1), r"^leaky_relu: negative_slope="),
+        (lambda: F.leaky_relu(_SCORES, inplace=True), r"^leaky_relu: inplace= .*no in-place"),
+        (lambda: F.conv2d(_IMAGES, _KERNELS, padding=1), r"^conv2d: padding= .*pad=1\)"),
+        (lambda: F.conv2d(_IMAGES, _KERNELS, bias=np.ones(5)), r"^conv2d: bias= .*b="),
+        (lambda: F.conv2d(_IMAGES, _KERNELS, dilation=2), r"^conv2d: dilation= .*no dilation"),
+        (lambda: F.conv2d(_IMAGES, _KERNELS, groups=3), r"^conv2d: groups= .*no groups"),
+        (lambda: F.deconv2d(_IMAGES, _KERNELS, padding=1), r"^deconv2d: padding= .*pad=1\)"),
+        (lambda: F.deconv2d(_IMAGES, _KERNELS, output_padding=1), r"^deconv2d: .*outsize="),
+        (lambda: F.pooling(_IMAGES, 2, padding=1), r"^pooling: padding= .*pad=.*stride=2"),
+        (lambda: F.pooling(_IMAGES, 2, ceil_mode=True), r"^pooling: ceil_mode= .*rounds down"),
+        (lambda: F.pooling(_IMAGES, 2, return_indices=True), r"^pooling: return_indices="),
+        (lambda: F.pooling(_IMAGES, 2, dilation=2), r"^pooling: dilation= .*no dilation"),
+        (lambda: F.average_pooling(_IMAGES, 2, padding=1), r"^average_pooling: padding= .*pad="),
+        (lambda: F.average_pooling(_IMAGES, 2, count_include_pad=False), r"always count"),
+        (lambda: F.linear(_SCORES, np.ones((3, 2)), bias=np.ones(2)), r"^linear: bias= .*b="),
+        (lambda: F.cross_entropy(_SCORES, _LABELS, reduction="sum"), r"^softmax_cross_entropy: "),
+        (lambda: F.softmax_cross_entropy(_SCORES, _LABELS, weight=np.ones(3)), r"class weights"),
+        (lambda: F.cross_entropy(_SCORES, _LABELS, ignore_index=0), r"ignore_index= .*leave"),
+        (lambda: F.cross_entropy(_SCORES, _LABELS, label_smoothing=0.1), r"no label smoothing"),
+        (lambda: F.mse_loss(_SCORES, _SCORES, reduction="sum"), r"^mean_squared_error: reduct"),
+        (lambda: F.binary_cross_entropy(_SCORES**2 / 9, _SCORES > 0, reduction="sum"), r"len\(t"),
+        (lambda: F.sigmoid_cross_entropy(_SCORES, _SCORES > 0, pos_weight=2), r"no pos_weight"),
+        (lambda: F.batch_norm(_IMAGES, *_BN, momentum=0.1), r"^batch_norm: momentum= .*decay="),
+        (lambda: F.batch_norm(_IMAGES, *_BN, training=True), r"^batch_norm: training= .*mode"),
+    ],
+)
+def test_functions_name_zerograds_spelling_of_pytorchs_keywords(call, text):
+    with pytest.raises(TypeError, match=text) as info:  # Python's "unexpected keyword" before
+        call()
+    assert "is PyTorch's keyword, not zerograd's (DeZero's): " in str(info.value)
+
+
+def test_the_spellings_the_keyword_hints_give_compute_pytorchs_results():
+    x, t = _SCORES, _LABELS
+    rows = -(x - np.log(np.exp(x).sum(1, keepdims=True)))[np.arange(4), t]  # by hand
+    np.testing.assert_allclose(F.cross_entropy(x, t).data * len(t), rows.sum(), rtol=1e-12)
+    np.testing.assert_allclose((-F.log_softmax(x)[np.arange(len(t)), t]).data, rows, rtol=1e-12)
+    x0, x1 = _SCORES, _SCORES[::-1] * 2
+    sq = (x0 - x1) ** 2
+    np.testing.assert_allclose(F.mse_loss(x0, x1).data * len(x0), sq.sum(), rtol=1e-12)
+    np.testing.assert_allclose(F.mse_loss(x0, x1).data * len(x0) / x0.size, sq.mean(), rtol=1e-12)
+    p, y = 1 / (1 + np.exp(-x)), (x0 > 0.3).astype(np.float64)
+    terms = -(y * np.log(p) + (1 - y) * np.log(1 - p))
+    bce = F.binary_cross_entropy(p, y).data
+    np.testing.assert_allclose(bce * len(y) / y.size, terms.mean(), rtol=1e-9)
+    np.testing.assert_allclose(F.sigmoid_cross_entropy(x, y).data * len(y), terms.sum(), rtol=1e-9)
+    np.testing.assert_allclose(F.leaky_relu(x, slope=0.01).data, np.where(x > 0, x, 0.01 * x))
+    mean, var, momentum = np.zeros(3), np.ones(3), 0.1
+    F.batch_norm(_IMAGES, np.ones(3), np.zeros(3), mean, var, decay=1 - momentum)
+    batch = _IMAGES.transpose(1, 0, 2, 3).reshape(3, -1)
+    np.testing.assert_allclose(mean, momentum * batch.mean(1), rtol=1e-12)  # PyTorch's update
+    np.testing.assert_allclose(var, 0.9 + momentum * batch.var(1, ddof=1), rtol=1e-12)
+    windows = _IMAGES.reshape(2, 3, 2, 2, 2, 2)  # (N, C, OH, KH, OW, KW)
+    np.testing.assert_array_equal(F.pooling(_IMAGES, 2, stride=2).data, windows.max((3, 5)))
+    mean2 = F.average_pooling(_IMAGES, 2, stride=2).data
+    np.testing.assert_allclose(mean2, windows.mean((3, 5)), rtol=1e-12)
+    pooled = F.mean(_IMAGES, axis=(2, 3), keepdims=True).data
+    np.testing.assert_allclose(pooled, _IMAGES.mean((2, 3), keepdims=True), rtol=1e-12)
+
+
+def test_other_keywords_get_pythons_own_error_and_own_arguments_go_through():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(TypeError, match=r"^dropout\(\) got an unexpected keyword argument 'q'$"):
+        F.dropout(x, q=0.5)
+    with pytest.raises(TypeError, match=r"^conv2d\(\) got an unexpected keyword argument 'k'$"):
+        F.conv2d(_IMAGES, _KERNELS, k=1)
+    g, b, m, v = _BN  # PyTorch's order (x, running_mean, running_var, weight=, bias=)
+    with pytest.raises(TypeError, match=r"^batch_norm\(\) missing 2 required positional .*'var'"):
+        F.batch_norm(_IMAGES, m, v, weight=g, bias=b)
+    with pytest.raises(TypeError, match=r"^dropout\(\) got multiple values for argument 'drop"):
+        F.dropout(x, 0.5, dropout_ratio=0.5)
+    with test_mode():
+        assert F.dropout(x).data is x or np.array_equal(F.dropout(x).data, x)
+    zerograd.seed(4)
+    a = F.dropout(x, 0.25).data
+    zerograd.seed(4)
+    np.testing.assert_array_equal(F.dropout(x, dropout_ratio=0.25).data, a)
+    assert set(np.unique(a)) <= {0.0, np.float32(1 / 0.75)}
+    y = F.conv2d(_IMAGES, _KERNELS, None, 1, 1)
+    np.testing.assert_array_equal(F.conv2d(_IMAGES, _KERNELS, stride=1, pad=1).data, y.data)
+    np.testing.assert_array_equal(F.leaky_relu(np.array([-1.0]), slope=0.5).data, [-0.5])
+    assert F.cross_entropy is F.softmax_cross_entropy and F.mse_loss is F.mean_squared_error
+
+
+def test_the_wrapped_functions_keep_their_signatures_and_docstrings():
+    import inspect
+
+    assert str(inspect.signature(F.dropout)) == (
+        "(x: 'ArrayLike', dropout_ratio: 'float' = 0.5) -> 'Variable'"
+    )
+    assert list(inspect.signature(F.conv2d).parameters) == ["x", "W", "b", "stride", "pad"]
+    assert list(inspect.signature(F.leaky_relu).parameters) == ["x", "slope"]
+    assert F.dropout.__name__ == "dropout" and "inverted dropout" in F.dropout.__doc__
+    defaults = {k: p.default for k, p in inspect.signature(F.batch_norm).parameters.items()}
+    assert (defaults["decay"], defaults["eps"]) == (0.9, 2e-5)
+
+
+def test_the_keyword_check_runs_only_when_a_keyword_it_does_not_take_is_given():
+    from zerograd_nn.functional.pytorch_names import refuses_pytorch_keywords
+
+    class Counted(dict):
+        reads = 0
+
+        def __contains__(self, key):
+            Counted.reads += 1
+            return super().__contains__(key)
+
+    @refuses_pytorch_keywords(Counted(p="write ratio="))
+    def scale(x, ratio=2.0, *, shift=0.0):
+        return x * ratio + shift
+
+    Counted.reads = 0  # the decorator checked the parameters against the hints
+    assert (scale(1.0), scale(1.0, 3.0), scale(1.0, ratio=3.0, shift=1.0)) == (2.0, 3.0, 4.0)
+    assert Counted.reads == 0  # nothing looked at on a call with its own arguments
+    with pytest.raises(TypeError, match=r"^scale: p= is PyTorch's keyword.*: write ratio=\.$"):
+        scale(1.0, p=3.0)
+    with pytest.raises(TypeError, match=r"scale\(\) got an unexpected keyword argument 'q'$"):
+        scale(1.0, q=3.0)
+    with pytest.raises(ValueError, match=r"^refuses_pytorch_keywords: scale takes ratio= itself"):
+        refuses_pytorch_keywords({"ratio": "..."})(scale.__wrapped__)  # a hint never hides one
+
+
+def test_pytorch_function_names_say_what_to_write_and_what_they_name_runs():
+    from zerograd_nn.functional.pytorch_names import MISSING_FUNCTIONS
+
+    with pytest.raises(AttributeError) as info:
+        F.max_pool2d  # noqa: B018
+    assert str(info.value) == (
+        "module 'zerograd_nn.functional' has no attribute 'max_pool2d' (PyTorch's "
+        "F.max_pool2d): max pooling is F.pooling(x, kernel_size, stride, pad), whose stride "
+        "defaults to 1, not to the kernel size: F.pooling(x, 2, stride=2)."
+    )
+    with pytest.raises(
+        AttributeError, match=r"^module 'zerograd_nn.functional' has no attribute 'nope'$"
+    ):
+        F.nope  # noqa: B018
+    assert not hasattr(F, "embedding")
+    for name, hint in MISSING_FUNCTIONS.items():
+        for fname in re.findall(r"F\.(\w+)", hint):
+            assert callable(getattr(F, fname)), (name, fname)
+        with pytest.raises(AttributeError, match=re.escape(hint)):
+            getattr(F, name)

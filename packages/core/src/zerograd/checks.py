@@ -24,6 +24,7 @@ __all__ = [
     "axis_or_dim",
     "callable_arg",
     "conv_args",
+    "flag",
     "int_like",
     "integer",
     "is_real",
@@ -118,6 +119,28 @@ def callable_arg(owner: str, name: str, v: Any, *, optional: bool = False, hint:
     if hint:
         wanted += f" ({hint})"
     raise TypeError(f"{owner}: {name} must be {wanted}, got {type(v).__name__} {v!r:.40}.")
+
+
+def flag(owner: str, name: str, v: Any) -> bool:
+    """Return ``v`` as a bool when it is True or False (numpy's bools count).
+
+    A number, a string or None is refused rather than read by its truth: ``download=1``
+    or ``train="test"`` would silently mean True.
+
+    Args:
+        owner: the function or class to name in the error.
+        name: the argument's name.
+        v: the value given.
+
+    Returns:
+        ``v`` as a Python bool.
+
+    Raises:
+        TypeError: ``v`` is not a bool.
+    """
+    if type(v).__name__ not in ("bool", "bool_"):  # numpy's, by name: this module imports none
+        raise TypeError(f"{owner}: {name} must be True or False, got {v!r}")
+    return bool(v)
 
 
 def is_real(v: Any) -> bool:

@@ -25,7 +25,7 @@ import operator
 from typing import Any
 
 from zerograd.backends import as_array_of, as_numpy, get_backend, gpu_backend
-from zerograd.checks import int_like, positive_int
+from zerograd.checks import flag, int_like, positive_int
 
 from .datasets.base import Dataset
 
@@ -61,11 +61,6 @@ def _check_dataset(owner: str, dataset: Any) -> int:
             f"give one label per item."
         )
     return n
-
-
-def _check_flag(owner: str, name: str, flag: Any) -> None:
-    if type(flag).__name__ not in ("bool", "bool_"):
-        raise TypeError(f"{owner}: {name} must be True or False, got {flag!r}")
 
 
 def _not_a_pair(owner: str, i: int, ex: Any) -> None:
@@ -184,8 +179,8 @@ class DataLoader:
         seed: int | None = None,
     ) -> None:
         owner = type(self).__name__
-        for name, flag in (("shuffle", shuffle), ("gpu", gpu)):
-            _check_flag(owner, name, flag)
+        for name, value in (("shuffle", shuffle), ("gpu", gpu)):
+            flag(owner, name, value)
         self.data_size = _check_dataset(owner, dataset)
         self._rng = _generator(seed)
         self.dataset = dataset
@@ -229,7 +224,7 @@ class DataLoader:
         """
         owner = type(self).__name__
         batch_size = positive_int(owner, "batch_size", batch_size)
-        _check_flag(owner, "drop_last", drop_last)
+        flag(owner, "drop_last", drop_last)
         if self.iteration and (batch_size, drop_last) != (self._batch_size, self._drop_last):
             raise ValueError(
                 f"{owner}: batch_size and drop_last cannot change in the middle of an epoch "

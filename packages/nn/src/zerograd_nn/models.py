@@ -15,6 +15,7 @@ from typing import Any
 from zerograd import Variable
 from zerograd.backends import get_backend
 from zerograd.checks import positive_int
+from zerograd.recording import replaced
 from zerograd.typing import ArrayLike
 
 from . import functional as F
@@ -73,30 +74,81 @@ def _load_pretrained(model: Layer, pretrained: Any, name: str, url: str) -> None
 class _Chain(Model):
     """A Model applying ``self.layers`` in order, each also its attribute ``l0``, ``l1``, ...
 
-    Assigning ``l<i>`` replaces the i-th entry of ``layers`` too (PyTorch's habit of
-    replacing a layer, such as a new classifier head), so that the forward pass, the
-    parameters and the weight files keep one set of layers.
+    The attributes and the list are kept in step, so that the forward pass, the parameters
+    and the weight files see one set of layers: assigning ``l<i>`` replaces the i-th entry
+    of ``layers`` (PyTorch's habit of replacing a layer, such as a new classifier head),
+    assigning ``l<len(layers)>`` appends one, and ``del model.l<i>`` removes the i-th and
+    renumbers those after it (PyTorch's ``del seq[i]``), so that ``l<i>`` is always
+    ``layers[i]``.
     """
 
+    _fewest_layers = 0  # what the forward pass needs
+
+    def _position(self, name: str) -> int | None:
+        """The index ``l<i>`` names in ``layers`` (None for other names)."""
+        if name[:1] != "l" or not name[1:].isdigit() or name != f"l{int(name[1:])}":
+            return None
+        return int(name[1:]) if type(self.__dict__.get("layers")) is list else None
+
     def __setattr__(self, name: str, value: Any) -> None:
+        i = self._position(name)
+        if i is None:
+            return super().__setattr__(name, value)
+        layers = self.layers
+        who = type(self).__name__
+        if i > len(layers):
+            raise ValueError(
+                f"{who}: {name} would leave a gap: it has {len(layers)} layers, l0 to "
+                f"l{len(layers) - 1} (model.layers); assign one of them to replace it, or "
+                f"l{len(layers)} to add one at the end."
+            )
+        if not callable(value):
+            raise TypeError(
+                f"{who}: {name} must be a Layer or a callable (a function such as F.relu), "
+                f"got {value!r}"
+            )
         super().__setattr__(name, value)
+        if i == len(layers):
+            layers.append(value)
+        elif layers[i] is not value:
+            layers[i] = value
+        else:
+            return
+        replaced()  # a static-graph replay ran the old list (a function is no member)
+
+    def __delattr__(self, name: str) -> None:
+        i = self._position(name)
         layers = self.__dict__.get("layers")
-        if type(layers) is list and name[:1] == "l" and name[1:].isdigit():
-            i = int(name[1:])
-            if name == f"l{i}" and i < len(layers) and layers[i] is not value:
-                layers[i] = value
+        if i is None or i >= len(layers):
+            return super().__delattr__(name)
+        if len(layers) <= self._fewest_layers:
+            raise ValueError(
+                f"{type(self).__name__}: {name} is its only layer, and its forward pass needs "
+                f"one; replace it (model.{name} = ...) instead."
+            )
+        later = layers[i + 1 :]
+        for j in range(i, len(layers)):  # all of them, so that members keep the layers' order
+            if f"l{j}" in self.__dict__:
+                super().__delattr__(f"l{j}")
+        del layers[i]
+        for j, layer in enumerate(later, i):
+            super().__setattr__(f"l{j}", layer)
+        replaced()
 
 
 class Sequential(_Chain):
     """Layers (or callables) applied one after another; layers are named ``l0``, ``l1``, ...
 
-    ``model.l1 = other`` replaces the second one, in the forward pass too.
+    ``model.l1 = other`` replaces the second one, in the forward pass too;
+    ``model.l<len(model.layers)> = other`` adds one at the end; ``del model.l1`` removes
+    the second one and renumbers the layers after it (PyTorch's ``del seq[1]``).
 
     Args:
         *layers: Layers or callables such as ``F.relu``, in the order they are applied.
 
     Raises:
-        TypeError: one of ``layers`` is not callable.
+        TypeError: one of ``layers`` is not callable (also when assigned as ``l<i>``).
+        ValueError: ``l<i>`` assigned past ``l<len(layers)>`` (a gap).
     """
 
     def __init__(self, *layers: Any) -> None:
@@ -109,8 +161,7 @@ class Sequential(_Chain):
         super().__init__()
         self.layers = []
         for i, layer in enumerate(layers):
-            setattr(self, f"l{i}", layer)
-            self.layers.append(layer)
+            setattr(self, f"l{i}", layer)  # appended to self.layers too
 
     def forward(self, x: ArrayLike) -> Variable:
         """Apply the layers in order.
@@ -130,7 +181,9 @@ class MLP(_Chain):
     """Fully connected network: Linear layers with ``activation`` between them.
 
     The layers are named ``l0``, ``l1``, ...; their input sizes are found on the first call.
-    Assigning one (``model.l1 = Linear(5)``, a new head) replaces it in the forward pass.
+    Assigning one (``model.l1 = Linear(5)``, a new head) replaces it in the forward pass;
+    assigning the next one adds a layer, and ``del model.l<i>`` removes one (those after
+    it are renumbered), as for :class:`Sequential`.
 
     Args:
         fc_output_sizes: the output width of each Linear layer, e.g. ``(100, 10)``.
@@ -140,8 +193,10 @@ class MLP(_Chain):
     Raises:
         TypeError: ``fc_output_sizes`` is not a non-empty list or tuple, or ``activation``
             is not callable.
-        ValueError: a width is not a positive int.
+        ValueError: a width is not a positive int; ``del`` of the only layer.
     """
+
+    _fewest_layers = 1
 
     def __init__(
         self, fc_output_sizes: Sequence[int], activation: Callable[[Any], Variable] = F.sigmoid
@@ -162,9 +217,7 @@ class MLP(_Chain):
         self.activation = activation
         self.layers = []
         for i, out_size in enumerate(fc_output_sizes):
-            layer = L.Linear(out_size)
-            setattr(self, f"l{i}", layer)
-            self.layers.append(layer)
+            setattr(self, f"l{i}", L.Linear(out_size))  # appended to self.layers too
 
     def forward(self, x: ArrayLike) -> Variable:
         """Apply the layers, with the activation between them.

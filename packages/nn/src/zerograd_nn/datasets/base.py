@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from zerograd.checks import callable_arg
+from zerograd.checks import callable_arg, flag
 
 __all__ = ["Dataset", "data_home", "fetch", "verify_checksum"]
 
@@ -70,7 +70,8 @@ class Dataset:
         label: the labels, or None.
 
     Raises:
-        TypeError: a transform is neither callable nor None.
+        TypeError: ``train`` is not True or False, or a transform is neither callable nor
+            None.
         ValueError: ``prepare`` gave a different number of items and labels.
 
     Examples:
@@ -89,6 +90,7 @@ class Dataset:
         transform: Callable[[Any], Any] | None = None,
         target_transform: Callable[[Any], Any] | None = None,
     ) -> None:
+        flag(type(self).__name__, "train", train)
         for name, f in (("transform", transform), ("target_transform", target_transform)):
             callable_arg(type(self).__name__, name, f, optional=True, hint="a transforms.Compose")
         self.train = train
@@ -236,11 +238,13 @@ def fetch(
         ``file name -> path``, every file present and its checksum verified.
 
     Raises:
+        TypeError: ``download`` is not True or False.
         FileNotFoundError: files are missing and not downloaded (or the download failed);
             the message lists every missing file with its URL and the directory to put
             it in.
         ValueError: a file's checksum differs.
     """
+    flag(dataset, "download", download)
     root = Path(root).expanduser()
     paths = {name: root / name for name in files}
     missing = [name for name, p in paths.items() if not p.is_file()]

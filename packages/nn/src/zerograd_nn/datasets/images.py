@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from zerograd.backends import as_numpy, get_backend
+from zerograd.checks import flag
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
 from .base import Dataset, as_root, fetch, host_numpy, verify_checksum
@@ -89,6 +90,7 @@ class _ImageFiles(Dataset):
     class_names: tuple[str, ...] = ()
 
     def _locate(self, root: str | Path | None, download: bool) -> None:
+        flag(type(self).__name__, "download", download)
         self.root = as_root(type(self).__name__, root, self.folder)
         self.download = download
 
@@ -138,6 +140,7 @@ class MNIST(_ImageFiles):
         root: the directory the files are read from.
 
     Raises:
+        TypeError: ``train`` or ``download`` is not True or False.
         FileNotFoundError: files are missing and not downloaded (the message lists them
             and where to put them).
         ValueError: a file is corrupt, truncated or fails its checksum.
@@ -241,6 +244,7 @@ class CIFAR10(_ImageFiles):
         root: the directory the files are read from.
 
     Raises:
+        TypeError: ``train`` or ``download`` is not True or False.
         FileNotFoundError: neither the files nor the archive are there, and not downloaded.
         ValueError: a file or the archive is corrupt, truncated or fails its checksum.
     """
@@ -373,6 +377,7 @@ class CIFAR100(CIFAR10):
         label_type: the label type chosen.
 
     Raises:
+        TypeError: ``train`` or ``download`` is not True or False.
         ValueError: another ``label_type``, or a corrupt, truncated or mismatched file.
         FileNotFoundError: neither the files nor the archive are there, and not downloaded.
     """

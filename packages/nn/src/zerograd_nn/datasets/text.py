@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from zerograd.backends import get_backend
+from zerograd.checks import flag
 
 from .base import Dataset, as_root, fetch
 
@@ -49,7 +50,7 @@ class TextCharDataset(Dataset):
     Raises:
         ValueError: both or neither of ``text`` and ``path`` given, fewer than 2
             characters, or the file is not text in ``encoding``.
-        TypeError: ``text`` is not a str.
+        TypeError: ``text`` is not a str, or ``train`` is not True or False.
 
     Examples:
         >>> ds = TextCharDataset(text="hello")
@@ -159,7 +160,8 @@ class Shakespear(TextCharDataset):
     Raises:
         FileNotFoundError: the file is missing and not downloaded (the message says where
             to put it).
-        TypeError: ``root`` is not a path.
+        TypeError: ``root`` is not a path, or ``train`` or ``download`` is not True or
+            False.
     """
 
     url = (
@@ -175,6 +177,8 @@ class Shakespear(TextCharDataset):
         root: str | Path | None = None,
         download: bool = False,
     ) -> None:
+        for name, value in (("train", train), ("download", download)):
+            flag("Shakespear", name, value)  # before anything is fetched
         self.root = as_root("Shakespear", root, "shakespear")
         paths = fetch("Shakespear", self.root, {self.file_name: (self.url, None)}, download)
         super().__init__(

@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from zerograd.backends import get_backend
+from zerograd.checks import flag
 
 from .base import Dataset, host_numpy
 
@@ -25,11 +26,15 @@ def get_spiral(train: bool = True) -> tuple[Any, Any]:
         ``(x, t)``: points ``(300, 2)`` float32 and class labels ``(300,)`` int64, arrays of
             the default backend, shuffled.
 
+    Raises:
+        TypeError: ``train`` is not True or False (numpy's bools count).
+
     Examples:
         >>> x, t = get_spiral()
         >>> x.shape, x.dtype, t.shape, sorted(set(t.tolist()))
         ((300, 2), dtype('float32'), (300,), [0, 1, 2])
     """
+    flag("get_spiral", "train", train)
     np = host_numpy()
     backend = get_backend()
     # made on the host with numpy's RandomState, then moved to the backend

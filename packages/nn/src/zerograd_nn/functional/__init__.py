@@ -10,6 +10,8 @@ normalization and dropout. Every op runs on the input's backend and keeps its dt
 array([[0.5, 0.5]])
 """
 
+from typing import Any
+
 from zerograd.checks import pair
 from zerograd.functions import *  # noqa: F403
 from zerograd.functions import __all__ as _core_all
@@ -30,6 +32,7 @@ from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .pooling import *  # noqa: F403
+from .pytorch_names import MISSING_FUNCTIONS
 
 _OPS = (_activation, _conv, _linear, _loss, _normalization, _pooling)
 # every op module's names (each is its ops' functions and classes: see zerograd.functions.ops)
@@ -45,3 +48,13 @@ __all__ = sorted(
         "im2col_array",
     }  # fmt: skip
 )
+
+
+def __getattr__(name: str) -> Any:
+    """PyTorch's function names that zerograd spells otherwise: one error naming the spelling."""
+    if name in MISSING_FUNCTIONS:
+        raise AttributeError(
+            f"module 'zerograd_nn.functional' has no attribute {name!r} (PyTorch's "
+            f"F.{name}): {MISSING_FUNCTIONS[name]}."
+        )
+    raise AttributeError(f"module 'zerograd_nn.functional' has no attribute {name!r}")

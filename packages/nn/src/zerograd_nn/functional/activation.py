@@ -13,12 +13,13 @@ from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import axis as normalize_axis
 from zerograd.checks import axis_or_dim, real_number
 from zerograd.functions import exp, sum
-from zerograd.functions.ops import exported, op
+from zerograd.functions.ops import defines, exported, op
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
 from ..kernels import kernels_of
 from .arrays import as_float, float_data, logsumexp
+from .pytorch_names import LEAKY_RELU_KEYWORDS, refuses_pytorch_keywords
 
 
 def _keep(y: Any, x: Any) -> Any:
@@ -131,7 +132,8 @@ class LeakyReLU(_Activation):
         return gy * scale
 
 
-leaky_relu = op(LeakyReLU)
+# the registry holds the function F exports: the generated one, wrapped
+leaky_relu = defines(LeakyReLU)(refuses_pytorch_keywords(LEAKY_RELU_KEYWORDS)(op(LeakyReLU)))
 
 
 class Softmax(_Activation):

@@ -25,6 +25,7 @@ from .geometry import (
     im2col_array,
 )
 from .linear import linear
+from .pytorch_names import CONV2D_KEYWORDS, DECONV2D_KEYWORDS, refuses_pytorch_keywords
 
 
 def _has_bias(b: Any) -> bool:
@@ -310,6 +311,7 @@ class Conv2DGradW(Function):
 
 
 @defines(Conv2d, Conv2DGradW)
+@refuses_pytorch_keywords(CONV2D_KEYWORDS)
 def conv2d(
     x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None, stride: Pair = 1, pad: Pair = 0
 ) -> Variable:
@@ -336,6 +338,7 @@ def conv2d(
 
 
 @defines(Deconv2d)
+@refuses_pytorch_keywords(DECONV2D_KEYWORDS)
 def deconv2d(
     x: ArrayLike,
     W: ArrayLike,

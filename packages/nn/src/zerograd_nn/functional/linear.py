@@ -11,7 +11,17 @@ from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
-from .arrays import add_into, needs_grad
+from .arrays import add_into, array_arg, needs_grad
+from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
+
+
+def _refuse_unbatched(op: str, x: Any, W: Any) -> None:
+    """Refuse x of fewer than 2 axes for a 2-D W, naming the missing batch axis."""
+    if x.ndim < 2 and W.ndim == 2:  # PyTorch's Linear takes one example as (I,)
+        raise ValueError(
+            f"{op}: x of shape {tuple(x.shape)} has no batch axis; expected x (N, ..., I) for W "
+            f"of shape {tuple(W.shape)}: pass one example as x.reshape(1, -1)."
+        )
 
 
 class Linear(Function):
@@ -21,12 +31,7 @@ class Linear(Function):
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
-            if x.ndim < 2 and W.ndim == 2:  # PyTorch's Linear takes one example as (I,)
-                raise ValueError(
-                    f"linear: x of shape {tuple(x.shape)} has no batch axis; expected x "
-                    f"(N, ..., I) for W of shape {tuple(W.shape)}: pass one example as "
-                    f"x.reshape(1, -1)."
-                )
+            _refuse_unbatched("linear", x, W)
             raise ValueError(
                 f"linear: x of shape {tuple(x.shape)} and W of shape {tuple(W.shape)} do not fit; "
                 f"expected x (N, ..., I) and W (I, O) with the same I."
@@ -66,6 +71,7 @@ def _affine(x: Any, W: Any, b: Any = None) -> Any:
 
 
 @defines(Linear)
+@refuses_pytorch_keywords(LINEAR_KEYWORDS)
 def linear(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Variable:
     """``x @ W + b`` for x (N, I) (or (N, ..., I)), W (I, O), b (O,) or None.
 
@@ -92,13 +98,19 @@ def linear_simple(x: ArrayLike, W: ArrayLike, b: ArrayLike | None = None) -> Var
     """``matmul(x, W) + b`` from two functions (the book's first version).
 
     Args:
-        x: the input, shape (N, I).
+        x: the input, shape (N, I) or (N, ..., I).
         W: the weights, shape (I, O).
         b: the bias, shape (O,), or None.
 
     Returns:
-        A Variable of shape (N, O).
+        A Variable of shape (N, O) (or (N, ..., O)).
+
+    Raises:
+        ValueError: ``x`` has no batch axis (one example of shape (I,): pass
+            ``x.reshape(1, -1)``), as :func:`linear` says.
     """
+    xa = array_arg("linear_simple", "x", x)
+    _refuse_unbatched("linear_simple", xa, array_arg("linear_simple", "W", W, like=xa))
     t = matmul(x, W)
     if b is None:
         return t

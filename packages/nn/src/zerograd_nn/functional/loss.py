@@ -16,6 +16,13 @@ from zerograd.utils import size_of
 from ..kernels import kernels_of
 from .activation import Softmax, relu
 from .arrays import array_arg, as_float, float_data, needs_grad, onehot
+from .pytorch_names import (
+    BINARY_CROSS_ENTROPY_KEYWORDS,
+    CROSS_ENTROPY_KEYWORDS,
+    MSE_KEYWORDS,
+    SIGMOID_CROSS_ENTROPY_KEYWORDS,
+    refuses_pytorch_keywords,
+)
 
 
 def _like(value: Any, x: Any) -> Any:
@@ -107,6 +114,7 @@ def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
 
 
 @defines(MeanSquaredError)
+@refuses_pytorch_keywords(MSE_KEYWORDS)
 def mean_squared_error(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Sum of squared differences divided by the batch size (DeZero's definition).
 
@@ -293,6 +301,7 @@ def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
 
 
 @defines(SoftmaxCrossEntropy)
+@refuses_pytorch_keywords(CROSS_ENTROPY_KEYWORDS)
 def softmax_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Mean cross-entropy of scores ``x`` (N, classes) against integer labels ``t`` (N,).
 
@@ -350,6 +359,7 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
 
 
 @defines()
+@refuses_pytorch_keywords(SIGMOID_CROSS_ENTROPY_KEYWORDS)
 def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
 
@@ -373,6 +383,7 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
 
 
 @defines()
+@refuses_pytorch_keywords(BINARY_CROSS_ENTROPY_KEYWORDS)
 def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
@@ -460,7 +471,9 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
         A 0-d Variable holding the fraction.
 
     Raises:
-        ValueError: ``y`` is not (N, classes) or has no rows, the label count differs
+        ValueError: ``y`` is not (N, classes) or has no rows, has one column (a binary
+            classifier's single score, whose arg-max is always 0: compare it with a
+            threshold instead), the label count differs
             (one-hot labels of ``y``'s shape included: pass ``t.argmax(axis=1)``), or a
             label is not a class id in ``0..classes - 1``.
         TypeError: ``t`` is not integer.
@@ -477,6 +490,14 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
         raise ValueError(
             f"accuracy: expected scores y of shape (N, classes), got {tuple(y.shape)}; the "
             f"arg-max is taken over axis 1."
+        )
+    if y.shape[1] == 1:  # the arg-max of one column is 0 whatever the scores
+        raise ValueError(
+            f"accuracy: scores y of shape {tuple(y.shape)} have one column (one class): the "
+            f"arg-max over axis 1 is always class 0. For a binary classifier's single score, "
+            f"compare it with a threshold yourself: ((y.data > 0).reshape(t.shape) == t).mean() "
+            f"for a logit (> 0.5 for a sigmoid's output); or give scores of two columns, one "
+            f"per class."
         )
     n_pred, n_labels = y.shape[0] * math.prod(y.shape[2:]), size_of(t)
     if n_pred != n_labels:

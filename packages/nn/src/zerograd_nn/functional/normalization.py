@@ -14,6 +14,7 @@ from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _raw
 
 from .arrays import array_arg, as_float
+from .pytorch_names import BATCH_NORM_KEYWORDS, DROPOUT_KEYWORDS, refuses_pytorch_keywords
 
 
 def _store(target: Any, value: Any) -> None:
@@ -134,6 +135,7 @@ class _Dropout(Function):
 
 
 @defines()
+@refuses_pytorch_keywords(BATCH_NORM_KEYWORDS)
 def batch_norm(
     x: ArrayLike,
     gamma: ArrayLike,
@@ -239,6 +241,7 @@ batch_nrom = batch_norm
 
 
 @defines()
+@refuses_pytorch_keywords(DROPOUT_KEYWORDS)
 def dropout(x: ArrayLike, dropout_ratio: float = 0.5) -> Variable:
     """Randomly zero elements in train mode (inverted dropout); identity in test mode.
 

@@ -23,6 +23,11 @@ from ..kernels import kernels_of
 from .arrays import array_arg
 from .conv import Col2im, Im2col
 from .geometry import conv_geometry
+from .pytorch_names import (
+    AVERAGE_POOLING_KEYWORDS,
+    POOLING_KEYWORDS,
+    refuses_pytorch_keywords,
+)
 
 
 def _windows(geometry: tuple) -> list[tuple[slice, ...]]:
@@ -206,6 +211,7 @@ class Pooling2DWithIndexes(_ByWinners):
 
 
 @defines(Pooling, Pooling2DGrad, Pooling2DWithIndexes)
+@refuses_pytorch_keywords(POOLING_KEYWORDS)
 def pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """2-D max pooling of x (N, C, H, W); ints or ``(h, w)`` pairs for every size.
 
@@ -289,6 +295,7 @@ class AveragePooling(_Windows):
 
 
 @defines(AveragePooling)
+@refuses_pytorch_keywords(AVERAGE_POOLING_KEYWORDS)
 def average_pooling(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair = 0) -> Variable:
     """2-D average pooling; padded zeros count in the average (as in DeZero and Chainer).
 

@@ -4,6 +4,7 @@ A PyTorch habit meets one error that names zerograd's spelling, never a bare
 ``AttributeError`` or "unexpected keyword argument": :data:`MISSING_LAYERS` answers
 ``L.ReLU`` and the like (read by ``zerograd_nn.layers.__getattr__``), and
 :func:`refuses_pytorch_keywords` wraps the constructors of the layers whose keywords differ.
+The functions' counterpart is ``zerograd_nn.functional.pytorch_names``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ..functional.pytorch_names import pytorch_keyword_error
 
 _FUNCTION = "activations are functions, and Sequential takes functions as well as layers"
 _STEP = "Sequential takes functions as well as layers"
@@ -56,10 +59,7 @@ def refuses_pytorch_keywords(hints: Mapping[str, str]) -> Callable[[Callable], C
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             for key in kwargs:
                 if key in hints:
-                    raise TypeError(
-                        f"{type(self).__name__}: {key}= is PyTorch's keyword, not zerograd's "
-                        f"(DeZero's): {hints[key]}."
-                    )
+                    raise pytorch_keyword_error(type(self).__name__, key, hints[key])
             init(self, *args, **kwargs)
 
         return __init__
