@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,8 @@ def load_example(name):
     path = EXAMPLES / f"{name}.py"
     if not path.is_file():
         pytest.skip(f"{path} not found (tests run outside the repository checkout)")
+    if str(EXAMPLES) not in sys.path:  # the examples import their siblings (_args.py)
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(f"example_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
