@@ -230,6 +230,23 @@ def test_plugin_for_another_api_version_is_refused(fake_entry_points):
         assert B.list_backends() == []
 
 
+def test_a_backend_on_a_device_that_is_neither_cpu_nor_gpu_is_refused(fake_entry_points):
+    """The guide says 'cpu' or 'gpu' (to_cpu() and to_gpu() pick backends by it): 'tpu' was
+    listed without a word, and neither of them ever picked it."""
+
+    class Tpu(BoxBackend):
+        device = "tpu"
+
+    _plugin(fake_entry_points, "tpu", Tpu, "zerograd-tpu")
+    B.refresh()
+    with pytest.warns(
+        B.BackendPluginWarning, match=r"whose device is 'tpu'; a backend's device is 'cpu' or 'gpu'"
+    ):
+        assert B.list_backends() == []
+    with pytest.raises(B.NoBackendError, match="is installed but could not be loaded: .*'tpu'"):
+        B.get_backend(Tpu.name)
+
+
 def test_plugin_with_unknown_hook_is_refused(fake_entry_points):
     mod = _module("fake_oldhook_plugin")
     mod.zerograd_array_module = hookimpl(lambda: None)  # a hook this zerograd does not know

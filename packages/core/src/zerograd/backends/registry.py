@@ -357,6 +357,16 @@ class Registry:
                 plugin,
             )
             return False
+        device = getattr(backend, "device", None)
+        if device not in ("cpu", "gpu"):
+            self._problem(
+                f"zerograd: {where} returned backend {name!r} whose device is {device!r}; a "
+                f"backend's device is 'cpu' or 'gpu' (to_cpu() and to_gpu() pick backends by "
+                f"it). It was skipped. Fix or remove it: {uninstall_advice(distribution)}.",
+                plugin,
+                name,
+            )
+            return False
         if name in IN_TREE and distribution != BY_HAND and not is_in_tree(name, distribution):
             self._problem(
                 intruder_message(
