@@ -392,3 +392,15 @@ def test_early_stopping_refuses_arguments_that_could_never_work(kwargs, error, m
     with pytest.raises(error, match=f"EarlyStopping: {match}"):
         EarlyStopping(**kwargs)
     assert EarlyStopping(min_delta=-0.5).min_delta == 0.5  # the size, as Keras takes it
+
+
+def test_step_with_an_epoch_names_set_step_and_changes_nothing():
+    """PyTorch's deprecated ``scheduler.step(epoch)`` met Python's bare "takes 1 positional
+    argument but 2 were given"."""
+    opt = _opt(0.1)
+    sched = S.StepLR(opt, 2)
+    with pytest.raises(TypeError, match=r"StepLR.step\(\) takes no epoch .*set_step\(t\)"):
+        sched.step(3)
+    assert sched.last_epoch == 0 and opt.param_groups[0]["lr"] == 0.1
+    sched.set_step(3)  # what the message says to write
+    assert opt.param_groups[0]["lr"] == pytest.approx(0.01)

@@ -182,12 +182,25 @@ class LRScheduler(_StateMixin):
             g["lr"] = lr
         return lrs
 
-    def step(self) -> None:
+    def step(self, epoch: None = None) -> None:
         """Move to the next step and set its lr on every group.
 
         A group whose lr is no longer the one this scheduler set goes on from its new value
         (:meth:`follow`).
+
+        Args:
+            epoch: not taken: PyTorch's deprecated ``step(epoch)``, answered with the
+                spelling to use.
+
+        Raises:
+            TypeError: an ``epoch`` was given.
         """
+        if epoch is not None:
+            raise TypeError(
+                f"{type(self).__name__}.step() takes no epoch (PyTorch's deprecated "
+                f"step(epoch)): it counts its own steps. To go to step t, call "
+                f"scheduler.set_step(t); nothing was changed."
+            )
         for i, g in enumerate(self.optimizer.param_groups):
             if g["lr"] != self._last_lr[i]:
                 self.follow(i, float(g["lr"]))
