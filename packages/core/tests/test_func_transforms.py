@@ -89,15 +89,16 @@ def test_named_tuples_are_structures_rebuilt_as_their_class(arr):
     """As in JAX and torch.func: a named tuple of parameters is a tuple of leaves (it was
     taken as one leaf: "argument 0 has dtype Affine"), and comes back as its class."""
     p = Affine(arr([1.0, 2.0]), arr(3.0))
-    x = np.array([0.5, -1.0])
+    x = arr([0.5, -1.0])
 
     def loss(p, x):
-        return F.sum((x * p.w + p.b) ** 2)
+        return F.sum((p.w * x + p.b) ** 2)
 
-    r = x * [1.0, 2.0] + 3.0  # [3.5, 1.0]
+    x_np = np.array([0.5, -1.0])
+    r = x_np * [1.0, 2.0] + 3.0  # [3.5, 1.0]
     g = grad(loss)(p, x)
     assert type(g) is Affine
-    np.testing.assert_allclose(as_numpy(g.w), 2 * r * x)
+    np.testing.assert_allclose(as_numpy(g.w), 2 * r * x_np)
     np.testing.assert_allclose(as_numpy(g.b), 2 * r.sum())
     (value, g2) = value_and_grad(loss)(p, x)
     assert float(as_numpy(value)) == (r * r).sum() and type(g2) is Affine
@@ -108,8 +109,8 @@ def test_named_tuples_are_structures_rebuilt_as_their_class(arr):
     _, aux = grad(lambda p: (loss(p, x), Affine(p.w * 2, "tag")), has_aux=True)(p)
     assert type(aux) is Affine and aux.b == "tag"
     np.testing.assert_allclose(as_numpy(aux.w), [2.0, 4.0])
-    with pytest.raises(TypeError, match=r"argument 0\.b has dtype int64"):
-        grad(loss)(Affine(arr([1.0, 2.0]), np.array(3)), x)
+    with pytest.raises(TypeError, match=r"argument 0\.b has dtype \S*int64"):
+        grad(loss)(Affine(arr([1.0, 2.0]), arr(3, dtype="int64")), x)
 
 
 def test_vmap_takes_named_tuples_as_arguments_axes_and_outputs(arr):

@@ -910,7 +910,7 @@ def test_named_tuples_in_and_out_replay_as_tuples(rand, to_np):
 
         def step(b):
             w.cleargrad()
-            loss = F.sum(F.sin(b.x * w)) * b.scale
+            loss = F.sum(F.sin(w * b.x)) * b.scale
             loss.backward()
             return Parts(loss, w.grad)
 
