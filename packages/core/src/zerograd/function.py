@@ -409,6 +409,11 @@ def _edge(x: Variable) -> Variable | Function:
     """The edge :func:`_lean_edges` keeps for one input ``x``."""
     c = x.creator
     if c is not None and c._vjp and len(c.outputs) == 1:
+        if c.outputs[0]() is not x:
+            # c was called again after making x (one object reused): through c the walk
+            # would reach the latest call's output; x itself leads the walk to the error
+            # that names the reuse (backprop's check for a gradient nothing took)
+            return x
         a = x.data
         shape, dtype = a.shape, a.dtype
         like = _last[0]  # (most often the kind of the array before: no call)

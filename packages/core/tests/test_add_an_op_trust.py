@@ -1,0 +1,54 @@
+"""Adding an op as docs/add-an-op.md and the Function tutorial teach it, adversarially.
+
+The mistakes a newcomer makes in their own Function (book-style ``backward``, a ``vjp``
+with its flags, ``op(...)``, a kernel for static-graph replays, the gradient checks of
+``zerograd.testing``): each one is an error that names the Function and what to do, with
+nothing changed, or works; values are checked against numerical derivatives.
+"""
+
+import numpy as np
+import pytest
+
+from zerograd import Function, Variable
+
+
+def _numerical(f, x, eps=1e-6):
+    """Central differences of ``sum(f(x))`` for a float64 array ``x``."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        a, b = x.copy(), x.copy()
+        a[i] += eps
+        b[i] -= eps
+        g[i] = (np.sum(f(a)) - np.sum(f(b))) / (2 * eps)
+    return g
+
+
+class _Scale(Function):
+    """A vjp-style op with a setting, the kind one is tempted to make once and reuse."""
+
+    def __init__(self, c):
+        self.c = c
+
+    def forward(self, x):
+        return x * self.c
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * self.c
+
+
+def test_a_vjp_function_object_reused_then_joined_by_a_lean_op_is_refused_not_misrouted():
+    # add keeps only its inputs' creators; both edges were the one reused _Scale, whose
+    # latest call is y2's, so x2 got both gradients (6) and x1 none, silently
+    f = _Scale(3.0)
+    x1, x2 = Variable(np.array([1.0, 2.0])), Variable(np.array([5.0, 7.0]))
+    y1 = f(x1)
+    y2 = f(x2)
+    z = y1 + y2
+    with pytest.raises(RuntimeError, match=r"the _Scale that made a variable .* called again"):
+        z.backward()
+    assert x1.grad is None and x2.grad is None and z.grad is None
+    # one object per call: right
+    x1, x2 = Variable(np.array([1.0, 2.0])), Variable(np.array([5.0, 7.0]))
+    (_Scale(3.0)(x1) + _Scale(3.0)(x2)).backward()
+    np.testing.assert_array_equal(x1.grad.data, [3.0, 3.0])
+    np.testing.assert_array_equal(x2.grad.data, [3.0, 3.0])
