@@ -52,3 +52,54 @@ def test_a_vjp_function_object_reused_then_joined_by_a_lean_op_is_refused_not_mi
     (_Scale(3.0)(x1) + _Scale(3.0)(x2)).backward()
     np.testing.assert_array_equal(x1.grad.data, [3.0, 3.0])
     np.testing.assert_array_equal(x2.grad.data, [3.0, 3.0])
+
+
+class _BookSquareOnArrays(Function):
+    """The book's step 9 Square: a backward on arrays, not Variables."""
+
+    def forward(self, x):
+        return x**2
+
+    def backward(self, gy):
+        (x,) = self.inputs
+        return 2 * x.data * gy.data
+
+
+class _VjpSquareOnArrays(Function):
+    """A vjp that steps off its namespace to numpy arrays under create_graph."""
+
+    def forward(self, x):
+        return x**2
+
+    def vjp(self, xp, xs, y, gy):
+        (x,) = xs
+        if isinstance(x, Variable):
+            return 2 * x.data * gy.data
+        return 2 * x * gy
+
+
+@pytest.mark.parametrize("cls", [_BookSquareOnArrays, _VjpSquareOnArrays])
+def test_a_gradient_computed_on_arrays_under_create_graph_refuses_a_second_derivative(cls):
+    # y = x**2 + x**3: the second derivative is 2 + 6x; the array part of the first
+    # derivative (2x) has no graph, so differentiating it gave 6x, silently
+    x = Variable(np.array([0.5, -1.5]))
+    y = (cls()(x) + x**3).sum()
+    y.backward(create_graph=True)
+    gx = x.grad
+    assert isinstance(gx, Variable)  # the first derivative is right, and a Variable
+    np.testing.assert_allclose(gx.data, 2 * x.data + 3 * x.data**2)
+    x.cleargrad()
+    with pytest.raises(RuntimeError, match=rf"{cls.__name__}\.\w+ computed its gradient on"):
+        gx.sum().backward()
+    assert x.grad is None
+    # first order is as before
+    x2 = Variable(np.array([0.5, -1.5]))
+    cls()(x2).sum().backward()
+    np.testing.assert_array_equal(x2.grad.data, [1.0, -3.0])
+
+
+def test_a_vjp_returning_an_array_under_create_graph_still_gives_a_variable_grad():
+    x = Variable(np.array([0.5, -1.5]))
+    _VjpSquareOnArrays()(x).sum().backward(create_graph=True)
+    assert isinstance(x.grad, Variable)  # it was the bare numpy array
+    np.testing.assert_array_equal(x.grad.data, [1.0, -3.0])
