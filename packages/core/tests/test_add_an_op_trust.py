@@ -103,3 +103,45 @@ def test_a_vjp_returning_an_array_under_create_graph_still_gives_a_variable_grad
     _VjpSquareOnArrays()(x).sum().backward(create_graph=True)
     assert isinstance(x.grad, Variable)  # it was the bare numpy array
     np.testing.assert_array_equal(x.grad.data, [1.0, -3.0])
+
+
+class _Returns(Function):
+    """A forward that returns what it was given to return."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def forward(self, x):
+        return self.what
+
+    def backward(self, gy):
+        return gy
+
+
+@pytest.mark.parametrize(
+    ("what", "words"),
+    [
+        ("abc", "a str"),
+        ({"y": 1.0}, "a dict"),
+        (object(), "an object"),
+        ([np.ones(2), np.ones(2)], "a list: return a tuple"),
+        ((np.ones(2), "abc"), "a str"),
+        ((np.ones(2), [1.0, 2.0]), "a list: return a tuple"),
+    ],
+)
+def test_a_forward_returning_no_array_names_the_function(what, words):
+    # a str became a Variable of a str array, an object or a dict one of an object array,
+    # and a list (meant as two outputs, which DeZero refuses) one stacked output
+    x = Variable(np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"_Returns\.forward returned .*" + words):
+        _Returns(what)(x)
+    assert x.creator is None and x.grad is None
+
+
+@pytest.mark.parametrize(
+    ("what", "dtype"), [(3.0, np.float64), (np.float32(3.0), np.float32), (True, np.bool_)]
+)
+def test_a_forward_returning_a_number_gives_a_0d_array(what, dtype):
+    x = Variable(np.array([1.0, 2.0], np.float32))
+    y = _Returns(what)(x)
+    assert type(y.data) is np.ndarray and y.data.shape == () and y.data.dtype == dtype

@@ -594,18 +594,36 @@ def _fix_output(y: Any, inputs: tuple, func: Function) -> Any:
     The array is made on the backend of the first input that is an array. Inputs may be
     numpy scalars themselves: the book's Newton loop assigns
     ``x.data = x.data - gx.data / gx2.data`` (step 33). A forward that returned None
-    (a missing ``return``) is an error naming ``func``.
+    (a missing ``return``), a list (several outputs are a tuple) or no numbers (a string,
+    an object) is an error naming ``func``.
     """
+    name = type(func).__name__
     if y is None:
         raise TypeError(
-            f"{type(func).__name__}.forward returned None; it must return the output array "
+            f"{name}.forward returned None; it must return the output array "
             f"(or a tuple of arrays): check for a missing `return`."
+        )
+    if isinstance(y, list):  # (DeZero refuses it too; numpy would stack it into one array)
+        raise TypeError(
+            f"{name}.forward returned a list: return a tuple of arrays for several outputs, "
+            f"or one array (xp.stack(...) for a stacked one)."
         )
     for x in inputs:
         backend = _by_type.get(type(x.data))
         if backend is not None:
-            return backend.asarray(y)
-    return as_array(y)
+            a = backend.asarray(y)
+            break
+    else:
+        backend, a = None, as_array(y)
+        backend = _by_type.get(type(a))
+    if backend is not None and backend.dtype_kind(a.dtype) not in "biufc":
+        kind = type(y).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise TypeError(
+            f"{name}.forward returned {article} {kind} ({y!r:.40}), not an array of numbers; "
+            f"return the output array (or a tuple of arrays), computed from its inputs."
+        )
+    return a
 
 
 def _check_one_backend(func: Function, xs: list) -> None:
