@@ -9,6 +9,7 @@ nothing changed, or works; values are checked against numerical derivatives.
 import numpy as np
 import pytest
 
+import zerograd.functions as F
 from zerograd import Function, Variable
 
 
@@ -145,3 +146,26 @@ def test_a_forward_returning_a_number_gives_a_0d_array(what, dtype):
     x = Variable(np.array([1.0, 2.0], np.float32))
     y = _Returns(what)(x)
     assert type(y.data) is np.ndarray and y.data.shape == () and y.data.dtype == dtype
+
+
+class _SumNoInputs(Function):
+    """Promises its vjp reads no input value, then reads the input's shape from xs."""
+
+    vjp_reads_inputs = False
+
+    def forward(self, x):
+        return x.sum()
+
+    def vjp(self, xp, xs, y, gy):
+        return xp.broadcast_to(gy, xs[0].shape)  # should be self.ctx, saved by forward
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_a_vjp_reading_the_shape_it_promised_not_to_read_names_the_flag(create_graph):
+    x = Variable(np.array([1.0, 2.0]))
+    y = _SumNoInputs()(F.exp(x))
+    with pytest.raises(AttributeError, match="'NoneType' object has no attribute 'shape'") as info:
+        y.backward(create_graph=create_graph)
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "_SumNoInputs sets vjp_reads_inputs = False, so its xs are None" in notes
+    assert x.grad is None and y.grad is None

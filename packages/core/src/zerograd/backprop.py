@@ -211,7 +211,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             _store(grads, leaves, retained, cleared, carrier)
     except BaseException as exc:
         y.grad = seed
-        if isinstance(exc, TypeError) and "NoneType" in str(exc) and f._vjp:
+        if isinstance(exc, (TypeError, AttributeError)) and "NoneType" in str(exc) and f._vjp:
             _note_broken_promise(exc, f)
         raise
     finally:
@@ -245,7 +245,10 @@ def _one_per_call(name: str) -> str:
 
 
 def _note_broken_promise(exc: BaseException, f: Function) -> None:
-    """Add to a vjp's ``NoneType`` error what the engine passed as None, and why."""
+    """Add to a vjp's ``NoneType`` error what the engine passed as None, and why.
+
+    (A TypeError from an operation on None, or an AttributeError: ``xs[0].shape``.)
+    """
     flags = []
     if f._lean and type(f).vjp_reads_inputs is False:
         flags.append("vjp_reads_inputs = False, so its xs are None")
