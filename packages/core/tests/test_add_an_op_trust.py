@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import zerograd.functions as F
-from zerograd import Function, Variable
+from zerograd import Function, StaticGraphWarning, Variable, no_grad, static_graph
+from zerograd.backends import backend_of
+from zerograd.testing.chains import fuse_step_by_step
 
 
 def _numerical(f, x, eps=1e-6):
@@ -169,3 +171,124 @@ def test_a_vjp_reading_the_shape_it_promised_not_to_read_names_the_flag(create_g
     notes = "\n".join(getattr(info.value, "__notes__", []))
     assert "_SumNoInputs sets vjp_reads_inputs = False, so its xs are None" in notes
     assert x.grad is None and y.grad is None
+
+
+def _tripled(x):
+    return x * 3
+
+
+def _doubled(x):
+    return x * 2
+
+
+def _over_one(x):
+    return x * (x > 1)
+
+
+class _KernelNotForward(Function):
+    """A kernel that computes something else than forward (x * 3 for x * 2)."""
+
+    def forward(self, x):
+        return x * 2
+
+    def kernel(self, x):
+        return _tripled
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * 2
+
+
+class _MaskOnSelf(Function):
+    """A forward that writes its mask on self (allowed) and gives a kernel (which cannot)."""
+
+    def forward(self, x):
+        self.mask = x > 1
+        return x * self.mask
+
+    def kernel(self, x):
+        return _over_one
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * self.mask
+
+
+def _static_run(cls, batches):
+    """(value, w's gradient) of ``sum(cls()(x * w))`` per batch, eager and replayed."""
+    out = {}
+    for static in (False, True):
+        w = Variable(np.array([1.0, 2.0]))
+
+        def step(x, w=w):
+            w.cleargrad()
+            y = cls()(x * w).sum()
+            y.backward()
+            return y
+
+        if static:
+            step = static_graph(step)
+        out[static] = [(float(step(np.array(x)).data), w.grad.data.tolist()) for x in batches]
+    return out[False], out[True], step
+
+
+def test_a_kernel_that_is_not_forward_makes_the_step_eager_with_a_warning_naming_it():
+    batches = [[1.0, float(i)] for i in range(6)]
+    with pytest.warns(StaticGraphWarning, match=r"_KernelNotForward\.kernel"):
+        eager, replayed, step = _static_run(_KernelNotForward, batches)
+    assert replayed == eager  # the replays used x * 3: 21.0 where eager gives 14.0
+    assert step.counts["replayed"] == 0
+
+
+def test_a_kernel_of_a_forward_that_writes_on_self_is_not_used_by_replays():
+    # both recordings saw the mask [True, False]; a replay kept it for later batches
+    batches = [[1.0, 1.0], [2.0, 0.0], [3.0, 0.0], [0.0, 3.0], [0.1, 0.1], [5.0, 0.0]]
+    eager, replayed, step = _static_run(_MaskOnSelf, batches)
+    assert replayed == eager
+    assert step.counts["replayed"] > 0
+
+
+@pytest.mark.parametrize(
+    ("op", "words"),
+    [("bogus", "is no elementwise op"), ("mul", "takes 2 operands, but forward takes 1")],
+)
+def test_a_fuses_as_that_cannot_be_is_refused_when_the_class_is_defined(op, words):
+    with pytest.raises(ValueError, match=rf"_Fused\.fuses_as = '{op}' {words}"):
+
+        class _Fused(Function):
+            fuses_as = op
+
+            def forward(self, x):
+                return x * 2
+
+            def kernel(self, x):
+                return _doubled
+
+
+class _TanhAsExp(Function):
+    """Declares fuses_as = "exp" for a tanh kernel: a fused chain would compute exp."""
+
+    fuses_as = "exp"
+
+    def forward(self, x):
+        return np.tanh(x)
+
+    def kernel(self, x):
+        return np.tanh
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * (1 - y * y)
+
+
+def test_a_fuses_as_naming_another_op_than_the_kernels_is_never_fused(monkeypatch):
+    fused = fuse_step_by_step(monkeypatch, backend_of(np.zeros(1)))
+    w = Variable(np.array([0.5, 1.0]))
+
+    def f(x):
+        with no_grad():
+            return F.exp(_TanhAsExp()(x * w) * 2.0)
+
+    g = static_graph(f)
+    with pytest.warns(StaticGraphWarning, match=r"_TanhAsExp\.fuses_as = 'exp', but its"):
+        for i in range(5):
+            x = np.array([0.1 * i, 1.0])
+            np.testing.assert_array_equal(g(x).data, f(x).data)  # a chain computed exp
+    assert fused == []

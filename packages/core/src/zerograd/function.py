@@ -15,6 +15,7 @@ which the next vjp reads, never a setting a later call depends on.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import weakref
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 
 from . import backends as _backends
 from .arrays import shared_scalar
+from .backends.chains import ARITY
 from .backends.errors import BackendMismatchError
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
@@ -98,6 +100,8 @@ class Function:
         cls._vjp = vjp_owner is not Function and issubclass(vjp_owner, _owner(cls, "backward"))
         cls._lean = cls._vjp and not cls.vjp_reads_inputs
         cls._keeps_y = cls._vjp and cls.vjp_reads_outputs
+        if "fuses_as" in cls.__dict__:
+            _check_fuses_as(cls, cls.__dict__["fuses_as"])
 
     @property
     def inputs(self) -> tuple:
@@ -485,6 +489,25 @@ def revived(f: Function, i: int) -> Variable | None:
         f.outputs = (*refs[:i], weakref.ref(v), *refs[i + 1 :])
     v.data = saved
     return v
+
+
+def _check_fuses_as(cls: type, op: Any) -> None:
+    """Refuse a ``fuses_as`` that names no chain op, or one of another operand count."""
+    if op is None:
+        return
+    if op not in ARITY:
+        raise ValueError(
+            f"{cls.__name__}.fuses_as = {op!r} is no elementwise op of "
+            f"zerograd.backends.chains.ARITY ({', '.join(sorted(ARITY))}); name the one op "
+            f"its kernel computes, or leave fuses_as out."
+        )
+    params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    if all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        if len(params) != ARITY[op]:
+            raise ValueError(
+                f"{cls.__name__}.fuses_as = {op!r} takes {ARITY[op]} operands, but forward "
+                f"takes {len(params)}; name the op its kernel computes, or leave fuses_as out."
+            )
 
 
 def _owner(cls: type, name: str) -> type:
