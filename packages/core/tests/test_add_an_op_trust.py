@@ -11,7 +11,8 @@ import pytest
 
 import zerograd.functions as F
 from zerograd import Function, StaticGraphWarning, Variable, no_grad, static_graph
-from zerograd.backends import backend_of
+from zerograd.backends import backend_of, get_array_module
+from zerograd.testing import check_backward
 from zerograd.testing.chains import fuse_step_by_step
 
 
@@ -292,3 +293,60 @@ def test_a_fuses_as_naming_another_op_than_the_kernels_is_never_fused(monkeypatc
             x = np.array([0.1 * i, 1.0])
             np.testing.assert_array_equal(g(x).data, f(x).data)  # a chain computed exp
     assert fused == []
+
+
+class _AddsOneInPlace(Function):
+    """A forward that writes into its input (x += 1): its derivative is right."""
+
+    def forward(self, x):
+        x += 1
+        return x * 2
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * 2
+
+
+def test_check_backward_catches_a_forward_that_changes_its_input():
+    x = np.array([1.0, 2.0])
+    with pytest.raises(AssertionError, match=r"f changed input 0 in place .*new array"):
+        check_backward(lambda v: _AddsOneInPlace()(v), x)
+
+
+class _NoGradForW(Function):
+    def forward(self, x, w):
+        return x * w
+
+    def vjp(self, xp, xs, y, gy):
+        x, w = xs
+        return gy * w, None  # w's gradient forgotten
+
+
+def test_check_backward_says_an_input_got_no_gradient():
+    with pytest.raises(AssertionError, match=r"input 1 .* got no gradient \(None\)"):
+        check_backward(lambda a, b: _NoGradForW()(a, b), np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+
+
+def test_check_backward_passes_the_guides_softplus_in_float32_and_float64():
+    rng = np.random.default_rng(0)
+    for dtype in (np.float32, np.float64):
+        x = (rng.standard_normal((3, 4)) * 3).astype(dtype)
+        for order in (1, 2):
+            check_backward(lambda v: _Softplus()(v), x, order=order)
+    x = rng.standard_normal(5) * 3
+    np.testing.assert_allclose(
+        _numerical(lambda a: np.logaddexp(0, a), x), 1 / (1 + np.exp(-x)), rtol=1e-6
+    )
+
+
+class _Softplus(Function):
+    """docs/add-an-op.md's op, as written there."""
+
+    vjp_reads_outputs = False
+
+    def forward(self, x):
+        xp = get_array_module(x)
+        return xp.maximum(x, 0) + xp.log(1 + xp.exp(-abs(x)))
+
+    def vjp(self, xp, xs, y, gy):
+        (x,) = xs
+        return gy / (1 + xp.exp(-x))
