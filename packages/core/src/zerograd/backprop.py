@@ -114,7 +114,9 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                 elif graph:
                     if f._keeps_y and (o is None or o.data is None):
                         o = revived(f, 0)
-                    gxs = f.vjp(carrier, _NONES[len(inputs)] if lean else inputs, o, gy)
+                    gxs = _on_graph(
+                        f, f.vjp(carrier, _NONES[len(inputs)] if lean else inputs, o, gy)
+                    )
                 else:  # first order: arrays and the backend's functions
                     if lean:  # its vjp reads no input value
                         xs = _NONES[len(inputs)]
@@ -144,7 +146,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
                     if f._keeps_y:
                         outputs = [revived(f, i) for i in range(len(refs))]
                     xs = _NONES[len(inputs)] if lean else inputs
-                    gxs = f.vjp(carrier, xs, tuple(outputs), gys)
+                    gxs = _on_graph(f, f.vjp(carrier, xs, tuple(outputs), gys))
                 else:
                     some = next(g for g in gys if g is not None)
                     xs = _NONES[len(inputs)] if lean else tuple(map(_data, inputs))
@@ -209,7 +211,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             _store(grads, leaves, retained, cleared, carrier)
     except BaseException as exc:
         y.grad = seed
-        if isinstance(exc, TypeError) and "NoneType" in str(exc) and f._vjp:
+        if isinstance(exc, (TypeError, AttributeError)) and "NoneType" in str(exc) and f._vjp:
             _note_broken_promise(exc, f)
         raise
     finally:
@@ -243,7 +245,10 @@ def _one_per_call(name: str) -> str:
 
 
 def _note_broken_promise(exc: BaseException, f: Function) -> None:
-    """Add to a vjp's ``NoneType`` error what the engine passed as None, and why."""
+    """Add to a vjp's ``NoneType`` error what the engine passed as None, and why.
+
+    (A TypeError from an operation on None, or an AttributeError: ``xs[0].shape``.)
+    """
     flags = []
     if f._lean and type(f).vjp_reads_inputs is False:
         flags.append("vjp_reads_inputs = False, so its xs are None")
@@ -399,23 +404,72 @@ def dezero_backward(f: Function, carrier: Any, gys: tuple) -> Any:
         What ``backward`` returned, its Variables unwrapped as the carrier carries them.
     """
     gxs = f.backward(*[None if g is None else carrier.wrap(g) for g in gys])
+    if carrier.graph:
+        return _on_graph(f, gxs)
     if type(gxs) is not tuple:
         return _returned(gxs, carrier)
     return tuple([_returned(g, carrier) for g in gxs])
 
 
 def _returned(g: Any, carrier: Any) -> Any:
-    """One gradient a book-style ``backward`` returned, as the walk carries gradients.
-
-    A raw backend array (the book's step 9 returns ``2 * x * gy`` on arrays) becomes a
-    Variable under ``create_graph``: the walk checks only that what it stores has the
-    input's shape, so left as it is it would end up in ``x.grad`` as a bare array.
-    """
+    """One gradient a book-style ``backward`` returned, as the walk carries gradients."""
     if isinstance(g, Variable):
         return carrier.unwrap(g)
-    if carrier.graph and type(g) in _by_type:
-        return Variable(g)
     return g
+
+
+def _on_graph(f: Function, gxs: Any) -> Any:
+    """What ``f``'s derivative returned under ``create_graph``, every gradient a Variable.
+
+    A gradient computed on arrays (the book's step 9 backward, a vjp stepping off its
+    namespace to ``x.data`` and numpy) has no graph: as a constant it would make
+    every higher derivative through ``f`` silently miss its part. It becomes the output of
+    :class:`_Offgraph` instead, which has its value and refuses to be differentiated,
+    naming ``f``. A Variable is taken as it is (``Variable(array)`` for a gradient that
+    truly is constant).
+    """
+    many = type(gxs) in (tuple, list)
+    gs = tuple(gxs) if many else (gxs,)
+    for g in gs:
+        if _off(g):
+            break
+    else:
+        return gxs
+    out = tuple([_Offgraph(f)(g) if _off(g) else g for g in gs])
+    return out if many else out[0]
+
+
+def _off(g: Any) -> bool:
+    """Whether a derivative's result ``g`` is an array (or a library scalar), no Variable.
+
+    (A Python number goes on as a constant of its input's dtype; anything else is refused
+    where the walk checks gradients.)
+    """
+    return not isinstance(g, Variable) and hasattr(g, "shape") and hasattr(g, "dtype")
+
+
+class _Offgraph(Function):
+    """A gradient computed off the graph under ``create_graph``, as a Variable.
+
+    Differentiating it raises, naming the Function whose derivative computed it (see
+    :func:`_on_graph`).
+    """
+
+    def __init__(self, f: Function) -> None:
+        self.of = _name(f)
+
+    def forward(self, g: Any) -> Any:
+        return g
+
+    def backward(self, gy: Any) -> Any:  # (no vjp: it reads nothing, and only raises)
+        raise RuntimeError(
+            f"{self.of} computed its gradient on arrays (x.data, numpy), not on Variables, "
+            f"under backward(create_graph=True), so that gradient cannot be differentiated "
+            f"again: a higher derivative would miss its part. Compute it from Variables "
+            f"(self.inputs, gy and zerograd.functions), or write the derivative as "
+            f"vjp(self, xp, xs, y, gy) with xp's names; wrap a gradient that truly is "
+            f"constant as Variable(array). Nothing was changed."
+        )
 
 
 def _onto_held(grads: dict, leaves: list, carrier: Any) -> None:

@@ -15,6 +15,7 @@ which the next vjp reads, never a setting a later call depends on.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import weakref
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from typing import Any
 
 from . import backends as _backends
 from .arrays import shared_scalar
+from .backends.chains import ARITY
 from .backends.errors import BackendMismatchError
 from .backends.registry import registry as _registry
 from .config import _enable_backprop
@@ -98,6 +100,8 @@ class Function:
         cls._vjp = vjp_owner is not Function and issubclass(vjp_owner, _owner(cls, "backward"))
         cls._lean = cls._vjp and not cls.vjp_reads_inputs
         cls._keeps_y = cls._vjp and cls.vjp_reads_outputs
+        if "fuses_as" in cls.__dict__:
+            _check_fuses_as(cls, cls.__dict__["fuses_as"])
 
     @property
     def inputs(self) -> tuple:
@@ -409,6 +413,11 @@ def _edge(x: Variable) -> Variable | Function:
     """The edge :func:`_lean_edges` keeps for one input ``x``."""
     c = x.creator
     if c is not None and c._vjp and len(c.outputs) == 1:
+        if c.outputs[0]() is not x:
+            # c was called again after making x (one object reused): through c the walk
+            # would reach the latest call's output; x itself leads the walk to the error
+            # that names the reuse (backprop's check for a gradient nothing took)
+            return x
         a = x.data
         shape, dtype = a.shape, a.dtype
         like = _last[0]  # (most often the kind of the array before: no call)
@@ -480,6 +489,25 @@ def revived(f: Function, i: int) -> Variable | None:
         f.outputs = (*refs[:i], weakref.ref(v), *refs[i + 1 :])
     v.data = saved
     return v
+
+
+def _check_fuses_as(cls: type, op: Any) -> None:
+    """Refuse a ``fuses_as`` that names no chain op, or one of another operand count."""
+    if op is None:
+        return
+    if op not in ARITY:
+        raise ValueError(
+            f"{cls.__name__}.fuses_as = {op!r} is no elementwise op of "
+            f"zerograd.backends.chains.ARITY ({', '.join(sorted(ARITY))}); name the one op "
+            f"its kernel computes, or leave fuses_as out."
+        )
+    params = list(inspect.signature(cls.forward).parameters.values())[1:]
+    if all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params):
+        if len(params) != ARITY[op]:
+            raise ValueError(
+                f"{cls.__name__}.fuses_as = {op!r} takes {ARITY[op]} operands, but forward "
+                f"takes {len(params)}; name the op its kernel computes, or leave fuses_as out."
+            )
 
 
 def _owner(cls: type, name: str) -> type:
@@ -589,18 +617,36 @@ def _fix_output(y: Any, inputs: tuple, func: Function) -> Any:
     The array is made on the backend of the first input that is an array. Inputs may be
     numpy scalars themselves: the book's Newton loop assigns
     ``x.data = x.data - gx.data / gx2.data`` (step 33). A forward that returned None
-    (a missing ``return``) is an error naming ``func``.
+    (a missing ``return``), a list (several outputs are a tuple) or no numbers (a string,
+    an object) is an error naming ``func``.
     """
+    name = type(func).__name__
     if y is None:
         raise TypeError(
-            f"{type(func).__name__}.forward returned None; it must return the output array "
+            f"{name}.forward returned None; it must return the output array "
             f"(or a tuple of arrays): check for a missing `return`."
+        )
+    if isinstance(y, list):  # (DeZero refuses it too; numpy would stack it into one array)
+        raise TypeError(
+            f"{name}.forward returned a list: return a tuple of arrays for several outputs, "
+            f"or one array (xp.stack(...) for a stacked one)."
         )
     for x in inputs:
         backend = _by_type.get(type(x.data))
         if backend is not None:
-            return backend.asarray(y)
-    return as_array(y)
+            a = backend.asarray(y)
+            break
+    else:
+        backend, a = None, as_array(y)
+        backend = _by_type.get(type(a))
+    if backend is not None and backend.dtype_kind(a.dtype) not in "biufc":
+        kind = type(y).__name__
+        article = "an" if kind[:1].lower() in "aeiou" else "a"
+        raise TypeError(
+            f"{name}.forward returned {article} {kind} ({y!r:.40}), not an array of numbers; "
+            f"return the output array (or a tuple of arrays), computed from its inputs."
+        )
+    return a
 
 
 def _check_one_backend(func: Function, xs: list) -> None:

@@ -19,11 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import get_array_module
+from ..backends.chains import op_of
 from ..backends.registry import registry
 from ..backprop import check_seed
 from ..config import using_config
 from ..function import Function
 from ..recording import READ, paused, recording, structure
+from ..testing.chains import FUNCTIONS
 from ..variable import Parameter, Variable, value_read
 from .names import Name
 from .schedule import upstream
@@ -486,7 +488,15 @@ class Trace:
         step = Forward(before, inputs, ins, outs, many, attrs)
         if not attrs:  # a forward that reads this call's arrays from its settings has none
             # asked of the class: an instance attribute of that name is the user's own
-            step.kernel = type(fn).kernel(fn, *[v.data for v in inputs])
+            arrays = [v.data for v in inputs]
+            step.kernel = type(fn).kernel(fn, *arrays)
+            if step.kernel is not None and _wrote_on_self(before, fn):
+                step.kernel = None  # its replays would keep this call's values: forward runs
+            if step.kernel is not None and not _tested(type(fn)):
+                why = _kernel_fault(fn, step.kernel, arrays, outputs)
+                if why is not None:
+                    self.refuse(why)
+                    step.kernel = None
             if step.kernel is not None:
                 before.__dict__.update(fn.__dict__)  # what forward left, for the vjp
                 before.ctx = getattr(fn, "ctx", None)  # its context: a kernel's replays keep it
@@ -1044,3 +1054,53 @@ def _has_graph(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_has_graph(v) for v in value.values())
     return False
+
+
+_TESTED = frozenset({"zerograd", "zerograd_nn"})
+"""The packages whose Functions' kernels and ``fuses_as`` their own suites check."""
+
+
+def _tested(cls: type) -> bool:
+    """Whether ``cls`` is one of zerograd's own Functions (its kernel needs no trial)."""
+    return cls.__module__.partition(".")[0] in _TESTED
+
+
+def _wrote_on_self(before: Any, fn: Any) -> bool:
+    """Whether ``fn``'s forward set or replaced an attribute (``before``: its prior copy).
+
+    A kernel's replays would keep what it wrote for this call.
+    """
+    was, now = before.__dict__, fn.__dict__
+    return was.keys() != now.keys() or any(now[k] is not v for k, v in was.items())
+
+
+def _kernel_fault(fn: Any, kernel: Callable, arrays: list, outputs: Any) -> str | None:
+    """What is wrong with a user Function's kernel on this call's arrays, or None.
+
+    Run once per recording: the kernel must give the bits ``forward`` gave, and a class
+    declaring ``fuses_as`` must compute that chain op (a fused chain computes the op, not
+    the kernel).
+    """
+    name = type(fn).__name__
+    ys = [o.data for o in outputs] if type(outputs) is list else [outputs.data]
+    got = kernel(*arrays)
+    got = list(got) if type(got) is tuple else [got]
+    if len(got) != len(ys) or not all(type(a) is type(b) and same(a, b) for a, b in zip(got, ys)):
+        return (
+            f"{name}.kernel gave a function whose result differs from what {name}.forward "
+            f"returned on the same arrays; a kernel must compute exactly what forward does "
+            f"(or kernel() returns None, and replays call forward)"
+        )
+    op = op_of(fn)
+    if op is not None and len(ys) == 1:
+        try:
+            ref = FUNCTIONS[op](get_array_module(arrays[0]), *arrays)
+        except Exception:  # noqa: BLE001 (operands the op cannot take: not that op)
+            ref = None
+        if ref is None or type(ref) is not type(ys[0]) or not same(ref, ys[0]):
+            return (
+                f"{name}.fuses_as = {op!r}, but its forward does not compute {op} on these "
+                f"arrays; a fused chain would compute {op}: name the op forward computes, "
+                f"or leave fuses_as out"
+            )
+    return None

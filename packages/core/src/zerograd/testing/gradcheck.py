@@ -165,7 +165,8 @@ def check_backward(
 
     Raises:
         AssertionError: A gradient differs (the message names the input and the largest
-            difference), or its dtype differs from its input's.
+            difference) or is missing, its dtype differs from its input's, or ``f``
+            changed an input array in place.
         ValueError: ``order`` is not 1 or 2.
 
     Examples:
@@ -183,7 +184,15 @@ def check_backward(
     rtol = rtol if rtol is not None else (1e-2 if single else 1e-4)
     atol = atol if atol is not None else (1e-3 if single else 1e-6)
 
+    before = [backend.to_numpy(d).copy() for d in datas]
     y0 = f(*[Variable(d) for d in datas])
+    for i, (d, b) in enumerate(zip(datas, before)):
+        if not np.array_equal(backend.to_numpy(d), b, equal_nan=True):
+            raise AssertionError(
+                f"f changed input {i} in place (it held {b}, now {backend.to_numpy(d)}): a "
+                f"forward must not write into its inputs; compute a new array (y = x + 1, "
+                f"not x += 1)"
+            )
     weight = backend.from_numpy(
         rng.standard_normal(y0.shape).astype(backend.to_numpy(y0.data).dtype)
     )
@@ -239,6 +248,12 @@ def check_backward(
             if analytic is None
             else backend.to_numpy(analytic).astype("float64")
         )
+        if analytic is None and not np.allclose(got, numeric, rtol=rtol, atol=atol):
+            raise AssertionError(
+                f"order-{order} gradient of input {i} (shape {datas[i].shape}, {dtypes[i]}) "
+                f"got no gradient (None) where the numerical one is\n{numeric}\n(a backward or "
+                f"vjp returned None for it, or it does not reach the output)"
+            )
         if not np.allclose(got, numeric, rtol=rtol, atol=atol):
             worst = float(np.max(np.abs(got - numeric)))
             raise AssertionError(
