@@ -127,6 +127,23 @@ def test_a_function_object_called_twice_is_an_error_not_a_missing_gradient():
     assert x2.grad.data == 6.0
 
 
+@pytest.mark.parametrize("make", [F.Exp, F.Tanh, F.Add])
+def test_a_built_in_function_object_reused_then_joined_is_an_error_not_misrouted(make):
+    """zerograd's lean functions (exp, tanh, add) keep only their inputs' creators: a
+    reused object's two outputs summed sent both gradients to the latest call's input (and
+    none to the first's), silently."""
+    f = make()
+    x1, x2 = Variable(np.array(1.0)), Variable(np.array(2.0))
+    args = (lambda x: (x,)) if make is not F.Add else (lambda x: (x, x))
+    y1, y2 = f(*args(x1)), f(*args(x2))
+    z = y1 + y2
+    with pytest.raises(
+        RuntimeError, match=rf"the {make.__name__} that made a variable .*called again"
+    ):
+        z.backward()
+    assert x1.grad is None and x2.grad is None and z.grad is None
+
+
 def test_a_function_object_called_on_its_own_output_is_an_error_not_a_hang():
     # f(f(x)): f's latest call reads f's own output, so the graph is a cycle that a walk
     # would go round for ever; a cycle below the start (f -> g -> f under a new op) leaves

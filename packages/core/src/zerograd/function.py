@@ -34,6 +34,8 @@ from .recording import switch as _recording
 from .variable import Constant, Variable, as_array
 
 _by_type = _registry.by_type
+OWN_PACKAGES = frozenset({"zerograd", "zerograd_nn"})
+"""The packages whose Function classes are zerograd's own (see :attr:`Function.own`)."""
 _data = operator.attrgetter("data")
 _generation = operator.attrgetter("generation")
 _new = object.__new__
@@ -71,6 +73,13 @@ class Function:
     _vjp = False  # set per subclass: whether its derivative is a vjp
     _lean = False  # set per subclass: a vjp that reads no input values (graph holds no inputs)
     _keeps_y = False  # set per subclass: a vjp that reads its outputs' values
+    own = False
+    """True for the Functions of zerograd's own packages (:data:`OWN_PACKAGES`), set per
+    class: their vjps read ``self.inputs`` for shapes and dtypes only (a test reads their
+    sources), their kernels are checked by their suites, and zerograd's functions make a
+    new object for every call. The engine and static-graph replays check a user's
+    Functions for what zerograd's never do (one object called twice, a kernel that is not
+    forward)."""
     vjp_reads_inputs: bool = True
     """Whether :meth:`vjp` reads the inputs' values (``xs``, or ``self.inputs``' data).
 
@@ -100,6 +109,7 @@ class Function:
         cls._vjp = vjp_owner is not Function and issubclass(vjp_owner, _owner(cls, "backward"))
         cls._lean = cls._vjp and not cls.vjp_reads_inputs
         cls._keeps_y = cls._vjp and cls.vjp_reads_outputs
+        cls.own = cls.__module__.partition(".")[0] in OWN_PACKAGES
         if "fuses_as" in cls.__dict__:
             _check_fuses_as(cls, cls.__dict__["fuses_as"])
 
@@ -413,10 +423,11 @@ def _edge(x: Variable) -> Variable | Function:
     """The edge :func:`_lean_edges` keeps for one input ``x``."""
     c = x.creator
     if c is not None and c._vjp and len(c.outputs) == 1:
-        if c.outputs[0]() is not x:
+        if c.outputs[0] is not x.__weakref__:
             # c was called again after making x (one object reused): through c the walk
             # would reach the latest call's output; x itself leads the walk to the error
-            # that names the reuse (backprop's check for a gradient nothing took)
+            # that names the reuse (backprop's check for a gradient nothing took). (The
+            # weakref c keeps is x's first, which x.__weakref__ reads without a call.)
             return x
         a = x.data
         shape, dtype = a.shape, a.dtype
