@@ -32,7 +32,7 @@ from .linear import *  # noqa: F403
 from .loss import *  # noqa: F403
 from .normalization import *  # noqa: F403
 from .pooling import *  # noqa: F403
-from .pytorch_names import MISSING_FUNCTIONS
+from .pytorch_names import MISSING_FUNCTIONS, missing_attribute
 
 _OPS = (_activation, _conv, _linear, _loss, _normalization, _pooling)
 # every op module's names (each is its ops' functions and classes: see zerograd.functions.ops)
@@ -52,9 +52,4 @@ __all__ = sorted(
 
 def __getattr__(name: str) -> Any:
     """PyTorch's function names that zerograd spells otherwise: one error naming the spelling."""
-    if name in MISSING_FUNCTIONS:
-        raise AttributeError(
-            f"module 'zerograd_nn.functional' has no attribute {name!r} (PyTorch's "
-            f"F.{name}): {MISSING_FUNCTIONS[name]}."
-        )
-    raise AttributeError(f"module 'zerograd_nn.functional' has no attribute {name!r}")
+    raise missing_attribute(__name__, name, MISSING_FUNCTIONS, "F")

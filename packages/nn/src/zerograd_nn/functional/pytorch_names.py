@@ -33,6 +33,26 @@ MISSING_FUNCTIONS = {
 """PyTorch's ``torch.nn.functional.<name>`` that zerograd lacks -> what to write instead."""
 
 
+def missing_attribute(
+    module: str, name: str, missing: Mapping[str, str], torch: str
+) -> AttributeError:
+    """The error for ``module.name``: Python's, with the spelling when PyTorch has ``name``.
+
+    Args:
+        module: the module asked (``"zerograd_nn.functional"``).
+        name: the attribute asked for.
+        missing: ``{PyTorch's name: what to write instead}``.
+        torch: how PyTorch's users write the module (``"F"``, ``"nn"``).
+
+    Returns:
+        The AttributeError for the module's ``__getattr__`` to raise.
+    """
+    text = f"module {module!r} has no attribute {name!r}"
+    if name in missing:
+        text += f" (PyTorch's {torch}.{name}): {missing[name]}."
+    return AttributeError(text)
+
+
 def pytorch_keyword_error(owner: str, key: str, hint: str) -> TypeError:
     """The error for PyTorch's keyword ``key`` given to ``owner`` (a function or a layer).
 

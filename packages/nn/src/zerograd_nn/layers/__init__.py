@@ -18,6 +18,7 @@ names (``'l1/W'``) are what weight files store.
 
 from typing import Any
 
+from ..functional.pytorch_names import missing_attribute
 from .base import Layer
 from .conv import Conv2d, Deconv2d
 from .dropout import Dropout
@@ -42,9 +43,4 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """PyTorch's layer names that zerograd spells otherwise: one error naming the spelling."""
-    if name in MISSING_LAYERS:
-        raise AttributeError(
-            f"module 'zerograd_nn.layers' has no attribute {name!r} (PyTorch's nn.{name}): "
-            f"{MISSING_LAYERS[name]}."
-        )
-    raise AttributeError(f"module 'zerograd_nn.layers' has no attribute {name!r}")
+    raise missing_attribute(__name__, name, MISSING_LAYERS, "nn")
