@@ -8,12 +8,16 @@ import math
 from pathlib import Path
 
 
-def positive_int(text: str) -> int:
-    """An int >= 1 (epochs, layer widths, derivative orders)."""
+def _whole(text: str) -> int:
     try:
-        n = int(text)
+        return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An int >= 1 (epochs, layer widths, derivative orders)."""
+    n = _whole(text)
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {n}")
     return n
@@ -21,10 +25,7 @@ def positive_int(text: str) -> int:
 
 def seed(text: str) -> int:
     """A seed numpy takes: an int in [0, 2**32)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    n = _whole(text)
     if not 0 <= n < 2**32:
         raise argparse.ArgumentTypeError(f"must be in [0, 2**32), got {n}")
     return n
