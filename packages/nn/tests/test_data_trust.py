@@ -23,3 +23,19 @@ def test_transforms_take_the_scalars_a_dataset_item_is():
     assert t.dtype == np.int32 and t.tolist() == ds.label[:4].tolist()
     with pytest.raises(TypeError, match="expected a numeric array"):
         T.ToFloat()("3")
+
+
+@pytest.mark.parametrize(
+    ("transform", "got"),
+    [(lambda v: None, "NoneType"), (lambda v: "abc", "str"), (lambda v: {"x": v}, "dict")],
+)
+def test_a_transform_returning_no_numbers_is_one_clear_error(transform, got):
+    # a transform that forgets its return gave a batch of None (an object array) that
+    # failed far away, in the model
+    loader = DataLoader(D.Spiral(transform=transform), 4, shuffle=False)
+    with pytest.raises(TypeError, match=rf"DataLoader: dataset\[0\] has x of type {got}, not "):
+        next(iter(loader))
+    assert loader.iteration == 0  # nothing served
+    ok = DataLoader(D.Spiral(target_transform=lambda t: None if t < 0 else "label"), 4)
+    with pytest.raises(TypeError, match=r"has t of type str, not a number or an array"):
+        next(iter(ok))
