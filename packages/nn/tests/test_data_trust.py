@@ -39,3 +39,43 @@ def test_a_transform_returning_no_numbers_is_one_clear_error(transform, got):
     ok = DataLoader(D.Spiral(target_transform=lambda t: None if t < 0 else "label"), 4)
     with pytest.raises(TypeError, match=r"has t of type str, not a number or an array"):
         next(iter(ok))
+
+
+def write_idx(path, array, code=0x08):
+    import gzip
+    import struct
+
+    header = bytes([0, 0, code, array.ndim]) + b"".join(struct.pack(">I", d) for d in array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + array.astype(array.dtype.newbyteorder(">")).tobytes())
+
+
+@pytest.mark.parametrize(
+    ("labels", "code", "images_code", "message"),
+    [
+        (
+            np.array([0, 1, 12, 3], np.uint8),
+            0x08,
+            0x08,
+            r"label 12 at record 2, but the labels are 0\.\.9",
+        ),
+        (np.array([1, -1, 2, 3], np.int8), 0x09, 0x08, r"labels of type int8"),
+        (np.array([1, 0, 2, 3], np.uint8), 0x08, 0x0D, r"images of type float32"),
+    ],
+)
+def test_mnist_refuses_a_file_of_another_data_set(
+    tmp_path, monkeypatch, labels, code, images_code, message
+):
+    # EMNIST letters (labels 1..26) or float images in MNIST's files were taken silently:
+    # cross-entropy over 10 classes then read labels it has no column for
+    monkeypatch.setattr(D.MNIST, "md5", {k: None for k in D.MNIST.md5})
+    images = np.arange(4 * 28 * 28).reshape(4, 28, 28) % 256
+    write_idx(
+        tmp_path / "train-images-idx3-ubyte.gz",
+        images.astype(">f4" if images_code == 0x0D else np.uint8),
+        images_code,
+    )
+    write_idx(tmp_path / "train-labels-idx1-ubyte.gz", labels, code)
+    with pytest.raises(ValueError, match=message) as info:
+        D.MNIST(root=tmp_path)
+    assert "another data set" in str(info.value)
