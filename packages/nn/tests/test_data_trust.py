@@ -79,3 +79,10 @@ def test_mnist_refuses_a_file_of_another_data_set(
     with pytest.raises(ValueError, match=message) as info:
         D.MNIST(root=tmp_path)
     assert "another data set" in str(info.value)
+
+
+def test_an_empty_idx_file_says_it_is_empty(tmp_path):
+    # it said "not an IDX file (bad magic number )"
+    (tmp_path / "train-images-idx3-ubyte").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"train-images-idx3-ubyte: the file is empty; replace it"):
+        D.read_idx(tmp_path / "train-images-idx3-ubyte")

@@ -47,6 +47,8 @@ def read_idx(path: str | Path) -> Any:
             buf = f.read()
     except (OSError, EOFError) as exc:
         raise ValueError(f"{path}: cannot be read as an IDX file ({exc}); replace it.") from None
+    if not buf:
+        raise ValueError(f"{path}: the file is empty; replace it with a good copy.")
     if len(buf) < 4 or buf[0] != 0 or buf[1] != 0 or buf[2] not in _IDX_TYPES:
         raise ValueError(f"{path}: not an IDX file (bad magic number {buf[:4].hex()})")
     ndim = buf[3]
