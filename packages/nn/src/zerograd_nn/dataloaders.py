@@ -76,9 +76,21 @@ def _stack(xp: Any, owner: str, what: str, values: list, indices: Any) -> Any:
     """``values`` (the ``what`` of each item in a batch) stacked into one array.
 
     A ValueError names the loader and the first two items whose shapes differ when they
-    cannot be stacked.
+    cannot be stacked; a TypeError names the first item that is not numbers (a transform
+    returning None gave a batch of None that failed far away, in the model).
     """
-    arrays = [xp.asarray(v) for v in values]
+    kind = get_backend().dtype_kind
+    try:
+        arrays = [xp.asarray(v) for v in values]
+        k = next((k for k, a in enumerate(arrays) if kind(a.dtype) not in "biufc"), None)
+    except (TypeError, ValueError):  # a backend that takes no object arrays
+        arrays, k = [], next(k for k, v in enumerate(values) if not hasattr(v, "shape"))
+    if k is not None:
+        raise TypeError(
+            f"{owner}: dataset[{int(indices[k])}] has {what} of type {type(values[k]).__name__}, "
+            f"not a number or an array of numbers; does a transform return nothing (None), or "
+            f"something else than an array?"
+        )
     try:
         return xp.stack(arrays)
     except ValueError:

@@ -14,6 +14,7 @@ Examples:
 
 from __future__ import annotations
 
+import numbers
 import random
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,8 +47,12 @@ def _size(owner: str, size: Any) -> tuple[int, int]:
 
 
 def _numeric(owner: str, x: Any) -> Any:
-    """``x`` as an array: arrays pass, lists are converted, anything else a TypeError."""
-    if isinstance(x, (list, tuple)):
+    """``x`` as an array: arrays pass, lists and numbers are converted, else a TypeError.
+
+    Numbers include numpy's scalars: indexing a 1-d array (labels, character ids) gives
+    them, so every item of such a dataset is one.
+    """
+    if isinstance(x, (list, tuple, numbers.Number)):
         x = get_backend().xp.asarray(x)
     try:
         kind = backend_of(x).dtype_kind(x.dtype)

@@ -47,6 +47,8 @@ def read_idx(path: str | Path) -> Any:
             buf = f.read()
     except (OSError, EOFError) as exc:
         raise ValueError(f"{path}: cannot be read as an IDX file ({exc}); replace it.") from None
+    if not buf:
+        raise ValueError(f"{path}: the file is empty; replace it with a good copy.")
     if len(buf) < 4 or buf[0] != 0 or buf[1] != 0 or buf[2] not in _IDX_TYPES:
         raise ValueError(f"{path}: not an IDX file (bad magic number {buf[:4].hex()})")
     ndim = buf[3]
@@ -143,7 +145,8 @@ class MNIST(_ImageFiles):
         TypeError: ``train`` or ``download`` is not True or False.
         FileNotFoundError: files are missing and not downloaded (the message lists them
             and where to put them).
-        ValueError: a file is corrupt, truncated or fails its checksum.
+        ValueError: a file is corrupt, truncated or fails its checksum, or holds another
+            data set's images or labels (not uint8, a label outside the classes).
     """
 
     name = "MNIST"
@@ -192,9 +195,31 @@ class MNIST(_ImageFiles):
                 f"{self.name}: images {images.shape} and labels {labels.shape} in {self.root} "
                 f"do not match (expected (N, H, W) and (N,))."
             )
+        self._check_files(as_numpy(images), as_numpy(labels))
         backend = get_backend()
         self.data = backend.xp.reshape(images, (len(images), 1) + images.shape[1:])
         self.label = backend.astype(labels, backend.xp.int64)
+
+    def _check_files(self, images: Any, labels: Any) -> None:
+        """Refuse files of another data set: pixels not uint8, labels outside the classes."""
+        np = host_numpy()
+        classes = len(self.class_names)
+        for what, a in (("images", images), ("labels", labels)):
+            if a.dtype != np.uint8:
+                raise ValueError(
+                    f"{self.name}: the {what} file in {self.root} holds {what} of type {a.dtype}, "
+                    f"not uint8; it belongs to another data set: place {self.name}'s own files "
+                    f"there."
+                )
+        bad = np.nonzero(labels >= classes)[0]
+        if bad.size:
+            i = int(bad[0])
+            raise ValueError(
+                f"{self.name}: the labels file in {self.root} holds label {int(labels[i])} at "
+                f"record {i}, but the labels are 0..{classes - 1}; it is corrupt or belongs to "
+                f"another data set (EMNIST's letters are 1..26): place {self.name}'s own files "
+                f"there."
+            )
 
 
 class FashionMNIST(MNIST):

@@ -1,0 +1,88 @@
+"""Data sets, transforms and loaders as a DeZero or PyTorch user meets them: edge cases."""
+
+import numpy as np
+import pytest
+
+from zerograd_nn import DataLoader
+from zerograd_nn import datasets as D
+from zerograd_nn import transforms as T
+
+
+def test_transforms_take_the_scalars_a_dataset_item_is():
+    # a 1-d dataset's items (labels, character ids) are numpy scalars: DeZero's AsType and
+    # Normalize take them, so target_transform=ToInt() works on any dataset
+    ds = D.Spiral(target_transform=T.ToInt("int32"))
+    x, t = ds[0]
+    assert t.dtype == np.int32 and int(t) == int(ds.label[0])
+    text = D.TextCharDataset(text="hello", transform=T.ToFloat())
+    assert text[1][0].dtype == np.float32 and float(text[1][0]) == 1.0
+    assert float(T.Normalize(1.0, 2.0)(np.float32(3.0))) == 1.0
+    assert float(T.Normalize(1.0, 2.0)(3.0)) == 1.0
+    assert T.Flatten()(np.int64(7)).tolist() == [7]
+    _, t = next(iter(DataLoader(ds, 4, shuffle=False)))
+    assert t.dtype == np.int32 and t.tolist() == ds.label[:4].tolist()
+    with pytest.raises(TypeError, match="expected a numeric array"):
+        T.ToFloat()("3")
+
+
+@pytest.mark.parametrize(
+    ("transform", "got"),
+    [(lambda v: None, "NoneType"), (lambda v: "abc", "str"), (lambda v: {"x": v}, "dict")],
+)
+def test_a_transform_returning_no_numbers_is_one_clear_error(transform, got):
+    # a transform that forgets its return gave a batch of None (an object array) that
+    # failed far away, in the model
+    loader = DataLoader(D.Spiral(transform=transform), 4, shuffle=False)
+    with pytest.raises(TypeError, match=rf"DataLoader: dataset\[0\] has x of type {got}, not "):
+        next(iter(loader))
+    assert loader.iteration == 0  # nothing served
+    ok = DataLoader(D.Spiral(target_transform=lambda t: None if t < 0 else "label"), 4)
+    with pytest.raises(TypeError, match=r"has t of type str, not a number or an array"):
+        next(iter(ok))
+
+
+def write_idx(path, array, code=0x08):
+    import gzip
+    import struct
+
+    header = bytes([0, 0, code, array.ndim]) + b"".join(struct.pack(">I", d) for d in array.shape)
+    with gzip.open(path, "wb") as f:
+        f.write(header + array.astype(array.dtype.newbyteorder(">")).tobytes())
+
+
+@pytest.mark.parametrize(
+    ("labels", "code", "images_code", "message"),
+    [
+        (
+            np.array([0, 1, 12, 3], np.uint8),
+            0x08,
+            0x08,
+            r"label 12 at record 2, but the labels are 0\.\.9",
+        ),
+        (np.array([1, -1, 2, 3], np.int8), 0x09, 0x08, r"labels of type int8"),
+        (np.array([1, 0, 2, 3], np.uint8), 0x08, 0x0D, r"images of type float32"),
+    ],
+)
+def test_mnist_refuses_a_file_of_another_data_set(
+    tmp_path, monkeypatch, labels, code, images_code, message
+):
+    # EMNIST letters (labels 1..26) or float images in MNIST's files were taken silently:
+    # cross-entropy over 10 classes then read labels it has no column for
+    monkeypatch.setattr(D.MNIST, "md5", {k: None for k in D.MNIST.md5})
+    images = np.arange(4 * 28 * 28).reshape(4, 28, 28) % 256
+    write_idx(
+        tmp_path / "train-images-idx3-ubyte.gz",
+        images.astype(">f4" if images_code == 0x0D else np.uint8),
+        images_code,
+    )
+    write_idx(tmp_path / "train-labels-idx1-ubyte.gz", labels, code)
+    with pytest.raises(ValueError, match=message) as info:
+        D.MNIST(root=tmp_path)
+    assert "another data set" in str(info.value)
+
+
+def test_an_empty_idx_file_says_it_is_empty(tmp_path):
+    # it said "not an IDX file (bad magic number )"
+    (tmp_path / "train-images-idx3-ubyte").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"train-images-idx3-ubyte: the file is empty; replace it"):
+        D.read_idx(tmp_path / "train-images-idx3-ubyte")
