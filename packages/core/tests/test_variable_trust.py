@@ -34,3 +34,10 @@ def test_a_preset_seed_stays_y_s_own_under_retain_grad():
     assert y.grad is g
     x.grad.data += 10.0
     np.testing.assert_array_equal(g.data, [3.0, 5.0])
+
+
+def test_backward_of_a_variable_without_data_says_so():
+    x = Variable(None)
+    with pytest.raises(TypeError, match=r"backward\(\) of a Variable whose data is None"):
+        x.backward()
+    assert x.grad is None

@@ -368,8 +368,8 @@ class Variable:
 
         Raises:
             RuntimeError: This variable was computed with backprop disabled.
-            TypeError: A variable of the graph holds a ``grad`` that is not a Variable, or
-                ``retain_graph`` is not a bool.
+            TypeError: A variable of the graph holds a ``grad`` that is not a Variable,
+                ``retain_graph`` is not a bool, or this variable's data is None.
             ValueError: A gradient preset on this variable (``y.grad``) has another shape.
 
         Examples:
@@ -396,6 +396,11 @@ class Variable:
             else:
                 self._engine(retain_grad, create_graph)
         except Exception as exc:
+            if self.data is None:  # ones_like(None) fails far from the cause
+                raise TypeError(
+                    "backward() of a Variable whose data is None; give it an array first "
+                    "(x.data = ...)."
+                ) from exc
             _explain_bad_grad(self, exc)
             raise
 
