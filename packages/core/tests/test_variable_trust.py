@@ -41,3 +41,16 @@ def test_backward_of_a_variable_without_data_says_so():
     with pytest.raises(TypeError, match=r"backward\(\) of a Variable whose data is None"):
         x.backward()
     assert x.grad is None
+
+
+@pytest.mark.parametrize("prop", ["shape", "ndim", "size", "dtype"])
+def test_array_properties_of_a_variable_without_data_say_so(prop):
+    x = Variable(None)
+    with pytest.raises(AttributeError, match=rf"x\.{prop} of a Variable whose data is None"):
+        getattr(x, prop)
+    assert not hasattr(x, prop)  # still an AttributeError: getattr(x, prop, default) works
+
+
+def test_len_of_a_variable_without_data_says_so():
+    with pytest.raises(TypeError, match=r"len\(\) of a Variable whose data is None"):
+        len(Variable(None))
