@@ -82,7 +82,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
     carrier = VARIABLE_OPS if create_graph else array_ops_by_type[type(g.data)]
     graph = carrier.graph  # the one question of mode, asked where a vjp is called
     ops = array_ops_by_type  # first order: each vjp runs on its gradient's own backend
-    grads: dict[Variable, Any] = {y: carrier.unwrap(g)}
+    start = carrier.unwrap(g)
+    grads: dict[Variable, Any] = {y: start}
     leaves: list[Variable] = []  # in the order they got their first gradient
     retained: list[tuple[Variable, Any]] = []  # (intermediate, its gradient) to keep
     cleared: list[Variable] = []  # intermediates whose (stale) gradient goes at the end
@@ -208,7 +209,8 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
             _stale(grads, leaves)
         with storing:  # the held gradients read and replaced in one step (threads)
             _onto_held(grads, leaves, carrier)
-            _store(grads, leaves, retained, cleared, carrier)
+            # a preset seed is the user's (y drops it unless retained): never hand it on
+            _store(grads, leaves, retained, cleared, carrier, None if seed is None else start)
     except BaseException as exc:
         y.grad = seed
         if isinstance(exc, (TypeError, AttributeError)) and "NoneType" in str(exc) and f._vjp:
@@ -491,17 +493,32 @@ def _plus_held(x: Variable, gx: Any, carrier: Any) -> Any:
     return total if type(total) in _by_type else carrier.carry(total, x.data)
 
 
-def _store(grads: dict, leaves: list, retained: list, cleared: list, carrier: Any) -> None:
-    """Give the walk's gradients to the variables, each one an object of its own."""
+def _store(
+    grads: dict,
+    leaves: list,
+    retained: list,
+    cleared: list,
+    carrier: Any,
+    seed: Any = None,
+) -> None:
+    """Give the walk's gradients to the variables, each one an object of its own.
+
+    ``seed``: the gradient the user preset on ``y`` (as the walk carries it), or None. The
+    user holds it, so it stays ``y``'s alone (retained) and any other variable gets a copy.
+    """
     for v in cleared:
         v.grad = None
     held: set[int] = set()
+    if seed is not None:
+        held.add(id(seed))
     for v, g in (*retained, *[(x, grads[x]) for x in leaves]):
         if g is None:
             continue
         old = v.grad
+        if old is not None and carrier.unwrap(old) is g:  # y's own seed stays what it was
+            held.add(id(g))
+            continue
         if id(g) in held:
             g = carrier.copy(g)
         held.add(id(g))
-        if old is None or carrier.unwrap(old) is not g:  # y's own seed stays what it was
-            v.grad = carrier.wrap(g)
+        v.grad = carrier.wrap(g)

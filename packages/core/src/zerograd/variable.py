@@ -83,6 +83,20 @@ def _explain_bad_grad(y: Variable, exc: Exception) -> None:
             stack.extend(f.inputs)
 
 
+def _no_data(x: Variable, prop: str) -> AttributeError:
+    """The error for ``x.<prop>`` when reading it from ``x.data`` failed.
+
+    An AttributeError still, so ``getattr(x, prop, default)`` and ``hasattr`` keep working.
+    """
+    if x.data is None:
+        return AttributeError(
+            f"x.{prop} of a Variable whose data is None; give it an array first (x.data = ...)."
+        )
+    return AttributeError(
+        f"x.{prop}: the Variable's data ({type(x.data).__qualname__}) has no {prop!r}."
+    )
+
+
 def _scalar_backend(x: Any) -> Any:
     """Return the default backend when it can turn the library scalar ``x`` into an array.
 
@@ -164,27 +178,43 @@ class Variable:
         self.generation = 0
 
     # -- array-like properties ------------------------------------------------------------
+    # (a try costs nothing until it fails: the error names the cause, not NoneType's)
     @property
     def shape(self) -> tuple[int, ...]:
         """Shape of the data."""
-        return self.data.shape
+        try:
+            return self.data.shape
+        except AttributeError:
+            raise _no_data(self, "shape") from None
 
     @property
     def ndim(self) -> int:
         """Number of dimensions."""
-        return self.data.ndim
+        try:
+            return self.data.ndim
+        except AttributeError:
+            raise _no_data(self, "ndim") from None
 
     @property
     def size(self) -> int:
         """Number of elements."""
-        return math.prod(self.data.shape)  # torch.Tensor.size is a method: see utils.size_of
+        try:
+            shape = self.data.shape
+        except AttributeError:
+            raise _no_data(self, "size") from None
+        return math.prod(shape)  # torch.Tensor.size is a method: see utils.size_of
 
     @property
     def dtype(self) -> Any:
         """Data type of the elements."""
-        return self.data.dtype
+        try:
+            return self.data.dtype
+        except AttributeError:
+            raise _no_data(self, "dtype") from None
 
     def __len__(self) -> int:
+        if self.data is None:
+            raise TypeError("len() of a Variable whose data is None; give it an array first.")
         shape = self.data.shape
         if not shape:
             raise TypeError("len() of a 0-d variable")
@@ -368,8 +398,8 @@ class Variable:
 
         Raises:
             RuntimeError: This variable was computed with backprop disabled.
-            TypeError: A variable of the graph holds a ``grad`` that is not a Variable, or
-                ``retain_graph`` is not a bool.
+            TypeError: A variable of the graph holds a ``grad`` that is not a Variable,
+                ``retain_graph`` is not a bool, or this variable's data is None.
             ValueError: A gradient preset on this variable (``y.grad``) has another shape.
 
         Examples:
@@ -396,6 +426,11 @@ class Variable:
             else:
                 self._engine(retain_grad, create_graph)
         except Exception as exc:
+            if self.data is None:  # ones_like(None) fails far from the cause
+                raise TypeError(
+                    "backward() of a Variable whose data is None; give it an array first "
+                    "(x.data = ...)."
+                ) from exc
             _explain_bad_grad(self, exc)
             raise
 
