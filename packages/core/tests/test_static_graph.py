@@ -1164,3 +1164,35 @@ def test_built_in_vjps_get_no_stand_ins_and_a_users_vjp_keeps_them():
         assert static.counts["replayed"] == 2
         # the user's vjp gets this replay's h put into its stand-in, and only it does
         assert static.sources()[0].count(".data = s") == (1 if user else 0)
+
+
+def test_replayed_leaf_gradients_never_share_memory(rand, to_np):
+    """As eagerly: the reshape derivatives give views of the one gradient add passes on,
+    and a trace's planned walk gave the two Parameters gradients sharing memory."""
+
+    def make():
+        a, b = Parameter(rand(2, seed=1)), Parameter(rand(2, seed=2))
+
+        def step(x):
+            a.cleargrad()
+            b.cleargrad()
+            y = (F.reshape(a, (1, 2)) + F.reshape(b, (1, 2))) * x
+            loss = F.sum(y * y)
+            loss.backward()
+            return loss
+
+        step.a, step.b = a, b
+        return step
+
+    eager, static = _twins(make)
+    for i in range(5):
+        x = rand(1, 2, seed=10 + i)
+        _same(to_np, static(x), eager(x))
+        _same(to_np, static.__wrapped__.a.grad, eager.a.grad)
+        g_a, g_b = to_np(static.__wrapped__.a.grad.data), to_np(static.__wrapped__.b.grad.data)
+        if type(static.__wrapped__.a.grad.data) is np.ndarray:
+            assert not np.shares_memory(
+                static.__wrapped__.a.grad.data, static.__wrapped__.b.grad.data
+            )
+        np.testing.assert_array_equal(g_a, g_b)
+    assert static.counts["replayed"] == 2

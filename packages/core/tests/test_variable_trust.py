@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import zerograd.functions as F
 from zerograd import Variable
 
 
@@ -54,3 +55,35 @@ def test_array_properties_of_a_variable_without_data_say_so(prop):
 def test_len_of_a_variable_without_data_says_so():
     with pytest.raises(TypeError, match=r"len\(\) of a Variable whose data is None"):
         len(Variable(None))
+
+
+def _reshaped_sum(a, b):
+    return F.reshape(a, (1, 2)) + F.reshape(b, (1, 2))
+
+
+def _transposed_sum(a, b):
+    return a + F.transpose(b)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize(("shape", "join"), [((2,), _reshaped_sum), ((2, 2), _transposed_sum)])
+def test_leaf_gradients_never_share_memory(create_graph, shape, join):
+    """A gradient object belongs to one variable, its memory too: the reshape and transpose
+    derivatives give views of the one gradient add passes on, and changing one leaf's in
+    place (a.grad.data *= 0.5) silently changed the other's."""
+    a = Variable(np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape))
+    b = Variable(np.full(shape, 2.0))
+    y = join(a, b)
+    F.sum(y * y).backward(create_graph=create_graph)
+    want_b = np.array(b.grad.data, copy=True)
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    a.grad.data *= 0.5
+    np.testing.assert_array_equal(b.grad.data, want_b)
+
+
+def test_a_retained_gradient_and_a_leaf_view_of_it_are_apart():
+    x = Variable(np.arange(4.0).reshape(2, 2))
+    y = F.reshape(x, (4,))
+    F.sum(y * y).backward(retain_grad=True)
+    assert not np.shares_memory(x.grad.data, y.grad.data)
+    np.testing.assert_array_equal(x.grad.data, 2 * np.arange(4.0).reshape(2, 2))

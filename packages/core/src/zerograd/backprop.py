@@ -503,22 +503,43 @@ def _store(
 ) -> None:
     """Give the walk's gradients to the variables, each one an object of its own.
 
+    Of its own memory too: two views of one array (the gradients of ``a.reshape(...)`` and
+    ``b.reshape(...)`` added, or of ``x`` and ``x.T``) would change each other when one is
+    changed in place, so a gradient whose array shares its memory owner (numpy's and
+    CuPy's ``base``) with one already given is copied, as one given twice is.
+
     ``seed``: the gradient the user preset on ``y`` (as the walk carries it), or None. The
     user holds it, so it stays ``y``'s alone (retained) and any other variable gets a copy.
     """
     for v in cleared:
         v.grad = None
-    held: set[int] = set()
+    held: set[int] = set()  # the gradient objects given, and their arrays' memory owners
     if seed is not None:
         held.add(id(seed))
+        held.add(memory_of(seed))
     for v, g in (*retained, *[(x, grads[x]) for x in leaves]):
         if g is None:
             continue
         old = v.grad
         if old is not None and carrier.unwrap(old) is g:  # y's own seed stays what it was
             held.add(id(g))
+            held.add(memory_of(g))
             continue
-        if id(g) in held:
+        memory = memory_of(g)
+        if id(g) in held or memory in held:
             g = carrier.copy(g)
+            memory = memory_of(g)
         held.add(id(g))
+        held.add(memory)
         v.grad = carrier.wrap(g)
+
+
+def memory_of(g: Any) -> int:
+    """The id of the array owning the memory of gradient ``g`` (an array or a Variable).
+
+    Two gradients with one owner share memory (views, numpy's and CuPy's ``base``): the
+    walks that store gradients (this one, a static-graph trace's) copy the second.
+    """
+    a = g.data if isinstance(g, Variable) else g
+    base = getattr(a, "base", None)
+    return id(a if base is None else base)

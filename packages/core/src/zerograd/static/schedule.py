@@ -19,7 +19,7 @@ from typing import Any
 
 from ..backends.chains import op_of
 from ..backends.registry import registry
-from ..backprop import consumer_counts, dezero_backward, storing
+from ..backprop import consumer_counts, dezero_backward, memory_of, storing
 from ..function import Function
 from ..namespaces import VARIABLE_OPS, array_ops_by_type
 from ..variable import Variable, as_array
@@ -170,7 +170,10 @@ class _Walk:
             self.grads[x] = self.sum(g, gx, xd)
 
     def finish(self) -> None:
-        """Give the leaves their totals, onto what they held; a gradient held twice is copied."""
+        """Give the leaves their totals, onto what they held.
+
+        A gradient given twice, or sharing memory with one given, is copied.
+        """
         carrier, trace, seen = self.carrier, self.trace, set()
         with storing:
             for x in self.leaves:
@@ -180,11 +183,12 @@ class _Walk:
                 v.grad = None
             for x in self.leaves:
                 g = self.grads[x]
-                if id(g) in seen:
+                if id(g) in seen or memory_of(g) in seen:  # given, or a view of one given
                     copied = carrier.copy(g)
                     trace.op(carrier.copy, (g,), copied)
                     g = copied
                 seen.add(id(g))
+                seen.add(memory_of(g))
                 old = x.grad
                 if old is None or carrier.unwrap(old) is not g:
                     x.grad = carrier.wrap(g)
