@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import gc
 import pickle
+import warnings
 import weakref
 
 import numpy as np
@@ -1196,3 +1197,26 @@ def test_replayed_leaf_gradients_never_share_memory(rand, to_np):
             )
         np.testing.assert_array_equal(g_a, g_b)
     assert static.counts["replayed"] == 2
+
+
+def test_a_traced_call_never_hands_a_preset_seed_on_as_a_leaf_gradient(rand):
+    """As eagerly: the trace's planned walk gave ``a`` the user's seed array itself."""
+    a = Parameter(rand(2, seed=1))
+    seed = rand(2, seed=2)
+
+    @static_graph
+    def step(x):
+        a.cleargrad()
+        y = a + x
+        y.grad = Variable(seed)
+        y.backward()
+        return y
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StaticGraphWarning)  # a seed made outside: eager
+        for i in range(3):
+            step(rand(2, seed=10 + i))
+            assert a.grad.data is not seed
+            if type(seed) is np.ndarray:
+                assert not np.shares_memory(a.grad.data, seed)
+    assert step.counts["traced"] == 1

@@ -27,7 +27,7 @@ from ..variable import Variable, as_array
 _by_type = registry.by_type
 
 
-def walk(trace: Any, y: Variable) -> None:
+def walk(trace: Any, y: Variable, preset: bool = False) -> None:
     """The first-order backward from ``y`` (see :func:`zerograd.backprop.backward`), recorded.
 
     ``y.grad`` holds the gradient it starts from (of ``y``'s shape). It changes no gradient
@@ -37,6 +37,8 @@ def walk(trace: Any, y: Variable) -> None:
         trace: the :class:`~.trace.Trace` recording the call (its ``vjp``, ``legacy``,
             ``op``, ``held`` and ``stored`` take the steps).
         y: the Variable backward starts from; it has a creator.
+        preset: ``y.grad`` is the user's (set before ``backward()``), not the trace's ones:
+            no other Variable is given it (a leaf gets a copy), as in the eager walk.
 
     Raises:
         Exception: what a vjp raises; a RuntimeError for a vjp that returns a gradient of
@@ -62,7 +64,7 @@ def walk(trace: Any, y: Variable) -> None:
                 _done(creator, deps, ready)
             if gx is not None:
                 run.arrived(x, creator, gx)
-    run.finish()
+    run.finish(g.data if preset else None)
 
 
 def _on_variables(f: Function, inputs: tuple, y: Any, gy: Any) -> tuple:
@@ -169,12 +171,15 @@ class _Walk:
         else:
             self.grads[x] = self.sum(g, gx, xd)
 
-    def finish(self) -> None:
+    def finish(self, seed: Any = None) -> None:
         """Give the leaves their totals, onto what they held.
 
-        A gradient given twice, or sharing memory with one given, is copied.
+        A gradient given twice, or sharing memory with one given (or with ``seed``, the
+        user's preset gradient of ``y``), is copied.
         """
         carrier, trace, seen = self.carrier, self.trace, set()
+        if seed is not None:
+            seen.update((id(seed), memory_of(seed)))
         with storing:
             for x in self.leaves:
                 if x.grad is not None:

@@ -554,13 +554,15 @@ class Trace:
             elif create_graph:
                 self._recorded_walk(y, run)
             else:
-                self._planned_walk(y, run)
+                self._planned_walk(y, run, seed is not None)
         except BaseException:
             y.grad = seed
             raise
 
-    def _planned_walk(self, y: Variable, run: Callable) -> None:
+    def _planned_walk(self, y: Variable, run: Callable, preset: bool) -> None:
         """The first-order walk, done and recorded by :func:`.schedule.walk`.
+
+        ``preset``: the user set ``y.grad`` before ``backward()``.
 
         Where it fails (having changed no gradient) the eager walk runs in its place and
         says why; should that one succeed, the call stays eager.
@@ -569,7 +571,7 @@ class Trace:
             # as in the eager walk, no graph is built (a DeZero-style backward applies
             # Functions; a forward a vjp runs may ask); nor is that work recorded (see legacy)
             with paused(), using_config("enable_backprop", False):
-                planned_walk(self, y)
+                planned_walk(self, y, preset)
         except Exception as exc:
             self.refuse(
                 f"its backward could not be planned from the graph the call built "
