@@ -86,3 +86,19 @@ def test_an_empty_idx_file_says_it_is_empty(tmp_path):
     (tmp_path / "train-images-idx3-ubyte").write_bytes(b"")
     with pytest.raises(ValueError, match=r"train-images-idx3-ubyte: the file is empty; replace it"):
         D.read_idx(tmp_path / "train-images-idx3-ubyte")
+
+
+def test_seq_loader_reads_as_its_docstring_says_when_the_batch_size_does_not_divide():
+    """DeZero's batches (the book's numbers): with 11 items and batch_size 4, items 2, 4 and
+    6 twice and 9 and 10 never; with a divisor, every item once."""
+    import numpy as np
+
+    from zerograd_nn import SeqDataLoader
+    from zerograd_nn.datasets import TensorDataset
+
+    def items(n, batch_size):
+        ds = TensorDataset(np.arange(n, dtype=np.float32), np.arange(n))
+        return sorted(int(v) for x, _ in SeqDataLoader(ds, batch_size=batch_size) for v in x)
+
+    assert items(11, 4) == [0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7, 8]
+    assert items(12, 4) == list(range(12))

@@ -458,6 +458,11 @@ class SeqDataLoader(DataLoader):
 
     Row ``i`` of batch ``k`` is item ``(i * (len // batch_size) + k) % len``, so consecutive
     batches continue each row's subsequence (DeZero's ``SeqDataLoader``). It never shuffles.
+    Where ``batch_size`` does not divide the length, an epoch's ``ceil(len / batch_size)``
+    batches read one item past each row's stretch and never reach the last ones: with 11
+    items and ``batch_size=4``, items 2, 4 and 6 come twice and 9 and 10 never. These are
+    DeZero's batches, kept so that the book's runs give the book's numbers; pick a
+    ``batch_size`` that divides the length to read each item once.
 
     Args:
         dataset: a sequence dataset (item ``i`` followed by item ``i + 1``).
