@@ -1220,3 +1220,21 @@ def test_a_traced_call_never_hands_a_preset_seed_on_as_a_leaf_gradient(rand):
             if type(seed) is np.ndarray:
                 assert not np.shares_memory(a.grad.data, seed)
     assert step.counts["traced"] == 1
+
+
+def test_replayed_leaf_gradients_are_writable(rand, to_np):
+    """As eagerly: a sum's gradient was a read-only broadcast view in traced calls."""
+    a = Parameter(rand(3, seed=1))
+
+    @static_graph
+    def step(x):
+        a.cleargrad()
+        loss = F.sum(a) * F.sum(x)
+        loss.backward()
+        return loss
+
+    for i in range(5):
+        step(rand(3, seed=10 + i))
+        if type(a.grad.data) is np.ndarray:
+            assert a.grad.data.flags.writeable
+    assert step.counts["replayed"] == 2

@@ -87,3 +87,16 @@ def test_a_retained_gradient_and_a_leaf_view_of_it_are_apart():
     F.sum(y * y).backward(retain_grad=True)
     assert not np.shares_memory(x.grad.data, y.grad.data)
     np.testing.assert_array_equal(x.grad.data, 2 * np.arange(4.0).reshape(2, 2))
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_every_leaf_gradient_is_writable(create_graph):
+    """sum's derivative broadcasts (a read-only view of stride 0): x.grad.data += 1 met
+    numpy's "output array is read-only", where PyTorch's gradients are plain tensors."""
+    x = Variable(np.ones(3))
+    y = Variable(np.ones((2, 3)))
+    F.sum(x).backward(create_graph=create_graph)
+    F.sum(y + x).backward(create_graph=create_graph)
+    for v, want in ((x, 3.0), (y, 1.0)):
+        v.grad.data += 1
+        np.testing.assert_array_equal(v.grad.data, np.full(v.shape, want + 1))

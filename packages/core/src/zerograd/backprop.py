@@ -506,7 +506,9 @@ def _store(
     Of its own memory too: two views of one array (the gradients of ``a.reshape(...)`` and
     ``b.reshape(...)`` added, or of ``x`` and ``x.T``) would change each other when one is
     changed in place, so a gradient whose array shares its memory owner (numpy's and
-    CuPy's ``base``) with one already given is copied, as one given twice is.
+    CuPy's ``base``) with one already given is copied, as one given twice is; and a
+    read-only one (``sum``'s derivative broadcasts: a view of stride 0) too, so that
+    ``x.grad.data += ...`` works on every gradient, as on PyTorch's.
 
     ``seed``: the gradient the user preset on ``y`` (as the walk carries it), or None. The
     user holds it, so it stays ``y``'s alone (retained) and any other variable gets a copy.
@@ -526,12 +528,21 @@ def _store(
             held.add(memory_of(g))
             continue
         memory = memory_of(g)
-        if id(g) in held or memory in held:
+        if id(g) in held or memory in held or read_only(g):
             g = carrier.copy(g)
             memory = memory_of(g)
         held.add(id(g))
         held.add(memory)
         v.grad = carrier.wrap(g)
+
+
+def read_only(g: Any) -> bool:
+    """Whether the array of gradient ``g`` (an array or a Variable) says it cannot be written.
+
+    numpy's flags; arrays without them (CuPy's, immutable ones) count as writable.
+    """
+    a = g.data if isinstance(g, Variable) else g
+    return getattr(getattr(a, "flags", None), "writeable", True) is False
 
 
 def memory_of(g: Any) -> int:

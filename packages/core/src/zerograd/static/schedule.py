@@ -19,7 +19,7 @@ from typing import Any
 
 from ..backends.chains import op_of
 from ..backends.registry import registry
-from ..backprop import consumer_counts, dezero_backward, memory_of, storing
+from ..backprop import consumer_counts, dezero_backward, memory_of, read_only, storing
 from ..function import Function
 from ..namespaces import VARIABLE_OPS, array_ops_by_type
 from ..variable import Variable, as_array
@@ -174,8 +174,8 @@ class _Walk:
     def finish(self, seed: Any = None) -> None:
         """Give the leaves their totals, onto what they held.
 
-        A gradient given twice, or sharing memory with one given (or with ``seed``, the
-        user's preset gradient of ``y``), is copied.
+        A gradient given twice, sharing memory with one given (or with ``seed``, the user's
+        preset gradient of ``y``), or read-only is copied.
         """
         carrier, trace, seen = self.carrier, self.trace, set()
         if seed is not None:
@@ -188,7 +188,7 @@ class _Walk:
                 v.grad = None
             for x in self.leaves:
                 g = self.grads[x]
-                if id(g) in seen or memory_of(g) in seen:  # given, or a view of one given
+                if id(g) in seen or memory_of(g) in seen or read_only(g):  # as the eager walk
                     copied = carrier.copy(g)
                     trace.op(carrier.copy, (g,), copied)
                     g = copied
