@@ -102,3 +102,22 @@ def test_seq_loader_reads_as_its_docstring_says_when_the_batch_size_does_not_div
 
     assert items(11, 4) == [0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7, 8]
     assert items(12, 4) == list(range(12))
+
+
+def test_text_dataset_names_a_path_it_cannot_read(tmp_path):
+    # a bare "[Errno 2] No such file or directory", IsADirectoryError and LookupError
+    # named neither the data set nor what to do
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(FileNotFoundError) as info:
+        D.TextCharDataset(path=missing)
+    assert str(info.value).startswith(f"TextCharDataset: no file {str(missing)!r}")
+    assert "text=" in str(info.value)
+    with pytest.raises(IsADirectoryError) as info:
+        D.TextCharDataset(path=tmp_path)
+    assert str(info.value).startswith(f"TextCharDataset: {str(tmp_path)!r} is a directory")
+    (tmp_path / "t.txt").write_text("hello", encoding="utf-8")
+    with pytest.raises(LookupError, match=r"^TextCharDataset: unknown encoding 'utf-9'.*'latin-1'"):
+        D.TextCharDataset(path=tmp_path / "t.txt", encoding="utf-9")
+    with pytest.raises(TypeError, match=r"^TextCharDataset: encoding must be a str"):
+        D.TextCharDataset(path=tmp_path / "t.txt", encoding=8)
+    assert D.TextCharDataset(path=tmp_path / "t.txt", encoding="latin-1").text == "hello"
