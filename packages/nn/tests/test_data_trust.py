@@ -121,3 +121,19 @@ def test_text_dataset_names_a_path_it_cannot_read(tmp_path):
     with pytest.raises(TypeError, match=r"^TextCharDataset: encoding must be a str"):
         D.TextCharDataset(path=tmp_path / "t.txt", encoding=8)
     assert D.TextCharDataset(path=tmp_path / "t.txt", encoding="latin-1").text == "hello"
+
+
+@pytest.mark.parametrize("attr", ["transform", "target_transform"])
+def test_a_transform_set_to_none_later_means_none_as_in_the_constructor(attr):
+    # ds.transform = None gave "'NoneType' object is not callable" at the first item
+    ds = D.Spiral(**{attr: lambda v: v * 0})
+    setattr(ds, attr, None)
+    x, t = ds[3]
+    np.testing.assert_array_equal(x, ds.data[3])
+    assert t == ds.label[3]
+    assert ds.as_stored()  # no transform: a loader may take whole batches again
+    setattr(ds, attr, T.ToFloat())
+    assert isinstance(getattr(ds, attr), T.ToFloat)
+    with pytest.raises(TypeError, match=rf"Spiral: {attr} must be callable or None"):
+        setattr(ds, attr, "float")
+    assert isinstance(getattr(ds, attr), T.ToFloat)  # a refused value changes nothing
