@@ -137,3 +137,27 @@ def test_a_transform_set_to_none_later_means_none_as_in_the_constructor(attr):
     with pytest.raises(TypeError, match=rf"Spiral: {attr} must be callable or None"):
         setattr(ds, attr, "float")
     assert isinstance(getattr(ds, attr), T.ToFloat)  # a refused value changes nothing
+
+
+def test_normalize_takes_numpy_arrays_as_torchvision_does():
+    # Normalize(np.array(mean), np.array(std)) raised "mean must be a real number"
+    x = np.arange(12.0).reshape(3, 2, 2)
+    mean, std = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 4.0], np.float32)
+    want = (x - np.array([1.0, 2.0, 3.0])[:, None, None]) / np.array([1.0, 2.0, 4.0])[:, None, None]
+    np.testing.assert_allclose(T.Normalize(mean, std)(x), want)
+    np.testing.assert_allclose(T.Normalize(mean.tolist(), range(1, 4))(x)[1], (x[1] - 2.0) / 2.0)
+    np.testing.assert_allclose(T.Normalize(np.array([2.0]), np.array(4.0))(x), (x - 2.0) / 4.0)
+    with pytest.raises(ValueError, match=r"^Normalize: std must not be zero, got array"):
+        T.Normalize(mean, np.array([1.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"^Normalize: std must be a number, not nan"):
+        T.Normalize(mean, np.array([1.0, np.nan, 1.0]))
+    with pytest.raises(TypeError, match=r"^Normalize: mean must be a number or a 1-d sequence"):
+        T.Normalize(np.ones((3, 1)), 1.0)
+    with pytest.raises(ValueError, match=r"^Normalize: std is an empty sequence"):
+        T.Normalize(0.0, np.array([]))
+    n = T.Normalize(0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^Normalize: std must not be zero"):
+        n.std = np.zeros(3)  # assigned later: checked the same way, nothing changed
+    assert n.std == 1.0
+    n.mean = mean
+    np.testing.assert_allclose(n(x), x - np.array([1.0, 2.0, 3.0])[:, None, None])
