@@ -87,3 +87,24 @@ def test_a_retained_gradient_and_a_leaf_view_of_it_are_apart():
     F.sum(y * y).backward(retain_grad=True)
     assert not np.shares_memory(x.grad.data, y.grad.data)
     np.testing.assert_array_equal(x.grad.data, 2 * np.arange(4.0).reshape(2, 2))
+
+
+@pytest.mark.parametrize(
+    ("compare", "op"),
+    [
+        (lambda x: x < 1, "<"),
+        (lambda x: x <= 1, "<="),
+        (lambda x: x > 1, ">"),
+        (lambda x: x >= 1, ">="),
+        (lambda x: 1 < x, ">"),  # Python asks x.__gt__(1)
+        (lambda x: np.array(1.0) >= x, "<="),
+        (lambda x: Variable(np.ones(2)) < x, "<"),  # the other operand has no data
+    ],
+)
+def test_comparisons_of_a_variable_without_data_say_so(compare, op):
+    # they said "'>' not supported between instances of 'NoneType' and 'int'"
+    x = Variable(None)
+    with pytest.raises(TypeError, match=rf"^x {op} \.\.\. of a Variable whose data is None; give"):
+        compare(x)
+    assert x.data is None
+    assert (Variable(np.array([0.0, 2.0])) < 1).tolist() == [True, False]

@@ -97,6 +97,18 @@ def _no_data(x: Variable, prop: str) -> AttributeError:
     )
 
 
+def _no_data_to_compare(x: Variable, other: Any, op: str) -> None:
+    """Raise the error for ``x op other`` when either is a Variable whose data is None.
+
+    Python's own ("'<' not supported between instances of 'NoneType' and 'int'") names
+    None, not the Variable; any other failure is left to the caller to re-raise.
+    """
+    if x.data is None or (isinstance(other, Variable) and other.data is None):
+        raise TypeError(
+            f"x {op} ... of a Variable whose data is None; give it an array first (x.data = ...)."
+        ) from None
+
+
 def _scalar_backend(x: Any) -> Any:
     """Return the default backend when it can turn the library scalar ``x`` into an array.
 
@@ -315,16 +327,32 @@ class Variable:
     # == and != keep object identity: Variables stay hashable, and the engine, optimizers
     # and user code keep them in sets and dicts. Compare values with x.data == y.
     def __lt__(self, other: Any) -> Any:
-        return self.data < _operand(other, self.data)
+        try:
+            return self.data < _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, "<")
+            raise
 
     def __le__(self, other: Any) -> Any:
-        return self.data <= _operand(other, self.data)
+        try:
+            return self.data <= _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, "<=")
+            raise
 
     def __gt__(self, other: Any) -> Any:
-        return self.data > _operand(other, self.data)
+        try:
+            return self.data > _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, ">")
+            raise
 
     def __ge__(self, other: Any) -> Any:
-        return self.data >= _operand(other, self.data)
+        try:
+            return self.data >= _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, ">=")
+            raise
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:
