@@ -166,6 +166,13 @@ class Variable:
         TypeError: ``data`` is not a numeric backend array (a list, a Python scalar, a
             string, an object array, ...).
 
+    Copies (``pickle``, ``copy.deepcopy``, ``copy.copy``) keep ``data``, ``name`` and
+    ``grad`` and never the graph: a copy of a variable with a creator is a leaf (no
+    creator, generation 0), as PyTorch's pickled and copied tensors are, and a gradient
+    recorded with ``create_graph=True`` is copied without its graph too. ``copy.copy``
+    shares the array (and the gradient) with the original, ``deepcopy`` and ``pickle``
+    do not. The original keeps its graph.
+
     Examples:
         >>> import numpy as np
     >>> x = Variable(np.array(3.0))
@@ -188,6 +195,22 @@ class Variable:
         self.grad: Variable | None = None
         self.creator: Any = None
         self.generation = 0
+
+    def __getstate__(self) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The state pickle and copy use: the slots, less the graph (see the class doc).
+
+        A creator holds weak references (it cannot be pickled), and a copied creator would
+        lead to the original's outputs, not to the copy.
+        """
+        slots = {}
+        for cls in type(self).__mro__:
+            for name in cls.__dict__.get("__slots__", ()):
+                if name not in ("__weakref__", "__dict__") and hasattr(self, name):
+                    slots[name] = getattr(self, name)
+        if slots.get("creator") is not None:
+            slots["creator"] = None
+            slots["generation"] = 0
+        return getattr(self, "__dict__", None) or None, slots
 
     # -- array-like properties ------------------------------------------------------------
     # (a try costs nothing until it fails: the error names the cause, not NoneType's)
