@@ -100,3 +100,71 @@ def test_every_leaf_gradient_is_writable(create_graph):
     for v, want in ((x, 3.0), (y, 1.0)):
         v.grad.data += 1
         np.testing.assert_array_equal(v.grad.data, np.full(v.shape, want + 1))
+
+
+@pytest.mark.parametrize(
+    ("compare", "op"),
+    [
+        (lambda x: x < 1, "<"),
+        (lambda x: x <= 1, "<="),
+        (lambda x: x > 1, ">"),
+        (lambda x: x >= 1, ">="),
+        (lambda x: 1 < x, ">"),  # Python asks x.__gt__(1)
+        (lambda x: np.array(1.0) >= x, "<="),
+        (lambda x: Variable(np.ones(2)) < x, "<"),  # the other operand has no data
+    ],
+)
+def test_comparisons_of_a_variable_without_data_say_so(compare, op):
+    # they said "'>' not supported between instances of 'NoneType' and 'int'"
+    x = Variable(None)
+    with pytest.raises(TypeError, match=rf"^x {op} \.\.\. of a Variable whose data is None; give"):
+        compare(x)
+    assert x.data is None
+    assert (Variable(np.array([0.0, 2.0])) < 1).tolist() == [True, False]
+
+
+def _roundtrip(v):
+    import pickle
+
+    return pickle.loads(pickle.dumps(v))
+
+
+@pytest.mark.parametrize("how", ["pickle", "deepcopy", "copy"])
+def test_a_copy_of_a_non_leaf_is_a_leaf_with_its_data_name_and_grad(how):
+    """pickle.dumps(y) failed ("cannot pickle 'weakref.ReferenceType' object"), and a
+    deepcopy kept a copy of the creator whose outputs are the original's, so its
+    backward() said the graph was used again."""
+    import copy
+
+    copier = {"pickle": _roundtrip, "deepcopy": copy.deepcopy, "copy": copy.copy}[how]
+    x = Variable(np.array([1.0, 2.0]))
+    y = x * x
+    y.name = "y"
+    F.sum(y).backward(retain_grad=True)
+    z = copier(y)
+    assert type(z) is Variable and z.creator is None and z.generation == 0
+    assert z.name == "y"
+    np.testing.assert_array_equal(z.data, [1.0, 4.0])
+    np.testing.assert_array_equal(z.grad.data, [1.0, 1.0])
+    assert np.shares_memory(z.data, y.data) == (how == "copy")  # copy.copy: shallow
+    assert y.creator is not None and y.generation == 1  # the original keeps its graph
+    z.cleargrad()
+    F.sum(z * z).backward()  # z is a leaf now
+    np.testing.assert_array_equal(z.grad.data, [2.0, 8.0])
+    x.cleargrad()
+    y.cleargrad()  # retained by the first backward
+    F.sum(y).backward()  # the original graph still works
+    np.testing.assert_array_equal(x.grad.data, [2.0, 4.0])
+
+
+def test_a_copied_gradient_of_a_second_order_graph_has_no_graph_either():
+    import copy
+
+    x = Variable(np.array(3.0))
+    y = x**3
+    y.backward(create_graph=True)
+    assert x.grad.creator is not None
+    g = _roundtrip(x)
+    assert g.grad.creator is None
+    assert float(g.grad.data) == 27.0
+    assert copy.deepcopy(x).grad.creator is None

@@ -102,3 +102,62 @@ def test_seq_loader_reads_as_its_docstring_says_when_the_batch_size_does_not_div
 
     assert items(11, 4) == [0, 1, 2, 2, 3, 4, 4, 5, 6, 6, 7, 8]
     assert items(12, 4) == list(range(12))
+
+
+def test_text_dataset_names_a_path_it_cannot_read(tmp_path):
+    # a bare "[Errno 2] No such file or directory", IsADirectoryError and LookupError
+    # named neither the data set nor what to do
+    missing = tmp_path / "nope.txt"
+    with pytest.raises(FileNotFoundError) as info:
+        D.TextCharDataset(path=missing)
+    assert str(info.value).startswith(f"TextCharDataset: no file {str(missing)!r}")
+    assert "text=" in str(info.value)
+    with pytest.raises(IsADirectoryError) as info:
+        D.TextCharDataset(path=tmp_path)
+    assert str(info.value).startswith(f"TextCharDataset: {str(tmp_path)!r} is a directory")
+    (tmp_path / "t.txt").write_text("hello", encoding="utf-8")
+    with pytest.raises(LookupError, match=r"^TextCharDataset: unknown encoding 'utf-9'.*'latin-1'"):
+        D.TextCharDataset(path=tmp_path / "t.txt", encoding="utf-9")
+    with pytest.raises(TypeError, match=r"^TextCharDataset: encoding must be a str"):
+        D.TextCharDataset(path=tmp_path / "t.txt", encoding=8)
+    assert D.TextCharDataset(path=tmp_path / "t.txt", encoding="latin-1").text == "hello"
+
+
+@pytest.mark.parametrize("attr", ["transform", "target_transform"])
+def test_a_transform_set_to_none_later_means_none_as_in_the_constructor(attr):
+    # ds.transform = None gave "'NoneType' object is not callable" at the first item
+    ds = D.Spiral(**{attr: lambda v: v * 0})
+    setattr(ds, attr, None)
+    x, t = ds[3]
+    np.testing.assert_array_equal(x, ds.data[3])
+    assert t == ds.label[3]
+    assert ds.as_stored()  # no transform: a loader may take whole batches again
+    setattr(ds, attr, T.ToFloat())
+    assert isinstance(getattr(ds, attr), T.ToFloat)
+    with pytest.raises(TypeError, match=rf"Spiral: {attr} must be callable or None"):
+        setattr(ds, attr, "float")
+    assert isinstance(getattr(ds, attr), T.ToFloat)  # a refused value changes nothing
+
+
+def test_normalize_takes_numpy_arrays_as_torchvision_does():
+    # Normalize(np.array(mean), np.array(std)) raised "mean must be a real number"
+    x = np.arange(12.0).reshape(3, 2, 2)
+    mean, std = np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 4.0], np.float32)
+    want = (x - np.array([1.0, 2.0, 3.0])[:, None, None]) / np.array([1.0, 2.0, 4.0])[:, None, None]
+    np.testing.assert_allclose(T.Normalize(mean, std)(x), want)
+    np.testing.assert_allclose(T.Normalize(mean.tolist(), range(1, 4))(x)[1], (x[1] - 2.0) / 2.0)
+    np.testing.assert_allclose(T.Normalize(np.array([2.0]), np.array(4.0))(x), (x - 2.0) / 4.0)
+    with pytest.raises(ValueError, match=r"^Normalize: std must not be zero, got array"):
+        T.Normalize(mean, np.array([1.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"^Normalize: std must be a number, not nan"):
+        T.Normalize(mean, np.array([1.0, np.nan, 1.0]))
+    with pytest.raises(TypeError, match=r"^Normalize: mean must be a number or a 1-d sequence"):
+        T.Normalize(np.ones((3, 1)), 1.0)
+    with pytest.raises(ValueError, match=r"^Normalize: std is an empty sequence"):
+        T.Normalize(0.0, np.array([]))
+    n = T.Normalize(0.0, 1.0)
+    with pytest.raises(ValueError, match=r"^Normalize: std must not be zero"):
+        n.std = np.zeros(3)  # assigned later: checked the same way, nothing changed
+    assert n.std == 1.0
+    n.mean = mean
+    np.testing.assert_allclose(n(x), x - np.array([1.0, 2.0, 3.0])[:, None, None])

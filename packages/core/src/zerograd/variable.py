@@ -97,6 +97,18 @@ def _no_data(x: Variable, prop: str) -> AttributeError:
     )
 
 
+def _no_data_to_compare(x: Variable, other: Any, op: str) -> None:
+    """Raise the error for ``x op other`` when either is a Variable whose data is None.
+
+    Python's own ("'<' not supported between instances of 'NoneType' and 'int'") names
+    None, not the Variable; any other failure is left to the caller to re-raise.
+    """
+    if x.data is None or (isinstance(other, Variable) and other.data is None):
+        raise TypeError(
+            f"x {op} ... of a Variable whose data is None; give it an array first (x.data = ...)."
+        ) from None
+
+
 def _scalar_backend(x: Any) -> Any:
     """Return the default backend when it can turn the library scalar ``x`` into an array.
 
@@ -154,6 +166,13 @@ class Variable:
         TypeError: ``data`` is not a numeric backend array (a list, a Python scalar, a
             string, an object array, ...).
 
+    Copies (``pickle``, ``copy.deepcopy``, ``copy.copy``) keep ``data``, ``name`` and
+    ``grad`` and never the graph: a copy of a variable with a creator is a leaf (no
+    creator, generation 0), as PyTorch's pickled and copied tensors are, and a gradient
+    recorded with ``create_graph=True`` is copied without its graph too. ``copy.copy``
+    shares the array (and the gradient) with the original, ``deepcopy`` and ``pickle``
+    do not. The original keeps its graph.
+
     Examples:
         >>> import numpy as np
     >>> x = Variable(np.array(3.0))
@@ -176,6 +195,22 @@ class Variable:
         self.grad: Variable | None = None
         self.creator: Any = None
         self.generation = 0
+
+    def __getstate__(self) -> tuple[dict[str, Any] | None, dict[str, Any]]:
+        """The state pickle and copy use: the slots, less the graph (see the class doc).
+
+        A creator holds weak references (it cannot be pickled), and a copied creator would
+        lead to the original's outputs, not to the copy.
+        """
+        slots = {}
+        for cls in type(self).__mro__:
+            for name in cls.__dict__.get("__slots__", ()):
+                if name not in ("__weakref__", "__dict__") and hasattr(self, name):
+                    slots[name] = getattr(self, name)
+        if slots.get("creator") is not None:
+            slots["creator"] = None
+            slots["generation"] = 0
+        return getattr(self, "__dict__", None) or None, slots
 
     # -- array-like properties ------------------------------------------------------------
     # (a try costs nothing until it fails: the error names the cause, not NoneType's)
@@ -315,16 +350,32 @@ class Variable:
     # == and != keep object identity: Variables stay hashable, and the engine, optimizers
     # and user code keep them in sets and dicts. Compare values with x.data == y.
     def __lt__(self, other: Any) -> Any:
-        return self.data < _operand(other, self.data)
+        try:
+            return self.data < _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, "<")
+            raise
 
     def __le__(self, other: Any) -> Any:
-        return self.data <= _operand(other, self.data)
+        try:
+            return self.data <= _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, "<=")
+            raise
 
     def __gt__(self, other: Any) -> Any:
-        return self.data > _operand(other, self.data)
+        try:
+            return self.data > _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, ">")
+            raise
 
     def __ge__(self, other: Any) -> Any:
-        return self.data >= _operand(other, self.data)
+        try:
+            return self.data >= _operand(other, self.data)
+        except TypeError:
+            _no_data_to_compare(self, other, ">=")
+            raise
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:

@@ -368,29 +368,68 @@ class Normalize:
     subtracting the mean would wrap around).
 
     Args:
-        mean: a number, or one per channel.
+        mean: a number, or one per channel (a list, a tuple or a 1-d array, as torchvision
+            takes).
         std: a number, or one per channel (no zeros).
 
+    Attributes:
+        mean: as given; assigning it later is checked as the constructor checks it.
+        std: as given, assigned likewise.
+
     Raises:
-        TypeError: ``mean`` or ``std`` is not a number or a sequence of numbers.
-        ValueError: ``std`` holds a zero.
+        TypeError: ``mean`` or ``std`` is not a number or a 1-d sequence of numbers.
+        ValueError: ``mean`` or ``std`` is empty or holds nan, or ``std`` holds a zero.
     """
 
     def __init__(self, mean: float | Sequence[float] = 0, std: float | Sequence[float] = 1) -> None:
-        for name, v in (("mean", mean), ("std", std)):
-            values = v if isinstance(v, (list, tuple)) else [v]
-            for e in values:
-                real_number("Normalize", name, e)
-            if not values:
-                raise ValueError(f"Normalize: {name} is an empty sequence")
-        if any(float(e) == 0 for e in (std if isinstance(std, (list, tuple)) else [std])):
-            raise ValueError(f"Normalize: std must not be zero, got {std!r}")
         self.mean = mean
         self.std = std
 
-    def _stat(self, value: Any, array: Any) -> Any:
-        if not isinstance(value, (list, tuple)):
-            return float(value)
+    @staticmethod
+    def _values(name: str, v: Any) -> float | tuple[float, ...]:
+        """``v`` checked, as a float or a tuple of floats (one per channel)."""
+        ndim = getattr(v, "ndim", 0)
+        if ndim:  # an array of any backend
+            if ndim != 1:
+                raise TypeError(
+                    f"Normalize: {name} must be a number or a 1-d sequence of numbers, got an "
+                    f"array of shape {tuple(v.shape)}"
+                )
+            values = as_numpy(v).tolist()
+        elif isinstance(v, Sequence) and not isinstance(v, (str, bytes)):
+            values = list(v)
+        else:
+            return real_number("Normalize", name, v)
+        if not values:
+            raise ValueError(f"Normalize: {name} is an empty sequence")
+        return tuple(real_number("Normalize", name, e) for e in values)
+
+    @property
+    def mean(self) -> Any:
+        """The mean, as given."""
+        return self._mean
+
+    @mean.setter
+    def mean(self, value: Any) -> None:
+        self._mean_values = self._values("mean", value)
+        self._mean = value
+
+    @property
+    def std(self) -> Any:
+        """The standard deviation, as given."""
+        return self._std
+
+    @std.setter
+    def std(self, value: Any) -> None:
+        values = self._values("std", value)
+        if 0.0 in (values if isinstance(values, tuple) else (values,)):
+            raise ValueError(f"Normalize: std must not be zero, got {value!r}")
+        self._std_values = values
+        self._std = value
+
+    def _stat(self, value: float | tuple[float, ...], array: Any) -> Any:
+        if not isinstance(value, tuple):
+            return value
         xp = get_array_module(array)
         v = xp.asarray(value, dtype=array.dtype, device=device_of(array))
         n = v.shape[0]
@@ -420,7 +459,8 @@ class Normalize:
         backend = backend_of(array)
         if backend.dtype_kind(array.dtype) not in "fc":
             array = backend.astype(array, backend.xp.float64)
-        return (array - self._stat(self.mean, array)) / self._stat(self.std, array)
+        mean, std = self._stat(self._mean_values, array), self._stat(self._std_values, array)
+        return (array - mean) / std
 
 
 class Flatten:

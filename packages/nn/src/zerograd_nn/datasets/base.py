@@ -64,8 +64,10 @@ class Dataset:
 
     Attributes:
         train: the split chosen.
-        transform: applied to each ``x`` (the identity when None was given).
-        target_transform: applied to each ``t`` (the identity when None was given).
+        transform: applied to each ``x`` (the identity when None was given). Assigning it
+            later is checked the same way: None means no transform.
+        target_transform: applied to each ``t`` (the identity when None was given), assigned
+            as ``transform`` is.
         data: the items, as ``prepare`` left them.
         label: the labels, or None.
 
@@ -92,10 +94,10 @@ class Dataset:
     ) -> None:
         flag(type(self).__name__, "train", train)
         for name, f in (("transform", transform), ("target_transform", target_transform)):
-            callable_arg(type(self).__name__, name, f, optional=True, hint="a transforms.Compose")
+            self._transform_arg(name, f)  # both checked before either is set
         self.train = train
-        self.transform = _identity if transform is None else transform
-        self.target_transform = _identity if target_transform is None else target_transform
+        self.transform = transform
+        self.target_transform = target_transform
         self.data: Any = None
         self.label: Any = None
         self.prepare()
@@ -106,16 +108,40 @@ class Dataset:
                 f"prepare() must give one label per item."
             )
 
+    def _transform_arg(self, name: str, f: Any) -> Any:
+        callable_arg(type(self).__name__, name, f, optional=True, hint="a transforms.Compose")
+        return _identity if f is None else f
+
+    # properties, so that ``ds.transform = None`` later means no transform, as it does in
+    # the constructor (the items read the plain attributes behind them)
+    @property
+    def transform(self) -> Callable[[Any], Any]:
+        """Applied to each ``x``; None assigned means none (the identity)."""
+        return self._transform
+
+    @transform.setter
+    def transform(self, f: Callable[[Any], Any] | None) -> None:
+        self._transform = self._transform_arg("transform", f)
+
+    @property
+    def target_transform(self) -> Callable[[Any], Any]:
+        """Applied to each ``t``; None assigned means none (the identity)."""
+        return self._target_transform
+
+    @target_transform.setter
+    def target_transform(self, f: Callable[[Any], Any] | None) -> None:
+        self._target_transform = self._transform_arg("target_transform", f)
+
     def __getitem__(self, index: int) -> tuple[Any, Any]:
         if not isinstance(index, int) and getattr(index, "ndim", 1) != 0:
             raise TypeError(
                 f"{type(self).__name__}[index]: index must be one integer, got "
                 f"{type(index).__name__}; use a DataLoader for batches."
             )
-        x = self.transform(self.data[index])
+        x = self._transform(self.data[index])
         if self.label is None:
             return x, None
-        return x, self.target_transform(self.label[index])
+        return x, self._target_transform(self.label[index])
 
     def as_stored(self) -> bool:
         """Whether ``self[i]`` is ``(data[i], label[i])`` as stored.
@@ -128,8 +154,8 @@ class Dataset:
         """
         return (
             type(self).__getitem__ is Dataset.__getitem__
-            and self.transform is _identity
-            and self.target_transform is _identity
+            and self._transform is _identity
+            and self._target_transform is _identity
         )
 
     def __len__(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,9 +16,34 @@ __all__ = ["Shakespear", "TextCharDataset"]
 
 
 def _read_text(owner: str, path: str | Path, encoding: str) -> str:
-    """The file's text; a ValueError naming the file and the encoding when it is not text."""
+    """The file's text; an error naming ``owner``, the file and what to do when unreadable."""
+    if not isinstance(encoding, str):
+        raise TypeError(
+            f"{owner}: encoding must be a str such as 'utf-8', got {type(encoding).__name__}"
+        )
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise LookupError(
+            f"{owner}: unknown encoding {encoding!r}; give one Python knows ('utf-8', "
+            f"'latin-1', 'cp1252', ...)."
+        ) from None
     try:
         return Path(path).read_text(encoding=encoding)
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{owner}: no file {str(path)!r}. Give the path of an existing text file "
+            f"(path=...), or the text itself (text=...)."
+        ) from None
+    except IsADirectoryError:
+        raise IsADirectoryError(
+            f"{owner}: {str(path)!r} is a directory; give the path of a text file in it (path=...)."
+        ) from None
+    except OSError as exc:  # permissions, a device that cannot be read, ...
+        raise type(exc)(
+            f"{owner}: cannot read {str(path)!r} ({exc.strerror or exc}); give a readable "
+            f"text file (path=...), or the text itself (text=...)."
+        ) from None
     except UnicodeDecodeError as exc:
         byte = exc.object[exc.start : exc.start + 1]
         raise ValueError(
@@ -50,7 +76,11 @@ class TextCharDataset(Dataset):
     Raises:
         ValueError: both or neither of ``text`` and ``path`` given, fewer than 2
             characters, or the file is not text in ``encoding``.
-        TypeError: ``text`` is not a str, or ``train`` is not True or False.
+        FileNotFoundError: ``path`` names no file.
+        IsADirectoryError: ``path`` is a directory.
+        LookupError: ``encoding`` is not an encoding Python knows.
+        TypeError: ``text`` or ``encoding`` is not a str, or ``train`` is not True or
+            False.
 
     Examples:
         >>> ds = TextCharDataset(text="hello")

@@ -89,7 +89,8 @@ class Layer:
     or in a list inside such a list, do not, and walking the layer warns of them. Layers
     pickle and
     ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
-    and a state Variable such as an RNN's ``h`` is copied without its graph).
+    and a state Variable such as an RNN's ``h`` is copied without its graph, as every
+    Variable is: see ``Variable``).
     """
 
     _eval_mode = False  # set by eval() on the instance; see train()
@@ -170,10 +171,7 @@ class Layer:
         state = dict(self.__dict__)
         state.pop("inputs", None)  # weak references to the last call: not part of the model
         state.pop("outputs", None)
-        for k, v in state.items():
-            if type(v) is Variable and v.creator is not None:
-                state[k] = Variable(v.data, name=v.name)  # a graph is not copied
-        return state
+        return state  # a state Variable (an RNN's h) copies itself without its graph
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
