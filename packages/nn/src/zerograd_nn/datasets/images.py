@@ -118,6 +118,12 @@ class _ImageFiles(Dataset):
         _show_grid(self.data, row, col)
 
 
+def first_out_of_range(labels: Any, classes: int) -> int | None:
+    """The index of the first label (host numpy, unsigned) of ``classes`` or more, or None."""
+    bad = host_numpy().nonzero(labels >= classes)[0]
+    return int(bad[0]) if bad.size else None
+
+
 class MNIST(_ImageFiles):
     """MNIST digits: ``data`` (N, 1, 28, 28) uint8, ``label`` (N,) int64.
 
@@ -211,9 +217,8 @@ class MNIST(_ImageFiles):
                     f"not uint8; it belongs to another data set: place {self.name}'s own files "
                     f"there."
                 )
-        bad = np.nonzero(labels >= classes)[0]
-        if bad.size:
-            i = int(bad[0])
+        i = first_out_of_range(labels, classes)
+        if i is not None:
             raise ValueError(
                 f"{self.name}: the labels file in {self.root} holds label {int(labels[i])} at "
                 f"record {i}, but the labels are 0..{classes - 1}; it is corrupt or belongs to "
@@ -349,10 +354,8 @@ class CIFAR10(_ImageFiles):
         return np.frombuffer(buf, dtype=np.uint8).reshape(-1, record)  # parsed on the host
 
     def _check_labels(self, where: str, labels: Any, classes: int) -> None:
-        np = host_numpy()
-        bad = np.nonzero(labels >= classes)[0]
-        if bad.size:
-            i = int(bad[0])
+        i = first_out_of_range(labels, classes)
+        if i is not None:
             raise ValueError(
                 f"{self.name}: {where} holds label {int(labels[i])} at record {i}, but the "
                 f"labels are 0..{classes - 1}; the file is corrupt or belongs to another data "
