@@ -33,6 +33,25 @@ its name computes on same-dtype operands (``add``: ``numpy.add``, ``div``:
 ``numpy.divide``, ``greater`` and ``where``: the comparison as the dtype's 0 or 1, and
 ``where(c, a, b)`` choosing ``a`` where ``c`` is not 0)."""
 
+FUNCTIONS: dict[str, Any] = {
+    "add": lambda xp, a, b: a + b,
+    "sub": lambda xp, a, b: a - b,
+    "mul": lambda xp, a, b: a * b,
+    "div": lambda xp, a, b: a / b,
+    "neg": lambda xp, a: -a,
+    "maximum": lambda xp, a, b: xp.maximum(a, b),
+    "greater": lambda xp, a, b: (a > b).astype(a.dtype),
+    "where": lambda xp, c, a, b: xp.where(c != 0, a, b),
+    "sqrt": lambda xp, a: xp.sqrt(a),
+    "exp": lambda xp, a: xp.exp(a),
+    "log": lambda xp, a: xp.log(a),
+    "tanh": lambda xp, a: xp.tanh(a),
+    "sin": lambda xp, a: xp.sin(a),
+    "cos": lambda xp, a: xp.cos(a),
+}
+"""Each chain op as ``f(xp, *operands)`` on an array module ``xp``: what :data:`ARITY`
+says it computes, one call, the reference a fused kernel must match."""
+
 
 @dataclass(frozen=True)
 class Step:

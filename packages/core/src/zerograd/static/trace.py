@@ -19,13 +19,12 @@ from collections.abc import Callable
 from typing import Any
 
 from ..backends import get_array_module
-from ..backends.chains import op_of
+from ..backends.chains import FUNCTIONS, op_of
 from ..backends.registry import registry
 from ..backprop import check_seed
 from ..config import using_config
 from ..function import Function
 from ..recording import READ, paused, recording, structure
-from ..testing.chains import FUNCTIONS
 from ..variable import Parameter, Variable, value_read
 from .names import Name
 from .schedule import upstream

@@ -13,25 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..backends import get_array_module
-from ..backends.chains import Chain
-
-FUNCTIONS: dict[str, Any] = {
-    "add": lambda xp, a, b: a + b,
-    "sub": lambda xp, a, b: a - b,
-    "mul": lambda xp, a, b: a * b,
-    "div": lambda xp, a, b: a / b,
-    "neg": lambda xp, a: -a,
-    "maximum": lambda xp, a, b: xp.maximum(a, b),
-    "greater": lambda xp, a, b: (a > b).astype(a.dtype),
-    "where": lambda xp, c, a, b: xp.where(c != 0, a, b),
-    "sqrt": lambda xp, a: xp.sqrt(a),
-    "exp": lambda xp, a: xp.exp(a),
-    "log": lambda xp, a: xp.log(a),
-    "tanh": lambda xp, a: xp.tanh(a),
-    "sin": lambda xp, a: xp.sin(a),
-    "cos": lambda xp, a: xp.cos(a),
-}
-"""Each chain op as ``f(xp, *operands)`` on an array module ``xp``."""
+from ..backends.chains import FUNCTIONS, Chain
 
 
 class StepByStep:
