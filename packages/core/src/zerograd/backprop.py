@@ -527,8 +527,12 @@ def _store(
             held.add(id(g))
             held.add(memory_of(g))
             continue
-        memory = memory_of(g)
-        if id(g) in held or memory in held or read_only(g):
+        # memory_of and read_only, inline (a wide graph stores thousands): only a view
+        # (a base) can share memory with another array or be a read-only broadcast
+        a = g.data if isinstance(g, Variable) else g
+        base = getattr(a, "base", None)
+        memory = id(a if base is None else base)
+        if id(g) in held or memory in held or (base is not None and read_only(a)):
             g = carrier.copy(g)
             memory = memory_of(g)
         held.add(id(g))
