@@ -247,6 +247,24 @@ def test_a_backend_on_a_device_that_is_neither_cpu_nor_gpu_is_refused(fake_entry
         B.get_backend(Tpu.name)
 
 
+def test_a_device_property_is_not_read_when_the_plugin_registers(fake_entry_points):
+    """A lazy device (the JAX example asks JAX for its default device) must not load the
+    array library at registration: only a plain value is checked there."""
+    reads = []
+
+    class Lazy(BoxBackend):
+        @property
+        def device(self):
+            reads.append(1)
+            return "cpu"
+
+    _plugin(fake_entry_points, "lazy", Lazy, "zerograd-lazy")
+    B.refresh()
+    backend = B.get_backend("box")  # the plugin loads and registers here
+    assert reads == []
+    assert backend.device == "cpu" and reads == [1]
+
+
 def test_plugin_with_unknown_hook_is_refused(fake_entry_points):
     mod = _module("fake_oldhook_plugin")
     mod.zerograd_array_module = hookimpl(lambda: None)  # a hook this zerograd does not know

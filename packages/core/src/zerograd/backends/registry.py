@@ -17,6 +17,7 @@ a third-party plugin that claims one is reported by its distribution and skipped
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import threading
 import warnings
@@ -357,8 +358,10 @@ class Registry:
                 plugin,
             )
             return False
-        device = getattr(backend, "device", None)
-        if device not in ("cpu", "gpu"):
+        # read only when it is a value: a property may load the array library (the JAX
+        # example's asks JAX for its default device), which registering must not do
+        device = inspect.getattr_static(backend, "device", None)
+        if not isinstance(device, property) and device not in ("cpu", "gpu"):
             self._problem(
                 f"zerograd: {where} returned backend {name!r} whose device is {device!r}; a "
                 f"backend's device is 'cpu' or 'gpu' (to_cpu() and to_gpu() pick backends by "
