@@ -81,5 +81,5 @@ def test_wrong_arguments_are_named(y):
         GraphView(y)
     with pytest.raises(ValueError, match=r"show: timeout must be more than 0 seconds"):
         show(y, timeout=0)
-    with pytest.raises(TypeError, match=r"get_dot_graph: verbose must be True or False, got str"):
+    with pytest.raises(TypeError, match=r"get_dot_graph: verbose must be True or False, got 'yes'"):
         show(y, verbose="yes")

@@ -11,6 +11,7 @@ from typing import Any
 from . import backends as _backends
 from .arrays import _KINDS, as_array
 from .backends.registry import registry as _registry
+from .checks import flag
 from .recording import READ as _READ
 from .recording import current as _recorder
 from .recording import switch as _recording
@@ -461,8 +462,8 @@ class Variable:
             >>> x.grad
             variable(4.0)
         """
-        if retain_graph is not None and type(retain_graph).__name__ not in ("bool", "bool_"):
-            raise TypeError(f"backward: retain_graph must be True or False, got {retain_graph!r}")
+        if retain_graph is not None:
+            flag("backward", "retain_graph", retain_graph)
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "

@@ -6,13 +6,13 @@ import re
 from typing import Any
 
 from zerograd import Variable
+from zerograd.checks import flag
 
 # Control characters (a NUL ends dot's input: "syntax error"; others make an SVG that is not
 # XML) and lone surrogates (which no encoder writes): shown as Python writes them, \x00.
 # Tabs stay; line breaks are DOT's \n.
 _INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 _VAR = "{} [label={}, color=orange, style=filled]"
-_NP_BOOLS = ("bool", "bool_")
 _FUNC = "{} [label={}, color=lightblue, style=filled, shape=box]"
 
 
@@ -55,14 +55,7 @@ def check_verbose(op: str, verbose: Any) -> None:
     Raises:
         TypeError: ``verbose`` is not a bool.
     """
-    kind = type(verbose)
-    # numpy's bool scalar (np.True_), recognised without importing numpy: its class is
-    # numpy.bool in numpy 2 and numpy.bool_ before
-    if kind is not bool and not (kind.__module__ == "numpy" and kind.__name__ in _NP_BOOLS):
-        where = "" if kind.__module__ == "builtins" else f"{kind.__module__}."
-        raise TypeError(
-            f"{op}: verbose must be True or False, got {where}{kind.__qualname__} ({verbose!r})"
-        )
+    flag(op, "verbose", verbose)
 
 
 def _var_label(v: Variable, verbose: bool) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import Backend, backend_of, get_backend
-from zerograd.checks import positive_int
+from zerograd.checks import flag, positive_int
 from zerograd.utils import data_of
 
 from .. import initializers as _init
@@ -135,8 +135,7 @@ def check_settings(layer: Layer, nobias: Any, dtype: Any, sizes: tuple) -> None:
     """
     check_nobias_is_no_width(layer, nobias, sizes)
     name = type(layer).__name__
-    if type(nobias).__name__ not in ("bool", "bool_"):
-        raise TypeError(f"{name}: nobias must be True or False, got {nobias!r}")
+    flag(name, "nobias", nobias)
     backend = get_backend()
     try:
         kind = backend.dtype_kind(backend.xp.zeros(0, dtype=dtype).dtype)
