@@ -15,7 +15,12 @@ from zerograd_nn import DataLoader
 from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
 from zerograd_nn import schedulers as S
-from zerograd_nn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from zerograd_nn.checkpoint import (
+    CheckpointError,
+    load_checkpoint,
+    prepare_load_checkpoint,
+    save_checkpoint,
+)
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import Model
 
@@ -200,6 +205,53 @@ def test_a_part_that_does_not_fit_changes_nothing(tmp_path, change, err, words):
             path, model=target[0], optimizer=target[1], scheduler=target[2], loader=target[3]
         )
     assert_same(snapshot(target), before)
+
+
+def _restorable(run):
+    """Everything a checkpoint restores, as plain copies (a DataLoader run)."""
+    model, opt, sched, loader = run
+    position = loader.state_dict()
+    return (
+        {k: v.copy() for k, v in model.state_dict().items()},
+        {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in opt.state_dict().items()},
+        sched.state_dict(),
+        {k: np.array(v, copy=True) for k, v in position.items()},
+        np.random.get_state()[1].copy(),
+    )
+
+
+def _assert_states_equal(a, b):
+    for x, y in zip(a, b):
+        if isinstance(x, dict):
+            assert x.keys() == y.keys()
+            for k in x:
+                np.testing.assert_equal(x[k], y[k])
+        else:
+            np.testing.assert_array_equal(x, y)
+
+
+def test_a_prepared_load_changes_nothing_until_its_commit(tmp_path):
+    run = make_run(0, 1, real_loader)
+    train(*run, 5)
+    path = save_checkpoint(
+        tmp_path / "c.npz", model=run[0], optimizer=run[1], scheduler=run[2], loader=run[3],
+        epoch=2, iteration=5,
+    )  # fmt: skip
+    fresh, other = make_run(42, 7, real_loader), make_run(42, 7, real_loader)
+    train(*fresh, 1)
+    train(*other, 1)
+    np.random.seed(3)
+    before = _restorable(fresh)
+    commit, info = prepare_load_checkpoint(
+        path, model=fresh[0], optimizer=fresh[1], scheduler=fresh[2], loader=fresh[3]
+    )
+    assert info == {"epoch": 2, "iteration": 5, "extra": None}
+    _assert_states_equal(_restorable(fresh), before)  # read and checked, nothing taken yet
+    commit()
+    np.random.seed(3)
+    load_checkpoint(path, model=other[0], optimizer=other[1], scheduler=other[2], loader=other[3])
+    _assert_states_equal(_restorable(fresh), _restorable(other))  # the commit is the load
+    assert fresh[3].state_dict()["iteration"] == 5
 
 
 def test_a_part_missing_from_the_file_is_named(tmp_path):

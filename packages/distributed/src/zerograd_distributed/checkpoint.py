@@ -102,8 +102,12 @@ def load_checkpoint(
     """Resume every rank from one checkpoint; call it on every rank.
 
     The ranks first agree that each of them can see the file, so none starts loading
-    while another cannot. Afterwards the parameters are the same everywhere and count as
-    broadcast (no skipped first update).
+    while another cannot. Then each rank reads and checks the file against its objects
+    (``zerograd_nn.checkpoint.prepare_load_checkpoint``), changing nothing; only when every
+    rank could do so does every rank take the checkpoint's state. A file damaged on one
+    rank's disk, or an object that does not fit on one rank, leaves every rank as it was.
+    Afterwards the parameters are the same everywhere and count as broadcast (no skipped
+    first update).
 
     Args:
         comm: the communicator.
@@ -120,9 +124,9 @@ def load_checkpoint(
     Raises:
         FileNotFoundError: on every rank, when some rank cannot see the file (nothing changes).
         Exception: what ``zerograd_nn.checkpoint.load_checkpoint`` raised, on a rank where
-            loading failed.
-        RuntimeError: on the ranks where loading succeeded while others failed (the
-            message names the failed ranks; the ranks now differ).
+            reading or checking failed (nothing changes on any rank).
+        RuntimeError: on the other ranks then (the message names the failed ranks and
+            their errors; nothing changes).
     """
     p = os.fspath(path)
     with comm.during("checkpoint.load_checkpoint()"):
@@ -133,9 +137,9 @@ def load_checkpoint(
             f"load_checkpoint: ranks {missing} cannot see {p!r}; every rank reads the "
             f"checkpoint, so put it on a file system they share (nothing was loaded)."
         )
-    info, error = None, None
+    commit, info, error = None, None, None
     try:
-        info = _nn.load_checkpoint(
+        commit, info = _nn.prepare_load_checkpoint(
             path, model=model, optimizer=_unwrap(optimizer), scheduler=scheduler, loader=loader
         )
     except Exception as e:
@@ -148,8 +152,9 @@ def load_checkpoint(
     if failed:
         listed = "; ".join(f"rank {r}: {e}" for r, e in failed)
         raise RuntimeError(
-            f"load_checkpoint: other ranks failed to load {p!r} ({listed}); this rank loaded "
-            f"it, so the ranks now differ: fix the cause and load again on every rank."
+            f"load_checkpoint: other ranks could not load {p!r} ({listed}); no rank loaded "
+            f"it, so every rank is as it was: fix the cause and load again on every rank."
         )
+    commit()
     comm.mark_synced(model.params())
     return info

@@ -92,3 +92,36 @@ def test_a_file_some_rank_cannot_see_changes_nothing(comm, shared_dir):
         dist_ckpt.load_checkpoint(comm, mine, model=model)
     for p, b in zip(model.params(), before):
         np.testing.assert_array_equal(p.data, b)
+
+
+def test_a_file_damaged_on_one_rank_changes_nothing_on_any_rank(comm, shared_dir):
+    """Each rank reads its own copy (a disk of its own): the last rank's is cut short. No
+    rank may take the checkpoint then, or the ranks would train on different parameters."""
+    model, opt = _setup(comm, 0)
+    broadcast_params(model, comm)
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((60, 4)).astype(np.float32), rng.integers(0, 3, 60)
+    _train(model, opt, x, t, scatter_dataset(np.arange(60), comm, seed=2), range(2))
+    good = os.path.join(shared_dir, "good")
+    path = dist_ckpt.save_checkpoint(comm, good, model=model, optimizer=opt)
+    mine = os.path.join(shared_dir, f"copy{comm.rank}.npz")
+    with open(path, "rb") as f:
+        data = f.read()
+    last = comm.rank == comm.size - 1
+    with open(mine, "wb") as f:
+        f.write(data[: len(data) // 2] if last else data)
+    comm.barrier()
+
+    target, topt = _setup(comm, 7 + comm.rank)  # another start on every rank
+    before = [p.data.copy() for p in target.params()]
+    steps_before = topt.optimizer.t
+    if last:
+        with pytest.raises(Exception, match=r"copy\d\.npz"):
+            dist_ckpt.load_checkpoint(comm, mine, model=target, optimizer=topt)
+    else:
+        want = rf"rank {comm.size - 1}: .*no rank loaded it, so every rank is as it was"
+        with pytest.raises(RuntimeError, match=want):
+            dist_ckpt.load_checkpoint(comm, mine, model=target, optimizer=topt)
+    for p, b in zip(target.params(), before):
+        np.testing.assert_array_equal(p.data, b)
+    assert topt.optimizer.t == steps_before

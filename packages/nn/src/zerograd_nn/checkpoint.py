@@ -22,7 +22,9 @@ Loading is one pass over the file, in four steps with one home each:
    loader) check and convert its part, changing nothing;
 4. commit: every object takes its part; nothing there can fail.
 
-So a bad or foreign file leaves the training state as it was.
+So a bad or foreign file leaves the training state as it was. :func:`prepare_load_checkpoint`
+runs the first three steps and hands back the fourth, for a caller that commits only once
+others could load too (data-parallel training's ranks).
 
 >>> import os, tempfile
 >>> import numpy as np
@@ -53,7 +55,13 @@ from zerograd.checks import integer
 from . import archives as _a
 from .state_dict import prepare_load
 
-__all__ = ["CheckpointError", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
+__all__ = [
+    "CheckpointError",
+    "latest_checkpoint",
+    "load_checkpoint",
+    "prepare_load_checkpoint",
+    "save_checkpoint",
+]
 
 FORMAT = 1
 _META = "__checkpoint__"
@@ -449,8 +457,9 @@ def _prepare(
 ) -> list[Callable[[], None]]:
     """Each object checks and converts its part of ``saved``; returns their commits.
 
-    Nothing changes here, except the loader, which goes last: it checks its own state and
-    changes nothing when it refuses it, and once it took it nothing else can fail.
+    Nothing changes here, except a loader without ``prepare_load_state_dict`` (zerograd's
+    loaders have it), which goes last: it checks its own state and changes nothing when it
+    refuses it, and once it took it nothing else can fail.
     """
     op = "load_checkpoint"
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler), ("loader", loader)):
@@ -475,7 +484,11 @@ def _prepare(
     states = saved.get("backend_random")
     commits.append(_keeping_numpy_rng(lambda: _backend_rng_commit(op, path, states)))
     if loader is not None:
-        loader.load_state_dict(saved["loader"])
+        prepare = getattr(loader, "prepare_load_state_dict", None)
+        if prepare is not None:
+            commits.append(prepare(saved["loader"]))
+        else:
+            loader.load_state_dict(saved["loader"])
     return commits
 
 
@@ -517,6 +530,47 @@ def load_checkpoint(
         ValueError: a part does not fit its object (names, shapes, types), or the
             optimizer was set up on another model; nothing changed.
     """
+    commit, info = prepare_load_checkpoint(
+        path, model=model, optimizer=optimizer, scheduler=scheduler, loader=loader, strict=strict
+    )
+    commit()
+    return info
+
+
+def prepare_load_checkpoint(
+    path: str | os.PathLike,
+    *,
+    model: Any,
+    optimizer: Any = None,
+    scheduler: Any = None,
+    loader: Any = None,
+    strict: bool = True,
+) -> tuple[Callable[[], None], dict[str, Any]]:
+    """Read and check a checkpoint as :func:`load_checkpoint` does, changing nothing yet.
+
+    For a caller that must know that every load of a group succeeds before any of them
+    takes effect: data-parallel training prepares the load on every rank, and commits only
+    when all of them could (``zerograd_distributed.checkpoint.load_checkpoint``). Until the
+    commit is called, the model, the optimizer, the scheduler, the loader and the random
+    states are as they were; dropping the commit uncalled leaves them so. (A loader object
+    without ``prepare_load_state_dict`` is an exception: its ``load_state_dict`` runs
+    here.)
+
+    Args:
+        path: the checkpoint file, as :func:`load_checkpoint` takes it.
+        model: the Layer/Model to restore.
+        optimizer: the optimizer to restore, or None.
+        scheduler: the scheduler to restore, or None.
+        loader: the data loader to restore, or None.
+        strict: as :func:`load_checkpoint`.
+
+    Returns:
+        ``(commit, info)``: ``commit()`` restores everything and cannot fail; ``info`` is
+        what :func:`load_checkpoint` returns.
+
+    Raises:
+        Exception: what :func:`load_checkpoint` raises, with nothing changed.
+    """
     op = "load_checkpoint"
     _check_objects(op, model, optimizer, scheduler, loader)
     if not isinstance(strict, bool):
@@ -530,6 +584,10 @@ def load_checkpoint(
     saved = _join(parts, arrays)
     # 3. convert: each object checks its part against itself, changing nothing
     commits = _prepare(archive.path, saved, model, optimizer, scheduler, loader, strict)
-    for commit in commits:  # 4. commit: none of these can fail, everything was checked
-        commit()
-    return {"epoch": saved["epoch"], "iteration": saved["iteration"], "extra": saved.get("extra")}
+
+    def commit() -> None:  # 4. commit: none of these can fail, everything was checked
+        for one in commits:
+            one()
+
+    info = {"epoch": saved["epoch"], "iteration": saved["iteration"], "extra": saved.get("extra")}
+    return commit, info

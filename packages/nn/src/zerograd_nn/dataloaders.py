@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from typing import Any
 
 from zerograd.backends import as_array_of, as_numpy, get_backend, gpu_backend
@@ -343,6 +344,24 @@ class DataLoader:
         Raises:
             ValueError: a key is missing or unknown, or a value does not fit this loader.
         """
+        self.prepare_load_state_dict(state)()
+
+    def prepare_load_state_dict(self, state: dict[str, Any]) -> Callable[[], None]:
+        """Check ``state`` as :meth:`load_state_dict` does, changing nothing; return its commit.
+
+        Calling the returned function makes the loader continue from ``state`` and cannot
+        fail. A checkpoint load prepares every object first, so that one refusal leaves all
+        of them as they were (on every rank of a data-parallel run).
+
+        Args:
+            state: the dict :meth:`state_dict` returned.
+
+        Returns:
+            A function of no arguments that restores the loader's position.
+
+        Raises:
+            ValueError: as :meth:`load_state_dict`.
+        """
         import numpy as np
 
         owner = f"{type(self).__name__}.load_state_dict"
@@ -405,10 +424,15 @@ class DataLoader:
                 f"create the loader as it was saved."
             )
         rng = _rng_from_array(rng_state) if rng_state.size else None
-        self.index = as_array_of(index, get_backend())
-        self._rng = rng
-        self.epoch, self.iteration = epoch, iteration
-        self._in_for = False  # the next ``for`` continues this epoch
+        index = as_array_of(index, get_backend())
+
+        def commit() -> None:
+            self.index = index
+            self._rng = rng
+            self.epoch, self.iteration = epoch, iteration
+            self._in_for = False  # the next ``for`` continues this epoch
+
+        return commit
 
     def _gather(self, indices: Any) -> tuple[Any, Any]:
         ds = self.dataset
