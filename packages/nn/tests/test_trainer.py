@@ -399,10 +399,22 @@ def test_constructor_and_trigger_errors_name_what_to_do():
         IntervalTrigger(0, "epoch")
 
 
-def test_static_must_be_a_bool():
+@pytest.mark.parametrize("name", ["static", "check_loss", "check_grads"])
+def test_the_switches_are_bools(name):
+    """check_loss="no" meant True and check_grads=None False; numpy's bools were refused
+    for static ("static must be True or False, got np.True_")."""
     model, optimizer, loader = _setup()
-    with pytest.raises(TypeError, match=r"Trainer: static must be True or False, got 1"):
-        Trainer(model, optimizer, loader, max_epochs=1, static=1)
+    for bad in (1, "no", None):
+        with pytest.raises(TypeError) as info:
+            Trainer(model, optimizer, loader, max_epochs=1, **{name: bad})
+        assert str(info.value) == (
+            f"zerograd_nn.training.Trainer: {name} must be True or False, got {bad!r}"
+        )
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, **{name: np.False_})
+    assert getattr(trainer, name) is False
+    if name != "check_grads":  # static=True with check_grads=True is refused
+        trainer = Trainer(model, optimizer, loader, max_epochs=1, **{name: np.True_})
+        assert getattr(trainer, name) is True
 
 
 def test_a_loader_of_something_else_than_pairs_is_refused(tmp_path):

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from zerograd import StaticGraphWarning, static_graph, using_config
-from zerograd.checks import callable_arg, positive_int
+from zerograd.checks import callable_arg, flag, positive_int
 
 from .. import functional as F
 from ..atomic import checked_path
@@ -122,7 +122,8 @@ class Trainer:
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
             of them is below 1.
-        TypeError: ``loss_fn`` is not callable, or a count is not an int.
+        TypeError: ``loss_fn`` is not callable, a count is not an int, or ``check_loss``,
+            ``check_grads`` or ``static`` is not True or False (numpy's bools count).
 
     Training is in train mode, as in PyTorch's loops: each epoch starts with
     ``model.train()``, undoing an ``eval()`` left by the user or by an extension, and its
@@ -175,9 +176,9 @@ class Trainer:
         self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
         self.loss_fn, self.metrics = loss_fn, metric_functions(_WHO, metrics)
         self.out = _out_folder(out)
-        self.check_loss, self.check_grads = bool(check_loss), bool(check_grads)
-        if not isinstance(static, bool):
-            raise TypeError(f"{_WHO}: static must be True or False, got {static!r}")
+        self.check_loss = flag(_WHO, "check_loss", check_loss)
+        self.check_grads = flag(_WHO, "check_grads", check_grads)
+        static = flag(_WHO, "static", static)
         if static and self.check_grads:
             raise ValueError(
                 f"{_WHO}: check_grads=True reads every gradient in Python between backward "
