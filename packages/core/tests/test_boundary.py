@@ -122,6 +122,28 @@ def test_flatten_of_0d_gives_one_element_as_numpy():
     y.backward()
 
 
+@pytest.mark.parametrize(
+    "name, call",
+    [
+        ("sum", lambda k: F.sum(NP, 0, keepdims=k)),
+        ("max", lambda k: F.max(NP, 0, keepdims=k)),
+        ("min", lambda k: F.min(NP, 0, keepdims=k)),
+        ("mean", lambda k: F.mean(NP, 0, keepdims=k)),
+        ("sum", lambda k: Variable(NP).sum(0, k)),
+        ("Variable.argmax", lambda k: Variable(NP).argmax(0, keepdims=k)),
+    ],
+)
+def test_keepdims_is_a_bool_as_zerograd_checks_flag_says(name, call):
+    """numpy's bools count (np.True_ was refused with "must be True or False, got
+    np.True_"); numbers are refused (keepdims=2 meant True; argmax took any value)."""
+    assert np.shape(as_numpy(call(np.True_))) == (1, 2)
+    assert np.shape(as_numpy(call(np.False_))) == (2,)
+    for bad in (1, 0, 2, "yes", None):
+        with pytest.raises(TypeError) as info:
+            call(bad)
+        assert str(info.value) == f"{name}: keepdims must be True or False, got {bad!r}"
+
+
 def test_batched_matmul_mismatch_names_both_shapes():
     a, b = Variable(np.ones((2, 3, 4))), Variable(np.ones((3, 4, 5)))
     with pytest.raises(

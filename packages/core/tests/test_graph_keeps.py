@@ -146,6 +146,29 @@ def test_unchain_on_a_held_intermediate_cuts_the_lean_function_after_it():
     assert x.grad is None
 
 
+def test_an_unchained_then_dropped_input_reads_back_as_one_leaf_of_known_kind():
+    """Function.inputs gives one data-less leaf for it while that is held (as the unchained
+    Variable was), input_like what it was; neither reconnects the cut."""
+    x = Variable(np.ones((2, 3), np.float32))
+    a = F.sin(x)
+    y = a + a  # Add reads no input: it keeps only the way back to sin
+    a.unchain()
+    del a
+    add = y.creator
+    first, second = add.inputs
+    assert first is second and first.data is None and first.creator is None
+    assert first.generation == 0 and add.inputs[0] is first
+    assert add.input_like(0) == add.input_like(1) == ((2, 3), np.dtype(np.float32))
+    F.sum(y).backward()  # with the stand-in held, and after it is gone
+    assert x.grad is None
+    del first, second
+    gc.collect()
+    F.sum(y).backward()
+    assert x.grad is None
+    m = x * 2.0  # Mul holds its input Variables: nothing to note
+    assert m.creator.input_like(0) is None
+
+
 def test_a_dropped_output_with_several_lean_consumers_gets_every_gradient():
     """The walk files a dropped output's gradients under its creator, a held one's under the
     Variable: with the output dropped, held by another consumer, or held by the user, each

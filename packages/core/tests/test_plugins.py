@@ -691,9 +691,23 @@ def test_register_and_set_strict_refuse_what_they_cannot_use():
         B.register("numpy")
     with pytest.raises(TypeError, match=r"register: name must be a non-empty str or None, got 3"):
         B.register(BoxBackend(), name=3)
-    with pytest.raises(TypeError, match=r"set_strict: strict must be True or False, got 'no'"):
-        B.set_strict("no")
+    for bad in ("no", 1, None):
+        with pytest.raises(TypeError) as info:
+            B.set_strict(bad)
+        assert str(info.value) == f"set_strict: strict must be True or False, got {bad!r}"
     assert B.list_backends() == before and B.registry.strict is False
+
+
+def test_set_strict_takes_numpys_bools():
+    """np.True_ (numpy's bool, as ``(a > 0).all()`` gives) was refused as not a bool."""
+    was = B.registry.strict
+    try:
+        B.set_strict(np.True_)
+        assert B.registry.strict is True
+        B.set_strict(np.False_)
+        assert B.registry.strict is False
+    finally:
+        B.set_strict(was)
 
 
 def test_a_hook_function_without_the_marker_is_reported(fake_entry_points):

@@ -1003,8 +1003,22 @@ def test_strict_must_be_a_bool(tmp_path):
     model = Net()
     model(np.ones((1, 2), np.float32))
     path = save_checkpoint(tmp_path / "c.npz", model=model)
+    before = [p.data.copy() for p in model.params()]
     for bad in ("no", None, 0):
-        with pytest.raises(TypeError, match=r"^load_checkpoint: strict must be True or False"):
+        with pytest.raises(TypeError) as info:
             load_checkpoint(path, model=model, strict=bad)
-        with pytest.raises(TypeError, match=r"^Net\.load_state_dict: strict must be True or"):
-            model.load_state_dict(model.state_dict(), strict=bad)
+        assert str(info.value) == f"load_checkpoint: strict must be True or False, got {bad!r}"
+        with pytest.raises(TypeError) as info:
+            model.load_state_dict({}, strict=bad)
+        assert str(info.value) == f"Net.load_state_dict: strict must be True or False, got {bad!r}"
+    assert all(np.array_equal(p.data, b) for p, b in zip(model.params(), before))
+
+
+def test_strict_takes_numpys_bools(tmp_path):
+    """np.False_ (numpy's bool) was refused: "strict must be True or False, got np.False_"."""
+    model = Net()
+    model(np.ones((1, 2), np.float32))
+    path = save_checkpoint(tmp_path / "c.npz", model=model)
+    load_checkpoint(path, model=model, strict=np.True_)
+    result = model.load_state_dict({}, strict=np.False_)  # names nothing: all missing
+    assert sorted(result.missing) == sorted(model.state_dict())

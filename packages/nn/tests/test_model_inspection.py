@@ -201,6 +201,19 @@ def test_eval_and_train_switch_a_layer_and_its_sub_layers():
     assert not layer.inner.training
 
 
+def test_train_mode_is_a_bool():
+    """train("no") put the layer in train mode (``not "no"`` is False: not eval), where
+    PyTorch refuses it; numpy's bools count."""
+    layer = Dropper().eval()
+    for bad in ("no", 0, None):
+        with pytest.raises(TypeError) as info:
+            layer.train(bad)
+        assert str(info.value) == f"Dropper.train: mode must be True or False, got {bad!r}"
+        assert not layer.training and not layer.inner.training  # nothing changed
+    assert layer.train(np.True_).training and layer.inner.training
+    assert not layer.train(np.False_).inner.training
+
+
 def test_test_mode_still_wins_over_train():
     x = np.ones((200,), np.float32)
     layer = Dropper().train()

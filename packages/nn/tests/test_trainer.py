@@ -13,7 +13,8 @@ import pytest
 
 import zerograd_nn.functional as F
 from zerograd import Config, Function
-from zerograd_nn import DataLoader, schedulers
+from zerograd_nn import DataLoader, Model, schedulers
+from zerograd_nn import layers as L
 from zerograd_nn.checkpoint import CheckpointError, save_checkpoint
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
@@ -156,6 +157,102 @@ def test_evaluator_averages_over_examples_in_test_mode(tmp_path):
     assert obs["val/loss"] == pytest.approx(want_loss, rel=1e-6)
     assert obs["val/accuracy"] == pytest.approx(want_acc, rel=1e-6)
     assert modes == [False] * 5
+
+
+class DropNet(Model):
+    """A Dropout layer between two Linears; ``frozen`` keeps the dropout off in train()."""
+
+    def __init__(self, frozen=False):
+        super().__init__()
+        self.l0, self.drop, self.l1, self.frozen = L.Linear(16), L.Dropout(0.3), L.Linear(3), frozen
+
+    def forward(self, x):
+        return self.l1(self.drop(F.relu(self.l0(x))))
+
+    def train(self, mode=True):
+        super().train(mode)
+        if self.frozen:
+            self.drop.eval()
+        return self
+
+
+def _dropout_run(epochs, tmp_path=None, before=None, extension=None, frozen=False):
+    """Params after ``epochs`` of the Trainer (or, with no ``tmp_path``, the book's loop,
+    whose dropout is on unless ``frozen``); ``before(model)`` runs first; ``extension`` is
+    ``(extension, trigger)``."""
+    np.random.seed(0)
+    model = DropNet(frozen)
+    optimizer = SGD(0.5).setup(model)
+    loader = DataLoader(Spiral(train=True), 30)
+    if before is not None:
+        before(model)
+    if tmp_path is None:
+        for _ in range(epochs):
+            for x, t in loader:
+                loss = F.softmax_cross_entropy(model(x), t)
+                model.cleargrads()
+                loss.backward()
+                optimizer.update()
+    else:
+        trainer = Trainer(model, optimizer, loader, max_epochs=epochs, out=tmp_path)
+        if extension is not None:
+            trainer.extend(extension[0], trigger=extension[1])
+        trainer.run()
+    return [p.data.copy() for p in model.params()], model
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_a_model_left_in_eval_mode_is_trained_in_train_mode(tmp_path):
+    want, _ = _dropout_run(2)
+    no_dropout, _ = _dropout_run(2, before=lambda m: m.eval())
+    assert not _same(want, no_dropout)  # dropout changes the weights: the test can tell
+    got, model = _dropout_run(2, tmp_path, before=lambda m: m.eval())
+    assert _same(got, want)
+    assert model.training and model.drop.training  # left in train mode, as PyTorch's loops
+
+
+def test_an_extension_that_leaves_eval_mode_on_does_not_turn_dropout_off(tmp_path):
+    def look(trainer):  # a user's check at each epoch end that forgets model.train()
+        trainer.model.eval()
+
+    want, _ = _dropout_run(3)
+    got, _ = _dropout_run(3, tmp_path, extension=(look, (1, "epoch")))
+    assert _same(got, want)
+
+
+def test_training_goes_on_in_train_mode_after_an_evaluator(tmp_path):
+    modes = []
+
+    def seen(trainer):
+        modes.append((trainer.model.training, Config.train))
+
+    val = DataLoader(Spiral(train=False), 100, shuffle=False)
+    want, _ = _dropout_run(2)
+    got, _ = _dropout_run(2, tmp_path, extension=(Evaluator(val), (4, "iteration")))
+    assert _same(got, want)
+    _dropout_run(1, tmp_path, extension=(seen, (5, "iteration")))
+    assert modes == [(True, True), (True, True)]
+
+
+def test_a_config_train_left_false_does_not_turn_dropout_off(tmp_path):
+    want, _ = _dropout_run(2)
+    Config.train = False  # the book's global switch, left off after an evaluation
+    try:
+        got, _ = _dropout_run(2, tmp_path)
+        assert Config.train is False  # the trainer changes no setting outside its loop
+    finally:
+        Config.train = True
+    assert _same(got, want)
+
+
+def test_a_models_train_override_keeps_its_frozen_part_in_eval_mode(tmp_path):
+    want, _ = _dropout_run(2, frozen=True, before=lambda m: m.train())
+    got, model = _dropout_run(2, tmp_path, frozen=True)
+    assert _same(got, want)
+    assert model.training and not model.drop.training
 
 
 def test_step_scheduler_sets_the_schedules_lr(tmp_path):
@@ -302,10 +399,22 @@ def test_constructor_and_trigger_errors_name_what_to_do():
         IntervalTrigger(0, "epoch")
 
 
-def test_static_must_be_a_bool():
+@pytest.mark.parametrize("name", ["static", "check_loss", "check_grads"])
+def test_the_switches_are_bools(name):
+    """check_loss="no" meant True and check_grads=None False; numpy's bools were refused
+    for static ("static must be True or False, got np.True_")."""
     model, optimizer, loader = _setup()
-    with pytest.raises(TypeError, match=r"Trainer: static must be True or False, got 1"):
-        Trainer(model, optimizer, loader, max_epochs=1, static=1)
+    for bad in (1, "no", None):
+        with pytest.raises(TypeError) as info:
+            Trainer(model, optimizer, loader, max_epochs=1, **{name: bad})
+        assert str(info.value) == (
+            f"zerograd_nn.training.Trainer: {name} must be True or False, got {bad!r}"
+        )
+    trainer = Trainer(model, optimizer, loader, max_epochs=1, **{name: np.False_})
+    assert getattr(trainer, name) is False
+    if name != "check_grads":  # static=True with check_grads=True is refused
+        trainer = Trainer(model, optimizer, loader, max_epochs=1, **{name: np.True_})
+        assert getattr(trainer, name) is True
 
 
 def test_a_loader_of_something_else_than_pairs_is_refused(tmp_path):

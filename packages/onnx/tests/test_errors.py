@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import numpy as np
+import onnx
 import pytest
 
 import zerograd_nn.functional as F
@@ -434,7 +435,12 @@ def test_a_forward_that_raises_says_where_export_ran_it(rng, tmp_path):
         ({"opset": 17}, ValueError, r"opset 17 is outside 18\.\.\d+ \(the oldest the converters"),
         ({"opset": 99}, ValueError, r"opset 99 is outside 18\.\."),
         ({"opset": 18.0}, TypeError, r"opset must be an int"),
-        ({"dynamic_batch": 1}, TypeError, r"dynamic_batch must be True or False, got 1"),
+        (
+            {"dynamic_batch": 1},
+            TypeError,
+            r"^zerograd_onnx\.export: dynamic_batch must be True or False, got 1$",
+        ),
+        ({"dynamic_batch": "no"}, TypeError, r"dynamic_batch must be True or False, got 'no'$"),
         ({"input_names": ["a", "b"]}, ValueError, r"input_names names 2 values \['a', 'b'\]"),
         ({"input_names": "x"}, TypeError, r"input_names must be a list or tuple of strings"),
         (
@@ -448,6 +454,16 @@ def test_bad_arguments(kwargs, error, message, rng, tmp_path):
     with pytest.raises(error, match=message):
         zerograd_onnx.export(MLP((3,)), _x(rng), tmp_path / "m.onnx", **kwargs)
     _nothing_but(tmp_path)
+
+
+def test_dynamic_batch_takes_numpys_bools(rng, tmp_path):
+    """np.True_ was refused: "dynamic_batch must be True or False, got np.True_"."""
+    for value in (np.True_, np.False_):
+        path = zerograd_onnx.export(
+            MLP((3,)), _x(rng), tmp_path / f"{value}.onnx", dynamic_batch=value
+        )
+        batch = onnx.load(path).graph.input[0].type.tensor_type.shape.dim[0]
+        assert (batch.dim_param != "", batch.dim_value) == ((True, 0) if value else (False, 3))
 
 
 @pytest.mark.parametrize(

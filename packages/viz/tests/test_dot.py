@@ -278,3 +278,35 @@ def test_numpy_bools_are_taken_for_verbose(arr):
     for wrong in ("no", 1, None, np.int64(0), np.array([True])):
         with pytest.raises(TypeError, match=r"get_dot_graph: verbose must be True or False"):
             get_dot_graph(y, verbose=wrong)
+
+
+def test_an_unchained_then_dropped_variable_draws_as_a_dropped_one(arr):
+    """Its shape and dtype, one node however many uses (it drew as an empty label, once
+    per use): as a dropped variable still linked to its creator draws, minus the creator."""
+
+    def graph(unchain):
+        x = Variable(arr([[1, 1, 1], [1, 1, 1]], "float32"), name="x")
+        h = F.sin(x)
+        z = F.exp(h) + h  # exp and add keep only the way back to sin
+        if unchain:
+            h.unchain()
+        del h
+        return get_dot_graph(z)
+
+    assert graph(unchain=True).splitlines() == [
+        "digraph g {",
+        '0 [label="(2, 3) float32", color=orange, style=filled]',
+        '1 [label="Exp", color=lightblue, style=filled, shape=box]',
+        "0 -> 1",
+        '2 [label="(2, 3) float32", color=orange, style=filled]',
+        "1 -> 2",
+        '3 [label="Add", color=lightblue, style=filled, shape=box]',
+        "2 -> 3",
+        "0 -> 3",
+        '4 [label="(2, 3) float32", color=orange, style=filled]',
+        "3 -> 4",
+        "}",
+    ]
+    kept = graph(unchain=False)
+    assert '2 [label="(2, 3) float32", color=orange, style=filled]' in kept  # h, dropped
+    assert kept.count("-> 3\n") == 1 and kept.count("2 -> ") == 2  # one node for its uses

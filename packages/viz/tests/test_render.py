@@ -12,8 +12,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import zerograd.functions as F
+import zerograd_viz.render
 from zerograd import Variable
 from zerograd_viz import (
+    GraphView,
     GraphvizError,
     GraphvizNotFoundError,
     GraphvizTimeoutError,
@@ -287,10 +289,48 @@ def test_dot_that_never_exits_is_stopped_and_leaves_nothing(tmp_path, y, hanging
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "g.png", "pids"]
 
 
-def test_timeout_is_a_keyword_with_a_default_of_60_seconds():
-    params = inspect.signature(plot_dot_graph).parameters
-    assert params["timeout"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert params["timeout"].default == 60.0
+def test_timeout_is_a_keyword_with_no_limit_by_default():
+    for fn in (plot_dot_graph, render_dot, show, GraphView):
+        params = inspect.signature(fn).parameters
+        assert params["timeout"].kind is inspect.Parameter.KEYWORD_ONLY, fn.__name__
+        assert params["timeout"].default is None, fn.__name__
+
+
+@pytest.fixture
+def slow_dot(tmp_path, monkeypatch):
+    """A fake ``dot`` on PATH that takes a moment and writes a small SVG; returns the
+    timeouts ``dot`` ran under (what ``communicate`` was given), one per run."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "dot"
+    svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"/>'
+    fake.write_text(f"#!/bin/sh\ncat > /dev/null\n{shutil.which('sleep')} 0.2\necho '{svg}'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    timeouts = []
+
+    class Recording(subprocess.Popen):
+        def communicate(self, input=None, timeout=None):
+            timeouts.append(timeout)
+            return super().communicate(input, timeout=timeout)
+
+    fake_subprocess = types.SimpleNamespace(**vars(subprocess))
+    fake_subprocess.Popen = Recording
+    monkeypatch.setattr(zerograd_viz.render, "subprocess", fake_subprocess)
+    return timeouts
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the fake dot is a POSIX shell script")
+def test_dot_runs_without_a_time_limit_unless_given_one(tmp_path, y, slow_dot, no_ipython):
+    """As DeZero's: the book's graph of tanh's 7th derivative can take dot over a minute."""
+    out = tmp_path / "g.svg"
+    assert plot_dot_graph(y, to_file=out) == str(out)
+    assert out.read_text().startswith("<svg")
+    show(y).save(tmp_path / "v.svg")
+    assert show(y).svg().startswith("<svg")
+    assert render_dot(get_dot_graph(y), "svg").startswith(b"<svg")
+    plot_dot_graph(y, to_file=out, timeout=30)
+    assert slow_dot == [None, None, None, None, 30.0]
 
 
 def test_bad_timeouts_are_refused_before_dot_runs(tmp_path, y, hanging_dot):

@@ -31,7 +31,7 @@ from .modes import current as _mode
 from .modes import switch as _modes
 from .recording import current as _recorder
 from .recording import switch as _recording
-from .variable import Constant, Variable, as_array
+from .variable import Constant, Variable, as_array, unchained_ref
 
 _by_type = _registry.by_type
 OWN_PACKAGES = frozenset({"zerograd", "zerograd_nn"})
@@ -156,6 +156,21 @@ class Function:
         what graph drawing labels it with.
         """
         return getattr(self, "_like", None)
+
+    def input_like(self, i: int) -> tuple[tuple[int, ...], Any] | None:
+        """The (shape, dtype) input ``i`` had, where the graph let its array go, else None.
+
+        A built-in function whose vjp reads no input value keeps only the way back to an
+        intermediate input's creator; the input :attr:`inputs` reads back once the user
+        dropped it has no data, and no creator either when it was unchained first. Graph
+        drawing labels it with this. None where the function holds the input Variable
+        itself (its ``data`` tells).
+
+        Args:
+            i: the input's position.
+        """
+        edge = self._in[i]
+        return None if isinstance(edge, Variable) else edge.output_like()
 
     @property
     def uses_vjp(self) -> bool:
@@ -465,17 +480,23 @@ def output_of(c: Function) -> Variable:
 
     The stand-in, made when the user has dropped the output, has no data, ``c`` as its
     creator and the output's generation; ``c`` then points to it, so every function that
-    reads it back sees one object while it is alive.
+    reads it back sees one object while it is alive. An output that was unchained, then
+    dropped, comes back as a leaf (no creator), one object too while it is alive, as the
+    unchained output was.
     """
     outs = c.outputs
     v = outs[0]() if outs else None
     if v is None:
         v = _new(Variable)
         v.data = v.name = v.grad = None
-        v.creator = c if outs else None  # no outputs: the output was unchained
-        v.generation = c.generation + 1 if outs else 0
         if outs:
+            v.creator = c
+            v.generation = c.generation + 1
             c.outputs = (weakref.ref(v),)
+        else:  # no outputs: the output was unchained
+            v.creator = None
+            v.generation = 0
+            c.outputs = (unchained_ref(c, v),)
     return v
 
 

@@ -122,12 +122,20 @@ def _scalar_backend(x: Any) -> Any:
     return backend if _registry.resolve_type(type(backend.asarray(x))) is backend else None
 
 
-def _cut(c: Any) -> Callable[[Any], None]:
-    """A weakref callback that empties ``c.outputs`` when the unchained output it names dies.
+def unchained_ref(c: Any, v: Any) -> weakref.ref:
+    """A weak reference to ``v``, the output of ``c`` that was unchained, for ``c.outputs``.
 
     An unchained output stays ``c``'s output while it lives, so the functions that reach it
-    through ``c`` (lean edges) give it its gradient; once it is gone, ``()`` says the edge
+    through ``c`` (lean edges, see ``Function.inputs``) reach ``v``, a leaf now, and give it
+    its gradient; once it is gone the reference empties ``c.outputs``: ``()`` says the edge
     leads nowhere (not past the cut into ``c``).
+
+    Args:
+        c: the function that made ``v``.
+        v: its output, no longer linked to it (``v.creator`` is None).
+
+    Returns:
+        The reference to put in ``c.outputs``.
     """
     ref = weakref.ref(c)
 
@@ -136,14 +144,14 @@ def _cut(c: Any) -> Callable[[Any], None]:
         if f is not None:
             f.outputs = ()
 
-    return cut
+    return weakref.ref(v, cut)
 
 
 def _unchain(v: Any, lead_here: bool) -> None:
     """Cut ``v`` from its creator (see :meth:`Variable.unchain`).
 
     ``lead_here``: functions that still reach ``v`` through its creator (lean edges) reach
-    ``v`` while it lives (:func:`_cut`). ``unchain_backward`` gives them ``v`` itself
+    ``v`` while it lives (:func:`unchained_ref`). ``unchain_backward`` gives them ``v`` itself
     instead, so it needs no callback per variable: the creator then leads nowhere at once.
     """
     c = v.creator
@@ -152,7 +160,7 @@ def _unchain(v: Any, lead_here: bool) -> None:
         outs = c.outputs
         if len(outs) == 1 and outs[0]() is v:
             # the creator's one output is cut off: it leads to this leaf, then to nothing
-            c.outputs = (weakref.ref(v, _cut(c)),) if lead_here else ()
+            c.outputs = (unchained_ref(c, v),) if lead_here else ()
 
 
 class Variable:

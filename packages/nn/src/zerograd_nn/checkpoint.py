@@ -50,7 +50,7 @@ from urllib.parse import quote
 
 from zerograd import Variable
 from zerograd.backends import as_numpy, backend_of, get_backend, list_backends
-from zerograd.checks import integer
+from zerograd.checks import flag, integer
 
 from . import archives as _a
 from .state_dict import prepare_load
@@ -523,7 +523,7 @@ def load_checkpoint(
 
     Raises:
         TypeError: ``model`` is not a Layer/Model, another object has no state dict, or
-            ``strict`` is not a bool.
+            ``strict`` is not True or False (numpy's bools count).
         FileNotFoundError: no file at ``path``.
         CheckpointError: unreadable; ``path`` is a folder, a FIFO or a device; or an
             object was given whose state the file lacks.
@@ -573,8 +573,7 @@ def prepare_load_checkpoint(
     """
     op = "load_checkpoint"
     _check_objects(op, model, optimizer, scheduler, loader)
-    if not isinstance(strict, bool):
-        raise TypeError(f"{op}: strict must be True or False, got {strict!r}.")
+    strict = flag(op, "strict", strict)
     hint = "latest_checkpoint(folder) finds its newest"
     # 1. open: a regular file, its directory and headers checked
     with _a.open_archive(path, op, "checkpoint", _SAVE, hint, CheckpointError) as archive:

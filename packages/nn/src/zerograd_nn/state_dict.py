@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 
 from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_backend
+from zerograd.checks import flag
 
 from .archives import STORED_KINDS
 from .conversion import fitted
@@ -111,12 +112,11 @@ def prepare_load(
         ``id(param)`` to the array it will hold.
 
     Raises:
-        TypeError: ``d`` is not a mapping, or ``strict`` is not a bool.
+        TypeError: ``d`` is not a mapping, or ``strict`` is not True or False (numpy's bools count).
         ValueError: ``d`` does not fit ``layer``.
     """
     op = f"{owner}.load_state_dict"
-    if not isinstance(strict, bool):
-        raise TypeError(f"{op}: strict must be True or False, got {strict!r}.")
+    strict = flag(op, "strict", strict)
     if not isinstance(d, Mapping):
         raise TypeError(
             f"{op}(d): d must be a mapping of parameter names to arrays (as state_dict() "

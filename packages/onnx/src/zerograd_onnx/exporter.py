@@ -7,7 +7,7 @@ from typing import Any
 import onnx
 
 from zerograd import Variable
-from zerograd.checks import integer
+from zerograd.checks import flag, integer
 from zerograd_nn import Layer
 from zerograd_nn.atomic import write_atomically
 
@@ -92,8 +92,7 @@ def export(
     check_model(model, _OP)
     path = file_path(path, _OP)
     opset = _opset(opset)
-    if not isinstance(dynamic_batch, bool):
-        raise TypeError(f"{_OP}: dynamic_batch must be True or False, got {dynamic_batch!r}")
+    dynamic_batch = flag(_OP, "dynamic_batch", dynamic_batch)
     arrays = input_arrays(example_inputs, _OP, "example_inputs")
     names = value_names(input_names, len(arrays), "input", _OP, "input_names")
     if dynamic_batch:

@@ -58,9 +58,9 @@ def check_verbose(op: str, verbose: Any) -> None:
     flag(op, "verbose", verbose)
 
 
-def _var_label(v: Variable, verbose: bool) -> str:
+def _var_label(v: Variable, verbose: bool, like: Any = None) -> str:
+    """``v``'s label; ``like``: the (shape, dtype) the function ``v`` feeds noted, if any."""
     name = "" if v.name is None else str(v.name)
-    like = None
     if v.data is not None:
         like = v.shape, v.dtype
     elif v.creator is not None:  # the graph let its array go: the creator noted what it was
@@ -158,16 +158,17 @@ def get_dot_graph(output: Variable, verbose: bool = True) -> str:
     ids: dict[int, int] = {}
     keep: list[Any] = []  # holds every drawn object so that no id() is reused meanwhile
 
-    def var_id(v: Variable) -> int:
+    def var_id(v: Variable, like: Any = None) -> int:
         n = ids.get(id(v))
         if n is None:
             n = ids[id(v)] = len(ids)
             keep.append(v)
-            lines.append(_VAR.format(n, quote(_var_label(v, verbose))))
+            lines.append(_VAR.format(n, quote(_var_label(v, verbose, like))))
         return n
 
     for f in functions_in_order(output):
-        xs = [var_id(x) for x in f.inputs]
+        # an input unchained, then dropped, has neither data nor creator: f noted its kind
+        xs = [var_id(x, f.input_like(i)) for i, x in enumerate(f.inputs)]
         fn = ids[id(f)] = len(ids)
         keep.append(f)
         lines.append(_FUNC.format(fn, quote(type(f).__name__)))

@@ -28,8 +28,8 @@ class GraphView:
 
     Args:
         source: the DOT text, e.g. from ``get_dot_graph``; kept as ``.source``.
-        timeout: seconds ``dot`` may run per rendering (``None``: no limit); kept as
-            ``.timeout``.
+        timeout: seconds ``dot`` may run per rendering (``None``, the default: no limit);
+            kept as ``.timeout``.
 
     Attributes:
         source: the DOT text.
@@ -129,7 +129,8 @@ def show(
         output: the Variable whose graph is shown.
         verbose: label variables with their shape and dtype too.
         timeout: seconds Graphviz's ``dot`` may run when the graph is displayed or saved
-            (``None``: no limit); past it, ``dot`` is killed and no image is shown.
+            (``None``, the default: no limit); past it, ``dot`` is killed and no image is
+            shown.
 
     Returns:
         A ``GraphView`` holding the DOT text.

@@ -18,8 +18,12 @@ from .files import check_path, replace_file, writable_folder
 FORMATS = ("png", "svg", "pdf")
 """The image formats ``plot_dot_graph`` writes, chosen by the file's extension."""
 
-DEFAULT_TIMEOUT = 60.0
-"""Seconds ``dot`` may run before it is stopped (the ``timeout=`` keyword's default)."""
+DEFAULT_TIMEOUT: float | None = None
+"""Seconds ``dot`` may run before it is stopped (the ``timeout=`` keywords' default).
+
+None: no limit, as in DeZero. Laying out a large graph can take ``dot`` minutes (the
+book's step 35 draws the 7th derivative of tanh); a run that must not hang passes its
+own ``timeout=``."""
 
 INSTALL_HINT = (
     "Install Graphviz (a system program, not a pip package): "
@@ -245,8 +249,9 @@ def plot_dot_graph(
         output: the Variable whose graph is drawn.
         verbose: label variables with their shape and dtype too.
         to_file: the image file; its extension picks the format.
-        timeout: seconds ``dot`` may run (default 60; ``None``: no limit). When they are up,
-            ``dot`` is killed with every process it started.
+        timeout: seconds ``dot`` may run (default ``None``: no limit, as in DeZero, since a
+            large graph can take ``dot`` minutes). When they are up, ``dot`` is killed with
+            every process it started and ``GraphvizTimeoutError`` is raised.
 
     Returns:
         Like DeZero, an image object that Jupyter shows inline when IPython is importable

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from ..checks import flag
 from . import contract, hookspecs
 from .base import API_VERSION, Backend
 from .errors import (
@@ -454,11 +455,9 @@ def set_strict(strict: bool = True) -> None:
         strict: True for errors, False for warnings.
 
     Raises:
-        TypeError: ``strict`` is not a bool.
+        TypeError: ``strict`` is not True or False (numpy's bools count).
     """
-    if not isinstance(strict, bool):
-        raise TypeError(f"set_strict: strict must be True or False, got {strict!r}")
-    registry.strict = strict
+    registry.strict = flag("set_strict", "strict", strict)
 
 
 def __getattr__(name: str) -> Any:

@@ -6,7 +6,7 @@ import warnings
 from typing import Any
 
 from ..backends import backend_of, get_array_module
-from ..checks import axis_or_dim, normalize_axis
+from ..checks import axis_or_dim, flag, normalize_axis
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike, Axis
@@ -58,8 +58,8 @@ class _Reduction(Function):
         """
 
     def __init__(self, axis: Axis = None, keepdims: bool = False) -> None:
-        if keepdims is not False and keepdims is not True:
-            keepdims = _keepdims(keepdims, self.name)
+        if keepdims is not False and keepdims is not True:  # (no call on the common path)
+            keepdims = flag(self.name, "keepdims", keepdims)
         self.axis, self.keepdims = axis, keepdims
 
 
@@ -160,14 +160,6 @@ class Min(_Extremum):
 min = op(Min, methods=("min",), example=("min(np.array([3.0, 1.0, 2.0]))", "variable(1.0)"))
 
 
-def _keepdims(keepdims: Any, op: str) -> bool:
-    if keepdims is True or keepdims is False:
-        return keepdims
-    if type(keepdims).__name__ == "bool_" or isinstance(keepdims, int):  # numpy.bool_, 0/1
-        return bool(keepdims)
-    raise TypeError(f"{op}: keepdims must be True or False, got {keepdims!r}")
-
-
 @defines(methods=("mean",))
 def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
@@ -232,6 +224,9 @@ def _argmax(self: Variable, axis: Any = None, keepdims: bool = False, *, dim: An
     Returns:
         The array of indices (the first maximum where several are equal).
 
+    Raises:
+        TypeError: ``keepdims`` is not True or False.
+
     Examples:
         >>> import numpy as np
         >>> from zerograd import Variable
@@ -239,6 +234,8 @@ def _argmax(self: Variable, axis: Any = None, keepdims: bool = False, *, dim: An
         array([1, 0])
     """
     axis = axis_or_dim("Variable.argmax", axis, dim, None)
+    if keepdims is not False and keepdims is not True:
+        keepdims = flag("Variable.argmax", "keepdims", keepdims)
     return get_array_module(self.data).argmax(self.data, axis=axis, keepdims=keepdims)
 
 

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from zerograd import Config, Parameter, Variable, using_config
 from zerograd.backends import Backend, as_array_of, get_backend, gpu_backend
+from zerograd.checks import flag
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 from zerograd.recording import switch as _recording
@@ -259,8 +260,11 @@ class Layer:
 
         Returns:
             This layer.
+
+        Raises:
+            TypeError: ``mode`` is not True or False (``train("no")`` would mean True).
         """
-        value = not mode
+        value = not flag(f"{type(self).__name__}.train", "mode", mode)
         rec = _recorder() if _recording.on else None
         for *_, member in self.walk():
             if isinstance(member, Layer):

@@ -19,13 +19,14 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from zerograd import StaticGraphWarning, static_graph
-from zerograd.checks import callable_arg, positive_int
+from zerograd import StaticGraphWarning, static_graph, using_config
+from zerograd.checks import callable_arg, flag, positive_int
 
 from .. import functional as F
 from ..atomic import checked_path
 from ..checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
 from ..finite import NonFiniteError, check_finite_grads, finite
+from ..layers import Layer
 from .control import Snapshot
 from .extension import Extension, fires, get_trigger, metric_functions, observed_number
 
@@ -121,7 +122,16 @@ class Trainer:
     Raises:
         ValueError: when neither ``max_epochs`` nor ``max_iterations`` is given, or one
             of them is below 1.
-        TypeError: ``loss_fn`` is not callable, or a count is not an int.
+        TypeError: ``loss_fn`` is not callable, a count is not an int, or ``check_loss``,
+            ``check_grads`` or ``static`` is not True or False (numpy's bools count).
+
+    Training is in train mode, as in PyTorch's loops: each epoch starts with
+    ``model.train()``, undoing an ``eval()`` left by the user or by an extension, and its
+    updates (and the extensions of its iteration points) run with ``Config.train`` True
+    whatever it was set to outside. The model is left in train mode. An Evaluator changes
+    neither: it runs under ``test_mode()``. To keep a part of the model in eval mode while
+    training (frozen batch-norm statistics), override the model's ``train(mode=True)`` to
+    call ``super().train(mode)`` and then ``eval()`` on that part.
 
     A Ctrl-C during ``run`` ends a script with exit status 130 and a message naming the
     last snapshot and the command that resumes from it, instead of a traceback (in an
@@ -166,9 +176,9 @@ class Trainer:
         self.model, self.optimizer, self.train_loader = model, optimizer, train_loader
         self.loss_fn, self.metrics = loss_fn, metric_functions(_WHO, metrics)
         self.out = _out_folder(out)
-        self.check_loss, self.check_grads = bool(check_loss), bool(check_grads)
-        if not isinstance(static, bool):
-            raise TypeError(f"{_WHO}: static must be True or False, got {static!r}")
+        self.check_loss = flag(_WHO, "check_loss", check_loss)
+        self.check_grads = flag(_WHO, "check_grads", check_grads)
+        static = flag(_WHO, "static", static)
         if static and self.check_grads:
             raise ValueError(
                 f"{_WHO}: check_grads=True reads every gradient in Python between backward "
@@ -462,27 +472,31 @@ class Trainer:
 
         The loader is driven with ``next`` on one iterator, kept when a stop comes inside
         the epoch, so that a later ``run()`` finishes that epoch: a new ``for`` would start
-        a new one (PyTorch's and zerograd's loaders treat a left loop as abandoned).
+        a new one (PyTorch's and zerograd's loaders treat a left loop as abandoned). Each
+        epoch (and each run's rest of one) starts in train mode, as PyTorch's loops do.
         """
         it = self._batches if self._batches is not None else iter(self.train_loader)
         self._batches = None
         batches = 0
-        while True:
-            try:
-                batch = next(it)
-            except StopIteration:
-                return batches
-            batches += 1
-            self._resumed_at_epoch_end = False
-            try:
-                self._update(batch, batches)
-                self._fire(False, start, ordered)
-            except BaseException:
-                self._batches = it  # a later run() goes on in this epoch
-                raise
-            if self._done():
-                self._batches = it
-                return None
+        if isinstance(self.model, Layer):
+            self.model.train()  # undoes an eval() left by the user or by an extension
+        with using_config("train", True):  # and a Config.train = False left the same way
+            while True:
+                try:
+                    batch = next(it)
+                except StopIteration:
+                    return batches
+                batches += 1
+                self._resumed_at_epoch_end = False
+                try:
+                    self._update(batch, batches)
+                    self._fire(False, start, ordered)
+                except BaseException:
+                    self._batches = it  # a later run() goes on in this epoch
+                    raise
+                if self._done():
+                    self._batches = it
+                    return None
 
     def run(self) -> Trainer:
         """Train until ``max_epochs`` / ``max_iterations`` or ``stop``.
