@@ -49,6 +49,23 @@ def test_unchain_makes_a_held_intermediate_a_leaf_for_the_lean_function_after_it
     assert x.grad is None
 
 
+def test_unchain_backward_makes_a_held_intermediate_a_leaf_for_a_branch_it_did_not_walk():
+    """DeZero: ``z.unchain_backward()`` makes every variable upstream of ``z`` a leaf, so a
+    backward from another branch (``w``, fed by ``h`` but not upstream of ``z``) gives
+    ``h`` its gradient and stops there."""
+    x = Variable(np.array([0.5, -1.0]))
+    h = F.sin(x)
+    z = F.exp(h)
+    w = F.sum(F.tanh(h))  # tanh keeps only h's creator, and z's walk never passes tanh
+    z.unchain_backward()
+    w.backward()
+    assert x.grad is None
+    np.testing.assert_allclose(h.grad.data, 1 - np.tanh(np.sin([0.5, -1.0])) ** 2, rtol=1e-15)
+    del h, z
+    w.backward()  # dropped now: its gradient goes nowhere, and not past the cut
+    assert x.grad is None
+
+
 @pytest.mark.parametrize(
     "method", ["__setattr__", "__getattr__", "__class__", "__init_subclass__", "__repr__"]
 )

@@ -122,6 +122,19 @@ def _scalar_backend(x: Any) -> Any:
     return backend if _registry.resolve_type(type(backend.asarray(x))) is backend else None
 
 
+class _Unchained(weakref.ref):
+    """The weak reference :func:`unchained_ref` makes: it also names ``v``'s old creator."""
+
+    __slots__ = ("owner",)
+
+
+def _cut(ref: _Unchained) -> None:
+    """An :class:`_Unchained` reference's callback: the creator now leads nowhere."""
+    f = ref.owner()
+    if f is not None:
+        f.outputs = ()
+
+
 def unchained_ref(c: Any, v: Any) -> weakref.ref:
     """A weak reference to ``v``, the output of ``c`` that was unchained, for ``c.outputs``.
 
@@ -137,22 +150,17 @@ def unchained_ref(c: Any, v: Any) -> weakref.ref:
     Returns:
         The reference to put in ``c.outputs``.
     """
-    ref = weakref.ref(c)
-
-    def cut(_: Any) -> None:
-        f = ref()
-        if f is not None:
-            f.outputs = ()
-
-    return weakref.ref(v, cut)
+    ref = _Unchained(v, _cut)
+    ref.owner = weakref.ref(c)  # (weakly: the cut must not keep the graph above it alive)
+    return ref
 
 
-def _unchain(v: Any, lead_here: bool) -> None:
+def _unchain(v: Any) -> None:
     """Cut ``v`` from its creator (see :meth:`Variable.unchain`).
 
-    ``lead_here``: functions that still reach ``v`` through its creator (lean edges) reach
-    ``v`` while it lives (:func:`unchained_ref`). ``unchain_backward`` gives them ``v`` itself
-    instead, so it needs no callback per variable: the creator then leads nowhere at once.
+    Functions that still reach ``v`` through its creator (lean edges) reach ``v`` while it
+    lives (:func:`unchained_ref`), ``unchain_backward``'s too: a function it did not walk
+    (another branch from ``v``) must find ``v`` as the leaf it now is, as in DeZero.
     """
     c = v.creator
     v.creator = None
@@ -160,7 +168,7 @@ def _unchain(v: Any, lead_here: bool) -> None:
         outs = c.outputs
         if len(outs) == 1 and outs[0]() is v:
             # the creator's one output is cut off: it leads to this leaf, then to nothing
-            c.outputs = (unchained_ref(c, v),) if lead_here else ()
+            c.outputs = (unchained_ref(c, v),)
 
 
 class Variable:
@@ -419,7 +427,7 @@ class Variable:
         variable lives they reach it, a leaf now (its ``grad`` gets their gradients, as in
         DeZero); once it is gone they lead nowhere.
         """
-        _unchain(self, lead_here=True)
+        _unchain(self)
 
     def unchain_backward(self) -> None:
         """Cut every link in the graph upstream of this variable (truncated BPTT)."""
@@ -434,7 +442,7 @@ class Variable:
             for x in xs:
                 if x.creator is not None:
                     stack.append(x.creator)
-                    _unchain(x, lead_here=False)
+                    _unchain(x)
             f.inputs = xs  # f holds the unchained Variables, not the creators it reached
 
     def backward(
