@@ -212,3 +212,38 @@ def test_as_array_of_a_variable_is_its_data(arr):
     x = Variable(arr([1.0, 2.0]))
     assert zerograd.as_array(x) is x.data
     assert zerograd.as_array(x, like=x.data) is x.data
+
+
+@pytest.mark.parametrize("name", ["retain_grad", "create_graph"])
+def test_backwards_switches_are_bools_as_zerograd_checks_flag_says(name):
+    """retain_grad="no" meant True (read by its truth); numpy's bools count."""
+    x = Variable(np.array([1.0, 2.0]))
+    y = F.sum(x * x)
+    for bad in ("no", 1, None):
+        with pytest.raises(TypeError) as info:
+            y.backward(**{name: bad})
+        assert str(info.value) == f"backward: {name} must be True or False, got {bad!r}"
+        assert x.grad is None  # nothing changed
+    y.backward(**{name: np.True_})
+    np.testing.assert_array_equal(as_numpy(x.grad.data), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("name", ["grad", "value_and_grad", "jacrev", "jacfwd", "vjp", "jvp"])
+def test_the_transforms_has_aux_is_a_bool(name):
+    """has_aux="no" meant True (read by its truth); numpy's bools count."""
+    from zerograd import func
+
+    def make(has_aux):
+        f = lambda x: (F.sum(x * x), 0) if has_aux else F.sum(x * x)  # noqa: E731
+        x = np.array([1.0, 2.0])
+        if name == "vjp":
+            return func.vjp(f, x, has_aux=has_aux)
+        if name == "jvp":
+            return func.jvp(f, (x,), (np.ones(2),), has_aux=has_aux)
+        return getattr(func, name)(f, has_aux=has_aux)(x)
+
+    for bad in ("no", 1, None):
+        with pytest.raises(TypeError) as info:
+            make(bad)
+        assert str(info.value) == f"{name}: has_aux must be True or False, got {bad!r}"
+    assert len(make(np.True_)) == (3 if name in ("vjp", "jvp") else 2)

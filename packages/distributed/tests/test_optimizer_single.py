@@ -35,6 +35,12 @@ def test_arguments_are_checked():
         DataParallelOptimizer(Adam(), comm, root=1)
     with pytest.raises(TypeError, match=r"root must be a rank in 0..0, got 0.0"):
         DataParallelOptimizer(Adam(), comm, root=0.0)
+    for bad in ("no", 0, None):  # read by its truth before: "no" switched the check on
+        with pytest.raises(TypeError) as info:
+            DataParallelOptimizer(Adam(), comm, check_finite=bad)
+        want = f"DataParallelOptimizer: check_finite must be True or False, got {bad!r}"
+        assert str(info.value) == want
+    assert DataParallelOptimizer(Adam(), comm, check_finite=np.True_).check_finite is True
 
 
 def test_one_rank_trains_like_the_wrapped_optimizer():

@@ -300,3 +300,20 @@ def test_sizes_checked_once_are_still_checked_when_they_only_compare_equal(rand,
     F.pooling(x, *good)  # cached now
     with pytest.raises(TypeError, match=r"^pooling: (kernel_size|stride): expected an int"):
         F.pooling(x, *bad)
+
+
+@pytest.mark.parametrize("name", ["im2col", "col2im"])
+def test_to_matrix_is_a_bool(name):
+    """to_matrix="no" gave the matrix (read by its truth); numpy's bools count."""
+    x = np.arange(16.0).reshape(1, 1, 4, 4)
+
+    def call(to_matrix):
+        if name == "im2col":
+            return F.im2col(x, 2, 2, 0, to_matrix=to_matrix)
+        return F.col2im(np.ones((4, 4)), (1, 1, 4, 4), 2, 2, 0, to_matrix=to_matrix)
+
+    for bad in ("no", 0, None):
+        with pytest.raises(TypeError) as info:
+            call(bad)
+        assert str(info.value) == f"{name}: to_matrix must be True or False, got {bad!r}"
+    assert call(np.True_).shape == ((4, 4) if name == "im2col" else (1, 1, 4, 4))

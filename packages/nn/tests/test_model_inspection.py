@@ -214,6 +214,18 @@ def test_train_mode_is_a_bool():
     assert not layer.train(np.False_).inner.training
 
 
+def test_summary_verbose_is_a_bool():
+    """verbose="no" printed the table (read by its truth); numpy's bools count."""
+    model, x = MLP((2,)), np.zeros((1, 3), np.float32)
+    for bad in ("no", 0, None):
+        with pytest.raises(TypeError) as info:
+            model.summary(x, verbose=bad)
+        assert str(info.value) == f"MLP.summary: verbose must be True or False, got {bad!r}"
+    out = io.StringIO()
+    model.summary(x, verbose=np.False_, file=out)
+    assert out.getvalue() == ""
+
+
 def test_test_mode_still_wins_over_train():
     x = np.ones((200,), np.float32)
     layer = Dropper().train()

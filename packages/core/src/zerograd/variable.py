@@ -480,6 +480,10 @@ class Variable:
         """
         if retain_graph is not None:
             flag("backward", "retain_graph", retain_graph)
+        if retain_grad is not False and retain_grad is not True:  # (no call when a bool)
+            retain_grad = flag("backward", "retain_grad", retain_grad)
+        if create_graph is not False and create_graph is not True:
+            create_graph = flag("backward", "create_graph", create_graph)
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "

@@ -20,7 +20,7 @@ import numpy as np
 
 from zerograd import Parameter, Variable
 from zerograd.backends import get_array_module
-from zerograd.checks import positive_int
+from zerograd.checks import flag, positive_int
 from zerograd_nn.finite import all_finite
 
 from .communicator import Communicator
@@ -304,7 +304,8 @@ class DataParallelOptimizer:
         object.__setattr__(self, "comm", comm)
         object.__setattr__(self, "bucket_bytes", bucket_bytes)
         object.__setattr__(self, "root", root)
-        object.__setattr__(self, "check_finite", bool(check_finite))
+        check_finite = flag("DataParallelOptimizer", "check_finite", check_finite)
+        object.__setattr__(self, "check_finite", check_finite)
         object.__setattr__(self, "_pool", {})
         object.__setattr__(self, "_checked", False)  # the ranks' parameters compared by name
 

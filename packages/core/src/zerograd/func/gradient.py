@@ -7,6 +7,7 @@ import numbers
 from collections.abc import Callable
 from typing import Any
 
+from ..checks import flag
 from ..variable import Variable
 from . import arguments
 from .linearize import Linearization
@@ -118,6 +119,7 @@ def grad(
         >>> grad(grad(lambda x: x ** 3))(2.0)
         array(12.)
     """
+    has_aux = flag("grad", "has_aux", has_aux)
     nums, single = arguments.transform(f, argnums, "grad")
 
     @functools.wraps(f)
@@ -152,6 +154,7 @@ def value_and_grad(
         >>> value_and_grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
         (array(5.), array([2., 4.]))
     """
+    has_aux = flag("value_and_grad", "has_aux", has_aux)
     nums, single = arguments.transform(f, argnums, "value_and_grad")
 
     @functools.wraps(f)

@@ -14,6 +14,7 @@ from typing import Any
 
 from .. import functions as F
 from ..backends import backend_of, device_of
+from ..checks import flag
 from ..variable import Constant, Variable
 from . import arguments
 from .batched import BatchedData
@@ -87,6 +88,7 @@ def jacrev(
         array([[2., 0.],
                [0., 4.]])
     """
+    has_aux = flag("jacrev", "has_aux", has_aux)
     nums, single = arguments.transform(f, argnums, "jacrev")
 
     @functools.wraps(f)
@@ -171,6 +173,7 @@ def jacfwd(
         array([[4., 0.],
                [3., 2.]])
     """
+    has_aux = flag("jacfwd", "has_aux", has_aux)
     nums, single = arguments.transform(f, argnums, "jacfwd")
 
     @functools.wraps(f)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..arrays import as_array
 from ..backends import backend_of, device_of
+from ..checks import flag
 from ..variable import Variable
 from . import arguments
 from .batched import BatchedData
@@ -79,6 +80,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
         >>> vjp_fn(np.array([1.0, 10.0]))
         (array([ 2., 40.]),)
     """
+    has_aux = flag("vjp", "has_aux", has_aux)
     arguments.function(f, "vjp")
     nums = tuple(range(len(primals)))
     leaves, paths, trees = arguments.differentiated(primals, nums)
@@ -214,6 +216,7 @@ def jvp(
         >>> jvp(lambda x: x ** 2, (np.array([1.0, 3.0]),), (np.array([1.0, 0.0]),))
         (array([1., 9.]), array([2., 0.]))
     """
+    has_aux = flag("jvp", "has_aux", has_aux)
     arguments.function(f, "jvp")
     arguments.argument_tuples(primals, tangents, "jvp", "jvp(f, (x,), (t,))")
     if len(primals) != len(tangents):

@@ -11,6 +11,7 @@ from typing import Any
 
 from zerograd import Function, Variable
 from zerograd.backends import get_array_module
+from zerograd.checks import flag
 from zerograd.checks import pair as _pair
 from zerograd.functions import reshape, transpose
 from zerograd.functions.ops import defines, exported
@@ -67,7 +68,8 @@ class Im2col(Function):
         self, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool, pad_value: float = 0.0
     ) -> None:
         self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
-        self.to_matrix, self.pad_value = to_matrix, pad_value
+        self.to_matrix = flag("im2col", "to_matrix", to_matrix)
+        self.pad_value = pad_value
 
     def forward(self, x: Any) -> Any:
         y = im2col_array(x, self.kernel_size, self.stride, self.pad, self.to_matrix, self.pad_value)
@@ -98,12 +100,8 @@ class Col2im(Function):
         self, input_shape: tuple, kernel_size: Any, stride: Any, pad: Any, to_matrix: bool
     ) -> None:
         self.input_shape = tuple(input_shape)
-        self.kernel_size, self.stride, self.pad, self.to_matrix = (
-            kernel_size,
-            stride,
-            pad,
-            to_matrix,
-        )
+        self.kernel_size, self.stride, self.pad = kernel_size, stride, pad
+        self.to_matrix = flag("col2im", "to_matrix", to_matrix)
 
     def forward(self, x: Any) -> Any:
         return col2im_array(

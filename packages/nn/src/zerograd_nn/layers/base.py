@@ -231,6 +231,7 @@ class Layer:
         Returns:
             A :class:`~zerograd_nn.inspection.ModelSummary` (``rows``, ``total_params``).
         """
+        verbose = flag(f"{type(self).__name__}.summary", "verbose", verbose)
         return _inspection.summarize(self, inputs, file, verbose)
 
     @property
