@@ -443,6 +443,25 @@ def group_dict_written_inside(deco):
     return [_snap(step(*_batch(i), np.array(0.1 / (i + 1))), model) for i in range(6)], step
 
 
+def group_lr_put_back_inside(deco):
+    """static-graph.md: a step that assigns a parameter group's "lr" runs eagerly. Here it
+    puts back the same float object on every call, which no comparison sees; an lr set
+    between calls is then undone by the eager call, and was kept by a replay."""
+    model, opt = _mlp()
+
+    @deco
+    def step(x, t):
+        opt.param_groups[0]["lr"] = 0.1
+        return _plain_step(model, opt)(x, t)
+
+    out = []
+    for i in range(8):
+        if i >= 5:
+            opt.lr = 0.5  # between calls
+        out.append(_snap(step(*_batch(i)), model))
+    return out, step
+
+
 def function_hook_reading_a_cell_rebound_inside(deco):
     model, opt = _mlp()
 
@@ -1352,15 +1371,16 @@ CASES = {
     ),
     "group_dict_written_inside": (
         group_dict_written_inside,
-        r"changes SGD's hyperparameters before the update",
+        r"assigns a parameter group's 'lr' \(group\['lr'\] = \.\.\., or a scheduler's step",
     ),
+    "group_lr_put_back_inside": (group_lr_put_back_inside, r"assigns a parameter group's 'lr'"),
     "function_hook_reading_a_cell_rebound_inside": (
         function_hook_reading_a_cell_rebound_inside,
         r"rebinds 'factor' inside the call|changes SGD's hyperparameters",
     ),
     "scheduler_step_inside": (
         scheduler_step_inside,
-        r"changes an optimizer's hyperparameters after the update",
+        r"assigns a parameter group's 'lr' \(group\['lr'\] = \.\.\., or a scheduler's step",
     ),
     # (6) an argument that is a captured Parameter's own array
     "argument_is_a_parameters_own_array": (argument_is_a_parameters_own_array, REPLAYS),
