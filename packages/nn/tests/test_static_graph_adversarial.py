@@ -296,6 +296,22 @@ def eval_left_on_inside_the_step(deco):
     return out, predict
 
 
+def eval_left_on_and_never_switched_back(deco):
+    """static-graph.md: a step that switches a layer to eval() and leaves it so runs
+    eagerly on the calls that find the layer in train mode; where nothing switches it back,
+    the later calls find it in eval mode already, and replay the eager bits."""
+    zerograd.seed(0)
+    model = DropNet()
+
+    @deco
+    def predict(x):
+        model.eval()
+        with no_grad():
+            return model(x)
+
+    return [_snap(predict(_batch(i)[0])) + [model.training] for i in range(6)], predict
+
+
 class ModeNet(Model):
     """A user's forward that branches on its own training flag."""
 
@@ -1349,6 +1365,7 @@ CASES = {
         eval_left_on_inside_the_step,
         r"leaves DropNet in another mode than it found it",
     ),
+    "eval_left_on_and_never_switched_back": (eval_left_on_and_never_switched_back, REPLAYS),
     "training_property_in_forward": (training_property_in_forward, REPLAYS),
     "train_and_predict_alternate_with_modes": (train_and_predict_alternate_with_modes, REPLAYS),
     "predict_in_test_mode_then_train": (
