@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 import numpy as np
@@ -256,3 +257,40 @@ def test_conformance_names_missing_array_attributes():
         r"the array API standard gives every array and zerograd reads$",
     ):
         suite.test_arrays_have_the_standard_attributes(_Listy())
+
+
+# -- docs/backend-plugins.md shows these lists as tables -------------------------------------
+PAGE = PACKAGES.parent / "docs" / "backend-plugins.md"
+ATTRIBUTES = {"name", "device", "cache_scalars", "api_version"}  # the table's non-methods
+
+
+def _table_after(header: str) -> list[str]:
+    """The first cell of each row of the page's table whose header row is ``header``."""
+    if not PAGE.is_file():
+        pytest.skip(f"{PAGE} not found (tests run outside the repository checkout)")
+    rows = PAGE.read_text(encoding="utf-8").split(header + "\n", 1)[1].split("\n\n", 1)[0]
+    return [line.strip("|").split("|")[:2] for line in rows.splitlines()[1:]]
+
+
+def test_the_page_lists_the_standard_names_the_contract_holds():
+    """backend-plugins.md, "What zerograd calls on xp": the names are XP_NAMES and the
+    linalg extension's, no more (it listed ``bool``, which nothing calls)."""
+    listed = set()
+    for _, names in _table_after("| group | names |"):
+        listed |= set(re.findall(r"`([\w.]+)`", re.sub(r"\([^)]*\)", "", names)))
+    want = set(contract.XP_NAMES) | {f"linalg.{n}" for n in contract.XP_LINALG_NAMES}
+    assert listed == want, f"on the page only: {listed - want}; missing: {want - listed}"
+
+
+def test_the_page_lists_every_backend_method_of_the_contract():
+    """backend-plugins.md's table of Backend methods: one row per method of the contract
+    (it lacked ``flatten_into``), "yes" in the required column for the required ones."""
+    listed, required = set(), set()
+    for names, needed in _table_after("| name | required | returns | default |"):
+        for name in re.findall(r"`(\w+)", names):
+            listed.add(name)
+            if needed.strip().startswith("yes"):
+                required.add(name)
+    methods = contract.REQUIRED_METHODS + contract.NN_REQUIRED_METHODS + contract.OPTIONAL_METHODS
+    assert listed - ATTRIBUTES == set(methods)
+    assert required - ATTRIBUTES == set(contract.REQUIRED_METHODS + contract.NN_REQUIRED_METHODS)

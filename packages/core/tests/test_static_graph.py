@@ -1238,3 +1238,29 @@ def test_replayed_leaf_gradients_are_writable(rand, to_np):
         if type(a.grad.data) is np.ndarray:
             assert a.grad.data.flags.writeable
     assert step.counts["replayed"] == 2
+
+
+def test_the_first_call_after_the_backends_load_is_one_kind_with_the_next():
+    """static-graph.md: "the first call runs eagerly", then the next calls are recorded.
+    Before any operation had met numpy arrays (the first call of a process, or the first
+    after a refresh) the first call's arrays were keyed as unknown objects, by identity:
+    a kind of its own, one more eager call, and the array held as long as the function."""
+    import zerograd.backends as B
+
+    B.refresh()  # no array type resolved yet, as in a fresh process
+
+    @static_graph
+    def f(x):
+        with no_grad():
+            return F.exp(x) * 2.0
+
+    first = np.arange(3.0)
+    gone = weakref.ref(first)
+    f(first)
+    del first
+    for i in range(4):
+        x = np.arange(3.0) + i
+        np.testing.assert_array_equal(f(x).data, np.exp(x) * 2.0)
+    assert f.counts == {"eager": 1, "traced": 2, "replayed": 2}
+    gc.collect()
+    assert gone() is None

@@ -145,6 +145,29 @@ def test_a_registered_plugin_serves_conv_pooling_and_losses(fresh):
     np.testing.assert_array_equal(y.data, y2.data)
 
 
+def test_the_last_registered_plugin_is_asked_first_and_the_first_answer_wins(fresh):
+    """backend-plugins.md: "Each plugin is asked on its own, the last registered first;
+    the first answer that is not None wins" (None passes the question on)."""
+    backend, asked = _Bare(), []
+
+    def answering(name, answer):
+        def make(backend):  # pluggy passes the hook's arguments by name
+            asked.append(name)
+            return answer(backend)
+
+        return _plugin(make)
+
+    first, second = (type(n, (K.Kernels,), {}) for n in ("First", "Second"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # None is no problem to warn about
+        K.register(answering("first", first), "first")
+        K.register(answering("second", second), "second")
+        K.register(answering("none", lambda b: None), "none")
+        found = K.kernels_for(backend)
+    assert type(found) is second and found.backend is backend
+    assert asked == ["none", "second"]  # the first plugin is never asked
+
+
 def test_a_plugin_that_raises_is_named_and_skipped(fresh):
     def broken(backend):
         raise RuntimeError("no kernels today")

@@ -248,6 +248,7 @@ _BN = (np.ones(3), np.zeros(3), np.zeros(3), np.ones(3))
         (lambda: F.cross_entropy(_SCORES, _LABELS, ignore_index=0), r"ignore_index= .*leave"),
         (lambda: F.cross_entropy(_SCORES, _LABELS, label_smoothing=0.1), r"no label smoothing"),
         (lambda: F.mse_loss(_SCORES, _SCORES, reduction="sum"), r"^mean_squared_error: reduct"),
+        (lambda: F.mse_loss(_SCORES, _SCORES, weight=np.ones(3)), r"^mean_squared_error: weigh"),
         (lambda: F.binary_cross_entropy(_SCORES**2 / 9, _SCORES > 0, reduction="sum"), r"len\(t"),
         (lambda: F.sigmoid_cross_entropy(_SCORES, _SCORES > 0, pos_weight=2), r"no pos_weight"),
         (lambda: F.batch_norm(_IMAGES, *_BN, momentum=0.1), r"^batch_norm: momentum= .*decay="),

@@ -296,6 +296,22 @@ def eval_left_on_inside_the_step(deco):
     return out, predict
 
 
+def eval_left_on_and_never_switched_back(deco):
+    """static-graph.md: a step that switches a layer to eval() and leaves it so runs
+    eagerly on the calls that find the layer in train mode; where nothing switches it back,
+    the later calls find it in eval mode already, and replay the eager bits."""
+    zerograd.seed(0)
+    model = DropNet()
+
+    @deco
+    def predict(x):
+        model.eval()
+        with no_grad():
+            return model(x)
+
+    return [_snap(predict(_batch(i)[0])) + [model.training] for i in range(6)], predict
+
+
 class ModeNet(Model):
     """A user's forward that branches on its own training flag."""
 
@@ -441,6 +457,25 @@ def group_dict_written_inside(deco):
         return _plain_step(model, opt)(x, t)
 
     return [_snap(step(*_batch(i), np.array(0.1 / (i + 1))), model) for i in range(6)], step
+
+
+def group_lr_put_back_inside(deco):
+    """static-graph.md: a step that assigns a parameter group's "lr" runs eagerly. Here it
+    puts back the same float object on every call, which no comparison sees; an lr set
+    between calls is then undone by the eager call, and was kept by a replay."""
+    model, opt = _mlp()
+
+    @deco
+    def step(x, t):
+        opt.param_groups[0]["lr"] = 0.1
+        return _plain_step(model, opt)(x, t)
+
+    out = []
+    for i in range(8):
+        if i >= 5:
+            opt.lr = 0.5  # between calls
+        out.append(_snap(step(*_batch(i)), model))
+    return out, step
 
 
 def function_hook_reading_a_cell_rebound_inside(deco):
@@ -1330,6 +1365,7 @@ CASES = {
         eval_left_on_inside_the_step,
         r"leaves DropNet in another mode than it found it",
     ),
+    "eval_left_on_and_never_switched_back": (eval_left_on_and_never_switched_back, REPLAYS),
     "training_property_in_forward": (training_property_in_forward, REPLAYS),
     "train_and_predict_alternate_with_modes": (train_and_predict_alternate_with_modes, REPLAYS),
     "predict_in_test_mode_then_train": (
@@ -1352,15 +1388,16 @@ CASES = {
     ),
     "group_dict_written_inside": (
         group_dict_written_inside,
-        r"changes SGD's hyperparameters before the update",
+        r"assigns a parameter group's 'lr' \(group\['lr'\] = \.\.\., or a scheduler's step",
     ),
+    "group_lr_put_back_inside": (group_lr_put_back_inside, r"assigns a parameter group's 'lr'"),
     "function_hook_reading_a_cell_rebound_inside": (
         function_hook_reading_a_cell_rebound_inside,
         r"rebinds 'factor' inside the call|changes SGD's hyperparameters",
     ),
     "scheduler_step_inside": (
         scheduler_step_inside,
-        r"changes an optimizer's hyperparameters after the update",
+        r"assigns a parameter group's 'lr' \(group\['lr'\] = \.\.\., or a scheduler's step",
     ),
     # (6) an argument that is a captured Parameter's own array
     "argument_is_a_parameters_own_array": (argument_is_a_parameters_own_array, REPLAYS),

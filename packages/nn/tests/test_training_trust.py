@@ -91,6 +91,20 @@ def test_an_lr_set_by_hand_carries_on_as_in_pytorch(make, rule):
     assert got[4] != pytest.approx(_run(make(_opt(0.1)), 9)[4, 0])  # the change was kept
 
 
+def test_a_cosine_past_t_max_climbs_back_to_the_moved_base_where_pytorchs_resets():
+    """how-to-train.md: an lr set by hand carries on as PyTorch's does up to T_max; past it
+    zerograd's cosine climbs back towards the base the change moved (the value at the
+    change's step on the curve), PyTorch's towards the base lr it started from."""
+    T, eta, at, value = 5, 0.01, 2, 0.05  # noqa: N806
+    got = _run(S.CosineAnnealingLR(_opt(0.1), T, eta_min=eta), 4 * T, _set_lr(at, value))[:, 0]
+    torch = _torch_run(0.1, 4 * T, lambda lr, t: _torch_cosine(lr, t, 0.1, T, eta), at, value)
+    np.testing.assert_allclose(got[:T], torch[:T], rtol=1e-13)  # steps 1..T
+    moved = eta + (value - eta) * 2 / (1 + math.cos(math.pi * at / T))  # value at step at
+    curve = [eta + (moved - eta) * (1 + math.cos(math.pi * t / T)) / 2 for t in range(1, 4 * T + 1)]
+    np.testing.assert_allclose(got[at:], curve[at:], rtol=1e-13)
+    assert max(got[T:]) == pytest.approx(moved) and max(torch[T:]) == pytest.approx(0.1)
+
+
 def test_an_lr_set_by_hand_in_one_group_carries_on_in_that_group_only():
     sched = S.StepLR(_opt(0.1, 0.2), 2, 0.5)
 

@@ -105,8 +105,12 @@ class Recorder(Protocol):
     def depends(self, owner: Any, read: Callable[[Any], Any], value: Any) -> None:
         """The call's work depends on ``read(owner)``, which is ``value`` now (a layer's mode)."""
 
-    def setting(self, owner: Any, name: str) -> None:
-        """``owner.name`` is assigned, where ``owner``'s value is read by replayed work."""
+    def setting(self, owner: Any, name: str, what: str | None = None) -> None:
+        """``owner.name`` is assigned, where ``owner``'s value is read by replayed work.
+
+        ``what`` names the assignment in the message where ``Type.name`` would not (an
+        item of a dict: an optimizer's parameter group).
+        """
 
     def drew(self, frame: Any, what: str, seeds: bool) -> None:
         """Code running in ``frame`` draws random numbers in Python (``what``: the call).

@@ -25,6 +25,7 @@ from .errors import (
     NoBackendError,
 )
 from .hookspecs import ENTRY_POINT_GROUP, hookimpl, hookspec
+from .names import INSTALL_EXTRA
 from .names import install_advice as _install_advice
 from .registry import BackendInfo, no_backend_message, registry
 
@@ -376,7 +377,7 @@ def gpu_backend() -> Backend:
     if not gpus:
         raise NoBackendError(
             "zerograd: no GPU backend is installed, so nothing can move to a GPU. Install one "
-            "(it needs an NVIDIA GPU) " + _install_advice("cupy", "cuda12") + "."
+            "(it needs an NVIDIA GPU) " + _install_advice("cupy", INSTALL_EXTRA["cupy"]) + "."
         )
     problems: list[BackendPluginError] = []
     for backend in gpus:

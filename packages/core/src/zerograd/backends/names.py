@@ -15,6 +15,10 @@ from types import ModuleType
 IN_TREE = {"numpy": "zerograd-numpy", "cupy": "zerograd-cupy"}
 """zerograd's own backends: backend (and entry-point) name -> the distribution that owns it."""
 
+INSTALL_EXTRA = {"cupy": "cuda12"}
+"""The extra that brings the array library with zerograd's own backend: zerograd-cupy alone
+installs no CuPy (its wheel is per CUDA version: the extras ``cuda12`` and ``cuda13``)."""
+
 BY_HAND = "registered by hand"
 """The distribution shown for plugins passed to ``zerograd.backends.register``."""
 
@@ -188,7 +192,7 @@ def why_missing(name: str) -> str:
     if autoload_off():
         return _AUTOLOAD_OFF
     if name in IN_TREE:
-        return f"Install it {install_advice(name)}."
+        return f"Install it {install_advice(name, INSTALL_EXTRA.get(name, ''))}."
     return (
         "Install the distribution that provides it (zerograd's own backends: "
         + ", ".join(f"{n!r} from {d}" for n, d in IN_TREE.items())

@@ -534,7 +534,8 @@ class Registry:
                 f"with None. Ask its documentation what it needs here."
             )
         close = difflib.get_close_matches(name, list(self.backends), n=1)
-        guess = f"Did you mean {close[0]!r}? " if close else ""
+        # zerograd's own names are meant as they are ('cupy' is not a misspelled 'numpy')
+        guess = f"Did you mean {close[0]!r}? " if close and name not in IN_TREE else ""
         return (
             f"zerograd: no backend named {name!r} is installed; installed: "
             f"{sorted(self.backends) or 'none'}. {guess}{why_missing(name)}"

@@ -11,6 +11,8 @@ from ..variable import Variable
 
 _by_type = registry.by_type
 _SCALARS = (type(None), bool, int, str, bytes)
+_not_arrays: dict[type, bool] = {}  # types with a shape that no backend owns (numpy scalars)
+registry.type_caches.append(_not_arrays)  # emptied when the backends change
 
 
 def arguments(args: tuple, kwargs: dict) -> tuple[tuple, list]:
@@ -68,6 +70,9 @@ def _flatten(x: Any, key: list, leaves: list) -> None:
         key.append((t, x))
     elif isinstance(x, (float, complex)):  # by bits: -0.0 is not 0.0, and nan is nan
         key.append((t, _float_bits(x)))
+    elif _unmet_array(t, x):
+        key.append((t, x.shape, x.dtype))
+        leaves.append(x)
     elif getattr(x, "shape", None) == () and hasattr(x, "tobytes") and hasattr(x, "dtype"):
         key.append((t, str(x.dtype), x.tobytes()))  # a library scalar (numpy.float32(-0.0))
     else:
@@ -75,6 +80,21 @@ def _flatten(x: Any, key: list, leaves: list) -> None:
             key.append((t, hash(x), x))  # a hashable value: compared by equality
         except TypeError:
             key.append((t, _Same(x)))  # anything else: by identity
+
+
+def _unmet_array(t: type, x: Any) -> bool:
+    """Whether ``x`` is an array of a type that no operation has met yet.
+
+    That is the first call of a process, or the first after the backends changed: the
+    type is not in the registry's cache yet. Keyed by identity, as an unknown object, the
+    array would make a kind of call of its own, and live as long as the function.
+    """
+    if t in _not_arrays or not hasattr(x, "shape"):
+        return False
+    if registry.resolve_type(t) is None:
+        _not_arrays[t] = True
+        return False
+    return True
 
 
 def by_identity(key: tuple) -> list[str]:

@@ -809,10 +809,11 @@ class Trace:
         if key not in self.dependencies:
             self.dependencies[key] = [owner, read, value]
 
-    def setting(self, owner: Any, name: str) -> None:
+    def setting(self, owner: Any, name: str, what: str | None = None) -> None:
         """Refuse the trace: Python state that replayed work reads is assigned inside."""
+        what = what or f"{type(owner).__name__}.{name}"
         self.refuse(
-            f"it assigns {type(owner).__name__}.{name} inside the call, which a replay would "
+            f"it assigns {what} inside the call, which a replay would "
             f"not do, while the update it runs reads it; assign it between calls (as a "
             f"scheduler does: the replayed update reads the value of its time)"
         )

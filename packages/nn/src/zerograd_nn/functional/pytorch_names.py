@@ -188,6 +188,8 @@ MSE_KEYWORDS = {
     "reduction": "the loss is the sum of squared differences divided by len(x0) (DeZero's); "
     "PyTorch's 'sum' is F.mse_loss(x0, x1) * len(x0), its 'mean' "
     "F.mse_loss(x0, x1) * len(x0) / x0.size, its 'none' (x0 - x1) ** 2",
+    "weight": "there are no weights: weight the elementwise terms (x0 - x1) ** 2 yourself, "
+    "then F.sum(...) / len(x0) for DeZero's loss",
 }
 _BINARY_REDUCTION = (
     "the loss is the sum over every element divided by len(t) (DeZero's); PyTorch's 'sum' is "

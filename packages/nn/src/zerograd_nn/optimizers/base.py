@@ -19,7 +19,7 @@ from .flat import Packer
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
 from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
-from .watch import report_assignments, snapshot
+from .watch import ParamGroup, report_assignments, snapshot
 
 _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
 
@@ -159,9 +159,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self.target = GroupsTarget(groups)
             return self
         if hasattr(target, "params"):
-            group = {"params": LiveParams(target)}
+            group = ParamGroup(params=LiveParams(target))
         else:
-            group = {"params": check_params(name, target, "target")}
+            group = ParamGroup(params=check_params(name, target, "target"))
             target = ParamList(group["params"])
         group.update(self.defaults)
         self.param_groups = [group]
@@ -769,6 +769,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
         pairs = state.pop("_state", [])
         if "_initial_lrs" in state:  # pickled before it had its public name
             state["initial_lrs"] = state.pop("_initial_lrs")
+        groups = state.get("param_groups")
+        if isinstance(groups, list):  # pickled when groups were plain dicts
+            state["param_groups"] = [ParamGroup(g) if type(g) is dict else g for g in groups]
         self.__dict__.update(state)
         self._state = weakref.WeakKeyDictionary(pairs)
         self._scratch = Scratch()

@@ -8,6 +8,7 @@ from typing import Any
 from zerograd import Parameter
 
 from .hyper import check_hyper, spec_of
+from .watch import ParamGroup
 
 _NO_DECAY_NAMES = ("b", "beta", "gamma", "bias")
 
@@ -119,7 +120,7 @@ def check_params(owner: str, params: Any, what: str) -> list[Parameter]:
     return params
 
 
-def make_group(opt: Any, g: Any, i: int) -> dict[str, Any]:
+def make_group(opt: Any, g: Any, i: int) -> ParamGroup:
     """Group ``i`` of ``setup``'s list as the optimizer keeps it (checked, defaults filled).
 
     Args:
@@ -146,7 +147,7 @@ def make_group(opt: Any, g: Any, i: int) -> dict[str, Any]:
         raise ValueError(
             f"{name}.setup: group {i} has unknown keys {unknown}; {name} takes {sorted(known)}."
         )
-    group: dict[str, Any] = dict(opt.defaults)
+    group = ParamGroup(opt.defaults)
     params = g["params"]
     if isinstance(params, dict):
         group["param_names"] = list(params)

@@ -5,9 +5,9 @@ its own attributes (a DeZero-style optimizer's ``lr``) and its hooks' (``WeightD
 ``ClipGrad.max_norm``) at that time. That is right when they are changed between calls (a
 scheduler), and wrong when the step's own Python changes them, which a replay does not
 run. So, while a trace records (and only then), assignments to the attributes of the
-classes registered here are reported to the recording thread's recorder, and
-:func:`snapshot` gives what a recording compares at the call's start, the update and the
-call's end to see changes made some other way (a parameter group's dict written).
+classes registered here, and writes into a :class:`ParamGroup`, are reported to the
+recording thread's recorder, and :func:`snapshot` gives what a recording compares at the
+call's start, the update and the call's end to see changes made some other way.
 """
 
 from __future__ import annotations
@@ -28,15 +28,51 @@ def _reporting_setattr(self: Any, name: str, value: Any) -> None:
     object.__setattr__(self, name, value)
 
 
+class ParamGroup(dict):
+    """A parameter group of an optimizer (``optimizer.param_groups[i]``): a dict.
+
+    A value written into it inside a recorded static-graph call (``group["lr"] = 0.01``,
+    PyTorch's habit, or a scheduler's step) refuses the recording, as an optimizer attribute
+    assigned there does: a replay would not write it again, while the update it replays
+    reads it (an lr changed between calls would then stay, where the eager call writes it
+    back). The writes themselves are watched because comparing the group before and after
+    cannot see one that puts back the object already there (``group["lr"] = 0.1`` on every
+    call). Outside recordings it is a plain dict, at a plain dict's speed.
+    """
+
+    __slots__ = ()
+
+
+def _reporting_setitem(self: ParamGroup, key: Any, value: Any) -> None:
+    _report_group_write(self, key)
+    dict.__setitem__(self, key, value)
+
+
+def _reporting_update(self: ParamGroup, *args: Any, **kwargs: Any) -> None:
+    for key in dict(*args, **kwargs):
+        _report_group_write(self, key)
+    dict.update(self, *args, **kwargs)
+
+
+def _report_group_write(group: ParamGroup, key: Any) -> None:
+    rec = current()
+    if rec is not None:
+        what = f"a parameter group's {key!r} (group[{key!r}] = ..., or a scheduler's step)"
+        rec.setting(group, str(key), what)
+
+
 def _watch(on: bool) -> None:
     for cls in _classes:
         if on:
             cls.__setattr__ = _reporting_setattr  # type: ignore[method-assign]
         elif cls.__dict__.get("__setattr__") is _reporting_setattr:
             del cls.__setattr__
-
-
-while_recording(_watch)
+    if on:
+        ParamGroup.__setitem__ = _reporting_setitem  # type: ignore[method-assign,assignment]
+        ParamGroup.update = _reporting_update  # type: ignore[method-assign,assignment]
+    elif ParamGroup.__dict__.get("__setitem__") is _reporting_setitem:
+        del ParamGroup.__setitem__
+        del ParamGroup.update
 
 
 def report_assignments(cls: type) -> type:
@@ -52,6 +88,9 @@ def report_assignments(cls: type) -> type:
     if switch.on:
         cls.__setattr__ = _reporting_setattr  # type: ignore[method-assign]
     return cls
+
+
+while_recording(_watch)
 
 
 def snapshot(obj: Any) -> tuple:
@@ -87,7 +126,7 @@ def _key(v: Any, depth: int) -> Any:
     t = type(v)
     if t in _SCALARS:
         return (t, repr(v), id(v))
-    if depth and t is dict:
+    if depth and (t is dict or t is ParamGroup):
         return (id(v), tuple([(k, _key(x, depth - 1)) for k, x in v.items()]))
     if depth and t in (list, tuple):
         return (id(v), tuple([_key(x, depth - 1) for x in v]))

@@ -210,7 +210,9 @@ class LRScheduler(_StateMixin):
         """Go on from ``lr``, set on ``group`` from outside since the last step.
 
         Moves the group's base lr so that the lr of the current step is ``lr``; the next
-        steps then give what PyTorch's chainable form computes from the group's lr. Where
+        steps then give what PyTorch's chainable form computes from the group's lr (past
+        ``T_max``, a CosineAnnealingLR climbs back towards the moved base, PyTorch's
+        towards the base it started from). Where
         the current step's lr does not depend on the base (a factor of 0), the change
         cannot be followed: one warning says so, and the next step replaces it.
 
