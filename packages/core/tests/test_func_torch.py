@@ -12,8 +12,8 @@ import pytest
 from func_cases import CASES, inputs, weights
 
 import zerograd.functions as F
-from zerograd.backends import as_numpy
-from zerograd.func import grad, hessian, jacfwd, jacrev, jvp, vjp, vmap
+from zerograd.backends import as_array_of, as_numpy
+from zerograd.func import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch==2.13.0")
 tf = pytest.importorskip("torch.func", reason="torch.func is missing from this PyTorch")
@@ -93,3 +93,60 @@ def test_vmap_and_per_sample_gradients_match_torch_func(name, backend):
     want = tf.vmap(tf.grad(ts, argnums=nums))(*tbatch)
     for g, w in zip(got, want):
         _close(g, w)
+
+
+def _same_structure(got, want):
+    """``got`` (zerograd's) has ``want``'s (torch's) nesting, and its leaves' values."""
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want), (got, want)
+        for g, w in zip(got, want):
+            _same_structure(g, w)
+    elif isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want)
+        for k in want:
+            _same_structure(got[k], want[k])
+    else:
+        _close(got, want)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_grad_and_value_matches_torch_func(name, backend):
+    """The values and the return structure, with has_aux False and True, argnums an int
+    and a tuple."""
+    f, twin, _, _ = CASES[name]
+    s, ts, xs, txs = _pair(name, backend)
+    nums = tuple(range(len(xs)))
+    _same_structure(grad_and_value(s)(*xs), tf.grad_and_value(ts)(*txs))
+    _same_structure(grad_and_value(s, argnums=nums)(*xs), tf.grad_and_value(ts, argnums=nums)(*txs))
+    aux = lambda *v: (s(*v), {"out": f(*v), "half": v[0] * 0.5})  # noqa: E731
+    taux = lambda *t: (ts(*t), {"out": twin(torch, *t), "half": t[0] * 0.5})  # noqa: E731
+    _same_structure(
+        grad_and_value(aux, argnums=nums[-1], has_aux=True)(*xs),
+        tf.grad_and_value(taux, argnums=nums[-1], has_aux=True)(*txs),
+    )
+    _same_structure(
+        grad_and_value(aux, argnums=nums, has_aux=True)(*xs),
+        tf.grad_and_value(taux, argnums=nums, has_aux=True)(*txs),
+    )
+
+
+@pytest.mark.parametrize("chunk_size", [None, 2])
+@pytest.mark.parametrize("name", NAMES)
+def test_vmap_in_dims_out_dims_and_chunk_size_match_torch_func(name, chunk_size, backend):
+    """torch.func's spellings: the batch on the last axis of every argument, moved to the
+    last axis of the output, run two samples at a time."""
+    f, twin, _, _ = CASES[name]
+    batch = inputs(name, backend, batch=5)
+    moved = [as_array_of(np.moveaxis(as_numpy(b), 0, -1).copy(), backend) for b in batch]
+    got = vmap(f, in_dims=-1, out_dims=-1, chunk_size=chunk_size)(*moved)
+    want = tf.vmap(lambda *t: twin(torch, *t), in_dims=-1, out_dims=-1, chunk_size=chunk_size)(
+        *[_t(m) for m in moved]
+    )
+    _close(got, want)
+    first_last = (0,) + (None,) * (len(batch) - 1)
+    args = [batch[0], *(as_array_of(as_numpy(b)[0], backend) for b in batch[1:])]
+    got = vmap(f, in_dims=first_last, chunk_size=chunk_size)(*args)
+    want = tf.vmap(lambda *t: twin(torch, *t), in_dims=first_last, chunk_size=chunk_size)(
+        *[_t(a) for a in args]
+    )
+    _close(got, want)

@@ -30,6 +30,7 @@ from zerograd import (
 from zerograd.backends import as_numpy
 from zerograd.func import (
     grad,
+    grad_and_value,
     hessian,
     hvp,
     jacfwd,
@@ -137,6 +138,46 @@ def test_value_and_grad_gives_the_value_of_one_evaluation(arr):
     np.testing.assert_allclose(as_numpy(value), 9.0)
     np.testing.assert_allclose(as_numpy(g), [3.0, 12.0])
     assert calls == [1], "the function ran once"
+
+
+def test_grad_and_value_is_torch_funcs_order(arr):
+    """(gradient, value); with has_aux (gradient, (value, aux)); a tuple of gradients for a
+    tuple argnums: torch.func.grad_and_value's structure, from one evaluation."""
+    a, b = arr([1.0, 2.0]), arr([3.0, 4.0])
+    calls = []
+
+    def f(a, b):
+        calls.append(1)
+        return F.sum(a**3 * b)
+
+    g, value = grad_and_value(f)(a, b)
+    np.testing.assert_allclose(as_numpy(g), [9.0, 48.0])  # 3 a^2 b
+    np.testing.assert_allclose(as_numpy(value), 35.0)  # 1*3 + 8*4
+    (ga, gb), value = grad_and_value(f, argnums=(0, 1))(a, b)
+    np.testing.assert_allclose(as_numpy(ga), [9.0, 48.0])
+    np.testing.assert_allclose(as_numpy(gb), [1.0, 8.0])  # a^3
+    np.testing.assert_allclose(as_numpy(value), 35.0)
+    assert calls == [1, 1], "each call ran the function once"
+    out = grad_and_value(lambda a, b: (f(a, b), {"twice": a * 2.0}), 1, has_aux=True)(a, b)
+    (gb, (value, aux)) = out
+    np.testing.assert_allclose(as_numpy(gb), [1.0, 8.0])
+    np.testing.assert_allclose(as_numpy(value), 35.0)
+    np.testing.assert_allclose(as_numpy(aux["twice"]), [2.0, 4.0])
+    assert type(aux["twice"]) is type(a), "arrays in, an array aux out"
+    (gs, (value, aux)) = grad_and_value(lambda a: (f(a, b), 7), argnums=(0,), has_aux=True)(a)
+    assert isinstance(gs, tuple) and len(gs) == 1 and aux == 7
+    np.testing.assert_allclose(as_numpy(gs[0]), [9.0, 48.0])
+    (value2, aux2), g2 = value_and_grad(lambda a: (f(a, b), 7), has_aux=True)(a)
+    np.testing.assert_array_equal(as_numpy(g2), as_numpy(gs[0]))
+    assert float(as_numpy(value2)) == float(as_numpy(value)) and aux2 == aux
+
+
+def test_grad_and_value_of_variables_stays_connected(arr):
+    x = Variable(arr([1.0, 2.0]))
+    g, value = grad_and_value(cube)(x)
+    assert isinstance(g, Variable) and isinstance(value, Variable)
+    F.sum(g).backward()  # d/dx sum(3 x^2) = 6 x
+    np.testing.assert_allclose(as_numpy(x.grad), [6.0, 12.0])
 
 
 def test_keyword_arguments_go_to_the_function_undifferentiated(arr):
@@ -367,6 +408,21 @@ def test_has_aux_without_a_pair(arr):
         vjp(lambda x: x, arr([1.0]), has_aux=True)
 
 
+def test_grad_and_value_errors_name_it(arr):
+    with pytest.raises(TypeError) as caught:
+        grad_and_value(cube, has_aux=True)(arr([1.0]))
+    assert str(caught.value) == (
+        "grad_and_value(has_aux=True): the function must return a pair (output, aux), got "
+        "Variable; return (output, aux), or leave has_aux False."
+    )
+    with pytest.raises(ValueError, match=r"^grad_and_value: the function must return a scalar"):
+        grad_and_value(lambda x: x * 2.0)(arr([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"^grad_and_value: argnums 1 is out of range"):
+        grad_and_value(cube, argnums=1)(arr([1.0]))
+    with pytest.raises(TypeError, match=r"^grad_and_value: has_aux must be True or False"):
+        grad_and_value(cube, has_aux="yes")
+
+
 def test_integer_inputs_have_no_gradient(arr):
     with pytest.raises(TypeError, match=r"grad: argument 0 has dtype int64.*floating-point"):
         grad(cube)(np.array([1, 2]))
@@ -377,7 +433,7 @@ def test_integer_inputs_have_no_gradient(arr):
 
 
 def test_not_a_function(arr):
-    for transform in (grad, value_and_grad, jacrev, jacfwd, hessian):
+    for transform in (grad, value_and_grad, grad_and_value, jacrev, jacfwd, hessian):
         with pytest.raises(TypeError, match=r"expected a function to transform, got int"):
             transform(3)
 
@@ -411,7 +467,7 @@ def test_hvp_refuses_bad_primals_and_tangents(arr):
 
 
 def test_argnums_are_checked_after_the_function(arr):
-    for transform in (grad, value_and_grad, jacrev, jacfwd, hessian):
+    for transform in (grad, value_and_grad, grad_and_value, jacrev, jacfwd, hessian):
         with pytest.raises(TypeError, match=r"expected a function to transform, got int"):
             transform(3, argnums="0")
         with pytest.raises(ValueError, match=rf"^{transform.__name__}: argnums is empty"):

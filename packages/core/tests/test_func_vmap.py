@@ -254,6 +254,143 @@ def test_indexing_with_per_sample_ids(rand):
     np.testing.assert_allclose(as_numpy(g), want)
 
 
+# -- torch.func's spellings: in_dims, out_dims, randomness, chunk_size ----------------------
+def test_in_dims_and_out_dims_are_in_axes_and_out_axes(rand):
+    """torch.func's names mean what JAX's do: per-argument axes, None, negative axes."""
+    x, w = rand(4, 3, seed=1), rand(3, seed=2)
+    f = lambda x, w: (F.tanh(x * w), F.sum(x))  # noqa: E731
+    xt = as_array_of(as_numpy(x).T.copy(), backend_of(x))
+    got = vmap(f, in_dims=(-1, None), out_dims=(1, 0))(xt, w)
+    want = vmap(f, in_axes=(-1, None), out_axes=(1, 0))(xt, w)
+    X, W = as_numpy(x), as_numpy(w)
+    np.testing.assert_allclose(as_numpy(got[0]), np.tanh(X * W).T)
+    np.testing.assert_allclose(as_numpy(got[1]), X.sum(axis=1))
+    for g, h in zip(got, want):
+        np.testing.assert_array_equal(as_numpy(g), as_numpy(h))
+    same = vmap(lambda x: (x, 5.0), in_dims=0, out_dims=(0, None))(x)
+    assert same[1] == 5.0
+
+
+@pytest.mark.parametrize(
+    "given, text",
+    [
+        (
+            {"in_axes": 0, "in_dims": 0},
+            "vmap: got in_axes=0 and in_dims=0, which are one argument (in_dims is "
+            "torch.func's name for in_axes); give one of them.",
+        ),
+        (
+            {"out_axes": None, "out_dims": 1},
+            "vmap: got out_axes=None and out_dims=1, which are one argument (out_dims is "
+            "torch.func's name for out_axes); give one of them.",
+        ),
+    ],
+)
+def test_both_spellings_at_once_are_one_type_error(given, text):
+    with pytest.raises(TypeError) as caught:
+        vmap(lambda a: a, **given)
+    assert str(caught.value) == text
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 5, 7])
+def test_chunk_size_gives_the_values_of_the_whole_batch(rand, chunk_size):
+    """The batch runs chunk_size samples at a time: every size, a short last chunk, a chunk
+    larger than the batch, out_axes moved, an output that is not batched."""
+    x, c = rand(5, 3, seed=1), rand(2, seed=2)
+    f = lambda x, c: (F.tanh(x) * c[0], F.sum(x), c * 2.0)  # noqa: E731
+    a, b, d = vmap(f, (0, None), (-1, 0, None), chunk_size=chunk_size)(x, c)
+    X, C = as_numpy(x), as_numpy(c)
+    assert type(a) is type(x) and type(b) is type(x)
+    np.testing.assert_allclose(as_numpy(a), (np.tanh(X) * C[0]).T)
+    np.testing.assert_allclose(as_numpy(b), X.sum(axis=1))
+    np.testing.assert_allclose(as_numpy(d), C * 2.0)
+
+
+def test_chunk_size_keeps_variables_connected_and_differentiable(rand):
+    x = rand(5, 2, seed=3)
+    xv = Variable(x)
+    y = vmap(lambda v: F.sum(v**3), chunk_size=2)(xv)
+    assert isinstance(y, Variable) and not isinstance(y, BatchedVariable)
+    F.sum(y).backward()
+    np.testing.assert_allclose(as_numpy(xv.grad), 3 * as_numpy(x) ** 2)
+    g = grad(lambda x: F.sum(vmap(lambda v: F.sum(F.sin(v)), chunk_size=3)(x)))(x)
+    np.testing.assert_allclose(as_numpy(g), np.cos(as_numpy(x)))
+    per_sample = vmap(grad(lambda v: F.sum(v**3)), chunk_size=2)(x)
+    np.testing.assert_allclose(as_numpy(per_sample), 3 * as_numpy(x) ** 2)
+    nested = vmap(vmap(lambda v: v * 2.0, chunk_size=2), in_dims=1, chunk_size=1)(x)
+    np.testing.assert_allclose(as_numpy(nested), 2 * as_numpy(x).T)
+
+
+@pytest.mark.parametrize(
+    "chunk_size, error, text",
+    [
+        (0, ValueError, "vmap: chunk_size must be a positive int (>= 1), got 0"),
+        (-2, ValueError, "vmap: chunk_size must be a positive int (>= 1), got -2"),
+        (2.0, TypeError, "vmap: chunk_size must be a positive int, got 2.0 (float)"),
+        (True, TypeError, "vmap: chunk_size must be a positive int, got True (bool)"),
+    ],
+)
+def test_a_bad_chunk_size_is_refused_when_vmap_is_called(chunk_size, error, text):
+    with pytest.raises(error) as caught:
+        vmap(lambda a: a, chunk_size=chunk_size)
+    assert str(caught.value) == text
+
+
+class Noise(Function):
+    """Adds standard-normal noise: a function that draws, with no batching rule."""
+
+    def forward(self, x):
+        return x + backend_of(x).randn(*x.shape, dtype=x.dtype)
+
+    def backward(self, gy):
+        return gy
+
+
+@pytest.mark.parametrize("chunk_size", [None, 2])
+def test_a_function_that_draws_draws_for_each_sample_as_randomness_different(rand, chunk_size):
+    x = rand(6, 40) * 0.0
+    with pytest.warns(VmapFallbackWarning):
+        out = vmap(lambda v: Noise()(v), randomness="different", chunk_size=chunk_size)(x)
+    rows = as_numpy(out)
+    assert rows.shape == (6, 40) and np.all(np.std(rows, axis=1) > 0.1)
+    assert len({r.tobytes() for r in rows}) == 6, "every sample got its own draw"
+
+
+@pytest.mark.parametrize(
+    "randomness, error, text",
+    [
+        (
+            "error",
+            ValueError,
+            "vmap: randomness='error' (torch.func's default) is not available: inside vmap, "
+            "a zerograd function that draws random numbers (dropout) draws them for each "
+            "sample on its own, as torch.func's randomness='different' does, and no draw is "
+            "refused. Leave randomness out (or write 'different'), or draw outside vmap.",
+        ),
+        (
+            "same",
+            ValueError,
+            "vmap: randomness='same' is not available: inside vmap, a zerograd function that "
+            "draws random numbers (dropout) draws them for each sample on its own, as "
+            "torch.func's randomness='different' does. For one draw shared by every sample, "
+            "draw it outside vmap and pass it with in_axes None (a dropout mask m: "
+            "x * m / (1 - p)).",
+        ),
+        (
+            "differnt",
+            ValueError,
+            "vmap: randomness must be 'different' (torch.func's 'error' and 'same' are not "
+            "available), got 'differnt'",
+        ),
+        (None, TypeError, "vmap: randomness must be a string ('different'), got None (NoneType)"),
+    ],
+)
+def test_randomness_other_than_different_is_refused(randomness, error, text):
+    with pytest.raises(error) as caught:
+        vmap(lambda a: a, randomness=randomness)
+    assert str(caught.value) == text
+
+
 # -- bad input -----------------------------------------------------------------------------
 def test_batch_sizes_that_differ_are_named_with_their_sizes(rand):
     with pytest.raises(

@@ -347,6 +347,20 @@ def test_dropout_and_batch_norm_run_per_sample_with_a_warning(backend):
         _close(as_numpy(got)[i], want, rtol=1e-4, atol=1e-4)
 
 
+def test_dropout_inside_vmap_draws_a_mask_per_sample_as_randomness_different(backend):
+    """What vmap's randomness='different' (the value zerograd's vmap takes) promises:
+    each sample its own mask, also run in chunks."""
+    x = as_array_of(np.ones((6, 40)), backend)
+    for chunk_size in (None, 4):
+        np.random.seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VmapFallbackWarning)  # dropout has no rule
+            out = vmap(F.dropout, randomness="different", chunk_size=chunk_size)(x)
+        rows = as_numpy(out)
+        assert set(np.unique(rows)) <= {0.0, 2.0} and rows.shape == (6, 40)
+        assert len({r.tobytes() for r in rows}) == 6, "every sample drew its own mask"
+
+
 def test_the_docstring_examples_of_functional_call_and_with_params_run():
     for mod in (model_module, base_module):
         result = doctest.testmod(mod)

@@ -1,4 +1,4 @@
-"""``grad`` and ``value_and_grad``: the gradient of a scalar function, as a function."""
+"""``grad``, ``value_and_grad``, ``grad_and_value``: a scalar function's gradient as a function."""
 
 from __future__ import annotations
 
@@ -163,5 +163,48 @@ def value_and_grad(
             f, nums, single, has_aux, "value_and_grad", args, kwargs
         )
         return ((value, aux), g) if has_aux else (value, g)
+
+    return both
+
+
+def grad_and_value(
+    f: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
+    """``f``'s gradient and value from one evaluation, in torch.func's order.
+
+    :func:`value_and_grad`'s results the other way round, as ``torch.func.grad_and_value``
+    gives them: ``(gradient, value)``, and with ``has_aux`` ``(gradient, (value, aux))``
+    (``value_and_grad`` gives ``((value, aux), gradient)``).
+
+    Args:
+        f: as for :func:`grad`.
+        argnums: as for :func:`grad` (a tuple gives a tuple of gradients).
+        has_aux: as for :func:`grad`.
+
+    Returns:
+        A function returning ``(gradient, value)``, or ``(gradient, (value, aux))`` with
+        ``has_aux``; the value is an array when every argument differentiated is one.
+
+    Raises:
+        TypeError: as for :func:`grad`.
+        ValueError: as for :func:`grad`.
+
+    Examples:
+        >>> import numpy as np
+        >>> from zerograd.func import grad_and_value
+        >>> grad_and_value(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
+        (array([2., 4.]), array(5.))
+        >>> grad_and_value(lambda x: ((x * x).sum(), "aux"), has_aux=True)(np.array([3.0]))
+        (array([6.]), (array(9.), 'aux'))
+    """
+    has_aux = flag("grad_and_value", "has_aux", has_aux)
+    nums, single = arguments.transform(f, argnums, "grad_and_value")
+
+    @functools.wraps(f)
+    def both(*args: Any, **kwargs: Any) -> Any:
+        value, g, aux = value_and_grad_call(
+            f, nums, single, has_aux, "grad_and_value", args, kwargs
+        )
+        return (g, (value, aux)) if has_aux else (g, value)
 
     return both

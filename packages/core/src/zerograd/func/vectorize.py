@@ -11,7 +11,7 @@ from .. import functions as F
 from .. import modes
 from ..arrays import as_array
 from ..backends import backend_of, get_array_module
-from ..checks import int_like
+from ..checks import int_like, positive_int
 from ..variable import Variable
 from . import arguments
 from .batched import BatchedData, BatchedVariable, Level, constant
@@ -127,7 +127,152 @@ def _out_axis(axis: Any, ndim: int, path: str) -> int:
     return axis % ndim
 
 
-def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable[..., Any]:
+class _Axis0:
+    """What ``in_axes``/``out_axes`` and torch.func's ``in_dims``/``out_dims`` are, left out.
+
+    Axis 0; an object of its own, not 0, so that vmap can tell ``in_axes=0`` given from
+    nothing given, and refuse both spellings at once.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "0"
+
+
+_AXIS_0 = _Axis0()
+
+
+def _one_spelling(axes: Any, dims: Any, name: str, torch_name: str) -> Any:
+    """``in_axes``, or ``in_dims`` (torch.func's name for it), whichever was given; 0 if neither."""
+    if dims is _AXIS_0:
+        return 0 if axes is _AXIS_0 else axes
+    if axes is not _AXIS_0:
+        raise TypeError(
+            f"vmap: got {name}={axes!r} and {torch_name}={dims!r}, which are one argument "
+            f"({torch_name} is torch.func's name for {name}); give one of them."
+        )
+    return dims
+
+
+def _check_randomness(randomness: Any) -> None:
+    """Refuse a ``randomness`` other than 'different', the one zerograd's vmap has."""
+    if type(randomness) is str and randomness == "different":
+        return
+    if not isinstance(randomness, str):
+        raise TypeError(
+            f"vmap: randomness must be a string ('different'), got {randomness!r} "
+            f"({type(randomness).__name__})"
+        )
+    does = (
+        "inside vmap, a zerograd function that draws random numbers (dropout) draws them for "
+        "each sample on its own, as torch.func's randomness='different' does"
+    )
+    if randomness == "error":
+        raise ValueError(
+            f"vmap: randomness='error' (torch.func's default) is not available: {does}, and "
+            f"no draw is refused. Leave randomness out (or write 'different'), or draw "
+            f"outside vmap."
+        )
+    if randomness == "same":
+        raise ValueError(
+            f"vmap: randomness='same' is not available: {does}. For one draw shared by every "
+            f"sample, draw it outside vmap and pass it with in_axes None (a dropout mask m: "
+            f"x * m / (1 - p))."
+        )
+    raise ValueError(
+        f"vmap: randomness must be 'different' (torch.func's 'error' and 'same' are not "
+        f"available), got {randomness!r}"
+    )
+
+
+def _batch(in_axes: Any, args: tuple) -> tuple[list, list, list, int]:
+    """``args`` taken apart for a batched call, ``in_axes`` checked against them.
+
+    Returns:
+        The leaves, each one's batch axis (None: not batched), the arguments' trees, and
+        the batch size.
+    """
+    if isinstance(in_axes, (tuple, list)):
+        if len(in_axes) != len(args):
+            raise ValueError(
+                f"vmap: in_axes has {len(in_axes)} entries but the function got "
+                f"{len(args)} positional argument{'s' if len(args) != 1 else ''}; give "
+                f"one entry per argument (or one int or None for all of them)."
+            )
+        per_arg = list(in_axes)
+    elif isinstance(in_axes, dict):
+        raise ValueError(
+            "vmap: in_axes is a dict; give a tuple with one entry per positional "
+            "argument (a dict may stand for one argument inside it)"
+        )
+    else:
+        per_arg = [in_axes] * len(args)
+    leaves, axes, where, trees = [], [], [], []
+    for i, (arg, ax) in enumerate(zip(args, per_arg)):
+        ls, tree = flatten(arg)
+        trees.append(tree)
+        leaves += ls
+        axes += broadcast_prefix(ax, tree, f"vmap: in_axes[{i}]")
+        where += [f"argument {i}{p}" for p in tree.paths()]
+    sizes = {}
+    for k, (v, ax) in enumerate(zip(leaves, axes)):
+        if ax is None:
+            continue
+        if v is None or not (isinstance(v, Variable) or hasattr(v, "shape")):
+            v = leaves[k] = as_array(v) if v is not None else v
+            if v is None:
+                raise ValueError(f"vmap: {where[k]} is None but in_axes gives it axis {ax}")
+        axes[k] = _axis(ax, _ndim(v), where[k])
+        sizes[k] = tuple(v.shape)[axes[k]]
+    if not sizes:
+        raise ValueError(
+            "vmap: no argument is batched (in_axes is None for all of them); give the "
+            "batched arguments an axis."
+        )
+    if len(set(sizes.values())) > 1:
+        listed = ", ".join(f"{where[k]} (axis {axes[k]}): {n}" for k, n in sizes.items())
+        raise ValueError(
+            f"vmap: the batched arguments differ in size along their in_axes: {listed}; "
+            f"give them one batch size."
+        )
+    return leaves, axes, trees, next(iter(sizes.values()))
+
+
+def _part(v: Any, axis: int, start: int, stop: int) -> Any:
+    """Samples ``start:stop`` of leaf ``v``, batched along ``axis``."""
+    index = (slice(None),) * axis + (slice(start, stop),)
+    if isinstance(v, Variable):
+        return F.get_item(v, index)
+    return backend_of(v).getitem(v, index)
+
+
+def _joined(outs: list, out_axes: Any) -> Any:
+    """The outputs of calls on consecutive chunks of the batch, as one call's outputs."""
+    flat = [flatten_outputs(out, "vmap") for out in outs]
+    tree = flat[0][1]
+    leaves = []
+    for k, axis in enumerate(broadcast_prefix(out_axes, tree, "vmap: out_axes", of="output")):
+        column = [ls[k] for ls, _ in flat]
+        if axis is None:  # not batched: every chunk gave this value
+            leaves.append(column[0])
+        elif any(isinstance(v, Variable) for v in column):
+            leaves.append(F.concatenate(column, axis=axis))
+        else:
+            leaves.append(get_array_module(column[0]).concat(column, axis=axis))
+    return tree.rebuild(leaves)
+
+
+def vmap(
+    f: Callable[..., Any],
+    in_axes: Any = _AXIS_0,
+    out_axes: Any = _AXIS_0,
+    randomness: str = "different",
+    *,
+    chunk_size: int | None = None,
+    in_dims: Any = _AXIS_0,
+    out_dims: Any = _AXIS_0,
+) -> Callable[..., Any]:
     """Run ``f``, written for one sample, on a batch at once; the results stacked.
 
     ``vmap(f)(xs)`` equals stacking ``f(x)`` for each ``x`` in ``xs`` along axis 0, with
@@ -148,6 +293,15 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
             parameters with None). Keyword arguments are not batched.
         out_axes: where the batch axis goes in each output: an int, None (the output must
             not depend on the batch), or a structure matching the output.
+        randomness: torch.func's switch, for its users: 'different' is what zerograd does
+            (a zerograd function that draws random numbers, such as dropout, draws them
+            for each sample on its own; numbers drawn in Python, ``np.random`` in ``f``,
+            once for the whole batch). torch.func's 'error' and 'same' are refused.
+        chunk_size: run the batch this many samples at a time (the last chunk may be
+            smaller) and concatenate the results, as torch.func does: the same values,
+            less memory at once, more Python calls. None: the whole batch at once.
+        in_dims: torch.func's name for ``in_axes``; give one of the two.
+        out_dims: torch.func's name for ``out_axes``; give one of the two.
 
     Returns:
         The batched function. An output computed from arrays only (no argument and
@@ -160,11 +314,14 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
         ``vmap(lambda x: grad(f)(x) * w)`` with a Variable ``w`` stays connected to ``w``.
 
     Raises:
-        TypeError: ``f`` is not callable, or ``in_axes``/``out_axes`` are not ints, Nones
-            and structures of them.
-        ValueError: (when called) ``in_axes`` does not match the arguments; an axis is out
-            of range; the batched arguments differ in size along their axes (the message
-            names them and their sizes); no argument is batched.
+        TypeError: ``f`` is not callable; ``in_axes``/``out_axes`` are not ints, Nones
+            and structures of them; both ``in_axes`` and ``in_dims`` (or ``out_axes`` and
+            ``out_dims``) are given; ``chunk_size`` is not an int; ``randomness`` is not a
+            string.
+        ValueError: ``chunk_size`` is below 1; ``randomness`` is not 'different'; (when
+            called) ``in_axes`` does not match the arguments; an axis is out of range; the
+            batched arguments differ in size along their axes (the message names them and
+            their sizes); no argument is batched.
 
     Examples:
         >>> import numpy as np
@@ -172,58 +329,24 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
         >>> from zerograd.func import vmap
         >>> vmap(lambda x, w: F.sum(x * w))(np.ones((3, 2)), np.arange(6.0).reshape(3, 2))
         array([1., 5., 9.])
+        >>> vmap(lambda x: x * 2.0, in_dims=1, chunk_size=2)(np.arange(6.0).reshape(2, 3))
+        array([[ 0.,  6.],
+               [ 2.,  8.],
+               [ 4., 10.]])
     """
     arguments.function(f, "vmap")
+    in_axes = _one_spelling(in_axes, in_dims, "in_axes", "in_dims")
+    out_axes = _one_spelling(out_axes, out_dims, "out_axes", "out_dims")
     _check_axes(in_axes, "in_axes")
     _check_axes(out_axes, "out_axes")
+    _check_randomness(randomness)
+    if chunk_size is not None:
+        chunk_size = positive_int("vmap", "chunk_size", chunk_size)
     name = getattr(f, "__name__", type(f).__name__)
 
     @functools.wraps(f)
     def batched(*args: Any, **kwargs: Any) -> Any:
-        if isinstance(in_axes, (tuple, list)):
-            if len(in_axes) != len(args):
-                raise ValueError(
-                    f"vmap: in_axes has {len(in_axes)} entries but the function got "
-                    f"{len(args)} positional argument{'s' if len(args) != 1 else ''}; give "
-                    f"one entry per argument (or one int or None for all of them)."
-                )
-            per_arg = list(in_axes)
-        elif isinstance(in_axes, dict):
-            raise ValueError(
-                "vmap: in_axes is a dict; give a tuple with one entry per positional "
-                "argument (a dict may stand for one argument inside it)"
-            )
-        else:
-            per_arg = [in_axes] * len(args)
-        leaves, axes, where, trees = [], [], [], []
-        for i, (arg, ax) in enumerate(zip(args, per_arg)):
-            ls, tree = flatten(arg)
-            trees.append(tree)
-            leaves += ls
-            axes += broadcast_prefix(ax, tree, f"vmap: in_axes[{i}]")
-            where += [f"argument {i}{p}" for p in tree.paths()]
-        sizes = {}
-        for k, (v, ax) in enumerate(zip(leaves, axes)):
-            if ax is None:
-                continue
-            if v is None or not (isinstance(v, Variable) or hasattr(v, "shape")):
-                v = leaves[k] = as_array(v) if v is not None else v
-                if v is None:
-                    raise ValueError(f"vmap: {where[k]} is None but in_axes gives it axis {ax}")
-            axes[k] = _axis(ax, _ndim(v), where[k])
-            sizes[k] = tuple(v.shape)[axes[k]]
-        if not sizes:
-            raise ValueError(
-                "vmap: no argument is batched (in_axes is None for all of them); give the "
-                "batched arguments an axis."
-            )
-        if len(set(sizes.values())) > 1:
-            listed = ", ".join(f"{where[k]} (axis {axes[k]}): {n}" for k, n in sizes.items())
-            raise ValueError(
-                f"vmap: the batched arguments differ in size along their in_axes: {listed}; "
-                f"give them one batch size."
-            )
-        n = next(iter(sizes.values()))
+        leaves, axes, trees, n = _batch(in_axes, args)
         arrays = not any(isinstance(v, Variable) for v in leaves)
         level = Level(n, modes.current(), name)
         new_leaves = [
@@ -245,4 +368,21 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
         finally:
             level.active = False
 
-    return batched
+    if chunk_size is None:
+        return batched
+
+    @functools.wraps(f)
+    def chunked(*args: Any, **kwargs: Any) -> Any:
+        leaves, axes, trees, n = _batch(in_axes, args)
+        if n <= chunk_size:
+            return batched(*args, **kwargs)
+        outs = []
+        for start in range(0, n, chunk_size):
+            part = [
+                v if ax is None else _part(v, ax, start, start + chunk_size)
+                for v, ax in zip(leaves, axes)
+            ]
+            outs.append(batched(*arguments.regroup(trees, part, False), **kwargs))
+        return _joined(outs, out_axes)
+
+    return chunked
