@@ -89,6 +89,37 @@ def test_a_zero_base_raised_to_a_variable_has_a_zero_gradient(arr):
     np.testing.assert_allclose(g, [np.log(2.0), 2 * np.log(2.0)], rtol=1e-15)
 
 
+# --- division ---
+
+
+def test_the_divisors_gradient_is_right_where_its_square_overflows_float16():
+    a = np.array([1000.0, 100.0], np.float16)
+    b = np.array([300.0, 260.0], np.float16)
+    y, (ga, gb) = grads(lambda u, v: u / v, a, b)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(ga, 1 / b64, rtol=2e-3)
+    # -a / b**2: b * b is inf in float16 (past 256), which made the gradient -0
+    np.testing.assert_allclose(gb, -a64 / b64**2, rtol=2e-3)
+    assert gb.dtype == np.float16 and np.all(gb < 0)
+
+
+def test_the_divisors_gradient_is_right_where_its_square_underflows(arr):
+    # 1e-200 ** 2 is 0 in float64: the gradient was -inf instead of -1e200
+    _, (ga, gb) = grads(lambda u, v: u / v, arr([1e-200]), arr([1e-200]))
+    np.testing.assert_allclose(ga, [1e200], rtol=1e-15)
+    np.testing.assert_allclose(gb, [-1e200], rtol=1e-15)
+
+
+def test_division_by_zero_gives_ieee_infinities_and_their_derivatives(arr):
+    y, (ga, gb) = quiet(grads, lambda u, v: u / v, arr([1.0, 0.0, -1.0]), arr([0.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(y, [inf, nan, -inf])
+    np.testing.assert_array_equal(ga, [inf, inf, inf])  # 1 / 0
+    np.testing.assert_array_equal(gb, [-inf, nan, inf])  # -(u / v) / v
+    # d2/dx2 (1 / x) = 2 / x**3: +inf at x = +0 (the x * x formula gave nan)
+    _, (g,) = quiet(grads, lambda x: 1.0 / x, arr([0.0, 2.0]), order=2)
+    np.testing.assert_array_equal(g, [inf, 0.25])
+
+
 # --- sqrt, log, exp, tanh at their limits ---
 
 

@@ -202,7 +202,9 @@ class Div(_Binary):
         return gy / x1
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        return -gy * x0 / (x1 * x1)
+        # -gy * x0 / x1**2 from the output: x1 * x1 overflows (float16 past 256) or
+        # underflows to 0 where the gradient itself is finite
+        return -gy * y / x1
 
 
 div = op(
