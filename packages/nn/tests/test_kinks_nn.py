@@ -7,6 +7,7 @@ The table "At kinks and ties" of docs/from-pytorch.md names the test behind each
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -44,6 +45,63 @@ def quiet(f, *args, **kwargs):
 def logistic(x):
     """1 / (1 + e**-x) in float64, one value at a time (math.exp raises on overflow)."""
     return np.array([1 / (1 + math.exp(-v)) if v > -700 else math.exp(v) for v in x])
+
+
+# --- sigmoid ---
+
+
+@pytest.mark.parametrize(
+    "dtype, xs, rtol",
+    [
+        ("float64", [-40.0, -20.0, 0.0, 3.0, 40.0], 1e-15),
+        ("float32", [-80.0, -40.0, -20.0, -17.0, 0.0, 17.0], 1e-6),
+        ("float16", [-10.0, -8.0, -5.0, 0.0, 5.0], 2e-3),
+    ],
+)
+def test_sigmoid_keeps_its_relative_accuracy_in_the_left_tail(arr, dtype, xs, rtol):
+    # tanh(x/2)/2 + 1/2 rounded everything below 2**-25 to 0: float32's sigmoid(-20) was 0
+    # (2.06e-9), float16's sigmoid(-5) 1.5% off and sigmoid(-8) 0
+    x = arr(xs, dtype)
+    y, (g,) = grads(F.sigmoid, x)
+    ref = logistic(np.asarray(xs))
+    assert y.dtype == np.dtype(dtype) and g.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(y, ref, rtol=rtol)
+    # the gradient is y (1 - y), from y: relative accuracy where y is not close to 1
+    left = np.asarray(xs) <= 0
+    np.testing.assert_allclose(g[left], (ref * (1 - ref))[left], rtol=rtol * 2)
+
+
+def test_sigmoid_at_its_limits_is_exact_and_warns_of_nothing(arr):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # exp(-x) overflowing is the limit, not a problem
+        y, (g,) = grads(F.sigmoid, arr([-1000.0, -inf, inf, 1000.0, nan], "float32"))
+        y16 = F.sigmoid(np.array([-30.0, 30.0], np.float16))
+        y0 = F.sigmoid(np.float32(-200.0))  # 0-d
+    np.testing.assert_array_equal(y, [0.0, 0.0, 1.0, 1.0, nan])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, 0.0, nan])
+    np.testing.assert_array_equal(as_numpy(y16), [0.0, 1.0])
+    assert float(y0.data) == 0.0 and y0.dtype == np.float32
+
+
+def test_sigmoid_simple_is_the_books_formula_whose_gradient_overflows():
+    # 1 / (1 + exp(-x)) from elementary functions: exp(-x) = inf makes its derivative
+    # inf / inf**2 = nan; F.sigmoid is the function to train with
+    y, (g,) = quiet(grads, F.sigmoid_simple, np.array([-800.0, -40.0, 40.0]))
+    np.testing.assert_allclose(y, logistic([-800.0, -40.0, 40.0]), rtol=1e-15)
+    assert np.isnan(g[0])
+    np.testing.assert_allclose(g[1:], [4.248354255291589e-18] * 2, rtol=1e-12)
+
+
+# --- sigmoid_cross_entropy, binary_cross_entropy, mean_squared_error ---
+
+
+def test_sigmoid_cross_entropy_at_zero_and_at_huge_logits(arr):
+    t = np.array([1.0, 0.0, 1.0, 0.0, 1.0])
+    x = [0.0, 0.0, 1e4, -1e4, -1e4]
+    loss, (g,) = grads(lambda v: F.sigmoid_cross_entropy(v, t), arr(x))
+    # log(1 + e**-|x|) + relu(x) - x t: log 2 twice, 0, 0, 1e4
+    np.testing.assert_allclose(float(loss), (2 * np.log(2) + 1e4) / 5, rtol=1e-15)
+    np.testing.assert_array_equal(g, (logistic(x) - t) / 5)  # (sigmoid(x) - t) / N
 
 
 # --- batch_norm ---
