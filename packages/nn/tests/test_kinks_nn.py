@@ -104,6 +104,21 @@ def test_sigmoid_cross_entropy_at_zero_and_at_huge_logits(arr):
     np.testing.assert_array_equal(g, (logistic(x) - t) / 5)  # (sigmoid(x) - t) / N
 
 
+def test_binary_cross_entropy_of_float16_probabilities_0_and_1_is_finite():
+    # float16 has no 1e-15: clipped to 0, log(0) * 0 made the loss nan; and 1 / p overflows
+    # it below 2**-16: the lower clip is float16's smallest normal number, 2**-14
+    p = np.array([0.0, 1.0, 0.5, 0.25, 0.0], np.float16)
+    t = np.array([1.0, 0.0, 1.0, 0.0, 0.0], np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loss, (g,) = grads(lambda v: F.binary_cross_entropy(v, t), p)
+    hi = float(np.float16(0.999))
+    want = -(np.log(2.0**-14) + np.log(1 - hi) + np.log(0.5) + np.log(0.75) + np.log1p(-(2.0**-14)))
+    assert loss.dtype == np.float16 and g.dtype == np.float16
+    np.testing.assert_allclose(float(loss), want / 5, rtol=2e-3)
+    np.testing.assert_allclose(g, [0.0, 0.0, -2 / 5, 4 / 3 / 5, 0.0], rtol=2e-3)
+
+
 # --- batch_norm ---
 
 
