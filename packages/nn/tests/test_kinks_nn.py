@@ -92,6 +92,72 @@ def test_sigmoid_simple_is_the_books_formula_whose_gradient_overflows():
     np.testing.assert_allclose(g[1:], [4.248354255291589e-18] * 2, rtol=1e-12)
 
 
+# --- relu, leaky_relu at 0 and nan ---
+
+
+def test_relu_and_leaky_relu_at_zero_and_nan(arr):
+    y, (g,) = grads(F.relu, arr([0.0, -0.0, nan, inf, -inf, 1.0]))
+    np.testing.assert_array_equal(y, [0.0, 0.0, nan, inf, 0.0, 1.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0, 1.0, 0.0, 1.0])  # passes where y > 0
+    y, (g,) = grads(F.leaky_relu, arr([0.0, nan, -1.0, inf]))
+    np.testing.assert_array_equal(y, [0.0, nan, -0.2, inf])
+    np.testing.assert_array_equal(g, [0.2, 0.2, 0.2, 1.0])  # x > 0: 1, else the slope
+
+
+# --- pooling ---
+
+
+def test_pooling_gives_a_tied_window_to_its_first_maximum(arr):
+    x = np.array([[[[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]]])
+    for pool in (F.pooling, F.pooling_simple):
+        y, (g,) = grads(lambda v, pool=pool: pool(v, 2, 1), arr(x))
+        np.testing.assert_array_equal(y, [[[[1.0, 1.0], [1.0, 1.0]]]])
+        # each window's first maximum in row-major window order: (0,0), (0,1), (1,0), (1,1)
+        np.testing.assert_array_equal(g, [[[[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0, 0, 0]]]])
+    _, (g,) = grads(lambda v: F.pooling(v, 2, 2), arr(np.ones((1, 1, 2, 4))))
+    np.testing.assert_array_equal(g, [[[[1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
+
+
+def test_pooling_a_window_of_nan_or_of_padding_ties_passes_no_gradient(arr):
+    # the winner is the first element equal to the window's maximum: no element equals nan,
+    # and a window of -inf ties with its -inf padding, which comes first
+    y, (g,) = grads(lambda v: F.pooling(v, 2, 2), arr([[[[1.0, nan], [3.0, 2.0]]]]))
+    assert np.isnan(y).all()
+    np.testing.assert_array_equal(g, np.zeros((1, 1, 2, 2)))
+    y, (g,) = grads(lambda v: F.pooling(v, 3, 1, 1), arr(np.full((1, 1, 2, 2), -inf)))
+    np.testing.assert_array_equal(y, np.full((1, 1, 2, 2), -inf))
+    # only the window whose first element is x[0, 0] (not padding) passes its gradient on
+    np.testing.assert_array_equal(g, [[[[1.0, 0.0], [0.0, 0.0]]]])
+
+
+# --- softmax, log_softmax, softmax_cross_entropy ---
+
+
+def test_softmax_family_at_huge_and_infinite_logits(arr):
+    y, (g,) = grads(F.softmax, arr([[1e4, 0.0, -1e4], [0.0, -inf, 0.0]]))
+    np.testing.assert_array_equal(y, [[1.0, 0.0, 0.0], [0.5, 0.0, 0.5]])
+    np.testing.assert_array_equal(g, np.zeros((2, 3)))  # the rows' sums are constant
+    y, (g,) = grads(F.log_softmax, arr([[1e4, 0.0, -1e4], [0.0, -inf, 0.0]]))
+    np.testing.assert_allclose(y, [[0.0, -1e4, -2e4], [-np.log(2), -inf, -np.log(2)]])
+    np.testing.assert_array_equal(g, [[-2.0, 1.0, 1.0], [-0.5, 1.0, -0.5]])  # 1 - 3 softmax
+    loss, (g,) = grads(
+        lambda x: F.softmax_cross_entropy(x, np.array([0, 1])), arr([[1e4, -1e4], [0.0, -inf]])
+    )
+    # row 0: log(1 + e**-2e4) = 0; row 1: the label's logit is -inf, its loss inf
+    assert float(loss) == inf
+    np.testing.assert_array_equal(g, [[0.0, 0.0], [0.5, -0.5]])  # (softmax - onehot) / N
+    loss, (g,) = grads(lambda x: F.softmax_cross_entropy(x, np.array([0])), arr([[0.0, -inf]]))
+    assert float(loss) == 0.0
+    np.testing.assert_array_equal(g, [[0.0, 0.0]])
+
+
+def test_a_row_of_all_minus_inf_or_a_plus_inf_logit_is_nan(arr):
+    # -inf - (-inf) and inf - inf: no softmax exists; nan, as PyTorch's
+    for f in (F.softmax, F.log_softmax):
+        y, (g,) = quiet(grads, f, arr([[-inf, -inf], [inf, 0.0]]))
+        assert np.isnan(y).all() and np.isnan(g).all()
+
+
 # --- sigmoid_cross_entropy, binary_cross_entropy, mean_squared_error ---
 
 
@@ -102,6 +168,18 @@ def test_sigmoid_cross_entropy_at_zero_and_at_huge_logits(arr):
     # log(1 + e**-|x|) + relu(x) - x t: log 2 twice, 0, 0, 1e4
     np.testing.assert_allclose(float(loss), (2 * np.log(2) + 1e4) / 5, rtol=1e-15)
     np.testing.assert_array_equal(g, (logistic(x) - t) / 5)  # (sigmoid(x) - t) / N
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_binary_cross_entropy_clips_probabilities_as_dezero(arr, dtype):
+    # p in [1e-15, 0.999]: finite at 0 and 1, no gradient where clipped (PyTorch clamps
+    # the logarithms at -100 and its gradient is huge there)
+    p, t = arr([0.0, 1.0, 0.5], dtype), np.array([1.0, 0.0, 1.0], dtype)
+    loss, (g,) = grads(lambda v: F.binary_cross_entropy(v, t), p)
+    lo, hi = np.asarray(1e-15, dtype), np.asarray(0.999, dtype)
+    want = -(np.log(lo, dtype="float64") + np.log1p(-hi, dtype="float64") + np.log(0.5)) / 3
+    np.testing.assert_allclose(float(loss), want, rtol=1e-6)
+    np.testing.assert_allclose(g, [0.0, 0.0, -2.0 / 3.0], rtol=1e-6)
 
 
 def test_binary_cross_entropy_of_float16_probabilities_0_and_1_is_finite():
@@ -117,6 +195,15 @@ def test_binary_cross_entropy_of_float16_probabilities_0_and_1_is_finite():
     assert loss.dtype == np.float16 and g.dtype == np.float16
     np.testing.assert_allclose(float(loss), want / 5, rtol=2e-3)
     np.testing.assert_allclose(g, [0.0, 0.0, -2 / 5, 4 / 3 / 5, 0.0], rtol=2e-3)
+
+
+def test_mean_squared_error_of_infinities(arr):
+    loss, (g0, g1) = quiet(grads, F.mean_squared_error, arr([inf, 1.0]), arr([0.0, 1.0]))
+    assert float(loss) == inf
+    np.testing.assert_array_equal(g0, [inf, 0.0])  # 2 (x0 - x1) / N
+    np.testing.assert_array_equal(g1, [-inf, -0.0])
+    loss, _ = quiet(grads, F.mean_squared_error, arr([inf]), arr([inf]))
+    assert np.isnan(float(loss))  # inf - inf
 
 
 # --- batch_norm ---
