@@ -124,6 +124,24 @@ def test_every_claim_that_a_name_does_not_exist_is_a_habit_of_the_table():
             )
 
 
+def test_each_row_at_kinks_and_ties_names_tests_that_exist():
+    """The third table's last column names tests of the kink files (or test_boundary)."""
+    root = PAGE.parents[1] / "packages"
+    files = [
+        root / "core" / "tests" / "test_kinks.py",
+        root / "nn" / "tests" / "test_kinks_nn.py",
+        root / "core" / "tests" / "test_boundary.py",
+    ]
+    defined = {n for f in files for n in re.findall(r"^def (test_\w+)", f.read_text(), re.M)}
+    rows = _tables(PAGE.read_text(encoding="utf-8"))[2]
+    assert len(rows) >= 20
+    for row in rows:
+        names = SPAN.findall(row[-1])
+        assert names, f"the row {row[0]} at {row[1]} names no test"
+        for name in names:
+            assert name in defined, f"the row {row[0]} names {name}, which no kink test defines"
+
+
 def test_the_tables_are_found():
     assert len(_NAMES) > 20 and len(_HABITS) >= 5
     assert all(len(r) == 3 for r in _NAMES + _HABITS)

@@ -4,6 +4,9 @@
 :func:`write` with the code of main 701de1e (before the load was restructured), so the
 tests can show that files written by that version still load, value for value. Rebuild
 them only on purpose (a new format): ``python packages/nn/tests/checkpoint_files.py``.
+
+The run's MLP uses that version's sigmoid (:class:`SigmoidV1`), so that it gives the same
+bits as the run that wrote the files: ``F.sigmoid`` has since become ``1 / (1 + exp(-x))``.
 """
 
 from pathlib import Path
@@ -11,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import zerograd_nn.functional as F
+from zerograd import Function
 from zerograd_nn import DataLoader
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
@@ -30,11 +34,23 @@ EXTRA = {
 }
 
 
+class SigmoidV1(Function):
+    """The sigmoid of main 701de1e, ``tanh(x/2)/2 + 1/2``, its gradient ``gy * y * (1 - y)``."""
+
+    vjp_reads_inputs = False
+
+    def forward(self, x):
+        return np.tanh(x * 0.5) * 0.5 + 0.5
+
+    def vjp(self, xp, xs, y, gy):
+        return gy * y * (1 - y)
+
+
 def build(seed=0, steps=5):
     """A small run: MLP, Adam in two groups, StepLR, a shuffling DataLoader, ``steps``
     updates into the first epoch. Returns ``(model, optimizer, scheduler, loader)``."""
     np.random.seed(seed)
-    model = MLP((8, 3))
+    model = MLP((8, 3), activation=lambda x: SigmoidV1()(x))
     model(np.zeros((1, 2), np.float32))
     opt = Adam(0.01).setup(weight_decay_groups(model, 1e-3))
     sched = StepLR(opt, step_size=2, gamma=0.5)

@@ -304,6 +304,23 @@ def test_relu_and_sigmoid_grad_kernels_give_the_replaced_formulas_bits(kernels, 
     assert k.sigmoid_grad(s, gy).tobytes() == (gy * s * (1 - s)).tobytes()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(6, 4), (), (0, 3)])
+@pytest.mark.parametrize("kernels", [K.Kernels, NumpyKernels])
+def test_the_sigmoid_kernels_give_the_formulas_bits_with_no_warning(kernels, shape, dtype):
+    k = kernels(get_backend("numpy"))
+    x = (rng.standard_normal(shape) * 40).astype(dtype)  # beyond exp's range in each dtype
+    with np.errstate(over="ignore"):
+        want = np.asarray(1 / (1 + np.exp(-x)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if kernels is K.Kernels:  # the generic one warns as numpy does: the plugin does not
+            warnings.simplefilter("ignore", RuntimeWarning)
+        got = np.asarray(k.sigmoid(x))
+    assert got.shape == shape and got.dtype == np.dtype(dtype)
+    assert got.tobytes() == want.tobytes()
+
+
 def test_the_numpy_row_index_is_made_once_per_batch_size_and_read_only():
     k = NumpyKernels(get_backend("numpy"))
     a, b = k.row_index(np.zeros((9, 2))), k.row_index(np.zeros((9, 3)))

@@ -63,6 +63,14 @@ class NumpyKernels(Kernels):
         p *= scale
         return p
 
+    def sigmoid(self, x: Any) -> Any:
+        with np.errstate(over="ignore"):  # exp(-x) = inf for x < -88 (float32): y is 0
+            e = np.exp(-x)
+            if e.ndim == 0:  # numpy scalars take no out=
+                return 1 / (1 + e)
+        e += 1  # the fresh array becomes the result (no second and third array)
+        return np.divide(1, e, out=e)
+
     def relu_grad(self, y: Any, gy: Any) -> Any:
         return np.multiply(gy, y > 0)  # bool mask: 1.0 or 0.0 times gy, as astype then multiply
 

@@ -9,6 +9,7 @@ from typing import Any
 from ..backends import backend_of
 from ..function import Function
 from ..typing import ArrayLike
+from ..utils import data_of
 from ..variable import Constant, Variable
 from .ops import defines, exported, op
 
@@ -201,7 +202,9 @@ class Div(_Binary):
         return gy / x1
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        return -gy * x0 / (x1 * x1)
+        # -gy * x0 / x1**2 from the output: x1 * x1 overflows (float16 past 256) or
+        # underflows to 0 where the gradient itself is finite
+        return -gy * y / x1
 
 
 div = op(
@@ -254,9 +257,11 @@ class Pow(Function):
             return _to_float(x) ** self.c
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient, ``c * x ** (c - 1) * gy``."""
+        """Return the input's gradient, ``c * x ** (c - 1) * gy`` (zero for ``c == 0``)."""
         (x,) = xs
         c = self.c
+        if c == 0:  # x ** 0 is constant: 0 * 0 ** -1 would make it nan at x = 0
+            return gy * 0
         try:
             return c * x ** (c - 1) * gy
         except TypeError as exc:
@@ -265,15 +270,30 @@ class Pow(Function):
 
 
 class PowVar(_Binary):
-    """``x0 ** x1`` where the exponent is a Variable too; used by :func:`pow` and :func:`rpow`."""
+    """``x0 ** x1`` where the exponent is a Variable too; used by :func:`pow` and :func:`rpow`.
+
+    At a zero base the gradients are PyTorch's: zero for the base where the exponent is 0
+    (``x ** 0`` is constant) and zero for the exponent where it is 0 or more (``0 ** c`` is
+    constant for ``c > 0``), where the formulas would give ``0 * inf``.
+    """
 
     op = operator.pow
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        return gy * x1 * x0 ** (x1 - 1)
+        a0, a1 = data_of(x0), data_of(x1)  # the mask is a constant
+        zero = _mask(a0, (a0 == 0) & (a1 == 0), gy)  # 0 ** 0: x1 * x0 ** -1 is 0 * inf
+        return gy * x1 * (x0 + zero) ** (x1 - 1)
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        return gy * y * xp.log(x0)
+        a0, a1 = data_of(x0), data_of(x1)
+        zero = _mask(a0, (a0 == 0) & (a1 >= 0), gy)  # 0 ** c, c >= 0: y * log(0) is nan or -inf
+        return gy * y * xp.log(x0 + zero)
+
+
+def _mask(a: Any, where: Any, gy: Any) -> Any:
+    """``where`` (booleans) as 1.0 and 0.0 in ``gy``'s dtype, an array of ``a``'s backend."""
+    backend = backend_of(a)
+    return backend.astype(backend.asarray(where), data_of(gy).dtype)
 
 
 def in_gradient_dtype(xp: Any, gy: ArrayLike, exc: TypeError, *xs: Any) -> tuple:

@@ -382,12 +382,34 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     return sum(loss) / len(x)
 
 
+_DEZERO_LOWEST = 1e-15
+_lowest: dict[type, dict] = {}  # array type -> {dtype: binary_cross_entropy's lower clip}
+
+
+def _lowest_probability(p: Any) -> float:
+    """DeZero's lower clip of probabilities, 1e-15, or ``2**-14`` where ``p``'s dtype lacks it.
+
+    float16 rounds 1e-15 to 0 (``log(p) * t`` was ``-inf * 0``, a nan loss), and log's
+    derivative ``1 / p`` overflows it below ``2**-16`` (a nan gradient); its smallest normal
+    number, ``2**-14``, has neither problem. Asked of the backend once per array type and
+    dtype.
+    """
+    known = _lowest.setdefault(type(p), {})
+    low = known.get(p.dtype)
+    if low is None:
+        tiny = float(backend_of(p).asarray(_DEZERO_LOWEST, dtype=p.dtype))
+        low = known[p.dtype] = _DEZERO_LOWEST if tiny > 0.0 else 2.0**-14
+    return low
+
+
 @defines()
 @refuses_pytorch_keywords(BINARY_CROSS_ENTROPY_KEYWORDS)
 def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     """Cross-entropy of probabilities ``p`` against 0/1 targets, summed / ``len(t)``.
 
-    ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero.
+    ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero (float16, which has no
+    1e-15, to ``[2**-14, 0.999]``): the loss is finite at 0 and 1, and its gradient is zero
+    where ``p`` was clipped (PyTorch clamps the logarithms at -100 instead).
 
     Args:
         p: probabilities, shape (N, ...).
@@ -410,7 +432,7 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
                 f"binary_cross_entropy: p must be probabilities in [0, 1], got values from {lo} "
                 f"to {hi}; apply sigmoid first, or use sigmoid_cross_entropy on the scores."
             )
-    p = clip(p, 1e-15, 0.999)
+    p = clip(p, _lowest_probability(p.data), 0.999)
     tlog_p = log(p) * t + log(1 - p) * (1 - t)  # the Variable first: t may be a raw array
     return -1 * sum(tlog_p) / t.shape[0]
 

@@ -8,7 +8,7 @@ from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import real_number
 from zerograd.functions import mean as _mean
-from zerograd.functions import reshape
+from zerograd.functions import reshape, sqrt
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _raw
@@ -227,7 +227,9 @@ def batch_norm(
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
         v = _mean(xc * xc, axis=axes, keepdims=True)
-        xhat = xc * (v + eps) ** -0.5
+        # 1 / sqrt, not ** -0.5: the power's derivative (v + eps) ** -1.5 overflows float16
+        # (a constant channel's gradient was 0 * inf = nan)
+        xhat = xc * (1 / sqrt(v + eps))
         m = x.size // c
         adjust = m / (m - 1)  # unbiased estimate of the variance
         _RunningStatistics(mean, var, decay, adjust)(mu, v)

@@ -161,6 +161,16 @@ def test_softmax_and_cross_entropy_rows_match_numpy(backend, kernels):
     _close(backend.to_numpy(got), p * 0.25)
 
 
+def test_sigmoid_matches_numpy_in_both_tails(backend, kernels):
+    """``sigmoid`` gives ``1 / (1 + exp(-x))`` with relative accuracy, 0 and 1 at the ends."""
+    x = np.array([-1000.0, -40.0, -20.0, -1.5, 0.0, 2.0, 40.0, 1000.0])
+    got = kernels.sigmoid(_put(backend, x))
+    assert backend_of(got) is backend
+    with np.errstate(over="ignore"):
+        want = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(backend.to_numpy(got), want, rtol=1e-12, atol=0)
+
+
 def test_relu_and_sigmoid_gradients_match_numpy(backend, kernels):
     """``relu_grad`` and ``sigmoid_grad`` give the gradients from the outputs, on the backend."""
     y = np.maximum(_rng.standard_normal((4, 3)), 0.0)

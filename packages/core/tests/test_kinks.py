@@ -1,0 +1,197 @@
+"""Values and derivatives where they are not unique or not finite: kinks, ties, zeros,
+infinities, float16 and empty arrays.
+
+Each reference is worked out by hand (in float64 with numpy), never by another framework.
+The table "At kinks and ties" of docs/from-pytorch.md names the test behind each row.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Variable
+from zerograd.backends import as_numpy
+
+inf, nan = np.inf, np.nan
+
+
+def grads(f, *arrays, order=1):
+    """``f(*xs)``'s value and each input's gradient (``order=2``: of the sum of the first
+    gradients), with the output's gradient all ones."""
+    xs = [Variable(a) for a in arrays]
+    y = f(*xs)
+    y.backward(create_graph=order == 2)
+    if order == 2:
+        total = None
+        for x in xs:
+            g = F.sum(x.grad)
+            total = g if total is None else total + g
+            x.cleargrad()
+        total.backward()
+    return as_numpy(y), [None if x.grad is None else as_numpy(x.grad) for x in xs]
+
+
+def quiet(f, *args, **kwargs):
+    """``f(...)`` with numpy's divide and invalid warnings switched off (IEEE results wanted)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return f(*args, **kwargs)
+
+
+# --- pow ---
+
+
+@pytest.mark.parametrize("c", [0, 0.0])
+def test_x_to_the_zero_has_a_zero_gradient_at_zero(arr, c):
+    # x ** 0 is the constant 1: its derivative is 0 everywhere, x = 0 included (it was
+    # 0 * 0 ** -1 = nan there)
+    y, (g,) = quiet(grads, lambda x: x**c, arr([0.0, 2.0, -1.0]))
+    np.testing.assert_array_equal(y, [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0])
+
+
+def test_second_derivative_of_x_to_the_first_is_zero_at_zero(arr):
+    # d/dx x = 1 * x ** 0, whose derivative is 0 (was nan at x = 0)
+    _, (g,) = quiet(grads, lambda x: x**1, arr([0.0, 3.0]), order=2)
+    np.testing.assert_array_equal(g, [0.0, 0.0])
+    _, (g,) = quiet(grads, lambda x: x**2, arr([0.0, 3.0]), order=2)
+    np.testing.assert_array_equal(g, [2.0, 2.0])  # d2/dx2 x**2 = 2
+
+
+def test_pow_at_zero_is_infinite_where_the_derivative_is(arr):
+    # IEEE limits, as PyTorch: d/dx x**0.5 = 0.5 / sqrt(x), d/dx x**-1 = -1 / x**2
+    _, (g,) = quiet(grads, lambda x: x**0.5, arr([0.0, 4.0]))
+    np.testing.assert_array_equal(g, [inf, 0.25])
+    y, (g,) = quiet(grads, lambda x: x**-1, arr([0.0, 2.0]))
+    np.testing.assert_array_equal(y, [inf, 0.5])
+    np.testing.assert_array_equal(g, [-inf, -0.25])
+    _, (g,) = grads(lambda x: x**2, arr([0.0, -1.0]))
+    np.testing.assert_array_equal(g, [0.0, -2.0])
+
+
+def test_a_variable_exponent_at_a_zero_base_gives_pytorchs_gradients(arr):
+    base = [0.0, 0.0, 0.0, 2.0, 0.0]
+    expo = [0.0, 2.0, 0.5, 0.0, -1.0]
+    y, (gb, ge) = quiet(grads, lambda b, e: b**e, arr(base), arr(expo))
+    np.testing.assert_array_equal(y, [1.0, 0.0, 0.0, 1.0, inf])
+    # d/db b**e = e * b**(e - 1): 0 where e = 0 (b**0 is constant), inf for 0 < e < 1
+    np.testing.assert_array_equal(gb, [0.0, 0.0, inf, 0.0, -inf])
+    # d/de b**e = b**e * log(b): 0 at b = 0 for e >= 0 (0**e is constant there; the
+    # formula gave nan and -inf), log(2) at (2, 0), inf * -inf where e < 0
+    np.testing.assert_array_equal(ge, [0.0, 0.0, 0.0, np.log(2.0), -inf])
+
+
+def test_a_zero_base_raised_to_a_variable_has_a_zero_gradient(arr):
+    _, (g,) = quiet(grads, lambda x: 0.0**x, arr([0.0, 2.0]))
+    np.testing.assert_array_equal(g, [0.0, 0.0])  # was [-inf, nan]
+    _, (g,) = grads(lambda x: 2.0**x, arr([0.0, 1.0]))
+    np.testing.assert_allclose(g, [np.log(2.0), 2 * np.log(2.0)], rtol=1e-15)
+
+
+# --- division ---
+
+
+def test_the_divisors_gradient_is_right_where_its_square_overflows_float16():
+    a = np.array([1000.0, 100.0], np.float16)
+    b = np.array([300.0, 260.0], np.float16)
+    y, (ga, gb) = grads(lambda u, v: u / v, a, b)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(ga, 1 / b64, rtol=2e-3)
+    # -a / b**2: b * b is inf in float16 (past 256), which made the gradient -0
+    np.testing.assert_allclose(gb, -a64 / b64**2, rtol=2e-3)
+    assert gb.dtype == np.float16 and np.all(gb < 0)
+
+
+def test_the_divisors_gradient_is_right_where_its_square_underflows(arr):
+    # 1e-200 ** 2 is 0 in float64: the gradient was -inf instead of -1e200
+    _, (ga, gb) = grads(lambda u, v: u / v, arr([1e-200]), arr([1e-200]))
+    np.testing.assert_allclose(ga, [1e200], rtol=1e-15)
+    np.testing.assert_allclose(gb, [-1e200], rtol=1e-15)
+
+
+def test_division_by_zero_gives_ieee_infinities_and_their_derivatives(arr):
+    y, (ga, gb) = quiet(grads, lambda u, v: u / v, arr([1.0, 0.0, -1.0]), arr([0.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(y, [inf, nan, -inf])
+    np.testing.assert_array_equal(ga, [inf, inf, inf])  # 1 / 0
+    np.testing.assert_array_equal(gb, [-inf, nan, inf])  # -(u / v) / v
+    # d2/dx2 (1 / x) = 2 / x**3: +inf at x = +0 (the x * x formula gave nan)
+    _, (g,) = quiet(grads, lambda x: 1.0 / x, arr([0.0, 2.0]), order=2)
+    np.testing.assert_array_equal(g, [inf, 0.25])
+
+
+# --- sqrt, log, exp, tanh at their limits ---
+
+
+def test_sqrt_log_exp_tanh_give_ieee_limits(arr):
+    _, (g,) = quiet(grads, F.sqrt, arr([0.0, 4.0]))
+    np.testing.assert_array_equal(g, [inf, 0.25])  # 1 / (2 sqrt(x))
+    y, (g,) = quiet(grads, F.log, arr([0.0, 1.0, -1.0]))
+    np.testing.assert_array_equal(y, [-inf, 0.0, nan])
+    np.testing.assert_array_equal(g, [inf, 1.0, -1.0])  # 1 / x
+    y, (g,) = quiet(grads, F.exp, arr([inf, -inf, 710.0]))
+    np.testing.assert_array_equal(y, [inf, 0.0, inf])
+    np.testing.assert_array_equal(g, [inf, 0.0, inf])
+    y, (g,) = grads(F.tanh, arr([inf, -inf, 20.0]))
+    np.testing.assert_array_equal(y, [1.0, -1.0, 1.0])
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0])  # 1 - tanh(x) ** 2
+
+
+# --- clip ---
+
+
+def test_clip_passes_the_gradient_at_exactly_its_bounds(arr):
+    y, (g,) = grads(lambda x: F.clip(x, 0.0, 1.0), arr([0.0, 1.0, 0.5, -1.0, 2.0, nan]))
+    np.testing.assert_array_equal(y, [0.0, 1.0, 0.5, 0.0, 1.0, nan])
+    np.testing.assert_array_equal(g, [1.0, 1.0, 1.0, 0.0, 0.0, 0.0])  # x_min <= x <= x_max
+
+
+# --- max and min: ties ---
+
+
+def test_max_and_min_give_every_tie_the_whole_gradient(arr):
+    # DeZero's rule: every element equal to the result gets the output's gradient
+    # (PyTorch's max/amax split it evenly, torch.max(x, dim) gives it to one index)
+    _, (g,) = grads(F.max, arr([1.0, 3.0, 3.0]))
+    np.testing.assert_array_equal(g, [0.0, 1.0, 1.0])
+    _, (g,) = grads(F.min, arr([2.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(g, [0.0, 1.0, 1.0])
+    _, (g,) = grads(lambda x: F.max(x, axis=1), arr([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]))
+    np.testing.assert_array_equal(g, [[0.0, 1.0, 1.0], [1.0, 1.0, 1.0]])
+    y, (g,) = grads(lambda x: F.max(x, axis=0, keepdims=True), arr([[1.0, 3.0], [1.0, 2.0]]))
+    np.testing.assert_array_equal(y, [[1.0, 3.0]])
+    np.testing.assert_array_equal(g, [[1.0, 1.0], [1.0, 0.0]])
+    _, (g,) = grads(F.max, arr([inf, 1.0, inf]))
+    np.testing.assert_array_equal(g, [1.0, 0.0, 1.0])
+
+
+def test_a_max_over_nan_is_nan_and_passes_no_gradient(arr):
+    # no element equals nan: the gradient goes nowhere (PyTorch gives it to the nan)
+    y, (g,) = grads(F.max, arr([1.0, nan, 3.0]))
+    assert np.isnan(y)
+    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0])
+
+
+def test_max_of_nothing_is_refused_and_sum_of_nothing_is_zero(arr):
+    with pytest.raises(ValueError, match=r"max: the input of shape \(0,\) has no elements"):
+        F.max(Variable(arr(np.zeros(0))))
+    with pytest.raises(ValueError, match=r"min: the input of shape \(0, 3\) has no elements"):
+        F.min(Variable(arr(np.zeros((0, 3)))), axis=0)
+    y, (g,) = grads(F.sum, arr(np.zeros((0, 3))))
+    assert float(y) == 0.0 and g.shape == (0, 3)
+    y, (g,) = grads(lambda x: F.max(x, axis=1), arr(np.zeros((0, 3))))
+    assert y.shape == (0,) and g.shape == (0, 3)
+
+
+# --- float16 ---
+
+
+def test_float16_computes_in_float16_and_its_sums_overflow_past_65504():
+    # numpy's float16 arithmetic, as documented: a sum past float16's largest number is
+    # inf, and so is mean (whose sum comes first); PyTorch accumulates in float32
+    ones = np.ones(70000, np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert float(F.sum(ones).data) == inf == float(np.sum(ones))
+        assert float(F.mean(ones).data) == inf
+    assert float(F.mean(np.ones(1000, np.float16)).data) == 1.0
