@@ -70,7 +70,7 @@ class MLP:
 
     def _act(self, a: np.ndarray) -> np.ndarray:
         if self.sigmoid:
-            return np.tanh(a * F32(0.5)) * F32(0.5) + F32(0.5)
+            return _sigmoid(a)
         return np.maximum(a, F32(0))
 
     def _dact(self, h: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -172,7 +172,11 @@ class CNN:
 
 
 def _sigmoid(z: np.ndarray) -> np.ndarray:
-    return np.tanh(z * F32(0.5)) * F32(0.5) + F32(0.5)  # zerograd's formula
+    """zerograd's formula and calls (the numpy backend's sigmoid kernel)."""
+    with np.errstate(over="ignore"):  # exp(-z) overflows to inf for very negative z: y is 0
+        e = np.exp(-z)
+    e += F32(1)
+    return np.divide(F32(1), e, out=e)
 
 
 class HandLSTM:
