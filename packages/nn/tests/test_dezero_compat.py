@@ -356,6 +356,24 @@ def test_step28_rosenbrock_gradient_descent(update):
     assert 0.6 < path[-1][0] < 0.7 and 0.45 < path[-1][1] < 0.5  # (0.683..., 0.466...)
 
 
+def test_steps28_29_open_with_the_simple_core_check():
+    # the first lines of steps 28 and 29, imports mapped (dezero -> zerograd,
+    # dezero.core_simple -> zerograd); zerograd had no is_simple_core: AttributeError
+    import zerograd
+    from zerograd import Variable
+
+    if not zerograd.is_simple_core:
+        from zerograd import Variable, setup_variable
+
+        setup_variable()
+
+    assert zerograd.is_simple_core is False and "is_simple_core" in zerograd.__all__
+    x0, x1 = Variable(np.array(0.0)), Variable(np.array(2.0))
+    y = rosenbrock(x0, x1)
+    y.backward()
+    assert float(x0.grad.data) == -2.0 and float(x1.grad.data) == 400.0  # the book's print
+
+
 def test_step29_newton_method_with_the_second_derivative_by_hand():
     def f(x):
         y = x**4 - 2 * x**2
