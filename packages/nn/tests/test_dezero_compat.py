@@ -356,6 +356,24 @@ def test_step28_rosenbrock_gradient_descent(update):
     assert 0.6 < path[-1][0] < 0.7 and 0.45 < path[-1][1] < 0.5  # (0.683..., 0.466...)
 
 
+def test_steps28_29_open_with_the_simple_core_check():
+    # the first lines of steps 28 and 29, imports mapped (dezero -> zerograd,
+    # dezero.core_simple -> zerograd); zerograd had no is_simple_core: AttributeError
+    import zerograd
+    from zerograd import Variable
+
+    if not zerograd.is_simple_core:
+        from zerograd import Variable, setup_variable
+
+        setup_variable()
+
+    assert zerograd.is_simple_core is False and "is_simple_core" in zerograd.__all__
+    x0, x1 = Variable(np.array(0.0)), Variable(np.array(2.0))
+    y = rosenbrock(x0, x1)
+    y.backward()
+    assert float(x0.grad.data) == -2.0 and float(x1.grad.data) == 400.0  # the book's print
+
+
 def test_step29_newton_method_with_the_second_derivative_by_hand():
     def f(x):
         y = x**4 - 2 * x**2
@@ -954,6 +972,29 @@ def test_other_activations_losses_and_layers_against_numpy():
         yt = bn(xb)
     want = (xb - bn.avg_mean.data) / np.sqrt(bn.avg_var.data + 2e-5)
     assert np.allclose(yt.data, want)
+
+
+def test_batch_norm_of_one_example_in_train_mode_as_dezero_computes_it():
+    # DeZero's tests/test_batchnorm.py (test_forward2, N=1 in train mode) and the book's
+    # examples/gan.py (init_weight runs one example through BatchNorm layers) raised
+    # "holds one value per channel" here; DeZero gives beta and shrinks the running variance
+    rng = np.random.RandomState(0)
+    x = rng.rand(1, 10).astype("f")
+    gamma, beta = rng.rand(10).astype("f"), rng.rand(10).astype("f")
+    mean, var = rng.rand(10).astype("f"), rng.rand(10).astype("f")
+    mean0, var0 = mean.copy(), var.copy()
+    with pytest.warns(UserWarning, match=r"x of shape \(1, 10\) holds one value per channel"):
+        y = F.batch_nrom(x, gamma, beta, mean, var)
+    assert array_allclose(y.data, beta[None])  # x - mean(x) is 0: gamma * 0 + beta
+    assert np.allclose(mean, 0.9 * mean0 + 0.1 * x[0]) and np.allclose(var, 0.9 * var0)
+
+    gen = L.Linear(1024), L.BatchNorm(), F.relu, L.Linear(6272), L.BatchNorm(), F.relu
+    h = rng.rand(1, 62)  # gan.py: z = np.random.rand(batch_size, hidden_size), batch_size 1
+    with pytest.warns(UserWarning, match="one value per channel"):
+        for f in gen:
+            h = f(h)
+    assert h.shape == (1, 6272) and gen[0].W.shape == (62, 1024) and gen[3].W.shape[1] == 6272
+    assert np.array_equal(gen[1].avg_var.data, np.full(1024, 0.9))  # float64, as x
 
 
 def _dezero_spiral(train=True):

@@ -2,6 +2,7 @@
 weight files and data loaders: each test pins one of them (values, messages, state after)."""
 
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -261,26 +262,27 @@ def test_layers_in_a_dict_attribute_are_named_in_a_warning():
             self.config = {"lr": 0.1, "sizes": [1, 2]}
             self.blocks = [L.Linear(2, in_size=2), (1, 2)]
 
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert len(list(Plain().params())) == 4
 
 
 # -- batch_norm: one value per channel in train mode ------------------------------------------
-def test_batch_norm_refuses_one_value_per_channel_in_train_mode_and_changes_nothing():
+def test_batch_norm_warns_of_one_value_per_channel_in_train_mode_and_computes_dezeros_result():
     bn = L.BatchNorm()
     bn(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32))
-    before = [p.data.copy() for p in bn.params()]
+    mean, var = bn.avg_mean.data.copy(), bn.avg_var.data.copy()
     want = r"batch_norm: x of shape \(1, 3\) holds one value per channel.*drop_last=True"
-    with pytest.raises(ValueError, match=want):
-        bn(np.ones((1, 3), np.float32))  # it gave zeros and pulled avg_var 10% toward 0
-    for a, p in zip(before, bn.params()):
-        np.testing.assert_array_equal(a, p.data)
-    assert bn(np.ones((1, 3, 2, 1), np.float32)).shape == (1, 3, 2, 1)  # two values: fine
-    with test_mode():
-        assert bn(np.ones((1, 3), np.float32)).shape == (1, 3)
+    with pytest.warns(UserWarning, match=want):
+        y = bn(np.ones((1, 3), np.float32))  # DeZero's result (the book's GAN relies on it)
+    np.testing.assert_array_equal(y.data, bn.beta.data[None])
+    np.testing.assert_allclose(bn.avg_mean.data, 0.9 * mean + 0.1, rtol=1e-6)
+    np.testing.assert_allclose(bn.avg_var.data, 0.9 * var, rtol=1e-6)  # no 1 / (m - 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert bn(np.ones((1, 3, 2, 1), np.float32)).shape == (1, 3, 2, 1)  # two values: fine
+        with test_mode():
+            assert bn(np.ones((1, 3), np.float32)).shape == (1, 3)
 
 
 # -- Sequential / MLP: a layer replaced by its attribute -------------------------------------

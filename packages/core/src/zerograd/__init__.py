@@ -58,6 +58,15 @@ def seed(n: int) -> None:
             backend.seed(n)
 
 
+is_simple_core = False
+"""DeZero's ``dezero.is_simple_core``: False, zerograd has one core, the full one.
+
+The book's steps 28 and 29 test it (``if not dezero.is_simple_core:``) before importing
+``Variable`` and ``setup_variable`` from ``dezero.core_simple``; with zerograd both come
+from ``zerograd`` itself.
+"""
+
+
 def setup_variable() -> None:
     """Do nothing; kept for the book's code.
 
@@ -77,6 +86,7 @@ __all__ = [
     "backends",
     "func",
     "functions",
+    "is_simple_core",
     "no_grad",
     "seed",
     "setup_variable",

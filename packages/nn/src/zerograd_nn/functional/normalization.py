@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from zerograd import Config, Function, Variable
@@ -168,8 +169,13 @@ def batch_norm(
 
     Raises:
         ValueError: a shape does not match ``x``'s channels, ``decay`` or ``eps`` is out of
-            range, or in train mode the batch is empty or holds one value per channel.
+            range, or in train mode the batch is empty.
         TypeError: a running statistic is not floating point (the update would truncate it).
+
+    Warns:
+        UserWarning: in train mode, a batch with one value per channel (one example of
+            shape (1, C)): the outputs are ``beta`` and the running variance shrinks, as
+            in DeZero (PyTorch refuses such a batch).
     """
     x = as_float(x, "batch_norm")
     if x.ndim < 2:
@@ -217,12 +223,16 @@ def batch_norm(
                 f"batch_norm: x of shape {tuple(x.shape)} is an empty batch: it has no statistics "
                 f"to normalize with or to update the running ones from; skip it (or use test mode)."
             )
-        if x.size == c:  # PyTorch refuses it too: a variance of 0 would pull the running one
-            raise ValueError(
+        if x.size == c:
+            # DeZero (and Chainer, with a warning) compute it, and the book's GAN example
+            # sizes its layers with one example; PyTorch refuses it
+            warnings.warn(
                 f"batch_norm: x of shape {tuple(x.shape)} holds one value per channel: its "
-                f"variance is 0, every output would be beta and the running variance would "
-                f"shrink toward 0. Train on batches of 2 or more (a short last batch: "
-                f"DataLoader(..., drop_last=True)), or use test mode."
+                f"variance is 0, so every output is beta and the running variance shrinks "
+                f"toward 0 (by the factor decay={decay}). Train on batches of 2 or more (a "
+                f"short last batch: DataLoader(..., drop_last=True)), or use test mode.",
+                UserWarning,
+                stacklevel=3,
             )
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
@@ -231,7 +241,7 @@ def batch_norm(
         # (a constant channel's gradient was 0 * inf = nan)
         xhat = xc * (1 / sqrt(v + eps))
         m = x.size // c
-        adjust = m / (m - 1)  # unbiased estimate of the variance
+        adjust = m / max(m - 1, 1)  # unbiased estimate of the variance (DeZero's for m = 1)
         _RunningStatistics(mean, var, decay, adjust)(mu, v)
     else:
         xhat = _Standardized(mean, var, eps, shape)(x)
