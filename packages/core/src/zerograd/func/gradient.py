@@ -119,15 +119,7 @@ def grad(
         >>> grad(grad(lambda x: x ** 3))(2.0)
         array(12.)
     """
-    has_aux = flag("grad", "has_aux", has_aux)
-    nums, single = arguments.transform(f, argnums, "grad")
-
-    @functools.wraps(f)
-    def gradient(*args: Any, **kwargs: Any) -> Any:
-        _, g, aux = value_and_grad_call(f, nums, single, has_aux, "grad", args, kwargs)
-        return (g, aux) if has_aux else g
-
-    return gradient
+    return _transform(f, argnums, has_aux, "grad", _grad_only)
 
 
 def value_and_grad(
@@ -154,17 +146,7 @@ def value_and_grad(
         >>> value_and_grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
         (array(5.), array([2., 4.]))
     """
-    has_aux = flag("value_and_grad", "has_aux", has_aux)
-    nums, single = arguments.transform(f, argnums, "value_and_grad")
-
-    @functools.wraps(f)
-    def both(*args: Any, **kwargs: Any) -> Any:
-        value, g, aux = value_and_grad_call(
-            f, nums, single, has_aux, "value_and_grad", args, kwargs
-        )
-        return ((value, aux), g) if has_aux else (value, g)
-
-    return both
+    return _transform(f, argnums, has_aux, "value_and_grad", _value_first)
 
 
 def grad_and_value(
@@ -197,14 +179,39 @@ def grad_and_value(
         >>> grad_and_value(lambda x: ((x * x).sum(), "aux"), has_aux=True)(np.array([3.0]))
         (array([6.]), (array(9.), 'aux'))
     """
-    has_aux = flag("grad_and_value", "has_aux", has_aux)
-    nums, single = arguments.transform(f, argnums, "grad_and_value")
+    return _transform(f, argnums, has_aux, "grad_and_value", _grad_first)
+
+
+def _transform(
+    f: Callable[..., Any],
+    argnums: int | tuple[int, ...],
+    has_aux: Any,
+    op: str,
+    pack: Callable[[Any, Any, Any, bool], Any],
+) -> Callable[..., Any]:
+    """What :func:`grad`, :func:`value_and_grad` and :func:`grad_and_value` return.
+
+    One evaluation of ``f`` (:func:`value_and_grad_call`), its results arranged by
+    ``pack(value, gradient, aux, has_aux)``; the arguments are checked here, naming ``op``.
+    """
+    has_aux = flag(op, "has_aux", has_aux)
+    nums, single = arguments.transform(f, argnums, op)
 
     @functools.wraps(f)
-    def both(*args: Any, **kwargs: Any) -> Any:
-        value, g, aux = value_and_grad_call(
-            f, nums, single, has_aux, "grad_and_value", args, kwargs
-        )
-        return (g, (value, aux)) if has_aux else (g, value)
+    def transformed(*args: Any, **kwargs: Any) -> Any:
+        value, g, aux = value_and_grad_call(f, nums, single, has_aux, op, args, kwargs)
+        return pack(value, g, aux, has_aux)
 
-    return both
+    return transformed
+
+
+def _grad_only(value: Any, g: Any, aux: Any, has_aux: bool) -> Any:
+    return (g, aux) if has_aux else g
+
+
+def _value_first(value: Any, g: Any, aux: Any, has_aux: bool) -> Any:
+    return ((value, aux), g) if has_aux else (value, g)
+
+
+def _grad_first(value: Any, g: Any, aux: Any, has_aux: bool) -> Any:
+    return (g, (value, aux)) if has_aux else (g, value)
