@@ -23,6 +23,7 @@ from typing import Any
 
 from zerograd import Function, Parameter, Variable, no_grad, test_mode
 from zerograd.recording import READ, Recorder, recording
+from zerograd.static.trace import harmless_read, outside
 from zerograd.variable import value_read
 from zerograd_nn import Layer
 
@@ -66,6 +67,7 @@ class Capture(Recorder):
     """
 
     layers: dict[int, Site]
+    traced: set[int] = field(default_factory=set)  # ids of the inputs and the calls' outputs
     calls: list[Call] = field(default_factory=list)
     reads: list[tuple[str, Site]] = field(default_factory=list)
     others: list[tuple[str, Site]] = field(default_factory=list)
@@ -90,12 +92,18 @@ class Capture(Recorder):
     def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
         outs = tuple(outputs) if isinstance(outputs, list) else (outputs,)
         self.calls.append(Call(fn, tuple(inputs), outs, self.site()))
+        self.traced.update(id(y) for y in outs)
 
     def data(self, x: Any, frame: Any, value: Any) -> None:
         if value is READ:
             what = value_read(frame)  # float(x), x < y, print(x): values into Python
             if what is not None:
                 self.reads.append((what, self.site()))
+            elif id(x) in self.traced and outside(frame) and not harmless_read(frame):
+                # the model's own code took a traced value's array (a branch on it, numpy
+                # work): what it does with the values is invisible to the graph
+                where = f"{frame.f_code.co_filename}, line {frame.f_lineno}"
+                self.reads.append((f"x.data at {where}", self.site()))
 
     def attribute(self, owner: Any, name: str, value: Any) -> None:
         key = (id(owner), name)
@@ -154,7 +162,7 @@ def capture(
     Returns:
         The capture and what the model returned.
     """
-    cap = Capture(sites)
+    cap = Capture(sites, {id(x) for x in inputs})
     try:
         with no_grad(), test_mode(), recording(cap):
             out = model(*inputs)

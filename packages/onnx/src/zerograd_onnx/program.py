@@ -370,8 +370,10 @@ def _refuse_side_channels(cap: Capture) -> None:
         raise ExportError(
             f"zerograd_onnx.export: the forward reads a Variable's value into Python "
             f"({what}, {site}); an ONNX graph cannot follow a computation that goes "
-            f"through Python values. Keep the computation in zerograd's functions (x.sum(), "
-            f"F.clip, ...) or export the part after that read."
+            f"through Python values. A branch on them would keep the example's path and an "
+            f"array made from them the example's values. Keep the computation in zerograd's "
+            f"functions (x.sum(), F.clip, ...; x.shape and x.dtype need no .data) or export "
+            f"the part after that read."
         )
     if cap.others:
         what, site = cap.others[0]
