@@ -54,3 +54,44 @@ def test_reading_metadata_or_parameters_through_data_is_no_read(rng, tmp_path):
 
     path = zerograd_onnx.export(model, normal(rng, 3, 4), tmp_path / "m.onnx", dynamic_batch=False)
     assert zerograd_onnx.check(model, path, normal(rng, 3, 4)).ok
+
+
+@pytest.mark.parametrize(
+    "loss, t",
+    [
+        (F.sigmoid_cross_entropy, np.array([[0, 1], [1, 1], [1, 0]])),  # targets made float
+        (F.binary_cross_entropy, np.array([[0, 1], [1, 1], [1, 0]])),
+        (F.softmax_cross_entropy, np.array([[1], [0], [1]])),  # (N, 1) labels made (N,)
+    ],
+    ids=["sigmoid_cross_entropy", "binary_cross_entropy", "softmax_cross_entropy_column"],
+)
+def test_an_input_made_an_array_outside_the_graph_is_refused(loss, t, rng, tmp_path):
+    """The loss converts the targets outside the graph: with a static batch, the file held
+    them as a constant and ignored its second input in silence."""
+    x = rng.uniform(0.1, 0.9, (3, 2)).astype(np.float32)
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(loss, (x, t), tmp_path / "l.onnx", dynamic_batch=False)
+    assert str(err.value).startswith(
+        f"zerograd_onnx.export: input 'input_1' (shape {t.shape}, int64) reaches no node of the "
+        f"graph: no function whose result the outputs need takes it. Either the forward made "
+        f"an array of it outside zerograd's functions"
+    )
+    assert os.listdir(tmp_path) == []
+    # labels of shape (N,) are an input of the graph, and the file follows them
+    labels = np.array([1, 0, 1])
+    path = zerograd_onnx.export(
+        F.softmax_cross_entropy, (x, labels), tmp_path / "l.onnx", dynamic_batch=False
+    )
+    assert zerograd_onnx.check(F.softmax_cross_entropy, path, (x, 1 - labels)).ok
+
+
+def test_an_input_the_outputs_do_not_need_is_refused(rng, tmp_path):
+    def first(x, unused):
+        return F.tanh(x)
+
+    with pytest.raises(ExportError, match="input 'mask' .* reaches no node of the graph"):
+        zerograd_onnx.export(
+            first, (normal(rng, 3, 2), normal(rng, 3, 2)), tmp_path / "f.onnx",
+            input_names=["x", "mask"],
+        )  # fmt: skip
+    assert os.listdir(tmp_path) == []

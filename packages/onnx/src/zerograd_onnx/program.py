@@ -201,7 +201,33 @@ def build_program(
                 f"would freeze it. Compute it with zerograd's functions."
             )
         program.outputs.append(naming.source(y))
+    _refuse_unread_inputs(program)
     return program
+
+
+def _refuse_unread_inputs(program: Program) -> None:
+    """Refuse a model input that no converted call (nor an output) reads.
+
+    The forward either ignores it or turned it into an array outside zerograd's functions,
+    which the graph would hold as a constant: the file would not read the input at all.
+    """
+    read = set(program.outputs)
+    for step in program.steps:
+        read.update(step.inputs)
+        read.update(program.by_data.get(id(a)) for a in _index_arrays(step.call.fn))
+    for name in program.inputs:
+        if name not in read:
+            value = program.values[name]
+            raise ExportError(
+                f"zerograd_onnx.export: input {name!r} (shape {value.shape}, {value.dtype}) "
+                f"reaches no node of the graph: no function whose result the outputs need "
+                f"takes it. Either the forward made an array of it outside zerograd's functions "
+                f"(sigmoid_cross_entropy's and binary_cross_entropy's targets, "
+                f"softmax_cross_entropy's labels of shape (N, 1) are), which the file would "
+                f"freeze at the example's values, or the outputs do not depend on it. Give it "
+                f"to zerograd's functions as it is (labels of shape (N,)), or leave it out of "
+                f"the inputs. Nothing was written."
+            )
 
 
 class _Naming:
