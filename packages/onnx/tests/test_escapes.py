@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import normal
+from conftest import load_example, normal
 
 import zerograd_nn.functional as F
 import zerograd_onnx
@@ -95,3 +95,32 @@ def test_an_input_the_outputs_do_not_need_is_refused(rng, tmp_path):
             input_names=["x", "mask"],
         )  # fmt: skip
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("dynamic_batch", [True, False])
+@pytest.mark.parametrize("example", ["lstm_sine", "char_rnn"])
+def test_a_recurrent_state_an_earlier_call_left_is_refused(example, dynamic_batch, rng, tmp_path):
+    """The state of the call before was frozen into the file (static batch), or the LSTM
+    refused the second run's batch, telling to reset_state but not why (dynamic)."""
+    if example == "lstm_sine":
+        model = load_example(example).BetterRNN(6, 1)
+        x = normal(rng, 2, 1)
+    else:
+        model = load_example(example).CharLSTM(7, embed_size=4, hidden_size=6)
+        x = rng.integers(0, 7, 2)
+    model(x)  # one step: the LSTM keeps h and c for the next
+    state = model.rnn.h, model.rnn.c
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(model, x, tmp_path / "r.onnx", dynamic_batch=dynamic_batch)
+    assert str(err.value).startswith(
+        "zerograd_onnx.export: the forward reads the state 'rnn.h' of shape (2, 6) that an "
+        "earlier call left (in layer 'rnn' (LSTM)); the file would hold it as a constant, the "
+        "same at every run, where the layer's state moves on with each call. Call "
+        "reset_state() on the model (or that layer) before exporting"
+    )
+    assert (model.rnn.h, model.rnn.c) == state  # the model is as it was
+    assert os.listdir(tmp_path) == []
+    model.reset_state()  # one step from no state exports
+    path = zerograd_onnx.export(model, x, tmp_path / "r.onnx", dynamic_batch=dynamic_batch)
+    assert zerograd_onnx.check(model, path, x).ok
+    assert model.rnn.h is None

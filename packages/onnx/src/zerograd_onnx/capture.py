@@ -71,6 +71,8 @@ class Capture(Recorder):
     calls: list[Call] = field(default_factory=list)
     reads: list[tuple[str, Site]] = field(default_factory=list)
     others: list[tuple[str, Site]] = field(default_factory=list)
+    held: list[tuple[str, Site, tuple[int, ...]]] = field(default_factory=list)
+    """Layer states an earlier call left that a call read: (attribute, layer, shape)."""
     _saved: dict[tuple[int, str], tuple[Any, str, Any]] = field(default_factory=dict)
 
     def site(self) -> Site:
@@ -120,7 +122,16 @@ class Capture(Recorder):
 
     # -- putting the model back ---------------------------------------------------------
     def restore(self) -> None:
-        """Put back every layer state (a non-Parameter Variable) the forward replaced."""
+        """Put back every layer state (a non-Parameter Variable) the forward replaced.
+
+        A state the forward replaced after a call read it (an RNN's ``h`` from the call
+        before) goes into :attr:`held` first.
+        """
+        read = {id(x) for call in self.calls for x in call.inputs}
+        for owner, name, old in self._saved.values():
+            if _is_state(old) and id(old) in read:
+                site = self.layers.get(id(owner), Site(None))
+                self.held.append((name, site, tuple(old.shape)))
         for owner, name, old in reversed(list(self._saved.values())):
             new = owner.__dict__.get(name, _MISSING)
             if not (_is_state(old) or _is_state(new)):

@@ -23,7 +23,7 @@ from .inputs import (
     output_variables,
     value_names,
 )
-from .program import build_program
+from .program import build_program, refuse_side_channels
 
 DEFAULT_OPSET = 18
 """The opset ``export`` writes unless told otherwise (PyTorch's exporter starts at 18 too)."""
@@ -100,6 +100,7 @@ def export(
     sites = layer_sites(model)
     xs = tuple(Variable(a) for a in arrays)
     first, ys = _run(model, xs, sites, "on the example inputs")
+    refuse_side_channels(first)  # before a second run that they may make fail otherwise
     out_names = value_names(output_names, len(ys), "output", _OP, "output_names")
     second = None
     if dynamic_batch:

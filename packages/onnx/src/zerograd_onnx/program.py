@@ -162,13 +162,13 @@ def build_program(
         ExportError: the passes differ in their functions or constants, or read values
             into Python, or ran a backward pass or an optimizer inside the forward.
     """
-    _refuse_side_channels(first)
+    refuse_side_channels(first)
     keys = _Keys(inputs, first.calls)
     program = Program([], {}, list(input_names), [], dict(params))
     cap2, inputs2, outputs2, twin_keys = None, None, None, None
     if second is not None:
         cap2, inputs2, outputs2 = second
-        _refuse_side_channels(cap2)
+        refuse_side_channels(cap2)
         _check_same_calls(first.calls, cap2.calls)
         twin_keys = _Keys(inputs2, cap2.calls)
         program.batch = (inputs[0].shape[0], inputs2[0].shape[0])
@@ -390,7 +390,13 @@ def _value_name(call: Call, k: int, j: int) -> str:
     return f"{prefix}{type(call.fn).__name__}_{k}{suffix}"
 
 
-def _refuse_side_channels(cap: Capture) -> None:
+def refuse_side_channels(cap: Capture) -> None:
+    """Refuse what a capture saw escape the graph.
+
+    Raises:
+        ExportError: a value read into Python, a layer state an earlier call left read
+            by the forward, or a backward pass or an optimizer update in the forward.
+    """
     if cap.reads:
         what, site = cap.reads[0]
         raise ExportError(
@@ -400,6 +406,17 @@ def _refuse_side_channels(cap: Capture) -> None:
             f"array made from them the example's values. Keep the computation in zerograd's "
             f"functions (x.sum(), F.clip, ...; x.shape and x.dtype need no .data) or export "
             f"the part after that read."
+        )
+    if cap.held:
+        name, site, shape = cap.held[0]
+        layer = f"{site.path}.{name}" if site.path else name
+        raise ExportError(
+            f"zerograd_onnx.export: the forward reads the state {layer!r} of shape {shape} "
+            f"that an earlier call left ({site}); the file would hold it as a constant, the "
+            f"same at every run, where the layer's state moves on with each call. Call "
+            f"reset_state() on the model (or that layer) before exporting, and the file "
+            f"computes a call from no state; to export a sequence, unroll it in the forward "
+            f"after a reset_state(). Nothing was written."
         )
     if cap.others:
         what, site = cap.others[0]
