@@ -127,6 +127,7 @@ def build_model(
     try:
         onnx.checker.check_model(checked, full_check=True)
     except Exception as exc:  # onnx's ValidationError / InferenceError
+        _refuse_operator_dtypes(graph, opset, exc)
         raise ExportError(
             f"zerograd_onnx.export: the ONNX model fails onnx's checker ({exc}); this is a "
             f"fault of zerograd-onnx's converters, please report it. Nothing was written."
@@ -140,6 +141,54 @@ def build_model(
         t.dims.extend(a.shape)
         t.raw_data = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
     return _model(g, opset, model)
+
+
+def _type_name(tensor_type: str) -> str:
+    """``'tensor(float)'`` as numpy names it (``'float32'``), or ONNX's name without numpy's."""
+    name = tensor_type[len("tensor(") : -1]
+    try:
+        elem = onnx.TensorProto.DataType.Value(name.upper())
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name
+    except (ValueError, TypeError, KeyError):
+        return name
+
+
+def _refuse_operator_dtypes(graph: GraphBuilder, opset: int, cause: Exception) -> None:
+    """Name the function whose data has a type its ONNX operator does not take, if one does.
+
+    Called when onnx's checker refuses the model: an input of the model's own data (an
+    input, a parameter, a function's result) of a type outside the operator's type
+    constraint is the user's dtype, not a converter's fault (int64 max pooling, ``-x`` of
+    uint8, ``+`` of bools).
+
+    Raises:
+        ExportError: naming the function, its layer, the dtype and what the operator takes.
+    """
+    values = graph.program.values
+    for node in graph.nodes:
+        try:
+            schema = onnx.defs.get_schema(node.op_type, opset)
+        except onnx.defs.SchemaError:
+            continue
+        allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
+        for i, name in enumerate(node.input):
+            if name not in values or not schema.inputs:
+                continue
+            formal = schema.inputs[min(i, len(schema.inputs) - 1)]  # the last may repeat
+            types = allowed.get(formal.type_str)
+            dtype = values[name].dtype
+            elem = onnx.TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(dtype))
+            if types is None or f"tensor({elem.lower()})" in types:
+                continue
+            step = graph.made_by[node.output[0]]
+            takes = ", ".join(dict.fromkeys(_type_name(t) for t in types))
+            raise ExportError(
+                f"zerograd_onnx.export: {type(step.call.fn).__name__} (applied "
+                f"{step.call.site}) computes on {dtype} data, which ONNX's {node.op_type} "
+                f"does not take (it takes {takes}). Give that function data of one of those "
+                f"types (the model's input as float32: example.astype(numpy.float32)). Nothing "
+                f"was written."
+            ) from cause
 
 
 def _model(g: onnx.GraphProto, opset: int, model: Any) -> onnx.ModelProto:
