@@ -7,6 +7,8 @@ import os
 
 import numpy as np
 import pytest
+from conftest import forward
+from onnx.reference import ReferenceEvaluator
 
 import zerograd_nn.functional as F
 import zerograd_onnx
@@ -49,3 +51,37 @@ def test_data_of_a_type_the_operator_does_not_take_is_named(
         assert f"(it takes {takes})" in message
     assert "please report" not in message
     assert os.listdir(tmp_path) == []
+
+
+def test_batch_norm_of_float16_data_with_float32_statistics(rng, tmp_path):
+    """zerograd computes in float32; the converter subtracted the float32 mean from the
+    float16 data, which onnx's checker refused as a converter fault."""
+    stats = [np.asarray(a, np.float32) for a in ([1, 2, 3], [0, 1, 0], [0.5, -1, 2], [1, 2, 4])]
+
+    def norm(x):
+        return F.batch_norm(x, *stats)
+
+    x = rng.standard_normal((4, 3)).astype(np.float16)
+    path = zerograd_onnx.export(norm, x, tmp_path / "b.onnx")
+    result = zerograd_onnx.check(norm, path, rng.standard_normal((6, 3)).astype(np.float16))
+    assert result.ok and result.outputs[0].max_abs_error < 1e-6
+    gamma, beta, mean, var = stats
+    want = (x.astype(np.float32) - mean) / np.sqrt(var + 2e-5) * gamma + beta
+    np.testing.assert_allclose(forward(norm, x)[0], want, rtol=1e-6, atol=1e-6)
+
+
+def test_average_pooling_of_integers_averages_in_floating_point(tmp_path):
+    """zerograd averages integers as float64; the converter fed the integers to
+    AveragePool, which takes none, and export failed. (ONNX Runtime has no float64
+    AveragePool on the CPU: onnx's reference evaluator runs the file.)"""
+    x = np.arange(2 * 1 * 4 * 4, dtype=np.int32).reshape(2, 1, 4, 4) ** 2
+
+    def pool(x):
+        return F.average_pooling(x, 2, 2)
+
+    path = zerograd_onnx.export(pool, x, tmp_path / "p.onnx")
+    (got,) = ReferenceEvaluator(str(path)).run(None, {"input": x})
+    want = x.reshape(2, 1, 2, 2, 2, 2).mean(axis=(3, 5))  # float64, by hand
+    assert got.dtype == forward(pool, x)[0].dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(forward(pool, x)[0], want, rtol=1e-12)
