@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import onnx
+import onnxruntime
 import pytest
 from conftest import forward
 from onnx.reference import ReferenceEvaluator
@@ -85,3 +87,32 @@ def test_average_pooling_of_integers_averages_in_floating_point(tmp_path):
     assert got.dtype == forward(pool, x)[0].dtype == np.float64
     np.testing.assert_allclose(got, want, rtol=1e-12)
     np.testing.assert_allclose(forward(pool, x)[0], want, rtol=1e-12)
+
+
+def test_a_valid_file_onnx_runtime_has_no_kernel_for_is_not_called_damaged(rng, tmp_path):
+    """ONNX Runtime's CPU provider has no float64 Conv: check called the file "not an ONNX
+    file, or a damaged one: export it again", which exporting again never fixes."""
+    w = rng.standard_normal((2, 3, 3, 3))
+
+    def conv(x):
+        return F.conv2d(x, w)
+
+    x = rng.standard_normal((2, 3, 5, 5))  # float64, as w
+    path = zerograd_onnx.export(conv, x, tmp_path / "c.onnx")
+    onnx.checker.check_model(str(path), full_check=True)
+    with pytest.raises(ValueError) as err:
+        zerograd_onnx.check(conv, path, x)
+    message = str(err.value)
+    assert message.startswith(f"zerograd_onnx.check: ONNX Runtime {onnxruntime.__version__} cannot")
+    assert "Could not find an implementation for Conv" in message  # ONNX Runtime's words
+    assert message.endswith(
+        "The file is valid ONNX, but this runtime has no kernel for one of its nodes with these "
+        "types: its CPU provider computes Conv, ConvTranspose, AveragePool and Col2Im in "
+        "float16 and float32 only (zerograd computes integer data into them in float64). "
+        "Export a float32 copy of the model (its parameters and inputs cast with "
+        "astype(numpy.float32)) to run it in ONNX Runtime, or run the file elsewhere."
+    )
+    assert "damaged" not in message
+    w = w.astype(np.float32)  # the float32 copy runs
+    path = zerograd_onnx.export(conv, x.astype(np.float32), tmp_path / "c.onnx")
+    assert zerograd_onnx.check(conv, path, x.astype(np.float32)).ok

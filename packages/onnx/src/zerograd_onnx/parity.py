@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import onnx
 
 from zerograd import Variable
 from zerograd.backends import as_numpy
@@ -108,7 +109,8 @@ def check(
             ``AssertionError``); the message gives the errors of every output.
         ValueError: ``inputs`` do not fit the file's inputs (count, or a fixed axis's
             length); ``rtol`` or ``atol`` is negative or nan; ONNX Runtime cannot load the
-            file (not ONNX, or damaged).
+            file: not ONNX, or damaged, or valid ONNX it cannot run (an opset newer than it
+            knows, a node type without a kernel such as a float64 ``Conv``), said apart.
         TypeError: an input's dtype is not the file's, an argument has the wrong type, or
             ``model`` is not callable or returns something other than Variables.
         FileNotFoundError: no file at ``path`` (or a folder, a FIFO).
@@ -137,10 +139,7 @@ def check(
     try:
         session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # noqa: BLE001 - onnxruntime's own error types, for any bad file
-        raise ValueError(
-            f"{_OP}: ONNX Runtime cannot load {path!r} ({type(exc).__name__}: {exc}); it is not "
-            f"an ONNX file, or a damaged one: export it again."
-        ) from exc
+        raise ValueError(_unloadable(path, ort.__version__, exc)) from exc
     feeds = _feeds(session.get_inputs(), arrays)
     _, out = capture(model, tuple(Variable(a) for a in arrays), layer_sites(model))
     ours = [as_numpy(y.data) for y in output_variables(out, _OP)]
@@ -162,6 +161,37 @@ def check(
     if not result.ok:
         raise ParityError(f"{_OP}: ONNX Runtime's outputs differ from zerograd's:\n{result}")
     return result
+
+
+def _unloadable(path: str, runtime: str, exc: Exception) -> str:
+    """Why ONNX Runtime ``runtime`` could not load ``path``, for the error message.
+
+    A bad file, or a valid one it cannot run (an opset newer than it knows, a node type it
+    has no kernel for).
+    """
+    what = f"{type(exc).__name__}: {exc}"
+    try:
+        proto = onnx.load_model(path, load_external_data=False)
+        onnx.checker.check_model(path)
+    except Exception:  # noqa: BLE001 - whatever onnx makes of a bad file
+        return (
+            f"{_OP}: ONNX Runtime cannot load {path!r} ({what}); it is not an ONNX file, or a "
+            f"damaged one: export it again."
+        )
+    opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in proto.opset_import)
+    start = f"{_OP}: ONNX Runtime {runtime} cannot run {path!r} ({what}). The file is valid ONNX"
+    if type(exc).__name__ == "NotImplemented":  # onnxruntime's error for a missing kernel
+        return (
+            f"{start}, but this runtime has no kernel for one of its nodes with these types: "
+            f"its CPU provider computes Conv, ConvTranspose, AveragePool and Col2Im in float16 "
+            f"and float32 only (zerograd computes integer data into them in float64). Export a "
+            f"float32 copy of the model (its parameters and inputs cast with "
+            f"astype(numpy.float32)) to run it in ONNX Runtime, or run the file elsewhere."
+        )
+    return (
+        f"{start} (opset {opsets}); where ONNX Runtime names the opset, it is newer than this "
+        f"runtime knows: export again with a lower opset= (from 18), or update onnxruntime."
+    )
 
 
 def _feeds(specs: list, arrays: tuple[Any, ...]) -> dict[str, np.ndarray]:
