@@ -116,3 +116,33 @@ def test_a_valid_file_onnx_runtime_has_no_kernel_for_is_not_called_damaged(rng, 
     w = w.astype(np.float32)  # the float32 copy runs
     path = zerograd_onnx.export(conv, x.astype(np.float32), tmp_path / "c.onnx")
     assert zerograd_onnx.check(conv, path, x.astype(np.float32)).ok
+
+
+def _run_file(path, x):
+    session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {session.get_inputs()[0].name: x})
+
+
+def test_float16_outputs_are_compared_at_float16s_precision(rng, tmp_path):
+    """Both sides round to float16 (about three digits), at different steps: check's
+    rtol = atol = 1e-5 raised ParityError on every such model, whose file is right."""
+
+    def model(x):
+        return F.softmax(F.sigmoid(x) * 2.5 + 1.0), x @ np.eye(5, dtype=np.float32)  # f16, f32
+
+    x = rng.standard_normal((6, 5)).astype(np.float16)
+    path = zerograd_onnx.export(model, (x,), tmp_path / "h.onnx")
+    ref = 1 / (1 + np.exp(-x.astype(np.float64))) * 2.5 + 1.0
+    ref = np.exp(ref) / np.exp(ref).sum(axis=1, keepdims=True)
+    for got in (_run_file(path, x)[0], forward(model, x)[0]):  # each within float16's rounding
+        assert got.dtype == np.float16
+        np.testing.assert_allclose(got.astype(np.float64), ref, rtol=4e-3, atol=1e-3)
+    result = zerograd_onnx.check(model, path, x)
+    half, single = result.outputs
+    assert forward(model, x)[1].dtype == np.float32
+    assert result.ok and half.max_abs_error > 1e-5  # beyond float32's tolerance
+    assert (half.rtol, half.atol, single.rtol, single.atol) == (1e-2, 1e-2, 1e-5, 1e-5)
+    assert (result.rtol, result.atol) == (1e-5, 1e-5)
+    assert "(within rtol=0.01, atol=0.01)" in str(result)
+    with pytest.raises(zerograd_onnx.ParityError, match=r"OUTSIDE rtol=1e-05, atol=1e-05"):
+        zerograd_onnx.check(model, path, x, rtol=1e-5, atol=1e-5)  # asked for: applies to all
