@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import onnx
@@ -11,7 +12,7 @@ from zerograd.checks import flag, integer
 from zerograd_nn import Layer
 from zerograd_nn.atomic import write_atomically
 
-from .assemble import build_model
+from .assemble import build_model, write_external_data
 from .capture import Capture, capture, layer_sites
 from .errors import ExportError
 from .inputs import (
@@ -42,6 +43,7 @@ def export(
     dynamic_batch: bool = True,
     input_names: list[str] | None = None,
     output_names: list[str] | None = None,
+    external_data: bool | None = None,
 ) -> str:
     """Write ``model``'s forward as an ONNX file, its parameters as initializers.
 
@@ -57,6 +59,11 @@ def export(
     old file at ``path`` stays whole until the new one replaces it. Layer states that the
     forward replaces (an RNN's ``h``) are put back afterwards.
 
+    A model over protobuf's 2 GB limit for one file keeps its weights (every initializer
+    of 1 KiB or more) in ONNX's external data file ``<path>.data`` beside the model, which
+    names it by its file name: keep the two files together. Each is written atomically,
+    the data file once the model's temporary is written, and renamed just before it.
+
     Args:
         model: a :class:`zerograd_nn.Layer` (or any callable of Variables returning a
             Variable or a tuple of them).
@@ -67,6 +74,8 @@ def export(
             ``batch`` axis of any length; False fixes every shape at the example's.
         input_names: the graph's input names (default ``input``, or ``input_0``, ...).
         output_names: the graph's output names (default ``output``, or ``output_0``, ...).
+        external_data: True to write the weights into ``<path>.data`` whatever the size,
+            False to refuse a model over 2 GB; None (the default): only when over 2 GB.
 
     Returns:
         ``path``.
@@ -78,6 +87,7 @@ def export(
         TypeError: ``model`` is not callable, returns something other than Variables, or
             an argument has the wrong type.
         ValueError: a bad opset, names, or example inputs without a shared batch axis.
+            (An ``ExportError`` too: a model over 2 GB with ``external_data=False``.)
         FileNotFoundError: the folder of ``path`` does not exist.
         OSError: the folder does not take new files (read-only, full); nothing written.
 
@@ -93,6 +103,8 @@ def export(
     path = file_path(path, _OP)
     opset = _opset(opset)
     dynamic_batch = flag(_OP, "dynamic_batch", dynamic_batch)
+    if external_data is not None:
+        external_data = flag(_OP, "external_data", external_data)
     arrays = input_arrays(example_inputs, _OP, "example_inputs")
     names = value_names(input_names, len(arrays), "input", _OP, "input_names")
     if dynamic_batch:
@@ -123,9 +135,17 @@ def export(
             f"other input_names / output_names."
         )
     program = build_program(first, xs, ys, second, names, out_names, params)
-    proto = build_model(program, opset, out_names, model)
+    location = os.path.basename(path) + ".data"
+    proto, blobs = build_model(program, opset, out_names, model, external_data, location)
     data = proto.SerializeToString()
-    write_atomically(path, lambda f: f.write(data), _OP, example="model.onnx")
+    beside = os.path.join(os.path.dirname(path), location)
+
+    def write(f: Any) -> None:
+        f.write(data)
+        if blobs:  # once the model's temporary is written: renamed just before the model
+            write_atomically(beside, lambda g: write_external_data(g, blobs), _OP)
+
+    write_atomically(path, write, _OP, example="model.onnx")
     return path
 
 
