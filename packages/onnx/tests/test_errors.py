@@ -564,3 +564,21 @@ def test_a_converter_that_writes_an_invalid_graph_is_refused(rng, tmp_path):
     finally:
         zerograd_onnx.unregister(Twice)
     _nothing_but(tmp_path)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_boolean_scalar_index_is_named(flag, rng, tmp_path):
+    """x[np.array(True)] raised numpy's raw 'only integer scalar arrays can be converted to
+    a scalar index' from inside the converter."""
+
+    def pick(x):
+        return x[np.array(flag)]
+
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(pick, _x(rng), tmp_path / "b.onnx")
+    assert str(err.value) == (
+        "zerograd_onnx.export: GetItem (applied outside any layer of the model): a boolean "
+        "scalar as an index (numpy adds an axis of length 1 for True, 0 for False) is not "
+        "supported; index with None to add an axis."
+    )
+    _nothing_but(tmp_path)
