@@ -124,3 +124,52 @@ def test_a_recurrent_state_an_earlier_call_left_is_refused(example, dynamic_batc
     path = zerograd_onnx.export(model, x, tmp_path / "r.onnx", dynamic_batch=dynamic_batch)
     assert zerograd_onnx.check(model, path, x).ok
     assert model.rnn.h is None
+
+
+def test_a_static_export_finds_arrays_made_from_the_input_s_values(rng, tmp_path):
+    """softmax_simple subtracts each row's maximum, an array made outside the graph: a
+    static export froze the example's maxima, and the file gave nan where the inputs are
+    100 larger (exp overflows) while zerograd's softmax_simple stays exact."""
+    x = normal(rng, 3, 4)
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(F.softmax_simple, x, tmp_path / "s.onnx", dynamic_batch=False)
+    assert str(err.value).startswith(
+        "zerograd_onnx.export: input 1 of Sub (applied outside any layer of the model) is an "
+        "array made outside zerograd's functions from the input's values: Constant shape "
+        "(3, 1) on the example, Constant shape (3, 1) on the example's rows in another order "
+        "(the first row last). ONNX would freeze it at its example value."
+    )
+    assert os.listdir(tmp_path) == []
+    path = zerograd_onnx.export(F.softmax, x, tmp_path / "s.onnx", dynamic_batch=False)
+    assert zerograd_onnx.check(F.softmax, path, x + 100.0).ok
+
+
+def test_a_static_export_runs_the_forward_again_on_reordered_rows(rng, tmp_path):
+    seen = []
+
+    def model(x):
+        seen.append(np.array(x.shape))  # x.shape: no read of the values
+        return F.tanh(x) * 2.0
+
+    x = normal(rng, 3, 2)
+    zerograd_onnx.export(model, x, tmp_path / "m.onnx", dynamic_batch=False)
+    assert len(seen) == 2  # the example, then its rows 1, 2, 0
+    seen.clear()
+    zerograd_onnx.export(model, x[:1], tmp_path / "m.onnx", dynamic_batch=False)
+    assert len(seen) == 1  # one row: no other order
+
+    def fussy(x):
+        if len(seen) == 1:
+            raise RuntimeError("no")
+        seen.append(1)
+        return F.tanh(x)
+
+    seen.clear()
+    with pytest.raises(RuntimeError) as err:
+        zerograd_onnx.export(fussy, x, tmp_path / "f.onnx", dynamic_batch=False)
+    if hasattr(err.value, "__notes__"):  # Python 3.11+
+        assert err.value.__notes__ == [
+            "zerograd_onnx.export ran the model's forward on the example's rows in another "
+            "order (the first row last), to find arrays computed from the input outside the "
+            "graph (test mode, no gradients)"
+        ]

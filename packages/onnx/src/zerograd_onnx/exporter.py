@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
 import onnx
 
 from zerograd import Variable
+from zerograd.backends import as_numpy
 from zerograd.checks import flag, integer
 from zerograd_nn import Layer
 from zerograd_nn.atomic import write_atomically
@@ -22,9 +24,10 @@ from .inputs import (
     input_arrays,
     one_more_row,
     output_variables,
+    rows_in_another_order,
     value_names,
 )
-from .program import build_program, refuse_side_channels
+from .program import REORDERED, build_program, refuse_side_channels, refuse_value_dependence
 
 DEFAULT_OPSET = 18
 """The opset ``export`` writes unless told otherwise (PyTorch's exporter starts at 18 too)."""
@@ -135,6 +138,8 @@ def export(
             f"other input_names / output_names."
         )
     program = build_program(first, xs, ys, second, names, out_names, params)
+    if not dynamic_batch:
+        _refuse_value_dependence(model, arrays, sites, first, xs, ys, params)
     location = os.path.basename(path) + ".data"
     proto, blobs = build_model(program, opset, out_names, model, external_data, location)
     data = proto.SerializeToString()
@@ -147,6 +152,30 @@ def export(
 
     write_atomically(path, write, _OP, example="model.onnx")
     return path
+
+
+def _refuse_value_dependence(
+    model: Any, arrays: tuple, sites: dict, first: Capture, xs: tuple, ys: tuple, params: dict
+) -> None:
+    """Run the forward on the example's rows in another order and compare (static exports).
+
+    A dynamic export's second run (a batch one row larger) finds constants computed from
+    the input; a static one has this instead. Skipped when no input has two different rows.
+    """
+    reordered = tuple(rows_in_another_order(a) for a in arrays)
+    if all(
+        np.array_equal(as_numpy(a), as_numpy(b)) for a, b in zip(arrays, reordered)
+    ):  # batch 1, 0-d inputs, equal rows: nothing would differ
+        return
+    xs2 = tuple(Variable(a) for a in reordered)
+    cap2, ys2 = _run(model, xs2, sites, f"{REORDERED}, to find arrays computed from the input "
+                     f"outside the graph")  # fmt: skip
+    if len(ys2) != len(ys):
+        raise ExportError(
+            f"{_OP}: the model returns {len(ys)} outputs on the example but {len(ys2)} "
+            f"{REORDERED}; a forward that depends on the input's values cannot be exported."
+        )
+    refuse_value_dependence(first, xs, ys, (cap2, xs2, ys2), params)
 
 
 def _opset(opset: Any) -> int:

@@ -3,11 +3,14 @@
 The forward runs once on the example inputs and, with a dynamic batch, once more on a
 batch one row larger. The two captures must apply the same functions in the same order;
 an axis whose length differs between them is a batch axis (dynamic in the ONNX graph),
-every other length is fixed. Each input of each call is a model input, a parameter (named
-by its dotted path), the output of an earlier call, or a constant: an array the forward
-made outside zerograd's functions (a raw operand such as the ``2.0`` of ``x * 2.0``). A
-constant must be the same in both passes; one that changed was computed from the input
-outside the graph, and ONNX would freeze it.
+every other length is fixed. A static export runs the forward again on the example's rows
+in another order instead (:func:`refuse_value_dependence`), for the constants alone.
+
+Each input of each call is a model input, a parameter (named by its dotted path), the
+output of an earlier call, or a constant: an array the forward made outside zerograd's
+functions (a raw operand such as the ``2.0`` of ``x * 2.0``). A constant must be the same
+in both passes; one that changed was computed from the input outside the graph, and ONNX
+would freeze it.
 """
 
 from __future__ import annotations
@@ -443,6 +446,89 @@ def _check_same_calls(a: list[Call], b: list[Call]) -> None:
             f"on the batch size cannot be exported with a dynamic batch; export with "
             f"dynamic_batch=False."
         )
+
+
+REORDERED = "on the example's rows in another order (the first row last)"
+"""The second run of a static export, as the messages name it."""
+
+
+def refuse_value_dependence(
+    first: Capture,
+    inputs: tuple[Variable, ...],
+    outputs: tuple[Variable, ...],
+    second: tuple[Capture, tuple[Variable, ...], tuple[Variable, ...]],
+    params: dict[int, str],
+) -> None:
+    """Refuse a forward whose graph depends on the input's values outside zerograd's functions.
+
+    A static export's second run: ``second`` captured the forward on the example's rows in
+    another order (:data:`REORDERED`). It must apply the same functions, and every constant
+    the outputs need (an array made outside zerograd's functions, a Parameter made in the
+    forward, an index array) must be the same: one that differs was computed from the
+    input's values, and the file would freeze it.
+
+    Args:
+        first: the capture on the example inputs.
+        inputs: the example input Variables.
+        outputs: the Variables the model returned.
+        second: ``(capture, inputs, outputs)`` of the reordered run.
+        params: ``{id(Parameter): dotted name}`` of the model's parameters.
+
+    Raises:
+        ExportError: naming the function and the constant that changed.
+    """
+    cap2, inputs2, outputs2 = second
+    refuse_side_channels(cap2)
+    a, b = first.calls, cap2.calls
+    for k, (x, y) in enumerate(zip(a, b)):
+        if type(x.fn) is not type(y.fn):
+            raise ExportError(
+                f"zerograd_onnx.export: the forward takes another path {REORDERED}: call {k} "
+                f"is {type(x.fn).__name__} (applied {x.site}) on the example inputs but "
+                f"{type(y.fn).__name__} (applied {y.site}) then. A forward whose functions "
+                f"depend on the input's values cannot be exported: ONNX would keep one path."
+            )
+    if len(a) != len(b):
+        raise ExportError(
+            f"zerograd_onnx.export: the forward applies {len(a)} functions on the example "
+            f"inputs but {len(b)} {REORDERED}; a forward whose functions depend on the input's "
+            f"values cannot be exported: ONNX would keep one path."
+        )
+    keys, keys2 = _Keys(inputs, a), _Keys(inputs2, b)
+
+    def made(v: Any) -> bool:
+        return isinstance(v, Parameter) and id(v) not in params
+
+    for k in sorted(_needed(a, outputs, keys)):
+        call, twin = a[k], b[k]
+        if _index_key(call.fn, keys) != _index_key(twin.fn, keys2):
+            raise ExportError(
+                f"zerograd_onnx.export: the index of {type(call.fn).__name__} (applied "
+                f"{call.site}) changes with the input's values: {_index_text(call.fn)} on the "
+                f"example, {_index_text(twin.fn)} {REORDERED}; ONNX would freeze it. Compute "
+                f"the selection with zerograd's functions."
+            )
+        for i, (x, other) in enumerate(zip(call.inputs, twin.inputs)):
+            constant = keys.key(x) is None or (made(x) and made(other) and x is not other)
+            if constant and not _same_constant(x, other):
+                raise ExportError(_changed_with_values(call, i, x, other))
+    for i, (y, other) in enumerate(zip(outputs, outputs2)):
+        if keys.key(y) is None and not _same_constant(y, other):
+            raise ExportError(
+                f"zerograd_onnx.export: output {i} of the model is an array made outside "
+                f"zerograd's functions ({_describe(y)}) that changes with the input's values; "
+                f"ONNX would freeze it. Compute it with zerograd's functions."
+            )
+
+
+def _changed_with_values(call: Call, i: int, x: Variable, other: Variable) -> str:
+    return (
+        f"zerograd_onnx.export: input {i} of {type(call.fn).__name__} (applied {call.site}) is an "
+        f"array made outside zerograd's functions from the input's values: {_describe(x)} on "
+        f"the example, {_describe(other)} {REORDERED}. ONNX would freeze it at its example "
+        f"value. Compute it with zerograd's functions (softmax_simple and pooling_simple make "
+        f"such arrays: softmax and pooling do not)."
+    )
 
 
 def _moved(call: Call, k: int, i: int) -> str:
