@@ -81,3 +81,16 @@ def test_a_failed_write_leaves_no_data_file(small_limit, rng, tmp_path):
         zerograd_onnx.export(MLP((300, 3)), normal(rng, 4, 50), tmp_path / "m.onnx")
     assert os.listdir(tmp_path) == ["m.onnx"]
     assert os.listdir(tmp_path / "m.onnx") == []
+
+
+def test_check_names_a_missing_external_data_file(small_limit, rng, tmp_path):
+    model = MLP((300, 3))
+    path = zerograd_onnx.export(model, normal(rng, 4, 50), tmp_path / "m.onnx")
+    (tmp_path / "m.onnx.data").rename(tmp_path / "elsewhere.data")
+    with pytest.raises(ValueError) as err:
+        zerograd_onnx.check(model, path, normal(rng, 4, 50))
+    assert str(err.value) == (
+        f"zerograd_onnx.check: ONNX Runtime cannot load {str(path)!r}: its weights are in the "
+        f"external data file 'm.onnx.data', which is not in {str(tmp_path)!r}. Keep the two "
+        f"files together in one folder (export wrote them side by side), or export again."
+    )

@@ -188,14 +188,28 @@ def _unloadable(path: str, runtime: str, exc: Exception) -> str:
     has no kernel for).
     """
     what = f"{type(exc).__name__}: {exc}"
+    damaged = (
+        f"{_OP}: ONNX Runtime cannot load {path!r} ({what}); it is not an ONNX file, or a "
+        f"damaged one: export it again."
+    )
     try:
         proto = onnx.load_model(path, load_external_data=False)
+    except Exception:  # noqa: BLE001 - whatever onnx makes of a bad file
+        return damaged
+    folder = os.path.dirname(os.path.abspath(path))
+    tensors = proto.graph.initializer
+    named = {e.value for t in tensors for e in t.external_data if e.key == "location"}
+    missing = sorted(n for n in named if not os.path.isfile(os.path.join(folder, n)))
+    if missing:
+        return (
+            f"{_OP}: ONNX Runtime cannot load {path!r}: its weights are in the external data "
+            f"file {missing[0]!r}, which is not in {folder!r}. Keep the two files together in "
+            f"one folder (export wrote them side by side), or export again."
+        )
+    try:
         onnx.checker.check_model(path)
     except Exception:  # noqa: BLE001 - whatever onnx makes of a bad file
-        return (
-            f"{_OP}: ONNX Runtime cannot load {path!r} ({what}); it is not an ONNX file, or a "
-            f"damaged one: export it again."
-        )
+        return damaged
     opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in proto.opset_import)
     start = f"{_OP}: ONNX Runtime {runtime} cannot run {path!r} ({what}). The file is valid ONNX"
     if type(exc).__name__ == "NotImplemented":  # onnxruntime's error for a missing kernel
