@@ -582,3 +582,21 @@ def test_a_boolean_scalar_index_is_named(flag, rng, tmp_path):
         "supported; index with None to add an axis."
     )
     _nothing_but(tmp_path)
+
+
+def test_an_output_named_as_an_input_says_what_to_do(rng, tmp_path):
+    """The message named the clash and stopped there."""
+
+    def same(x):
+        return x * 2.0
+
+    with pytest.raises(ValueError) as err:
+        zerograd_onnx.export(
+            same, _x(rng), tmp_path / "s.onnx", input_names=["x"], output_names=["x"]
+        )
+    assert str(err.value) == (
+        "zerograd_onnx.export: output name 'x' is also an input's name ['x']; ONNX names each "
+        "value once: choose other output_names (an output that is an input gets its own "
+        "name). Nothing was written."
+    )
+    _nothing_but(tmp_path)

@@ -185,7 +185,11 @@ def build_program(
         program.by_data.setdefault(id(x.data), name)
     for name in output_names:
         if name in program.values:
-            raise ValueError(f"zerograd_onnx.export: output name {name!r} is an input's name")
+            raise ValueError(
+                f"zerograd_onnx.export: output name {name!r} is also an input's name "
+                f"{list(input_names)}; ONNX names each value once: choose other output_names "
+                f"(an output that is an input gets its own name). Nothing was written."
+            )
     naming = _Naming(program, keys, twin_keys, output_names, outputs, params)
     for k in sorted(_needed(first.calls, outputs, keys)):
         naming.step(k, first.calls[k], None if cap2 is None else cap2.calls[k])
