@@ -3,8 +3,8 @@ and run in ONNX Runtime at batch sizes 1 and 2 within rtol = atol = 1e-5 of zero
 a model of 2.16 GB, over protobuf's 2 GB limit for one file, whose weights go into the
 external data file beside it.
 
-Slow (1.5 to 2 minutes on the shared 2-core machine) and memory-hungry (a 553 MB file for
-VGG16, 3.1 GB of peak memory; 8.5 GB for the 2.16 GB model): run by ``nox -s onnx_large``,
+Slow (1 to 2 minutes on the shared 2-core machine) and memory-hungry (a 553 MB file for
+VGG16, 3.1 GB of peak memory; 9.5 GB with the 2.16 GB model): run by ``nox -s onnx_large``,
 not by the default ``nox`` run, whose ``onnx`` session checks the same layers on small
 images (tests/test_models.py) and external data under a lowered limit
 (tests/test_external_data.py). Set ZEROGRAD_ONNX_LARGE=1 to run them with plain pytest.
