@@ -85,12 +85,14 @@ def export(
 
     Raises:
         ExportError: a function without an ONNX counterpart (named, with the layer that
-            applied it), or a forward ONNX cannot follow (a value read into Python, a
-            graph that changes with the batch size); nothing was written.
+            applied it), data of a type its ONNX operator does not take, or a forward ONNX
+            cannot follow (a value read into Python, ``x.data`` read by your own code, an
+            input the graph does not read, a recurrent state an earlier call left, a
+            constant that changes with the input, a graph that changes with the batch
+            size), or a model over 2 GB with ``external_data=False``; nothing was written.
         TypeError: ``model`` is not callable, returns something other than Variables, or
             an argument has the wrong type.
         ValueError: a bad opset, names, or example inputs without a shared batch axis.
-            (An ``ExportError`` too: a model over 2 GB with ``external_data=False``.)
         FileNotFoundError: the folder of ``path`` does not exist.
         OSError: the folder does not take new files (read-only, full); nothing written.
 
