@@ -11,7 +11,9 @@ import pytest
 from conftest import load_example, normal
 
 import zerograd_nn.functional as F
+import zerograd_nn.layers as L
 import zerograd_onnx
+from zerograd import Variable
 from zerograd_onnx import ExportError
 
 
@@ -173,3 +175,15 @@ def test_a_static_export_runs_the_forward_again_on_reordered_rows(rng, tmp_path)
             "order (the first row last), to find arrays computed from the input outside the "
             "graph (test mode, no gradients)"
         ]
+
+
+def test_a_variable_a_layer_sets_again_unchanged_is_no_state(rng, tmp_path):
+    class Scaled(L.Linear):
+        def forward(self, x):
+            self.scale = self.scale  # set, not replaced: a constant of the layer
+            return super().forward(x) * self.scale
+
+    layer = Scaled(3)
+    layer.scale = Variable(np.float32(2.0))
+    path = zerograd_onnx.export(layer, normal(rng, 2, 4), tmp_path / "s.onnx")
+    assert zerograd_onnx.check(layer, path, normal(rng, 5, 4)).ok

@@ -129,7 +129,8 @@ class Capture(Recorder):
         """
         read = {id(x) for call in self.calls for x in call.inputs}
         for owner, name, old in self._saved.values():
-            if _is_state(old) and id(old) in read:
+            replaced = owner.__dict__.get(name, _MISSING) is not old
+            if _is_state(old) and replaced and id(old) in read:
                 site = self.layers.get(id(owner), Site(None))
                 self.held.append((name, site, tuple(old.shape)))
         for owner, name, old in reversed(list(self._saved.values())):
