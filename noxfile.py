@@ -275,8 +275,9 @@ def onnx(session: nox.Session) -> None:
 @nox.session
 def onnx_large(session: nox.Session) -> None:
     """The full-size VGG16 (138 M parameters, a 553 MB file) and ResNet-50 on 224 x 224
-    images through ONNX Runtime at batch 1 and 2 (not a default session: 1 to 1.5 minutes
-    of tests and 3.1 GB of peak memory on the shared 2-core machine)."""
+    images through ONNX Runtime at batch 1 and 2, and a 2.16 GB model whose weights go into
+    an external data file (not a default session: 1 to 2 minutes of tests and 9.5 GB of
+    peak memory on the shared 2-core machine)."""
     _onnx_install(session)
     session.run(
         "pytest", str(PACKAGES / "onnx" / "tests" / "large"), "-q", "-rs", *session.posargs,

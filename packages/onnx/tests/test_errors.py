@@ -355,14 +355,14 @@ def test_an_array_computed_outside_the_graph_from_the_input_is_refused(rng, tmp_
     def centered(x):
         return x - np.asarray(x.data).mean(axis=1, keepdims=True)  # a raw array: no graph
 
+    line = centered.__code__.co_firstlineno + 1
     with pytest.raises(ExportError) as err:
         zerograd_onnx.export(centered, _x(rng), tmp_path / "c.onnx")
-    message = str(err.value)
-    assert message.startswith(
-        "zerograd_onnx.export: input 1 of Sub (applied outside any layer of the model) is an "
-        "array made outside zerograd's functions, and it changes with the input: Constant "
-        "shape (3, 1) at batch 3, Constant shape (4, 1) at batch 4. ONNX would freeze it at its "
-        "example value."
+    assert str(err.value).startswith(
+        f"zerograd_onnx.export: the forward reads a Variable's value into Python (x.data at "
+        f"{__file__}, line {line}, outside any layer of the model); an ONNX graph cannot follow "
+        f"a computation that goes through Python values. A branch on them would keep the "
+        f"example's path and an array made from them the example's values."
     )
     _nothing_but(tmp_path)
 
@@ -514,17 +514,6 @@ def test_the_simple_forms_that_compute_arrays_outside_the_graph_are_refused(
     _nothing_but(tmp_path)
 
 
-def test_an_outside_array_both_runs_share_is_caught_by_check(rng, tmp_path):
-    def shifted(x):
-        return x - np.asarray(x.data).max()  # the extra row repeats row 0: the same maximum
-
-    x = rng.standard_normal((3, 4)).astype(np.float32)
-    path = zerograd_onnx.export(shifted, x, tmp_path / "s.onnx")  # cannot be told apart
-    assert zerograd_onnx.check(shifted, path, x).ok
-    with pytest.raises(ParityError):
-        zerograd_onnx.check(shifted, path, x + 1.0)  # another maximum: the file froze the old
-
-
 def test_a_converter_whose_nodes_give_another_shape_is_refused(rng, tmp_path):
     def wrong(ctx):  # sums the rows away: the next Add broadcasts, so onnx's checker passes
         ctx.node("ReduceSum", [ctx.inputs[0], ctx.ints([0])], ctx.outputs[0], keepdims=1)
@@ -574,4 +563,40 @@ def test_a_converter_that_writes_an_invalid_graph_is_refused(rng, tmp_path):
             zerograd_onnx.export(Net(), _x(rng), tmp_path / "n.onnx")
     finally:
         zerograd_onnx.unregister(Twice)
+    _nothing_but(tmp_path)
+
+
+@pytest.mark.parametrize("flag", [True, False])
+def test_a_boolean_scalar_index_is_named(flag, rng, tmp_path):
+    """x[np.array(True)] raised numpy's raw 'only integer scalar arrays can be converted to
+    a scalar index' from inside the converter."""
+
+    def pick(x):
+        return x[np.array(flag)]
+
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(pick, _x(rng), tmp_path / "b.onnx")
+    assert str(err.value) == (
+        "zerograd_onnx.export: GetItem (applied outside any layer of the model): a boolean "
+        "scalar as an index (numpy adds an axis of length 1 for True, 0 for False) is not "
+        "supported; index with None to add an axis."
+    )
+    _nothing_but(tmp_path)
+
+
+def test_an_output_named_as_an_input_says_what_to_do(rng, tmp_path):
+    """The message named the clash and stopped there."""
+
+    def same(x):
+        return x * 2.0
+
+    with pytest.raises(ValueError) as err:
+        zerograd_onnx.export(
+            same, _x(rng), tmp_path / "s.onnx", input_names=["x"], output_names=["x"]
+        )
+    assert str(err.value) == (
+        "zerograd_onnx.export: output name 'x' is also an input's name ['x']; ONNX names each "
+        "value once: choose other output_names (an output that is an input gets its own "
+        "name). Nothing was written."
+    )
     _nothing_but(tmp_path)

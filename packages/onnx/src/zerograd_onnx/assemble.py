@@ -24,6 +24,13 @@ from .registry import converter_for
 
 _SMALL = 64  # initializers up to this many elements stay in the model onnx checks (shapes)
 
+PROTOBUF_LIMIT = 2**31 - 1
+"""The largest ONNX file protobuf writes (2 GB): larger models keep their weights beside it."""
+EXTERNAL_MIN_BYTES = 1024
+"""Initializers of at least this many bytes go into the external data file (onnx's default)."""
+EXTERNAL_ALIGNMENT = 4096
+"""Each array in the external data file starts at a multiple of this (a page: mmap-able)."""
+
 BATCH = "batch"
 """The ``dim_param`` of the batch axis in the graph's inputs and outputs."""
 
@@ -59,8 +66,13 @@ def _info(name: str, value: Value, batch: tuple[int, int] | None) -> onnx.ValueI
 
 
 def build_model(
-    program: Program, opset: int, output_names: list[str], model: Any
-) -> onnx.ModelProto:
+    program: Program,
+    opset: int,
+    output_names: list[str],
+    model: Any,
+    external_data: bool | None = False,
+    location: str = "",
+) -> tuple[onnx.ModelProto, list[tuple[int, np.ndarray]]]:
     """Convert every step, make the ONNX model and check it.
 
     Args:
@@ -68,13 +80,19 @@ def build_model(
         opset: the ONNX opset (default domain) to write.
         output_names: the names of the graph's outputs.
         model: the exported model (its class names the graph).
+        external_data: whether initializers of :data:`EXTERNAL_MIN_BYTES` or more go into
+            an external data file; None: only when the model would pass
+            :data:`PROTOBUF_LIMIT` otherwise.
+        location: the external data file's name, relative to the model's folder.
 
     Returns:
-        The checked model.
+        The checked model, and the ``(offset, array)`` pairs of its external data file
+        (none when every initializer is in the model; :func:`write_external_data`).
 
     Raises:
         ExportError: a function has no converter (all of them named, with their layers),
-            or the model fails ONNX's checks (a converter's fault: please report it).
+            the model fails ONNX's checks (a converter's fault: please report it), or it
+            passes protobuf's limit with ``external_data=False``.
     """
     _unsupported(program)
     graph = GraphBuilder(program, opset)
@@ -127,19 +145,107 @@ def build_model(
     try:
         onnx.checker.check_model(checked, full_check=True)
     except Exception as exc:  # onnx's ValidationError / InferenceError
+        _refuse_operator_dtypes(graph, opset, exc)
         raise ExportError(
             f"zerograd_onnx.export: the ONNX model fails onnx's checker ({exc}); this is a "
             f"fault of zerograd-onnx's converters, please report it. Nothing was written."
         ) from exc
     _compare_shapes(checked, program, graph)
-    g = helper.make_graph(graph.nodes, title, inputs, outputs, doc_string=doc)
-    for name, a in graph.initializers.items():  # one copy of each array into the message
-        t = g.initializer.add()
-        t.name = name
-        t.data_type = helper.np_dtype_to_tensor_dtype(a.dtype)
+    # the model first, then the initializers into its graph: make_model copies a graph
+    proto = _model(helper.make_graph(graph.nodes, title, inputs, outputs, doc_string=doc),
+                   opset, model)  # fmt: skip
+    headers = []
+    for name, a in graph.initializers.items():
+        t = onnx.TensorProto(name=name, data_type=helper.np_dtype_to_tensor_dtype(a.dtype))
         t.dims.extend(a.shape)
-        t.raw_data = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<")).tobytes()
-    return _model(g, opset, model)
+        headers.append((t, a))
+    if external_data is not True:  # the tags and lengths of a field take at most 12 bytes more
+        size = proto.ByteSize() + sum(t.ByteSize() + a.nbytes + 12 for t, a in headers)
+        if size > PROTOBUF_LIMIT and external_data is False:
+            raise ExportError(
+                f"zerograd_onnx.export: the model takes {size / 1e9:.2f} GB, over protobuf's "
+                f"limit of 2 GB for one ONNX file; export with external_data=None (the "
+                f"default) or True to write its weights into a file beside it. Nothing was "
+                f"written."
+            )
+        external_data = size > PROTOBUF_LIMIT
+    blobs: list[tuple[int, np.ndarray]] = []
+    end = 0
+    for t, a in headers:  # one copy of each array into the message, or into the data file
+        a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+        if external_data and a.nbytes >= EXTERNAL_MIN_BYTES:
+            offset = -(-end // EXTERNAL_ALIGNMENT) * EXTERNAL_ALIGNMENT
+            end = offset + a.nbytes
+            t.data_location = onnx.TensorProto.EXTERNAL
+            for key, value in (("location", location), ("offset", offset), ("length", a.nbytes)):
+                t.external_data.add(key=key, value=str(value))
+            blobs.append((offset, a))
+            proto.graph.initializer.append(t)
+        else:
+            kept = proto.graph.initializer.add()
+            kept.CopyFrom(t)
+            kept.raw_data = a.tobytes()  # the one copy of the array in the message
+    return proto, blobs
+
+
+def write_external_data(f: Any, blobs: list[tuple[int, np.ndarray]]) -> None:
+    """Write ``(offset, array)`` pairs (from :func:`build_model`) to the binary file ``f``.
+
+    The gaps before each offset are zeros; arrays are written from their memory, uncopied.
+    """
+    at = 0
+    for offset, a in blobs:
+        f.write(bytes(offset - at))
+        f.write(memoryview(a.reshape(-1)).cast("B"))
+        at = offset + a.nbytes
+
+
+def _type_name(tensor_type: str) -> str:
+    """``'tensor(float)'`` as numpy names it (``'float32'``), or ONNX's name without numpy's."""
+    name = tensor_type[len("tensor(") : -1]
+    try:
+        elem = onnx.TensorProto.DataType.Value(name.upper())
+        return np.dtype(helper.tensor_dtype_to_np_dtype(elem)).name
+    except (ValueError, TypeError, KeyError):
+        return name
+
+
+def _refuse_operator_dtypes(graph: GraphBuilder, opset: int, cause: Exception) -> None:
+    """Name the function whose data has a type its ONNX operator does not take, if one does.
+
+    Called when onnx's checker refuses the model: an input of the model's own data (an
+    input, a parameter, a function's result) of a type outside the operator's type
+    constraint is the user's dtype, not a converter's fault (int64 max pooling, ``-x`` of
+    uint8, ``+`` of bools).
+
+    Raises:
+        ExportError: naming the function, its layer, the dtype and what the operator takes.
+    """
+    values = graph.program.values
+    for node in graph.nodes:
+        try:
+            schema = onnx.defs.get_schema(node.op_type, opset)
+        except onnx.defs.SchemaError:
+            continue
+        allowed = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
+        for i, name in enumerate(node.input):
+            if name not in values or not schema.inputs:
+                continue
+            formal = schema.inputs[min(i, len(schema.inputs) - 1)]  # the last may repeat
+            types = allowed.get(formal.type_str)
+            dtype = values[name].dtype
+            elem = onnx.TensorProto.DataType.Name(helper.np_dtype_to_tensor_dtype(dtype))
+            if types is None or f"tensor({elem.lower()})" in types:
+                continue
+            step = graph.made_by[node.output[0]]
+            takes = ", ".join(dict.fromkeys(_type_name(t) for t in types))
+            raise ExportError(
+                f"zerograd_onnx.export: {type(step.call.fn).__name__} (applied "
+                f"{step.call.site}) computes on {dtype} data, which ONNX's {node.op_type} "
+                f"does not take (it takes {takes}). Give that function data of one of those "
+                f"types (the model's input as float32: example.astype(numpy.float32)). Nothing "
+                f"was written."
+            ) from cause
 
 
 def _model(g: onnx.GraphProto, opset: int, model: Any) -> onnx.ModelProto:

@@ -23,6 +23,7 @@ from typing import Any
 
 from zerograd import Function, Parameter, Variable, no_grad, test_mode
 from zerograd.recording import READ, Recorder, recording
+from zerograd.static.trace import harmless_read, outside
 from zerograd.variable import value_read
 from zerograd_nn import Layer
 
@@ -66,9 +67,12 @@ class Capture(Recorder):
     """
 
     layers: dict[int, Site]
+    traced: set[int] = field(default_factory=set)  # ids of the inputs and the calls' outputs
     calls: list[Call] = field(default_factory=list)
     reads: list[tuple[str, Site]] = field(default_factory=list)
     others: list[tuple[str, Site]] = field(default_factory=list)
+    held: list[tuple[str, Site, tuple[int, ...]]] = field(default_factory=list)
+    """Layer states an earlier call left that a call read: (attribute, layer, shape)."""
     _saved: dict[tuple[int, str], tuple[Any, str, Any]] = field(default_factory=dict)
 
     def site(self) -> Site:
@@ -90,12 +94,18 @@ class Capture(Recorder):
     def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
         outs = tuple(outputs) if isinstance(outputs, list) else (outputs,)
         self.calls.append(Call(fn, tuple(inputs), outs, self.site()))
+        self.traced.update(id(y) for y in outs)
 
     def data(self, x: Any, frame: Any, value: Any) -> None:
         if value is READ:
             what = value_read(frame)  # float(x), x < y, print(x): values into Python
             if what is not None:
                 self.reads.append((what, self.site()))
+            elif id(x) in self.traced and outside(frame) and not harmless_read(frame):
+                # the model's own code took a traced value's array (a branch on it, numpy
+                # work): what it does with the values is invisible to the graph
+                where = f"{frame.f_code.co_filename}, line {frame.f_lineno}"
+                self.reads.append((f"x.data at {where}", self.site()))
 
     def attribute(self, owner: Any, name: str, value: Any) -> None:
         key = (id(owner), name)
@@ -112,7 +122,17 @@ class Capture(Recorder):
 
     # -- putting the model back ---------------------------------------------------------
     def restore(self) -> None:
-        """Put back every layer state (a non-Parameter Variable) the forward replaced."""
+        """Put back every layer state (a non-Parameter Variable) the forward replaced.
+
+        A state the forward replaced after a call read it (an RNN's ``h`` from the call
+        before) goes into :attr:`held` first.
+        """
+        read = {id(x) for call in self.calls for x in call.inputs}
+        for owner, name, old in self._saved.values():
+            replaced = owner.__dict__.get(name, _MISSING) is not old
+            if _is_state(old) and replaced and id(old) in read:
+                site = self.layers.get(id(owner), Site(None))
+                self.held.append((name, site, tuple(old.shape)))
         for owner, name, old in reversed(list(self._saved.values())):
             new = owner.__dict__.get(name, _MISSING)
             if not (_is_state(old) or _is_state(new)):
@@ -154,7 +174,7 @@ def capture(
     Returns:
         The capture and what the model returned.
     """
-    cap = Capture(sites)
+    cap = Capture(sites, {id(x) for x in inputs})
     try:
         with no_grad(), test_mode(), recording(cap):
             out = model(*inputs)

@@ -9,10 +9,12 @@ class ExportError(ValueError):
     """The model's forward cannot be written as an ONNX graph; nothing was written.
 
     Raised for a function with no ONNX counterpart (the message names it and the layer
-    that applied it), for a value the forward computes outside zerograd's functions that
-    changes with the input (Python reads such as ``float(x)``, arrays made from ``x.data``),
-    and for a forward whose functions or shapes depend on the batch size in a way ONNX
-    cannot follow.
+    that applied it) or given data of a type its ONNX operator does not take, for a value
+    the forward takes out of the graph (Python reads such as ``float(x)``, ``x.data`` read
+    by your own code, an array made outside zerograd's functions that changes with the
+    input, an input the graph does not read, a recurrent state an earlier call left), for
+    a forward whose functions or shapes depend on the batch size in a way ONNX cannot
+    follow, and for a model over 2 GB exported with ``external_data=False``.
     """
 
 

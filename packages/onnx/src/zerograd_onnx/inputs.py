@@ -122,6 +122,13 @@ def one_more_row(a: Any) -> Any:
     return get_array_module(a).concat([a, a[:1]], axis=0)
 
 
+def rows_in_another_order(a: Any) -> Any:
+    """``a`` with its first row moved to the end (``a`` itself when it has no rows)."""
+    if a.ndim == 0 or a.shape[0] < 2:
+        return a
+    return get_array_module(a).concat([a[1:], a[:1]], axis=0)
+
+
 def file_path(path: Any, op: str) -> str:
     """``path`` (a string or ``os.PathLike``) as a string.
 

@@ -3,11 +3,14 @@
 The forward runs once on the example inputs and, with a dynamic batch, once more on a
 batch one row larger. The two captures must apply the same functions in the same order;
 an axis whose length differs between them is a batch axis (dynamic in the ONNX graph),
-every other length is fixed. Each input of each call is a model input, a parameter (named
-by its dotted path), the output of an earlier call, or a constant: an array the forward
-made outside zerograd's functions (a raw operand such as the ``2.0`` of ``x * 2.0``). A
-constant must be the same in both passes; one that changed was computed from the input
-outside the graph, and ONNX would freeze it.
+every other length is fixed. A static export runs the forward again on the example's rows
+in another order instead (:func:`refuse_value_dependence`), for the constants alone.
+
+Each input of each call is a model input, a parameter (named by its dotted path), the
+output of an earlier call, or a constant: an array the forward made outside zerograd's
+functions (a raw operand such as the ``2.0`` of ``x * 2.0``). A constant must be the same
+in both passes; one that changed was computed from the input outside the graph, and ONNX
+would freeze it.
 """
 
 from __future__ import annotations
@@ -162,13 +165,13 @@ def build_program(
         ExportError: the passes differ in their functions or constants, or read values
             into Python, or ran a backward pass or an optimizer inside the forward.
     """
-    _refuse_side_channels(first)
+    refuse_side_channels(first)
     keys = _Keys(inputs, first.calls)
     program = Program([], {}, list(input_names), [], dict(params))
     cap2, inputs2, outputs2, twin_keys = None, None, None, None
     if second is not None:
         cap2, inputs2, outputs2 = second
-        _refuse_side_channels(cap2)
+        refuse_side_channels(cap2)
         _check_same_calls(first.calls, cap2.calls)
         twin_keys = _Keys(inputs2, cap2.calls)
         program.batch = (inputs[0].shape[0], inputs2[0].shape[0])
@@ -182,7 +185,11 @@ def build_program(
         program.by_data.setdefault(id(x.data), name)
     for name in output_names:
         if name in program.values:
-            raise ValueError(f"zerograd_onnx.export: output name {name!r} is an input's name")
+            raise ValueError(
+                f"zerograd_onnx.export: output name {name!r} is also an input's name "
+                f"{list(input_names)}; ONNX names each value once: choose other output_names "
+                f"(an output that is an input gets its own name). Nothing was written."
+            )
     naming = _Naming(program, keys, twin_keys, output_names, outputs, params)
     for k in sorted(_needed(first.calls, outputs, keys)):
         naming.step(k, first.calls[k], None if cap2 is None else cap2.calls[k])
@@ -201,7 +208,33 @@ def build_program(
                 f"would freeze it. Compute it with zerograd's functions."
             )
         program.outputs.append(naming.source(y))
+    _refuse_unread_inputs(program)
     return program
+
+
+def _refuse_unread_inputs(program: Program) -> None:
+    """Refuse a model input that no converted call (nor an output) reads.
+
+    The forward either ignores it or turned it into an array outside zerograd's functions,
+    which the graph would hold as a constant: the file would not read the input at all.
+    """
+    read = set(program.outputs)
+    for step in program.steps:
+        read.update(step.inputs)
+        read.update(program.by_data.get(id(a)) for a in _index_arrays(step.call.fn))
+    for name in program.inputs:
+        if name not in read:
+            value = program.values[name]
+            raise ExportError(
+                f"zerograd_onnx.export: input {name!r} (shape {value.shape}, {value.dtype}) "
+                f"reaches no node of the graph: no function whose result the outputs need "
+                f"takes it. Either the forward made an array of it outside zerograd's functions "
+                f"(sigmoid_cross_entropy's and binary_cross_entropy's targets, "
+                f"softmax_cross_entropy's labels of shape (N, 1) are), which the file would "
+                f"freeze at the example's values, or the outputs do not depend on it. Give it "
+                f"to zerograd's functions as it is (labels of shape (N,)), or leave it out of "
+                f"the inputs. Nothing was written."
+            )
 
 
 class _Naming:
@@ -364,14 +397,33 @@ def _value_name(call: Call, k: int, j: int) -> str:
     return f"{prefix}{type(call.fn).__name__}_{k}{suffix}"
 
 
-def _refuse_side_channels(cap: Capture) -> None:
+def refuse_side_channels(cap: Capture) -> None:
+    """Refuse what a capture saw escape the graph.
+
+    Raises:
+        ExportError: a value read into Python, a layer state an earlier call left read
+            by the forward, or a backward pass or an optimizer update in the forward.
+    """
     if cap.reads:
         what, site = cap.reads[0]
         raise ExportError(
             f"zerograd_onnx.export: the forward reads a Variable's value into Python "
             f"({what}, {site}); an ONNX graph cannot follow a computation that goes "
-            f"through Python values. Keep the computation in zerograd's functions (x.sum(), "
-            f"F.clip, ...) or export the part after that read."
+            f"through Python values. A branch on them would keep the example's path and an "
+            f"array made from them the example's values. Keep the computation in zerograd's "
+            f"functions (x.sum(), F.clip, ...; x.shape and x.dtype need no .data) or export "
+            f"the part after that read."
+        )
+    if cap.held:
+        name, site, shape = cap.held[0]
+        layer = f"{site.path}.{name}" if site.path else name
+        raise ExportError(
+            f"zerograd_onnx.export: the forward reads the state {layer!r} of shape {shape} "
+            f"that an earlier call left ({site}); the file would hold it as a constant, the "
+            f"same at every run, where the layer's state moves on with each call. Call "
+            f"reset_state() on the model (or that layer) before exporting, and the file "
+            f"computes a call from no state; to export a sequence, unroll it in the forward "
+            f"after a reset_state(). Nothing was written."
         )
     if cap.others:
         what, site = cap.others[0]
@@ -398,6 +450,89 @@ def _check_same_calls(a: list[Call], b: list[Call]) -> None:
             f"on the batch size cannot be exported with a dynamic batch; export with "
             f"dynamic_batch=False."
         )
+
+
+REORDERED = "on the example's rows in another order (the first row last)"
+"""The second run of a static export, as the messages name it."""
+
+
+def refuse_value_dependence(
+    first: Capture,
+    inputs: tuple[Variable, ...],
+    outputs: tuple[Variable, ...],
+    second: tuple[Capture, tuple[Variable, ...], tuple[Variable, ...]],
+    params: dict[int, str],
+) -> None:
+    """Refuse a forward whose graph depends on the input's values outside zerograd's functions.
+
+    A static export's second run: ``second`` captured the forward on the example's rows in
+    another order (:data:`REORDERED`). It must apply the same functions, and every constant
+    the outputs need (an array made outside zerograd's functions, a Parameter made in the
+    forward, an index array) must be the same: one that differs was computed from the
+    input's values, and the file would freeze it.
+
+    Args:
+        first: the capture on the example inputs.
+        inputs: the example input Variables.
+        outputs: the Variables the model returned.
+        second: ``(capture, inputs, outputs)`` of the reordered run.
+        params: ``{id(Parameter): dotted name}`` of the model's parameters.
+
+    Raises:
+        ExportError: naming the function and the constant that changed.
+    """
+    cap2, inputs2, outputs2 = second
+    refuse_side_channels(cap2)
+    a, b = first.calls, cap2.calls
+    for k, (x, y) in enumerate(zip(a, b)):
+        if type(x.fn) is not type(y.fn):
+            raise ExportError(
+                f"zerograd_onnx.export: the forward takes another path {REORDERED}: call {k} "
+                f"is {type(x.fn).__name__} (applied {x.site}) on the example inputs but "
+                f"{type(y.fn).__name__} (applied {y.site}) then. A forward whose functions "
+                f"depend on the input's values cannot be exported: ONNX would keep one path."
+            )
+    if len(a) != len(b):
+        raise ExportError(
+            f"zerograd_onnx.export: the forward applies {len(a)} functions on the example "
+            f"inputs but {len(b)} {REORDERED}; a forward whose functions depend on the input's "
+            f"values cannot be exported: ONNX would keep one path."
+        )
+    keys, keys2 = _Keys(inputs, a), _Keys(inputs2, b)
+
+    def made(v: Any) -> bool:
+        return isinstance(v, Parameter) and id(v) not in params
+
+    for k in sorted(_needed(a, outputs, keys)):
+        call, twin = a[k], b[k]
+        if _index_key(call.fn, keys) != _index_key(twin.fn, keys2):
+            raise ExportError(
+                f"zerograd_onnx.export: the index of {type(call.fn).__name__} (applied "
+                f"{call.site}) changes with the input's values: {_index_text(call.fn)} on the "
+                f"example, {_index_text(twin.fn)} {REORDERED}; ONNX would freeze it. Compute "
+                f"the selection with zerograd's functions."
+            )
+        for i, (x, other) in enumerate(zip(call.inputs, twin.inputs)):
+            constant = keys.key(x) is None or (made(x) and made(other) and x is not other)
+            if constant and not _same_constant(x, other):
+                raise ExportError(_changed_with_values(call, i, x, other))
+    for i, (y, other) in enumerate(zip(outputs, outputs2)):
+        if keys.key(y) is None and not _same_constant(y, other):
+            raise ExportError(
+                f"zerograd_onnx.export: output {i} of the model is an array made outside "
+                f"zerograd's functions ({_describe(y)}) that changes with the input's values; "
+                f"ONNX would freeze it. Compute it with zerograd's functions."
+            )
+
+
+def _changed_with_values(call: Call, i: int, x: Variable, other: Variable) -> str:
+    return (
+        f"zerograd_onnx.export: input {i} of {type(call.fn).__name__} (applied {call.site}) is an "
+        f"array made outside zerograd's functions from the input's values: {_describe(x)} on "
+        f"the example, {_describe(other)} {REORDERED}. ONNX would freeze it at its example "
+        f"value. Compute it with zerograd's functions (softmax_simple and pooling_simple make "
+        f"such arrays: softmax and pooling do not)."
+    )
 
 
 def _moved(call: Call, k: int, i: int) -> str:

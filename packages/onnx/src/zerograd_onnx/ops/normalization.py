@@ -18,7 +18,7 @@ def standardize(ctx: OpContext) -> None:
 
     ``shape`` (also the constructor's) lays the per-channel statistics against ``x``.
     """
-    (x,) = ctx.inputs
+    (x,) = ctx.inputs_as_output_dtype()  # float16 data, float32 statistics: float32
     fn = ctx.fn
     dtype = ctx.dtype(ctx.outputs[0])
     mean, var = ctx.tensor(fn.mean), ctx.tensor(fn.var)

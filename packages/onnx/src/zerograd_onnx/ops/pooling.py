@@ -22,5 +22,9 @@ def max_pooling(ctx: OpContext) -> None:
 
 @emits("AveragePool")
 def average_pooling(ctx: OpContext) -> None:
-    """``AveragePool`` with ``count_include_pad=1``: padded zeros count in the mean."""
-    ctx.node("AveragePool", [ctx.inputs[0]], ctx.outputs[0], count_include_pad=1, **_window(ctx))
+    """``AveragePool`` with ``count_include_pad=1``: padded zeros count in the mean.
+
+    Integer data is cast first: zerograd averages it in floating point.
+    """
+    (x,) = ctx.inputs_as_output_dtype()
+    ctx.node("AveragePool", [x], ctx.outputs[0], count_include_pad=1, **_window(ctx))

@@ -180,6 +180,12 @@ def get_item(ctx: OpContext) -> None:
     (x,) = ctx.inputs
     shape = ctx.shape(x)
     items = _expand(ctx, ctx.fn.slices, len(shape))
+    for s in items:
+        if _is_array(s) and np.ndim(as_numpy(s)) == 0 and as_numpy(s).dtype == np.bool_:
+            raise ctx.error(
+                "a boolean scalar as an index (numpy adds an axis of length 1 for True, 0 "
+                "for False) is not supported; index with None to add an axis."
+            )
     starts, ends, axes, steps = [], [], [], []
     ints: list[tuple[int, int]] = []
     arrays: list[tuple[int, Any]] = []
@@ -245,7 +251,10 @@ def _indices(ctx: OpContext, s: Any) -> str:
     a = as_numpy(s)
     if a.dtype == np.bool_:
         if a.ndim != 1:
-            raise ctx.error(f"a {a.ndim}-d boolean mask as an index is not supported (1-d is)")
+            raise ctx.error(
+                f"a {a.ndim}-d boolean mask as an index is not supported (1-d is): reshape "
+                f"those axes into one and index it with mask.ravel(), which selects the same."
+            )
         a = np.flatnonzero(a)
     return ctx.constant(a.astype(np.int64), "indices")
 
