@@ -2,10 +2,12 @@
 
 import gzip
 import hashlib
+import http.server
 import io
 import re
 import struct
 import tarfile
+import threading
 
 import numpy as np
 import pytest
@@ -508,3 +510,79 @@ def test_as_stored_tells_a_loader_when_it_may_index_the_arrays_at_once():
     loader = DataLoader(Shifted(), batch_size=3, shuffle=False)
     x, _ = next(iter(loader))
     np.testing.assert_array_equal(x, np.arange(6.0).reshape(3, 2) + 1)  # through __getitem__
+
+
+# -- get_file and downloads, from a local HTTP server ---------------------------------------
+
+
+class FileServer:
+    """A local HTTP server in a thread: ``files[path] = bytes`` serves them whole,
+    ``short[path] = (bytes, length)`` announces ``length`` and closes after ``bytes``,
+    ``chunked_cut[path] = bytes`` sends one chunk and closes before the last one."""
+
+    def __init__(self):
+        self.files, self.short, self.chunked_cut, self.requests = {}, {}, {}, []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                path = self.path.partition("?")[0]
+                server.requests.append(path)
+                self.close_connection = True
+                if path in server.files:
+                    body = server.files[path]
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif path in server.short:
+                    body, length = server.short[path]
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(length))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif path in server.chunked_cut:
+                    body = server.chunked_cut[path]
+                    self.send_response(200)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+                else:
+                    self.send_error(404)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def server():
+    s = FileServer()
+    yield s
+    s.close()
+
+
+@pytest.mark.parametrize("cut", ["short", "chunked_cut"])
+def test_a_dataset_download_cut_short_is_refused(server, tmp_path, monkeypatch, cut):
+    """Shakespear's file has no checksum: the 5 bytes of 1000 were its data set."""
+    if cut == "short":
+        server.short["/input.txt"] = (b"To be", 1000)
+    else:
+        server.chunked_cut["/input.txt"] = b"To be"
+    monkeypatch.setattr(D.Shakespear, "url", server.url("/input.txt"))
+    with pytest.raises(FileNotFoundError, match=r"^Shakespear: could not download shakespear"):
+        D.Shakespear(root=tmp_path, download=True)
+    assert list(tmp_path.iterdir()) == []

@@ -9,8 +9,10 @@ each file, where to get it and the directory to put it in.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import tempfile
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -231,13 +233,28 @@ def verify_checksum(path: Path, checksum: str | None) -> None:
 
 
 def _download(url: str, path: Path, checksum: str | None) -> None:
-    """Fetch ``url`` into ``path`` atomically (a temporary file renamed once complete)."""
+    """Fetch ``url`` into ``path`` atomically (a temporary file renamed once complete).
+
+    A connection that closes before the end is a ``ContentTooShortError`` (an OSError):
+    urllib itself returns what arrived when fewer bytes come than the server announced.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
+        size = 0
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url) as response:
-            for block in iter(lambda: response.read(1 << 20), b""):
-                out.write(block)
+            announced = response.headers.get("Content-Length", "")
+            try:
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    out.write(block)
+                    size += len(block)
+            except http.client.IncompleteRead as exc:  # a chunked transfer cut off
+                size += len(exc.partial)
+                cut = f"the connection closed after {size} bytes, before the end"
+                raise urllib.error.ContentTooShortError(cut, None) from None
+        if announced.isdigit() and size < int(announced):
+            cut = f"the connection closed after {size} of {announced} bytes"
+            raise urllib.error.ContentTooShortError(cut, None)
         verify_checksum(Path(tmp), checksum)
         os.replace(tmp, path)
     except BaseException:
