@@ -25,6 +25,7 @@ ROOTS = sorted(p for p in PACKAGES.glob("*/src/*") if (p / "__init__.py").is_fil
 # imports inside a function that are allowed: an optional dependency, imported where used
 OPTIONAL = {
     ("zerograd_nn.models", "zerograd_viz"): "zerograd-viz draws the model (plot), optional",
+    ("zerograd_nn.dezero.utils", "zerograd_viz"): "DeZero's utils.plot_dot_graph, optional",
 }
 
 

@@ -2,10 +2,13 @@
 
 import gzip
 import hashlib
+import http.server
 import io
+import os
 import re
 import struct
 import tarfile
+import threading
 
 import numpy as np
 import pytest
@@ -508,3 +511,165 @@ def test_as_stored_tells_a_loader_when_it_may_index_the_arrays_at_once():
     loader = DataLoader(Shifted(), batch_size=3, shuffle=False)
     x, _ = next(iter(loader))
     np.testing.assert_array_equal(x, np.arange(6.0).reshape(3, 2) + 1)  # through __getitem__
+
+
+# -- get_file and downloads, from a local HTTP server ---------------------------------------
+
+
+class FileServer:
+    """A local HTTP server in a thread: ``files[path] = bytes`` serves them whole,
+    ``short[path] = (bytes, length)`` announces ``length`` and closes after ``bytes``,
+    ``chunked_cut[path] = bytes`` sends one chunk and closes before the last one."""
+
+    def __init__(self):
+        self.files, self.short, self.chunked_cut, self.requests = {}, {}, {}, []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                path = self.path.partition("?")[0]
+                server.requests.append(path)
+                self.close_connection = True
+                if path in server.files:
+                    body = server.files[path]
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif path in server.short:
+                    body, length = server.short[path]
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(length))
+                    self.end_headers()
+                    self.wfile.write(body)
+                elif path in server.chunked_cut:
+                    body = server.chunked_cut[path]
+                    self.send_response(200)
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(body), body))
+                else:
+                    self.send_error(404)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path):
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}{path}"
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def server():
+    s = FileServer()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def data_env(tmp_path, monkeypatch):
+    """An empty ``$ZEROGRAD_DATA``: get_file's folder is ``<it>/downloads``."""
+    monkeypatch.setenv("ZEROGRAD_DATA", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+def test_get_file_downloads_once_into_the_data_folder(server, data_env):
+    server.files["/images/zebra.jpg"] = b"\xff\xd8 a zebra"
+    path = D.get_file(server.url("/images/zebra.jpg"))
+    assert isinstance(path, str)
+    assert path == str(data_env / "downloads" / "zebra.jpg")
+    assert D.data_home(D.DOWNLOADS) == data_env / "downloads"
+    assert open(path, "rb").read() == b"\xff\xd8 a zebra"
+    assert D.get_file(server.url("/images/zebra.jpg")) == path  # in the cache: no download
+    assert server.requests == ["/images/zebra.jpg"]
+    assert sorted(os.listdir(data_env / "downloads")) == ["zebra.jpg"]
+
+
+def test_get_file_names_the_file_as_dezero_or_as_asked(server, data_env, tmp_path):
+    server.files["/raw/input.txt"] = b"To be"
+    server.files["/dir/a%20b.txt"] = b"spaced"
+    path = D.get_file(server.url("/raw/input.txt"), "shakespear.txt")  # DeZero's Shakespear
+    assert os.path.basename(path) == "shakespear.txt" and open(path).read() == "To be"
+    assert os.path.basename(D.get_file(server.url("/dir/a%20b.txt?raw=true"))) == "a b.txt"
+    mine = D.get_file(server.url("/raw/input.txt"), root=tmp_path / "mine")
+    assert mine == str(tmp_path / "mine" / "input.txt")
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "message"),
+    [
+        ((b"https://x/a",), {}, TypeError, "get_file: url must be a string, got b'https://x/a'"),
+        (("zebra.jpg",), {}, ValueError, "'zebra.jpg' is not a URL (no scheme such as https://)"),
+        (("https://host/dir/",), {}, ValueError, "ends without a file name; pass one"),
+        (("https://host/a",), {"file_name": 3}, TypeError, "file_name must be a string or None"),
+        (("https://host/a",), {"file_name": "sub/a"}, ValueError, "a plain file name, without"),
+        (("https://host/a",), {"file_name": ".."}, ValueError, "a plain file name, without"),
+        (("https://host/a",), {"root": 3}, TypeError, "get_file: root must be a directory path"),
+    ],
+)
+def test_get_file_refuses_bad_arguments_and_touches_nothing(data_env, args, kwargs, error, message):
+    with pytest.raises(error) as info:
+        D.get_file(*args, **kwargs)
+    assert message in str(info.value)
+    assert not data_env.exists()
+
+
+def test_get_file_failure_is_one_clear_error_and_leaves_no_file(server, data_env):
+    url = server.url("/missing.npz")
+    with pytest.raises(FileNotFoundError) as info:
+        D.get_file(url)
+    folder = data_env / "downloads"
+    assert str(info.value) == (
+        f"get_file: could not download missing.npz from {url} (Not Found). "
+        f"Download these files elsewhere and place them in {folder}:\n"
+        f"  missing.npz   (from {url})\n"
+        f"(or pass root=<dir>, or set ZEROGRAD_DATA to the parent directory)."
+    )
+    assert os.listdir(folder) == []
+
+
+@pytest.mark.parametrize("cut", ["short", "chunked_cut"])
+def test_a_download_cut_short_is_an_error_and_never_kept(server, data_env, cut):
+    """urllib returns what arrived when a connection closes early: a file announced as 100
+    bytes came down as 10 and was kept as if complete (every later get_file returned it);
+    a chunked one cut off raised http.client.IncompleteRead, a traceback from inside."""
+    if cut == "short":
+        server.short["/w.npz"] = (b"0123456789", 100)
+    else:
+        server.chunked_cut["/w.npz"] = b"0123456789"
+    url = server.url("/w.npz")
+    with pytest.raises(FileNotFoundError) as info:
+        D.get_file(url)
+    message = str(info.value)
+    assert message.startswith(f"get_file: could not download w.npz from {url} (")
+    if cut == "short":
+        assert "(the connection closed after 10 of 100 bytes)" in message
+    else:
+        assert "(the connection closed after 10 bytes, before the end)" in message
+    assert os.listdir(data_env / "downloads") == []
+    server.files["/w.npz"] = b"complete"
+    del (server.short if cut == "short" else server.chunked_cut)["/w.npz"]
+    assert open(D.get_file(url), "rb").read() == b"complete"
+
+
+@pytest.mark.parametrize("cut", ["short", "chunked_cut"])
+def test_a_dataset_download_cut_short_is_refused(server, tmp_path, monkeypatch, cut):
+    """Shakespear's file has no checksum: the 5 bytes of 1000 were its data set."""
+    if cut == "short":
+        server.short["/input.txt"] = (b"To be", 1000)
+    else:
+        server.chunked_cut["/input.txt"] = b"To be"
+    monkeypatch.setattr(D.Shakespear, "url", server.url("/input.txt"))
+    with pytest.raises(FileNotFoundError, match=r"^Shakespear: could not download shakespear"):
+        D.Shakespear(root=tmp_path, download=True)
+    assert list(tmp_path.iterdir()) == []

@@ -29,7 +29,7 @@ from zerograd import (
 from zerograd import backends as cuda  # dezero.cuda
 from zerograd.testing import array_allclose, array_equal, gradient_check, numerical_grad
 from zerograd_nn import DataLoader, Layer, Model, SeqDataLoader, optimizers
-from zerograd_nn.datasets import SinCurve, Spiral, get_spiral
+from zerograd_nn.datasets import SinCurve, Spiral, get_file, get_spiral
 from zerograd_nn.models import MLP
 
 # numpy itself on numpy 2; on numpy 1.26 array_api_compat's numpy namespace, which holds
@@ -1733,6 +1733,7 @@ DEZERO_SIGNATURES = [
     ("Variable.backward", Variable.backward, "self, retain_grad=False, create_graph=False"),
     ("gradient_check", gradient_check, "f, x, *args, rtol=1e-4, atol=1e-5, **kwargs"),
     ("numerical_grad", numerical_grad, "f, x, *args, **kwargs"),
+    ("get_file", get_file, "url, file_name=None"),
 ]
 
 

@@ -36,6 +36,20 @@ def test_the_cache_is_zerograd_data_else_a_folder_in_the_home(monkeypatch, tmp_p
     assert D.data_home() == tmp_path / "cache"
 
 
+def test_get_file_keeps_its_files_in_the_downloads_folder_of_the_cache(monkeypatch, tmp_path):
+    """datasets.md: ``get_file`` downloads into ``~/.zerograd/datasets/downloads`` (or
+    ``$ZEROGRAD_DATA/downloads``), then finds the file there."""
+    monkeypatch.delenv("ZEROGRAD_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    src = tmp_path / "zebra.jpg"
+    src.write_bytes(b"a zebra")
+    path = D.get_file(src.as_uri())
+    assert path == str(tmp_path / ".zerograd" / "datasets" / "downloads" / "zebra.jpg")
+    src.unlink()
+    assert D.get_file(src.as_uri()) == path  # found: nothing fetched
+    assert open(path, "rb").read() == b"a zebra"
+
+
 @pytest.mark.parametrize(
     "cls, folder",
     [

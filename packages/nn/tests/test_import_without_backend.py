@@ -21,6 +21,7 @@ with warnings.catch_warnings():
     from zerograd_nn import datasets, functional, layers, models, optimizers, transforms
     from zerograd_nn.datasets import MNIST, get_spiral
     from zerograd_nn.layers import Linear
+    import zerograd_nn.dezero  # DeZero's module layout: re-exports, nothing loaded
 from zerograd.backends.registry import registry
 print("loaded at import:", sorted(registry.backends) or None)
 """

@@ -113,11 +113,19 @@ def test_resnet_bad_depth():
         ResNet(34)
 
 
-def test_pretrained_true_never_downloads():
-    with pytest.raises(ValueError, match=r"Download the weights file manually.*vgg16.npz"):
+def test_pretrained_true_never_downloads_and_says_how_to_ask_for_the_file():
+    with pytest.raises(ValueError) as info:
         VGG16(pretrained=True)
-    with pytest.raises(ValueError, match=r"ResNet50\(pretrained='/path/to/file.npz'\)"):
+    assert str(info.value) == (
+        "VGG16(pretrained=True): zerograd never downloads weights on its own. Ask for DeZero's "
+        f"file and pass its path: VGG16(pretrained=get_file('{VGG16.WEIGHTS_PATH}')), with "
+        "get_file from zerograd_nn.datasets; or, for a file you have, "
+        "VGG16(pretrained='/path/to/file.npz')."
+    )
+    with pytest.raises(ValueError) as info:
         ResNet50(pretrained=True)
+    assert f"ResNet50(pretrained=get_file('{ResNet50.WEIGHTS_PATH.format(50)}'))" in str(info.value)
+    assert "ResNet50(pretrained='/path/to/file.npz')" in str(info.value)
 
 
 def test_pretrained_from_local_path(tmp_path, rand, to_np):

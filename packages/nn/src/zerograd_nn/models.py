@@ -2,8 +2,9 @@
 
 ``Model`` is a Layer that can draw its graph.
 
-Pretrained weights are never downloaded: pass the path of a weight file you downloaded
-yourself (``VGG16(pretrained='vgg16.npz')``).
+Pretrained weights are never downloaded on their own: pass the path of a weight file
+(``VGG16(pretrained='vgg16.npz')``, or ``VGG16(pretrained=get_file(VGG16.WEIGHTS_PATH))``
+with :func:`zerograd_nn.datasets.get_file`, which downloads it once).
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ def _load_pretrained(model: Layer, pretrained: Any, name: str, url: str) -> None
         return
     if pretrained is True:
         raise ValueError(
-            f"{name}(pretrained=True): zerograd never downloads weights. Download the weights "
-            f"file manually (DeZero's file is {url}) and pass its local path: "
+            f"{name}(pretrained=True): zerograd never downloads weights on its own. Ask for "
+            f"DeZero's file and pass its path: {name}(pretrained=get_file('{url}')), with "
+            f"get_file from zerograd_nn.datasets; or, for a file you have, "
             f"{name}(pretrained='/path/to/file.npz')."
         )
     if not isinstance(pretrained, (str, os.PathLike)):
@@ -238,8 +240,8 @@ class VGG16(Model):
     """VGG-16 (13 convolutions, 3 fully connected layers).
 
     Args:
-        pretrained: False, or the path of a weight file you downloaded (nothing is ever
-            downloaded; DeZero's file is at ``WEIGHTS_PATH``).
+        pretrained: False, or the path of a weight file (nothing is downloaded on its own:
+            ``get_file(VGG16.WEIGHTS_PATH)`` fetches DeZero's file once and gives its path).
 
     Raises:
         ValueError: ``pretrained=True`` (the message says where to get the file).
@@ -450,8 +452,8 @@ class ResNet(Model):
 
     Args:
         n_layers: 50, 101 or 152.
-        pretrained: False, or the path of a weight file you downloaded (nothing is ever
-            downloaded; DeZero's files are at ``WEIGHTS_PATH``).
+        pretrained: False, or the path of a weight file (nothing is downloaded on its own:
+            ``get_file(ResNet.WEIGHTS_PATH.format(n_layers))`` fetches DeZero's file once).
 
     Raises:
         ValueError: another ``n_layers``, or ``pretrained=True``.

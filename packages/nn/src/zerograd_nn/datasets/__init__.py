@@ -8,7 +8,7 @@ Examples:
 """
 
 from .arrays import TensorDataset
-from .base import Dataset, data_home, fetch, verify_checksum
+from .base import DOWNLOADS, Dataset, data_home, fetch, get_file, verify_checksum
 from .images import CIFAR10, CIFAR100, MNIST, FashionMNIST, read_idx
 from .text import Shakespear, TextCharDataset
 from .toy import SinCurve, Spiral, get_spiral
@@ -16,6 +16,7 @@ from .toy import SinCurve, Spiral, get_spiral
 __all__ = [
     "CIFAR10",
     "CIFAR100",
+    "DOWNLOADS",
     "Dataset",
     "FashionMNIST",
     "MNIST",
@@ -26,6 +27,7 @@ __all__ = [
     "TextCharDataset",
     "data_home",
     "fetch",
+    "get_file",
     "get_spiral",
     "read_idx",
     "verify_checksum",

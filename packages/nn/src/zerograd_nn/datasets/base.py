@@ -2,15 +2,18 @@
 
 Files live in a cache directory: ``$ZEROGRAD_DATA`` if set, else ``~/.zerograd/datasets``,
 one sub-directory per dataset (``root=`` overrides it). Nothing is downloaded unless a
-loader is given ``download=True``; missing files raise ``FileNotFoundError`` naming
-each file, where to get it and the directory to put it in.
+loader is given ``download=True``, or ``get_file(url)`` is asked for a file; missing files
+raise ``FileNotFoundError`` naming each file, where to get it and the directory to put it in.
 """
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import tempfile
+import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +22,7 @@ from typing import Any
 
 from zerograd.checks import callable_arg, flag
 
-__all__ = ["Dataset", "data_home", "fetch", "verify_checksum"]
+__all__ = ["DOWNLOADS", "Dataset", "data_home", "fetch", "get_file", "verify_checksum"]
 
 
 def host_numpy() -> ModuleType:
@@ -231,13 +234,28 @@ def verify_checksum(path: Path, checksum: str | None) -> None:
 
 
 def _download(url: str, path: Path, checksum: str | None) -> None:
-    """Fetch ``url`` into ``path`` atomically (a temporary file renamed once complete)."""
+    """Fetch ``url`` into ``path`` atomically (a temporary file renamed once complete).
+
+    A connection that closes before the end is a ``ContentTooShortError`` (an OSError):
+    urllib itself returns what arrived when fewer bytes come than the server announced.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
+        size = 0
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url) as response:
-            for block in iter(lambda: response.read(1 << 20), b""):
-                out.write(block)
+            announced = response.headers.get("Content-Length", "")
+            try:
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    out.write(block)
+                    size += len(block)
+            except http.client.IncompleteRead as exc:  # a chunked transfer cut off
+                size += len(exc.partial)
+                cut = f"the connection closed after {size} bytes, before the end"
+                raise urllib.error.ContentTooShortError(cut, None) from None
+        if announced.isdigit() and size < int(announced):
+            cut = f"the connection closed after {size} of {announced} bytes"
+            raise urllib.error.ContentTooShortError(cut, None)
         verify_checksum(Path(tmp), checksum)
         os.replace(tmp, path)
     except BaseException:
@@ -302,3 +320,66 @@ def fetch(
     for name, p in paths.items():
         verify_checksum(p, files[name][1])
     return paths
+
+
+DOWNLOADS = "downloads"
+"""The sub-folder of :func:`data_home` where :func:`get_file` keeps the files it fetches."""
+
+
+def get_file(url: str, file_name: str | None = None, *, root: Any = None) -> str:
+    """Return the local path of the file at ``url``, downloading it the first time.
+
+    DeZero's ``dezero.utils.get_file``, which the book calls for pictures (step 58) and
+    its data sets. The file is kept in ``data_home("downloads")`` (DeZero's went to
+    ``~/.dezero``): a file already there is returned as it is, without a download. A
+    download goes to a temporary file renamed once complete, so one that fails leaves
+    nothing behind. Calling it is asking for the download: the data sets download only
+    with ``download=True``.
+
+    Args:
+        url: the file's URL (``https://``, ``http://``, ``ftp://`` or ``file://``).
+        file_name: the name to keep it under; None takes the last part of the URL's path.
+        root: the folder to keep it in, instead of ``data_home("downloads")``.
+
+    Returns:
+        The file's path, as a string.
+
+    Raises:
+        TypeError: ``url`` or ``file_name`` is not a string, or ``root`` is not a path.
+        ValueError: ``url`` has no scheme, ``file_name`` names a folder, or no name can be
+            taken from the URL.
+        FileNotFoundError: the download failed (the message gives the URL and the folder
+            to put the file in by hand).
+
+    Examples:
+        >>> import os, pathlib, tempfile
+        >>> src = pathlib.Path(tempfile.mkdtemp(), "hello.txt")
+        >>> _ = src.write_text("hi")
+        >>> path = get_file(src.as_uri(), root=tempfile.mkdtemp())
+        >>> os.path.basename(path), open(path).read()
+        ('hello.txt', 'hi')
+    """
+    if not isinstance(url, str):
+        raise TypeError(f"get_file: url must be a string, got {url!r}")
+    parts = urllib.parse.urlsplit(url)
+    if not parts.scheme:
+        raise ValueError(
+            f"get_file: {url!r} is not a URL (no scheme such as https://); a file already on "
+            f"this machine needs no get_file: use its path."
+        )
+    if file_name is None:
+        file_name = urllib.parse.unquote(parts.path.rpartition("/")[2])
+        if not file_name:
+            raise ValueError(
+                f"get_file: {url!r} ends without a file name; pass one: "
+                f"get_file(url, file_name='name.ext')."
+            )
+    elif not isinstance(file_name, str):
+        raise TypeError(f"get_file: file_name must be a string or None, got {file_name!r}")
+    if file_name in ("", ".", "..") or any(s and s in file_name for s in (os.sep, os.altsep)):
+        raise ValueError(
+            f"get_file: file_name must be a plain file name, without a folder, got "
+            f"{file_name!r}; pass root= to choose the folder."
+        )
+    folder = as_root("get_file", root, DOWNLOADS)
+    return str(fetch("get_file", folder, {file_name: (url, None)}, download=True)[file_name])
