@@ -7,33 +7,30 @@ always installed.
 
 from typing import Any
 
-from zerograd import (
-    Config,
-    Function,
-    Variable,
-    as_array,
-    as_variable,
-    no_grad,
-    setup_variable,
-    using_config,
-)
-from zerograd.functions import (
+from .core import (  # the same objects: zerograd has one core
     Add,
+    Config,
     Div,
+    Function,
     Mul,
     Neg,
     Pow,
     Sub,
+    Variable,
     add,
+    as_array,
+    as_variable,
     div,
     mul,
     neg,
+    no_grad,
     pow,
     rdiv,
     rsub,
+    setup_variable,
     sub,
+    using_config,
 )
-
 from .missing import missing_attribute
 
 __all__ = [
