@@ -66,8 +66,8 @@ class NumpyKernels(Kernels):
     def sigmoid(self, x: Any) -> Any:
         with np.errstate(over="ignore"):  # exp(-x) = inf for x < -88 (float32): y is 0
             e = np.exp(-x)
-            if e.ndim == 0:  # numpy scalars take no out=
-                return 1 / (1 + e)
+            if e.ndim == 0:  # numpy scalars take no out= (numpy 1.x widens 1 + e: cast back)
+                return (1 / (1 + e)).astype(x.dtype)
         e += 1  # the fresh array becomes the result (no second and third array)
         return np.divide(1, e, out=e)
 

@@ -226,8 +226,9 @@ class Kernels:
         Returns:
             A new array of ``x``'s shape and dtype (four array calls).
         """
-        xp = self.backend.xp
-        return 1 / (1 + xp.exp(-x))
+        y = 1 / (1 + self.backend.xp.exp(-x))
+        # numpy 1.x computes 1 + a 0-d result in float64 (value-based casting): cast back
+        return y if y.dtype == x.dtype else self.backend.astype(y, x.dtype)
 
     def sigmoid_grad(self, y: Any, gy: Any) -> Any:
         """Return ``gy * y * (1 - y)`` (the sigmoid's gradient from its output ``y``).
