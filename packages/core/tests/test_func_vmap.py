@@ -380,7 +380,9 @@ def test_a_function_that_draws_draws_for_each_sample_as_randomness_different(ran
             "differnt",
             ValueError,
             "vmap: randomness must be 'different' (torch.func's 'error' and 'same' are not "
-            "available), got 'differnt'",
+            "available), got 'differnt'. randomness is torch.func's fourth parameter, "
+            "vmap(f, in_dims, out_dims, randomness); JAX's axis_name, its fourth, is not "
+            "supported (zerograd's vmap has no named axes): leave it out.",
         ),
         (None, TypeError, "vmap: randomness must be a string ('different'), got None (NoneType)"),
     ],
@@ -389,6 +391,21 @@ def test_randomness_other_than_different_is_refused(randomness, error, text):
     with pytest.raises(error) as caught:
         vmap(lambda a: a, randomness=randomness)
     assert str(caught.value) == text
+
+
+def test_jaxs_axis_name_in_fourth_place_is_named_as_not_supported(rand):
+    """JAX's vmap(f, in_axes, out_axes, axis_name): zerograd's fourth parameter is
+    torch.func's randomness, and 'batch' was refused as a randomness with no word of JAX."""
+    with pytest.raises(ValueError) as caught:
+        vmap(lambda a: a * 2.0, 0, 0, "batch")
+    assert str(caught.value) == (
+        "vmap: randomness must be 'different' (torch.func's 'error' and 'same' are not "
+        "available), got 'batch'. randomness is torch.func's fourth parameter, "
+        "vmap(f, in_dims, out_dims, randomness); JAX's axis_name, its fourth, is not "
+        "supported (zerograd's vmap has no named axes): leave it out."
+    )
+    x = rand(3, 2)
+    np.testing.assert_array_equal(vmap(lambda a: a * 2.0, 0, 0)(x), x * 2.0)  # without it
 
 
 # -- bad input -----------------------------------------------------------------------------
