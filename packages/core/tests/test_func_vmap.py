@@ -225,6 +225,21 @@ def test_a_registered_rule_replaces_the_loop(rand):
     np.testing.assert_allclose(as_numpy(got), 0.5 * as_numpy(x))
 
 
+def test_a_float16_mean_has_a_rule_and_averages_each_sample():
+    """F.mean of float16 data is its own function (Mean, numpy's mean): without a rule it
+    would run once per sample, with a warning, where the sum it replaced ran once."""
+    x = np.random.default_rng(6).uniform(0.0, 2.0, (4, 3, 5)).astype(np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VmapFallbackWarning)
+        per_row = vmap(lambda v: F.mean(v, axis=-1))(x)
+        per_sample = vmap(grad(lambda v: F.mean(v)))(x)
+    assert rule_for(F.Mean) is rule_for(F.Sum)
+    want = x.astype(np.float64).mean(axis=-1)
+    np.testing.assert_allclose(as_numpy(per_row), want, rtol=1e-3)
+    assert as_numpy(per_row).dtype == np.float16
+    np.testing.assert_array_equal(as_numpy(per_sample), np.full(x.shape, np.float16(1 / 15)))
+
+
 def test_a_rule_returning_the_wrong_shape_is_named(rand):
     class Odd(Function):
         def forward(self, x):
