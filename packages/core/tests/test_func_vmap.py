@@ -225,6 +225,21 @@ def test_a_registered_rule_replaces_the_loop(rand):
     np.testing.assert_allclose(as_numpy(got), 0.5 * as_numpy(x))
 
 
+def test_a_float16_mean_has_a_rule_and_averages_each_sample():
+    """F.mean of float16 data is its own function (Mean, numpy's mean): without a rule it
+    would run once per sample, with a warning, where the sum it replaced ran once."""
+    x = np.random.default_rng(6).uniform(0.0, 2.0, (4, 3, 5)).astype(np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", VmapFallbackWarning)
+        per_row = vmap(lambda v: F.mean(v, axis=-1))(x)
+        per_sample = vmap(grad(lambda v: F.mean(v)))(x)
+    assert rule_for(F.Mean) is rule_for(F.Sum)
+    want = x.astype(np.float64).mean(axis=-1)
+    np.testing.assert_allclose(as_numpy(per_row), want, rtol=1e-3)
+    assert as_numpy(per_row).dtype == np.float16
+    np.testing.assert_array_equal(as_numpy(per_sample), np.full(x.shape, np.float16(1 / 15)))
+
+
 def test_a_rule_returning_the_wrong_shape_is_named(rand):
     class Odd(Function):
         def forward(self, x):
@@ -380,7 +395,9 @@ def test_a_function_that_draws_draws_for_each_sample_as_randomness_different(ran
             "differnt",
             ValueError,
             "vmap: randomness must be 'different' (torch.func's 'error' and 'same' are not "
-            "available), got 'differnt'",
+            "available), got 'differnt'. randomness is torch.func's fourth parameter, "
+            "vmap(f, in_dims, out_dims, randomness); JAX's axis_name, its fourth, is not "
+            "supported (zerograd's vmap has no named axes): leave it out.",
         ),
         (None, TypeError, "vmap: randomness must be a string ('different'), got None (NoneType)"),
     ],
@@ -389,6 +406,21 @@ def test_randomness_other_than_different_is_refused(randomness, error, text):
     with pytest.raises(error) as caught:
         vmap(lambda a: a, randomness=randomness)
     assert str(caught.value) == text
+
+
+def test_jaxs_axis_name_in_fourth_place_is_named_as_not_supported(rand):
+    """JAX's vmap(f, in_axes, out_axes, axis_name): zerograd's fourth parameter is
+    torch.func's randomness, and 'batch' was refused as a randomness with no word of JAX."""
+    with pytest.raises(ValueError) as caught:
+        vmap(lambda a: a * 2.0, 0, 0, "batch")
+    assert str(caught.value) == (
+        "vmap: randomness must be 'different' (torch.func's 'error' and 'same' are not "
+        "available), got 'batch'. randomness is torch.func's fourth parameter, "
+        "vmap(f, in_dims, out_dims, randomness); JAX's axis_name, its fourth, is not "
+        "supported (zerograd's vmap has no named axes): leave it out."
+    )
+    x = rand(3, 2)
+    np.testing.assert_array_equal(vmap(lambda a: a * 2.0, 0, 0)(x), x * 2.0)  # without it
 
 
 # -- bad input -----------------------------------------------------------------------------

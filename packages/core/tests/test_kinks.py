@@ -186,12 +186,51 @@ def test_max_of_nothing_is_refused_and_sum_of_nothing_is_zero(arr):
 # --- float16 ---
 
 
-def test_float16_computes_in_float16_and_its_sums_overflow_past_65504():
-    # numpy's float16 arithmetic, as documented: a sum past float16's largest number is
-    # inf, and so is mean (whose sum comes first); PyTorch accumulates in float32
+def test_float16_sums_past_65504_are_inf_and_its_means_add_in_float32():
+    """A float16 sum whose result passes 65504 is inf, as numpy's and PyTorch's (the result
+    has no float16). F.mean was that sum times 1 / n: the mean of 70,000 ones was inf. It
+    adds in float32 and rounds once, as numpy's mean and PyTorch's do; its gradient is
+    still ``gy * float16(1 / n)``."""
     ones = np.ones(70000, np.float16)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         assert float(F.sum(ones).data) == inf == float(np.sum(ones))
-        assert float(F.mean(ones).data) == inf
-    assert float(F.mean(np.ones(1000, np.float16)).data) == 1.0
+    y, (g,) = grads(F.mean, ones)
+    assert y.dtype == np.float16 and float(y) == 1.0
+    assert g.dtype == np.float16 and (g == np.float16(1 / 70000)).all()
+    # a sum along an axis numpy adds in float16, one row after the other: 2048 + 1 is 2048
+    rows = np.ones((3000, 2), np.float16)
+    np.testing.assert_array_equal(F.sum(rows, axis=0).data, [2048.0, 2048.0])
+    np.testing.assert_array_equal(F.mean(rows, axis=0).data, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), ((0, 2), True), (-1, False)])
+def test_a_float16_mean_is_the_exact_mean_rounded_and_its_gradient_is_gy_over_n(axis, keepdims):
+    """Each float16 mean is the float64 mean of its elements rounded to float16 (within half
+    a spacing, plus float32's rounding of the sum); before, a sum rounded to float16 at
+    each of its 40 to 1,200 terms was multiplied by float16(1 / n), a subnormal number
+    from n = 16,385 on. The gradient is bit for bit what it was: ``w * float16(m / n)``."""
+    x = np.random.default_rng(3).uniform(0.0, 3.0, (40, 3, 400)).astype(np.float16)
+    n = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
+    want = x.astype(np.float64).mean(axis=axis, keepdims=keepdims)
+    xv = Variable(x)
+    y = F.mean(xv, axis=axis, keepdims=keepdims)
+    assert y.dtype == np.float16 and y.shape == np.shape(want)
+    spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    assert np.all(np.abs(y.data - want) <= spacing * 0.5 + np.abs(want) * 2.0**-23)
+    w = np.random.default_rng(4).uniform(-2.0, 2.0, y.shape).astype(np.float16)
+    F.sum(y * w).backward()
+    scaled = w * np.float16(1 / n)  # float16 times float16, as mean's graph computes it
+    if axis is not None and not keepdims:
+        scaled = np.expand_dims(scaled, axis)
+    np.testing.assert_array_equal(xv.grad.data, np.broadcast_to(scaled, x.shape))
+    assert xv.grad.dtype == np.float16
+
+
+def test_float32_and_float64_means_keep_their_sum_times_1_over_n():
+    """Only 16-bit floats go through numpy's mean: float32 and float64 keep their bits."""
+    for dtype in (np.float32, np.float64):
+        x = np.random.default_rng(5).standard_normal((7, 300)).astype(dtype)
+        y = F.mean(x, axis=1)
+        assert isinstance(y.creator, F.Mul)  # sum, then times m / n
+        np.testing.assert_array_equal(y.data, np.sum(x, axis=1) * dtype(1 / 300))

@@ -89,3 +89,18 @@ def test_per_parameter_updates_would_grow_and_the_counter_sees_it(monkeypatch):
 def test_stateful_optimizers_make_the_same_calls_every_step(make):
     counts, _ = mlp_step_calls(make)
     assert counts[1] == counts[2]
+
+
+def test_sigmoid_cross_entropy_makes_its_pinned_calls():
+    """-|x| as ``clip(x, None, 0) - relu(x)`` with relu(x) computed once (it was
+    ``x - 2 * relu(x)`` and a second relu: nan at x = inf, and 13 forward calls)."""
+    counter = CallCounter()
+    rng = np.random.default_rng(2)
+    x = Variable(counter.array(rng.standard_normal((8, 3)).astype(np.float32)))
+    t = counter.array((rng.random((8, 3)) > 0.5).astype(np.float32))
+    with counter:
+        loss = F.sigmoid_cross_entropy(x, t)
+    forward = counter.count  # each entry of the counter counts afresh
+    with counter:
+        loss.backward()
+    assert (forward, counter.count) == (12, 15), dict(counter.calls)

@@ -624,18 +624,72 @@ def test_get_file_refuses_bad_arguments_and_touches_nothing(data_env, args, kwar
     assert not data_env.exists()
 
 
-def test_get_file_failure_is_one_clear_error_and_leaves_no_file(server, data_env):
+def test_get_file_failure_is_one_clear_error_and_leaves_nothing(server, data_env):
+    """The message gives the HTTP status with its reason (urllib's ``reason`` alone was a
+    bare "(Not Found)"); the folders the call created (``$ZEROGRAD_DATA`` and its
+    ``downloads``) are removed again: they were left behind, empty."""
     url = server.url("/missing.npz")
     with pytest.raises(FileNotFoundError) as info:
         D.get_file(url)
     folder = data_env / "downloads"
     assert str(info.value) == (
-        f"get_file: could not download missing.npz from {url} (Not Found). "
+        f"get_file: could not download missing.npz from {url} (HTTP Error 404: Not Found). "
         f"Download these files elsewhere and place them in {folder}:\n"
         f"  missing.npz   (from {url})\n"
         f"(or pass root=<dir>, or set ZEROGRAD_DATA to the parent directory)."
     )
-    assert os.listdir(folder) == []
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    assert not data_env.exists()
+    assert os.listdir(data_env.parent) == []
+
+
+def test_a_failed_download_removes_only_the_folders_it_created(server, tmp_path):
+    """root=<mine>/a/b with <mine> there already: a and b go, <mine> stays; a folder the
+    user had, empty or not, is never removed."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    url = server.url("/missing.npz")
+    with pytest.raises(FileNotFoundError, match=r"\(HTTP Error 404: Not Found\)"):
+        D.get_file(url, root=mine / "a" / "b")
+    assert mine.is_dir() and os.listdir(mine) == []
+    with pytest.raises(FileNotFoundError, match=r"place them in .*mine:"):
+        D.get_file(url, root=mine)
+    assert mine.is_dir() and os.listdir(mine) == []
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(FileNotFoundError):
+        D.get_file(url, root=mine / "c")
+    assert sorted(os.listdir(mine)) == ["notes.txt"]
+
+
+def test_a_failed_download_keeps_the_files_fetched_before_it(server, tmp_path):
+    """Of two files, the first came down complete and the second gives 404: the first is
+    kept (with the folder that holds it) and the message lists only the one still to get."""
+    server.files["/one.bin"] = b"one"
+    files = {"one.bin": (server.url("/one.bin"), None), "two.bin": (server.url("/two.bin"), None)}
+    root = tmp_path / "set"
+    with pytest.raises(FileNotFoundError) as info:
+        D.fetch("Pair", root, files, download=True)
+    assert str(info.value) == (
+        f"Pair: could not download two.bin from {files['two.bin'][0]} (HTTP Error 404: Not "
+        f"Found). Download these files elsewhere and place them in {root}:\n"
+        f"  two.bin   (from {files['two.bin'][0]})\n"
+        f"(or pass root=<dir>, or set ZEROGRAD_DATA to the parent directory)."
+    )
+    assert os.listdir(root) == ["one.bin"] and (root / "one.bin").read_bytes() == b"one"
+
+
+def test_a_download_interrupted_removes_its_folders(tmp_path, monkeypatch):
+    """Ctrl-C during a download: the exception goes through unchanged, and the temporary
+    file and the folders the call created are gone."""
+    import urllib.request
+
+    def interrupted(url, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(urllib.request, "urlopen", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        D.get_file("https://example.invalid/a.npz", root=tmp_path / "a" / "b")
+    assert os.listdir(tmp_path) == []
 
 
 @pytest.mark.parametrize("cut", ["short", "chunked_cut"])
@@ -656,7 +710,7 @@ def test_a_download_cut_short_is_an_error_and_never_kept(server, data_env, cut):
         assert "(the connection closed after 10 of 100 bytes)" in message
     else:
         assert "(the connection closed after 10 bytes, before the end)" in message
-    assert os.listdir(data_env / "downloads") == []
+    assert not data_env.exists()  # no part file, and no folder the call made
     server.files["/w.npz"] = b"complete"
     del (server.short if cut == "short" else server.chunked_cut)["/w.npz"]
     assert open(D.get_file(url), "rb").read() == b"complete"
@@ -672,4 +726,4 @@ def test_a_dataset_download_cut_short_is_refused(server, tmp_path, monkeypatch, 
     monkeypatch.setattr(D.Shakespear, "url", server.url("/input.txt"))
     with pytest.raises(FileNotFoundError, match=r"^Shakespear: could not download shakespear"):
         D.Shakespear(root=tmp_path, download=True)
-    assert list(tmp_path.iterdir()) == []
+    assert tmp_path.is_dir() and list(tmp_path.iterdir()) == []  # the user's folder stays

@@ -23,6 +23,10 @@ def _v(*shape):
     return Variable(_R.uniform(0.5, 1.5, shape))
 
 
+def _v16(*shape):
+    return Variable(_R.uniform(0.5, 1.5, shape).astype(np.float16))
+
+
 _LABELS = np.array([0, 2])
 _IMAGE = (1, 2, 4, 4)
 
@@ -61,7 +65,8 @@ CALLS = {
     "sum": lambda: ZF.sum(_v(2, 3), axis=-1),
     "max": lambda: ZF.max(_v(2, 3), axis=-1),
     "min": lambda: ZF.min(_v(2, 3), axis=(0, -1)),
-    "mean": lambda: ZF.mean(_v(2, 3), axis=0),
+    # float32 and float64: a sum times 1 / n; float16: Mean, numpy's mean (adds in float32)
+    "mean": lambda: ZF.mean(_v(2, 3), axis=0) + ZF.mean(_v16(2, 3), axis=0),
     "reshape": lambda: ZF.reshape(_v(2, 3), (3, 2)),
     "transpose": lambda: ZF.transpose(_v(2, 3, 4), (-1, 0, 1)),
     "get_item": lambda: ZF.get_item(_v(4, 3), np.array([0, 0, 2])),

@@ -5,6 +5,7 @@ file that passes onnx's full checker."""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from conftest import forward, op_types, round_trip
 
@@ -175,8 +176,26 @@ def test_softmax_cross_entropy_takes_the_labels_as_a_second_input(rng, tmp_path)
     assert np.isclose(forward(loss, *example)[0], -log_p[np.arange(4), example[1]].mean())
 
 
+def test_a_float16_mean_is_reduce_mean_and_follows_the_batch(rng, tmp_path):
+    """F.mean of float16 data is zerograd's Mean (numpy's mean, which adds in float32), and
+    exports as ReduceMean: it had no converter. ONNX reads the batch size at run time."""
+
+    def mean(x):
+        return F.mean(x) + F.mean(x, axis=1, keepdims=True)
+
+    example = rng.uniform(0.0, 3.0, (3, 4)).astype(np.float16)
+    other = rng.uniform(0.0, 3.0, (5, 4)).astype(np.float16)
+    zerograd_onnx.export(mean, example, tmp_path / "m.onnx")
+    onnx.checker.check_model(str(tmp_path / "m.onnx"), full_check=True)
+    assert op_types(onnx.load(str(tmp_path / "m.onnx"))) == {"ReduceMean", "Add"}
+    for x in (example, other):
+        assert zerograd_onnx.check(mean, tmp_path / "m.onnx", x).ok
+        want = x.astype(np.float64).mean() + x.astype(np.float64).mean(axis=1, keepdims=True)
+        np.testing.assert_allclose(forward(mean, x)[0], want, rtol=2e-3)
+
+
 def test_every_function_in_the_table_has_a_case():
-    covered = {covers for covers, _, _ in CASES.values()} | {F.SoftmaxCrossEntropy}
+    covered = {covers for covers, _, _ in CASES.values()} | {F.SoftmaxCrossEntropy, ZF.Mean}
     assert covered == set(CONVERTERS)
 
 

@@ -58,6 +58,7 @@ CONVERTERS: dict[type[Function], Converter] = {
     ZF.Stack: shapes.stack,
     # reductions (ops/reduction.py)
     ZF.Sum: reduction.reduction("ReduceSum"),
+    ZF.Mean: reduction.reduction("ReduceMean"),  # mean of float16 data
     ZF.Max: reduction.reduction("ReduceMax"),
     ZF.Min: reduction.reduction("ReduceMin"),
     # matrix products (ops/linear.py)

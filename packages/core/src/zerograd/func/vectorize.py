@@ -180,9 +180,12 @@ def _check_randomness(randomness: Any) -> None:
             f"sample, draw it outside vmap and pass it with in_axes None (a dropout mask m: "
             f"x * m / (1 - p))."
         )
+    # another string: also what JAX's vmap(f, in_axes, out_axes, axis_name) passes
     raise ValueError(
         f"vmap: randomness must be 'different' (torch.func's 'error' and 'same' are not "
-        f"available), got {randomness!r}"
+        f"available), got {randomness!r}. randomness is torch.func's fourth parameter, "
+        f"vmap(f, in_dims, out_dims, randomness); JAX's axis_name, its fourth, is not "
+        f"supported (zerograd's vmap has no named axes): leave it out."
     )
 
 
@@ -318,7 +321,8 @@ def vmap(
             and structures of them; both ``in_axes`` and ``in_dims`` (or ``out_axes`` and
             ``out_dims``) are given; ``chunk_size`` is not an int; ``randomness`` is not a
             string.
-        ValueError: ``chunk_size`` is below 1; ``randomness`` is not 'different'; (when
+        ValueError: ``chunk_size`` is below 1; ``randomness`` is not 'different' (the
+            message says that JAX's fourth parameter, ``axis_name``, has no counterpart); (when
             called) ``in_axes`` does not match the arguments; an axis is out of range; the
             batched arguments differ in size along their axes (the message names them and
             their sizes); no argument is batched.

@@ -160,12 +160,49 @@ class Min(_Extremum):
 min = op(Min, methods=("min",), example=("min(np.array([3.0, 1.0, 2.0]))", "variable(1.0)"))
 
 
-@defines(methods=("mean",))
+class Mean(_Reduction):
+    """The mean over ``axis`` by the backend's own ``mean``: :func:`mean` of 16-bit floats.
+
+    numpy's ``mean`` of float16 adds in float32 and rounds once at the end, so a mean whose
+    sum passes float16's largest number, 65,504, is still right (PyTorch's is too). The
+    gradient is :func:`mean`'s for every dtype, ``gy * (m / n)`` in ``gy``'s dtype,
+    broadcast back (``n`` elements averaged into ``m``).
+
+    Raises:
+        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        ValueError: An axis is out of range or repeated.
+    """
+
+    name = "mean"
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
+    def forward(self, x: Any) -> Any:
+        axes = normalize_axis(self.axis, x.ndim, "mean")
+        y = get_array_module(x).mean(x, axis=axes, keepdims=self.keepdims)
+        # m / n as an array of x's dtype, as ``sum(x) * (m / n)`` makes it: numpy 1.x would
+        # compute a 0-d gy times a Python float in float64
+        scale = backend_of(x).asarray(size_of(y) / size_of(x), dtype=x.dtype)
+        self.ctx = (x.shape, axes, scale)
+        return y
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy * (m / n)`` broadcast back to the input's shape."""
+        x_shape, axes, scale = self.ctx
+        gy = gy * scale  # the product of mean's sum-then-scale graph: the same bits
+        if not self.keepdims and _inner(axes):
+            gy = xp.reshape(gy, keepdims_shape(x_shape, axes))
+        return xp.broadcast_to(gy, x_shape)
+
+
+@defines(Mean, methods=("mean",))
 def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
 
     Integer data gives floats. As numpy's, the mean over no elements is nan, with a
-    RuntimeWarning.
+    RuntimeWarning. A mean of 16-bit floats (float16) adds them in float32, as numpy's
+    and PyTorch's do (:class:`Mean`): the mean of 70,000 float16 ones is 1, not ``inf``.
+    Other dtypes are a sum times ``m / n``.
 
     Args:
         x: A Variable, array, scalar or list.
@@ -185,6 +222,10 @@ def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
         array(1.5)
     """
     x = as_input(x, "mean")
+    dtype = x.data.dtype
+    if getattr(dtype, "itemsize", 0) == 2 and size_of(x.data):  # (no call for other dtypes)
+        if backend_of(x.data).dtype_kind(dtype) == "f":
+            return Mean(axis, keepdims)(x)
     try:
         y = sum(x, axis, keepdims)
     except (TypeError, ValueError) as exc:  # the axis checks name sum; the user called mean

@@ -233,13 +233,54 @@ def verify_checksum(path: Path, checksum: str | None) -> None:
         )
 
 
+def _make_folders(folder: Path, made: list[Path]) -> None:
+    """Create ``folder`` and its missing parents, appending each one created to ``made``.
+
+    One level at a time, so that ``made`` holds exactly the folders this call created (a
+    folder another process creates meanwhile is not counted), outermost first, even when a
+    deeper ``mkdir`` fails.
+    """
+    absent = []
+    while not folder.is_dir() and folder.parent != folder:
+        absent.append(folder)
+        folder = folder.parent
+    for f in reversed(absent):
+        try:
+            f.mkdir()
+        except FileExistsError:
+            if not f.is_dir():
+                raise
+        else:
+            made.append(f)
+
+
+def _remove_empty(made: list[Path]) -> None:
+    """Remove the folders in ``made`` that are empty, innermost first (best effort)."""
+    for f in reversed(made):
+        try:
+            f.rmdir()
+        except OSError:  # not empty (a file downloaded before the failure), or gone
+            pass
+
+
+def _failure_reason(exc: OSError) -> object:
+    """Say what went wrong in a download, for its error message.
+
+    An HTTP error gives its status with its reason (``HTTP Error 404: Not Found``; its
+    ``reason`` alone is the bare ``Not Found``); anything else, urllib's reason.
+    """
+    if isinstance(exc, urllib.error.HTTPError):
+        return exc
+    return getattr(exc, "reason", None) or exc
+
+
 def _download(url: str, path: Path, checksum: str | None) -> None:
     """Fetch ``url`` into ``path`` atomically (a temporary file renamed once complete).
 
-    A connection that closes before the end is a ``ContentTooShortError`` (an OSError):
-    urllib itself returns what arrived when fewer bytes come than the server announced.
+    ``path``'s folder must exist. A connection that closes before the end is a
+    ``ContentTooShortError`` (an OSError): urllib itself returns what arrived when fewer
+    bytes come than the server announced.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
         size = 0
@@ -272,6 +313,11 @@ def fetch(
 ) -> dict[str, Path]:
     """Find a dataset's files under ``root``, downloading missing ones only if asked.
 
+    A download that fails removes what the call created: its temporary file, and the
+    folders it made for ``root`` once they are empty (a folder that was there stays).
+    Files that came down complete before the failure are kept, and the error lists only
+    the ones still missing.
+
     Args:
         dataset: the dataset's name, for error messages.
         root: the directory the files are in.
@@ -283,9 +329,10 @@ def fetch(
 
     Raises:
         TypeError: ``download`` is not True or False.
-        FileNotFoundError: files are missing and not downloaded (or the download failed);
-            the message lists every missing file with its URL and the directory to put
-            it in.
+        FileNotFoundError: files are missing and not downloaded (or the download failed:
+            the message gives the reason, an HTTP error's status included, as in
+            ``HTTP Error 404: Not Found``); the message lists every missing file with its
+            URL and the directory to put it in.
         ValueError: a file's checksum differs.
     """
     flag(dataset, "download", download)
@@ -293,19 +340,25 @@ def fetch(
     paths = {name: root / name for name in files}
     missing = [name for name, p in paths.items() if not p.is_file()]
     if missing and download and all(files[n][0] for n in missing):
-        for name in list(missing):
-            url, checksum = files[name]
-            try:
-                _download(url, paths[name], checksum)
-            except OSError as exc:  # offline, HTTP error, timeout, unwritable directory
-                reason = getattr(exc, "reason", None) or exc
-                lines = "\n".join(f"  {n}   (from {files[n][0]})" for n in missing)
-                raise FileNotFoundError(
-                    f"{dataset}: could not download {name} from {url} ({reason}). Download "
-                    f"these files elsewhere and place them in {root}:\n{lines}\n(or pass "
-                    f"root=<dir>, or set ZEROGRAD_DATA to the parent directory)."
-                ) from None
-            missing.remove(name)
+        made: list[Path] = []  # the folders this call creates: a failure removes them
+        try:
+            for name in list(missing):
+                url, checksum = files[name]
+                try:
+                    _make_folders(paths[name].parent, made)
+                    _download(url, paths[name], checksum)
+                except OSError as exc:  # offline, HTTP error, timeout, unwritable directory
+                    lines = "\n".join(f"  {n}   (from {files[n][0]})" for n in missing)
+                    raise FileNotFoundError(
+                        f"{dataset}: could not download {name} from {url} "
+                        f"({_failure_reason(exc)}). Download these files elsewhere and place "
+                        f"them in {root}:\n{lines}\n(or pass root=<dir>, or set ZEROGRAD_DATA "
+                        f"to the parent directory)."
+                    ) from None
+                missing.remove(name)
+        except BaseException:
+            _remove_empty(made)
+            raise
     if missing:
         lines = "\n".join(
             f"  {name}" + (f"   (from {files[name][0]})" if files[name][0] else "")
@@ -333,8 +386,8 @@ def get_file(url: str, file_name: str | None = None, *, root: Any = None) -> str
     its data sets. The file is kept in ``data_home("downloads")`` (DeZero's went to
     ``~/.dezero``): a file already there is returned as it is, without a download. A
     download goes to a temporary file renamed once complete, so one that fails leaves
-    nothing behind. Calling it is asking for the download: the data sets download only
-    with ``download=True``.
+    nothing behind: neither a part of the file nor a folder the call created. Calling it
+    is asking for the download: the data sets download only with ``download=True``.
 
     Args:
         url: the file's URL (``https://``, ``http://``, ``ftp://`` or ``file://``).

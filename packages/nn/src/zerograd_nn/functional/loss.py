@@ -363,7 +363,10 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
 def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """Binary cross-entropy of logits ``x`` against 0/1 targets ``t``, summed / ``len(x)``.
 
-    Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any logit size.
+    Uses ``relu(x) - x*t + log(1 + exp(-|x|))``, exact for any finite logit. The gradient
+    is ``(sigmoid(x) - t) / len(x)`` at infinite logits too (PyTorch's); the loss of an
+    infinite logit is ``inf`` for ``x = -inf, t = 1`` and nan for the other targets
+    (``inf * 0``; PyTorch's is ``inf`` for ``x = inf, t = 0`` and nan for the others).
 
     Args:
         x: logits, shape (N, ...).
@@ -377,8 +380,12 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """
     x = as_float(x, "sigmoid_cross_entropy")
     t = _targets_like("sigmoid_cross_entropy", x, t)
-    neg_abs = x - 2 * relu(x)  # -|x|
-    loss = relu(x) - x * t + log(1 + exp(neg_abs))
+    r = relu(x)
+    # -|x| as min(x, 0) - max(x, 0): -inf at x = inf (x - 2 * relu(x) was inf - inf, nan),
+    # and its derivative at 0 is 1 (clip's bounds pass the gradient), so the gradient there
+    # is sigmoid(0) - t
+    neg_abs = clip(x, None, 0) - r
+    loss = r - x * t + log(1 + exp(neg_abs))
     return sum(loss) / len(x)
 
 

@@ -1,4 +1,4 @@
-"""Reductions: sum, max and min over the constructor's axes (ONNX takes them as an input)."""
+"""Reductions: sum, mean, max and min over the constructor's axes (ONNX takes them as an input)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def reduction(op_type: str) -> Converter:
     """The converter of a reduction over ``fn.axis`` (None: every axis), ``fn.keepdims``.
 
     Args:
-        op_type: ``"ReduceSum"``, ``"ReduceMax"`` or ``"ReduceMin"``.
+        op_type: ``"ReduceSum"``, ``"ReduceMean"``, ``"ReduceMax"`` or ``"ReduceMin"``.
 
     Returns:
         The converter.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...checks import normalize_axis
-from ...functions.reduction import Max, Min, Sum
+from ...functions.reduction import Max, Mean, Min, Sum
 from .registry import Batch, batching_rule
 
 
@@ -21,9 +21,9 @@ def sample_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
     return tuple(a + 1 for a in axes)
 
 
-@batching_rule(Sum, Max, Min)
+@batching_rule(Sum, Mean, Max, Min)
 def reduction(fn: Any, batch: Batch) -> Any:
     """The same reduction over the sample axes it names (never over the batch axis)."""
-    op = {Sum: "sum", Max: "max", Min: "min"}[type(fn)]
+    op = {Sum: "sum", Mean: "mean", Max: "max", Min: "min"}[type(fn)]
     axes = sample_axes(fn.axis, batch.ndim(0), op)
     return type(fn)(axes, fn.keepdims)(batch.xs[0])
