@@ -4,17 +4,22 @@ References are written out with numpy here: DeZero's draws, in DeZero's order, a
 training step by hand; numerical derivatives of the engine's own second derivatives.
 """
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import zerograd.func as zf
 import zerograd_nn.functional as F
 from zerograd import Variable
+from zerograd.functions.ops import OPS
 from zerograd.testing import check_backward
 from zerograd_nn import DataLoader
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD
+
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "from-dezero.md"
 
 
 def _dezero_step50_by_hand(x, t, epochs):
@@ -105,3 +110,44 @@ def test_the_readmes_conv_pooling_and_batch_norm_differentiate_three_times(name)
     weight = np.random.default_rng(2).standard_normal(f(Variable(x)).shape)
     gradient = zf.grad(lambda v: F.sum(f(v) * weight))
     check_backward(gradient, x, order=2)
+
+
+def _op_class(name):
+    """The op's own class (pow: x ** c, then x ** y; the others' second are gradients')."""
+    name, _, which = name.partition(":")
+    return OPS[name].classes[int(which or 0)]
+
+
+# from-dezero.md, "What the graph keeps", in the page's words: the op behind each
+READS_NO_INPUT = {
+    **{n: n for n in "add sub neg reshape sum transpose broadcast_to sum_to".split()},
+    **{n: n for n in "exp tanh sqrt sigmoid softmax pooling im2col col2im".split()},
+    "ReLU": "relu",
+    "log-softmax": "log_softmax",
+}
+READS_ITS_OUTPUT = {
+    **{n: n for n in "exp tanh sqrt sigmoid softmax".split()},
+    "ReLU": "relu",
+    "log-softmax": "log_softmax",
+    "`x ** y` of two Variables": "pow:1",
+}
+READS_ONLY_INPUTS = {
+    **{n: n for n in "sin cos log square clip concatenate stack matmul linear".split()},
+    "indexing": "get_item",
+    "leaky ReLU": "leaky_relu",
+    "convolution": "conv2d",
+    "`x ** c` of a number": "pow:0",
+}
+
+
+def test_what_each_function_of_the_graph_page_keeps_is_what_its_class_declares():
+    """from-dezero.md lists the built-in functions whose derivative reads no input value,
+    those whose derivative reads their output and those whose reads only their inputs."""
+    if not PAGE.is_file():
+        pytest.skip(f"{PAGE} not found (tests run outside the repository checkout)")
+    page = PAGE.read_text(encoding="utf-8").split("## What the graph keeps")[1]
+    for said in [*READS_NO_INPUT, *READS_ITS_OUTPUT, *READS_ONLY_INPUTS]:
+        assert said in page, f"the page no longer names {said!r}: update this test"
+    assert all(not _op_class(n).vjp_reads_inputs for n in READS_NO_INPUT.values())
+    assert all(_op_class(n).vjp_reads_outputs for n in READS_ITS_OUTPUT.values())
+    assert not any(_op_class(n).vjp_reads_outputs for n in READS_ONLY_INPUTS.values())
