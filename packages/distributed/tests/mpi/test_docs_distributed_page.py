@@ -1,8 +1,9 @@
-"""docs/distributed.md, "A training script": what its script reaches on N ranks.
+"""docs/distributed.md's claims, on every rank.
 
-The page's script keeps the one-process ``batch_size=30`` on every rank, so one step
-averages ``30 * N`` examples and an epoch has about ``1 / N`` as many updates. The page
-said two ranks reach about 92 % "like the one-process version", which reaches about 97 %.
+"A training script": the page's script keeps the one-process ``batch_size=30`` on every
+rank, so one step averages ``30 * N`` examples and an epoch has about ``1 / N`` as many
+updates. The page said two ranks reach about 92 % "like the one-process version", which
+reaches about 97 %.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 
 import zerograd
 import zerograd_nn.functional as F
+from zerograd import Parameter
 from zerograd_distributed import (
     DataParallelOptimizer,
     broadcast_params,
@@ -73,3 +75,25 @@ def test_a_batch_of_30_over_n_per_rank_matches_the_one_process_run(comm):
     acc, updates = _train_the_pages_way(comm, per_rank)
     assert updates == EPOCHS * math.ceil(math.ceil(300 / comm.size) / per_rank)
     assert acc >= 0.96, acc
+
+
+def test_a_list_of_parameters_is_compared_by_name_only_where_names_are_set(comm):
+    """The page, "How gradients travel": a list of Parameters has no names (unless
+    Parameter.name is set), so ranks listing two of one shape in another order cannot be
+    told apart; with names, every rank raises at setup, leaving the wrapped optimizer as it
+    was."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    a, b = Parameter(np.ones((3, 3), np.float32)), Parameter(np.full((3, 3), 2, np.float32))
+    params = [a, b] if comm.rank == 0 else [b, a]
+    DataParallelOptimizer(SGD(lr=0.1), comm).setup(params)  # nothing to compare them by
+    a.name, b.name = "a", "b"
+    wrapped = SGD(lr=0.1)
+    with pytest.raises(ValueError) as info:
+        DataParallelOptimizer(wrapped, comm).setup(params)
+    assert str(info.value).startswith(
+        "DataParallelOptimizer.setup(): the ranks hold different parameters (rank 1: parameter "
+        "0 is 'b' of shape (3, 3) and dtype float32 where rank 0 has 'a' of shape (3, 3) and "
+        "dtype float32"
+    )
+    assert wrapped.target is None and wrapped.param_groups == []
