@@ -350,3 +350,69 @@ class _Softplus(Function):
     def vjp(self, xp, xs, y, gy):
         (x,) = xs
         return gy / (1 + xp.exp(-x))
+
+
+class _ScaledSquareOff(Function):
+    """``a * b**2`` whose gradient for ``b`` is off by the factor ``1 + eps``."""
+
+    def __init__(self, eps):
+        self.eps = eps
+
+    def forward(self, a, b):
+        return a * b**2
+
+    def vjp(self, xp, xs, y, gy):
+        a, b = xs
+        return gy * b**2, gy * 2 * a * b * (1 + self.eps)
+
+
+def test_check_backward_names_the_input_and_the_largest_difference():
+    """docs/add-an-op.md: check_backward raises an AssertionError naming the input and the
+    largest difference."""
+    a, b = np.array([1.5, -0.5, 2.0]), np.array([0.3, -1.2, 2.0])
+    with pytest.raises(AssertionError) as info:
+        check_backward(lambda u, v: _ScaledSquareOff(0.03)(u, v), a, b)
+    text = str(info.value)
+    head, arrays = text.split(":\nanalytic:\n")
+    assert head.startswith("order-1 gradient of input 1 (shape (3,), float64) differs from the ")
+    analytic, numerical = (
+        np.array(part.replace("[", " ").replace("]", " ").split(), float)
+        for part in arrays.split("\nnumerical:\n")
+    )
+    np.testing.assert_allclose(analytic, 1.03 * numerical, rtol=1e-6)  # the 3 % it is off
+    largest = float(head.rsplit("by up to ", 1)[1])
+    assert largest == pytest.approx(np.max(np.abs(analytic - numerical)), rel=1e-2)
+
+
+@pytest.mark.parametrize(("dtype", "passes"), [(np.float32, True), (np.float64, False)])
+def test_check_backward_compares_in_the_inputs_dtype_with_its_tolerances(dtype, passes):
+    """docs/add-an-op.md: float32 inputs are compared at rtol=1e-2, atol=1e-3 by default, so
+    a gradient 0.3 % off passes there and fails in float64 (rtol=1e-4)."""
+    a, b = np.array([1.5, -0.5, 2.0], dtype), np.array([0.3, -1.2, 2.0], dtype)
+    check = lambda: check_backward(lambda u, v: _ScaledSquareOff(3e-3)(u, v), a, b)  # noqa: E731
+    if passes:
+        check()
+    else:
+        with pytest.raises(AssertionError, match=r"^order-1 gradient of input 1 .*float64"):
+            check()
+
+
+class _SinOfData(Function):
+    """sin, whose backward computes cos on the array: ``gy * Variable(np.cos(x.data))``."""
+
+    def forward(self, x):
+        return np.sin(x)
+
+    def backward(self, gy):
+        (x,) = self.inputs
+        return gy * Variable(np.cos(x.data))
+
+
+def test_a_factor_read_from_data_passes_order_1_and_is_found_by_order_2():
+    """docs/add-an-op.md: a factor computed from ``.data`` inside an expression of Variables
+    is a constant no error sees; its first derivative is right, and
+    ``check_backward(..., order=2)`` finds the missing second one."""
+    x = np.array([0.3, -1.2, 2.0])
+    check_backward(lambda v: _SinOfData()(v), x, order=1)
+    with pytest.raises(AssertionError, match=r"^order-2 gradient of input 0 .* got no gradient"):
+        check_backward(lambda v: _SinOfData()(v), x, order=2)

@@ -1,6 +1,7 @@
 """plot_history, predict_grid, plot_decision_boundary: files written, predictions, errors."""
 
 import os
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
@@ -375,3 +376,33 @@ def test_history_value_too_large_for_a_float_is_named(mpl, tmp_path):
     ):
         plot_history({"loss": [1, 10**400]}, tmp_path / "h.png")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_plots_leave_pyplots_state_alone(mpl, tmp_path):
+    """viz's README: both plots draw on matplotlib's Agg canvas "without touching pyplot's
+    state": they do not import pyplot, and where a program uses it, its figures, current
+    figure and axes, backend and rcParams are as they were."""
+    code = (
+        "import sys, numpy as np\n"
+        "from zerograd_viz import plot_history\n"
+        f"plot_history([1.0, 0.5], {str(tmp_path / 'a.png')!r})\n"
+        "print('matplotlib.pyplot' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout == "False\n", done.stderr
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure()
+    plt.plot([1, 2])
+    before = (plt.get_fignums(), plt.gcf(), plt.gca(), matplotlib.get_backend())
+    rc = dict(matplotlib.rcParams)
+    try:
+        plot_history({"loss": {"train": [3, 2], "test": [4, 3]}}, tmp_path / "b.png", title="t")
+        x = np.random.default_rng(0).random((20, 2))
+        t = (x[:, 0] > 0.5).astype(int)
+        plot_decision_boundary(lambda a: a[:, 0], x, t, tmp_path / "c.png", resolution=20)
+        assert (plt.get_fignums(), plt.gcf(), plt.gca(), matplotlib.get_backend()) == before
+        assert dict(matplotlib.rcParams) == rc
+    finally:
+        plt.close(fig)

@@ -189,12 +189,14 @@ def get_array_module(x: Any) -> Any:
         x: An array, a Variable, or anything else (scalars get the default backend's).
 
     Returns:
-        The array API namespace of ``x``'s backend.
+        The array API namespace of ``x``'s backend. For a numpy array that is numpy itself
+        on numpy 2, and on numpy 1.26, which lacks some of the standard's names,
+        array-api-compat's numpy namespace (numpy's own names and the standard's).
 
     Examples:
         >>> import numpy as np
-        >>> get_array_module(np.ones(2)) is np
-        True
+        >>> get_array_module(np.ones(2)).exp(np.zeros(2))
+        array([1., 1.])
     """
     xp = _xp_by_type.get(type(x))
     if xp is not None:
