@@ -103,4 +103,7 @@ def test_sigmoid_cross_entropy_makes_its_pinned_calls():
     forward = counter.count  # each entry of the counter counts afresh
     with counter:
         loss.backward()
-    assert (forward, counter.count) == (12, 15), dict(counter.calls)
+    # numpy 1.26's clip (array-api-compat's, the numpy 1 backend's namespace) makes its
+    # output with one more call, numpy.empty
+    clip_calls = 1 if np.lib.NumpyVersion(np.__version__) >= "2.0.0" else 2
+    assert (forward, counter.count) == (11 + clip_calls, 15), dict(counter.calls)
