@@ -187,3 +187,50 @@ def test_a_variable_a_layer_sets_again_unchanged_is_no_state(rng, tmp_path):
     layer.scale = Variable(np.float32(2.0))
     path = zerograd_onnx.export(layer, normal(rng, 2, 4), tmp_path / "s.onnx")
     assert zerograd_onnx.check(layer, path, normal(rng, 5, 4)).ok
+
+
+def test_a_forward_whose_path_depends_on_the_batch_size_is_refused_for_a_dynamic_batch(
+    rng, tmp_path
+):
+    def by_size(x):
+        return F.exp(x) if x.shape[0] == 3 else F.tanh(x)
+
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(by_size, normal(rng, 3, 4), tmp_path / "d.onnx")
+    assert str(err.value) == (
+        "zerograd_onnx.export: the forward takes another path on a batch one row larger: "
+        "call 0 is Exp (applied outside any layer of the model) on the example inputs but "
+        "Tanh (applied outside any layer of the model) then. A forward whose functions depend "
+        "on the batch size cannot be exported with a dynamic batch; export with "
+        "dynamic_batch=False."
+    )
+    assert os.listdir(tmp_path) == []
+    path = zerograd_onnx.export(
+        by_size, normal(rng, 3, 4), tmp_path / "d.onnx", dynamic_batch=False
+    )
+    assert zerograd_onnx.check(by_size, path, normal(rng, 3, 4)).ok
+
+
+def test_a_forward_that_takes_another_path_on_its_second_run_is_refused_for_a_static_batch(
+    rng, tmp_path
+):
+    """Python state the forward keeps between calls (a counter): its second run, on the
+    reordered rows, applies other functions, which a file cannot follow."""
+    calls = []
+
+    def alternating(x):
+        calls.append(1)
+        return F.exp(x) if len(calls) % 2 else F.tanh(x)
+
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(
+            alternating, normal(rng, 3, 4), tmp_path / "a.onnx", dynamic_batch=False
+        )
+    assert str(err.value) == (
+        "zerograd_onnx.export: the forward takes another path on the example's rows in "
+        "another order (the first row last): call 0 is Exp (applied outside any layer of the "
+        "model) on the example inputs but Tanh (applied outside any layer of the model) then. "
+        "A forward whose functions depend on the input's values cannot be exported: ONNX "
+        "would keep one path."
+    )
+    assert os.listdir(tmp_path) == []

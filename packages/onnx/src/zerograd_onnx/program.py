@@ -172,7 +172,13 @@ def build_program(
     if second is not None:
         cap2, inputs2, outputs2 = second
         refuse_side_channels(cap2)
-        _check_same_calls(first.calls, cap2.calls)
+        _check_same_calls(
+            first.calls,
+            cap2.calls,
+            SECOND_BATCH,
+            "A forward whose functions depend on the batch size cannot be exported with a "
+            "dynamic batch; export with dynamic_batch=False.",
+        )
         twin_keys = _Keys(inputs2, cap2.calls)
         program.batch = (inputs[0].shape[0], inputs2[0].shape[0])
 
@@ -433,23 +439,28 @@ def refuse_side_channels(cap: Capture) -> None:
         )
 
 
-def _check_same_calls(a: list[Call], b: list[Call]) -> None:
+def _check_same_calls(a: list[Call], b: list[Call], then: str, cause: str) -> None:
+    """Refuse two captures of one forward that apply different functions.
+
+    ``then`` names the second run (``"at the second batch size"``, :data:`REORDERED`);
+    ``cause`` ends the message: what the forward's path depends on, and what to do.
+    """
     for k, (x, y) in enumerate(zip(a, b)):
         if type(x.fn) is not type(y.fn):
             raise ExportError(
-                f"zerograd_onnx.export: the forward takes another path at the second batch "
-                f"size: call {k} is {type(x.fn).__name__} (applied {x.site}) on the example "
-                f"inputs but {type(y.fn).__name__} (applied {y.site}) on a batch one row "
-                f"larger. A forward whose functions depend on the batch size cannot be exported "
-                f"with a dynamic batch; export with dynamic_batch=False."
+                f"zerograd_onnx.export: the forward takes another path {then}: call {k} is "
+                f"{type(x.fn).__name__} (applied {x.site}) on the example inputs but "
+                f"{type(y.fn).__name__} (applied {y.site}) then. {cause}"
             )
     if len(a) != len(b):
         raise ExportError(
             f"zerograd_onnx.export: the forward applies {len(a)} functions on the example "
-            f"inputs but {len(b)} on a batch one row larger; a forward whose functions depend "
-            f"on the batch size cannot be exported with a dynamic batch; export with "
-            f"dynamic_batch=False."
+            f"inputs but {len(b)} {then}. {cause}"
         )
+
+
+SECOND_BATCH = "on a batch one row larger"
+"""The second run of a dynamic-batch export, as the messages name it."""
 
 
 REORDERED = "on the example's rows in another order (the first row last)"
@@ -484,20 +495,13 @@ def refuse_value_dependence(
     cap2, inputs2, outputs2 = second
     refuse_side_channels(cap2)
     a, b = first.calls, cap2.calls
-    for k, (x, y) in enumerate(zip(a, b)):
-        if type(x.fn) is not type(y.fn):
-            raise ExportError(
-                f"zerograd_onnx.export: the forward takes another path {REORDERED}: call {k} "
-                f"is {type(x.fn).__name__} (applied {x.site}) on the example inputs but "
-                f"{type(y.fn).__name__} (applied {y.site}) then. A forward whose functions "
-                f"depend on the input's values cannot be exported: ONNX would keep one path."
-            )
-    if len(a) != len(b):
-        raise ExportError(
-            f"zerograd_onnx.export: the forward applies {len(a)} functions on the example "
-            f"inputs but {len(b)} {REORDERED}; a forward whose functions depend on the input's "
-            f"values cannot be exported: ONNX would keep one path."
-        )
+    _check_same_calls(
+        a,
+        b,
+        REORDERED,
+        "A forward whose functions depend on the input's values cannot be exported: ONNX "
+        "would keep one path.",
+    )
     keys, keys2 = _Keys(inputs, a), _Keys(inputs2, b)
 
     def made(v: Any) -> bool:
