@@ -32,23 +32,7 @@ True
 
 from typing import Any
 
-from zerograd import (
-    Config,
-    Function,
-    Parameter,
-    Variable,
-    as_array,
-    as_variable,
-    is_simple_core,
-    no_grad,
-    setup_variable,
-    test_mode,
-    using_config,
-)
-from zerograd_nn.dataloaders import DataLoader, SeqDataLoader
-from zerograd_nn.datasets import Dataset
-from zerograd_nn.layers import Layer
-from zerograd_nn.models import Model
+from zerograd import is_simple_core
 
 from . import (
     core,
@@ -64,7 +48,23 @@ from . import (
     transforms,
     utils,
 )
+from .core import (  # as DeZero's __init__ takes them from its core
+    Config,
+    Function,
+    Parameter,
+    Variable,
+    as_array,
+    as_variable,
+    no_grad,
+    setup_variable,
+    test_mode,
+    using_config,
+)
+from .dataloaders import DataLoader, SeqDataLoader
+from .datasets import Dataset
+from .layers import Layer
 from .missing import missing_attribute
+from .models import Model
 
 __all__ = [
     "Config",
