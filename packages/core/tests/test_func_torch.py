@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from func_cases import CASES, inputs, weights
+from func_cases import CASES, inputs, values, weights
 
 import zerograd.functions as F
+from zerograd import Variable
 from zerograd.backends import as_array_of, as_numpy
 from zerograd.func import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp, vmap
 
@@ -150,3 +151,41 @@ def test_vmap_in_dims_out_dims_and_chunk_size_match_torch_func(name, chunk_size,
         *[_t(a) for a in args]
     )
     _close(got, want)
+
+
+THIRD = {  # elementwise functions and their twins, with the domain of their inputs
+    "tanh": (F.tanh, lambda T, x: T.tanh(x), "any"),
+    "sin": (F.sin, lambda T, x: T.sin(x), "any"),
+    "exp": (F.exp, lambda T, x: T.exp(x), "any"),
+    "log": (F.log, lambda T, x: T.log(x), "pos"),
+    "sqrt": (F.sqrt, lambda T, x: T.sqrt(x), "pos"),
+    "pow_const": (lambda x: x**3.5, lambda T, x: x**3.5, "pos"),
+    "pow_var": (lambda x: x ** (x + 0.25), lambda T, x: x ** (x + 0.25), "pos"),
+    "rpow": (lambda x: 3.0**x, lambda T, x: 3.0**x, "any"),
+    "div": (lambda x: 1.0 / x, lambda T, x: 1.0 / x, "pos"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(THIRD))
+def test_third_derivatives_by_backward_match_torchs_triple_backward(name, backend):
+    """``backward(create_graph=True)`` three times, each gradient contracted with its own
+    weights, against ``torch.autograd.grad(..., create_graph=True)`` three times."""
+    f, twin, domain = THIRD[name]
+    x0 = values((5,), domain, seed=3)
+    ws = [weights((5,), backend, seed=s) for s in (1, 2, 3)]
+    x = Variable(as_array_of(x0, backend))
+    out = F.sum(f(x) * ws[0])
+    for w in ws[1:]:
+        out.backward(create_graph=True)
+        g = x.grad
+        assert g.creator is not None, "a gradient recorded with create_graph has a graph"
+        x.cleargrad()
+        out = F.sum(g * w)
+    out.backward()
+    t = torch.tensor(x0, requires_grad=True)
+    tout = (twin(torch, t) * _t(ws[0])).sum()
+    for w in ws[1:]:
+        (tg,) = torch.autograd.grad(tout, t, create_graph=True)
+        tout = (tg * _t(w)).sum()
+    (want,) = torch.autograd.grad(tout, t)
+    _close(x.grad, want, rtol=1e-8, atol=1e-10)

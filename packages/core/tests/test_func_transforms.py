@@ -466,6 +466,61 @@ def test_hvp_refuses_bad_primals_and_tangents(arr):
         hvp(cube, (x, x), (x,))
 
 
+BACKWARD_INSIDE = (
+    r"^backward\(\) inside a function given to a zerograd.func transform .*: the transform "
+    r"differentiates .* constants there, .*no variable its gradient.*zerograd.func.grad "
+    r"nests.*or call backward\(\) outside the transform\.$"
+)
+
+
+def test_backward_inside_a_transformed_function_is_refused_and_changes_nothing(arr):
+    """A gradient penalty written with the engine inside a transform: the walk could reach
+    no variable (the argument's stand-in is no leaf, captured Variables are constants), so
+    ``x.grad`` was None (a TypeError about NoneType), and with ``retain_grad=True`` the
+    transform's result was silently wrong. PyTorch's torch.func refuses it too."""
+    w = Variable(arr([1.5, -0.5]))
+    w.grad = Variable(arr([5.0, 5.0]))
+    held = w.grad
+    x0 = np.array([0.3, -0.8])
+
+    def penalty(x, retain=False):
+        F.sum(F.sin(x) * x * w).backward(create_graph=True, retain_grad=retain)
+        return F.sum(x.grad * x.grad)
+
+    def fresh(x):  # a walk over Variables of the function's own
+        v = Variable(arr([1.0, 2.0]))
+        F.sum(v * v).backward()
+        return F.sum(x * x)
+
+    x = arr(x0)
+    for f in (penalty, lambda x: penalty(x, retain=True), fresh):
+        for transform in (grad, jacrev, jacfwd, hessian):
+            with pytest.raises(RuntimeError, match=BACKWARD_INSIDE):
+                transform(f)(x)
+        with pytest.raises(RuntimeError, match=BACKWARD_INSIDE):
+            vjp(f, x)
+        with pytest.raises(RuntimeError, match=BACKWARD_INSIDE):
+            jvp(f, (x,), (x,))
+        with pytest.raises(RuntimeError, match=BACKWARD_INSIDE):
+            hvp(f, (x,), (x,))
+    # under a vmap inside the transform too
+    with pytest.raises(RuntimeError, match=BACKWARD_INSIDE):
+        grad(lambda x: F.sum(vmap(fresh)(x)))(arr([[0.3], [0.5]]))
+    assert w.grad is held
+    np.testing.assert_array_equal(as_numpy(w.grad), [5.0, 5.0])
+    # what the error advises: the nested transform, or the engine outside any transform
+    wd = as_numpy(w.data)
+    g = wd * (np.sin(x0) + x0 * np.cos(x0))
+    want = 2 * g * wd * (2 * np.cos(x0) - x0 * np.sin(x0))
+    inner = grad(lambda v: F.sum(F.sin(v) * v * w))
+    np.testing.assert_allclose(as_numpy(grad(lambda x: F.sum(inner(x) ** 2))(x)), want)
+    xv = Variable(arr(x0))
+    out = penalty(xv)
+    xv.cleargrad()
+    out.backward()
+    np.testing.assert_allclose(as_numpy(xv.grad), want)
+
+
 def test_argnums_are_checked_after_the_function(arr):
     for transform in (grad, value_and_grad, grad_and_value, jacrev, jacfwd, hessian):
         with pytest.raises(TypeError, match=r"expected a function to transform, got int"):

@@ -82,6 +82,32 @@ def test_a_variable_exponent_at_a_zero_base_gives_pytorchs_gradients(arr):
     np.testing.assert_array_equal(ge, [0.0, 0.0, 0.0, np.log(2.0), -inf])
 
 
+@pytest.mark.parametrize("c, dtype", [([2.0, 3.0], "float64"), ([2, 3], "int64"), (3, "int64")])
+def test_an_array_exponent_differentiates_thrice_at_a_negative_base_with_no_log(arr, c, dtype):
+    # x ** c for a constant array c (np.int64(3) too): the derivative's exponent c - 1
+    # stayed a Variable, so the second walk differentiated it too, through log(x): nan for
+    # x < 0, a RuntimeWarning (a FloatingPointError under np.errstate(invalid="raise"))
+    # for a gradient nothing asks for
+    c = arr(c, dtype)
+    x0 = np.array([-1.5, -0.5])
+    ce = np.asarray(as_numpy(c), dtype=np.float64)
+    x = Variable(arr(x0))
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        F.sum(x**c).backward(create_graph=True)
+        got = []
+        for _ in range(3):
+            g = x.grad
+            got.append(as_numpy(g))
+            x.cleargrad()
+            F.sum(g).backward(create_graph=True)
+        got.append(as_numpy(x.grad))
+    k = np.ones_like(x0)
+    for order, g in enumerate(got):  # c (c - 1) ... (c - order) x ** (c - order - 1)
+        k = k * (ce - order)
+        np.testing.assert_allclose(g, k * x0 ** (ce - order - 1), rtol=1e-14, atol=1e-14)
+
+
 def test_a_zero_base_raised_to_a_variable_has_a_zero_gradient(arr):
     _, (g,) = quiet(grads, lambda x: 0.0**x, arr([0.0, 2.0]))
     np.testing.assert_array_equal(g, [0.0, 0.0])  # was [-inf, nan]

@@ -11,6 +11,7 @@ import pytest
 from func_nn_cases import CASES, call, inputs, values
 
 import zerograd_nn.functional as F
+from zerograd import Variable
 from zerograd.backends import as_array_of, as_numpy
 from zerograd.func import functional_call, grad, hessian, jacrev, vmap
 from zerograd_nn.models import MLP
@@ -118,3 +119,31 @@ def test_per_sample_gradients_of_a_cnn_match_torch_func(backend):
     )
     for k in params:
         _close(got[k], want[k])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mixed_second_derivatives_by_backward_match_torchs_double_backward(name, backend):
+    """``backward(create_graph=True)``, then the backward of every first derivative
+    contracted with its own weights: each input's row of the Hessian times those weights,
+    the mixed derivatives (d/dW of d/dx) included, against torch.autograd.grad twice."""
+    f, twin, _ = CASES[name]
+    xs = inputs(name, backend)
+    rng = np.random.default_rng(4)
+    w = as_array_of(rng.standard_normal(np.shape(as_numpy(call(f, *xs)))), backend)
+    vs = [as_array_of(rng.standard_normal(np.shape(as_numpy(x))), backend) for x in xs]
+    zs = [Variable(x) for x in xs]
+    F.sum(f(*zs) * w).backward(create_graph=True)
+    total = None
+    for z, v in zip(zs, vs):
+        assert z.grad.creator is not None, "a gradient recorded with create_graph has a graph"
+        term = F.sum(z.grad * v)
+        total = term if total is None else total + term
+        z.cleargrad()
+    total.backward()
+    ts = [_t(x).requires_grad_() for x in xs]
+    gs = torch.autograd.grad((twin(torch, *ts) * _t(w)).sum(), ts, create_graph=True)
+    total = sum((g * _t(v)).sum() for g, v in zip(gs, vs))
+    wants = torch.autograd.grad(total, ts, allow_unused=True)  # a bias's: None
+    for z, t, want in zip(zs, ts, wants):
+        got = np.zeros(z.shape) if z.grad is None else z.grad.data
+        _close(got, torch.zeros_like(t) if want is None else want, rtol=1e-8, atol=1e-10)

@@ -29,7 +29,10 @@ _mode: contextvars.ContextVar[Any] = contextvars.ContextVar("zerograd.mode", def
 
 
 class FunctionMode(Protocol):
-    """What ``Function.__call__`` asks of a mode."""
+    """What ``Function.__call__`` asks of a mode.
+
+    A mode may also define ``refuse_backward()``, which :func:`check_backward` calls.
+    """
 
     parent: FunctionMode | None
     """The mode that was current when this one was entered (None: none)."""
@@ -48,6 +51,26 @@ def current() -> FunctionMode | None:
         The mode entered last here and not left yet, or None.
     """
     return _mode.get() if switch.on else None
+
+
+def check_backward() -> None:
+    """Let the modes in force refuse a ``Variable.backward()`` started here.
+
+    A mode may define ``refuse_backward()``, which raises where a walk started under it
+    cannot give the gradients it is asked for (the function given to a differentiating
+    transform: see :mod:`zerograd.func.guard`). The current mode is asked, then the modes
+    it covers (``parent``), innermost first. ``Variable.backward`` calls it only while
+    some mode is entered (``switch.on``), so the eager engine pays one attribute read.
+
+    Raises:
+        RuntimeError: a mode refuses the walk (its message says why and what to do).
+    """
+    mode = current()
+    while mode is not None:
+        refuse = getattr(mode, "refuse_backward", None)
+        if refuse is not None:
+            refuse()
+        mode = mode.parent
 
 
 @contextlib.contextmanager

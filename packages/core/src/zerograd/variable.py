@@ -12,6 +12,8 @@ from . import backends as _backends
 from .arrays import _KINDS, as_array
 from .backends.registry import registry as _registry
 from .checks import flag
+from .modes import check_backward as _check_backward
+from .modes import switch as _modes
 from .recording import READ as _READ
 from .recording import current as _recorder
 from .recording import switch as _recording
@@ -465,7 +467,9 @@ class Variable:
                 always kept (it is freed when nothing references its outputs).
 
         Raises:
-            RuntimeError: This variable was computed with backprop disabled.
+            RuntimeError: This variable was computed with backprop disabled, or the call
+                is inside a function given to a :mod:`zerograd.func` transform (which
+                differentiates that function itself).
             TypeError: A variable of the graph holds a ``grad`` that is not a Variable,
                 ``retain_graph`` is not a bool, or this variable's data is None.
             ValueError: A gradient preset on this variable (``y.grad``) has another shape.
@@ -484,6 +488,8 @@ class Variable:
             retain_grad = flag("backward", "retain_grad", retain_grad)
         if create_graph is not False and create_graph is not True:
             create_graph = flag("backward", "create_graph", create_graph)
+        if _modes.on:  # a transform's function: see zerograd.modes.check_backward
+            _check_backward()
         if self.generation < 0 and self.creator is None:
             raise RuntimeError(
                 "backward: this Variable was computed with backprop disabled (inside no_grad(), "

@@ -10,7 +10,9 @@ leave their own graphs: they change no gradient held outside (``x.grad``) and di
 only with respect to the arguments asked for, as JAX and ``torch.func`` do.
 
 One guard serves the outermost transform and every transform nested in it: a Variable made
-by an outer transform is its own to an inner one.
+by an outer transform is its own to an inner one. A ``backward()`` that the user's function
+starts under it is refused (:meth:`Guard.refuse_backward`): such a walk could reach no
+variable outside the transforms' graphs, and none inside is a leaf.
 """
 
 from __future__ import annotations
@@ -40,6 +42,28 @@ class Guard:
         self.parent = parent
         self.owned: dict[int, Variable] = {}
         self._cut: dict[int, tuple[Variable, Variable]] = {}
+        self.walks = 0  # the transforms' own backward walks running under this guard now
+
+    def refuse_backward(self) -> None:
+        """Refuse a ``backward()`` that the user's function starts (``modes.check_backward``).
+
+        The transforms' own walks (nested transforms walk under an outer transform's
+        guard) count themselves in :attr:`walks` and pass, as does a book-style
+        ``backward`` that starts a walk of its own while they run.
+
+        Raises:
+            RuntimeError: always, unless a walk of the transforms is running.
+        """
+        if self.walks:
+            return
+        raise RuntimeError(
+            "backward() inside a function given to a zerograd.func transform (grad, vjp, "
+            "jvp, jacrev, jacfwd, hessian, hvp): the transform differentiates the function "
+            "itself, and the Variables the function captures or makes are constants there, "
+            "so this walk would give no variable its gradient (an argument's x.grad stays "
+            "None). Differentiate with the transforms instead (zerograd.func.grad nests: "
+            "grad(lambda x: F.sum(grad(f)(x) ** 2))), or call backward() outside the transform."
+        )
 
     def own(self, v: Any) -> None:
         """Count ``v`` (and the Variables under a batched one) as made by the transforms."""
@@ -88,6 +112,24 @@ def cut(x: Variable) -> Variable:
     if x.data is None or type(x) is Constant:
         return x
     return Constant(x.data)
+
+
+@contextlib.contextmanager
+def walking() -> Iterator[None]:
+    """Mark a backward walk of the transforms, which the guard in force lets through.
+
+    Returns:
+        A context manager (it does nothing outside every transform).
+    """
+    g = _guard.get()
+    if g is None:
+        yield
+        return
+    g.walks += 1
+    try:
+        yield
+    finally:
+        g.walks -= 1
 
 
 def current() -> Guard | None:

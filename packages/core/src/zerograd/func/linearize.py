@@ -244,13 +244,14 @@ class Linearization:
         if proxies:
             with modes.entered(proxies[0]):
                 return self._run(seeds, proxies[1:], graph)
-        for base, seed in seeds:
-            held = base.grad
-            base.grad = seed
-            try:
-                base.backward(create_graph=graph)
-            finally:
-                base.grad = held
+        with _guard.walking():
+            for base, seed in seeds:
+                held = base.grad
+                base.grad = seed
+                try:
+                    base.backward(create_graph=graph)
+                finally:
+                    base.grad = held
 
     def _to_walk(self, ct: Any, new: list[Level], proxies: list[Level]) -> Any:
         """A cotangent of the active levels as the walk carries it (see :meth:`walk`).

@@ -282,7 +282,10 @@ class PowVar(_Binary):
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         a0, a1 = data_of(x0), data_of(x1)  # the mask is a constant
         zero = _mask(a0, (a0 == 0) & (a1 == 0), gy)  # 0 ** 0: x1 * x0 ** -1 is 0 * inf
-        return gy * x1 * (x0 + zero) ** (x1 - 1)
+        # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
+        # next order, through log(x0), nan (and numpy's warning) for a negative base
+        e = a1 - 1 if type(x1) is Constant else x1 - 1
+        return gy * x1 * (x0 + zero) ** e
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         a0, a1 = data_of(x0), data_of(x1)
