@@ -179,3 +179,21 @@ def test_a_preset_gradient_of_the_right_shape_starts_backward(arr):
     y.grad = arr([1.0, -1.0])  # an array, as the book's step 9 seeds it
     y.backward()
     assert as_numpy(x.grad).tolist() == [3.0, -3.0]
+
+
+def test_a_retained_intermediate_gradient_flows_into_a_later_backward(arr):
+    """DeZero's rule (From PyTorch, "What behaves differently"): a gradient an intermediate
+    still holds from ``backward(retain_grad=True)`` is added to what a later backward
+    through it passes on; ``cleargrad()`` on it gives PyTorch's result."""
+    x = Variable(arr(2.0))
+    h = F.sin(x)
+    (h * h).backward(retain_grad=True)
+    held = 2 * np.sin(2.0)
+    assert as_numpy(h.grad.data) == pytest.approx(held)
+    x.cleargrad()
+    (h * 3.0).backward()
+    assert as_numpy(x.grad.data) == pytest.approx((3.0 + held) * np.cos(2.0))
+    x.cleargrad()
+    h.cleargrad()
+    (h * 3.0).backward()
+    assert as_numpy(x.grad.data) == pytest.approx(3.0 * np.cos(2.0))
