@@ -148,8 +148,13 @@ def test_a_layer_added_after_setup_is_packed_in(make, per_param):
             model.extra = L.Linear(2, in_size=3)
             model.extra.W.data = np.full((3, 2), 0.25, np.float32)
 
-    model, _ = assert_same_run(per_param, make=make, steps=4, between=grow)
-    assert model.extra.W.data.base is model.l0.W.data.base
+    model, opt = assert_same_run(per_param, make=make, steps=4, between=grow)
+    if isinstance(opt, O.Adam):  # its step count is behind the others': a buffer of its own
+        packed = [seg.data for seg in opt._packer.segments.values()]
+        assert any(model.extra.W.data.base is b for b in packed)
+        assert model.extra.W.data.base is not model.l0.W.data.base
+    else:
+        assert model.extra.W.data.base is model.l0.W.data.base
 
 
 @each

@@ -195,3 +195,56 @@ def test_linear_and_optimizers_compose_the_pytorch_way():
         loss.backward()
         opt.step()
     assert opt.state(layer.W, "v")[0].shape == (3, 2)
+
+
+# -- keys written into a parameter group -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "key", "value", "words"),
+    [
+        (
+            lambda ps: O.Adam(ps, lr=0.1),
+            "betas",
+            (0.95, 0.999),
+            r"^Adam\.update\(\): a parameter group holds \['betas'\], which Adam does not "
+            r"read \(its keys: \['beta1', 'beta2', 'eps', 'lr', 'weight_decay'\]\); nothing "
+            r"was updated\. PyTorch's betas are group\['beta1'\] and group\['beta2'\]\. ",
+        ),
+        (
+            lambda ps: O.SGD(ps, lr=0.1, momentum=0.9),
+            "nesterov",
+            True,
+            r"^SGD\.update\(\): a parameter group holds \['nesterov'\], which SGD does not "
+            r"read \(its keys: \['lr', 'momentum', 'weight_decay'\]\); nothing was updated",
+        ),
+        (
+            lambda ps: O.AdamW(ps),
+            "amsgrad",
+            True,
+            r"holds \['amsgrad'\], which AdamW does not read",
+        ),
+        (lambda ps: O.AdaGrad(ps), "momentum", 0.9, r"holds \['momentum'\], which AdaGrad"),
+    ],
+)
+def test_a_key_the_optimizer_does_not_read_written_into_a_group_is_refused(make, key, value, words):
+    """PyTorch's OneCycleLR habit, ``group["betas"] = ...``, changed nothing, silently."""
+    p = Parameter(np.array([1.0, -2.0]))
+    opt = make([p])
+    p.grad = Variable(np.array([0.5, 1.0]))
+    opt.step()
+    before, state = p.data.copy(), opt.state_dict()
+    opt.param_groups[0][key] = value
+    with pytest.raises(ValueError, match=words + r".*Remove it: del optimizer\.param_groups"):
+        opt.step()
+    np.testing.assert_array_equal(p.data, before)
+    after = opt.state_dict()
+    assert after["counters"] == state["counters"]
+    for k, entry in state["state"].items():
+        for name, a in entry.items():
+            np.testing.assert_array_equal(after["state"][k][name], a)
+    with pytest.raises(ValueError, match=words):
+        opt.update_one(p)
+    del opt.param_groups[0][key]
+    opt.step()
+    assert not np.array_equal(p.data, before)

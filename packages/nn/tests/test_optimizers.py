@@ -109,6 +109,18 @@ def test_adam_two_steps_against_scalar_loop():
     np.testing.assert_allclose(run(O.Adam(alpha=a), 2), expected, rtol=1e-12)
 
 
+def test_adam_adds_eps_before_the_bias_correction_as_dezero():
+    """DeZero's step, not PyTorch's: where ``sqrt(v)`` is near ``eps`` the two differ
+    (docs/from-pytorch.md, "What behaves differently")."""
+    g, eps = 1e-8, 1e-8
+    w = run(O.Adam(alpha=0.1, eps=eps), g=[g, -g])
+    c = math.sqrt(1 - 0.999) / (1 - 0.9)  # step 1's bias correction of the step size
+    dezero = 0.1 * c * (0.1 * g) / (math.sqrt(0.001) * g + eps)
+    pytorch = 0.1 * g / (g + eps)  # m_hat / (sqrt(v_hat) + eps) with m_hat = g
+    np.testing.assert_allclose(w, [1.0 - dezero, 2.0 + dezero], rtol=1e-12)
+    assert abs(dezero - pytorch) > 0.4 * pytorch
+
+
 def test_adamw_decays_then_steps():
     w = run(O.AdamW(alpha=0.01, weight_decay=0.1))
     np.testing.assert_allclose(w, [1.0 * 0.999 - 0.01, 2.0 * 0.999 + 0.01], rtol=1e-6)

@@ -9,7 +9,10 @@ gradient (L2), except in AdamW, where it is decoupled.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any
+
+from zerograd import Parameter
 
 from .base import Optimizer, hyperparameter
 
@@ -209,6 +212,13 @@ class AdaDelta(Optimizer):
         return u.multiply(dx, -hp["lr"], out=dx), {"msg": msg, "msdx": msdx}
 
 
+def _bias_corrected(hp: dict, n: int) -> float:
+    """``lr * sqrt(1 - beta2**n) / (1 - beta1**n)``: Adam's step size at step ``n``."""
+    fix1 = 1.0 - math.pow(hp["beta1"], n)
+    fix2 = 1.0 - math.pow(hp["beta2"], n)
+    return hp["lr"] * math.sqrt(fix2) / fix1
+
+
 def _alpha_or_lr(owner: str, alpha: Any, lr: Any) -> Any:
     """``lr`` when given (PyTorch's spelling of Adam's ``alpha``), else ``alpha``."""
     if lr is None:
@@ -227,10 +237,23 @@ class Adam(Optimizer):
     """Adam (Kingma & Ba 2015). ``alpha`` and ``lr`` are two names of the same step size.
 
     ``Adam(lr=0.01)`` is ``Adam(alpha=0.01)``. Hyperparameters are checked when set:
-    ``0 <= beta1, beta2 < 1`` and ``eps > 0``.
+    ``0 <= beta1, beta2 < 1`` and ``eps > 0``. Each step is DeZero's::
 
-    :meth:`step_size` is ``alpha`` with the bias correction of step ``t`` (what DeZero's
-    ``Adam.lr`` returned).
+        g = grad + weight_decay * param
+        m += (1 - beta1) * (g - m)
+        v += (1 - beta2) * (g * g - v)
+        param -= lr * sqrt(1 - beta2**n) / (1 - beta1**n) * m / (sqrt(v) + eps)
+
+    ``eps`` is added to ``sqrt(v)`` before the bias correction (PyTorch adds it after:
+    ``m_hat / (sqrt(v_hat) + eps)``); the two agree up to ``eps``'s share of the step.
+
+    ``n`` counts the steps of that parameter, as in PyTorch and Chainer: a parameter
+    without a gradient in an update (frozen, unused, added later) takes no step, and its
+    moments and its count stay as they were. The state dict saves a count that is not
+    ``t`` as its entry's ``"t"``. The attribute ``t`` is DeZero's: the number of
+    :meth:`update` calls; :meth:`step_size` is ``alpha`` with the bias correction of step
+    ``t`` (what DeZero's ``Adam.lr`` returned), the step size of a parameter updated at
+    every call.
 
     Args:
         alpha: the step size.
@@ -254,6 +277,7 @@ class Adam(Optimizer):
     _state_names = ("m", "v")
     _nonnegative_state = ("v",)  # a running mean of squares: its root is taken
     _counters = ("t",)
+    _entry_counters = ("t",)
     _decoupled_decay = False  # weight_decay: L2 in the gradient (Adam) or decoupled (AdamW)
 
     def __init__(
@@ -274,10 +298,17 @@ class Adam(Optimizer):
             weight_decay=weight_decay,
         )
         self.t = 0
-        self._next = 0
+        self._next = 0  # 1 while update() writes: the commit then counts a call of update()
+        # each parameter's steps behind t (t minus its own count), from its first step on:
+        # it changes only when the parameter misses an update, never in a steady update
+        self._behind: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
-    def _coefficients(self, hp: dict) -> dict:
-        return {**hp, "step": self.step_size(hp)}
+    def _cohort(self, param: Parameter) -> int:
+        # a parameter that never took a step is t behind: its next step is its first
+        return self._behind.get(param, self.t)
+
+    def _coefficients(self, hp: dict, cohort: int) -> dict:
+        return {**hp, "step": _bias_corrected(hp, self.t + 1 - cohort)}
 
     def step_size(self, hp: dict | None = None) -> float:
         """``lr * sqrt(1 - beta2**t) / (1 - beta1**t)``: the bias-corrected step size.
@@ -286,26 +317,75 @@ class Adam(Optimizer):
             hp: the hyperparameters to use (a group's); None for the optimizer's defaults.
 
         Returns:
-            The step size of the current step ``t``.
+            The step size of step ``t`` (of a parameter updated at every call).
         """
-        hp = hp if hp is not None else self.defaults
-        t = self.t + self.__dict__.get("_next", 0)
-        fix1 = 1.0 - math.pow(hp["beta1"], t)
-        fix2 = 1.0 - math.pow(hp["beta2"], t)
-        return hp["lr"] * math.sqrt(fix2) / fix1
+        return _bias_corrected(hp if hp is not None else self.defaults, self.t)
 
     def _apply(self, grouped: list, steady: Any = None) -> None:
-        # the step counter advances only when the update is written: a refused update()
-        # leaves the bias correction of later steps as it was
+        # the counts advance only when the update is written: a refused update() leaves
+        # the bias correction of later steps as it was
         self._next = 1
         try:
             super()._apply(grouped, steady)
         finally:
             self._next = 0
+        behind = self._behind
+        if steady is not None and all(len(s[2]) == len(ps) for s, (_, ps) in zip(steady, grouped)):
+            return  # every parameter took its step
+        for _, ps in grouped:
+            for p in ps:
+                if p.grad is None and p in behind:
+                    behind[p] += 1
 
     def _commit(self, plan: list) -> None:
         super()._commit(plan)
-        self.t += self._next
+        t, behind = self.t, self._behind
+        if not self._next:  # update_one(param): that parameter took a step, t did not
+            for p, _, _ in plan:
+                behind[p] = behind.get(p, t) - 1
+            self._packer.forget()  # its segment was packed for its old count
+            return
+        for p, _, args in plan:
+            if p is not None:
+                behind.setdefault(p, t)
+            elif args[1]:  # a new segment: its parameters may be taking their first step
+                for q in args[3]:
+                    behind.setdefault(q, t)
+        self.t = t + 1
+
+    def lend_gradients(self, scale: float | None = None) -> tuple[list[Any], list[Parameter]]:
+        bufs, covered = super().lend_gradients(scale)
+        # packed for the next update, with the counts of now: the update reuses the segments
+        t, behind = self.t, self._behind
+        for p in covered:
+            behind.setdefault(p, t)
+        return bufs, covered
+
+    def _entry_counts(self, param: Parameter) -> dict[str, int]:
+        # only a count that is not t: the state dict of a run without gaps stays as it was
+        behind = self._behind.get(param, self.t)
+        return {"t": self.t - behind} if behind else {}
+
+    def _restore_entry_counts(self, counts: dict) -> None:
+        t = self.t  # an entry saved without its count (before counts per parameter): t
+        self._behind = weakref.WeakKeyDictionary({p: t - c.get("t", t) for p, c in counts.items()})
+
+    def clear_state(self) -> None:
+        super().clear_state()
+        self._behind = weakref.WeakKeyDictionary()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_behind"] = list(self._behind.items())
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        behind = state.pop("_behind", None)
+        state.setdefault("_next", 0)
+        super().__setstate__(state)
+        if behind is None:  # pickled before counts per parameter: each at t
+            behind = [(p, 0) for p in self._state]
+        self._behind = weakref.WeakKeyDictionary(behind)
 
     def _scratch_count(self, hp: dict) -> int:
         return 2 if hp.get("weight_decay") else 1

@@ -86,7 +86,12 @@ class Optimizer(metaclass=_SetUpOnCreation):
     initial_lrs: list[float] | None = None
     _state_names: tuple[str, ...] = ()  # per-parameter state arrays, zeros at first
     _counters: tuple[str, ...] = ()  # step counters saved in the state dict (Adam's t)
+    _entry_counters: tuple[str, ...] = ()  # counts saved in each parameter's entry (Adam's t)
     _nonnegative_state: tuple[str, ...] = ()  # state arrays never below 0 (Adam's v)
+    #: ``cohort(param)``: what besides its group a parameter's step depends on (Adam's step
+    #: count), an int; parameters of one cohort are packed together, and
+    #: :meth:`_coefficients` receives it. None: every parameter is in cohort 0
+    _cohort: Callable[[Parameter], int] | None = None
 
     def __init__(self, **hyperparameters: float) -> None:
         """Set up the empty optimizer, then set each hyperparameter given, in order.
@@ -280,27 +285,26 @@ class Optimizer(metaclass=_SetUpOnCreation):
                         self.update_one(p)
             return
         plan, used = [], []
+        cohort = self._cohort
         for hp, names, n, segments, rest in self._planned_groups(grouped, steady=steady):
             for key, seg, new, members in segments:
-                plan.append((None, seg, (key, new, hp, members)))
+                plan.append((None, seg, (key, new, self._coefficients(hp, key[3]), members)))
                 used.append(key)
             for p in rest:
-                plan.append(self._planned(p, hp, names, n))
+                c = 0 if cohort is None else cohort(p)
+                plan.append(self._planned(p, self._coefficients(hp, c), names, n))
         self._commit(plan)
         self._packer.retain(used)
 
     def _planned_groups(
-        self,
-        grouped: list[tuple[dict, list[Parameter]]],
-        coefficients: bool = True,
-        steady: list | None = None,
+        self, grouped: list[tuple[dict, list[Parameter]]], steady: list | None = None
     ) -> list[tuple]:
         """Each group's step: its parameters with a gradient, packed where they can be.
 
         May fail (a bad hyperparameter, no memory for new buffers); changes nothing.
-        ``coefficients``: add :meth:`_coefficients` to each group's hyperparameters (what
-        the step itself needs; packing does not). ``steady``: each group's segment, when
-        :meth:`.flat.Packer.steady` found that the update may reuse them as they are.
+        ``steady``: each group's segment, when :meth:`.flat.Packer.steady` found that the
+        update may reuse them as they are. A segment's key is ``(group index, array type,
+        dtype, cohort)`` (see :attr:`_cohort`).
 
         Returns:
             ``[(hp, state names, scratch count, [(key, segment, new, params)], others)]``.
@@ -310,18 +314,17 @@ class Optimizer(metaclass=_SetUpOnCreation):
         out = []
         for i, (group, ps) in enumerate(grouped):
             hp = self._checked(group or self.defaults)
-            if coefficients:
-                hp = self._coefficients(hp)
             names, n = self._state_for(hp), self._scratch_count(hp)
             if steady is not None:
                 key, seg, members = steady[i]
                 if seg.names == names and len(seg.scratch) == n:
                     out.append((hp, names, n, [(key, seg, False, members)], []))
                     continue
-            packed, rest = packer.split([p for p in ps if p.grad is not None], self._state)
+            with_grad = [p for p in ps if p.grad is not None]
+            packed, rest = packer.split(with_grad, self._state, self._cohort)
             segments = []
-            for (kind, dtype), members in packed.items():
-                key = (i, kind, dtype)
+            for sub, members in packed.items():
+                key = (i, *sub)
                 if everyone is None:
                     everyone = [p for _, qs in grouped for p in qs]
                 seg, new, left = packer.plan(key, members, names, self._state, n, everyone)
@@ -360,7 +363,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             return [], []
         self._packer.every_size = True  # the averaging's pass is the gather: pack them all
         try:
-            planned = self._planned_groups(self.grouped_params(), coefficients=False)
+            planned = self._planned_groups(self.grouped_params())
         except Exception:  # the update raises it, with nothing changed
             return [], []
         bufs, covered = [], []
@@ -373,10 +376,11 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 covered.extend(members)
         return bufs, covered
 
-    def _coefficients(self, hp: dict) -> dict:
+    def _coefficients(self, hp: dict, cohort: int) -> dict:
         """The scalars of one group's step (hyperparameters, Adam's bias correction).
 
         Computed while planning, so that nothing left to do in the commit can fail.
+        ``cohort``: the :attr:`_cohort` of the parameters the step is for.
         """
         return hp
 
@@ -485,7 +489,8 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 f"no gradient; nothing was updated."
             )
         self._validate([param], first=at or 0, call=".update_one(param)")
-        hp = self._coefficients(self._checked({**self.defaults, **group}))
+        cohort = 0 if self._cohort is None else self._cohort(param)
+        hp = self._coefficients(self._checked({**self.defaults, **group}), cohort)
         self._commit([self._planned(param, hp, self._state_for(hp), self._scratch_count(hp))])
 
     def step(self) -> None:
@@ -687,14 +692,29 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self._state.get,
             self.defaults,
             {c: int(getattr(self, c)) for c in self._counters},
+            self._entry_counts if self._entry_counters else None,
         )
+
+    def _entry_counts(self, param: Parameter) -> dict[str, int]:
+        """The :attr:`_entry_counters` of ``param``, saved next to its state arrays."""
+        return {}
+
+    def _restore_entry_counts(self, counts: dict) -> None:
+        """Take the counts of a state dict just loaded (the counters are loaded already).
+
+        Args:
+            counts: ``{param: {counter name: int}}`` for each parameter with an entry;
+                ``{}`` for an entry saved without them.
+        """
 
     def load_state_dict(self, d: dict[str, Any]) -> None:
         """Restore what :meth:`state_dict` returned, all or nothing (call after ``setup``).
 
         The state replaces the optimizer's: a parameter with no entry in ``d`` (one that
-        had no gradient yet when it was saved) starts afresh, as in PyTorch. An entry
-        must hold every array of the optimizer's state (``m`` and ``v`` for Adam).
+        had no gradient yet when it was saved) starts afresh, as in PyTorch (Adam's next
+        step of it is its first). An entry must hold every array of the optimizer's state
+        (``m`` and ``v`` for Adam), and may hold the parameter's own step count (Adam's
+        ``"t"``, saved where it is not the optimizer's ``t``; without it, ``t``).
         Arrays convert to their parameter's backend and dtype; a finite value that would
         become inf there is refused.
 
@@ -705,8 +725,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
             TypeError: ``d`` is not an optimizer state dict.
             ValueError: another optimizer type, other groups or names, state arrays of
                 other shapes, an entry missing one of its arrays, values beyond the
-                parameter's dtype, a negative step counter, or negative (or nan) values in
-                a state that is a mean of squares (Adam's ``v``); nothing changed.
+                parameter's dtype, a step count that is not an int >= 0, or negative (or
+                nan) values in a state that is a mean of squares (Adam's ``v``); nothing
+                changed.
             RuntimeError: the optimizer has not been set up.
         """
         self.prepare_load_state_dict(d)()
@@ -746,6 +767,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self._counters,
             incoming,
             self._nonnegative_state,
+            self._entry_counters,
         )
 
         def commit() -> None:  # nothing here can fail: the optimizer changes all at once
@@ -755,6 +777,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self._state = loaded.state
             for c, v in loaded.counters.items():
                 setattr(self, c, v)
+            self._restore_entry_counts(loaded.entry_counts)
 
         return commit
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import operator
 import sys
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import repeat
 from typing import Any
 
@@ -260,8 +260,10 @@ class Packer:
         """Forget every segment (the parameters keep their views)."""
         self.segments = {}
 
-    def split(self, params: list, stored: Any) -> tuple[dict[tuple, list], list]:
-        """The parameters that can be packed, by (array type, dtype), and the others.
+    def split(
+        self, params: list, stored: Any, cohort: Callable[[Any], int] | None = None
+    ) -> tuple[dict[tuple, list], list]:
+        """The parameters that can be packed, by (array type, dtype, cohort), and the others.
 
         A parameter whose gradient or state has another array type or dtype takes the
         per-parameter update, which casts its results once (and stores state that fits).
@@ -269,9 +271,11 @@ class Packer:
         Args:
             params: parameters with a gradient, all checked by ``Optimizer._validate``.
             stored: the optimizer's ``{param: state dict}``.
+            cohort: ``cohort(param)``, an int: parameters whose steps differ by more than
+                their arrays (Adam's step counts) are packed apart; None: all in cohort 0.
 
         Returns:
-            ``({(array type, dtype): [param, ...]}, [param, ...])``.
+            ``({(array type, dtype, cohort): [param, ...]}, [param, ...])``.
         """
         packed: dict[tuple, list] = {}
         rest = []
@@ -294,7 +298,8 @@ class Packer:
             if st and any(type(a) is not kind or a.dtype != data.dtype for a in st.values()):
                 rest.append(p)
                 continue
-            packed.setdefault((kind, data.dtype), []).append(p)
+            c = 0 if cohort is None else cohort(p)
+            packed.setdefault((kind, data.dtype, c), []).append(p)
         return packed, rest
 
     def plan(
@@ -315,7 +320,7 @@ class Packer:
         parameter given one of them later stays tied through it.
 
         Args:
-            key: (group index, array type, dtype).
+            key: (group index, array type, dtype, cohort).
             params: the parameters, in order.
             names: the rule's state names.
             stored: the optimizer's ``{param: state dict}``.

@@ -83,7 +83,11 @@ class hyperparameter:
 
 
 _SPECS: dict[type, list] = {}  # optimizer class -> [(group key, hyperparameter)]
+_KEYS: dict[type, frozenset] = {}  # optimizer class -> the keys a group may hold
 _ANY = hyperparameter()  # finite and >= 0: the check of hyperparameters without a spec
+_GROUP_ONLY = ("params", "param_names")  # a group's keys besides its hyperparameters
+#: PyTorch's group keys with another spelling here
+_PYTORCH_KEYS = {"betas": "PyTorch's betas are group['beta1'] and group['beta2']. "}
 
 
 def check_hyper(owner: str, name: str, value: Any, spec: hyperparameter | None = None) -> float:
@@ -146,12 +150,17 @@ def check_group(cls: Any, hp: dict) -> dict:
     Raises:
         TypeError, ValueError: a value someone put in the group by hand is not a number or
             out of range (named ``Cls.update(): key ...``).
+        ValueError: the group holds a key that is no hyperparameter of ``cls`` (written
+            after ``setup``, which refuses them: PyTorch's ``group["betas"]``).
     """
     specs = _SPECS.get(cls)
     if specs is None:
         by_name = cls.hyperparameter_specs()
         keys = {spec.key for spec in by_name.values()}
         specs = _SPECS[cls] = [(k, spec_of(by_name, k)) for k in sorted(keys)]
+        _KEYS[cls] = frozenset([*keys, *_GROUP_ONLY])
+    if not _KEYS[cls].issuperset(hp):
+        _refuse_keys(cls, hp, [k for k, _ in specs])
     out = hp
     for key, spec in specs:
         v = hp.get(key, spec.missing)
@@ -159,3 +168,15 @@ def check_group(cls: Any, hp: dict) -> dict:
             out = dict(out) if out is hp else out  # never write into the group itself
             out[key] = check_hyper(f"{cls.__name__}.update()", key, v, spec)
     return out
+
+
+def _refuse_keys(cls: Any, hp: dict, keys: list[str]) -> None:
+    """Raise the ValueError of a group holding keys that ``cls`` never reads."""
+    name = cls.__name__
+    unknown = [k for k in hp if k not in _KEYS[cls]]
+    hints = "".join(_PYTORCH_KEYS.get(k, "") for k in unknown if isinstance(k, str))
+    raise ValueError(
+        f"{name}.update(): a parameter group holds {unknown}, which {name} does not read "
+        f"(its keys: {keys}); nothing was updated. {hints}Remove it: del "
+        f"optimizer.param_groups[i][key]."
+    )

@@ -6,6 +6,7 @@ and assigns what :func:`check_state` returns.
 
 from __future__ import annotations
 
+import operator
 import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -65,6 +66,7 @@ def state_dict_of(
     stored: Callable[[Any], dict | None],
     defaults: dict[str, float],
     counters: dict[str, int],
+    entry_counts: Callable[[Any], dict[str, int]] | None = None,
 ) -> dict[str, Any]:
     """An optimizer's state dict (see :meth:`Optimizer.state_dict`) from what it holds.
 
@@ -75,6 +77,8 @@ def state_dict_of(
         stored: the stored state arrays of a parameter, or None.
         defaults: its default hyperparameters.
         counters: its step counters by name.
+        entry_counts: the step counts of a parameter with state, saved in its entry
+            next to its arrays (Adam's own ``t``); None: none.
 
     Returns:
         The state as a dict of plain values and array copies.
@@ -100,7 +104,9 @@ def state_dict_of(
         for p in ps:
             st = stored(p)
             if st:
-                state[names[id(p)]] = {k: _copy(a) for k, a in st.items()}
+                entry = state[names[id(p)]] = {k: _copy(a) for k, a in st.items()}
+                if entry_counts is not None:
+                    entry.update(entry_counts(p))
     return {
         "type": name,
         "defaults": dict(defaults),
@@ -169,6 +175,7 @@ class Loaded(NamedTuple):
     groups: list[dict[str, float]]  # each group's hyperparameters
     state: weakref.WeakKeyDictionary  # parameter -> its state arrays
     counters: dict[str, int]
+    entry_counts: dict  # parameter with an entry -> the step counts its entry holds
 
 
 def check_state(
@@ -181,6 +188,7 @@ def check_state(
     counter_names: tuple[str, ...],
     incoming: Mapping[int, Any] | None = None,
     nonnegative: tuple[str, ...] = (),
+    entry_counters: tuple[str, ...] = (),
 ) -> Loaded:
     """Check a state dict of the right kind against the optimizer, changing nothing.
 
@@ -198,6 +206,8 @@ def check_state(
         incoming: arrays the parameters are about to receive, or None.
         nonnegative: the state arrays that are never below 0 (means of squares, whose
             root an update takes: Adam's ``v``).
+        entry_counters: the step counts an entry may hold besides its arrays (Adam's own
+            ``t``): ints >= 0.
 
     Returns:
         The values to assign, converted to each parameter's backend and dtype.
@@ -246,10 +256,15 @@ def check_state(
         if current(p) is None:
             problems.append(f"{k!r} has no data yet (run a forward pass or load the model first)")
             continue
-        arrays, given = {}, dict(st)
+        arrays, counts, given = {}, {}, dict(st)
         for sk, a in given.items():
             a = a.data if isinstance(a, Variable) else a
-            if state_names and sk not in state_names:
+            if sk in entry_counters:
+                if _is_count(a):
+                    counts[sk] = operator.index(a)
+                else:
+                    problems.append(f"{k}.{sk}: a step count must be an int >= 0, got {a!r}")
+            elif state_names and sk not in state_names:
                 problems.append(f"{k}: unknown state {sk!r} (expected {list(state_names)})")
             elif not hasattr(a, "dtype") or tuple(a.shape) != tuple(current(p).shape):
                 problems.append(
@@ -268,7 +283,7 @@ def check_state(
         absent = [sk for sk in state_names if sk not in given]
         if given and absent:  # every step makes all of them: a partial entry was cut
             problems.append(f"{k}: state {absent} missing (expected {list(state_names)})")
-        new_state[k] = (p, arrays)
+        new_state[k] = (p, arrays, counts)
     counters = {}
     for c in counter_names:
         v = dict(d["counters"]).get(c)
@@ -291,7 +306,19 @@ def check_state(
             f"Nothing was changed."
         )
     converted = weakref.WeakKeyDictionary()
-    for p, arrays in new_state.values():
+    entry_counts = {}
+    for p, arrays, counts in new_state.values():
         k = names[id(p)]
         converted[p] = {sk: fitted(a, current(p), f"{k}.{sk}", op) for sk, a in arrays.items()}
-    return Loaded(defaults, new_groups, converted, counters)
+        entry_counts[p] = counts
+    return Loaded(defaults, new_groups, converted, counters, entry_counts)
+
+
+def _is_count(v: Any) -> bool:
+    """Whether ``v`` is an int >= 0 (anything ``operator.index`` takes but a bool)."""
+    if isinstance(v, bool):
+        return False
+    try:
+        return operator.index(v) >= 0
+    except TypeError:
+        return False
