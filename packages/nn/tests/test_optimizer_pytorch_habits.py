@@ -248,3 +248,54 @@ def test_a_key_the_optimizer_does_not_read_written_into_a_group_is_refused(make,
     del opt.param_groups[0][key]
     opt.step()
     assert not np.array_equal(p.data, before)
+
+
+def test_betas_is_beta1_and_beta2():
+    """PyTorch's ``betas=(b1, b2)`` gives the same optimizer as DeZero's two keywords."""
+    p = Parameter(np.array([1.0, 2.0]))
+    torch_style = O.Adam([p], lr=0.1, betas=(0.8, 0.9))
+    assert torch_style.defaults == O.Adam(lr=0.1, beta1=0.8, beta2=0.9).defaults
+    assert O.AdamW([p], betas=(0.5, 0.6)).defaults["beta2"] == 0.6
+    with pytest.raises(TypeError, match=r"give two numbers \(beta1, beta2\), got \(0.9,\)"):
+        O.Adam([p], betas=(0.9,))
+    with pytest.raises(TypeError, match="give betas=.* or beta1=/beta2=, not both"):
+        O.Adam([p], betas=(0.9, 0.99), beta1=0.5)
+
+
+@pytest.mark.parametrize(
+    ("cls", "keyword", "says"),
+    [
+        (O.SGD, "nesterov", "no Nesterov momentum"),
+        (O.SGD, "dampening", "no dampening"),
+        (O.Adam, "amsgrad", "no AMSGrad"),
+        (O.Adam, "maximize", "negated loss"),
+        (O.AdaGrad, "lr_decay", "scheduler"),
+        (O.AdaGrad, "initial_accumulator_value", "starts at zero"),
+        (O.Adam, "foreach", "flat buffers already"),
+        (O.SGD, "fused", "flat buffers already"),
+    ],
+)
+def test_a_pytorch_keyword_without_counterpart_says_so(cls, keyword, says):
+    p = Parameter(np.array([1.0]))
+    with pytest.raises(
+        TypeError, match=rf"{cls.__name__}\({keyword}=\.\.\.\): PyTorch's option"
+    ) as e:
+        cls([p], **{keyword: True})
+    assert says in str(e.value)
+    assert "takes: " in str(e.value)
+
+
+def test_zero_grad_set_to_none_false_zeros_in_place():
+    p = Parameter(np.array([1.0, 2.0]))
+    q = Parameter(np.array([3.0]))  # no gradient: stays None
+    opt = O.SGD([p, q], lr=0.1)
+    p.grad = Variable(np.array([3.0, 4.0]))
+    g = p.grad
+    opt.zero_grad(set_to_none=False)
+    assert p.grad is g
+    np.testing.assert_array_equal(g.data, [0.0, 0.0])
+    assert q.grad is None
+    opt.zero_grad()
+    assert p.grad is None
+    with pytest.raises(TypeError, match="set_to_none must be True or False"):
+        opt.zero_grad(set_to_none="no")

@@ -10,7 +10,7 @@ from typing import Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import BackendMismatchError, as_array_of, backend_of, get_array_module
-from zerograd.checks import callable_arg
+from zerograd.checks import callable_arg, flag
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 
@@ -40,6 +40,8 @@ class _SetUpOnCreation(type):
     """
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            kwargs = _torch_keywords(cls, kwargs)
         if args and isinstance(args[0], Parameter):
             raise TypeError(
                 f"{cls.__name__}(...): the first argument is one Parameter; give a list of "
@@ -56,6 +58,50 @@ class _SetUpOnCreation(type):
         # what inspect.signature(SGD) shows: __init__'s (DeZero's), not (*args, **kwargs)
         sig = inspect.signature(cls.__init__)
         return sig.replace(parameters=list(sig.parameters.values())[1:])
+
+
+#: PyTorch's optimizer keywords that zerograd's optimizers do not take, and what to do
+_TORCH_ONLY = {
+    "nesterov": "zerograd has no Nesterov momentum",
+    "dampening": "zerograd's momentum has no dampening",
+    "amsgrad": "zerograd's Adam has no AMSGrad variant",
+    "maximize": "minimize the negated loss instead",
+    "lr_decay": "decay the learning rate with a scheduler of zerograd_nn.schedulers",
+    "initial_accumulator_value": "AdaGrad's accumulator starts at zero",
+    "foreach": "zerograd updates flat buffers already: leave it out",
+    "fused": "zerograd updates flat buffers already: leave it out",
+    "capturable": "leave it out",
+    "differentiable": "leave it out",
+}
+
+
+def _torch_keywords(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with PyTorch's ``betas=(b1, b2)`` as ``beta1`` and ``beta2``.
+
+    A PyTorch keyword that ``cls`` has no counterpart for is one TypeError saying what to
+    write instead (an unknown keyword of any other name is Python's own error).
+    """
+    accepted = inspect.signature(cls.__init__).parameters
+    if "betas" in kwargs and "beta1" in accepted and "beta2" in accepted:
+        betas = kwargs["betas"]
+        if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
+            raise TypeError(
+                f"{cls.__name__}(betas=...): give two numbers (beta1, beta2), got {betas!r}"
+            )
+        if "beta1" in kwargs or "beta2" in kwargs:
+            raise TypeError(f"{cls.__name__}: give betas=(beta1, beta2) or beta1=/beta2=, not both")
+        kwargs = {k: v for k, v in kwargs.items() if k != "betas"}
+        kwargs["beta1"], kwargs["beta2"] = betas
+    if any(p.kind is p.VAR_KEYWORD for p in accepted.values()):
+        return kwargs  # a subclass taking **kwargs decides itself
+    for k in kwargs:
+        if k in _TORCH_ONLY and k not in accepted:
+            keywords = ", ".join(n for n in accepted if n != "self")
+            raise TypeError(
+                f"{cls.__name__}({k}=...): PyTorch's option has no counterpart here "
+                f"({_TORCH_ONLY[k]}). {cls.__name__} takes: {keywords}."
+            )
+    return kwargs
 
 
 @report_assignments
@@ -497,18 +543,28 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """PyTorch's name of :meth:`update` (the same call)."""
         self.update()
 
-    def zero_grad(self) -> None:
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Clear the gradient of every parameter this optimizer updates (``p.cleargrad()``).
 
         PyTorch's habit; DeZero's is ``model.cleargrads()``. Gradients become None, as
-        PyTorch's default ``set_to_none=True`` does.
+        PyTorch's default ``set_to_none=True`` does; with ``set_to_none=False`` each held
+        gradient array is set to zeros in place, as PyTorch's is.
 
         Raises:
             RuntimeError: the optimizer has not been set up.
+            TypeError: ``set_to_none`` is not a bool.
         """
+        set_to_none = flag(f"{type(self).__name__}.zero_grad", "set_to_none", set_to_none)
         self._require_target(".zero_grad()")
         for p in self._all_params():
-            p.cleargrad()
+            if set_to_none or p.grad is None:
+                p.cleargrad()
+            else:
+                g = p.grad.data
+                try:
+                    g[...] = 0
+                except (TypeError, ValueError):  # an immutable or read-only array
+                    p.grad = Variable(get_array_module(g).zeros_like(g))
 
     def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
         """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...).
