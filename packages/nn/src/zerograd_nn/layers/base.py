@@ -88,10 +88,11 @@ class Layer:
     Layers (and Parameters) kept in a list or tuple attribute count too, named by index
     (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``); those kept in a dict,
     or in a list inside such a list, do not, and walking the layer warns of them. Layers
-    pickle and
-    ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
-    and a state Variable such as an RNN's ``h`` is copied without its graph, as every
-    Variable is: see ``Variable``).
+    pickle and ``copy.deepcopy`` (the references to the last call's inputs and outputs are
+    dropped, and a state Variable such as an RNN's ``h`` is copied without its graph, as
+    every Variable is: see ``Variable``). ``copy.copy`` gives a layer holding the same
+    Parameters and sub-layers; members assigned to it or deleted from it afterwards are
+    its own, as its other attributes are.
     """
 
     _eval_mode = False  # set by eval() on the instance; see train()
@@ -172,6 +173,9 @@ class Layer:
         state = dict(self.__dict__)
         state.pop("inputs", None)  # weak references to the last call: not part of the model
         state.pop("outputs", None)
+        for key in ("_params", "_lists"):  # the names of the members of this __dict__: a
+            if key in state:  # copy.copy has a __dict__ of its own, so its own lists too
+                state[key] = list(state[key])
         return state  # a state Variable (an RNN's h) copies itself without its graph
 
     def __setstate__(self, state: dict[str, Any]) -> None:
