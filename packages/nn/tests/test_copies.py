@@ -92,3 +92,44 @@ def test_a_shallow_copy_of_a_layer_shares_its_members_as_python_copies_do():
     twin = copy.copy(model)
     assert twin.l0 is model.l0 and twin.l0.W is model.l0.W
     assert list(twin.params()) == list(model.params())
+
+
+# -- copy.copy of an optimizer ----------------------------------------------------------
+
+
+@each_optimizer
+def test_a_shallow_copy_of_an_optimizer_is_refused_with_what_to_do(make):
+    # copy.copy(opt) updated the same parameters with state that was the original's for
+    # parameters over the packing limit (one momentum stepped by both) and its own for
+    # the others, and shared the hyperparameters (twin.lr = ... changed opt.lr)
+    model = mlp()
+    opt = make().setup(model)
+    train(model, opt, range(2))
+    before = opt.state_dict()
+    name = type(opt).__name__
+    with pytest.raises(TypeError, match=r"copy\.copy\(" + name + r"\) is refused") as err:
+        copy.copy(opt)
+    for hint in ("copy.deepcopy((model, optimizer))", "load_state_dict(optimizer.state_dict())"):
+        assert hint in str(err.value)
+    after = opt.state_dict()
+    assert after["counters"] == before["counters"] and after["groups"] == before["groups"]
+
+
+# -- deep copies and pickles of a model with its optimizer ------------------------------
+
+
+@each_copy
+@each_optimizer
+def test_a_copy_of_model_and_optimizer_trains_on_as_the_original(make, copier):
+    model = mlp()
+    opt = make().setup(model)
+    train(model, opt, range(3))
+    twin, twin_opt = copier((model, opt))
+    for p, q in zip(model.params(), twin.params()):
+        assert not np.shares_memory(p.data, q.data)
+        assert not np.shares_memory(p.grad.data, q.grad.data)
+    before = bits(model)
+    train(twin, twin_opt, range(3, 8))
+    assert bits(model) == before  # the copy's training leaves the original as it was
+    train(model, opt, range(3, 8))
+    assert bits(model) == bits(twin)

@@ -837,6 +837,26 @@ class Optimizer(metaclass=_SetUpOnCreation):
 
         return commit
 
+    def __copy__(self) -> Optimizer:
+        """Refuse ``copy.copy(optimizer)``: a shallow copy cannot be a right optimizer.
+
+        It would update the original's parameters with hyperparameters shared with the
+        original and state (momenta, moments) that is partly the original's (the arrays a
+        step writes in place) and partly its own (the packed ones): neither a second view
+        of this optimizer nor an independent one.
+
+        Raises:
+            TypeError: always, naming the copies that work.
+        """
+        name = type(self).__name__
+        raise TypeError(
+            f"copy.copy({name}) is refused: a shallow copy would update the same parameters "
+            f"with state half shared with the original. For an independent copy, copy the "
+            f"model and the optimizer together: copy.deepcopy((model, optimizer)); for a "
+            f"second optimizer over the same parameters, make one and give it this one's "
+            f"state: {name}(...).setup(model), then load_state_dict(optimizer.state_dict())."
+        )
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_state"] = list(self._state.items())  # a WeakKeyDictionary cannot be pickled
