@@ -13,6 +13,7 @@ import pytest
 
 import zerograd
 import zerograd_nn.functional as F
+from zerograd import Parameter, Variable
 from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
 from zerograd_nn.models import MLP, Model
@@ -133,3 +134,104 @@ def test_a_copy_of_model_and_optimizer_trains_on_as_the_original(make, copier):
     assert bits(model) == before  # the copy's training leaves the original as it was
     train(model, opt, range(3, 8))
     assert bits(model) == bits(twin)
+
+
+class TiedAutoencoder(Model):
+    """The decoder's weight is the encoder's, transposed: two Parameters, one array."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = L.Linear(3, in_size=4, nobias=True)
+        self.dec = L.Linear(4, in_size=3)
+        self.dec.W.data = self.enc.W.data.T  # a view: the optimizer keeps the two tied
+
+    def forward(self, x):
+        return self.dec(F.tanh(self.enc(x)))
+
+
+def train_autoencoder(model, opt, steps):
+    for s in steps:
+        x, _ = batch(s)
+        loss = F.mean_squared_error(model(x), x)
+        model.cleargrads()
+        loss.backward()
+        opt.update()
+
+
+@each_copy
+def test_parameters_tied_through_a_view_stay_tied_in_a_copy(copier):
+    # the copy held two separate arrays where the original holds one: its decoder and
+    # encoder then trained apart, and the copy's training differed from the original's
+    zerograd.seed(0)
+    model = TiedAutoencoder()
+    opt = O.Adam(0.01).setup(model)
+    train_autoencoder(model, opt, range(2))
+    twin, twin_opt = copier((model, opt))
+    assert np.shares_memory(twin.enc.W.data, twin.dec.W.data)
+    assert not np.shares_memory(twin.enc.W.data, model.enc.W.data)
+    np.testing.assert_array_equal(twin.dec.W.data, model.dec.W.data)
+    before = bits(model)
+    train_autoencoder(twin, twin_opt, range(2, 7))
+    assert bits(model) == before
+    train_autoencoder(model, opt, range(2, 7))
+    assert bits(model) == bits(twin)
+    np.testing.assert_array_equal(twin.dec.W.data, twin.enc.W.data.T)
+
+
+def test_a_shallow_copy_leaves_tied_parameters_their_arrays():
+    zerograd.seed(0)
+    model = TiedAutoencoder()
+    enc, dec = model.enc.W.data, model.dec.W.data
+    twin = copy.copy(model)
+    assert twin.enc.W is model.enc.W
+    assert model.enc.W.data is enc and model.dec.W.data is dec
+
+
+@each_copy
+def test_a_copy_of_tied_parameters_set_up_as_a_list_keeps_them_tied(copier):
+    # no layer holds them: the optimizer's copy ties them again
+    base = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    a, b = Parameter(base), Parameter(base[::-1].T)  # reversed rows, transposed
+    opt = O.MomentumSGD(0.1).setup([a, b])
+    a.grad, b.grad = Variable(np.ones((3, 4), np.float32)), Variable(np.ones((4, 3), np.float32))
+    opt.update()
+    (a2, b2), opt2 = copier(((a, b), opt))
+    assert np.shares_memory(a2.data, b2.data) and not np.shares_memory(a2.data, a.data)
+    np.testing.assert_array_equal(b2.data, a2.data[::-1].T)
+    for p, q in ((a, a2), (b, b2)):
+        p.grad = q.grad = Variable(np.full(p.data.shape, 0.5, np.float32))
+    opt.update()
+    opt2.update()
+    assert a.data.tobytes() == a2.data.tobytes() and b.data.tobytes() == b2.data.tobytes()
+
+
+class Pair(Model):
+    def __init__(self, a, b):
+        super().__init__()
+        self.a, self.b = a, b
+
+
+@each_copy
+def test_a_read_only_view_stays_read_only_in_the_copy(copier):
+    a = Parameter(np.arange(6.0).reshape(2, 3))
+    b = Parameter(a.data[1])
+    b.data.flags.writeable = False
+    twin = copier(Pair(a, b))
+    assert np.shares_memory(twin.a.data, twin.b.data)
+    assert twin.a.data.flags.writeable and not twin.b.data.flags.writeable
+    np.testing.assert_array_equal(twin.b.data, [3.0, 4.0, 5.0])
+    twin.a.data[1, 0] = 7.0
+    assert twin.b.data[0] == 7.0 and b.data[0] == 3.0
+
+
+@each_copy
+def test_parameters_packed_into_one_buffer_are_copied_apart(copier):
+    # an optimizer's views of its flat buffer share an array, not memory: each copy has
+    # an array of its own, as a parameter that was never packed has
+    model = mlp()
+    opt = O.Adam(0.01).setup(model)
+    train(model, opt, range(2))
+    assert len({id(p.data.base) for p in model.params()}) == 1  # packed
+    twin = copier(model)
+    for p in twin.params():
+        assert p.data.base is None

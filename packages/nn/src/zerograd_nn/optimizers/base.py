@@ -14,6 +14,7 @@ from zerograd.checks import callable_arg, flag
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 
+from ..ties import find_ties, restore_ties
 from . import state as _st
 from .flat import Packer
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
@@ -22,6 +23,7 @@ from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
 from .watch import ParamGroup, report_assignments, snapshot
 
 _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
+_TIES = "_zerograd_ties"  # the key of a copied optimizer's state holding find_ties' groups
 
 
 def _is_target(x: Any) -> bool:
@@ -862,9 +864,16 @@ class Optimizer(metaclass=_SetUpOnCreation):
         state["_state"] = list(self._state.items())  # a WeakKeyDictionary cannot be pickled
         state.pop("_scratch", None)  # buffers only, made again on the next update
         state.pop("_packer", None)  # the parameters' views pickle as arrays; packed again
+        if self.target is not None:  # parameters sharing memory (views): tied in the copy
+            ties = find_ties([p for _, ps in self.grouped_params() for p in ps])
+            if ties is not None:
+                state[_TIES] = ties
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        ties = state.pop(_TIES, None)
+        if ties is not None:
+            restore_ties(ties)
         pairs = state.pop("_state", [])
         if "_initial_lrs" in state:  # pickled before it had its public name
             state["initial_lrs"] = state.pop("_initial_lrs")
