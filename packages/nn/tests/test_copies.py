@@ -1,8 +1,9 @@
-"""Copies the PyTorch way: ``copy.copy``, ``copy.deepcopy`` and ``pickle`` of models and optimizers.
+"""Copies of models and optimizers the PyTorch way: ``copy.copy``, ``copy.deepcopy``, ``pickle``.
 
-A copy never shares memory with its original (updating one leaves the other as it was), a
-copy of a model and its optimizer made together trains on bit for bit as the original
-does, and a copy that cannot be right is refused with one error that says what to do.
+A deep copy or a pickle never shares memory with its original (updating one leaves the
+other as it was), a copy of a model and its optimizer made together trains on bit for bit
+as the original does, and a copy that cannot be right is refused with one error that says
+what to do.
 """
 
 import copy
@@ -134,6 +135,30 @@ def test_a_copy_of_model_and_optimizer_trains_on_as_the_original(make, copier):
     assert bits(model) == before  # the copy's training leaves the original as it was
     train(model, opt, range(3, 8))
     assert bits(model) == bits(twin)
+
+
+@each_copy
+def test_a_copy_of_the_optimizer_alone_updates_copies_of_its_parameters(copier):
+    # as PyTorch's deepcopy(optimizer): the copy holds copies of the parameters (of the
+    # whole model when it was set up on one) and never changes the original's
+    model = mlp()
+    opt = O.Adam(0.01).setup(model)
+    train(model, opt, range(2))
+    twin_opt = copier(opt)
+    twin = twin_opt.target
+    assert twin is not model and type(twin) is type(model)
+    before = bits(model)
+    train(twin, twin_opt, range(2, 5))
+    assert bits(model) == before
+    train(model, opt, range(2, 5))
+    assert bits(model) == bits(twin)
+    x, t = batch(9)  # the model's gradients are not the copy's: its update leaves both
+    model.cleargrads()
+    twin.cleargrads()
+    F.softmax_cross_entropy(model(x), t).backward()
+    trained, copied = bits(model), bits(twin)
+    twin_opt.update()
+    assert bits(model) == trained and bits(twin) == copied
 
 
 class TiedAutoencoder(Model):
