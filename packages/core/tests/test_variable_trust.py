@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import zerograd.functions as F
-from zerograd import Variable
+from zerograd import Parameter, Variable
 
 
 @pytest.mark.parametrize("create_graph", [False, True])
@@ -168,3 +168,20 @@ def test_a_copied_gradient_of_a_second_order_graph_has_no_graph_either():
     assert g.grad.creator is None
     assert float(g.grad.data) == 27.0
     assert copy.deepcopy(x).grad.creator is None
+
+
+@pytest.mark.parametrize("kind", [Variable, Parameter])
+def test_a_shallow_copy_has_a_gradient_variable_of_its_own_on_the_same_array(kind):
+    """copy.copy(x) stored x's gradient Variable in two places: rebinding the copy's
+    gradient array (x2.grad.data = ..., as Variable.to() does) rebound the original's,
+    and a gradient recorded with create_graph=True kept its graph in the copy."""
+    import copy
+
+    x = kind(np.array([1.0, 2.0]))
+    F.sum(x**3).backward(create_graph=True)
+    x2 = copy.copy(x)
+    assert type(x2) is kind and x2.data is x.data  # shallow: the same arrays
+    assert x2.grad is not x.grad and x2.grad.data is x.grad.data
+    assert x2.grad.creator is None and x.grad.creator is not None
+    x2.grad.data = np.zeros(2)
+    np.testing.assert_array_equal(x.grad.data, [3.0, 12.0])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import pickle
 import warnings
 
 import numpy as np
@@ -135,3 +136,66 @@ def test_dtype_names_are_numpy_s_and_unhashable_dtypes_are_named_too():
             return "custom"
 
     assert _name(Unhashable()) == "custom"
+
+
+def _trained_pair(steps):
+    comm = create_communicator("mpi")
+    rng = np.random.default_rng(1)
+    x, t = rng.random((8, 3), dtype=np.float32), np.arange(8) % 2
+    model = MLP((4, 2))
+    model(x)
+    opt = DataParallelOptimizer(Adam(alpha=0.05), comm).setup(model)
+
+    def train(model, opt, n):
+        for _ in range(n):
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+
+    train(model, opt, steps)
+    return comm, model, opt, train
+
+
+def test_a_deep_copy_of_model_and_wrapper_trains_on_over_the_same_communicator():
+    # deepcopy failed with "cannot pickle 'module' object" (the MPI module the
+    # communicator holds): a target network or a Trainer could not be copied
+    comm, model, opt, train = _trained_pair(2)
+    twin, twin_opt = copy.deepcopy((model, opt))
+    assert twin_opt.comm is comm and twin_opt.optimizer is not opt.optimizer
+    assert twin_opt.target is twin
+    before = [p.data.tobytes() for p in model.params()]
+    train(twin, twin_opt, 3)
+    assert [p.data.tobytes() for p in model.params()] == before
+    train(model, opt, 3)
+    assert [p.data.tobytes() for p in model.params()] == [p.data.tobytes() for p in twin.params()]
+
+
+def test_pickling_the_wrapper_is_refused_naming_what_to_pickle():
+    # pickle failed inside the communicator ("Can't pickle local object
+    # 'WeakValueDictionary.__init__.<locals>.remove'"), naming nothing of the user's
+    comm, model, opt, _ = _trained_pair(1)
+    with pytest.raises(TypeError, match=r"^MpiCommunicator cannot be pickled: ") as info:
+        pickle.dumps((model, opt))
+    assert "pickle.dumps((model, optimizer.optimizer))" in str(info.value)
+    twin, inner = pickle.loads(pickle.dumps((model, opt.optimizer)))  # what it says works
+    assert inner.target is twin
+
+
+def test_a_deep_copy_of_a_trainer_with_the_wrapper_runs_on_as_the_original(tmp_path):
+    comm = create_communicator("mpi")
+    rng = np.random.default_rng(2)
+    data = [(rng.random(3, dtype=np.float32), i % 2) for i in range(16)]
+    model = MLP((4, 2))
+    opt = DataParallelOptimizer(Adam(alpha=0.05), comm).setup(model)
+    loader = DataLoader(data, 8, seed=0)
+    trainer = Trainer(model, opt, loader, max_iterations=2, out=tmp_path)
+    trainer.run()
+    twin = copy.deepcopy(trainer)
+    assert twin.optimizer.comm is comm and twin.optimizer.target is twin.model
+    for t in (twin, trainer):
+        t.max_iterations = 6
+        t.run()
+    assert [p.data.tobytes() for p in twin.model.params()] == [
+        p.data.tobytes() for p in model.params()
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import sys
 import weakref
@@ -189,8 +190,9 @@ class Variable:
     ``grad`` and never the graph: a copy of a variable with a creator is a leaf (no
     creator, generation 0), as PyTorch's pickled and copied tensors are, and a gradient
     recorded with ``create_graph=True`` is copied without its graph too. ``copy.copy``
-    shares the array (and the gradient) with the original, ``deepcopy`` and ``pickle``
-    do not. The original keeps its graph.
+    shares the arrays (the data's and the gradient's) with the original, holding the
+    gradient's array in a gradient Variable of its own; ``deepcopy`` and ``pickle`` share
+    nothing. The original keeps its graph.
 
     Examples:
         >>> import numpy as np
@@ -230,6 +232,25 @@ class Variable:
             slots["creator"] = None
             slots["generation"] = 0
         return getattr(self, "__dict__", None) or None, slots
+
+    def __copy__(self) -> Variable:
+        """``copy.copy(x)``: the same arrays, in a gradient Variable of the copy's own.
+
+        A gradient Variable belongs to one variable: stored in two, rebinding one's array
+        (``x.to()`` does) would rebind the other's, and the copy would keep a gradient's
+        graph, which no copy does (see the class doc).
+        """
+        cls = type(self)
+        twin = cls.__new__(cls)
+        state, slots = self.__getstate__()
+        grad = slots.get("grad")
+        if isinstance(grad, Variable):
+            slots["grad"] = copy.copy(grad)
+        if state:
+            twin.__dict__.update(state)
+        for name, value in slots.items():
+            setattr(twin, name, value)
+        return twin
 
     # -- array-like properties ------------------------------------------------------------
     # (a try costs nothing until it fails: the error names the cause, not NoneType's)

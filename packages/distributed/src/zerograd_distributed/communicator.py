@@ -77,6 +77,34 @@ class Communicator:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} rank {self.rank} of {self.size}>"
 
+    # -- copies: the same link to the same ranks, never a second one -------------------
+    def __copy__(self) -> Communicator:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Communicator:
+        """``copy.deepcopy`` of anything holding this communicator shares it.
+
+        It is this process's link to the other ranks, not data: a deep copy of a model
+        and its ``DataParallelOptimizer`` is trained over the same ranks (on every rank,
+        as the original is).
+        """
+        return self
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        """Refuse ``pickle``: another process cannot use this process's link to the ranks.
+
+        Raises:
+            TypeError: always, naming what to pickle instead.
+        """
+        raise TypeError(
+            f"{type(self).__name__} cannot be pickled: it is this process's link to the "
+            f"other ranks, which no other process can use. Pickle what it trains instead "
+            f"(the model, and the optimizer a DataParallelOptimizer wraps: pickle.dumps("
+            f"(model, optimizer.optimizer))) and wrap that again where it is loaded, with "
+            f"that process's communicator (DataParallelOptimizer(opt, create_communicator("
+            f"...))); zerograd_distributed.checkpoint saves and resumes a whole run."
+        )
+
     @property
     def timeout(self) -> float:
         """Seconds a collective waits for every rank before it raises ``TimeoutError``.

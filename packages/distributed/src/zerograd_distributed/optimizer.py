@@ -9,6 +9,7 @@ the wrapped optimizer update from them. Every rank then holds the same parameter
 
 from __future__ import annotations
 
+import copy
 import itertools
 import operator
 import sys
@@ -319,6 +320,23 @@ class DataParallelOptimizer:
             object.__setattr__(self, name, value)
         else:  # lr, hyperparameters: the wrapped optimizer's
             setattr(self.optimizer, name, value)
+
+    def __deepcopy__(self, memo: dict) -> DataParallelOptimizer:
+        """A copy wrapping a copy of the optimizer, over the same communicator.
+
+        The copies of the parameters the ranks hold alike (broadcast, or loaded from a
+        checkpoint) count as broadcast too: the copy's first update averages, as the
+        original's does, instead of broadcasting them again and skipping that step.
+        """
+        twin = object.__new__(type(self))
+        memo[id(self)] = twin
+        for name in self._own - {"_pool"}:  # (gradient buffers: made again when needed)
+            object.__setattr__(twin, name, copy.deepcopy(vars(self)[name], memo))
+        object.__setattr__(twin, "_pool", {})
+        if self.target is not None:
+            synced = [p for p in self.target.params() if self.comm.is_synced(p)]
+            self.comm.mark_synced(memo[id(p)] for p in synced if id(p) in memo)
+        return twin
 
     def setup(self, target: Any) -> DataParallelOptimizer:
         """Set the wrapped optimizer up on ``target``; the ranks compare their parameters.

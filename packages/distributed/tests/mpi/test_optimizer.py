@@ -3,6 +3,7 @@ missing gradients, lazy layers, and failures that change nothing on any rank."""
 
 from __future__ import annotations
 
+import copy
 import tempfile
 import warnings
 
@@ -644,3 +645,31 @@ def test_ranks_whose_optimizers_group_the_parameters_differently_raise(comm):
         opt.update()
     for p, b in zip(params, before):
         np.testing.assert_array_equal(p.data, b)
+
+
+def test_a_deep_copy_of_model_and_wrapper_trains_on_as_the_original(comm):
+    # the copy's parameters were not known as broadcast: its first update broadcast them
+    # again and skipped its step (with a warning), so it drifted from the original
+    rng = np.random.default_rng(comm.rank)  # each rank its own batch
+    x, t = rng.random((6, 3), dtype=np.float32), rng.integers(0, 2, 6)
+    model = MLP((4, 2))
+    model(x)
+    broadcast_params(model, comm)
+    opt = DataParallelOptimizer(Adam(alpha=0.05), comm).setup(model)
+
+    def train(model, opt, n):
+        for _ in range(n):
+            loss = F.softmax_cross_entropy(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+
+    train(model, opt, 2)
+    twin, twin_opt = copy.deepcopy((model, opt))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no broadcast, no skipped step
+        train(twin, twin_opt, 3)
+    train(model, opt, 3)
+    assert [p.data.tobytes() for p in twin.params()] == [p.data.tobytes() for p in model.params()]
+    for a in _gathered(comm, [p.data for p in twin.params()]):
+        assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))

@@ -25,8 +25,10 @@ from zerograd.recording import switch as _recording
 from .. import inspection as _inspection
 from .. import state_dict as _state
 from .. import weights as _weights
+from ..ties import find_ties, restore_ties
 
 _eval_mode_of = operator.attrgetter("_eval_mode")  # what a replay checks of each layer it ran
+_TIES = "_zerograd_ties"  # the key of a copied layer's state holding find_ties' groups
 
 
 def _holds_members(items: Any) -> bool:
@@ -88,10 +90,12 @@ class Layer:
     Layers (and Parameters) kept in a list or tuple attribute count too, named by index
     (``self.blocks = [Linear(3), Linear(3)]`` gives ``blocks.0.W``); those kept in a dict,
     or in a list inside such a list, do not, and walking the layer warns of them. Layers
-    pickle and
-    ``copy.deepcopy`` (the references to the last call's inputs and outputs are dropped,
-    and a state Variable such as an RNN's ``h`` is copied without its graph, as every
-    Variable is: see ``Variable``).
+    pickle and ``copy.deepcopy`` (the references to the last call's inputs and outputs are
+    dropped, and a state Variable such as an RNN's ``h`` is copied without its graph, as
+    every Variable is: see ``Variable``); Parameters whose numpy arrays share memory (one
+    a view of another's, as tied weights) share it in the copy too (``zerograd_nn.ties``).
+    ``copy.copy`` gives a layer holding the same Parameters and sub-layers; members
+    assigned to it or deleted from it afterwards are its own, as its other attributes are.
     """
 
     _eval_mode = False  # set by eval() on the instance; see train()
@@ -172,10 +176,27 @@ class Layer:
         state = dict(self.__dict__)
         state.pop("inputs", None)  # weak references to the last call: not part of the model
         state.pop("outputs", None)
+        for key in ("_params", "_lists"):  # the names of the members of this __dict__: a
+            if key in state:  # copy.copy has a __dict__ of its own, so its own lists too
+                state[key] = list(state[key])
+        ties = find_ties(self.params())
+        if ties is not None:  # parameters sharing memory (views): tied again in the copy
+            state[_TIES] = ties
         return state  # a state Variable (an RNN's h) copies itself without its graph
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        ties = state.pop(_TIES, None)
         self.__dict__.update(state)
+        if ties is not None:
+            restore_ties(ties)
+
+    def __copy__(self) -> Layer:
+        # a shallow copy holds the original's Parameters: they stay as they are, tied or not
+        twin = type(self).__new__(type(self))
+        state = self.__getstate__()
+        state.pop(_TIES, None)
+        twin.__setstate__(state)
+        return twin
 
     def forward(self, *inputs: Any) -> Any:
         """Compute the outputs; subclasses implement this.

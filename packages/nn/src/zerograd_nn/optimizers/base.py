@@ -14,6 +14,7 @@ from zerograd.checks import callable_arg, flag
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 
+from ..ties import find_ties, restore_ties
 from . import state as _st
 from .flat import Packer
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
@@ -22,6 +23,7 @@ from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
 from .watch import ParamGroup, report_assignments, snapshot
 
 _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
+_TIES = "_zerograd_ties"  # the key of a copied optimizer's state holding find_ties' groups
 
 
 def _is_target(x: Any) -> bool:
@@ -837,14 +839,41 @@ class Optimizer(metaclass=_SetUpOnCreation):
 
         return commit
 
+    def __copy__(self) -> Optimizer:
+        """Refuse ``copy.copy(optimizer)``: a shallow copy cannot be a right optimizer.
+
+        It would update the original's parameters with hyperparameters shared with the
+        original and state (momenta, moments) that is partly the original's (the arrays a
+        step writes in place) and partly its own (the packed ones): neither a second view
+        of this optimizer nor an independent one.
+
+        Raises:
+            TypeError: always, naming the copies that work.
+        """
+        name = type(self).__name__
+        raise TypeError(
+            f"copy.copy({name}) is refused: a shallow copy would update the same parameters "
+            f"with state half shared with the original. For an independent copy, copy the "
+            f"model and the optimizer together: copy.deepcopy((model, optimizer)); for a "
+            f"second optimizer over the same parameters, make one and give it this one's "
+            f"state: {name}(...).setup(model), then load_state_dict(optimizer.state_dict())."
+        )
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_state"] = list(self._state.items())  # a WeakKeyDictionary cannot be pickled
         state.pop("_scratch", None)  # buffers only, made again on the next update
         state.pop("_packer", None)  # the parameters' views pickle as arrays; packed again
+        if self.target is not None:  # parameters sharing memory (views): tied in the copy
+            ties = find_ties([p for _, ps in self.grouped_params() for p in ps])
+            if ties is not None:
+                state[_TIES] = ties
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        ties = state.pop(_TIES, None)
+        if ties is not None:
+            restore_ties(ties)
         pairs = state.pop("_state", [])
         if "_initial_lrs" in state:  # pickled before it had its public name
             state["initial_lrs"] = state.pop("_initial_lrs")
