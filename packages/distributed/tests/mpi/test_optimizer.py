@@ -454,7 +454,8 @@ def test_the_optimizers_flat_gradient_buffer_is_averaged_in_place_in_buckets(com
     if comm.size == 1:
         assert sent == []  # one rank: nothing to average
         return
-    flat_grads = opt.optimizer._packer.segments[(0, np.ndarray, np.dtype(np.float32))].grad
+    (segment,) = opt.optimizer._packer.segments.values()  # one group, dtype and cohort
+    flat_grads = segment.grad
     for p in params:  # each gradient: its view of the averaged buffer the update read
         assert np.shares_memory(p.grad.data, flat_grads)
     # slices of that buffer, 12 float32 (48 bytes) at most: no packing copy
