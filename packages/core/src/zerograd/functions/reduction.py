@@ -77,14 +77,13 @@ class Sum(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = normalize_axis(self.axis, x.ndim, "sum")
-        xp = get_array_module(x)
+        b = backend_of(x)
         try:
-            y = xp.sum(x, axis=axes, keepdims=self.keepdims)
+            y = b.sum(x, axes, self.keepdims)  # float16 adds in float32 (Backend.sum)
         except TypeError:  # an array-API backend refusing bool: count in the default int
-            b = backend_of(x)
             if b.dtype_kind(x.dtype) != "b":
                 raise
-            y = xp.sum(b.astype(x, b.asarray(0).dtype), axis=axes, keepdims=self.keepdims)
+            y = b.sum(b.astype(x, b.asarray(0).dtype), axes, self.keepdims)
         self.ctx = (x.shape, axes)  # the vjp keeps no input: its shape is saved
         return y
 
