@@ -13,6 +13,7 @@ import pytest
 import zerograd.functions as F
 from zerograd import Variable
 from zerograd.backends import as_numpy
+from zerograd.functions.reduction import DivideByCount
 
 inf, nan = np.inf, np.nan
 
@@ -243,26 +244,45 @@ def test_float16_gradients_of_broadcasting_add_in_float32(arr):
     assert got.dtype == np.float16 and rounded_once(got, x.astype(np.float64).sum(0, keepdims=True))
 
 
+def test_a_float16_count_past_65504_divides_in_float32(arr):
+    """DivideByCount divides float16 by a count in float32 and rounds once: ``x / 70000``
+    makes 70,000 a float16 first, which is inf (the quotient 0), and a count past 2048 is
+    rounded (3001 is 3000). Its gradient is the same division."""
+    x = np.array([7000.0, -3.0, 0.5, 65504.0], np.float16)
+    for n in (70000, 3001, 7):
+        want = x.astype(np.float64) / n
+        y, (g,) = grads(DivideByCount(n), half(arr, x))
+        assert y.dtype == g.dtype == np.float16
+        assert rounded_once(y, want), n
+        np.testing.assert_array_equal(g, np.full(4, np.float16(1 / n)))
+    # float32 and float64: the operator's bits
+    for dtype in ("float32", "float64"):
+        v = arr(x, dtype)
+        np.testing.assert_array_equal(as_numpy(DivideByCount(70000)(v)), as_numpy(v / 70000))
+
+
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), ((0, 2), True), (-1, False)])
-def test_a_float16_mean_is_the_exact_mean_rounded_and_its_gradient_is_gy_over_n(axis, keepdims):
+def test_a_float16_mean_is_the_exact_mean_rounded_and_its_gradient_is_gy_over_n(
+    arr, axis, keepdims
+):
     """Each float16 mean is the float64 mean of its elements rounded to float16 (within half
     a spacing, plus float32's rounding of the sum); before, a sum rounded to float16 at
     each of its 40 to 1,200 terms was multiplied by float16(1 / n), a subnormal number
-    from n = 16,385 on. The gradient is bit for bit what it was: ``w * float16(m / n)``."""
+    from n = 16,385 on. The gradient is ``gy / n`` divided in float32 and rounded once, as
+    PyTorch's (it was ``gy * float16(1 / n)``, one float16 rounding more)."""
     x = np.random.default_rng(3).uniform(0.0, 3.0, (40, 3, 400)).astype(np.float16)
     n = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
     want = x.astype(np.float64).mean(axis=axis, keepdims=keepdims)
-    xv = Variable(x)
+    xv = Variable(half(arr, x))
     y = F.mean(xv, axis=axis, keepdims=keepdims)
     assert y.dtype == np.float16 and y.shape == np.shape(want)
-    spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
-    assert np.all(np.abs(y.data - want) <= spacing * 0.5 + np.abs(want) * 2.0**-23)
+    assert rounded_once(as_numpy(y), want)
     w = np.random.default_rng(4).uniform(-2.0, 2.0, y.shape).astype(np.float16)
-    F.sum(y * w).backward()
-    scaled = w * np.float16(1 / n)  # float16 times float16, as mean's graph computes it
+    F.sum(y * half(arr, w)).backward()
+    scaled = (w.astype(np.float64) / n).astype(np.float16)  # gy / n, rounded once
     if axis is not None and not keepdims:
         scaled = np.expand_dims(scaled, axis)
-    np.testing.assert_array_equal(xv.grad.data, np.broadcast_to(scaled, x.shape))
+    np.testing.assert_array_equal(as_numpy(xv.grad), np.broadcast_to(scaled, x.shape))
     assert xv.grad.dtype == np.float16
 
 
