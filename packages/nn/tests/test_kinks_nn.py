@@ -6,6 +6,7 @@ Every reference is worked out by hand (in float64 with numpy), never by another 
 The table "At kinks and ties" of docs/from-pytorch.md names the test behind each row.
 """
 
+import functools
 import math
 import warnings
 
@@ -367,6 +368,30 @@ def test_accuracy_of_float16_scores_over_70000_rows_is_the_fraction():
     want = (scores.argmax(axis=1) == labels).mean()
     got = as_numpy(F.accuracy(scores, labels))
     assert got.dtype == np.float16 and _units(got, want) <= 0.5
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_float16_softmax_and_log_softmax_along_12000_elements(arr, axis):
+    """float16 softmax and log-softmax compute in float32 and round once, as PyTorch's: the
+    sum of 12,000 exponentials along axis 0 was added in float16 (it stopped near 2048,
+    every probability about 6 times too large). Values within half a float16 spacing of
+    the float64 ones (plus float32's rounding of the sum); gradients (their sums added in
+    float32) within a few spacings of the largest gradient."""
+    rng = np.random.default_rng(2)
+    shape = (12000, 3) if axis == 0 else (3, 12000)
+    x = rng.standard_normal(shape).astype(np.float16)
+    w = rng.uniform(0.0, 0.01, shape).astype(np.float16)  # sum(log_softmax * w) < 65504
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    p = _softmax64(x64, axis)
+    for f, want, want_grad in (
+        (F.softmax, p, p * w64 - p * (p * w64).sum(axis=axis, keepdims=True)),
+        (F.log_softmax, np.log(p), w64 - p * w64.sum(axis=axis, keepdims=True)),
+    ):
+        y, (g,) = grads(functools.partial(f, axis=axis), half(arr, x), gy=half(arr, w))
+        assert y.dtype == g.dtype == np.float16
+        assert _units(y, want).max() <= 0.5 + 1e-2, f.__name__
+        top = np.abs(want_grad).max()
+        assert np.abs(g - want_grad).max() <= 4 * np.spacing(np.float16(top)), f.__name__
 
 
 def test_float16_losses_under_vmap_add_each_samples_batch_in_float32():
