@@ -394,6 +394,20 @@ def test_float16_softmax_and_log_softmax_along_12000_elements(arr, axis):
         assert np.abs(g - want_grad).max() <= 4 * np.spacing(np.float16(top)), f.__name__
 
 
+def test_float16_average_pooling_of_a_large_window(arr):
+    """A float16 window is added, and divided by its size, in float32: a 120 x 120 global
+    average was added in float16 (far from the mean); a 256 x 256 window, 65,536 elements,
+    is inf in float16, so the output and the gradient were 0."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.0, 1.0, (2, 2, 120, 120)).astype(np.float16)
+    y = as_numpy(F.average_pooling(half(arr, x), 120))
+    assert y.dtype == np.float16
+    assert _units(y, x.astype(np.float64).mean(axis=(2, 3), keepdims=True)).max() <= 0.5 + 1e-3
+    y, (g,) = grads(lambda v: F.average_pooling(v, 256), half(arr, np.ones((1, 1, 256, 256))))
+    np.testing.assert_array_equal(y, [[[[1.0]]]])
+    np.testing.assert_array_equal(g, np.full((1, 1, 256, 256), 2.0**-16))  # 1 / 65536
+
+
 def test_float16_losses_under_vmap_add_each_samples_batch_in_float32():
     """vmap's rules of the fused losses follow the functions: each sample's batch past
     65504 (or a per-sample sum of more than 65504) gave inf."""
