@@ -408,6 +408,43 @@ def test_float16_average_pooling_of_a_large_window(arr):
     np.testing.assert_array_equal(g, np.full((1, 1, 256, 256), 2.0**-16))  # 1 / 65536
 
 
+def test_float16_bias_and_weight_gradients_over_large_batches_add_in_float32(arr):
+    """The bias gradient of a float16 linear or convolution layer is a sum over the batch
+    (and the pixels), the convolution's weight gradient a sum over the batch: added in
+    float16 they stopped at 2048 (0.5 at a time at 1024)."""
+    ones = half(arr, np.ones((12000, 4)))
+    _, (_, _, gb) = grads(
+        F.linear, ones, half(arr, np.ones((4, 2))), half(arr, np.zeros(2)), gy=half(arr, 0.5)
+    )
+    np.testing.assert_array_equal(gb, [6000.0, 6000.0])
+    img = half(arr, np.ones((3000, 3, 2, 2)))
+    _, (_, gw, gb) = grads(
+        lambda v, k, b: F.conv2d(v, k, b), img, half(arr, np.ones((2, 3, 1, 1))), half(arr, [0, 0])
+    )
+    np.testing.assert_array_equal(gb, [12000.0, 12000.0])  # 3000 images of 2 x 2 pixels
+    np.testing.assert_array_equal(gw, np.full((2, 3, 1, 1), 12000.0))
+
+
+def test_float16_batch_norm_over_70000_rows_has_its_batch_sums_added_in_float32(arr):
+    """batch_norm's statistics are means (float32 already); its beta and gamma gradients
+    are sums over the batch, which stopped at 1024 for gradients of 0.5 in float16."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((_BATCH, 2)).astype(np.float16)
+    with using_config("train", True):
+        _, (_, gg, gb) = grads(
+            lambda v, g, b: F.batch_norm(
+                v, g, b, half(arr, np.zeros(2)), half(arr, np.ones(2)), eps=1e-5
+            ),
+            half(arr, x),
+            half(arr, np.ones(2)),
+            half(arr, np.zeros(2)),
+            gy=half(arr, 0.5),
+        )
+    np.testing.assert_array_equal(gb, np.full(2, np.float16(35000.0)))  # 35008: float16's
+    # sum(0.5 * xhat) is 0 up to float16's rounding of xhat (not 1024 * something)
+    assert np.abs(gg).max() < 16.0
+
+
 def test_float16_losses_under_vmap_add_each_samples_batch_in_float32():
     """vmap's rules of the fused losses follow the functions: each sample's batch past
     65504 (or a per-sample sum of more than 65504) gave inf."""
