@@ -445,6 +445,17 @@ def test_float16_batch_norm_over_70000_rows_has_its_batch_sums_added_in_float32(
     assert np.abs(gg).max() < 16.0
 
 
+def test_float16_repeated_index_gradients_add_in_float16_as_pytorchs_cpu(arr):
+    """Not a sum over an axis: the gradient of an index that picks one element 10,000 times
+    adds the repeats one after the other (the backend's scatter-add), in float16, where
+    2048 + 1 is 2048; PyTorch's CPU indexing and embedding gradients give 2048 too."""
+    picks = np.zeros(10000, np.int64)
+    _, (g,) = grads(lambda v: v[picks], half(arr, np.zeros(3)))
+    np.testing.assert_array_equal(g, [2048.0, 0.0, 0.0])
+    _, (g,) = grads(lambda w: F.embed_id(picks, w), half(arr, np.zeros((3, 2))))
+    np.testing.assert_array_equal(g, [[2048.0, 2048.0], [0.0, 0.0], [0.0, 0.0]])
+
+
 def test_float16_losses_under_vmap_add_each_samples_batch_in_float32():
     """vmap's rules of the fused losses follow the functions: each sample's batch past
     65504 (or a per-sample sum of more than 65504) gave inf."""
