@@ -255,10 +255,13 @@ def test_a_float16_count_past_65504_divides_in_float32(arr):
         assert y.dtype == g.dtype == np.float16
         assert rounded_once(y, want), n
         np.testing.assert_array_equal(g, np.full(4, np.float16(1 / n)))
-    # float32 and float64: the operator's bits
+    # float32 and float64: the operator's bits (the Variable's: numpy 1.26's float32 array
+    # divided by the Python int 70000 is float64)
     for dtype in ("float32", "float64"):
-        v = arr(x, dtype)
-        np.testing.assert_array_equal(as_numpy(DivideByCount(70000)(v)), as_numpy(v / 70000))
+        v = Variable(arr(x, dtype))
+        got = as_numpy(DivideByCount(70000)(v))
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, as_numpy(v / 70000))
 
 
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), ((0, 2), True), (-1, False)])
