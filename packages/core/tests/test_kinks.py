@@ -13,6 +13,7 @@ import pytest
 import zerograd.functions as F
 from zerograd import Variable
 from zerograd.backends import as_numpy
+from zerograd.functions.reduction import DivideByCount
 
 inf, nan = np.inf, np.nan
 
@@ -212,45 +213,119 @@ def test_max_of_nothing_is_refused_and_sum_of_nothing_is_zero(arr):
 # --- float16 ---
 
 
-def test_float16_sums_past_65504_are_inf_and_its_means_add_in_float32():
-    """A float16 sum whose result passes 65504 is inf, as numpy's and PyTorch's (the result
-    has no float16). F.mean was that sum times 1 / n: the mean of 70,000 ones was inf. It
-    adds in float32 and rounds once, as numpy's mean and PyTorch's do; its gradient is
-    still ``gy * float16(1 / n)``."""
-    ones = np.ones(70000, np.float16)
+def half(arr, values):
+    """``arr(values, "float16")``; the test skips, saying why, on a backend without float16
+    (array-api-strict's namespace has none)."""
+    try:
+        return arr(values, "float16")
+    except TypeError as exc:
+        pytest.skip(f"the backend under test has no float16: {exc}")
+
+
+def rounded_once(x, want):
+    """Whether float16 ``x`` is the float64 ``want`` rounded to float16 (within half a
+    spacing, plus float32's rounding of a sum added in float32)."""
+    want = np.asarray(want, np.float64)
+    spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+    error = np.abs(np.asarray(x, np.float64) - want)
+    return np.all(error <= spacing * 0.5 + np.abs(want) * 2.0**-22)
+
+
+def test_float16_sums_add_in_float32_and_round_once(arr):
+    """F.sum of float16 adds in float32 and rounds the result once, as PyTorch does. numpy
+    adds an axis other than the last one row after row in float16, where 2048 + 1 is 2048:
+    a column of 10,000 ones summed to 2048. A result past 65504 is still inf (as PyTorch's:
+    float16 has no such number), and the mean of 70,000 ones is 1."""
+    ones = half(arr, np.ones((10000, 3)))
+    y = F.sum(ones, axis=0)
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(as_numpy(y), [10000.0, 10000.0, 10000.0])
+    np.testing.assert_array_equal(as_numpy(F.sum(ones)), 30000.0)
+    np.testing.assert_array_equal(as_numpy(F.sum(ones, axis=0, keepdims=True)), [[1e4] * 3])
+    x = np.random.default_rng(6).uniform(0.0, 0.3, (3, 12000, 4)).astype(np.float16)
+    for axis in (None, 1, (0, 1), (1, 2)):
+        got = as_numpy(F.sum(half(arr, x), axis=axis))
+        assert got.dtype == np.float16
+        assert rounded_once(got, x.astype(np.float64).sum(axis=axis)), axis
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        assert float(F.sum(ones).data) == inf == float(np.sum(ones))
-    y, (g,) = grads(F.mean, ones)
+        assert float(as_numpy(F.sum(half(arr, np.ones(70000))))) == inf
+    y, (g,) = grads(F.mean, half(arr, np.ones(70000)))
     assert y.dtype == np.float16 and float(y) == 1.0
     assert g.dtype == np.float16 and (g == np.float16(1 / 70000)).all()
-    # a sum along an axis numpy adds in float16, one row after the other: 2048 + 1 is 2048
-    rows = np.ones((3000, 2), np.float16)
-    np.testing.assert_array_equal(F.sum(rows, axis=0).data, [2048.0, 2048.0])
-    np.testing.assert_array_equal(F.mean(rows, axis=0).data, [1.0, 1.0])
+
+
+def test_float16_gradients_of_broadcasting_add_in_float32(arr):
+    """The gradient of a broadcast is a sum over the broadcast axes (sum_to): a float16 bias
+    added to 12,000 rows got 2048 per element, and F.sum_to of float16 rows rounded at
+    each row; both add in float32 now."""
+    rows = half(arr, np.ones((12000, 3)))
+    _, (_, gb) = grads(lambda x, b: x + b, rows, half(arr, np.ones(3)))
+    assert gb.dtype == np.float16
+    np.testing.assert_array_equal(gb, [12000.0, 12000.0, 12000.0])
+    _, (gb,) = grads(lambda b: F.broadcast_to(b, (12000, 3)), half(arr, np.ones((1, 3))))
+    np.testing.assert_array_equal(gb, [[12000.0, 12000.0, 12000.0]])
+    x = np.random.default_rng(7).uniform(0.0, 1.0, (12000, 3)).astype(np.float16)
+    got = as_numpy(F.sum_to(half(arr, x), (1, 3)))
+    assert got.dtype == np.float16 and rounded_once(got, x.astype(np.float64).sum(0, keepdims=True))
+
+
+def test_a_float16_count_past_65504_divides_in_float32(arr):
+    """DivideByCount divides float16 by a count in float32 and rounds once: ``x / 70000``
+    makes 70,000 a float16 first, which is inf (the quotient 0), and a count past 2048 is
+    rounded (3001 is 3000). Its gradient is the same division."""
+    x = np.array([7000.0, -3.0, 0.5, 65504.0], np.float16)
+    for n in (70000, 3001, 7):
+        want = x.astype(np.float64) / n
+        y, (g,) = grads(DivideByCount(n), half(arr, x))
+        assert y.dtype == g.dtype == np.float16
+        assert rounded_once(y, want), n
+        np.testing.assert_array_equal(g, np.full(4, np.float16(1 / n)))
+    # float32 and float64: the operator's bits (the Variable's: numpy 1.26's float32 array
+    # divided by the Python int 70000 is float64)
+    for dtype in ("float32", "float64"):
+        v = Variable(arr(x, dtype))
+        got = as_numpy(DivideByCount(70000)(v))
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(got, as_numpy(v / 70000))
 
 
 @pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), ((0, 2), True), (-1, False)])
-def test_a_float16_mean_is_the_exact_mean_rounded_and_its_gradient_is_gy_over_n(axis, keepdims):
+def test_a_float16_mean_is_the_exact_mean_rounded_and_its_gradient_is_gy_over_n(
+    arr, axis, keepdims
+):
     """Each float16 mean is the float64 mean of its elements rounded to float16 (within half
     a spacing, plus float32's rounding of the sum); before, a sum rounded to float16 at
     each of its 40 to 1,200 terms was multiplied by float16(1 / n), a subnormal number
-    from n = 16,385 on. The gradient is bit for bit what it was: ``w * float16(m / n)``."""
+    from n = 16,385 on. The gradient is ``gy / n`` divided in float32 and rounded once, as
+    PyTorch's (it was ``gy * float16(1 / n)``, one float16 rounding more)."""
     x = np.random.default_rng(3).uniform(0.0, 3.0, (40, 3, 400)).astype(np.float16)
     n = x.size if axis is None else np.prod([x.shape[a] for a in np.atleast_1d(axis)])
     want = x.astype(np.float64).mean(axis=axis, keepdims=keepdims)
-    xv = Variable(x)
+    xv = Variable(half(arr, x))
     y = F.mean(xv, axis=axis, keepdims=keepdims)
     assert y.dtype == np.float16 and y.shape == np.shape(want)
-    spacing = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
-    assert np.all(np.abs(y.data - want) <= spacing * 0.5 + np.abs(want) * 2.0**-23)
+    assert rounded_once(as_numpy(y), want)
     w = np.random.default_rng(4).uniform(-2.0, 2.0, y.shape).astype(np.float16)
-    F.sum(y * w).backward()
-    scaled = w * np.float16(1 / n)  # float16 times float16, as mean's graph computes it
+    F.sum(y * half(arr, w)).backward()
+    scaled = (w.astype(np.float64) / n).astype(np.float16)  # gy / n, rounded once
     if axis is not None and not keepdims:
         scaled = np.expand_dims(scaled, axis)
-    np.testing.assert_array_equal(xv.grad.data, np.broadcast_to(scaled, x.shape))
+    np.testing.assert_array_equal(as_numpy(xv.grad), np.broadcast_to(scaled, x.shape))
     assert xv.grad.dtype == np.float16
+
+
+def test_float32_and_float64_sums_keep_numpys_bits(arr):
+    """Only floats narrower than float32 add in float32: float32 and float64 sums, and
+    broadcasting's gradients, are numpy's own sums, bit for bit."""
+    for dtype in ("float32", "float64"):
+        x = np.random.default_rng(8).standard_normal((50, 7, 30)).astype(dtype)
+        for axis in (None, 0, (0, 2), -1):
+            got = as_numpy(F.sum(arr(x, dtype), axis=axis))
+            assert got.dtype == np.dtype(dtype)
+            np.testing.assert_array_equal(got, np.sum(x, axis=axis))
+        _, (_, gb) = grads(lambda u, v: u * v, arr(x, dtype), arr(np.ones(30), dtype))
+        np.testing.assert_array_equal(gb, np.sum(x, axis=(0, 1)))
 
 
 def test_float32_and_float64_means_keep_their_sum_times_1_over_n():

@@ -43,6 +43,7 @@ from zerograd.functions import (
     Tanh,
     Transpose,
 )
+from zerograd.functions.reduction import DivideByCount
 from zerograd.namespaces import _Copy, array_ops_by_type
 from zerograd.testing import check_backward
 from zerograd_nn.finite import _Finite
@@ -267,6 +268,7 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "Reshape": (lambda: Reshape((4, 3)), "x"),
     "Sum": (lambda: Sum(1, False), "x"),
     "Mean": (lambda: Mean(0, True), "x"),
+    "DivideByCount": (lambda: DivideByCount(3), "x"),
     "Linear": (Linear, "x", "w", "b"),
     "Conv2d": (lambda: Conv2d(1, 1), "img", "k", "kb"),
     "Pooling": (lambda: Pooling(2, 2, 0), "img"),

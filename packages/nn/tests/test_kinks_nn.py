@@ -6,6 +6,7 @@ Every reference is worked out by hand (in float64 with numpy), never by another 
 The table "At kinks and ties" of docs/from-pytorch.md names the test behind each row.
 """
 
+import functools
 import math
 import warnings
 
@@ -263,3 +264,245 @@ def test_batch_norm_of_a_constant_channel_has_a_finite_gradient(dtype, rtol, ato
     assert np.isfinite(gx).all() and gx.dtype == np.dtype(dtype)
     np.testing.assert_allclose(y, xhat, rtol=rtol, atol=atol / 100)
     np.testing.assert_allclose(gx, want, rtol=rtol, atol=atol)
+
+
+# --- float16: sums added in float32, counts never rounded to float16 ---
+
+_BATCH = 70000  # more rows than float16's largest number, 65504
+
+
+def _sigmoid64(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def _float16_loss_cases(rng):
+    """name -> (loss, its float16 inputs, the float64 loss and input gradients by hand)."""
+    n = _BATCH
+    x0, x1 = (rng.uniform(-1.0, 1.0, (n, 1)).astype(np.float16) for _ in range(2))
+    d = x0.astype(np.float64) - x1
+    mse = (lambda a, b: F.mean_squared_error(a, b), [x0, x1], (d**2).sum() / n, [2 * d / n])
+    mse_simple = (F.mean_squared_error_simple, [x0, x1], (d**2).sum() / n, [2 * d / n])
+    s = (rng.standard_normal((n, 10)) * 2).astype(np.float16)
+    t = rng.integers(0, 10, n)
+    s64 = s.astype(np.float64)
+    e = np.exp(s64 - s64.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    ce = -np.log(p[np.arange(n), t]).mean()
+    ce_grad = (p - np.eye(10)[t]) / n
+    logits = (rng.standard_normal((n, 1)) * 2).astype(np.float16)
+    labels = rng.integers(0, 2, (n, 1))
+    z = logits.astype(np.float64)
+    sce = (np.maximum(z, 0) - z * labels + np.log1p(np.exp(-np.abs(z)))).sum() / n
+    probs = rng.uniform(0.05, 0.95, (n, 1)).astype(np.float16)
+    q = probs.astype(np.float64)
+    bce = -(labels * np.log(q) + (1 - labels) * np.log(1 - q)).sum() / n
+    return {
+        "mean_squared_error": mse,
+        "mean_squared_error_simple": mse_simple,
+        "softmax_cross_entropy": (lambda v: F.softmax_cross_entropy(v, t), [s], ce, [ce_grad]),
+        "softmax_cross_entropy_simple": (
+            lambda v: F.softmax_cross_entropy_simple(v, t),
+            [s],
+            ce,
+            [ce_grad],
+        ),
+        "sigmoid_cross_entropy": (
+            lambda v: F.sigmoid_cross_entropy(v, labels),
+            [logits],
+            sce,
+            [(_sigmoid64(z) - labels) / n],
+        ),
+        "binary_cross_entropy": (
+            lambda v: F.binary_cross_entropy(v, labels),
+            [probs],
+            bce,
+            [-(labels / q - (1 - labels) / (1 - q)) / n],
+        ),
+    }
+
+
+def _units(got, want):
+    """|got - want| in float16 spacings of ``want`` (2**-24 for subnormal ones)."""
+    spacing = np.maximum(np.spacing(np.abs(want).astype(np.float16)).astype(np.float64), 2**-24)
+    return np.abs(np.asarray(got, np.float64) - want) / spacing
+
+
+def _softmax64(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+@pytest.mark.parametrize("name", sorted(_float16_loss_cases(np.random.default_rng(0))))
+def test_float16_losses_over_a_batch_past_65504_are_right(name):
+    """Each loss adds its float16 batch in float32 and divides by the batch size there, as
+    PyTorch does: the sum passed 65504 (inf) and the batch size 70,000 was inf in float16,
+    so the losses were nan, inf or 0 and the cross-entropy's gradient 0. The loss is now
+    the float64 loss rounded once; the gradients, of order 1 / 70,000 (subnormal in
+    float16), are within a few float16 units of the float64 ones."""
+    f, inputs, want, want_grads = _float16_loss_cases(np.random.default_rng(0))[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no overflow on the way
+        y, gs = grads(f, *inputs)
+    assert y.dtype == np.float16
+    assert _units(y, want) <= 0.5 + 1e-3
+    for g, w in zip(gs, want_grads):
+        assert g.dtype == np.float16
+        assert _units(g, w).max() <= 6, name
+
+
+def test_float16_mean_squared_error_of_zeros_and_ones_over_70000_rows_is_1():
+    """The example: (70000, 1) float16 zeros against ones gave nan (the sum and the count
+    70,000 are inf in float16); PyTorch's mse_loss gives 1."""
+    zeros, ones = np.zeros((_BATCH, 1), np.float16), np.ones((_BATCH, 1), np.float16)
+    y, (g0, g1) = grads(F.mean_squared_error, zeros, ones)
+    assert y.dtype == np.float16 and float(y) == 1.0
+    np.testing.assert_array_equal(g0, np.full((_BATCH, 1), np.float16(-2 / _BATCH)))
+    np.testing.assert_array_equal(g1, -g0)
+
+
+def test_accuracy_of_float16_scores_over_70000_rows_is_the_fraction():
+    """accuracy's mean of float16 hits is numpy's mean, which adds in float32: right."""
+    rng = np.random.default_rng(1)
+    scores = rng.standard_normal((_BATCH, 3)).astype(np.float16)
+    labels = rng.integers(0, 3, _BATCH)
+    want = (scores.argmax(axis=1) == labels).mean()
+    got = as_numpy(F.accuracy(scores, labels))
+    assert got.dtype == np.float16 and _units(got, want) <= 0.5
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_float16_softmax_and_log_softmax_along_12000_elements(arr, axis):
+    """float16 softmax and log-softmax compute in float32 and round once, as PyTorch's: the
+    sum of 12,000 exponentials along axis 0 was added in float16 (it stopped near 2048,
+    every probability about 6 times too large). Values within half a float16 spacing of
+    the float64 ones (plus float32's rounding of the sum); gradients (their sums added in
+    float32) within a few spacings of the largest gradient."""
+    rng = np.random.default_rng(2)
+    shape = (12000, 3) if axis == 0 else (3, 12000)
+    x = rng.standard_normal(shape).astype(np.float16)
+    w = rng.uniform(0.0, 0.01, shape).astype(np.float16)  # sum(log_softmax * w) < 65504
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    p = _softmax64(x64, axis)
+    for f, want, want_grad in (
+        (F.softmax, p, p * w64 - p * (p * w64).sum(axis=axis, keepdims=True)),
+        (F.log_softmax, np.log(p), w64 - p * w64.sum(axis=axis, keepdims=True)),
+    ):
+        y, (g,) = grads(functools.partial(f, axis=axis), half(arr, x), gy=half(arr, w))
+        assert y.dtype == g.dtype == np.float16
+        assert _units(y, want).max() <= 0.5 + 1e-2, f.__name__
+        top = np.abs(want_grad).max()
+        assert np.abs(g - want_grad).max() <= 4 * np.spacing(np.float16(top)), f.__name__
+
+
+def test_float16_average_pooling_of_a_large_window(arr):
+    """A float16 window is added, and divided by its size, in float32: a 120 x 120 global
+    average was added in float16 (far from the mean); a 256 x 256 window, 65,536 elements,
+    is inf in float16, so the output and the gradient were 0."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.0, 1.0, (2, 2, 120, 120)).astype(np.float16)
+    y = as_numpy(F.average_pooling(half(arr, x), 120))
+    assert y.dtype == np.float16
+    assert _units(y, x.astype(np.float64).mean(axis=(2, 3), keepdims=True)).max() <= 0.5 + 1e-3
+    y, (g,) = grads(lambda v: F.average_pooling(v, 256), half(arr, np.ones((1, 1, 256, 256))))
+    np.testing.assert_array_equal(y, [[[[1.0]]]])
+    np.testing.assert_array_equal(g, np.full((1, 1, 256, 256), 2.0**-16))  # 1 / 65536
+
+
+def test_float16_bias_and_weight_gradients_over_large_batches_add_in_float32(arr):
+    """The bias gradient of a float16 linear or convolution layer is a sum over the batch
+    (and the pixels), the convolution's weight gradient a sum over the batch: added in
+    float16 they stopped at 2048 (0.5 at a time at 1024)."""
+    ones = half(arr, np.ones((12000, 4)))
+    _, (_, _, gb) = grads(
+        F.linear, ones, half(arr, np.ones((4, 2))), half(arr, np.zeros(2)), gy=half(arr, 0.5)
+    )
+    np.testing.assert_array_equal(gb, [6000.0, 6000.0])
+    img = half(arr, np.ones((3000, 3, 2, 2)))
+    _, (_, gw, gb) = grads(
+        lambda v, k, b: F.conv2d(v, k, b), img, half(arr, np.ones((2, 3, 1, 1))), half(arr, [0, 0])
+    )
+    np.testing.assert_array_equal(gb, [12000.0, 12000.0])  # 3000 images of 2 x 2 pixels
+    np.testing.assert_array_equal(gw, np.full((2, 3, 1, 1), 12000.0))
+
+
+def test_float16_batch_norm_over_70000_rows_has_its_batch_sums_added_in_float32(arr):
+    """batch_norm's statistics are means (float32 already); its beta and gamma gradients
+    are sums over the batch, which stopped at 1024 for gradients of 0.5 in float16."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((_BATCH, 2)).astype(np.float16)
+    with using_config("train", True):
+        _, (_, gg, gb) = grads(
+            lambda v, g, b: F.batch_norm(
+                v, g, b, half(arr, np.zeros(2)), half(arr, np.ones(2)), eps=1e-5
+            ),
+            half(arr, x),
+            half(arr, np.ones(2)),
+            half(arr, np.zeros(2)),
+            gy=half(arr, 0.5),
+        )
+    np.testing.assert_array_equal(gb, np.full(2, np.float16(35000.0)))  # 35008: float16's
+    # sum(0.5 * xhat) is 0 up to float16's rounding of xhat (not 1024 * something)
+    assert np.abs(gg).max() < 16.0
+
+
+def test_float16_repeated_index_gradients_add_in_float16_as_pytorchs_cpu(arr):
+    """Not a sum over an axis: the gradient of an index that picks one element 10,000 times
+    adds the repeats one after the other (the backend's scatter-add), in float16, where
+    2048 + 1 is 2048; PyTorch's CPU indexing and embedding gradients give 2048 too."""
+    picks = np.zeros(10000, np.int64)
+    _, (g,) = grads(lambda v: v[picks], half(arr, np.zeros(3)))
+    np.testing.assert_array_equal(g, [2048.0, 0.0, 0.0])
+    _, (g,) = grads(lambda w: F.embed_id(picks, w), half(arr, np.zeros((3, 2))))
+    np.testing.assert_array_equal(g, [[2048.0, 2048.0], [0.0, 0.0], [0.0, 0.0]])
+
+
+def test_float16_losses_under_vmap_add_each_samples_batch_in_float32():
+    """vmap's rules of the fused losses follow the functions: each sample's batch past
+    65504 (or a per-sample sum of more than 65504) gave inf."""
+    from zerograd.func import vmap
+
+    rng = np.random.default_rng(5)
+    a = rng.uniform(0.0, 1.0, (2, _BATCH, 1)).astype(np.float16)
+    got = as_numpy(vmap(F.mean_squared_error)(a, np.zeros_like(a)))
+    want = (a.astype(np.float64) ** 2).sum(axis=(1, 2)) / _BATCH
+    assert got.dtype == np.float16 and _units(got, want).max() <= 1
+    s = rng.standard_normal((2, 40000, 5)).astype(np.float16)
+    t = rng.integers(0, 5, (2, 40000))
+    got = as_numpy(vmap(F.softmax_cross_entropy)(s, t))
+    for i in range(2):
+        e = _softmax64(s[i].astype(np.float64), 1)
+        assert _units(got[i], -np.log(e[np.arange(40000), t[i]]).mean()) <= 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_float32_and_float64_losses_softmax_and_pooling_keep_their_bits(dtype):
+    """Only floats narrower than float32 compute in float32: float32 and float64 keep the
+    bits of the numpy expressions they were computed with (written out here)."""
+    rng = np.random.default_rng(6)
+    x0, x1 = rng.standard_normal((2, 50, 3)).astype(dtype)
+    d = x0 - x1
+    y, (g0, _) = grads(F.mean_squared_error, x0, x1)
+    assert y.tobytes() == np.asarray(np.sum(d * d) / 50, dtype=dtype).tobytes()
+    scale = np.ones((), dtype) * (2.0 / 50)
+    assert g0.tobytes() == np.asarray(d * scale, dtype=dtype).tobytes()
+    x = (rng.standard_normal((40, 7)) * 3).astype(dtype)
+    t = rng.integers(0, 7, 40)
+    z = x - np.max(x, axis=1, keepdims=True)
+    e = np.exp(z)
+    s = np.sum(e, axis=1, keepdims=True)
+    rows = np.log(s)[:, 0] - z[np.arange(40), t]
+    y, (g,) = grads(lambda v: F.softmax_cross_entropy(v, t), x)
+    assert y.tobytes() == np.asarray(np.sum(rows) / 40, dtype=dtype).tobytes()
+    p = e / s
+    np.subtract.at(p, (np.arange(40), t), 1)
+    assert g.tobytes() == (p * np.asarray(np.ones((), dtype) / 40, dtype=dtype)).tobytes()
+    for axis in (0, 1):
+        m = np.max(x, axis=axis, keepdims=True)
+        ex = np.exp(x - m)
+        want = ex / np.sum(ex, axis=axis, keepdims=True)
+        assert as_numpy(F.softmax(x, axis=axis)).tobytes() == want.tobytes()
+        want = x - (m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)))
+        assert as_numpy(F.log_softmax(x, axis=axis)).tobytes() == want.tobytes()
+    img = rng.standard_normal((2, 3, 6, 6)).astype(dtype)
+    want = sum(img[:, :, j::2, i::2] for j in range(2) for i in range(2)) / 4
+    assert as_numpy(F.average_pooling(img, 2, 2)).tobytes() == want.tobytes()

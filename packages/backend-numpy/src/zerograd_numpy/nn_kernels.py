@@ -50,7 +50,7 @@ class NumpyKernels(Kernels):
         # compute the softmax again in the gradient)
         z = x - np.max(x, axis=1, keepdims=True)
         e = np.exp(z)
-        s = np.sum(e, axis=1, keepdims=True)
+        s = self.backend.sum(e, (1,), True)  # float16 adds in float32
         return np.log(s)[:, 0] - z[self.row_index(x), t], (e, s)
 
     def cross_entropy_grad(self, x: Any, t: Any, scale: Any, kept: Any = None) -> Any:

@@ -71,8 +71,9 @@ CARRIER: dict[str, str] = {
 """The operations the backward walk asks of its carrier (not for use in a ``vjp``)."""
 
 # the names both namespaces take as they are, from the array module / zerograd.functions
-# (ArrayOps takes broadcast_to and sum_to from the Backend, whose versions check shapes)
-_FROM_BACKEND = ("broadcast_to", "sum_to")
+# (ArrayOps takes broadcast_to and sum_to from the Backend, whose versions check shapes,
+# and sum, which adds float16 in float32)
+_FROM_BACKEND = ("broadcast_to", "sum_to", "sum")
 _SAME_NAME = tuple(n for n in NAMES if n not in _OTHERS and n not in _FROM_BACKEND)
 
 
@@ -90,12 +91,13 @@ class _Carrier:
     permute_dims: Any  # each namespace's own
 
     def _take(self, same: Any, permute_dims: Any, shapes: Any) -> None:
-        """Bind :data:`NAMES`: same-named ones from ``same``, the shape ones from ``shapes``."""
+        """Bind :data:`NAMES`: same-named ones from ``same``; sum and the rest from ``shapes``."""
         for name in _SAME_NAME:
             setattr(self, name, getattr(same, name))
         self.permute_dims = permute_dims
         self.broadcast_to = shapes.broadcast_to
         self.sum_to = shapes.sum_to
+        self.sum = shapes.sum
 
     def matrix_transpose(self, x: Any) -> Any:
         """Swap the last two axes of ``x`` (an array or a Variable with at least two).

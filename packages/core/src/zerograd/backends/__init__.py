@@ -57,6 +57,7 @@ __all__ = [
     "register_array_wrapper",
     "scatter_add",
     "set_strict",
+    "sum_dtype_of",
 ]
 
 _by_type = registry.by_type
@@ -226,6 +227,30 @@ def device_of(x: Any) -> Any:
         (3,)
     """
     return getattr(x, "device", None)
+
+
+def sum_dtype_of(x: Any) -> Any:
+    """Return the dtype that sums of ``x`` are added in where it is not ``x``'s own, or None.
+
+    ``backend_of(x).sum_dtype(x.dtype)`` (:meth:`Backend.sum_dtype`): float32 for a float
+    narrower than float32 (float16), None for every other dtype. A dtype of 4 bytes or more
+    (float32, float64) is answered without asking the backend.
+
+    Args:
+        x: An array, or a Variable holding one.
+
+    Returns:
+        The backend's float32 dtype, or None.
+
+    Examples:
+        >>> import numpy as np
+        >>> sum_dtype_of(np.ones(2, np.float16)), sum_dtype_of(np.ones(2, np.float32))
+        (dtype('float32'), None)
+    """
+    x = _data(x)
+    if getattr(x.dtype, "itemsize", 0) >= 4:
+        return None
+    return backend_of(x).sum_dtype(x.dtype)
 
 
 def scatter_add(a: Any, indices: Any, values: Any) -> Any:

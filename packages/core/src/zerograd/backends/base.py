@@ -52,6 +52,7 @@ class Backend:
     """
 
     _xp: ModuleType | None = None
+    _sum_dtypes: dict | None = None  # dtype -> what sum_dtype answered
 
     # -- required ---------------------------------------------------------------------
     def owns(self, array_type: type) -> bool:
@@ -332,10 +333,71 @@ class Backend:
         """
         return self.xp.broadcast_to(x, shape)
 
+    def sum_dtype(self, dtype: Any) -> Any:
+        """Optional. Return the dtype that sums of ``dtype`` values are added in, or None.
+
+        :meth:`sum` (every sum zerograd takes: ``F.sum``, broadcasting's gradient, the
+        losses, softmax's denominators) adds a float narrower than float32 (float16,
+        bfloat16) in float32 and rounds the result once, as PyTorch does: added in float16,
+        ``2048 + 1`` is 2048, and a column of 10,000 ones summed to 2048. Default: float32
+        for a floating-point ``dtype`` that promotes to float32 (``xp.result_type``) and is
+        not float32 itself, None (added in ``dtype`` itself) for every other dtype; asked
+        once per dtype.
+
+        Args:
+            dtype: A dtype of this backend.
+
+        Returns:
+            The backend's float32 dtype, or None.
+        """
+        known = self._sum_dtypes
+        if known is None:
+            known = self._sum_dtypes = {}
+        try:
+            return known[dtype]
+        except KeyError:
+            pass
+        wide = None
+        if self.dtype_kind(dtype) == "f":
+            f32 = self.resolve_dtype("float32")
+            if dtype != f32 and self.xp.result_type(dtype, f32) == f32:
+                wide = f32
+        known[dtype] = wide
+        return wide
+
+    def sum(self, x: Any, axis: Any = None, keepdims: bool = False, divisor: Any = None) -> Any:
+        """Optional. Return ``x`` summed over ``axis``, divided by ``divisor`` where given.
+
+        A float narrower than float32 (:meth:`sum_dtype`) is added, and divided, in float32,
+        and the result rounded once to ``x``'s dtype: a count ``divisor`` (a batch size) is
+        never rounded to float16, whose largest number is 65,504. Every other dtype is
+        ``xp.sum(x, axis=axis, keepdims=keepdims)``, then ``/ divisor``: the bits the
+        library's own sum gives.
+
+        Args:
+            x: An array of this backend.
+            axis: None for every axis, or a tuple of distinct non-negative axes.
+            keepdims: Keep the summed axes with length 1.
+            divisor: A Python number to divide the sum by, or None.
+
+        Returns:
+            The sum, in ``x``'s dtype for floats (numpy returns a numpy scalar, as its own
+            sum does, where every axis is summed).
+        """
+        wide = self.sum_dtype(x.dtype)
+        xp = self.xp
+        if wide is None:
+            y = xp.sum(x, axis=axis, keepdims=keepdims)
+            return y if divisor is None else y / divisor
+        y = xp.sum(x, axis=axis, keepdims=keepdims, dtype=wide)
+        if divisor is not None:
+            y = y / divisor
+        return xp.astype(y, x.dtype)
+
     def sum_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         """Optional. Return ``x`` summed over the axes that broadcasting ``shape`` would expand.
 
-        Default: ``xp.sum`` over :func:`~zerograd.shapes.summed_axes`, then ``xp.reshape``
+        Default: :meth:`sum` over :func:`~zerograd.shapes.summed_axes`, then ``xp.reshape``
         where ``shape`` has inner 1s.
 
         Args:
@@ -348,7 +410,7 @@ class Backend:
         axes = summed_axes(x.shape, shape)
         if not axes:
             return x
-        y = self.xp.sum(x, axis=axes)
+        y = self.sum(x, axes)
         if type(y) is not type(x):  # a library scalar (numpy sums everything to one)
             y = self.asarray(y)
         return y if y.shape == shape else self.xp.reshape(y, shape)

@@ -37,8 +37,8 @@ NN_REQUIRED_METHODS: tuple[str, ...] = ("randn", "rand", "permutation")
 OPTIONAL_METHODS: tuple[str, ...] = (
     "seed", "random_state", "set_random_state", "is_available", "unavailable_reason",
     "version", "asarray", "astype", "resolve_dtype", "dtype_kind", "getitem", "scatter_add",
-    "broadcast_to", "sum_to", "assign", "writable", "compute_into", "into_function", "read_only",
-    "flatten_into", "fuse",
+    "broadcast_to", "sum_to", "sum", "sum_dtype", "assign", "writable", "compute_into",
+    "into_function", "read_only", "flatten_into", "fuse",
 )  # fmt: skip
 """``Backend`` methods with a default (written with standard calls where one can be)."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..backends import backend_of, get_array_module
+from ..backends import backend_of, get_array_module, sum_dtype_of
 from ..checks import axis_or_dim, flag, normalize_axis
 from ..function import Function
 from ..shapes import size_of
@@ -77,14 +77,13 @@ class Sum(_Reduction):
 
     def forward(self, x: Any) -> Any:
         axes = normalize_axis(self.axis, x.ndim, "sum")
-        xp = get_array_module(x)
+        b = backend_of(x)
         try:
-            y = xp.sum(x, axis=axes, keepdims=self.keepdims)
+            y = b.sum(x, axes, self.keepdims)  # float16 adds in float32 (Backend.sum)
         except TypeError:  # an array-API backend refusing bool: count in the default int
-            b = backend_of(x)
             if b.dtype_kind(x.dtype) != "b":
                 raise
-            y = xp.sum(b.astype(x, b.asarray(0).dtype), axis=axes, keepdims=self.keepdims)
+            y = b.sum(b.astype(x, b.asarray(0).dtype), axes, self.keepdims)
         self.ctx = (x.shape, axes)  # the vjp keeps no input: its shape is saved
         return y
 
@@ -160,13 +159,50 @@ class Min(_Extremum):
 min = op(Min, methods=("min",), example=("min(np.array([3.0, 1.0, 2.0]))", "variable(1.0)"))
 
 
+class DivideByCount(Function):
+    """``x / n`` for a count ``n`` (a batch size, a window's size), never rounded to float16.
+
+    The operator ``x / n`` first makes the Python number ``n`` an array of ``x``'s dtype
+    (numpy's rule, and zerograd's): float16, whose largest number is 65,504, holds a batch
+    of 70,000 as ``inf``, and ``x / 70000`` is 0; a count past 2,048 is rounded. A float
+    narrower than float32 (:func:`~zerograd.backends.sum_dtype_of`) is divided in float32
+    here and rounded once to its dtype, as PyTorch divides; every other dtype is ``x / n``
+    as the operator computes it. Its derivative is itself: ``gy / n``.
+
+    Args:
+        n: The count, a positive int.
+
+    Examples:
+        >>> import numpy as np
+        >>> DivideByCount(70000)(np.full(2, 7000.0, np.float16)).data
+        array([0.1, 0.1], dtype=float16)
+    """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def forward(self, x: Any) -> Any:
+        b = backend_of(x)
+        wide = sum_dtype_of(x)
+        if wide is None:
+            return x / b.asarray(self.n, dtype=x.dtype)
+        return b.astype(b.astype(x, wide) / b.asarray(self.n, dtype=wide), x.dtype)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy / n``, divided as the forward divides."""
+        return xp.apply(DivideByCount(self.n), gy)
+
+
 class Mean(_Reduction):
     """The mean over ``axis`` by the backend's own ``mean``: :func:`mean` of 16-bit floats.
 
     numpy's ``mean`` of float16 adds in float32 and rounds once at the end, so a mean whose
     sum passes float16's largest number, 65,504, is still right (PyTorch's is too). The
-    gradient is :func:`mean`'s for every dtype, ``gy * (m / n)`` in ``gy``'s dtype,
-    broadcast back (``n`` elements averaged into ``m``).
+    gradient is ``gy / (n / m)`` broadcast back (``n`` elements averaged into ``m``),
+    divided in float32 and rounded once (:class:`DivideByCount`): PyTorch's bits.
 
     Raises:
         TypeError: ``axis`` or ``keepdims`` has the wrong type.
@@ -180,16 +216,13 @@ class Mean(_Reduction):
     def forward(self, x: Any) -> Any:
         axes = normalize_axis(self.axis, x.ndim, "mean")
         y = get_array_module(x).mean(x, axis=axes, keepdims=self.keepdims)
-        # m / n as an array of x's dtype, as ``sum(x) * (m / n)`` makes it: numpy 1.x would
-        # compute a 0-d gy times a Python float in float64
-        scale = backend_of(x).asarray(size_of(y) / size_of(x), dtype=x.dtype)
-        self.ctx = (x.shape, axes, scale)
+        self.ctx = (x.shape, axes, size_of(x) // size_of(y))  # elements averaged into each
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return ``gy * (m / n)`` broadcast back to the input's shape."""
-        x_shape, axes, scale = self.ctx
-        gy = gy * scale  # the product of mean's sum-then-scale graph: the same bits
+        """Return ``gy / count`` broadcast back to the input's shape."""
+        x_shape, axes, count = self.ctx
+        gy = xp.apply(DivideByCount(count), gy)
         if not self.keepdims and _inner(axes):
             gy = xp.reshape(gy, keepdims_shape(x_shape, axes))
         return xp.broadcast_to(gy, x_shape)
@@ -200,9 +233,9 @@ def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
     """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
 
     Integer data gives floats. As numpy's, the mean over no elements is nan, with a
-    RuntimeWarning. A mean of 16-bit floats (float16) adds them in float32, as numpy's
-    and PyTorch's do (:class:`Mean`): the mean of 70,000 float16 ones is 1, not ``inf``.
-    Other dtypes are a sum times ``m / n``.
+    RuntimeWarning. A mean of floats narrower than float32 (float16) adds them in float32,
+    as numpy's and PyTorch's do (:class:`Mean`): the mean of 70,000 float16 ones is 1, not
+    ``inf``. Other dtypes are a sum times ``m / n``.
 
     Args:
         x: A Variable, array, scalar or list.
@@ -222,10 +255,8 @@ def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
         array(1.5)
     """
     x = as_input(x, "mean")
-    dtype = x.data.dtype
-    if getattr(dtype, "itemsize", 0) == 2 and size_of(x.data):  # (no call for other dtypes)
-        if backend_of(x.data).dtype_kind(dtype) == "f":
-            return Mean(axis, keepdims)(x)
+    if sum_dtype_of(x.data) is not None and size_of(x.data):  # (a dtype test for float32)
+        return Mean(axis, keepdims)(x)
     try:
         y = sum(x, axis, keepdims)
     except (TypeError, ValueError) as exc:  # the axis checks name sum; the user called mean
@@ -280,4 +311,4 @@ def _argmax(self: Variable, axis: Any = None, keepdims: bool = False, *, dim: An
     return get_array_module(self.data).argmax(self.data, axis=axis, keepdims=keepdims)
 
 
-__all__ = [*exported(__name__), "average"]
+__all__ = [*exported(__name__), "average", "DivideByCount"]

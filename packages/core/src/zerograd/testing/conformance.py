@@ -360,6 +360,44 @@ def test_broadcast_to_and_sum_to_are_adjoint(backend, src, dst):
     np.testing.assert_allclose(backend.to_numpy(s), ref.reshape(src), rtol=1e-12)
 
 
+# -- sums ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), ((0,), False), ((0, 2), True)])
+def test_sum_is_the_librarys_sum_and_divides_where_asked(backend, dtype, axis, keepdims):
+    """``sum`` of float32 and float64 data is ``xp.sum`` (then ``/ divisor``), to the bit."""
+    x = _put(backend, _rng.standard_normal((5, 3, 4)), dtype)
+    assert backend.sum_dtype(x.dtype) is None
+    xp = backend.xp
+    want = backend.to_numpy(backend.asarray(xp.sum(x, axis=axis, keepdims=keepdims)))
+    got = backend.to_numpy(backend.asarray(backend.sum(x, axis, keepdims)))
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.dtype(dtype)
+    halved = backend.to_numpy(backend.asarray(backend.sum(x, axis, keepdims, divisor=5)))
+    np.testing.assert_array_equal(halved, want / np.asarray(5, dtype))
+
+
+def test_sum_adds_float16_in_float32_and_rounds_once(backend):
+    """``sum`` of float16 adds, and divides, in ``sum_dtype`` (float32), rounded once.
+
+    A column of 10,000 float16 ones is 10,000, where float16 arithmetic stops at 2048, and a
+    sum of 70,000 ones divided by 70,000 (``inf`` in float16) is 1. Skipped, saying so, on a
+    backend without float16.
+    """
+    try:
+        ones = backend.asarray(np.ones((10000, 3)), dtype="float16")
+    except (TypeError, ValueError, AttributeError) as exc:
+        pytest.skip(f"backend {backend.name!r} has no float16: {exc}")
+    assert backend.sum_dtype(ones.dtype) == backend.resolve_dtype("float32")
+    column = backend.sum(ones, (0,))
+    assert backend.to_numpy(column).dtype == np.float16
+    np.testing.assert_array_equal(backend.to_numpy(column), [10000.0] * 3)
+    batch = backend.asarray(np.ones(70000), dtype="float16")
+    mean = backend.to_numpy(backend.asarray(backend.sum(batch, None, False, divisor=70000)))
+    assert mean.dtype == np.float16 and float(mean) == 1.0
+    summed = backend.sum_to(ones, (1, 3))
+    np.testing.assert_array_equal(backend.to_numpy(summed), [[10000.0] * 3])
+
+
 # -- the engine on this backend --------------------------------------------------------------
 GRAD_CASES = {
     "add_broadcast": (lambda a, b: a + b, [(2, 3), (3,)]),

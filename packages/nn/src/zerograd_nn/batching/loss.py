@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import zerograd.functions as F
-from zerograd.backends import backend_of, device_of
+from zerograd.backends import backend_of, device_of, sum_dtype_of
 from zerograd.func import Batch, batching_rule
 from zerograd.utils import data_of
 
@@ -28,7 +28,11 @@ def mean_squared_error(fn: Any, batch: Batch) -> Any:
     shape = tuple(diff.shape[1:]) if diff.shape[0] == batch.n and ndim < diff.ndim else None
     if shape is None or not shape:
         return NotImplemented  # per sample, the function names the shapes
-    return F.sum(diff * diff, axis=tuple(range(1, diff.ndim))) / shape[0]
+    if sum_dtype_of(diff) is None:
+        return F.sum(diff * diff, axis=tuple(range(1, diff.ndim))) / shape[0]
+    # float16: the mean over each sample's batch adds and divides in float32 (as the
+    # function does), where the sum and a batch past 65,504 are inf in float16
+    return F.sum(F.mean(diff * diff, axis=1), axis=tuple(range(1, diff.ndim - 1)))
 
 
 @batching_rule(SoftmaxCrossEntropy)
@@ -54,4 +58,6 @@ def softmax_cross_entropy(fn: Any, batch: Batch) -> Any:
     rows = xp.reshape(xp.arange(n, device=dev), (n, 1))
     cols = xp.reshape(xp.arange(big_n, device=dev), (1, big_n))
     picked = F.get_item(logp, (rows, cols, t))
-    return F.sum(picked, axis=1) * (-1.0 / big_n)
+    if sum_dtype_of(picked) is None:
+        return F.sum(picked, axis=1) * (-1.0 / big_n)
+    return -F.mean(picked, axis=1)  # float16: added and divided in float32

@@ -18,7 +18,7 @@ from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
 from ..kernels import kernels_of
-from .arrays import as_float, float_data, logsumexp
+from .arrays import as_float, float_data, in_float32, logsumexp
 from .pytorch_names import LEAKY_RELU_KEYWORDS, refuses_pytorch_keywords
 
 
@@ -138,6 +138,9 @@ leaky_relu = defines(LeakyReLU)(refuses_pytorch_keywords(LEAKY_RELU_KEYWORDS)(op
 class Softmax(_Activation):
     """Softmax along ``axis`` (DeZero's default 1; negative axes count from the end).
 
+    float16 is computed in float32 and rounded once, as PyTorch computes it: its sums of
+    exponentials added in float16 stopped at 2048 along a long axis.
+
     Args:
         axis: the axis to normalize over.
         dim: PyTorch's name for ``axis`` (give one of them).
@@ -154,7 +157,7 @@ class Softmax(_Activation):
         self.ctx = axis  # past the checks: what follows cannot refuse
         if size_of(x) == 0:  # nothing to normalize (max of an empty axis is undefined)
             return backend_of(x).astype(x, x.dtype)
-        return kernels_of(x).softmax(x, axis)
+        return in_float32(kernels_of(x).softmax, x, axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``y * gy - y * sum(y * gy, axis)``, the input's gradient, from the output."""
@@ -194,6 +197,8 @@ softmax = op(Softmax, example=("softmax(np.array([[0.0, 0.0]])).data", "array([[
 class LogSoftmax(_Activation):
     """``log(softmax(x, axis))`` computed without overflow or log(0).
 
+    float16 is computed in float32 and rounded once, as :class:`Softmax`.
+
     Args:
         axis: the axis to normalize over.
         dim: PyTorch's name for ``axis`` (give one of them).
@@ -210,11 +215,15 @@ class LogSoftmax(_Activation):
         self.ctx = axis  # past the checks: what follows cannot refuse
         if size_of(x) == 0:
             return backend_of(x).astype(x, x.dtype)
-        return x - logsumexp(x, axis)
+        return in_float32(_log_softmax, x, axis)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy - exp(y) * sum(gy, axis)``, the input's gradient, from the output."""
         return gy - xp.exp(y) * xp.sum(gy, axis=self.ctx, keepdims=True)
+
+
+def _log_softmax(x: Any, axis: int) -> Any:
+    return x - logsumexp(x, axis)
 
 
 log_softmax = op(LogSoftmax)

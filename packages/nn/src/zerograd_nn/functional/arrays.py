@@ -6,10 +6,11 @@ the array module of the input, so any registered backend (numpy, cupy, ...) fits
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from zerograd import Function, Variable, as_array
-from zerograd.backends import backend_of, device_of, get_array_module
+from zerograd.backends import backend_of, device_of, get_array_module, sum_dtype_of
 from zerograd.utils import data_of
 from zerograd.variable import Constant
 
@@ -139,6 +140,8 @@ def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
 def logsumexp(x: Any, axis: int = 1) -> Any:
     """``log(sum(exp(x), axis, keepdims=True))`` on a raw array, without overflow.
 
+    The sum of float16 exponentials is added in float32 (``Backend.sum``).
+
     Args:
         x: a backend array.
         axis: the axis to reduce.
@@ -148,7 +151,29 @@ def logsumexp(x: Any, axis: int = 1) -> Any:
     """
     xp = get_array_module(x)
     m = xp.max(x, axis=axis, keepdims=True)
-    return m + xp.log(xp.sum(xp.exp(x - m), axis=axis, keepdims=True))
+    return m + xp.log(backend_of(x).sum(xp.exp(x - m), (axis % x.ndim,), True))
+
+
+def in_float32(f: Callable[..., Any], x: Any, *args: Any) -> Any:
+    """``f(x, *args)``, a float narrower than float32 computed in float32 and rounded once.
+
+    For a softmax, a log-softmax or a loss, whose sums PyTorch adds in float32 and whose
+    result it rounds once: float16 ``x`` is cast to float32 (``sum_dtype_of``), ``f`` runs
+    there, and its result is cast back to ``x``'s dtype. Other dtypes run ``f`` as it is.
+
+    Args:
+        f: a function of a backend array (and ``args``) returning one array.
+        x: a backend array.
+        *args: passed on to ``f``.
+
+    Returns:
+        ``f``'s result, in ``x``'s dtype where ``x`` was cast.
+    """
+    wide = sum_dtype_of(x)
+    if wide is None:
+        return f(x, *args)
+    b = backend_of(x)
+    return b.astype(f(b.astype(x, wide), *args), x.dtype)
 
 
 def onehot(t: Any, n_classes: int, dtype: Any) -> Any:

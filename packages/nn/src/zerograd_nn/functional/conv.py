@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Function, Variable
-from zerograd.backends import get_array_module
+from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import flag
 from zerograd.checks import pair as _pair
 from zerograd.functions import reshape, transpose
@@ -293,7 +293,7 @@ class Conv2DGradW(Function):
         # sum over the batch of (OC, OH*OW) @ (OH*OW, C*KH*KW)
         g3 = xp.reshape(gy, (n, oc, oh * ow))
         c3 = xp.reshape(col, (n, c * kh * kw, oh * ow))
-        gw = xp.sum(xp.matmul(g3, xp.permute_dims(c3, (0, 2, 1))), axis=0)
+        gw = backend_of(x).sum(xp.matmul(g3, xp.permute_dims(c3, (0, 2, 1))), (0,))
         return xp.reshape(gw, (oc, c, kh, kw))
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:

@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from zerograd import Function, Variable, no_grad
-from zerograd.backends import backend_of, device_of, get_array_module
-from zerograd.functions import clip, exp, get_item, log, sum
+from zerograd.backends import backend_of, device_of, get_array_module, sum_dtype_of
+from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, sum
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _data
@@ -67,8 +67,8 @@ class MeanSquaredError(Function):
 
     def forward(self, x0: Any, x1: Any) -> Any:
         diff = float_data(x0) - float_data(x1)  # before subtracting: uint8 would wrap
-        xp = get_array_module(diff)
-        return _like(xp.sum(diff * diff) / diff.shape[0], diff)
+        # float16: added and divided by the batch size in float32, rounded once
+        return _like(backend_of(diff).sum(diff * diff, divisor=diff.shape[0]), diff)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, Any]:
         """Return ``(g, -g)`` with ``g = (x0 - x1) * (2 * gy / len(x0))``."""
@@ -96,6 +96,19 @@ def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
     return x0, x1
 
 
+def _over_batch(loss: Variable, n: int) -> Variable:
+    """``sum(loss) / n``: DeZero's loss over a batch of ``n`` examples, ``loss`` of shape (n, ...).
+
+    float16 is ``sum(mean(loss, axis=0))``, the same number: the mean over the batch adds
+    in float32 and divides by ``n`` there (:func:`~zerograd.functions.mean`), so neither a
+    sum past 65,504 nor a batch past 65,504 (``inf`` in float16) makes the loss ``inf``, 0
+    or nan; its gradient is ``gy / n`` rounded once. Other dtypes keep ``sum(loss) / n``.
+    """
+    if sum_dtype_of(loss.data) is None:
+        return sum(loss) / n
+    return sum(mean(loss, axis=0))
+
+
 @defines()
 def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """``sum((x0 - x1) ** 2) / len(x0 - x1)`` from elementary functions.
@@ -110,7 +123,7 @@ def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """
     x0, x1 = _mse_operands("mean_squared_error_simple", x0, x1)
     diff = x0 - x1
-    return sum(diff**2) / len(diff)
+    return _over_batch(diff**2, len(diff))
 
 
 @defines(MeanSquaredError)
@@ -118,7 +131,9 @@ def mean_squared_error_simple(x0: ArrayLike, x1: ArrayLike) -> Variable:
 def mean_squared_error(x0: ArrayLike, x1: ArrayLike) -> Variable:
     """Sum of squared differences divided by the batch size (DeZero's definition).
 
-    The batch size is ``len(x0 - x1)``: ``len(x0)`` when the shapes are equal.
+    The batch size is ``len(x0 - x1)``: ``len(x0)`` when the shapes are equal. float16 is
+    added, and divided by the batch size, in float32 and rounded once (PyTorch's way): a
+    batch past 65,504 rows keeps a finite loss.
 
     Args:
         x0: predictions, shape (N, ...).
@@ -241,7 +256,8 @@ class SoftmaxCrossEntropy(Function):
     def forward(self, x: Any, t: Any) -> Any:
         self.check(x, t)
         x = float_data(x)
-        rows, kept = kernels_of(x).cross_entropy_rows_kept(x, t)
+        wide = _wide_scores(x)
+        rows, kept = kernels_of(wide).cross_entropy_rows_kept(wide, t)
         y = _row_mean(rows, x)
         self.ctx = kept  # kept for the first-order vjp, until it runs
         return y
@@ -256,23 +272,44 @@ class SoftmaxCrossEntropy(Function):
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> tuple[Any, None]:
         """Return ``(softmax(x) - onehot(t)) * gy / N`` for the scores; labels get None."""
         n, classes = self.inputs[0].shape
+        narrow = sum_dtype_of(xs[0]) is not None  # float16: computed in float32 (N > 65504)
         if not xp.graph:  # first order: one kernel (no one-hot array on numpy)
             x = float_data(xs[0])
             kept, self.ctx = self.ctx, None  # the kernel may write over it: used once
-            return kernels_of(x).cross_entropy_grad(x, xs[1], _like(gy / n, x), kept), None
+            if not narrow:
+                return kernels_of(x).cross_entropy_grad(x, xs[1], _like(gy / n, x), kept), None
+            wide = _wide_scores(x)
+            scale = _like(backend_of(gy).astype(gy, wide.dtype) / n, wide)
+            grad = kernels_of(wide).cross_entropy_grad(wide, xs[1], scale, kept)
+            return backend_of(x).astype(grad, x.dtype), None
         p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints
-        return (p - xp.apply(_OneHot(classes, p.dtype), xs[1])) * (gy / n), None
+        scale = xp.apply(DivideByCount(n), gy) if narrow else gy / n
+        return (p - xp.apply(_OneHot(classes, p.dtype), xs[1])) * scale, None
+
+
+def _wide_scores(x: Any) -> Any:
+    """Float scores ``x`` as the loss computes them: float16 as float32 (``sum_dtype_of``).
+
+    PyTorch computes a float16 cross-entropy in float32 and rounds the loss once; in float16
+    a batch of more than 65,504 rows was ``inf`` and the loss nan.
+    """
+    wide = sum_dtype_of(x)
+    return x if wide is None else backend_of(x).astype(x, wide)
 
 
 def _mean_cross_entropy(x: Any, t: Any) -> Any:
     """The mean over the rows of ``logsumexp(x[i]) - x[i, t[i]]`` (labels checked)."""
     x = float_data(x)
-    return _row_mean(kernels_of(x).cross_entropy_rows(x, t), x)
+    wide = _wide_scores(x)
+    return _row_mean(kernels_of(wide).cross_entropy_rows(wide, t), x)
 
 
 def _row_mean(rows: Any, x: Any) -> Any:
-    """The mean of the per-row losses of ``x``, as a 0-d array of ``x``'s dtype."""
-    return _like(get_array_module(rows).sum(rows) / x.shape[0], x)
+    """The mean of the per-row losses of ``x``, as a 0-d array of ``x``'s dtype.
+
+    The rows are added, and divided by their number, in float32 for float16 (Backend.sum).
+    """
+    return _like(backend_of(rows).sum(rows, divisor=x.shape[0]), x)
 
 
 @defines()
@@ -297,7 +334,7 @@ def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
     shifted = x - xp.max(x.data, axis=1, keepdims=True)
     log_p = shifted - log(sum(exp(shifted), axis=1, keepdims=True))
     tlog_p = get_item(log_p, (get_array_module(t).arange(n, device=device_of(t)), t))
-    return -1 * sum(tlog_p) / n
+    return -1 * _over_batch(tlog_p, n)
 
 
 @defines(SoftmaxCrossEntropy)
@@ -309,7 +346,8 @@ def softmax_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     labels' range is checked on every call, a static-graph replay's included. On a GPU
     that reads their minimum and maximum back: eagerly it waits for the queued forward
     (0.3 to 0.46 ms of a step on an H200), in a replay it runs before any of the replay's
-    work and waits for nothing queued (about 0.12 ms).
+    work and waits for nothing queued (about 0.12 ms). float16 scores are computed in
+    float32 and the loss and its gradient rounded once (PyTorch's way).
 
     Args:
         x: scores, shape (N, classes).
@@ -367,6 +405,8 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     is ``(sigmoid(x) - t) / len(x)`` at infinite logits too (PyTorch's); the loss of an
     infinite logit is ``inf`` for ``x = -inf, t = 1`` and nan for the other targets
     (``inf * 0``; PyTorch's is ``inf`` for ``x = inf, t = 0`` and nan for the others).
+    float16 is summed over the batch and divided by ``len(x)`` in float32 (a mean over the
+    batch axis, then a sum), so a batch past 65,504 rows keeps a finite loss.
 
     Args:
         x: logits, shape (N, ...).
@@ -386,7 +426,7 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     # is sigmoid(0) - t
     neg_abs = clip(x, None, 0) - r
     loss = r - x * t + log(1 + exp(neg_abs))
-    return sum(loss) / len(x)
+    return _over_batch(loss, len(x))
 
 
 _DEZERO_LOWEST = 1e-15
@@ -416,7 +456,8 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
 
     ``p`` is clipped to ``[1e-15, 0.999]`` first, as in DeZero (float16, which has no
     1e-15, to ``[2**-14, 0.999]``): the loss is finite at 0 and 1, and its gradient is zero
-    where ``p`` was clipped (PyTorch clamps the logarithms at -100 instead).
+    where ``p`` was clipped (PyTorch clamps the logarithms at -100 instead). float16 is
+    summed and divided by ``len(t)`` in float32, as in :func:`sigmoid_cross_entropy`.
 
     Args:
         p: probabilities, shape (N, ...).
@@ -441,7 +482,7 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
             )
     p = clip(p, _lowest_probability(p.data), 0.999)
     tlog_p = log(p) * t + log(1 - p) * (1 - t)  # the Variable first: t may be a raw array
-    return -1 * sum(tlog_p) / t.shape[0]
+    return -1 * _over_batch(tlog_p, t.shape[0])
 
 
 class Accuracy(Function):

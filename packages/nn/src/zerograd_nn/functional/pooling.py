@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Config, Function, Variable
-from zerograd.backends import backend_of, device_of, get_array_module
-from zerograd.functions import get_item, reshape, transpose
+from zerograd.backends import backend_of, device_of, get_array_module, sum_dtype_of
+from zerograd.functions import DivideByCount, get_item, reshape, transpose
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
 
@@ -268,7 +268,11 @@ def pooling_simple(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair 
 
 
 class AveragePooling(_Windows):
-    """Average pooling over windows (padded zeros included in the mean)."""
+    """Average pooling over windows (padded zeros included in the mean).
+
+    float16 windows are added, and divided by their size, in float32 and rounded once, as
+    PyTorch averages them.
+    """
 
     vjp_reads_outputs = False
 
@@ -277,9 +281,14 @@ class AveragePooling(_Windows):
         xpad = _pad(x, geometry, 0.0)
         windows = _windows(geometry)
         y = xpad[windows[0]]
+        wide = sum_dtype_of(x)  # float16: added, and divided, in float32; rounded once
+        if wide is not None:
+            y = backend_of(x).astype(y, wide)
         for w in windows[1:]:
             y = y + xpad[w]
         y = y / len(windows)
+        if wide is not None:
+            y = backend_of(x).astype(y, x.dtype)
         self.ctx = x.shape  # the input's shape, for the vjp
         return y
 
@@ -289,7 +298,8 @@ class AveragePooling(_Windows):
         k, s, p = self.kernel_size, self.stride, self.pad
         input_shape = self.ctx
         kh, kw = conv_geometry("average_pooling", input_shape, k, s, p)[0]
-        gcol = xp.reshape(gy / (kh * kw), (n, c, 1, 1, oh, ow))
+        # a window of 256 x 256 is inf in float16: divided in float32 there
+        gcol = xp.reshape(xp.apply(DivideByCount(kh * kw), gy), (n, c, 1, 1, oh, ow))
         gcol = xp.broadcast_to(gcol, (n, c, kh, kw, oh, ow))
         return xp.apply(Col2im(input_shape, k, s, p, False), gcol)
 

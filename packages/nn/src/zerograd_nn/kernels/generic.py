@@ -140,7 +140,7 @@ class Kernels:
         """
         xp = self.backend.xp
         y = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
-        return y / xp.sum(y, axis=axis, keepdims=True)
+        return y / self.backend.sum(y, (axis,), True)  # float16 adds in float32
 
     def cross_entropy_rows(self, x: Any, t: Any) -> Any:
         """Return each row's cross-entropy, ``logsumexp(x[i]) - x[i, t[i]]``.
@@ -157,7 +157,7 @@ class Kernels:
         """
         xp = self.backend.xp
         m = xp.max(x, axis=1, keepdims=True)
-        lse = m + xp.log(xp.sum(xp.exp(x - m), axis=1, keepdims=True))
+        lse = m + xp.log(self.backend.sum(xp.exp(x - m), (1,), True))
         return lse[:, 0] - x[self.row_index(x), t]
 
     def cross_entropy_rows_kept(self, x: Any, t: Any) -> tuple[Any, Any]:

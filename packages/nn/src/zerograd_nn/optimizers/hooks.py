@@ -12,7 +12,7 @@ import math
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.backends import get_array_module
+from zerograd.backends import backend_of, get_array_module, sum_dtype_of
 
 from .hyper import check_hyper
 from .watch import report_assignments
@@ -53,6 +53,9 @@ class WeightDecay:
 class ClipGrad:
     """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``.
 
+    float16 gradients are squared and added in float32, as PyTorch's norms are: in float16
+    a gradient past 256 squares to ``inf``, which scaled every gradient to 0.
+
     Args:
         max_norm: the largest global L2 norm allowed: a finite number >= 0 (a 0-d
             array counts).
@@ -76,6 +79,9 @@ class ClipGrad:
         total = 0.0
         for param in params:
             g = param.grad.data
+            wide = sum_dtype_of(g)
+            if wide is not None:  # float16: squared and added in float32 (300**2 is inf)
+                g = backend_of(g).astype(g, wide)
             total += float(get_array_module(g).sum(g * g))
         rate = limit / (math.sqrt(total) + 1e-6)
         if rate < 1:

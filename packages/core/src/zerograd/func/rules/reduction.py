@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...checks import normalize_axis
-from ...functions.reduction import Max, Mean, Min, Sum
+from ...functions.reduction import DivideByCount, Max, Mean, Min, Sum
+from .arithmetic import elementwise
 from .registry import Batch, batching_rule
+
+batching_rule(DivideByCount)(elementwise)
 
 
 def sample_axes(axis: Any, ndim: int, op: str) -> tuple[int, ...]:
