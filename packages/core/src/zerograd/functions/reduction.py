@@ -117,7 +117,10 @@ class _Extremum(_Reduction):
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere."""
+        """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere.
+
+        A nan counts as equal to the nan result it makes: each nan gets ``gy``.
+        """
         x, y = data_of(xs[0]), data_of(y)  # the mask is made on arrays in both modes
         b = backend_of(x)
         axes = self.ctx
@@ -125,15 +128,18 @@ class _Extremum(_Reduction):
             shape = keepdims_shape(x.shape, axes)
             gy = xp.reshape(gy, shape)
             y = b.xp.reshape(y, shape)
-        return gy * b.astype(x == y, gy.dtype)  # broadcasting gy gives x's shape
+        # a nan in x makes its result nan (max and min propagate it), which equals nothing
+        hit = (x == y) | (x != x)  # x != x: nan
+        return gy * b.astype(hit, gy.dtype)  # broadcasting gy gives x's shape
 
 
 class Max(_Extremum):
     """Compute the maximum over ``axis``.
 
     Ties: every element equal to the maximum receives the full output gradient (DeZero's
-    rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
-    its first maximum only.
+    rule; the subgradient is not split). A nan makes the maximum nan, and every nan
+    receives the full gradient. Max pooling differs: a window's gradient goes to one
+    element only.
 
     Raises:
         TypeError: ``axis`` or ``keepdims`` has the wrong type.
@@ -148,6 +154,8 @@ max = op(Max, methods=("max",), example=("max(np.array([1.0, 3.0, 2.0]))", "vari
 
 class Min(_Extremum):
     """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
+
+    A nan makes the minimum nan, and every nan gets the full gradient.
 
     Raises:
         TypeError: ``axis`` or ``keepdims`` has the wrong type.
