@@ -423,6 +423,48 @@ def test_jaxs_axis_name_in_fourth_place_is_named_as_not_supported(rand):
     np.testing.assert_array_equal(as_numpy(vmap(lambda a: a * 2.0, 0, 0)(x)), as_numpy(x * 2.0))
 
 
+@pytest.mark.parametrize(
+    "keyword, value, text",
+    [
+        (
+            "axis_name",
+            "i",
+            "vmap: axis_name= is JAX's keyword, not zerograd's: zerograd's vmap has no named "
+            "axes, so nothing inside f reduces over the batch by name (JAX's psum(x, 'i')); "
+            "leave it out, and reduce the batched result outside instead: "
+            "F.sum(vmap(f)(xs), axis=0).",
+        ),
+        (
+            "spmd_axis_name",
+            "i",
+            "vmap: spmd_axis_name= is JAX's keyword, not zerograd's: zerograd's vmap has no "
+            "named axes, so nothing inside f reduces over the batch by name (JAX's "
+            "psum(x, 'i')); leave it out, and reduce the batched result outside instead: "
+            "F.sum(vmap(f)(xs), axis=0).",
+        ),
+        (
+            "axis_size",
+            3,
+            "vmap: axis_size= is JAX's keyword, not zerograd's: the batch size is read from the "
+            "batched arguments, of which there must be at least one (an in_axes entry that is "
+            "not None); leave it out.",
+        ),
+        ("in_axis", 0, "vmap() got an unexpected keyword argument 'in_axis'"),
+    ],
+)
+def test_jaxs_keywords_are_refused_saying_what_vmap_does_instead(rand, keyword, value, text):
+    """jax.vmap(f, in_axes, out_axes, axis_name=None, axis_size=None, spmd_axis_name=None):
+    each keyword got Python's bare "unexpected keyword argument" (the fourth-place
+    axis_name already named itself)."""
+    with pytest.raises(TypeError) as caught:
+        vmap(lambda a: a * 2.0, in_axes=0, **{keyword: value})
+    assert str(caught.value) == text
+    # what the message says instead: leave it out, reduce outside
+    xs = rand(3, 2)
+    total = F.sum(vmap(lambda a: a * 2.0)(xs), axis=0)
+    np.testing.assert_allclose(as_numpy(total.data), 2.0 * as_numpy(xs).sum(axis=0))
+
+
 # -- bad input -----------------------------------------------------------------------------
 def test_batch_sizes_that_differ_are_named_with_their_sizes(rand):
     with pytest.raises(

@@ -210,3 +210,161 @@ def test_backward_takes_retain_graph_and_keeps_the_graph_either_way(arr, to_np):
     with pytest.raises(TypeError, match=r"^backward: retain_graph must be True or False, got 1"):
         y.backward(retain_graph=1)
     assert float(to_np(x.grad.data)) == 12.0  # the refused call changed nothing
+
+
+# -- PyTorch's keywords on the reductions and shape functions -----------------------------
+def _bare(f, *args, **kwargs):
+    """``f(...)``'s value and its inputs' gradients (of the sum of its output)."""
+    xs = [Variable(a) for a in args]
+    y = f(*xs, **kwargs)
+    F.sum(y).backward()
+    return y, [x.grad for x in xs]
+
+
+@pytest.mark.parametrize("kind", ["function", "method"])
+def test_sum_and_mean_take_pytorchs_dim_and_keepdim(rand, to_np, kind):
+    data = rand(3, 4)
+    ref = to_np(data)
+    for name, reference in (("sum", np.sum), ("mean", np.mean)):
+        call = (
+            getattr(F, name) if kind == "function" else (lambda v, n=name, **k: getattr(v, n)(**k))
+        )
+        for keywords, numpy_keywords in (
+            ({"dim": 1}, {"axis": 1}),
+            ({"dim": 0, "keepdim": True}, {"axis": 0, "keepdims": True}),
+            ({"dim": (0, 1)}, {"axis": (0, 1)}),
+            ({"keepdim": True}, {"keepdims": True}),
+            ({"axis": -1, "dim": -1}, {"axis": -1}),  # one argument, given twice alike
+        ):
+            y, (g,) = _bare(call, data, **keywords)
+            np.testing.assert_allclose(to_np(y.data), reference(ref, **numpy_keywords), rtol=1e-12)
+            n = ref.size // np.asarray(reference(ref, **numpy_keywords)).size
+            np.testing.assert_allclose(
+                to_np(g.data), np.full((3, 4), 1.0 if name == "sum" else 1 / n)
+            )
+
+
+def test_sum_and_mean_refuse_dim_and_axis_that_disagree(rand):
+    x = Variable(rand(2, 3))
+    with pytest.raises(ValueError) as caught:
+        F.sum(x, axis=0, dim=1)
+    assert str(caught.value) == (
+        "sum: axis=0 and dim=1 name the same argument (dim is PyTorch's name for axis); "
+        "pass one of them."
+    )
+    with pytest.raises(ValueError, match=r"^mean: keepdims=True and keepdim=False name the same"):
+        x.mean(keepdims=True, keepdim=False)
+    assert x.grad is None and x.creator is None
+
+
+@pytest.mark.parametrize(
+    "name, indices", [("max", "x.argmax(axis=1)"), ("min", "(-x).argmax(axis=1)")]
+)
+def test_max_and_min_refuse_pytorchs_dim_naming_axis_and_the_indices(rand, to_np, name, indices):
+    """PyTorch's max(x, dim) returns values and indices: taking dim= would hand back one
+    Variable, whose rows ``values, indices = F.max(x, dim=1)`` would unpack in silence."""
+    x = Variable(rand(2, 3))
+    for call in (lambda: getattr(F, name)(x, dim=1), lambda: getattr(x, name)(dim=1)):
+        with pytest.raises(TypeError) as caught:
+            call()
+        assert str(caught.value) == (
+            f"{name}: dim= is PyTorch's keyword, not zerograd's (DeZero's): PyTorch's "
+            f"{name}(x, dim) returns values and indices; write F.{name}(x, axis=1) for the "
+            f"values (PyTorch's a{name}) and {indices} for the indices."
+        )
+    with pytest.raises(TypeError) as caught:
+        getattr(F, name)(x, axis=1, keepdim=True)
+    assert str(caught.value) == (
+        f"{name}: keepdim= is PyTorch's keyword, not zerograd's (DeZero's): write keepdims=: "
+        f"F.{name}(x, axis=1, keepdims=True)."
+    )
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'out'$"):
+        getattr(F, name)(x, out=None)
+    assert x.grad is None and x.creator is None
+    # what the message says to write gives PyTorch's values and indices
+    values = getattr(F, name)(x, axis=1)
+    picked = eval(indices, {"x": x})  # noqa: S307
+    np.testing.assert_array_equal(to_np(values.data), getattr(np, name)(to_np(x.data), axis=1))
+    np.testing.assert_array_equal(to_np(picked), getattr(np, f"arg{name}")(to_np(x.data), axis=1))
+
+
+@pytest.mark.parametrize("name", ["concatenate", "cat", "concat", "stack"])
+def test_concatenate_cat_concat_and_stack_take_pytorchs_dim(rand, to_np, name):
+    join = getattr(F, name)  # concat: the array API standard's name, numpy 2's, PyTorch's
+    a, b = rand(2, 3, seed=1), rand(2, 3, seed=2)
+    ref = np.stack if name == "stack" else np.concatenate
+    for dim in (0, 1, -1):
+        y, (ga, gb) = _bare(lambda u, v, d=dim: join([u, v], dim=d), a, b)
+        np.testing.assert_array_equal(to_np(y.data), ref([to_np(a), to_np(b)], axis=dim))
+        np.testing.assert_array_equal(to_np(ga.data), np.ones((2, 3)))
+    with pytest.raises(ValueError, match=r"axis=1 and dim=0 name the same argument"):
+        join([a, b], axis=1, dim=0)
+
+
+def test_transpose_refuses_pytorchs_dim0_and_dim1_naming_the_permutation_that_swaps(rand):
+    """PyTorch's transpose(dim0, dim1) swaps two axes; zerograd's (numpy's, DeZero's) takes
+    the new order of every axis."""
+    x = Variable(rand(2, 3, 4))
+    for call in (lambda: x.transpose(dim0=0, dim1=2), lambda: F.transpose(x, dim0=0, dim1=2)):
+        with pytest.raises(TypeError) as caught:
+            call()
+        assert str(caught.value) == (
+            "transpose: dim0= is PyTorch's keyword, not zerograd's (DeZero's): transpose takes "
+            "the new order of every axis, as numpy's (DeZero's), not two axes to swap; to swap "
+            "axes 0 and 2 of this 3-D input write transpose(x, (2, 1, 0)) or x.transpose(2, 1, 0)."
+        )
+    assert x.transpose(2, 1, 0).shape == (4, 3, 2)  # what the message says swaps them
+    with pytest.raises(TypeError, match=r"to swap two axes, list every axis"):
+        F.transpose(x, dim1=2)
+    with pytest.raises(TypeError, match=r"^transpose\(\) got an unexpected keyword argument 'ax'$"):
+        x.transpose(ax=(1, 0, 2))
+    # two axes by position: numpy's error, with the permutation PyTorch's meaning gives
+    with pytest.raises(ValueError) as caught:
+        x.transpose(0, 2)
+    assert str(caught.value) == (
+        "transpose: axes (0, 2) are not a permutation of the 3 axes of the input; pass each of "
+        "0..2 (or its negative) exactly once (PyTorch's transpose(dim0, dim1) swaps two axes; "
+        "to swap axes 0 and 2 write transpose(x, (2, 1, 0)))."
+    )
+    assert x.grad is None and x.creator is None
+
+
+def test_transpose_of_two_axes_of_a_matrix_is_numpys_permutation_not_a_swap(rand, to_np):
+    # x.transpose(0, 1) of a 2-D x keeps its order (numpy's); PyTorch's swaps: write
+    # x.transpose() or x.T (x.transpose(1, 0))
+    x = Variable(rand(2, 3))
+    np.testing.assert_array_equal(to_np(x.transpose(0, 1).data), to_np(x.data))
+    np.testing.assert_array_equal(to_np(x.transpose(1, 0).data), to_np(x.data).T)
+    np.testing.assert_array_equal(to_np(x.T.data), to_np(x.data).T)
+
+
+def test_variable_reshape_takes_the_shape_keyword(rand, to_np):
+    x = Variable(rand(2, 6))
+    y = x.reshape(shape=(3, 4))
+    np.testing.assert_array_equal(to_np(y.data), to_np(x.data).reshape(3, 4))
+    assert x.reshape(shape=-1).shape == (12,)
+    with pytest.raises(TypeError) as caught:
+        x.reshape(3, 4, shape=(3, 4))
+    assert str(caught.value) == (
+        "Variable.reshape: the shape is given twice, by position (3, 4) and as shape=(3, 4); "
+        "give one of them"
+    )
+    with pytest.raises(
+        TypeError, match=r"^Variable.reshape\(\) got an unexpected keyword .*'size'"
+    ):
+        x.reshape(size=(3, 4))
+
+
+def test_flatten_refuses_pytorchs_start_dim_saying_what_it_keeps(rand):
+    x = Variable(rand(2, 3, 4))
+    with pytest.raises(TypeError) as caught:
+        F.flatten(x, start_dim=1)
+    assert str(caught.value).startswith(
+        "flatten: start_dim= is PyTorch's keyword, not zerograd's (DeZero's): flatten keeps the "
+        "first axis and joins all the others, as PyTorch's flatten(x, start_dim=1): write "
+        "F.flatten(x); to join other axes, reshape: "
+    )
+    assert F.flatten(x).shape == (2, 12)
+    assert F.reshape(x, (x.shape[0], x.shape[1], -1)).shape == (2, 3, 4)
+    with pytest.raises(TypeError, match=r"^flatten\(\) got an unexpected keyword argument 'axis'$"):
+        F.flatten(x, axis=1)

@@ -192,11 +192,41 @@ def test_max_and_min_give_every_tie_the_whole_gradient(arr):
     np.testing.assert_array_equal(g, [1.0, 0.0, 1.0])
 
 
-def test_a_max_over_nan_is_nan_and_passes_no_gradient(arr):
-    # no element equals nan: the gradient goes nowhere (PyTorch gives it to the nan)
-    y, (g,) = grads(F.max, arr([1.0, nan, 3.0]))
-    assert np.isnan(y)
-    np.testing.assert_array_equal(g, [0.0, 0.0, 0.0])
+def test_a_max_or_min_over_nan_is_nan_and_gives_every_nan_the_gradient(arr):
+    """A nan makes the result nan (numpy's max and min propagate it), and every nan takes
+    the whole gradient, as every tie does (PyTorch's max gives it to the nan too: split
+    among several, to the first with a dim; amax makes the row's gradient nan). No
+    element took it: nan equals nothing."""
+    for f in (F.max, F.min):
+        y, (g,) = grads(f, arr([1.0, nan, 3.0]))
+        assert np.isnan(y)
+        np.testing.assert_array_equal(g, [0.0, 1.0, 0.0])
+        y, (g,) = grads(f, arr([nan, 1.0, nan]))
+        np.testing.assert_array_equal(g, [1.0, 0.0, 1.0])
+        # along an axis: each row on its own; infinities are values like any other
+        x = arr(
+            [
+                [1.0, nan, 3.0, nan],
+                [1.0, 2.0, 2.0, 0.0],
+                [inf, nan, -inf, 0.0],
+                [inf, -inf, 5.0, 5.0],
+            ]
+        )
+        y, (g,) = grads(lambda v, f=f: f(v, axis=1), x)
+        top = f is F.max
+        np.testing.assert_array_equal(y, [nan, 2.0, nan, inf] if top else [nan, 0.0, nan, -inf])
+        np.testing.assert_array_equal(
+            g,
+            [
+                [0.0, 1.0, 0.0, 1.0],
+                [0.0, 1.0, 1.0, 0.0] if top else [0.0, 0.0, 0.0, 1.0],
+                [0.0, 1.0, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0] if top else [0.0, 1.0, 0.0, 0.0],
+            ],
+        )
+        y, (g,) = grads(lambda v, f=f: f(v, axis=0, keepdims=True), arr([[nan, 1.0], [2.0, 1.0]]))
+        assert np.isnan(y[0, 0]) and y.shape == (1, 2)
+        np.testing.assert_array_equal(g, [[1.0, 1.0], [0.0, 1.0]])
 
 
 def test_max_of_nothing_is_refused_and_sum_of_nothing_is_zero(arr):

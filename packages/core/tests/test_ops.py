@@ -21,8 +21,45 @@ def test_generated_functions_have_the_signature_forward_and_init_give():
     assert str(inspect.signature(F.add)) == "(x0: 'ArrayLike', x1: 'ArrayLike') -> 'Variable'"
     assert list(inspect.signature(F.clip).parameters) == ["x", "x_min", "x_max"]
     assert list(inspect.signature(F.rsub).parameters) == ["x0", "x1"]
-    # hand-written ones are registered unchanged
-    assert list(inspect.signature(F.sum).parameters) == ["x", "axis", "keepdims"]
+    # PyTorch's aliases follow the parameters; refused keywords are one catch-all
+    assert list(inspect.signature(F.sum).parameters) == ["x", "axis", "keepdims", "dim", "keepdim"]
+    assert str(inspect.signature(F.max)) == (
+        "(x: 'ArrayLike', axis: 'Axis' = None, keepdims: 'bool' = False, **pytorch) -> 'Variable'"
+    )
+
+
+class _Scaled(Function):
+    """Multiply by ``factor``."""
+
+    def __init__(self, factor: float = 1.0) -> None:
+        self.factor = factor
+
+    def forward(self, x):
+        return x * self.factor
+
+
+def test_op_writes_pytorchs_aliases_and_refusals_into_the_function(monkeypatch):
+    monkeypatch.setattr(ops, "OPS", dict(ops.OPS))  # the registry as it was, after the test
+    scaled = ops.op(_Scaled, "scaled_alias", aliases={"scale": "factor"})
+    x = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(scaled(x, scale=3.0).data, [3.0, 6.0])
+    np.testing.assert_array_equal(scaled(x, 2.0).data, [2.0, 4.0])
+    with pytest.raises(ValueError, match=r"^scaled_alias: factor=2.0 and scale=3.0 name the same"):
+        scaled(x, 2.0, scale=3.0)
+    refusing = ops.op(_Scaled, "scaled_refusing", refuses={"alpha": "write factor="})
+    with pytest.raises(TypeError) as caught:
+        refusing(x, alpha=2.0)
+    assert str(caught.value) == (
+        "scaled_refusing: alpha= is PyTorch's keyword, not zerograd's (DeZero's): write factor=."
+    )
+    with pytest.raises(
+        TypeError, match=r"^scaled_refusing\(\) got an unexpected keyword argument 'beta'$"
+    ):
+        refusing(x, beta=2.0)
+    with pytest.raises(ValueError, match=r"the alias 'scale' must name a parameter of _Scaled"):
+        ops.op(_Scaled, "scaled_bad", aliases={"scale": "size"})
+    with pytest.raises(ValueError, match=r"^op: scaled_bad takes factor= itself"):
+        ops.op(_Scaled, "scaled_bad", refuses={"factor": "no"})
 
 
 def test_generated_functions_carry_their_docstring_into_help():

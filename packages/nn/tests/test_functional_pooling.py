@@ -179,13 +179,16 @@ def test_pooling_simple_checks_its_input_like_pooling():
 # -- what max pooling keeps for its backward ----------------------------------------------
 
 
-def test_pooling_keeps_a_one_byte_mask_and_none_without_a_graph(rand, backend):
+def test_pooling_keeps_one_byte_per_window_and_none_without_a_graph(rand, backend, to_np):
     x = rand(2, 3, 6, 4)
     f = F.Pooling(2, 2)
     f(Variable(x))
-    mask = f.ctx[2]  # the saved context: (input shape, geometry, mask)
-    assert backend.dtype_kind(mask.dtype) == "b"  # a byte per element, not a float copy
-    assert tuple(mask.shape) == (2, 3, 2, 2, 3, 2)
+    winner = f.ctx[2]  # the saved context: (input shape, geometry, winners' offsets)
+    # one small integer per window, not a mask per element nor a float copy
+    assert backend.dtype_kind(winner.dtype) == "i" and winner.dtype == backend.xp.int8
+    assert tuple(winner.shape) == (2, 3, 3, 2)
+    windows = to_np(x).reshape(2, 3, 3, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 3, 2, 4)
+    np.testing.assert_array_equal(to_np(winner), windows.argmax(-1))
     g = F.Pooling(2, 2)
     with no_grad():
         g(Variable(x))

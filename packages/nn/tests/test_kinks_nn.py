@@ -129,16 +129,61 @@ def test_pooling_gives_a_tied_window_to_its_first_maximum(arr):
     np.testing.assert_array_equal(g, [[[[1.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0]]]])
 
 
-def test_pooling_a_window_of_nan_or_of_padding_ties_passes_no_gradient(arr):
-    # the winner is the first element equal to the window's maximum: no element equals nan,
-    # and a window of -inf ties with its -inf padding, which comes first
-    y, (g,) = grads(lambda v: F.pooling(v, 2, 2), arr([[[[1.0, nan], [3.0, 2.0]]]]))
-    assert np.isnan(y).all()
-    np.testing.assert_array_equal(g, np.zeros((1, 1, 2, 2)))
-    y, (g,) = grads(lambda v: F.pooling(v, 3, 1, 1), arr(np.full((1, 1, 2, 2), -inf)))
+POOLS = pytest.mark.parametrize("pool", [F.pooling, F.pooling_simple])
+
+
+@POOLS
+def test_pooling_gives_a_window_holding_nan_to_its_last_nan(arr, pool):
+    """PyTorch's scan (CPU and CUDA): an element takes the window when it is above the
+    maximum so far or is nan, so the window pools to nan and its last nan takes the
+    gradient, infinities included. No element took it: nan equals nothing."""
+    cases = [  # (x, kernel, stride), the gradient of sum(pool(x)); every result is nan
+        ([[1.0, nan], [3.0, 2.0]], 2, 2, [[0, 1], [0, 0]]),
+        ([[1.0, nan], [nan, 2.0]], 2, 2, [[0, 0], [1, 0]]),  # two nans: the last
+        ([[nan, nan], [nan, nan]], 2, 2, [[0, 0], [0, 1]]),
+        ([[inf, nan], [nan, inf]], 2, 2, [[0, 0], [1, 0]]),  # nan over inf
+        ([[-inf, nan], [inf, 1.0]], 2, 2, [[0, 1], [0, 0]]),  # a nan before inf
+        # four overlapping windows: (1, 1) is the last nan of three of them
+        ([[nan, 5, nan], [1, nan, 2], [3, 4, nan]], 2, 1, [[0, 0, 0], [0, 3, 0], [0, 0, 1]]),
+    ]
+    for x, k, s, g_want in cases:
+        y, (g,) = grads(lambda v, k=k, s=s: pool(v, k, s), arr([[x]]))
+        assert np.isnan(y).all(), x
+        np.testing.assert_array_equal(g, [[g_want]], err_msg=str(x))
+
+
+def test_a_nan_or_infinite_gradient_of_a_window_reaches_all_of_it_in_pooling_only(arr):
+    """F.pooling multiplies each window's gy by its winners' mask, so a nan or infinite gy
+    reaches every element of its window as nan (0 * inf); F.pooling_simple scatters gy
+    to the winners, as PyTorch does, and the other elements get 0."""
+    # windows [[1, 2], [4, 5]] and [[2, 3], [5, 6]]: winners 5 and 6; gy nan and inf
+    x, gy = arr([[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]]), arr([[[[nan, inf]]]])
+    y, (g,) = quiet(grads, lambda v: F.pooling(v, 2, 1), x, gy=gy)  # 0 * inf
+    np.testing.assert_array_equal(y, [[[[5.0, 6.0]]]])
+    np.testing.assert_array_equal(g, [[[[nan, nan, nan], [nan, nan, inf]]]])
+    y, (g,) = grads(lambda v: F.pooling_simple(v, 2, 1), x, gy=gy)
+    np.testing.assert_array_equal(y, [[[[5.0, 6.0]]]])
+    np.testing.assert_array_equal(g, [[[[0.0, 0.0, 0.0], [0.0, nan, inf]]]])
+
+
+@POOLS
+def test_pooling_gives_a_window_of_minus_inf_to_its_first_input_never_to_padding(arr, pool):
+    # every window ties at -inf, padding included: the first element of the input in the
+    # window takes its gradient (PyTorch's), where the -inf padding before it took it
+    y, (g,) = grads(lambda v: pool(v, 3, 1, 1), arr(np.full((1, 1, 2, 2), -inf)))
     np.testing.assert_array_equal(y, np.full((1, 1, 2, 2), -inf))
-    # only the window whose first element is x[0, 0] (not padding) passes its gradient on
-    np.testing.assert_array_equal(g, [[[[1.0, 0.0], [0.0, 0.0]]]])
+    np.testing.assert_array_equal(g, [[[[4.0, 0.0], [0.0, 0.0]]]])
+    # a row: windows (pad, a, b), (a, b, c), (b, c, pad) give a, a, b
+    y, (g,) = grads(lambda v: pool(v, (1, 3), 1, (0, 1)), arr(np.full((1, 1, 1, 3), -inf)))
+    np.testing.assert_array_equal(g, [[[[2.0, 1.0, 0.0]]]])
+    # stride 2, pad 1 over 3 x 3: windows start at rows and columns -1 and 1
+    y, (g,) = grads(lambda v: pool(v, 3, 2, 1), arr(np.full((1, 1, 3, 3), -inf)))
+    np.testing.assert_array_equal(y, np.full((1, 1, 2, 2), -inf))
+    np.testing.assert_array_equal(g, [[[[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]]])
+    # a nan beside -inf and padding: the nan
+    y, (g,) = grads(lambda v: pool(v, 3, 1, 1), arr([[[[-inf, nan], [-inf, -inf]]]]))
+    assert np.isnan(y).all()
+    np.testing.assert_array_equal(g, [[[[0.0, 4.0], [0.0, 0.0]]]])
 
 
 # --- softmax, log_softmax, softmax_cross_entropy ---

@@ -31,6 +31,8 @@ __all__ = [
     "normalize_axis",
     "pair",
     "positive_int",
+    "pytorch_alias",
+    "pytorch_keyword_error",
     "real_number",
 ]
 
@@ -239,14 +241,61 @@ def axis_or_dim(op: str, axis: Any, dim: Any, default: Any) -> Any:
         >>> axis_or_dim("softmax", 1, 0, default=1), axis_or_dim("softmax", 1, None, default=1)
         (0, 1)
     """
-    if dim is None:
-        return axis
-    if axis is not default and axis != default and axis != dim:
+    return pytorch_alias(op, "axis", axis, "dim", dim, default)
+
+
+def pytorch_alias(op: str, name: str, value: Any, alias: str, given: Any, default: Any) -> Any:
+    """The value of a parameter that PyTorch's users also pass under PyTorch's name.
+
+    ``F.sum(x, dim=1, keepdim=True)`` is ``F.sum(x, axis=1, keepdims=True)``: the function
+    takes ``alias`` (default None) beside ``name`` and calls this with both.
+
+    Args:
+        op: the calling function's name, for error messages.
+        name: zerograd's parameter (``"axis"``).
+        value: its value (``default`` when left out).
+        alias: PyTorch's name for it (``"dim"``).
+        given: the alias's value (None when left out).
+        default: ``name``'s default.
+
+    Returns:
+        ``given`` when it is not None, else ``value``.
+
+    Raises:
+        ValueError: both are given, with different values.
+
+    Examples:
+        >>> pytorch_alias("sum", "keepdims", False, "keepdim", True, default=False)
+        True
+    """
+    if given is None:
+        return value
+    if value is not default and value != default and value != given:
         raise ValueError(
-            f"{op}: axis={axis!r} and dim={dim!r} name the same argument (dim is PyTorch's "
-            f"name for axis); pass one of them."
+            f"{op}: {name}={value!r} and {alias}={given!r} name the same argument ({alias} is "
+            f"PyTorch's name for {name}); pass one of them."
         )
-    return dim
+    return given
+
+
+def pytorch_keyword_error(owner: str, key: str, hint: str) -> TypeError:
+    """The error for PyTorch's keyword ``key`` given to ``owner`` (a function or a layer).
+
+    One wording for every refused PyTorch keyword, core's and zerograd-nn's.
+
+    Args:
+        owner: the function or class to name (``"max"``, ``"Linear"``).
+        key: PyTorch's keyword.
+        hint: what to write instead.
+
+    Returns:
+        The TypeError to raise.
+
+    Examples:
+        >>> pytorch_keyword_error("max", "dim", "write axis=")
+        TypeError("max: dim= is PyTorch's keyword, not zerograd's (DeZero's): write axis=.")
+    """
+    return TypeError(f"{owner}: {key}= is PyTorch's keyword, not zerograd's (DeZero's): {hint}.")
 
 
 def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:

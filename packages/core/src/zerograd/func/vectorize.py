@@ -189,6 +189,27 @@ def _check_randomness(randomness: Any) -> None:
     )
 
 
+_NO_NAMED_AXES = (
+    "zerograd's vmap has no named axes, so nothing inside f reduces over the batch by name "
+    "(JAX's psum(x, 'i')); leave it out, and reduce the batched result outside instead: "
+    "F.sum(vmap(f)(xs), axis=0)"
+)
+_JAX_KEYWORDS = {
+    "axis_name": _NO_NAMED_AXES,
+    "spmd_axis_name": _NO_NAMED_AXES,
+    "axis_size": "the batch size is read from the batched arguments, of which there must be "
+    "at least one (an in_axes entry that is not None); leave it out",
+}
+
+
+def _refuse_jax_keywords(given: dict[str, Any]) -> None:
+    """Refuse keywords vmap does not take; JAX's own (``axis_name``) say what instead."""
+    for key in given:
+        if key in _JAX_KEYWORDS:
+            raise TypeError(f"vmap: {key}= is JAX's keyword, not zerograd's: {_JAX_KEYWORDS[key]}.")
+    raise TypeError(f"vmap() got an unexpected keyword argument {next(iter(given))!r}")
+
+
 def _batch(in_axes: Any, args: tuple) -> tuple[list, list, list, int]:
     """``args`` taken apart for a batched call, ``in_axes`` checked against them.
 
@@ -275,6 +296,7 @@ def vmap(
     chunk_size: int | None = None,
     in_dims: Any = _AXIS_0,
     out_dims: Any = _AXIS_0,
+    **jax: Any,
 ) -> Callable[..., Any]:
     """Run ``f``, written for one sample, on a batch at once; the results stacked.
 
@@ -305,6 +327,8 @@ def vmap(
             less memory at once, more Python calls. None: the whole batch at once.
         in_dims: torch.func's name for ``in_axes``; give one of the two.
         out_dims: torch.func's name for ``out_axes``; give one of the two.
+        **jax: Refused: JAX's ``axis_name``, ``spmd_axis_name`` and ``axis_size``, each
+            with what to do instead.
 
     Returns:
         The batched function. An output computed from arrays only (no argument and
@@ -320,7 +344,8 @@ def vmap(
         TypeError: ``f`` is not callable; ``in_axes``/``out_axes`` are not ints, Nones
             and structures of them; both ``in_axes`` and ``in_dims`` (or ``out_axes`` and
             ``out_dims``) are given; ``chunk_size`` is not an int; ``randomness`` is not a
-            string.
+            string; a keyword vmap does not take (JAX's ``axis_name=``: zerograd's vmap has
+            no named axes; ``axis_size=``: the batch size comes from the arguments).
         ValueError: ``chunk_size`` is below 1; ``randomness`` is not 'different' (the
             message says that JAX's fourth parameter, ``axis_name``, has no counterpart); (when
             called) ``in_axes`` does not match the arguments; an axis is out of range; the
@@ -338,6 +363,8 @@ def vmap(
                [ 2.,  8.],
                [ 4., 10.]])
     """
+    if jax:
+        _refuse_jax_keywords(jax)
     arguments.function(f, "vmap")
     in_axes = _one_spelling(in_axes, in_dims, "in_axes", "in_dims")
     out_axes = _one_spelling(out_axes, out_dims, "out_axes", "out_dims")

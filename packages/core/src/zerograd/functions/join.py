@@ -1,4 +1,4 @@
-"""Joining arrays: concatenate (cat) and stack."""
+"""Joining arrays: concatenate (cat, concat) and stack."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..backends import get_array_module
+from ..checks import axis_or_dim
 from ..function import Function
 from ..variable import Constant, Variable
 from .ops import defines, exported
@@ -105,53 +106,64 @@ def _sequence(xs: Any, op: str) -> Sequence[Any]:
 
 
 @defines(Concatenate)
-def concatenate(xs: Sequence[Any], axis: int = 0) -> Variable:
-    """Join Variables along an existing ``axis`` (``cat`` is an alias).
+def concatenate(xs: Sequence[Any], axis: int = 0, dim: int | None = None) -> Variable:
+    """Join Variables along an existing ``axis`` (``cat`` and ``concat`` are aliases).
 
     Args:
         xs: A list or tuple of Variables or arrays, equal in shape outside ``axis``.
         axis: The axis to join along (negative allowed).
+        dim: PyTorch's name for ``axis`` (give one of them).
 
     Returns:
         The joined Variable.
 
     Raises:
         TypeError: ``xs`` is not a list or tuple.
-        ValueError: ``xs`` is empty, ``axis`` is out of range, or the shapes differ outside it.
+        ValueError: ``xs`` is empty, ``axis`` is out of range, or the shapes differ outside
+            it; ``axis`` and ``dim`` are both given and differ.
 
     Examples:
         >>> import numpy as np
         >>> concatenate([np.zeros((2, 1)), np.ones((2, 2))], axis=1).shape
         (2, 3)
     """
+    if dim is not None:
+        axis = axis_or_dim("concatenate", axis, dim, 0)
     return Concatenate(axis)(*_sequence(xs, "concatenate"))
 
 
 cat = concatenate
 """The same function as :func:`concatenate` (PyTorch's name)."""
 
+concat = concatenate
+"""The same function as :func:`concatenate` (the array API standard's and numpy 2's name)."""
+
 
 @defines(Stack)
-def stack(xs: Sequence[Any], axis: int = 0) -> Variable:
+def stack(xs: Sequence[Any], axis: int = 0, dim: int | None = None) -> Variable:
     """Join same-shaped Variables along a new ``axis``.
 
     Args:
         xs: A list or tuple of Variables or arrays, all of one shape.
         axis: Where the new axis goes in the result (negative allowed).
+        dim: PyTorch's name for ``axis`` (give one of them).
 
     Returns:
         The stacked Variable.
 
     Raises:
         TypeError: ``xs`` is not a list or tuple.
-        ValueError: ``xs`` is empty, ``axis`` is out of range, or the shapes differ.
+        ValueError: ``xs`` is empty, ``axis`` is out of range, or the shapes differ;
+            ``axis`` and ``dim`` are both given and differ.
 
     Examples:
         >>> import numpy as np
         >>> stack([np.zeros(3), np.ones(3)]).shape
         (2, 3)
     """
+    if dim is not None:
+        axis = axis_or_dim("stack", axis, dim, 0)
     return Stack(axis)(*_sequence(xs, "stack"))
 
 
-__all__ = [*exported(__name__), "cat"]
+__all__ = [*exported(__name__), "cat", "concat"]

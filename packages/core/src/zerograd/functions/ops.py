@@ -38,10 +38,11 @@ from __future__ import annotations
 import inspect
 import keyword
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..checks import pytorch_alias, pytorch_keyword_error
 from ..function import Function
 from ..variable import Variable
 
@@ -255,6 +256,66 @@ def _signature_parts(cls: type, swapped: bool) -> tuple[str, str, str, list[str]
     return ", ".join(params), ", ".join(call), ", ".join(ins), names, annotations
 
 
+def _init_defaults(cls: type) -> dict[str, Any]:
+    """``cls.__init__``'s parameters (``self`` left out) and their defaults."""
+    init = cls.__init__
+    if init is object.__init__:
+        return {}
+    params = list(inspect.signature(init).parameters.values())[1:]
+    return {p.name: p.default for p in params}
+
+
+def _with_aliases(
+    cls: type, name: str, params: str, body: str, aliases: Mapping[str, str], annotations: dict
+) -> tuple[str, str]:
+    """``params`` and ``body`` taking PyTorch's ``aliases`` too: ``F.sum(x, dim=1)``.
+
+    The aliases come last, default None (keyword-only where the function's last parameters
+    already are); a call that gives none of them takes the first branch.
+    """
+    defaults = _init_defaults(cls)
+    for alias, target in aliases.items():
+        _identifier("an alias", alias)
+        if target not in defaults or alias in defaults:
+            raise ValueError(
+                f"op: the alias {alias!r} must name a parameter of {cls.__name__}.__init__ "
+                f"and be none itself; got {alias!r} -> {target!r}"
+            )
+        kind = annotations[target]
+        kind = kind if isinstance(kind, str) else getattr(kind, "__name__", repr(kind))
+        annotations[alias] = kind if "None" in kind or kind == "Axis" else f"{kind} | None"
+    names = list(aliases)
+    test = " and ".join(f"{a} is None" for a in names)
+    resolve = "".join(
+        f"    {t} = __alias__({name!r}, {t!r}, {t}, {a!r}, {a}, {defaults[t]!r})\n"
+        for a, t in aliases.items()
+    )
+    params += "".join(f", {a}=None" for a in names)
+    return params, f"    if {test}:\n    {body}{resolve}{body}"
+
+
+def _with_refusals(
+    cls: type, name: str, params: str, body: str, refuses: Mapping[str, str], inputs: list[str]
+) -> tuple[str, str]:
+    """``params`` and ``body`` refusing PyTorch's keywords ``refuses`` with their hints."""
+    for key in refuses:
+        if key in inputs or key in _init_defaults(cls):
+            raise ValueError(f"op: {name} takes {key}= itself; it cannot refuse it")
+    return (
+        f"{params}, **pytorch",
+        f"    if pytorch:  # a keyword it does not take\n"
+        f"        __refuse__({name!r}, pytorch, __hints__)\n{body}",
+    )
+
+
+def _refuse(name: str, given: dict[str, Any], hints: dict[str, str]) -> None:
+    """Raise the error for keywords ``given`` that the function ``name`` does not take."""
+    for key in given:
+        if key in hints:
+            raise pytorch_keyword_error(name, key, hints[key])
+    raise TypeError(f"{name}() got an unexpected keyword argument {next(iter(given))!r}")
+
+
 def _section(text: str, title: str) -> str | None:
     """The indented lines under ``title`` in a Google-style docstring, or None."""
     lines = text.splitlines()
@@ -310,6 +371,8 @@ def op(
     swapped: bool = False,
     example: tuple[str, str] | None = None,
     in_vjp: bool = False,
+    aliases: Mapping[str, str] | None = None,
+    refuses: Mapping[str, str] | None = None,
 ) -> Callable[..., Any]:
     """Write and register the public function of the op ``cls``.
 
@@ -326,16 +389,25 @@ def op(
             (with numpy imported as ``np``); a test runs each.
         in_vjp: A vjp may call the function as ``xp.<name>`` (it computes the backend
             function of that name; see :mod:`zerograd.namespaces`).
+        aliases: ``{PyTorch's name: the parameter it names}`` (``{"dim": "axis"}``): the
+            function also takes each alias, default None, after its own parameters; one
+            given is the parameter's value (:func:`zerograd.checks.pytorch_alias`). A call
+            without them pays one ``is None`` test per alias.
+        refuses: ``{PyTorch's keyword: what to write instead}``: the function takes any
+            keyword (``**pytorch``), read only when one was given: one of these raises
+            :func:`zerograd.checks.pytorch_keyword_error`, another Python's own message.
 
     Returns:
-        The function ``name(inputs..., parameters...)``, which returns
+        The function ``name(inputs..., parameters..., aliases...)``, which returns
         ``cls(parameters...)(inputs...)``.
 
     Raises:
         TypeError: ``cls`` is no Function subclass or defines no forward; ``methods``,
             ``doc`` or ``example`` of another type.
         ValueError: The name or a method is not an identifier, is already another
-            module's op, or is one of Variable's own attributes (``backward``, ``data``).
+            module's op, or is one of Variable's own attributes (``backward``, ``data``);
+            an alias names no parameter of ``cls.__init__`` or is one, or a refused
+            keyword is a parameter.
     """
     if not (isinstance(cls, type) and issubclass(cls, Function)):
         raise TypeError(f"op: give a Function subclass, got {cls!r}")
@@ -353,11 +425,18 @@ def op(
     ):
         raise TypeError(f"op: example must be (expression, result), two strings; got {example!r}")
     params, call, ins, inputs, annotations = _signature_parts(cls, swapped)
-    source = f"def {name}({params}):\n    return __cls__({call})({ins})\n"
+    body = f"    return __cls__({call})({ins})\n"
+    if aliases:
+        params, body = _with_aliases(cls, name, params, body, aliases, annotations)
+    if refuses:
+        params, body = _with_refusals(cls, name, params, body, refuses, inputs)
+    source = f"def {name}({params}):\n{body}"
     code = compile(source, f"<zerograd op {cls.__module__}.{name}>", "exec", dont_inherit=True)
     namespace: dict[str, Any] = {}
-    # the source names nothing but the class: its globals are that and the module's name
-    exec(code, {"__cls__": cls, "__name__": cls.__module__}, namespace)  # noqa: S102
+    # the source names the class and, with aliases or refusals, the helpers below
+    scope = {"__cls__": cls, "__name__": cls.__module__, "__alias__": pytorch_alias}
+    scope.update(__refuse__=_refuse, __hints__=dict(refuses or {}))
+    exec(code, scope, namespace)  # noqa: S102
     function = namespace[name]
     function.__doc__ = _docstring(cls, inputs, doc, example)
     function.__annotations__ = {**annotations, "return": "Variable"}

@@ -6,7 +6,7 @@ import warnings
 from typing import Any
 
 from ..backends import backend_of, get_array_module, sum_dtype_of
-from ..checks import axis_or_dim, flag, normalize_axis
+from ..checks import axis_or_dim, flag, normalize_axis, pytorch_alias
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike, Axis
@@ -64,14 +64,26 @@ class _Reduction(Function):
 
 
 class Sum(_Reduction):
-    """Sum ``x`` over ``axis``.
+    """Sum ``x`` over ``axis``; PyTorch's ``dim=`` and ``keepdim=`` are taken too.
 
     Raises:
         TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: An axis is out of range or repeated.
+        ValueError: An axis is out of range or repeated; ``axis`` and ``dim`` (or
+            ``keepdims`` and ``keepdim``) are both given and differ.
     """
 
     name = "sum"
+    _doc_sections = """
+        Args:
+            x: A Variable, array, scalar or list.
+            axis: An int or a tuple of ints (negative allowed), or None for every axis.
+            keepdims: Keep the reduced axes with length 1.
+            dim: PyTorch's name for ``axis`` (give one of them).
+            keepdim: PyTorch's name for ``keepdims``.
+
+        Returns:
+            The reduced Variable.
+        """
     vjp_reads_inputs = False
     vjp_reads_outputs = False
 
@@ -100,6 +112,7 @@ sum = op(
     methods=("sum",),
     example=("sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)", "variable([4. 6.])"),
     in_vjp=True,
+    aliases={"dim": "axis", "keepdim": "keepdims"},
 )
 
 
@@ -116,7 +129,10 @@ class _Extremum(_Reduction):
         return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere."""
+        """Return the input's gradient: ``gy`` where ``x`` equals the result, zero elsewhere.
+
+        A nan counts as equal to the nan result it makes: each nan gets ``gy``.
+        """
         x, y = data_of(xs[0]), data_of(y)  # the mask is made on arrays in both modes
         b = backend_of(x)
         axes = self.ctx
@@ -124,39 +140,71 @@ class _Extremum(_Reduction):
             shape = keepdims_shape(x.shape, axes)
             gy = xp.reshape(gy, shape)
             y = b.xp.reshape(y, shape)
-        return gy * b.astype(x == y, gy.dtype)  # broadcasting gy gives x's shape
+        # a nan in x makes its result nan (max and min propagate it), which equals nothing
+        hit = (x == y) | (x != x)  # x != x: nan
+        return gy * b.astype(hit, gy.dtype)  # broadcasting gy gives x's shape
+
+
+def _extremum_keywords(name: str) -> dict[str, str]:
+    """PyTorch's keywords of ``max`` or ``min`` (``name``), and what to write instead.
+
+    Refused, not taken: PyTorch's ``max(x, dim)`` returns the values and the indices, and
+    ``values, indices = F.max(x, dim=1)`` would unpack the rows of zerograd's one result.
+    """
+    indices = "x.argmax(axis=1)" if name == "max" else "(-x).argmax(axis=1)"
+    return {
+        "dim": f"PyTorch's {name}(x, dim) returns values and indices; write F.{name}(x, "
+        f"axis=1) for the values (PyTorch's a{name}) and {indices} for the indices",
+        "keepdim": f"write keepdims=: F.{name}(x, axis=1, keepdims=True)",
+    }
 
 
 class Max(_Extremum):
     """Compute the maximum over ``axis``.
 
     Ties: every element equal to the maximum receives the full output gradient (DeZero's
-    rule; the subgradient is not split). Max pooling differs: a window's gradient goes to
-    its first maximum only.
+    rule; the subgradient is not split). A nan makes the maximum nan, and every nan
+    receives the full gradient. Max pooling differs: a window's gradient goes to one
+    element only.
 
     Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        TypeError: ``axis`` or ``keepdims`` has the wrong type; PyTorch's ``dim=`` or
+            ``keepdim=`` (its ``max(x, dim)`` returns values and indices: the message
+            says what to write).
         ValueError: A reduced axis is empty, or an axis is out of range.
     """
 
     name = "max"
 
 
-max = op(Max, methods=("max",), example=("max(np.array([1.0, 3.0, 2.0]))", "variable(3.0)"))
+max = op(
+    Max,
+    methods=("max",),
+    example=("max(np.array([1.0, 3.0, 2.0]))", "variable(3.0)"),
+    refuses=_extremum_keywords("max"),
+)
 
 
 class Min(_Extremum):
     """Compute the minimum over ``axis``; every tied minimum gets the full gradient.
 
+    A nan makes the minimum nan, and every nan gets the full gradient.
+
     Raises:
-        TypeError: ``axis`` or ``keepdims`` has the wrong type.
+        TypeError: ``axis`` or ``keepdims`` has the wrong type; PyTorch's ``dim=`` or
+            ``keepdim=`` (the message says what to write).
         ValueError: A reduced axis is empty, or an axis is out of range.
     """
 
     name = "min"
 
 
-min = op(Min, methods=("min",), example=("min(np.array([3.0, 1.0, 2.0]))", "variable(1.0)"))
+min = op(
+    Min,
+    methods=("min",),
+    example=("min(np.array([3.0, 1.0, 2.0]))", "variable(1.0)"),
+    refuses=_extremum_keywords("min"),
+)
 
 
 class DivideByCount(Function):
@@ -229,7 +277,13 @@ class Mean(_Reduction):
 
 
 @defines(Mean, methods=("mean",))
-def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
+def mean(
+    x: ArrayLike,
+    axis: Axis = None,
+    keepdims: bool = False,
+    dim: Axis = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Compute the arithmetic mean over ``axis`` (DeZero's ``average``).
 
     Integer data gives floats. As numpy's, the mean over no elements is nan, with a
@@ -241,19 +295,25 @@ def mean(x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Variable:
         x: A Variable, array, scalar or list.
         axis: An int or a tuple of ints (negative allowed), or None for every axis.
         keepdims: Keep the reduced axes with length 1.
+        dim: PyTorch's name for ``axis`` (give one of them).
+        keepdim: PyTorch's name for ``keepdims``.
 
     Returns:
         The reduced Variable, in floating point.
 
     Raises:
         TypeError: ``axis`` or ``keepdims`` has the wrong type.
-        ValueError: An axis is out of range or repeated.
+        ValueError: An axis is out of range or repeated; ``axis`` and ``dim`` (or
+            ``keepdims`` and ``keepdim``) are both given and differ.
 
     Examples:
         >>> import numpy as np
         >>> mean(np.array([1, 2])).data
         array(1.5)
     """
+    if not (dim is None and keepdim is None):
+        axis = pytorch_alias("mean", "axis", axis, "dim", dim, None)
+        keepdims = pytorch_alias("mean", "keepdims", keepdims, "keepdim", keepdim, False)
     x = as_input(x, "mean")
     if sum_dtype_of(x.data) is not None and size_of(x.data):  # (a dtype test for float32)
         return Mean(axis, keepdims)(x)

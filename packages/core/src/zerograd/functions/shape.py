@@ -8,6 +8,7 @@ from typing import Any
 
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
+from ..checks import pytorch_keyword_error
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike
@@ -75,9 +76,57 @@ def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
     if sorted(a % ndim if -ndim <= a < ndim else a for a in axes) != list(range(ndim)):
         what = f"pass each of 0..{ndim - 1} (or its negative) exactly once" if ndim else "pass ()"
         raise ValueError(
-            f"transpose: axes {axes} are not a permutation of the {ndim} axes of the input; {what}."
+            f"transpose: axes {axes} are not a permutation of the {ndim} axes of the input; "
+            f"{what}{_swap_hint(axes, ndim)}."
         )
     return tuple(a % ndim for a in axes)
+
+
+def _swapped(ndim: int, a: int, b: int) -> tuple[int, ...] | None:
+    """The permutation of ``ndim`` axes that swaps axes ``a`` and ``b``, or None."""
+    if not (-ndim <= a < ndim and -ndim <= b < ndim):
+        return None
+    order = list(range(ndim))
+    order[a], order[b] = order[b], order[a]
+    return tuple(order)
+
+
+def _swap_hint(axes: tuple[int, ...], ndim: int) -> str:
+    """For two axes given to transpose, the permutation that swaps them (PyTorch's meaning)."""
+    order = _swapped(ndim, *axes) if len(axes) == 2 and ndim > 2 else None
+    if order is None:
+        return ""
+    return (
+        f" (PyTorch's transpose(dim0, dim1) swaps two axes; to swap axes {axes[0]} and "
+        f"{axes[1]} write transpose(x, {order}))"
+    )
+
+
+def _refuse_transpose_keywords(x: Any, given: dict[str, Any]) -> None:
+    """Raise the error for keywords ``given`` to transpose, which takes ``axes`` only."""
+    swap = [k for k in given if k in ("dim0", "dim1")]
+    if not swap:
+        raise TypeError(f"transpose() got an unexpected keyword argument {next(iter(given))!r}")
+    ndim = getattr(x, "ndim", None)
+    order = None
+    if isinstance(ndim, int) and len(swap) == 2:
+        try:
+            order = _swapped(ndim, operator.index(given["dim0"]), operator.index(given["dim1"]))
+        except TypeError:
+            order = None
+    how = (
+        f"to swap axes {given['dim0']} and {given['dim1']} of this {ndim}-D input write "
+        f"transpose(x, {order}) or x.transpose{order}"
+        if order is not None
+        else "to swap two axes, list every axis with those two exchanged: "
+        "x.transpose(1, 0, 2) swaps axes 0 and 1 of a 3-D x"
+    )
+    raise pytorch_keyword_error(
+        "transpose",
+        swap[0],
+        f"transpose takes the new order of every axis, as numpy's (DeZero's), not two axes "
+        f"to swap; {how}",
+    )
 
 
 class Transpose(Function):
@@ -241,18 +290,24 @@ def reshape(x: ArrayLike, shape: Any) -> Variable:
 
 
 @defines(Transpose)
-def transpose(x: ArrayLike, axes: Any = None) -> Variable:
+def transpose(x: ArrayLike, axes: Any = None, **pytorch: Any) -> Variable:
     """Permute the axes of ``x``.
+
+    ``axes`` is the new order of every axis, as numpy's and DeZero's: PyTorch's
+    ``transpose(x, dim0, dim1)`` swaps two axes. Its ``dim0=``, ``dim1=`` are refused, the
+    message giving the permutation that swaps them; ``transpose(x, (0, 1))`` of a 2-D ``x``
+    is numpy's, the order it has.
 
     Args:
         x: A Variable, array, scalar or list.
         axes: A permutation of the axes (negative allowed), or None to reverse them.
+        **pytorch: Refused (PyTorch's ``dim0``, ``dim1``).
 
     Returns:
         The transposed Variable.
 
     Raises:
-        TypeError: ``axes`` is not None or a sequence of ints.
+        TypeError: ``axes`` is not None or a sequence of ints; a keyword other than ``axes``.
         ValueError: ``axes`` is not a permutation of ``x``'s axes.
 
     Examples:
@@ -260,6 +315,8 @@ def transpose(x: ArrayLike, axes: Any = None) -> Variable:
         >>> transpose(np.zeros((2, 3, 4)), (2, 0, 1)).shape
         (4, 2, 3)
     """
+    if pytorch:
+        _refuse_transpose_keywords(x, pytorch)
     return Transpose(axes)(x)
 
 
@@ -304,23 +361,39 @@ def expand_dims(x: ArrayLike, axis: int) -> Variable:
 
 
 @defines()
-def flatten(x: ArrayLike) -> Variable:
+def flatten(x: ArrayLike, **pytorch: Any) -> Variable:
     """Flatten every axis but the first: shape (N, ...) becomes (N, -1).
 
     As DeZero's ``flatten``, it keeps the batch axis; 0-d data has none, so it becomes
-    shape (1,) (what ``numpy.ndarray.flatten`` and ``torch.flatten`` give).
+    shape (1,) (what ``numpy.ndarray.flatten`` and ``torch.flatten`` give). PyTorch's
+    ``start_dim=`` and ``end_dim=`` are refused, the message saying what to write.
 
     Args:
         x: A Variable, array, scalar or list.
+        **pytorch: Refused (PyTorch's ``start_dim``, ``end_dim``).
 
     Returns:
         A 2-d Variable (1-d for 0-d input).
+
+    Raises:
+        TypeError: A keyword (PyTorch's ``start_dim=`` and ``end_dim=`` named).
 
     Examples:
         >>> import numpy as np
         >>> flatten(np.zeros((2, 3, 4))).shape
         (2, 12)
     """
+    if pytorch:
+        key = next(iter(pytorch))
+        if key not in ("start_dim", "end_dim"):
+            raise TypeError(f"flatten() got an unexpected keyword argument {key!r}")
+        raise pytorch_keyword_error(
+            "flatten",
+            key,
+            "flatten keeps the first axis and joins all the others, as PyTorch's "
+            "flatten(x, start_dim=1): write F.flatten(x); to join other axes, reshape: "
+            "F.reshape(x, (x.shape[0], x.shape[1], -1)) joins those from axis 2 on",
+        )
     x = as_input(x, "flatten")
     if x.ndim == 0:
         return reshape(x, (1,))
@@ -329,15 +402,21 @@ def flatten(x: ArrayLike) -> Variable:
 
 
 @variable_method("reshape")
-def _reshape(self: Variable, *shape: Any) -> Variable:
+def _reshape(self: Variable, *shape: Any, **keywords: Any) -> Variable:
     """Give the Variable a new shape: ``x.reshape(2, 3)`` or ``x.reshape((2, 3))``.
+
+    ``x.reshape(shape=(2, 3))`` (:func:`reshape`'s and PyTorch's keyword) is taken too.
 
     Args:
         self: The Variable.
         *shape: The new shape, as ints or as one tuple or list; ``-1`` infers one axis.
+        **keywords: ``shape=``, given instead of ``*shape``.
 
     Returns:
         The reshaped Variable.
+
+    Raises:
+        TypeError: A keyword other than ``shape``, or ``shape=`` with a shape by position.
 
     Examples:
         >>> import numpy as np
@@ -345,22 +424,50 @@ def _reshape(self: Variable, *shape: Any) -> Variable:
         >>> Variable(np.arange(6.0)).reshape(2, 3).shape
         (2, 3)
     """
+    if keywords:
+        shape = _shape_keyword(shape, keywords)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return reshape(self, tuple(shape))
 
 
+def _shape_keyword(shape: tuple, keywords: dict[str, Any]) -> tuple:
+    """``Variable.reshape``'s shape when keywords were given: ``shape=`` alone."""
+    other = [k for k in keywords if k != "shape"]
+    if other:
+        raise TypeError(
+            f"Variable.reshape() got an unexpected keyword argument {other[0]!r}; give the "
+            f"shape by position, x.reshape(2, 3), or as shape=(2, 3)"
+        )
+    if shape:
+        raise TypeError(
+            f"Variable.reshape: the shape is given twice, by position "
+            f"{shape[0] if len(shape) == 1 else shape} and as "
+            f"shape={keywords['shape']!r}; give one of them"
+        )
+    return (keywords["shape"],)
+
+
 @variable_method("transpose")
-def _transpose(self: Variable, *axes: Any) -> Variable:
+def _transpose(self: Variable, *axes: Any, **pytorch: Any) -> Variable:
     """Reverse the axes, or permute them: ``x.transpose(1, 0, 2)``.
+
+    The axes are the new order of every axis (numpy's), not PyTorch's two axes to swap:
+    PyTorch's ``dim0=``, ``dim1=`` are refused with the permutation that swaps them.
 
     Args:
         self: The Variable.
         *axes: The permutation, as ints or as one tuple or list; none (or None) reverses.
+        **pytorch: Refused (PyTorch's ``dim0``, ``dim1``).
 
     Returns:
         The transposed Variable.
+
+    Raises:
+        TypeError: A keyword (PyTorch's ``dim0=`` and ``dim1=`` named).
     """
+    if pytorch:
+        _refuse_transpose_keywords(self, pytorch)
     if not axes:
         axes = None
     elif len(axes) == 1 and (isinstance(axes[0], (tuple, list)) or axes[0] is None):
@@ -375,7 +482,7 @@ def _T(self: Variable) -> Variable:
     Returns:
         The transposed Variable.
     """
-    return transpose(self)
+    return Transpose()(self)
 
 
 __all__ = [*exported(__name__), "GetItemGrad"]

@@ -14,6 +14,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast
 
+from zerograd.checks import pytorch_keyword_error
+
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 MISSING_FUNCTIONS = {
@@ -51,20 +53,6 @@ def missing_attribute(
     if name in missing:
         text += f" (PyTorch's {torch}.{name}): {missing[name]}."
     return AttributeError(text)
-
-
-def pytorch_keyword_error(owner: str, key: str, hint: str) -> TypeError:
-    """The error for PyTorch's keyword ``key`` given to ``owner`` (a function or a layer).
-
-    Args:
-        owner: the function or class to name (``"dropout"``, ``"Linear"``).
-        key: PyTorch's keyword.
-        hint: what to write instead.
-
-    Returns:
-        The TypeError to raise.
-    """
-    return TypeError(f"{owner}: {key}= is PyTorch's keyword, not zerograd's (DeZero's): {hint}.")
 
 
 def refuses_pytorch_keywords(hints: Mapping[str, str]) -> Callable[[_F], _F]:

@@ -13,7 +13,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..functional.pytorch_names import pytorch_keyword_error
+from zerograd.checks import pytorch_keyword_error
 
 _FUNCTION = "activations are functions, and Sequential takes functions as well as layers"
 _STEP = "Sequential takes functions as well as layers"
