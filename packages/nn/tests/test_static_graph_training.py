@@ -144,6 +144,32 @@ def test_mlp_with_every_optimizer_replays_the_eager_bits(rand, arr, to_np, opt_n
     assert counts == {"eager": 1, "traced": 2, "replayed": 3}
 
 
+@pytest.mark.parametrize("set_to_none", [True, False])
+def test_zero_grad_either_way_replays_the_eager_bits(rand, arr, to_np, set_to_none):
+    """``zero_grad(set_to_none=False)`` zeros the held gradients in place, where no trace
+    sees a write: a replay must zero them again, or its backward adds onto the last
+    step's gradients (it did: the replayed losses left the eager ones at the 5th step)."""
+
+    def make():
+        model = models.MLP((8, 3))
+        opt = O.SGD(lr=0.1).setup(model)
+
+        def step(x, t):
+            opt.zero_grad(set_to_none=set_to_none)
+            loss = F.softmax_cross_entropy(model(x), t)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return model, opt, step
+
+    batches = [(rand(6, 4, seed=i), _labels(arr, 6, i)) for i in range(6)]
+    eager, _ = _train(to_np, make, batches, False)
+    static, counts = _train(to_np, make, batches, True)
+    assert static == eager
+    assert counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_cnn_replays_the_eager_bits(rand, arr, to_np, dtype):
     def make():

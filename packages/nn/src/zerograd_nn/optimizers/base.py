@@ -26,6 +26,10 @@ _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating p
 _TIES = "_zerograd_ties"  # the key of a copied optimizer's state holding find_ties' groups
 
 
+def _no_settings() -> None:
+    """What zeroing gradients reads from Python (nothing), as a recording compares it."""
+
+
 def _is_target(x: Any) -> bool:
     """Whether ``x``, given first to an optimizer, is what it trains (PyTorch's ``params``)."""
     if x is None or isinstance(x, (numbers.Number, str, bytes, Parameter)):
@@ -558,15 +562,26 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """
         set_to_none = flag(f"{type(self).__name__}.zero_grad", "set_to_none", set_to_none)
         self._require_target(".zero_grad()")
-        for p in self._all_params():
-            if set_to_none or p.grad is None:
+        if set_to_none:
+            for p in self._all_params():
                 p.cleargrad()
-            else:
-                g = p.grad.data
-                try:
-                    g[...] = 0
-                except (TypeError, ValueError):  # an immutable or read-only array
-                    p.grad = Variable(get_array_module(g).zeros_like(g))
+            return
+        rec = _recorder()
+        if rec is not None:  # a static-graph trace: writes in place, which a replay redoes
+            rec.effect(self._zero_grads, self._all_params(), _no_settings)
+            return
+        self._zero_grads()
+
+    def _zero_grads(self) -> None:
+        """Set every held gradient of the parameters to zeros, in place where it can be."""
+        for p in self._all_params():
+            if p.grad is None:
+                continue
+            g = p.grad.data
+            try:
+                g[...] = 0
+            except (TypeError, ValueError):  # an immutable or read-only array
+                p.grad = Variable(get_array_module(g).zeros_like(g))
 
     def add_hook(self, f: Callable[[list[Parameter]], None]) -> None:
         """Call ``f(params)`` at the start of every :meth:`update` (WeightDecay, ClipGrad...).
