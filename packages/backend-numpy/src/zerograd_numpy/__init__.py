@@ -128,7 +128,9 @@ class NumpyBackend(NumpyLikeBackend):
                 y = y / np.float32(divisor)  # float32 on numpy 1.26 too (not float64)
             return y.astype(np.float16)
         y = np.add.reduce(x, axis=axis, keepdims=keepdims)
-        return y if divisor is None else y / divisor
+        # the divisor in the sum's own dtype: numpy 1.26 divides a float32 scalar by a
+        # Python int in float64 (numpy 2 in float32)
+        return y if divisor is None else y / y.dtype.type(divisor)
 
     def sum_to(self, x: Any, shape: tuple[int, ...]) -> Any:
         axes = summed_axes(x.shape, shape)
