@@ -598,3 +598,33 @@ def test_weights_loaded_between_forward_and_backward_keep_the_step_eager(tmp_pat
             x = np.random.default_rng(i).standard_normal((2, 3))
             assert static(x).data.tobytes() == eager(x).data.tobytes()
     assert static.counts["replayed"] == 0
+
+
+def test_zero_grad_in_place_after_a_step_that_froze_a_parameter_replays_the_eager_bits(
+    rand, arr, to_np
+):
+    """A step of another kind can leave a gradient None that ``zero_grad(set_to_none=False)``
+    then keeps None; the replay of a step recorded with that gradient held must find it
+    missing before the zeroing runs and record the call again (it raised a RuntimeError
+    after the zeroing, mid-training)."""
+
+    def make():
+        model = models.MLP((8, 3))
+        opt = O.Adam(lr=0.01).setup(model)
+
+        def step(x, t, freeze):
+            opt.zero_grad(set_to_none=False)
+            loss = F.softmax_cross_entropy(model(x), t)
+            loss.backward()
+            if freeze:
+                model.l1.b.cleargrad()  # frozen on this step: Adam skips it
+            opt.step()
+            return loss
+
+        return model, opt, step
+
+    batches = [(rand(6, 4, seed=i), _labels(arr, 6, i), i % 3 == 2) for i in range(12)]
+    eager, _ = _train(to_np, make, batches, False)
+    static, counts = _train(to_np, make, batches, True)
+    assert static == eager
+    assert counts["replayed"] >= 4

@@ -178,6 +178,7 @@ class Program:
         for i in range(first_effect):
             if type(code[i]) is Read:
                 self._read(code[i], miss=True)
+        self._held_gradient_checks(first_effect)
         # the old gradients go where the backward (or anything with effects) begins: after
         # the forward, whose checks may still refuse the call with nothing changed
         first_after_forward = next(
@@ -268,6 +269,33 @@ class Program:
             if none_at_start:
                 self._lines.append(f"if {self.k(v)}.grad is not None:")
                 self._lines.append("    return k0")
+
+    def _held_gradient_checks(self, first_effect: int) -> None:
+        """Check, before any effect runs, the held gradients the replay reads after one.
+
+        A gradient held when the call starts and read after an effect (a backward adding
+        onto what ``zero_grad(set_to_none=False)`` zeroed in place) may be gone in a later
+        call (a step of another kind cleared it): found missing after the effect, the
+        replay could only raise with the effect done; found here, the call is recorded anew.
+        """
+        t, code, written = self._t, self._t.code, set()
+        for i in range(first_effect, len(code)):
+            ins = code[i]
+            if type(ins) in (Store, Clear):
+                written.add(id(ins.target))
+            if type(ins) is not Read:
+                continue
+            how, v = self._kinds[ins.slot]
+            if how in (ARG, CONST, VAR, STATE) or id(v) in written:
+                continue
+            leaf = t.arg_variable(v)
+            g = f"{f'a[{leaf}]' if leaf is not None else self.k(v)}.grad"
+            typ, shape, dtype = t.meta[ins.slot]
+            self._lines.append(
+                f"if {g} is None or type({g}.data) is not {self.k(typ)} "
+                f"or {g}.data.shape != {self.k(shape)} or {g}.data.dtype != {self.k(dtype)}:"
+            )
+            self._lines.append("    return k0")
 
     def _fresh(self) -> list[tuple[Variable, bool]]:
         """The kept variables given new gradients (not added onto held ones).
