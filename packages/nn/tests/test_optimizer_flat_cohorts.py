@@ -312,3 +312,29 @@ def test_a_group_reordered_under_segments_that_still_hold_is_laid_out_again(per_
     want, _ = per_param(go)
     assert got == want
     assert steps == [0, 2, 5]  # checked once after the reordering, steady from then on
+
+
+@each
+def test_a_whole_group_frozen_keeps_the_steady_update_of_the_others(make, per_param, checked):
+    """A group without segments was one segment short of the steady update's count."""
+
+    def go():
+        model = model_of()
+        ps = list(model.params())
+        opt = make().setup([{"params": ps[:4]}, {"params": ps[4:], "lr": 0.05}])
+        rng = np.random.default_rng(3)
+        ran = []
+        for s in range(8):
+            for i, p in enumerate(ps):
+                g = Variable(rng.standard_normal(p.data.shape).astype(np.float32))
+                p.grad = None if (2 <= s < 5 and i >= 4) else g
+            before = len(checked)
+            opt.update()
+            if len(checked) != before:
+                ran.append(s)
+        return snapshot(opt, ps), ran
+
+    got, ran = go()
+    want, _ = per_param(go)
+    assert got == want
+    assert ran == [0, 2, 5]  # steady while group 1 is frozen, and after it comes back
