@@ -330,7 +330,9 @@ class Adam(Optimizer):
         finally:
             self._next = 0
         behind = self._behind
-        if steady is not None and all(len(s[2]) == len(ps) for s, (_, ps) in zip(steady, grouped)):
+        if steady is not None and all(
+            sum([len(s[2]) for s in parts]) == len(ps) for parts, (_, ps) in zip(steady, grouped)
+        ):
             return  # every parameter took its step
         for _, ps in grouped:
             for p in ps:

@@ -354,7 +354,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """Each group's step: its parameters with a gradient, packed where they can be.
 
         May fail (a bad hyperparameter, no memory for new buffers); changes nothing.
-        ``steady``: each group's segment, when :meth:`.flat.Packer.steady` found that the
+        ``steady``: each group's segments, when :meth:`.flat.Packer.steady` found that the
         update may reuse them as they are. A segment's key is ``(group index, array type,
         dtype, cohort)`` (see :attr:`_cohort`).
 
@@ -368,9 +368,13 @@ class Optimizer(metaclass=_SetUpOnCreation):
             hp = self._checked(group or self.defaults)
             names, n = self._state_for(hp), self._scratch_count(hp)
             if steady is not None:
-                key, seg, members = steady[i]
-                if seg.names == names and len(seg.scratch) == n:
-                    out.append((hp, names, n, [(key, seg, False, members)], []))
+                parts = steady[i]
+                for _, seg, _ in parts:
+                    if seg.names != names or len(seg.scratch) != n:
+                        break
+                else:
+                    kept = [(key, seg, False, members) for key, seg, members in parts]
+                    out.append((hp, names, n, kept, []))
                     continue
             with_grad = [p for p in ps if p.grad is not None]
             packed, rest = packer.split(with_grad, self._state, self._cohort)

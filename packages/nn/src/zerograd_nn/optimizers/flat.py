@@ -255,10 +255,14 @@ class Packer:
         #: the gradients are lent (data-parallel training): the averaging makes a pass over
         #: every gradient anyway, which is the gather, so packing them all costs nothing more
         self.every_size = False
+        #: what :meth:`steady` checks against, made from :attr:`segments` when first asked
+        #: (None: not made since they last changed); see :meth:`_lay_out`
+        self.layout: list | None = None
 
     def clear(self) -> None:
         """Forget every segment (the parameters keep their views)."""
         self.segments = {}
+        self.layout = None
 
     def split(
         self, params: list, stored: Any, cohort: Callable[[Any], int] | None = None
@@ -350,32 +354,86 @@ class Packer:
         return Segment(params, names, backend_of(params[0].data), n_scratch), True, left
 
     def steady(self, grouped: list, stored: Any) -> list | None:
-        """The last update's segments, one per group, when the next may reuse them as they are.
+        """The last update's segments, by group, when the next may reuse them as they are.
 
-        Each group's parameters with a gradient must be exactly those its one segment packs
-        (:meth:`Segment.takes`); then the update needs none of its per-parameter checks.
+        Each group's parameters with a gradient must be exactly those its segments pack,
+        each in one segment (:meth:`Segment.takes`): a group may hold several (parameters
+        of other step counts, array types or dtypes); then the update needs none of its
+        per-parameter checks. A group with a parameter no segment packs (too large, tied,
+        a gradient of another dtype) takes the checked update.
 
         Args:
             grouped: the optimizer's ``[(group, params)]``.
             stored: the optimizer's ``{param: state dict}``.
 
         Returns:
-            ``[(key, segment, params with a gradient)]`` in group order, or None.
+            ``[[(key, segment, its params), ...] per group]`` in group order, or None.
         """
-        if len(self.segments) != len(grouped):
-            return None
-        out = []
-        for i, ((key, seg), (_, ps)) in enumerate(zip(self.segments.items(), grouped)):
-            members = [p for p in ps if p.grad is not None]
-            if key[0] != i or not seg.takes(members, stored):
+        layout = self.layout
+        if layout is None or len(layout) != len(grouped):
+            layout = self.layout = self._lay_out(grouped)
+            if layout is None:
                 return None
-            out.append((key, seg, members))
+        out = []
+        for (count, parts), (_, ps) in zip(layout, grouped):
+            members = [p for p in ps if p.grad is not None]
+            if len(members) != count:  # a parameter without a gradient, or one more
+                return None
+            if len(parts) == 1:  # one segment packs the whole group, in its order
+                key, seg, _ = parts[0]
+                if not seg.takes(members, stored):
+                    return None
+                out.append([(key, seg, members)])
+                continue
+            got = []
+            for key, seg, at in parts:
+                mine = list(map(members.__getitem__, at))
+                if not seg.takes(mine, stored):
+                    # the group's order may have changed under segments that still hold:
+                    # the next step lays them out again
+                    self.layout = None
+                    return None
+                got.append((key, seg, mine))
+            out.append(got)
+        return out
+
+    def _lay_out(self, grouped: list) -> list | None:
+        """Where each segment's parameters stand among its group's parameters with a gradient.
+
+        Returns:
+            ``[(parameters with a gradient the segments pack, [(key, segment, positions)])
+            per group]`` (positions None for a group one segment packs whole, in order), or
+            None when a segment packs a parameter without a gradient or one that is gone.
+        """
+        parts: list[list] = [[] for _ in grouped]
+        for key, seg in self.segments.items():
+            if key[0] >= len(grouped):
+                return None
+            parts[key[0]].append((key, seg))
+        out = []
+        for mine, (_, ps) in zip(parts, grouped):
+            if len(mine) == 1:
+                out.append((len(mine[0][1].refs), [(*mine[0], None)]))
+                continue
+            at = {id(p): j for j, p in enumerate([p for p in ps if p.grad is not None])}
+            laid, taken = [], set()
+            for key, seg in mine:
+                where = [at.get(id(q())) for q in seg.refs]
+                if None in where:
+                    return None
+                laid.append((key, seg, where))
+                taken.update(where)
+            count = sum(len(w) for _, _, w in laid)
+            if len(taken) != count:  # one parameter in two segments: each must have its own
+                return None
+            out.append((count, laid))
         return out
 
     def retain(self, keys: list) -> None:
         """Forget the segments not used by the last update (their buffers go with them)."""
         if len(keys) != len(self.segments):
             self.segments = {k: self.segments[k] for k in keys if k in self.segments}
+            self.layout = None
 
     def forget(self) -> None:
         """Drop every segment: the optimizer wrote a parameter's state dict itself.
@@ -383,10 +441,12 @@ class Packer:
         The next update packs the parameters again from their current values and state.
         """
         self.segments = {}
+        self.layout = None
 
     def keep(self, key: tuple, seg: Segment) -> None:
         """Remember ``seg`` (filled) as the segment of ``key``."""
         self.segments[key] = seg
+        self.layout = None
 
 
 def _tied(arrays: list, others: Sequence = ()) -> set[int]:
