@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
-from zerograd import Variable, using_config
+from zerograd import Parameter, Variable, using_config
 from zerograd.backends import as_numpy
+from zerograd_nn import optimizers as O
 
 inf, nan = np.inf, np.nan
 
@@ -551,3 +552,20 @@ def test_float32_and_float64_losses_softmax_and_pooling_keep_their_bits(dtype):
     img = rng.standard_normal((2, 3, 6, 6)).astype(dtype)
     want = sum(img[:, :, j::2, i::2] for j in range(2) for i in range(2)) / 4
     assert as_numpy(F.average_pooling(img, 2, 2)).tobytes() == want.tobytes()
+
+
+def test_clip_grad_of_float16_gradients_squares_and_adds_in_float32():
+    """float16 gradients of norm past 256: their squares (300**2) or the sum of 70,000 of
+    them is inf in float16, which scaled every gradient to 0 with no warning; squared and
+    added in float32 the step is the clipped gradient (PyTorch's norms add in float32)."""
+    a = Parameter(np.zeros(3, np.float16))
+    b = Parameter(np.zeros(70000, np.float16))
+    a.grad = Variable(np.array([300.0, 0.0, -400.0], np.float16))
+    b.grad = Variable(np.ones(70000, np.float16))
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(O.ClipGrad(1.0))
+    opt.update()
+    norm = np.sqrt(300.0**2 + 400.0**2 + 70000)
+    assert a.data.dtype == b.data.dtype == np.float16
+    np.testing.assert_allclose(a.data, [-300 / norm, 0.0, 400 / norm], rtol=2e-3)
+    np.testing.assert_allclose(b.data, np.full(70000, -1 / norm), rtol=2e-3)
