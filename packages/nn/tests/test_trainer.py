@@ -1628,3 +1628,36 @@ def test_log_report_refuses_a_state_without_counts_unchanged():
     with pytest.raises(KeyError, match="counts"):
         log.load_state_dict({"log": [{"loss": 9.0}], "means": {}})
     assert repr(log.state_dict()) == before
+
+
+class _Unsaveable(Extension):
+    """A user extension whose state a checkpoint cannot store (a set) from its 2nd call on."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, trainer):
+        self.calls += 1
+
+    def state_dict(self):
+        return {"seen": {1, 2}} if self.calls >= 2 else {"calls": self.calls}
+
+    def load_state_dict(self, d):
+        pass
+
+
+def test_a_snapshot_that_fails_to_write_keeps_its_list_of_files(tmp_path):
+    """The failed file stayed in `written`: n_retains then counted it and removed a real one."""
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_iterations=6, out=tmp_path)
+    snap = trainer.extend(Snapshot(n_retains=2), trigger=(1, "iteration"), name="snap")
+    trainer.extend(_Unsaveable(), name="unsaveable", priority=200)  # runs before the Snapshot
+    trainer.max_iterations = 1
+    trainer.run()
+    assert snap.written == [str(tmp_path / "snapshot_iter_00000001.npz")]
+    before, files = list(snap.written), sorted(os.listdir(tmp_path))
+    trainer.max_iterations = 2
+    with pytest.raises(TypeError, match="cannot store|set"):
+        trainer.run()
+    assert snap.written == before and snap.state_dict() == {"written": before}
+    assert sorted(os.listdir(tmp_path)) == files
