@@ -483,3 +483,46 @@ def test_flags_must_be_booleans(kw):
     ):
         DataLoader([(np.ones(1), 0)] * 4, 2, **kw)
     assert DataLoader([(np.ones(1), 0)] * 4, 2, shuffle=np.bool_(False)).shuffle == np.False_
+
+
+class _FlipThenFail:
+    """A random flip (Python's random) and numpy noise, then a failure at the item ``bad``."""
+
+    def __init__(self, bad):
+        self.bad = bad
+
+    def __call__(self, x):
+        import random
+
+        if x[0] == self.bad:
+            raise KeyboardInterrupt  # Ctrl-C, or a corrupt item, after the others drew
+        flipped = x[::-1].copy() if random.random() < 0.5 else x
+        return flipped + np.random.rand(*x.shape).astype(np.float32)
+
+
+def test_a_transform_failing_on_the_last_item_of_a_batch_undoes_the_draws_of_the_others():
+    """The first items' flips and noise had moved Python's and numpy's random states."""
+    import random
+
+    class Pairs(Dataset):
+        def prepare(self):
+            self.data = np.arange(16, dtype=np.float32).reshape(8, 2)
+            self.label = np.arange(8)
+
+    transform = _FlipThenFail(bad=14.0)  # item 7: the last of the second batch
+    loader = DataLoader(Pairs(transform=transform), batch_size=4, shuffle=False)
+    next(loader)
+    random.seed(1)
+    np.random.seed(1)
+    state = (random.getstate(), np.random.get_state()[1].tobytes(), repr(loader.state_dict()))
+    with pytest.raises(KeyboardInterrupt):
+        next(loader)
+    assert (random.getstate(), np.random.get_state()[1].tobytes()) == state[:2]
+    assert repr(loader.state_dict()) == state[2]
+    transform.bad = None  # fixed: the batch read again is the batch a first read gives
+    x, t = next(loader)
+    random.seed(1)
+    np.random.seed(1)
+    expected = [transform(np.array([2 * i, 2 * i + 1], np.float32)) for i in range(4, 8)]
+    np.testing.assert_array_equal(x, np.stack(expected))
+    np.testing.assert_array_equal(t, np.arange(4, 8))

@@ -1516,3 +1516,148 @@ def test_resume_from_a_checkpoint_no_snapshot_wrote_says_what_it_is(tmp_path):
     assert info.value.missing is None and trainer.iteration == 0
     for p, b in zip(model.params(), before):
         np.testing.assert_array_equal(p.data, b)
+
+
+# -- a damaged snapshot changes nothing -----------------------------------------------------
+
+
+class _TwoPartState(Extension):
+    """An extension whose load_state_dict sets ``a`` before it reads ``b`` (fails half-way)."""
+
+    def __init__(self):
+        self.a, self.b = 7, 7
+
+    def __call__(self, trainer):
+        self.a += 1
+
+    def state_dict(self):
+        return {"a": self.a, "b": self.b}
+
+    def load_state_dict(self, d):
+        self.a = int(d["a"])
+        self.b = int(d["b"])
+
+
+class _Saved:
+    """Stands in for a trainer's extension states when writing a damaged snapshot."""
+
+    def __init__(self, d):
+        self.d = d
+
+    def state_dict(self):
+        return self.d
+
+    def load_state_dict(self, d):
+        raise AssertionError("not loaded")
+
+
+def _trained_for_resume(out):
+    """A trained trainer (model, Adam, shuffling loader, LogReport) and its full state."""
+    model, _, loader = _setup()
+    optimizer = Adam().setup(model)
+    loader = DataLoader(Spiral(train=True), 30, seed=3)
+    trainer = Trainer(model, optimizer, loader, max_iterations=5, out=out)
+    log = trainer.extend(LogReport(trigger=(2, "iteration"), filename=None))
+    mine = trainer.extend(_TwoPartState(), name="mine")
+    trainer.run()
+    return trainer, log, mine
+
+
+def _trainer_state(trainer, log, mine):
+    model, optimizer, loader = trainer.model, trainer.optimizer, trainer.train_loader
+    return {
+        "weights": {k: (id(p.data), p.data.tobytes()) for k, p in model.named_params().items()},
+        "optimizer": repr(optimizer.state_dict()),
+        "loader": repr(loader.state_dict()),
+        "rng": np.random.get_state()[1].tobytes(),
+        "counters": (trainer.epoch, trainer.iteration, trainer.elapsed_time),
+        "resumed": (trainer.resumed_from, trainer._resumed, trainer._resumed_at_epoch_end),
+        "log": repr(log.state_dict()),
+        "mine": (mine.a, mine.b),
+    }
+
+
+@pytest.mark.parametrize(
+    "extra", [{"elapsed_time": "x", "at_epoch_end": False}, [1, 2], {"at_epoch_end": "no"}]
+)
+def test_resume_from_a_snapshot_whose_trainer_state_is_damaged_changes_nothing(tmp_path, extra):
+    """It restored the model, optimizer, loader and random state, then failed on float('x')."""
+    trainer, log, mine = _trained_for_resume(tmp_path)
+    path = save_checkpoint(
+        tmp_path / "damaged.npz",
+        model=trainer.model,
+        optimizer=trainer.optimizer,
+        scheduler=_Saved({"mine": {"a": 1, "b": 2}}),
+        loader=trainer.train_loader,
+        iteration=2,
+        extra=extra,
+    )
+    for p in trainer.model.params():  # the snapshot holds other weights than the model's
+        p.data = p.data + 1
+    np.random.seed(5)
+    before = _trainer_state(trainer, log, mine)
+    with pytest.raises(CheckpointError, match=r"damaged trainer state .*Nothing was changed"):
+        trainer.resume(path)
+    assert _trainer_state(trainer, log, mine) == before
+
+
+def test_resume_undoes_an_extension_whose_state_fails_half_way(tmp_path):
+    """The extension that raised kept the half of its state it had loaded (a = 1)."""
+    trainer, log, mine = _trained_for_resume(tmp_path)
+    saved = {"LogReport": {"log": [], "means": {}, "counts": {}}, "mine": {"a": 1, "b": "x"}}
+    path = save_checkpoint(
+        tmp_path / "half.npz",
+        model=trainer.model,
+        optimizer=trainer.optimizer,
+        scheduler=_Saved(saved),
+        loader=trainer.train_loader,
+        extra=trainer.state_extra(),
+    )
+    before = _trainer_state(trainer, log, mine)
+    with pytest.raises(ValueError, match=r"extension 'mine' does not fit .*Nothing was changed"):
+        trainer.resume(path)
+    assert _trainer_state(trainer, log, mine) == before
+    assert mine.a == 12  # 7 and one call per iteration (5), not the 1 it half-loaded
+
+
+def test_log_report_refuses_a_state_without_counts_unchanged():
+    """It had replaced its log with the state's before the missing counts raised."""
+    log = LogReport(filename=None)
+    log.load_state_dict({"log": [{"loss": 1.0}], "means": {"loss": 2.0}, "counts": {"loss": 1}})
+    before = repr(log.state_dict())
+    with pytest.raises(KeyError, match="counts"):
+        log.load_state_dict({"log": [{"loss": 9.0}], "means": {}})
+    assert repr(log.state_dict()) == before
+
+
+class _Unsaveable(Extension):
+    """A user extension whose state a checkpoint cannot store (a set) from its 2nd call on."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, trainer):
+        self.calls += 1
+
+    def state_dict(self):
+        return {"seen": {1, 2}} if self.calls >= 2 else {"calls": self.calls}
+
+    def load_state_dict(self, d):
+        pass
+
+
+def test_a_snapshot_that_fails_to_write_keeps_its_list_of_files(tmp_path):
+    """The failed file stayed in `written`: n_retains then counted it and removed a real one."""
+    model, optimizer, loader = _setup()
+    trainer = Trainer(model, optimizer, loader, max_iterations=6, out=tmp_path)
+    snap = trainer.extend(Snapshot(n_retains=2), trigger=(1, "iteration"), name="snap")
+    trainer.extend(_Unsaveable(), name="unsaveable", priority=200)  # runs before the Snapshot
+    trainer.max_iterations = 1
+    trainer.run()
+    assert snap.written == [str(tmp_path / "snapshot_iter_00000001.npz")]
+    before, files = list(snap.written), sorted(os.listdir(tmp_path))
+    trainer.max_iterations = 2
+    with pytest.raises(TypeError, match="cannot store|set"):
+        trainer.run()
+    assert snap.written == before and snap.state_dict() == {"written": before}
+    assert sorted(os.listdir(tmp_path)) == files

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import math
 import operator
+import random
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -105,6 +107,26 @@ def _stack(xp: Any, owner: str, what: str, values: list, indices: Any) -> Any:
             f"dataset[{j}] has {what} of shape {shapes[k]}; every item's {what} needs one shape "
             f"(pad or crop them, e.g. with a transform)."
         ) from None
+
+
+def _draws_undone(fn: Callable[[], Any]) -> Any:
+    """``fn()``; if it raises, Python's and numpy's global random states are put back.
+
+    The items of a batch go through the dataset's transforms one by one, and a random one
+    (``RandomHorizontalFlip`` draws from ``random``) has drawn for the first items when a
+    later item raises: without this, the same batch read again would come out otherwise.
+    numpy is only looked at if something imported it already.
+    """
+    py = random.getstate()
+    np = sys.modules.get("numpy")
+    npstate = None if np is None else np.random.get_state()
+    try:
+        return fn()
+    except BaseException:
+        random.setstate(py)
+        if npstate is not None:
+            np.random.set_state(npstate)
+        raise
 
 
 def _generator(seed: Any) -> Any:
@@ -436,7 +458,6 @@ class DataLoader:
 
     def _gather(self, indices: Any) -> tuple[Any, Any]:
         ds = self.dataset
-        xp = get_backend().xp
         if (
             isinstance(ds, Dataset)
             and ds.as_stored()
@@ -445,26 +466,32 @@ class DataLoader:
         ):  # fast path: index the arrays at once
             x = ds.data[indices]
             t = None if ds.label is None else ds.label[indices]
-        else:
-            batch = [ds[int(i)] for i in indices]
-            for i, ex in zip(indices, batch):
-                if not isinstance(ex, (tuple, list)) or len(ex) != 2:
-                    _not_a_pair(type(self).__name__, int(i), ex)
-            owner = type(self).__name__
-            x = _stack(xp, owner, "x", [ex[0] for ex in batch], indices)
-            labels = [ex[1] for ex in batch]
-            none = [v is None for v in labels]
-            if any(none) and not all(none):
-                i, j = int(indices[none.index(True)]), int(indices[none.index(False)])
-                raise ValueError(
-                    f"{owner}: dataset[{i}] has no label (t is None) but dataset[{j}] has one; "
-                    f"give every item a label, or none (unlabelled data)."
-                )
-            t = None if none[0] else _stack(xp, owner, "t", labels, indices)
+        else:  # item by item, through the transforms: a failure undoes their draws
+            x, t = _draws_undone(lambda: self._items(ds, indices))
         if self.gpu:
             backend = gpu_backend()
             x = as_array_of(x, backend)
             t = None if t is None else as_array_of(t, backend)
+        return x, t
+
+    def _items(self, ds: Any, indices: Any) -> tuple[Any, Any]:
+        """The batch of ``indices`` read item by item (``ds[i]``) and stacked."""
+        xp = get_backend().xp
+        batch = [ds[int(i)] for i in indices]
+        for i, ex in zip(indices, batch):
+            if not isinstance(ex, (tuple, list)) or len(ex) != 2:
+                _not_a_pair(type(self).__name__, int(i), ex)
+        owner = type(self).__name__
+        x = _stack(xp, owner, "x", [ex[0] for ex in batch], indices)
+        labels = [ex[1] for ex in batch]
+        none = [v is None for v in labels]
+        if any(none) and not all(none):
+            i, j = int(indices[none.index(True)]), int(indices[none.index(False)])
+            raise ValueError(
+                f"{owner}: dataset[{i}] has no label (t is None) but dataset[{j}] has one; "
+                f"give every item a label, or none (unlabelled data)."
+            )
+        t = None if none[0] else _stack(xp, owner, "t", labels, indices)
         return x, t
 
     def to_cpu(self) -> None:

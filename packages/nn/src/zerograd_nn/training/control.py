@@ -130,17 +130,22 @@ class Snapshot(Extension):
             path += ".npz"  # the name save_checkpoint writes: the one to remove later
         os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
         loader = trainer.train_loader if hasattr(trainer.train_loader, "state_dict") else None
+        written = list(self.written)
         self.written.append(path)  # part of the state saved below
-        save_checkpoint(
-            path,
-            model=trainer.model,
-            optimizer=trainer.optimizer,
-            loader=loader,
-            scheduler=trainer.extension_states(),  # schedulers, logs, early stopping, ...
-            epoch=trainer.epoch,
-            iteration=trainer.iteration,
-            extra=trainer.state_extra(),
-        )
+        try:
+            save_checkpoint(
+                path,
+                model=trainer.model,
+                optimizer=trainer.optimizer,
+                loader=loader,
+                scheduler=trainer.extension_states(),  # schedulers, logs, early stopping, ...
+                epoch=trainer.epoch,
+                iteration=trainer.iteration,
+                extra=trainer.state_extra(),
+            )
+        except BaseException:  # no file was written: n_retains must not count one
+            self.written = written
+            raise
         if self.n_retains is not None:
             while len(self.written) > self.n_retains:
                 old = self.written.pop(0)

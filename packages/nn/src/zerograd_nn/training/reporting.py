@@ -155,13 +155,13 @@ class LogReport(Extension):
         Args:
             d: a dict from ``state_dict`` (or, from older snapshots, with ``"sums"``).
         """
-        self.log = [dict(e) for e in d["log"]]
+        log = [dict(e) for e in d["log"]]  # all read before any is assigned
         counts = dict(d["counts"])
         if "means" in d:
             means = dict(d["means"])
         else:  # a snapshot of an older zerograd-nn kept sums
             means = {k: float(v) / counts[k] for k, v in dict(d["sums"]).items()}
-        self._means, self._counts = means, counts
+        self.log, self._means, self._counts = log, means, counts
         self._columns = []
         self._rewrite = True  # the file may hold entries written after the snapshot
 

@@ -24,7 +24,7 @@ from zerograd.checks import callable_arg, flag, positive_int
 
 from .. import functional as F
 from ..atomic import checked_path
-from ..checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
+from ..checkpoint import CheckpointError, latest_checkpoint, prepare_load_checkpoint
 from ..finite import NonFiniteError, check_finite_grads, finite
 from ..layers import Layer
 from .control import Snapshot
@@ -678,13 +678,15 @@ class Trainer:
             ValueError: the snapshot does not fit this trainer, or the optimizer updates
                 parameters that are not the model's (nothing changes).
             FileNotFoundError: no file at ``path``, or a folder without snapshots.
+            CheckpointError: the file is damaged, or holds no trainer state (nothing
+                changes).
         """
         self._check_optimizer("resume")
         if isinstance(path, (str, os.PathLike)) and os.path.isdir(path):
             path = latest_checkpoint(path)
         loader = self.train_loader if hasattr(self.train_loader, "load_state_dict") else None
         try:
-            info = load_checkpoint(
+            commit, info = prepare_load_checkpoint(
                 path,
                 model=self.model,
                 optimizer=self.optimizer,
@@ -700,15 +702,39 @@ class Trainer:
                 f"load it with load_checkpoint(path, model=..., optimizer=...). Nothing was "
                 f"changed."
             ) from None
+        elapsed_time, at_epoch_end = _trainer_extra(os.fspath(path), info.get("extra"))
+        commit()  # the trainer's own part was checked too: nothing below can fail
         self.epoch, self.iteration = int(info["epoch"]), int(info["iteration"])
         self._batches = None  # the loader goes on from its restored position
         self._pending = None
         self._resumed = True
-        extra = info.get("extra") or {}
-        self.elapsed_time = float(extra.get("elapsed_time", 0.0))
-        self._resumed_at_epoch_end = bool(extra.get("at_epoch_end", False))
+        self.elapsed_time = elapsed_time
+        self._resumed_at_epoch_end = at_epoch_end
         self.resumed_from = os.fspath(path)
         return self
+
+
+def _trainer_extra(path: str, extra: Any) -> tuple[float, bool]:
+    """``(elapsed_time, at_epoch_end)`` from a snapshot's ``extra``; CheckpointError if damaged.
+
+    ``extra`` is what ``Trainer.state_extra`` saved (None in snapshots that kept nothing).
+    """
+    extra = {} if extra is None else extra
+    elapsed = extra.get("elapsed_time", 0.0) if isinstance(extra, dict) else None
+    at_end = extra.get("at_epoch_end", False) if isinstance(extra, dict) else None
+    if (
+        isinstance(elapsed, bool)
+        or not isinstance(elapsed, (int, float))
+        or not math.isfinite(elapsed)
+        or elapsed < 0
+        or not isinstance(at_end, bool)
+    ):
+        raise CheckpointError(
+            f"{_WHO}.resume: {path!r} holds a damaged trainer state (extra={extra!r:.200}; "
+            f"a Snapshot saves {{'elapsed_time': seconds >= 0, 'at_epoch_end': True or "
+            f"False}}). Nothing was changed; resume from another snapshot."
+        )
+    return float(elapsed), at_end
 
 
 class ExtensionStates:
@@ -759,22 +785,24 @@ class ExtensionStates:
                 )
         exts = {key: self.trainer.get_extension(known[key]) for key in states}
         before = {name: ext.state_dict() for name, ext in exts.items()}
-        loaded = []
+        tried = []
         try:
             for name, ext in exts.items():
+                tried.append(name)  # before its load: one that fails half-way is undone too
                 ext.load_state_dict(states[name])
-                loaded.append(name)
-        except Exception as exc:
+        except BaseException as exc:
             failed = name
-            for done in loaded:
+            for done in tried:
                 exts[done].load_state_dict(before[done])
+            if not isinstance(exc, Exception):  # Ctrl-C: undone, and it goes on
+                raise
             raise ValueError(
                 f"Trainer.resume: the snapshot's state of the extension {failed!r} does not "
                 f"fit this trainer's {type(exts[failed]).__name__} ({type(exc).__name__}: "
                 f"{exc}); add the same extensions as the run that saved it. Nothing was "
                 f"changed."
             ) from exc
-        for done in loaded:
+        for done in tried:
             exts[done].load_state_dict(before[done])
 
         def commit() -> None:
