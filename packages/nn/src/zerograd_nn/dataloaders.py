@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import operator
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -145,6 +146,11 @@ def _rng_from_array(a: Any) -> Any:
         "uinteger": uinteger,
     }
     return np.random.Generator(bits)
+
+
+_taking = threading.Lock()
+"""Held while a loader (any loader: a lock per loader would not pickle) takes its next
+batch's place, so that threads calling ``next`` on one loader never get one batch twice."""
 
 
 class DataLoader:
@@ -289,12 +295,19 @@ class DataLoader:
         return self.index[i * b : (i + 1) * b]
 
     def __next__(self) -> tuple[Any, Any]:
-        if self.iteration >= self.max_iter:
-            self.reset()
-            raise StopIteration
-        x, t = self._gather(self._batch_indices())
-        self.iteration += 1
-        return x, t
+        with _taking:  # a batch is taken whole: threads sharing a loader get one each
+            if self.iteration >= self.max_iter:
+                self.reset()
+                raise StopIteration
+            indices = self._batch_indices()
+            self.iteration = taken = self.iteration + 1
+        try:  # gathered outside the lock: a slow dataset holds up no other thread
+            return self._gather(indices)
+        except BaseException:
+            with _taking:
+                if self.iteration == taken:  # no batch taken since: the position as it was
+                    self.iteration = taken - 1
+            raise
 
     def next(self) -> tuple[Any, Any]:
         """The next batch (DeZero's spelling of ``next(loader)``).
