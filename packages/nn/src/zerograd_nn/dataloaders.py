@@ -159,7 +159,9 @@ class DataLoader:
     One ``for`` loop over the loader is one epoch; the order is reshuffled for the next,
     and a ``for`` after a ``break`` starts a new epoch too. The last batch is smaller when
     the size does not divide evenly, unless ``drop_last``. ``t`` is ``None`` for an
-    unlabelled dataset.
+    unlabelled dataset. Threads calling ``next`` on one loader get each batch once, one of
+    them each; a ``for`` loop in each of two threads is not two passes (give each its own
+    loader).
 
     Args:
         dataset: a :class:`~zerograd_nn.datasets.Dataset` or any sized, indexable collection
