@@ -86,3 +86,41 @@ def test_unknown_option_error_names_known_ones():
 
 def test_repr_lists_options():
     assert "enable_backprop=True" in repr(Config)
+
+
+def test_two_threads_naming_a_new_option_at_once_each_see_their_own_value():
+    """Both threads look the new option up before either files its variable (a barrier
+    at each look-up): each must read its own value and leave its block without an error."""
+    barrier = threading.Barrier(2)
+
+    class Options(dict):  # Config's table of options, where the two threads meet
+        def get(self, key, default=None):
+            value = super().get(key, default)
+            if key == "thread_test_option":
+                barrier.wait(timeout=5)
+            return value
+
+    seen, errors = {}, []
+
+    def work(k):
+        try:
+            with using_config("thread_test_option", k):
+                seen[k] = Config.thread_test_option
+        except Exception as exc:  # a thread's failure must fail the test
+            errors.append(exc)
+
+    table = Config._vars
+    object.__setattr__(Config, "_vars", Options(table))
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in (1, 2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        options = Config._vars
+        object.__setattr__(Config, "_vars", table)
+        table.update(options)
+    assert errors == []
+    assert seen == {1: 1, 2: 2}
+    assert Config.thread_test_option is None  # the option's default here: unset

@@ -379,3 +379,49 @@ def test_backward_in_several_threads_gives_each_its_gradient_and_restores_the_co
         t = np.tanh(float(i))
         np.testing.assert_allclose(results[i], 2 * (i + 1) * t * (1 - t * t), rtol=1e-6)
     assert gc.isenabled()
+
+
+def test_a_walk_that_another_thread_retains_gradients_under_gives_what_one_after_the_other_gives(
+    arr,
+):
+    """Walk A has read the shared intermediate h's held gradient (None) when walk B, in
+    another thread, stores one onto h (retain_grad); A must end as it would after B."""
+    import threading
+
+    class Other(Function):  # h's creator: A's walk reaches it after reading h.grad
+        def __init__(self, other):
+            self.other = other
+
+        def forward(self, v):
+            return v
+
+        def backward(self, gy):
+            if self.other:  # (once) B runs from start to end, here
+                t = threading.Thread(target=self.other.pop())
+                t.start()
+                t.join()
+            return gy
+
+    def build(other=None):
+        x = Variable(arr([0.5, -1.5]))
+        h = Other(other)(F.tanh(x * 0.7))
+        return x, h, F.sum(h * h), F.sum(F.exp(h))
+
+    x, h, ya, yb = build()  # B, then A
+    yb.backward(retain_grad=True)
+    ya.backward(retain_grad=True)
+    want = [as_numpy(v.grad.data).tobytes() for v in (x, h)]
+
+    errors = []
+
+    def walk_b():
+        try:
+            yb.backward(retain_grad=True)
+        except Exception as exc:  # a thread's failure must fail the test
+            errors.append(exc)
+
+    other = [walk_b]
+    x, h, ya, yb = build(other)
+    ya.backward(retain_grad=True)
+    assert errors == []
+    assert [as_numpy(v.grad.data).tobytes() for v in (x, h)] == want

@@ -526,3 +526,55 @@ def test_a_transform_failing_on_the_last_item_of_a_batch_undoes_the_draws_of_the
     expected = [transform(np.array([2 * i, 2 * i + 1], np.float32)) for i in range(4, 8)]
     np.testing.assert_array_equal(x, np.stack(expected))
     np.testing.assert_array_equal(t, np.arange(4, 8))
+
+
+def test_threads_sharing_a_loader_never_get_one_batch_twice():
+    """Both threads are inside the dataset at once (a barrier at each batch's first item):
+    each must be gathering its own batch."""
+    import threading
+
+    barrier = threading.Barrier(2)
+
+    class Meeting:  # a dataset where the two threads' gathers meet
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            if i % 2 == 0:
+                barrier.wait(timeout=5)
+            return np.array([float(i)]), i
+
+    loader = DataLoader(Meeting(), 2, shuffle=False)
+    got, errors = [], []
+
+    def work():
+        try:
+            got.append(next(loader)[1].tolist())
+        except Exception as exc:  # a thread's failure must fail the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert sorted(got) == [[0, 1], [2, 3]]
+    assert loader.iteration == 2
+
+
+def test_a_failed_gather_leaves_the_position_as_it_was():
+    class Broken:
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            if i == 2:
+                raise KeyError(i)
+            return np.array([float(i)]), i
+
+    loader = DataLoader(Broken(), 2, shuffle=False)
+    next(loader)
+    with pytest.raises(KeyError):
+        next(loader)
+    assert loader.iteration == 1

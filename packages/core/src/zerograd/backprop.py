@@ -21,6 +21,26 @@ storing = threading.Lock()
 planned walk), so that backwards in two threads add onto each other's results."""
 
 
+class _Count:
+    __slots__ = ("n",)
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+class _ThreadCount(threading.local):
+    n = 0  # (a class attribute: every thread starts from it)
+
+
+# Walks that gave intermediates gradients or took them (retain_grad, a held gradient that
+# flowed on), counted under `storing`: in all threads, and in this thread. A walk reads an
+# intermediate's held gradient while it runs, not at its end; one that sees another
+# thread's walk store such gradients meanwhile runs again, so that its result is the one it
+# would have after that walk (the engine's promise: as one after the other).
+_intermediates = _Count()
+_mine = _ThreadCount()
+
+
 def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False) -> None:
     """Accumulate d(y)/d(x) into ``x.grad`` for every variable ``x`` upstream of ``y``.
 
@@ -57,16 +77,24 @@ def backward(y: Variable, retain_grad: bool = False, create_graph: bool = False)
             changed then (``y.grad`` included).
     """
     if not gc.isenabled():
-        return _walk(y, retain_grad, create_graph)
+        while not _walk(y, retain_grad, create_graph):
+            pass
+        return
     gc.disable()
     try:
-        return _walk(y, retain_grad, create_graph)
+        while not _walk(y, retain_grad, create_graph):
+            pass
     finally:
         gc.enable()
 
 
-def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
-    """The walk :func:`backward` describes."""
+def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> bool:
+    """The walk :func:`backward` describes; False when it must run again, having changed nothing.
+
+    That is when another thread's walk gave or took intermediates' gradients while this one
+    ran (see :data:`_intermediates`).
+    """
+    others = _intermediates.n - _mine.n  # (nested walks in this thread are part of this one)
     seed = y.grad
     if seed is not None:
         check_seed(y, seed)
@@ -75,7 +103,7 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         y.grad = Variable(ones(y.data))
     f = y.creator
     if f is None:
-        return
+        return True
     g = y.grad
     if not isinstance(g, Variable):  # the book's step 9 seeds y.grad with an array
         g = Variable(as_array(g, like=y.data))
@@ -208,9 +236,16 @@ def _walk(y: Variable, retain_grad: bool, create_graph: bool) -> None:
         if len(grads) != len(leaves):  # (once per walk) a gradient no function took
             _stale(grads, leaves)
         with storing:  # the held gradients read and replaced in one step (threads)
+            if _intermediates.n - _mine.n != others:  # (rare: see _intermediates)
+                y.grad = seed
+                return False
             _onto_held(grads, leaves, carrier)
             # a preset seed is the user's (y drops it unless retained): never hand it on
             _store(grads, leaves, retained, cleared, carrier, None if seed is None else start)
+            if retained or len(cleared) > 1 or (cleared and cleared[0] is not y):  # (y: own)
+                _intermediates.n += 1
+                _mine.n += 1
+        return True
     except BaseException as exc:
         y.grad = seed
         if isinstance(exc, (TypeError, AttributeError)) and "NoneType" in str(exc) and f._vjp:

@@ -27,9 +27,9 @@ class _Config:
 
     def _var(self, name: str, default: Any = None) -> contextvars.ContextVar:
         var = self._vars.get(name)
-        if var is None:
-            var = contextvars.ContextVar(f"zerograd.Config.{name}", default=default)
-            self._vars[name] = var
+        if var is None:  # setdefault: two threads naming a new option at once get one var
+            made = contextvars.ContextVar(f"zerograd.Config.{name}", default=default)
+            var = self._vars.setdefault(name, made)
         return var
 
     def __getattr__(self, name: str) -> Any:

@@ -24,6 +24,7 @@ import math
 import operator
 import random
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -169,13 +170,20 @@ def _rng_from_array(a: Any) -> Any:
     return np.random.Generator(bits)
 
 
+_taking = threading.Lock()
+"""Held while a loader (any loader: a lock per loader would not pickle) takes its next
+batch's place, so that threads calling ``next`` on one loader never get one batch twice."""
+
+
 class DataLoader:
     """Iterate over ``dataset`` in batches of ``batch_size``, yielding ``(x, t)`` arrays.
 
     One ``for`` loop over the loader is one epoch; the order is reshuffled for the next,
     and a ``for`` after a ``break`` starts a new epoch too. The last batch is smaller when
     the size does not divide evenly, unless ``drop_last``. ``t`` is ``None`` for an
-    unlabelled dataset.
+    unlabelled dataset. Threads calling ``next`` on one loader get each batch once, one of
+    them each; a ``for`` loop in each of two threads is not two passes (give each its own
+    loader).
 
     Args:
         dataset: a :class:`~zerograd_nn.datasets.Dataset` or any sized, indexable collection
@@ -311,12 +319,19 @@ class DataLoader:
         return self.index[i * b : (i + 1) * b]
 
     def __next__(self) -> tuple[Any, Any]:
-        if self.iteration >= self.max_iter:
-            self.reset()
-            raise StopIteration
-        x, t = self._gather(self._batch_indices())
-        self.iteration += 1
-        return x, t
+        with _taking:  # a batch is taken whole: threads sharing a loader get one each
+            if self.iteration >= self.max_iter:
+                self.reset()
+                raise StopIteration
+            indices = self._batch_indices()
+            self.iteration = taken = self.iteration + 1
+        try:  # gathered outside the lock: a slow dataset holds up no other thread
+            return self._gather(indices)
+        except BaseException:
+            with _taking:
+                if self.iteration == taken:  # no batch taken since: the position as it was
+                    self.iteration = taken - 1
+            raise
 
     def next(self) -> tuple[Any, Any]:
         """The next batch (DeZero's spelling of ``next(loader)``).
