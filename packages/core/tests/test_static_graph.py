@@ -1305,3 +1305,30 @@ def test_calls_starting_from_ever_new_states_keep_a_bounded_number_of_recordings
     assert kept[-1] == 0  # the kind runs eagerly now, and keeps none
     assert len(record) == 1 and record[0].filename == __file__
     assert static.counts["replayed"] == 0 and static.counts["traced"] < 20
+
+
+def test_a_step_defined_again_leaves_its_old_code_to_be_freed(rand):
+    # a notebook cell run again (or edited) defines the step anew: what a recording learns
+    # of a step's code (the names it reads, its harmless reads of .data) must not keep
+    # every old definition's code alive
+    w = Parameter(rand(3, seed=0))
+    codes = []
+    for i in range(5):
+        scope = {"F": F, "w": w}
+        source = (
+            "def step(x):\n"
+            "    w.cleargrad()\n"
+            f"    y = F.sum(w * x * {i + 0.5})\n"
+            "    y.backward()\n"
+            "    assert y.data.shape == ()\n"
+            "    return y\n"
+        )
+        exec(compile(source, f"<cell {i}>", "exec"), scope)  # noqa: S102
+        step = static_graph(scope["step"])
+        for _ in range(4):
+            step(rand(3, seed=1))
+        assert step.counts == {"eager": 1, "traced": 2, "replayed": 1}
+        codes.append(weakref.ref(scope["step"].__code__))
+        del scope, step
+    gc.collect()
+    assert [r() is None for r in codes] == [True] * 5
