@@ -1264,3 +1264,71 @@ def test_the_first_call_after_the_backends_load_is_one_kind_with_the_next():
     assert f.counts == {"eager": 1, "traced": 2, "replayed": 2}
     gc.collect()
     assert gone() is None
+
+
+def test_calls_starting_from_ever_new_states_keep_a_bounded_number_of_recordings(rand, to_np):
+    # which Parameters hold a gradient for backward to add onto is part of what a call
+    # starts from; a recording of a state seen once waits for a second call like it and
+    # keeps every array its call made: a step never started twice alike kept one per call
+    def make():
+        ws = [Parameter(rand(3, seed=i)) for i in range(6)]
+
+        def step(x):
+            y = F.sum(ws[0] * x)
+            for w in ws[1:]:
+                y = y + F.sum(w * x)
+            y.backward()
+            return y
+
+        return step, ws
+
+    (eager, eager_ws), (static, static_ws) = make(), make()
+    static = static_graph(static)
+    x = rand(3, seed=9)
+
+    def recordings():
+        gc.collect()
+        return sum(type(o).__name__ == "Trace" for o in gc.get_objects())
+
+    kept = []
+    with pytest.warns(StaticGraphWarning, match=r"kept starting from new states") as record:
+        for i in range(64):  # the bits of i: which Parameters start the call with no gradient
+            for ws in (eager_ws, static_ws):
+                for k, w in enumerate(ws):
+                    if i >> k & 1:
+                        w.cleargrad()
+            _same(to_np, static(x), eager(x))
+            for a, b in zip(static_ws, eager_ws):
+                _same(to_np, a.grad, b.grad)
+            kept.append(recordings())
+    assert max(kept) <= StaticGraph.max_variants
+    assert kept[-1] == 0  # the kind runs eagerly now, and keeps none
+    assert len(record) == 1 and record[0].filename == __file__
+    assert static.counts["replayed"] == 0 and static.counts["traced"] < 20
+
+
+def test_a_step_defined_again_leaves_its_old_code_to_be_freed(rand):
+    # a notebook cell run again (or edited) defines the step anew: what a recording learns
+    # of a step's code (the names it reads, its harmless reads of .data) must not keep
+    # every old definition's code alive
+    w = Parameter(rand(3, seed=0))
+    codes = []
+    for i in range(5):
+        scope = {"F": F, "w": w}
+        source = (
+            "def step(x):\n"
+            "    w.cleargrad()\n"
+            f"    y = F.sum(w * x * {i + 0.5})\n"
+            "    y.backward()\n"
+            "    assert y.data.shape == ()\n"
+            "    return y\n"
+        )
+        exec(compile(source, f"<cell {i}>", "exec"), scope)  # noqa: S102
+        step = static_graph(scope["step"])
+        for _ in range(4):
+            step(rand(3, seed=1))
+        assert step.counts == {"eager": 1, "traced": 2, "replayed": 1}
+        codes.append(weakref.ref(scope["step"].__code__))
+        del scope, step
+    gc.collect()
+    assert [r() is None for r in codes] == [True] * 5

@@ -50,6 +50,8 @@ class _Kind:
         "replays",
         "fresh",
         "doubts",
+        "dropped",
+        "dropped_at",
     )
 
     def __init__(self) -> None:
@@ -64,6 +66,8 @@ class _Kind:
         self.replays = 0  # replays since the kind was last started over
         self.fresh = 0  # traces in a row that gave Parameters their first values
         self.doubts = 0  # agreeing traces whose calls were given equal argument values
+        self.dropped = 0  # unmatched traces dropped from ``pending`` with no replay between
+        self.dropped_at = 0  # ``replays`` when a trace was last dropped
 
     def start_over(self) -> None:
         """Forget every recording: the objects they name were replaced (a new model)."""
@@ -75,6 +79,8 @@ class _Kind:
         self.replays = 0
         self.fresh = 0
         self.doubts = 0
+        self.dropped = 0
+        self.dropped_at = 0
 
 
 _INSTANCE_KEY = "_static_graphs"  # where an instance keeps its decorated methods' state
@@ -114,6 +120,7 @@ class StaticGraph:
     max_changes = 3  # times in a row the objects a step names may change with no replay between
     max_fresh = 3  # recordings in a row that may give Parameters their first values
     max_doubts = 3  # agreeing recordings that cannot vouch for arrays made in Python
+    max_variants = 8  # unmatched recordings kept per kind, one per starting state
 
     def __init__(self, fn: Callable, *, warmup: int = 1, max_kinds: int = 32) -> None:
         if not callable(fn):
@@ -286,6 +293,24 @@ class StaticGraph:
         variant = trace.variant()
         earlier = kind.pending.pop(variant, None)
         if earlier is None:
+            if len(kind.pending) >= self.max_variants:
+                # a recording keeps every array its call made: calls that start from ever
+                # new states (which parameters held a gradient) would keep one each, forever
+                del kind.pending[next(iter(kind.pending))]  # the oldest
+                if kind.dropped_at != kind.replays:  # a replay ran since the last drop
+                    kind.dropped, kind.dropped_at = 0, kind.replays
+                kind.dropped += 1
+                if kind.dropped > self.max_variants:
+                    self._eager(
+                        kind,
+                        f"its recorded calls kept starting from new states (which "
+                        f"parameters held a gradient for backward() to add onto, layer "
+                        f"states, train/eval modes): {kind.dropped + self.max_variants} with "
+                        f"no replay between; start each call from the same state "
+                        f"(model.cleargrads() inside the step)",
+                        _FROM_LEARN,
+                    )
+                    return
             kind.pending[variant] = trace
             return
         why = difference(earlier, trace)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import dis
 import types
+import weakref
 from typing import Any
 
 from .randomness import state_of
@@ -28,7 +29,8 @@ _ATTRS = {"LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR"}
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
 _MAX_NAMES = 256  # a step reaching more names than this is watched through the first ones
 _MAX_ITEMS = 256  # containers up to this length are compared item by item (identity)
-_code_names: dict[types.CodeType, tuple[tuple, tuple]] = {}
+# code -> its names; weakly: a step redefined leaves its old code to be freed
+_code_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 class Name:

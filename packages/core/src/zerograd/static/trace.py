@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dis
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -161,7 +162,9 @@ class Start:
 
 _LEFT = object()  # in place of a gradient's copy: the gradient an update left, not copied
 _FUNCTION_METHODS = frozenset(["forward", "vjp", "backward", "check", "kernel"])
-_inside: dict = {}  # code object -> whether it is zerograd's own code
+# code object -> whether it is zerograd's own code; weakly, as the caches below: a step
+# redefined (a notebook cell run again) leaves its old code to be freed
+_inside: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def outside(frame: Any) -> bool:
@@ -206,7 +209,8 @@ _ON_THE_WAY_OUT = frozenset(
     ]
 )
 _METADATA = frozenset(["shape", "dtype", "ndim", "size"])  # x.data.shape reads no value
-_harmless: dict = {}  # (code, offset) -> whether the value read there is never looked at
+# code -> {offset: whether the value read there is never looked at}
+_harmless: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def harmless_read(frame: Any) -> bool:
@@ -222,8 +226,11 @@ def harmless_read(frame: Any) -> bool:
     Returns:
         True when the read is one of those.
     """
-    key = (frame.f_code, frame.f_lasti)
-    out = _harmless.get(key)
+    code, offset = frame.f_code, frame.f_lasti
+    known = _harmless.get(code)
+    if known is None:
+        known = _harmless[code] = {}
+    out = known.get(offset)
     if out is None:
         after = [i for i in dis.get_instructions(frame.f_code) if i.offset > frame.f_lasti]
         out = False
@@ -246,7 +253,7 @@ def harmless_read(frame: Any) -> bool:
                         out = True
                     if ins.opname not in _ON_THE_WAY_OUT:
                         break
-        _harmless[key] = out
+        known[offset] = out
     return out
 
 
