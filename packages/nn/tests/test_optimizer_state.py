@@ -6,6 +6,7 @@ import pickle
 import numpy as np
 import pytest
 
+import zerograd_nn.functional as F
 from zerograd import Parameter, Variable
 from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
@@ -490,7 +491,6 @@ def test_hooks_cannot_leak_through_a_shared_gradient():
 
 
 def test_in_place_hooks_work_on_gradients_that_share_memory_after_backward():
-    from zerograd_nn import functional as F
 
     a, b = Parameter(np.array([1.0, 2.0])), Parameter(np.array([3.0, 4.0]))
     F.sum(a + b).backward()
@@ -570,3 +570,17 @@ def test_loading_state_into_an_optimizer_never_set_up_is_refused_and_changes_not
     ):
         fresh.load_state_dict(state)
     assert fresh.target is None and fresh.lr == 0.5 and fresh.t == 0
+
+
+def test_clip_grad_after_freeze_param_clips_the_gradients_left():
+    """FreezeParam drops gradients, ClipGrad then read them (AttributeError on None); it
+    clips what is left, as PyTorch's clip_grad_norm_ skips parameters without one."""
+    a, b = Parameter(np.array([0.0])), Parameter(np.array([0.0, 0.0]))
+    a.grad = Variable(np.array([100.0]))
+    b.grad = Variable(np.array([3.0, 4.0]))  # norm 5: clipped to 1
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(O.FreezeParam(a))
+    opt.add_hook(O.ClipGrad(1.0))
+    opt.update()
+    np.testing.assert_array_equal(a.data, [0.0])
+    np.testing.assert_allclose(b.data, [-0.6, -0.8], rtol=1e-5)

@@ -76,6 +76,9 @@ class ClipGrad:
             params: the parameters that have a gradient.
         """
         limit = check_hyper("ClipGrad", "max_norm", self.max_norm)
+        # a hook before this one may have dropped some (FreezeParam), as PyTorch's
+        # clip_grad_norm_ skips parameters without a gradient
+        params = [p for p in params if p.grad is not None]
         total = 0.0
         for param in params:
             g = param.grad.data
