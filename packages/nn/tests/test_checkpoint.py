@@ -2,6 +2,7 @@
 
 import errno
 import os
+import random
 import zipfile
 
 import numpy as np
@@ -910,6 +911,8 @@ def test_a_checkpoint_written_by_the_earlier_version_loads_value_for_value():
     want = _state_of(*files.build())
     target = files.build(seed=7, steps=1)
     assert not np.array_equal(target[0].l0.W.data, want[0]["l0.W"])
+    random.seed(4)
+    python_random = random.getstate()  # the file holds none: it is left as it is
     info = load_checkpoint(
         files.CHECKPOINT,
         model=target[0],
@@ -918,6 +921,7 @@ def test_a_checkpoint_written_by_the_earlier_version_loads_value_for_value():
         loader=target[3],
     )
     assert_identical(_state_of(*target), want)
+    assert random.getstate() == python_random
     assert info["epoch"] == 0 and info["iteration"] == 5
     extra = info["extra"]
     assert set(extra) == set(files.EXTRA)
@@ -941,7 +945,8 @@ def test_a_weight_file_written_by_the_earlier_version_loads_value_for_value():
 
 def test_this_version_writes_what_the_earlier_version_wrote(tmp_path):
     """The same run saved now gives the same members, description and arrays (the zip's
-    timestamps aside): the format did not change."""
+    timestamps aside), plus Python's ``random`` state (the ``py_random`` part and its one
+    array), which readers of that version pass over: the format did not change."""
     import json
 
     import checkpoint_files as files
@@ -957,7 +962,10 @@ def test_this_version_writes_what_the_earlier_version_wrote(tmp_path):
         return names, meta if meta is None else json.loads(meta.tobytes().decode()), arrays
 
     old, new = content(files.CHECKPOINT), content(tmp_path / files.CHECKPOINT.name)
-    assert new[0] == old[0] and new[1] == old[1]
+    added = new[1].pop("py_random")
+    assert added == {"version": 3, "state": {"__array__": "py_random/state"}, "gauss": None}
+    assert new[2].pop("py_random/state").shape == (625,)
+    assert [n for n in new[0] if n != "py_random/state.npy"] == old[0] and new[1] == old[1]
     assert_identical(new[2], old[2])
     old, new = content(files.WEIGHTS), content(tmp_path / files.WEIGHTS.name)
     assert new[0] == old[0]

@@ -4,8 +4,9 @@ Every rank holds the same parameters and optimizer state, so one file is enough:
 ``root`` rank writes it with ``zerograd_nn.checkpoint.save_checkpoint`` while the
 others wait, and every rank reads it back with ``load_checkpoint`` (the file must be
 visible to all of them, e.g. on a shared file system). A failure on one rank is reported on
-every rank, so none is left waiting. The data loader and numpy random state saved are the
-root's; on resume every rank starts from them (their shards still differ).
+every rank, so none is left waiting. The data loader and random states (numpy's, Python's
+``random``) saved are the root's; on resume every rank starts from them (their shards still
+differ).
 """
 
 from __future__ import annotations

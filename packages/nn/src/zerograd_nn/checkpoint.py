@@ -2,9 +2,11 @@
 
 A checkpoint holds the model's parameters, the optimizer's state (hyperparameters, step
 counters, per-parameter arrays), the scheduler's state, the data loader's position and
-RNG, numpy's global random state (which layers and dropout draw from on the CPU), the
-random state of every backend that can save its own (zerograd-cupy's), the epoch and
-iteration, and any JSON-able ``extra``. It is an archive of :mod:`zerograd_nn.archives`,
+RNG, numpy's global random state (which layers and dropout draw from on the CPU), Python's
+``random`` state (which ``RandomHorizontalFlip`` draws from), the random state of every
+backend that can save its own (zerograd-cupy's), the epoch and iteration, and any JSON-able
+``extra``. A checkpoint written before Python's state was saved loads as before and leaves
+Python's ``random`` as it is. It is an archive of :mod:`zerograd_nn.archives`,
 as a weight file is: numeric ``.npy`` members only, the rest as a JSON member, never
 pickle, written atomically.
 
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import string
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -218,6 +221,13 @@ def _global_rng_state() -> dict[str, Any]:
     return {"kind": kind, "keys": keys, "pos": pos, "has_gauss": has_gauss, "cached": cached}
 
 
+def _py_rng_state() -> dict[str, Any]:
+    """Python's ``random`` state as JSON and one array: its 624 words and position."""
+    np = _a.numpy_module()
+    version, internal, gauss = random.getstate()
+    return {"version": version, "state": np.array(internal, np.uint32), "gauss": gauss}
+
+
 def _keeping_numpy_rng(fn: Callable[[], Any]) -> Any:
     """``fn()`` with numpy's global random state put back afterwards.
 
@@ -322,6 +332,7 @@ def save_checkpoint(
         if obj is not None:
             parts[name] = _split(obj.state_dict(), name, arrays, f"the {name}'s state")
     parts["random"] = _split(_global_rng_state(), "random", arrays, "numpy's random state")
+    parts["py_random"] = _split(_py_rng_state(), "py_random", arrays, "Python's random state")
     backend_states = _keeping_numpy_rng(_backend_rng_states)
     parts["backend_random"] = _split(
         backend_states, "backend_random", arrays, "the backends' random states"
@@ -446,6 +457,30 @@ def _rng_commit(op: str, path: str, state: dict[str, Any]) -> Callable[[], None]
     return lambda: np.random.set_state(t)
 
 
+def _py_rng_commit(op: str, path: str, state: Any) -> Callable[[], None]:
+    """Check Python's saved ``random`` state; return what restores it.
+
+    A checkpoint written before this state was saved has none: Python's ``random`` is then
+    left as it is.
+    """
+    if state is None:
+        return lambda: None
+    try:
+        version, words, gauss = state["version"], state["state"], state["gauss"]
+        if getattr(words, "dtype", None) is None or words.dtype.kind not in "iu":
+            raise TypeError("its words are not integers")
+        if gauss is not None and (isinstance(gauss, bool) or not isinstance(gauss, float)):
+            raise TypeError(f"gauss is {gauss!r}, not a float or None")
+        t = (version, tuple(int(w) for w in words.reshape(-1)), gauss)
+        random.Random().setstate(t)  # checks it without touching the global state
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise CheckpointError(
+            f"{op}: {path!r} holds a Python random state that Python refuses ({exc}); it is "
+            f"damaged. Resume from another checkpoint."
+        ) from None
+    return lambda: random.setstate(t)
+
+
 def _prepare(
     path: str,
     saved: dict[str, Any],
@@ -481,6 +516,7 @@ def _prepare(
         prepare = getattr(scheduler, "prepare_load_state_dict", None)
         commits.append(prepare(sd) if prepare else lambda: scheduler.load_state_dict(sd))
     commits.append(_rng_commit(op, path, saved["random"]))
+    commits.append(_py_rng_commit(op, path, saved.get("py_random")))
     states = saved.get("backend_random")
     commits.append(_keeping_numpy_rng(lambda: _backend_rng_commit(op, path, states)))
     if loader is not None:
@@ -505,7 +541,9 @@ def load_checkpoint(
 
     The model must have the checkpoint's architecture (lazily sized layers take the saved
     shapes); the optimizer must be set up on it with the same parameter groups. numpy's
-    global random state is restored too.
+    global random state, Python's ``random`` state (when the file holds it: files written
+    before zerograd-nn saved it leave it as it is) and the backends' random states are
+    restored too.
 
     Args:
         path: the checkpoint file (``.npz`` may be left out); a regular file or a link to
