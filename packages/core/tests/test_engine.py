@@ -127,6 +127,30 @@ def test_the_cyclic_collector_is_paused_during_the_walk_and_restored(arr):
         gc.enable()
 
 
+def test_a_backward_turns_the_collector_back_on_though_another_thread_switched_it_off(arr):
+    """The tutorial's "Threads and async tasks": the collector is process-wide; a walk
+    that paused it enables it when it ends, also where another thread called
+    gc.disable() while it ran (the walk cannot tell that from its own pause)."""
+    import threading
+
+    class SwitchOffElsewhere(Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, gy):
+            other = threading.Thread(target=gc.disable)
+            other.start()
+            other.join()
+            return gy
+
+    assert gc.isenabled()
+    try:
+        SwitchOffElsewhere()(Variable(arr([1.0]))).backward()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_second_backward_needs_cleargrad_and_is_idempotent_after_it(arr):
     x = Variable(arr([2.0]))
     y = x * x
