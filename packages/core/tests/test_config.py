@@ -75,6 +75,23 @@ def test_asyncio_tasks_are_isolated():
     assert sorted(asyncio.run(main())) == [("off", False), ("on", True)]
 
 
+def test_asyncio_to_thread_carries_the_tasks_config_to_its_thread():
+    """The tutorial's "Threads and async tasks": asyncio.to_thread runs in the context of
+    the task that called it, so no_grad() there holds in the worker thread, and only
+    there; a plain new thread starts from the defaults."""
+
+    def read():
+        return Config.enable_backprop, Config.train
+
+    async def main():
+        with no_grad(), test_mode():
+            inside = await asyncio.to_thread(read)
+        return inside, await asyncio.to_thread(read)
+
+    assert asyncio.run(main()) == ((False, False), (True, True))
+    assert read() == (True, True)
+
+
 def test_unknown_option_error_names_known_ones():
     try:
         Config.trian  # noqa: B018

@@ -127,6 +127,30 @@ def test_the_cyclic_collector_is_paused_during_the_walk_and_restored(arr):
         gc.enable()
 
 
+def test_a_backward_turns_the_collector_back_on_though_another_thread_switched_it_off(arr):
+    """The tutorial's "Threads and async tasks": the collector is process-wide; a walk
+    that paused it enables it when it ends, also where another thread called
+    gc.disable() while it ran (the walk cannot tell that from its own pause)."""
+    import threading
+
+    class SwitchOffElsewhere(Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, gy):
+            other = threading.Thread(target=gc.disable)
+            other.start()
+            other.join()
+            return gy
+
+    assert gc.isenabled()
+    try:
+        SwitchOffElsewhere()(Variable(arr([1.0]))).backward()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_second_backward_needs_cleargrad_and_is_idempotent_after_it(arr):
     x = Variable(arr([2.0]))
     y = x * x
@@ -301,6 +325,44 @@ def test_a_backward_inside_a_backward_on_the_same_graph_gives_both_gradients(arr
     y.backward()
     e = np.exp(0.5)
     np.testing.assert_allclose(as_numpy(x.grad.data), [np.cos(e) * e + 2 * e])
+
+
+def test_a_thread_builds_and_walks_a_new_graph_on_a_leaf_while_another_walks_through_it(arr):
+    """The tutorial's "Threads and async tasks": while one thread's walk is held inside a
+    backward of a graph through x, another builds a graph on x and walks it; x's gradient
+    is then the sum of both, as one walk after the other gives."""
+    import threading
+
+    inside, built = threading.Event(), threading.Event()
+
+    class Held(Function):
+        def forward(self, v):
+            return v
+
+        def backward(self, gy):
+            inside.set()
+            assert built.wait(5)
+            return gy
+
+    x = Variable(arr([0.5]))
+    y = F.sum(Held()(F.exp(x)))
+    errors = []
+
+    def walk():
+        try:
+            y.backward()
+        except Exception as exc:  # a thread's failure must fail the test
+            errors.append(exc)
+
+    worker = threading.Thread(target=walk)
+    worker.start()
+    assert inside.wait(5)
+    z = F.sum(F.sin(x) * 3.0)  # built and walked while the other walk holds x's graph
+    z.backward()
+    built.set()
+    worker.join(5)
+    assert errors == [] and not worker.is_alive()
+    np.testing.assert_allclose(as_numpy(x.grad.data), [np.exp(0.5) + 3 * np.cos(0.5)])
 
 
 def test_two_threads_walking_a_shared_subgraph_give_what_one_after_the_other_gives(arr):

@@ -259,6 +259,22 @@ def test_eval_does_not_leak_into_another_thread():
     assert seen == {"eval_thread": False, "main_thread": True, "main_dropout": True}
 
 
+def test_eval_is_the_models_own_and_holds_in_every_thread_that_calls_it():
+    """The tutorial's "Threads and async tasks": model.eval() in one thread, the model
+    called in another: no dropout there; a model left in train mode drops there."""
+    x = np.ones((200,), np.float32)
+    evaluated, training, seen = Dropper().eval(), Dropper(), {}
+
+    def run():
+        seen["eval"] = _is_train_mode(evaluated, x)
+        seen["train"] = _is_train_mode(training, x)
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    worker.join(5)
+    assert seen == {"eval": False, "train": True}
+
+
 def test_eval_mode_survives_pickle_and_deepcopy():
     import copy
     import pickle

@@ -268,6 +268,28 @@ def test_an_optimizer_pickled_without_counts_puts_each_parameter_at_the_global_s
     assert all("t" not in e for e in copy_.state_dict()["state"].values())  # each at t = 4
 
 
+@pytest.mark.parametrize("joins_after, dezero_ratio", [(2, 0.64), (1000, 2.5), (20000, 3.16)])
+def test_a_late_parameter_takes_lr_where_dezeros_step_count_gave_a_multiple(
+    joins_after, dezero_ratio
+):
+    """From DeZero and the changelog: DeZero's step size after t updates,
+    ``optimizer.step_size()`` (DeZero's ``Adam.lr``), times a fresh parameter's first
+    ``m / sqrt(v) = (1 - beta1) / sqrt(1 - beta2)``, is 0.64 times Adam's first step at
+    the third update, 2.5 times after 1,000 and 3.16 in the long run; zerograd's step is
+    ``lr``."""
+    p, q = Parameter(np.array([1.0])), Parameter(np.array([2.0]))
+    opt = O.Adam(lr=0.1, eps=1e-300).setup([p, q])
+    for _ in range(joins_after):
+        p.grad = Variable(np.array([1.0]))
+        opt.update()
+    assert opt.t == joins_after
+    p.grad, q.grad = None, Variable(np.array([-4.0]))
+    opt.update()
+    dezero_step = opt.step_size() * (1 - 0.9) / math.sqrt(1 - 0.999)
+    assert dezero_step / 0.1 == pytest.approx(dezero_ratio, abs=0.02)  # as the docs round it
+    np.testing.assert_allclose(q.data, [2.1], rtol=1e-12)  # Adam's first step: lr
+
+
 @modes
 def test_update_one_takes_the_parameters_next_step(packed, mode):
     """Before any update() it divided by zero (the bias correction of step 0)."""

@@ -194,6 +194,39 @@ def test_a_float16_mean_is_reduce_mean_and_follows_the_batch(rng, tmp_path):
         np.testing.assert_allclose(forward(mean, x)[0], want, rtol=2e-3)
 
 
+@pytest.mark.parametrize(
+    "loss, target",
+    [
+        (F.sigmoid_cross_entropy, lambda rng, n: rng.integers(0, 2, (n, 1))),
+        (F.binary_cross_entropy, lambda rng, n: rng.integers(0, 2, (n, 1))),
+        (F.mean_squared_error_simple, lambda rng, n: rng.uniform(0.1, 0.9, (n, 1))),
+        (F.softmax_cross_entropy_simple, lambda rng, n: rng.integers(0, 3, n)),
+    ],
+)
+def test_float16_losses_take_their_batch_mean_through_mean(loss, target, rng, tmp_path):
+    """The op table's Mean row: float16's sigmoid_cross_entropy, binary_cross_entropy and
+    the _simple losses divide by the batch size through Mean (float32 ones through Div)."""
+    cols = 3 if loss is F.softmax_cross_entropy_simple else 1
+    x = rng.uniform(0.1, 0.9, (4, cols))
+    t = target(rng, 4).astype(np.float16) if loss is F.mean_squared_error_simple else target(rng, 4)
+    for dtype, has_mean in ((np.float16, True), (np.float32, False)):
+        t_dtype = t.astype(dtype) if t.dtype.kind == "f" else t
+        cap, _ = capture(
+            lambda v, t_dtype=t_dtype: loss(v, t_dtype), (Variable(x.astype(dtype)),), {}
+        )
+        assert (ZF.Mean in {type(c.fn) for c in cap.calls}) is has_mean, dtype
+    if loss is F.mean_squared_error_simple:  # the one whose targets may be an input
+        example = (x.astype(np.float16), t)
+        other = (
+            rng.uniform(0.1, 0.9, (6, 1)).astype(np.float16),
+            target(rng, 6).astype(np.float16),
+        )
+        zerograd_onnx.export(loss, example, tmp_path / "mse.onnx")
+        assert "ReduceMean" in op_types(onnx.load(str(tmp_path / "mse.onnx")))
+        for args in (example, other):
+            assert zerograd_onnx.check(loss, tmp_path / "mse.onnx", args).ok
+
+
 def test_every_function_in_the_table_has_a_case():
     covered = {covers for covers, _, _ in CASES.values()} | {F.SoftmaxCrossEntropy, ZF.Mean}
     assert covered == set(CONVERTERS)
