@@ -299,3 +299,31 @@ def test_zero_grad_set_to_none_false_zeros_in_place():
     assert p.grad is None
     with pytest.raises(TypeError, match="set_to_none must be True or False"):
         opt.zero_grad(set_to_none="no")
+
+
+@pytest.mark.parametrize("steady", [True, False])
+def test_a_non_parameter_put_into_a_group_by_hand_is_named(steady):
+    """It met Python's AttributeError ('int' object has no attribute 'grad')."""
+    p = Parameter(np.array([1.0, 2.0]))
+    p.grad = Variable(np.array([1.0, 1.0]))
+    opt = O.Adam([p], lr=0.1)
+    if steady:
+        opt.update()  # packed: the next update takes the steady path
+    before, t = p.data.copy(), opt.t
+    opt.param_groups[0]["params"].append(5)
+    with pytest.raises(TypeError, match=r"param_groups\[0\]\['params'\] holds int, not only"):
+        opt.update()
+    np.testing.assert_array_equal(p.data, before)
+    assert opt.t == t
+
+
+def test_a_group_appended_by_hand_without_its_hyperparameters_is_named():
+    """It met "beta1 must be a real number, got None", which named no group."""
+    p, q = Parameter(np.array([1.0])), Parameter(np.array([2.0]))
+    p.grad, q.grad = Variable(np.array([1.0])), Variable(np.array([1.0]))
+    opt = O.Adam([p], lr=0.1)
+    opt.param_groups.append({"params": [q]})
+    with pytest.raises(ValueError, match=r"a parameter group has no 'beta1': a group appended"):
+        opt.update()
+    np.testing.assert_array_equal(p.data, [1.0])
+    np.testing.assert_array_equal(q.data, [2.0])

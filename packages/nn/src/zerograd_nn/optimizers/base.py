@@ -280,9 +280,14 @@ class Optimizer(metaclass=_SetUpOnCreation):
         grouped = self.grouped_params()
         # a step like the last one (the same packed parameters, gradients that fit their
         # views) skips the per-parameter checks: the segments' own check covers them
-        steady = None if self.hooks else self._packer.steady(grouped, self._state)
+        try:
+            steady = None if self.hooks else self._packer.steady(grouped, self._state)
+        except AttributeError:  # something else than a Parameter put into a group by hand
+            self._check_members(grouped)
+            raise
         if steady is not None:
             return self._apply(grouped, steady)
+        self._check_members(grouped)
         all_params = [p for _, ps in grouped for p in ps]
         self._validate(all_params)
         if self.hooks:
@@ -304,6 +309,17 @@ class Optimizer(metaclass=_SetUpOnCreation):
                     p.grad = g
                 raise
         self._apply(grouped)
+
+    def _check_members(self, grouped: list[tuple[dict, list[Parameter]]]) -> None:
+        """Refuse a group holding something else than a Parameter (put there by hand)."""
+        for i, (_, ps) in enumerate(grouped):
+            bad = [type(p).__name__ for p in ps if not isinstance(p, Parameter)]
+            if bad:
+                raise TypeError(
+                    f"{type(self).__name__}.update(): param_groups[{i}]['params'] holds "
+                    f"{', '.join(sorted(set(bad)))}, not only Parameters; a group's params "
+                    f"must be Parameters (model.params() gives them). Nothing was updated."
+                )
 
     def settings(self) -> tuple:
         """What :meth:`update` reads besides the arrays: every group's hyperparameters.

@@ -165,6 +165,14 @@ def check_group(cls: Any, hp: dict) -> dict:
     for key, spec in specs:
         v = hp.get(key, spec.missing)
         if type(v) is not float or not spec.accepts(v) or not math.isfinite(v) or key not in hp:
+            if v is None and key not in hp:  # a group appended to param_groups by hand
+                raise ValueError(
+                    f"{cls.__name__}.update(): a parameter group has no {key!r}: a group "
+                    f"appended to param_groups by hand holds only the keys it was given. "
+                    f"Give it every hyperparameter, or set the optimizer up with all its "
+                    f"groups (optimizer.setup([{{'params': ...}}, ...]) fills each group's "
+                    f"missing keys from the defaults)."
+                )
             out = dict(out) if out is hp else out  # never write into the group itself
             out[key] = check_hyper(f"{cls.__name__}.update()", key, v, spec)
     return out
