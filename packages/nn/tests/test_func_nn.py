@@ -326,25 +326,57 @@ def test_transforms_of_a_model_without_functional_call_change_nothing(backend):
 
 def test_dropout_and_batch_norm_run_per_sample_with_a_warning(backend):
     x = as_array_of(values((3, 2, 4), 1), backend)
+    mean, var = as_array_of(values((4,), 2), backend), as_array_of(values((4,), 3) ** 2, backend)
+    gamma = as_array_of(np.ones(4), backend)
+    beta = as_array_of(np.zeros(4), backend)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with test_mode():
             out = vmap(lambda v: F.dropout(v) * 2.0)(x)
+            got = vmap(lambda v: F.batch_norm(v, gamma, beta, Parameter(mean), Parameter(var)))(x)
         _close(out, 2.0 * as_numpy(x))
-        gamma = as_array_of(np.ones(4), backend)
-        beta = as_array_of(np.zeros(4), backend)
-        mean, var = (
-            Parameter(as_array_of(np.zeros(4), backend)),
-            Parameter(as_array_of(np.ones(4), backend)),
-        )
-        got = vmap(lambda v: F.batch_norm(v, gamma, beta, mean, var))(x)
     names = " ".join(str(w.message) for w in caught if w.category is VmapFallbackWarning)
     assert "has no batching rule" in names
-    for i in range(3):
-        v = _sample(x, i)
-        xn = as_numpy(v)
-        want = (xn - xn.mean(0)) / np.sqrt(xn.var(0) + 2e-5)
-        _close(as_numpy(got)[i], want, rtol=1e-4, atol=1e-4)
+    want = (as_numpy(x) - as_numpy(mean)) / np.sqrt(as_numpy(var) + 2e-5)
+    _close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_batch_norm_in_train_mode_inside_vmap_is_refused_and_changes_nothing(backend):
+    """Run once per sample, train-mode batch norm moved the running statistics once per
+    sample (a batch of 3 moved them 3 times, by each sample's statistics); an ensemble's
+    batched statistics (functional_call) failed with an AttributeError of the internals.
+    torch.func's vmap refuses both; test mode (eval) works inside vmap."""
+    x = as_array_of(values((3, 5, 4), 1), backend)
+    bn = BatchNorm()
+    bn(_sample(x, 0))
+    before = {k: as_numpy(p.data).copy() for k, p in bn.named_params().items()}
+    stacked = {k: as_array_of(np.stack([v] * 3), backend) for k, v in before.items()}
+    calls = (
+        lambda: vmap(bn)(x),
+        lambda: vmap(lambda v: F.batch_norm(v, bn.gamma, bn.beta, bn.avg_mean, bn.avg_var))(x),
+        lambda: vmap(grad(lambda v: F.sum(bn(v))))(x),
+        lambda: vmap(lambda p, v: functional_call(bn, p, v))(stacked, x),
+        lambda: vmap(lambda p: functional_call(bn, p, _sample(x, 0)))(stacked),
+    )
+    for call_ in calls:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", VmapFallbackWarning)
+            with pytest.raises(
+                TypeError,
+                match=r"batch_norm in train mode inside vmap \(a batch of 3\): it would update "
+                r"the running statistics once per sample\. Inside vmap use test mode "
+                r"\(model\.eval\(\), .*Nothing was changed\.",
+            ):
+                call_()
+        for k, p in bn.named_params().items():
+            np.testing.assert_array_equal(as_numpy(p.data), before[k])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VmapFallbackWarning)
+        got = vmap(bn.eval())(x)
+    want = (as_numpy(x) - before["avg_mean"]) / np.sqrt(before["avg_var"] + 2e-5)
+    _close(got, want, rtol=1e-5, atol=1e-6)
+    for k, p in bn.named_params().items():
+        np.testing.assert_array_equal(as_numpy(p.data), before[k])
 
 
 def test_dropout_inside_vmap_draws_a_mask_per_sample_as_randomness_different(backend):

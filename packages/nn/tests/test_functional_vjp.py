@@ -57,7 +57,7 @@ from zerograd_nn.functional.loss import (
     SoftmaxCrossEntropy,
     _OneHot,
 )
-from zerograd_nn.functional.normalization import _Dropout, _RunningStatistics, _Standardized
+from zerograd_nn.functional.normalization import RunningStatistics, _Dropout, _Standardized
 from zerograd_nn.functional.pooling import (
     AveragePooling,
     Pooling,
@@ -306,8 +306,8 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "Deconv2d": (lambda: Deconv2d(1, 0), "gyc", "k"),
     "Pooling2DGrad": (lambda rand: Pooling2DGrad(_pooled(rand)), "pooled"),
     "Pooling2DWithIndexes": (lambda rand: Pooling2DWithIndexes(_pooled(rand)), "img"),
-    "_RunningStatistics": (
-        lambda rand: _RunningStatistics(rand(2, seed=5), rand(2, seed=6) ** 2, 0.9, 1.0),
+    "RunningStatistics": (
+        lambda rand: RunningStatistics(rand(2, seed=5), rand(2, seed=6) ** 2, 0.9, 1.0),
         "b",
         "b",
     ),

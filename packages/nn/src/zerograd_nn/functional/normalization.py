@@ -8,6 +8,7 @@ from typing import Any
 from zerograd import Config, Function, Variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.checks import real_number
+from zerograd.func import BatchedVariable
 from zerograd.functions import mean as _mean
 from zerograd.functions import reshape, sqrt
 from zerograd.functions.ops import defines, exported
@@ -41,7 +42,22 @@ def _store(target: Any, value: Any) -> None:
         ) from None
 
 
-class _RunningStatistics(Function):
+def train_mode_in_vmap_error(n: int) -> TypeError:
+    """The error for train-mode batch norm inside vmap (a batch of ``n``).
+
+    Raised before any statistic changes: run once per sample, the update would move the
+    running statistics once for each sample, and batched statistics (an ensemble) have no
+    one array to write. torch.func's vmap refuses it too.
+    """
+    return TypeError(
+        f"batch_norm in train mode inside vmap (a batch of {n}): it would update the "
+        f"running statistics once per sample. Inside vmap use test mode (model.eval(), or "
+        f"`with zerograd.test_mode():`), or call the layer outside vmap on the whole batch. "
+        f"Nothing was changed."
+    )
+
+
+class RunningStatistics(Function):
     """Moves batch_norm's running statistics toward a batch's (train mode); no gradient.
 
     A Function, so that a static-graph replay updates them as the eager step does.
@@ -234,6 +250,9 @@ def batch_norm(
                 UserWarning,
                 stacklevel=3,
             )
+        for a in (mean, var):
+            if isinstance(a, BatchedVariable):  # an ensemble's statistics (functional_call)
+                raise train_mode_in_vmap_error(a.level.n)
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
         v = _mean(xc * xc, axis=axes, keepdims=True)
@@ -242,7 +261,7 @@ def batch_norm(
         xhat = xc * (1 / sqrt(v + eps))
         m = x.size // c
         adjust = m / max(m - 1, 1)  # unbiased estimate of the variance (DeZero's for m = 1)
-        _RunningStatistics(mean, var, decay, adjust)(mu, v)
+        RunningStatistics(mean, var, decay, adjust)(mu, v)
     else:
         xhat = _Standardized(mean, var, eps, shape)(x)
     return reshape(gamma, shape) * xhat + reshape(beta, shape)
