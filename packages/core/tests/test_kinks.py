@@ -14,30 +14,9 @@ import zerograd.functions as F
 from zerograd import Variable
 from zerograd.backends import as_numpy
 from zerograd.functions.reduction import DivideByCount
+from zerograd.testing.kinks import grads, half, quiet
 
 inf, nan = np.inf, np.nan
-
-
-def grads(f, *arrays, order=1):
-    """``f(*xs)``'s value and each input's gradient (``order=2``: of the sum of the first
-    gradients), with the output's gradient all ones."""
-    xs = [Variable(a) for a in arrays]
-    y = f(*xs)
-    y.backward(create_graph=order == 2)
-    if order == 2:
-        total = None
-        for x in xs:
-            g = F.sum(x.grad)
-            total = g if total is None else total + g
-            x.cleargrad()
-        total.backward()
-    return as_numpy(y), [None if x.grad is None else as_numpy(x.grad) for x in xs]
-
-
-def quiet(f, *args, **kwargs):
-    """``f(...)`` with numpy's divide and invalid warnings switched off (IEEE results wanted)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return f(*args, **kwargs)
 
 
 # --- pow ---
@@ -241,15 +220,6 @@ def test_max_of_nothing_is_refused_and_sum_of_nothing_is_zero(arr):
 
 
 # --- float16 ---
-
-
-def half(arr, values):
-    """``arr(values, "float16")``; the test skips, saying why, on a backend without float16
-    (array-api-strict's namespace has none)."""
-    try:
-        return arr(values, "float16")
-    except TypeError as exc:
-        pytest.skip(f"the backend under test has no float16: {exc}")
 
 
 def rounded_once(x, want):

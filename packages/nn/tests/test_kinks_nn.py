@@ -16,41 +16,10 @@ import pytest
 import zerograd_nn.functional as F
 from zerograd import Parameter, Variable, using_config
 from zerograd.backends import as_numpy
+from zerograd.testing.kinks import grads, half, quiet
 from zerograd_nn import optimizers as O
 
 inf, nan = np.inf, np.nan
-
-
-def grads(f, *arrays, gy=None, order=1):
-    """``f(*xs)``'s value and each input's gradient; ``gy`` weights the outputs (default
-    all ones); ``order=2`` gives the gradients of the sum of the first gradients."""
-    xs = [Variable(a) for a in arrays]
-    y = f(*xs)
-    out = y if gy is None else F.sum(y * gy)
-    out.backward(create_graph=order == 2)
-    if order == 2:
-        total = None
-        for x in xs:
-            g = F.sum(x.grad)
-            total = g if total is None else total + g
-            x.cleargrad()
-        total.backward()
-    return as_numpy(y), [None if x.grad is None else as_numpy(x.grad) for x in xs]
-
-
-def quiet(f, *args, **kwargs):
-    """``f(...)`` with numpy's IEEE warnings off (infinite and nan results are the point)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return f(*args, **kwargs)
-
-
-def half(arr, values):
-    """``arr(values, "float16")``; the test skips, saying why, on a backend without float16
-    (array-api-strict's namespace has none)."""
-    try:
-        return arr(values, "float16")
-    except TypeError as exc:
-        pytest.skip(f"the backend under test has no float16: {exc}")
 
 
 def logistic(x):
