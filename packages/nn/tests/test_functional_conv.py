@@ -179,6 +179,24 @@ def test_deconv2d_outsize_and_error(rand, to_np):
         F.deconv2d(x, W, stride=2, pad=1, outsize=9)
 
 
+@pytest.mark.parametrize(
+    "shape,k,s,p,outsize",
+    [
+        ((1, 1, 1, 1), 2, 2, 1, (0, 0)),  # the default (0, 0) is refused; so must this be
+        ((1, 1, 1, 7), 4, 2, (3, 1), (-2, 15)),  # -2 "fits" (-2 + 6 - 4) // 2 + 1 == 1
+        ((1, 1, 9, 2), (4, 1), 2, 2, (16, -1)),
+    ],
+)
+def test_deconv2d_refuses_an_outsize_of_no_pixels(rand, shape, k, s, p, outsize):
+    # PyTorch: conv_transpose2d(..., output_padding=...) raises "Output size is too small"
+    # for these; zerograd returned an empty array of shape (N, OC, 0, ...)
+    kh, kw = F.pair(k)
+    x, W = rand(*shape), rand(1, 2, kh, kw, seed=1)
+    with pytest.raises(ValueError, match=r"deconv2d: outsize .* must be at least 1") as err:
+        F.deconv2d(x, W, stride=s, pad=p, outsize=outsize)
+    assert str(outsize) in str(err.value)
+
+
 @pytest.mark.parametrize("order", [1, 2])
 def test_deconv2d_grad(rand, order):
     x, W, b = rand(1, 2, 3, 4), rand(2, 3, 3, 2, seed=1), rand(3, seed=2)

@@ -221,6 +221,12 @@ class Deconv2d(Function):
         if isinstance(outsize, (list, tuple)):
             outsize = tuple(outsize)
         self.outsize = None if outsize is None else _pair(outsize, what="deconv2d: outsize")
+        if self.outsize is not None and min(self.outsize) < 1:
+            # (0 - 2 + 2) // 2 + 1 == 1: the fit check in forward alone lets some through
+            raise ValueError(
+                f"deconv2d: outsize {self.outsize} must be at least 1 on each axis (an output "
+                f"of pixels); give a larger one, or None for the default."
+            )
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         _check_conv("deconv2d", x, W, 0, b)
@@ -354,10 +360,14 @@ def deconv2d(
         stride: an int or an ``(h, w)`` pair.
         pad: an int or an ``(h, w)`` pair.
         outsize: the output (H, W) when several fit; the default is
-            ``stride * (H - 1) + KH - 2 * pad``.
+            ``stride * (H - 1) + KH - 2 * pad``. Each fits from the default up to
+            ``stride - 1`` more (PyTorch's ``output_padding``), and is at least 1.
 
     Returns:
         A Variable of shape (N, OC, OH, OW).
+
+    Raises:
+        ValueError: an ``outsize`` that does not fit, or an output of no pixels.
     """
     if _has_bias(b):
         return Deconv2d(stride, pad, outsize)(x, W, b)
