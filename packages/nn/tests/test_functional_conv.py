@@ -179,6 +179,54 @@ def test_deconv2d_outsize_and_error(rand, to_np):
         F.deconv2d(x, W, stride=2, pad=1, outsize=9)
 
 
+def test_deconv2d_names_the_outsizes_that_fit(rand):
+    x, W = rand(1, 2, 3, 4), rand(2, 1, 3, 3, seed=1)
+    # PyTorch: conv_transpose2d(x, W, stride=(2, 3), padding=1, output_padding=(a, b)) gives
+    # (5 + a, 10 + b) for a < 2, b < 3: the outsizes 5..6 by 10..12
+    with pytest.raises(ValueError, match=r"outsize \(7, 8\) does not fit") as err:
+        F.deconv2d(x, W, stride=(2, 3), pad=1, outsize=(7, 8))
+    assert "5 to 6 high and 10 to 12 wide" in str(err.value)
+
+
+def test_deconv2d_says_when_no_outsize_fits(rand):
+    # the default width, 1 * (2 - 1) + 1 - 2 * 1 = 0, is no output; the widths that map
+    # back to 2 columns (0 and below) are none either: the pad is too large for any outsize
+    x, W = rand(1, 1, 6, 2), rand(1, 1, 1, 1, seed=1)
+    with pytest.raises(ValueError, match=r"outsize \(5, 1\) does not fit") as err:
+        F.deconv2d(x, W, pad=1, outsize=(5, 1))
+    text = str(err.value)
+    assert "no width fits" in text and "use less padding" in text
+    assert "(4, 0)" not in text  # no default of no pixels offered
+
+
+def test_deconv2d_of_no_pixels_names_an_outsize_that_gives_some(rand, to_np):
+    x, W = rand(1, 1, 1, 1), rand(1, 1, 2, 2, seed=1)
+    with pytest.raises(ValueError, match=r"gives an output of \(0, 0\): no pixels") as err:
+        F.deconv2d(x, W, stride=2, pad=1)
+    assert "use less padding, or an outsize fits 1 to 1 high and 1 to 1 wide." in str(err.value)
+    # PyTorch: conv_transpose2d(x, W, stride=2, padding=1, output_padding=1) is x * W[1, 1]
+    y = F.deconv2d(x, W, stride=2, pad=1, outsize=1)
+    np.testing.assert_allclose(to_np(y), to_np(x) * to_np(W)[:, :, 1:, 1:], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "shape,k,s,p,outsize",
+    [
+        ((1, 1, 1, 1), 2, 2, 1, (0, 0)),  # the default (0, 0) is refused; so must this be
+        ((1, 1, 1, 7), 4, 2, (3, 1), (-2, 15)),  # -2 "fits" (-2 + 6 - 4) // 2 + 1 == 1
+        ((1, 1, 9, 2), (4, 1), 2, 2, (16, -1)),
+    ],
+)
+def test_deconv2d_refuses_an_outsize_of_no_pixels(rand, shape, k, s, p, outsize):
+    # PyTorch: conv_transpose2d(..., output_padding=...) raises "Output size is too small"
+    # for these; zerograd returned an empty array of shape (N, OC, 0, ...)
+    kh, kw = F.pair(k)
+    x, W = rand(*shape), rand(1, 2, kh, kw, seed=1)
+    with pytest.raises(ValueError, match=r"deconv2d: outsize .* must be at least 1") as err:
+        F.deconv2d(x, W, stride=s, pad=p, outsize=outsize)
+    assert str(outsize) in str(err.value)
+
+
 @pytest.mark.parametrize("order", [1, 2])
 def test_deconv2d_grad(rand, order):
     x, W, b = rand(1, 2, 3, 4), rand(2, 3, 3, 2, seed=1), rand(3, seed=2)

@@ -221,6 +221,12 @@ class Deconv2d(Function):
         if isinstance(outsize, (list, tuple)):
             outsize = tuple(outsize)
         self.outsize = None if outsize is None else _pair(outsize, what="deconv2d: outsize")
+        if self.outsize is not None and min(self.outsize) < 1:
+            # (0 - 2 + 2) // 2 + 1 == 1: the fit check in forward alone lets some through
+            raise ValueError(
+                f"deconv2d: outsize {self.outsize} must be at least 1 on each axis (an output "
+                f"of pixels); give a larger one, or None for the default."
+            )
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
         _check_conv("deconv2d", x, W, 0, b)
@@ -233,19 +239,24 @@ class Deconv2d(Function):
         if self.outsize is None:
             out_h, out_w = get_deconv_outsize(h, kh, sh, ph), get_deconv_outsize(w, kw, sw, pw)
             if min(out_h, out_w) < 1:  # the padding crops more than the whole output
+                fits = _outsizes_that_fit((h, w), (kh, kw), self.stride, self.pad)
                 raise ValueError(
                     f"deconv2d: an input of height/width {(h, w)} with kernel {(kh, kw)}, stride "
                     f"{self.stride} and pad {self.pad} gives an output of {(out_h, out_w)}: no "
-                    f"pixels (stride * (H - 1) + KH - 2 * pad); use less padding."
+                    f"pixels (stride * (H - 1) + KH - 2 * pad); "
+                    + (
+                        "use less padding."
+                        if fits.startswith("no ")
+                        else f"use less padding, or {fits}"
+                    )
                 )
         else:
             out_h, out_w = self.outsize
         if (get_conv_outsize(out_h, kh, sh, ph), get_conv_outsize(out_w, kw, sw, pw)) != (h, w):
-            default = (get_deconv_outsize(h, kh, sh, ph), get_deconv_outsize(w, kw, sw, pw))
             raise ValueError(
                 f"deconv2d: outsize {(out_h, out_w)} does not fit an input of height/width "
                 f"{(h, w)} with kernel {(kh, kw)}, stride {self.stride} and pad {self.pad}; "
-                f"the default would be {default}."
+                f"{_outsizes_that_fit((h, w), (kh, kw), self.stride, self.pad)}"
             )
         # (OC*KH*KW, C) @ (N, C, H*W) -> (N, OC*KH*KW, H*W), i.e. (N, OC, KH, KW, H, W)
         wt = xp.reshape(W, (c, oc * kh * kw)).T
@@ -267,6 +278,25 @@ class Deconv2d(Function):
         if len(xs) == 2:
             return gx, gW
         return gx, gW, xp.sum(gy, axis=(0, 2, 3)) if needs_grad(inputs[2]) else None
+
+
+def _outsizes_that_fit(size: tuple, kernel: tuple, stride: tuple, pad: tuple) -> str:
+    """What to pass as deconv2d's ``outsize`` instead: the sizes that fit, for an error.
+
+    On each axis the default and up to ``stride - 1`` more fit, those of at least one pixel.
+    """
+    spans, empty, smallest = [], [], True
+    for axis, n, k, s, p in zip(("height", "width"), size, kernel, stride, pad):
+        default = get_deconv_outsize(n, k, s, p)
+        low, high = max(1, default), default + s - 1
+        if low > high:
+            empty.append(axis)
+        smallest = smallest and default >= 1
+        spans.append(f"{low} to {high} {'high' if axis == 'height' else 'wide'}")
+    if empty:
+        return f"no {' and no '.join(empty)} fits: the pad crops every pixel; use less padding."
+    note = " (None gives the smallest)" if smallest else ""
+    return f"an outsize fits {spans[0]} and {spans[1]}{note}."
 
 
 class Conv2DGradW(Function):
@@ -354,10 +384,14 @@ def deconv2d(
         stride: an int or an ``(h, w)`` pair.
         pad: an int or an ``(h, w)`` pair.
         outsize: the output (H, W) when several fit; the default is
-            ``stride * (H - 1) + KH - 2 * pad``.
+            ``stride * (H - 1) + KH - 2 * pad``. Each fits from the default up to
+            ``stride - 1`` more (PyTorch's ``output_padding``), and is at least 1.
 
     Returns:
         A Variable of shape (N, OC, OH, OW).
+
+    Raises:
+        ValueError: an ``outsize`` that does not fit, or an output of no pixels.
     """
     if _has_bias(b):
         return Deconv2d(stride, pad, outsize)(x, W, b)
