@@ -88,6 +88,22 @@ def test_an_array_exponent_differentiates_thrice_at_a_negative_base_with_no_log(
         np.testing.assert_allclose(g, k * x0 ** (ce - order - 1), rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_a_variable_exponent_of_zero_at_a_subnormal_base_has_a_zero_base_gradient(arr, dtype):
+    # d/db b**0 = 0 * b**-1: b**-1 overflows for the smallest subnormal (and for 0), where
+    # the gradient was nan with numpy's overflow and invalid warnings; torch.pow's is 0
+    tiny = float(np.finfo(dtype).smallest_subnormal)
+    base, expo = arr([tiny, 0.5, 3.0], dtype), arr([0.0, 0.0, 0.0], dtype)
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, (gb, ge) = grads(lambda b, e: b**e, base, expo)
+    np.testing.assert_array_equal(y, [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(gb, [0.0, 0.0, 0.0])
+    # d/de b**e at e = 0 is log(b), finite for the subnormal (float64's: -744.44)
+    want = np.log(np.array([tiny, 0.5, 3.0]))
+    np.testing.assert_allclose(ge, want, rtol=1e-3 if dtype == "float16" else 1e-6)
+
+
 def test_a_zero_base_raised_to_a_variable_has_a_zero_gradient(arr):
     _, (g,) = quiet(grads, lambda x: 0.0**x, arr([0.0, 2.0]))
     np.testing.assert_array_equal(g, [0.0, 0.0])  # was [-inf, nan]

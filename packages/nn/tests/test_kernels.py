@@ -238,13 +238,6 @@ def _scores(dtype, special=False):
     return x, t
 
 
-def _old_cross_entropy_rows(x, t):
-    """The per-row cross-entropy as the generic kernel computed it before (ten calls)."""
-    m = x.max(axis=1, keepdims=True)
-    lse = m + np.log(np.exp(x - m).sum(axis=1, keepdims=True))
-    return -((x - lse)[np.arange(x.shape[0]), t])
-
-
 def _old_cross_entropy_grad(x, t, scale):
     """``(softmax(x) - onehot(t)) * scale`` with a one-hot array (the vjp before)."""
     y = np.exp(x - x.max(axis=1, keepdims=True))
@@ -263,21 +256,16 @@ def test_loss_kernels_give_the_replaced_formulas_bits(kernels, dtype):
     got = k.cross_entropy_rows(x, t)
     assert got[0] == 0 and not np.signbit(got[0])  # +0.0 where a row's loss is exactly zero
     assert got.dtype == dtype
-    if kernels is K.Kernels:
-        # lse - x[t] where it was -(x[t] - lse): the same bits, but +0.0 for -0.0
-        assert got.tobytes() == (_old_cross_entropy_rows(x, t) + 0).tobytes()
-    else:
-        # numpy's picks the labels from the shifted scores, log(s) - (x[t] - m): the same
-        # stable formula without adding the maximum back, so within a few ulps of the
-        # exact value (float64 of the same scores) where the generic one rounds at the
-        # maximum's magnitude: row 1 (scores -1e4) gives log 5 = 1.609438 there, not
-        # float32's 1.609375
-        x64 = x.astype(np.float64)
-        m = x64.max(axis=1, keepdims=True)
-        exact = np.log(np.exp(x64 - m).sum(axis=1)) - (x64 - m)[np.arange(7), t]
-        tol = 4 * np.finfo(dtype).eps
-        np.testing.assert_allclose(got, exact, rtol=tol, atol=tol)
-        assert got[1] == np.log(dtype(5))  # a row of equal scores: log C, rounded once
+    # both pick the labels from the shifted scores, log(s) - (x[t] - m), so within a few
+    # ulps of the exact value (float64 of the same scores); the generic kernel's old
+    # (m + log(s)) - x[t] rounded at the maximum's magnitude: row 1 (scores -1e4) gave
+    # float32's 1.609375 for log 5 = 1.609438
+    x64 = x.astype(np.float64)
+    m = x64.max(axis=1, keepdims=True)
+    exact = np.log(np.exp(x64 - m).sum(axis=1)) - (x64 - m)[np.arange(7), t]
+    tol = 4 * np.finfo(dtype).eps
+    np.testing.assert_allclose(got, exact, rtol=tol, atol=tol)
+    assert got[1] == np.log(dtype(5))  # a row of equal scores: log C, rounded once
     rows, kept = k.cross_entropy_rows_kept(x, t)
     assert rows.tobytes() == got.tobytes()
     assert (kept is None) is (kernels is K.Kernels)

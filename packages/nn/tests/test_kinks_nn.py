@@ -15,9 +15,10 @@ import pytest
 
 import zerograd_nn.functional as F
 from zerograd import Parameter, Variable, using_config
-from zerograd.backends import as_numpy
+from zerograd.backends import as_numpy, get_backend
 from zerograd.testing.kinks import grads, half, quiet
 from zerograd_nn import optimizers as O
+from zerograd_nn.kernels import Kernels
 
 inf, nan = np.inf, np.nan
 
@@ -175,6 +176,33 @@ def test_softmax_family_at_huge_and_infinite_logits(arr):
     loss, (g,) = grads(lambda x: F.softmax_cross_entropy(x, arr([0], "int64")), arr([[0.0, -inf]]))
     assert float(loss) == 0.0
     np.testing.assert_array_equal(g, [[0.0, 0.0]])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_log_softmax_of_equal_huge_logits_keeps_the_log_of_the_class_count(arr, dtype):
+    """log_softmax is (x - m) - log(sum(exp(x - m))): x - (m + log(sum)) rounded log(3)
+    into m = 1e30 (the values 0, the gradient 1 - 3 = -2), and at 1e4 in float32 lost
+    three digits (float32's spacing at 1e4 is 2**-10)."""
+    big = float(np.finfo(dtype).max)
+    x = arr([[1e30, 1e30, 1e30], [-big, -big, -big], [1e4, 1e4 + 1, 1e4 - 1]], dtype)
+    y, (g,) = grads(lambda v: F.log_softmax(v), x)
+    # by hand: log softmax is invariant to a shift, so row 2 is log_softmax([0, 1, -1])
+    shifted = np.array([0.0, 1.0, -1.0])
+    row2 = shifted - np.log(np.sum(np.exp(shifted)))
+    want = np.array([[-np.log(3)] * 3, [-np.log(3)] * 3, row2])
+    rtol = {"float32": 2e-7, "float64": 1e-15}[dtype]
+    np.testing.assert_allclose(y, want, rtol=rtol)
+    # gradient of sum(y): 1 - C softmax = 1 - 3 exp(y)
+    np.testing.assert_allclose(g, 1 - 3 * np.exp(want), rtol=rtol, atol=rtol)
+
+
+def test_the_generic_cross_entropy_rows_of_equal_huge_logits_are_log_of_the_class_count():
+    """Backends without kernels of their own: m + log(sum) rounded log(3) into m = 1e30."""
+    x = np.array([[1e30, 1e30, 1e30], [1e4, 1e4 + 1, 1e4 - 1]], np.float32)
+    rows = Kernels(get_backend("numpy")).cross_entropy_rows(x, np.array([0, 1]))
+    shifted = np.array([0.0, 1.0, -1.0])
+    lse = np.log(np.sum(np.exp(shifted)))
+    np.testing.assert_allclose(rows, [np.log(3), lse - 1.0], rtol=2e-7)
 
 
 def test_a_row_of_all_minus_inf_or_a_plus_inf_logit_is_nan(arr):
@@ -516,7 +544,7 @@ def test_float32_and_float64_losses_softmax_and_pooling_keep_their_bits(dtype):
         ex = np.exp(x - m)
         want = ex / np.sum(ex, axis=axis, keepdims=True)
         assert as_numpy(F.softmax(x, axis=axis)).tobytes() == want.tobytes()
-        want = x - (m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)))
+        want = (x - m) - np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
         assert as_numpy(F.log_softmax(x, axis=axis)).tobytes() == want.tobytes()
     img = rng.standard_normal((2, 3, 6, 6)).astype(dtype)
     want = sum(img[:, :, j::2, i::2] for j in range(2) for i in range(2)) / 4

@@ -48,7 +48,7 @@ _CROSS_ENTROPY_BODY = (
     + _ROW_MAX
     + "    const ptrdiff_t label = t[i];\n"
     # a label out of range gives NaN rather than a read outside the row (nn checks first)
-    + "    y = 0 <= label && label < c ? (m + log(s)) - x[base + label] : sqrt((T)-1);  // NaN\n"
+    + "    y = 0 <= label && label < c ? log(s) - (x[base + label] - m) : sqrt((T)-1);  // NaN\n"
 )
 
 _CROSS_ENTROPY_GRAD_BODY = (

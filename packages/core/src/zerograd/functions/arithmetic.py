@@ -281,7 +281,10 @@ class PowVar(_Binary):
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         a0, a1 = data_of(x0), data_of(x1)  # the mask is a constant
-        zero = _mask(a0, (a0 == 0) & (a1 == 0), gy)  # 0 ** 0: x1 * x0 ** -1 is 0 * inf
+        # x ** 0 is constant, but x1 * x0 ** -1 is 0 * inf where 1 / x0 overflows (0, and
+        # subnormals such as float64's 5e-324): there the base is lifted to about 1
+        flat = (a1 == 0) & (abs(a0) < 1)
+        zero = _mask(a0, flat, gy) * (1 - a0)
         # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
         # next order, through log(x0), nan (and numpy's warning) for a negative base
         e = a1 - 1 if type(x1) is Constant else x1 - 1

@@ -18,7 +18,7 @@ from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
 from ..kernels import kernels_of
-from .arrays import as_float, float_data, in_float32, logsumexp
+from .arrays import as_float, float_data, in_float32
 from .pytorch_names import LEAKY_RELU_KEYWORDS, refuses_pytorch_keywords
 
 
@@ -223,7 +223,11 @@ class LogSoftmax(_Activation):
 
 
 def _log_softmax(x: Any, axis: int) -> Any:
-    return x - logsumexp(x, axis)
+    # (x - m) - log(sum(exp(x - m))), PyTorch's order: x - (m + log(...)) rounded the log
+    # into m, so logits of 1e30 gave 0 instead of -log(C), and a gradient of 1 - C
+    xp = get_array_module(x)
+    z = x - xp.max(x, axis=axis, keepdims=True)
+    return z - xp.log(backend_of(x).sum(xp.exp(z), (axis,), True))
 
 
 log_softmax = op(LogSoftmax)

@@ -145,7 +145,7 @@ class Kernels:
     def cross_entropy_rows(self, x: Any, t: Any) -> Any:
         """Return each row's cross-entropy, ``logsumexp(x[i]) - x[i, t[i]]``.
 
-        Log-sum-exp after subtracting each row's maximum, then the labels' entries picked
+        Log-sum-exp after subtracting each row's maximum, less the labels' shifted entries
         (nine array calls; a GPU backend does it in one launch).
 
         Args:
@@ -156,9 +156,10 @@ class Kernels:
             A new array of shape (N,) and ``x``'s dtype.
         """
         xp = self.backend.xp
-        m = xp.max(x, axis=1, keepdims=True)
-        lse = m + xp.log(self.backend.sum(xp.exp(x - m), (1,), True))
-        return lse[:, 0] - x[self.row_index(x), t]
+        z = x - xp.max(x, axis=1, keepdims=True)
+        # the label's entry picked from the shifted scores: m + log(sum) rounded the log
+        # into a large m (a row of 1e30 lost its log(C))
+        return xp.log(self.backend.sum(xp.exp(z), (1,), True))[:, 0] - z[self.row_index(x), t]
 
     def cross_entropy_rows_kept(self, x: Any, t: Any) -> tuple[Any, Any]:
         """Return ``cross_entropy_rows(x, t)`` and what of its work the gradient can reuse.
