@@ -39,6 +39,8 @@ __all__ = [
     "BackendPluginError",
     "BackendPluginWarning",
     "ENTRY_POINT_GROUP",
+    "HOLOMORPHIC_RULE",
+    "ORDERS_VALUES",
     "NoBackendError",
     "as_array_of",
     "as_cupy",
@@ -54,6 +56,7 @@ __all__ = [
     "list_backends",
     "refresh",
     "register",
+    "refuse_complex",
     "register_array_wrapper",
     "scatter_add",
     "set_strict",
@@ -251,6 +254,54 @@ def sum_dtype_of(x: Any) -> Any:
     if getattr(x.dtype, "itemsize", 0) >= 4:
         return None
     return backend_of(x).sum_dtype(x.dtype)
+
+
+_last_real: Any = None  # the dtype last found real: the usual case is one identity test
+
+ORDERS_VALUES = "it compares values, and complex numbers have no order"
+"""Why the functions that order values (max, min, clip, relu, pooling) refuse complex data."""
+
+HOLOMORPHIC_RULE = (
+    "zerograd differentiates complex data by the holomorphic convention (the derivative "
+    "f'(z), as jax.grad(f, holomorphic=True))"
+)
+"""The rule complex gradients follow, as the errors that refuse complex data name it."""
+
+
+def refuse_complex(op: str, x: Any, why: str) -> None:
+    """Raise a TypeError when ``x`` holds complex data, which ``op`` refuses.
+
+    For the functions that have no holomorphic derivative, or whose value means nothing on
+    complex numbers (those that order values, the losses, the statistics): their error
+    names the rule zerograd's complex gradients follow (:data:`HOLOMORPHIC_RULE`). Called
+    before anything is computed or stored, so a refusal changes nothing.
+
+    Args:
+        op: The refusing function's name, for the message.
+        x: An array, or a Variable holding one.
+        why: What makes ``op`` meaningless on complex data (a sentence without its
+            period, e.g. ``"it compares values, and complex numbers have no order"``).
+
+    Raises:
+        TypeError: ``x``'s dtype is complex.
+
+    Examples:
+        >>> import numpy as np
+        >>> refuse_complex("relu", np.ones(2), "it compares values")  # real: nothing
+    """
+    global _last_real
+    x = _data(x)
+    dtype = x.dtype
+    if dtype is _last_real:
+        return
+    if backend_of(x).dtype_kind(dtype) != "c":
+        _last_real = dtype
+        return
+    raise TypeError(
+        f"{op}: complex input ({dtype}) is refused: {why}. {HOLOMORPHIC_RULE}, which {op} "
+        f"does not fit. Give real data: for example the real and imaginary parts as two real "
+        f"arrays (x.data.real, x.data.imag), or a real function of them. Nothing was computed."
+    )
 
 
 def scatter_add(a: Any, indices: Any, values: Any) -> Any:

@@ -89,7 +89,9 @@ def grad(
     as constants.
 
     An output that does not depend on an argument (or an output that is not a Variable)
-    gives zeros, as JAX and ``torch.func`` do.
+    gives zeros, as JAX and ``torch.func`` do. A complex output gives the holomorphic
+    derivative ``f'(z)``, as ``backward()`` does (JAX's ``grad`` asks for
+    ``holomorphic=True`` there; see "Complex numbers" in From PyTorch).
 
     Args:
         f: a function returning a scalar (shape ()), or ``(scalar, aux)`` with ``has_aux``.

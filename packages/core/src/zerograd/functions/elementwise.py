@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..backends import backend_of, get_array_module
+from ..backends import ORDERS_VALUES, backend_of, get_array_module, refuse_complex
 from ..function import Function
 from ..utils import data_of
 from .arithmetic import in_gradient_dtype
@@ -205,7 +205,8 @@ class Clip(Function):
         x_max: The upper bound (a number or an array), or None.
 
     Raises:
-        TypeError: A bound is not a number, an array or None, or both are None.
+        TypeError: A bound is not a number, an array or None, or both are None; ``x`` is
+            complex (complex numbers have no order).
     """
 
     vjp_reads_outputs = False
@@ -226,6 +227,7 @@ class Clip(Function):
         self.x_min, self.x_max = x_min, x_max
 
     def forward(self, x: Any) -> Any:
+        refuse_complex("clip", x, ORDERS_VALUES)
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:

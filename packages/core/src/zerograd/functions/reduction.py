@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from ..backends import backend_of, get_array_module, sum_dtype_of
+from ..backends import ORDERS_VALUES, backend_of, get_array_module, refuse_complex, sum_dtype_of
 from ..checks import axis_or_dim, flag, normalize_axis, pytorch_alias
 from ..function import Function
 from ..shapes import size_of
@@ -118,6 +118,7 @@ sum = op(
 
 class _Extremum(_Reduction):
     def forward(self, x: Any) -> Any:
+        refuse_complex(self.name, x, ORDERS_VALUES)
         axes = normalize_axis(self.axis, x.ndim, self.name)
         if size_of(x) == 0 and (axes is None or any(x.shape[a] == 0 for a in axes)):
             raise ValueError(
@@ -171,6 +172,7 @@ class Max(_Extremum):
         TypeError: ``axis`` or ``keepdims`` has the wrong type; PyTorch's ``dim=`` or
             ``keepdim=`` (its ``max(x, dim)`` returns values and indices: the message
             says what to write).
+        TypeError: complex ``x`` (complex numbers have no order).
         ValueError: A reduced axis is empty, or an axis is out of range.
     """
 
@@ -193,6 +195,7 @@ class Min(_Extremum):
     Raises:
         TypeError: ``axis`` or ``keepdims`` has the wrong type; PyTorch's ``dim=`` or
             ``keepdim=`` (the message says what to write).
+        TypeError: complex ``x`` (complex numbers have no order).
         ValueError: A reduced axis is empty, or an axis is out of range.
     """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Function, Variable
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import ORDERS_VALUES, backend_of, get_array_module, refuse_complex
 from zerograd.checks import axis as normalize_axis
 from zerograd.checks import axis_or_dim, real_number
 from zerograd.functions import exp, sum
@@ -89,6 +89,7 @@ class ReLU(_Activation):
     vjp_reads_inputs = False
 
     def forward(self, x: Any) -> Any:
+        refuse_complex("relu", x, ORDERS_VALUES)
         return _keep(get_array_module(x).maximum(x, 0), x)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
@@ -118,6 +119,7 @@ class LeakyReLU(_Activation):
         self.slope = real_number("leaky_relu", "slope", slope)
 
     def forward(self, x: Any) -> Any:
+        refuse_complex("leaky_relu", x, ORDERS_VALUES)
         x = float_data(x)
         return _keep(get_array_module(x).where(x > 0, x, x * self.slope), x)
 

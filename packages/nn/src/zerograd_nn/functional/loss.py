@@ -6,7 +6,13 @@ import math
 from typing import Any
 
 from zerograd import Function, Variable, no_grad
-from zerograd.backends import backend_of, device_of, get_array_module, sum_dtype_of
+from zerograd.backends import (
+    backend_of,
+    device_of,
+    get_array_module,
+    refuse_complex,
+    sum_dtype_of,
+)
 from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, sum
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
@@ -23,6 +29,10 @@ from .pytorch_names import (
     SIGMOID_CROSS_ENTROPY_KEYWORDS,
     refuses_pytorch_keywords,
 )
+
+# why the losses and accuracy refuse complex data (zerograd.backends.refuse_complex)
+_LOSS_IS_REAL = "a loss is a real number to minimize, and complex values give none"
+_ARGMAX_IS_REAL = "its arg-max compares scores, and complex numbers have no order"
 
 
 def _like(value: Any, x: Any) -> Any:
@@ -85,6 +95,8 @@ class MeanSquaredError(Function):
 
 def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
     x0, x1 = as_float(x0, op, "x0"), as_float(x1, op, "x1")
+    refuse_complex(op, x0, _LOSS_IS_REAL)
+    refuse_complex(op, x1, _LOSS_IS_REAL)
     shape = _paired_shape(op, x0, x1)
     if not shape:
         raise ValueError(
@@ -327,6 +339,7 @@ def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
         A 0-d Variable.
     """
     x = as_float(x, "softmax_cross_entropy_simple")
+    refuse_complex("softmax_cross_entropy_simple", x, _LOSS_IS_REAL)
     t = _check_labels("softmax_cross_entropy_simple", x, t)
     _check_label_range("softmax_cross_entropy_simple", x.shape, t)
     n = x.shape[0]
@@ -369,6 +382,7 @@ def softmax_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
     """
     if not isinstance(x, Variable):
         x = Variable(array_arg("softmax_cross_entropy", "scores x", x))
+    refuse_complex("softmax_cross_entropy", x, _LOSS_IS_REAL)
     return SoftmaxCrossEntropy()(x, _check_labels("softmax_cross_entropy", x, t))
 
 
@@ -380,6 +394,7 @@ batch, from scores and integer class ids (one-hot or probability targets are ref
 def _targets_like(op: str, x: Variable, t: Any) -> Any:
     """Targets ``t`` as an array of ``x``'s shape and dtype; (N,) and (N, 1) fit each other."""
     t = array_arg(op, "targets t", t, like=x.data)
+    refuse_complex(op, t, _LOSS_IS_REAL)  # astype below would drop the imaginary parts
     xs, ts = tuple(x.shape), tuple(t.shape)
     column = {len(xs), len(ts)} == {1, 2} and (xs + (1,))[:2] == (ts + (1,))[:2]  # (N,), (N, 1)
     if ts != xs and not column:
@@ -419,6 +434,7 @@ def sigmoid_cross_entropy(x: ArrayLike, t: ArrayLike) -> Variable:
         ValueError: the shapes differ, or the batch is empty.
     """
     x = as_float(x, "sigmoid_cross_entropy")
+    refuse_complex("sigmoid_cross_entropy", x, _LOSS_IS_REAL)
     t = _targets_like("sigmoid_cross_entropy", x, t)
     r = relu(x)
     # -|x| as min(x, 0) - max(x, 0): -inf at x = inf (x - 2 * relu(x) was inf - inf, nan),
@@ -471,6 +487,7 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
             ``sigmoid`` first, or use :func:`sigmoid_cross_entropy` on the scores).
     """
     p = as_float(p, "binary_cross_entropy", "p")
+    refuse_complex("binary_cross_entropy", p, _LOSS_IS_REAL)
     t = _targets_like("binary_cross_entropy", p, t)
     if p.size:
         xp = get_array_module(p.data)
@@ -554,6 +571,7 @@ def accuracy(y: ArrayLike, t: ArrayLike) -> Variable:
         0.5
     """
     y = array_arg("accuracy", "scores y", y)
+    refuse_complex("accuracy", y, _ARGMAX_IS_REAL)
     t = array_arg("accuracy", "labels t", t, like=y)
     _refuse_one_hot("accuracy", "y", tuple(y.shape), t)
     if y.ndim < 2:

@@ -6,7 +6,7 @@ import warnings
 from typing import Any
 
 from zerograd import Config, Function, Variable
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import backend_of, get_array_module, refuse_complex
 from zerograd.checks import real_number
 from zerograd.func import BatchedVariable
 from zerograd.functions import mean as _mean
@@ -186,7 +186,8 @@ def batch_norm(
     Raises:
         ValueError: a shape does not match ``x``'s channels, ``decay`` or ``eps`` is out of
             range, or in train mode the batch is empty.
-        TypeError: a running statistic is not floating point (the update would truncate it).
+        TypeError: a running statistic is not floating point (the update would truncate it),
+            or ``x`` is complex (in both modes, before anything changes).
 
     Warns:
         UserWarning: in train mode, a batch with one value per channel (one example of
@@ -194,6 +195,12 @@ def batch_norm(
             in DeZero (PyTorch refuses such a batch).
     """
     x = as_float(x, "batch_norm")
+    refuse_complex(
+        "batch_norm",
+        x,
+        "its statistics are real numbers (the batch variance mean((x - mean)**2) is no "
+        "variance of complex data, and the running statistics are real)",
+    )
     if x.ndim < 2:
         raise ValueError(
             f"batch_norm: expected x of shape (N, C) or (N, C, ...) with the channels on axis "

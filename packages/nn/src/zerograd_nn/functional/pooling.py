@@ -16,7 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Config, Function, Variable
-from zerograd.backends import backend_of, device_of, get_array_module, sum_dtype_of
+from zerograd.backends import (
+    ORDERS_VALUES,
+    backend_of,
+    device_of,
+    get_array_module,
+    refuse_complex,
+    sum_dtype_of,
+)
 from zerograd.functions import DivideByCount, get_item, reshape, transpose
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
@@ -197,6 +204,7 @@ class Pooling(_Windows):
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:
+        refuse_complex("pooling", x, ORDERS_VALUES)
         xp = get_array_module(x)
         geometry = _geometry("pooling", x.shape, self.kernel_size, self.stride, self.pad)
         windows = _windows(geometry)

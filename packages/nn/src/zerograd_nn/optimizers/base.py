@@ -9,7 +9,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.backends import BackendMismatchError, as_array_of, backend_of, get_array_module
+from zerograd.backends import (
+    HOLOMORPHIC_RULE,
+    BackendMismatchError,
+    as_array_of,
+    backend_of,
+    get_array_module,
+)
 from zerograd.checks import callable_arg, flag
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
@@ -706,7 +712,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 raise TypeError(
                     f"{op}: {self._label(i, p)} of shape {tuple(shape)} and dtype {data.dtype} "
                     f"has {what} of dtype {a.dtype}; nothing was updated. Parameters and their "
-                    f"gradients must be floating point (e.g. float32)."
+                    f"gradients must be floating point (e.g. float32).{_complex_advice(a)}"
                 )
             flags = getattr(data, "flags", None)
             if flags is not None and getattr(flags, "writeable", True) is False:
@@ -919,6 +925,18 @@ class Optimizer(metaclass=_SetUpOnCreation):
         self._state = weakref.WeakKeyDictionary(pairs)
         self._scratch = Scratch()
         self._packer = Packer()
+
+
+def _complex_advice(a: Any) -> str:
+    """Why complex parameters are refused, for the message about ``a``'s dtype ('' if real)."""
+    if backend_of(a).dtype_kind(a.dtype) != "c":
+        return ""
+    return (
+        f" Complex parameters are refused: {HOLOMORPHIC_RULE}, so a complex gradient is no "
+        f"direction of descent (that is its conjugate, which PyTorch's optimizers step "
+        f"along), and Adam's and AdaGrad's g * g would be no squared magnitude. Keep the "
+        f"real and imaginary parts as two real parameters."
+    )
 
 
 def _is_float(a: Any) -> bool:
