@@ -18,8 +18,13 @@ _BASIC = (int, slice, type(None), type(Ellipsis))
 
 def _clamp(s: slice, n: int) -> slice:
     """``s`` with out-of-range bounds clipped as numpy does (the standard refuses them)."""
-    start, stop, step = s.indices(n)
-    return slice(start, None if step < 0 and stop < 0 else stop, step)
+    picked = range(*s.indices(n))
+    if not picked:
+        # slice.indices gives -1 for a negative step's start before the axis, which a
+        # slice would read as the last element: an empty selection is spelled 0:0
+        return slice(0, 0, 1)
+    stop = picked.stop
+    return slice(picked.start, None if stop < 0 else stop, picked.step)
 
 
 def _basic(items: tuple, shape: tuple[int, ...]) -> tuple:
