@@ -89,6 +89,17 @@ def test_default_getitem_clips_negative_step_slices_as_numpy(index, expected):
     assert B.getitem(a[:, None], (index, 0)).tolist() == expected
 
 
+@pytest.mark.parametrize("index", [Ellipsis, (), (Ellipsis,)])
+def test_default_getitem_takes_a_lone_ellipsis_and_the_empty_tuple(index):
+    # x[...] and x[()] select everything; they raised "an index can only have a single
+    # ellipsis" (the standard form got two)
+    a = np.arange(6.0).reshape(2, 3)
+    assert B.getitem(a, index).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert B.getitem(np.array(7.0), index).tolist() == 7.0
+    expected = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert B.scatter_add(np.ones((2, 3)), index, a).tolist() == expected
+
+
 def test_default_getitem_names_the_shape_of_a_bad_index():
     with pytest.raises(IndexError, match=r"on shape \(3,\)"):
         B.getitem(np.zeros(3), np.array([3]))

@@ -37,11 +37,15 @@ def _basic(items: tuple, shape: tuple[int, ...]) -> tuple:
     if used > len(shape):
         raise IndexError(f"too many indices ({used}) for an array of shape {shape}")
     out: list = []
-    for part, axis in ((head, 0), (tail, len(shape) - sum(i is not None for i in tail))):
+    # by position, not `part is head`: x[...] and x[()] have both parts (), one object
+    for first, part, axis in (
+        (True, head, 0),
+        (False, tail, len(shape) - sum(i is not None for i in tail)),
+    ):
         for i in part:
             out.append(_clamp(i, shape[axis]) if isinstance(i, slice) else i)
             axis += i is not None
-        if part is head:
+        if first:
             out.append(Ellipsis)
     return tuple(out)
 
