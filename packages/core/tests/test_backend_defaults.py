@@ -100,6 +100,17 @@ def test_default_getitem_takes_a_lone_ellipsis_and_the_empty_tuple(index):
     assert B.scatter_add(np.ones((2, 3)), index, a).tolist() == expected
 
 
+@pytest.mark.parametrize(
+    "index, shape", [([], (0, 3)), ([[]], (1, 0, 3)), ((slice(None), []), (2, 0)), (([], 0), (0,))]
+)
+def test_default_getitem_takes_empty_lists_as_numpy(index, shape):
+    # numpy reads [] as no positions; the default made it a float array and raised
+    a = np.arange(6.0).reshape(2, 3)
+    got = B.getitem(a, index)
+    assert got.shape == shape == a[index].shape
+    assert B.scatter_add(np.ones((2, 3)), index, got).tolist() == np.ones((2, 3)).tolist()
+
+
 def test_default_getitem_names_the_shape_of_a_bad_index():
     with pytest.raises(IndexError, match=r"on shape \(3,\)"):
         B.getitem(np.zeros(3), np.array([3]))

@@ -67,7 +67,11 @@ def positions(backend: Any, shape: tuple[int, ...], index: Any) -> tuple[Any, in
     def host(i: Any) -> Any:
         if backend.owns(type(i)):
             return backend.to_numpy(i)
-        return np.asarray(i) if isinstance(i, list) else i
+        if not isinstance(i, list):
+            return i
+        array = np.asarray(i)
+        # numpy reads an empty list ([], [[]]) as integer positions; asarray makes it float
+        return array.astype(np.intp) if array.size == 0 else array
 
     items = tuple(host(i) for i in (index if isinstance(index, tuple) else (index,)))
     ints = all(
