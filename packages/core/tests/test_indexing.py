@@ -59,3 +59,21 @@ def test_second_order_reads_the_index_as_the_forward_did():
     x.cleargrad()
     F.sum(gx * np.arange(6.0).reshape(2, 3)).backward()
     np.testing.assert_array_equal(x.grad.data, [[0, 0, 0], [12, 16, 20]])  # 2 * 2 * w[1]
+
+
+@pytest.mark.parametrize(
+    "index, text",
+    [
+        ([[0, 1], [1]], r"get_item: index \[\[0, 1\], \[1\]\] on shape \(2, 3\): .*inhomogeneous"),
+        (slice(None, None, 0), r"get_item: index slice\(None, None, 0\) on shape \(2, 3\): .*zero"),
+    ],
+    ids=["ragged list", "step 0"],
+)
+def test_a_malformed_index_is_one_value_error_naming_get_item_and_nothing_changes(index, text):
+    x = _x()
+    x.grad = Variable(np.ones((2, 3)))
+    with pytest.raises(ValueError, match=text):
+        x[index]
+    np.testing.assert_array_equal(x.data, np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(x.grad.data, np.ones((2, 3)))
+    assert x.creator is None

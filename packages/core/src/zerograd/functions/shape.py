@@ -229,6 +229,7 @@ class GetItem(Function):
 
     Raises:
         IndexError: The index does not fit ``x``'s shape.
+        ValueError: The index is malformed (a ragged list, a slice step of 0).
         BackendMismatchError: An index array lives on another backend than ``x``.
     """
 
@@ -240,11 +241,12 @@ class GetItem(Function):
     def forward(self, x: Any) -> Any:
         try:
             y = backend_of(x).getitem(x, self.slices)
-        except (IndexError, TypeError) as exc:
+        except (IndexError, TypeError, ValueError) as exc:
             _check_index_backend(x, self.slices)
             if isinstance(exc, TypeError):
                 raise
-            raise IndexError(
+            # a ValueError is the index's own fault (a ragged list, a slice step of 0)
+            raise (ValueError if isinstance(exc, ValueError) else IndexError)(
                 f"get_item: index {self.slices!r} on shape {tuple(x.shape)}: {exc}"
             ) from None
         self.ctx = _frozen_index(self.slices)
