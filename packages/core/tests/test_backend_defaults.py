@@ -69,6 +69,48 @@ def test_default_scatter_add_is_numpys_add_at_and_returns_a_new_array(shape, ind
     np.testing.assert_array_equal(a, before)
 
 
+@needs_numpy2
+@pytest.mark.parametrize(
+    "index, expected",
+    [
+        (slice(-5, 0, -1), []),  # starts before the axis, walks backwards: nothing
+        (slice(-7, -5, -2), []),
+        (slice(-4, None, -1), [0.0]),  # -4 is 0 on 4 elements: just the first
+        (slice(-5, None, -1), []),
+        (slice(9, -9, -2), [3.0, 1.0]),  # both bounds outside: the whole axis backwards
+        (slice(2, -9, -1), [2.0, 1.0, 0.0]),
+    ],
+)
+def test_default_getitem_clips_negative_step_slices_as_numpy(index, expected):
+    # slice.indices gives start -1 for a backwards slice that starts before the axis; as a
+    # slice, -1 is the last element, which picked [3.] instead of nothing
+    a = np.arange(4.0)
+    assert B.getitem(a, index).tolist() == expected
+    assert B.getitem(a[:, None], (index, 0)).tolist() == expected
+
+
+@pytest.mark.parametrize("index", [Ellipsis, (), (Ellipsis,)])
+def test_default_getitem_takes_a_lone_ellipsis_and_the_empty_tuple(index):
+    # x[...] and x[()] select everything; they raised "an index can only have a single
+    # ellipsis" (the standard form got two)
+    a = np.arange(6.0).reshape(2, 3)
+    assert B.getitem(a, index).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert B.getitem(np.array(7.0), index).tolist() == 7.0
+    expected = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
+    assert B.scatter_add(np.ones((2, 3)), index, a).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "index, shape", [([], (0, 3)), ([[]], (1, 0, 3)), ((slice(None), []), (2, 0)), (([], 0), (0,))]
+)
+def test_default_getitem_takes_empty_lists_as_numpy(index, shape):
+    # numpy reads [] as no positions; the default made it a float array and raised
+    a = np.arange(6.0).reshape(2, 3)
+    got = B.getitem(a, index)
+    assert got.shape == shape == a[index].shape
+    assert B.scatter_add(np.ones((2, 3)), index, got).tolist() == np.ones((2, 3)).tolist()
+
+
 def test_default_getitem_names_the_shape_of_a_bad_index():
     with pytest.raises(IndexError, match=r"on shape \(3,\)"):
         B.getitem(np.zeros(3), np.array([3]))

@@ -269,6 +269,38 @@ def test_indexing_with_per_sample_ids(rand):
     np.testing.assert_allclose(as_numpy(g), want)
 
 
+@pytest.mark.parametrize(
+    "index",
+    [
+        # a numpy integer apart from the array, as long as the batch: silently wrong values
+        (np.int64(1), slice(None), np.array([0, 2, 1])),
+        (np.array(1), slice(None), np.array([0, 2])),  # a 0-d array, apart from the array
+        (np.array([0, 1, 1]), Ellipsis, np.array(2)),
+        (1, slice(None), [2, 0]),
+    ],
+    ids=["np.int64", "0-d array", "0-d array after ...", "int"],
+)
+def test_indexing_with_advanced_indices_apart_follows_numpy_per_sample(index):
+    """numpy moves apart advanced indices' axes first; integer scalars count as advanced.
+
+    The rule put the batch axis behind those axes where a numpy integer or a 0-d array
+    stood apart from an index array: vmap failed with "the batching rule of GetItem
+    returned ...", or, where those axes were as long as the batch, gave wrong values.
+    """
+    x = np.arange(72.0).reshape(3, 2, 4, 3)
+    want = np.stack([x[k][index] for k in range(3)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VmapFallbackWarning)
+        got = vmap(lambda v: v[index])(Variable(x))
+        g = vmap(grad(lambda v: F.sum(v[index] * v[index])))(Variable(x))
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(as_numpy(got), want)
+    expected = np.zeros_like(x)
+    for k in range(3):
+        np.add.at(expected[k], index, 2 * x[k][index])
+    np.testing.assert_array_equal(as_numpy(g), expected)
+
+
 # -- torch.func's spellings: in_dims, out_dims, randomness, chunk_size ----------------------
 def test_in_dims_and_out_dims_are_in_axes_and_out_axes(rand):
     """torch.func's names mean what JAX's do: per-argument axes, None, negative axes."""

@@ -18,8 +18,13 @@ _BASIC = (int, slice, type(None), type(Ellipsis))
 
 def _clamp(s: slice, n: int) -> slice:
     """``s`` with out-of-range bounds clipped as numpy does (the standard refuses them)."""
-    start, stop, step = s.indices(n)
-    return slice(start, None if step < 0 and stop < 0 else stop, step)
+    picked = range(*s.indices(n))
+    if not picked:
+        # slice.indices gives -1 for a negative step's start before the axis, which a
+        # slice would read as the last element: an empty selection is spelled 0:0
+        return slice(0, 0, 1)
+    stop = picked.stop
+    return slice(picked.start, None if stop < 0 else stop, picked.step)
 
 
 def _basic(items: tuple, shape: tuple[int, ...]) -> tuple:
@@ -32,11 +37,15 @@ def _basic(items: tuple, shape: tuple[int, ...]) -> tuple:
     if used > len(shape):
         raise IndexError(f"too many indices ({used}) for an array of shape {shape}")
     out: list = []
-    for part, axis in ((head, 0), (tail, len(shape) - sum(i is not None for i in tail))):
+    # by position, not `part is head`: x[...] and x[()] have both parts (), one object
+    for first, part, axis in (
+        (True, head, 0),
+        (False, tail, len(shape) - sum(i is not None for i in tail)),
+    ):
         for i in part:
             out.append(_clamp(i, shape[axis]) if isinstance(i, slice) else i)
             axis += i is not None
-        if part is head:
+        if first:
             out.append(Ellipsis)
     return tuple(out)
 
@@ -58,7 +67,11 @@ def positions(backend: Any, shape: tuple[int, ...], index: Any) -> tuple[Any, in
     def host(i: Any) -> Any:
         if backend.owns(type(i)):
             return backend.to_numpy(i)
-        return np.asarray(i) if isinstance(i, list) else i
+        if not isinstance(i, list):
+            return i
+        array = np.asarray(i)
+        # numpy reads an empty list ([], [[]]) as integer positions; asarray makes it float
+        return array.astype(np.intp) if array.size == 0 else array
 
     items = tuple(host(i) for i in (index if isinstance(index, tuple) else (index,)))
     ints = all(

@@ -192,6 +192,34 @@ def _check_index_backend(x: Any, slices: Any) -> None:
             ) from None
 
 
+_PLAIN_INDEX = (int, bool, slice, type(None), type(Ellipsis))
+
+
+def _frozen_part(s: Any) -> Any:
+    if type(s) in _PLAIN_INDEX:
+        return s
+    if isinstance(s, list):  # nested lists are index arrays too
+        return [_frozen_part(e) for e in s]
+    try:
+        xp = get_array_module(s)
+    except Exception:  # not an array of any backend (a numpy integer scalar): immutable
+        return s
+    return xp.asarray(s, copy=True)
+
+
+def _frozen_index(slices: Any) -> Any:
+    """``slices`` with its index arrays and lists copied, for the vjp to read.
+
+    The user may write into an index array (or list) between the forward and the backward;
+    the gradient must go where the forward read from.
+    """
+    if type(slices) is tuple:
+        if all(type(s) in _PLAIN_INDEX for s in slices):
+            return slices
+        return tuple(_frozen_part(s) for s in slices)
+    return _frozen_part(slices)
+
+
 class GetItem(Function):
     """Select ``x[slices]``; the gradient flows back to the selected elements.
 
@@ -201,6 +229,7 @@ class GetItem(Function):
 
     Raises:
         IndexError: The index does not fit ``x``'s shape.
+        ValueError: The index is malformed (a ragged list, a slice step of 0).
         BackendMismatchError: An index array lives on another backend than ``x``.
     """
 
@@ -211,18 +240,25 @@ class GetItem(Function):
 
     def forward(self, x: Any) -> Any:
         try:
-            return backend_of(x).getitem(x, self.slices)
-        except (IndexError, TypeError) as exc:
+            y = backend_of(x).getitem(x, self.slices)
+        except (IndexError, TypeError, ValueError) as exc:
             _check_index_backend(x, self.slices)
             if isinstance(exc, TypeError):
                 raise
-            raise IndexError(
+            # a ValueError is the index's own fault (a ragged list, a slice step of 0)
+            raise (ValueError if isinstance(exc, ValueError) else IndexError)(
                 f"get_item: index {self.slices!r} on shape {tuple(x.shape)}: {exc}"
             ) from None
+        self.ctx = _frozen_index(self.slices)
+        return y
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`)."""
-        return xp.apply(GetItemGrad(self.slices, xs[0].shape), gy)
+        """Return the input's gradient: ``gy`` scattered into zeros (:class:`GetItemGrad`).
+
+        It scatters at the index as the forward read it (a copy), whatever was written into
+        the index arrays since.
+        """
+        return xp.apply(GetItemGrad(self.ctx, xs[0].shape), gy)
 
 
 class GetItemGrad(Function):

@@ -48,12 +48,17 @@ def _is_array(s: Any) -> bool:
 def _adjacent(parts: tuple) -> bool:
     """Whether numpy keeps the advanced indices' axes in place (they stand next to each other).
 
-    Integers count as advanced next to an array; where the advanced indices are apart,
-    numpy moves their axes to the front, which would put them before the batch axis.
+    Integers count as advanced next to an array (numpy's integer scalars and 0-d arrays
+    too); where the advanced indices are apart, numpy moves their axes to the front, which
+    would put them before the batch axis.
     """
     if not any(_is_array(s) for s in parts):
         return True
-    where = [i for i, s in enumerate(parts) if _is_array(s) or isinstance(s, int)]
+    where = [
+        i
+        for i, s in enumerate(parts)
+        if s is not None and s is not Ellipsis and type(s) is not slice
+    ]
     return where == list(range(where[0], where[0] + len(where)))
 
 
