@@ -104,6 +104,23 @@ def test_a_variable_exponent_of_zero_at_a_subnormal_base_has_a_zero_base_gradien
     np.testing.assert_allclose(ge, want, rtol=1e-3 if dtype == "float16" else 1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_mixed_second_derivative_of_a_variable_power_at_a_zero_exponent_is_one_over_the_base(
+    arr, dtype
+):
+    # d/de (d/db b**e) = b**(e-1) + e b**(e-1) log(b): 1/b at e = 0. Lifting every base
+    # below 1 (to keep b**-1 finite for subnormals) gave 1 there: the lift belongs only
+    # where b**-1 overflows
+    base = Variable(arr([0.5, 0.25, 2.0, 4.0], dtype))
+    expo = Variable(arr([0.0, 0.0, 0.0, 0.0], dtype))
+    F.sum(base**expo).backward(create_graph=True)
+    gb = base.grad
+    base.cleargrad()
+    expo.cleargrad()
+    F.sum(gb).backward()
+    np.testing.assert_array_equal(as_numpy(expo.grad), [2.0, 4.0, 0.5, 0.25])
+
+
 def test_a_zero_base_raised_to_a_variable_has_a_zero_gradient(arr):
     _, (g,) = quiet(grads, lambda x: 0.0**x, arr([0.0, 2.0]))
     np.testing.assert_array_equal(g, [0.0, 0.0])  # was [-inf, nan]

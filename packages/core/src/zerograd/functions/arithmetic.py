@@ -6,7 +6,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from ..backends import backend_of
+from ..backends import backend_of, get_array_module
 from ..function import Function
 from ..typing import ArrayLike
 from ..utils import data_of
@@ -282,9 +282,9 @@ class PowVar(_Binary):
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
         a0, a1 = data_of(x0), data_of(x1)  # the mask is a constant
         # x ** 0 is constant, but x1 * x0 ** -1 is 0 * inf where 1 / x0 overflows (0, and
-        # subnormals such as float64's 5e-324): there the base is lifted to about 1
-        flat = (a1 == 0) & (abs(a0) < 1)
-        zero = _mask(a0, flat, gy) * (1 - a0)
+        # subnormals such as float64's 5e-324): there alone the base is lifted to 1, so
+        # the next order's d/dx1 keeps x0 ** -1 everywhere else
+        zero = _mask(a0, (a1 == 0) & _inverse_overflows(a0), gy)
         # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
         # next order, through log(x0), nan (and numpy's warning) for a negative base
         e = a1 - 1 if type(x1) is Constant else x1 - 1
@@ -294,6 +294,15 @@ class PowVar(_Binary):
         a0, a1 = data_of(x0), data_of(x1)
         zero = _mask(a0, (a0 == 0) & (a1 >= 0), gy)  # 0 ** c, c >= 0: y * log(0) is nan or -inf
         return gy * y * xp.log(x0 + zero)
+
+
+def _inverse_overflows(a: Any) -> Any:
+    """Where ``a ** -1`` is infinite or nearly: 0, and the smallest subnormals of a float."""
+    if backend_of(a).dtype_kind(a.dtype) not in "fc":
+        return a == 0
+    # finfo is the array API's: numpy's, CuPy's, array-api-strict's; half the largest
+    # value's inverse leaves no base whose inverse rounds up to inf
+    return abs(a) <= 2 / float(get_array_module(a).finfo(a.dtype).max)
 
 
 def _mask(a: Any, where: Any, gy: Any) -> Any:
