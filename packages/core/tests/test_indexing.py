@@ -77,3 +77,25 @@ def test_a_malformed_index_is_one_value_error_naming_get_item_and_nothing_change
     np.testing.assert_array_equal(x.data, np.arange(6.0).reshape(2, 3))
     np.testing.assert_array_equal(x.grad.data, np.ones((2, 3)))
     assert x.creator is None
+
+
+def test_basic_indexing_reshape_and_transpose_share_memory_as_numpys_do():
+    # a view, as numpy's and PyTorch's: writing into y.data writes into x.data
+    x = _x()
+    y = x[0]
+    y.data[0] = 100.0
+    assert x.data[0, 0] == 100.0
+    assert np.shares_memory(F.reshape(x, (3, 2)).data, x.data)
+    assert np.shares_memory(F.transpose(x).data, x.data)
+    # an integer-array index copies, as numpy's
+    assert not np.shares_memory(x[[0, 1]].data, x.data)
+
+
+def test_an_array_the_graph_keeps_changed_in_place_changes_the_gradient_unnoticed():
+    # DeZero's model, and zerograd's: no version counters (PyTorch raises instead). tanh's
+    # derivative reads its output: zeroing y.data before backward makes it 1 - 0**2 = 1
+    x = Variable(np.array([0.5, 1.0]))
+    y = F.tanh(x)
+    y.data[...] = 0.0
+    F.sum(y).backward()
+    np.testing.assert_array_equal(x.grad.data, [1.0, 1.0])
