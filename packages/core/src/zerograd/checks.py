@@ -310,7 +310,8 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
         The axes, or None for ``axis=None``.
 
     Raises:
-        TypeError: ``axis`` is not None, an int or a tuple of ints.
+        TypeError: ``axis`` is not None, an int or a tuple of ints (a bool is refused, as
+            numpy refuses it: ``sum(x, True)`` meant ``keepdims=True``).
         ValueError: An axis is out of range, or named twice.
 
     Examples:
@@ -319,9 +320,16 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
     """
     if axis is None:
         return None
+    if type(axis) is int and -ndim <= axis < ndim:
+        return (axis % ndim,)  # the common case
+    given = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if bool in map(type, given):  # operator.index reads a bool as 0 or 1; numpy refuses it
+        raise TypeError(
+            f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}; a bool is "
+            f"not an axis (to keep the reduced axes, write keepdims=True)."
+        )
     try:
-        axes = (operator.index(axis),) if not isinstance(axis, (tuple, list)) else tuple(axis)
-        axes = tuple(operator.index(a) for a in axes)
+        axes = tuple(map(operator.index, given))
     except TypeError:
         raise TypeError(
             f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}"

@@ -1,0 +1,38 @@
+"""Axis arguments of the reductions, shape and join functions: every form numpy takes gives
+numpy's result, and a malformed one is one clear error with nothing changed."""
+
+import numpy as np
+import pytest
+
+import zerograd.functions as F
+from zerograd import Variable
+
+A = np.arange(24.0).reshape(2, 3, 4)
+
+REDUCTIONS = [
+    ("sum", lambda x, axis: F.sum(x, axis)),
+    ("mean", lambda x, axis: F.mean(x, axis)),
+    ("max", lambda x, axis: F.max(x, axis)),
+    ("min", lambda x, axis: F.min(x, axis)),
+    ("sum", lambda x, axis: x.sum(axis)),
+    ("mean", lambda x, axis: x.mean(axis=axis)),
+    ("max", lambda x, axis: x.max(axis)),
+    ("sum", lambda x, axis: F.sum(x, dim=axis)),
+]
+
+
+@pytest.mark.parametrize("name, reduce", REDUCTIONS)
+@pytest.mark.parametrize("axis", [True, False, (0, True), [False]])
+def test_a_bool_is_not_an_axis(name, reduce, axis):
+    """``F.sum(x, True)`` (keepdims meant) summed over axis 1, silently; numpy refuses it."""
+    with pytest.raises(TypeError):
+        np.sum(A, axis=tuple(axis) if isinstance(axis, list) else axis)
+    x = Variable(A.copy())
+    with pytest.raises(TypeError) as info:
+        reduce(x, axis)
+    assert str(info.value) == (
+        f"{name}: axis must be None, an int or a tuple of ints, got {axis!r}; a bool is not "
+        f"an axis (to keep the reduced axes, write keepdims=True)."
+    )
+    np.testing.assert_array_equal(x.data, A)
+    assert x.grad is None and x.creator is None
