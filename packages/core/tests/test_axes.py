@@ -36,3 +36,22 @@ def test_a_bool_is_not_an_axis(name, reduce, axis):
     )
     np.testing.assert_array_equal(x.data, A)
     assert x.grad is None and x.creator is None
+
+
+@pytest.mark.parametrize("name, reduce", REDUCTIONS)
+@pytest.mark.parametrize(
+    "axis, same",
+    [((0, -3), "0 and -3 are both axis 0"), ([2, 1, 2], "2 is given twice"), ((-1, 2), "-1 and 2")],
+)
+def test_a_repeated_axis_names_its_two_spellings_and_the_dimensions(name, reduce, axis, same):
+    """``(0, -3)`` on 3 dimensions names axis 0 twice (numpy refuses it); the message said
+    only "names one axis twice", not which nor why."""
+    with pytest.raises(ValueError, match="duplicate value in 'axis'"):
+        np.sum(A, axis=tuple(axis))
+    x = Variable(A.copy())
+    with pytest.raises(ValueError) as info:
+        reduce(x, axis)
+    assert str(info.value).startswith(f"{name}: axis {axis!r} names one axis twice ({same}")
+    assert str(info.value).endswith(", the input having 3 dimensions); give each axis once.")
+    np.testing.assert_array_equal(x.data, A)
+    assert x.grad is None and x.creator is None

@@ -342,8 +342,21 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
             )
     out = tuple(sorted(a % ndim for a in axes))
     if len(set(out)) != len(out):
-        raise ValueError(f"{op}: axis {axis!r} names one axis twice")
+        raise ValueError(_repeated_axis(op, axes, ndim, axis))
     return out
+
+
+def _repeated_axis(op: str, axes: tuple[int, ...], ndim: int, axis: Any) -> str:
+    """The message for ``axis`` (``axes``: its ints) naming one axis of ``ndim`` twice."""
+    for j, b in enumerate(axes):
+        for a in axes[:j]:
+            if a % ndim == b % ndim:
+                same = f"{a} is given twice" if a == b else f"{a} and {b} are both axis {a % ndim}"
+                return (
+                    f"{op}: axis {axis!r} names one axis twice ({same}, the input having {ndim} "
+                    f"dimensions); give each axis once."
+                )
+    raise AssertionError("no repeated axis")  # (the caller found one)
 
 
 def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:
