@@ -55,3 +55,46 @@ def test_a_repeated_axis_names_its_two_spellings_and_the_dimensions(name, reduce
     assert str(info.value).endswith(", the input having 3 dimensions); give each axis once.")
     np.testing.assert_array_equal(x.data, A)
     assert x.grad is None and x.creator is None
+
+
+@pytest.mark.parametrize("join", [F.concatenate, F.stack])
+@pytest.mark.parametrize("axis", [True, None, 0.0])
+def test_a_join_axis_is_an_int(join, axis):
+    """``concatenate(xs, axis=True)`` joined along axis 1 (numpy's concatenate refuses it;
+    its stack takes True as 1, zerograd refuses a bool wherever it takes an axis); None met
+    Python's "'<=' not supported between instances of 'int' and 'NoneType'"."""
+    a, b = np.ones((2, 3)), np.zeros((2, 3))
+    if axis is not None and join is F.concatenate:
+        with pytest.raises(TypeError):
+            np.concatenate([a, b], axis=axis)
+    x = Variable(a.copy())
+    with pytest.raises(TypeError) as info:
+        join([x, b], axis=axis)
+    hint = ""
+    if axis is None and join is F.concatenate:
+        hint = (
+            " (numpy's axis=None joins the flattened inputs: write "
+            "F.concatenate([F.reshape(x, -1) for x in xs]))"
+        )
+    assert str(info.value) == f"{join.__name__}: axis must be an int, got {axis!r}{hint}"
+    np.testing.assert_array_equal(x.data, a)
+    assert x.creator is None
+
+
+def test_join_axes_as_numpy_integers_and_negative_ints_are_numpys():
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(6.0, 10.0).reshape(2, 2)
+    y = F.concatenate([a, b], axis=np.int64(-1))
+    np.testing.assert_array_equal(y.data, np.concatenate([a, b], axis=-1))
+    y = F.stack([a, a + 1], axis=np.int32(-1))
+    np.testing.assert_array_equal(y.data, np.stack([a, a + 1], axis=-1))
+
+
+def test_concatenating_0d_inputs_says_to_stack_them():
+    with pytest.raises(ValueError, match="zero-dimensional arrays cannot be concatenated"):
+        np.concatenate([np.ones(()), np.ones(())])
+    with pytest.raises(ValueError) as info:
+        F.concatenate([np.ones(()), np.ones(())])
+    assert str(info.value) == (
+        "concatenate: the inputs are 0-d, with no axis to join along; stack them "
+        "(F.stack(xs)) or give them shape (1,)"
+    )
