@@ -98,3 +98,32 @@ def test_concatenating_0d_inputs_says_to_stack_them():
         "concatenate: the inputs are 0-d, with no axis to join along; stack them "
         "(F.stack(xs)) or give them shape (1,)"
     )
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: F.transpose(x, (True, 0)), "transpose: axes must be None or a sequence of "),
+        (lambda x: x.transpose(True, 0), "transpose: axes must be None or a sequence of ints"),
+        (lambda x: x.transpose([0, False]), "transpose: axes must be None or a sequence of "),
+        (lambda x: F.expand_dims(x, True), "expand_dims: axis must be an int, got True"),
+    ],
+)
+def test_a_bool_is_not_an_axis_of_the_shape_functions(call, message):
+    """``transpose(x, (True, 0))`` of a 2-D ``x`` was ``(1, 0)``, silently (numpy refuses a
+    bool there); ``expand_dims(x, True)`` inserted at axis 1 (numpy's does too: zerograd
+    refuses a bool wherever it takes an axis, as ``softmax`` did already)."""
+    with pytest.raises(TypeError):
+        np.transpose(A[0], (True, 0))
+    x = Variable(A[0].copy())
+    with pytest.raises(TypeError, match="^" + message):
+        call(x)
+    np.testing.assert_array_equal(x.data, A[0])
+    assert x.creator is None
+
+
+def test_transpose_and_expand_dims_take_numpy_integers_and_negative_axes():
+    a = A[0]
+    np.testing.assert_array_equal(F.transpose(a, (np.int64(-1), 0)).data, a.T)
+    np.testing.assert_array_equal(Variable(a).transpose(-1, np.int32(-2)).data, a.T)
+    assert F.expand_dims(a, np.int64(-1)).shape == np.expand_dims(a, -1).shape == (3, 4, 1)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
-from ..checks import pytorch_keyword_error
+from ..checks import int_like, pytorch_keyword_error
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike
@@ -68,6 +68,8 @@ def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
     if axes is None:
         return None
     try:
+        if bool in map(type, axes):  # operator.index reads a bool as 0 or 1; numpy refuses it
+            raise TypeError
         axes = tuple(operator.index(a) for a in axes)
     except TypeError:
         raise TypeError(
@@ -136,7 +138,7 @@ class Transpose(Function):
         axes: A permutation of the input's axes (negative allowed), or None to reverse them.
 
     Raises:
-        TypeError: ``axes`` is not None or a sequence of ints.
+        TypeError: ``axes`` is not None or a sequence of ints (bools refused).
         ValueError: ``axes`` is not a permutation of ``x``'s axes.
     """
 
@@ -339,7 +341,7 @@ def expand_dims(x: ArrayLike, axis: int) -> Variable:
         A Variable with one more axis.
 
     Raises:
-        TypeError: ``axis`` is not an int.
+        TypeError: ``axis`` is not an int (a bool is refused).
         ValueError: ``axis`` is out of range.
 
     Examples:
@@ -348,10 +350,9 @@ def expand_dims(x: ArrayLike, axis: int) -> Variable:
         (2, 3, 1)
     """
     x = as_input(x, "expand_dims")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"expand_dims: axis must be an int, got {axis!r}") from None
+    if not int_like(axis):  # a bool too: operator.index reads it as 0 or 1
+        raise TypeError(f"expand_dims: axis must be an int, got {axis!r}")
+    axis = operator.index(axis)
     shape = list(x.shape)
     ndim = len(shape) + 1
     if not -ndim <= axis < ndim:
