@@ -127,3 +127,33 @@ def test_transpose_and_expand_dims_take_numpy_integers_and_negative_axes():
     np.testing.assert_array_equal(F.transpose(a, (np.int64(-1), 0)).data, a.T)
     np.testing.assert_array_equal(Variable(a).transpose(-1, np.int32(-2)).data, a.T)
     assert F.expand_dims(a, np.int64(-1)).shape == np.expand_dims(a, -1).shape == (3, 4, 1)
+
+
+@pytest.mark.parametrize(
+    "x_shape, shape, why",
+    [
+        ((2, 3), (-1, -1), "only one axis can be -1 (inferred from the others), and 2 are"),
+        (
+            (0, 3),
+            (0, -1),
+            "the -1 cannot be inferred beside an axis of length 0: give every length",
+        ),
+        ((0, 4), (3, 0, -1), "the -1 cannot be inferred beside an axis of length 0: give every "),
+        ((2, 3), (4, -1), "the number of elements must stay the same"),
+    ],
+)
+def test_a_reshape_numpy_refuses_says_why(x_shape, shape, why):
+    """``(-1, -1)``, and ``(0, -1)`` of an empty array, were told "the number of elements
+    must stay the same", which it does."""
+    a = np.zeros(x_shape)
+    with pytest.raises(ValueError):
+        a.reshape(shape)
+    x = Variable(a)
+    for call in (lambda: F.reshape(x, shape), lambda: x.reshape(*shape)):
+        with pytest.raises(ValueError) as info:
+            call()
+        assert str(info.value).startswith(
+            f"reshape: cannot reshape an array of shape {x_shape} ({a.size} elements) into "
+            f"shape {shape}; {why}"
+        )
+        assert x.creator is None and x.shape == x_shape

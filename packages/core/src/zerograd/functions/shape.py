@@ -25,6 +25,22 @@ def _fits(shape: tuple[int, ...], n: int) -> bool:
     return shape.count(-1) == 1 and (n % known == 0 if known else n == 0)
 
 
+def _reshape_error(x_shape: tuple[int, ...], n: int, shape: tuple[int, ...]) -> ValueError:
+    """Why ``n`` elements of shape ``x_shape`` cannot take ``shape``."""
+    unknown = [d for d in shape if d < 0]  # numpy infers any negative length, as -1
+    known = math.prod(d for d in shape if d >= 0)
+    if len(unknown) > 1:
+        why = f"only one axis can be -1 (inferred from the others), and {len(unknown)} are"
+    elif unknown and known == 0:
+        why = "the -1 cannot be inferred beside an axis of length 0: give every length"
+    else:
+        why = "the number of elements must stay the same"
+    return ValueError(
+        f"reshape: cannot reshape an array of shape {x_shape} ({n} elements) into shape "
+        f"{shape}; {why}."
+    )
+
+
 class Reshape(Function):
     """Give the input a new shape; used by :func:`reshape`.
 
@@ -54,10 +70,7 @@ class Reshape(Function):
         except (ValueError, RuntimeError) as exc:  # PyTorch raises a RuntimeError
             if isinstance(exc, RuntimeError) and _fits(self.shape, size_of(x)):
                 raise  # not about the shape: let it through as it is
-            raise ValueError(
-                f"reshape: cannot reshape an array of shape {tuple(x.shape)} ({size_of(x)} "
-                f"elements) into shape {self.shape}; the number of elements must stay the same."
-            ) from None
+            raise _reshape_error(tuple(x.shape), size_of(x), self.shape) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` reshaped back to the input's shape."""
