@@ -310,7 +310,8 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
         The axes, or None for ``axis=None``.
 
     Raises:
-        TypeError: ``axis`` is not None, an int or a tuple of ints.
+        TypeError: ``axis`` is not None, an int or a tuple of ints (a bool is refused, as
+            numpy refuses it: ``sum(x, True)`` meant ``keepdims=True``).
         ValueError: An axis is out of range, or named twice.
 
     Examples:
@@ -319,9 +320,16 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
     """
     if axis is None:
         return None
+    if type(axis) is int and -ndim <= axis < ndim:
+        return (axis % ndim,)  # the common case
+    given = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if bool in map(type, given):  # operator.index reads a bool as 0 or 1; numpy refuses it
+        raise TypeError(
+            f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}; a bool is "
+            f"not an axis (to keep the reduced axes, write keepdims=True)."
+        )
     try:
-        axes = (operator.index(axis),) if not isinstance(axis, (tuple, list)) else tuple(axis)
-        axes = tuple(operator.index(a) for a in axes)
+        axes = tuple(map(operator.index, given))
     except TypeError:
         raise TypeError(
             f"{op}: axis must be None, an int or a tuple of ints, got {axis!r}"
@@ -334,8 +342,21 @@ def normalize_axis(axis: Any, ndim: int, op: str) -> tuple[int, ...] | None:
             )
     out = tuple(sorted(a % ndim for a in axes))
     if len(set(out)) != len(out):
-        raise ValueError(f"{op}: axis {axis!r} names one axis twice")
+        raise ValueError(_repeated_axis(op, axes, ndim, axis))
     return out
+
+
+def _repeated_axis(op: str, axes: tuple[int, ...], ndim: int, axis: Any) -> str:
+    """The message for ``axis`` (``axes``: its ints) naming one axis of ``ndim`` twice."""
+    for j, b in enumerate(axes):
+        for a in axes[:j]:
+            if a % ndim == b % ndim:
+                same = f"{a} is given twice" if a == b else f"{a} and {b} are both axis {a % ndim}"
+                return (
+                    f"{op}: axis {axis!r} names one axis twice ({same}, the input having {ndim} "
+                    f"dimensions); give each axis once."
+                )
+    raise AssertionError("no repeated axis")  # (the caller found one)
 
 
 def pair(x: Any, *, what: str = "pair") -> tuple[int, int]:

@@ -2,20 +2,41 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 from ..backends import get_array_module
-from ..checks import axis_or_dim
+from ..checks import axis_or_dim, int_like
 from ..function import Function
 from ..variable import Constant, Variable
 from .ops import defines, exported
 
 
 def _check_axis(op: str, axis: int, ndim: int) -> int:
+    if type(axis) is not int:
+        axis = _int_axis(op, axis)
     if not -ndim <= axis < ndim:
+        if not ndim:  # only concatenate's results can be 0-d
+            raise ValueError(
+                f"{op}: the inputs are 0-d, with no axis to join along; stack them "
+                f"(F.stack(xs)) or give them shape (1,)"
+            )
         raise ValueError(f"{op}: axis {axis} is out of range for {ndim}-dimensional results")
     return axis % ndim
+
+
+def _int_axis(op: str, axis: Any) -> int:
+    """``axis`` as an int, or the error for a bool, None or a float given as ``op``'s axis."""
+    if int_like(axis):
+        return operator.index(axis)
+    hint = ""
+    if axis is None and op == "concatenate":
+        hint = (
+            " (numpy's axis=None joins the flattened inputs: write "
+            "F.concatenate([F.reshape(x, -1) for x in xs]))"
+        )
+    raise TypeError(f"{op}: axis must be an int, got {axis!r}{hint}")
 
 
 class Concatenate(Function):
@@ -25,6 +46,7 @@ class Concatenate(Function):
         axis: The axis to join along (negative allowed).
 
     Raises:
+        TypeError: ``axis`` is not an int (a bool, None or a float).
         ValueError: ``axis`` is out of range, or the shapes differ outside it.
     """
 
@@ -69,6 +91,7 @@ class Stack(Function):
         axis: Where the new axis goes in the result (negative allowed).
 
     Raises:
+        TypeError: ``axis`` is not an int (a bool, None or a float).
         ValueError: ``axis`` is out of range, or the shapes differ.
     """
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ..backends import backend_of, device_of, get_array_module
 from ..backends.errors import BackendMismatchError
-from ..checks import pytorch_keyword_error
+from ..checks import int_like, pytorch_keyword_error
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike
@@ -23,6 +23,22 @@ def _fits(shape: tuple[int, ...], n: int) -> bool:
     if -1 not in shape:
         return known == n
     return shape.count(-1) == 1 and (n % known == 0 if known else n == 0)
+
+
+def _reshape_error(x_shape: tuple[int, ...], n: int, shape: tuple[int, ...]) -> ValueError:
+    """Why ``n`` elements of shape ``x_shape`` cannot take ``shape``."""
+    unknown = [d for d in shape if d < 0]  # numpy infers any negative length, as -1
+    known = math.prod(d for d in shape if d >= 0)
+    if len(unknown) > 1:
+        why = f"only one axis can be -1 (inferred from the others), and {len(unknown)} are"
+    elif unknown and known == 0:
+        why = "the -1 cannot be inferred beside an axis of length 0: give every length"
+    else:
+        why = "the number of elements must stay the same"
+    return ValueError(
+        f"reshape: cannot reshape an array of shape {x_shape} ({n} elements) into shape "
+        f"{shape}; {why}."
+    )
 
 
 class Reshape(Function):
@@ -54,10 +70,7 @@ class Reshape(Function):
         except (ValueError, RuntimeError) as exc:  # PyTorch raises a RuntimeError
             if isinstance(exc, RuntimeError) and _fits(self.shape, size_of(x)):
                 raise  # not about the shape: let it through as it is
-            raise ValueError(
-                f"reshape: cannot reshape an array of shape {tuple(x.shape)} ({size_of(x)} "
-                f"elements) into shape {self.shape}; the number of elements must stay the same."
-            ) from None
+            raise _reshape_error(tuple(x.shape), size_of(x), self.shape) from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the input's gradient, ``gy`` reshaped back to the input's shape."""
@@ -68,6 +81,8 @@ def _normalize_axes(axes: Any, ndim: int) -> tuple[int, ...] | None:
     if axes is None:
         return None
     try:
+        if bool in map(type, axes):  # operator.index reads a bool as 0 or 1; numpy refuses it
+            raise TypeError
         axes = tuple(operator.index(a) for a in axes)
     except TypeError:
         raise TypeError(
@@ -136,7 +151,7 @@ class Transpose(Function):
         axes: A permutation of the input's axes (negative allowed), or None to reverse them.
 
     Raises:
-        TypeError: ``axes`` is not None or a sequence of ints.
+        TypeError: ``axes`` is not None or a sequence of ints (bools refused).
         ValueError: ``axes`` is not a permutation of ``x``'s axes.
     """
 
@@ -375,7 +390,7 @@ def expand_dims(x: ArrayLike, axis: int) -> Variable:
         A Variable with one more axis.
 
     Raises:
-        TypeError: ``axis`` is not an int.
+        TypeError: ``axis`` is not an int (a bool is refused).
         ValueError: ``axis`` is out of range.
 
     Examples:
@@ -384,10 +399,9 @@ def expand_dims(x: ArrayLike, axis: int) -> Variable:
         (2, 3, 1)
     """
     x = as_input(x, "expand_dims")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"expand_dims: axis must be an int, got {axis!r}") from None
+    if not int_like(axis):  # a bool too: operator.index reads it as 0 or 1
+        raise TypeError(f"expand_dims: axis must be an int, got {axis!r}")
+    axis = operator.index(axis)
     shape = list(x.shape)
     ndim = len(shape) + 1
     if not -ndim <= axis < ndim:
