@@ -88,19 +88,27 @@ def _numerical_grad(f: Callable[..., Any], x: Any, args: tuple, kwargs: dict, ep
     data = data_of(x)
     backend = backend_of(data)
     dtype = backend.to_numpy(data).dtype
-    base = np.array(backend.to_numpy(data), dtype="float64", order="C")  # flat view below
-    grad = np.zeros_like(base)  # (base * 0.0 is a numpy scalar for 0-d data)
+    # float64, or complex128 for complex data: a complex point steps along the real line,
+    # whose quotient is f'(z) for a holomorphic f (zerograd's convention)
+    wide = np.complex128 if dtype.kind == "c" else np.float64
+    base = np.array(backend.to_numpy(data), dtype=wide, order="C")  # flat view below
     flat = base.reshape(-1)
+    diffs = []
     for i in range(flat.size):
         old = flat[i]
         values = []
         for step in (eps, -eps):
             flat[i] = old + step
             y = f(Variable(backend.from_numpy(base.astype(dtype))), *args, **kwargs)
-            values.append(float(backend.to_numpy(as_variable(y).data).astype("float64").sum()))
+            out = backend.to_numpy(as_variable(y).data)
+            # a complex output keeps its imaginary part, for a real point too
+            values.append(out.astype(np.result_type(out.dtype, np.float64)).sum())
         flat[i] = old
-        grad.reshape(-1)[i] = (values[0] - values[1]) / (2 * eps)
-    return backend.from_numpy(grad.astype(dtype))
+        diffs.append((values[0] - values[1]) / (2 * eps))
+    grad = np.array(diffs).reshape(base.shape)  # (0-d data: a 0-d array, not a scalar)
+    if grad.dtype.kind != "c":
+        return backend.from_numpy(grad.astype(dtype))
+    return backend.from_numpy(grad.astype(np.result_type(dtype, np.complex64)))
 
 
 def gradient_check(
@@ -108,7 +116,8 @@ def gradient_check(
 ) -> bool:
     """Compare backprop's gradient of ``sum(f(x))`` with the numerical one (DeZero's API).
 
-    As in DeZero the check runs in float64 (a copy of ``x``: the caller's data is kept).
+    As in DeZero the check runs in float64 (a copy of ``x``: the caller's data is kept);
+    complex data in complex128, against the holomorphic derivative (a real step's quotient).
 
     Args:
         f: The function; it takes a Variable and returns a Variable.
@@ -126,8 +135,12 @@ def gradient_check(
         >>> gradient_check(lambda v: v ** 3, np.array([1.0, 2.0]))
         True
     """
+    import numpy as np
+
     x = as_variable(x)
-    x = Variable(backend_of(x.data).astype(x.data, backend_of(x.data).xp.float64))
+    backend = backend_of(x.data)
+    wide = np.complex128 if backend.to_numpy(x.data).dtype.kind == "c" else np.float64
+    x = Variable(backend.from_numpy(backend.to_numpy(x.data).astype(wide)))
     num = numerical_grad(f, x, *args, **kwargs)
     y = f(x, *args, **kwargs)
     y.backward()
