@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from zerograd import Function, Variable, as_variable
@@ -54,7 +55,9 @@ class Linear(Function):
         gW = None
         if needs_grad(inputs[1]):
             if x.ndim > 2:  # (N, ..., I): sum the weight gradient over every leading axis
-                x, gy2 = xp.reshape(x, (-1, x.shape[-1])), xp.reshape(gy, (-1, gy.shape[-1]))
+                # the row count spelled out: -1 is ambiguous for an empty x (I or O of 0)
+                rows = math.prod(x.shape[:-1])
+                x, gy2 = xp.reshape(x, (rows, x.shape[-1])), xp.reshape(gy, (rows, gy.shape[-1]))
             else:
                 gy2 = gy
             gW = xp.matmul(x.T, gy2)
