@@ -532,3 +532,38 @@ def test_in_axes_that_do_not_fit(rand):
 def test_out_axes_none_for_a_batched_output(rand):
     with pytest.raises(ValueError, match=r"output is batched, but out_axes gives it None"):
         vmap(lambda a: a * 2.0, out_axes=None)(rand(3))
+
+
+@pytest.mark.parametrize(
+    "shapes, in_axes, text",
+    [
+        (
+            ((4, 2, 3), (4, 5, 2)),
+            (0, 0),
+            "matmul: shapes (2, 3) and (5, 2) do not line up: the last axis of the first (3) "
+            "must equal the second-to-last axis of the second (5).",
+        ),
+        (
+            ((2, 3, 4), (5, 2)),
+            (1, None),
+            "matmul: shapes (2, 4) and (5, 2) do not line up: the last axis of the first (4) "
+            "must equal the second-to-last axis of the second (5).",
+        ),
+        (
+            ((4, 2, 2, 3), (4, 3, 3, 2)),
+            (0, 0),
+            "matmul: the batch axes of shapes (2, 2, 3) and (3, 3, 2) do not broadcast: (2,) "
+            "against (3,) (every axis before the last two must be equal or 1, aligned from "
+            "the right).",
+        ),
+    ],
+    ids=["inner", "inner, one unbatched", "batch axes"],
+)
+def test_matmul_mismatch_inside_vmap_names_one_samples_shapes(shapes, in_axes, text, rand):
+    """The function given to vmap sees samples: the error named the whole batch's shapes
+    ((4, 2, 3) and (4, 5, 2)), which that function never saw."""
+    a, b = (Variable(rand(*s, seed=i)) for i, s in enumerate(shapes))
+    with pytest.raises(ValueError) as caught:
+        vmap(lambda x, w: x @ w, in_axes=in_axes)(a, b)
+    assert str(caught.value) == text
+    assert a.creator is None and b.creator is None and a.grad is None and b.grad is None

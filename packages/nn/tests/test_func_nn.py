@@ -433,3 +433,35 @@ def test_with_params_names_a_parameter_given_as_none():
         r"\(4, 3\); give an array",
     ):
         functional_call(model, {"l0.W": None}, np.ones((1, 4)))
+
+
+@pytest.mark.parametrize("in_axes", [(0, None, None), (0, 0, 0)], ids=["shared W", "batched W"])
+def test_linear_of_a_vector_sample_inside_vmap_says_it_has_no_batch_axis(in_axes, backend):
+    """One sample x of shape (I,) with W (I, O): outside vmap linear says x has no batch
+    axis; inside, the rule said "x of shape (3,) and W of shape (3, 6) do not fit ... with
+    the same I", which they had."""
+    x = Variable(as_array_of(values((4, 3), 0), backend))
+    W = as_array_of(values((3, 6), 1) if in_axes[1] is None else values((4, 3, 6), 1), backend)
+    b = as_array_of(values((6,), 2) if in_axes[2] is None else values((4, 6), 2), backend)
+    text = (
+        "linear: x of shape (3,) has no batch axis; expected x (N, ..., I) for W of shape "
+        "(3, 6): pass one example as x.reshape(1, -1)."
+    )
+    with pytest.raises(ValueError) as outside:
+        F.linear(_sample(x.data, 0), W if in_axes[1] is None else W[0], b)
+    assert str(outside.value) == text
+    with pytest.raises(ValueError) as inside:
+        vmap(F.linear, in_axes=in_axes)(x, W, b)
+    assert str(inside.value) == text
+    assert x.creator is None and x.grad is None
+    # a sample with its batch axis goes through, as a loop over the samples does
+    y = vmap(lambda v, w, c: F.linear(F.reshape(v, (1, 3)), w, c), in_axes=in_axes)(x, W, b)
+    xn, wn, bn = as_numpy(x), as_numpy(W), as_numpy(b)
+    want = np.stack(
+        [
+            xn[i][None] @ (wn if in_axes[1] is None else wn[i])
+            + (bn if in_axes[2] is None else bn[i])
+            for i in range(4)
+        ]
+    )
+    np.testing.assert_allclose(as_numpy(y), want, rtol=1e-12)

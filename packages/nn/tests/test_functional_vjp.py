@@ -207,6 +207,21 @@ def test_bias_of_another_dtype_is_promoted_not_written_into_the_result(rand, to_
     assert to_np(yc).dtype == np.float64
 
 
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("i, o", [(0, 4), (3, 0)], ids=["I=0", "O=0"])
+def test_linear_of_empty_features_on_3d_x_differentiates(i, o, create_graph, rand, to_np):
+    """x (N, T, I) with I or O of 0: the weight gradient sums over N * T rows, never over
+    a -1 that an empty array cannot resolve (backward raised a reshape error)."""
+    x, W, b = Variable(rand(2, 3, i)), Variable(rand(i, o, seed=1)), Variable(rand(o, seed=2))
+    y = F.linear(x, W, b)
+    np.testing.assert_allclose(to_np(y), np.broadcast_to(to_np(b), (2, 3, o)))
+    F.sum(y * y).backward(create_graph=create_graph)
+    # dL/dy = 2y = 2b everywhere: x and W get zero gradients of their own shapes
+    np.testing.assert_array_equal(to_np(x.grad), np.zeros((2, 3, i)))
+    np.testing.assert_array_equal(to_np(W.grad), np.zeros((i, o)))
+    np.testing.assert_allclose(to_np(b.grad), 2 * 6 * to_np(b))
+
+
 def test_inputs_and_saved_state_are_not_written_by_forward_or_backward(rand, to_np):
     x = Variable(rand(2, 2, 4, 4))
     W, b = Variable(rand(3, 2, 3, 3, seed=1)), Variable(rand(3, seed=2))

@@ -42,29 +42,15 @@ class MatMul(Function):
             ValueError: An input is 0-d, the inner axes differ, or the batch axes do not
                 broadcast.
         """
-        if x.ndim == 0 or W.ndim == 0:
-            raise ValueError(
-                f"matmul: inputs must have at least 1 dimension, got shapes {tuple(x.shape)} and "
-                f"{tuple(W.shape)}; use * for scalars."
-            )
-        k_x = x.shape[-1]
-        k_w = W.shape[-2] if W.ndim > 1 else W.shape[0]
-        if k_x != k_w:
-            raise ValueError(
-                f"matmul: shapes {tuple(x.shape)} and {tuple(W.shape)} do not line up: the last "
-                f"axis of the first ({k_x}) must equal the "
-                f"{'second-to-last' if W.ndim > 1 else 'only'} axis of the second ({k_w})."
-            )
+        if x.ndim == 0 or W.ndim == 0 or x.shape[-1] != W.shape[-2 if W.ndim > 1 else 0]:
+            raise matmul_shape_error(tuple(x.shape), tuple(W.shape))
         try:
             return x @ W
         except ValueError:
-            if x.ndim > 2 or W.ndim > 2:
-                raise ValueError(
-                    f"matmul: the batch axes of shapes {tuple(x.shape)} and {tuple(W.shape)} do "
-                    f"not broadcast: {tuple(x.shape[:-2])} against {tuple(W.shape[:-2])} (every "
-                    f"axis before the last two must be equal or 1, aligned from the right)."
-                ) from None
-            raise
+            error = matmul_shape_error(tuple(x.shape), tuple(W.shape))
+            if error is None:
+                raise
+            raise error from None
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the gradients of ``x`` and ``w``, in their shapes."""
@@ -97,6 +83,34 @@ class MatMul(Function):
                 g = xp.matrix_transpose(x2) @ gy
             gw = xp.reshape(xp.sum_to(g, w2.shape), w.shape)
         return gx, gw
+
+
+def matmul_shape_error(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> ValueError | None:
+    """The error matmul gives for operands of these shapes, or None when they fit.
+
+    One message for the forward and for vmap's batching rule, which checks one sample's
+    shapes, so that the error names the shapes the function given to vmap sees.
+    """
+    if not x_shape or not w_shape:
+        return ValueError(
+            f"matmul: inputs must have at least 1 dimension, got shapes {x_shape} and "
+            f"{w_shape}; use * for scalars."
+        )
+    k_x, k_w = x_shape[-1], w_shape[-2 if len(w_shape) > 1 else 0]
+    if k_x != k_w:
+        return ValueError(
+            f"matmul: shapes {x_shape} and {w_shape} do not line up: the last axis of the "
+            f"first ({k_x}) must equal the "
+            f"{'second-to-last' if len(w_shape) > 1 else 'only'} axis of the second ({k_w})."
+        )
+    bx, bw = x_shape[:-2], w_shape[:-2]
+    if any(a != b and 1 not in (a, b) for a, b in zip(reversed(bx), reversed(bw))):
+        return ValueError(
+            f"matmul: the batch axes of shapes {x_shape} and {w_shape} do not broadcast: "
+            f"{bx} against {bw} (every axis before the last two must be equal or 1, aligned "
+            f"from the right)."
+        )
+    return None
 
 
 matmul = op(

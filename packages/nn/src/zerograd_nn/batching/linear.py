@@ -9,7 +9,7 @@ import zerograd.functions as F
 from zerograd.func import Batch, batching_rule
 from zerograd.func.rules.registry import reshape
 
-from ..functional.linear import Linear
+from ..functional.linear import Linear, linear_shape_error
 
 
 @batching_rule(Linear)
@@ -22,17 +22,10 @@ def linear(fn: Any, batch: Batch) -> Any:
     their own weights in a batched matrix product.
     """
     xs, ws = batch.shape(0), batch.shape(1)
-    if len(xs) < 2 or len(ws) != 2 or xs[-1] != ws[0]:
-        raise ValueError(
-            f"linear: x of shape {xs} and W of shape {ws} do not fit; expected x (N, ..., I) "
-            f"and W (I, O) with the same I."
-        )
     has_b = len(batch.xs) == 3
-    if has_b and batch.shape(2) not in ((ws[1],), (1, ws[1])):
-        raise ValueError(
-            f"linear: b of shape {batch.shape(2)} does not fit W of shape {ws}; expected "
-            f"({ws[1]},), one bias per output."
-        )
+    error = linear_shape_error(xs, ws, batch.shape(2) if has_b else None)
+    if error is not None:
+        raise error
     if not batch.batched[1] and not (has_b and batch.batched[2]):
         return fn(*batch.xs)
     n, lead, (i, o) = batch.n, xs[:-1], ws

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from zerograd import Function, Variable, as_variable
@@ -18,10 +19,37 @@ from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 def _refuse_unbatched(op: str, x: Any, W: Any) -> None:
     """Refuse x of fewer than 2 axes for a 2-D W, naming the missing batch axis."""
     if x.ndim < 2 and W.ndim == 2:  # PyTorch's Linear takes one example as (I,)
-        raise ValueError(
-            f"{op}: x of shape {tuple(x.shape)} has no batch axis; expected x (N, ..., I) for W "
-            f"of shape {tuple(W.shape)}: pass one example as x.reshape(1, -1)."
+        raise _unbatched_error(op, tuple(x.shape), tuple(W.shape))
+
+
+def _unbatched_error(op: str, x_shape: tuple, w_shape: tuple) -> ValueError:
+    return ValueError(
+        f"{op}: x of shape {x_shape} has no batch axis; expected x (N, ..., I) for W of shape "
+        f"{w_shape}: pass one example as x.reshape(1, -1)."
+    )
+
+
+def linear_shape_error(
+    x_shape: tuple[int, ...], w_shape: tuple[int, ...], b_shape: tuple[int, ...] | None = None
+) -> ValueError | None:
+    """The error :func:`linear` gives for operands of these shapes, or None when they fit.
+
+    One message for the forward and for vmap's batching rule, which checks one sample's
+    shapes (the ones the function given to vmap sees).
+    """
+    if len(x_shape) < 2 or len(w_shape) != 2 or x_shape[-1] != w_shape[0]:
+        if len(x_shape) < 2 and len(w_shape) == 2:
+            return _unbatched_error("linear", x_shape, w_shape)
+        return ValueError(
+            f"linear: x of shape {x_shape} and W of shape {w_shape} do not fit; expected x "
+            f"(N, ..., I) and W (I, O) with the same I."
         )
+    if b_shape is not None and b_shape not in ((w_shape[1],), (1, w_shape[1])):
+        return ValueError(
+            f"linear: b of shape {b_shape} does not fit W of shape {w_shape}; expected "
+            f"({w_shape[1]},), one bias per output."
+        )
+    return None
 
 
 class Linear(Function):
@@ -30,16 +58,14 @@ class Linear(Function):
     vjp_reads_outputs = False
 
     def forward(self, x: Any, W: Any, b: Any = None) -> Any:
-        if x.ndim < 2 or W.ndim != 2 or x.shape[-1] != W.shape[0]:
-            _refuse_unbatched("linear", x, W)
-            raise ValueError(
-                f"linear: x of shape {tuple(x.shape)} and W of shape {tuple(W.shape)} do not fit; "
-                f"expected x (N, ..., I) and W (I, O) with the same I."
-            )
-        if b is not None and tuple(b.shape) not in ((W.shape[1],), (1, W.shape[1])):
-            raise ValueError(
-                f"linear: b of shape {tuple(b.shape)} does not fit W of shape {tuple(W.shape)}; "
-                f"expected ({W.shape[1]},), one bias per output."
+        if (
+            x.ndim < 2
+            or W.ndim != 2
+            or x.shape[-1] != W.shape[0]
+            or (b is not None and tuple(b.shape) not in ((W.shape[1],), (1, W.shape[1])))
+        ):
+            raise linear_shape_error(
+                tuple(x.shape), tuple(W.shape), None if b is None else tuple(b.shape)
             )
         return _affine(x, W, b)
 
@@ -54,7 +80,9 @@ class Linear(Function):
         gW = None
         if needs_grad(inputs[1]):
             if x.ndim > 2:  # (N, ..., I): sum the weight gradient over every leading axis
-                x, gy2 = xp.reshape(x, (-1, x.shape[-1])), xp.reshape(gy, (-1, gy.shape[-1]))
+                # the row count spelled out: -1 is ambiguous for an empty x (I or O of 0)
+                rows = math.prod(x.shape[:-1])
+                x, gy2 = xp.reshape(x, (rows, x.shape[-1])), xp.reshape(gy, (rows, gy.shape[-1]))
             else:
                 gy2 = gy
             gW = xp.matmul(x.T, gy2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...functions.linalg import MatMul
+from ...functions.linalg import MatMul, matmul_shape_error
 from .registry import Batch, batching_rule, reshape
 
 
@@ -31,6 +31,9 @@ def matmul(fn: Any, batch: Batch) -> Any:
     na, nb = batch.ndim(0), batch.ndim(1)
     if na == 0 or nb == 0:
         return NotImplemented  # per sample, matmul names the 0-d input
+    error = matmul_shape_error(batch.shape(0), batch.shape(1))
+    if error is not None:  # named by one sample's shapes, not the whole batch's
+        raise error
     ndim = max(na, nb, 2)
     y = fn(_as_matrix(batch, 0, ndim, 0), _as_matrix(batch, 1, ndim, 1))
     if na == 1:  # drop the row axis a 1-d left operand got
