@@ -433,3 +433,27 @@ def test_with_params_names_a_parameter_given_as_none():
         r"\(4, 3\); give an array",
     ):
         functional_call(model, {"l0.W": None}, np.ones((1, 4)))
+
+
+def test_embed_id_with_per_sample_ids_inside_vmap_equals_a_loop(backend):
+    """embed_id's range check read the ids' values, which a batched array has not."""
+    W = as_array_of(values((4, 2), 0), backend)
+    ids = as_array_of(np.array([[0, 3], [2, 2], [1, 0]]), backend)
+    got = vmap(F.embed_id, in_axes=(0, None))(ids, W)
+    want = np.stack([as_numpy(W)[as_numpy(ids)[i]] for i in range(3)])
+    _close(got, want, rtol=0, atol=0)
+
+    def loss(W, i):
+        return F.sum(F.embed_id(i, W) ** 2)
+
+    per_sample = vmap(grad(loss), in_axes=(None, 0))(W, ids)
+    for i in range(3):
+        _close(as_numpy(per_sample)[i], as_numpy(grad(loss)(W, ids[i])), rtol=0, atol=0)
+
+
+def test_embed_id_inside_vmap_refuses_an_id_out_of_range_in_any_sample(backend):
+    W = as_array_of(values((4, 2), 0), backend)
+    ids = as_array_of(np.array([[0, 3], [2, 4]]), backend)
+    with pytest.raises(ValueError, match=r"embed_id: id 4 is out of range for W of shape \(4, 2\)"):
+        vmap(F.embed_id, in_axes=(0, None))(ids, W)
+    np.testing.assert_array_equal(as_numpy(W), values((4, 2), 0))

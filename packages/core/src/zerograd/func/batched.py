@@ -209,6 +209,26 @@ BatchedData.__hash__ = None  # type: ignore[assignment]
 register_array_wrapper(BatchedData)
 
 
+def batch_values(a: Any) -> Any:
+    """The array behind ``a`` for a check that every sample must pass: ``a`` itself outside vmap.
+
+    Inside :func:`~zerograd.func.vmap` a batched array (a batched Variable's ``data``) stands
+    for one sample and has no values to read. A check over values (ids in range,
+    probabilities in ``[0, 1]``) holds for each sample exactly when it holds for the whole
+    batch, whose array this returns (the samples on its leading axes). For checks only: the
+    result is not batched, so computing with it would mix the samples.
+
+    Args:
+        a: an array, possibly the raw array of a batched Variable.
+
+    Returns:
+        A backend array.
+    """
+    while isinstance(a, BatchedData):
+        a = a.data
+    return a
+
+
 def _aligned_array(a: BatchedData, ndim: int) -> Any:
     """``a``'s batch array with one-length axes after the batch axis, up to ``ndim`` + 1."""
     d = a.data
