@@ -457,3 +457,21 @@ def test_embed_id_inside_vmap_refuses_an_id_out_of_range_in_any_sample(backend):
     with pytest.raises(ValueError, match=r"embed_id: id 4 is out of range for W of shape \(4, 2\)"):
         vmap(F.embed_id, in_axes=(0, None))(ids, W)
     np.testing.assert_array_equal(as_numpy(W), values((4, 2), 0))
+
+
+def test_binary_cross_entropy_of_per_sample_probabilities_inside_vmap_equals_a_loop(backend):
+    """Its check that p holds probabilities read p's values, which a batched array has not."""
+    p = as_array_of(np.array([[0.2, 0.9], [0.5, 0.1], [0.7, 0.4]]), backend)
+    t = as_array_of(np.array([1, 0]), backend)
+    got = vmap(F.binary_cross_entropy, in_axes=(0, None))(p, t)
+    want = [
+        -np.mean(np.log(pi) * as_numpy(t) + np.log(1 - pi) * (1 - as_numpy(t)))
+        for pi in as_numpy(p)
+    ]
+    _close(got, want, rtol=1e-12, atol=0)
+    per_sample = vmap(grad(F.binary_cross_entropy), in_axes=(0, None))(p, t)
+    for i in range(3):
+        _close(as_numpy(per_sample)[i], as_numpy(grad(F.binary_cross_entropy)(p[i], t)), 1e-12, 0)
+    bad = as_array_of(np.array([[0.2, 0.9], [0.5, 1.5]]), backend)
+    with pytest.raises(ValueError, match=r"p must be probabilities in \[0, 1\], got values from"):
+        vmap(F.binary_cross_entropy, in_axes=(0, None))(bad, t)

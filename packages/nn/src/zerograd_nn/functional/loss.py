@@ -13,6 +13,7 @@ from zerograd.backends import (
     refuse_complex,
     sum_dtype_of,
 )
+from zerograd.func import batch_values
 from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, sum
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
@@ -490,8 +491,8 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     refuse_complex("binary_cross_entropy", p, _LOSS_IS_REAL)
     t = _targets_like("binary_cross_entropy", p, t)
     if p.size:
-        xp = get_array_module(p.data)
-        lo, hi = float(xp.min(p.data)), float(xp.max(p.data))
+        xp, every = get_array_module(p.data), batch_values(p.data)  # inside vmap: all samples
+        lo, hi = float(xp.min(every)), float(xp.max(every))
         if not (0.0 <= lo and hi <= 1.0):  # nan fails too
             raise ValueError(
                 f"binary_cross_entropy: p must be probabilities in [0, 1], got values from {lo} "
