@@ -475,3 +475,20 @@ def test_binary_cross_entropy_of_per_sample_probabilities_inside_vmap_equals_a_l
     bad = as_array_of(np.array([[0.2, 0.9], [0.5, 1.5]]), backend)
     with pytest.raises(ValueError, match=r"p must be probabilities in \[0, 1\], got values from"):
         vmap(F.binary_cross_entropy, in_axes=(0, None))(bad, t)
+
+
+@pytest.mark.parametrize("column", [False, True], ids=["same_shape", "column_targets"])
+def test_sigmoid_and_binary_cross_entropy_with_per_sample_targets_inside_vmap(column, backend):
+    """The targets were reshaped and cast through the array module, which reads values."""
+    x = as_array_of(np.array([[0.5, -1.0], [2.0, 0.25], [-0.5, 1.5]]), backend)
+    p = as_array_of(np.array([[0.2, 0.9], [0.5, 0.1], [0.7, 0.4]]), backend)
+    t = np.array([[1, 0], [0, 0], [1, 1]])
+    t = as_array_of(t[..., None] if column else t, backend)  # (N, 1) targets fit (N,) inputs
+    for f, v in [(F.sigmoid_cross_entropy, x), (F.binary_cross_entropy, p)]:
+        got = vmap(f)(v, t)
+        _close(got, [as_numpy(f(v[i], t[i]).data) for i in range(3)], rtol=1e-12, atol=0)
+        per_sample = vmap(grad(f))(v, t)
+        for i in range(3):
+            _close(as_numpy(per_sample)[i], as_numpy(grad(f)(v[i], t[i])), rtol=1e-12, atol=0)
+        shared = vmap(f, in_axes=(None, 0))(v[0], t)
+        _close(shared, [as_numpy(f(v[0], t[i]).data) for i in range(3)], rtol=1e-12, atol=0)

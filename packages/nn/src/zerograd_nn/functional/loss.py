@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerograd import Function, Variable, no_grad
+from zerograd import Constant, Function, Variable, no_grad
 from zerograd.backends import (
     backend_of,
     device_of,
@@ -14,7 +14,7 @@ from zerograd.backends import (
     sum_dtype_of,
 )
 from zerograd.func import batch_values
-from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, sum
+from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, reshape, sum
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _data
@@ -408,6 +408,9 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
             f"{op}: inputs of shape {xs} hold no batch; the loss divides by the batch size "
             f"len(x), so give a non-empty array of shape (N, ...)."
         )
+    if batch_values(t) is not t:  # per-sample targets inside vmap: no values, so no xp
+        t = t.astype(x.dtype)
+        return t if ts == xs else reshape(Constant(t), x.shape)
     xp = get_array_module(t)
     return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
 
