@@ -532,3 +532,16 @@ def test_in_axes_that_do_not_fit(rand):
 def test_out_axes_none_for_a_batched_output(rand):
     with pytest.raises(ValueError, match=r"output is batched, but out_axes gives it None"):
         vmap(lambda a: a * 2.0, out_axes=None)(rand(3))
+
+
+@pytest.mark.parametrize("out_axes", [0, 1, -1])
+def test_an_output_made_from_a_batched_values_data_is_batched(out_axes, backend):
+    """``Variable(x.data)`` returned: vmap took it for a value shared by every sample."""
+    x = as_array_of(np.arange(6.0).reshape(2, 3), backend)
+    got = vmap(lambda v: Variable(v.data), out_axes=out_axes)(x)
+    np.testing.assert_array_equal(as_numpy(got), np.moveaxis(as_numpy(x), 0, out_axes))
+    got = vmap(lambda v: (v, Variable(v.data) * 2.0), out_axes=out_axes)(Variable(x))
+    np.testing.assert_array_equal(as_numpy(got[1].data), 2 * as_numpy(got[0].data))
+    xs = as_array_of(np.arange(6.0).reshape(2, 3, 1), backend)
+    nested = vmap(vmap(lambda v: Variable(v.data)), out_axes=out_axes)(xs)
+    np.testing.assert_array_equal(as_numpy(nested), np.moveaxis(as_numpy(xs), 0, out_axes))

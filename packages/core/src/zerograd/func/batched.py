@@ -114,6 +114,10 @@ class BatchedData:
         """The batched array in ``dtype``."""
         return BatchedData(backend_of(self.data).astype(self.data, dtype), self.level)
 
+    def as_variable(self) -> BatchedVariable:
+        """The batched Variable holding this batch, no graph: what ``Variable(x.data)`` means."""
+        return BatchedVariable(Constant(self.data), self.level)
+
     def _binary(self, other: Any, op: Any, reflected: bool) -> Any:
         if isinstance(other, Variable):
             return NotImplemented  # the Variable's operator records the operation
@@ -359,6 +363,9 @@ class _NestedData(BatchedData):
         for d in self.shape:
             n *= d
         return n
+
+    def as_variable(self) -> BatchedVariable:
+        return self.owner.detach()
 
     def astype(self, dtype: Any, copy: bool = True) -> BatchedData:
         raise _no_values("astype of a raw array batched by two vmaps", self.level)
