@@ -492,3 +492,21 @@ def test_sigmoid_and_binary_cross_entropy_with_per_sample_targets_inside_vmap(co
             _close(as_numpy(per_sample)[i], as_numpy(grad(f)(v[i], t[i])), rtol=1e-12, atol=0)
         shared = vmap(f, in_axes=(None, 0))(v[0], t)
         _close(shared, [as_numpy(f(v[0], t[i]).data) for i in range(3)], rtol=1e-12, atol=0)
+
+
+def test_accuracy_inside_vmap_gives_each_samples_accuracy(backend):
+    """accuracy returns Variable(rate.data), which vmap took for one shared value."""
+    rng = np.random.default_rng(0)
+    y = as_array_of(rng.standard_normal((3, 4, 5)), backend)
+    t = as_array_of(rng.integers(0, 5, (3, 4)), backend)
+    want = [float(as_numpy(F.accuracy(y[i], t[i]).data)) for i in range(3)]
+    _close(vmap(F.accuracy)(y, t), want, rtol=0, atol=0)
+    _close(
+        vmap(F.accuracy, in_axes=(0, None))(y, t[0]),
+        [float(as_numpy(F.accuracy(y[i], t[0]).data)) for i in range(3)],
+        rtol=0,
+        atol=0,
+    )
+    bad = as_array_of(np.array([[0, 1, 2, 3], [0, 1, 5, 0], [0, 0, 0, 0]]), backend)
+    with pytest.raises(ValueError, match=r"class ids in 0\.\.4 for scores of shape \(4, 5\), got"):
+        vmap(F.accuracy)(y, bad)
