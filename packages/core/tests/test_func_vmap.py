@@ -567,3 +567,16 @@ def test_matmul_mismatch_inside_vmap_names_one_samples_shapes(shapes, in_axes, t
         vmap(lambda x, w: x @ w, in_axes=in_axes)(a, b)
     assert str(caught.value) == text
     assert a.creator is None and b.creator is None and a.grad is None and b.grad is None
+
+
+@pytest.mark.parametrize("out_axes", [0, 1, -1])
+def test_an_output_made_from_a_batched_values_data_is_batched(out_axes, backend):
+    """``Variable(x.data)`` returned: vmap took it for a value shared by every sample."""
+    x = as_array_of(np.arange(6.0).reshape(2, 3), backend)
+    got = vmap(lambda v: Variable(v.data), out_axes=out_axes)(x)
+    np.testing.assert_array_equal(as_numpy(got), np.moveaxis(as_numpy(x), 0, out_axes))
+    got = vmap(lambda v: (v, Variable(v.data) * 2.0), out_axes=out_axes)(Variable(x))
+    np.testing.assert_array_equal(as_numpy(got[1].data), 2 * as_numpy(got[0].data))
+    xs = as_array_of(np.arange(6.0).reshape(2, 3, 1), backend)
+    nested = vmap(vmap(lambda v: Variable(v.data)), out_axes=out_axes)(xs)
+    np.testing.assert_array_equal(as_numpy(nested), np.moveaxis(as_numpy(xs), 0, out_axes))

@@ -465,3 +465,80 @@ def test_linear_of_a_vector_sample_inside_vmap_says_it_has_no_batch_axis(in_axes
         ]
     )
     np.testing.assert_allclose(as_numpy(y), want, rtol=1e-12)
+
+
+def test_embed_id_with_per_sample_ids_inside_vmap_equals_a_loop(backend):
+    """embed_id's range check read the ids' values, which a batched array has not."""
+    W = as_array_of(values((4, 2), 0), backend)
+    ids = as_array_of(np.array([[0, 3], [2, 2], [1, 0]]), backend)
+    got = vmap(F.embed_id, in_axes=(0, None))(ids, W)
+    want = np.stack([as_numpy(W)[as_numpy(ids)[i]] for i in range(3)])
+    _close(got, want, rtol=0, atol=0)
+
+    def loss(W, i):
+        return F.sum(F.embed_id(i, W) ** 2)
+
+    per_sample = vmap(grad(loss), in_axes=(None, 0))(W, ids)
+    for i in range(3):
+        _close(as_numpy(per_sample)[i], as_numpy(grad(loss)(W, ids[i])), rtol=0, atol=0)
+
+
+def test_embed_id_inside_vmap_refuses_an_id_out_of_range_in_any_sample(backend):
+    W = as_array_of(values((4, 2), 0), backend)
+    ids = as_array_of(np.array([[0, 3], [2, 4]]), backend)
+    with pytest.raises(ValueError, match=r"embed_id: id 4 is out of range for W of shape \(4, 2\)"):
+        vmap(F.embed_id, in_axes=(0, None))(ids, W)
+    np.testing.assert_array_equal(as_numpy(W), values((4, 2), 0))
+
+
+def test_binary_cross_entropy_of_per_sample_probabilities_inside_vmap_equals_a_loop(backend):
+    """Its check that p holds probabilities read p's values, which a batched array has not."""
+    p = as_array_of(np.array([[0.2, 0.9], [0.5, 0.1], [0.7, 0.4]]), backend)
+    t = as_array_of(np.array([1, 0]), backend)
+    got = vmap(F.binary_cross_entropy, in_axes=(0, None))(p, t)
+    want = [
+        -np.mean(np.log(pi) * as_numpy(t) + np.log(1 - pi) * (1 - as_numpy(t)))
+        for pi in as_numpy(p)
+    ]
+    _close(got, want, rtol=1e-12, atol=0)
+    per_sample = vmap(grad(F.binary_cross_entropy), in_axes=(0, None))(p, t)
+    for i in range(3):
+        _close(as_numpy(per_sample)[i], as_numpy(grad(F.binary_cross_entropy)(p[i], t)), 1e-12, 0)
+    bad = as_array_of(np.array([[0.2, 0.9], [0.5, 1.5]]), backend)
+    with pytest.raises(ValueError, match=r"p must be probabilities in \[0, 1\], got values from"):
+        vmap(F.binary_cross_entropy, in_axes=(0, None))(bad, t)
+
+
+@pytest.mark.parametrize("column", [False, True], ids=["same_shape", "column_targets"])
+def test_sigmoid_and_binary_cross_entropy_with_per_sample_targets_inside_vmap(column, backend):
+    """The targets were reshaped and cast through the array module, which reads values."""
+    x = as_array_of(np.array([[0.5, -1.0], [2.0, 0.25], [-0.5, 1.5]]), backend)
+    p = as_array_of(np.array([[0.2, 0.9], [0.5, 0.1], [0.7, 0.4]]), backend)
+    t = np.array([[1, 0], [0, 0], [1, 1]])
+    t = as_array_of(t[..., None] if column else t, backend)  # (N, 1) targets fit (N,) inputs
+    for f, v in [(F.sigmoid_cross_entropy, x), (F.binary_cross_entropy, p)]:
+        got = vmap(f)(v, t)
+        _close(got, [as_numpy(f(v[i], t[i]).data) for i in range(3)], rtol=1e-12, atol=0)
+        per_sample = vmap(grad(f))(v, t)
+        for i in range(3):
+            _close(as_numpy(per_sample)[i], as_numpy(grad(f)(v[i], t[i])), rtol=1e-12, atol=0)
+        shared = vmap(f, in_axes=(None, 0))(v[0], t)
+        _close(shared, [as_numpy(f(v[0], t[i]).data) for i in range(3)], rtol=1e-12, atol=0)
+
+
+def test_accuracy_inside_vmap_gives_each_samples_accuracy(backend):
+    """accuracy returns Variable(rate.data), which vmap took for one shared value."""
+    rng = np.random.default_rng(0)
+    y = as_array_of(rng.standard_normal((3, 4, 5)), backend)
+    t = as_array_of(rng.integers(0, 5, (3, 4)), backend)
+    want = [float(as_numpy(F.accuracy(y[i], t[i]).data)) for i in range(3)]
+    _close(vmap(F.accuracy)(y, t), want, rtol=0, atol=0)
+    _close(
+        vmap(F.accuracy, in_axes=(0, None))(y, t[0]),
+        [float(as_numpy(F.accuracy(y[i], t[0]).data)) for i in range(3)],
+        rtol=0,
+        atol=0,
+    )
+    bad = as_array_of(np.array([[0, 1, 2, 3], [0, 1, 5, 0], [0, 0, 0, 0]]), backend)
+    with pytest.raises(ValueError, match=r"class ids in 0\.\.4 for scores of shape \(4, 5\), got"):
+        vmap(F.accuracy)(y, bad)

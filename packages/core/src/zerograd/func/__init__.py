@@ -19,7 +19,7 @@ array([[ 3.],
 """
 
 from . import rules
-from .batched import BatchedVariable, VmapFallbackWarning
+from .batched import BatchedVariable, VmapFallbackWarning, batch_values
 from .gradient import grad, grad_and_value, value_and_grad
 from .jacobians import hessian, hvp, jacfwd, jacobian, jacrev
 from .model import functional_call
@@ -31,6 +31,7 @@ __all__ = [
     "Batch",
     "BatchedVariable",
     "VmapFallbackWarning",
+    "batch_values",
     "batching_rule",
     "functional_call",
     "grad",

@@ -114,6 +114,10 @@ class BatchedData:
         """The batched array in ``dtype``."""
         return BatchedData(backend_of(self.data).astype(self.data, dtype), self.level)
 
+    def as_variable(self) -> BatchedVariable:
+        """The batched Variable holding this batch, no graph: what ``Variable(x.data)`` means."""
+        return BatchedVariable(Constant(self.data), self.level)
+
     def _binary(self, other: Any, op: Any, reflected: bool) -> Any:
         if isinstance(other, Variable):
             return NotImplemented  # the Variable's operator records the operation
@@ -207,6 +211,26 @@ for _name, _op in {
 BatchedData.__neg__ = lambda self: BatchedData(-self.data, self.level)  # type: ignore[attr-defined]
 BatchedData.__hash__ = None  # type: ignore[assignment]
 register_array_wrapper(BatchedData)
+
+
+def batch_values(a: Any) -> Any:
+    """The array behind ``a`` for a check that every sample must pass: ``a`` itself outside vmap.
+
+    Inside :func:`~zerograd.func.vmap` a batched array (a batched Variable's ``data``) stands
+    for one sample and has no values to read. A check over values (ids in range,
+    probabilities in ``[0, 1]``) holds for each sample exactly when it holds for the whole
+    batch, whose array this returns (the samples on its leading axes). For checks only: the
+    result is not batched, so computing with it would mix the samples.
+
+    Args:
+        a: an array, possibly the raw array of a batched Variable.
+
+    Returns:
+        A backend array.
+    """
+    while isinstance(a, BatchedData):
+        a = a.data
+    return a
 
 
 def _aligned_array(a: BatchedData, ndim: int) -> Any:
@@ -339,6 +363,9 @@ class _NestedData(BatchedData):
         for d in self.shape:
             n *= d
         return n
+
+    def as_variable(self) -> BatchedVariable:
+        return self.owner.detach()
 
     def astype(self, dtype: Any, copy: bool = True) -> BatchedData:
         raise _no_values("astype of a raw array batched by two vmaps", self.level)

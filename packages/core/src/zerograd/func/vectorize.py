@@ -79,6 +79,10 @@ def _output(v: Any, axis: Any, level: Level, path: str, arrays: bool) -> Any:
 
     ``arrays``: no argument was a Variable, so an output with no graph comes as an array.
     """
+    if type(v) is not BatchedVariable and isinstance(v, Variable):
+        d = v.data
+        if isinstance(d, BatchedData) and d.level is level:
+            v = d.as_variable()  # Variable(x.data), as accuracy returns: the batch, no graph
     if type(v) is BatchedVariable and v.level is level:
         if axis is None:
             raise ValueError(

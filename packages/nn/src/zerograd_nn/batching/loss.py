@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import zerograd.functions as F
+from zerograd import Constant
 from zerograd.backends import backend_of, device_of, sum_dtype_of
 from zerograd.func import Batch, batching_rule
 from zerograd.utils import data_of
 
 from ..functional.activation import LogSoftmax
-from ..functional.loss import MeanSquaredError, SoftmaxCrossEntropy
+from ..functional.loss import Accuracy, MeanSquaredError, SoftmaxCrossEntropy
 
 
 class _Described:
@@ -61,3 +62,19 @@ def softmax_cross_entropy(fn: Any, batch: Batch) -> Any:
     if sum_dtype_of(picked) is None:
         return F.sum(picked, axis=1) * (-1.0 / big_n)
     return -F.mean(picked, axis=1)  # float16: added and divided in float32
+
+
+@batching_rule(Accuracy)
+def accuracy(fn: Any, batch: Batch) -> Any:
+    """Each sample's fraction of rows whose arg-max is the row's label; its labels checked.
+
+    A metric with no gradient: computed on the arrays, the result a Constant.
+    """
+    n = batch.n
+    y, t = data_of(batch.expanded(0)), data_of(batch.expanded(1))  # (n, N, C, ...), labels
+    backend = backend_of(y)
+    xp = backend.xp
+    fn.check(_Described(tuple(y.shape[1:]), y.dtype), xp.reshape(t, (-1,)))  # one sample's
+    hits = xp.reshape(xp.argmax(y, axis=2), (n, -1)) == xp.reshape(t, (n, -1))
+    dtype = y.dtype if backend.dtype_kind(y.dtype) == "f" else "float64"
+    return Constant(xp.mean(backend.astype(hits, dtype), axis=1))

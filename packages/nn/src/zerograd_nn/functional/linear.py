@@ -7,6 +7,7 @@ from typing import Any
 
 from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
+from zerograd.func import batch_values
 from zerograd.functions import get_item, matmul
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
@@ -181,8 +182,8 @@ def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
             f"embed_id: ids x must be integers, got {got}; convert them with x.astype('int64')."
         )
     if size_of(ids):
-        xp = backend.xp
-        lo, hi = int(xp.min(ids)), int(xp.max(ids))
+        xp, every = backend.xp, batch_values(ids)  # inside vmap: every sample's ids
+        lo, hi = int(xp.min(every)), int(xp.max(every))
         n = W.shape[0]
         if lo < 0 or hi >= n:
             raise ValueError(

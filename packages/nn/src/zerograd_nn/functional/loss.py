@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zerograd import Function, Variable, no_grad
+from zerograd import Constant, Function, Variable, no_grad
 from zerograd.backends import (
     backend_of,
     device_of,
@@ -13,7 +13,8 @@ from zerograd.backends import (
     refuse_complex,
     sum_dtype_of,
 )
-from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, sum
+from zerograd.func import batch_values
+from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, reshape, sum
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _data
@@ -407,6 +408,9 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
             f"{op}: inputs of shape {xs} hold no batch; the loss divides by the batch size "
             f"len(x), so give a non-empty array of shape (N, ...)."
         )
+    if batch_values(t) is not t:  # per-sample targets inside vmap: no values, so no xp
+        t = t.astype(x.dtype)
+        return t if ts == xs else reshape(Constant(t), x.shape)
     xp = get_array_module(t)
     return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
 
@@ -490,8 +494,8 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
     refuse_complex("binary_cross_entropy", p, _LOSS_IS_REAL)
     t = _targets_like("binary_cross_entropy", p, t)
     if p.size:
-        xp = get_array_module(p.data)
-        lo, hi = float(xp.min(p.data)), float(xp.max(p.data))
+        xp, every = get_array_module(p.data), batch_values(p.data)  # inside vmap: all samples
+        lo, hi = float(xp.min(every)), float(xp.max(every))
         if not (0.0 <= lo and hi <= 1.0):  # nan fails too
             raise ValueError(
                 f"binary_cross_entropy: p must be probabilities in [0, 1], got values from {lo} "
