@@ -205,6 +205,31 @@ def test_the_generic_cross_entropy_rows_of_equal_huge_logits_are_log_of_the_clas
     np.testing.assert_allclose(rows, [np.log(3), lse - 1.0], rtol=2e-7)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_and_cross_entropy_of_max_and_minus_max_are_silent_on_numpy(dtype):
+    """A row [max, 0, -max] shifts -max by max to -inf, whose exponential is the right 0:
+    numpy's kernels reported "overflow encountered in subtract" (PyTorch is silent). The
+    report is off for that subtraction only: inf - inf still reports an invalid value."""
+    big = np.finfo(dtype).max
+    x = np.array([[big, 0.0, -big], [1.0, 0.0, -1.0]], dtype)
+    e = np.exp([0.0, -1.0, -2.0])
+    p = e / e.sum()  # row 1 by hand: softmax([1, 0, -1]) = softmax([0, -1, -2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, (g,) = grads(F.softmax, x, gy=np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], dtype))
+        loss, (gl,) = grads(lambda v: F.softmax_cross_entropy(v, np.array([1, 0])), x)
+        far, _ = grads(lambda v: F.softmax_cross_entropy(v, np.array([2, 0])), x)
+    np.testing.assert_allclose(y, [[1.0, 0.0, 0.0], p], rtol=1e-6)
+    np.testing.assert_array_equal(g[0], [0.0, 0.0, 0.0])  # p * (gy - sum(p * gy)), p one-hot
+    # row 0: log(1) - (0 - max) = max; row 1: -log p[0]; the mean of the two
+    assert float(loss) == pytest.approx((float(big) - np.log(p[0])) / 2, rel=1e-6)
+    np.testing.assert_allclose(gl, [[0.5, -0.5, 0.0], (p - [1, 0, 0]) / 2], rtol=1e-6, atol=0)
+    assert float(far) == inf  # -log p at -max: 2 max, past the dtype (PyTorch: inf too)
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in subtract"):
+        y = as_numpy(F.softmax(np.array([[inf, 0.0]], dtype)))
+    assert np.isnan(y).all()
+
+
 def test_a_row_of_all_minus_inf_or_a_plus_inf_logit_is_nan(arr):
     # -inf - (-inf) and inf - inf: no softmax exists; nan, as PyTorch's
     for f in (F.softmax, F.log_softmax):
