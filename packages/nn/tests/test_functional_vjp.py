@@ -15,6 +15,7 @@ import pytest
 
 import zerograd_nn.functional as F
 from zerograd import Function, Variable
+from zerograd.backends import get_array_module
 from zerograd.func.linearize import PASS, Tap
 from zerograd.function import OWN_PACKAGES
 from zerograd.functions import (
@@ -48,7 +49,7 @@ from zerograd.namespaces import _Copy, array_ops_by_type
 from zerograd.testing import check_backward
 from zerograd_nn.finite import _Finite
 from zerograd_nn.functional.activation import LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax
-from zerograd_nn.functional.arrays import AsFloat
+from zerograd_nn.functional.arrays import AsFloat, Cast
 from zerograd_nn.functional.conv import Col2im, Conv2d, Conv2DGradW, Deconv2d, Im2col
 from zerograd_nn.functional.linear import Linear
 from zerograd_nn.functional.loss import (
@@ -306,6 +307,7 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "SumTo": (lambda: SumTo((1, 4)), "x"),
     "Transpose": (lambda: Transpose((1, 0)), "x"),
     "AsFloat": (AsFloat, "x"),
+    "Cast": (lambda rand: Cast(get_array_module(rand(1)).float32), "x"),
     "Im2col": (lambda: Im2col((3, 3), (1, 1), (0, 0), False), "img"),
     "Col2im": (lambda: Col2im((2, 1, 5, 5), (3, 3), (1, 1), (0, 0), False), "cols"),
     "MeanSquaredError": (MeanSquaredError, "x", "x"),

@@ -205,6 +205,31 @@ def test_the_generic_cross_entropy_rows_of_equal_huge_logits_are_log_of_the_clas
     np.testing.assert_allclose(rows, [np.log(3), lse - 1.0], rtol=2e-7)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_and_cross_entropy_of_max_and_minus_max_are_silent_on_numpy(dtype):
+    """A row [max, 0, -max] shifts -max by max to -inf, whose exponential is the right 0:
+    numpy's kernels reported "overflow encountered in subtract" (PyTorch is silent). The
+    report is off for that subtraction only: inf - inf still reports an invalid value."""
+    big = np.finfo(dtype).max
+    x = np.array([[big, 0.0, -big], [1.0, 0.0, -1.0]], dtype)
+    e = np.exp([0.0, -1.0, -2.0])
+    p = e / e.sum()  # row 1 by hand: softmax([1, 0, -1]) = softmax([0, -1, -2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, (g,) = grads(F.softmax, x, gy=np.array([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]], dtype))
+        loss, (gl,) = grads(lambda v: F.softmax_cross_entropy(v, np.array([1, 0])), x)
+        far, _ = grads(lambda v: F.softmax_cross_entropy(v, np.array([2, 0])), x)
+    np.testing.assert_allclose(y, [[1.0, 0.0, 0.0], p], rtol=1e-6)
+    np.testing.assert_array_equal(g[0], [0.0, 0.0, 0.0])  # p * (gy - sum(p * gy)), p one-hot
+    # row 0: log(1) - (0 - max) = max; row 1: -log p[0]; the mean of the two
+    assert float(loss) == pytest.approx((float(big) - np.log(p[0])) / 2, rel=1e-6)
+    np.testing.assert_allclose(gl, [[0.5, -0.5, 0.0], (p - [1, 0, 0]) / 2], rtol=1e-6, atol=0)
+    assert float(far) == inf  # -log p at -max: 2 max, past the dtype (PyTorch: inf too)
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in subtract"):
+        y = as_numpy(F.softmax(np.array([[inf, 0.0]], dtype)))
+    assert np.isnan(y).all()
+
+
 def test_a_row_of_all_minus_inf_or_a_plus_inf_logit_is_nan(arr):
     # -inf - (-inf) and inf - inf: no softmax exists; nan, as PyTorch's
     for f in (F.softmax, F.log_softmax):
@@ -566,3 +591,152 @@ def test_clip_grad_of_float16_gradients_squares_and_adds_in_float32():
     assert a.data.dtype == b.data.dtype == np.float16
     np.testing.assert_allclose(a.data, [-300 / norm, 0.0, 400 / norm], rtol=2e-3)
     np.testing.assert_allclose(b.data, np.full(70000, -1 / norm), rtol=2e-3)
+
+
+# --- float16 batch_norm: statistics and the backward's sums in float32, rounded once ---
+
+
+def _batch_norm64(x, gamma, beta, gy, eps):
+    """Train-mode batch_norm over axis 0 in float64 by hand: y, gx, ggamma, gbeta, mean, var."""
+    mu = x.mean(axis=0)
+    xc = x - mu
+    var = (xc * xc).mean(axis=0)
+    std = np.sqrt(var + eps)
+    xhat = xc / std
+    gh = gy * gamma
+    gx = (gh - gh.mean(axis=0) - xhat * (gh * xhat).mean(axis=0)) / std
+    return xhat * gamma + beta, gx, (gy * xhat).sum(axis=0), gy.sum(axis=0), mu, var
+
+
+@pytest.mark.parametrize("scale", [100.0, 1e4])
+def test_float16_batch_norm_computes_its_statistics_in_float32(arr, scale):
+    """PyTorch's float16 batch norm: statistics, and the backward's sums, in float32, each
+    result rounded once to float16. zerograd squared x - mean in float16, which overflows
+    past 256: at 100 times these rows the output and the gradients were all 0 (numpy's
+    overflow warning), at 1e4 as well. Now within a float16 unit of float64's, silently."""
+    x = (np.array([[1, 2], [3, -1], [-2, 5]]) * scale).astype(np.float16)
+    gy = np.array([[1, 0.5], [-1, 2], [0.25, 1]], np.float16)
+    gamma, beta = np.array([1.5, -0.5], np.float16), np.array([0.25, 2], np.float16)
+    mean, var = half(arr, [1, -2]), half(arr, [3, 0.5])
+    eps, decay = 2e-5, 0.9
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with using_config("train", True):
+            y, (gx, gg, gb) = grads(
+                lambda v, g, b: F.batch_norm(v, g, b, mean, var, decay=decay, eps=eps),
+                half(arr, x),
+                half(arr, gamma),
+                half(arr, beta),
+                gy=half(arr, gy),
+            )
+    f64 = [a.astype(np.float64) for a in (x, gamma, beta, gy)]
+    y64, gx64, gg64, gb64, mu64, var64 = _batch_norm64(*f64, eps)
+    for got, want in ((y, y64), (gx, gx64), (gg, gg64), (gb, gb64)):
+        assert got.dtype == np.float16
+        assert _units(got, want).max() <= 1.5  # float32 steps, one float16 rounding
+    want_mean = decay * np.array([1, -2]) + (1 - decay) * mu64
+    want_var = decay * np.array([3, 0.5]) + (1 - decay) * var64 * 3 / 2
+    assert as_numpy(mean).dtype == as_numpy(var).dtype == np.float16
+    assert _units(as_numpy(mean), want_mean).max() <= 0.5 + 1e-3
+    if scale == 100.0:
+        assert _units(as_numpy(var), want_var).max() <= 0.5 + 1e-3
+        assert [str(w.message) for w in caught] == []  # no overflow on the way
+    else:  # a running variance past 65504 (6e7) is inf in float16, as in PyTorch (silent)
+        assert np.isinf(as_numpy(var)).all()
+        assert {str(w.message) for w in caught} <= {"overflow encountered in cast"}
+
+
+def test_float16_batch_norm_in_test_mode_subtracts_the_mean_in_float32(arr):
+    """x - mean past 65504 (6e4 against a running mean of -6e4) was inf in float16, and so
+    was the output; computed in float32 and rounded once, it is x's standard score."""
+    x = np.array([[6e4, 1.0], [-6e4, -1.0]], np.float16)
+    mean, var = np.array([-6e4, 0.0], np.float16), np.array([1.6e9 / 2**16, 4.0], np.float16)
+    gamma, beta = np.array([2.0, 1.0], np.float16), np.array([0.5, 0.0], np.float16)
+    gy = np.array([[1.0, 1.0], [1.0, -1.0]], np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with using_config("train", False):
+            y, (gx, gg) = grads(
+                lambda v, g: F.batch_norm(v, g, half(arr, beta), half(arr, mean), half(arr, var)),
+                half(arr, x),
+                half(arr, gamma),
+                gy=half(arr, gy),
+            )
+    x64, m64, v64, g64 = (a.astype(np.float64) for a in (x, mean, var, gamma))
+    std = np.sqrt(v64 + 2e-5)
+    xhat = (x64 - m64) / std
+    assert y.dtype == gx.dtype == gg.dtype == np.float16
+    assert _units(y, xhat * g64 + beta).max() <= 1
+    assert _units(gx, gy * g64 / std).max() <= 1
+    assert _units(gg, (gy * xhat).sum(axis=0)).max() <= 1
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("train", [True, False])
+def test_float32_and_float64_batch_norm_keep_their_bits(dtype, train):
+    """Only float16 batch_norm computes in a wider float: float32 and float64 keep the
+    bits of the formula they were computed with (written out here with zerograd's
+    functions), values, first and second gradients and the running statistics."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((6, 3, 4)) * 3 + 1).astype(dtype)
+    gamma, beta, gy = (rng.standard_normal(s).astype(dtype) for s in (3, 3, (6, 3, 4)))
+    mean, var = rng.standard_normal(3).astype(dtype), rng.uniform(0.5, 2, 3).astype(dtype)
+    eps, decay, axes, shape = 1e-3, 0.8, (0, 2), (1, 3, 1)
+
+    def by_hand(v, g, b):
+        if train:
+            mu = F.mean(v, axis=axes, keepdims=True)
+            xc = v - mu
+            xhat = xc * (1 / F.sqrt(F.mean(xc * xc, axis=axes, keepdims=True) + eps))
+        else:
+            xhat = (v - mean.reshape(shape)) * (1 / np.sqrt(var + eps)).reshape(shape)
+        return F.reshape(g, shape) * xhat + F.reshape(b, shape)
+
+    def second(f):
+        vs = [Variable(a) for a in (x, gamma, beta)]
+        with using_config("train", train):
+            y = f(*vs)
+        F.sum(y * gy).backward(create_graph=True)
+        firsts = [v.grad for v in vs]
+        for v in vs:
+            v.cleargrad()
+        (F.sum(firsts[0] * firsts[0]) + F.sum(firsts[1] * firsts[1])).backward()
+        seconds = [as_numpy(v.grad) for v in vs[:2]]  # beta's first gradient is gy: constant
+        assert vs[2].grad is None
+        return [as_numpy(y)] + [as_numpy(g) for g in firsts] + seconds
+
+    m, v = mean.copy(), var.copy()
+    got = second(lambda a, g, b: F.batch_norm(a, g, b, m, v, decay=decay, eps=eps))
+    want = second(by_hand)
+    assert [a.tobytes() for a in got] == [a.tobytes() for a in want]
+    assert [a.dtype for a in got] == [np.dtype(dtype)] * len(got)
+    if train:
+        mu = as_numpy(F.mean(x, axis=axes))
+        xc = x - mu.reshape(shape)
+        bv = as_numpy(F.mean(xc * xc, axis=axes))
+        assert m.tobytes() == (mean * decay + mu * (1 - decay)).tobytes()
+        assert v.tobytes() == (var * decay + bv * ((1 - decay) * (24 / 23))).tobytes()
+    else:
+        assert m.tobytes() == mean.tobytes() and v.tobytes() == var.tobytes()
+
+
+def test_a_float16_batch_norm_layer_keeps_float16_statistics_and_gives_finite_outputs():
+    """The BatchNorm layer runs F.batch_norm: at 100 times these rows its float16 output was
+    all 0 in train mode and its running variance inf, so test mode gave 0 as well."""
+    from zerograd_nn.layers import BatchNorm
+
+    x = (np.array([[1, 2], [3, -1], [-2, 5]]) * 100).astype(np.float16)
+    layer = BatchNorm()
+    with using_config("train", True):
+        y = as_numpy(layer(x))
+    x64 = x.astype(np.float64)
+    xhat = (x64 - x64.mean(axis=0)) / np.sqrt(x64.var(axis=0) + 2e-5)
+    assert y.dtype == np.float16 and _units(y, xhat).max() <= 1
+    stats = [as_numpy(p.data) for p in (layer.avg_mean, layer.avg_var)]
+    assert [s.dtype for s in stats] == [np.float16, np.float16]
+    want_var = 0.9 + 0.1 * x64.var(axis=0) * 3 / 2
+    assert _units(stats[1], want_var).max() <= 0.5 + 1e-3
+    with using_config("train", False):
+        y = as_numpy(layer(x))
+    want = (x64 - stats[0]) / np.sqrt(stats[1].astype(np.float64) + 2e-5)
+    assert y.dtype == np.float16 and _units(y, want).max() <= 1

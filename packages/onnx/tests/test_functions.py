@@ -227,8 +227,33 @@ def test_float16_losses_take_their_batch_mean_through_mean(loss, target, rng, tm
             assert zerograd_onnx.check(loss, tmp_path / "mse.onnx", args).ok
 
 
+def test_float16_batch_norm_exports_its_float32_computation_with_casts(rng, tmp_path):
+    """float16 batch_norm computes in float32 and rounds once (zerograd_nn's Cast): it
+    exports as Cast nodes around the float32 standardization, and ONNX Runtime agrees. A
+    running mean of -60000 against inputs of 60000 is past float16's 65504 in x - mean."""
+    stats = [
+        Parameter(np.asarray(a, np.float16), name=n)
+        for a, n in (([1, 2, 3], "g"), ([0, 1, 0], "b"), ([-6e4, 0, 1], "m"), ([4e4, 1, 4], "v"))
+    ]
+
+    def norm(x):
+        return F.batch_norm(x, *stats)
+
+    example = rng.standard_normal((4, 3)).astype(np.float16)
+    example[0, 0] = 6e4
+    zerograd_onnx.export(norm, example, tmp_path / "bn.onnx")
+    onnx.checker.check_model(str(tmp_path / "bn.onnx"), full_check=True)
+    assert "Cast" in op_types(onnx.load(str(tmp_path / "bn.onnx")))
+    for x in (example, rng.standard_normal((6, 3)).astype(np.float16)):
+        assert zerograd_onnx.check(norm, tmp_path / "bn.onnx", x).ok
+        g, b, m, v = (p.data.astype(np.float64) for p in stats)
+        want = (x.astype(np.float64) - m) / np.sqrt(v + 2e-5) * g + b
+        np.testing.assert_allclose(forward(norm, x)[0], want, rtol=1e-3, atol=1e-3)
+
+
 def test_every_function_in_the_table_has_a_case():
     covered = {covers for covers, _, _ in CASES.values()} | {F.SoftmaxCrossEntropy, ZF.Mean}
+    covered.add(F.arrays.Cast)  # float16 batch_norm, above
     assert covered == set(CONVERTERS)
 
 

@@ -1,8 +1,9 @@
 """zerograd-nn's kernels for numpy arrays: padding, im2col and col2im written in place.
 
 Imported only by zerograd-nn, through the ``zerograd_nn.kernels`` entry point (zerograd-numpy
-itself does not need zerograd-nn). softmax stays zerograd-nn's generic one: on the CPU it
-is the same numpy calls. What differs is where numpy does a kernel's work in fewer calls (a
+itself does not need zerograd-nn). softmax makes zerograd-nn's generic calls, with numpy's
+overflow report silenced for the shift by the maximum alone. What differs is where numpy
+does a kernel's work in fewer calls (a
 step's count of array calls is a bench row and a test): the loss's rows keep softmax's
 exponentials and row sums for its gradient, which then subtracts at the labels in place;
 ReLU's gradient multiplies by the boolean mask, and the row indices are made once per batch
@@ -40,6 +41,10 @@ class NumpyKernels(Kernels):
     def col2im(self, col: Any, img_shape: tuple, k: tuple, s: tuple, p: tuple) -> Any:
         return kernels.col2im(col, img_shape, k, s, p)
 
+    def softmax(self, x: Any, axis: int) -> Any:
+        y = np.exp(_shifted(x, axis))
+        return y / self.backend.sum(y, (axis,), True)  # float16 adds in float32
+
     def cross_entropy_rows(self, x: Any, t: Any) -> Any:
         return self.cross_entropy_rows_kept(x, t)[0]
 
@@ -48,7 +53,7 @@ class NumpyKernels(Kernels):
         # shifted scores (no add of the maximum back); softmax's exponentials and row sums
         # are kept for the gradient (seven array calls; nine before, and five more to
         # compute the softmax again in the gradient)
-        z = x - np.max(x, axis=1, keepdims=True)
+        z = _shifted(x, 1)
         e = np.exp(z)
         s = self.backend.sum(e, (1,), True)  # float16 adds in float32
         return np.log(s)[:, 0] - z[self.row_index(x), t], (e, s)
@@ -76,6 +81,18 @@ class NumpyKernels(Kernels):
 
     def row_index(self, x: Any) -> Any:
         return _rows(x.shape[0])
+
+
+def _shifted(x: Any, axis: int) -> Any:
+    """``x`` less its maximum along ``axis``, without numpy's report of an overflow there.
+
+    A row holding the dtype's largest number and its negative ([max, 0, -max]) shifts
+    -max to -inf, whose exponential is the right 0; PyTorch is silent there. Only the
+    overflow report is off, and only for this subtraction: inf - inf (an infinite score)
+    still reports an invalid value, and nan passes through as before.
+    """
+    with np.errstate(over="ignore"):
+        return x - np.max(x, axis=axis, keepdims=True)
 
 
 @functools.lru_cache(maxsize=8)

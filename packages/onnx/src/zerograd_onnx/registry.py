@@ -17,7 +17,7 @@ import zerograd_nn.functional as F
 from zerograd import Function
 from zerograd.checks import callable_arg
 from zerograd_nn.functional import normalization as _batch_norm
-from zerograd_nn.functional.arrays import AsFloat
+from zerograd_nn.functional.arrays import AsFloat, Cast
 
 from .context import OpContext
 from .ops import activation, arithmetic, conv, linear, loss, normalization, pooling, reduction
@@ -48,6 +48,7 @@ CONVERTERS: dict[type[Function], Converter] = {
     ZF.Sqrt: arithmetic.elementwise("Sqrt"),
     ZF.Clip: arithmetic.clip,
     AsFloat: arithmetic.as_float,
+    Cast: arithmetic.as_float,
     # shapes (ops/shape.py)
     ZF.Reshape: shapes.reshape,
     ZF.Transpose: shapes.transpose,

@@ -58,6 +58,32 @@ class AsFloat(Function):
         return gy
 
 
+class Cast(Function):
+    """``x`` as another float ``dtype``; the gradient is cast back to ``x``'s dtype.
+
+    How a float16 function computes in float32 and rounds once where it is built from
+    other functions (batch_norm): cast up, compute, cast down; the backward's sums then
+    add in float32 too, and each gradient is rounded once.
+
+    Args:
+        dtype: the dtype to convert to (a dtype of ``x``'s backend).
+    """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
+    def __init__(self, dtype: Any) -> None:
+        self.dtype = dtype
+
+    def forward(self, x: Any) -> Any:
+        self.ctx = x.dtype
+        return backend_of(x).astype(x, self.dtype)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return ``gy`` cast to the input's dtype."""
+        return xp.apply(Cast(self.ctx), gy)
+
+
 def as_float(x: Any, op: str, name: str = "x") -> Variable:
     """Argument ``name`` of ``op`` as a Variable of floating-point data.
 

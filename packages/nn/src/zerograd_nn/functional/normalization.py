@@ -6,7 +6,7 @@ import warnings
 from typing import Any
 
 from zerograd import Config, Function, Variable
-from zerograd.backends import backend_of, get_array_module, refuse_complex
+from zerograd.backends import backend_of, get_array_module, refuse_complex, sum_dtype_of
 from zerograd.checks import real_number
 from zerograd.func import BatchedVariable
 from zerograd.functions import mean as _mean
@@ -15,7 +15,7 @@ from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _raw
 
-from .arrays import array_arg, as_float
+from .arrays import Cast, array_arg, as_float
 from .pytorch_names import BATCH_NORM_KEYWORDS, DROPOUT_KEYWORDS, refuses_pytorch_keywords
 
 
@@ -40,6 +40,12 @@ def _store(target: Any, value: Any) -> None:
             f"cannot be updated in place ({e}); pass them as Variables or Parameters, as "
             f"zerograd_nn.layers.BatchNorm does. Nothing was changed."
         ) from None
+
+
+def _widened(stats: Any) -> Any:
+    """float16 running statistics as float32 (updated, or applied, there and rounded once)."""
+    wide = sum_dtype_of(stats)
+    return stats if wide is None else backend_of(stats).astype(stats, wide)
 
 
 def train_mode_in_vmap_error(n: int) -> TypeError:
@@ -79,8 +85,9 @@ class RunningStatistics(Function):
         mean, var, decay = self.mean, self.var, self.decay
         xp = get_array_module(mu)
         c = _raw(mean).shape[0]
-        new_mean = _raw(mean) * decay + xp.reshape(mu, (c,)) * (1 - decay)
-        new_var = _raw(var) * decay + xp.reshape(v, (c,)) * ((1 - decay) * self.adjust)
+        m0, v0 = _widened(_raw(mean)), _widened(_raw(var))
+        new_mean = m0 * decay + xp.reshape(mu, (c,)) * (1 - decay)
+        new_var = v0 * decay + xp.reshape(v, (c,)) * ((1 - decay) * self.adjust)
         old_mean = backend_of(_raw(mean)).astype(_raw(mean), _raw(mean).dtype)  # a copy
         _store(mean, new_mean)
         try:
@@ -115,9 +122,9 @@ class _Standardized(Function):
 
     def forward(self, x: Any) -> Any:
         xp = get_array_module(x)
-        inv_std = 1 / xp.sqrt(_raw(self.var) + self.eps)
+        inv_std = 1 / xp.sqrt(_widened(_raw(self.var)) + self.eps)
         scale = xp.reshape(inv_std, self.shape)
-        y = (x - xp.reshape(_raw(self.mean), self.shape)) * scale
+        y = (x - xp.reshape(_widened(_raw(self.mean)), self.shape)) * scale
         self.ctx = scale
         return y
 
@@ -168,7 +175,9 @@ def batch_norm(
     statistics ``mean`` / ``var`` (arrays, updated in place, or Variables, whose data is
     replaced) move toward them: ``mean = decay*mean + (1-decay)*batch_mean`` and likewise
     ``var`` with the unbiased batch variance. In test mode the running statistics are used.
-    Both modes are differentiable to any order in ``x``, ``gamma`` and ``beta``.
+    Both modes are differentiable to any order in ``x``, ``gamma`` and ``beta``. float16
+    ``x`` is computed in float32 (statistics, the backward's sums, the running statistics'
+    update) and rounded once to float16, as PyTorch computes it.
 
     Args:
         x: the input, shape (N, C) or (N, C, ...): statistics are taken over every axis but
@@ -260,13 +269,43 @@ def batch_norm(
         for a in (mean, var):
             if isinstance(a, BatchedVariable):  # an ensemble's statistics (functional_call)
                 raise train_mode_in_vmap_error(a.level.n)
+    wide = sum_dtype_of(x.data)
+    if wide is None:
+        return _normalized(x, gamma, beta, mean, var, decay, eps, axes, shape)
+    # float16: PyTorch's statistics, and its backward's sums over the batch, are float32
+    # (xc * xc overflowed float16 past 256); everything is rounded once, at the end
+    narrow = x.dtype
+    x = Cast(wide)(x)
+    params = [gamma, beta]
+    for i, p in enumerate(params):
+        if sum_dtype_of(p) is not None:
+            params[i] = Cast(wide)(p)
+        else:  # a float32 or float64 gamma or beta makes the output that wide, as before
+            narrow = None
+    y = _normalized(x, *params, mean, var, decay, eps, axes, shape)
+    return y if narrow is None else Cast(narrow)(y)
+
+
+def _normalized(
+    x: Variable,
+    gamma: Any,
+    beta: Any,
+    mean: Any,
+    var: Any,
+    decay: float,
+    eps: float,
+    axes: tuple,
+    shape: tuple,
+) -> Variable:
+    """batch_norm past its checks: ``gamma * xhat + beta``, and the running statistics' update."""
+    if Config.train:
         mu = _mean(x, axis=axes, keepdims=True)
         xc = x - mu
         v = _mean(xc * xc, axis=axes, keepdims=True)
         # 1 / sqrt, not ** -0.5: the power's derivative (v + eps) ** -1.5 overflows float16
         # (a constant channel's gradient was 0 * inf = nan)
         xhat = xc * (1 / sqrt(v + eps))
-        m = x.size // c
+        m = x.size // shape[1]
         adjust = m / max(m - 1, 1)  # unbiased estimate of the variance (DeZero's for m = 1)
         RunningStatistics(mean, var, decay, adjust)(mu, v)
     else:

@@ -49,7 +49,11 @@ def square(ctx: OpContext) -> None:
 
 @emits("Cast")
 def as_float(ctx: OpContext) -> None:
-    """Integer or bool data converted to the output's floating dtype."""
+    """Data converted to the output's dtype.
+
+    Integers or bools to a float (``AsFloat``), or a float to another width (``Cast``:
+    float16 batch norm computes in float32).
+    """
     to = ctx.dtype(ctx.outputs[0])
     ctx.node("Cast", [ctx.inputs[0]], ctx.outputs[0], to=_tensor_type(to))
 
