@@ -26,6 +26,7 @@ from zerograd.func import (
     hessian,
     jacfwd,
     jacrev,
+    jvp,
     vmap,
 )
 from zerograd_nn.layers import RNN, BatchNorm, Linear
@@ -465,3 +466,28 @@ def test_linear_of_a_vector_sample_inside_vmap_says_it_has_no_batch_axis(in_axes
         ]
     )
     np.testing.assert_allclose(as_numpy(y), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: F.softmax_simple(x),
+        lambda x: F.log_softmax(x) + F.softmax_simple(x, axis=0),
+        lambda x: F.softmax_cross_entropy_simple(x, np.array([1, 0])),
+    ],
+    ids=["softmax_simple", "softmax_simple_axis0", "softmax_cross_entropy_simple"],
+)
+def test_the_simple_softmaxes_under_vmap_subtract_each_samples_maximum(f):
+    """They subtract the maximum read from the raw array, which a batched sample does not
+    give: softmax_simple skipped it (logits of 1000 overflowed to nan) and
+    softmax_cross_entropy_simple raised. Their values and jvps equal a loop's."""
+    xs = np.array([[[1000.0, 0.0, -3.0], [2.0, 800.0, 1.0]], [[0.5, 0.0, -1.0], [0.0, 1e-3, 1.0]]])
+    t = np.array([[1.0, -1.0, 0.5], [0.0, 2.0, -2.0]])
+    got = vmap(f)(xs)
+    want = np.stack([f(Variable(x)).data for x in xs])
+    assert np.all(np.isfinite(want))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300)
+    tangents = vmap(lambda x: jvp(f, (x,), (t,))[1])(xs)
+    want = np.stack([jvp(f, (x,), (t,))[1] for x in xs])
+    assert np.all(np.isfinite(want))
+    np.testing.assert_allclose(tangents, want, rtol=1e-12, atol=1e-300)
