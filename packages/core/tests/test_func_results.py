@@ -218,3 +218,21 @@ def test_jvp_of_a_variable_gives_a_tangent_connected_to_it():
     got = grad(lambda p: F.sum(jvp(lambda v: v**2, (p,), (t,))[1]))(X0)
     assert type(got) is np.ndarray
     np.testing.assert_allclose(got, 2 * t)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_0d_result_summed_over_several_walks_is_a_0d_array(dtype):
+    """jvp of two primals walks once per tangent, vjp of two outputs once per cotangent;
+    numpy adds two 0-d arrays into a scalar (numpy.float64), which must not come back."""
+    a, b = np.array(2.0, dtype), np.array(3.0, dtype)
+    one = np.array(1.0, dtype)
+    out, tangent = jvp(lambda x, y: x * y + F.sin(x), (a, b), (one, 2 * one))
+    assert type(tangent) is np.ndarray and tangent.shape == () and tangent.dtype == dtype
+    np.testing.assert_allclose(tangent, 3.0 + np.cos(2.0) + 2.0 * 2.0, rtol=1e-6)
+    _, vjp_fn = vjp(lambda x: (x * 2.0, x * x), a)
+    (g,) = vjp_fn((one, one))
+    assert type(g) is np.ndarray and g.shape == () and g.dtype == dtype
+    np.testing.assert_allclose(g, 2.0 + 2 * 2.0)
+    (_,), (hv,) = hvp(lambda x: x * x * x, (a,), (one,))
+    assert type(hv) is np.ndarray and hv.dtype == dtype
+    np.testing.assert_allclose(hv, 6 * 2.0)

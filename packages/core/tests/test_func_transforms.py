@@ -275,6 +275,29 @@ def test_an_output_that_ignores_the_input_gives_zeros(arr):
     np.testing.assert_allclose(as_numpy(jacrev(lambda x: arr([1.0]))(x)), np.zeros((1, 2)))
 
 
+def test_an_integer_or_bool_output_gets_zero_tangents_as_it_gets_zero_gradients(arr):
+    """jvp and jacfwd give an integer output (a count, a mask) zeros, as vjp and jacrev do
+    and as torch.func.jvp does; they refused it, calling it an input."""
+    x, t = arr([1.0, 2.0], "float32"), arr([1.0, 1.0], "float32")
+
+    def two(x):
+        return x * 3.0, {"count": F.sum(x > 1.5), "mask": x > 1.5}
+
+    out, tangent = jvp(two, (x,), (t,))
+    np.testing.assert_array_equal(as_numpy(out[1]["count"]), 1)
+    np.testing.assert_allclose(as_numpy(tangent[0]), [3.0, 3.0])
+    for got, shape in [(tangent[1]["count"], ()), (tangent[1]["mask"], (2,))]:
+        assert got.shape == shape and got.dtype == np.float32
+        np.testing.assert_array_equal(as_numpy(got), np.zeros(shape))
+    jf, jr = jacfwd(two)(x), jacrev(two)(x)
+    np.testing.assert_allclose(as_numpy(jf[0]), 3.0 * np.eye(2))
+    for k, shape in [("count", (2,)), ("mask", (2, 2))]:
+        np.testing.assert_array_equal(as_numpy(jf[1][k]), np.zeros(shape))
+        np.testing.assert_array_equal(as_numpy(jf[1][k]), as_numpy(jr[1][k]))
+    _, only = jvp(lambda x: F.sum(x > 1.5), (x,), (t,))
+    np.testing.assert_array_equal(as_numpy(only), 0.0)
+
+
 def test_returning_a_variable_from_outside_gives_zeros_and_leaves_it_alone(arr):
     w = Variable(arr([1.0, 2.0]))
     h = w * w  # a Variable with a graph of its own

@@ -75,7 +75,13 @@ class Tap(Function):
         if self.state == PASS:
             return gy
         if self.state == CATCH and gy is not None:
-            self.caught = gy if self.caught is None else self.caught + gy
+            if self.caught is None:
+                self.caught = gy
+            else:
+                total = self.caught + gy
+                if isinstance(total, numbers.Number):  # numpy: 0-d + 0-d is a numpy scalar
+                    total = as_array(total, like=gy)
+                self.caught = total
         return None
 
 

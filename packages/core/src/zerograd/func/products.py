@@ -16,7 +16,7 @@ from ..checks import flag
 from ..variable import Variable
 from . import arguments
 from .batched import BatchedData
-from .linearize import Linearization
+from .linearize import Linearization, is_floating
 from .trees import Tree, flatten, flatten_outputs
 
 
@@ -146,11 +146,19 @@ class Pushforward:
             out, self.given_aux = _split(out, op)
         self.out = out
         self.out_leaves, self.out_tree = flatten_outputs(out, op)
-        zeros = [_zeros_like(o) for o in self.out_leaves]
+        # an integer or bool output (a count, a mask) has no tangent: it gets zeros (as it
+        # gets zero gradients), of the first primal's float dtype, and is not walked from
+        floating = [is_floating(o) for o in self.out_leaves]
+        zeros = [
+            _zeros_like(o) if f else _zeros_like(o, lin.standins[0].dtype if leaves else None)
+            for o, f in zip(self.out_leaves, floating)
+        ]
+        walked = [o for o, f in zip(self.out_leaves, floating) if f]
         # the walk reads lin's stand-ins: its results are as plain as lin's
         self.cotan = Linearization(op, zeros, self.out_tree.paths(), plain=lin.plain)
         self.g = self.cotan.call(
-            lambda *us: lin.walk(self.out_leaves, list(us), create_graph=True), *self.cotan.standins
+            lambda *us: lin.walk(walked, [u for u, f in zip(us, floating) if f], create_graph=True),
+            *self.cotan.standins,
         )
 
     def push(self, tangents: list) -> list:
@@ -175,15 +183,16 @@ class Pushforward:
         return self.lin.finish(self.given_aux)
 
 
-def _zeros_like(o: Any) -> Any:
-    """Zeros of one sample of ``o``'s shape and dtype, on its backend."""
+def _zeros_like(o: Any, dtype: Any = None) -> Any:
+    """Zeros of one sample of ``o``'s shape and dtype (or ``dtype``), on its backend."""
     d = o.data if isinstance(o, Variable) else o
     if isinstance(d, BatchedData):
         d = d.data
     if not hasattr(d, "shape"):
         return 0.0 * as_array(d)
     shape = tuple(getattr(o, "shape", ()))
-    return backend_of(d).xp.zeros(shape, dtype=d.dtype, device=device_of(d))
+    dtype = d.dtype if dtype is None else dtype
+    return backend_of(d).xp.zeros(shape, dtype=dtype, device=device_of(d))
 
 
 def jvp(

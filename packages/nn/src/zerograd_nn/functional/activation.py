@@ -18,7 +18,7 @@ from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
 from ..kernels import kernels_of
-from .arrays import as_float, float_data, in_float32
+from .arrays import as_float, constant_max, float_data, in_float32
 from .pytorch_names import LEAKY_RELU_KEYWORDS, refuses_pytorch_keywords
 
 
@@ -186,7 +186,7 @@ def softmax_simple(x: ArrayLike, axis: int = 1) -> Variable:
         axis = normalize_axis(axis, xd.ndim, "softmax_simple")
     if size_of(xd):
         try:
-            x = x - get_array_module(xd).max(xd, axis=axis, keepdims=True)
+            x = x - constant_max(x, axis)
         except (TypeError, ValueError):  # a bad axis: sum below names it
             pass
     y = exp(x)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zerograd import Function, Variable, as_array
+from zerograd import Function, Variable, as_array, no_grad
 from zerograd.backends import backend_of, device_of, get_array_module, sum_dtype_of
+from zerograd.functions import max as max_of
 from zerograd.utils import data_of
 from zerograd.variable import Constant
 
@@ -178,6 +179,21 @@ def logsumexp(x: Any, axis: int = 1) -> Any:
     xp = get_array_module(x)
     m = xp.max(x, axis=axis, keepdims=True)
     return m + xp.log(backend_of(x).sum(xp.exp(x - m), (axis % x.ndim,), True))
+
+
+def constant_max(x: Variable, axis: Any) -> Any:
+    """The maximum of ``x`` along ``axis`` (kept as length 1), as a constant array.
+
+    What a softmax built from elementary functions subtracts first (it cancels in the
+    value and the gradient). Computed by zerograd's ``max`` without a graph rather than
+    from ``x.data``, so that inside ``vmap``, where ``x.data`` stands for one sample and
+    has no values to read, it is each sample's maximum (a batched array).
+
+    Raises:
+        TypeError, ValueError: ``axis`` is not an axis of ``x`` (as ``max`` raises them).
+    """
+    with no_grad():
+        return max_of(x, axis=axis, keepdims=True).data
 
 
 def in_float32(f: Callable[..., Any], x: Any, *args: Any) -> Any:

@@ -22,7 +22,7 @@ from zerograd.utils import size_of
 
 from ..kernels import kernels_of
 from .activation import Softmax, relu
-from .arrays import array_arg, as_float, float_data, needs_grad, onehot
+from .arrays import array_arg, as_float, constant_max, float_data, needs_grad, onehot
 from .pytorch_names import (
     BINARY_CROSS_ENTROPY_KEYWORDS,
     CROSS_ENTROPY_KEYWORDS,
@@ -344,8 +344,7 @@ def softmax_cross_entropy_simple(x: ArrayLike, t: ArrayLike) -> Variable:
     t = _check_labels("softmax_cross_entropy_simple", x, t)
     _check_label_range("softmax_cross_entropy_simple", x.shape, t)
     n = x.shape[0]
-    xp = get_array_module(x.data)
-    shifted = x - xp.max(x.data, axis=1, keepdims=True)
+    shifted = x - constant_max(x, 1)
     log_p = shifted - log(sum(exp(shifted), axis=1, keepdims=True))
     tlog_p = get_item(log_p, (get_array_module(t).arange(n, device=device_of(t)), t))
     return -1 * _over_batch(tlog_p, n)
