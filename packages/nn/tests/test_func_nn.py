@@ -448,7 +448,7 @@ def test_linear_of_a_vector_sample_inside_vmap_says_it_has_no_batch_axis(in_axes
         "(3, 6): pass one example as x.reshape(1, -1)."
     )
     with pytest.raises(ValueError) as outside:
-        F.linear(_sample(x.data, 0), W if in_axes[1] is None else W[0], b)
+        F.linear(_sample(x.data, 0), W if in_axes[1] is None else W[0, ...], b)
     assert str(outside.value) == text
     with pytest.raises(ValueError) as inside:
         vmap(F.linear, in_axes=in_axes)(x, W, b)
@@ -480,7 +480,7 @@ def test_embed_id_with_per_sample_ids_inside_vmap_equals_a_loop(backend):
 
     per_sample = vmap(grad(loss), in_axes=(None, 0))(W, ids)
     for i in range(3):
-        _close(as_numpy(per_sample)[i], as_numpy(grad(loss)(W, ids[i])), rtol=0, atol=0)
+        _close(as_numpy(per_sample)[i], as_numpy(grad(loss)(W, ids[i, ...])), rtol=0, atol=0)
 
 
 def test_embed_id_inside_vmap_refuses_an_id_out_of_range_in_any_sample(backend):
@@ -503,7 +503,9 @@ def test_binary_cross_entropy_of_per_sample_probabilities_inside_vmap_equals_a_l
     _close(got, want, rtol=1e-12, atol=0)
     per_sample = vmap(grad(F.binary_cross_entropy), in_axes=(0, None))(p, t)
     for i in range(3):
-        _close(as_numpy(per_sample)[i], as_numpy(grad(F.binary_cross_entropy)(p[i], t)), 1e-12, 0)
+        _close(
+            as_numpy(per_sample)[i], as_numpy(grad(F.binary_cross_entropy)(p[i, ...], t)), 1e-12, 0
+        )
     bad = as_array_of(np.array([[0.2, 0.9], [0.5, 1.5]]), backend)
     with pytest.raises(ValueError, match=r"p must be probabilities in \[0, 1\], got values from"):
         vmap(F.binary_cross_entropy, in_axes=(0, None))(bad, t)
@@ -518,12 +520,16 @@ def test_sigmoid_and_binary_cross_entropy_with_per_sample_targets_inside_vmap(co
     t = as_array_of(t[..., None] if column else t, backend)  # (N, 1) targets fit (N,) inputs
     for f, v in [(F.sigmoid_cross_entropy, x), (F.binary_cross_entropy, p)]:
         got = vmap(f)(v, t)
-        _close(got, [as_numpy(f(v[i], t[i]).data) for i in range(3)], rtol=1e-12, atol=0)
+        _close(got, [as_numpy(f(v[i, ...], t[i, ...]).data) for i in range(3)], rtol=1e-12, atol=0)
         per_sample = vmap(grad(f))(v, t)
         for i in range(3):
-            _close(as_numpy(per_sample)[i], as_numpy(grad(f)(v[i], t[i])), rtol=1e-12, atol=0)
-        shared = vmap(f, in_axes=(None, 0))(v[0], t)
-        _close(shared, [as_numpy(f(v[0], t[i]).data) for i in range(3)], rtol=1e-12, atol=0)
+            _close(
+                as_numpy(per_sample)[i], as_numpy(grad(f)(v[i, ...], t[i, ...])), rtol=1e-12, atol=0
+            )
+        shared = vmap(f, in_axes=(None, 0))(v[0, ...], t)
+        _close(
+            shared, [as_numpy(f(v[0, ...], t[i, ...]).data) for i in range(3)], rtol=1e-12, atol=0
+        )
 
 
 def test_accuracy_inside_vmap_gives_each_samples_accuracy(backend):
@@ -531,11 +537,11 @@ def test_accuracy_inside_vmap_gives_each_samples_accuracy(backend):
     rng = np.random.default_rng(0)
     y = as_array_of(rng.standard_normal((3, 4, 5)), backend)
     t = as_array_of(rng.integers(0, 5, (3, 4)), backend)
-    want = [float(as_numpy(F.accuracy(y[i], t[i]).data)) for i in range(3)]
+    want = [float(as_numpy(F.accuracy(y[i, ...], t[i, ...]).data)) for i in range(3)]
     _close(vmap(F.accuracy)(y, t), want, rtol=0, atol=0)
     _close(
-        vmap(F.accuracy, in_axes=(0, None))(y, t[0]),
-        [float(as_numpy(F.accuracy(y[i], t[0]).data)) for i in range(3)],
+        vmap(F.accuracy, in_axes=(0, None))(y, t[0, ...]),
+        [float(as_numpy(F.accuracy(y[i, ...], t[0, ...]).data)) for i in range(3)],
         rtol=0,
         atol=0,
     )
@@ -575,7 +581,7 @@ def test_jacobians_and_hessians_of_max_pooling_need_no_loop(backend):
     (they ran per row with a VmapFallbackWarning, an error here) and equal central
     differences, also under an outer vmap."""
     xs = as_array_of(values((3, 1, 2, 3, 3), seed=4), backend)
-    x = xs[0]
+    x = xs[0, ...]
 
     def f(v):
         return F.pooling(v, 2, 1, 1) ** 2
@@ -587,4 +593,4 @@ def test_jacobians_and_hessians_of_max_pooling_need_no_loop(backend):
     _close(jacfwd(f)(x), want)
     _close(jacrev(f)(x), want)
     _close(hessian(s)(x), num_jacobian(lambda v: grad(s)(v), [x], 0), 1e-4, 1e-6)
-    _close(vmap(jacfwd(f))(xs), np.stack([as_numpy(jacrev(f)(xs[i])) for i in range(3)]))
+    _close(vmap(jacfwd(f))(xs), np.stack([as_numpy(jacrev(f)(xs[i, ...])) for i in range(3)]))
