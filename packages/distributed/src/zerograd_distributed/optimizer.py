@@ -421,6 +421,11 @@ class DataParallelOptimizer:
     def update(self) -> None:
         """Average the gradients over the ranks, then update (call it on every rank).
 
+        An error of the wrapped optimizer's update (a hook that raises) on some ranks
+        would leave them behind the ranks that updated: that rank tells the others
+        (``comm.abandon``), which raise a ``RuntimeError`` quoting it at their next
+        collective, and the communicator cannot be used again.
+
         Raises:
             ValueError: on every rank together, when the ranks' parameters differ, a
                 gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups,
@@ -428,8 +433,22 @@ class DataParallelOptimizer:
         """
         if self.target is None:
             self.optimizer.update()  # raises its "call setup() first" error
-        if self.average_grads():
+        if not self.average_grads():
+            return
+        if self.comm.size == 1:
             self.optimizer.update()
+            return
+        try:
+            self.optimizer.update()
+        except BaseException as e:
+            # the other ranks may have updated from the same average (a hook that raised
+            # on this rank alone): carrying on would train ranks whose weights differ
+            self.comm.abandon(
+                f"{type(e).__name__}: {e}, raised by its optimizer's update() after the ranks "
+                f"averaged the gradients (the ranks that did not raise have updated, so the "
+                f"ranks' parameters may differ)"
+            )
+            raise
 
     def step(self) -> None:
         """PyTorch's name of :meth:`update` (averages the gradients too)."""
