@@ -129,11 +129,32 @@ def fails_inside_update():
     step(model, optimizer, x, t)
 
 
+def hook_fails_on_one_rank():
+    model, optimizer = model_and_optimizer()
+    calls = []
+
+    def flaky(params):  # a hook of the wrapped optimizer: it runs after the averaging
+        calls.append(1)
+        if comm.rank == 1 and len(calls) == 2:
+            raise RuntimeError("flaky hook on rank one")
+
+    optimizer.add_hook(flaky)
+    for _ in range(4):
+        try:
+            step(model, optimizer, x, t)
+        except RuntimeError as e:  # skip the step, as a user retrying would
+            print(f"rank {comm.rank} skipped a step: {e}", flush=True)
+    if comm.rank == 1:
+        time.sleep(3)  # let rank 0 print its error before rank 1's end aborts the run
+    same = comm.allgather(model.l0.W.data)
+    print(f"rank {comm.rank}: ranks equal {all((a == same[0]).all() for a in same)}", flush=True)
+
+
 CASES = {
     f.__name__: f
     for f in (
         extra_update, unequal_shards, early_stopping, uncaught, absent, caught,
-        fails_inside_update,
+        fails_inside_update, hook_fails_on_one_rank,
     )
 }  # fmt: skip
 if guarded:
@@ -256,3 +277,25 @@ def test_a_rank_failing_inside_update_after_the_agreement(tmp_path, n):
     assert out.count("RuntimeError") == len(told), out[-3000:]  # no other error
     assert "Unable to allocate" not in out and "EiB" not in out
     assert "finished its script" not in out
+
+
+def test_a_hook_failing_on_one_rank_stops_every_rank(tmp_path):
+    """The wrapped optimizer's update raised on rank 1 alone (a hook), after the ranks
+    averaged; rank 0 had updated, rank 1 had not. A script that caught the error and went on
+    trained ranks whose weights differed, in silence, to the end. Now rank 1 tells the
+    others before its error leaves update(): rank 0 raises at its next collective, quoting
+    it, and the run ends with a nonzero status."""
+    out = _launch(tmp_path, 2, "hook_fails_on_one_rank", "plain", "30")
+    assert "rank 1 skipped a step: flaky hook on rank one" in out, out[-3000:]
+    assert re.search(
+        r"rank 0 skipped a step: allgather_obj in DataParallelOptimizer\.update\(\) "
+        r"\(collective #\d+\) stopped on rank 0: rank 1 gave up on the ranks and stopped, so "
+        r"this rank stops too\. Rank 1 said: rank 1 stopped after allreduce_sum_inplace in "
+        r"DataParallelOptimizer\.update\(\) \(collective #\d+\): RuntimeError: flaky hook "
+        r"on rank one, raised by its optimizer's update\(\) after the ranks averaged the "
+        r"gradients \(the ranks that did not raise have updated, so the ranks' parameters "
+        r"may differ\)",
+        out,
+    ), out[-3000:]
+    assert "ranks equal" not in out, out[-3000:]
+    assert re.search(r"rank [01] of 2 ends every rank \(MPI_Abort\): its communicator failed", out)

@@ -242,9 +242,9 @@ class DataParallelOptimizer:
     step: its gradients came from different weights (a warning says so).
 
     Other attributes (``lr``, ``hooks``, ``state_dict()``...) are the wrapped optimizer's.
-    Its hyperparameters must be the same on every rank, or the ranks would drift apart from
-    the same averaged gradients: each update compares them (with the rest of what the ranks
-    agree on, in one message) and raises on every rank when they differ.
+    Its hyperparameters and hooks must be the same on every rank, or the ranks would drift
+    apart from the same averaged gradients: each update compares them (with the rest of what
+    the ranks agree on, in one message) and raises on every rank when they differ.
 
     A nan or inf in one rank's gradient reaches every rank through the average. With
     ``check_finite=True`` each rank looks at its gradients before they travel, and every
@@ -421,15 +421,34 @@ class DataParallelOptimizer:
     def update(self) -> None:
         """Average the gradients over the ranks, then update (call it on every rank).
 
+        An error of the wrapped optimizer's update (a hook that raises) on some ranks
+        would leave them behind the ranks that updated: that rank tells the others
+        (``comm.abandon``), which raise a ``RuntimeError`` quoting it at their next
+        collective, and the communicator cannot be used again.
+
         Raises:
             ValueError: on every rank together, when the ranks' parameters differ, a
-                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups
-                or hyperparameters (``lr``...) differ (nothing is changed then).
+                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups,
+                hyperparameters (``lr``...) or hooks differ (nothing is changed then).
         """
         if self.target is None:
             self.optimizer.update()  # raises its "call setup() first" error
-        if self.average_grads():
+        if not self.average_grads():
+            return
+        if self.comm.size == 1:
             self.optimizer.update()
+            return
+        try:
+            self.optimizer.update()
+        except BaseException as e:
+            # the other ranks may have updated from the same average (a hook that raised
+            # on this rank alone): carrying on would train ranks whose weights differ
+            self.comm.abandon(
+                f"{type(e).__name__}: {e}, raised by its optimizer's update() after the ranks "
+                f"averaged the gradients (the ranks that did not raise have updated, so the "
+                f"ranks' parameters may differ)"
+            )
+            raise
 
     def step(self) -> None:
         """PyTorch's name of :meth:`update` (averages the gradients too)."""
@@ -464,8 +483,8 @@ class DataParallelOptimizer:
         Raises:
             RuntimeError: ``setup`` was not called yet.
             ValueError: on every rank together, when the ranks' parameters differ, a
-                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups
-                or hyperparameters (``lr``...) differ (nothing is changed then).
+                gradient cannot be averaged, or the ranks' ``bucket_bytes``, parameter groups,
+                hyperparameters (``lr``...) or hooks differ (nothing is changed then).
         """
         if self.target is None:
             raise RuntimeError(
@@ -488,13 +507,16 @@ class DataParallelOptimizer:
         """What the ranks must share besides the parameters: buckets, groups, hyperparameters.
 
         Buckets and groups decide how many allreduces of which sizes each rank makes; the
-        hyperparameters, whether every rank takes the same step from the same average.
+        hyperparameters and the hooks, whether every rank takes the same step from the same
+        average.
         """
         settings = getattr(self.optimizer, "settings", None)
+        hooks = getattr(self.optimizer, "hooks", None)
         return (
             self.bucket_bytes,
             [len(ps) for _, ps in grouped],
             settings() if callable(settings) else None,
+            _hook_settings(hooks, grouped) if hooks else (),
         )
 
     def _disagreement(self, plans: list[tuple]) -> ValueError | None:
@@ -518,6 +540,17 @@ class DataParallelOptimizer:
                 f"{where}: the ranks' optimizers group the parameters differently (parameters "
                 f"per group: {listed}); set every rank's optimizer up with the same groups. "
                 f"{tail}"
+            )
+        if any(plan[3] != first[3] for plan in plans):
+            listed = "; ".join(
+                f"rank {r}: {_show_hooks(plan[3])} where rank 0 has {_show_hooks(first[3])}"
+                for r, plan in enumerate(plans)
+                if plan[3] != first[3]
+            )
+            return ValueError(
+                f"{where}: the ranks' optimizers have different hooks ({listed}), so their "
+                f"parameters would drift apart from the same averaged gradients. Add the same "
+                f"hooks, with the same settings and in the same order, on every rank. {tail}"
             )
         listed = "; ".join(
             f"rank {r}: {_differences(first[2], plan[2])}"
@@ -639,6 +672,48 @@ class DataParallelOptimizer:
                 self.comm.allreduce_sum_inplace(piece)
             for p, view in zip(ps, views):  # each gradient: its slice of this step's buffer
                 p.grad.data = view
+
+
+def _hook_settings(hooks: list[Any], grouped: list[tuple[Any, list[Parameter]]]) -> tuple:
+    """Each hook as ``(name, ((attribute, value), ...))``, comparable across ranks.
+
+    Numbers (0-d arrays too) by value; Parameters, and lists of them (``FreezeParam``'s),
+    by their positions among the optimizer's parameters; anything else by its type's name.
+    Only read when the optimizer has hooks: an update with hooks takes its slow path anyway.
+    """
+    where: dict[int, int] = {}
+    for ps in grouped:
+        for p in ps[1]:
+            where.setdefault(id(p), len(where))
+
+    def value(v: Any) -> Any:
+        if isinstance(v, (bool, int, float, str)) or v is None:
+            return v
+        if isinstance(v, Parameter):
+            return ("param", where.get(id(v)))
+        if isinstance(v, (list, tuple)) and all(isinstance(x, Parameter) for x in v):
+            return ("params", tuple([where.get(id(x)) for x in v]))
+        if getattr(v, "shape", None) == ():
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                pass
+        return type(v).__name__
+
+    out = []
+    for h in hooks:
+        name = getattr(h, "__qualname__", None) or type(h).__qualname__
+        attrs = None if hasattr(h, "__code__") else getattr(h, "__dict__", None)
+        if type(attrs) is not dict:  # a function, or an object without attributes: its name
+            attrs = {}
+        out.append((name, tuple(sorted((k, value(v)) for k, v in attrs.items()))))
+    return tuple(out)
+
+
+def _show_hooks(hooks: tuple) -> str:
+    """``[ClipGrad(max_norm=0.5), ...]``: hooks as :func:`_hook_settings` describes them."""
+    shown = [f"{name}({', '.join(f'{k}={v!r}' for k, v in attrs)})" for name, attrs in hooks]
+    return f"[{', '.join(shown)}]"
 
 
 def _lent_as(bufs: list[Any], covered: list[Parameter], chunks: list[list]) -> bool:

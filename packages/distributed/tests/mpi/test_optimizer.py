@@ -4,6 +4,7 @@ missing gradients, lazy layers, and failures that change nothing on any rank."""
 from __future__ import annotations
 
 import copy
+import re
 import tempfile
 import warnings
 
@@ -16,7 +17,7 @@ from zerograd_distributed import DataParallelOptimizer, broadcast_params
 from zerograd_nn import DataLoader
 from zerograd_nn.layers import Layer, Linear
 from zerograd_nn.models import MLP
-from zerograd_nn.optimizers import SGD, Adam, MomentumSGD, flat
+from zerograd_nn.optimizers import SGD, Adam, ClipGrad, FreezeParam, MomentumSGD, WeightDecay, flat
 from zerograd_nn.schedulers import ReduceLROnPlateau
 from zerograd_nn.training import Trainer
 
@@ -624,6 +625,56 @@ def test_ranks_whose_hyperparameters_differ_raise_on_every_rank(comm):
     opt.update()
     for a in _gathered(comm, [p.data for p in params]):
         assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))
+
+
+@pytest.mark.parametrize("hooks", ["clip", "missing", "frozen"])
+def test_ranks_whose_optimizers_have_different_hooks_raise_on_every_rank(comm, hooks):
+    """A hook runs on the averaged gradients inside the wrapped update: a ClipGrad with
+    another max_norm, a WeightDecay on one rank only, or FreezeParam of other parameters
+    made every rank take another step from the same average, and the ranks silently drifted
+    apart."""
+    if comm.size == 1:
+        pytest.skip("needs two ranks or more: one rank cannot disagree with itself")
+    params = _params(comm, 17)
+    broadcast_params(params, comm)
+    inner = SGD(lr=0.1)
+    if hooks == "clip":
+        inner.add_hook(ClipGrad(0.01 if comm.rank == 0 else 10.0))
+        mine, rank0 = "[ClipGrad(max_norm=10.0)]", "[ClipGrad(max_norm=0.01)]"
+    elif hooks == "missing":
+        if comm.rank > 0:
+            inner.add_hook(WeightDecay(0.5))
+        mine, rank0 = "[WeightDecay(rate=0.5)]", "[]"
+    else:
+        inner.add_hook(FreezeParam(params[0 if comm.rank == 0 else 1]))
+        mine, rank0 = (
+            "[FreezeParam(freeze_params=('params', (1,)))]",
+            "[FreezeParam(freeze_params=('params', (0,)))]",
+        )
+    opt = DataParallelOptimizer(inner, comm).setup(params)
+    for p in params:
+        p.grad = Parameter(np.full_like(p.data, comm.rank + 1.0))
+    before = [p.data.copy() for p in params]
+    others = "; ".join(
+        f"rank {r}: {re.escape(mine)} where rank 0 has {re.escape(rank0)}"
+        for r in range(1, comm.size)
+    )
+    with pytest.raises(
+        ValueError,
+        match=rf"update\(\): the ranks' optimizers have different hooks \({others}\), so their "
+        r"parameters would drift apart from the same averaged gradients\. Add the same hooks, "
+        r"with the same settings and in the same order, on every rank\. Nothing was updated "
+        r"on any rank\.$",
+    ):
+        opt.update()
+    for p, b in zip(params, before):
+        np.testing.assert_array_equal(p.data, b)
+        np.testing.assert_array_equal(p.grad.data, np.full_like(b, comm.rank + 1.0))
+    inner.hooks[:] = [ClipGrad(0.01)]  # alike again: the next update runs, the same everywhere
+    opt.update()
+    for a, p, b in zip(_gathered(comm, [p.data for p in params]), params, before):
+        assert all(np.array_equal(a[r], a[0]) for r in range(comm.size))
+        assert not np.array_equal(p.data, b)
 
 
 def test_ranks_whose_optimizers_group_the_parameters_differently_raise(comm):
