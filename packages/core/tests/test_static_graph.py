@@ -1332,3 +1332,36 @@ def test_a_step_defined_again_leaves_its_old_code_to_be_freed(rand):
         del scope, step
     gc.collect()
     assert [r() is None for r in codes] == [True] * 5
+
+
+@pytest.mark.parametrize(
+    "masked",
+    [
+        lambda h: F.clip(h, -0.5, 0.5),
+        lambda h: F.clip(h, None, 0.5),
+        lambda h: F.max(F.reshape(h, (1, 3)), axis=1),
+        lambda h: F.min(F.reshape(h, (1, 3)), axis=1, keepdims=True),
+    ],
+    ids=["clip", "clip_upper", "max", "min_keepdims"],
+)
+def test_a_mask_a_derivative_makes_under_create_graph_is_computed_anew(arr, to_np, masked):
+    """With create_graph the vjps run as Functions; clip's and max's masks come from the
+    values. Made from ``.data`` they were constants: the two recordings below have equal
+    masks (the data differ), so the replay kept them, and a call whose mask differs got
+    the recorded call's gradient."""
+
+    def make():
+        w = Parameter(arr([0.25, -1.0, 2.0]))
+
+        def step(x):
+            w.cleargrad()
+            F.sum(masked(x * w) * x).backward(create_graph=True)
+            return w.grad
+
+        return step
+
+    eager, static = _twins(make)
+    for v in (0.1, 0.2, 0.15, -4.0, 0.3, 5.0):
+        x = arr([v, v, v])
+        _same(to_np, eager(x), static(x))
+    assert static.counts["replayed"] > 0, static.counts

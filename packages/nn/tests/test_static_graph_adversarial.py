@@ -1959,3 +1959,31 @@ def test_a_variable_returned_twice_is_one_variable_as_eagerly():
     assert step.counts["replayed"] == 3, step.counts
     assert static == eager
     assert all(same_loss and same_y for _, _, same_loss, same_y in static)
+
+
+@pytest.mark.parametrize(
+    "activation", [F.relu, lambda h: F.leaky_relu(h, 0.1)], ids=["relu", "leaky_relu"]
+)
+def test_an_activation_mask_under_create_graph_follows_each_call(activation):
+    """A gradient penalty through ReLU: its derivative's mask, made from ``y.data`` under
+    create_graph, was a constant; the recorded calls (all inputs positive) agreed on it,
+    so the replay kept it and gave a call with negative inputs the wrong gradient."""
+
+    def run(deco):
+        w = Parameter(np.array([0.5, -1.0, 2.0]), name="w")
+
+        @deco
+        def step(x):
+            w.cleargrad()
+            F.sum(activation(x * w) * x).backward(create_graph=True)
+            return w.grad
+
+        return [_bits(step(np.full(3, v))) for v in (1.0, 2.0, 3.0, -4.0, 5.0, -6.0)], step
+
+    eager, _ = run(lambda f: f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaticGraphWarning)
+        static, step = run(static_graph)
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
+

@@ -305,6 +305,38 @@ def _inverse_overflows(a: Any) -> Any:
     return abs(a) <= 2 / float(get_array_module(a).finfo(a.dtype).max)
 
 
+class ValueMask(Function):
+    """``where(*xs, *settings)`` as ones and zeros of ``dtype``: a mask as a Function.
+
+    A derivative that masks its gradient by the values (ReLU's ``y > 0``, max's ``x == y``)
+    applies this when it runs on Variables (``create_graph=True``) rather than computing
+    the mask from ``.data``: a static-graph replay then computes the mask from each call's
+    arrays, where an array made in Python would be a constant kept from the recordings
+    (and two recordings whose masks happen to agree would freeze it). The mask has no
+    gradient.
+
+    Args:
+        where: a function of the input arrays (and ``settings``) returning booleans; a
+            function defined once, not a new lambda, so that two recordings agree.
+        dtype: the mask's dtype.
+        *settings: numbers ``where`` takes after the arrays (clip's bounds).
+    """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
+    def __init__(self, where: Callable[..., Any], dtype: Any, *settings: Any) -> None:
+        self.where, self.dtype, self.settings = where, dtype, settings
+
+    def forward(self, *xs: Any) -> Any:
+        backend = backend_of(xs[0])  # of an array: a 0-d comparison may be a numpy scalar
+        return backend.astype(backend.asarray(self.where(*xs, *self.settings)), self.dtype)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return None for every input: a mask is constant where it is defined."""
+        return None if len(xs) == 1 else (None,) * len(xs)
+
+
 def _mask(a: Any, where: Any, gy: Any) -> Any:
     """``where`` (booleans) as 1.0 and 0.0 in ``gy``'s dtype, an array of ``a``'s backend."""
     backend = backend_of(a)
