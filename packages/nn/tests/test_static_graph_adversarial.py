@@ -1987,3 +1987,38 @@ def test_an_activation_mask_under_create_graph_follows_each_call(activation):
     assert static == eager
     assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
 
+
+def test_a_replay_refusing_labels_after_a_dropout_has_drawn_its_mask_as_eagerly():
+    """The cross-entropy's label check ran before any of the replay's work, before the
+    dropout ahead of it drew its mask: a refused replay left the random state where the
+    eager call (which drew, then refused) had moved it from, and every later mask and
+    weight differed."""
+
+    def run(deco):
+        model, opt = _mlp()
+
+        @deco
+        def step(x, t):
+            loss = F.softmax_cross_entropy(F.dropout(model(x), 0.5), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+
+        out = []
+        for i in range(7):
+            x, t = _batch(i)
+            if i == 4:
+                t = np.where(t == 0, 5, t)  # out of range: refused, eagerly and replayed
+            try:
+                out.append(_snap(step(x, t), model))
+            except ValueError as exc:
+                out.append(str(exc))
+            out.append(np.random.get_state()[1].tobytes())
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    static, step = run(static_graph)
+    assert "labels must be class ids in 0..2" in eager[8]
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}

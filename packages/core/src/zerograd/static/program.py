@@ -363,9 +363,10 @@ class Program:
         ``check_values_of`` and the shapes and dtypes of all: where those values are the
         call's own arrays (known at the start), it runs here, so a refused replay has done
         nothing, and on a GPU its read waits for no queued work. ``code`` is the forward
-        only, up to the first forward that writes state (batch norm's running statistics):
-        a forward after that, or after the backward began, refuses a call that the eager
-        one had already changed (statistics moved, gradients given, an update made), so
+        only, up to the first forward that writes state (batch norm's running statistics)
+        or draws random numbers (dropout's mask): a forward after that, or after the
+        backward began, refuses a call that the eager one had already changed (statistics
+        or the random state moved, gradients given, an update made), so
         its check runs where it ran, as do the others: right before their kernel
         (:meth:`_forward`).
         """

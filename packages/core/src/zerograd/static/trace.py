@@ -348,8 +348,9 @@ class Trace:
         fresh: why this call cannot be compared with others (a Parameter got its first
             value inside it: a layer sized itself), or None.
         first_write: the length of :attr:`code` when zerograd's own work first gave a
-            Variable that had an array a new one (batch norm's running statistics), or
-            None: no forward's check may run before that work (:mod:`.program`).
+            Variable that had an array a new one (batch norm's running statistics) or drew
+            random numbers (dropout's mask), or None: no forward's check may run before
+            that work (:mod:`.program`).
     """
 
     def __init__(self, leaves: list, start: Start | None = None, watched: Any = ()) -> None:
@@ -809,6 +810,10 @@ class Trace:
                 f"flip's branch, a noise array); draw inside a Function (F.dropout), or draw "
                 f"outside the step and pass the result in as an argument"
             )
+        elif self.first_write is None:
+            # zerograd's own draw (dropout's mask) moves the random state: a forward's
+            # check after it runs where it ran, so a refused replay has drawn as eagerly
+            self.first_write = len(self.code)
 
     def depends(self, owner: Any, read: Callable[[Any], Any], value: Any) -> None:
         """Note Python state the work depends on; the first value is the call's start."""
