@@ -1365,3 +1365,31 @@ def test_a_mask_a_derivative_makes_under_create_graph_is_computed_anew(arr, to_n
         x = arr([v, v, v])
         _same(to_np, eager(x), static(x))
     assert static.counts["replayed"] > 0, static.counts
+
+
+def test_a_replay_that_gives_a_gradient_then_adds_onto_it_needs_none_held(rand, to_np):
+    """A step with two backward calls: the first gives ``w`` its gradient, the second adds
+    onto it. Recorded from calls that started with ``w.grad`` None, its replay stores the
+    first; it ran on a call that started with a gradient held (the caller stopped clearing
+    to accumulate over calls) and dropped that gradient, where the eager call adds onto it.
+    """
+
+    def make():
+        w = Parameter(rand(3, seed=1))
+
+        def step(x):
+            F.sum(F.sin(x * w)).backward()
+            F.sum(x * w * w).backward()
+            return w
+
+        return step
+
+    eager, static = _twins(make)
+    for i in range(7):
+        x = rand(3, seed=10 + i)
+        we, ws = eager(x), static(x)
+        _same(to_np, we.grad, ws.grad)
+        if i < 3:  # cleared between the first calls; accumulated over the later ones
+            we.cleargrad()
+            ws.cleargrad()
+    assert static.counts["replayed"] >= 2, static.counts
