@@ -2022,3 +2022,36 @@ def test_a_replay_refusing_labels_after_a_dropout_has_drawn_its_mask_as_eagerly(
     assert "labels must be class ids in 0..2" in eager[8]
     assert static == eager
     assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_gradients_cleared_before_a_metric_that_refuses_its_labels_are_cleared_as_eagerly():
+    """``cleargrads()`` after the backward, then a metric: the recording placed the clear
+    at the call's end, so a replay whose metric refused its labels (out of range) had not
+    cleared the gradients the eager call had cleared when it raised."""
+
+    def run(deco):
+        model, _ = _mlp()
+
+        @deco
+        def step(x, t):
+            y = model(x)
+            F.softmax_cross_entropy(y, np.zeros(len(t), dtype=np.int64)).backward()
+            model.cleargrads()
+            return F.accuracy(y, t)
+
+        out = []
+        for i in range(6):
+            x, t = _batch(i)
+            if i == 4:
+                t = np.where(t == 0, 5, t)  # out of range for the accuracy
+            try:
+                out.append(_snap(step(x, t), model))
+            except ValueError as exc:
+                out.append((str(exc), _snap(model)))
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    static, step = run(static_graph)
+    assert eager[4][0].startswith("accuracy: labels must be class ids in 0..2")
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 2}

@@ -387,6 +387,7 @@ class Trace:
         self._settings: list[tuple[Callable, Any]] = []  # (settings(), value at the effect)
         self._captured: list[tuple[Variable, Any, Any]] = []  # (var, data, a copy) at start
         self._walked = False
+        self._walking = False  # inside a backward: the Functions a walk applies
         self._held_at_walk: dict[int, Variable] = {}  # id(held gradient's array) -> its owner
         self._knows_start = start is not None
         self._entry_arrays: dict[int, Any] = {}  # id(variable) -> its grad's array at the start
@@ -483,6 +484,12 @@ class Trace:
 
     def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
         """Record the forward; arrays the call did not make become reads."""
+        if self._walked and not self._walking:
+            # gradients cleared after a backward go before this forward, where the call
+            # cleared them: a forward refusing its inputs on a replay (a metric's labels)
+            # then finds them cleared, as eagerly
+            self._note_clears([st[0] for st in self._stored.values()])
+            self._note_clears([v for v in self.start_targets if id(v) not in self._cleared])
         ins = [self._input(v) for v in inputs]
         attrs = {}
         for name, value in before.__dict__.items():
@@ -547,6 +554,7 @@ class Trace:
             ones = get_array_module(y.data).ones_like
             y.grad = Variable(ones(y.data))
             self.op(ones, (y.data,), y.grad.data)
+        self._walking = True
         try:
             if y.creator is None:  # a leaf: the walk only seeds it
                 run(retain_grad, create_graph)
@@ -565,6 +573,8 @@ class Trace:
         except BaseException:
             y.grad = seed
             raise
+        finally:
+            self._walking = False
 
     def _planned_walk(self, y: Variable, run: Callable, preset: bool) -> None:
         """The first-order walk, done and recorded by :func:`.schedule.walk`.
