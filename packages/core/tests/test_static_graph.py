@@ -1393,3 +1393,25 @@ def test_a_replay_that_gives_a_gradient_then_adds_onto_it_needs_none_held(rand, 
             we.cleargrad()
             ws.cleargrad()
     assert static.counts["replayed"] >= 2, static.counts
+
+
+def test_a_power_at_a_zero_base_under_create_graph_is_computed_anew(arr, to_np):
+    """``x ** w`` lifts a zero base to 1 in d/dw (``0 ** c`` is constant for c >= 0); made
+    from ``.data`` under create_graph that mask was a constant, the recorded calls (no
+    zero base) agreed on it, and a replay at a zero base gave nan where eager gives 0."""
+
+    def make():
+        w = Parameter(arr([2.0, 3.0, 1.5]))
+
+        def step(x):
+            w.cleargrad()
+            F.sum(x**w).backward(create_graph=True)
+            return w.grad
+
+        return step
+
+    eager, static = _twins(make)
+    for v in ([1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [3.0, 3.0, 1.0], [0.0, 2.0, 0.0], [1.0, 5.0, 2.0]):
+        x = arr(v)
+        _same(to_np, eager(x), static(x))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
