@@ -388,6 +388,7 @@ class Trace:
         self._captured: list[tuple[Variable, Any, Any]] = []  # (var, data, a copy) at start
         self._walked = False
         self._walking = False  # inside a backward: the Functions a walk applies
+        self._contexts: dict[int, str] = {}  # id(array a forward saved as ctx) -> its class
         self._held_at_walk: dict[int, Variable] = {}  # id(held gradient's array) -> its owner
         self._knows_start = start is not None
         self._entry_arrays: dict[int, Any] = {}  # id(variable) -> its grad's array at the start
@@ -457,6 +458,15 @@ class Trace:
                 "it replaces the data of an argument Variable (x.data = ...) before using it; "
                 "pass the new array as the argument instead"
             )
+        elif self._walking and id(a) in self._contexts:
+            # a vjp on Variables (create_graph) applied a Function to its forward's saved
+            # array: a constant to the recording, which two calls may draw alike
+            self.refuse(
+                f"its backward(create_graph=True) reads what {self._contexts[id(a)]}'s "
+                f"forward saved (dropout's mask, batch norm's scale) as a constant, which a "
+                f"replay would keep from the recording; keep this step eager, or take the "
+                f"second derivative outside static_graph"
+            )
         return self._read(a, VAR, v)
 
     def _known(self, a: Any) -> int | None:
@@ -499,6 +509,9 @@ class Trace:
         many = type(outputs) is list
         outs = [self._slot(o.data) for o in (outputs if many else (outputs,))]
         self._clones[id(fn)] = (fn, before)
+        ctx = getattr(fn, "ctx", None)
+        if type(ctx) in _by_type:  # kept alive by fn, in _clones
+            self._contexts[id(ctx)] = type(fn).__name__
         step = Forward(before, inputs, ins, outs, many, attrs)
         if not attrs:  # a forward that reads this call's arrays from its settings has none
             # asked of the class: an instance attribute of that name is the user's own
