@@ -1332,3 +1332,86 @@ def test_a_step_defined_again_leaves_its_old_code_to_be_freed(rand):
         del scope, step
     gc.collect()
     assert [r() is None for r in codes] == [True] * 5
+
+
+@pytest.mark.parametrize(
+    "masked",
+    [
+        lambda h: F.clip(h, -0.5, 0.5),
+        lambda h: F.clip(h, None, 0.5),
+        lambda h: F.max(F.reshape(h, (1, 3)), axis=1),
+        lambda h: F.min(F.reshape(h, (1, 3)), axis=1, keepdims=True),
+    ],
+    ids=["clip", "clip_upper", "max", "min_keepdims"],
+)
+def test_a_mask_a_derivative_makes_under_create_graph_is_computed_anew(arr, to_np, masked):
+    """With create_graph the vjps run as Functions; clip's and max's masks come from the
+    values. Made from ``.data`` they were constants: the two recordings below have equal
+    masks (the data differ), so the replay kept them, and a call whose mask differs got
+    the recorded call's gradient."""
+
+    def make():
+        w = Parameter(arr([0.25, -1.0, 2.0]))
+
+        def step(x):
+            w.cleargrad()
+            F.sum(masked(x * w) * x).backward(create_graph=True)
+            return w.grad
+
+        return step
+
+    eager, static = _twins(make)
+    for v in (0.1, 0.2, 0.15, -4.0, 0.3, 5.0):
+        x = arr([v, v, v])
+        _same(to_np, eager(x), static(x))
+    assert static.counts["replayed"] > 0, static.counts
+
+
+def test_a_replay_that_gives_a_gradient_then_adds_onto_it_needs_none_held(rand, to_np):
+    """A step with two backward calls: the first gives ``w`` its gradient, the second adds
+    onto it. Recorded from calls that started with ``w.grad`` None, its replay stores the
+    first; it ran on a call that started with a gradient held (the caller stopped clearing
+    to accumulate over calls) and dropped that gradient, where the eager call adds onto it.
+    """
+
+    def make():
+        w = Parameter(rand(3, seed=1))
+
+        def step(x):
+            F.sum(F.sin(x * w)).backward()
+            F.sum(x * w * w).backward()
+            return w
+
+        return step
+
+    eager, static = _twins(make)
+    for i in range(7):
+        x = rand(3, seed=10 + i)
+        we, ws = eager(x), static(x)
+        _same(to_np, we.grad, ws.grad)
+        if i < 3:  # cleared between the first calls; accumulated over the later ones
+            we.cleargrad()
+            ws.cleargrad()
+    assert static.counts["replayed"] >= 2, static.counts
+
+
+def test_a_power_at_a_zero_base_under_create_graph_is_computed_anew(arr, to_np):
+    """``x ** w`` lifts a zero base to 1 in d/dw (``0 ** c`` is constant for c >= 0); made
+    from ``.data`` under create_graph that mask was a constant, the recorded calls (no
+    zero base) agreed on it, and a replay at a zero base gave nan where eager gives 0."""
+
+    def make():
+        w = Parameter(arr([2.0, 3.0, 1.5]))
+
+        def step(x):
+            w.cleargrad()
+            F.sum(x**w).backward(create_graph=True)
+            return w.grad
+
+        return step
+
+    eager, static = _twins(make)
+    for v in ([1.0, 2.0, 3.0], [2.0, 1.0, 4.0], [3.0, 3.0, 1.0], [0.0, 2.0, 0.0], [1.0, 5.0, 2.0]):
+        x = arr(v)
+        _same(to_np, eager(x), static(x))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}

@@ -44,6 +44,7 @@ from zerograd.functions import (
     Tanh,
     Transpose,
 )
+from zerograd.functions.arithmetic import ValueMask
 from zerograd.functions.reduction import DivideByCount
 from zerograd.namespaces import _Copy, array_ops_by_type
 from zerograd.testing import check_backward
@@ -312,6 +313,7 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "Col2im": (lambda: Col2im((2, 1, 5, 5), (3, 3), (1, 1), (0, 0), False), "cols"),
     "MeanSquaredError": (MeanSquaredError, "x", "x"),
     "_OneHot": (lambda: _OneHot(4, np.float64), "labels"),
+    "ValueMask": (lambda: ValueMask(lambda a, c: a > c, np.float64, 0.0), "x"),
     "Accuracy": (Accuracy, "x", "labels"),
     "_Copy": (_Copy, "x"),
     "_Dropout": (lambda: _Dropout(0.3), "x"),

@@ -1959,3 +1959,128 @@ def test_a_variable_returned_twice_is_one_variable_as_eagerly():
     assert step.counts["replayed"] == 3, step.counts
     assert static == eager
     assert all(same_loss and same_y for _, _, same_loss, same_y in static)
+
+
+@pytest.mark.parametrize(
+    "activation", [F.relu, lambda h: F.leaky_relu(h, 0.1)], ids=["relu", "leaky_relu"]
+)
+def test_an_activation_mask_under_create_graph_follows_each_call(activation):
+    """A gradient penalty through ReLU: its derivative's mask, made from ``y.data`` under
+    create_graph, was a constant; the recorded calls (all inputs positive) agreed on it,
+    so the replay kept it and gave a call with negative inputs the wrong gradient."""
+
+    def run(deco):
+        w = Parameter(np.array([0.5, -1.0, 2.0]), name="w")
+
+        @deco
+        def step(x):
+            w.cleargrad()
+            F.sum(activation(x * w) * x).backward(create_graph=True)
+            return w.grad
+
+        return [_bits(step(np.full(3, v))) for v in (1.0, 2.0, 3.0, -4.0, 5.0, -6.0)], step
+
+    eager, _ = run(lambda f: f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaticGraphWarning)
+        static, step = run(static_graph)
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_a_replay_refusing_labels_after_a_dropout_has_drawn_its_mask_as_eagerly():
+    """The cross-entropy's label check ran before any of the replay's work, before the
+    dropout ahead of it drew its mask: a refused replay left the random state where the
+    eager call (which drew, then refused) had moved it from, and every later mask and
+    weight differed."""
+
+    def run(deco):
+        model, opt = _mlp()
+
+        @deco
+        def step(x, t):
+            loss = F.softmax_cross_entropy(F.dropout(model(x), 0.5), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+
+        out = []
+        for i in range(7):
+            x, t = _batch(i)
+            if i == 4:
+                t = np.where(t == 0, 5, t)  # out of range: refused, eagerly and replayed
+            try:
+                out.append(_snap(step(x, t), model))
+            except ValueError as exc:
+                out.append(str(exc))
+            out.append(np.random.get_state()[1].tobytes())
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    static, step = run(static_graph)
+    assert "labels must be class ids in 0..2" in eager[8]
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_gradients_cleared_before_a_metric_that_refuses_its_labels_are_cleared_as_eagerly():
+    """``cleargrads()`` after the backward, then a metric: the recording placed the clear
+    at the call's end, so a replay whose metric refused its labels (out of range) had not
+    cleared the gradients the eager call had cleared when it raised."""
+
+    def run(deco):
+        model, _ = _mlp()
+
+        @deco
+        def step(x, t):
+            y = model(x)
+            F.softmax_cross_entropy(y, np.zeros(len(t), dtype=np.int64)).backward()
+            model.cleargrads()
+            return F.accuracy(y, t)
+
+        out = []
+        for i in range(6):
+            x, t = _batch(i)
+            if i == 4:
+                t = np.where(t == 0, 5, t)  # out of range for the accuracy
+            try:
+                out.append(_snap(step(x, t), model))
+            except ValueError as exc:
+                out.append((str(exc), _snap(model)))
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    static, step = run(static_graph)
+    assert eager[4][0].startswith("accuracy: labels must be class ids in 0..2")
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
+def test_a_double_backward_through_dropout_stays_eager_and_says_why():
+    """Under create_graph dropout's derivative multiplies by the mask its forward drew,
+    a constant to a recording: two recorded calls that drew the same mask (likely on two
+    elements) froze it, and each replay's second derivative used it, whatever the
+    forward drew. For 20 of these 40 seeds the replay differed from eager."""
+
+    def run(deco, seed):
+        zerograd.seed(seed)
+        w = Parameter(np.array([2.0, 3.0]), name="w")
+
+        @deco
+        def step(x):
+            w.cleargrad()
+            F.sum(F.dropout(x * w, 0.5) * x).backward(create_graph=True)
+            return w.grad
+
+        return [_bits(step(np.array([1.0 + i, 2.0]))) for i in range(6)], step
+
+    for seed in range(40):
+        eager, _ = run(lambda f: f, seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            static, step = run(static_graph, seed)
+        said = [str(w.message) for w in caught if issubclass(w.category, StaticGraphWarning)]
+        assert static == eager, seed
+        assert step.counts["replayed"] == 0
+        assert len(said) == 1 and "reads what _Dropout's forward saved" in said[0], said

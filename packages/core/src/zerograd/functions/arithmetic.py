@@ -280,20 +280,43 @@ class PowVar(_Binary):
     op = operator.pow
 
     def grad0(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        a0, a1 = data_of(x0), data_of(x1)  # the mask is a constant
         # x ** 0 is constant, but x1 * x0 ** -1 is 0 * inf where 1 / x0 overflows (0, and
         # subnormals such as float64's 5e-324): there alone the base is lifted to 1, so
         # the next order's d/dx1 keeps x0 ** -1 everywhere else
-        zero = _mask(a0, (a1 == 0) & _inverse_overflows(a0), gy)
+        zero = (
+            xp.apply(ValueMask(_lifted_base, data_of(gy).dtype), x0, x1)  # replays compute it
+            if xp.graph
+            else _mask_of(_lifted_base, gy, x0, x1)
+        )
         # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
         # next order, through log(x0), nan (and numpy's warning) for a negative base
-        e = a1 - 1 if type(x1) is Constant else x1 - 1
+        e = data_of(x1) - 1 if type(x1) is Constant else x1 - 1
         return gy * x1 * (x0 + zero) ** e
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
-        a0, a1 = data_of(x0), data_of(x1)
-        zero = _mask(a0, (a0 == 0) & (a1 >= 0), gy)  # 0 ** c, c >= 0: y * log(0) is nan or -inf
+        # 0 ** c, c >= 0: y * log(0) is nan or -inf
+        zero = (
+            xp.apply(ValueMask(_zero_base, data_of(gy).dtype), x0, x1)  # replays compute it
+            if xp.graph
+            else _mask_of(_zero_base, gy, x0, x1)
+        )
         return gy * y * xp.log(x0 + zero)
+
+
+def _lifted_base(a0: Any, a1: Any) -> Any:
+    """Where PowVar's d/dx0 lifts the base: a zero exponent, a base whose inverse overflows."""
+    return (a1 == 0) & _inverse_overflows(a0)
+
+
+def _zero_base(a0: Any, a1: Any) -> Any:
+    """Where PowVar's d/dx1 lifts the base to 1: ``0 ** c`` with ``c >= 0``."""
+    return (a0 == 0) & (a1 >= 0)
+
+
+def _mask_of(where: Callable[..., Any], gy: Any, x0: Any, x1: Any) -> Any:
+    """``where(x0, x1)`` as ones and zeros of ``gy``'s dtype, on arrays (first order)."""
+    a0, a1 = data_of(x0), data_of(x1)
+    return _mask(a0, where(a0, a1), gy)
 
 
 def _inverse_overflows(a: Any) -> Any:
@@ -303,6 +326,38 @@ def _inverse_overflows(a: Any) -> Any:
     # finfo is the array API's: numpy's, CuPy's, array-api-strict's; half the largest
     # value's inverse leaves no base whose inverse rounds up to inf
     return abs(a) <= 2 / float(get_array_module(a).finfo(a.dtype).max)
+
+
+class ValueMask(Function):
+    """``where(*xs, *settings)`` as ones and zeros of ``dtype``: a mask as a Function.
+
+    A derivative that masks its gradient by the values (ReLU's ``y > 0``, max's ``x == y``)
+    applies this when it runs on Variables (``create_graph=True``) rather than computing
+    the mask from ``.data``: a static-graph replay then computes the mask from each call's
+    arrays, where an array made in Python would be a constant kept from the recordings
+    (and two recordings whose masks happen to agree would freeze it). The mask has no
+    gradient.
+
+    Args:
+        where: a function of the input arrays (and ``settings``) returning booleans; a
+            function defined once, not a new lambda, so that two recordings agree.
+        dtype: the mask's dtype.
+        *settings: numbers ``where`` takes after the arrays (clip's bounds).
+    """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
+    def __init__(self, where: Callable[..., Any], dtype: Any, *settings: Any) -> None:
+        self.where, self.dtype, self.settings = where, dtype, settings
+
+    def forward(self, *xs: Any) -> Any:
+        backend = backend_of(xs[0])  # of an array: a 0-d comparison may be a numpy scalar
+        return backend.astype(backend.asarray(self.where(*xs, *self.settings)), self.dtype)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
+        """Return None for every input: a mask is constant where it is defined."""
+        return None if len(xs) == 1 else (None,) * len(xs)
 
 
 def _mask(a: Any, where: Any, gy: Any) -> Any:

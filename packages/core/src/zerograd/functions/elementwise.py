@@ -10,8 +10,7 @@ from typing import Any
 
 from ..backends import ORDERS_VALUES, backend_of, get_array_module, refuse_complex
 from ..function import Function
-from ..utils import data_of
-from .arithmetic import in_gradient_dtype
+from .arithmetic import ValueMask, in_gradient_dtype
 from .ops import exported, op
 
 # array type -> {dtype: whether it is floating (or complex)}: a dtype is looked up among its
@@ -231,15 +230,19 @@ class Clip(Function):
         return get_array_module(x).clip(x, self.x_min, self.x_max)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
-        x = data_of(xs[0])  # the mask is a constant
-        lo, hi = self.x_min, self.x_max
-        if lo is None:  # one bound may be None, as in numpy.clip
-            mask = x <= hi
-        elif hi is None:
-            mask = x >= lo
-        else:
-            mask = (x >= lo) & (x <= hi)
-        return gy * backend_of(x).astype(mask, gy.dtype)
+        if xp.graph:  # a Function of x: a static-graph replay computes it anew
+            return gy * xp.apply(ValueMask(_within, gy.dtype, self.x_min, self.x_max), xs[0])
+        x = xs[0]
+        return gy * backend_of(x).astype(_within(x, self.x_min, self.x_max), gy.dtype)
+
+
+def _within(x: Any, lo: Any, hi: Any) -> Any:
+    """Where ``lo <= x <= hi``, the mask of clip's derivative (one bound may be None)."""
+    if lo is None:  # as in numpy.clip
+        return x <= hi
+    if hi is None:
+        return x >= lo
+    return (x >= lo) & (x <= hi)
 
 
 clip = op(Clip, example=("clip(np.array([-2.0, 0.5, 3.0]), 0.0, 1.0)", "variable([0.  0.5 1. ])"))

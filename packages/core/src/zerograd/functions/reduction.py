@@ -10,9 +10,9 @@ from ..checks import axis_or_dim, flag, normalize_axis, pytorch_alias
 from ..function import Function
 from ..shapes import size_of
 from ..typing import ArrayLike, Axis
-from ..utils import data_of
 from ..variable import Variable
 from ._inputs import as_input
+from .arithmetic import ValueMask
 from .ops import defines, exported, op, variable_method
 
 
@@ -134,16 +134,24 @@ class _Extremum(_Reduction):
 
         A nan counts as equal to the nan result it makes: each nan gets ``gy``.
         """
-        x, y = data_of(xs[0]), data_of(y)  # the mask is made on arrays in both modes
-        b = backend_of(x)
         axes = self.ctx
+        shape = tuple(y.shape)
         if not self.keepdims and _inner(axes):
-            shape = keepdims_shape(x.shape, axes)
+            shape = keepdims_shape(xs[0].shape, axes)
             gy = xp.reshape(gy, shape)
-            y = b.xp.reshape(y, shape)
-        # a nan in x makes its result nan (max and min propagate it), which equals nothing
-        hit = (x == y) | (x != x)  # x != x: nan
-        return gy * b.astype(hit, gy.dtype)  # broadcasting gy gives x's shape
+        if xp.graph:  # a Function of x and y: a static-graph replay computes it anew
+            return gy * xp.apply(ValueMask(_hits, gy.dtype, shape), xs[0], y)
+        x = xs[0]
+        return gy * backend_of(x).astype(_hits(x, y, shape), gy.dtype)  # gy broadcasts
+
+
+def _hits(x: Any, y: Any, shape: tuple) -> Any:
+    """Where ``x`` equals its max or min ``y`` (reshaped to ``shape``), or is nan.
+
+    A nan in x makes its result nan (max and min propagate it), which equals nothing.
+    """
+    y = get_array_module(x).reshape(y, shape)
+    return (x == y) | (x != x)  # x != x: nan
 
 
 def _extremum_keywords(name: str) -> dict[str, str]:

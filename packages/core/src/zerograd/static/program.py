@@ -265,7 +265,7 @@ class Program:
             if start is None:
                 self._lines.append(f"if getattr({self.k(owner)}, {name!r}, None) is not None:")
                 self._lines.append("    return k0")
-        for v, none_at_start in self._fresh():
+        for v, _, none_at_start in self._given():
             if none_at_start:
                 self._lines.append(f"if {self.k(v)}.grad is not None:")
                 self._lines.append("    return k0")
@@ -297,18 +297,23 @@ class Program:
             )
             self._lines.append("    return k0")
 
-    def _fresh(self) -> list[tuple[Variable, bool]]:
-        """The kept variables given new gradients (not added onto held ones).
+    def _given(self) -> list[tuple[Variable, bool, bool]]:
+        """The kept variables given gradients: ``(variable, added onto, None at start)``.
 
-        Each comes with whether its grad was None when the traced call started.
+        ``added onto``: a backward of the call added onto the gradient it held (a held
+        one, or one an earlier backward of the call gave); ``None at start``: its grad was
+        None when the traced call started. A replay of such a call stores, where the
+        eager call would add onto a gradient held at the start: the guard checks it is
+        None (two backward calls accumulating, after a call that failed in its update).
         """
-        t, out = self._t, []
+        t, out, seen = self._t, [], set()
         for i, ins in enumerate(t.code):
             if type(ins) is not Store or i not in self._persistent:
                 continue
             v = ins.target
-            if id(v) not in t.adds_onto and t.arg_variable(v) is None:
-                out.append((v, bool(t.entry_grads.get(id(v)))))
+            if id(v) not in seen and t.arg_variable(v) is None:
+                seen.add(id(v))
+                out.append((v, id(v) in t.adds_onto, bool(t.entry_grads.get(id(v)))))
         return out
 
     def _clear(self) -> None:
@@ -318,8 +323,8 @@ class Program:
         begins, so the old gradients are not kept alive beside the backward's arrays, and a
         forward that refuses its inputs (labels out of range) leaves them as they were.
         """
-        for v, none_at_start in self._fresh():
-            if not none_at_start:
+        for v, added, none_at_start in self._given():
+            if not added and not none_at_start:
                 self._lines.append(f"{self.k(v)}.grad = None")
 
     def _read(self, ins: Read, miss: bool) -> None:
@@ -363,9 +368,10 @@ class Program:
         ``check_values_of`` and the shapes and dtypes of all: where those values are the
         call's own arrays (known at the start), it runs here, so a refused replay has done
         nothing, and on a GPU its read waits for no queued work. ``code`` is the forward
-        only, up to the first forward that writes state (batch norm's running statistics):
-        a forward after that, or after the backward began, refuses a call that the eager
-        one had already changed (statistics moved, gradients given, an update made), so
+        only, up to the first forward that writes state (batch norm's running statistics)
+        or draws random numbers (dropout's mask): a forward after that, or after the
+        backward began, refuses a call that the eager one had already changed (statistics
+        or the random state moved, gradients given, an update made), so
         its check runs where it ran, as do the others: right before their kernel
         (:meth:`_forward`).
         """

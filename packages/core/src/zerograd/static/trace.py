@@ -348,8 +348,9 @@ class Trace:
         fresh: why this call cannot be compared with others (a Parameter got its first
             value inside it: a layer sized itself), or None.
         first_write: the length of :attr:`code` when zerograd's own work first gave a
-            Variable that had an array a new one (batch norm's running statistics), or
-            None: no forward's check may run before that work (:mod:`.program`).
+            Variable that had an array a new one (batch norm's running statistics) or drew
+            random numbers (dropout's mask), or None: no forward's check may run before
+            that work (:mod:`.program`).
     """
 
     def __init__(self, leaves: list, start: Start | None = None, watched: Any = ()) -> None:
@@ -386,6 +387,8 @@ class Trace:
         self._settings: list[tuple[Callable, Any]] = []  # (settings(), value at the effect)
         self._captured: list[tuple[Variable, Any, Any]] = []  # (var, data, a copy) at start
         self._walked = False
+        self._walking = False  # inside a backward: the Functions a walk applies
+        self._contexts: dict[int, str] = {}  # id(array a forward saved as ctx) -> its class
         self._held_at_walk: dict[int, Variable] = {}  # id(held gradient's array) -> its owner
         self._knows_start = start is not None
         self._entry_arrays: dict[int, Any] = {}  # id(variable) -> its grad's array at the start
@@ -455,6 +458,15 @@ class Trace:
                 "it replaces the data of an argument Variable (x.data = ...) before using it; "
                 "pass the new array as the argument instead"
             )
+        elif self._walking and id(a) in self._contexts:
+            # a vjp on Variables (create_graph) applied a Function to its forward's saved
+            # array: a constant to the recording, which two calls may draw alike
+            self.refuse(
+                f"its backward(create_graph=True) reads what {self._contexts[id(a)]}'s "
+                f"forward saved (dropout's mask, batch norm's scale) as a constant, which a "
+                f"replay would keep from the recording; keep this step eager, or take the "
+                f"second derivative outside static_graph"
+            )
         return self._read(a, VAR, v)
 
     def _known(self, a: Any) -> int | None:
@@ -482,6 +494,12 @@ class Trace:
 
     def called(self, fn: Any, before: Any, inputs: tuple, outputs: Any) -> None:
         """Record the forward; arrays the call did not make become reads."""
+        if self._walked and not self._walking:
+            # gradients cleared after a backward go before this forward, where the call
+            # cleared them: a forward refusing its inputs on a replay (a metric's labels)
+            # then finds them cleared, as eagerly
+            self._note_clears([st[0] for st in self._stored.values()])
+            self._note_clears([v for v in self.start_targets if id(v) not in self._cleared])
         ins = [self._input(v) for v in inputs]
         attrs = {}
         for name, value in before.__dict__.items():
@@ -491,6 +509,9 @@ class Trace:
         many = type(outputs) is list
         outs = [self._slot(o.data) for o in (outputs if many else (outputs,))]
         self._clones[id(fn)] = (fn, before)
+        ctx = getattr(fn, "ctx", None)
+        if type(ctx) in _by_type:  # kept alive by fn, in _clones
+            self._contexts[id(ctx)] = type(fn).__name__
         step = Forward(before, inputs, ins, outs, many, attrs)
         if not attrs:  # a forward that reads this call's arrays from its settings has none
             # asked of the class: an instance attribute of that name is the user's own
@@ -546,6 +567,7 @@ class Trace:
             ones = get_array_module(y.data).ones_like
             y.grad = Variable(ones(y.data))
             self.op(ones, (y.data,), y.grad.data)
+        self._walking = True
         try:
             if y.creator is None:  # a leaf: the walk only seeds it
                 run(retain_grad, create_graph)
@@ -564,6 +586,8 @@ class Trace:
         except BaseException:
             y.grad = seed
             raise
+        finally:
+            self._walking = False
 
     def _planned_walk(self, y: Variable, run: Callable, preset: bool) -> None:
         """The first-order walk, done and recorded by :func:`.schedule.walk`.
@@ -809,6 +833,10 @@ class Trace:
                 f"flip's branch, a noise array); draw inside a Function (F.dropout), or draw "
                 f"outside the step and pass the result in as an argument"
             )
+        elif self.first_write is None:
+            # zerograd's own draw (dropout's mask) moves the random state: a forward's
+            # check after it runs where it ran, so a refused replay has drawn as eagerly
+            self.first_write = len(self.code)
 
     def depends(self, owner: Any, read: Callable[[Any], Any], value: Any) -> None:
         """Note Python state the work depends on; the first value is the call's start."""

@@ -13,9 +13,10 @@ from zerograd.backends import ORDERS_VALUES, backend_of, get_array_module, refus
 from zerograd.checks import axis as normalize_axis
 from zerograd.checks import axis_or_dim, real_number
 from zerograd.functions import exp, sum
+from zerograd.functions.arithmetic import ValueMask
 from zerograd.functions.ops import defines, exported, op
 from zerograd.typing import ArrayLike
-from zerograd.utils import data_of, size_of
+from zerograd.utils import size_of
 
 from ..kernels import kernels_of
 from .arrays import as_float, constant_max, float_data, in_float32
@@ -94,10 +95,14 @@ class ReLU(_Activation):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` where ``y > 0`` (where ``x > 0``: ``y = max(x, 0)``), else 0."""
-        if xp.graph:
-            y = data_of(y)  # the mask is a constant
-            return gy * backend_of(y).astype(y > 0, gy.dtype)
+        if xp.graph:  # a Function of y: a static-graph replay computes it anew
+            return gy * xp.apply(ValueMask(_positive, gy.dtype), y)
         return kernels_of(y).relu_grad(y, gy)
+
+
+def _positive(a: Any) -> Any:
+    """Where ``a > 0``: the mask of ReLU's and leaky ReLU's derivatives."""
+    return a > 0
 
 
 relu = op(ReLU, example=("relu(np.array([-1.0, 2.0])).data", "array([0., 2.])"))
@@ -125,7 +130,11 @@ class LeakyReLU(_Activation):
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy`` where ``x > 0``, else ``slope * gy``."""
-        x = data_of(xs[0])  # the mask is a constant
+        if xp.graph:  # a Function of x: a static-graph replay computes it anew
+            return gy * (
+                xp.apply(ValueMask(_positive, gy.dtype), xs[0]) * (1.0 - self.slope) + self.slope
+            )
+        x = xs[0]
         backend = backend_of(x)  # of x: a 0-d comparison is a numpy scalar, of no backend
         scale = backend.astype(x > 0, gy.dtype) * (1.0 - self.slope) + self.slope
         if scale.dtype != gy.dtype:  # numpy 1.x: 0-d float32 with a Python float
