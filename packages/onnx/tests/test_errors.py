@@ -399,6 +399,40 @@ def test_an_index_that_follows_the_batch_size_is_refused(rng, tmp_path):
     assert zerograd_onnx.check(all_but_last_written_well, path, _x(rng, 7)).ok
 
 
+def test_a_slice_of_the_batch_whose_count_only_looks_fixed_is_refused(rng, tmp_path):
+    # x[::2] keeps 2 rows of 3 and of 4: the two runs saw a fixed axis, and the Reshape
+    # wrote 8 for it, where ONNX Runtime failed at batch 1 (4 values into 8)
+    def every_other_row(x):
+        return F.reshape(x[::2], (-1,))
+
+    path = tmp_path / "s.onnx"
+    path.write_bytes(b"old")
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(every_other_row, _x(rng, 3, 4), path)
+    assert str(err.value) == (
+        "zerograd_onnx.export: GetItem (applied outside any layer of the model): the slice "
+        "[::2] of axis 0, which follows the batch size, keeps 2 of 3 and of 4 (at batch 3 and "
+        "4) but 1 of 1: the graph would fix that length at 2, and ONNX Runtime would fail or "
+        "compute another shape at other batch sizes. Slice the batch axis so that the count "
+        "follows it (x[1:], x[::-1]) or is fixed (x[-1:], x[0:1]), or export with "
+        "dynamic_batch=False. Nothing was written."
+    )
+    assert path.read_bytes() == b"old"
+
+    def first_two(x):
+        return F.reshape(x[:2], (-1,))
+
+    with pytest.raises(ExportError, match=r"the slice \[:2\] of axis 0, .* keeps 2 of 3 and of 4"):
+        zerograd_onnx.export(first_two, _x(rng, 3, 4), path)
+    # a count that follows the batch at both sizes, or one row at every size, exports
+    for model, n in ((every_other_row, 4), (lambda x: F.reshape(x[-1:], (-1,)), 3)):
+        zerograd_onnx.export(model, _x(rng, n, 4), path)
+        for b in (1, 3, 7):
+            assert zerograd_onnx.check(model, path, _x(rng, b, 4)).ok
+    zerograd_onnx.export(every_other_row, _x(rng, 3, 4), path, dynamic_batch=False)
+    assert zerograd_onnx.check(every_other_row, path, _x(rng, 3, 4)).ok
+
+
 def test_broadcasting_to_a_new_batch_axis_is_refused(rng, tmp_path):
     class Tiled(Layer):
         def __init__(self):
