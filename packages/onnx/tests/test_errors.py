@@ -433,6 +433,50 @@ def test_a_slice_of_the_batch_whose_count_only_looks_fixed_is_refused(rng, tmp_p
     assert zerograd_onnx.check(every_other_row, path, _x(rng, 3, 4)).ok
 
 
+def test_a_window_over_the_batch_whose_count_only_looks_fixed_is_refused(rng, tmp_path):
+    # the batch transposed into the image's height: stride 2 gives 2 positions over 3 and
+    # over 4 rows, and the Reshape wrote 8, where ONNX Runtime failed at batch 1, 5 and 7
+    w = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
+
+    def windows(op):
+        def model(x):
+            y = op(F.transpose(x, (1, 2, 0, 3)))  # (C, H, N, W)
+            return F.reshape(y, (-1,))
+
+        return model
+
+    x = rng.standard_normal((3, 2, 2, 2)).astype(np.float32)
+    path = tmp_path / "w.onnx"
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(windows(lambda y: F.pooling(y, 1, 2)), x, path)
+    assert str(err.value) == (
+        "zerograd_onnx.export: Pooling (applied outside any layer of the model): its window "
+        "slides over axis 2, which follows the batch size (3 and 4 long at batch 3 and 4), and "
+        "gives 2 positions at both: the graph would fix that length, where other batch sizes "
+        "change it, and ONNX Runtime would fail or compute another shape. Keep the batch off "
+        "the image axes (transpose it back to axis 0 first), or export with "
+        "dynamic_batch=False. Nothing was written."
+    )
+    assert not path.exists()
+    for name, op in (
+        ("AveragePooling", lambda y: F.average_pooling(y, 1, 2)),
+        ("Conv2d", lambda y: F.conv2d(y, w, None, 2)),
+    ):
+        with pytest.raises(ExportError, match=f"^zerograd_onnx.export: {name} .* gives 2 pos"):
+            zerograd_onnx.export(windows(op), x, path)
+    # im2col's nodes take the batch on axis 0 only, whatever the stride
+    with pytest.raises(ExportError, match="Im2col .* axis 2 of its input follows the batch"):
+        zerograd_onnx.export(windows(lambda y: F.im2col(y, 1, 1, to_matrix=True)), x, path)
+    assert not path.exists()
+    # a window whose count changed between the runs follows the batch in the graph too
+    model = windows(lambda y: F.pooling(y, (1, 2), 1))
+    zerograd_onnx.export(model, x, path)
+    for b in (1, 3, 7):
+        assert zerograd_onnx.check(
+            model, path, rng.standard_normal((b, 2, 2, 2)).astype(np.float32)
+        ).ok
+
+
 def test_broadcasting_to_a_new_batch_axis_is_refused(rng, tmp_path):
     class Tiled(Layer):
         def __init__(self):
