@@ -400,6 +400,84 @@ def test_an_index_that_follows_the_batch_size_is_refused(rng, tmp_path):
     assert zerograd_onnx.check(all_but_last_written_well, path, _x(rng, 7)).ok
 
 
+def test_a_slice_of_the_batch_whose_count_only_looks_fixed_is_refused(rng, tmp_path):
+    # x[::2] keeps 2 rows of 3 and of 4: the two runs saw a fixed axis, and the Reshape
+    # wrote 8 for it, where ONNX Runtime failed at batch 1 (4 values into 8)
+    def every_other_row(x):
+        return F.reshape(x[::2], (-1,))
+
+    path = tmp_path / "s.onnx"
+    path.write_bytes(b"old")
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(every_other_row, _x(rng, 3, 4), path)
+    assert str(err.value) == (
+        "zerograd_onnx.export: GetItem (applied outside any layer of the model): the slice "
+        "[::2] of axis 0, which follows the batch size, keeps 2 of 3 and of 4 (at batch 3 and "
+        "4) but 1 of 1: the graph would fix that length at 2, and ONNX Runtime would fail or "
+        "compute another shape at other batch sizes. Slice the batch axis so that the count "
+        "follows it (x[1:], x[::-1]) or is fixed (x[-1:], x[0:1]), or export with "
+        "dynamic_batch=False. Nothing was written."
+    )
+    assert path.read_bytes() == b"old"
+
+    def first_two(x):
+        return F.reshape(x[:2], (-1,))
+
+    with pytest.raises(ExportError, match=r"the slice \[:2\] of axis 0, .* keeps 2 of 3 and of 4"):
+        zerograd_onnx.export(first_two, _x(rng, 3, 4), path)
+    # a count that follows the batch at both sizes, or one row at every size, exports
+    for model, n in ((every_other_row, 4), (lambda x: F.reshape(x[-1:], (-1,)), 3)):
+        zerograd_onnx.export(model, _x(rng, n, 4), path)
+        for b in (1, 3, 7):
+            assert zerograd_onnx.check(model, path, _x(rng, b, 4)).ok
+    zerograd_onnx.export(every_other_row, _x(rng, 3, 4), path, dynamic_batch=False)
+    assert zerograd_onnx.check(every_other_row, path, _x(rng, 3, 4)).ok
+
+
+def test_a_window_over_the_batch_whose_count_only_looks_fixed_is_refused(rng, tmp_path):
+    # the batch transposed into the image's height: stride 2 gives 2 positions over 3 and
+    # over 4 rows, and the Reshape wrote 8, where ONNX Runtime failed at batch 1, 5 and 7
+    w = rng.standard_normal((2, 2, 1, 1)).astype(np.float32)
+
+    def windows(op):
+        def model(x):
+            y = op(F.transpose(x, (1, 2, 0, 3)))  # (C, H, N, W)
+            return F.reshape(y, (-1,))
+
+        return model
+
+    x = rng.standard_normal((3, 2, 2, 2)).astype(np.float32)
+    path = tmp_path / "w.onnx"
+    with pytest.raises(ExportError) as err:
+        zerograd_onnx.export(windows(lambda y: F.pooling(y, 1, 2)), x, path)
+    assert str(err.value) == (
+        "zerograd_onnx.export: Pooling (applied outside any layer of the model): its window "
+        "slides over axis 2, which follows the batch size (3 and 4 long at batch 3 and 4), and "
+        "gives 2 positions at both: the graph would fix that length, where other batch sizes "
+        "change it, and ONNX Runtime would fail or compute another shape. Keep the batch off "
+        "the image axes (transpose it back to axis 0 first), or export with "
+        "dynamic_batch=False. Nothing was written."
+    )
+    assert not path.exists()
+    for name, op in (
+        ("AveragePooling", lambda y: F.average_pooling(y, 1, 2)),
+        ("Conv2d", lambda y: F.conv2d(y, w, None, 2)),
+    ):
+        with pytest.raises(ExportError, match=f"^zerograd_onnx.export: {name} .* gives 2 pos"):
+            zerograd_onnx.export(windows(op), x, path)
+    # im2col's nodes take the batch on axis 0 only, whatever the stride
+    with pytest.raises(ExportError, match="Im2col .* axis 2 of its input follows the batch"):
+        zerograd_onnx.export(windows(lambda y: F.im2col(y, 1, 1, to_matrix=True)), x, path)
+    assert not path.exists()
+    # a window whose count changed between the runs follows the batch in the graph too
+    model = windows(lambda y: F.pooling(y, (1, 2), 1))
+    zerograd_onnx.export(model, x, path)
+    for b in (1, 3, 7):
+        assert zerograd_onnx.check(
+            model, path, rng.standard_normal((b, 2, 2, 2)).astype(np.float32)
+        ).ok
+
+
 def test_broadcasting_to_a_new_batch_axis_is_refused(rng, tmp_path):
     class Tiled(Layer):
         def __init__(self):

@@ -9,6 +9,36 @@ from ..context import OpContext
 from .base import emits
 
 
+def refuse_hidden_batch_window(ctx: OpContext) -> None:
+    """Refuse a window that slides over a batch axis and gives a length the runs saw fixed.
+
+    A convolution's or pooling's window over an image axis that carries the batch (the
+    batch transposed into it) gives ``(L + 2 * pad - kernel) // stride + 1`` positions,
+    which grows with the axis length ``L`` but may be the same at the two runs' lengths
+    (stride 2 over 3 and 4 rows gives 2 and 2); the graph would then write that length
+    into later nodes. A window axis whose count changed between the runs is exported.
+
+    Args:
+        ctx: the call; its first input is the image, its first output the result.
+
+    Raises:
+        ExportError: naming the axis and its lengths.
+    """
+    x, out = ctx.inputs[0], ctx.outputs[0]
+    for axis in sorted(ctx.dynamic(x)):
+        if axis < 2 or axis in ctx.dynamic(out) or len(ctx.shape(out)) != len(ctx.shape(x)):
+            continue
+        batch = ctx.graph.program.batch
+        raise ctx.error(
+            f"its window slides over axis {axis}, which follows the batch size "
+            f"({ctx.shape(x)[axis]} and {ctx.other_shape(x)[axis]} long at batch {batch[0]} and "
+            f"{batch[1]}), and gives {ctx.shape(out)[axis]} positions at both: the graph would "
+            f"fix that length, where other batch sizes change it, and ONNX Runtime would fail "
+            f"or compute another shape. Keep the batch off the image axes (transpose it back "
+            f"to axis 0 first), or export with dynamic_batch=False. Nothing was written."
+        )
+
+
 def _pads(pad: tuple[int, int]) -> list[int]:
     """A symmetric ``(ph, pw)`` pad as ONNX's ``[begin_h, begin_w, end_h, end_w]``."""
     return [pad[0], pad[1], pad[0], pad[1]]
@@ -17,6 +47,7 @@ def _pads(pad: tuple[int, int]) -> list[int]:
 @emits("Conv")
 def conv2d(ctx: OpContext) -> None:
     """``Conv`` with the constructor's ``stride`` and ``pad`` (the weight is OIHW in both)."""
+    refuse_hidden_batch_window(ctx)
     x, w, *b = ctx.inputs_as_output_dtype()
     kernel = list(ctx.shape(ctx.inputs[1])[2:])
     stride, pad = pair(ctx.fn.stride), pair(ctx.fn.pad)
@@ -52,6 +83,15 @@ def im2col(ctx: OpContext) -> None:
     (N, C, KH, KW, OH, OW) is transposed and reshaped for ``to_matrix``.
     """
     (x,) = ctx.inputs
+    moved = sorted(ctx.dynamic(x) - {0})
+    if moved:  # its Reshapes copy the batch from axis 0 and write the others' lengths
+        batch = ctx.graph.program.batch
+        raise ctx.error(
+            f"axis {moved[0]} of its input follows the batch size ({ctx.shape(x)[moved[0]]} "
+            f"and {ctx.other_shape(x)[moved[0]]} long at batch {batch[0]} and {batch[1]}); "
+            f"im2col is exported with the batch on axis 0 only. Transpose the batch back to "
+            f"axis 0 first, or export with dynamic_batch=False. Nothing was written."
+        )
     n, c, h, w = ctx.shape(x)
     fn = ctx.fn
     (kh, kw), (sh, sw), (ph, pw) = pair(fn.kernel_size), pair(fn.stride), pair(fn.pad)

@@ -6,6 +6,7 @@ from zerograd.checks import pair
 
 from ..context import OpContext
 from .base import emits
+from .conv import refuse_hidden_batch_window
 
 
 def _window(ctx: OpContext) -> dict:
@@ -17,6 +18,7 @@ def _window(ctx: OpContext) -> dict:
 @emits("MaxPool")
 def max_pooling(ctx: OpContext) -> None:
     """``MaxPool`` (padding never wins the maximum in either: -inf in zerograd)."""
+    refuse_hidden_batch_window(ctx)
     ctx.node("MaxPool", [ctx.inputs[0]], ctx.outputs[0], **_window(ctx))
 
 
@@ -26,5 +28,6 @@ def average_pooling(ctx: OpContext) -> None:
 
     Integer data is cast first: zerograd averages it in floating point.
     """
+    refuse_hidden_batch_window(ctx)
     (x,) = ctx.inputs_as_output_dtype()
     ctx.node("AveragePool", [x], ctx.outputs[0], count_include_pad=1, **_window(ctx))

@@ -197,6 +197,7 @@ def get_item(ctx: OpContext) -> None:
             position += 1
         elif isinstance(s, slice):
             if s != slice(None) and s != slice(None, None, 1):
+                _refuse_hidden_batch_length(ctx, x, axis, s)
                 step = 1 if s.step is None else operator.index(s.step)
                 if step > 0:
                     start, stop = s.start or 0, INT64_MAX if s.stop is None else s.stop
@@ -241,6 +242,43 @@ def get_item(ctx: OpContext) -> None:
         y = ctx.node("Unsqueeze", [y, ctx.ints(new_axes)], ctx.outputs[0])
     if y != ctx.outputs[0]:  # the whole-array index x[...]
         ctx.node("Identity", [y], ctx.outputs[0])
+
+
+def _refuse_hidden_batch_length(ctx: OpContext, x: str, axis: int, s: slice) -> None:
+    """Refuse a slice of a batch axis whose length the two runs saw as fixed but is not.
+
+    ``x[::2]`` keeps 2 rows of 3 and of 4, ``x[:2]`` 2 of 4 and of 5: the result's axis looks
+    fixed, and the graph would write its length into later nodes (a ``Reshape``, the
+    outputs' shapes), where ONNX Runtime then fails or computes another shape at other
+    batch sizes. A slice whose length is the same at every length of the axis (``x[-1:]``),
+    or differs between the two runs (``x[1:]``, ``x[::-1]``), is exported.
+    """
+    if axis not in ctx.dynamic(x):
+        return
+    lengths = (ctx.shape(x)[axis], ctx.other_shape(x)[axis])
+    kept = len(range(*s.indices(lengths[0])))
+    if len(range(*s.indices(lengths[1]))) != kept:
+        return  # the result's axis follows the batch size as well
+    # past its bounds a slice keeps a fixed count or one that grows by one every `step`
+    # lengths: counting up to twice the bounds (the step among them) shows which
+    bounds = sum(abs(operator.index(v)) for v in (s.start, s.stop, s.step) if v is not None)
+    for n in range(1, 2 * bounds + 3):
+        other = len(range(*s.indices(n)))
+        if other != kept:
+            batch = ctx.graph.program.batch
+            raise ctx.error(
+                f"the slice {_slice_text(s)} of axis {axis}, which follows the batch size, keeps "
+                f"{kept} of {lengths[0]} and of {lengths[1]} (at batch {batch[0]} and {batch[1]}) "
+                f"but {other} of {n}: the graph would fix that length at {kept}, and ONNX Runtime "
+                f"would fail or compute another shape at other batch sizes. Slice the batch "
+                f"axis so that the count follows it (x[1:], x[::-1]) or is fixed (x[-1:], "
+                f"x[0:1]), or export with dynamic_batch=False. Nothing was written."
+            )
+
+
+def _slice_text(s: slice) -> str:
+    parts = ["" if v is None else str(v) for v in (s.start, s.stop, s.step)]
+    return "[" + ":".join(parts if s.step is not None else parts[:2]) + "]"
 
 
 def _indices(ctx: OpContext, s: Any) -> str:
