@@ -199,3 +199,35 @@ def test_to_pil_checks_shape_and_dtype(Image):
     ):
         T.ToPIL()(np.zeros((3, 2, 2)))
     assert T.ToPIL()(np.zeros((4, 2, 3), np.uint8)).mode == "RGBA"
+
+
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (np.array(1.0), ValueError, r"^RandomHorizontalFlip: a 0-d array has no axis to flip"),
+        (None, TypeError, r"^RandomHorizontalFlip: expected a numeric array .* got NoneType"),
+        ("abc", TypeError, r"^RandomHorizontalFlip: expected a numeric array .* got str"),
+    ],
+)
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0])
+def test_random_horizontal_flip_refuses_bad_input_whatever_the_draw(bad, error, message, p):
+    # a wrong input fails on every call, not only on those that draw a flip, and draws nothing
+    import random
+
+    flip = T.RandomHorizontalFlip(p)
+    random.seed(3)
+    state = random.getstate()
+    for _ in range(8):
+        with pytest.raises(error, match=message):
+            flip(bad)
+        assert random.getstate() == state
+
+
+def test_random_horizontal_flip_of_a_list_gives_an_array_either_way(monkeypatch):
+    monkeypatch.setattr(T.random, "random", lambda: 0.9)  # no flip
+    kept = T.RandomHorizontalFlip(0.5)([[1, 2, 3]])
+    monkeypatch.setattr(T.random, "random", lambda: 0.1)  # a flip
+    flipped = T.RandomHorizontalFlip(0.5)([[1, 2, 3]])
+    assert isinstance(kept, np.ndarray) and isinstance(flipped, np.ndarray)
+    np.testing.assert_array_equal(kept, [[1, 2, 3]])
+    np.testing.assert_array_equal(flipped, [[3, 2, 1]])

@@ -341,20 +341,24 @@ class RandomHorizontalFlip:
             img: a PIL image or an array (flipped on its last axis).
 
         Returns:
-            The flipped image or array, or ``img`` itself.
+            The flipped image or array, or ``img`` itself (a list made an array, flipped or
+                not).
 
         Raises:
             TypeError: ``img`` is neither a PIL image nor a numeric array.
             ValueError: ``img`` is a 0-d array.
         """
-        if random.random() >= self.p:
-            return img
+        # the input is checked before the draw: a wrong one fails on every call, not only
+        # when a flip is drawn, and leaves ``random``'s state as it was
         if _is_pil(img):
-            Image = _pil()
-            return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+            if random.random() >= self.p:
+                return img
+            return img.transpose(_pil().Transpose.FLIP_LEFT_RIGHT)
         img = _numeric("RandomHorizontalFlip", img)
         if img.ndim == 0:
             raise ValueError("RandomHorizontalFlip: a 0-d array has no axis to flip")
+        if random.random() >= self.p:
+            return img
         return get_array_module(img).flip(img, axis=-1)
 
 
