@@ -231,3 +231,12 @@ def test_random_horizontal_flip_of_a_list_gives_an_array_either_way(monkeypatch)
     assert isinstance(kept, np.ndarray) and isinstance(flipped, np.ndarray)
     np.testing.assert_array_equal(kept, [[1, 2, 3]])
     np.testing.assert_array_equal(flipped, [[3, 2, 1]])
+
+
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3), (1, 2, 3)])
+def test_normalize_with_one_per_channel_value_keeps_the_shape(shape):
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    y = T.Normalize([1.0], [2.0])(x)
+    assert y.shape == shape and y.dtype == np.float32
+    np.testing.assert_allclose(y, (x - 1.0) / 2.0)
+    np.testing.assert_array_equal(y, T.Normalize(1.0, 2.0)(x))  # as the scalars give

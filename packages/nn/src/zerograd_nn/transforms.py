@@ -437,8 +437,8 @@ class Normalize:
         xp = get_array_module(array)
         v = xp.asarray(value, dtype=array.dtype, device=device_of(array))
         n = v.shape[0]
-        if n == 1:
-            return v
+        if n == 1:  # one value for every channel: shaped to broadcast without adding an axis
+            return xp.reshape(v, (1,) * array.ndim)
         if array.ndim == 0 or n != array.shape[0]:
             raise ValueError(
                 f"Normalize: {n} per-channel values for an array of shape {array.shape} "
