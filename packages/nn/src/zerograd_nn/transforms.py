@@ -35,6 +35,7 @@ __all__ = [
     "ToFloat",
     "ToInt",
     "ToPIL",
+    "is_pil_image",
     "pair",
 ]
 
@@ -86,7 +87,7 @@ def _check_dtype(owner: str, dtype: Any) -> Any:
 def _image(owner: str, img: Any) -> Any:
     """The PIL module, once ``img`` is known to be a PIL image (Pillow's absence first)."""
     Image = _pil()
-    if not _is_pil(img):
+    if not is_pil_image(img):
         raise TypeError(
             f"{owner}: expected a PIL image, got {type(img).__name__}; convert an array "
             f"(C, H, W) with ToPIL() first."
@@ -105,7 +106,15 @@ def _pil() -> Any:
     return Image
 
 
-def _is_pil(x: Any) -> bool:
+def is_pil_image(x: Any) -> bool:
+    """Whether ``x`` is a PIL image, told without importing Pillow.
+
+    Args:
+        x: anything.
+
+    Returns:
+        True for an image of Pillow's (``PIL.Image.Image`` or a subclass of Pillow's).
+    """
     mod = type(x).__module__
     return mod.startswith("PIL.") and hasattr(x, "convert") and hasattr(x, "size")
 
@@ -270,7 +279,7 @@ class ToArray:
         Raises:
             TypeError: ``img`` is neither a PIL image nor an array.
         """
-        if _is_pil(img):
+        if is_pil_image(img):
             import numpy as np  # PIL hands its pixels to numpy, on the host
 
             a = np.asarray(img)
@@ -350,7 +359,7 @@ class RandomHorizontalFlip:
         """
         # the input is checked before the draw: a wrong one fails on every call, not only
         # when a flip is drawn, and leaves ``random``'s state as it was
-        if _is_pil(img):
+        if is_pil_image(img):
             if random.random() >= self.p:
                 return img
             return img.transpose(_pil().Transpose.FLIP_LEFT_RIGHT)
