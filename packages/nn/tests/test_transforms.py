@@ -240,3 +240,16 @@ def test_normalize_with_one_per_channel_value_keeps_the_shape(shape):
     assert y.shape == shape and y.dtype == np.float32
     np.testing.assert_allclose(y, (x - 1.0) / 2.0)
     np.testing.assert_array_equal(y, T.Normalize(1.0, 2.0)(x))  # as the scalars give
+
+
+def test_normalize_refuses_mean_and_std_of_different_lengths_when_made():
+    # the mistake showed only at the first item, as a count that named neither
+    with pytest.raises(
+        ValueError,
+        match=r"^Normalize: mean has 3 per-channel values but std has 2; give one per channel "
+        r"for both \(or one number\)",
+    ):
+        T.Normalize([0.5, 0.5, 0.5], [0.2, 0.2])
+    x = np.full((3, 1, 1), 2.0, np.float32)
+    np.testing.assert_allclose(T.Normalize([1, 1, 1], [2])(x), 0.5)  # one value: every channel
+    np.testing.assert_allclose(T.Normalize(1, [2, 2, 2])(x), 0.5)

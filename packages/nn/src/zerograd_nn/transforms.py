@@ -386,17 +386,30 @@ class Normalize:
         std: a number, or one per channel (no zeros).
 
     Attributes:
-        mean: as given; assigning it later is checked as the constructor checks it.
+        mean: as given; assigning it later is checked as the constructor checks it (its
+            length against ``std``'s at the next call, so that both can be changed).
         std: as given, assigned likewise.
 
     Raises:
         TypeError: ``mean`` or ``std`` is not a number or a 1-d sequence of numbers.
-        ValueError: ``mean`` or ``std`` is empty or holds nan, or ``std`` holds a zero.
+        ValueError: ``mean`` or ``std`` is empty or holds nan, ``std`` holds a zero, or they
+            give different numbers of per-channel values (one value serves every channel).
     """
 
     def __init__(self, mean: float | Sequence[float] = 0, std: float | Sequence[float] = 1) -> None:
         self.mean = mean
         self.std = std
+        m, s = self._mean_values, self._std_values
+        if (
+            isinstance(m, tuple)
+            and isinstance(s, tuple)
+            and len(m) != len(s)
+            and 1 not in (len(m), len(s))
+        ):
+            raise ValueError(
+                f"Normalize: mean has {len(m)} per-channel values but std has {len(s)}; give "
+                f"one per channel for both (or one number)."
+            )
 
     @staticmethod
     def _values(name: str, v: Any) -> float | tuple[float, ...]:
