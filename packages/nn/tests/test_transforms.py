@@ -253,3 +253,20 @@ def test_normalize_refuses_mean_and_std_of_different_lengths_when_made():
     x = np.full((3, 1, 1), 2.0, np.float32)
     np.testing.assert_allclose(T.Normalize([1, 1, 1], [2])(x), 0.5)  # one value: every channel
     np.testing.assert_allclose(T.Normalize(1, [2, 2, 2])(x), 0.5)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4,), ()])
+def test_flatten_gives_a_new_array_as_dezero_does(shape):
+    # DeZero's Flatten is ndarray.flatten(), a copy: a later transform working in place
+    # must not write into the data set's own array
+    data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    before = data.copy()
+
+    def halve(x):
+        x /= 2
+        return x
+
+    y = T.Compose([T.Flatten(), halve])(data)
+    np.testing.assert_array_equal(data, before)
+    np.testing.assert_array_equal(y, before.reshape(-1) / 2)
+    assert not np.shares_memory(T.Flatten()(data), data)

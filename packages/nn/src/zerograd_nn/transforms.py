@@ -490,7 +490,7 @@ class Normalize:
 
 
 class Flatten:
-    """Reshape to one dimension."""
+    """Reshape to one dimension, into a new array (DeZero's ``ndarray.flatten()``)."""
 
     def __call__(self, array: Any) -> Any:
         """Flatten ``array``.
@@ -499,13 +499,15 @@ class Flatten:
             array: a numeric array (or list).
 
         Returns:
-            A 1-d array of the same backend.
+            A new 1-d array of the same backend, never a view of ``array``: a transform
+                after it may work in place without writing into the data set.
 
         Raises:
             TypeError: ``array`` is not numeric.
         """
         array = _numeric("Flatten", array)
-        return get_array_module(array).reshape(array, (-1,))
+        xp = get_array_module(array)
+        return xp.asarray(xp.reshape(array, (-1,)), copy=True)
 
 
 class AsType:
