@@ -270,3 +270,27 @@ def test_flatten_gives_a_new_array_as_dezero_does(shape):
     np.testing.assert_array_equal(data, before)
     np.testing.assert_array_equal(y, before.reshape(-1) / 2)
     assert not np.shares_memory(T.Flatten()(data), data)
+
+
+@pytest.mark.parametrize("cls", [T.Flatten, T.ToFloat, T.Normalize, T.ToArray])
+def test_a_transform_class_given_for_a_transform_is_refused(cls):
+    # Compose([Normalize]) made a Normalize of each item (its mean) and passed that on;
+    # the others failed in their constructor, naming the item as a dtype or a p
+    from zerograd_nn.datasets import Spiral
+
+    name = cls.__name__
+    with pytest.raises(
+        TypeError,
+        match=rf"^Compose: transforms\[1\] is the class {name}, not a transform; give an "
+        rf"instance: {name}\(\)",
+    ):
+        T.Compose([T.Flatten(), cls])
+    with pytest.raises(
+        TypeError, match=rf"^Spiral: transform is the class {name}, not a transform; give an "
+    ):
+        Spiral(transform=cls)
+    ds = Spiral()
+    with pytest.raises(TypeError, match=rf"^Spiral: target_transform is the class {name}"):
+        ds.target_transform = cls
+    assert ds.target_transform(3) == 3  # unchanged: still the identity
+    assert T.Compose([np.float32])(np.ones(2)).dtype == np.float32  # other classes may serve

@@ -37,6 +37,7 @@ __all__ = [
     "ToPIL",
     "is_pil_image",
     "pair",
+    "refuse_transform_class",
 ]
 
 
@@ -119,6 +120,29 @@ def is_pil_image(x: Any) -> bool:
     return mod.startswith("PIL.") and hasattr(x, "convert") and hasattr(x, "size")
 
 
+def refuse_transform_class(owner: str, name: str, t: Any) -> None:
+    """Refuse one of this module's transform classes where a transform is wanted.
+
+    A class is callable, so ``Compose([Normalize])`` or ``transform=Flatten`` passes a
+    check for a callable; calling it then makes a transform out of each item instead of
+    transforming it. Other classes pass (``numpy.float32`` converts what it is called on).
+
+    Args:
+        owner: who checks, as the message names it (``"Compose"``).
+        name: the argument (``"transforms[1]"``).
+        t: the value given.
+
+    Raises:
+        TypeError: ``t`` is a class of ``zerograd_nn.transforms`` (the message says to
+            give an instance).
+    """
+    if isinstance(t, type) and t.__module__ == __name__:
+        raise TypeError(
+            f"{owner}: {name} is the class {t.__name__}, not a transform; give an instance: "
+            f"{t.__name__}()."
+        )
+
+
 class Compose:
     """Apply ``transforms`` one after another.
 
@@ -126,7 +150,8 @@ class Compose:
         transforms: a list or tuple of callables, each taking the previous one's output.
 
     Raises:
-        TypeError: ``transforms`` is not a list or tuple, or holds something not callable.
+        TypeError: ``transforms`` is not a list or tuple, or holds something not callable
+            or a class of this module (``Flatten`` for ``Flatten()``).
     """
 
     def __init__(self, transforms: Sequence[Callable[[Any], Any]] = ()) -> None:
@@ -137,6 +162,7 @@ class Compose:
         for i, t in enumerate(transforms):
             if not callable(t):
                 raise TypeError(f"Compose: transforms[{i}] is {t!r}, not a callable")
+            refuse_transform_class("Compose", f"transforms[{i}]", t)
         self.transforms = list(transforms)
 
     def __call__(self, img: Any) -> Any:
