@@ -294,3 +294,14 @@ def test_a_transform_class_given_for_a_transform_is_refused(cls):
         ds.target_transform = cls
     assert ds.target_transform(3) == 3  # unchanged: still the identity
     assert T.Compose([np.float32])(np.ones(2)).dtype == np.float32  # other classes may serve
+
+
+def test_convert_checks_its_mode(Image):
+    with pytest.raises(TypeError, match=r"^Convert: mode must be a PIL mode's name .* got 3"):
+        T.Convert(3)
+    img = Image.new("L", (2, 2), 7)
+    with pytest.raises(
+        ValueError, match=r"^Convert: cannot convert a mode 'L' image to mode 'XYZ' \(Pillow: "
+    ):
+        T.Convert("XYZ")(img)
+    assert img.mode == "L" and img.getpixel((0, 0)) == 7  # the image as it was

@@ -211,16 +211,31 @@ class Convert(_ImageToImage):
     Args:
         mode: a PIL mode (``'RGB'``, ``'L'``, ...) or ``'BGR'`` (RGB with the red and blue
             bands swapped).
+
+    Raises:
+        TypeError: ``mode`` is not a string.
+        ValueError: (when called) Pillow cannot convert the image to ``mode``.
     """
 
     def __init__(self, mode: str = "RGB") -> None:
+        if not isinstance(mode, str):
+            raise TypeError(
+                f"Convert: mode must be a PIL mode's name such as 'RGB' or 'L' (or 'BGR'), got "
+                f"{mode!r}"
+            )
         self.mode = mode
 
     def _apply(self, Image: Any, img: Any) -> Any:
-        if self.mode == "BGR":
-            r, g, b = img.convert("RGB").split()
-            return Image.merge("RGB", (b, g, r))
-        return img.convert(self.mode)
+        try:
+            if self.mode == "BGR":
+                r, g, b = img.convert("RGB").split()
+                return Image.merge("RGB", (b, g, r))
+            return img.convert(self.mode)
+        except ValueError as exc:  # Pillow's own words name neither transform nor modes
+            raise ValueError(
+                f"Convert: cannot convert a mode {img.mode!r} image to mode {self.mode!r} "
+                f"(Pillow: {exc}); give a mode Pillow converts to, such as 'RGB' or 'L'."
+            ) from None
 
 
 class Resize(_ImageToImage):
