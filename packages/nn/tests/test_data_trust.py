@@ -41,6 +41,29 @@ def test_a_transform_returning_no_numbers_is_one_clear_error(transform, got):
         next(iter(ok))
 
 
+def test_a_transform_returning_pil_images_is_one_clear_error():
+    # np.asarray of a PIL image is its (H, W, C) pixels: the batch came out channels-last,
+    # against ToArray's (C, H, W), with nothing said
+    Image = pytest.importorskip("PIL.Image", reason="Pillow is not installed")
+
+    class Pictures(D.Dataset):
+        def prepare(self):
+            self.data = [Image.new("RGB", (5, 4), (i, 2, 3)) for i in range(4)]
+            self.label = np.arange(4)
+
+    loader = DataLoader(Pictures(transform=T.Resize((6, 4))), 2, shuffle=False)
+    with pytest.raises(
+        TypeError,
+        match=r"^DataLoader: dataset\[0\] has x of type Image, a PIL image; end the transform "
+        r"with transforms\.ToArray\(\) to make it an array \(C, H, W\)",
+    ):
+        next(iter(loader))
+    assert loader.iteration == 0  # nothing served
+    loader = DataLoader(Pictures(transform=T.Compose([T.Resize((6, 4)), T.ToArray()])), 2)
+    x, t = next(iter(loader))
+    assert x.shape == (2, 3, 4, 6) and x.dtype == np.float32
+
+
 def write_idx(path, array, code=0x08):
     import gzip
     import struct

@@ -151,3 +151,22 @@ def test_what_each_function_of_the_graph_page_keeps_is_what_its_class_declares()
     assert all(not _op_class(n).vjp_reads_inputs for n in READS_NO_INPUT.values())
     assert all(_op_class(n).vjp_reads_outputs for n in READS_ITS_OUTPUT.values())
     assert not any(_op_class(n).vjp_reads_outputs for n in READS_ONLY_INPUTS.values())
+
+
+def test_cifar_default_transform_scales_to_minus_one_one_and_dezero_s_did_not():
+    """from-dezero.md: CIFAR's default gives [-1, 1]; DeZero's Normalize(0.5, 0.5) of pixels
+    0..255 (after ToFloat) gave -1 to 509."""
+    import inspect
+
+    from zerograd_nn.datasets import CIFAR10, CIFAR100
+    from zerograd_nn.transforms import Compose, Normalize, ToFloat
+
+    pixels = np.array([[[0, 127, 255]]] * 3, dtype=np.uint8)  # (3, 1, 3)
+    for cls in (CIFAR10, CIFAR100):
+        f = inspect.signature(cls).parameters["transform"].default
+        y = f(pixels)
+        assert y.dtype == np.float32
+        np.testing.assert_allclose(y[0, 0], [-1.0, -0.5 / 127.5, 1.0], rtol=1e-6)
+    dezero = Compose([ToFloat(), Normalize(0.5, 0.5)])(pixels)
+    np.testing.assert_allclose(dezero[0, 0], [-1.0, 253.0, 509.0])
+    assert "gives -1 to 509" in " ".join(PAGE.read_text().split())

@@ -199,3 +199,109 @@ def test_to_pil_checks_shape_and_dtype(Image):
     ):
         T.ToPIL()(np.zeros((3, 2, 2)))
     assert T.ToPIL()(np.zeros((4, 2, 3), np.uint8)).mode == "RGBA"
+
+
+@pytest.mark.parametrize(
+    "bad, error, message",
+    [
+        (np.array(1.0), ValueError, r"^RandomHorizontalFlip: a 0-d array has no axis to flip"),
+        (None, TypeError, r"^RandomHorizontalFlip: expected a numeric array .* got NoneType"),
+        ("abc", TypeError, r"^RandomHorizontalFlip: expected a numeric array .* got str"),
+    ],
+)
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0])
+def test_random_horizontal_flip_refuses_bad_input_whatever_the_draw(bad, error, message, p):
+    # a wrong input fails on every call, not only on those that draw a flip, and draws nothing
+    import random
+
+    flip = T.RandomHorizontalFlip(p)
+    random.seed(3)
+    state = random.getstate()
+    for _ in range(8):
+        with pytest.raises(error, match=message):
+            flip(bad)
+        assert random.getstate() == state
+
+
+def test_random_horizontal_flip_of_a_list_gives_an_array_either_way(monkeypatch):
+    monkeypatch.setattr(T.random, "random", lambda: 0.9)  # no flip
+    kept = T.RandomHorizontalFlip(0.5)([[1, 2, 3]])
+    monkeypatch.setattr(T.random, "random", lambda: 0.1)  # a flip
+    flipped = T.RandomHorizontalFlip(0.5)([[1, 2, 3]])
+    assert isinstance(kept, np.ndarray) and isinstance(flipped, np.ndarray)
+    np.testing.assert_array_equal(kept, [[1, 2, 3]])
+    np.testing.assert_array_equal(flipped, [[3, 2, 1]])
+
+
+@pytest.mark.parametrize("shape", [(), (4,), (2, 3), (1, 2, 3)])
+def test_normalize_with_one_per_channel_value_keeps_the_shape(shape):
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    y = T.Normalize([1.0], [2.0])(x)
+    assert y.shape == shape and y.dtype == np.float32
+    np.testing.assert_allclose(y, (x - 1.0) / 2.0)
+    np.testing.assert_array_equal(y, T.Normalize(1.0, 2.0)(x))  # as the scalars give
+
+
+def test_normalize_refuses_mean_and_std_of_different_lengths_when_made():
+    # the mistake showed only at the first item, as a count that named neither
+    with pytest.raises(
+        ValueError,
+        match=r"^Normalize: mean has 3 per-channel values but std has 2; give one per channel "
+        r"for both \(or one number\)",
+    ):
+        T.Normalize([0.5, 0.5, 0.5], [0.2, 0.2])
+    x = np.full((3, 1, 1), 2.0, np.float32)
+    np.testing.assert_allclose(T.Normalize([1, 1, 1], [2])(x), 0.5)  # one value: every channel
+    np.testing.assert_allclose(T.Normalize(1, [2, 2, 2])(x), 0.5)
+
+
+@pytest.mark.parametrize("shape", [(2, 3), (4,), ()])
+def test_flatten_gives_a_new_array_as_dezero_does(shape):
+    # DeZero's Flatten is ndarray.flatten(), a copy: a later transform working in place
+    # must not write into the data set's own array
+    data = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    before = data.copy()
+
+    def halve(x):
+        x /= 2
+        return x
+
+    y = T.Compose([T.Flatten(), halve])(data)
+    np.testing.assert_array_equal(data, before)
+    np.testing.assert_array_equal(y, before.reshape(-1) / 2)
+    assert not np.shares_memory(T.Flatten()(data), data)
+
+
+@pytest.mark.parametrize("cls", [T.Flatten, T.ToFloat, T.Normalize, T.ToArray])
+def test_a_transform_class_given_for_a_transform_is_refused(cls):
+    # Compose([Normalize]) made a Normalize of each item (its mean) and passed that on;
+    # the others failed in their constructor, naming the item as a dtype or a p
+    from zerograd_nn.datasets import Spiral
+
+    name = cls.__name__
+    with pytest.raises(
+        TypeError,
+        match=rf"^Compose: transforms\[1\] is the class {name}, not a transform; give an "
+        rf"instance: {name}\(\)",
+    ):
+        T.Compose([T.Flatten(), cls])
+    with pytest.raises(
+        TypeError, match=rf"^Spiral: transform is the class {name}, not a transform; give an "
+    ):
+        Spiral(transform=cls)
+    ds = Spiral()
+    with pytest.raises(TypeError, match=rf"^Spiral: target_transform is the class {name}"):
+        ds.target_transform = cls
+    assert ds.target_transform(3) == 3  # unchanged: still the identity
+    assert T.Compose([np.float32])(np.ones(2)).dtype == np.float32  # other classes may serve
+
+
+def test_convert_checks_its_mode(Image):
+    with pytest.raises(TypeError, match=r"^Convert: mode must be a PIL mode's name .* got 3"):
+        T.Convert(3)
+    img = Image.new("L", (2, 2), 7)
+    with pytest.raises(
+        ValueError, match=r"^Convert: cannot convert a mode 'L' image to mode 'XYZ' \(Pillow: "
+    ):
+        T.Convert("XYZ")(img)
+    assert img.mode == "L" and img.getpixel((0, 0)) == 7  # the image as it was

@@ -32,6 +32,7 @@ from zerograd.backends import as_array_of, as_numpy, get_backend, gpu_backend
 from zerograd.checks import flag, int_like, positive_int
 
 from .datasets.base import Dataset
+from .transforms import is_pil_image
 
 __all__ = ["DataLoader", "SeqDataLoader"]
 
@@ -81,8 +82,16 @@ def _stack(xp: Any, owner: str, what: str, values: list, indices: Any) -> Any:
 
     A ValueError names the loader and the first two items whose shapes differ when they
     cannot be stacked; a TypeError names the first item that is not numbers (a transform
-    returning None gave a batch of None that failed far away, in the model).
+    returning None gave a batch of None that failed far away, in the model) or is a PIL
+    image (a transform without ``ToArray`` at its end).
     """
+    k = next((k for k, v in enumerate(values) if is_pil_image(v)), None)
+    if k is not None:  # numpy would take its (H, W, C) pixels: channels last, unlike ToArray
+        raise TypeError(
+            f"{owner}: dataset[{int(indices[k])}] has {what} of type {type(values[k]).__name__}, "
+            f"a PIL image; end the transform with transforms.ToArray() to make it an array "
+            f"(C, H, W)."
+        )
     kind = get_backend().dtype_kind
     try:
         arrays = [xp.asarray(v) for v in values]

@@ -35,7 +35,9 @@ __all__ = [
     "ToFloat",
     "ToInt",
     "ToPIL",
+    "is_pil_image",
     "pair",
+    "refuse_transform_class",
 ]
 
 
@@ -86,7 +88,7 @@ def _check_dtype(owner: str, dtype: Any) -> Any:
 def _image(owner: str, img: Any) -> Any:
     """The PIL module, once ``img`` is known to be a PIL image (Pillow's absence first)."""
     Image = _pil()
-    if not _is_pil(img):
+    if not is_pil_image(img):
         raise TypeError(
             f"{owner}: expected a PIL image, got {type(img).__name__}; convert an array "
             f"(C, H, W) with ToPIL() first."
@@ -105,9 +107,40 @@ def _pil() -> Any:
     return Image
 
 
-def _is_pil(x: Any) -> bool:
+def is_pil_image(x: Any) -> bool:
+    """Whether ``x`` is a PIL image, told without importing Pillow.
+
+    Args:
+        x: anything.
+
+    Returns:
+        True for an image of Pillow's (``PIL.Image.Image`` or a subclass of Pillow's).
+    """
     mod = type(x).__module__
     return mod.startswith("PIL.") and hasattr(x, "convert") and hasattr(x, "size")
+
+
+def refuse_transform_class(owner: str, name: str, t: Any) -> None:
+    """Refuse one of this module's transform classes where a transform is wanted.
+
+    A class is callable, so ``Compose([Normalize])`` or ``transform=Flatten`` passes a
+    check for a callable; calling it then makes a transform out of each item instead of
+    transforming it. Other classes pass (``numpy.float32`` converts what it is called on).
+
+    Args:
+        owner: who checks, as the message names it (``"Compose"``).
+        name: the argument (``"transforms[1]"``).
+        t: the value given.
+
+    Raises:
+        TypeError: ``t`` is a class of ``zerograd_nn.transforms`` (the message says to
+            give an instance).
+    """
+    if isinstance(t, type) and t.__module__ == __name__:
+        raise TypeError(
+            f"{owner}: {name} is the class {t.__name__}, not a transform; give an instance: "
+            f"{t.__name__}()."
+        )
 
 
 class Compose:
@@ -117,7 +150,8 @@ class Compose:
         transforms: a list or tuple of callables, each taking the previous one's output.
 
     Raises:
-        TypeError: ``transforms`` is not a list or tuple, or holds something not callable.
+        TypeError: ``transforms`` is not a list or tuple, or holds something not callable
+            or a class of this module (``Flatten`` for ``Flatten()``).
     """
 
     def __init__(self, transforms: Sequence[Callable[[Any], Any]] = ()) -> None:
@@ -128,6 +162,7 @@ class Compose:
         for i, t in enumerate(transforms):
             if not callable(t):
                 raise TypeError(f"Compose: transforms[{i}] is {t!r}, not a callable")
+            refuse_transform_class("Compose", f"transforms[{i}]", t)
         self.transforms = list(transforms)
 
     def __call__(self, img: Any) -> Any:
@@ -176,16 +211,31 @@ class Convert(_ImageToImage):
     Args:
         mode: a PIL mode (``'RGB'``, ``'L'``, ...) or ``'BGR'`` (RGB with the red and blue
             bands swapped).
+
+    Raises:
+        TypeError: ``mode`` is not a string.
+        ValueError: (when called) Pillow cannot convert the image to ``mode``.
     """
 
     def __init__(self, mode: str = "RGB") -> None:
+        if not isinstance(mode, str):
+            raise TypeError(
+                f"Convert: mode must be a PIL mode's name such as 'RGB' or 'L' (or 'BGR'), got "
+                f"{mode!r}"
+            )
         self.mode = mode
 
     def _apply(self, Image: Any, img: Any) -> Any:
-        if self.mode == "BGR":
-            r, g, b = img.convert("RGB").split()
-            return Image.merge("RGB", (b, g, r))
-        return img.convert(self.mode)
+        try:
+            if self.mode == "BGR":
+                r, g, b = img.convert("RGB").split()
+                return Image.merge("RGB", (b, g, r))
+            return img.convert(self.mode)
+        except ValueError as exc:  # Pillow's own words name neither transform nor modes
+            raise ValueError(
+                f"Convert: cannot convert a mode {img.mode!r} image to mode {self.mode!r} "
+                f"(Pillow: {exc}); give a mode Pillow converts to, such as 'RGB' or 'L'."
+            ) from None
 
 
 class Resize(_ImageToImage):
@@ -270,7 +320,7 @@ class ToArray:
         Raises:
             TypeError: ``img`` is neither a PIL image nor an array.
         """
-        if _is_pil(img):
+        if is_pil_image(img):
             import numpy as np  # PIL hands its pixels to numpy, on the host
 
             a = np.asarray(img)
@@ -341,20 +391,24 @@ class RandomHorizontalFlip:
             img: a PIL image or an array (flipped on its last axis).
 
         Returns:
-            The flipped image or array, or ``img`` itself.
+            The flipped image or array, or ``img`` itself (a list made an array, flipped or
+                not).
 
         Raises:
             TypeError: ``img`` is neither a PIL image nor a numeric array.
             ValueError: ``img`` is a 0-d array.
         """
-        if random.random() >= self.p:
-            return img
-        if _is_pil(img):
-            Image = _pil()
-            return img.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        # the input is checked before the draw: a wrong one fails on every call, not only
+        # when a flip is drawn, and leaves ``random``'s state as it was
+        if is_pil_image(img):
+            if random.random() >= self.p:
+                return img
+            return img.transpose(_pil().Transpose.FLIP_LEFT_RIGHT)
         img = _numeric("RandomHorizontalFlip", img)
         if img.ndim == 0:
             raise ValueError("RandomHorizontalFlip: a 0-d array has no axis to flip")
+        if random.random() >= self.p:
+            return img
         return get_array_module(img).flip(img, axis=-1)
 
 
@@ -373,17 +427,30 @@ class Normalize:
         std: a number, or one per channel (no zeros).
 
     Attributes:
-        mean: as given; assigning it later is checked as the constructor checks it.
+        mean: as given; assigning it later is checked as the constructor checks it (its
+            length against ``std``'s at the next call, so that both can be changed).
         std: as given, assigned likewise.
 
     Raises:
         TypeError: ``mean`` or ``std`` is not a number or a 1-d sequence of numbers.
-        ValueError: ``mean`` or ``std`` is empty or holds nan, or ``std`` holds a zero.
+        ValueError: ``mean`` or ``std`` is empty or holds nan, ``std`` holds a zero, or they
+            give different numbers of per-channel values (one value serves every channel).
     """
 
     def __init__(self, mean: float | Sequence[float] = 0, std: float | Sequence[float] = 1) -> None:
         self.mean = mean
         self.std = std
+        m, s = self._mean_values, self._std_values
+        if (
+            isinstance(m, tuple)
+            and isinstance(s, tuple)
+            and len(m) != len(s)
+            and 1 not in (len(m), len(s))
+        ):
+            raise ValueError(
+                f"Normalize: mean has {len(m)} per-channel values but std has {len(s)}; give "
+                f"one per channel for both (or one number)."
+            )
 
     @staticmethod
     def _values(name: str, v: Any) -> float | tuple[float, ...]:
@@ -433,8 +500,8 @@ class Normalize:
         xp = get_array_module(array)
         v = xp.asarray(value, dtype=array.dtype, device=device_of(array))
         n = v.shape[0]
-        if n == 1:
-            return v
+        if n == 1:  # one value for every channel: shaped to broadcast without adding an axis
+            return xp.reshape(v, (1,) * array.ndim)
         if array.ndim == 0 or n != array.shape[0]:
             raise ValueError(
                 f"Normalize: {n} per-channel values for an array of shape {array.shape} "
@@ -464,7 +531,7 @@ class Normalize:
 
 
 class Flatten:
-    """Reshape to one dimension."""
+    """Reshape to one dimension, into a new array (DeZero's ``ndarray.flatten()``)."""
 
     def __call__(self, array: Any) -> Any:
         """Flatten ``array``.
@@ -473,13 +540,15 @@ class Flatten:
             array: a numeric array (or list).
 
         Returns:
-            A 1-d array of the same backend.
+            A new 1-d array of the same backend, never a view of ``array``: a transform
+                after it may work in place without writing into the data set.
 
         Raises:
             TypeError: ``array`` is not numeric.
         """
         array = _numeric("Flatten", array)
-        return get_array_module(array).reshape(array, (-1,))
+        xp = get_array_module(array)
+        return xp.asarray(xp.reshape(array, (-1,)), copy=True)
 
 
 class AsType:

@@ -22,6 +22,8 @@ from typing import Any
 
 from zerograd.checks import callable_arg, flag
 
+from ..transforms import refuse_transform_class
+
 __all__ = ["DOWNLOADS", "Dataset", "data_home", "fetch", "get_file", "verify_checksum"]
 
 
@@ -76,7 +78,8 @@ class Dataset:
 
     Raises:
         TypeError: ``train`` is not True or False, or a transform is neither callable nor
-            None.
+            None, or is a class of ``zerograd_nn.transforms`` (``Flatten`` for
+            ``Flatten()``).
         ValueError: ``prepare`` gave a different number of items and labels.
 
     Examples:
@@ -113,6 +116,7 @@ class Dataset:
 
     def _transform_arg(self, name: str, f: Any) -> Any:
         callable_arg(type(self).__name__, name, f, optional=True, hint="a transforms.Compose")
+        refuse_transform_class(type(self).__name__, name, f)
         return _identity if f is None else f
 
     # properties, so that ``ds.transform = None`` later means no transform, as it does in

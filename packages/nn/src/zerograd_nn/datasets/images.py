@@ -253,7 +253,8 @@ class CIFAR10(_ImageFiles):
 
     Reads the binary version: the ``.bin`` files in ``root`` or ``root/cifar-10-batches-bin``,
     or straight from the archive ``cifar-10-binary.tar.gz`` placed in ``root`` (default
-    ``<data_home>/cifar-10``). The default transform scales to [-1, 1] as DeZero's does.
+    ``<data_home>/cifar-10``). The default transform scales to [-1, 1]; DeZero's,
+    ``Normalize(0.5, 0.5)`` of pixels 0 to 255, gave -1 to 509.
 
     Args:
         train: the 50,000 training images (True) or the 10,000 test images.
