@@ -584,3 +584,19 @@ def test_clip_grad_after_freeze_param_clips_the_gradients_left():
     opt.update()
     np.testing.assert_array_equal(a.data, [0.0])
     np.testing.assert_allclose(b.data, [-0.6, -0.8], rtol=1e-5)
+
+
+def test_weight_decay_after_freeze_param_decays_the_gradients_left():
+    """FreezeParam drops gradients; WeightDecay after it read them (AttributeError on None,
+    nothing updated). It decays what is left, as torch.optim's weight_decay skips
+    parameters without a gradient."""
+    a, b = Parameter(np.array([1.0])), Parameter(np.array([2.0, -4.0]))
+    a.grad = Variable(np.array([100.0]))
+    b.grad = Variable(np.array([3.0, 5.0]))
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(O.FreezeParam(a))
+    opt.add_hook(O.WeightDecay(0.5))
+    opt.update()
+    np.testing.assert_array_equal(a.data, [1.0])
+    # b - lr * (g + 0.5 * b) = [2 - (3 + 1), -4 - (5 - 2)]
+    np.testing.assert_array_equal(b.data, [-2.0, -7.0])

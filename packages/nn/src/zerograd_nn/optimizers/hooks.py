@@ -41,12 +41,16 @@ class WeightDecay:
     def __call__(self, params: list[Parameter]) -> None:
         """Add ``rate * param.data`` to each parameter's gradient.
 
+        A parameter whose gradient a hook before this one dropped (FreezeParam) is left
+        alone, as torch.optim's ``weight_decay`` skips parameters without a gradient.
+
         Args:
             params: the parameters that have a gradient.
         """
         rate = check_hyper("WeightDecay", "rate", self.rate)
         for param in params:
-            param.grad = Variable(param.grad.data + rate * param.data)
+            if param.grad is not None:
+                param.grad = Variable(param.grad.data + rate * param.data)
 
 
 @report_assignments
