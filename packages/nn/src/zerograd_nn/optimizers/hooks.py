@@ -100,6 +100,9 @@ class ClipGrad:
 class FreezeParam:
     """Hook that drops the gradients of the given layers or Parameters, so they stay fixed.
 
+    Only the gradients of the parameters the optimizer is updating are dropped: a frozen
+    parameter of another optimizer keeps its gradient for that one.
+
     Args:
         *layers: Layers (all their parameters) or Parameters to freeze.
 
@@ -121,10 +124,16 @@ class FreezeParam:
                 )
 
     def __call__(self, params: list[Parameter]) -> None:
-        """Drop the gradients of the frozen parameters.
+        """Drop the gradients of the frozen parameters among ``params``.
+
+        A frozen parameter that the update was not given keeps its gradient (DeZero's
+        dropped it): another optimizer may update it (a GAN's discriminator), and the
+        update can give back only the gradients it holds copies of if a later hook raises.
 
         Args:
             params: the parameters that have a gradient.
         """
-        for p in self.freeze_params:
-            p.grad = None
+        frozen = {id(p) for p in self.freeze_params}
+        for p in params:
+            if id(p) in frozen:
+                p.grad = None
