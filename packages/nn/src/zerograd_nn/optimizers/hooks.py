@@ -58,7 +58,10 @@ class ClipGrad:
     """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``.
 
     float16 gradients are squared and added in float32, as PyTorch's norms are: in float16
-    a gradient past 256 squares to ``inf``, which scaled every gradient to 0.
+    a gradient past 256 squares to ``inf``, which scaled every gradient to 0. They are
+    scaled in float32 too and rounded once: the factor ``max_norm / norm`` rounded to
+    float16 first (as PyTorch's ``clip_grad_norm_`` does) is subnormal or 0 for a small
+    ``max_norm``, and the clipped norm then overshoots ``max_norm`` or is 0.
 
     Args:
         max_norm: the largest global L2 norm allowed: a finite number >= 0 (a 0-d
@@ -93,7 +96,13 @@ class ClipGrad:
         rate = limit / (math.sqrt(total) + 1e-6)
         if rate < 1:
             for param in params:
-                param.grad = Variable(param.grad.data * rate)
+                g = param.grad.data
+                wide = sum_dtype_of(g)
+                if wide is None:
+                    param.grad = Variable(g * rate)
+                else:  # float16 would round the factor first: 1e-2 / 6e4 is subnormal there
+                    b = backend_of(g)
+                    param.grad = Variable(b.astype(b.astype(g, wide) * rate, g.dtype))
 
 
 @report_assignments
