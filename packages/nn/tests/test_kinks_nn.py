@@ -593,6 +593,25 @@ def test_clip_grad_of_float16_gradients_squares_and_adds_in_float32():
     np.testing.assert_allclose(b.data, np.full(70000, -1 / norm), rtol=2e-3)
 
 
+@pytest.mark.parametrize("max_norm", [1e-3, 1e-2, 1.0])
+def test_clip_grad_scales_float16_gradients_in_float32_and_rounds_once(max_norm):
+    """The factor max_norm / norm was rounded to float16 before it scaled a float16
+    gradient: 1e-2 / 6e4 became 1.788e-7 (a subnormal, 7% off), so the clipped norm was
+    7% past max_norm, and 1e-3 / 6e4 became 0, which zeroed gradients whose clipped
+    values (5e-4) float16 holds. (torch 2.13's clip_grad_norm_ rounds the factor too:
+    0.005363 and 0 for these.) The gradient is scaled in float32 and rounded once."""
+    p = Parameter(np.zeros(4, np.float16))
+    g = np.full(4, 30000.0, np.float16)  # norm 60000
+    p.grad = Variable(g.copy())
+    opt = O.SGD(lr=1.0).setup([p])
+    opt.add_hook(O.ClipGrad(max_norm))
+    opt.update()
+    want = (-(30000.0 * max_norm / (60000.0 + 1e-6)) * np.ones(4)).astype(np.float16)
+    assert p.data.dtype == np.float16
+    assert p.data.tobytes() == want.tobytes()
+    assert np.linalg.norm(p.data.astype(np.float64)) <= max_norm * (1 + 2**-10)
+
+
 # --- float16 batch_norm: statistics and the backward's sums in float32, rounded once ---
 
 

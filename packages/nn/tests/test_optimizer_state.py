@@ -584,3 +584,46 @@ def test_clip_grad_after_freeze_param_clips_the_gradients_left():
     opt.update()
     np.testing.assert_array_equal(a.data, [0.0])
     np.testing.assert_allclose(b.data, [-0.6, -0.8], rtol=1e-5)
+
+
+def test_weight_decay_after_freeze_param_decays_the_gradients_left():
+    """FreezeParam drops gradients; WeightDecay after it read them (AttributeError on None,
+    nothing updated). It decays what is left, as torch.optim's weight_decay skips
+    parameters without a gradient."""
+    a, b = Parameter(np.array([1.0])), Parameter(np.array([2.0, -4.0]))
+    a.grad = Variable(np.array([100.0]))
+    b.grad = Variable(np.array([3.0, 5.0]))
+    opt = O.SGD(lr=1.0).setup([a, b])
+    opt.add_hook(O.FreezeParam(a))
+    opt.add_hook(O.WeightDecay(0.5))
+    opt.update()
+    np.testing.assert_array_equal(a.data, [1.0])
+    # b - lr * (g + 0.5 * b) = [2 - (3 + 1), -4 - (5 - 2)]
+    np.testing.assert_array_equal(b.data, [-2.0, -7.0])
+
+
+def test_freeze_param_leaves_the_gradients_of_parameters_outside_the_update():
+    """FreezeParam dropped the gradient of every parameter it froze, also one the
+    optimizer does not update: another optimizer's (a GAN's discriminator, frozen in the
+    generator's optimizer) then silently skipped it, and a later hook that raised left it
+    dropped. It drops only gradients of the parameters the update is given."""
+    g, d = Parameter(np.array([1.0])), Parameter(np.array([2.0]))
+    g.grad, d.grad = Variable(np.array([0.5])), Variable(np.array([4.0]))
+    d_grad = d.grad
+    opt_g = O.SGD(lr=1.0).setup([g])
+    opt_g.add_hook(O.FreezeParam(d))
+    opt_d = O.SGD(lr=0.25).setup([d])
+    opt_g.update()
+    assert d.grad is d_grad
+    opt_d.update()
+    np.testing.assert_array_equal(g.data, [0.5])
+    np.testing.assert_array_equal(d.data, [1.0])  # 2 - 0.25 * 4
+
+    def boom(params):
+        raise RuntimeError("late failure")
+
+    opt_g.add_hook(boom)
+    with pytest.raises(RuntimeError, match="late failure"):
+        opt_g.update()
+    assert d.grad is d_grad
+    np.testing.assert_array_equal(d_grad.data, [4.0])

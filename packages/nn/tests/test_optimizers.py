@@ -442,3 +442,17 @@ def test_hook_that_breaks_a_gradient_is_caught_before_any_update():
     with pytest.raises(ValueError, match=r"parameter 1 \(unnamed\) of shape \(1,\)"):
         opt.update()
     np.testing.assert_array_equal(model.ps[0].data, [1.0, 2.0])
+
+
+@pytest.mark.parametrize("cls", [O.ClipGrad, O.WeightDecay, O.FreezeParam])
+def test_add_hook_refuses_a_hook_class_and_says_to_make_one(cls):
+    """add_hook(ClipGrad) took the class: the next update called ClipGrad(params) and
+    failed with 'max_norm must be a real number, got [variable(...)]'."""
+    opt = O.SGD(lr=1.0).setup(Tiny([1.0]))
+    with pytest.raises(TypeError) as e:
+        opt.add_hook(cls)
+    assert str(e.value) == (
+        f"SGD.add_hook(f): f is the class {cls.__name__}, not a hook; give an instance: "
+        f"add_hook({cls.__name__}(...))."
+    )
+    assert opt.hooks == []

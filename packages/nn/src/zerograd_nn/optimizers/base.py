@@ -616,9 +616,15 @@ class Optimizer(metaclass=_SetUpOnCreation):
             f: a callable taking the list of parameters that have a gradient.
 
         Raises:
-            TypeError: ``f`` is not callable.
+            TypeError: ``f`` is not callable, or is a class (``ClipGrad`` for
+                ``ClipGrad(1.0)``): calling it would make an instance and change nothing.
         """
         callable_arg(f"{type(self).__name__}.add_hook", "f", f)
+        if isinstance(f, type):
+            raise TypeError(
+                f"{type(self).__name__}.add_hook(f): f is the class {f.__name__}, not a hook; "
+                f"give an instance: add_hook({f.__name__}(...))."
+            )
         self.hooks.append(f)
 
     # -- checks ---------------------------------------------------------------------------

@@ -41,12 +41,16 @@ class WeightDecay:
     def __call__(self, params: list[Parameter]) -> None:
         """Add ``rate * param.data`` to each parameter's gradient.
 
+        A parameter whose gradient a hook before this one dropped (FreezeParam) is left
+        alone, as torch.optim's ``weight_decay`` skips parameters without a gradient.
+
         Args:
             params: the parameters that have a gradient.
         """
         rate = check_hyper("WeightDecay", "rate", self.rate)
         for param in params:
-            param.grad = Variable(param.grad.data + rate * param.data)
+            if param.grad is not None:
+                param.grad = Variable(param.grad.data + rate * param.data)
 
 
 @report_assignments
@@ -54,7 +58,10 @@ class ClipGrad:
     """Hook scaling all gradients down so that their global L2 norm is at most ``max_norm``.
 
     float16 gradients are squared and added in float32, as PyTorch's norms are: in float16
-    a gradient past 256 squares to ``inf``, which scaled every gradient to 0.
+    a gradient past 256 squares to ``inf``, which scaled every gradient to 0. They are
+    scaled in float32 too and rounded once: the factor ``max_norm / norm`` rounded to
+    float16 first (as PyTorch's ``clip_grad_norm_`` does) is subnormal or 0 for a small
+    ``max_norm``, and the clipped norm then overshoots ``max_norm`` or is 0.
 
     Args:
         max_norm: the largest global L2 norm allowed: a finite number >= 0 (a 0-d
@@ -89,12 +96,21 @@ class ClipGrad:
         rate = limit / (math.sqrt(total) + 1e-6)
         if rate < 1:
             for param in params:
-                param.grad = Variable(param.grad.data * rate)
+                g = param.grad.data
+                wide = sum_dtype_of(g)
+                if wide is None:
+                    param.grad = Variable(g * rate)
+                else:  # float16 would round the factor first: 1e-2 / 6e4 is subnormal there
+                    b = backend_of(g)
+                    param.grad = Variable(b.astype(b.astype(g, wide) * rate, g.dtype))
 
 
 @report_assignments
 class FreezeParam:
     """Hook that drops the gradients of the given layers or Parameters, so they stay fixed.
+
+    Only the gradients of the parameters the optimizer is updating are dropped: a frozen
+    parameter of another optimizer keeps its gradient for that one.
 
     Args:
         *layers: Layers (all their parameters) or Parameters to freeze.
@@ -117,10 +133,16 @@ class FreezeParam:
                 )
 
     def __call__(self, params: list[Parameter]) -> None:
-        """Drop the gradients of the frozen parameters.
+        """Drop the gradients of the frozen parameters among ``params``.
+
+        A frozen parameter that the update was not given keeps its gradient (DeZero's
+        dropped it): another optimizer may update it (a GAN's discriminator), and the
+        update can give back only the gradients it holds copies of if a later hook raises.
 
         Args:
             params: the parameters that have a gradient.
         """
-        for p in self.freeze_params:
-            p.grad = None
+        frozen = {id(p) for p in self.freeze_params}
+        for p in params:
+            if id(p) in frozen:
+                p.grad = None
