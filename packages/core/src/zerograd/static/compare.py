@@ -260,7 +260,20 @@ def _canonical(v: Any, t: Trace) -> Any:
         return ("function", tv)
     if hasattr(v, "dtype") and getattr(v, "shape", None) == ():  # a library scalar
         return (tv, repr(v))
+    if _equal_by_value(v):  # a dtype: array-api-strict makes a new object for each array
+        return (tv, "value", v)
     return (tv, id(v))  # any other object: the same one
+
+
+def _equal_by_value(v: Any) -> bool:
+    """Whether ``v`` is hashable and its type defines an ``==`` that gives True on itself."""
+    t = type(v)
+    if t.__eq__ is object.__eq__ or t.__hash__ is None:
+        return False
+    try:
+        return (v == v) is True
+    except Exception:  # an == that refuses: compared as the same object only
+        return False
 
 
 def _name(ins: Any) -> str:
