@@ -1,0 +1,79 @@
+"""What a sweep of the layers' constructor arguments against PyTorch and DeZero turned up.
+
+Each test holds a behaviour that once differed from what the layer's documentation says;
+the references are numpy by hand.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from zerograd_nn import layers as L
+from zerograd_nn.models import Sequential
+
+
+def _lazy_sequence():
+    return Sequential(
+        L.Linear(3, dtype="float32"),
+        L.Conv2d(2, 1, nobias=True, dtype="float16"),
+        L.Deconv2d(2, 1, dtype="float64"),
+        L.BatchNorm(),
+    )
+
+
+def _float64_weights():
+    return {
+        "l0.W": np.full((4, 3), 0.25),
+        "l0.b": np.full(3, 0.5),
+        "l1.W": np.full((2, 5, 1, 1), 0.125),
+        "l2.W": np.full((2, 2, 1, 1), 2.0),
+        "l2.b": np.zeros(2),
+        "l3.avg_mean": np.zeros(2),
+        "l3.avg_var": np.ones(2),
+        "l3.gamma": np.ones(2),
+        "l3.beta": np.zeros(2),
+    }
+
+
+def _dtypes(model):
+    return {k: p.data.dtype for k, p in model.named_params().items()}
+
+
+# Each layer's dtype= holds for a lazily sized parameter that is loaded rather than sized:
+# as a first call would draw it, and as a loaded bias or a sized W is cast.
+WANT = {
+    **dict.fromkeys(["l0.W", "l0.b"], np.dtype("float32")),
+    "l1.W": np.dtype("float16"),
+    **dict.fromkeys(["l2.W", "l2.b"], np.dtype("float64")),
+    **dict.fromkeys(["l3.avg_mean", "l3.avg_var", "l3.gamma", "l3.beta"], np.dtype("float64")),
+}  # BatchNorm has no dtype=: it takes its first batch's, or what is loaded
+
+
+def test_a_state_dict_loaded_into_unsized_layers_takes_each_layers_dtype():
+    model = _lazy_sequence()
+    model.load_state_dict(_float64_weights())
+    assert _dtypes(model) == WANT
+    np.testing.assert_array_equal(model.l0.W.data, np.full((4, 3), 0.25, np.float32))
+    assert model.l0.in_size == 4 and model.l1.in_channels == 5
+
+
+def test_a_weight_file_loaded_into_unsized_layers_takes_each_layers_dtype(tmp_path):
+    source = _lazy_sequence()
+    source.load_state_dict(_float64_weights())
+    arrays = {k.replace(".", "/"): v for k, v in _float64_weights().items()}
+    np.savez(tmp_path / "w.npz", **arrays)
+    model = _lazy_sequence()
+    model.load_weights(tmp_path / "w.npz")
+    assert _dtypes(model) == WANT
+    x = np.ones((1, 4), np.float32)
+    assert model.l0(x).dtype == np.float32  # float32 in, float32 out: no float64 W
+
+
+def test_a_value_beyond_an_unsized_float16_layers_range_is_refused_and_nothing_changes():
+    model = _lazy_sequence()
+    weights = _float64_weights()
+    weights["l1.W"] = np.full((2, 5, 1, 1), 1e6)  # finite in float64, inf in float16
+    with pytest.raises(ValueError, match=r"'l1.W' holds 10 finite value\(s\) beyond the range"):
+        model.load_state_dict(weights)
+    assert all(p.data is None for p in (model.l0.W, model.l1.W, model.l2.W, model.l3.gamma))
