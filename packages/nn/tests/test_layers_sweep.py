@@ -6,6 +6,8 @@ the references are numpy by hand.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -77,3 +79,32 @@ def test_a_value_beyond_an_unsized_float16_layers_range_is_refused_and_nothing_c
     with pytest.raises(ValueError, match=r"'l1.W' holds 10 finite value\(s\) beyond the range"):
         model.load_state_dict(weights)
     assert all(p.data is None for p in (model.l0.W, model.l1.W, model.l2.W, model.l3.gamma))
+
+
+# PyTorch's constructor keywords that zerograd's layers lack are refused with what to write,
+# as zerograd_nn.layers.pytorch_names promises: never Python's bare "unexpected keyword
+# argument", which named the private base class (_RecurrentCell.__init__()).
+@pytest.mark.parametrize(
+    "build, keyword, hint",
+    [
+        (lambda **k: L.RNN(4, **k), "nonlinearity", "tanh"),
+        (lambda **k: L.RNN(4, **k), "device", r"layer\.to\('cuda'\)"),
+        (lambda **k: L.RNN(4, **k), "dtype", "float32"),
+        (lambda **k: L.LSTM(4, **k), "dtype", "float32"),
+        (lambda **k: L.LSTM(4, **k), "proj_size", "Linear"),
+        (lambda **k: L.EmbedID(10, 3, **k), "dtype", r"W\.data\.astype"),
+        (lambda **k: L.EmbedID(10, 3, **k), "device", r"layer\.to\('cuda'\)"),
+        (lambda **k: L.EmbedID(10, 3, **k), "max_norm", "renormalized"),
+        (lambda **k: L.EmbedID(10, 3, **k), "norm_type", "renormalized"),
+        (lambda **k: L.EmbedID(10, 3, **k), "scale_grad_by_freq", "frequency"),
+        (lambda **k: L.EmbedID(10, 3, **k), "sparse", "dense"),
+        (lambda **k: L.Deconv2d(2, 3, **k), "output_padding", r"F\.deconv2d\(.*outsize="),
+    ],
+)
+def test_pytorchs_other_layer_keywords_are_refused_naming_what_to_write(build, keyword, hint):
+    with pytest.raises(TypeError) as info:
+        build(**{keyword: 1})
+    text = str(info.value)
+    assert text.startswith(f"{type(build()).__name__}: {keyword}= is PyTorch's keyword")
+    assert "unexpected keyword" not in text
+    assert re.search(hint, text), text
