@@ -108,3 +108,18 @@ def test_pytorchs_other_layer_keywords_are_refused_naming_what_to_write(build, k
     assert text.startswith(f"{type(build()).__name__}: {keyword}= is PyTorch's keyword")
     assert "unexpected keyword" not in text
     assert re.search(hint, text), text
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint8", "bool"])
+def test_a_fresh_batch_norms_integer_first_batch_is_refused_naming_the_cast(dtype):
+    """The parameters take the first batch's dtype: an integer one would make integer
+    statistics. The error was batch_norm's about a running mean the user never gave."""
+    bn = L.BatchNorm()
+    with pytest.raises(TypeError) as info:
+        bn(np.ones((4, 3), dtype))
+    text = str(info.value)
+    assert text.startswith(f"BatchNorm: the first batch has dtype {dtype}")
+    assert "x.astype('float32')" in text and "running mean" not in text
+    assert all(p.data is None for p in bn.params())
+    y = bn(np.ones((4, 3), dtype).astype(np.float32))  # the cast it names works
+    assert y.dtype == np.float32 and bn.gamma.dtype == np.float32
