@@ -123,3 +123,22 @@ def test_a_fresh_batch_norms_integer_first_batch_is_refused_naming_the_cast(dtyp
     assert all(p.data is None for p in bn.params())
     y = bn(np.ones((4, 3), dtype).astype(np.float32))  # the cast it names works
     assert y.dtype == np.float32 and bn.gamma.dtype == np.float32
+
+
+def test_saving_an_rnn_after_one_step_names_the_second_step_and_in_size(tmp_path):
+    """DeZero's lazy RNN sizes h2h at its second step (the first reads no state): after
+    one step the message said to run a forward pass, which the user had done."""
+    from zerograd_nn.checkpoint import CheckpointError, save_checkpoint
+    from zerograd_nn.weights import WeightFileError
+
+    rnn = L.RNN(3)
+    rnn(np.ones((2, 4), np.float32))
+    with pytest.raises(WeightFileError) as info:
+        rnn.save_weights(tmp_path / "rnn.npz")
+    assert "['h2h/W'] have no data yet" in str(info.value)
+    assert "an RNN sizes h2h at its second step" in str(info.value)
+    assert "in_size" in str(info.value)
+    with pytest.raises(CheckpointError, match=r"an RNN sizes h2h at its second step.*in_size"):
+        save_checkpoint(tmp_path / "ck.npz", model=rnn)
+    assert not list(tmp_path.iterdir())
+    assert L.RNN(3, in_size=4).h2h.W.data is not None  # what the message names

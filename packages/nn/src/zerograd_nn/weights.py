@@ -74,7 +74,8 @@ def save_weights(layer: Any, path: str | os.PathLike) -> str:
     if empty:
         raise WeightFileError(
             f"save_weights: parameters {empty} have no data yet (lazily sized layers that have "
-            f"not seen an input); run one forward pass first, or pass in_size/in_channels."
+            f"not seen an input; an RNN sizes h2h at its second step); run a forward pass "
+            f"first, or pass in_size/in_channels."
         )
     arrays = {k: as_numpy(p.data) for k, p in params.items()}
     for k, a in arrays.items():
