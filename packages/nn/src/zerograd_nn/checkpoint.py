@@ -323,7 +323,9 @@ def save_checkpoint(
     empty = [k for k, p in model.named_params().items() if p.data is None]
     if empty:
         raise CheckpointError(
-            f"save_checkpoint: parameters {empty} have no data yet; run one forward pass first."
+            f"save_checkpoint: parameters {empty} have no data yet (lazily sized layers that "
+            f"have not seen an input; an RNN sizes h2h at its second step); run a forward "
+            f"pass first, or pass in_size/in_channels."
         )
     arrays: dict[str, Any] = {}
     parts: dict[str, Any] = {"format": FORMAT, "epoch": epoch, "iteration": iteration}

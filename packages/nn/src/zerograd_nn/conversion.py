@@ -11,11 +11,12 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from zerograd.backends import as_array_of, backend_of
+from zerograd import Parameter
+from zerograd.backends import Backend, as_array_of, backend_of
 
 from .finite import nonfinite_count
 
-__all__ = ["fitted"]
+__all__ = ["fitted", "planned_dtypes", "sized_like"]
 
 
 def fitted(a: Any, like: Any, name: str, op: str, *, private: bool = False) -> Any:
@@ -54,3 +55,38 @@ def fitted(a: Any, like: Any, name: str, op: str, *, private: bool = False) -> A
                 f"or rescale the values."
             )
     return cast
+
+
+def planned_dtypes(layer: Any) -> dict[int, Any]:
+    """``{id(parameter): dtype}`` for the parameters with no data yet whose layer fixes it.
+
+    The dtype a first call would size each one in, from its layer's
+    ``Layer.sizing_dtype()`` (``Linear``, ``Conv2d``, ``Deconv2d``: their ``dtype``); a
+    parameter of a layer that returns None (``BatchNorm``) is left out, to take the dtype
+    of what is loaded.
+
+    Args:
+        layer: a Layer (its whole tree is read).
+    """
+    planned: dict[int, Any] = {}
+    for _, _, _, member in layer.walk():
+        sizing_dtype = getattr(member, "sizing_dtype", None)
+        dtype = None if sizing_dtype is None else sizing_dtype()
+        if dtype is None:
+            continue
+        for _, p in member.named_members():
+            if isinstance(p, Parameter) and p.data is None:
+                planned.setdefault(id(p), dtype)
+    return planned
+
+
+def sized_like(a: Any, backend: Backend, dtype: Any, name: str, op: str) -> Any:
+    """``a`` on ``backend`` in ``dtype``, for a parameter that has no data yet.
+
+    :func:`fitted` for a parameter with no array to take the backend and dtype from; a
+    new array, never ``a`` itself.
+
+    Raises:
+        ValueError: a finite value of ``a`` would become inf in ``dtype``.
+    """
+    return fitted(a, backend.xp.zeros(0, dtype=backend.resolve_dtype(dtype)), name, op)

@@ -30,7 +30,7 @@ from zerograd.backends import as_array_of, backend_of, get_backend
 from zerograd.checks import flag
 
 from .archives import STORED_KINDS
-from .conversion import fitted
+from .conversion import fitted, planned_dtypes, sized_like
 
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
 
@@ -158,11 +158,15 @@ def prepare_load(
     default = next(
         (backend_of(p.data) for p in params.values() if p.data is not None), get_backend()
     )
+    planned = planned_dtypes(layer)
     new = {}
     for k, p in params.items():
         if k not in d:
             continue
         a = _as_array(d[k])
+        if p.data is None and id(p) in planned:  # the dtype its layer would size it in
+            new[k] = sized_like(a, default, planned[id(p)], repr(k), op)
+            continue
         if p.data is None:  # takes the given dtype, in a copy of its own
             x = as_array_of(a, default)
             new[k] = default.astype(x, x.dtype)

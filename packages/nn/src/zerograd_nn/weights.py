@@ -24,7 +24,7 @@ from .archives import (
     stored_dtype_error,
     write_archive,
 )
-from .conversion import fitted
+from .conversion import fitted, planned_dtypes, sized_like
 
 __all__ = [
     "WeightFileError",
@@ -74,7 +74,8 @@ def save_weights(layer: Any, path: str | os.PathLike) -> str:
     if empty:
         raise WeightFileError(
             f"save_weights: parameters {empty} have no data yet (lazily sized layers that have "
-            f"not seen an input); run one forward pass first, or pass in_size/in_channels."
+            f"not seen an input; an RNN sizes h2h at its second step); run a forward pass "
+            f"first, or pass in_size/in_channels."
         )
     arrays = {k: as_numpy(p.data) for k, p in params.items()}
     for k, a in arrays.items():
@@ -117,12 +118,17 @@ def check_fit(
     return parts
 
 
-def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str, Any]:
+def converted(
+    params: Mapping[str, Any], arrays: Mapping[str, Any], planned: Mapping[int, Any] | None = None
+) -> dict[str, Any]:
     """``arrays`` moved to each parameter's backend and dtype (unsized ones: the model's).
 
     Args:
         params: ``{name: Parameter}`` of the model.
         arrays: ``{name: numpy array}`` read from a file.
+        planned: ``{id(parameter): dtype}`` for unsized parameters whose layer fixes their
+            dtype (:func:`~zerograd_nn.conversion.planned_dtypes`); the others keep the
+            file's.
 
     Returns:
         ``{name: backend array}`` ready to assign.
@@ -141,6 +147,11 @@ def converted(params: Mapping[str, Any], arrays: Mapping[str, Any]) -> dict[str,
                 new[k] = fitted(a, p.data, repr(k), "load_weights", private=True)
             except ValueError as exc:
                 raise WeightFileError(str(exc)) from None
+        elif planned and id(p) in planned:
+            try:
+                new[k] = sized_like(a, default, planned[id(p)], repr(k), "load_weights")
+            except ValueError as exc:
+                raise WeightFileError(str(exc)) from None
         else:
             new[k] = as_array_of(a, default)
     return new
@@ -152,8 +163,9 @@ def load_weights(layer: Any, path: str | os.PathLike) -> None:
     Names and shapes must match exactly; otherwise :class:`WeightFileError` lists the
     missing and unexpected names and the shape differences, and nothing is changed. They
     are checked from the archive's headers before any array is read. Arrays go to the
-    backend of the parameter they replace and keep its dtype (a parameter with no data yet
-    takes the file's dtype, on the model's backend).
+    backend of the parameter they replace and keep its dtype; a parameter with no data yet
+    goes to the model's backend, in the dtype its layer would size it in (``Linear``'s
+    ``dtype``), or the file's where the layer does not fix one (``BatchNorm``).
 
     Args:
         layer: a Layer or Model.
@@ -175,7 +187,7 @@ def load_weights(layer: Any, path: str | os.PathLike) -> None:
                 f"({'; '.join(parts)}). The model was not changed."
             )
         arrays = archive.read(members)
-    new = converted(params, arrays)
+    new = converted(params, arrays, planned_dtypes(layer))
     for k, p in params.items():  # nothing below can fail: the model changes all at once
         p.data = new[k]
 

@@ -490,6 +490,16 @@ class Layer:
         """
         return _state.load_state_dict(self, d, strict, owner=type(self).__name__)
 
+    def sizing_dtype(self) -> Any:
+        """The dtype this layer sizes its own parameters in, or None where its input decides.
+
+        ``Linear``, ``Conv2d`` and ``Deconv2d`` return their ``dtype``; ``BatchNorm`` (which
+        takes its first batch's) and the base class None. A weight file or a state dict
+        loaded while a parameter of this layer has no data yet gives it this dtype, as the
+        first call would.
+        """
+        return None
+
     def cleargrads(self) -> None:
         """Forget every parameter's gradient."""
         for param in self.params():

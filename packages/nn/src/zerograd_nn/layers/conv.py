@@ -97,6 +97,10 @@ class _ConvBase(Layer):
             init, name = self._initialW, type(self).__name__
             self.W.data = _init.generate(init, shape, self.dtype, like, name, "initialW", fans)
 
+    def sizing_dtype(self) -> Any:
+        """``dtype``: what ``W`` is drawn in at the first call, or cast to when loaded unsized."""
+        return self.dtype
+
     def _conv(self, x: Any) -> Variable:
         raise NotImplementedError
 

@@ -88,6 +88,10 @@ class Linear(Layer):
             init, name = self._initialW, "Linear"
             self.W.data = _init.generate(init, (i, o), self.dtype, like, name, "initialW")
 
+    def sizing_dtype(self) -> Any:
+        """``dtype``: what ``W`` is drawn in at the first call, or cast to when loaded unsized."""
+        return self.dtype
+
     def extra_repr(self) -> str:
         return f"in={self.in_size}, out={self.out_size}" + (
             ", nobias=True" if self.b is None else ""

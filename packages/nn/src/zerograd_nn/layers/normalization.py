@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Parameter, Variable
-from zerograd.backends import device_of, get_array_module
+from zerograd.backends import backend_of, device_of, get_array_module
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of
 
@@ -32,7 +32,8 @@ class BatchNorm(Layer):
         initial_beta: how to fill the shift ``beta``.
 
     Raises:
-        TypeError: a positional argument, or one of PyTorch's keywords.
+        TypeError: a positional argument, or one of PyTorch's keywords; (when called) a
+            first batch of integers or bools, whose dtype the parameters would take.
     """
 
     @refuses_pytorch_keywords(BATCHNORM_KEYWORDS)
@@ -55,6 +56,12 @@ class BatchNorm(Layer):
 
     def _init_params(self, x: Any) -> None:
         data = data_of(x)
+        if backend_of(data).dtype_kind(data.dtype) in ("i", "u", "b"):
+            raise TypeError(
+                f"BatchNorm: the first batch has dtype {data.dtype}, but the layer's "
+                f"parameters and running statistics take the first batch's dtype, which must "
+                f"be floating point; give x.astype('float32')."
+            )
         xp, device, d, dtype = get_array_module(data), device_of(data), x.shape[1], x.dtype
         for p, fill in ((self.avg_mean, 0), (self.avg_var, 1), (self.gamma, 1), (self.beta, 0)):
             if p.data is not None:

@@ -79,6 +79,8 @@ CONV_KEYWORDS = {
     "dilation": "there is no dilation: the kernel is dense",
     "groups": "there are no groups: every output channel reads every input channel",
     "padding_mode": "the padding is zeros",
+    "output_padding": "a Deconv2d's output is stride * (H - 1) + KH - 2 * pad; for one up to "
+    "stride - 1 larger, call F.deconv2d(x, layer.W, layer.b, stride, pad, outsize=(OH, OW))",
     "device": "move a layer with layer.to('cuda') or layer.to_gpu()",
 }
 RECURRENT_KEYWORDS = {
@@ -88,11 +90,23 @@ RECURRENT_KEYWORDS = {
     "bias": "the x2h layers have a bias and the h2h layers none, as in DeZero",
     "dropout": "apply F.dropout to a cell's output",
     "bidirectional": "run a second cell over the reversed sequence",
+    "nonlinearity": "RNN's is tanh, as in DeZero; for another, write the step with two Linear "
+    "layers",
+    "proj_size": "there is no projection: apply a Linear layer to the hidden state",
+    "device": "move a layer with layer.to('cuda') or layer.to_gpu()",
+    "dtype": "the weights are float32, as DeZero's; a float64 input computes in float64",
 }
 EMBED_KEYWORDS = {
     "num_embeddings": "the number of ids is in_size, the first argument (the same order)",
     "embedding_dim": "the vector size is out_size, the second argument (the same order)",
     "padding_idx": "there is no padding id: every row of W learns",
+    "max_norm": "rows are never renormalized: W is looked up as it is",
+    "norm_type": "rows are never renormalized: W is looked up as it is",
+    "scale_grad_by_freq": "the gradient is never scaled by the ids' frequency",
+    "sparse": "the gradient of W is a dense array",
+    "device": "move a layer with layer.to('cuda') or layer.to_gpu()",
+    "dtype": "W is float32, as every layer's; for another, assign "
+    "layer.W.data = layer.W.data.astype(dtype)",
 }
 BATCHNORM_KEYWORDS = {
     "num_features": "the channel count is read from the first batch: write BatchNorm()",
