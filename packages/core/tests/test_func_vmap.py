@@ -580,3 +580,47 @@ def test_an_output_made_from_a_batched_values_data_is_batched(out_axes, backend)
     xs = as_array_of(np.arange(6.0).reshape(2, 3, 1), backend)
     nested = vmap(vmap(lambda v: Variable(v.data)), out_axes=out_axes)(xs)
     np.testing.assert_array_equal(as_numpy(nested), np.moveaxis(as_numpy(xs), 0, out_axes))
+
+
+_ONE_SAMPLE_ERRORS = {
+    "sum_to": (lambda x: F.sum_to(x, (2,)), ValueError),
+    "reshape": (lambda x: F.reshape(x, (5,)), ValueError),
+    "broadcast_to": (lambda x: F.broadcast_to(x, (2, 5)), ValueError),
+    "get_item": (lambda x: x[5], IndexError),
+    "transpose": (lambda x: F.transpose(x, (0, 2)), ValueError),
+    "add": (lambda x: x + np.ones(5), ValueError),
+    "concatenate": (lambda x: F.concatenate([x, np.ones((2, 2))]), ValueError),
+    "matmul": (lambda x: x @ np.ones((3, 2)), ValueError),
+}
+
+
+@pytest.mark.parametrize("name", list(_ONE_SAMPLE_ERRORS))
+@pytest.mark.parametrize("nested", [False, True], ids=["vmap", "vmap of vmap"])
+def test_errors_inside_vmap_name_one_samples_shapes(name, nested, rand):
+    """The function given to vmap sees samples of shape (3, 4); its errors named the batch's
+    shapes ("from (2, 4) to (2, 2)" for sum_to to (2,)), which it never saw. The error is
+    now the one the function gives on one sample, and nothing was recorded."""
+    f, error = _ONE_SAMPLE_ERRORS[name]
+    x = Variable(rand(2, 7, 3, 4) if nested else rand(7, 3, 4))
+    with pytest.raises(error) as expected:
+        f(Variable(rand(3, 4)))
+    with pytest.raises(error) as caught:
+        vmap(vmap(f) if nested else f)(x)
+    assert str(caught.value) == str(expected.value)
+    assert "7" not in str(caught.value)  # the batch size is in no shape it names
+    # the batch's error is not shown as the cause or context of this one
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None or caught.value.__suppress_context__
+    assert x.creator is None and x.grad is None
+
+
+def test_an_error_of_a_later_sample_is_that_samples(rand):
+    """A value that fails for sample 1 alone (an index out of range in its ids): the error
+    is the one a loop over the samples meets first."""
+    x = Variable(rand(2, 3))
+    ids = np.array([[0, 1], [1, 7]])
+    with pytest.raises(IndexError) as expected:
+        F.get_item(Variable(rand(3)), ids[1])
+    with pytest.raises(IndexError) as caught:
+        vmap(lambda v, i: v[i])(x, ids)
+    assert str(caught.value) == str(expected.value)

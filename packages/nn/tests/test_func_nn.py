@@ -594,3 +594,36 @@ def test_jacobians_and_hessians_of_max_pooling_need_no_loop(backend):
     _close(jacrev(f)(x), want)
     _close(hessian(s)(x), num_jacobian(lambda v: grad(s)(v), [x], 0), 1e-4, 1e-6)
     _close(vmap(jacfwd(f))(xs), np.stack([as_numpy(jacrev(f)(xs[i, ...])) for i in range(3)]))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["labels out of range in sample 1", "too many labels", "conv2d channels", "linear"],
+)
+def test_nn_errors_inside_vmap_are_one_samples(case):
+    """The errors name what the function given to vmap sees: softmax_cross_entropy's label
+    range named the scores (n * N, C) = (6, 3), and only sample 1's label is wrong."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 3))
+    if case == "labels out of range in sample 1":
+        args, f = (x, np.array([[0, 1, 2], [0, 7, 1]])), F.softmax_cross_entropy
+    elif case == "too many labels":
+        args, f = (x, np.zeros((2, 4), dtype=int)), F.softmax_cross_entropy
+    elif case == "conv2d channels":
+        args = (rng.standard_normal((2, 1, 2, 4, 4)), np.ones((2, 3, 3, 3)))
+        f = F.conv2d
+    else:
+        args, f = (x, np.ones((4, 2))), F.linear
+    in_axes = (0, 0) if case.startswith(("labels", "too")) else (0, None)
+    loop_error = None
+    for i in range(2):
+        sample = [a[i] if ax == 0 else a for a, ax in zip(args, in_axes)]
+        try:
+            f(*sample)
+        except ValueError as e:
+            loop_error = str(e)
+            break
+    assert loop_error is not None
+    with pytest.raises(ValueError) as caught:
+        vmap(f, in_axes=in_axes)(*args)
+    assert str(caught.value) == loop_error

@@ -460,7 +460,13 @@ class Level:
         with modes.suspended(self.parent), using_config("enable_backprop", not constant):
             rule = rule_for(type(fn))
             batch = Batch(self.n, xs, batched, self.batch_array)
-            out = NotImplemented if rule is None else rule(fn, batch)
+            try:
+                out = NotImplemented if rule is None else rule(fn, batch)
+            except (ValueError, IndexError):
+                mine = _sample_error(fn, xs, batched, self.n, self.batch_array)
+                if mine is None:
+                    raise
+                raise mine from None
             if out is NotImplemented:
                 self._warn(fn)
                 out = _loop(fn, xs, batched, self.n, self.batch_array)
@@ -493,11 +499,11 @@ class Level:
         )
 
 
-def _loop(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Any:
-    """``fn`` applied to each sample in turn (a copy of it per sample), the results stacked.
+def _batched_reads(fn: Any, arrays: Any) -> dict:
+    """``fn``'s attributes that a rule reads and that hold batched index arrays.
 
-    Batched index arrays among the attributes a rule reads (:data:`~.rules.registry.READS`)
-    are replaced by each sample's own on the copy.
+    Name -> (its parts, whether it was a tuple), of the names :data:`~.rules.registry.READS`
+    lists for ``fn``'s class.
     """
     held = {}
     for name in READS.get(type(fn), ()):
@@ -505,14 +511,48 @@ def _loop(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Any:
         parts = v if isinstance(v, tuple) else (v,)
         if any(arrays(p) is not None for p in parts):
             held[name] = (parts, isinstance(v, tuple))
-    results = []
-    for i in range(n):
-        args = [_sample(x, i) if b else x for x, b in zip(xs, batched)]
-        one = copy.copy(fn)
-        for name, (parts, was_tuple) in held.items():
-            mine = tuple(p if arrays(p) is None else _sample(arrays(p), i) for p in parts)
-            setattr(one, name, mine if was_tuple else mine[0])
-        results.append(one(*args))
+    return held
+
+
+def _on_sample(fn: Any, xs: list, batched: list, i: int, arrays: Any, held: dict) -> Any:
+    """A copy of ``fn`` applied to sample ``i``: its batched inputs and index arrays."""
+    args = [_sample(x, i) if b else x for x, b in zip(xs, batched)]
+    one = copy.copy(fn)
+    for name, (parts, was_tuple) in held.items():
+        mine = tuple(p if arrays(p) is None else _sample(arrays(p), i) for p in parts)
+        setattr(one, name, mine if was_tuple else mine[0])
+    return one(*args)
+
+
+def _sample_error(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Exception | None:
+    """The error ``fn`` gives on the first sample it fails for, or None if none fails.
+
+    The failure path of a batching rule: a rule computes on the whole batch, so an error
+    it meets names the batch's shapes (``(n, 3, 4)``, an axis one further on), which the
+    function given to vmap never saw. Run on the samples in turn, as a loop would, the
+    function gives the error that function expects. Only ValueError and IndexError (shapes,
+    axes, indices, values) are replaced; nothing is recorded.
+    """
+    held = _batched_reads(fn, arrays)
+    with using_config("enable_backprop", False):
+        for i in range(n):
+            try:
+                _on_sample(fn, xs, batched, i, arrays, held)
+            except (ValueError, IndexError) as error:
+                return error
+            except Exception:  # a failure of its own on samples: keep the rule's error
+                return None
+    return None
+
+
+def _loop(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Any:
+    """``fn`` applied to each sample in turn (a copy of it per sample), the results stacked.
+
+    Batched index arrays among the attributes a rule reads (:data:`~.rules.registry.READS`)
+    are replaced by each sample's own on the copy.
+    """
+    held = _batched_reads(fn, arrays)
+    results = [_on_sample(fn, xs, batched, i, arrays, held) for i in range(n)]
     if isinstance(results[0], (list, tuple)):
         return [F.stack([r[k] for r in results], axis=0) for k in range(len(results[0]))]
     return F.stack(results, axis=0)
