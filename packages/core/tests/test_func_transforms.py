@@ -675,3 +675,32 @@ def test_grad_of_a_tuple_without_has_aux_says_to_use_it():
     np.testing.assert_array_equal(g, [1.0, 1.0])
     assert aux == {"n": 1}
     np.testing.assert_array_equal(grad(lambda x: 3.0)(_X), [0.0, 0.0])  # a constant: zeros
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize("op", ["jvp", "hvp"])
+def test_integer_or_bool_tangents_are_one_type_error_before_anything_runs(op, dtype, arr):
+    """A tangent is a direction in the primal's (floating-point) space: torch.func.jvp refuses
+    an integer or bool one, and jax.jvp wants float0 there. jvp and hvp took it (the integer
+    direction silently promoted); the function is not called."""
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return F.sum(x**3)
+
+    x = Variable(arr([1.0, 2.0]))
+    t = arr([1, 0], dtype)
+    transform = jvp if op == "jvp" else hvp
+    with pytest.raises(TypeError) as caught:
+        transform(f, (x,), (t,))
+    assert str(caught.value) == (
+        f"{op}: the tangent for argument 0 has dtype {dtype}; a tangent must be floating "
+        f"point, as its primal is (torch.func.jvp and jax.jvp refuse it too). Convert it "
+        f"first: t.astype(x.dtype)."
+    )
+    assert calls == [] and x.grad is None and x.creator is None
+    with pytest.raises(TypeError, match=r"^jvp: the tangent for argument 1\['b'\] has dtype "):
+        jvp(lambda a, d: a * d["b"], (x, {"b": x}), (x, {"b": arr([1, 0], "bool")}))
+    # a floating tangent goes through, and so does None (no direction) beside one
+    assert np.allclose(as_numpy(jvp(lambda a: a * 2.0, (x,), (arr([1.0, 0.0]),))[1]), [2.0, 0.0])

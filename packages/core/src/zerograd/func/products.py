@@ -51,6 +51,34 @@ def flat_like(value: Any, tree: Tree, what: str, op: str) -> list:
     return leaves
 
 
+def floating_tangents(tangents: list, primals: tuple, op: str) -> None:
+    """Refuse a tangent that is not floating point (None, no direction, passes).
+
+    A tangent is a direction in its primal's floating-point space: an integer or bool one
+    is a mistake (``torch.func.jvp`` refuses it, ``jax.jvp`` wants ``float0`` there),
+    refused before the function runs, as an integer primal is.
+
+    Args:
+        tangents: the tangents' leaves, in the order of ``primals``' leaves.
+        primals: the primals (a tuple of arguments), to name a tangent by its argument.
+        op: the transform's name.
+
+    Raises:
+        TypeError: a tangent is not floating point (or complex).
+    """
+    for k, t in enumerate(tangents):
+        if t is None or is_floating(t):
+            continue
+        paths = [f"argument {i}{p}" for i, a in enumerate(primals) for p in flatten(a)[1].paths()]
+        d = t.data if isinstance(t, Variable) else t
+        dtype = getattr(d, "dtype", type(t).__name__)
+        raise TypeError(
+            f"{op}: the tangent for {paths[k]} has dtype {dtype}; a tangent must be floating "
+            f"point, as its primal is (torch.func.jvp and jax.jvp refuse it too). Convert it "
+            f"first: t.astype(x.dtype)."
+        )
+
+
 def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``f``'s outputs at ``primals`` and a function giving vector-Jacobian products there.
 
@@ -216,7 +244,8 @@ def jvp(
 
     Raises:
         TypeError: ``f`` is not callable; ``primals``/``tangents`` are not tuples; a primal
-            is not floating point.
+            or a tangent is not floating point (an integer or bool tangent is refused,
+            before ``f`` runs).
         ValueError: the tangents' structure or shapes differ from the primals'.
 
     Examples:
@@ -236,6 +265,7 @@ def jvp(
     p_leaves, p_tree = flatten(tuple(primals))
     t_leaves = flat_like(tuple(tangents), p_tree, "tangents", "jvp")
     _check_like(t_leaves, p_leaves, p_tree.paths(), "tangent", "jvp")
+    floating_tangents(t_leaves, tuple(primals), "jvp")
     pf = Pushforward("jvp", f, tuple(primals), has_aux)
     try:
         out_t = pf.push(t_leaves)
