@@ -704,3 +704,49 @@ def test_integer_or_bool_tangents_are_one_type_error_before_anything_runs(op, dt
         jvp(lambda a, d: a * d["b"], (x, {"b": x}), (x, {"b": arr([1, 0], "bool")}))
     # a floating tangent goes through, and so does None (no direction) beside one
     assert np.allclose(as_numpy(jvp(lambda a: a * 2.0, (x,), (arr([1.0, 0.0]),))[1]), [2.0, 0.0])
+
+
+@pytest.mark.parametrize("ct_dtype", ["float64", "int64", "bool"])
+def test_a_cotangent_is_cast_to_its_outputs_dtype(ct_dtype, arr):
+    """vjp of a float32 output with a float64 cotangent (np.ones' default) gave float64
+    gradients; torch.func.vjp casts the cotangent to the output's dtype (autograd's
+    validate_outputs), so a float32 function keeps float32 gradients. Under vmap over
+    vjp_fn (jacrev's way) too."""
+    x = arr([1.0, 2.0, 3.0], "float32")
+    out, vjp_fn = vjp(lambda v: v * v, x)
+    ct = arr([1, 0, 1], ct_dtype)
+    (g,) = vjp_fn(ct)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(as_numpy(g), 2 * np.array([1.0, 2.0, 3.0]) * [1, 0, 1])
+    rows = vmap(vjp_fn)(arr([[1, 0, 0], [0, 1, 1]], ct_dtype))[0]
+    assert rows.dtype == np.float32
+    np.testing.assert_allclose(as_numpy(rows), [[2.0, 0.0, 0.0], [0.0, 4.0, 6.0]])
+
+
+def test_a_cotangent_variable_with_a_graph_is_used_as_given(arr):
+    """A Variable cotangent stays connected to its graph (its gradient flows back to it),
+    so it is not cast: the walk computes with it, promoting as numpy does."""
+    x = Variable(arr([1.0, 2.0], "float32"))
+    c = Variable(arr([1.0, 1.0]))
+    _, vjp_fn = vjp(lambda v: v * v, x)
+    (g,) = vjp_fn(c)
+    assert g.dtype == np.float64
+    F.sum(g).backward()
+    np.testing.assert_allclose(as_numpy(c.grad.data), [2.0, 4.0])
+    np.testing.assert_allclose(as_numpy(x.grad.data), [2.0, 2.0])
+
+
+def test_tangent_and_seed_dtypes_follow_numpy_promotion(arr):
+    """Documented, unchanged: jvp of a float32 primal with a float64 tangent gives float64
+    tangents (torch.func.jvp does the same; jax.jvp refuses the mismatch), and y.backward()
+    with a y.grad of float64 set on a float32 y gives float64 gradients (DeZero's code
+    walks the given gradient)."""
+    x = arr([1.0, 2.0], "float32")
+    out, t = jvp(lambda v: v * v, (x,), (arr([1.0, 1.0]),))
+    assert out.dtype == np.float32 and t.dtype == np.float64
+    np.testing.assert_allclose(as_numpy(t), [2.0, 4.0])
+    v = Variable(x)
+    y = v * v
+    y.grad = Variable(arr([1.0, 1.0]))
+    y.backward()
+    assert v.grad.dtype == np.float64
