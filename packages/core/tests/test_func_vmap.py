@@ -624,3 +624,31 @@ def test_an_error_of_a_later_sample_is_that_samples(rand):
     with pytest.raises(IndexError) as caught:
         vmap(lambda v, i: v[i])(x, ids)
     assert str(caught.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("out_axes", [0, 1, None])
+def test_an_output_computed_from_captured_arrays_alone_is_an_array(out_axes, rand):
+    """vmap of arrays returning F.sum(captured_array), which does not depend on the batch:
+    the docs say an output computed from arrays only comes back as an array; it came back
+    a Variable (the function applied to the array recorded a graph of Constants)."""
+    captured = rand(2, 3, seed=1)
+    xs = rand(4, 5)
+
+    def f(x):
+        return F.exp(captured) * 2.0, x * 2.0
+
+    got, batched = vmap(f, out_axes=(out_axes, 0))(xs)
+    assert not isinstance(got, Variable) and not isinstance(batched, Variable)
+    one = 2.0 * np.exp(as_numpy(captured))
+    want = one if out_axes is None else np.stack([one] * 4, axis=out_axes)
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
+def test_an_output_computed_from_a_captured_variable_stays_connected(rand):
+    """A captured leaf Variable (or one with a graph) is not an array: the output stays a
+    Variable whose backward reaches it."""
+    w = Variable(rand(3, seed=1))
+    got = vmap(lambda x: F.sum(w * w))(rand(4, 2))
+    assert isinstance(got, Variable)
+    F.sum(got).backward()
+    np.testing.assert_allclose(as_numpy(w.grad.data), 4 * 2 * as_numpy(w.data))
