@@ -627,3 +627,27 @@ def test_nn_errors_inside_vmap_are_one_samples(case):
     with pytest.raises(ValueError) as caught:
         vmap(f, in_axes=in_axes)(*args)
     assert str(caught.value) == loop_error
+
+
+@pytest.mark.parametrize("k, s, p", [(2, 2, 0), (3, 1, 1), (2, 1, 1)])
+def test_pooling_simple_under_vmap_is_the_per_sample_loop(k, s, p, backend):
+    """vmap(pooling_simple) raised a TypeError (it picked the winners from the raw array,
+    which inside vmap has no values). Values and per-sample gradients equal the loop's,
+    ties, nan and -inf included, with no loop fallback (warnings are errors here)."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 3, (3, 2, 2, 5, 5)).astype(np.float64)  # ties everywhere
+    x[1, 0, 1, 2, 2] = np.nan
+    x[2, 1, 0] = -np.inf
+    xs = as_array_of(x, backend)
+    shape = np.shape(F.pooling_simple(x[0], k, s, p).data)
+    w = as_array_of(0.5 + rng.random(shape), backend)  # positive: -inf * w + x is no nan
+
+    def loss(v):
+        return F.sum(F.pooling_simple(v, k, s, p) * w)
+
+    got = vmap(lambda v: F.pooling_simple(v, k, s, p))(xs)
+    want = np.stack([as_numpy(F.pooling_simple(xs[i, ...], k, s, p).data) for i in range(3)])
+    np.testing.assert_array_equal(as_numpy(got), want)
+    g = vmap(grad(loss))(xs)
+    g_want = np.stack([as_numpy(grad(loss)(xs[i, ...])) for i in range(3)])
+    np.testing.assert_array_equal(as_numpy(g), g_want)
