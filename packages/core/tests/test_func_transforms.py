@@ -750,3 +750,27 @@ def test_tangent_and_seed_dtypes_follow_numpy_promotion(arr):
     y.grad = Variable(arr([1.0, 1.0]))
     y.backward()
     assert v.grad.dtype == np.float64
+
+
+@pytest.mark.parametrize("op", ["vjp", "jvp", "hvp", "grad"])
+def test_an_integer_primal_is_told_what_the_transform_takes(op, arr):
+    """vjp, jvp and hvp have no argnums, yet an integer primal was told to "leave it out of
+    argnums"; they now say to pass it through a closure (grad still names argnums)."""
+    n = arr([1, 2], "int64")
+    with pytest.raises(TypeError) as caught:
+        if op == "vjp":
+            vjp(lambda v: v * 2.0, n)
+        elif op == "jvp":
+            jvp(lambda v: v * 2.0, (n,), (arr([1.0, 1.0]),))
+        elif op == "hvp":
+            hvp(lambda v: F.sum(v * 2.0), (n,), (arr([1.0, 1.0]),))
+        else:
+            grad(lambda v: F.sum(v * 2.0))(n)
+    start = f"{op}: argument 0 has dtype int64; only floating-point inputs have gradients. "
+    end = (
+        "Convert it first (x.astype('float64')), or leave it out of argnums."
+        if op == "grad"
+        else "Convert it first (x.astype('float64')), or give it to the function through a "
+        "closure rather than as a primal."
+    )
+    assert str(caught.value) == start + end
