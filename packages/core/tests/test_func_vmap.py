@@ -652,3 +652,37 @@ def test_an_output_computed_from_a_captured_variable_stays_connected(rand):
     assert isinstance(got, Variable)
     F.sum(got).backward()
     np.testing.assert_allclose(as_numpy(w.grad.data), 4 * 2 * as_numpy(w.data))
+
+
+@pytest.mark.parametrize("reflected", [False, True])
+def test_raw_array_arithmetic_inside_vmap_fails_as_on_one_sample(reflected, rand, backend):
+    """A mask made from x.data that does not broadcast: the backend's error named the
+    batch's shape ((7, 3, 4) against (5,)); it is now the error one sample gives."""
+    other = as_array_of(np.ones(5), backend)
+
+    def f(x):
+        mask = (other + x.data) if reflected else (x.data + other)
+        return x * (mask > 0)
+
+    with pytest.raises(ValueError) as expected:
+        f(Variable(rand(3, 4)))
+    with pytest.raises(ValueError) as caught:
+        vmap(f)(rand(7, 3, 4))
+    assert str(caught.value) == str(expected.value)
+    assert "7" not in str(caught.value)
+
+
+def test_a_mask_with_an_array_on_the_left_of_x_data_is_batched(rand, backend):
+    """``threshold < x.data`` with a numpy array on the left raised numpy.asarray()'s
+    TypeError (numpy tried to read the batched array); it is a batched mask, as
+    ``x.data > threshold`` is."""
+    thr = as_array_of(np.array([0.0, 0.5, -0.5, 1.0]), backend)
+    xs = rand(5, 3, 4)
+    got = vmap(lambda x: x * (thr < x.data) + (thr * x.data))(xs)
+    want = np.stack(
+        [
+            loop_one * (as_numpy(thr) < loop_one) + as_numpy(thr) * loop_one
+            for loop_one in as_numpy(xs)
+        ]
+    )
+    np.testing.assert_allclose(as_numpy(got), want)

@@ -130,14 +130,45 @@ class BatchedData:
         nd = max(self.ndim, getattr(other, "ndim", 0))
         pa = _aligned_array(a, nd)
         pb = _aligned_array(b, nd) if isinstance(b, BatchedData) else b
-        out = op(pb, pa) if reflected else op(pa, pb)
+        try:
+            out = op(pb, pa) if reflected else op(pa, pb)
+        except ValueError:  # shapes that do not broadcast: say it as one sample would
+            mine = self._sample_error(other, op, reflected)
+            if mine is None:
+                raise
+            raise mine from None
         return BatchedData(out, self.level)
+
+    def _sample_error(self, other: Any, op: Any, reflected: bool) -> ValueError | None:
+        """The error ``op`` gives on the first sample's arrays, or None if it gives none."""
+        if not self.data.shape[0]:
+            return None
+        a = self.data[0, ...]
+        b = other.data[0, ...] if isinstance(other, BatchedData) else other
+        try:
+            op(b, a) if reflected else op(a, b)
+        except ValueError as error:
+            return error
+        return None
 
     def __repr__(self) -> str:
         return f"<batched array: {self.level.n} samples of shape {self.shape}, {self.dtype}>"
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise _no_values("numpy.asarray() of a batched array", self.level)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """A numpy array's operator meeting this one (``ndarray < x.data``): batched.
+
+        The arithmetic and comparison operators give batched arrays, as they do with this
+        array on the left; any other numpy ufunc would read the values (a TypeError).
+        """
+        name = ufunc.__name__
+        op = _UFUNC_OPERATORS.get(name)
+        if op is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            reflected = inputs[1] is self
+            return self._binary(inputs[0] if reflected else inputs[1], op, reflected)
+        raise _no_values(f"numpy.{name}() of a batched array", self.level)
 
     def __float__(self) -> float:
         raise _no_values("float() of a batched array", self.level)
@@ -181,6 +212,23 @@ class BatchedData:
             f"arrays) and has no array methods. Compute with zerograd functions on the "
             f"Variable instead (F.max(x), F.sum(x), x.reshape(...)), which are batched."
         )
+
+
+_UFUNC_OPERATORS = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "true_divide": operator.truediv,
+    "power": operator.pow,
+    "less": operator.lt,
+    "less_equal": operator.le,
+    "greater": operator.gt,
+    "greater_equal": operator.ge,
+    "equal": operator.eq,
+    "not_equal": operator.ne,
+}
+"""numpy's ufunc names for the operators a batched array takes from a numpy array."""
 
 
 def _operator(op: Any, reflected: bool = False) -> Any:
