@@ -675,3 +675,102 @@ def test_grad_of_a_tuple_without_has_aux_says_to_use_it():
     np.testing.assert_array_equal(g, [1.0, 1.0])
     assert aux == {"n": 1}
     np.testing.assert_array_equal(grad(lambda x: 3.0)(_X), [0.0, 0.0])  # a constant: zeros
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "bool"])
+@pytest.mark.parametrize("op", ["jvp", "hvp"])
+def test_integer_or_bool_tangents_are_one_type_error_before_anything_runs(op, dtype, arr):
+    """A tangent is a direction in the primal's (floating-point) space: torch.func.jvp refuses
+    an integer or bool one, and jax.jvp wants float0 there. jvp and hvp took it (the integer
+    direction silently promoted); the function is not called."""
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return F.sum(x**3)
+
+    x = Variable(arr([1.0, 2.0]))
+    t = arr([1, 0], dtype)
+    transform = jvp if op == "jvp" else hvp
+    with pytest.raises(TypeError) as caught:
+        transform(f, (x,), (t,))
+    assert str(caught.value) == (
+        f"{op}: the tangent for argument 0 has dtype {t.dtype}; a tangent must be floating "
+        f"point, as its primal is (torch.func.jvp and jax.jvp refuse it too). Convert it "
+        f"first: t.astype(x.dtype)."
+    )
+    assert calls == [] and x.grad is None and x.creator is None
+    with pytest.raises(TypeError, match=r"^jvp: the tangent for argument 1\['b'\] has dtype "):
+        jvp(lambda a, d: a * d["b"], (x, {"b": x}), (x, {"b": arr([1, 0], "bool")}))
+    # a floating tangent goes through, and so does None (no direction) beside one
+    assert np.allclose(as_numpy(jvp(lambda a: a * 2.0, (x,), (arr([1.0, 0.0]),))[1]), [2.0, 0.0])
+
+
+@pytest.mark.parametrize("ct_dtype", ["float64", "int64", "bool"])
+def test_a_cotangent_is_cast_to_its_outputs_dtype(ct_dtype, arr):
+    """vjp of a float32 output with a float64 cotangent (np.ones' default) gave float64
+    gradients; torch.func.vjp casts the cotangent to the output's dtype (autograd's
+    validate_outputs), so a float32 function keeps float32 gradients. Under vmap over
+    vjp_fn (jacrev's way) too."""
+    x = arr([1.0, 2.0, 3.0], "float32")
+    out, vjp_fn = vjp(lambda v: v * v, x)
+    ct = arr([1, 0, 1], ct_dtype)
+    (g,) = vjp_fn(ct)
+    assert as_numpy(g).dtype == np.float32
+    np.testing.assert_allclose(as_numpy(g), 2 * np.array([1.0, 2.0, 3.0]) * [1, 0, 1])
+    rows = vmap(vjp_fn)(arr([[1, 0, 0], [0, 1, 1]], ct_dtype))[0]
+    assert as_numpy(rows).dtype == np.float32
+    np.testing.assert_allclose(as_numpy(rows), [[2.0, 0.0, 0.0], [0.0, 4.0, 6.0]])
+
+
+def test_a_cotangent_variable_with_a_graph_is_used_as_given(arr):
+    """A Variable cotangent stays connected to its graph (its gradient flows back to it),
+    so it is not cast: the walk computes with it, promoting as numpy does."""
+    x = Variable(arr([1.0, 2.0], "float32"))
+    c = Variable(arr([1.0, 1.0]))
+    _, vjp_fn = vjp(lambda v: v * v, x)
+    (g,) = vjp_fn(c)
+    assert as_numpy(g.data).dtype == np.float64
+    F.sum(g).backward()
+    np.testing.assert_allclose(as_numpy(c.grad.data), [2.0, 4.0])
+    np.testing.assert_allclose(as_numpy(x.grad.data), [2.0, 2.0])
+
+
+def test_tangent_and_seed_dtypes_follow_numpy_promotion(arr):
+    """Documented, unchanged: jvp of a float32 primal with a float64 tangent gives float64
+    tangents (torch.func.jvp does the same; jax.jvp refuses the mismatch), and y.backward()
+    with a y.grad of float64 set on a float32 y gives float64 gradients (DeZero's code
+    walks the given gradient)."""
+    x = arr([1.0, 2.0], "float32")
+    out, t = jvp(lambda v: v * v, (x,), (arr([1.0, 1.0]),))
+    assert as_numpy(out).dtype == np.float32 and as_numpy(t).dtype == np.float64
+    np.testing.assert_allclose(as_numpy(t), [2.0, 4.0])
+    v = Variable(x)
+    y = v * v
+    y.grad = Variable(arr([1.0, 1.0]))
+    y.backward()
+    assert as_numpy(v.grad.data).dtype == np.float64
+
+
+@pytest.mark.parametrize("op", ["vjp", "jvp", "hvp", "grad"])
+def test_an_integer_primal_is_told_what_the_transform_takes(op, arr):
+    """vjp, jvp and hvp have no argnums, yet an integer primal was told to "leave it out of
+    argnums"; they now say to pass it through a closure (grad still names argnums)."""
+    n = arr([1, 2], "int64")
+    with pytest.raises(TypeError) as caught:
+        if op == "vjp":
+            vjp(lambda v: v * 2.0, n)
+        elif op == "jvp":
+            jvp(lambda v: v * 2.0, (n,), (arr([1.0, 1.0]),))
+        elif op == "hvp":
+            hvp(lambda v: F.sum(v * 2.0), (n,), (arr([1.0, 1.0]),))
+        else:
+            grad(lambda v: F.sum(v * 2.0))(n)
+    start = f"{op}: argument 0 has dtype {n.dtype}; only floating-point inputs have gradients. "
+    end = (
+        "Convert it first (x.astype('float64')), or leave it out of argnums."
+        if op == "grad"
+        else "Convert it first (x.astype('float64')), or give it to the function through a "
+        "closure rather than as a primal."
+    )
+    assert str(caught.value) == start + end

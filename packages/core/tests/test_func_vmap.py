@@ -580,3 +580,123 @@ def test_an_output_made_from_a_batched_values_data_is_batched(out_axes, backend)
     xs = as_array_of(np.arange(6.0).reshape(2, 3, 1), backend)
     nested = vmap(vmap(lambda v: Variable(v.data)), out_axes=out_axes)(xs)
     np.testing.assert_array_equal(as_numpy(nested), np.moveaxis(as_numpy(xs), 0, out_axes))
+
+
+_ONE_SAMPLE_ERRORS = {  # name: (the function, given a maker of ones, and its error)
+    "sum_to": (lambda ones: lambda x: F.sum_to(x, (2,)), ValueError),
+    "reshape": (lambda ones: lambda x: F.reshape(x, (5,)), ValueError),
+    "broadcast_to": (lambda ones: lambda x: F.broadcast_to(x, (2, 5)), ValueError),
+    "get_item": (lambda ones: lambda x: x[5], IndexError),
+    "transpose": (lambda ones: lambda x: F.transpose(x, (0, 2)), ValueError),
+    "add": (lambda ones: lambda x: x + ones(5), ValueError),
+    "concatenate": (lambda ones: lambda x: F.concatenate([x, ones(2, 2)]), ValueError),
+    "matmul": (lambda ones: lambda x: x @ ones(3, 2), ValueError),
+}
+
+
+@pytest.mark.parametrize("name", list(_ONE_SAMPLE_ERRORS))
+@pytest.mark.parametrize("nested", [False, True], ids=["vmap", "vmap of vmap"])
+def test_errors_inside_vmap_name_one_samples_shapes(name, nested, rand, backend):
+    """The function given to vmap sees samples of shape (3, 4); its errors named the batch's
+    shapes ("from (2, 4) to (2, 2)" for sum_to to (2,)), which it never saw. The error is
+    now the one the function gives on one sample, and nothing was recorded."""
+    make, error = _ONE_SAMPLE_ERRORS[name]
+    f = make(lambda *shape: as_array_of(np.ones(shape), backend))
+    x = Variable(rand(2, 7, 3, 4) if nested else rand(7, 3, 4))
+    with pytest.raises(error) as expected:
+        f(Variable(rand(3, 4)))
+    with pytest.raises(error) as caught:
+        vmap(vmap(f) if nested else f)(x)
+    assert str(caught.value) == str(expected.value)
+    assert "7" not in str(caught.value)  # the batch size is in no shape it names
+    # the batch's error is not shown as the cause or context of this one
+    assert caught.value.__cause__ is None
+    assert caught.value.__context__ is None or caught.value.__suppress_context__
+    assert x.creator is None and x.grad is None
+
+
+def test_an_error_of_a_later_sample_is_that_samples(rand, backend):
+    """A value that fails for sample 1 alone (an index out of range in its ids): the error
+    is the one a loop over the samples meets first."""
+    x = Variable(rand(2, 3))
+    ids = as_array_of(np.array([[0, 1], [1, 7]]), backend)
+    with pytest.raises(IndexError) as expected:
+        F.get_item(Variable(rand(3)), ids[1, ...])
+    with pytest.raises(IndexError) as caught:
+        vmap(lambda v, i: v[i])(x, ids)
+    assert str(caught.value) == str(expected.value)
+
+
+@pytest.mark.parametrize("out_axes", [0, 1, None])
+def test_an_output_computed_from_captured_arrays_alone_is_an_array(out_axes, rand):
+    """vmap of arrays returning F.sum(captured_array), which does not depend on the batch:
+    the docs say an output computed from arrays only comes back as an array; it came back
+    a Variable (the function applied to the array recorded a graph of Constants)."""
+    captured = rand(2, 3, seed=1)
+    xs = rand(4, 5)
+
+    def f(x):
+        return F.exp(captured) * 2.0, x * 2.0
+
+    got, batched = vmap(f, out_axes=(out_axes, 0))(xs)
+    assert not isinstance(got, Variable) and not isinstance(batched, Variable)
+    one = 2.0 * np.exp(as_numpy(captured))
+    want = one if out_axes is None else np.stack([one] * 4, axis=out_axes)
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
+def test_an_output_computed_from_a_captured_variable_stays_connected(rand):
+    """A captured leaf Variable (or one with a graph) is not an array: the output stays a
+    Variable whose backward reaches it."""
+    w = Variable(rand(3, seed=1))
+    got = vmap(lambda x: F.sum(w * w))(rand(4, 2))
+    assert isinstance(got, Variable)
+    F.sum(got).backward()
+    np.testing.assert_allclose(as_numpy(w.grad.data), 4 * 2 * as_numpy(w.data))
+
+
+def _numpy_defers(backend):
+    """Skip where the backend's arrays refuse a batched array on their right.
+
+    numpy hands its operators to the batched array (``__array_ufunc__``); the array API
+    standard lets an array refuse an operand of another type (array-api-strict does).
+    """
+    if backend.name != "numpy":
+        pytest.skip(f"{backend.name}'s arrays refuse other types on their right")
+
+
+@pytest.mark.parametrize("reflected", [False, True])
+def test_raw_array_arithmetic_inside_vmap_fails_as_on_one_sample(reflected, rand, backend):
+    """A mask made from x.data that does not broadcast: the backend's error named the
+    batch's shape ((7, 3, 4) against (5,)); it is now the error one sample gives."""
+    if reflected:
+        _numpy_defers(backend)
+    other = as_array_of(np.ones(5), backend)
+
+    def f(x):
+        mask = (other + x.data) if reflected else (x.data + other)
+        return x * (mask > 0)
+
+    with pytest.raises(ValueError) as expected:
+        f(Variable(rand(3, 4)))
+    with pytest.raises(ValueError) as caught:
+        vmap(f)(rand(7, 3, 4))
+    assert str(caught.value) == str(expected.value)
+    assert "7" not in str(caught.value)
+
+
+def test_a_mask_with_an_array_on_the_left_of_x_data_is_batched(rand, backend):
+    """``threshold < x.data`` with a numpy array on the left raised numpy.asarray()'s
+    TypeError (numpy tried to read the batched array); it is a batched mask, as
+    ``x.data > threshold`` is."""
+    _numpy_defers(backend)
+    thr = as_array_of(np.array([0.0, 0.5, -0.5, 1.0]), backend)
+    xs = rand(5, 3, 4)
+    got = vmap(lambda x: x * (thr < x.data) + (thr * x.data))(xs)
+    want = np.stack(
+        [
+            loop_one * (as_numpy(thr) < loop_one) + as_numpy(thr) * loop_one
+            for loop_one in as_numpy(xs)
+        ]
+    )
+    np.testing.assert_allclose(as_numpy(got), want)

@@ -594,3 +594,60 @@ def test_jacobians_and_hessians_of_max_pooling_need_no_loop(backend):
     _close(jacrev(f)(x), want)
     _close(hessian(s)(x), num_jacobian(lambda v: grad(s)(v), [x], 0), 1e-4, 1e-6)
     _close(vmap(jacfwd(f))(xs), np.stack([as_numpy(jacrev(f)(xs[i, ...])) for i in range(3)]))
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["labels out of range in sample 1", "too many labels", "conv2d channels", "linear"],
+)
+def test_nn_errors_inside_vmap_are_one_samples(case):
+    """The errors name what the function given to vmap sees: softmax_cross_entropy's label
+    range named the scores (n * N, C) = (6, 3), and only sample 1's label is wrong."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 3))
+    if case == "labels out of range in sample 1":
+        args, f = (x, np.array([[0, 1, 2], [0, 7, 1]])), F.softmax_cross_entropy
+    elif case == "too many labels":
+        args, f = (x, np.zeros((2, 4), dtype=int)), F.softmax_cross_entropy
+    elif case == "conv2d channels":
+        args = (rng.standard_normal((2, 1, 2, 4, 4)), np.ones((2, 3, 3, 3)))
+        f = F.conv2d
+    else:
+        args, f = (x, np.ones((4, 2))), F.linear
+    in_axes = (0, 0) if case.startswith(("labels", "too")) else (0, None)
+    loop_error = None
+    for i in range(2):
+        sample = [a[i] if ax == 0 else a for a, ax in zip(args, in_axes)]
+        try:
+            f(*sample)
+        except ValueError as e:
+            loop_error = str(e)
+            break
+    assert loop_error is not None
+    with pytest.raises(ValueError) as caught:
+        vmap(f, in_axes=in_axes)(*args)
+    assert str(caught.value) == loop_error
+
+
+@pytest.mark.parametrize("k, s, p", [(2, 2, 0), (3, 1, 1), (2, 1, 1)])
+def test_pooling_simple_under_vmap_is_the_per_sample_loop(k, s, p, backend):
+    """vmap(pooling_simple) raised a TypeError (it picked the winners from the raw array,
+    which inside vmap has no values). Values and per-sample gradients equal the loop's,
+    ties, nan and -inf included, with no loop fallback (warnings are errors here)."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 3, (3, 2, 2, 5, 5)).astype(np.float64)  # ties everywhere
+    x[1, 0, 1, 2, 2] = np.nan
+    x[2, 1, 0] = -np.inf
+    xs = as_array_of(x, backend)
+    shape = np.shape(F.pooling_simple(x[0], k, s, p).data)
+    w = as_array_of(0.5 + rng.random(shape), backend)  # positive: -inf * w + x is no nan
+
+    def loss(v):
+        return F.sum(F.pooling_simple(v, k, s, p) * w)
+
+    got = vmap(lambda v: F.pooling_simple(v, k, s, p))(xs)
+    want = np.stack([as_numpy(F.pooling_simple(xs[i, ...], k, s, p).data) for i in range(3)])
+    np.testing.assert_array_equal(as_numpy(got), want)
+    g = vmap(grad(loss))(xs)
+    g_want = np.stack([as_numpy(grad(loss)(xs[i, ...])) for i in range(3)])
+    np.testing.assert_array_equal(as_numpy(g), g_want)

@@ -65,6 +65,7 @@ from zerograd_nn.functional.pooling import (
     Pooling,
     Pooling2DGrad,
     Pooling2DWithIndexes,
+    WinnerPicks,
 )
 
 
@@ -315,6 +316,7 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "_OneHot": (lambda: _OneHot(4, np.float64), "labels"),
     "ValueMask": (lambda: ValueMask(lambda a, c: a > c, np.float64, 0.0), "x"),
     "Accuracy": (Accuracy, "x", "labels"),
+    "WinnerPicks": (lambda: WinnerPicks(0), "x"),
     "_Copy": (_Copy, "x"),
     "_Dropout": (lambda: _Dropout(0.3), "x"),
     "_Finite": (_Finite, "x"),

@@ -534,8 +534,7 @@ def _changed_with_values(call: Call, i: int, x: Variable, other: Variable) -> st
         f"zerograd_onnx.export: input {i} of {type(call.fn).__name__} (applied {call.site}) is an "
         f"array made outside zerograd's functions from the input's values: {_describe(x)} on "
         f"the example, {_describe(other)} {REORDERED}. ONNX would freeze it at its example "
-        f"value. Compute it with zerograd's functions (pooling_simple makes such arrays: "
-        f"pooling does not)."
+        f"value. Compute it with zerograd's functions."
     )
 
 

@@ -130,14 +130,45 @@ class BatchedData:
         nd = max(self.ndim, getattr(other, "ndim", 0))
         pa = _aligned_array(a, nd)
         pb = _aligned_array(b, nd) if isinstance(b, BatchedData) else b
-        out = op(pb, pa) if reflected else op(pa, pb)
+        try:
+            out = op(pb, pa) if reflected else op(pa, pb)
+        except ValueError:  # shapes that do not broadcast: say it as one sample would
+            mine = self._sample_error(other, op, reflected)
+            if mine is None:
+                raise
+            raise mine from None
         return BatchedData(out, self.level)
+
+    def _sample_error(self, other: Any, op: Any, reflected: bool) -> ValueError | None:
+        """The error ``op`` gives on the first sample's arrays, or None if it gives none."""
+        if not self.data.shape[0]:
+            return None
+        a = self.data[0, ...]
+        b = other.data[0, ...] if isinstance(other, BatchedData) else other
+        try:
+            op(b, a) if reflected else op(a, b)
+        except ValueError as error:
+            return error
+        return None
 
     def __repr__(self) -> str:
         return f"<batched array: {self.level.n} samples of shape {self.shape}, {self.dtype}>"
 
     def __array__(self, *args: Any, **kwargs: Any) -> Any:
         raise _no_values("numpy.asarray() of a batched array", self.level)
+
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        """A numpy array's operator meeting this one (``ndarray < x.data``): batched.
+
+        The arithmetic and comparison operators give batched arrays, as they do with this
+        array on the left; any other numpy ufunc would read the values (a TypeError).
+        """
+        name = ufunc.__name__
+        op = _UFUNC_OPERATORS.get(name)
+        if op is not None and method == "__call__" and not kwargs and len(inputs) == 2:
+            reflected = inputs[1] is self
+            return self._binary(inputs[0] if reflected else inputs[1], op, reflected)
+        raise _no_values(f"numpy.{name}() of a batched array", self.level)
 
     def __float__(self) -> float:
         raise _no_values("float() of a batched array", self.level)
@@ -181,6 +212,23 @@ class BatchedData:
             f"arrays) and has no array methods. Compute with zerograd functions on the "
             f"Variable instead (F.max(x), F.sum(x), x.reshape(...)), which are batched."
         )
+
+
+_UFUNC_OPERATORS = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "divide": operator.truediv,
+    "true_divide": operator.truediv,
+    "power": operator.pow,
+    "less": operator.lt,
+    "less_equal": operator.le,
+    "greater": operator.gt,
+    "greater_equal": operator.ge,
+    "equal": operator.eq,
+    "not_equal": operator.ne,
+}
+"""numpy's ufunc names for the operators a batched array takes from a numpy array."""
 
 
 def _operator(op: Any, reflected: bool = False) -> Any:
@@ -460,7 +508,13 @@ class Level:
         with modes.suspended(self.parent), using_config("enable_backprop", not constant):
             rule = rule_for(type(fn))
             batch = Batch(self.n, xs, batched, self.batch_array)
-            out = NotImplemented if rule is None else rule(fn, batch)
+            try:
+                out = NotImplemented if rule is None else rule(fn, batch)
+            except (ValueError, IndexError):
+                mine = _sample_error(fn, xs, batched, self.n, self.batch_array)
+                if mine is None:
+                    raise
+                raise mine from None
             if out is NotImplemented:
                 self._warn(fn)
                 out = _loop(fn, xs, batched, self.n, self.batch_array)
@@ -493,11 +547,11 @@ class Level:
         )
 
 
-def _loop(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Any:
-    """``fn`` applied to each sample in turn (a copy of it per sample), the results stacked.
+def _batched_reads(fn: Any, arrays: Any) -> dict:
+    """``fn``'s attributes that a rule reads and that hold batched index arrays.
 
-    Batched index arrays among the attributes a rule reads (:data:`~.rules.registry.READS`)
-    are replaced by each sample's own on the copy.
+    Name -> (its parts, whether it was a tuple), of the names :data:`~.rules.registry.READS`
+    lists for ``fn``'s class.
     """
     held = {}
     for name in READS.get(type(fn), ()):
@@ -505,14 +559,48 @@ def _loop(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Any:
         parts = v if isinstance(v, tuple) else (v,)
         if any(arrays(p) is not None for p in parts):
             held[name] = (parts, isinstance(v, tuple))
-    results = []
-    for i in range(n):
-        args = [_sample(x, i) if b else x for x, b in zip(xs, batched)]
-        one = copy.copy(fn)
-        for name, (parts, was_tuple) in held.items():
-            mine = tuple(p if arrays(p) is None else _sample(arrays(p), i) for p in parts)
-            setattr(one, name, mine if was_tuple else mine[0])
-        results.append(one(*args))
+    return held
+
+
+def _on_sample(fn: Any, xs: list, batched: list, i: int, arrays: Any, held: dict) -> Any:
+    """A copy of ``fn`` applied to sample ``i``: its batched inputs and index arrays."""
+    args = [_sample(x, i) if b else x for x, b in zip(xs, batched)]
+    one = copy.copy(fn)
+    for name, (parts, was_tuple) in held.items():
+        mine = tuple(p if arrays(p) is None else _sample(arrays(p), i) for p in parts)
+        setattr(one, name, mine if was_tuple else mine[0])
+    return one(*args)
+
+
+def _sample_error(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Exception | None:
+    """The error ``fn`` gives on the first sample it fails for, or None if none fails.
+
+    The failure path of a batching rule: a rule computes on the whole batch, so an error
+    it meets names the batch's shapes (``(n, 3, 4)``, an axis one further on), which the
+    function given to vmap never saw. Run on the samples in turn, as a loop would, the
+    function gives the error that function expects. Only ValueError and IndexError (shapes,
+    axes, indices, values) are replaced; nothing is recorded.
+    """
+    held = _batched_reads(fn, arrays)
+    with using_config("enable_backprop", False):
+        for i in range(n):
+            try:
+                _on_sample(fn, xs, batched, i, arrays, held)
+            except (ValueError, IndexError) as error:
+                return error
+            except Exception:  # a failure of its own on samples: keep the rule's error
+                return None
+    return None
+
+
+def _loop(fn: Any, xs: list, batched: list, n: int, arrays: Any) -> Any:
+    """``fn`` applied to each sample in turn (a copy of it per sample), the results stacked.
+
+    Batched index arrays among the attributes a rule reads (:data:`~.rules.registry.READS`)
+    are replaced by each sample's own on the copy.
+    """
+    held = _batched_reads(fn, arrays)
+    results = [_on_sample(fn, xs, batched, i, arrays, held) for i in range(n)]
     if isinstance(results[0], (list, tuple)):
         return [F.stack([r[k] for r in results], axis=0) for k in range(len(results[0]))]
     return F.stack(results, axis=0)

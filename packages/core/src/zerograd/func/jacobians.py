@@ -20,7 +20,7 @@ from . import arguments
 from .batched import BatchedData
 from .gradient import check_scalar
 from .linearize import Linearization
-from .products import Pushforward, flat_like
+from .products import Pushforward, flat_like, floating_tangents
 from .trees import flatten, flatten_outputs
 from .vectorize import vmap
 
@@ -270,7 +270,7 @@ def hvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, An
 
     Raises:
         TypeError: ``f`` is not callable; ``primals``/``tangents`` are not tuples; a primal
-            is not floating point.
+            or a tangent is not floating point.
         ValueError: the tangents differ from the primals in structure or shape; the output
             is not a scalar.
 
@@ -293,6 +293,7 @@ def hvp(f: Callable[..., Any], primals: tuple, tangents: tuple) -> tuple[Any, An
         ts, ps = tuple(getattr(t, "shape", ())), tuple(getattr(p, "shape", ()))
         if ts != ps:
             raise ValueError(f"hvp: the tangent for {name} has shape {ts}, the primal {ps}")
+    floating_tangents(t_leaves, tuple(primals), "hvp")
     lin = Linearization("hvp", leaves, paths)
     out = lin.call(f, *arguments.replaced(tuple(primals), nums, trees, lin.standins))
     lin.release()

@@ -125,10 +125,14 @@ class Linearization:
             if not is_floating(v):
                 d = v.data if isinstance(v, Variable) else v
                 dtype = getattr(d, "dtype", type(v).__name__)
+                other = (  # vjp, jvp and hvp differentiate every primal: no argnums
+                    "give it to the function through a closure rather than as a primal"
+                    if op in ("vjp", "jvp", "hvp")
+                    else "leave it out of argnums"
+                )
                 raise TypeError(
                     f"{op}: {path} has dtype {dtype}; only floating-point inputs have "
-                    f"gradients. Convert it first (x.astype('float64')), or leave it out of "
-                    f"argnums."
+                    f"gradients. Convert it first (x.astype('float64')), or {other}."
                 )
         with modes.suspended(self.bottom), using_config("enable_backprop", True):
             for v in values:

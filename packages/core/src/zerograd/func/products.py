@@ -13,9 +13,9 @@ from typing import Any
 from ..arrays import as_array
 from ..backends import backend_of, device_of
 from ..checks import flag
-from ..variable import Variable
+from ..variable import Constant, Variable
 from . import arguments
-from .batched import BatchedData
+from .batched import BatchedData, peel, wrap
 from .linearize import Linearization, is_floating
 from .trees import Tree, flatten, flatten_outputs
 
@@ -51,13 +51,42 @@ def flat_like(value: Any, tree: Tree, what: str, op: str) -> list:
     return leaves
 
 
+def floating_tangents(tangents: list, primals: tuple, op: str) -> None:
+    """Refuse a tangent that is not floating point (None, no direction, passes).
+
+    A tangent is a direction in its primal's floating-point space: an integer or bool one
+    is a mistake (``torch.func.jvp`` refuses it, ``jax.jvp`` wants ``float0`` there),
+    refused before the function runs, as an integer primal is.
+
+    Args:
+        tangents: the tangents' leaves, in the order of ``primals``' leaves.
+        primals: the primals (a tuple of arguments), to name a tangent by its argument.
+        op: the transform's name.
+
+    Raises:
+        TypeError: a tangent is not floating point (or complex).
+    """
+    for k, t in enumerate(tangents):
+        if t is None or is_floating(t):
+            continue
+        paths = [f"argument {i}{p}" for i, a in enumerate(primals) for p in flatten(a)[1].paths()]
+        d = t.data if isinstance(t, Variable) else t
+        dtype = getattr(d, "dtype", type(t).__name__)
+        raise TypeError(
+            f"{op}: the tangent for {paths[k]} has dtype {dtype}; a tangent must be floating "
+            f"point, as its primal is (torch.func.jvp and jax.jvp refuse it too). Convert it "
+            f"first: t.astype(x.dtype)."
+        )
+
+
 def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``f``'s outputs at ``primals`` and a function giving vector-Jacobian products there.
 
     ``out, vjp_fn = vjp(f, x)``; then ``vjp_fn(ct)`` is ``ct^T J`` (for each primal, the
-    gradient of ``sum(out * ct)``), with ``ct`` of ``out``'s structure and shapes. The
-    graph is kept, so ``vjp_fn`` can be called many times (in a vmap: all rows of the
-    Jacobian at once, as :func:`jacrev` does).
+    gradient of ``sum(out * ct)``), with ``ct`` of ``out``'s structure and shapes, cast to
+    each output's dtype as torch does (a Variable cotangent with a graph is used as given,
+    so the result stays connected to it). The graph is kept, so ``vjp_fn`` can be called
+    many times (in a vmap: all rows of the Jacobian at once, as :func:`jacrev` does).
 
     Args:
         f: a function of the primals, returning a Variable or a structure of them.
@@ -103,12 +132,42 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[An
                     f"not contribute). None stands for 1 only for a scalar output."
                 )
         _check_like(cts, out_leaves, out_paths, "cotangent", "vjp")
+        cts = [_cast_like(ct, o) for ct, o in zip(cts, out_leaves)]
         caught = lin.walk(out_leaves, cts)
         grads = [lin.result(i, g) for i, g in enumerate(caught)]
         return tuple(arguments.regroup(trees, grads, False))
 
     result = lin.finish(out)
     return (result, vjp_fn, lin.finish(aux)) if has_aux else (result, vjp_fn)
+
+
+def _cast_like(ct: Any, out: Any) -> Any:
+    """Cotangent ``ct`` in the dtype of its floating-point output ``out``, as torch casts it.
+
+    A float32 function then keeps float32 gradients whatever the cotangent's dtype
+    (``np.ones``' float64, an integer or bool array). Left as given: a cotangent of an
+    integer or bool output (it reaches nothing), a complex one of a real output (the cast
+    would drop its imaginary part), and a Variable with a graph (the result stays
+    connected to it, which a cast's copy would not be; the walk promotes as numpy does).
+    """
+    if ct is None or not is_floating(out):
+        return ct
+    dtype = out.dtype
+    layers: list = []
+    if isinstance(ct, Variable):
+        base, layers = peel(ct)
+        if type(base) is not Constant:
+            return ct
+        d = base.data
+    else:
+        d = as_array(ct)
+    if d.dtype == dtype:
+        return ct
+    backend = backend_of(d)
+    if backend.dtype_kind(d.dtype) == "c" and backend.dtype_kind(dtype) != "c":
+        return ct
+    d = backend.astype(d, dtype)
+    return wrap(Constant(d), layers) if isinstance(ct, Variable) else d
 
 
 def _split(out: Any, op: str) -> tuple[Any, Any]:
@@ -216,7 +275,8 @@ def jvp(
 
     Raises:
         TypeError: ``f`` is not callable; ``primals``/``tangents`` are not tuples; a primal
-            is not floating point.
+            or a tangent is not floating point (an integer or bool tangent is refused,
+            before ``f`` runs).
         ValueError: the tangents' structure or shapes differ from the primals'.
 
     Examples:
@@ -236,6 +296,7 @@ def jvp(
     p_leaves, p_tree = flatten(tuple(primals))
     t_leaves = flat_like(tuple(tangents), p_tree, "tangents", "jvp")
     _check_like(t_leaves, p_leaves, p_tree.paths(), "tangent", "jvp")
+    floating_tangents(t_leaves, tuple(primals), "jvp")
     pf = Pushforward("jvp", f, tuple(primals), has_aux)
     try:
         out_t = pf.push(t_leaves)

@@ -12,7 +12,7 @@ from .. import modes
 from ..arrays import as_array
 from ..backends import backend_of, get_array_module
 from ..checks import int_like, positive_int
-from ..variable import Variable
+from ..variable import Constant, Variable
 from . import arguments
 from .batched import BatchedData, BatchedVariable, Level, constant
 from .trees import broadcast_prefix, flatten, flatten_outputs
@@ -102,10 +102,10 @@ def _output(v: Any, axis: Any, level: Level, path: str, arrays: bool) -> Any:
             f"Variable itself."
         )
     if axis is None:
-        return v.data if arrays and isinstance(v, Variable) and _plain(v) else v
+        return v.data if arrays and isinstance(v, Variable) and _of_arrays(v) else v
     # does not depend on the batch: the same value for every sample
     x = v if isinstance(v, Variable) else Variable(as_array(v))
-    arrays = arrays and _plain(x)
+    arrays = arrays and _of_arrays(x)
     ndim = x.ndim + 1
     axis = _out_axis(axis, ndim, path)
     shape = list(x.shape)
@@ -119,6 +119,32 @@ def _output(v: Any, axis: Any, level: Level, path: str, arrays: bool) -> Any:
 def _plain(x: Variable) -> bool:
     """Whether ``x`` has no graph and no outer vmap's batch: a value vmap gives as an array."""
     return x.creator is None and type(x) is not BatchedVariable
+
+
+def _of_arrays(x: Variable) -> bool:
+    """Whether ``x``, an output that does not depend on the batch, is computed from arrays.
+
+    True for a Variable with no graph, and for one whose graph starts at Constants alone
+    (``F.sum(captured_array)``: the function recorded it, but nothing upstream takes a
+    gradient); False where a Variable the function captured (a leaf, or one with a graph
+    of its own) or an outer vmap's batch is upstream. The graph is walked once, here, for
+    unbatched outputs only.
+    """
+    if type(x) is BatchedVariable:
+        return False
+    seen: set[int] = set()
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        fn = v.creator
+        if fn is None:
+            if v is not x and type(v) is not Constant:
+                return False
+            continue
+        if id(fn) not in seen:
+            seen.add(id(fn))
+            stack.extend(fn.inputs)
+    return True
 
 
 def _out_axis(axis: Any, ndim: int, path: str) -> int:

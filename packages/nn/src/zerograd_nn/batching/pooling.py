@@ -7,7 +7,13 @@ from typing import Any
 from zerograd.backends import get_array_module
 from zerograd.func import Batch, batching_rule
 
-from ..functional.pooling import AveragePooling, Pooling, Pooling2DGrad, Pooling2DWithIndexes
+from ..functional.pooling import (
+    AveragePooling,
+    Pooling,
+    Pooling2DGrad,
+    Pooling2DWithIndexes,
+    WinnerPicks,
+)
 
 
 @batching_rule(Pooling, AveragePooling)
@@ -49,3 +55,9 @@ def by_winners(fn: Any, batch: Batch) -> Any:
     if batch.shape(0) != sample:
         return NotImplemented  # the winners are not one sample's (a pooling run in vmap)
     return batch.split(type(fn)(_repeated(fn.pool, batch.n))(batch.merged(0)))
+
+
+@batching_rule(WinnerPicks)
+def winner_picks(fn: Any, batch: Batch) -> Any:
+    """Each sample's picks: the function takes any leading axes, the batch's among them."""
+    return fn(batch.xs[0])

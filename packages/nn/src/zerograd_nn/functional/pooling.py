@@ -24,6 +24,7 @@ from zerograd.backends import (
     refuse_complex,
     sum_dtype_of,
 )
+from zerograd.func import batch_values
 from zerograd.functions import DivideByCount, get_item, reshape, transpose
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike, Pair
@@ -334,17 +335,51 @@ def pooling_simple(x: ArrayLike, kernel_size: Pair, stride: Pair = 1, pad: Pair 
     geometry = _geometry("pooling_simple", x.shape, kernel_size, stride, pad)
     (kh, kw), _, _, (oh, ow) = geometry
     col = reshape(Im2col(kernel_size, stride, pad, True, float("-inf"))(x), (-1, kh * kw))
-    xp = get_array_module(col.data)
+    xp = get_array_module(batch_values(col.data))
     # the rows are the windows in (N, OH, OW, C) order: each one's first input offset
-    first = _first_inputs(xp, geometry, x.data)
+    first = _first_inputs(xp, geometry, batch_values(x.data))
     if not isinstance(first, int):
         first = xp.reshape(
             xp.broadcast_to(xp.reshape(first, (1, oh, ow, 1)), (n, oh, ow, c)), (-1,)
         )
-    _, winner = _winners(xp, [col.data[:, k] for k in range(kh * kw)], first)
-    rows = xp.arange(winner.shape[0], device=device_of(winner))
-    y = get_item(col, (rows, backend_of(winner).astype(winner, rows.dtype)))
+    # the winners are picked by a Function, so that vmap batches the pick (the raw array
+    # of a batched Variable has no values to read)
+    picks = WinnerPicks(first)(col)
+    y = get_item(reshape(col, (-1,)), picks.data)
     return transpose(reshape(y, (n, oh, ow, c)), (0, 3, 1, 2))
+
+
+class WinnerPicks(Function):
+    """Where each window's winner sits in im2col's windows: :func:`pooling_simple`'s index.
+
+    The input holds windows, ``(..., R, K)``: R windows of K elements (``-inf`` padding).
+    The output, integers ``(..., R)``, is each winner's position in the row-major
+    flattening of the last two axes (window ``r``'s winner at ``r * K + offset``), chosen
+    as :func:`pooling` chooses it (the first maximum of a tie, the last nan). Leading axes
+    are independent (vmap's rule gives it the whole batch at once). An index: no gradient.
+
+    Args:
+        first: each window's first offset that is not padding: 0, or an integer array of
+            shape ``(R,)``.
+    """
+
+    vjp_reads_inputs = False
+    vjp_reads_outputs = False
+
+    def __init__(self, first: Any) -> None:
+        self.first = first
+
+    def forward(self, col: Any) -> Any:
+        """Return each window's winner as a position in the flattened windows."""
+        xp = get_array_module(col)
+        k = col.shape[-1]
+        _, winner = _winners(xp, [col[..., j] for j in range(k)], self.first)
+        rows = xp.arange(col.shape[-2], device=device_of(col))
+        return rows * k + backend_of(winner).astype(winner, rows.dtype)
+
+    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> None:
+        """Return None: an index has no gradient."""
+        return None
 
 
 class AveragePooling(_Windows):

@@ -6,7 +6,10 @@ call's) and a :class:`Batch` describing the inputs, and returns the result for e
 sample, the batch on axis 0: a Variable (or a list of them for several outputs), computed
 with zerograd functions on the plain Variables underneath, so that it has a graph and
 every derivative is the functions' own. A rule may return ``NotImplemented`` for inputs
-it does not handle; the function then runs once per sample.
+it does not handle; the function then runs once per sample. A ValueError or IndexError
+a rule meets (its own check, or a function it applies to the whole batch) is replaced by
+the one the function gives on the first sample that fails, so that errors name one
+sample's shapes; a rule's own refusal of another kind (a TypeError) stays as it is.
 
 Rules live next to the ops they batch: :mod:`zerograd.func.rules` has one module per module
 of :mod:`zerograd.functions`; zerograd-nn registers its own for its functions.
