@@ -57,7 +57,6 @@ from zerograd_nn.functional.loss import (
     Accuracy,
     MeanSquaredError,
     SoftmaxCrossEntropy,
-    _OneHot,
 )
 from zerograd_nn.functional.normalization import RunningStatistics, _Dropout, _Standardized
 from zerograd_nn.functional.pooling import (
@@ -313,7 +312,6 @@ _DECLARED = {  # every Function that says its vjp reads less: a maker and its in
     "Im2col": (lambda: Im2col((3, 3), (1, 1), (0, 0), False), "img"),
     "Col2im": (lambda: Col2im((2, 1, 5, 5), (3, 3), (1, 1), (0, 0), False), "cols"),
     "MeanSquaredError": (MeanSquaredError, "x", "x"),
-    "_OneHot": (lambda: _OneHot(4, np.float64), "labels"),
     "ValueMask": (lambda: ValueMask(lambda a, c: a > c, np.float64, 0.0), "x"),
     "Accuracy": (Accuracy, "x", "labels"),
     "WinnerPicks": (lambda: WinnerPicks(0), "x"),

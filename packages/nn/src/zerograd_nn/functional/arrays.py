@@ -229,6 +229,18 @@ def onehot(t: Any, n_classes: int, dtype: Any) -> Any:
     Returns:
         An array of shape ``t.shape + (n_classes,)``.
     """
+    return backend_of(t).astype(label_rows(t, n_classes), dtype)
+
+
+def label_rows(t: Any, n_classes: int) -> Any:
+    """:func:`onehot`'s rows as booleans: True where the column is the row's label.
+
+    Args:
+        t: integer labels (a backend array).
+        n_classes: the number of classes.
+
+    Returns:
+        A bool array of shape ``t.shape + (n_classes,)``.
+    """
     xp = get_array_module(t)
-    hot = xp.arange(n_classes, device=device_of(t)) == xp.reshape(t, t.shape + (1,))
-    return backend_of(t).astype(hot, dtype)
+    return xp.arange(n_classes, device=device_of(t)) == xp.reshape(t, t.shape + (1,))

@@ -15,6 +15,7 @@ from zerograd.backends import (
 )
 from zerograd.func import batch_values
 from zerograd.functions import DivideByCount, clip, exp, get_item, log, mean, reshape, sum
+from zerograd.functions.arithmetic import ValueMask
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of as _data
@@ -22,7 +23,7 @@ from zerograd.utils import size_of
 
 from ..kernels import kernels_of
 from .activation import Softmax, relu
-from .arrays import array_arg, as_float, constant_max, float_data, needs_grad, onehot
+from .arrays import array_arg, as_float, constant_max, float_data, label_rows, needs_grad
 from .pytorch_names import (
     BINARY_CROSS_ENTROPY_KEYWORDS,
     CROSS_ENTROPY_KEYWORDS,
@@ -230,32 +231,6 @@ def _check_label_range(op: str, x_shape: tuple, t: Any) -> None:
         )
 
 
-class _OneHot(Function):
-    """The labels' one-hot rows, as a Function of the labels (they have no gradient).
-
-    A Function, so that a double backward through the cross-entropy records it as work on
-    each call's labels: made in Python from ``t.data``, the rows would be a constant that a
-    static-graph replay keeps from its recordings.
-
-    Args:
-        classes: the number of classes.
-        dtype: the rows' dtype.
-    """
-
-    vjp_reads_inputs = False
-    vjp_reads_outputs = False
-
-    def __init__(self, classes: int, dtype: Any) -> None:
-        self.classes, self.dtype = classes, dtype
-
-    def forward(self, t: Any) -> Any:
-        return onehot(t, self.classes, self.dtype)
-
-    def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> None:
-        """Return None: integer labels have no gradient."""
-        return None
-
-
 class SoftmaxCrossEntropy(Function):
     """Mean cross-entropy of scores against integer labels, via log-sum-exp."""
 
@@ -297,7 +272,10 @@ class SoftmaxCrossEntropy(Function):
             return backend_of(x).astype(grad, x.dtype), None
         p = xp.apply(Softmax(1), xs[0])  # exact even where logsumexp rounds; floats for ints
         scale = xp.apply(DivideByCount(n), gy) if narrow else gy / n
-        return (p - xp.apply(_OneHot(classes, p.dtype), xs[1])) * scale, None
+        # the one-hot rows as a Function of the labels: a static-graph replay makes them
+        # from each call's labels (made in Python from t.data, they were a constant)
+        hot = xp.apply(ValueMask(label_rows, p.dtype, classes), xs[1])
+        return (p - hot) * scale, None
 
 
 def _wide_scores(x: Any) -> Any:
