@@ -14,6 +14,7 @@ from zerograd import Parameter, Variable, test_mode
 from zerograd.backends import HOLOMORPHIC_RULE
 from zerograd.testing import numerical_grad
 from zerograd_nn import Model, optimizers
+from zerograd_nn import layers as L
 
 rng = np.random.default_rng(11)
 
@@ -139,6 +140,26 @@ def test_batch_norm_refuses_complex_input_and_keeps_its_running_statistics(train
     assert x.creator is None and gamma.grad is None
 
 
+@pytest.mark.parametrize("train", [True, False])
+def test_the_batch_norm_layer_refuses_complex_input_and_keeps_its_state(train):
+    """L.BatchNorm, unsized and after a real batch: refused in both modes, the parameters
+    and running statistics as they were (the docs' table names the layer too)."""
+    layer = L.BatchNorm()
+    with test_mode() if not train else _nothing():
+        with pytest.raises(TypeError, match=r"^batch_norm: complex input \(complex128\) is"):
+            layer(Variable(cplx(4, 3)))
+    assert layer.gamma.data is None and layer.avg_mean.data is None
+    layer(Variable(rng.standard_normal((4, 3))))
+    before = [p.data.copy() for p in (layer.gamma, layer.beta, layer.avg_mean, layer.avg_var)]
+    with test_mode() if not train else _nothing():
+        with pytest.raises(TypeError, match=r"^batch_norm: complex input"):
+            layer(Variable(cplx(4, 3)))
+    after = [p.data for p in (layer.gamma, layer.beta, layer.avg_mean, layer.avg_var)]
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+        assert b.dtype == np.float64
+
+
 class _nothing:
     def __enter__(self):
         return None
@@ -147,7 +168,7 @@ class _nothing:
         return False
 
 
-@pytest.mark.parametrize("name", ["SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam"])
+@pytest.mark.parametrize("name", ["SGD", "MomentumSGD", "AdaGrad", "AdaDelta", "Adam", "AdamW"])
 def test_an_optimizer_refuses_a_complex_parameter_and_changes_nothing(name):
     model = Model()
     model.w = Parameter(np.array([1.0, 2.0]))

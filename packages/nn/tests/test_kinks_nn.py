@@ -759,3 +759,28 @@ def test_a_float16_batch_norm_layer_keeps_float16_statistics_and_gives_finite_ou
         y = as_numpy(layer(x))
     want = (x64 - stats[0]) / np.sqrt(stats[1].astype(np.float64) + 2e-5)
     assert y.dtype == np.float16 and _units(y, want).max() <= 1
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_the_simple_softmaxes_and_log_softmax_of_max_and_minus_max_warn_of_the_overflow(dtype):
+    """from-pytorch.md: the row [max, 0, -max] is silent in F.softmax and
+    F.softmax_cross_entropy (above), but softmax_simple, softmax_cross_entropy_simple and
+    log_softmax (whose -2 max is -inf) report the overflow; float16's log_softmax computes
+    in float32 and reports it where the -2 max is rounded to float16 (the cast)."""
+    big = np.finfo(dtype).max
+    x = np.array([[big, 0.0, -big], [1.0, 0.0, -1.0]], dtype)
+    t = np.array([1, 0])
+    cases = [
+        ("softmax_simple", F.softmax_simple, "subtract"),
+        (
+            "softmax_cross_entropy_simple",
+            lambda v: F.softmax_cross_entropy_simple(v, t),
+            "subtract",
+        ),
+        ("log_softmax", F.log_softmax, "cast" if dtype == np.float16 else "subtract"),
+    ]
+    for name, f, where in cases:
+        with pytest.warns(RuntimeWarning, match=f"overflow encountered in {where}"):
+            y = as_numpy(f(x).data)
+        assert y.dtype == dtype, name
+    np.testing.assert_array_equal(as_numpy(F.log_softmax(x).data)[0], [0.0, -big, -inf])

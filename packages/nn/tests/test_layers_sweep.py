@@ -142,3 +142,40 @@ def test_saving_an_rnn_after_one_step_names_the_second_step_and_in_size(tmp_path
         save_checkpoint(tmp_path / "ck.npz", model=rnn)
     assert not list(tmp_path.iterdir())
     assert L.RNN(3, in_size=4).h2h.W.data is not None  # what the message names
+
+
+# from-pytorch.md names these keywords one by one: each must meet the one error that says
+# what to write (never Python's "unexpected keyword argument")
+FROM_PYTORCH_PAGE_KEYWORDS = [
+    *[(L.Conv2d, (4, 3), k) for k in ("padding", "dilation", "groups", "device")],
+    *[(L.Deconv2d, (4, 3), k) for k in ("padding", "dilation", "groups", "output_padding")],
+    (L.Deconv2d, (4, 3), "device"),
+    *[
+        (cell, (4,), k)
+        for cell in (L.RNN, L.LSTM)
+        for k in ("input_size", "num_layers", "nonlinearity", "dtype", "device")
+    ],
+    *[
+        (L.EmbedID, (10, 3), k)
+        for k in ("num_embeddings", "padding_idx", "max_norm", "sparse", "dtype")
+    ],
+    (L.BatchNorm, (), "momentum"),
+    (L.BatchNorm, (), "eps"),
+]
+
+
+@pytest.mark.parametrize(
+    "cls, args, keyword",
+    FROM_PYTORCH_PAGE_KEYWORDS,
+    ids=[f"{c.__name__}-{k}" for c, _, k in FROM_PYTORCH_PAGE_KEYWORDS],
+)
+def test_every_layer_keyword_the_from_pytorch_page_names_is_refused_saying_what_to_write(
+    cls, args, keyword
+):
+    with pytest.raises(TypeError) as info:
+        cls(*args, **{keyword: 1})
+    text = str(info.value)
+    prefix = f"{cls.__name__}: {keyword}= is PyTorch's keyword, not zerograd's (DeZero's): "
+    assert text.startswith(prefix), text
+    assert len(text) > len(prefix) + 10  # the hint itself follows
+    assert "unexpected keyword" not in text

@@ -456,3 +456,36 @@ def test_add_hook_refuses_a_hook_class_and_says_to_make_one(cls):
         f"add_hook({cls.__name__}(...))."
     )
     assert opt.hooks == []
+
+
+def test_clip_grad_at_nan_and_inf_norms_and_without_gradients_as_the_docs_say():
+    """from-pytorch.md: a nan norm leaves the gradients (DeZero's ``rate < 1`` is false;
+    torch 2.x's clip_grad_norm_ makes them all nan), an inf norm scales them by 0 (torch
+    too: [inf, 1], [3, 4] become [nan, 0], [0, 0]), a parameter without a gradient is
+    skipped, the hook returns nothing, and WeightDecay before it has the decayed
+    gradients clipped."""
+
+    def clipped(grads, max_norm=1.0):
+        params = [Parameter(np.zeros(2)) for _ in grads]
+        for p, g in zip(params, grads):
+            p.grad = None if g is None else Variable(np.array(g, dtype=np.float64))
+        with np.errstate(invalid="ignore"):  # inf * 0
+            assert O.ClipGrad(max_norm)(params) is None
+        return [None if p.grad is None else p.grad.data for p in params]
+
+    a, b = clipped([[np.nan, 1.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(a, [np.nan, 1.0])
+    np.testing.assert_array_equal(b, [3.0, 4.0])
+    a, b = clipped([[np.inf, 1.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(a, [np.nan, 0.0])
+    np.testing.assert_array_equal(b, [0.0, 0.0])
+    a, b = clipped([[3.0, 4.0], None])
+    np.testing.assert_allclose(a, np.array([3.0, 4.0]) / (5.0 + 1e-6), rtol=1e-15)
+    assert b is None
+    p = Parameter(np.array([3.0, 4.0]))
+    p.grad = Variable(np.zeros(2))
+    opt = O.SGD(lr=1.0).setup([p])
+    opt.add_hook(O.WeightDecay(1.0))  # the gradient becomes p itself, of norm 5
+    opt.add_hook(O.ClipGrad(1.0))
+    opt.update()
+    np.testing.assert_allclose(p.data, [3.0, 4.0] - np.array([3.0, 4.0]) / (5.0 + 1e-6))
