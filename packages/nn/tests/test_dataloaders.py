@@ -63,6 +63,19 @@ def test_next_and_reset_like_dezero():
     np.testing.assert_array_equal(x[:, 0], [0, 1])
 
 
+def test_a_subclass_reset_orders_the_first_epoch_too_like_dezero():
+    # DeZero's constructor calls reset(), so a loader overriding it (its own order) gets
+    # that order from the first epoch on, not from the second.
+    class Reversed(DataLoader):
+        def reset(self):
+            super().reset()
+            self.index = self.index[::-1].copy()
+
+    loader = Reversed(Range(5), batch_size=2, shuffle=False)
+    for _ in range(2):
+        assert [t.tolist() for _, t in loader] == [[40, 30], [20, 10], [0]]
+
+
 def test_transforms_are_applied_per_item():
     ds = Range(6, transform=lambda x: x + 100, target_transform=lambda t: -t)
     x, t = next(DataLoader(ds, batch_size=6, shuffle=False))

@@ -244,7 +244,7 @@ class DataLoader:
             self.to_gpu()
         self.epoch = 0
         self._in_for = False  # a ``for`` loop is consuming the current epoch
-        self._new_order()
+        self.reset()  # as DeZero's: a subclass's own reset() makes the first epoch's order too
 
     @property
     def batch_size(self) -> int:
