@@ -63,6 +63,45 @@ def test_next_and_reset_like_dezero():
     np.testing.assert_array_equal(x[:, 0], [0, 1])
 
 
+def test_a_subclass_reset_orders_the_first_epoch_too_like_dezero():
+    # DeZero's constructor calls reset(), so a loader overriding it (its own order) gets
+    # that order from the first epoch on, not from the second.
+    class Reversed(DataLoader):
+        def reset(self):
+            super().reset()
+            self.index = self.index[::-1].copy()
+
+    loader = Reversed(Range(5), batch_size=2, shuffle=False)
+    for _ in range(2):
+        assert [t.tolist() for _, t in loader] == [[40, 30], [20, 10], [0]]
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_a_dataset_whose_length_changed_is_refused_at_the_next_epoch(shuffle):
+    # Appended items were never served (the order and len() counted the first five).
+    data = [(np.float32(i), i) for i in range(5)]
+    loader = DataLoader(data, batch_size=2, shuffle=shuffle, seed=0)
+    assert sorted(t for _, b in loader for t in b.tolist()) == [0, 1, 2, 3, 4]
+    data += [(np.float32(i), i) for i in range(5, 9)]
+    index = loader.index.copy()
+    with pytest.raises(ValueError, match=r"has 9 items now but had 5 when the loader was made"):
+        next(loader)
+    assert loader.iteration == 0 and loader.epoch == 1 and len(loader) == 3
+    np.testing.assert_array_equal(loader.index, index)
+    assert "Make a new DataLoader" in str(pytest.raises(ValueError, list, loader).value)
+
+
+def test_a_dataset_that_shrank_in_an_epoch_is_explained():
+    data = [(np.float32(i), i) for i in range(5)]
+    loader = DataLoader(data, batch_size=2, shuffle=False)
+    next(loader)
+    del data[3:]
+    with pytest.raises(ValueError, match=r"has 3 items now but had 5") as info:
+        next(loader)
+    assert isinstance(info.value.__context__, IndexError)
+    assert loader.iteration == 1  # the failed batch is not counted
+
+
 def test_transforms_are_applied_per_item():
     ds = Range(6, transform=lambda x: x + 100, target_transform=lambda t: -t)
     x, t = next(DataLoader(ds, batch_size=6, shuffle=False))

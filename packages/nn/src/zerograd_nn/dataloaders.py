@@ -211,7 +211,9 @@ class DataLoader:
     Raises:
         TypeError: ``dataset`` is not sized and indexable.
         ValueError: a bad ``batch_size`` or ``seed``, an empty dataset, a dataset whose
-            data and labels differ in length, or ``drop_last`` leaving no batch.
+            data and labels differ in length, or ``drop_last`` leaving no batch; from
+            ``next``, a dataset whose length changed since the loader was made (make a new
+            loader: items appended would never be served).
 
     Examples:
         >>> from zerograd_nn.datasets import Spiral
@@ -244,7 +246,7 @@ class DataLoader:
             self.to_gpu()
         self.epoch = 0
         self._in_for = False  # a ``for`` loop is consuming the current epoch
-        self._new_order()
+        self.reset()  # as DeZero's: a subclass's own reset() makes the first epoch's order too
 
     @property
     def batch_size(self) -> int:
@@ -332,15 +334,35 @@ class DataLoader:
             if self.iteration >= self.max_iter:
                 self.reset()
                 raise StopIteration
+            if not self.iteration:
+                self._check_length()
             indices = self._batch_indices()
             self.iteration = taken = self.iteration + 1
         try:  # gathered outside the lock: a slow dataset holds up no other thread
             return self._gather(indices)
-        except BaseException:
+        except BaseException as exc:
             with _taking:
                 if self.iteration == taken:  # no batch taken since: the position as it was
                     self.iteration = taken - 1
+            if isinstance(exc, IndexError):
+                self._check_length()  # a dataset that shrank in the epoch, explained
             raise
+
+    def _check_length(self) -> None:
+        """Refuse a dataset whose length changed since the loader was made.
+
+        The epoch's order, ``max_iter`` and ``len(loader)`` count the items the loader was
+        made for: items appended later would never be served, and items removed fail with
+        an IndexError that does not say why.
+        """
+        n = len(self.dataset)
+        if n != self.data_size:
+            owner = type(self).__name__
+            raise ValueError(
+                f"{owner}: the dataset has {n} items now but had {self.data_size} when the "
+                f"loader was made; a loader serves the items it was made for (its order and "
+                f"len() count them). Make a new {owner} over the changed dataset."
+            )
 
     def next(self) -> tuple[Any, Any]:
         """The next batch (DeZero's spelling of ``next(loader)``).
