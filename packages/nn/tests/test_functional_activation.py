@@ -237,6 +237,22 @@ def test_embed_id_types_and_shapes(rand, arr, to_np):
     assert F.embed_id(arr(np.zeros((0,)), "int64"), W).shape == (0, 3)  # no ids
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.int64, np.uint64])
+def test_embed_id_takes_a_numpy_integer_as_one_id(rand, to_np, dtype):
+    # the id a loop over a numpy array of ids gives (DeZero's W[x] takes it); it raised
+    # "numpy.int64 is not an array of any installed backend"
+    W = Variable(rand(5, 3))
+    y = F.embed_id(dtype(3), W)
+    assert y.shape == (3,)
+    np.testing.assert_array_equal(to_np(y), to_np(W)[3])
+    F.sum(y * 2.0).backward()
+    expected = np.zeros((5, 3))
+    expected[3] = 2.0
+    np.testing.assert_array_equal(to_np(W.grad), expected)
+    with pytest.raises(ValueError, match=r"^embed_id: id 5 is out of range for W of shape"):
+        F.embed_id(dtype(5), W)
+
+
 # -- wrong types, empty and 0-d inputs -----------------------------------------------------
 
 

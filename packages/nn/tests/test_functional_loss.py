@@ -400,3 +400,17 @@ def test_mean_squared_error_takes_exactly_the_one_to_one_broadcasts(s0, s1):
         return
     with pytest.raises(ValueError, match=r"^mean_squared_error: x0 "):
         F.mean_squared_error(x0, x1)  # every other pair: a clear error, never a wrong loss
+
+
+@pytest.mark.parametrize("label", [1, 0, np.int64(1), np.array(1), np.array(0, np.uint8)])
+def test_accuracy_of_one_row_takes_its_label_as_a_number(arr, to_np, label):
+    # one example's label given as a number: the softmax_cross_entropy beside it takes it,
+    # and accuracy raised numpy.float64 "is not an array of any installed backend"
+    y = arr([[0.1, 0.5, 0.2]])
+    t = label if isinstance(label, int) else arr(np.asarray(label), str(np.asarray(label).dtype))
+    expected = 1.0 if int(label) == 1 else 0.0  # the row's arg-max is class 1
+    acc = F.accuracy(y, t)
+    assert acc.shape == () and float(to_np(acc)) == expected
+    assert float(to_np(F.softmax_cross_entropy(y, t))) == pytest.approx(
+        np.log(np.exp([0.1, 0.5, 0.2]).sum()) - [0.1, 0.5, 0.2][int(label)]
+    )

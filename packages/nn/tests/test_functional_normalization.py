@@ -112,6 +112,26 @@ def test_dropout_bad_ratio(arr):
         F.dropout(arr([1.0]), 1.0)
 
 
+@pytest.mark.parametrize("ratio", [0.99999, 0.999999])
+def test_float16_dropout_whose_scale_overflows_drops_to_zero_not_nan(backend, arr, to_np, ratio):
+    # 1 / (1 - ratio) is past float16's 65504: the kept elements overflow to inf (PyTorch's
+    # float16 mask does too), but the dropped ones are 0; 0 * inf made them nan
+    zerograd.seed(3)
+    keep = to_np(backend.rand(400_000)) > ratio
+    assert 0 < keep.sum() < 20  # the checks below see kept and dropped elements
+    zerograd.seed(3)
+    x = Variable(arr(np.full(400_000, 0.5), "float16"))
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        y = F.dropout(x, ratio)
+    y.backward()
+    for got in (to_np(y), to_np(x.grad)):
+        assert got.dtype == np.float16
+        np.testing.assert_array_equal(got, np.where(keep, np.inf, 0.0).astype(np.float16))
+    zerograd.seed(3)  # a scale float16 holds is applied as before: 0.5 / (1 - 0.999)
+    y = to_np(F.dropout(arr(np.full(400_000, 0.5), "float16"), 0.999))
+    assert set(np.unique(y).tolist()) == {0.0, 500.0}
+
+
 def test_batch_nrom_is_dezeros_spelling_of_batch_norm():
     assert F.batch_nrom is F.batch_norm
     assert "batch_nrom" in F.__all__

@@ -170,8 +170,12 @@ def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
     """
     W = as_variable(W)
     ids = data_of(x)
-    if not hasattr(ids, "dtype"):
-        if isinstance(ids, (int, list, tuple)) and W.data is not None:
+    if W.data is not None and (
+        isinstance(ids, (int, list, tuple)) or getattr(ids, "ndim", None) == 0
+    ):
+        try:  # a backend's 0-d array stays as it is
+            backend_of(ids)
+        except TypeError:  # lists, Python and numpy scalars (np.int64 from a loop over ids)
             ids = backend_of(W.data).asarray(ids)  # on W's backend
     if W.ndim != 2:
         raise ValueError(f"embed_id: W must be 2-D (in_size, out_size), got shape {tuple(W.shape)}")

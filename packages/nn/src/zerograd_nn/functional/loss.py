@@ -519,8 +519,10 @@ def _hit_rate(y: Any, t: Any) -> Any:
     """
     xp = get_array_module(y)
     b = backend_of(y)
-    pred = xp.reshape(xp.argmax(y, axis=1), t.shape)
-    hits = b.astype(pred == t, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
+    # both flat: one row's 0-d label (a Python int) compared 0-d arrays into a numpy scalar
+    pred = xp.reshape(xp.argmax(y, axis=1), (-1,))
+    hits = pred == xp.reshape(t, (-1,))
+    hits = b.astype(hits, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
     return _like(xp.mean(hits), hits)
 
 

@@ -132,6 +132,9 @@ class _Standardized(Function):
         return gy * self.ctx
 
 
+_FLOAT16_MAX = 65504.0  # the largest float16; a larger dropout scale is inf there
+
+
 class _Dropout(Function):
     """Inverted dropout's train-mode mask, drawn in forward (a replay draws a fresh one).
 
@@ -149,7 +152,12 @@ class _Dropout(Function):
         # rand(*shape) draws as DeZero's xp.random.rand(*shape) does
         backend = backend_of(x)
         keep = backend.asarray(backend.rand(*x.shape) > self.ratio)  # 0-d stays an array
-        mask = backend.astype(keep, x.dtype) * (1.0 / (1.0 - self.ratio))
+        scale = 1.0 / (1.0 - self.ratio)
+        if scale <= _FLOAT16_MAX:  # every float dtype holds it
+            mask = backend.astype(keep, x.dtype) * scale
+        else:  # float16's scale is inf: 0 * inf made the dropped elements nan, not 0
+            zero, big = (backend.asarray(v, dtype=x.dtype) for v in (0.0, scale))
+            mask = backend.xp.where(keep, big, zero)
         y = x * mask
         self.ctx = mask
         return y
@@ -323,7 +331,9 @@ def dropout(x: ArrayLike, dropout_ratio: float = 0.5) -> Variable:
     """Randomly zero elements in train mode (inverted dropout); identity in test mode.
 
     In train mode each element is zeroed with probability ``dropout_ratio`` and the rest
-    are scaled by ``1 / (1 - dropout_ratio)``, so the expected value is unchanged.
+    are scaled by ``1 / (1 - dropout_ratio)``, so the expected value is unchanged. The
+    scale is rounded to ``x``'s dtype first (PyTorch's way): float16 past ``0.999984`` has
+    a scale of ``inf``, and keeps its elements as ``inf`` (dropped ones are 0).
 
     Args:
         x: the input (Variable, array or list).
