@@ -282,3 +282,54 @@ def test_strict_false_is_advised_only_when_names_alone_differ():
         deeper.load_state_dict(src)
     assert deeper.load_state_dict(src, strict=False).missing == ["l2.W", "l2.b"]
     np.testing.assert_array_equal(deeper.l0.W.data, src["l0.W"])
+
+
+class SizedAndLazy(Model):
+    """A sized layer next to a lazily sized one (``lazy``), as after a partial build."""
+
+    def __init__(self, lazy):
+        super().__init__()
+        self.sized = L.Linear(2, in_size=2)
+        self.lazy = lazy
+
+    def forward(self, x):
+        return self.lazy(x)
+
+
+LAZY_SHAPES = [
+    # (the unsized layer, a W its arguments refuse, a W they take)
+    (lambda: L.Linear(3), (4, 5), (4, 3)),  # out_size 3, not 5
+    (lambda: L.Linear(3), (4,), (4, 3)),  # a vector is no (in, out) matrix
+    (lambda: L.Conv2d(8, 3), (4, 2, 3, 3), (8, 2, 3, 3)),  # out_channels 8, not 4
+    (lambda: L.Conv2d(8, 3), (8, 2, 5, 5), (8, 2, 3, 3)),  # kernel 3, not 5
+    (lambda: L.Conv2d(8, (3, 1)), (8, 2, 1, 3), (8, 2, 3, 1)),  # (KH, KW) = (3, 1)
+    (lambda: L.Deconv2d(8, 3), (2, 4, 3, 3), (2, 8, 3, 3)),  # (in, out, KH, KW)
+]
+
+
+@pytest.mark.parametrize(("make", "bad", "good"), LAZY_SHAPES)
+def test_an_unsized_layer_refuses_a_weight_its_arguments_do_not_allow(make, bad, good):
+    # Linear(3) / Conv2d(8, 3) fix every axis of W but the input's: a W of another out
+    # size or kernel would make the layer compute something its arguments do not say
+    model = SizedAndLazy(make())
+    before = {k: p.data.tobytes() for k, p in model.named_params().items() if p.data is not None}
+    d = {
+        "sized.W": np.full((2, 2), 7, np.float32),
+        "sized.b": np.full(2, 7, np.float32),
+        "lazy.W": np.ones(bad, np.float32),
+    }
+    if model.lazy.b is not None:
+        d["lazy.b"] = np.zeros(model.lazy.b.shape, np.float32)
+    with pytest.raises(ValueError, match=r"lazy\.W: given .*expected .*as its layer's arguments"):
+        model.load_state_dict(d)
+    assert model.lazy.W.data is None
+    assert before == {
+        k: p.data.tobytes() for k, p in model.named_params().items() if p.data is not None
+    }
+    with pytest.raises(ValueError, match=r"lazy\.W: given"):  # strict=False skips names only
+        model.load_state_dict(d, strict=False)
+    assert model.lazy.W.data is None
+    d["lazy.W"] = np.arange(np.prod(good), dtype=np.float64).reshape(good)
+    assert model.load_state_dict(d) == ([], [])
+    assert model.lazy.W.data.shape == good and model.lazy.W.data.dtype == np.float32
+    np.testing.assert_array_equal(model.sized.W.data, np.full((2, 2), 7, np.float32))

@@ -376,3 +376,35 @@ def test_a_path_that_names_no_file_is_refused(tmp_path, monkeypatch, bad):
     with pytest.raises(ValueError, match=rf"save_weights: '{bad}' names no file"):
         make_model(0).save_weights(bad)
     assert [p.name for p in tmp_path.iterdir()] == ["some_dir"]
+
+
+@pytest.mark.parametrize(
+    ("make", "bad", "good"),
+    [
+        (lambda: L.Linear(3), (4, 5), (4, 3)),
+        (lambda: L.Conv2d(8, 3), (8, 2, 5, 5), (8, 2, 3, 3)),
+        (lambda: L.Deconv2d(8, 3), (2, 4, 3, 3), (2, 8, 3, 3)),
+    ],
+)
+def test_an_unsized_layer_refuses_a_file_weight_its_arguments_do_not_allow(
+    tmp_path, make, bad, good
+):
+    # DeZero assigns whatever the file holds; here a Conv2d(8, 3) never takes a 5x5
+    # kernel (its output size would silently change) and nothing is loaded
+    np.random.seed(0)
+    model = Sequential(L.Linear(2, in_size=2), make())
+    snap = snapshot(model)
+    b = np.zeros(model.l1.b.shape, np.float32)
+    path = tmp_path / "w.npz"
+    np.savez(
+        path, **{"l0/W": np.full((2, 2), 7.0), "l0/b": np.ones(2), "l1/W": np.ones(bad), "l1/b": b}
+    )
+    with pytest.raises(WeightFileError, match=r"l1/W: file .*expected .*layer's arguments"):
+        model.load_weights(path)
+    assert_unchanged(model, snap)
+    assert model.l1.W.data is None
+    w = np.arange(np.prod(good), dtype=np.float64).reshape(good)
+    np.savez(path, **{"l0/W": np.full((2, 2), 7.0), "l0/b": np.ones(2), "l1/W": w, "l1/b": b})
+    model.load_weights(path)
+    np.testing.assert_array_equal(model.l1.W.data, w.astype(np.float32))
+    assert model.l1.W.data.dtype == np.float32

@@ -16,7 +16,7 @@ from zerograd.backends import Backend, as_array_of, backend_of
 
 from .finite import nonfinite_count
 
-__all__ = ["fitted", "planned_dtypes", "sized_like"]
+__all__ = ["fitted", "planned_dtypes", "planned_shapes", "sized_like", "unfit_shape"]
 
 
 def fitted(a: Any, like: Any, name: str, op: str, *, private: bool = False) -> Any:
@@ -78,6 +78,46 @@ def planned_dtypes(layer: Any) -> dict[int, Any]:
             if isinstance(p, Parameter) and p.data is None:
                 planned.setdefault(id(p), dtype)
     return planned
+
+
+def planned_shapes(layer: Any) -> dict[int, tuple[int | None, ...]]:
+    """``{id(parameter): shape}`` for the parameters with no data yet whose layer fixes it.
+
+    From each layer's ``Layer.sizing_shapes()``: None in the axes the first input decides.
+    A parameter of a layer that gives none (``BatchNorm``, a user's layer) is left out.
+
+    Args:
+        layer: a Layer (its whole tree is read).
+    """
+    planned: dict[int, tuple[int | None, ...]] = {}
+    for _, _, _, member in layer.walk():
+        sizing_shapes = getattr(member, "sizing_shapes", None)
+        if sizing_shapes is None:
+            continue
+        for attr, shape in sizing_shapes().items():
+            p = getattr(member, attr, None)
+            if isinstance(p, Parameter) and p.data is None:
+                planned.setdefault(id(p), tuple(shape))
+    return planned
+
+
+def unfit_shape(shape: tuple, planned: tuple | None) -> str | None:
+    """Why ``shape`` cannot be loaded into an unsized parameter planned as ``planned``.
+
+    Args:
+        shape: the shape given (from a file or a state dict).
+        planned: the parameter's entry of :func:`planned_shapes`, or None (any shape).
+
+    Returns:
+        ``"expected (None, 3)"``-style text (None: any size on that axis), or None when
+        ``shape`` fits.
+    """
+    if planned is None:
+        return None
+    shape = tuple(shape)
+    if len(shape) == len(planned) and all(w is None or w == s for s, w in zip(shape, planned)):
+        return None
+    return f"expected {planned} (None: any size) as its layer's arguments say"
 
 
 def sized_like(a: Any, backend: Backend, dtype: Any, name: str, op: str) -> Any:

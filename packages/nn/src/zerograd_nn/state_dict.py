@@ -30,7 +30,7 @@ from zerograd.backends import as_array_of, backend_of, get_backend
 from zerograd.checks import flag
 
 from .archives import STORED_KINDS
-from .conversion import fitted, planned_dtypes, sized_like
+from .conversion import fitted, planned_dtypes, planned_shapes, sized_like, unfit_shape
 
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
 
@@ -131,6 +131,7 @@ def prepare_load(
     if strict and unexpected:
         problems.append(f"not in the model: {unexpected}")
     names_only = bool(problems)  # strict=False helps only when names alone differ
+    shapes = planned_shapes(layer)
     for k, p in params.items():
         if k not in d:
             continue
@@ -141,6 +142,9 @@ def prepare_load(
             names_only = False
         elif p.data is not None and tuple(a.shape) != tuple(p.data.shape):
             problems.append(f"{k}: model {tuple(p.data.shape)}, given {tuple(a.shape)}")
+            names_only = False
+        elif p.data is None and (why := unfit_shape(a.shape, shapes.get(id(p)))):
+            problems.append(f"{k}: given {tuple(a.shape)}, {why}")
             names_only = False
     if problems:
         raise ValueError(

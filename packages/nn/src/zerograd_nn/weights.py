@@ -24,7 +24,7 @@ from .archives import (
     stored_dtype_error,
     write_archive,
 )
-from .conversion import fitted, planned_dtypes, sized_like
+from .conversion import fitted, planned_dtypes, planned_shapes, sized_like, unfit_shape
 
 __all__ = [
     "WeightFileError",
@@ -86,7 +86,10 @@ def save_weights(layer: Any, path: str | os.PathLike) -> str:
 
 
 def check_fit(
-    params: Mapping[str, Any], shapes: Mapping[str, tuple], kinds: Mapping[str, str]
+    params: Mapping[str, Any],
+    shapes: Mapping[str, tuple],
+    kinds: Mapping[str, str],
+    planned: Mapping[int, tuple] | None = None,
 ) -> list[str]:
     """The differences between a model's ``params`` and an archive's names/shapes/kinds.
 
@@ -94,6 +97,8 @@ def check_fit(
         params: ``{name: Parameter}`` of the model.
         shapes: ``{name: shape}`` of the archive.
         kinds: ``{name: dtype kind}`` of the archive.
+        planned: ``{id(parameter): shape}`` for unsized parameters whose layer fixes some
+            axes (:func:`~zerograd_nn.conversion.planned_shapes`); None: any shape.
 
     Returns:
         One line per problem (empty when everything fits).
@@ -104,6 +109,14 @@ def check_fit(
         f"{k}: model {tuple(p.data.shape)}, file {tuple(shapes[k])}"
         for k, p in params.items()
         if k in shapes and p.data is not None and tuple(p.data.shape) != tuple(shapes[k])
+    ]
+    planned = planned or {}
+    diffs += [
+        f"{k}: file {tuple(shapes[k])}, {why}"
+        for k, p in params.items()
+        if k in shapes
+        and p.data is None
+        and (why := unfit_shape(shapes[k], planned.get(id(p)))) is not None
     ]
     bad = [f"{k}: dtype kind {c!r}" for k, c in kinds.items() if c not in STORED_KINDS]
     parts = []
@@ -180,7 +193,8 @@ def load_weights(layer: Any, path: str | os.PathLike) -> None:
     with open_archive(path, "load_weights") as archive:
         members = archive.members
         kinds = {k: m.dtype.kind for k, m in members.items()}
-        parts = check_fit(params, {k: m.shape for k, m in members.items()}, kinds)
+        shapes = {k: m.shape for k, m in members.items()}
+        parts = check_fit(params, shapes, kinds, planned_shapes(layer))
         if parts:
             raise WeightFileError(
                 f"load_weights: {archive.path!r} does not fit {type(layer).__name__} "

@@ -500,6 +500,17 @@ class Layer:
         """
         return None
 
+    def sizing_shapes(self) -> dict[str, tuple[int | None, ...]]:
+        """``{attribute: shape}`` for the parameters this layer sizes at its first call.
+
+        The shape each one will take, with None in the axes the first input decides:
+        ``Linear`` gives ``{"W": (None, out_size)}``, ``Conv2d`` ``{"W": (out_channels,
+        None, KH, KW)}``; the base class ``{}`` (any shape). A weight file or a state dict
+        loaded while such a parameter has no data yet must fit it, so that a loaded layer
+        computes what its arguments say (a 5x5 kernel is refused by ``Conv2d(8, 3)``).
+        """
+        return {}
+
     def cleargrads(self) -> None:
         """Forget every parameter's gradient."""
         for param in self.params():

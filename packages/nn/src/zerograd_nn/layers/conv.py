@@ -82,7 +82,7 @@ class _ConvBase(Layer):
             self._init_W()
         self.b = None if nobias else bias_param(self, initial_bias, out_channels, dtype)
 
-    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+    def _w_shape(self, c: int | None, oc: int, kh: int, kw: int) -> tuple[int | None, ...]:
         raise NotImplementedError
 
     def _init_W(self, like: Any = None) -> None:
@@ -100,6 +100,11 @@ class _ConvBase(Layer):
     def sizing_dtype(self) -> Any:
         """``dtype``: what ``W`` is drawn in at the first call, or cast to when loaded unsized."""
         return self.dtype
+
+    def sizing_shapes(self) -> dict[str, tuple[int | None, ...]]:
+        """``W`` in the layout of the class, in_channels from the first input when not given."""
+        kh, kw = pair(self.kernel_size)
+        return {"W": self._w_shape(self.in_channels, self.out_channels, kh, kw)}
 
     def _conv(self, x: Any) -> Variable:
         raise NotImplementedError
@@ -149,7 +154,7 @@ class Conv2d(_ConvBase):
 
     in_channels = InputSize(1)
 
-    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+    def _w_shape(self, c: int | None, oc: int, kh: int, kw: int) -> tuple[int | None, ...]:
         return (oc, c, kh, kw)
 
     def _conv(self, x: Any) -> Variable:
@@ -172,7 +177,7 @@ class Deconv2d(_ConvBase):
 
     in_channels = InputSize(0)
 
-    def _w_shape(self, c: int, oc: int, kh: int, kw: int) -> tuple[int, ...]:
+    def _w_shape(self, c: int | None, oc: int, kh: int, kw: int) -> tuple[int | None, ...]:
         return (c, oc, kh, kw)
 
     def _conv(self, x: Any) -> Variable:

@@ -92,6 +92,10 @@ class Linear(Layer):
         """``dtype``: what ``W`` is drawn in at the first call, or cast to when loaded unsized."""
         return self.dtype
 
+    def sizing_shapes(self) -> dict[str, tuple[int | None, ...]]:
+        """``W`` is (in_size, out_size), in_size from the first input when not given."""
+        return {"W": (self.in_size, self.out_size)}
+
     def extra_repr(self) -> str:
         return f"in={self.in_size}, out={self.out_size}" + (
             ", nobias=True" if self.b is None else ""
