@@ -9,6 +9,7 @@ import pickle
 
 import numpy as np
 import pytest
+from optimizer_bytes import snapshot, state_bytes
 
 from zerograd import Parameter, Variable
 from zerograd_nn import layers as L
@@ -41,18 +42,6 @@ def model_of(dtype=np.float32, sizes=(5, 4, 3)):
     for p in model.params():
         p.data = rng.standard_normal(p.data.shape).astype(dtype)
     return model
-
-
-def state_bytes(opt, params):
-    out = []
-    for p in params:
-        st = opt._state.get(p) or {}
-        out.append({k: np.asarray(a).tobytes() for k, a in sorted(st.items())})
-    return out
-
-
-def snapshot(opt, params):
-    return [np.asarray(p.data).tobytes() for p in params], state_bytes(opt, params)
 
 
 def train(make, steps, *, wd=0.0, dtype=np.float32, hooks=(), groups=False, between=None):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from optimizer_bytes import snapshot
 
 from zerograd import Parameter, Variable
 from zerograd_nn import layers as L
@@ -65,15 +66,6 @@ def model_of(dtype=np.float32, wide=None):
         for p in model.l1.params():
             p.data = p.data.astype(wide)
     return model
-
-
-def snapshot(opt, params):
-    data = [np.asarray(p.data).tobytes() for p in params]
-    state = []
-    for p in params:
-        st = opt._state.get(p) or {}
-        state.append({k: np.asarray(a).tobytes() for k, a in sorted(st.items())})
-    return data, state
 
 
 def run(make, steps, *, skip=(), between=None, model=None, checked=None, grads=None):

@@ -7,6 +7,7 @@ per_param), and compares the bytes of the parameters and of the optimizer's stat
 
 import numpy as np
 import pytest
+from optimizer_bytes import snapshot
 from test_optimizer_flat import each  # SGD, MomentumSGD, AdaGrad, AdaDelta, Adam, AdamW
 
 from zerograd import Parameter, Variable
@@ -32,15 +33,6 @@ def packed(monkeypatch):
 def give_grads(params, rng):
     for p in params:
         p.grad = Variable(rng.standard_normal(p.data.shape).astype(p.data.dtype))
-
-
-def snapshot(opt, params):
-    data = [np.asarray(p.data).tobytes() for p in params]
-    state = []
-    for p in params:
-        st = opt._state.get(p) or {}
-        state.append({k: np.asarray(a).tobytes() for k, a in sorted(st.items())})
-    return data, state
 
 
 def steps(opt, params, n, *, seed=3, no_grad=(), between=None):
