@@ -1888,3 +1888,19 @@ def test_numerical_grad_passes_every_keyword_to_f():
 
     assert np.allclose(numerical_grad(f, np.array([1.0, 2.0]), eps=3.0), [3.0, 3.0])
     assert gradient_check(f, np.array([1.0, 2.0]), eps=3.0)
+
+
+def test_flatten_of_a_2d_variable_is_a_new_variable_as_dezeros():
+    # DeZero's flatten reshapes to (N, -1), a shape never equal to x's, so the result is
+    # always a Variable of its own: an intermediate whose grad backward() clears, whose
+    # name and creator are its own
+    x = Variable(np.arange(6.0).reshape(2, 3))
+    y = F.flatten(x)
+    assert y is not x
+    assert type(y.creator).__name__ == "Reshape" and y.generation == 1
+    assert array_equal(y.data, x.data)
+    F.sum(y * y).backward()
+    assert y.grad is None  # an intermediate, as in DeZero
+    assert array_allclose(x.grad.data, 2 * x.data)
+    y.name = "y"
+    assert x.name is None
