@@ -1904,3 +1904,49 @@ def test_flatten_of_a_2d_variable_is_a_new_variable_as_dezeros():
     assert array_allclose(x.grad.data, 2 * x.data)
     y.name = "y"
     assert x.name is None
+
+
+def test_a_forward_returning_a_tuple_of_one_gives_one_variable_as_dezeros():
+    # DeZero's Function.__call__ returns outputs[0] when there is one output, whether
+    # forward returned an array or a 1-tuple (step 11's style, kept in step 12's class)
+    class AddOne(Function):
+        def forward(self, x):
+            return (x + 1,)
+
+        def backward(self, gy):
+            return (gy * 2,)
+
+    class Two(Function):
+        def forward(self, x):
+            return x * 2, x * 3
+
+        def backward(self, gy0, gy1):
+            return gy0 * 2 + gy1 * 3
+
+    x = Variable(np.array([1.0, 2.0]))
+    y = AddOne()(x)
+    assert isinstance(y, Variable) and y.generation == 1
+    assert array_equal(y.data, np.array([2.0, 3.0]))
+    y.backward()
+    assert array_equal(x.grad.data, np.array([2.0, 2.0]))
+    a, b = Two()(x)  # two outputs stay a list
+    assert array_equal(b.data, np.array([3.0, 6.0]))
+    with no_grad():
+        assert isinstance(AddOne()(x), Variable)
+
+    # a static_graph replay still unpacks the forward's 1-tuple
+    from zerograd import static_graph
+
+    W = Parameter(np.array([1.0, 2.0]))
+
+    @static_graph
+    def step(x):
+        W.cleargrad()
+        loss = F.sum(AddOne()(x * W) ** 2)
+        loss.backward()
+        return loss
+
+    for i in range(3):
+        xi = np.array([1.0, float(i)])
+        assert float(step(xi).data) == pytest.approx(((xi * W.data + 1) ** 2).sum())
+        assert array_allclose(W.grad.data, 4 * (xi * W.data + 1) * xi)
