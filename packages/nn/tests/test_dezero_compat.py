@@ -1950,3 +1950,92 @@ def test_a_forward_returning_a_tuple_of_one_gives_one_variable_as_dezeros():
         xi = np.array([1.0, float(i)])
         assert float(step(xi).data) == pytest.approx(((xi * W.data + 1) ** 2).sum())
         assert array_allclose(W.grad.data, 4 * (xi * W.data + 1) * xi)
+
+
+# -- differences From DeZero lists (docs/from-dezero.md, "What differs, on purpose") -------
+
+
+def test_max_pooling_pads_with_minus_inf_and_refuses_padding_only_windows():
+    x = Variable(-np.arange(1.0, 17.0).reshape(1, 1, 4, 4))  # all negative
+    y = F.pooling(x, 2, stride=2, pad=1)
+    # each 2x2 window at stride 2 over the padded 6x6 input holds one to four inputs;
+    # the corner window holds x[0, 0] only: its maximum is x's, never the padding
+    ref = np.array([[-1.0, -2.0, -4.0], [-5.0, -6.0, -8.0], [-13.0, -14.0, -16.0]])
+    assert array_equal(y.data[0, 0], ref)
+    assert array_equal(F.pooling_simple(x, 2, stride=2, pad=1).data[0, 0], ref)
+    F.sum(y).backward()
+    assert x.grad.data.sum() == 9  # every window's gradient reaches an input
+    for f in (F.pooling, F.pooling_simple, F.average_pooling):
+        with pytest.raises(ValueError, match=r"pad \(1, 1\) must be at most half the kernel"):
+            f(x, 1, 1, 1)
+
+
+def test_accuracy_refuses_scores_of_one_column_saying_how_to_threshold():
+    y, t = np.array([[0.2], [0.9], [-0.3]]), np.array([0, 1, 0])
+    with pytest.raises(ValueError, match=r"one column \(one class\).*y\.data > 0"):
+        F.accuracy(y, t)
+    assert float(F.accuracy(np.array([[0.1, 0.9], [0.8, 0.2]]), np.array([1, 1])).data) == 0.5
+
+
+def test_generation_follows_zerograds_graph_and_no_grad_outputs_refuse_backward():
+    x = Variable(np.ones((2, 3)))
+    np.random.seed(0)
+    assert F.dropout(x).generation == 1  # one Function; DeZero's two (mul, then div)
+    t = np.array([[0, 1, 1], [1, 0, 0]])
+    y = F.sigmoid_cross_entropy(x, t)  # a composite: its steps are zerograd's
+    assert y.generation > 1
+    y.backward()
+    s = 1 / (1 + np.exp(-1.0))
+    assert array_allclose(x.grad.data, (s - t) / 2)  # the values and gradients are DeZero's
+    with no_grad():
+        z = x * 2
+    assert z.creator is None and z.generation == -1
+    with pytest.raises(RuntimeError, match=r"computed with backprop disabled"):
+        z.backward()
+
+
+def test_a_derivative_not_depending_on_x_leaves_x_grad_none():
+    x = Variable(np.array(1.5))
+    y = x**3
+    y.backward(create_graph=True)
+    got = [float(x.grad.data)]
+    for _ in range(3):
+        gx = x.grad
+        x.cleargrad()
+        gx.backward(create_graph=True)
+        got.append(float(x.grad.data))
+    assert got == [3 * 1.5**2, 6 * 1.5, 6.0, 0.0]
+    gx = x.grad  # the fourth derivative, 0: a constant, not connected to x
+    x.cleargrad()
+    gx.backward(create_graph=True)
+    assert x.grad is None
+    z = Variable(np.array(1.5))  # as DeZero's second derivative of 2 * x
+    (2 * z).backward(create_graph=True)
+    gz = z.grad
+    z.cleargrad()
+    gz.backward()
+    assert z.grad is None
+
+
+def test_backward_twice_after_retain_grad_passes_on_the_held_intermediates_gradients():
+    def graph():
+        x = Variable(np.array([1.0, 2.0]))
+        m = x * x
+        h = m + 1.0
+        y = h**0.5
+        return x, [m, h, y], F.sum(y)
+
+    first = np.array([1.0, 2.0]) / np.sqrt(np.array([2.0, 5.0]))  # d/dx sqrt(x^2 + 1)
+    x, held, z = graph()  # every intermediate held: DeZero's numbers
+    z.backward(retain_grad=True)
+    z.backward(retain_grad=True)
+    # the second pass: y.grad is 1 + 1, so h.grad becomes a + 2a (a: h's first gradient)
+    # and m.grad a + 3a; x gets 4 more first gradients, 5 in all, as in DeZero
+    assert array_allclose(x.grad.data, 5 * first)
+    x, held, z = graph()  # without retain_grad: twice the first, as in DeZero
+    z.backward()
+    z.backward()
+    assert array_allclose(x.grad.data, 2 * first)
+    x.cleargrad()
+    z.backward()
+    assert array_allclose(x.grad.data, first)
