@@ -1987,6 +1987,8 @@ def test_generation_follows_zerograds_graph_and_no_grad_outputs_refuse_backward(
     y.backward()
     s = 1 / (1 + np.exp(-1.0))
     assert array_allclose(x.grad.data, (s - t) / 2)  # the values and gradients are DeZero's
+    f = y.creator
+    assert type(f.inputs) is tuple and type(f.outputs) is tuple and f.outputs[0]() is y
     with no_grad():
         z = x * 2
     assert z.creator is None and z.generation == -1
@@ -2039,3 +2041,31 @@ def test_backward_twice_after_retain_grad_passes_on_the_held_intermediates_gradi
     x.cleargrad()
     z.backward()
     assert array_allclose(x.grad.data, first)
+
+
+def test_layers_in_a_list_attribute_are_members_and_the_books_mlp_counts_them_once(tmp_path):
+    class Blocks(Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [L.Linear(4), L.Linear(2)]  # DeZero's Layer left these out
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    x = np.ones((1, 3), np.float32)
+    m = Blocks()
+    m(x)
+    flat = {}
+    m._flatten_params(flat)
+    assert sorted(flat) == ["blocks/0/W", "blocks/0/b", "blocks/1/W", "blocks/1/b"]
+    assert len(list(m.params())) == 4
+    m.save_weights(tmp_path / "w.npz")
+    assert sorted(np.load(tmp_path / "w.npz").files) == sorted(flat)
+    mlp = MLP((4, 2))  # l0, l1 as attributes and in self.layers: counted once, by name
+    mlp(x)
+    flat = {}
+    mlp._flatten_params(flat)
+    assert sorted(flat) == ["l0/W", "l0/b", "l1/W", "l1/b"]
+    assert len(list(mlp.params())) == 4
