@@ -2069,3 +2069,25 @@ def test_layers_in_a_list_attribute_are_members_and_the_books_mlp_counts_them_on
     mlp._flatten_params(flat)
     assert sorted(flat) == ["l0/W", "l0/b", "l1/W", "l1/b"]
     assert len(list(mlp.params())) == 4
+
+
+def test_batch_norms_gradient_of_gradient_is_exact_where_dezeros_was_not():
+    # a gradient penalty through train-mode batch norm: d/dx of sum((dL/dx)^2), where dL/dx
+    # depends on x also through the batch's 1/std; DeZero's BatchNorm backward took 1/std
+    # as a constant, so this derivative was off (DeZero: 60% of the largest element here)
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((5, 3))
+    w = rng.standard_normal((5, 3))
+    gamma, beta = Variable(np.array([0.5, 1.5, -1.0])), Variable(np.zeros(3))
+
+    def penalty(x):
+        x = as_variable(x)
+        y = F.batch_norm(x, gamma, beta, np.zeros(3), np.ones(3))
+        F.sum(F.tanh(y) * w).backward(create_graph=True)
+        return F.sum(x.grad * x.grad)
+
+    x = Variable(x0)
+    p = penalty(x)
+    x.cleargrad()  # the first backward gave it dL/dx
+    p.backward()
+    assert array_allclose(x.grad.data, numerical_grad(penalty, x0), rtol=1e-5, atol=1e-8)
