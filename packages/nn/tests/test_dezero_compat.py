@@ -2007,7 +2007,7 @@ def test_a_derivative_not_depending_on_x_leaves_x_grad_none():
         gx.backward(create_graph=True)
         got.append(float(x.grad.data))
     assert got == [3 * 1.5**2, 6 * 1.5, 6.0, 0.0]
-    gx = x.grad  # the fourth derivative, 0: a constant, not connected to x
+    gx = x.grad  # the fourth derivative, 0, not connected to x: the fifth is None
     x.cleargrad()
     gx.backward(create_graph=True)
     assert x.grad is None
