@@ -1888,3 +1888,206 @@ def test_numerical_grad_passes_every_keyword_to_f():
 
     assert np.allclose(numerical_grad(f, np.array([1.0, 2.0]), eps=3.0), [3.0, 3.0])
     assert gradient_check(f, np.array([1.0, 2.0]), eps=3.0)
+
+
+def test_flatten_of_a_2d_variable_is_a_new_variable_as_dezeros():
+    # DeZero's flatten reshapes to (N, -1), a shape never equal to x's, so the result is
+    # always a Variable of its own: an intermediate whose grad backward() clears, whose
+    # name and creator are its own
+    x = Variable(np.arange(6.0).reshape(2, 3))
+    y = F.flatten(x)
+    assert y is not x
+    assert type(y.creator).__name__ == "Reshape" and y.generation == 1
+    assert array_equal(y.data, x.data)
+    F.sum(y * y).backward()
+    assert y.grad is None  # an intermediate, as in DeZero
+    assert array_allclose(x.grad.data, 2 * x.data)
+    y.name = "y"
+    assert x.name is None
+
+
+def test_a_forward_returning_a_tuple_of_one_gives_one_variable_as_dezeros():
+    # DeZero's Function.__call__ returns outputs[0] when there is one output, whether
+    # forward returned an array or a 1-tuple (step 11's style, kept in step 12's class)
+    class AddOne(Function):
+        def forward(self, x):
+            return (x + 1,)
+
+        def backward(self, gy):
+            return (gy * 2,)
+
+    class Two(Function):
+        def forward(self, x):
+            return x * 2, x * 3
+
+        def backward(self, gy0, gy1):
+            return gy0 * 2 + gy1 * 3
+
+    x = Variable(np.array([1.0, 2.0]))
+    y = AddOne()(x)
+    assert isinstance(y, Variable) and y.generation == 1
+    assert array_equal(y.data, np.array([2.0, 3.0]))
+    y.backward()
+    assert array_equal(x.grad.data, np.array([2.0, 2.0]))
+    a, b = Two()(x)  # two outputs stay a list
+    assert array_equal(b.data, np.array([3.0, 6.0]))
+    with no_grad():
+        assert isinstance(AddOne()(x), Variable)
+
+    # a static_graph replay still unpacks the forward's 1-tuple
+    from zerograd import static_graph
+
+    W = Parameter(np.array([1.0, 2.0]))
+
+    @static_graph
+    def step(x):
+        W.cleargrad()
+        loss = F.sum(AddOne()(x * W) ** 2)
+        loss.backward()
+        return loss
+
+    for i in range(3):
+        xi = np.array([1.0, float(i)])
+        assert float(step(xi).data) == pytest.approx(((xi * W.data + 1) ** 2).sum())
+        assert array_allclose(W.grad.data, 4 * (xi * W.data + 1) * xi)
+
+
+# -- differences From DeZero lists (docs/from-dezero.md, "What differs, on purpose") -------
+
+
+def test_max_pooling_pads_with_minus_inf_and_refuses_padding_only_windows():
+    x = Variable(-np.arange(1.0, 17.0).reshape(1, 1, 4, 4))  # all negative
+    y = F.pooling(x, 2, stride=2, pad=1)
+    # each 2x2 window at stride 2 over the padded 6x6 input holds one to four inputs;
+    # the corner window holds x[0, 0] only: its maximum is x's, never the padding
+    ref = np.array([[-1.0, -2.0, -4.0], [-5.0, -6.0, -8.0], [-13.0, -14.0, -16.0]])
+    assert array_equal(y.data[0, 0], ref)
+    assert array_equal(F.pooling_simple(x, 2, stride=2, pad=1).data[0, 0], ref)
+    F.sum(y).backward()
+    assert x.grad.data.sum() == 9  # every window's gradient reaches an input
+    for f in (F.pooling, F.pooling_simple, F.average_pooling):
+        with pytest.raises(ValueError, match=r"pad \(1, 1\) must be at most half the kernel"):
+            f(x, 1, 1, 1)
+
+
+def test_accuracy_refuses_scores_of_one_column_saying_how_to_threshold():
+    y, t = np.array([[0.2], [0.9], [-0.3]]), np.array([0, 1, 0])
+    with pytest.raises(ValueError, match=r"one column \(one class\).*y\.data > 0"):
+        F.accuracy(y, t)
+    assert float(F.accuracy(np.array([[0.1, 0.9], [0.8, 0.2]]), np.array([1, 1])).data) == 0.5
+
+
+def test_generation_follows_zerograds_graph_and_no_grad_outputs_refuse_backward():
+    x = Variable(np.ones((2, 3)))
+    np.random.seed(0)
+    assert F.dropout(x).generation == 1  # one Function; DeZero's two (mul, then div)
+    t = np.array([[0, 1, 1], [1, 0, 0]])
+    y = F.sigmoid_cross_entropy(x, t)  # a composite: its steps are zerograd's
+    assert y.generation > 1
+    y.backward()
+    s = 1 / (1 + np.exp(-1.0))
+    assert array_allclose(x.grad.data, (s - t) / 2)  # the values and gradients are DeZero's
+    f = y.creator
+    assert type(f.inputs) is tuple and type(f.outputs) is tuple and f.outputs[0]() is y
+    with no_grad():
+        z = x * 2
+    assert z.creator is None and z.generation == -1
+    with pytest.raises(RuntimeError, match=r"computed with backprop disabled"):
+        z.backward()
+
+
+def test_a_derivative_not_depending_on_x_leaves_x_grad_none():
+    x = Variable(np.array(1.5))
+    y = x**3
+    y.backward(create_graph=True)
+    got = [float(x.grad.data)]
+    for _ in range(3):
+        gx = x.grad
+        x.cleargrad()
+        gx.backward(create_graph=True)
+        got.append(float(x.grad.data))
+    assert got == [3 * 1.5**2, 6 * 1.5, 6.0, 0.0]
+    gx = x.grad  # the fourth derivative, 0, not connected to x: the fifth is None
+    x.cleargrad()
+    gx.backward(create_graph=True)
+    assert x.grad is None
+    z = Variable(np.array(1.5))  # as DeZero's second derivative of 2 * x
+    (2 * z).backward(create_graph=True)
+    gz = z.grad
+    z.cleargrad()
+    gz.backward()
+    assert z.grad is None
+
+
+def test_backward_twice_after_retain_grad_passes_on_the_held_intermediates_gradients():
+    def graph():
+        x = Variable(np.array([1.0, 2.0]))
+        m = x * x
+        h = m + 1.0
+        y = h**0.5
+        return x, [m, h, y], F.sum(y)
+
+    first = np.array([1.0, 2.0]) / np.sqrt(np.array([2.0, 5.0]))  # d/dx sqrt(x^2 + 1)
+    x, held, z = graph()  # every intermediate held: DeZero's numbers
+    z.backward(retain_grad=True)
+    z.backward(retain_grad=True)
+    # the second pass: y.grad is 1 + 1, so h.grad becomes a + 2a (a: h's first gradient)
+    # and m.grad a + 3a; x gets 4 more first gradients, 5 in all, as in DeZero
+    assert array_allclose(x.grad.data, 5 * first)
+    x, held, z = graph()  # without retain_grad: twice the first, as in DeZero
+    z.backward()
+    z.backward()
+    assert array_allclose(x.grad.data, 2 * first)
+    x.cleargrad()
+    z.backward()
+    assert array_allclose(x.grad.data, first)
+
+
+def test_layers_in_a_list_attribute_are_members_and_the_books_mlp_counts_them_once(tmp_path):
+    class Blocks(Model):
+        def __init__(self):
+            super().__init__()
+            self.blocks = [L.Linear(4), L.Linear(2)]  # DeZero's Layer left these out
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    x = np.ones((1, 3), np.float32)
+    m = Blocks()
+    m(x)
+    flat = {}
+    m._flatten_params(flat)
+    assert sorted(flat) == ["blocks/0/W", "blocks/0/b", "blocks/1/W", "blocks/1/b"]
+    assert len(list(m.params())) == 4
+    m.save_weights(tmp_path / "w.npz")
+    assert sorted(np.load(tmp_path / "w.npz").files) == sorted(flat)
+    mlp = MLP((4, 2))  # l0, l1 as attributes and in self.layers: counted once, by name
+    mlp(x)
+    flat = {}
+    mlp._flatten_params(flat)
+    assert sorted(flat) == ["l0/W", "l0/b", "l1/W", "l1/b"]
+    assert len(list(mlp.params())) == 4
+
+
+def test_batch_norms_gradient_of_gradient_is_exact_where_dezeros_was_not():
+    # a gradient penalty through train-mode batch norm: d/dx of sum((dL/dx)^2), where dL/dx
+    # depends on x also through the batch's 1/std; DeZero's BatchNorm backward took 1/std
+    # as a constant, so this derivative was off (DeZero: 60% of the largest element here)
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((5, 3))
+    w = rng.standard_normal((5, 3))
+    gamma, beta = Variable(np.array([0.5, 1.5, -1.0])), Variable(np.zeros(3))
+
+    def penalty(x):
+        x = as_variable(x)
+        y = F.batch_norm(x, gamma, beta, np.zeros(3), np.ones(3))
+        F.sum(F.tanh(y) * w).backward(create_graph=True)
+        return F.sum(x.grad * x.grad)
+
+    x = Variable(x0)
+    p = penalty(x)
+    x.cleargrad()  # the first backward gave it dL/dx
+    p.backward()
+    assert array_allclose(x.grad.data, numerical_grad(penalty, x0), rtol=1e-5, atol=1e-8)

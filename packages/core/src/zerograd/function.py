@@ -204,7 +204,8 @@ class Function:
             *inputs: Variables, or raw arrays, scalars and lists (wrapped as Constants).
 
         Returns:
-            One output Variable, or a list of them when ``forward`` returns a tuple.
+            One output Variable, or a list of them when ``forward`` returns a tuple of
+            two or more (a tuple of one gives its Variable, as in DeZero).
 
         Raises:
             TypeError: An input holds no data or non-numeric data.
@@ -268,9 +269,11 @@ class Function:
                 output.creator = None
                 output.generation = -1  # no graph: Variable.backward refuses it
         else:
-            output = self._finish_many(inputs, ys, gen)  # a list of them
-        if rec:
-            rec.called(self, before, inputs, output)
+            many = self._finish_many(inputs, ys, gen)  # a list of them
+            # DeZero's rule: a forward returning a 1-tuple still gives one Variable
+            output = many if len(many) > 1 else many[0]
+        if rec:  # the list for a tuple: a replay unpacks the forward's tuple, even of one
+            rec.called(self, before, inputs, many if type(ys) is tuple else output)
         return output
 
     def _finish_many(self, inputs: tuple, ys: tuple, gen: int) -> list[Variable]:

@@ -423,7 +423,7 @@ def flatten(x: ArrayLike, **pytorch: Any) -> Variable:
         **pytorch: Refused (PyTorch's ``start_dim``, ``end_dim``).
 
     Returns:
-        A 2-d Variable (1-d for 0-d input).
+        A new 2-d Variable (1-d for 0-d input), also for 2-d ``x``, as DeZero's.
 
     Raises:
         TypeError: A keyword (PyTorch's ``start_dim=`` and ``end_dim=`` named).
@@ -448,7 +448,10 @@ def flatten(x: ArrayLike, **pytorch: Any) -> Variable:
     if x.ndim == 0:
         return reshape(x, (1,))
     n = x.shape[0]
-    return reshape(x, (n, x.size // n if n else math.prod(x.shape[1:])))
+    # Reshape even when x is already (N, M), not reshape(), which returns x itself for
+    # an unchanged shape: DeZero's flatten (reshape to (N, -1)) always gives a new
+    # Variable, so y's grad, name and creator are y's own, not x's
+    return Reshape((n, x.size // n if n else math.prod(x.shape[1:])))(x)
 
 
 @variable_method("reshape")
