@@ -13,16 +13,20 @@ _by_type = _registry.by_type
 _KINDS = "biufc"  # the dtype kinds a Variable holds: bool, int, uint, float, complex
 
 
-def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
+def _scalar_dtype(x: Any, dtype: Any, kind: str, backend: Any) -> Any:
     """Return the dtype a Python scalar takes next to an array of ``dtype``, of numpy ``kind``.
 
-    This keeps float32 float32.
+    Python numbers are weak (numpy 2's rule, NEP 50): they take the array's precision, so
+    float32 stays float32 and a complex next to float16 or float32 is complex64. None means
+    the backend's default dtype for ``x``.
     """
     if isinstance(x, (bool, int)):
         return dtype if kind in "iufcb" and not (kind == "b" and type(x) is not bool) else None
     if isinstance(x, float):
         return dtype if kind in "fc" else None
     if isinstance(x, complex):
+        if kind == "f":  # float16 and float32 with complex64: complex64; float64: complex128
+            return backend.xp.result_type(dtype, backend.resolve_dtype("complex64"))
         return dtype if kind == "c" else None
     return None
 
@@ -69,7 +73,7 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
             if a is None:
                 if len(_scalar_cache) > 4096:
                     _scalar_cache.clear()
-                dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype))
+                dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype), backend)
                 a = backend.read_only(_scalar_array(backend, x, dtype))
                 _scalar_cache[key] = a
             return a
@@ -79,7 +83,8 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         if owner is not None:  # an array of a type met for the first time: used as it is
             return _numeric(x, x, owner)  # (like's backend would convert it, or fail to)
         kind = backend.dtype_kind(like.dtype)
-        return _numeric(_scalar_array(backend, x, _scalar_dtype(x, like.dtype, kind)), x, backend)
+        dtype = _scalar_dtype(x, like.dtype, kind, backend)
+        return _numeric(_scalar_array(backend, x, dtype), x, backend)
     if _backends.is_array_wrapper(x):
         return as_array(x.data, array_module, like)
     if array_module is not None:
