@@ -18,8 +18,10 @@ def _scalar_dtype(x: Any, dtype: Any, kind: str, backend: Any) -> Any:
 
     Python numbers are weak (numpy 2's rule, NEP 50): they take the array's precision, so
     float32 stays float32 and a complex next to float16 or float32 is complex64. None means
-    the backend's default dtype for ``x``.
+    ``x``'s own dtype, or the backend's default for it.
     """
+    if hasattr(x, "dtype"):  # a library scalar (np.float64 is a float) is a 0-d array
+        return None
     if isinstance(x, (bool, int)):
         return dtype if kind in "iufcb" and not (kind == "b" and type(x) is not bool) else None
     if isinstance(x, float):
