@@ -111,6 +111,20 @@ def _scalar_array(backend: Any, x: Any, dtype: Any) -> Any:
     return backend.asarray(x, dtype=dtype)
 
 
+def wide_int(x: int, like: Any) -> Any:
+    """Return the Python int ``x``, beyond the range of ``like``'s integer dtype, as an array.
+
+    The array is ``like``'s backend's int64, or its float64 beyond int64's range: what
+    numpy 2 divides integer data by (``int8_array / 300`` is float64, where ``+ 300``
+    raises OverflowError). Called only after ``as_array(x, like=like)`` overflowed.
+    """
+    backend = _by_type.get(type(like)) or _backends.backend_of(like)
+    try:
+        return _scalar_array(backend, x, backend.resolve_dtype("int64"))
+    except OverflowError:
+        return backend.asarray(float(x), dtype=backend.resolve_dtype("float64"))
+
+
 def shared_scalar(a: Any) -> tuple[Any, ...]:
     """Return ``(number,)`` when ``a`` is the shared array made from that Python number.
 

@@ -30,7 +30,8 @@ class _Binary(Function):
             A Variable of the broadcast shape.
         """
 
-    true_division = False  # integer operands compute in floating point
+    true_division = False  # integer operands compute in floating point, and a Python int
+    # beyond integer data's dtype is an operand (function._constant: numpy 2's int8 / 300)
 
     def forward(self, x0: Any, x1: Any) -> Any:
         """Return ``op(x0, x1)``, broadcasting as numpy does.
