@@ -127,3 +127,22 @@ def test_true_division_and_comparisons_take_any_python_int(name, f, dtype, backe
         F.sum(x / 300).backward()
         assert as_numpy(x.grad).dtype == np.float64
         np.testing.assert_allclose(as_numpy(x.grad), np.full(3, 1 / 300), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint8"])
+@pytest.mark.parametrize("exponent", ["array", "Variable"])
+def test_integers_to_an_integer_power_of_zero_have_gradients(exponent, dtype, arr):
+    """``x ** e`` of integers where ``e`` holds a 0: d/dx is ``e * x ** (e - 1)``, 0 there
+    (``x ** 0`` is constant), without raising numpy's "Integers to negative integer powers
+    are not allowed" from ``x ** -1``."""
+    a, e = np.array([2, 3, 4], dtype), np.array([0, 1, 2], dtype)
+    x = Variable(arr(a, dtype))
+    c = Variable(arr(e, dtype)) if exponent == "Variable" else arr(e, dtype)
+    y = x**c
+    np.testing.assert_array_equal(as_numpy(y), a**e)
+    F.sum(y).backward()
+    assert as_numpy(x.grad).dtype == (a**e).sum().dtype  # the integer sum's gradient
+    np.testing.assert_array_equal(as_numpy(x.grad), [0, 1, 8])
+    if exponent == "Variable":  # d/de = x ** e * log(x), in float64
+        af = a.astype(np.float64)
+        np.testing.assert_allclose(as_numpy(c.grad), af**e * np.log(af), rtol=1e-12)

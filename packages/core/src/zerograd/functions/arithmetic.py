@@ -292,6 +292,12 @@ class PowVar(_Binary):
         # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
         # next order, through log(x0), nan (and numpy's warning) for a negative base
         e = data_of(x1) - 1 if type(x1) is Constant else x1 - 1
+        if _integers(x0, x1):  # x ** -1 raises for integers: where x1 == 0, x ** 0 instead
+            e = e + (
+                xp.apply(ValueMask(_zero_exponent, data_of(e).dtype), x0, x1)
+                if xp.graph and type(x1) is not Constant
+                else _mask_of(_zero_exponent, e, x0, x1)
+            )
         return gy * x1 * (x0 + zero) ** e
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
@@ -307,6 +313,18 @@ class PowVar(_Binary):
 def _lifted_base(a0: Any, a1: Any) -> Any:
     """Where PowVar's d/dx0 lifts the base: a zero exponent, a base whose inverse overflows."""
     return (a1 == 0) & _inverse_overflows(a0)
+
+
+def _zero_exponent(a0: Any, a1: Any) -> Any:
+    """Where PowVar's d/dx0 of integers raises the base to 0, not -1: a zero exponent."""
+    return a1 == 0
+
+
+def _integers(x0: Any, x1: Any) -> bool:
+    """Whether both inputs of a power hold integers (or bools): ``x0 ** -1`` would raise."""
+    a0, a1 = data_of(x0), data_of(x1)
+    backend = backend_of(a0)
+    return backend.dtype_kind(a0.dtype) in "biu" and backend.dtype_kind(a1.dtype) in "biu"
 
 
 def _zero_base(a0: Any, a1: Any) -> Any:
