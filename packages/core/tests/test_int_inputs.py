@@ -146,3 +146,31 @@ def test_integers_to_an_integer_power_of_zero_have_gradients(exponent, dtype, ar
     if exponent == "Variable":  # d/de = x ** e * log(x), in float64
         af = a.astype(np.float64)
         np.testing.assert_allclose(as_numpy(c.grad), af**e * np.log(af), rtol=1e-12)
+
+
+EXPONENTS = {
+    "bool": [False, True, True, False],
+    "uint8": [0, 1, 2, 3],
+    "int8": [0, 1, -2, -128],
+    "int64": [0, 1, -2, 3],
+}
+
+
+@pytest.mark.parametrize("edtype", list(EXPONENTS))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+def test_a_float_to_an_integer_array_power_has_the_outputs_gradient(dtype, edtype, arr):
+    """``x ** e`` of floats with an integer or bool exponent array: d/dx is
+    ``e * x ** (e - 1)`` in the output's dtype. ``e - 1`` was taken in ``e``'s dtype: a
+    uint8 0 wrapped to 255 (``0 * 2 ** 255``, nan in float32), an int8 -128 to 127, and a
+    bool's int64 ``-1`` made a float32 input's gradient float64."""
+    a, e = np.array([2.0, 3.0, 0.5, 1.5]), np.array(EXPONENTS[edtype], edtype)
+    if dtype == "float16" and edtype == "int8":
+        e = e.clip(-10, None)  # 2 ** -129 is 0 in float16 (and in float32)
+    x = Variable(arr(a, dtype))
+    with np.errstate(over="raise", invalid="raise"):  # no overflow on the way
+        y = x ** arr(e, edtype)
+        F.sum(y).backward()
+    assert x.grad.dtype == y.dtype == (a.astype(dtype) ** e).dtype
+    ef = e.astype(np.float64)
+    rtol = {"float16": 2e-3, "float32": 1e-6, "complex64": 1e-5}.get(dtype, 1e-14)
+    np.testing.assert_allclose(as_numpy(x.grad), ef * a ** (ef - 1), rtol=rtol)

@@ -291,8 +291,16 @@ class PowVar(_Binary):
         )
         # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
         # next order, through log(x0), nan (and numpy's warning) for a negative base
-        e = data_of(x1) - 1 if type(x1) is Constant else x1 - 1
-        if _integers(x0, x1):  # x ** -1 raises for integers: where x1 == 0, x ** 0 instead
+        a0, a1 = data_of(x0), data_of(x1)
+        backend = backend_of(a0)
+        k0, k1 = backend.dtype_kind(a0.dtype), backend.dtype_kind(a1.dtype)
+        if k1 in "biu" and k0 in "fc" and (not xp.graph or type(x1) is Constant):
+            # an integer exponent minus 1 in the output's dtype: in its own, uint8's 0 - 1
+            # wraps to 255 (0 * x ** 255: nan where that overflows), int8's -128 - 1 to 127,
+            # and bool's - 1 is int64 (float64 for a float32 x)
+            return gy * x1 * (x0 + zero) ** (backend.astype(a1, data_of(gy).dtype) - 1)
+        e = a1 - 1 if type(x1) is Constant else x1 - 1
+        if k0 in "biu" and k1 in "biu":  # integers: x ** -1 raises, so x ** 0 where x1 == 0
             e = e + (
                 xp.apply(ValueMask(_zero_exponent, data_of(e).dtype), x0, x1)
                 if xp.graph and type(x1) is not Constant
@@ -318,13 +326,6 @@ def _lifted_base(a0: Any, a1: Any) -> Any:
 def _zero_exponent(a0: Any, a1: Any) -> Any:
     """Where PowVar's d/dx0 of integers raises the base to 0, not -1: a zero exponent."""
     return a1 == 0
-
-
-def _integers(x0: Any, x1: Any) -> bool:
-    """Whether both inputs of a power hold integers (or bools): ``x0 ** -1`` would raise."""
-    a0, a1 = data_of(x0), data_of(x1)
-    backend = backend_of(a0)
-    return backend.dtype_kind(a0.dtype) in "biu" and backend.dtype_kind(a1.dtype) in "biu"
 
 
 def _zero_base(a0: Any, a1: Any) -> Any:
