@@ -174,3 +174,20 @@ def test_a_float_to_an_integer_array_power_has_the_outputs_gradient(dtype, edtyp
     ef = e.astype(np.float64)
     rtol = {"float16": 2e-3, "float32": 1e-6, "complex64": 1e-5}.get(dtype, 1e-14)
     np.testing.assert_allclose(as_numpy(x.grad), ef * a ** (ef - 1), rtol=rtol)
+
+
+@pytest.mark.parametrize("edtype", ["uint8", "bool"])
+def test_a_float_to_an_integer_variable_power_differentiates_twice(edtype, arr):
+    """The same under ``create_graph=True`` with the exponent a Variable: the first
+    derivative ``e * x ** (e - 1)`` and the second ``e * (e - 1) * x ** (e - 2)``, float32."""
+    a, e = np.array([2.0, 3.0, 0.5]), np.array([0, 1, 1] if edtype == "bool" else [0, 1, 3])
+    x, c = Variable(arr(a, "float32")), Variable(arr(e, edtype))
+    with np.errstate(over="raise", invalid="raise"):
+        F.sum(x**c).backward(create_graph=True)
+        gx = x.grad
+        assert gx.dtype == np.float32
+        np.testing.assert_allclose(as_numpy(gx), e * a ** (e - 1.0), rtol=1e-6)
+        x.cleargrad()
+        F.sum(gx).backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(as_numpy(x.grad), e * (e - 1.0) * a ** (e - 2.0), rtol=1e-6)

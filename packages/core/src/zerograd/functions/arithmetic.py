@@ -294,11 +294,12 @@ class PowVar(_Binary):
         a0, a1 = data_of(x0), data_of(x1)
         backend = backend_of(a0)
         k0, k1 = backend.dtype_kind(a0.dtype), backend.dtype_kind(a1.dtype)
-        if k1 in "biu" and k0 in "fc" and (not xp.graph or type(x1) is Constant):
-            # an integer exponent minus 1 in the output's dtype: in its own, uint8's 0 - 1
-            # wraps to 255 (0 * x ** 255: nan where that overflows), int8's -128 - 1 to 127,
+        if k1 in "biu" and k0 in "fc":
+            # an integer exponent minus a 1 of the output's dtype: minus the number 1, uint8's
+            # 0 wraps to 255 (0 * x ** 255: nan where that overflows), int8's -128 to 127,
             # and bool's - 1 is int64 (float64 for a float32 x)
-            return gy * x1 * (x0 + zero) ** (backend.astype(a1, data_of(gy).dtype) - 1)
+            one = backend.asarray(1, dtype=data_of(gy).dtype)
+            return gy * x1 * (x0 + zero) ** ((a1 if type(x1) is Constant else x1) - one)
         e = a1 - 1 if type(x1) is Constant else x1 - 1
         if k0 in "biu" and k1 in "biu":  # integers: x ** -1 raises, so x ** 0 where x1 == 0
             e = e + (
