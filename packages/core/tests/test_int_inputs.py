@@ -129,6 +129,16 @@ def test_true_division_and_comparisons_take_any_python_int(name, f, dtype, backe
         np.testing.assert_allclose(as_numpy(x.grad), np.full(3, 1 / 300), rtol=1e-15)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_a_python_int_past_float64_fails_as_numpys(dtype):
+    """``x / 10 ** 400``: no float holds the number, so numpy raises, and so does zerograd
+    (with numpy's message, not one from a retry)."""
+    a = np.array([1, 2], dtype)
+    got, expected = _outcome(lambda x: x / 10**400, Variable(a)), _outcome(lambda x: x / 10**400, a)
+    assert got == expected
+    assert got[0] == "OverflowError"
+
+
 @pytest.mark.parametrize("dtype", ["int8", "int64", "uint8"])
 @pytest.mark.parametrize("exponent", ["array", "Variable"])
 def test_integers_to_an_integer_power_of_zero_have_gradients(exponent, dtype, arr):

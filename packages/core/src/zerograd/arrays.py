@@ -116,9 +116,12 @@ def wide_int(x: int, like: Any) -> Any:
 
     The array is ``like``'s backend's int64, or its float64 beyond int64's range: what
     numpy 2 divides integer data by (``int8_array / 300`` is float64, where ``+ 300``
-    raises OverflowError). Called only after ``as_array(x, like=like)`` overflowed.
+    raises OverflowError). Called only after ``as_array(x, like=like)`` overflowed; None
+    when ``like`` holds no integers (float data overflowed: ``10 ** 400`` is no float).
     """
     backend = _by_type.get(type(like)) or _backends.backend_of(like)
+    if backend.dtype_kind(like.dtype) not in "iu":
+        return None
     try:
         return _scalar_array(backend, x, backend.resolve_dtype("int64"))
     except OverflowError:

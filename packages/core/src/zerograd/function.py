@@ -574,9 +574,10 @@ def _constant(func: Function, i: int, x: Any, like: Any) -> Constant:
     except TypeError as exc:
         raise _operand_error(func, i, x, exc) from None
     except OverflowError:  # an int beyond integer data's dtype: numpy 2 divides by it
-        if type(x) is not int or not getattr(func, "true_division", False):
+        wide = wide_int(x, like) if type(x) is int and getattr(func, "true_division", 0) else None
+        if wide is None:
             raise
-        x = wide_int(x, like)
+        x = wide
     c = _new(Constant)  # Constant.__init__ checks what as_array has already made sure of
     c.data = x
     c.name = c.grad = c.creator = None
