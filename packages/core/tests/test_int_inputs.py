@@ -90,3 +90,114 @@ def test_integer_overflow_wraps_or_fails_as_numpy_does(name, f, dtype):
             if weak is not None:
                 weak("legacy")
     assert got == expected, name
+
+
+BEYOND_THE_DTYPE = [
+    ("x / 300", lambda x: x / 300),
+    ("300 / x", lambda x: 300 / x),
+    ("x / -1", lambda x: x / -1),
+    ("x / 2 ** 70", lambda x: x / 2**70),
+    ("-(2 ** 70) / x", lambda x: -(2**70) / x),
+    ("x < 300", lambda x: x < 300),
+    ("x <= -1", lambda x: x <= -1),
+    ("x > 2 ** 70", lambda x: x > 2**70),
+    ("x >= -(2 ** 70)", lambda x: x >= -(2**70)),
+    ("300 > x", lambda x: 300 > x),
+    ("x + 300", lambda x: x + 300),  # numpy 2 refuses these: so does zerograd
+    ("x * -1", lambda x: x * -1),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int64"])
+@pytest.mark.parametrize("name, f", BEYOND_THE_DTYPE, ids=[c[0] for c in BEYOND_THE_DTYPE])
+def test_true_division_and_comparisons_take_any_python_int(name, f, dtype, backend, arr):
+    """numpy 2 divides integer data by a Python int its dtype cannot hold in float64, and
+    compares with one exactly (``int8 < 300`` is True); other arithmetic refuses it with
+    OverflowError (numpy 2's reference: NEP 50)."""
+    if backend.name != "numpy" or not np.__version__.startswith("2"):
+        pytest.skip("numpy 2's promotion of Python ints is the reference")
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, 1], dtype=dtype)
+    with np.errstate(divide="ignore"):  # uint8's 0 divides 2 ** 70
+        got = _outcome(f, Variable(arr(a, dtype)))
+        expected = _outcome(f, a)
+    assert got == expected, name
+    if dtype != "uint8" and name == "x / 300":  # the gradient: 1 / 300 in float64
+        x = Variable(arr(a, dtype))
+        F.sum(x / 300).backward()
+        assert as_numpy(x.grad).dtype == np.float64
+        np.testing.assert_allclose(as_numpy(x.grad), np.full(3, 1 / 300), rtol=1e-15)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_a_python_int_past_float64_fails_as_numpys(dtype):
+    """``x / 10 ** 400``: no float holds the number, so numpy raises, and so does zerograd
+    (with numpy's message, not one from a retry)."""
+    a = np.array([1, 2], dtype)
+    got, expected = _outcome(lambda x: x / 10**400, Variable(a)), _outcome(lambda x: x / 10**400, a)
+    assert got == expected
+    assert got[0] == "OverflowError"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint8"])
+@pytest.mark.parametrize("exponent", ["array", "Variable"])
+def test_integers_to_an_integer_power_of_zero_have_gradients(exponent, dtype, arr):
+    """``x ** e`` of integers where ``e`` holds a 0: d/dx is ``e * x ** (e - 1)``, 0 there
+    (``x ** 0`` is constant), without raising numpy's "Integers to negative integer powers
+    are not allowed" from ``x ** -1``."""
+    a, e = np.array([2, 3, 4], dtype), np.array([0, 1, 2], dtype)
+    x = Variable(arr(a, dtype))
+    c = Variable(arr(e, dtype)) if exponent == "Variable" else arr(e, dtype)
+    y = x**c
+    np.testing.assert_array_equal(as_numpy(y), a**e)
+    F.sum(y).backward()
+    assert as_numpy(x.grad).dtype == (a**e).sum().dtype  # the integer sum's gradient
+    np.testing.assert_array_equal(as_numpy(x.grad), [0, 1, 8])
+    if exponent == "Variable":  # d/de = x ** e * log(x), in float64
+        af = a.astype(np.float64)
+        np.testing.assert_allclose(as_numpy(c.grad), af**e * np.log(af), rtol=1e-12)
+
+
+EXPONENTS = {
+    "bool": [False, True, True, False],
+    "uint8": [0, 1, 2, 3],
+    "int8": [0, 1, -2, -128],
+    "int64": [0, 1, -2, 3],
+}
+
+
+@pytest.mark.parametrize("edtype", list(EXPONENTS))
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64"])
+def test_a_float_to_an_integer_array_power_has_the_outputs_gradient(dtype, edtype, arr):
+    """``x ** e`` of floats with an integer or bool exponent array: d/dx is
+    ``e * x ** (e - 1)`` in the output's dtype. ``e - 1`` was taken in ``e``'s dtype: a
+    uint8 0 wrapped to 255 (``0 * 2 ** 255``, nan in float32), an int8 -128 to 127, and a
+    bool's int64 ``-1`` made a float32 input's gradient float64."""
+    a, e = np.array([2.0, 3.0, 0.5, 1.5]), np.array(EXPONENTS[edtype], edtype)
+    if dtype == "float16" and edtype == "int8":
+        e = e.clip(-10, None)  # 2 ** -129 is 0 in float16 (and in float32)
+    x = Variable(arr(a, dtype))
+    with np.errstate(over="raise", invalid="raise"):  # no overflow on the way
+        y = x ** arr(e, edtype)
+        F.sum(y).backward()
+    assert x.grad.dtype == y.dtype == (a.astype(dtype) ** e).dtype
+    ef = e.astype(np.float64)
+    rtol = {"float16": 2e-3, "float32": 1e-6, "complex64": 1e-5}.get(dtype, 1e-14)
+    np.testing.assert_allclose(as_numpy(x.grad), ef * a ** (ef - 1), rtol=rtol)
+
+
+@pytest.mark.parametrize("edtype", ["uint8", "bool"])
+def test_a_float_to_an_integer_variable_power_differentiates_twice(edtype, arr):
+    """The same under ``create_graph=True`` with the exponent a Variable: the first
+    derivative ``e * x ** (e - 1)`` and the second ``e * (e - 1) * x ** (e - 2)``, float32."""
+    a, e = np.array([2.0, 3.0, 0.5]), np.array([0, 1, 1] if edtype == "bool" else [0, 1, 3])
+    x, c = Variable(arr(a, "float32")), Variable(arr(e, edtype))
+    with np.errstate(over="raise", invalid="raise"):
+        F.sum(x**c).backward(create_graph=True)
+        gx = x.grad
+        assert gx.dtype == np.float32
+        np.testing.assert_allclose(as_numpy(gx), e * a ** (e - 1.0), rtol=1e-6)
+        x.cleargrad()
+        F.sum(gx).backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(as_numpy(x.grad), e * (e - 1.0) * a ** (e - 2.0), rtol=1e-6)

@@ -370,3 +370,19 @@ def test_float32_and_float64_means_keep_their_sum_times_1_over_n():
         y = F.mean(x, axis=1)
         assert isinstance(y.creator, F.Mul)  # sum, then times m / n
         np.testing.assert_array_equal(y.data, np.sum(x, axis=1) * dtype(1 / 300))
+
+
+def test_a_python_number_past_float16s_range_is_inf_with_numpys_warning(backend, arr):
+    """Kept as numpy does (PyTorch computes these in float32): a Python number next to
+    float16 data becomes float16 first, so 70,000 and 1e5 are inf, and numpy warns of the
+    cast (F.DivideByCount divides by a large count)."""
+    if backend.name != "numpy":
+        pytest.skip(f"numpy's promotion of Python numbers is the reference; got {backend.name}")
+    values = np.array([1e-3, 2.0], np.float16)
+    for f in (lambda a: a / 70000, lambda a: a * 1e5, lambda a: 65520.0 + a):
+        with pytest.warns(RuntimeWarning, match="overflow encountered in cast"):
+            want = f(values)
+        with np.errstate(over="ignore"):  # the number may be converted (and cached) already
+            got = as_numpy(f(Variable(arr(values, "float16"))))
+        assert got.dtype == want.dtype == np.float16
+        assert got.tolist() == want.tolist()

@@ -137,3 +137,61 @@ def test_as_array_refuses_an_object_array_every_time():
         for _ in range(2):
             with pytest.raises(TypeError, match=r"^got array\(\[1\.0, 2\.0\], dtype=object\) "):
                 as_array(o, like=like)
+
+
+COMPLEX_OPS = [
+    ("x * c", lambda a, c: a * c),
+    ("c * x", lambda a, c: c * a),
+    ("x + c", lambda a, c: a + c),
+    ("c - x", lambda a, c: c - a),
+    ("x / c", lambda a, c: a / c),
+    ("c / x", lambda a, c: c / a),
+    ("x ** c", lambda a, c: a**c),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "int8", "bool"])
+@pytest.mark.parametrize("name, f", COMPLEX_OPS, ids=[c[0] for c in COMPLEX_OPS])
+def test_a_python_complex_is_weak_as_a_python_float_is(name, f, dtype, backend, arr):
+    """A Python complex takes the precision of the floats next to it (numpy 2's rule, NEP
+    50): float16 and float32 data give complex64, float64 data complex128."""
+    if backend.name != "numpy":
+        pytest.skip(f"numpy's promotion of Python numbers is the reference; got {backend.name}")
+    values = np.array([1, 2, 3], dtype)
+    c = 1.5 - 0.25j
+    x = Variable(arr(values, dtype))
+    y = f(x, c)
+    want = f(values, c)
+    assert as_numpy(y).dtype == want.dtype, f"{dtype} {name}: {y.dtype} != {want.dtype}"
+    np.testing.assert_allclose(as_numpy(y), want, rtol=1e-3 if dtype == "float16" else 1e-6)
+    if dtype in ("float32", "float16"):
+        F.sum(y).backward()  # a real input through a complex output: the complex derivative
+        assert x.grad.dtype == np.complex64
+        a = values.astype(np.float64)
+        eps = 1e-6  # the derivative of f at a, in complex128, by a central difference
+        expected = (f(a + eps, c) - f(a - eps, c)) / (2 * eps)
+        np.testing.assert_allclose(
+            as_numpy(x.grad), expected, rtol=1e-2 if dtype == "float16" else 1e-5
+        )
+
+
+NUMPY_SCALARS = [np.float64(2.5), np.complex128(1.5 - 0.25j), np.float32(2.5), np.int64(3)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "complex64", "int8"])
+@pytest.mark.parametrize("s", NUMPY_SCALARS, ids=lambda s: type(s).__name__)
+def test_a_numpy_scalar_operand_keeps_its_dtype(s, dtype, backend, arr):
+    """A numpy scalar is a 0-d array, not a Python number, even where its type subclasses
+    one (np.float64 is a float, np.complex128 a complex): it promotes as the installed
+    numpy's do (numpy 2: float32 data times np.float64(2.5) is float64)."""
+    if backend.name != "numpy":
+        pytest.skip(f"numpy's promotion of numpy scalars is the reference; got {backend.name}")
+    values = np.array([1, 2, 3], dtype)
+    x = Variable(arr(values, dtype))
+    for name, f in COMPLEX_OPS:
+        with np.errstate(all="ignore"):
+            want = f(values, s)
+            got = as_numpy(f(x, s))
+        assert got.dtype == want.dtype, f"{dtype} {name} {s!r}: {got.dtype} != {want.dtype}"
+        np.testing.assert_allclose(got, want, rtol=1e-3 if dtype == "float16" else 1e-6)
+    assert as_array(s, like=arr(values, dtype)).dtype == s.dtype

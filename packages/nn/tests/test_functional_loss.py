@@ -208,6 +208,32 @@ def test_mean_squared_error_of_integers_is_not_truncated(arr, to_np, f, dtype):
     assert float(to_np(y)) == 2.5
 
 
+@pytest.mark.parametrize("f", [F.mean_squared_error, F.mean_squared_error_simple])
+@pytest.mark.parametrize("fdtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("tdtype", ["bool", "uint8", "int8", "int16", "int64"])
+def test_mean_squared_error_of_floats_and_integers_promotes_as_numpy(
+    backend, arr, to_np, f, fdtype, tdtype
+):
+    """Predictions against integer targets: the loss has the dtype of numpy's ``x0 - x1``
+    (float32 with uint8 pixels is float32, with int64 float64), and so has the gradient of
+    the predictions; the uint8 targets do not wrap."""
+    if backend.name != "numpy":
+        pytest.skip(f"numpy's promotion of mixed kinds is the reference; got {backend.name}")
+    p = np.array([[0.5, 2.0], [-1.0, 3.0], [1.5, 0.0]])
+    t = np.array([[1, 0], [0, 1], [1, 1]])
+    want = (p.astype(fdtype) - t.astype(tdtype)).dtype
+    for first in (True, False):  # the predictions on either side
+        pred = Variable(arr(p, fdtype))
+        args = (pred, arr(t, tdtype)) if first else (arr(t, tdtype), pred)
+        y = f(*args)
+        assert to_np(y).dtype == want, f"{fdtype} with {tdtype}: {y.dtype}, numpy {want}"
+        d = p - t  # float64 references
+        np.testing.assert_allclose(to_np(y), (d**2).sum() / 3, rtol=1e-3)
+        y.backward()
+        assert to_np(pred.grad).dtype == want
+        np.testing.assert_allclose(to_np(pred.grad), 2 * d / 3, rtol=1e-3)
+
+
 @pytest.mark.parametrize("f", [F.softmax_cross_entropy, F.softmax_cross_entropy_simple])
 @pytest.mark.parametrize("dtype", ["int64", "int8"])
 def test_softmax_cross_entropy_of_integer_scores(arr, to_np, f, dtype):

@@ -13,16 +13,22 @@ _by_type = _registry.by_type
 _KINDS = "biufc"  # the dtype kinds a Variable holds: bool, int, uint, float, complex
 
 
-def _scalar_dtype(x: Any, dtype: Any, kind: str) -> Any:
+def _scalar_dtype(x: Any, dtype: Any, kind: str, backend: Any) -> Any:
     """Return the dtype a Python scalar takes next to an array of ``dtype``, of numpy ``kind``.
 
-    This keeps float32 float32.
+    Python numbers are weak (numpy 2's rule, NEP 50): they take the array's precision, so
+    float32 stays float32 and a complex next to float16 or float32 is complex64. None means
+    ``x``'s own dtype, or the backend's default for it.
     """
+    if hasattr(x, "dtype"):  # a library scalar (np.float64 is a float) is a 0-d array
+        return None
     if isinstance(x, (bool, int)):
         return dtype if kind in "iufcb" and not (kind == "b" and type(x) is not bool) else None
     if isinstance(x, float):
         return dtype if kind in "fc" else None
     if isinstance(x, complex):
+        if kind == "f":  # float16 and float32 with complex64: complex64; float64: complex128
+            return backend.xp.result_type(dtype, backend.resolve_dtype("complex64"))
         return dtype if kind == "c" else None
     return None
 
@@ -69,7 +75,7 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
             if a is None:
                 if len(_scalar_cache) > 4096:
                     _scalar_cache.clear()
-                dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype))
+                dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype), backend)
                 a = backend.read_only(_scalar_array(backend, x, dtype))
                 _scalar_cache[key] = a
             return a
@@ -79,7 +85,8 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
         if owner is not None:  # an array of a type met for the first time: used as it is
             return _numeric(x, x, owner)  # (like's backend would convert it, or fail to)
         kind = backend.dtype_kind(like.dtype)
-        return _numeric(_scalar_array(backend, x, _scalar_dtype(x, like.dtype, kind)), x, backend)
+        dtype = _scalar_dtype(x, like.dtype, kind, backend)
+        return _numeric(_scalar_array(backend, x, dtype), x, backend)
     if _backends.is_array_wrapper(x):
         return as_array(x.data, array_module, like)
     if array_module is not None:
@@ -102,6 +109,23 @@ def _scalar_array(backend: Any, x: Any, dtype: Any) -> Any:
             raise OverflowError(f"Python integer {x} out of bounds for {dtype}")
         return a
     return backend.asarray(x, dtype=dtype)
+
+
+def wide_int(x: int, like: Any) -> Any:
+    """Return the Python int ``x``, beyond the range of ``like``'s integer dtype, as an array.
+
+    The array is ``like``'s backend's int64, or its float64 beyond int64's range: what
+    numpy 2 divides integer data by (``int8_array / 300`` is float64, where ``+ 300``
+    raises OverflowError). Called only after ``as_array(x, like=like)`` overflowed; None
+    when ``like`` holds no integers (float data overflowed: ``10 ** 400`` is no float).
+    """
+    backend = _by_type.get(type(like)) or _backends.backend_of(like)
+    if backend.dtype_kind(like.dtype) not in "iu":
+        return None
+    try:
+        return _scalar_array(backend, x, backend.resolve_dtype("int64"))
+    except OverflowError:
+        return backend.asarray(float(x), dtype=backend.resolve_dtype("float64"))
 
 
 def shared_scalar(a: Any) -> tuple[Any, ...]:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import backends as _backends
-from .arrays import shared_scalar
+from .arrays import shared_scalar, wide_int
 from .backends.chains import ARITY
 from .backends.errors import BackendMismatchError
 from .backends.registry import registry as _registry
@@ -576,6 +576,11 @@ def _constant(func: Function, i: int, x: Any, like: Any) -> Constant:
         x = as_array(x, like=like)
     except TypeError as exc:
         raise _operand_error(func, i, x, exc) from None
+    except OverflowError:  # an int beyond integer data's dtype: numpy 2 divides by it
+        wide = wide_int(x, like) if type(x) is int and getattr(func, "true_division", 0) else None
+        if wide is None:
+            raise
+        x = wide
     c = _new(Constant)  # Constant.__init__ checks what as_array has already made sure of
     c.data = x
     c.name = c.grad = c.creator = None

@@ -113,6 +113,20 @@ def _no_data_to_compare(x: Variable, other: Any, op: str) -> None:
         ) from None
 
 
+def _beyond_the_dtype(x: Variable, other: Any, true_above: bool, exc: OverflowError) -> Any:
+    """``x op other`` for integer data and a Python int beyond its dtype: all one answer.
+
+    numpy 2 compares such an int exactly (``int8_array < 300`` is all True): every element
+    lies below it (above it for a negative one). ``true_above`` is the answer where
+    ``other`` is above the dtype's range (True for ``<`` and ``<=``). Other overflows (a
+    float dtype's ``x < 10 ** 400``) raise ``exc`` again, as numpy does.
+    """
+    a = x.data
+    if type(other) is not int or _backends.backend_of(a).dtype_kind(a.dtype) not in "iu":
+        raise exc
+    return (a == a) if (other > 0) == true_above else (a != a)  # integers have no nan
+
+
 def _scalar_backend(x: Any) -> Any:
     """Return the default backend when it can turn the library scalar ``x`` into an array.
 
@@ -395,6 +409,8 @@ class Variable:
         except TypeError:
             _no_data_to_compare(self, other, "<")
             raise
+        except OverflowError as exc:
+            return _beyond_the_dtype(self, other, True, exc)
 
     def __le__(self, other: Any) -> Any:
         try:
@@ -402,6 +418,8 @@ class Variable:
         except TypeError:
             _no_data_to_compare(self, other, "<=")
             raise
+        except OverflowError as exc:
+            return _beyond_the_dtype(self, other, True, exc)
 
     def __gt__(self, other: Any) -> Any:
         try:
@@ -409,6 +427,8 @@ class Variable:
         except TypeError:
             _no_data_to_compare(self, other, ">")
             raise
+        except OverflowError as exc:
+            return _beyond_the_dtype(self, other, False, exc)
 
     def __ge__(self, other: Any) -> Any:
         try:
@@ -416,6 +436,8 @@ class Variable:
         except TypeError:
             _no_data_to_compare(self, other, ">=")
             raise
+        except OverflowError as exc:
+            return _beyond_the_dtype(self, other, False, exc)
 
     # -- graph --------------------------------------------------------------------------
     def set_creator(self, func: Any) -> None:

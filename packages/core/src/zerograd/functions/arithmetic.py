@@ -30,7 +30,8 @@ class _Binary(Function):
             A Variable of the broadcast shape.
         """
 
-    true_division = False  # integer operands compute in floating point
+    true_division = False  # integer operands compute in floating point, and a Python int
+    # beyond integer data's dtype is an operand (function._constant: numpy 2's int8 / 300)
 
     def forward(self, x0: Any, x1: Any) -> Any:
         """Return ``op(x0, x1)``, broadcasting as numpy does.
@@ -290,7 +291,22 @@ class PowVar(_Binary):
         )
         # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
         # next order, through log(x0), nan (and numpy's warning) for a negative base
-        e = data_of(x1) - 1 if type(x1) is Constant else x1 - 1
+        a0, a1 = data_of(x0), data_of(x1)
+        backend = backend_of(a0)
+        k0, k1 = backend.dtype_kind(a0.dtype), backend.dtype_kind(a1.dtype)
+        if k1 in "biu" and k0 in "fc":
+            # an integer exponent minus a 1 of the output's dtype: minus the number 1, uint8's
+            # 0 wraps to 255 (0 * x ** 255: nan where that overflows), int8's -128 to 127,
+            # and bool's - 1 is int64 (float64 for a float32 x)
+            one = backend.asarray(1, dtype=data_of(gy).dtype)
+            return gy * x1 * (x0 + zero) ** ((a1 if type(x1) is Constant else x1) - one)
+        e = a1 - 1 if type(x1) is Constant else x1 - 1
+        if k0 in "biu" and k1 in "biu":  # integers: x ** -1 raises, so x ** 0 where x1 == 0
+            e = e + (
+                xp.apply(ValueMask(_zero_exponent, data_of(e).dtype), x0, x1)
+                if xp.graph and type(x1) is not Constant
+                else _mask_of(_zero_exponent, e, x0, x1)
+            )
         return gy * x1 * (x0 + zero) ** e
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
@@ -306,6 +322,11 @@ class PowVar(_Binary):
 def _lifted_base(a0: Any, a1: Any) -> Any:
     """Where PowVar's d/dx0 lifts the base: a zero exponent, a base whose inverse overflows."""
     return (a1 == 0) & _inverse_overflows(a0)
+
+
+def _zero_exponent(a0: Any, a1: Any) -> Any:
+    """Where PowVar's d/dx0 of integers raises the base to 0, not -1: a zero exponent."""
+    return a1 == 0
 
 
 def _zero_base(a0: Any, a1: Any) -> Any:

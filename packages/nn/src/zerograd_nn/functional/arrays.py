@@ -46,13 +46,23 @@ def float_data(x: Any) -> Any:
 
 
 class AsFloat(Function):
-    """``x`` converted to float64 when it holds integers or bools; the gradient passes through."""
+    """``x`` converted to float64 when it holds integers or bools; the gradient passes through.
+
+    Args:
+        dtype: the float dtype to convert to instead (a dtype of ``x``'s backend), or None
+            for float64.
+    """
 
     vjp_reads_inputs = False
     vjp_reads_outputs = False
 
+    def __init__(self, dtype: Any = None) -> None:
+        self.dtype = dtype
+
     def forward(self, x: Any) -> Any:
-        return float_data(x)
+        if self.dtype is None or backend_of(x).dtype_kind(x.dtype) in "fc":
+            return float_data(x)
+        return backend_of(x).astype(x, self.dtype)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return ``gy``: the conversion passes the gradient through."""
@@ -85,15 +95,19 @@ class Cast(Function):
         return xp.apply(Cast(self.ctx), gy)
 
 
-def as_float(x: Any, op: str, name: str = "x") -> Variable:
+def as_float(x: Any, op: str, name: str = "x", next_to: Any = None) -> Variable:
     """Argument ``name`` of ``op`` as a Variable of floating-point data.
 
-    Integer or bool data is converted (through :class:`AsFloat`); floating data is kept.
+    Integer or bool data is converted (through :class:`AsFloat`) to float64, or, next to
+    floating-point data, to the dtype numpy's ``x - next_to`` has (uint8 next to float32 is
+    float32, int64 float64); floating data is kept.
 
     Args:
         x: the argument (Variable, array, list or number).
         op: the calling function's name, for error messages.
         name: the argument's name, for error messages.
+        next_to: the other operand of a function of two (a Variable, an array or anything
+            else, which counts as not floating), or None.
 
     Returns:
         A Variable holding floating-point data.
@@ -103,9 +117,19 @@ def as_float(x: Any, op: str, name: str = "x") -> Variable:
     """
     if not isinstance(x, Variable) or x.data is None:
         x = Variable(array_arg(op, name, x))
-    if backend_of(x.data).dtype_kind(x.dtype) in "fc":
+    backend = backend_of(x.data)
+    if backend.dtype_kind(x.dtype) in "fc":
         return x
-    return AsFloat()(x)
+    other = getattr(next_to, "dtype", None)
+    if other is None or type(data_of(next_to)) is not type(x.data):
+        return AsFloat()(x)
+    if backend.dtype_kind(other) != "f":
+        return AsFloat()(x)
+    try:
+        dtype = backend.xp.result_type(x.dtype, other)
+    except TypeError:  # array-API backends refuse to promote mixed kinds: the float's dtype
+        dtype = other
+    return AsFloat(dtype)(x)
 
 
 def add_into(y: Any, b: Any) -> Any:

@@ -96,7 +96,7 @@ class MeanSquaredError(Function):
 
 
 def _mse_operands(op: str, x0: Any, x1: Any) -> tuple[Variable, Variable]:
-    x0, x1 = as_float(x0, op, "x0"), as_float(x1, op, "x1")
+    x0, x1 = as_float(x0, op, "x0", next_to=x1), as_float(x1, op, "x1", next_to=x0)
     refuse_complex(op, x0, _LOSS_IS_REAL)
     refuse_complex(op, x1, _LOSS_IS_REAL)
     shape = _paired_shape(op, x0, x1)
