@@ -1416,3 +1416,30 @@ def test_a_power_at_a_zero_base_under_create_graph_is_computed_anew(arr, to_np):
         x = arr(v)
         _same(to_np, eager(x), static(x))
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
+def test_an_array_exponent_changed_in_place_under_create_graph_is_read_anew(arr, to_np):
+    """``x ** c`` for a captured array ``c``: d/dx is ``c * x ** (c - 1)``. ``c - 1`` was
+    made from ``.data`` under create_graph, a constant to the recordings, so after the
+    caller changed ``c`` in place a replay took the new ``c`` with the old ``c - 1`` (a
+    second derivative matching neither), where a first-order replay follows ``c``."""
+    c = arr([2.0, 3.0, 0.5])
+
+    def make():
+        def step(x):
+            x = Variable(x)
+            F.sum(x**c).backward(create_graph=True)
+            gx = x.grad
+            x.cleargrad()
+            F.sum(gx * gx).backward()  # a gradient penalty's double backward
+            return x.grad
+
+        return step
+
+    eager, static = _twins(make)
+    for i, v in enumerate(([1.5, 2.0, 0.7], [1.2, 0.6, 1.9], [0.8, 1.1, 1.3], [1.4, 0.9, 2.2])):
+        if i == 3:
+            c[...] = arr([1.5, 4.0, 2.5])  # the same array, new exponents
+        x = arr(v)
+        _same(to_np, eager(x), static(x))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 1}

@@ -290,7 +290,12 @@ class PowVar(_Binary):
         )
         # a constant exponent stays one: as a Variable, x1 - 1 would get a gradient at the
         # next order, through log(x0), nan (and numpy's warning) for a negative base
-        e = data_of(x1) - 1 if type(x1) is Constant else x1 - 1
+        if type(x1) is not Constant:
+            e = x1 - 1
+        elif xp.graph:  # made by a Function, so that a replay computes it from its own x1
+            e = Constant((x1 - 1).data)
+        else:
+            e = data_of(x1) - 1
         return gy * x1 * (x0 + zero) ** e
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:
