@@ -2084,3 +2084,37 @@ def test_a_double_backward_through_dropout_stays_eager_and_says_why():
         assert static == eager, seed
         assert step.counts["replayed"] == 0
         assert len(said) == 1 and "reads what _Dropout's forward saved" in said[0], said
+
+
+@pytest.mark.parametrize("pool", [F.pooling])
+def test_a_gradient_penalty_through_max_pooling_follows_each_calls_winners(pool):
+    """Max pooling's derivative under create_graph reads the winners its forward found:
+    ``F.pooling``'s through a reference to the forward ``Pooling`` (the replay kept the
+    recorded call's). Each replay sent the gradient, and the penalty's second
+    derivative, to the recorded calls' winners."""
+
+    def run(deco):
+        w = Parameter(np.linspace(-1.0, 1.0, 16).reshape(1, 1, 4, 4), name="w")
+
+        @deco
+        def step(x):
+            w.cleargrad()
+            y = pool(x * w, 2, 1)
+            F.sum(y * y).backward(create_graph=True)
+            g = w.grad
+            w.cleargrad()
+            F.sum(g * g).backward()  # the penalty's gradient: d/dw of |d/dw sum(y^2)|^2
+            return w.grad
+
+        base = np.random.default_rng(0).standard_normal((1, 1, 4, 4))
+        # the recorded calls: other values, the same winners; then other winners
+        xs = [base * (1.0 + 0.001 * i) for i in range(3)]
+        xs += [np.random.default_rng(i).standard_normal((1, 1, 4, 4)) for i in range(3)]
+        return [_bits(step(x)) for x in xs], step
+
+    eager, _ = run(lambda f: f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaticGraphWarning)
+        static, step = run(static_graph)
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}

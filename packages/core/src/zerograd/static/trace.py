@@ -527,6 +527,14 @@ class Trace:
             if step.kernel is not None:
                 before.__dict__.update(fn.__dict__)  # what forward left, for the vjp
                 before.ctx = getattr(fn, "ctx", None)  # its context: a kernel's replays keep it
+        for name, value in before.__dict__.items():
+            if isinstance(value, Function):
+                pair = self._clones.get(id(value))
+                if pair is not None and pair[0] is value:
+                    # a setting naming a Function of this call (max pooling's derivatives
+                    # read the winners its forward saved): the replay's copy, whose
+                    # forward saves each replay's own
+                    before.__dict__[name] = pair[1]
         self.code.append(step)
 
     def _setting(self, v: Any) -> Any:
