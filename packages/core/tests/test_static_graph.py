@@ -1443,3 +1443,41 @@ def test_an_array_exponent_changed_in_place_under_create_graph_is_read_anew(arr,
         x = arr(v)
         _same(to_np, eager(x), static(x))
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 1}
+
+
+def test_an_index_made_by_a_function_under_create_graph_is_read_anew():
+    """``x[i]`` where a Function made ``i`` (an argmax): under create_graph the derivative
+    applies ``GetItemGrad`` to the copy of ``i`` that GetItem's forward saved, a constant
+    to the recordings; recorded calls with the same argmax agreed on it, and each replay
+    scattered the gradient at the recorded calls' positions, silently."""
+
+    class ArgMax(Function):
+        def forward(self, x):
+            return x.argmax(axis=1)
+
+        def vjp(self, xp, xs, y, gy):
+            return None
+
+    def make():
+        w = Parameter(np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]))
+
+        def step(x):
+            w.cleargrad()
+            y = (x * w)[np.arange(2), ArgMax()(x)]
+            F.sum(y * y * y).backward(create_graph=True)
+            g = w.grad
+            w.cleargrad()
+            F.sum(g * g).backward()
+            return w.grad
+
+        return step
+
+    eager, static = _twins(make)
+    xs = [np.array([[0.1, 0.9, 0.2], [0.8, 0.1, 0.3]]) * (1.0 + 0.01 * i) for i in range(3)]
+    xs += [
+        np.array([[0.7, 0.1, 0.2], [0.1, 0.2, 0.9]]),
+        np.array([[0.1, 0.2, 0.3], [0.5, 0.4, 0.3]]),
+    ]
+    for x in xs:
+        _same(lambda a: a, eager(x), static(x))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}

@@ -2086,12 +2086,13 @@ def test_a_double_backward_through_dropout_stays_eager_and_says_why():
         assert len(said) == 1 and "reads what _Dropout's forward saved" in said[0], said
 
 
-@pytest.mark.parametrize("pool", [F.pooling])
+@pytest.mark.parametrize("pool", [F.pooling, F.pooling_simple])
 def test_a_gradient_penalty_through_max_pooling_follows_each_calls_winners(pool):
     """Max pooling's derivative under create_graph reads the winners its forward found:
     ``F.pooling``'s through a reference to the forward ``Pooling`` (the replay kept the
-    recorded call's). Each replay sent the gradient, and the penalty's second
-    derivative, to the recorded calls' winners."""
+    recorded call's), ``F.pooling_simple``'s as ``GetItem``'s copy of its index (a
+    constant to the recordings, which agreed: the same winners). Each replay sent the
+    gradient, and the penalty's second derivative, to the recorded calls' winners."""
 
     def run(deco):
         w = Parameter(np.linspace(-1.0, 1.0, 16).reshape(1, 1, 4, 4), name="w")
