@@ -1481,3 +1481,28 @@ def test_an_index_made_by_a_function_under_create_graph_is_read_anew():
     for x in xs:
         _same(lambda a: a, eager(x), static(x))
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
+def test_an_array_exponent_passed_in_under_create_graph_replays_each_calls_exponent(arr, to_np):
+    """``x ** c`` with ``c`` an argument, under create_graph: ``c - 1``, made from ``.data``,
+    was a constant that every recording made anew, so recordings given one ``c`` waited
+    and recordings given two disagreed (the call stayed eager). Computed by a Function, it
+    replays, each call with its own ``c``, the calls sharing one ``c`` array included."""
+
+    def make():
+        def step(x, c):
+            x = Variable(x)
+            F.sum(x**c).backward(create_graph=True)
+            gx = x.grad
+            x.cleargrad()
+            F.sum(gx * gx).backward()
+            return x.grad
+
+        return step
+
+    eager, static = _twins(make)
+    c1, c2 = arr([2.0, 3.0, 0.5]), arr([1.5, 4.0, 2.5])
+    for i, c in enumerate((c1, c1, c2, c1, c2, c2)):
+        x = arr([1.5, 2.0, 0.7 + 0.1 * i])
+        _same(to_np, eager(x, c), static(x, c))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}
