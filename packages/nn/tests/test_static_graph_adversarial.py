@@ -2119,3 +2119,41 @@ def test_a_gradient_penalty_through_max_pooling_follows_each_calls_winners(pool)
         static, step = run(static_graph)
     assert static == eager
     assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize(
+    "loss",
+    [F.sigmoid_cross_entropy, lambda x, t: F.binary_cross_entropy(F.sigmoid(x), t)],
+    ids=["sigmoid_cross_entropy", "binary_cross_entropy"],
+)
+def test_targets_changed_in_place_between_calls_reach_the_replayed_loss(loss, create_graph):
+    """The 0/1 targets of the binary losses, converted to the scores' dtype in Python (and
+    ``1 - t`` for binary_cross_entropy): constants to a recording, so after the caller
+    wrote new targets into the array the step names, the replays' losses and gradients
+    used the recorded ones (``x * t`` with such a ``t`` reads each call's)."""
+    t = np.array([[1, 0], [0, 1], [1, 1]])
+
+    def run(deco):
+        w = Parameter(np.array([[0.5, -1.0], [2.0, 0.3]]), name="w")
+
+        @deco
+        def step(x):
+            w.cleargrad()
+            loss(F.matmul(x, w), t).backward(create_graph=create_graph)
+            return w.grad
+
+        out = []
+        for i in range(6):
+            if i == 4:
+                t[...] = [[0, 1], [1, 0], [0, 0]]
+            out.append(_bits(step(np.arange(6.0).reshape(3, 2) * 0.1 * (1 + i))))
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    t[...] = [[1, 0], [0, 1], [1, 1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaticGraphWarning)
+        static, step = run(static_graph)
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
