@@ -1416,3 +1416,93 @@ def test_a_power_at_a_zero_base_under_create_graph_is_computed_anew(arr, to_np):
         x = arr(v)
         _same(to_np, eager(x), static(x))
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
+def test_an_array_exponent_changed_in_place_under_create_graph_is_read_anew(arr, to_np):
+    """``x ** c`` for a captured array ``c``: d/dx is ``c * x ** (c - 1)``. ``c - 1`` was
+    made from ``.data`` under create_graph, a constant to the recordings, so after the
+    caller changed ``c`` in place a replay took the new ``c`` with the old ``c - 1`` (a
+    second derivative matching neither), where a first-order replay follows ``c``."""
+    c = arr([2.0, 3.0, 0.5])
+
+    def make():
+        def step(x):
+            x = Variable(x)
+            F.sum(x**c).backward(create_graph=True)
+            gx = x.grad
+            x.cleargrad()
+            F.sum(gx * gx).backward()  # a gradient penalty's double backward
+            return x.grad
+
+        return step
+
+    eager, static = _twins(make)
+    for i, v in enumerate(([1.5, 2.0, 0.7], [1.2, 0.6, 1.9], [0.8, 1.1, 1.3], [1.4, 0.9, 2.2])):
+        if i == 3:
+            c[...] = arr([1.5, 4.0, 2.5])  # the same array, new exponents
+        x = arr(v)
+        _same(to_np, eager(x), static(x))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 1}
+
+
+def test_an_index_made_by_a_function_under_create_graph_is_read_anew():
+    """``x[i]`` where a Function made ``i`` (an argmax): under create_graph the derivative
+    applies ``GetItemGrad`` to the copy of ``i`` that GetItem's forward saved, a constant
+    to the recordings; recorded calls with the same argmax agreed on it, and each replay
+    scattered the gradient at the recorded calls' positions, silently."""
+
+    class ArgMax(Function):
+        def forward(self, x):
+            return x.argmax(axis=1)
+
+        def vjp(self, xp, xs, y, gy):
+            return None
+
+    def make():
+        w = Parameter(np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]))
+
+        def step(x):
+            w.cleargrad()
+            y = (x * w)[np.arange(2), ArgMax()(x)]
+            F.sum(y * y * y).backward(create_graph=True)
+            g = w.grad
+            w.cleargrad()
+            F.sum(g * g).backward()
+            return w.grad
+
+        return step
+
+    eager, static = _twins(make)
+    xs = [np.array([[0.1, 0.9, 0.2], [0.8, 0.1, 0.3]]) * (1.0 + 0.01 * i) for i in range(3)]
+    xs += [
+        np.array([[0.7, 0.1, 0.2], [0.1, 0.2, 0.9]]),
+        np.array([[0.1, 0.2, 0.3], [0.5, 0.4, 0.3]]),
+    ]
+    for x in xs:
+        _same(lambda a: a, eager(x), static(x))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 2}
+
+
+def test_an_array_exponent_passed_in_under_create_graph_replays_each_calls_exponent(arr, to_np):
+    """``x ** c`` with ``c`` an argument, under create_graph: ``c - 1``, made from ``.data``,
+    was a constant that every recording made anew, so recordings given one ``c`` waited
+    and recordings given two disagreed (the call stayed eager). Computed by a Function, it
+    replays, each call with its own ``c``, the calls sharing one ``c`` array included."""
+
+    def make():
+        def step(x, c):
+            x = Variable(x)
+            F.sum(x**c).backward(create_graph=True)
+            gx = x.grad
+            x.cleargrad()
+            F.sum(gx * gx).backward()
+            return x.grad
+
+        return step
+
+    eager, static = _twins(make)
+    c1, c2 = arr([2.0, 3.0, 0.5]), arr([1.5, 4.0, 2.5])
+    for i, c in enumerate((c1, c1, c2, c1, c2, c2)):
+        x = arr([1.5, 2.0, 0.7 + 0.1 * i])
+        _same(to_np, eager(x, c), static(x, c))
+    assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}

@@ -2084,3 +2084,76 @@ def test_a_double_backward_through_dropout_stays_eager_and_says_why():
         assert static == eager, seed
         assert step.counts["replayed"] == 0
         assert len(said) == 1 and "reads what _Dropout's forward saved" in said[0], said
+
+
+@pytest.mark.parametrize("pool", [F.pooling, F.pooling_simple])
+def test_a_gradient_penalty_through_max_pooling_follows_each_calls_winners(pool):
+    """Max pooling's derivative under create_graph reads the winners its forward found:
+    ``F.pooling``'s through a reference to the forward ``Pooling`` (the replay kept the
+    recorded call's), ``F.pooling_simple``'s as ``GetItem``'s copy of its index (a
+    constant to the recordings, which agreed: the same winners). Each replay sent the
+    gradient, and the penalty's second derivative, to the recorded calls' winners."""
+
+    def run(deco):
+        w = Parameter(np.linspace(-1.0, 1.0, 16).reshape(1, 1, 4, 4), name="w")
+
+        @deco
+        def step(x):
+            w.cleargrad()
+            y = pool(x * w, 2, 1)
+            F.sum(y * y).backward(create_graph=True)
+            g = w.grad
+            w.cleargrad()
+            F.sum(g * g).backward()  # the penalty's gradient: d/dw of |d/dw sum(y^2)|^2
+            return w.grad
+
+        base = np.random.default_rng(0).standard_normal((1, 1, 4, 4))
+        # the recorded calls: other values, the same winners; then other winners
+        xs = [base * (1.0 + 0.001 * i) for i in range(3)]
+        xs += [np.random.default_rng(i).standard_normal((1, 1, 4, 4)) for i in range(3)]
+        return [_bits(step(x)) for x in xs], step
+
+    eager, _ = run(lambda f: f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaticGraphWarning)
+        static, step = run(static_graph)
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize(
+    "loss",
+    [F.sigmoid_cross_entropy, lambda x, t: F.binary_cross_entropy(F.sigmoid(x), t)],
+    ids=["sigmoid_cross_entropy", "binary_cross_entropy"],
+)
+def test_targets_changed_in_place_between_calls_reach_the_replayed_loss(loss, create_graph):
+    """The 0/1 targets of the binary losses, converted to the scores' dtype in Python (and
+    ``1 - t`` for binary_cross_entropy): constants to a recording, so after the caller
+    wrote new targets into the array the step names, the replays' losses and gradients
+    used the recorded ones (``x * t`` with such a ``t`` reads each call's)."""
+    t = np.array([[1, 0], [0, 1], [1, 1]])
+
+    def run(deco):
+        w = Parameter(np.array([[0.5, -1.0], [2.0, 0.3]]), name="w")
+
+        @deco
+        def step(x):
+            w.cleargrad()
+            loss(F.matmul(x, w), t).backward(create_graph=create_graph)
+            return w.grad
+
+        out = []
+        for i in range(6):
+            if i == 4:
+                t[...] = [[0, 1], [1, 0], [0, 0]]
+            out.append(_bits(step(np.arange(6.0).reshape(3, 2) * 0.1 * (1 + i))))
+        return out, step
+
+    eager, _ = run(lambda f: f)
+    t[...] = [[1, 0], [0, 1], [1, 1]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaticGraphWarning)
+        static, step = run(static_graph)
+    assert static == eager
+    assert step.counts == {"eager": 1, "traced": 2, "replayed": 3}

@@ -294,19 +294,21 @@ class PowVar(_Binary):
         a0, a1 = data_of(x0), data_of(x1)
         backend = backend_of(a0)
         k0, k1 = backend.dtype_kind(a0.dtype), backend.dtype_kind(a1.dtype)
-        if k1 in "biu" and k0 in "fc":
-            # an integer exponent minus a 1 of the output's dtype: minus the number 1, uint8's
-            # 0 wraps to 255 (0 * x ** 255: nan where that overflows), int8's -128 to 127,
-            # and bool's - 1 is int64 (float64 for a float32 x)
-            one = backend.asarray(1, dtype=data_of(gy).dtype)
-            return gy * x1 * (x0 + zero) ** ((a1 if type(x1) is Constant else x1) - one)
-        e = a1 - 1 if type(x1) is Constant else x1 - 1
+        # an integer exponent of a float base minus a 1 of the output's dtype: minus the
+        # number 1, uint8's 0 wraps to 255 (0 * x ** 255: nan where that overflows), int8's
+        # -128 to 127, and bool's - 1 is int64 (float64 for a float32 x)
+        one = backend.asarray(1, dtype=data_of(gy).dtype) if k1 in "biu" and k0 in "fc" else 1
+        e = a1 - one if type(x1) is Constant and not xp.graph else x1 - one
         if k0 in "biu" and k1 in "biu":  # integers: x ** -1 raises, so x ** 0 where x1 == 0
             e = e + (
                 xp.apply(ValueMask(_zero_exponent, data_of(e).dtype), x0, x1)
-                if xp.graph and type(x1) is not Constant
+                if xp.graph
                 else _mask_of(_zero_exponent, e, x0, x1)
             )
+        if type(x1) is Constant and xp.graph:
+            # made by Functions, so that a replay computes it from its own x1, and wrapped
+            # as a Constant, so that it stays one
+            e = Constant(e.data)
         return gy * x1 * (x0 + zero) ** e
 
     def grad1(self, xp: Any, gy: Any, x0: Any, x1: Any, y: Any) -> Any:

@@ -389,6 +389,8 @@ class Trace:
         self._walked = False
         self._walking = False  # inside a backward: the Functions a walk applies
         self._contexts: dict[int, str] = {}  # id(array a forward saved as ctx) -> its class
+        # id(array in a forward's ctx, in tuples too) -> (the replay's copy of it, the path)
+        self._saved: dict[int, tuple] = {}
         self._held_at_walk: dict[int, Variable] = {}  # id(held gradient's array) -> its owner
         self._knows_start = start is not None
         self._entry_arrays: dict[int, Any] = {}  # id(variable) -> its grad's array at the start
@@ -512,6 +514,8 @@ class Trace:
         ctx = getattr(fn, "ctx", None)
         if type(ctx) in _by_type:  # kept alive by fn, in _clones
             self._contexts[id(ctx)] = type(fn).__name__
+        if ctx is not None:
+            self._note_saved(ctx, before, ())
         step = Forward(before, inputs, ins, outs, many, attrs)
         if not attrs:  # a forward that reads this call's arrays from its settings has none
             # asked of the class: an instance attribute of that name is the user's own
@@ -527,6 +531,14 @@ class Trace:
             if step.kernel is not None:
                 before.__dict__.update(fn.__dict__)  # what forward left, for the vjp
                 before.ctx = getattr(fn, "ctx", None)  # its context: a kernel's replays keep it
+        for name, value in before.__dict__.items():
+            if isinstance(value, Function):
+                pair = self._clones.get(id(value))
+                if pair is not None and pair[0] is value:
+                    # a setting naming a Function of this call (max pooling's derivatives
+                    # read the winners its forward saved): the replay's copy, whose
+                    # forward saves each replay's own
+                    before.__dict__[name] = pair[1]
         self.code.append(step)
 
     def _setting(self, v: Any) -> Any:
@@ -543,10 +555,26 @@ class Trace:
         n = self._slots.get(id(v))
         if n is None:
             leaf = self._arg_arrays.get(id(v))
+            saved = self._saved.get(id(v)) if leaf is None and self._walking else None
+            if saved is not None:
+                # an array a forward of this call saved (GetItem's copy of its index), set
+                # on a Function of a create_graph backward: each replay reads its own from
+                # the replay's copy of that forward, which saved it anew
+                self.op(_context_part, saved, v)
+                return Ref(self._slots[id(v)])
             if leaf is None:
                 return v  # made by hand inside the call: a constant, compared by value
             n = self._read(v, ARG, leaf)
         return Ref(n)
+
+    def _note_saved(self, ctx: Any, clone: Any, path: tuple) -> None:
+        """Note where the arrays in ``ctx`` (a forward's context) sit, for :meth:`_setting`."""
+        t = type(ctx)
+        if t in _by_type:
+            self._saved[id(ctx)] = (clone, path)
+        elif t in (tuple, list):
+            for i, part in enumerate(ctx):
+                self._note_saved(part, clone, (*path, i))
 
     def backward(self, y: Any, retain_grad: bool, create_graph: bool, run: Callable) -> None:
         """Do ``y``'s backward, recorded; ``run(retain_grad, create_graph)`` is the eager walk.
@@ -1091,6 +1119,14 @@ def _has_graph(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_has_graph(v) for v in value.values())
     return False
+
+
+def _context_part(fn: Any, path: tuple) -> Any:
+    """The array at ``path`` (indices into tuples) in ``fn.ctx``, as ``fn``'s forward saved it."""
+    part = fn.ctx
+    for i in path:
+        part = part[i]
+    return part
 
 
 def _wrote_on_self(before: Any, fn: Any) -> bool:

@@ -23,7 +23,7 @@ from zerograd.utils import size_of
 
 from ..kernels import kernels_of
 from .activation import Softmax, relu
-from .arrays import array_arg, as_float, constant_max, float_data, label_rows, needs_grad
+from .arrays import Cast, array_arg, as_float, constant_max, float_data, label_rows, needs_grad
 from .pytorch_names import (
     BINARY_CROSS_ENTROPY_KEYWORDS,
     CROSS_ENTROPY_KEYWORDS,
@@ -370,7 +370,7 @@ batch, from scores and integer class ids (one-hot or probability targets are ref
 
 
 def _targets_like(op: str, x: Variable, t: Any) -> Any:
-    """Targets ``t`` as an array of ``x``'s shape and dtype; (N,) and (N, 1) fit each other."""
+    """Targets ``t`` as a Constant of ``x``'s shape and dtype; (N,) and (N, 1) fit each other."""
     t = array_arg(op, "targets t", t, like=x.data)
     refuse_complex(op, t, _LOSS_IS_REAL)  # astype below would drop the imaginary parts
     xs, ts = tuple(x.shape), tuple(t.shape)
@@ -388,8 +388,15 @@ def _targets_like(op: str, x: Variable, t: Any) -> Any:
     if batch_values(t) is not t:  # per-sample targets inside vmap: no values, so no xp
         t = t.astype(x.dtype)
         return t if ts == xs else reshape(Constant(t), x.shape)
-    xp = get_array_module(t)
-    return backend_of(t).astype(xp.reshape(t, x.shape), x.dtype)
+    # converted by Functions, so that a static-graph replay converts each call's targets
+    # (converted here on arrays, they were a constant to the recordings)
+    v = Cast(x.dtype)(t)
+    return _constant(v if ts == xs else reshape(v, x.shape))
+
+
+def _constant(v: Variable) -> Constant:
+    """The array of ``v``, which Functions made from targets, as a Constant: no gradient."""
+    return Constant(v.data)
 
 
 @defines()
@@ -479,7 +486,8 @@ def binary_cross_entropy(p: ArrayLike, t: ArrayLike) -> Variable:
                 f"to {hi}; apply sigmoid first, or use sigmoid_cross_entropy on the scores."
             )
     p = clip(p, _lowest_probability(p.data), 0.999)
-    tlog_p = log(p) * t + log(1 - p) * (1 - t)  # the Variable first: t may be a raw array
+    rest = 1 - t  # a Function of the Constant (inside vmap, t is a raw array)
+    tlog_p = log(p) * t + log(1 - p) * (_constant(rest) if type(t) is Constant else rest)
     return -1 * _over_batch(tlog_p, t.shape[0])
 
 
