@@ -1,7 +1,9 @@
 """Optimizers: settable lr, parameter groups, state dicts, pickling, all-or-nothing updates."""
 
 import copy
+import math
 import pickle
+import sys
 
 import numpy as np
 import pytest
@@ -627,3 +629,38 @@ def test_freeze_param_leaves_the_gradients_of_parameters_outside_the_update():
         opt_g.update()
     assert d.grad is d_grad
     np.testing.assert_array_equal(d_grad.data, [4.0])
+
+
+def _edge_values(spec):
+    """Floats on both sides of each bound of ``spec``, and the non-finite ones."""
+    low, high = spec.low, spec.high
+    vals = [low, math.nextafter(low, -math.inf), math.nextafter(low, math.inf), 0.5, 1.0]
+    if high != math.inf:
+        vals += [high, math.nextafter(high, -math.inf), math.nextafter(high, math.inf)]
+    return [*vals, 1e300, sys.float_info.max, math.inf, -math.inf, math.nan, -0.0]
+
+
+@each
+def test_a_float_written_into_a_group_by_hand_is_checked_at_each_bound(make):
+    """update() checks every group's hyperparameters (a fast path for floats in range):
+    at each bound and just past it, a value is taken exactly when it lies in the
+    documented interval and is finite; a refused one changes nothing."""
+    opt = make()
+    specs = type(opt).hyperparameter_specs()
+    for name, spec in specs.items():
+        if spec.key != name:  # an alias (Adam's alpha): its key is checked under lr
+            continue
+        for v in _edge_values(spec):
+            p = Parameter(np.array([1.0, -2.0]))
+            o = make().setup([p])
+            o.param_groups[0][name] = v
+            p.grad = Variable(np.array([0.5, 0.5]))
+            before = p.data.copy()
+            ok = spec.accepts(v) and math.isfinite(v)
+            if ok:
+                with np.errstate(all="ignore"):  # 1e300 and the largest float are taken
+                    o.update()
+                continue
+            with pytest.raises((ValueError, TypeError), match=rf"update\(\): .*{name}"):
+                o.update()
+            np.testing.assert_array_equal(p.data, before)

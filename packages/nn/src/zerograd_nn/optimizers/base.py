@@ -260,8 +260,12 @@ class Optimizer(metaclass=_SetUpOnCreation):
             self._all_params()  # raises the no-target error
         if not self.param_groups:  # a subclass that assigned target itself
             return [({}, self._all_params())]
+        groups = self.param_groups
+        if len(groups) == 1 and type(groups[0]["params"]) is LiveParams:
+            # asked at every update: a model's params() gives each Parameter once already
+            return [(groups[0], list(groups[0]["params"]))]
         out, seen = [], set()
-        for g in self.param_groups:
+        for g in groups:
             ps = []
             for p in g["params"]:
                 if id(p) not in seen:
@@ -361,8 +365,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
         plan, used = [], []
         cohort = self._cohort
         for hp, names, n, segments, rest in self._planned_groups(grouped, steady=steady):
-            for key, seg, new, members in segments:
-                plan.append((None, seg, (key, new, self._coefficients(hp, key[3]), members)))
+            for key, seg, new, members, arrays in segments:
+                coefficients = self._coefficients(hp, key[3])
+                plan.append((None, seg, (key, new, coefficients, members, arrays)))
                 used.append(key)
             for p in rest:
                 c = 0 if cohort is None else cohort(p)
@@ -381,7 +386,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
         dtype, cohort)`` (see :attr:`_cohort`).
 
         Returns:
-            ``[(hp, state names, scratch count, [(key, segment, new, params)], others)]``.
+            ``[(hp, state names, scratch count, [(key, segment, new, params, arrays)],
+            others)]``; ``arrays``: the params' gradient arrays as the steady check read
+            them, or None.
         """
         packer = self._packer
         everyone: list | None = None  # every parameter: ties across groups count too
@@ -391,11 +398,11 @@ class Optimizer(metaclass=_SetUpOnCreation):
             names, n = self._state_for(hp), self._scratch_count(hp)
             if steady is not None:
                 parts = steady[i]
-                for _, seg, _ in parts:
+                for _, seg, _, _ in parts:
                     if seg.names != names or len(seg.scratch) != n:
                         break
                 else:
-                    kept = [(key, seg, False, members) for key, seg, members in parts]
+                    kept = [(key, seg, False, *rest) for key, seg, *rest in parts]
                     out.append((hp, names, n, kept, []))
                     continue
             with_grad = [p for p in ps if p.grad is not None]
@@ -412,7 +419,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
                     if left:
                         gone = {id(p) for p in left}
                         members = [p for p in members if id(p) not in gone]
-                    segments.append((key, seg, new, members))
+                    segments.append((key, seg, new, members, None))
                 rest.extend(left)
             out.append((hp, names, n, segments, rest))
         return out
@@ -446,7 +453,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             return [], []
         bufs, covered = [], []
         for _, _, _, segments, _ in planned:
-            for key, seg, new, members in segments:
+            for key, seg, new, members, _ in segments:
                 if new:
                     seg.fill(members, self._state)
                     self._packer.keep(key, seg)
@@ -521,11 +528,11 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """Write the planned changes (nothing here can fail after the checks)."""
         for p, u, args in plan:
             if p is None:  # a segment of flat parameters: the rule once over its buffers
-                key, new, hp, members = args
+                key, new, hp, members, arrays = args
                 if new:
                     u.fill(members, self._state)
                     self._packer.keep(key, u)
-                u.gather_grads(members)
+                u.gather_grads(members, arrays)
                 into = IntoArrays.of(backend_of(u.data))
                 step, _ = self._rule(into, u.data, u.grad, u.state, u.scratch, hp)
                 into.add(u.data, step, out=u.data)

@@ -32,10 +32,12 @@ from zerograd.utils import size_of
 from . import state as _st
 
 _data = operator.attrgetter("data")
-_grad_data = operator.attrgetter("grad.data")
+_grad = operator.attrgetter("grad")
 _shape = operator.attrgetter("shape")
+_dtype = operator.attrgetter("dtype")
 _writeable = operator.attrgetter("flags.writeable")
 _is = operator.is_
+_is_not = operator.is_not
 
 #: the backends whose arrays are packed (where ``Backend.flatten_into`` is one copy)
 PACKED_BACKENDS = frozenset({"numpy", "cupy"})
@@ -131,32 +133,41 @@ class Segment:
         # update (a segment that lost one is made again, a dropped one forgotten)
         return not names or stored is self.stored
 
-    def takes(self, params: list, stored: Any) -> bool:
-        """Whether an update may run on this segment as it stands, unchecked otherwise.
+    def takes(self, params: list, grads: list, stored: Any) -> list | None:
+        """The gradients' arrays when an update may run on this segment as it stands.
 
-        True when it still :meth:`holds` ``params`` (with this step's state names and
-        scratch count, which the caller compares) and each parameter's gradient is an array
-        of the buffers' type, dtype and the view's shape, its view still writable: what
+        That is when it still :meth:`holds` ``params`` (with this step's state names and
+        scratch count, which the caller compares) and each gradient is an array of the
+        buffers' type, dtype and the view's shape, its view still writable: what
         ``Optimizer._validate`` and :meth:`Packer.split` would find, at the cost of one
         pass of attribute reads.
 
         Args:
             params: the group's parameters that have a gradient, in order.
+            grads: their gradients (Variables), in the same order.
             stored: the optimizer's ``{param: state dict}``.
+
+        Returns:
+            The gradients' arrays, for :meth:`gather_grads`; None when the update must
+            take the checked path.
         """
         if not self.holds(params, self.names, stored, len(self.scratch)):
-            return False
-        grads = list(map(_grad_data, params))
-        if list(map(_shape, grads)) != self.shapes:
-            return False
+            return None
+        arrays = list(map(_data, grads))
+        if list(map(_shape, arrays)) != self.shapes:
+            return None
         kind, dtype = type(self.data), self.data.dtype
-        if not all(map(_is, map(type, grads), repeat(kind))):
-            return False
+        if not all(map(_is, map(type, arrays), repeat(kind))):
+            return None
         # a dtype is mostly the very object (hashing one is dear: no sets here)
-        if not all(g.dtype is dtype or g.dtype == dtype for g in grads):
-            return False
+        if not all(map(_is, map(_dtype, arrays), repeat(dtype))) and any(
+            a.dtype != dtype for a in arrays
+        ):
+            return None
         # numpy's views can be made read-only (CuPy's flags have no writeable)
-        return not self.flagged or all(map(_writeable, self.views))
+        if self.flagged and not all(map(_writeable, self.views)):
+            return None
+        return arrays
 
     def fill(self, params: list, stored: Any) -> None:
         """Copy the parameters' state in, then give them and the optimizer the views.
@@ -176,18 +187,21 @@ class Segment:
                 stored[p] = dict(sv)
         self.stored = stored
 
-    def gather_grads(self, params: list) -> None:
+    def gather_grads(self, params: list, arrays: list | None = None) -> None:
         """Copy the gradients of ``params`` (those it packs) into :attr:`grad` (one call).
 
         Nothing is copied when the parameters still hold the views :meth:`lend_grads`
-        gave them (averaged in place since, by data-parallel training).
+        gave them (averaged in place since, by data-parallel training). ``arrays``: the
+        gradients' arrays as :meth:`takes` read them this update (None: read them here).
         """
+        if arrays is None:
+            arrays = [p.grad.data for p in params]
         lent, self.lent = self.lent, None
-        if lent is not None and all(p.grad.data is v for p, v in zip(params, lent)):
+        if lent is not None and all(map(_is, arrays, lent)):
             return
         del lent
         self._own_grad()
-        backend_of(self.grad).flatten_into([p.grad.data for p in params], self.grad)
+        backend_of(self.grad).flatten_into(arrays, self.grad)
 
     def lend_grads(self, params: list, scale: float | None = None) -> Any:
         """Gather the gradients, then give each parameter's gradient its view of them.
@@ -367,7 +381,8 @@ class Packer:
             stored: the optimizer's ``{param: state dict}``.
 
         Returns:
-            ``[[(key, segment, its params), ...] per group]`` in group order, or None.
+            ``[[(key, segment, its params, their gradients' arrays), ...] per group]`` in
+            group order, or None.
         """
         layout = self.layout
         if layout is None or len(layout) != len(grouped):
@@ -376,24 +391,31 @@ class Packer:
                 return None
         out = []
         for (count, parts), (_, ps) in zip(layout, grouped):
-            members = [p for p in ps if p.grad is not None]
+            grads = list(map(_grad, ps))
+            if all(map(_is_not, grads, repeat(None))):
+                members = ps
+            else:
+                members = [p for p, g in zip(ps, grads) if g is not None]
+                grads = [g for g in grads if g is not None]
             if len(members) != count:  # a parameter without a gradient, or one more
                 return None
             if len(parts) == 1:  # one segment packs the whole group, in its order
                 key, seg, _ = parts[0]
-                if not seg.takes(members, stored):
+                arrays = seg.takes(members, grads, stored)
+                if arrays is None:
                     return None
-                out.append([(key, seg, members)])
+                out.append([(key, seg, members, arrays)])
                 continue
             got = []
             for key, seg, at in parts:
                 mine = list(map(members.__getitem__, at))
-                if not seg.takes(mine, stored):
+                arrays = seg.takes(mine, list(map(grads.__getitem__, at)), stored)
+                if arrays is None:
                     # the group's order may have changed under segments that still hold:
                     # the next step lays them out again
                     self.layout = None
                     return None
-                got.append((key, seg, mine))
+                got.append((key, seg, mine, arrays))
             out.append(got)
         return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 from zerograd.checks import is_real
@@ -81,8 +82,19 @@ class hyperparameter:
         below = v < self.high if self.high_open else v <= self.high
         return above and below
 
+    def closed_finite(self) -> tuple[float, float]:
+        """``(lo, hi)``: a float ``v`` is accepted and finite exactly when ``lo <= v <= hi``.
+
+        An open bound becomes the nearest float inside it; an infinite one the largest
+        finite float (nan fails every comparison).
+        """
+        lo = math.nextafter(self.low, math.inf) if self.low_open else self.low
+        hi = math.nextafter(self.high, -math.inf) if self.high_open else self.high
+        return max(lo, -sys.float_info.max), min(hi, sys.float_info.max)
+
 
 _SPECS: dict[type, list] = {}  # optimizer class -> [(group key, hyperparameter)]
+_BOUNDS: dict[type, list] = {}  # optimizer class -> [(group key, lo, hi)]: closed_finite()
 _KEYS: dict[type, frozenset] = {}  # optimizer class -> the keys a group may hold
 _ANY = hyperparameter()  # finite and >= 0: the check of hyperparameters without a spec
 _GROUP_ONLY = ("params", "param_names")  # a group's keys besides its hyperparameters
@@ -159,8 +171,15 @@ def check_group(cls: Any, hp: dict) -> dict:
         keys = {spec.key for spec in by_name.values()}
         specs = _SPECS[cls] = [(k, spec_of(by_name, k)) for k in sorted(keys)]
         _KEYS[cls] = frozenset([*keys, *_GROUP_ONLY])
+        _BOUNDS[cls] = [(k, *(spec or _ANY).closed_finite()) for k, spec in specs]
     if not _KEYS[cls].issuperset(hp):
         _refuse_keys(cls, hp, [k for k, _ in specs])
+    for key, lo, hi in _BOUNDS[cls]:  # asked at every update: floats in range, the usual
+        v = hp.get(key)
+        if type(v) is not float or not lo <= v <= hi:
+            break
+    else:
+        return hp
     out = hp
     for key, spec in specs:
         v = hp.get(key, spec.missing)
