@@ -15,6 +15,7 @@ from zerograd.backends import (
     as_array_of,
     backend_of,
     get_array_module,
+    sum_dtype_of,
 )
 from zerograd.checks import callable_arg, flag
 from zerograd.recording import current as _recorder
@@ -504,13 +505,19 @@ class Optimizer(metaclass=_SetUpOnCreation):
         stored = self._state.get(p)
         state = _st.arrays_for(stored, data, names)
         backend = backend_of(data)
-        if fits(data, grad, state, backend):
+        wide = sum_dtype_of(data)
+        if wide is None and fits(data, grad, state, backend):
             scratch = self._scratch.get(data, n)
             into = IntoArrays.of(backend, data)  # checked once per backend: may raise
             return p, into, (grad, state, scratch, hp, state is not stored)
-        delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
         dtype = data.dtype
-        if delta.dtype != dtype:
+        if wide is not None:
+            # float16: computed in float32, as PyTorch's kernels do (Adam's grad * grad of
+            # a gradient of 300 is inf in float16); the commit rounds the parameter once
+            data, grad = backend.astype(data, wide), backend.astype(grad, wide)
+            state = {k: backend.astype(a, wide) for k, a in state.items()}
+        delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
+        if wide is None and delta.dtype != dtype:
             delta = backend.astype(delta, dtype)
         for k, a in new_state.items():
             if a.dtype != dtype:
@@ -540,9 +547,11 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 continue
             delta, new_state = args
             data = new = p.data
-            new += delta  # in place where the array type allows it (numpy, cupy) ...
+            # in place where the array type allows it (numpy, cupy); a float32 delta of a
+            # float16 parameter is added in float32 and rounded once
+            new += delta
             if new is not data:  # ... a new array for immutable ones (JAX)
-                p.data = new
+                p.data = new if new.dtype == data.dtype else backend_of(new).astype(new, data.dtype)
             if new_state:
                 self._state[p] = new_state
 

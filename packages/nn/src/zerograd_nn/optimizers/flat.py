@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from itertools import repeat
 from typing import Any
 
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import backend_of, get_array_module, sum_dtype_of
 from zerograd.utils import size_of
 
 from . import state as _st
@@ -270,7 +270,8 @@ class Packer:
         """The parameters that can be packed, by (array type, dtype, cohort), and the others.
 
         A parameter whose gradient or state has another array type or dtype takes the
-        per-parameter update, which casts its results once (and stores state that fits).
+        per-parameter update, which casts its results once (and stores state that fits);
+        so does a float16 one, whose step that update computes in float32.
 
         Args:
             params: parameters with a gradient, all checked by ``Optimizer._validate``.
@@ -286,8 +287,8 @@ class Packer:
         for p in params:
             data, grad = p.data, p.grad.data
             kind = type(data)
-            if type(grad) is not kind or grad.dtype != data.dtype:
-                rest.append(p)
+            if type(grad) is not kind or grad.dtype != data.dtype or sum_dtype_of(data) is not None:
+                rest.append(p)  # float16 too: its step is computed in float32, rounded once
                 continue
             backend = backend_of(data)
             name = backend.name
