@@ -102,6 +102,21 @@ def test_chained_multiplies_the_factors():
         chain.step()
 
 
+@pytest.mark.parametrize("restarts_first", [True, False])
+def test_chained_warm_restarts_multiply_their_factor_in_either_order(restarts_first):
+    """from-pytorch.md: a chain multiplies every factor, CosineAnnealingWarmRestarts' too,
+    whatever the order. PyTorch's ChainedScheduler lets the restarts' closed form replace
+    the lr at each step, so the order matters there: with base 0.1, T_0=5 and
+    ExponentialLR(0.9), torch 2.13 gives [0.1, 0.08141, 0.05891, 0.03109, 0.00859, 0.09,
+    ...] with the restarts first (gamma once, never compounded) and the bare restarts,
+    0.1 again at step 5, with them last."""
+    opt = opt_with(0.1)
+    restarts, decay = S.CosineAnnealingWarmRestarts(opt, T_0=5), S.ExponentialLR(opt, 0.9)
+    chain = S.ChainedScheduler([restarts, decay] if restarts_first else [decay, restarts])
+    want = [0.1 * (1 + math.cos(math.pi * (t % 5) / 5)) / 2 * 0.9**t for t in range(12)]
+    np.testing.assert_allclose(lrs(chain, 12), want, rtol=1e-13)
+
+
 def test_reduce_on_plateau_by_hand():
     opt = opt_with(1.0)
     sched = S.ReduceLROnPlateau(opt, factor=0.5, patience=2)
