@@ -65,6 +65,22 @@ def test_adam_refuses_alpha_and_lr_together_with_params_first():
         O.Adam(_model().params(), 0.5, lr=0.1)
 
 
+@pytest.mark.parametrize("cls", [O.Adam, O.AdamW])
+def test_a_group_giving_alpha_and_lr_apart_is_refused_and_changes_nothing(cls):
+    """A group {"lr": 0.5, "alpha": 0.1} trained with the step size of the key written
+    last (0.1 here), dropping the other without a word; the constructor refuses the same
+    pair. The same value under both names is one step size."""
+    model = _model()
+    opt = cls(lr=0.01).setup(model)
+    before = opt.param_groups
+    w, b = list(model.l0.params()), list(model.l1.params())
+    with pytest.raises(ValueError, match=r"group 1 gives lr=0.5 and alpha=0.1, two names of"):
+        opt.setup([{"params": w}, {"params": b, "lr": 0.5, "alpha": 0.1}])
+    assert opt.param_groups is before and opt.lr == 0.01
+    opt.setup([{"params": w}, {"params": b, "lr": 0.5, "alpha": 0.5}])
+    assert [g["lr"] for g in opt.param_groups] == [0.01, 0.5]
+
+
 def test_pytorch_param_groups_are_setups_groups():
     model = _model()
     opt = O.SGD([{"params": model.l0.params()}, {"params": model.l1.params(), "lr": 0.5}], lr=0.1)

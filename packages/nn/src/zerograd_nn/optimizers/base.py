@@ -202,7 +202,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
 
         Raises:
             TypeError: ``target`` is none of those, or a group holds a non-Parameter.
-            ValueError: a group has no ``"params"``, an unknown key, or repeats a Parameter.
+            ValueError: a group has no ``"params"``, an unknown key, two values under two
+                names of one hyperparameter (Adam's ``lr`` and ``alpha``), or repeats a
+                Parameter.
         """
         name = type(self).__name__
         if self.target is not None:  # set up again: a replay recorded before must not run on

@@ -132,7 +132,8 @@ def make_group(opt: Any, g: Any, i: int) -> ParamGroup:
         The group dict the optimizer keeps.
 
     Raises:
-        ValueError: ``g`` is not a dict with ``"params"``, or has unknown keys.
+        ValueError: ``g`` is not a dict with ``"params"``, has unknown keys, or gives two
+            values under two names of one hyperparameter (Adam's ``lr`` and ``alpha``).
         TypeError: its params are not Parameters, or a hyperparameter is not a number.
     """
     name = type(opt).__name__
@@ -156,9 +157,18 @@ def make_group(opt: Any, g: Any, i: int) -> ParamGroup:
         group["params"] = LiveParams(params)
     else:
         group["params"] = check_params(name, params, f"group {i}'s params")
+    given: dict[str, tuple[str, float]] = {}  # group key -> (the name it came as, value)
     for k, v in g.items():
         if k in known:
-            group[known[k]] = check_hyper(name, k, v, spec_of(specs, k))
+            key, value = known[k], check_hyper(name, k, v, spec_of(specs, k))
+            if key in given and given[key][1] != value:  # Adam's lr and alpha
+                first, was = given[key]
+                raise ValueError(
+                    f"{name}.setup: group {i} gives {first}={was!r} and {k}={value!r}, two "
+                    f"names of the same hyperparameter; give only one."
+                )
+            given[key] = (k, value)
+            group[key] = value
         elif k == "param_names":
             group[k] = list(v)
     return group
