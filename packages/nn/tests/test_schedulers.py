@@ -264,3 +264,26 @@ def test_a_state_for_another_number_of_groups_is_refused_and_changes_nothing(mak
     with pytest.raises(ValueError, match=words):
         one.load_state_dict(two.state_dict())
     assert one.state_dict() == before and one_opt.lr == lr
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda o: S.StepLR(o, 3, last_epoch=9), r"StepLR\(last_epoch=\.\.\.\).*set_step\(t\)"),
+        (lambda o: S.CosineAnnealingLR(o, T_max=5, last_epoch=2), r"load_state_dict"),
+        (lambda o: S.ExponentialLR(o, 0.9, verbose=True), r"ExponentialLR\(verbose=.*get_last_lr"),
+        (lambda o: S.ReduceLROnPlateau(o, verbose=True), r"ReduceLROnPlateau\(verbose="),
+        (lambda o: S.ReduceLROnPlateau(o, last_epoch=3), r"Plateau\(last_epoch=.*load_state"),
+    ],
+)
+def test_pytorchs_last_epoch_and_verbose_say_what_to_write(make, words):
+    """PyTorch's scheduler keywords without a counterpart (last_epoch= to resume, the
+    deprecated verbose=) are one TypeError saying what to write, as the optimizers'
+    are; the optimizer's lr is left as it was."""
+    opt = opt_with(0.5)
+    with pytest.raises(TypeError, match=words):
+        make(opt)
+    assert opt.param_groups[0]["lr"] == 0.5 and opt.initial_lrs is None
+    sched = S.StepLR(opt, 3, gamma=0.5)  # what the message of last_epoch says
+    sched.set_step(9)
+    assert opt.param_groups[0]["lr"] == 0.5 * 0.5**3

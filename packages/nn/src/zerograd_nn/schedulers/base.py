@@ -34,10 +34,36 @@ def _groups(owner: str, optimizer: Any) -> list[dict]:
 _PER_GROUP = ("base_lrs", "_last_lr", "min_lrs")  # state lists with one value per group
 
 
+#: PyTorch's scheduler keywords that zerograd's schedulers do not take, and what to write
+_TORCH_ONLY = {
+    "last_epoch": (
+        "zerograd's schedulers start at step 0. To resume, make it as before and load its "
+        "state: scheduler.load_state_dict(saved) (or load_checkpoint(..., scheduler=...))"
+    ),
+    "verbose": "PyTorch deprecated it; print scheduler.get_last_lr() after step() instead",
+}
+
+
 class _StateMixin:
     """``state_dict()``/``load_state_dict()`` over the scheduler's own attributes."""
 
     _skip = ("optimizer",)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # PyTorch's keywords get one TypeError saying what to write (before __init__ runs,
+        # so the optimizer's lrs are left as they were)
+        for k in kwargs:
+            if k in _TORCH_ONLY:
+                jump = (
+                    "; to go to step t: scheduler.set_step(t)"
+                    if k == "last_epoch" and issubclass(cls, LRScheduler)
+                    else ""
+                )
+                raise TypeError(
+                    f"{cls.__name__}({k}=...): PyTorch's option has no counterpart here "
+                    f"({_TORCH_ONLY[k]}{jump})."
+                )
+        return super().__new__(cls)
 
     def state_dict(self) -> dict[str, Any]:
         """Every attribute but the optimizer (plain numbers and lists)."""
