@@ -95,6 +95,18 @@ def test_adam_first_step_is_alpha_times_sign():
     assert opt.lr == opt.alpha == 0.01
 
 
+def test_adam_step_size_before_the_first_update_says_why_there_is_none():
+    """step_size() is the bias-corrected step of step t; before any update (t == 0) that
+    divides by 1 - beta1**0 == 0. It was a bare "float division by zero" (DeZero's
+    Adam.lr too); the error, still a ZeroDivisionError, now says what to do."""
+    opt = O.Adam(alpha=0.01)
+    with pytest.raises(ZeroDivisionError, match=r"Adam.step_size\(\): no update yet \(t == 0\)"):
+        opt.step_size()
+    assert opt.t == 0
+    run(opt)
+    assert opt.step_size() == pytest.approx(0.01 * math.sqrt(1 - 0.999) / (1 - 0.9))
+
+
 def test_adam_two_steps_against_scalar_loop():
     a, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
     expected = []

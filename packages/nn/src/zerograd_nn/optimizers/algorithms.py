@@ -318,7 +318,18 @@ class Adam(Optimizer):
 
         Returns:
             The step size of step ``t`` (of a parameter updated at every call).
+
+        Raises:
+            ZeroDivisionError: no update yet (``t == 0``), where the correction divides
+                by ``1 - beta1**0``.
         """
+        if not self.t:
+            raise ZeroDivisionError(
+                f"{type(self).__name__}.step_size(): no update yet (t == 0), and the bias "
+                f"correction of step 0 divides by 1 - beta1**0 == 0. Call it after "
+                f"update(); the first update's step size is "
+                f"{_bias_corrected(hp if hp is not None else self.defaults, 1)!r}."
+            )
         return _bias_corrected(hp if hp is not None else self.defaults, self.t)
 
     def _apply(self, grouped: list, steady: Any = None) -> None:
