@@ -404,7 +404,8 @@ class Packer:
         Returns:
             ``[(parameters with a gradient the segments pack, [(key, segment, positions)])
             per group]`` (positions None for a group one segment packs whole, in order), or
-            None when a segment packs a parameter without a gradient or one that is gone.
+            None when a segment packs a parameter without a gradient or one that is gone, or
+            a group of several segments has a parameter with a gradient that none packs.
         """
         parts: list[list] = [[] for _ in grouped]
         for key, seg in self.segments.items():
@@ -426,6 +427,11 @@ class Packer:
                 taken.update(where)
             count = sum(len(w) for _, _, w in laid)
             if len(taken) != count:  # one parameter in two segments: each must have its own
+                return None
+            if count != len(at):
+                # a parameter with a gradient that no segment packs: the places count it,
+                # so they hold only for this very set of gradients, which takes the checked
+                # update; kept, they would be read for a smaller set (past its end)
                 return None
             out.append((count, laid))
         return out
