@@ -521,9 +521,10 @@ class Optimizer(metaclass=_SetUpOnCreation):
         delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
         if wide is None and delta.dtype != dtype:
             delta = backend.astype(delta, dtype)
+        kind = type(p.data)
         for k, a in new_state.items():
-            if a.dtype != dtype:
-                new_state[k] = backend.astype(a, dtype)
+            if a.dtype != dtype or type(a) is not kind:  # numpy's 0-d arithmetic: scalars
+                new_state[k] = backend.asarray(a, dtype)
         return p, None, (delta, new_state)
 
     def _commit(self, plan: list) -> None:
