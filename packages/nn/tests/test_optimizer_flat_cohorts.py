@@ -365,3 +365,26 @@ def test_a_gradient_of_another_dtype_dropped_before_two_segments_is_no_index_err
     np.testing.assert_array_equal(x.data, [0.0, 0.0, 0.0])
     np.testing.assert_array_equal(a.data, [-1.0, -1.0])
     np.testing.assert_array_equal(b.data, [-1.0, -1.0])
+
+
+def test_tied_parameters_of_two_step_counts_are_updated_in_the_groups_order(per_param):
+    """Two Parameters holding one array (tied weights) keep the per-parameter update, one
+    after the other, in their group's order. With the bias and the decoder a step behind
+    (no gradient at the first update), the packed update took the left-out parameters
+    cohort by cohort (the decoder's first): the tied array got the two steps in the other
+    order, rounded otherwise, and the bytes were not the per-parameter update's."""
+
+    def go():
+        rng = np.random.default_rng(0)
+        w = rng.standard_normal((4, 3))
+        b, enc, dec = Parameter(rng.standard_normal(3)), Parameter(w), Parameter(w)
+        opt = O.Adam(0.01).setup([b, enc, dec])
+        for s in range(6):
+            b.grad = None if s == 0 else Variable(rng.standard_normal(3))
+            enc.grad = Variable(rng.standard_normal((4, 3)))
+            dec.grad = None if s == 0 else Variable(rng.standard_normal((4, 3)))
+            opt.update()
+        assert enc.data is dec.data
+        return snapshot(opt, [b, enc, dec])
+
+    assert go() == per_param(go)

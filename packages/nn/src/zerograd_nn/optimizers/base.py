@@ -404,6 +404,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             with_grad = [p for p in ps if p.grad is not None]
             packed, rest = packer.split(with_grad, self._state, self._cohort)
             segments = []
+            unordered = False
             for sub, members in packed.items():
                 key = (i, *sub)
                 if everyone is None:
@@ -416,7 +417,15 @@ class Optimizer(metaclass=_SetUpOnCreation):
                         gone = {id(p) for p in left}
                         members = [p for p in members if id(p) not in gone]
                     segments.append((key, seg, new, members))
-                rest.extend(left)
+                if left:
+                    rest.extend(left)
+                    unordered = True
+            if unordered and len(rest) > 1:
+                # left out segment by segment, after those never packed: back to the group's
+                # order, in which parameters sharing memory (tied weights) take their steps
+                # as they do unpacked
+                at = {id(p): j for j, p in enumerate(with_grad)}
+                rest.sort(key=lambda p: at[id(p)])
             out.append((hp, names, n, segments, rest))
         return out
 
