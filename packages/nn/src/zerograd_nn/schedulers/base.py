@@ -220,6 +220,8 @@ class LRScheduler(_StateMixin):
 
         Raises:
             TypeError: an ``epoch`` was given.
+            ValueError: the optimizer has fewer parameter groups than when this was made
+                (groups appended since are scheduled: :meth:`adopt_group`).
         """
         if epoch is not None:
             raise TypeError(
@@ -227,10 +229,41 @@ class LRScheduler(_StateMixin):
                 f"step(epoch)): it counts its own steps. To go to step t, call "
                 f"scheduler.set_step(t); nothing was changed."
             )
-        for i, g in enumerate(self.optimizer.param_groups):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self._last_lr):
+            self._regroup(groups)
+        for i, g in enumerate(groups):
             if g["lr"] != self._last_lr[i]:
                 self.follow(i, float(g["lr"]))
         self.set_step(self.last_epoch + 1)
+
+    def _regroup(self, groups: list[dict]) -> None:
+        """Take the groups added to the optimizer since the last step; refuse removed ones."""
+        n = len(self._last_lr)
+        if len(groups) < n:
+            raise ValueError(
+                f"{type(self).__name__}.step(): the optimizer has {len(groups)} parameter "
+                f"groups, this scheduler was made for {n}: it follows groups added to the "
+                f"optimizer, not removed ones. Make a new scheduler for the optimizer as it "
+                f"is now; nothing was changed."
+            )
+        for g in groups[n:]:
+            self.adopt_group(float(g["lr"]))
+
+    def adopt_group(self, lr: float) -> None:
+        """Schedule one more parameter group, added to the optimizer after this was made.
+
+        The group's schedule carries on from ``lr``, as a group's does from an lr set by
+        hand (:meth:`follow`): PyTorch's chainable form for a group given to
+        ``add_param_group``. :meth:`step` calls it for each group appended to the
+        optimizer's ``param_groups``.
+
+        Args:
+            lr: the new group's lr.
+        """
+        self.base_lrs.append(lr)
+        self._last_lr.append(lr)
+        self.follow(len(self.base_lrs) - 1, lr)
 
     def follow(self, group: int, lr: float) -> None:
         """Go on from ``lr``, set on ``group`` from outside since the last step.
