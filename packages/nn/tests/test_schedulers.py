@@ -384,3 +384,15 @@ def test_plateau_takes_appended_groups_with_its_one_min_lr_or_asks_for_one_per_g
     sched.min_lrs = [0.0, 0.01, 0.3]
     sched.step(1.0)
     assert [g["lr"] for g in opt.param_groups] == [0.05, 0.05, 0.3]
+
+
+def test_a_scheduler_made_after_a_group_was_appended_keeps_the_first_base_lrs():
+    """Schedulers made one after another start from the groups' lrs when the first was
+    made; a group appended since starts from its own (PyTorch's initial_lr, set once per
+    group). The first group's base became its scheduled lr of the moment."""
+    opt = opt_with(0.1)
+    first = S.StepLR(opt, 1, 0.5)
+    first.step()
+    _append_group(opt, 0.4)
+    assert S.ExponentialLR(opt, 0.9).base_lrs == [0.1, 0.4]
+    assert opt.initial_lrs == [0.1, 0.4]

@@ -169,7 +169,10 @@ class LRScheduler(_StateMixin):
         groups = _groups(type(self).__name__, optimizer)
         initial = getattr(optimizer, "initial_lrs", None)
         if initial is None or len(initial) != len(groups):
-            initial = [float(g["lr"]) for g in groups]
+            # groups appended since the first scheduler start from their own lrs; with
+            # groups removed, which are which is unknown: every group starts afresh
+            initial = list(initial or ()) if len(initial or ()) < len(groups) else []
+            initial += [float(g["lr"]) for g in groups[len(initial) :]]
             optimizer.initial_lrs = initial  # the base lrs of every later scheduler
         self.optimizer = optimizer
         self.base_lrs = list(initial)
