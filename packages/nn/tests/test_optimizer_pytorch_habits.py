@@ -343,3 +343,22 @@ def test_a_group_appended_by_hand_without_its_hyperparameters_is_named():
         opt.update()
     np.testing.assert_array_equal(p.data, [1.0])
     np.testing.assert_array_equal(q.data, [2.0])
+
+
+def test_a_groups_betas_are_its_beta1_and_beta2():
+    """PyTorch's per-group betas, accepted by the constructor already, were an unknown key
+    in a group given to setup."""
+    model = _model()
+    w, b = list(model.l0.params()), list(model.l1.params())
+    opt = O.Adam([{"params": w}, {"params": b, "betas": [0.5, 0.9]}], lr=0.01)
+    assert [(g["beta1"], g["beta2"]) for g in opt.param_groups] == [(0.9, 0.999), (0.5, 0.9)]
+    before = opt.param_groups
+    with pytest.raises(TypeError, match=r"group 1: betas=\(0.5,\): give two numbers"):
+        opt.setup([{"params": w}, {"params": b, "betas": (0.5,)}])
+    with pytest.raises(TypeError, match=r"group 0: give betas=\(beta1, beta2\) or beta1="):
+        opt.setup([{"params": w, "betas": (0.5, 0.9), "beta1": 0.5}])
+    with pytest.raises(ValueError, match=r"beta2 must be a finite number in \[0, 1\)"):
+        opt.setup([{"params": w, "betas": (0.5, 1.0)}])
+    assert opt.param_groups is before
+    with pytest.raises(ValueError, match=r"group 0 has unknown keys \['betas'\]"):
+        O.SGD(lr=0.1).setup([{"params": w, "betas": (0.5, 0.9)}])
