@@ -362,3 +362,28 @@ def test_a_groups_betas_are_its_beta1_and_beta2():
     assert opt.param_groups is before
     with pytest.raises(ValueError, match=r"group 0 has unknown keys \['betas'\]"):
         O.SGD(lr=0.1).setup([{"params": w, "betas": (0.5, 0.9)}])
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        # torch.optim.Adadelta(params, 0.5) is lr=0.5; DeZero's first argument is rho
+        (lambda ps: O.AdaDelta(ps, 0.5), r"AdaDelta\(params, 0.5\): PyTorch's Adadelta reads lr"),
+        # torch.optim.Adagrad(params, 0.01, 1e-4): lr, lr_decay; DeZero's: lr, eps
+        (lambda ps: O.AdaGrad(ps, 0.01, 1e-4), r"Adagrad reads lr_decay .* AdaGrad's eps"),
+        (lambda ps: O.SGD(ps, 0.1, 0.9), r"SGD\(params, 0.1, 0.9\): PyTorch's SGD reads momentum"),
+        (lambda ps: O.Adam(ps, 1e-3, (0.9, 0.99)), r"PyTorch's Adam reads betas .* Adam's beta1"),
+    ],
+)
+def test_numbers_after_the_parameters_read_otherwise_by_pytorch_are_refused(call, words):
+    """After the parameters (PyTorch's form), a positional number that PyTorch's optimizer
+    reads as another hyperparameter than DeZero's order does was taken DeZero's way without
+    a word (AdaDelta(params, 0.5) trained with rho=0.5 and lr=1). One TypeError names both
+    readings; the first number, lr in both, still goes by position."""
+    with pytest.raises(TypeError, match=words):
+        call(_model().params())
+    assert O.AdaGrad(_model().params(), 0.05).lr == 0.05
+    assert O.Adam(_model().params(), 0.02).alpha == 0.02
+    opt = O.AdaDelta(_model().params(), lr=0.5)
+    assert (opt.lr, opt.rho) == (0.5, 0.95)
+    assert O.AdaDelta(0.5).rho == 0.5 and O.MomentumSGD(_model().params(), 0.1, 0.5).momentum == 0.5

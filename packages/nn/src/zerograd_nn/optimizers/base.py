@@ -17,7 +17,7 @@ from zerograd.backends import (
     get_array_module,
     sum_dtype_of,
 )
-from zerograd.checks import callable_arg, flag
+from zerograd.checks import callable_arg, flag, is_real
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 
@@ -61,6 +61,8 @@ class _SetUpOnCreation(type):
                 f"Parameters ({cls.__name__}([p], ...)), a model or model.params()."
             )
         if args and _is_target(args[0]):
+            if len(args) > 1:
+                _check_torch_positions(cls, args[1:])
             opt = super().__call__(*args[1:], **kwargs)
             opt.setup(args[0])
             return opt
@@ -86,6 +88,43 @@ _TORCH_ONLY = {
     "capturable": "leave it out",
     "differentiable": "leave it out",
 }
+
+
+def _check_torch_positions(cls: type, values: tuple) -> None:
+    """Refuse numbers after the parameters that PyTorch's optimizer would read otherwise.
+
+    In PyTorch's form (parameters first) the numbers after them go by DeZero's order
+    (``AdaDelta(rho, eps)``); where PyTorch's order names another hyperparameter there
+    (``torch.optim.Adadelta(params, lr, rho)``), one TypeError names both readings.
+    ``_pytorch_positional``, set on a class itself, is PyTorch's order for it.
+    """
+    theirs = cls.__dict__.get("_pytorch_positional")
+    if theirs is None:  # no PyTorch counterpart (MomentumSGD), or a user's subclass
+        return
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    ours = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    for j, v in enumerate(values):
+        mine = ours[j] if j < len(ours) else None
+        torch_name = theirs[j] if j < len(theirs) else None
+        if (mine == "alpha" and torch_name == "lr") or mine == torch_name:
+            continue
+        name = cls.__name__
+        torch_cls = cls.__dict__.get("_pytorch_name", name)
+        shown = ", ".join(repr(x) for x in values[: j + 1])
+        mine_says = f"{name}'s {mine}" if mine else f"{name} takes no more positional numbers"
+        ways = []
+        accepted = {p.name for p in params} | ({"betas"} if "beta1" in ours else set())
+        if torch_name in accepted or torch_name == "lr":
+            ways.append(f"{torch_name}={v!r} (PyTorch's reading)")
+        elif torch_name in _TORCH_ONLY:
+            mine_says += f"; PyTorch's {torch_name} has no counterpart here"
+        if mine and is_real(v):
+            ways.append(f"{mine}={v!r} (DeZero's)")
+        raise TypeError(
+            f"{name}(params, {shown}): PyTorch's {torch_cls} reads {torch_name} there, "
+            f"{mine_says} (DeZero's order: {', '.join(ours)}); nothing was made."
+            + (f" Name it: {' or '.join(ways)}." if ways else "")
+        )
 
 
 def _torch_keywords(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
