@@ -330,3 +330,61 @@ def test_a_whole_group_frozen_keeps_the_steady_update_of_the_others(make, per_pa
     want, _ = per_param(go)
     assert got == want
     assert ran == [0, 2, 5]  # steady while group 1 is frozen, and after it comes back
+
+
+@each_adam
+def test_unpacked_parameters_losing_their_gradients_leave_a_layout_of_two_segments_valid(
+    make, per_param, checked, monkeypatch
+):
+    """A group packed into two segments (l1.b a step count behind, having been frozen),
+    with parameters no segment packs before them (l0.W and l1.W, over PACK_LIMITS). The
+    segments were laid out by places among the parameters with a gradient, the unpacked
+    ones counted; once those had no gradient, the count matched and the update picked
+    places past the end: an IndexError at every update from then on."""
+    from zerograd_nn.optimizers import flat
+
+    monkeypatch.setattr(flat, "PACK_LIMITS", {"numpy": 12})  # l0.W (15), l1.W (20) left out
+    skip = FROZEN | {(s, i) for s in range(5, 8) for i in (0, 2)}
+    _, opt = assert_same_bytes(per_param, make=make, steps=10, skip=skip, checked=checked)
+    assert [k[3] for k in opt._packer.segments] == [0, 3]
+    # while every parameter with a gradient is packed, the two segments take the steady
+    # update; with the unpacked ones, every update is checked
+    assert checked == [0, 1, 2, 3, 4, 8, 9]
+
+
+def test_a_gradient_of_another_dtype_dropped_before_two_segments_is_no_index_error():
+    """The same with a group of two dtypes (two segments) and two parameters whose
+    gradients come in float64 (never packed): a step without those gradients failed."""
+    x, y = Parameter(np.ones(3, np.float32)), Parameter(np.ones(3, np.float32))
+    a, b = Parameter(np.ones(2, np.float32)), Parameter(np.ones(2, np.float64))
+    opt = O.SGD(lr=0.5).setup([x, y, a, b])
+    for s in range(4):
+        x.grad = y.grad = Variable(np.ones(3)) if s < 2 else None
+        a.grad, b.grad = Variable(np.ones(2, np.float32)), Variable(np.ones(2))
+        opt.update()
+    np.testing.assert_array_equal(x.data, [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(a.data, [-1.0, -1.0])
+    np.testing.assert_array_equal(b.data, [-1.0, -1.0])
+
+
+def test_tied_parameters_of_two_step_counts_are_updated_in_the_groups_order(per_param):
+    """Two Parameters holding one array (tied weights) keep the per-parameter update, one
+    after the other, in their group's order. With the bias and the decoder a step behind
+    (no gradient at the first update), the packed update took the left-out parameters
+    cohort by cohort (the decoder's first): the tied array got the two steps in the other
+    order, rounded otherwise, and the bytes were not the per-parameter update's."""
+
+    def go():
+        rng = np.random.default_rng(0)
+        w = rng.standard_normal((4, 3))
+        b, enc, dec = Parameter(rng.standard_normal(3)), Parameter(w), Parameter(w)
+        opt = O.Adam(0.01).setup([b, enc, dec])
+        for s in range(6):
+            b.grad = None if s == 0 else Variable(rng.standard_normal(3))
+            enc.grad = Variable(rng.standard_normal((4, 3)))
+            dec.grad = None if s == 0 else Variable(rng.standard_normal((4, 3)))
+            opt.update()
+        assert enc.data is dec.data
+        return snapshot(opt, [b, enc, dec])
+
+    assert go() == per_param(go)

@@ -65,6 +65,22 @@ def test_adam_refuses_alpha_and_lr_together_with_params_first():
         O.Adam(_model().params(), 0.5, lr=0.1)
 
 
+@pytest.mark.parametrize("cls", [O.Adam, O.AdamW])
+def test_a_group_giving_alpha_and_lr_apart_is_refused_and_changes_nothing(cls):
+    """A group {"lr": 0.5, "alpha": 0.1} trained with the step size of the key written
+    last (0.1 here), dropping the other without a word; the constructor refuses the same
+    pair. The same value under both names is one step size."""
+    model = _model()
+    opt = cls(lr=0.01).setup(model)
+    before = opt.param_groups
+    w, b = list(model.l0.params()), list(model.l1.params())
+    with pytest.raises(ValueError, match=r"group 1 gives lr=0.5 and alpha=0.1, two names of"):
+        opt.setup([{"params": w}, {"params": b, "lr": 0.5, "alpha": 0.1}])
+    assert opt.param_groups is before and opt.lr == 0.01
+    opt.setup([{"params": w}, {"params": b, "lr": 0.5, "alpha": 0.5}])
+    assert [g["lr"] for g in opt.param_groups] == [0.01, 0.5]
+
+
 def test_pytorch_param_groups_are_setups_groups():
     model = _model()
     opt = O.SGD([{"params": model.l0.params()}, {"params": model.l1.params(), "lr": 0.5}], lr=0.1)
@@ -327,3 +343,47 @@ def test_a_group_appended_by_hand_without_its_hyperparameters_is_named():
         opt.update()
     np.testing.assert_array_equal(p.data, [1.0])
     np.testing.assert_array_equal(q.data, [2.0])
+
+
+def test_a_groups_betas_are_its_beta1_and_beta2():
+    """PyTorch's per-group betas, accepted by the constructor already, were an unknown key
+    in a group given to setup."""
+    model = _model()
+    w, b = list(model.l0.params()), list(model.l1.params())
+    opt = O.Adam([{"params": w}, {"params": b, "betas": [0.5, 0.9]}], lr=0.01)
+    assert [(g["beta1"], g["beta2"]) for g in opt.param_groups] == [(0.9, 0.999), (0.5, 0.9)]
+    before = opt.param_groups
+    with pytest.raises(TypeError, match=r"group 1: betas=\(0.5,\): give two numbers"):
+        opt.setup([{"params": w}, {"params": b, "betas": (0.5,)}])
+    with pytest.raises(TypeError, match=r"group 0: give betas=\(beta1, beta2\) or beta1="):
+        opt.setup([{"params": w, "betas": (0.5, 0.9), "beta1": 0.5}])
+    with pytest.raises(ValueError, match=r"beta2 must be a finite number in \[0, 1\)"):
+        opt.setup([{"params": w, "betas": (0.5, 1.0)}])
+    assert opt.param_groups is before
+    with pytest.raises(ValueError, match=r"group 0 has unknown keys \['betas'\]"):
+        O.SGD(lr=0.1).setup([{"params": w, "betas": (0.5, 0.9)}])
+
+
+@pytest.mark.parametrize(
+    ("call", "words"),
+    [
+        # torch.optim.Adadelta(params, 0.5) is lr=0.5; DeZero's first argument is rho
+        (lambda ps: O.AdaDelta(ps, 0.5), r"AdaDelta\(params, 0.5\): PyTorch's Adadelta reads lr"),
+        # torch.optim.Adagrad(params, 0.01, 1e-4): lr, lr_decay; DeZero's: lr, eps
+        (lambda ps: O.AdaGrad(ps, 0.01, 1e-4), r"Adagrad reads lr_decay .* AdaGrad's eps"),
+        (lambda ps: O.SGD(ps, 0.1, 0.9), r"SGD\(params, 0.1, 0.9\): PyTorch's SGD reads momentum"),
+        (lambda ps: O.Adam(ps, 1e-3, (0.9, 0.99)), r"PyTorch's Adam reads betas .* Adam's beta1"),
+    ],
+)
+def test_numbers_after_the_parameters_read_otherwise_by_pytorch_are_refused(call, words):
+    """After the parameters (PyTorch's form), a positional number that PyTorch's optimizer
+    reads as another hyperparameter than DeZero's order does was taken DeZero's way without
+    a word (AdaDelta(params, 0.5) trained with rho=0.5 and lr=1). One TypeError names both
+    readings; the first number, lr in both, still goes by position."""
+    with pytest.raises(TypeError, match=words):
+        call(_model().params())
+    assert O.AdaGrad(_model().params(), 0.05).lr == 0.05
+    assert O.Adam(_model().params(), 0.02).alpha == 0.02
+    opt = O.AdaDelta(_model().params(), lr=0.5)
+    assert (opt.lr, opt.rho) == (0.5, 0.95)
+    assert O.AdaDelta(0.5).rho == 0.5 and O.MomentumSGD(_model().params(), 0.1, 0.5).momentum == 0.5

@@ -664,3 +664,38 @@ def test_a_float_written_into_a_group_by_hand_is_checked_at_each_bound(make):
             with pytest.raises((ValueError, TypeError), match=rf"update\(\): .*{name}"):
                 o.update()
             np.testing.assert_array_equal(p.data, before)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "grad_dtype"),
+    [(np.float32, np.float64), (np.float64, np.float32), (np.float16, np.float16)],
+)
+@pytest.mark.parametrize(
+    "make", [lambda: O.Adam(0.1), lambda: O.SGD(0.1, momentum=0.9), lambda: O.AdaDelta()]
+)
+def test_a_0d_parameter_updated_from_a_cast_gradient_keeps_state_arrays(make, dtype, grad_dtype):
+    """A 0-d parameter whose step is computed apart (a gradient of another dtype, a
+    float16 parameter, widened) kept numpy scalars as its state (numpy's arithmetic on 0-d
+    arrays gives scalars): state_dict() and save_checkpoint then failed with "numpy.float32
+    is not an array". The state is 0-d arrays of the parameter's dtype, and a state dict
+    taken mid-run resumes the run bit for bit."""
+
+    def run(resume_at=None):
+        p = Parameter(np.array(1.5, dtype))
+        opt = make().setup([p])
+        for s in range(6):
+            if s == resume_at:
+                d = opt.state_dict()
+                p, opt = Parameter(p.data.copy()), make()
+                opt.setup([p]).load_state_dict(d)
+            p.grad = Variable(np.array(0.25 * (s + 1), grad_dtype))
+            opt.update()
+        return p, opt
+
+    p, opt = run()
+    for a in opt._state[p].values():
+        assert type(a) is np.ndarray and a.shape == () and a.dtype == dtype
+    d = opt.state_dict()
+    assert all(type(a) is np.ndarray for a in d["state"]["0"].values() if not isinstance(a, int))
+    q, _ = run(resume_at=3)
+    assert q.data.tobytes() == p.data.tobytes()

@@ -95,6 +95,18 @@ def test_adam_first_step_is_alpha_times_sign():
     assert opt.lr == opt.alpha == 0.01
 
 
+def test_adam_step_size_before_the_first_update_says_why_there_is_none():
+    """step_size() is the bias-corrected step of step t; before any update (t == 0) that
+    divides by 1 - beta1**0 == 0. It was a bare "float division by zero" (DeZero's
+    Adam.lr too); the error, still a ZeroDivisionError, now says what to do."""
+    opt = O.Adam(alpha=0.01)
+    with pytest.raises(ZeroDivisionError, match=r"Adam.step_size\(\): no update yet \(t == 0\)"):
+        opt.step_size()
+    assert opt.t == 0
+    run(opt)
+    assert opt.step_size() == pytest.approx(0.01 * math.sqrt(1 - 0.999) / (1 - 0.9))
+
+
 def test_adam_two_steps_against_scalar_loop():
     a, b1, b2, eps = 0.01, 0.9, 0.999, 1e-8
     expected = []
@@ -489,3 +501,96 @@ def test_clip_grad_at_nan_and_inf_norms_and_without_gradients_as_the_docs_say():
     opt.add_hook(O.ClipGrad(1.0))
     opt.update()
     np.testing.assert_allclose(p.data, [3.0, 4.0] - np.array([3.0, 4.0]) / (5.0 + 1e-6))
+
+
+def _float16_adam_by_hand(p, grads, alpha, b1, b2, eps, wd=0.0, decoupled=False):
+    """DeZero's Adam in float32, the parameter and the moments rounded to float16 once
+    per step (numpy by hand, in the rule's order of operations)."""
+    f32, f16 = np.float32, np.float16
+    m = v = np.zeros_like(p)
+    for n, g in enumerate(grads, 1):
+        p32, g32, m32, v32 = (a.astype(f32) for a in (p, g, m, v))
+        if wd and not decoupled:
+            g32 = g32 + p32 * f32(wd)
+        m32 = m32 + (g32 - m32) * f32(1 - b1)
+        v32 = v32 + (g32 * g32 - v32) * f32(1 - b2)
+        step = alpha * math.sqrt(1 - b2**n) / (1 - b1**n)
+        s = m32 / (np.sqrt(v32) + f32(eps)) * f32(-step)
+        if wd and decoupled:
+            s = s - p32 * f32(alpha * wd)
+        p, m, v = (p32 + s).astype(f16), m32.astype(f16), v32.astype(f16)
+    return p, m, v
+
+
+@pytest.mark.parametrize("cls, wd", [(O.Adam, 0.0), (O.Adam, 0.01), (O.AdamW, 0.01)])
+@pytest.mark.parametrize("packed", [True, False])
+def test_float16_adam_computes_in_float32_and_rounds_once(monkeypatch, cls, wd, packed):
+    """A float16 gradient of 300: its square, 90000, is beyond float16 (65504). The step
+    computed in float16 made v inf (the first step 0), then nan (inf - inf) and the
+    parameter nan for good; torch.optim.Adam computes each operation in float32 and stays
+    finite. zerograd computes a float16 parameter's step in float32 and rounds the
+    parameter and its state once."""
+    from zerograd_nn.optimizers import flat
+
+    if not packed:
+        monkeypatch.setattr(flat, "PACKED_BACKENDS", frozenset())
+    p0 = np.array([1.0, 0.5, -2.0, 0.25], np.float16)
+    rng = np.random.default_rng(0)
+    grads = [np.array([300.0, -1.0, 2e3, 1e-2], np.float16)]
+    grads += [rng.standard_normal(4).astype(np.float16) * np.float16(50) for _ in range(5)]
+    p = Parameter(p0.copy())
+    opt = cls(lr=1e-3, weight_decay=wd).setup([p])
+    for g in grads:
+        p.grad = Variable(g.copy())
+        opt.update()
+    want_p, want_m, want_v = _float16_adam_by_hand(
+        p0, grads, 1e-3, 0.9, 0.999, 1e-8, wd, decoupled=cls is O.AdamW
+    )
+    assert p.data.dtype == np.float16 and np.isfinite(p.data).all()
+    np.testing.assert_array_equal(p.data, want_p)
+    m, v = opt.state(p, "m", "v")
+    assert m.dtype == v.dtype == np.float16
+    np.testing.assert_array_equal(m, want_m)
+    np.testing.assert_array_equal(v, want_v)
+
+
+@pytest.mark.parametrize("packed", [True, False])
+def test_float16_adadelta_and_momentum_compute_in_float32_and_round_once(monkeypatch, packed):
+    """AdaDelta's grad**2 of a float16 gradient of 300 overflowed: its step was 0 (PyTorch's
+    torch.optim.Adadelta(rho=0.9) moves the parameter from 1 to 0.9966); SGD's momentum
+    rounded each operation. Both now compute in float32 and round once (numpy by hand)."""
+    from zerograd_nn.optimizers import flat
+
+    if not packed:
+        monkeypatch.setattr(flat, "PACKED_BACKENDS", frozenset())
+    f16, f32 = np.float16, np.float32
+    p0 = np.array([1.0, -0.5, 3.0], f16)
+    grads = [np.array([300.0, 1.0, -0.01], f16), np.array([-2.0, 500.0, 0.3], f16)]
+
+    p = Parameter(p0.copy())
+    opt = O.AdaDelta(rho=0.9, eps=1e-6).setup([p])
+    want, msg, msdx = p0, np.zeros(3, f16), np.zeros(3, f16)
+    for g in grads:
+        p.grad = Variable(g.copy())
+        opt.update()
+        g32, msg32, msdx32 = g.astype(f32), msg.astype(f32), msdx.astype(f32)
+        msg32 = msg32 * f32(0.9) + g32 * f32(1 - 0.9) * g32
+        dx = np.sqrt((msdx32 + f32(1e-6)) / (msg32 + f32(1e-6))) * g32
+        msdx32 = msdx32 * f32(0.9) + dx * f32(1 - 0.9) * dx
+        want = (want.astype(f32) + dx * f32(-1.0)).astype(f16)
+        msg, msdx = msg32.astype(f16), msdx32.astype(f16)
+    assert p.data.dtype == f16
+    np.testing.assert_array_equal(p.data, want)
+    assert not np.array_equal(p.data[:2], p0[:2])  # the steps of 300 and 500 were taken
+    np.testing.assert_array_equal(opt.state(p, "msg")[0], msg)
+
+    p = Parameter(p0.copy())
+    opt = O.SGD(lr=0.01, momentum=0.9).setup([p])
+    want, buf = p0, np.zeros(3, f16)
+    for g in grads:
+        p.grad = Variable(g.copy())
+        opt.update()
+        v32 = buf.astype(f32) * f32(0.9) + g.astype(f32)
+        want, buf = (want.astype(f32) + v32 * f32(-0.01)).astype(f16), v32.astype(f16)
+    np.testing.assert_array_equal(p.data, want)
+    np.testing.assert_array_equal(opt.state(p, "v")[0], buf)

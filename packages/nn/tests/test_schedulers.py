@@ -102,6 +102,21 @@ def test_chained_multiplies_the_factors():
         chain.step()
 
 
+@pytest.mark.parametrize("restarts_first", [True, False])
+def test_chained_warm_restarts_multiply_their_factor_in_either_order(restarts_first):
+    """from-pytorch.md: a chain multiplies every factor, CosineAnnealingWarmRestarts' too,
+    whatever the order. PyTorch's ChainedScheduler lets the restarts' closed form replace
+    the lr at each step, so the order matters there: with base 0.1, T_0=5 and
+    ExponentialLR(0.9), torch 2.13 gives [0.1, 0.08141, 0.05891, 0.03109, 0.00859, 0.09,
+    ...] with the restarts first (gamma once, never compounded) and the bare restarts,
+    0.1 again at step 5, with them last."""
+    opt = opt_with(0.1)
+    restarts, decay = S.CosineAnnealingWarmRestarts(opt, T_0=5), S.ExponentialLR(opt, 0.9)
+    chain = S.ChainedScheduler([restarts, decay] if restarts_first else [decay, restarts])
+    want = [0.1 * (1 + math.cos(math.pi * (t % 5) / 5)) / 2 * 0.9**t for t in range(12)]
+    np.testing.assert_allclose(lrs(chain, 12), want, rtol=1e-13)
+
+
 def test_reduce_on_plateau_by_hand():
     opt = opt_with(1.0)
     sched = S.ReduceLROnPlateau(opt, factor=0.5, patience=2)
@@ -249,3 +264,135 @@ def test_a_state_for_another_number_of_groups_is_refused_and_changes_nothing(mak
     with pytest.raises(ValueError, match=words):
         one.load_state_dict(two.state_dict())
     assert one.state_dict() == before and one_opt.lr == lr
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (lambda o: S.StepLR(o, 3, last_epoch=9), r"StepLR\(last_epoch=\.\.\.\).*set_step\(t\)"),
+        (lambda o: S.CosineAnnealingLR(o, T_max=5, last_epoch=2), r"load_state_dict"),
+        (lambda o: S.ExponentialLR(o, 0.9, verbose=True), r"ExponentialLR\(verbose=.*get_last_lr"),
+        (lambda o: S.ReduceLROnPlateau(o, verbose=True), r"ReduceLROnPlateau\(verbose="),
+        (lambda o: S.ReduceLROnPlateau(o, last_epoch=3), r"Plateau\(last_epoch=.*load_state"),
+    ],
+)
+def test_pytorchs_last_epoch_and_verbose_say_what_to_write(make, words):
+    """PyTorch's scheduler keywords without a counterpart (last_epoch= to resume, the
+    deprecated verbose=) are one TypeError saying what to write, as the optimizers'
+    are; the optimizer's lr is left as it was."""
+    opt = opt_with(0.5)
+    with pytest.raises(TypeError, match=words):
+        make(opt)
+    assert opt.param_groups[0]["lr"] == 0.5 and opt.initial_lrs is None
+    sched = S.StepLR(opt, 3, gamma=0.5)  # what the message of last_epoch says
+    sched.set_step(9)
+    assert opt.param_groups[0]["lr"] == 0.5 * 0.5**3
+
+
+def _append_group(opt, lr):
+    """PyTorch's optimizer.add_param_group({"params": [...], "lr": lr}), by hand."""
+    opt.param_groups.append({**opt.param_groups[0], "params": [Parameter(np.zeros(1))], "lr": lr})
+
+
+@pytest.mark.parametrize(
+    ("make", "want"),
+    [
+        (lambda o: S.StepLR(o, 2, 0.5), [0.2, 0.2, 0.1, 0.1, 0.05]),
+        (lambda o: S.ExponentialLR(o, 0.5), [0.2, 0.1, 0.05, 0.025, 0.0125]),
+        (lambda o: S.CosineAnnealingLR(o, 10), [0.329772, 0.251923, 0.174075, 0.103846, 0.048113]),
+        (
+            lambda o: S.ChainedScheduler([S.LinearWarmup(o, 4, 0.25), S.StepLR(o, 2, 0.5)]),
+            [0.246154, 0.246154, 0.123077, 0.123077, 0.061538],
+        ),
+    ],
+    ids=["StepLR", "ExponentialLR", "CosineAnnealingLR", "ChainedScheduler"],
+)
+def test_a_group_appended_after_the_scheduler_carries_on_from_its_lr(make, want):
+    """A group appended to param_groups after three steps (PyTorch's add_param_group) made
+    the next step() fail with an IndexError. It carries on from its lr, as PyTorch's
+    chainable schedulers do: torch.optim.SGD([p], lr=0.1), the scheduler, three step()s,
+    opt.add_param_group({"params": [q], "lr": 0.4}), five more step()s give the new
+    group's lrs below (torch 2.13, rounded to 6 digits); the first group's are unchanged."""
+    opt = opt_with(0.1)
+    sched = make(opt)
+    alone = make(opt_with(0.1))
+    for _ in range(3):
+        sched.step()
+        alone.step()
+    _append_group(opt, 0.4)
+    got, first = [], []
+    for _ in range(5):
+        sched.step()
+        alone.step()
+        got.append(opt.param_groups[1]["lr"])
+        first.append(opt.param_groups[0]["lr"] == alone.optimizer.param_groups[0]["lr"])
+    np.testing.assert_allclose(got, want, rtol=1e-5)  # 6 digits
+    assert all(first) and len(sched.get_last_lr()) == 2
+
+
+def test_a_group_appended_to_a_sequence_starts_the_next_scheduler_from_its_lr():
+    opt = opt_with(0.1)
+    sched = S.SequentialLR(opt, [S.LinearWarmup(opt, 4, 0.25), S.StepLR(opt, 2, 0.5)], [4])
+    for _ in range(3):
+        sched.step()
+    _append_group(opt, 0.4)
+    got = []
+    for _ in range(4):  # PyTorch's SequentialLR fails here (its zip of the groups' lrs)
+        sched.step()
+        got.append(opt.param_groups[1]["lr"])
+    # step 4 is the milestone: the StepLR after it starts the new group from its 0.4
+    np.testing.assert_allclose(got, [0.4, 0.4, 0.2, 0.2], rtol=1e-15)
+    assert opt.param_groups[0]["lr"] == 0.05
+
+
+def test_a_group_removed_after_the_scheduler_is_refused_and_changes_nothing():
+    opt = opt_with(0.1, 0.2)
+    sched = S.StepLR(opt, 1, 0.5)
+    sched.step()
+    opt.param_groups.pop()
+    before = sched.state_dict()
+    with pytest.raises(ValueError, match=r"StepLR.step\(\): the optimizer has 1 parameter group"):
+        sched.step()
+    assert sched.state_dict() == before and opt.param_groups[0]["lr"] == 0.05
+
+
+def test_plateau_takes_appended_groups_with_its_one_min_lr_or_asks_for_one_per_group():
+    """Its reductions skipped a group appended later (zip with the min_lrs of the groups
+    it was made for). One min_lr for all extends to it, as in PyTorch (lrs 0.2, 0.1, 0.05
+    after torch's add_param_group({"params": [q], "lr": 0.4})); different ones per
+    group are a ValueError saying to give one per group, with nothing changed."""
+    opt = opt_with(0.1)
+    sched = S.ReduceLROnPlateau(opt, patience=0, factor=0.5)
+    sched.step(1.0)
+    _append_group(opt, 0.4)
+    got = []
+    for _ in range(3):
+        sched.step(1.0)
+        got.append([g["lr"] for g in opt.param_groups])
+    assert got == [[0.05, 0.2], [0.025, 0.1], [0.0125, 0.05]]
+    assert sched.min_lrs == [0.0, 0.0]
+
+    opt = opt_with(0.1, 0.1)
+    sched = S.ReduceLROnPlateau(opt, patience=0, factor=0.5, min_lr=[0.0, 0.01])
+    sched.step(1.0)
+    _append_group(opt, 0.4)
+    before = sched.state_dict()
+    with pytest.raises(ValueError, match=r"min_lr gives 2 values, one per group"):
+        sched.step(1.0)
+    assert sched.state_dict() == before
+    assert [g["lr"] for g in opt.param_groups] == [0.1, 0.1, 0.4]
+    sched.min_lrs = [0.0, 0.01, 0.3]
+    sched.step(1.0)
+    assert [g["lr"] for g in opt.param_groups] == [0.05, 0.05, 0.3]
+
+
+def test_a_scheduler_made_after_a_group_was_appended_keeps_the_first_base_lrs():
+    """Schedulers made one after another start from the groups' lrs when the first was
+    made; a group appended since starts from its own (PyTorch's initial_lr, set once per
+    group). The first group's base became its scheduled lr of the moment."""
+    opt = opt_with(0.1)
+    first = S.StepLR(opt, 1, 0.5)
+    first.step()
+    _append_group(opt, 0.4)
+    assert S.ExponentialLR(opt, 0.9).base_lrs == [0.1, 0.4]
+    assert opt.initial_lrs == [0.1, 0.4]

@@ -62,6 +62,8 @@ class SGD(Optimizer):
     momentum = hyperparameter(high=1.0, missing=0.0)  # missing: SGD saved before it had one
     weight_decay = hyperparameter()
     _state_names = ("v",)
+    #: torch.optim.SGD's positional order after the parameters
+    _pytorch_positional = ("lr", "momentum", "dampening", "weight_decay", "nesterov")
 
     def __init__(
         self, lr: float = 0.01, *, momentum: float = 0.0, weight_decay: float = 0.0
@@ -140,6 +142,8 @@ class AdaGrad(Optimizer):
     weight_decay = hyperparameter()
     _state_names = ("h",)
     _nonnegative_state = ("h",)  # a sum of squares
+    _pytorch_positional = ("lr", "lr_decay", "weight_decay", "initial_accumulator_value", "eps")
+    _pytorch_name = "Adagrad"
 
     def __init__(self, lr: float = 0.001, eps: float = 1e-8, *, weight_decay: float = 0.0) -> None:
         super().__init__(lr=lr, eps=eps, weight_decay=weight_decay)
@@ -181,6 +185,8 @@ class AdaDelta(Optimizer):
     weight_decay = hyperparameter()
     _state_names = ("msg", "msdx")
     _nonnegative_state = ("msg", "msdx")  # running means of squares
+    _pytorch_positional = ("lr", "rho", "eps", "weight_decay")
+    _pytorch_name = "Adadelta"
 
     def __init__(
         self, rho: float = 0.95, eps: float = 1e-6, *, lr: float = 1.0, weight_decay: float = 0.0
@@ -279,6 +285,7 @@ class Adam(Optimizer):
     _counters = ("t",)
     _entry_counters = ("t",)
     _decoupled_decay = False  # weight_decay: L2 in the gradient (Adam) or decoupled (AdamW)
+    _pytorch_positional = ("lr", "betas", "eps", "weight_decay", "amsgrad")
 
     def __init__(
         self,
@@ -318,7 +325,18 @@ class Adam(Optimizer):
 
         Returns:
             The step size of step ``t`` (of a parameter updated at every call).
+
+        Raises:
+            ZeroDivisionError: no update yet (``t == 0``), where the correction divides
+                by ``1 - beta1**0``.
         """
+        if not self.t:
+            raise ZeroDivisionError(
+                f"{type(self).__name__}.step_size(): no update yet (t == 0), and the bias "
+                f"correction of step 0 divides by 1 - beta1**0 == 0. Call it after "
+                f"update(); the first update's step size is "
+                f"{_bias_corrected(hp if hp is not None else self.defaults, 1)!r}."
+            )
         return _bias_corrected(hp if hp is not None else self.defaults, self.t)
 
     def _apply(self, grouped: list, steady: Any = None) -> None:
@@ -438,3 +456,4 @@ class AdamW(Adam):
         super().__init__(alpha, beta1, beta2, eps, weight_decay=weight_decay, lr=lr)
 
     _decoupled_decay = True
+    _pytorch_positional = ("lr", "betas", "eps", "weight_decay", "amsgrad")

@@ -15,8 +15,9 @@ from zerograd.backends import (
     as_array_of,
     backend_of,
     get_array_module,
+    sum_dtype_of,
 )
-from zerograd.checks import callable_arg, flag
+from zerograd.checks import callable_arg, flag, is_real
 from zerograd.recording import current as _recorder
 from zerograd.recording import replaced as _replaced
 
@@ -60,6 +61,8 @@ class _SetUpOnCreation(type):
                 f"Parameters ({cls.__name__}([p], ...)), a model or model.params()."
             )
         if args and _is_target(args[0]):
+            if len(args) > 1:
+                _check_torch_positions(cls, args[1:])
             opt = super().__call__(*args[1:], **kwargs)
             opt.setup(args[0])
             return opt
@@ -85,6 +88,43 @@ _TORCH_ONLY = {
     "capturable": "leave it out",
     "differentiable": "leave it out",
 }
+
+
+def _check_torch_positions(cls: type, values: tuple) -> None:
+    """Refuse numbers after the parameters that PyTorch's optimizer would read otherwise.
+
+    In PyTorch's form (parameters first) the numbers after them go by DeZero's order
+    (``AdaDelta(rho, eps)``); where PyTorch's order names another hyperparameter there
+    (``torch.optim.Adadelta(params, lr, rho)``), one TypeError names both readings.
+    ``_pytorch_positional``, set on a class itself, is PyTorch's order for it.
+    """
+    theirs = cls.__dict__.get("_pytorch_positional")
+    if theirs is None:  # no PyTorch counterpart (MomentumSGD), or a user's subclass
+        return
+    params = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    ours = [p.name for p in params if p.kind is p.POSITIONAL_OR_KEYWORD]
+    for j, v in enumerate(values):
+        mine = ours[j] if j < len(ours) else None
+        torch_name = theirs[j] if j < len(theirs) else None
+        if (mine == "alpha" and torch_name == "lr") or mine == torch_name:
+            continue
+        name = cls.__name__
+        torch_cls = cls.__dict__.get("_pytorch_name", name)
+        shown = ", ".join(repr(x) for x in values[: j + 1])
+        mine_says = f"{name}'s {mine}" if mine else f"{name} takes no more positional numbers"
+        ways = []
+        accepted = {p.name for p in params} | ({"betas"} if "beta1" in ours else set())
+        if torch_name in accepted or torch_name == "lr":
+            ways.append(f"{torch_name}={v!r} (PyTorch's reading)")
+        elif torch_name in _TORCH_ONLY:
+            mine_says += f"; PyTorch's {torch_name} has no counterpart here"
+        if mine and is_real(v):
+            ways.append(f"{mine}={v!r} (DeZero's)")
+        raise TypeError(
+            f"{name}(params, {shown}): PyTorch's {torch_cls} reads {torch_name} there, "
+            f"{mine_says} (DeZero's order: {', '.join(ours)}); nothing was made."
+            + (f" Name it: {' or '.join(ways)}." if ways else "")
+        )
 
 
 def _torch_keywords(cls: type, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +241,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
 
         Raises:
             TypeError: ``target`` is none of those, or a group holds a non-Parameter.
-            ValueError: a group has no ``"params"``, an unknown key, or repeats a Parameter.
+            ValueError: a group has no ``"params"``, an unknown key, two values under two
+                names of one hyperparameter (Adam's ``lr`` and ``alpha``), or repeats a
+                Parameter.
         """
         name = type(self).__name__
         if self.target is not None:  # set up again: a replay recorded before must not run on
@@ -408,6 +450,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             with_grad = [p for p in ps if p.grad is not None]
             packed, rest = packer.split(with_grad, self._state, self._cohort)
             segments = []
+            unordered = False
             for sub, members in packed.items():
                 key = (i, *sub)
                 if everyone is None:
@@ -420,7 +463,15 @@ class Optimizer(metaclass=_SetUpOnCreation):
                         gone = {id(p) for p in left}
                         members = [p for p in members if id(p) not in gone]
                     segments.append((key, seg, new, members, None))
-                rest.extend(left)
+                if left:
+                    rest.extend(left)
+                    unordered = True
+            if unordered and len(rest) > 1:
+                # left out segment by segment, after those never packed: back to the group's
+                # order, in which parameters sharing memory (tied weights) take their steps
+                # as they do unpacked
+                at = {id(p): j for j, p in enumerate(with_grad)}
+                rest.sort(key=lambda p: at[id(p)])
             out.append((hp, names, n, segments, rest))
         return out
 
@@ -511,17 +562,24 @@ class Optimizer(metaclass=_SetUpOnCreation):
         stored = self._state.get(p)
         state = _st.arrays_for(stored, data, names)
         backend = backend_of(data)
-        if fits(data, grad, state, backend):
+        wide = sum_dtype_of(data)
+        if wide is None and fits(data, grad, state, backend):
             scratch = self._scratch.get(data, n)
             into = IntoArrays.of(backend, data)  # checked once per backend: may raise
             return p, into, (grad, state, scratch, hp, state is not stored)
-        delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
         dtype = data.dtype
-        if delta.dtype != dtype:
+        if wide is not None:
+            # float16: computed in float32, as PyTorch's kernels do (Adam's grad * grad of
+            # a gradient of 300 is inf in float16); the commit rounds the parameter once
+            data, grad = backend.astype(data, wide), backend.astype(grad, wide)
+            state = {k: backend.astype(a, wide) for k, a in state.items()}
+        delta, new_state = self._rule(NEW_ARRAYS, data, grad, state, [None] * n, hp)
+        if wide is None and delta.dtype != dtype:
             delta = backend.astype(delta, dtype)
+        kind = type(p.data)
         for k, a in new_state.items():
-            if a.dtype != dtype:
-                new_state[k] = backend.astype(a, dtype)
+            if a.dtype != dtype or type(a) is not kind:  # numpy's 0-d arithmetic: scalars
+                new_state[k] = backend.asarray(a, dtype)
         return p, None, (delta, new_state)
 
     def _commit(self, plan: list) -> None:
@@ -547,9 +605,11 @@ class Optimizer(metaclass=_SetUpOnCreation):
                 continue
             delta, new_state = args
             data = new = p.data
-            new += delta  # in place where the array type allows it (numpy, cupy) ...
+            # in place where the array type allows it (numpy, cupy); a float32 delta of a
+            # float16 parameter is added in float32 and rounded once
+            new += delta
             if new is not data:  # ... a new array for immutable ones (JAX)
-                p.data = new
+                p.data = new if new.dtype == data.dtype else backend_of(new).astype(new, data.dtype)
             if new_state:
                 self._state[p] = new_state
 

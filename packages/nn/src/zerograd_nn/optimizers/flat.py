@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from itertools import repeat
 from typing import Any
 
-from zerograd.backends import backend_of, get_array_module
+from zerograd.backends import backend_of, get_array_module, sum_dtype_of
 from zerograd.utils import size_of
 
 from . import state as _st
@@ -284,7 +284,8 @@ class Packer:
         """The parameters that can be packed, by (array type, dtype, cohort), and the others.
 
         A parameter whose gradient or state has another array type or dtype takes the
-        per-parameter update, which casts its results once (and stores state that fits).
+        per-parameter update, which casts its results once (and stores state that fits);
+        so does a float16 one, whose step that update computes in float32.
 
         Args:
             params: parameters with a gradient, all checked by ``Optimizer._validate``.
@@ -300,8 +301,8 @@ class Packer:
         for p in params:
             data, grad = p.data, p.grad.data
             kind = type(data)
-            if type(grad) is not kind or grad.dtype != data.dtype:
-                rest.append(p)
+            if type(grad) is not kind or grad.dtype != data.dtype or sum_dtype_of(data) is not None:
+                rest.append(p)  # float16 too: its step is computed in float32, rounded once
                 continue
             backend = backend_of(data)
             name = backend.name
@@ -425,7 +426,8 @@ class Packer:
         Returns:
             ``[(parameters with a gradient the segments pack, [(key, segment, positions)])
             per group]`` (positions None for a group one segment packs whole, in order), or
-            None when a segment packs a parameter without a gradient or one that is gone.
+            None when a segment packs a parameter without a gradient or one that is gone, or
+            a group of several segments has a parameter with a gradient that none packs.
         """
         parts: list[list] = [[] for _ in grouped]
         for key, seg in self.segments.items():
@@ -447,6 +449,11 @@ class Packer:
                 taken.update(where)
             count = sum(len(w) for _, _, w in laid)
             if len(taken) != count:  # one parameter in two segments: each must have its own
+                return None
+            if count != len(at):
+                # a parameter with a gradient that no segment packs: the places count it,
+                # so they hold only for this very set of gradients, which takes the checked
+                # update; kept, they would be read for a smaller set (past its end)
                 return None
             out.append((count, laid))
         return out

@@ -120,6 +120,22 @@ def check_params(owner: str, params: Any, what: str) -> list[Parameter]:
     return params
 
 
+def _split_betas(name: str, g: dict, i: int) -> dict:
+    """Group ``i`` with PyTorch's ``betas=(b1, b2)`` as ``beta1`` and ``beta2``."""
+    betas = g["betas"]
+    if not (isinstance(betas, (tuple, list)) and len(betas) == 2):
+        raise TypeError(
+            f"{name}.setup: group {i}: betas={betas!r}: give two numbers (beta1, beta2)."
+        )
+    if "beta1" in g or "beta2" in g:
+        raise TypeError(
+            f"{name}.setup: group {i}: give betas=(beta1, beta2) or beta1=/beta2=, not both."
+        )
+    out = {k: v for k, v in g.items() if k != "betas"}
+    out["beta1"], out["beta2"] = betas
+    return out
+
+
 def make_group(opt: Any, g: Any, i: int) -> ParamGroup:
     """Group ``i`` of ``setup``'s list as the optimizer keeps it (checked, defaults filled).
 
@@ -132,8 +148,11 @@ def make_group(opt: Any, g: Any, i: int) -> ParamGroup:
         The group dict the optimizer keeps.
 
     Raises:
-        ValueError: ``g`` is not a dict with ``"params"``, or has unknown keys.
-        TypeError: its params are not Parameters, or a hyperparameter is not a number.
+        ValueError: ``g`` is not a dict with ``"params"``, has unknown keys, or gives two
+            values under two names of one hyperparameter (Adam's ``lr`` and ``alpha``).
+        TypeError: its params are not Parameters, a hyperparameter is not a number, or
+            PyTorch's ``betas`` (taken as ``beta1`` and ``beta2`` where the optimizer has
+            them) is not two numbers or comes with ``beta1``/``beta2``.
     """
     name = type(opt).__name__
     if not isinstance(g, dict) or "params" not in g:
@@ -142,6 +161,8 @@ def make_group(opt: Any, g: Any, i: int) -> ParamGroup:
         )
     specs = type(opt).hyperparameter_specs()
     known = {n: spec.key for n, spec in specs.items()}
+    if "betas" in g and "beta1" in known and "beta2" in known:
+        g = _split_betas(name, g, i)
     unknown = [k for k in g if k not in known and k not in ("params", "param_names")]
     if unknown:
         raise ValueError(
@@ -156,9 +177,18 @@ def make_group(opt: Any, g: Any, i: int) -> ParamGroup:
         group["params"] = LiveParams(params)
     else:
         group["params"] = check_params(name, params, f"group {i}'s params")
+    given: dict[str, tuple[str, float]] = {}  # group key -> (the name it came as, value)
     for k, v in g.items():
         if k in known:
-            group[known[k]] = check_hyper(name, k, v, spec_of(specs, k))
+            key, value = known[k], check_hyper(name, k, v, spec_of(specs, k))
+            if key in given and given[key][1] != value:  # Adam's lr and alpha
+                first, was = given[key]
+                raise ValueError(
+                    f"{name}.setup: group {i} gives {first}={was!r} and {k}={value!r}, two "
+                    f"names of the same hyperparameter; give only one."
+                )
+            given[key] = (k, value)
+            group[key] = value
         elif k == "param_names":
             group[k] = list(v)
     return group

@@ -14,7 +14,8 @@ Each optimizer writes its update once (``Optimizer._rule``) as calls such as
   memory, which they do not allocate.
 - :data:`NEW_ARRAYS` ignores ``out`` and returns a new array (the operator, ``xp.sqrt``):
   for arrays that cannot change in place (JAX) and for mixed dtypes (a float64 gradient
-  of a float32 parameter), whose results are cast to the parameter's dtype at the end.
+  of a float32 parameter), whose results are cast to the parameter's dtype at the end,
+  and for float16 parameters, whose step is computed in float32 and rounded once.
 
 Both apply the same operations in the same order, so they give the same bits.
 """

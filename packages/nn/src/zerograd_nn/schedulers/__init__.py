@@ -21,6 +21,8 @@ such as ``ReduceLROnPlateau``) carries on as with PyTorch's chainable schedulers
 ``CosineAnnealingWarmRestarts`` computes each lr from the base alone, as PyTorch's does, so
 its next step replaces such an lr. The values agree with PyTorch's recursions to the last
 bit or two (closed forms round differently), and exactly at the milestones and restarts.
+A group appended to the optimizer's ``param_groups`` after the scheduler was made (PyTorch's
+``add_param_group``) carries on from its own lr in the same way.
 
 >>> from zerograd import Parameter
 >>> from zerograd_nn.optimizers import SGD

@@ -34,10 +34,36 @@ def _groups(owner: str, optimizer: Any) -> list[dict]:
 _PER_GROUP = ("base_lrs", "_last_lr", "min_lrs")  # state lists with one value per group
 
 
+#: PyTorch's scheduler keywords that zerograd's schedulers do not take, and what to write
+_TORCH_ONLY = {
+    "last_epoch": (
+        "zerograd's schedulers start at step 0. To resume, make it as before and load its "
+        "state: scheduler.load_state_dict(saved) (or load_checkpoint(..., scheduler=...))"
+    ),
+    "verbose": "PyTorch deprecated it; print scheduler.get_last_lr() after step() instead",
+}
+
+
 class _StateMixin:
     """``state_dict()``/``load_state_dict()`` over the scheduler's own attributes."""
 
     _skip = ("optimizer",)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # PyTorch's keywords get one TypeError saying what to write (before __init__ runs,
+        # so the optimizer's lrs are left as they were)
+        for k in kwargs:
+            if k in _TORCH_ONLY:
+                jump = (
+                    "; to go to step t: scheduler.set_step(t)"
+                    if k == "last_epoch" and issubclass(cls, LRScheduler)
+                    else ""
+                )
+                raise TypeError(
+                    f"{cls.__name__}({k}=...): PyTorch's option has no counterpart here "
+                    f"({_TORCH_ONLY[k]}{jump})."
+                )
+        return super().__new__(cls)
 
     def state_dict(self) -> dict[str, Any]:
         """Every attribute but the optimizer (plain numbers and lists)."""
@@ -143,7 +169,10 @@ class LRScheduler(_StateMixin):
         groups = _groups(type(self).__name__, optimizer)
         initial = getattr(optimizer, "initial_lrs", None)
         if initial is None or len(initial) != len(groups):
-            initial = [float(g["lr"]) for g in groups]
+            # groups appended since the first scheduler start from their own lrs; with
+            # groups removed, which are which is unknown: every group starts afresh
+            initial = list(initial or ()) if len(initial or ()) < len(groups) else []
+            initial += [float(g["lr"]) for g in groups[len(initial) :]]
             optimizer.initial_lrs = initial  # the base lrs of every later scheduler
         self.optimizer = optimizer
         self.base_lrs = list(initial)
@@ -194,6 +223,8 @@ class LRScheduler(_StateMixin):
 
         Raises:
             TypeError: an ``epoch`` was given.
+            ValueError: the optimizer has fewer parameter groups than when this was made
+                (groups appended since are scheduled: :meth:`adopt_group`).
         """
         if epoch is not None:
             raise TypeError(
@@ -201,10 +232,41 @@ class LRScheduler(_StateMixin):
                 f"step(epoch)): it counts its own steps. To go to step t, call "
                 f"scheduler.set_step(t); nothing was changed."
             )
-        for i, g in enumerate(self.optimizer.param_groups):
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self._last_lr):
+            self._regroup(groups)
+        for i, g in enumerate(groups):
             if g["lr"] != self._last_lr[i]:
                 self.follow(i, float(g["lr"]))
         self.set_step(self.last_epoch + 1)
+
+    def _regroup(self, groups: list[dict]) -> None:
+        """Take the groups added to the optimizer since the last step; refuse removed ones."""
+        n = len(self._last_lr)
+        if len(groups) < n:
+            raise ValueError(
+                f"{type(self).__name__}.step(): the optimizer has {len(groups)} parameter "
+                f"groups, this scheduler was made for {n}: it follows groups added to the "
+                f"optimizer, not removed ones. Make a new scheduler for the optimizer as it "
+                f"is now; nothing was changed."
+            )
+        for g in groups[n:]:
+            self.adopt_group(float(g["lr"]))
+
+    def adopt_group(self, lr: float) -> None:
+        """Schedule one more parameter group, added to the optimizer after this was made.
+
+        The group's schedule carries on from ``lr``, as a group's does from an lr set by
+        hand (:meth:`follow`): PyTorch's chainable form for a group given to
+        ``add_param_group``. :meth:`step` calls it for each group appended to the
+        optimizer's ``param_groups``.
+
+        Args:
+            lr: the new group's lr.
+        """
+        self.base_lrs.append(lr)
+        self._last_lr.append(lr)
+        self.follow(len(self.base_lrs) - 1, lr)
 
     def follow(self, group: int, lr: float) -> None:
         """Go on from ``lr``, set on ``group`` from outside since the last step.

@@ -63,6 +63,18 @@ class _Composite(LRScheduler):
 
         return commit
 
+    def adopt_group(self, lr: float) -> None:
+        """Schedule one more parameter group in every scheduler, then here.
+
+        See :meth:`LRScheduler.adopt_group`.
+
+        Args:
+            lr: the new group's lr.
+        """
+        for s in self.schedulers:
+            s.adopt_group(lr)
+        super().adopt_group(lr)
+
 
 class SequentialLR(_Composite):
     """Run ``schedulers[i]`` from ``milestones[i-1]`` on; each starts again at its step 0.

@@ -88,6 +88,9 @@ class ReduceLROnPlateau(_StateMixin):
 
         Raises:
             TypeError: ``metric`` is not a number.
+            ValueError: the optimizer's number of groups changed since this was made and
+                ``min_lrs`` holds different values (one ``min_lr`` for all extends to the
+                new groups).
         """
         if isinstance(metric, Variable):
             metric = metric.data
@@ -98,6 +101,16 @@ class ReduceLROnPlateau(_StateMixin):
                 f"ReduceLROnPlateau.step(metric): metric must be a number (or a one-element "
                 f"array), got {type(metric).__name__}."
             ) from None
+        groups = self.optimizer.param_groups
+        if len(groups) != len(self.min_lrs):  # groups appended (or removed) since
+            if len(set(self.min_lrs)) > 1:
+                raise ValueError(
+                    f"ReduceLROnPlateau.step(metric): the optimizer has {len(groups)} "
+                    f"parameter groups, min_lr gives {len(self.min_lrs)} values, one per "
+                    f"group when this was made. Set one per group now (scheduler.min_lrs = "
+                    f"[...]); nothing was changed."
+                )
+            self.min_lrs = self.min_lrs[:1] * len(groups)  # one min_lr for all: PyTorch's
         self.last_epoch += 1
         if self._better(current):
             self.best, self.num_bad_epochs = current, 0
