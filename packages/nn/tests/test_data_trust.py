@@ -1,5 +1,7 @@
 """Data sets, transforms and loaders as a DeZero or PyTorch user meets them: edge cases."""
 
+import gzip
+
 import numpy as np
 import pytest
 
@@ -184,3 +186,20 @@ def test_normalize_takes_numpy_arrays_as_torchvision_does():
     assert n.std == 1.0
     n.mean = mean
     np.testing.assert_allclose(n(x), x - np.array([1.0, 2.0, 3.0])[:, None, None])
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b"\xff" * 20, b"\x01\x05\x00\x00\x00" + b"\x00" * 15],
+    ids=["invalid block type", "bad stored block length"],
+)
+def test_a_gzip_file_with_a_damaged_stream_is_one_clear_error(tmp_path, tail):
+    # zlib's own error ("Error -3 while decompressing data: invalid block type") came out
+    # of gzip's reader, naming neither the file nor what to do
+    path = tmp_path / "train-images-idx3-ubyte.gz"
+    path.write_bytes(gzip.compress(b"\x00\x00\x08\x01\x00\x00\x00\x02ab", mtime=0)[:10] + tail)
+    with pytest.raises(ValueError) as info:
+        D.read_idx(path)
+    msg = str(info.value)
+    assert str(path) in msg and "cannot be read as an IDX file" in msg and "replace it" in msg
+    assert info.value.__cause__ is None and info.value.__suppress_context__

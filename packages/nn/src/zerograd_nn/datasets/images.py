@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import random
 import tarfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def read_idx(path: str | Path) -> Any:
     try:
         with opener(path, "rb") as f:
             buf = f.read()
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:  # zlib's: a damaged deflate stream
         raise ValueError(f"{path}: cannot be read as an IDX file ({exc}); replace it.") from None
     if not buf:
         raise ValueError(f"{path}: the file is empty; replace it with a good copy.")
