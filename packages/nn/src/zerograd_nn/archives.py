@@ -29,6 +29,7 @@ from zerograd.backends import get_backend
 from .atomic import checked_path, file_kind, remove_stale_temporaries, write_atomically
 
 __all__ = [
+    "CHECKPOINT_MEMBER",
     "STORED_KINDS",
     "Archive",
     "Member",
@@ -47,6 +48,10 @@ STORED_KINDS = "biuf"
 """The dtype kinds an archive holds (bool, signed and unsigned integers, floats): what
 every save writes and every load reads back into a parameter. Others are refused when
 saving, so that no file is written that its load would refuse."""
+
+CHECKPOINT_MEMBER = "__checkpoint__"
+"""The name of the array holding a checkpoint's JSON description: an archive that has it
+is a checkpoint (:mod:`zerograd_nn.checkpoint`), one without it a weight file."""
 
 
 def stored_dtype_error(op: str, what: str, dtype: Any) -> TypeError | None:

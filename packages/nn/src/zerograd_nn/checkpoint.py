@@ -67,7 +67,7 @@ __all__ = [
 ]
 
 FORMAT = 1
-_META = "__checkpoint__"
+_META = _a.CHECKPOINT_MEMBER
 _REF = "__array__"  # {"__array__": member name} in the description stands for an array
 _SAVE = "save_checkpoint"
 # member names keep printable ASCII but for the separator, the escape and the backslash
