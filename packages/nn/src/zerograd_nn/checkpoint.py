@@ -412,6 +412,7 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
     Raises:
         FileNotFoundError: ``directory`` does not exist or holds no readable checkpoint.
         NotADirectoryError: ``directory`` is a file.
+        PermissionError: ``directory`` cannot be listed.
     """
     op = "latest_checkpoint"
     directory = os.fspath(directory)
@@ -421,8 +422,16 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
         raise NotADirectoryError(
             f"{op}: {directory!r} is a file, not a folder; load it with load_checkpoint()."
         )
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:  # no permission to list it
+        raise type(exc)(
+            exc.errno,
+            f"{op}: cannot list the folder {directory!r} ({exc.strerror or exc}); make it "
+            f"readable (chmod u+r) or give the path of a checkpoint in it.",
+        ) from None
     best, best_key, passed = None, None, []
-    for name in sorted(os.listdir(directory)):
+    for name in names:
         path = os.path.join(directory, name)
         if name.startswith(".") or not name.endswith(".npz") or not os.path.isfile(path):
             continue
