@@ -8,7 +8,7 @@ Examples:
 """
 
 from .arrays import TensorDataset
-from .base import DOWNLOADS, Dataset, data_home, fetch, get_file, verify_checksum
+from .base import DOWNLOADS, Dataset, data_home, fetch, get_file, unreadable, verify_checksum
 from .images import CIFAR10, CIFAR100, MNIST, FashionMNIST, read_idx
 from .text import Shakespear, TextCharDataset
 from .toy import SinCurve, Spiral, get_spiral
@@ -30,5 +30,6 @@ __all__ = [
     "get_file",
     "get_spiral",
     "read_idx",
+    "unreadable",
     "verify_checksum",
 ]
