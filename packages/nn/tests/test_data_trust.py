@@ -274,3 +274,36 @@ def test_a_data_file_that_cannot_be_read_is_one_clear_error(tmp_path):
             f"(Permission denied); make it readable (chmod u+r) or place a readable copy "
             f"there. | True"
         )
+
+
+def _put_in_the_way(path, kind):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "a folder":
+        path.mkdir()
+    elif kind == "a symbolic link that leads nowhere":
+        path.symlink_to(path.parent / "gone")
+    else:  # a loop of links
+        path.symlink_to(path)
+
+
+IN_THE_WAY = ["a folder", "a symbolic link that leads nowhere", "a symbolic link in a loop"]
+
+
+@pytest.mark.parametrize("kind", IN_THE_WAY)
+def test_a_data_file_name_taken_by_something_else_says_what_is_there(tmp_path, kind):
+    # a folder or a broken link of a data file's name was reported as the file "missing",
+    # asking to place a file where the user sees one already
+    _put_in_the_way(tmp_path / "t10k-images-idx3-ubyte.gz", kind)
+    (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(b"\x00\x00\x08\x01\x00\x00\x00\x00")
+    with pytest.raises(FileNotFoundError) as info:
+        D.MNIST(train=False, root=tmp_path)
+    msg = str(info.value)
+    assert "  t10k-images-idx3-ubyte.gz   (from https://" in msg
+    assert f"{tmp_path / 't10k-images-idx3-ubyte.gz'} is {kind}, not the file; remove it" in msg
+    assert "t10k-labels" not in msg  # the unpacked labels file is there
+    _put_in_the_way(tmp_path / "cifar" / "test_batch.bin", kind)
+    with pytest.raises(FileNotFoundError) as info:
+        D.CIFAR10(train=False, root=tmp_path / "cifar")
+    msg = str(info.value)
+    assert msg.startswith("CIFAR10: missing data in ")
+    assert f"{tmp_path / 'cifar' / 'test_batch.bin'} is {kind}, not the file; remove it" in msg

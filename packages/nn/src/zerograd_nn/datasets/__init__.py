@@ -8,7 +8,16 @@ Examples:
 """
 
 from .arrays import TensorDataset
-from .base import DOWNLOADS, Dataset, data_home, fetch, get_file, unreadable, verify_checksum
+from .base import (
+    DOWNLOADS,
+    Dataset,
+    data_home,
+    fetch,
+    get_file,
+    in_the_way,
+    unreadable,
+    verify_checksum,
+)
 from .images import CIFAR10, CIFAR100, MNIST, FashionMNIST, read_idx
 from .text import Shakespear, TextCharDataset
 from .toy import SinCurve, Spiral, get_spiral
@@ -29,6 +38,7 @@ __all__ = [
     "fetch",
     "get_file",
     "get_spiral",
+    "in_the_way",
     "read_idx",
     "unreadable",
     "verify_checksum",

@@ -30,6 +30,7 @@ __all__ = [
     "data_home",
     "fetch",
     "get_file",
+    "in_the_way",
     "unreadable",
     "verify_checksum",
 ]
@@ -218,6 +219,33 @@ def as_root(owner: str, root: Any, default: str) -> Path:
     return Path(root).expanduser()
 
 
+def in_the_way(path: str | os.PathLike) -> str | None:
+    """Say what stands where a data file should be when it is no file (a folder, a broken link).
+
+    A file missing from the user's view is then told apart from a name taken by something
+    else, which the error asks them to remove.
+
+    Args:
+        path: where the file should be.
+
+    Returns:
+        ``"a folder"``, ``"a symbolic link that leads nowhere"``, ``"a symbolic link in a
+        loop"`` or ``"not a regular file"``; None when nothing is there or the file is.
+    """
+    if os.path.isfile(path) or not os.path.lexists(path):
+        return None
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            return "a symbolic link that leads nowhere"
+        except OSError:
+            return "a symbolic link in a loop"
+    if os.path.isdir(path):
+        return "a folder"
+    return "not a regular file"
+
+
 def unreadable(owner: str, path: str | os.PathLike, exc: OSError) -> OSError:
     """The error for a data file that is there but cannot be read, saying what to do.
 
@@ -402,8 +430,11 @@ def fetch(
             raise
     if missing:
         lines = "\n".join(
-            f"  {name}" + (f"   (from {files[name][0]})" if files[name][0] else "")
+            f"  {name}"
+            + (f"   (from {files[name][0]})" if files[name][0] else "")
+            + (f"; {paths[name]} is {what}, not the file; remove it" if what else "")
             for name in missing
+            for what in [in_the_way(paths[name])]
         )
         how = "pass download=True to fetch them, or " if all(files[n][0] for n in missing) else ""
         raise FileNotFoundError(

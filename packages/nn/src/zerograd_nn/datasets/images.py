@@ -18,7 +18,15 @@ from zerograd.backends import as_numpy, get_backend
 from zerograd.checks import flag
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
-from .base import Dataset, as_root, fetch, host_numpy, unreadable, verify_checksum
+from .base import (
+    Dataset,
+    as_root,
+    fetch,
+    host_numpy,
+    in_the_way,
+    unreadable,
+    verify_checksum,
+)
 
 __all__ = ["CIFAR10", "CIFAR100", "FashionMNIST", "MNIST", "read_idx"]
 
@@ -326,11 +334,17 @@ class CIFAR10(_ImageFiles):
             except FileNotFoundError:
                 if self.download:
                     raise
+                taken = [
+                    f" {p} is {what}, not the file; remove it."
+                    for folder in (self.root, self.root / self.inner)
+                    for p in [folder / n for n in names] + [folder / self.archive]
+                    if (what := in_the_way(p))
+                ]
                 raise FileNotFoundError(
                     f"{self.name}: missing data in {self.root}: place either {self.archive} (from "
                     f"{self.url}) or its extracted files {', '.join(names)} there (or in "
                     f"{self.root / self.inner}); pass download=True to fetch the archive, or "
-                    f"root=<dir>."
+                    f"root=<dir>." + "".join(taken)
                 ) from None
         verify_checksum(archive, f"md5:{self.archive_md5}", self.name)
         try:
