@@ -17,6 +17,7 @@ are such archives.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import stat
@@ -202,8 +203,14 @@ def _open_regular(path: str, op: str, what: str, hint: str, error: type) -> tupl
     except error:
         raise
     except OSError as exc:  # no permission, a loop of links, a socket
+        if isinstance(exc, PermissionError):
+            advice = "; make it readable (chmod u+r)."
+        elif exc.errno == errno.ELOOP:
+            advice = f"; it is a symbolic link in a loop: remove it or point it at a {what}."
+        else:
+            advice = ""
         raise type(exc)(
-            exc.errno, f"{op}: cannot open the {what} {path!r} ({exc.strerror or exc})"
+            exc.errno, f"{op}: cannot open the {what} {path!r} ({exc.strerror or exc}){advice}"
         ) from None
     try:
         info = os.fstat(fd)
