@@ -1084,3 +1084,31 @@ def test_a_folder_that_cannot_be_listed_is_one_clear_error(tmp_path):
         f"checkpoint in it. True"
     )
     assert lines == [expected, expected, "0 None"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "a flipped byte"])
+def test_latest_checkpoint_warns_when_it_passes_over_a_damaged_newer_checkpoint(tmp_path, damage):
+    # a damaged newest checkpoint was passed over in silence: a resume went on from an
+    # older one, losing the iterations in between without a word
+    from zerograd_nn.checkpoint import latest_checkpoint
+    from zerograd_nn.weights import save_weights
+
+    model = L.Linear(3, in_size=2)
+    old = save_checkpoint(tmp_path / "c_1.npz", model=model, iteration=1)
+    new = save_checkpoint(tmp_path / "c_2.npz", model=model, iteration=2)
+    save_weights(model, tmp_path / "w.npz")  # not a checkpoint: passed over in silence
+    data = bytearray((tmp_path / "c_2.npz").read_bytes())
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    else:
+        data[120] ^= 1  # in the model's first array: its checksum fails
+    (tmp_path / "c_2.npz").write_bytes(bytes(data))
+    with pytest.warns(UserWarning) as record:
+        assert latest_checkpoint(tmp_path) == old
+    assert len(record) == 1
+    msg = str(record[0].message)
+    assert msg.startswith(f"latest_checkpoint: passed over {new!r}, which cannot be read as a ")
+    assert msg.endswith(
+        f"; {old!r} is the newest readable checkpoint. Delete or move the damaged file to "
+        f"silence this warning."
+    )
