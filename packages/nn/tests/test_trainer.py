@@ -1663,3 +1663,21 @@ def test_a_snapshot_that_fails_to_write_keeps_its_list_of_files(tmp_path):
         trainer.run()
     assert snap.written == before and snap.state_dict() == {"written": before}
     assert sorted(os.listdir(tmp_path)) == files
+
+
+def test_a_csv_log_written_after_a_resume_has_each_column_once(tmp_path):
+    # after a resume, the first write of a CSV log rewrote it with every column once per
+    # restored entry ("epoch,iteration,...,epoch,iteration,..."): the columns were
+    # gathered from each entry without seeing those gathered from the entries before
+    def drop_time(path):
+        rows = list(csv.reader(path.open()))
+        keep = [i for i, name in enumerate(rows[0]) if name != "elapsed_time"]
+        return [[row[i] for i in keep] for row in rows]
+
+    straight, logs = _two_logs(tmp_path / "a", "epoch.jsonl")
+    straight.run()
+    header = next(csv.reader((tmp_path / "a" / "steps.csv").open()))
+    assert len(header) == len(set(header))
+    resumed, _ = _two_logs(tmp_path / "b", "steps.csv", seed=1)
+    resumed.resume(tmp_path / "a" / "snapshot_iter_00000010.npz").run()
+    assert drop_time(tmp_path / "b" / "steps.csv") == drop_time(tmp_path / "a" / "steps.csv")
