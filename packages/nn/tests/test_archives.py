@@ -175,3 +175,63 @@ def test_an_open_archive_reads_from_the_file_it_opened(tmp_path):
         os.replace(tmp_path / "new.npz", path)
         np.testing.assert_array_equal(archive.read(["a"])["a"], np.arange(3.0))
     np.testing.assert_array_equal(read_weights(path)["a"], np.arange(5.0))
+
+
+def test_a_link_in_a_loop_says_what_to_do(tmp_path):
+    # the error said only "(Too many levels of symbolic links)"
+    path = tmp_path / "loop.npz"
+    path.symlink_to(path)
+    model = _model()
+    before = {k: np.array(p.data, copy=True) for k, p in model.named_params().items()}
+    with pytest.raises(OSError) as info:
+        load_checkpoint(path, model=model)
+    assert str(info.value) == (
+        f"[Errno 40] load_checkpoint: cannot open the checkpoint '{path}' (Too many levels "
+        f"of symbolic links); it is a symbolic link in a loop: remove it or point it at a "
+        f"checkpoint."
+    )
+    with pytest.raises(OSError, match=r"in a loop: remove it or point it at a weight file\.$"):
+        read_weights(path)
+    for k, p in model.named_params().items():
+        np.testing.assert_array_equal(p.data, before[k])
+
+
+UNREADABLE_ARCHIVES = """
+import sys
+from zerograd_nn.checkpoint import load_checkpoint
+from zerograd_nn.models import MLP
+from zerograd_nn.weights import load_weights
+
+model = MLP((3, 2))
+for load in (lambda p: load_weights(model, p), lambda p: load_checkpoint(p, model=model)):
+    try:
+        load(sys.argv[1])
+    except OSError as exc:
+        print(type(exc).__name__, exc)
+"""
+
+
+def test_a_file_without_read_permission_says_what_to_do(tmp_path):
+    # the error said only "(Permission denied)"
+    import shutil
+
+    path = tmp_path / "run.npz"
+    path.write_bytes(b"unread")
+    script = tmp_path / "load.py"
+    script.write_text(UNREADABLE_ARCHIVES)
+    cmd = [sys.executable, str(script), str(path)]
+    if os.geteuid() == 0:  # root reads any file: run without the capability to
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root and setpriv (util-linux) is missing to drop privileges")
+        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", *cmd]
+    os.chmod(path, 0o000)
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    finally:
+        os.chmod(path, 0o644)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        f"PermissionError [Errno 13] {op}: cannot open the {what} '{path}' (Permission "
+        f"denied); make it readable (chmod u+r)."
+        for op, what in (("load_weights", "weight file"), ("load_checkpoint", "checkpoint"))
+    ]

@@ -1030,3 +1030,85 @@ def test_strict_takes_numpys_bools(tmp_path):
     load_checkpoint(path, model=model, strict=np.True_)
     result = model.load_state_dict({}, strict=np.False_)  # names nothing: all missing
     assert sorted(result.missing) == sorted(model.state_dict())
+
+
+UNREADABLE_FOLDER = """
+import sys
+from zerograd_nn import DataLoader
+from zerograd_nn.checkpoint import latest_checkpoint
+from zerograd_nn.datasets import Spiral
+from zerograd_nn.layers import Linear
+from zerograd_nn.optimizers import SGD
+from zerograd_nn.training import Trainer
+
+folder = sys.argv[1]
+model = Linear(3, in_size=2)
+trainer = Trainer(model, SGD().setup(model), DataLoader(Spiral(), 100), max_epochs=1)
+for find in (latest_checkpoint, trainer.resume):
+    try:
+        find(folder)
+    except OSError as exc:
+        print(type(exc).__name__, exc, exc.__cause__ is None and exc.__suppress_context__)
+print(trainer.iteration, trainer.resumed_from)
+"""
+
+
+def test_a_folder_that_cannot_be_listed_is_one_clear_error(tmp_path):
+    # latest_checkpoint (and Trainer.resume of a folder) let os.listdir's bare
+    # "[Errno 13] Permission denied: '<folder>'" out, naming neither itself nor what to do
+    import shutil
+    import subprocess
+    import sys
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    model = L.Linear(3, in_size=2)
+    save_checkpoint(folder / "c.npz", model=model)
+    script = tmp_path / "list.py"
+    script.write_text(UNREADABLE_FOLDER)
+    cmd = [sys.executable, str(script), str(folder)]
+    if os.geteuid() == 0:  # root reads any folder: run without the capability to
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root and setpriv (util-linux) is missing to drop privileges")
+        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", *cmd]
+    os.chmod(folder, 0o311)  # can be entered, not listed
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    finally:
+        os.chmod(folder, 0o755)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    expected = (
+        f"PermissionError [Errno 13] latest_checkpoint: cannot list the folder '{folder}' "
+        f"(Permission denied); make it readable (chmod u+r) or give the path of a "
+        f"checkpoint in it. True"
+    )
+    assert lines == [expected, expected, "0 None"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "a flipped byte"])
+def test_latest_checkpoint_warns_when_it_passes_over_a_damaged_newer_checkpoint(tmp_path, damage):
+    # a damaged newest checkpoint was passed over in silence: a resume went on from an
+    # older one, losing the iterations in between without a word
+    from zerograd_nn.checkpoint import latest_checkpoint
+    from zerograd_nn.weights import save_weights
+
+    model = L.Linear(3, in_size=2)
+    old = save_checkpoint(tmp_path / "c_1.npz", model=model, iteration=1)
+    new = save_checkpoint(tmp_path / "c_2.npz", model=model, iteration=2)
+    save_weights(model, tmp_path / "w.npz")  # not a checkpoint: passed over in silence
+    data = bytearray((tmp_path / "c_2.npz").read_bytes())
+    if damage == "truncated":
+        data = data[: len(data) // 2]
+    else:
+        data[120] ^= 1  # in the model's first array: its checksum fails
+    (tmp_path / "c_2.npz").write_bytes(bytes(data))
+    with pytest.warns(UserWarning) as record:
+        assert latest_checkpoint(tmp_path) == old
+    assert len(record) == 1
+    msg = str(record[0].message)
+    assert msg.startswith(f"latest_checkpoint: passed over {new!r}, which cannot be read as a ")
+    assert msg.endswith(
+        f"; {old!r} is the newest readable checkpoint. Delete or move the damaged file to "
+        f"silence this warning."
+    )

@@ -1,5 +1,7 @@
 """Data sets, transforms and loaders as a DeZero or PyTorch user meets them: edge cases."""
 
+import gzip
+
 import numpy as np
 import pytest
 
@@ -184,3 +186,124 @@ def test_normalize_takes_numpy_arrays_as_torchvision_does():
     assert n.std == 1.0
     n.mean = mean
     np.testing.assert_allclose(n(x), x - np.array([1.0, 2.0, 3.0])[:, None, None])
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [b"\xff" * 20, b"\x01\x05\x00\x00\x00" + b"\x00" * 15],
+    ids=["invalid block type", "bad stored block length"],
+)
+def test_a_gzip_file_with_a_damaged_stream_is_one_clear_error(tmp_path, tail):
+    # zlib's own error ("Error -3 while decompressing data: invalid block type") came out
+    # of gzip's reader, naming neither the file nor what to do
+    path = tmp_path / "train-images-idx3-ubyte.gz"
+    path.write_bytes(gzip.compress(b"\x00\x00\x08\x01\x00\x00\x00\x02ab", mtime=0)[:10] + tail)
+    with pytest.raises(ValueError) as info:
+        D.read_idx(path)
+    msg = str(info.value)
+    assert str(path) in msg and "cannot be read as an IDX file" in msg and "replace it" in msg
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+
+
+UNREADABLE_DATA = """
+import sys
+from zerograd_nn import datasets as D
+
+root = sys.argv[1]
+for name, make in [
+    ("mnist gz", lambda: D.MNIST(train=False, root=root + "/mnist-gz")),
+    ("mnist raw", lambda: D.MNIST(train=False, root=root + "/mnist-raw")),
+    ("cifar bin", lambda: D.CIFAR10(train=False, root=root + "/cifar-bin")),
+    ("cifar tar", lambda: D.CIFAR10(train=False, root=root + "/cifar-tar")),
+]:
+    try:
+        make()
+    except Exception as exc:
+        print(name, "|", type(exc).__name__, "|", exc, "|", exc.__suppress_context__)
+"""
+
+
+def test_a_data_file_that_cannot_be_read_is_one_clear_error(tmp_path):
+    # a file without read permission: the checksum's open and CIFAR's read let a bare
+    # "[Errno 13] Permission denied: '<path>'" out, and read_idx said "replace it"
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    files = {
+        "mnist-gz/t10k-images-idx3-ubyte.gz": b"x",
+        "mnist-gz/t10k-labels-idx1-ubyte.gz": b"x",
+        "mnist-raw/t10k-images-idx3-ubyte": b"x",
+        "mnist-raw/t10k-labels-idx1-ubyte": b"x",
+        "cifar-bin/test_batch.bin": b"x",
+        "cifar-tar/cifar-10-binary.tar.gz": b"x",
+    }
+    locked = []
+    for name, data in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_bytes(data)
+        if "images" in name or "labels" not in name:
+            os.chmod(path, 0o000)
+            locked.append(path)
+    script = tmp_path / "read.py"
+    script.write_text(UNREADABLE_DATA)
+    cmd = [sys.executable, str(script), str(tmp_path)]
+    if os.geteuid() == 0:  # root reads any file: run without the capability to
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root and setpriv (util-linux) is missing to drop privileges")
+        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", *cmd]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    finally:
+        for path in locked:
+            os.chmod(path, 0o644)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    expected = [
+        ("mnist gz", "MNIST", "mnist-gz/t10k-images-idx3-ubyte.gz"),
+        ("mnist raw", "MNIST", "mnist-raw/t10k-images-idx3-ubyte"),
+        ("cifar bin", "CIFAR10", "cifar-bin/test_batch.bin"),
+        ("cifar tar", "CIFAR10", "cifar-tar/cifar-10-binary.tar.gz"),
+    ]
+    assert len(lines) == len(expected), done.stdout
+    for line, (case, owner, name) in zip(lines, expected):
+        assert line == (
+            f"{case} | PermissionError | [Errno 13] {owner}: cannot read {tmp_path / name} "
+            f"(Permission denied); make it readable (chmod u+r) or place a readable copy "
+            f"there. | True"
+        )
+
+
+def _put_in_the_way(path, kind):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "a folder":
+        path.mkdir()
+    elif kind == "a symbolic link that leads nowhere":
+        path.symlink_to(path.parent / "gone")
+    else:  # a loop of links
+        path.symlink_to(path)
+
+
+IN_THE_WAY = ["a folder", "a symbolic link that leads nowhere", "a symbolic link in a loop"]
+
+
+@pytest.mark.parametrize("kind", IN_THE_WAY)
+def test_a_data_file_name_taken_by_something_else_says_what_is_there(tmp_path, kind):
+    # a folder or a broken link of a data file's name was reported as the file "missing",
+    # asking to place a file where the user sees one already
+    _put_in_the_way(tmp_path / "t10k-images-idx3-ubyte.gz", kind)
+    (tmp_path / "t10k-labels-idx1-ubyte").write_bytes(b"\x00\x00\x08\x01\x00\x00\x00\x00")
+    with pytest.raises(FileNotFoundError) as info:
+        D.MNIST(train=False, root=tmp_path)
+    msg = str(info.value)
+    assert "  t10k-images-idx3-ubyte.gz   (from https://" in msg
+    assert f"{tmp_path / 't10k-images-idx3-ubyte.gz'} is {kind}, not the file; remove it" in msg
+    assert "t10k-labels" not in msg  # the unpacked labels file is there
+    _put_in_the_way(tmp_path / "cifar" / "test_batch.bin", kind)
+    with pytest.raises(FileNotFoundError) as info:
+        D.CIFAR10(train=False, root=tmp_path / "cifar")
+    msg = str(info.value)
+    assert msg.startswith("CIFAR10: missing data in ")
+    assert f"{tmp_path / 'cifar' / 'test_batch.bin'} is {kind}, not the file; remove it" in msg

@@ -333,3 +333,67 @@ def test_an_unsized_layer_refuses_a_weight_its_arguments_do_not_allow(make, bad,
     assert model.load_state_dict(d) == ([], [])
     assert model.lazy.W.data.shape == good and model.lazy.W.data.dtype == np.float32
     np.testing.assert_array_equal(model.sized.W.data, np.full((2, 2), 7, np.float32))
+
+
+def _sized_mlp(seed):
+    np.random.seed(seed)
+    model = MLP((3, 2))
+    model(np.ones((1, 4), np.float32))
+    return model
+
+
+def _values(model):
+    return {k: np.array(p.data, copy=True) for k, p in model.named_params().items()}
+
+
+def test_a_path_given_as_the_state_dict_points_to_the_file_loaders(tmp_path):
+    # "d must be a mapping ..., got str": a PyTorch user passes the file
+    model = _sized_mlp(0)
+    path = model.save_weights(str(tmp_path / "w.npz")) or str(tmp_path / "w.npz")
+    for d in (path, tmp_path / "w.npz"):
+        with pytest.raises(TypeError) as info:
+            model.load_state_dict(d)
+        assert str(info.value) == (
+            f"MLP.load_state_dict(d): d is a path ({d!r}), not a state dict (the mapping "
+            f"state_dict() returns); to load a file, use load_weights(path) for a weight "
+            f"file or zerograd_nn.checkpoint.load_checkpoint(path, model=...) for a "
+            f"checkpoint."
+        )
+
+
+def test_a_weight_files_arrays_given_as_the_state_dict_point_to_load_weights(tmp_path):
+    # np.load of a weight file has DeZero's 'l0/W' names: the error advised strict=False,
+    # which then loaded nothing
+    src = _sized_mlp(0)
+    src.save_weights(str(tmp_path / "w.npz"))
+    dst = _sized_mlp(1)
+    before = _values(dst)
+    with np.load(tmp_path / "w.npz") as npz, pytest.raises(ValueError) as info:
+        dst.load_state_dict(npz)
+    msg = str(info.value)
+    assert "strict=False" not in msg
+    assert msg.endswith(
+        "Nothing was changed; these are a weight file's names ('l0/W' for 'l0.W'): load the "
+        "file with load_weights(path)."
+    )
+    for k, a in _values(dst).items():
+        np.testing.assert_array_equal(a, before[k])
+
+
+def test_a_checkpoints_arrays_given_as_the_state_dict_point_to_load_checkpoint(tmp_path):
+    from zerograd_nn.checkpoint import save_checkpoint
+
+    src = _sized_mlp(0)
+    save_checkpoint(tmp_path / "c.npz", model=src)
+    dst = _sized_mlp(1)
+    before = _values(dst)
+    with np.load(tmp_path / "c.npz") as npz, pytest.raises(ValueError) as info:
+        dst.load_state_dict(npz)
+    msg = str(info.value)
+    assert "strict=False" not in msg
+    assert msg.endswith(
+        "Nothing was changed; these are a checkpoint's arrays: load the file with "
+        "zerograd_nn.checkpoint.load_checkpoint(path, model=...)."
+    )
+    for k, a in _values(dst).items():
+        np.testing.assert_array_equal(a, before[k])

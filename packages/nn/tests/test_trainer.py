@@ -680,7 +680,9 @@ def test_resume_from_a_folder_takes_its_newest_snapshot_whatever_the_names(tmp_p
     (folder / "snapshot_iter_00000005.npz").rename(folder / "snapshot_iter_675.npz")
     (folder / "notes.npz").write_bytes(b"not an archive")
     straight.model.save_weights(folder / "weights.npz")
-    assert latest_checkpoint(folder) == str(folder / "snapshot_iter_35.npz")
+    with pytest.warns(UserWarning, match=r"passed over .*notes\.npz', which cannot be read"):
+        assert latest_checkpoint(folder) == str(folder / "snapshot_iter_35.npz")
+    (folder / "notes.npz").unlink()  # the weight file is passed over in silence
 
     longer = _resumable(tmp_path / "s", 0, (5, "iteration"))
     longer.max_iterations = 45
@@ -1661,3 +1663,50 @@ def test_a_snapshot_that_fails_to_write_keeps_its_list_of_files(tmp_path):
         trainer.run()
     assert snap.written == before and snap.state_dict() == {"written": before}
     assert sorted(os.listdir(tmp_path)) == files
+
+
+def test_a_csv_log_written_after_a_resume_has_each_column_once(tmp_path):
+    # after a resume, the first write of a CSV log rewrote it with every column once per
+    # restored entry ("epoch,iteration,...,epoch,iteration,..."): the columns were
+    # gathered from each entry without seeing those gathered from the entries before
+    def drop_time(path):
+        rows = list(csv.reader(path.open()))
+        keep = [i for i, name in enumerate(rows[0]) if name != "elapsed_time"]
+        return [[row[i] for i in keep] for row in rows]
+
+    straight, logs = _two_logs(tmp_path / "a", "epoch.jsonl")
+    straight.run()
+    header = next(csv.reader((tmp_path / "a" / "steps.csv").open()))
+    assert len(header) == len(set(header))
+    resumed, _ = _two_logs(tmp_path / "b", "steps.csv", seed=1)
+    resumed.resume(tmp_path / "a" / "snapshot_iter_00000010.npz").run()
+    assert drop_time(tmp_path / "b" / "steps.csv") == drop_time(tmp_path / "a" / "steps.csv")
+
+
+def test_a_run_resumed_into_another_folder_keeps_the_snapshots_it_started_from(tmp_path):
+    # with n_retains, the resumed run (out=b) deleted the snapshots of folder a it was
+    # resumed from: the saved list of files written named a's files, and each new
+    # snapshot removed the oldest of them
+    straight = _resumable(tmp_path / "a", 0, (5, "iteration"))
+    straight.get_extension("Snapshot").n_retains = 2
+    straight.max_iterations = 20
+    straight.run()
+    kept = {p.name: p.read_bytes() for p in (tmp_path / "a").glob("*.npz")}
+    assert sorted(kept) == ["snapshot_iter_00000015.npz", "snapshot_iter_00000020.npz"]
+    resumed = _resumable(tmp_path / "b", 1, (5, "iteration"))
+    resumed.get_extension("Snapshot").n_retains = 2
+    resumed.resume(tmp_path / "a").run()
+    assert {p.name: p.read_bytes() for p in (tmp_path / "a").glob("*.npz")} == kept
+    assert sorted(p.name for p in (tmp_path / "b").glob("*.npz")) == [
+        "snapshot_iter_00000030.npz",
+        "snapshot_iter_00000035.npz",
+    ]
+
+
+def test_snapshots_named_by_an_absolute_path_are_kept_to_n_retains(tmp_path):
+    trainer = _resumable(tmp_path / "out", 0, (5, "iteration"))
+    del trainer._extensions["Snapshot"]
+    where = tmp_path / "elsewhere"
+    trainer.extend(Snapshot(str(where / "s_{iteration}.npz"), (5, "iteration"), n_retains=2))
+    trainer.run()
+    assert sorted(p.name for p in where.iterdir()) == ["s_30.npz", "s_35.npz"]

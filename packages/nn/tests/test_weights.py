@@ -9,7 +9,13 @@ import pytest
 import zerograd_nn.layers as L
 from zerograd.backends import backend_of
 from zerograd_nn.models import MLP, Sequential
-from zerograd_nn.weights import WeightFileError, named_params, read_weights, save_weights
+from zerograd_nn.weights import (
+    WeightFileError,
+    load_weights,
+    named_params,
+    read_weights,
+    save_weights,
+)
 
 
 def make_model(seed=0, sizes=(4, 3)):
@@ -408,3 +414,23 @@ def test_an_unsized_layer_refuses_a_file_weight_its_arguments_do_not_allow(
     model.load_weights(path)
     np.testing.assert_array_equal(model.l1.W.data, w.astype(np.float32))
     assert model.l1.W.data.dtype == np.float32
+
+
+def test_a_checkpoint_given_to_load_weights_says_to_use_load_checkpoint(tmp_path):
+    # it said the file "does not fit MLP", listing every optimizer and random-state array
+    # of the checkpoint as "not in the model"; load_checkpoint says the converse already
+    from zerograd_nn.checkpoint import save_checkpoint
+    from zerograd_nn.optimizers import Adam
+
+    src = make_model(0)
+    path = save_checkpoint(tmp_path / "run.npz", model=src, optimizer=Adam().setup(src))
+    dst = make_model(1)
+    before = snapshot(dst)
+    for load in (dst.load_weights, lambda p: load_weights(dst, p)):
+        with pytest.raises(WeightFileError) as info:
+            load(path)
+        msg = str(info.value)
+        assert msg.startswith(f"load_weights: {path!r} is a checkpoint")
+        assert "load_checkpoint(" in msg and "The model was not changed." in msg
+        assert "not in the model" not in msg
+        assert_unchanged(dst, before)

@@ -17,6 +17,7 @@ are such archives.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 import stat
@@ -29,6 +30,7 @@ from zerograd.backends import get_backend
 from .atomic import checked_path, file_kind, remove_stale_temporaries, write_atomically
 
 __all__ = [
+    "CHECKPOINT_MEMBER",
     "STORED_KINDS",
     "Archive",
     "Member",
@@ -47,6 +49,10 @@ STORED_KINDS = "biuf"
 """The dtype kinds an archive holds (bool, signed and unsigned integers, floats): what
 every save writes and every load reads back into a parameter. Others are refused when
 saving, so that no file is written that its load would refuse."""
+
+CHECKPOINT_MEMBER = "__checkpoint__"
+"""The name of the array holding a checkpoint's JSON description: an archive that has it
+is a checkpoint (:mod:`zerograd_nn.checkpoint`), one without it a weight file."""
 
 
 def stored_dtype_error(op: str, what: str, dtype: Any) -> TypeError | None:
@@ -197,8 +203,14 @@ def _open_regular(path: str, op: str, what: str, hint: str, error: type) -> tupl
     except error:
         raise
     except OSError as exc:  # no permission, a loop of links, a socket
+        if isinstance(exc, PermissionError):
+            advice = "; make it readable (chmod u+r)."
+        elif exc.errno == errno.ELOOP:
+            advice = f"; it is a symbolic link in a loop: remove it or point it at a {what}."
+        else:
+            advice = ""
         raise type(exc)(
-            exc.errno, f"{op}: cannot open the {what} {path!r} ({exc.strerror or exc})"
+            exc.errno, f"{op}: cannot open the {what} {path!r} ({exc.strerror or exc}){advice}"
         ) from None
     try:
         info = os.fstat(fd)

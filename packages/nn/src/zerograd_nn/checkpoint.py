@@ -47,6 +47,7 @@ import json
 import os
 import random
 import string
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
@@ -67,7 +68,7 @@ __all__ = [
 ]
 
 FORMAT = 1
-_META = "__checkpoint__"
+_META = _a.CHECKPOINT_MEMBER
 _REF = "__array__"  # {"__array__": member name} in the description stands for an array
 _SAVE = "save_checkpoint"
 # member names keep printable ASCII but for the separator, the escape and the backslash
@@ -401,7 +402,9 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
 
     Only each ``.npz`` file's small description is read, so the names do not matter
     (``snapshot_iter_90.npz`` and ``snapshot_iter_00000675.npz`` compare by what they
-    hold); files that are not readable checkpoints are passed over.
+    hold); other archives (weight files) are passed over, and so are files that cannot be
+    read as checkpoints (damaged, truncated, unreadable), each with a warning naming it:
+    the newest may be one of them.
 
     Args:
         directory: the folder to look in (a ``Trainer``'s ``out``).
@@ -412,6 +415,7 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
     Raises:
         FileNotFoundError: ``directory`` does not exist or holds no readable checkpoint.
         NotADirectoryError: ``directory`` is a file.
+        PermissionError: ``directory`` cannot be listed.
     """
     op = "latest_checkpoint"
     directory = os.fspath(directory)
@@ -421,20 +425,40 @@ def latest_checkpoint(directory: str | os.PathLike) -> str:
         raise NotADirectoryError(
             f"{op}: {directory!r} is a file, not a folder; load it with load_checkpoint()."
         )
-    best, best_key, passed = None, None, []
-    for name in sorted(os.listdir(directory)):
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:  # no permission to list it
+        raise type(exc)(
+            exc.errno,
+            f"{op}: cannot list the folder {directory!r} ({exc.strerror or exc}); make it "
+            f"readable (chmod u+r) or give the path of a checkpoint in it.",
+        ) from None
+    best, best_key, passed, damaged = None, None, [], []
+    for name in names:
         path = os.path.join(directory, name)
         if name.startswith(".") or not name.endswith(".npz") or not os.path.isfile(path):
             continue
         try:
             with _a.open_archive(path, op, "checkpoint", _SAVE, error=CheckpointError) as archive:
+                if _META not in archive.members:  # a weight file, another archive of arrays
+                    passed.append(name)
+                    continue
                 parts = _description(archive)
-        except (OSError, ValueError):  # a weight file, a damaged or foreign archive
+        except (OSError, ValueError) as exc:  # a damaged or unreadable file
             passed.append(name)
+            damaged.append((path, exc))
             continue
         key = (parts["iteration"], parts["epoch"], os.stat(path).st_mtime_ns)
         if best_key is None or key > best_key:
             best, best_key = path, key
+    if best is not None:
+        for path, exc in damaged:  # it may have been the newest: say so, once each
+            warnings.warn(
+                f"{op}: passed over {path!r}, which cannot be read as a checkpoint ({exc}); "
+                f"{best!r} is the newest readable checkpoint. Delete or move the damaged "
+                f"file to silence this warning.",
+                stacklevel=2,
+            )
     if best is None:
         also = f" ({len(passed)} .npz files that are not checkpoints: {passed[:5]})"
         raise FileNotFoundError(

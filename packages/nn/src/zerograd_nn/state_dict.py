@@ -22,6 +22,7 @@ LoadResult(missing=[], unexpected=[])
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
@@ -29,7 +30,7 @@ from zerograd import Variable
 from zerograd.backends import as_array_of, backend_of, get_backend
 from zerograd.checks import flag
 
-from .archives import STORED_KINDS
+from .archives import CHECKPOINT_MEMBER, STORED_KINDS
 from .conversion import fitted, planned_dtypes, planned_shapes, sized_like, unfit_shape
 
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
@@ -100,6 +101,26 @@ def load_state_dict(
     return result
 
 
+def _file_arrays(missing: list, unexpected: list) -> str | None:
+    """Say which file's arrays a dict whose names differ from the model's is, and its loader.
+
+    ``np.load`` of a weight file has DeZero's ``'l0/W'`` names, of a checkpoint its
+    description member; None for anything else.
+    """
+    if CHECKPOINT_MEMBER in unexpected:
+        return (
+            "a checkpoint's arrays: load the file with "
+            "zerograd_nn.checkpoint.load_checkpoint(path, model=...)."
+        )
+    if missing and {k.replace("/", ".") for k in unexpected} >= set(missing):
+        k = missing[0]
+        return (
+            f"a weight file's names ({k.replace('.', '/')!r} for {k!r}): load the file with "
+            f"load_weights(path)."
+        )
+    return None
+
+
 def prepare_load(
     layer: Any, d: Mapping[str, Any], strict: bool = True, *, owner: str = "Layer"
 ) -> tuple[Callable[[], None], dict[int, Any], LoadResult]:
@@ -117,6 +138,12 @@ def prepare_load(
     """
     op = f"{owner}.load_state_dict"
     strict = flag(op, "strict", strict)
+    if isinstance(d, (str, bytes, os.PathLike)):
+        raise TypeError(
+            f"{op}(d): d is a path ({d!r}), not a state dict (the mapping state_dict() "
+            f"returns); to load a file, use load_weights(path) for a weight file or "
+            f"zerograd_nn.checkpoint.load_checkpoint(path, model=...) for a checkpoint."
+        )
     if not isinstance(d, Mapping):
         raise TypeError(
             f"{op}(d): d must be a mapping of parameter names to arrays (as state_dict() "
@@ -147,17 +174,21 @@ def prepare_load(
             problems.append(f"{k}: given {tuple(a.shape)}, {why}")
             names_only = False
     if problems:
+        advice = (
+            " or strict=False to load the names that match."
+            if names_only
+            else " (strict=False skips only names, never a parameter of another shape "
+            "or dtype: leave such parameters out of the state dict)."
+            if strict
+            else "."
+        )
+        if names_only and (file := _file_arrays(missing, unexpected)):
+            advice = f"; these are {file}"  # strict=False would load none of them
+        else:
+            advice = f"; pass the state_dict() of the same architecture{advice}"
         raise ValueError(
             f"{op}: the state dict does not fit {type(layer).__name__} ({'; '.join(problems)}). "
-            f"Nothing was changed; pass the state_dict() of the same architecture"
-            + (
-                " or strict=False to load the names that match."
-                if names_only
-                else " (strict=False skips only names, never a parameter of another shape "
-                "or dtype: leave such parameters out of the state dict)."
-                if strict
-                else "."
-            )
+            f"Nothing was changed{advice}"
         )
     default = next(
         (backend_of(p.data) for p in params.values() if p.data is not None), get_backend()

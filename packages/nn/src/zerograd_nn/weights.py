@@ -17,6 +17,7 @@ from typing import Any
 from zerograd.backends import as_array_of, as_numpy, backend_of, get_backend
 
 from .archives import (
+    CHECKPOINT_MEMBER,
     STORED_KINDS,
     WeightFileError,
     npz_path,
@@ -185,13 +186,21 @@ def load_weights(layer: Any, path: str | os.PathLike) -> None:
         path: the weight file.
 
     Raises:
-        WeightFileError: the file does not fit ``layer`` or cannot be read, or ``path``
-            is a folder, a FIFO or a device.
+        WeightFileError: the file does not fit ``layer`` or cannot be read, is a
+            checkpoint (``load_checkpoint`` reads those), or ``path`` is a folder, a FIFO
+            or a device.
         FileNotFoundError: no file at ``path``.
     """
     params = named_params(layer)
     with open_archive(path, "load_weights") as archive:
         members = archive.members
+        if CHECKPOINT_MEMBER in members:
+            raise WeightFileError(
+                f"load_weights: {archive.path!r} is a checkpoint (save_checkpoint or a "
+                f"Trainer's Snapshot wrote it), not a weight file; load it with "
+                f"load_checkpoint(path, model=...) from zerograd_nn.checkpoint (its optimizer= "
+                f"is optional). The model was not changed."
+            )
         kinds = {k: m.dtype.kind for k, m in members.items()}
         shapes = {k: m.shape for k, m in members.items()}
         parts = check_fit(params, shapes, kinds, planned_shapes(layer))

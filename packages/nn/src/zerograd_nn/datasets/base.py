@@ -24,7 +24,14 @@ from zerograd.checks import callable_arg, flag
 
 from ..transforms import refuse_transform_class
 
-__all__ = ["DOWNLOADS", "Dataset", "data_home", "fetch", "get_file", "verify_checksum"]
+__all__ = [
+    "DOWNLOADS",
+    "Dataset",
+    "data_home",
+    "fetch",
+    "get_file",
+    "verify_checksum",
+]
 
 
 def host_numpy() -> ModuleType:
@@ -210,16 +217,68 @@ def as_root(owner: str, root: Any, default: str) -> Path:
     return Path(root).expanduser()
 
 
-def verify_checksum(path: Path, checksum: str | None) -> None:
+def in_the_way(path: str | os.PathLike) -> str | None:
+    """Say what stands where a data file should be when it is no file (a folder, a broken link).
+
+    A file missing from the user's view is then told apart from a name taken by something
+    else, which the error asks them to remove.
+
+    Args:
+        path: where the file should be.
+
+    Returns:
+        ``"a folder"``, ``"a symbolic link that leads nowhere"``, ``"a symbolic link in a
+        loop"`` or ``"not a regular file"``; None when nothing is there or the file is.
+    """
+    if os.path.isfile(path) or not os.path.lexists(path):
+        return None
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except FileNotFoundError:
+            return "a symbolic link that leads nowhere"
+        except OSError:
+            return "a symbolic link in a loop"
+    if os.path.isdir(path):
+        return "a folder"
+    return "not a regular file"
+
+
+def unreadable(owner: str, path: str | os.PathLike, exc: OSError) -> OSError:
+    """The error for a data file that is there but cannot be read, saying what to do.
+
+    Args:
+        owner: the data set (or function) reading it, for the message.
+        path: the file.
+        exc: what reading it raised (no permission, a folder, a device that fails).
+
+    Returns:
+        An error of ``exc``'s type and errno (raise it ``from None``).
+    """
+    if isinstance(exc, PermissionError):
+        advice = "make it readable (chmod u+r) or place a readable copy there"
+    elif isinstance(exc, IsADirectoryError):
+        advice = "it is a folder: put the file itself there"
+    else:
+        advice = "delete it and place a good copy there"
+    return type(exc)(
+        exc.errno, f"{owner}: cannot read {os.fspath(path)} ({exc.strerror or exc}); {advice}."
+    )
+
+
+def verify_checksum(path: Path, checksum: str | None, owner: str = "verify_checksum") -> None:
     """Check a file's contents against a checksum.
 
     Args:
         path: the file.
         checksum: ``'sha256:<hex>'`` or ``'md5:<hex>'``; None or empty checks nothing.
+        owner: the data set (or function) checking it, named when it cannot be read.
 
     Raises:
         ValueError: the checksum is malformed, or the file's differs (the message says
             to replace the file).
+        OSError: the file cannot be read (no permission: ``PermissionError``); the message
+            says what to do.
     """
     if not checksum:
         return
@@ -227,9 +286,12 @@ def verify_checksum(path: Path, checksum: str | None) -> None:
     if algo not in ("sha256", "md5") or not expected:
         raise ValueError(f"checksum must look like 'sha256:<hex>' or 'md5:<hex>', got {checksum!r}")
     h = hashlib.new(algo)
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+    except OSError as exc:
+        raise unreadable(owner, path, exc) from None
     if h.hexdigest() != expected.lower():
         raise ValueError(
             f"{path}: {algo} checksum {h.hexdigest()} differs from the expected {expected}. "
@@ -338,6 +400,7 @@ def fetch(
             ``HTTP Error 404: Not Found``); the message lists every missing file with its
             URL and the directory to put it in.
         ValueError: a file's checksum differs.
+        OSError: a file is there but cannot be read (``PermissionError``).
     """
     flag(dataset, "download", download)
     root = Path(root).expanduser()
@@ -365,8 +428,11 @@ def fetch(
             raise
     if missing:
         lines = "\n".join(
-            f"  {name}" + (f"   (from {files[name][0]})" if files[name][0] else "")
+            f"  {name}"
+            + (f"   (from {files[name][0]})" if files[name][0] else "")
+            + (f"; {paths[name]} is {what}, not the file; remove it" if what else "")
             for name in missing
+            for what in [in_the_way(paths[name])]
         )
         how = "pass download=True to fetch them, or " if all(files[n][0] for n in missing) else ""
         raise FileNotFoundError(
@@ -375,7 +441,7 @@ def fetch(
             f"ZEROGRAD_DATA to the parent directory)."
         )
     for name, p in paths.items():
-        verify_checksum(p, files[name][1])
+        verify_checksum(p, files[name][1], dataset)
     return paths
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import random
 import tarfile
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,15 @@ from zerograd.backends import as_numpy, get_backend
 from zerograd.checks import flag
 
 from ..transforms import Compose, Flatten, Normalize, ToFloat
-from .base import Dataset, as_root, fetch, host_numpy, verify_checksum
+from .base import (
+    Dataset,
+    as_root,
+    fetch,
+    host_numpy,
+    in_the_way,
+    unreadable,
+    verify_checksum,
+)
 
 __all__ = ["CIFAR10", "CIFAR100", "FashionMNIST", "MNIST", "read_idx"]
 
@@ -26,18 +35,21 @@ _CIFAR_TRANSFORM = Compose([ToFloat(), Normalize(0.5 * 255, 0.5 * 255)])  # pixe
 _IDX_TYPES = {0x08: "u1", 0x09: "i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
-def read_idx(path: str | Path) -> Any:
+def read_idx(path: str | Path, owner: str = "read_idx") -> Any:
     """Read an IDX file (``.gz`` or raw), the format of MNIST, into an array.
 
     Args:
         path: the file; a ``.gz`` suffix means gzip-compressed.
+        owner: the data set reading it, named when the file cannot be opened.
 
     Returns:
         A writable array of the default backend in native byte order, of the shape and
             dtype the header gives.
 
     Raises:
-        ValueError: the file cannot be read, is not IDX, or is truncated.
+        ValueError: the file is not IDX, is truncated, or its compressed data is damaged.
+        OSError: the file cannot be opened or read (no permission: ``PermissionError``);
+            the message says what to do.
     """
     np = host_numpy()
     path = Path(path)
@@ -45,8 +57,10 @@ def read_idx(path: str | Path) -> Any:
     try:
         with opener(path, "rb") as f:
             buf = f.read()
-    except (OSError, EOFError) as exc:
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:  # zlib's: a damaged stream
         raise ValueError(f"{path}: cannot be read as an IDX file ({exc}); replace it.") from None
+    except OSError as exc:
+        raise unreadable(owner, path, exc) from None
     if not buf:
         raise ValueError(f"{path}: the file is empty; replace it with a good copy.")
     if len(buf) < 4 or buf[0] != 0 or buf[1] != 0 or buf[2] not in _IDX_TYPES:
@@ -195,7 +209,7 @@ class MNIST(_ImageFiles):
                 names.append(gz)
                 files[gz] = (self.url + gz, self.md5[gz] and f"md5:{self.md5[gz]}")
         paths = fetch(self.name, self.root, files, self.download)
-        images, labels = read_idx(paths[names[0]]), read_idx(paths[names[1]])
+        images, labels = (read_idx(paths[n], self.name) for n in names)
         if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
             raise ValueError(
                 f"{self.name}: images {images.shape} and labels {labels.shape} in {self.root} "
@@ -312,7 +326,7 @@ class CIFAR10(_ImageFiles):
         names = self._files()
         for folder in (self.root, self.root / self.inner):
             if all((folder / n).is_file() for n in names):
-                return [(str(folder / n), (folder / n).read_bytes()) for n in names]
+                return [(str(folder / n), self._read_file(folder / n)) for n in names]
         archive = self.root / self.archive
         if not archive.is_file():
             try:
@@ -320,13 +334,19 @@ class CIFAR10(_ImageFiles):
             except FileNotFoundError:
                 if self.download:
                     raise
+                taken = [
+                    f" {p} is {what}, not the file; remove it."
+                    for folder in (self.root, self.root / self.inner)
+                    for p in [folder / n for n in names] + [folder / self.archive]
+                    if (what := in_the_way(p))
+                ]
                 raise FileNotFoundError(
                     f"{self.name}: missing data in {self.root}: place either {self.archive} (from "
                     f"{self.url}) or its extracted files {', '.join(names)} there (or in "
                     f"{self.root / self.inner}); pass download=True to fetch the archive, or "
-                    f"root=<dir>."
+                    f"root=<dir>." + "".join(taken)
                 ) from None
-        verify_checksum(archive, f"md5:{self.archive_md5}")
+        verify_checksum(archive, f"md5:{self.archive_md5}", self.name)
         try:
             with tarfile.open(archive, "r:gz") as tar:
                 members = {Path(m.name).name: m for m in tar.getmembers() if m.isfile()}
@@ -339,6 +359,12 @@ class CIFAR10(_ImageFiles):
                 f"{self.name}: {archive} cannot be read as a .tar.gz archive ({exc}); it is "
                 f"truncated or corrupt: delete it and place a good copy there."
             ) from None
+
+    def _read_file(self, path: Path) -> bytes:
+        try:
+            return path.read_bytes()
+        except OSError as exc:
+            raise unreadable(self.name, path, exc) from None
 
     def _records(self, where: str, buf: bytes, name: str) -> Any:
         """The file's records as a (N, record) uint8 array, checked."""

@@ -74,7 +74,9 @@ class Snapshot(Extension):
             ``.npz`` is appended when missing.
         trigger: when to save, for example ``(500, 'iteration')`` (default: each epoch).
         n_retains: keep only the newest ``n_retains`` files this extension wrote (an int
-            >= 1), or None to keep all. 0 is refused: it would keep none, not even the file
+            >= 1), or None to keep all. Only files written into the trainer's ``out``
+            folder are removed: a run resumed from a snapshot of another folder leaves that
+            folder's files as they are. 0 is refused: it would keep none, not even the file
             just written (Chainer's ``n_retains=-1``, keep all, is None here).
 
     Raises:
@@ -147,9 +149,12 @@ class Snapshot(Extension):
             self.written = written
             raise
         if self.n_retains is not None:
+            # a name joined to this out: a resume from another folder's snapshot brings that
+            # folder's files into the list, which are not this run's to remove
+            out = "" if os.path.isabs(self.filename) else os.path.join(trainer.out, "")
             while len(self.written) > self.n_retains:
                 old = self.written.pop(0)
-                if old != path and os.path.exists(old):
+                if old.startswith(out) and old != path and os.path.exists(old):
                     os.remove(old)
 
     def state_dict(self) -> dict[str, Any]:

@@ -117,7 +117,8 @@ class LogReport(Extension):
     def _write(self, path: str, entry: dict[str, float]) -> None:
         if self.filename.endswith(".csv"):
             columns = list(self._columns)
-            columns += [k for e in self.log for k in e if k not in columns]
+            for e in self.log:  # each key once, in the order the entries first have it
+                columns += [k for k in e if k not in columns]
             if self._rewrite or columns != self._columns:  # a new column: write it all again
                 self._columns = columns
                 buf = io.StringIO()

@@ -678,6 +678,7 @@ class Trainer:
             ValueError: the snapshot does not fit this trainer, or the optimizer updates
                 parameters that are not the model's (nothing changes).
             FileNotFoundError: no file at ``path``, or a folder without snapshots.
+            PermissionError: ``path`` is a folder that cannot be listed.
             CheckpointError: the file is damaged, or holds no trainer state (nothing
                 changes).
         """
