@@ -474,10 +474,18 @@ class Trace:
     def _known(self, a: Any) -> int | None:
         n = self._slots.get(id(a))
         if n is None and a is not None:
-            self.refuse(
-                "the backward pass met an array made outside zerograd's functions (an "
-                "input's .data replaced between forward and backward?)"
-            )
+            if type(a) not in _by_type:  # no backend's array: zerograd.func's batched values
+                self.refuse(
+                    f"the backward pass met a {type(a).__name__}, no backend array: a "
+                    f"zerograd.func transform that differentiates inside the call (hessian, "
+                    f"jacrev of jacrev) leaves such values on the graph, which a replay "
+                    f"cannot reproduce"
+                )
+            else:
+                self.refuse(
+                    "the backward pass met an array made outside zerograd's functions (an "
+                    "input's .data replaced between forward and backward?)"
+                )
         return n
 
     def refuse(self, why: str) -> None:
