@@ -361,39 +361,42 @@ def test_a_path_given_as_the_state_dict_points_to_the_file_loaders(tmp_path):
         )
 
 
-def test_a_weight_files_arrays_given_as_the_state_dict_point_to_load_weights(tmp_path):
-    # np.load of a weight file has DeZero's 'l0/W' names: the error advised strict=False,
-    # which then loaded nothing
-    src = _sized_mlp(0)
-    src.save_weights(str(tmp_path / "w.npz"))
-    dst = _sized_mlp(1)
-    before = _values(dst)
-    with np.load(tmp_path / "w.npz") as npz, pytest.raises(ValueError) as info:
-        dst.load_state_dict(npz)
-    msg = str(info.value)
-    assert "strict=False" not in msg
-    assert msg.endswith(
-        "Nothing was changed; these are a weight file's names ('l0/W' for 'l0.W'): load the "
-        "file with load_weights(path)."
-    )
-    for k, a in _values(dst).items():
-        np.testing.assert_array_equal(a, before[k])
+def _save_weights(model, path):
+    model.save_weights(str(path))
 
 
-def test_a_checkpoints_arrays_given_as_the_state_dict_point_to_load_checkpoint(tmp_path):
+def _save_checkpoint(model, path):
     from zerograd_nn.checkpoint import save_checkpoint
 
-    src = _sized_mlp(0)
-    save_checkpoint(tmp_path / "c.npz", model=src)
+    save_checkpoint(path, model=model)
+
+
+@pytest.mark.parametrize(
+    "save, advice",
+    [
+        # np.load of a weight file has DeZero's 'l0/W' names: the error advised
+        # strict=False, which then loaded nothing
+        (
+            _save_weights,
+            "these are a weight file's names ('l0/W' for 'l0.W'): load the file with "
+            "load_weights(path).",
+        ),
+        (
+            _save_checkpoint,
+            "these are a checkpoint's arrays: load the file with "
+            "zerograd_nn.checkpoint.load_checkpoint(path, model=...).",
+        ),
+    ],
+    ids=["weight file", "checkpoint"],
+)
+def test_a_files_arrays_given_as_the_state_dict_point_to_its_loader(tmp_path, save, advice):
+    save(_sized_mlp(0), tmp_path / "f.npz")
     dst = _sized_mlp(1)
     before = _values(dst)
-    with np.load(tmp_path / "c.npz") as npz, pytest.raises(ValueError) as info:
+    with np.load(tmp_path / "f.npz") as npz, pytest.raises(ValueError) as info:
         dst.load_state_dict(npz)
     msg = str(info.value)
     assert "strict=False" not in msg
-    assert msg.endswith(
-        "Nothing was changed; these are a checkpoint's arrays: load the file with "
-        "zerograd_nn.checkpoint.load_checkpoint(path, model=...)."
-    )
+    assert msg.endswith("Nothing was changed; " + advice)
     for k, a in _values(dst).items():
         np.testing.assert_array_equal(a, before[k])
