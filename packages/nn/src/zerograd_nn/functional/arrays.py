@@ -188,6 +188,22 @@ def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
     return a
 
 
+def refuse_variable(name: str, x: Any, instead: str) -> None:
+    """Refuse a Variable given to ``name``, a helper of raw arrays that records no graph.
+
+    Every backend would fail its own way deep inside (or numpy would read the values and
+    drop the graph), so the error names the helper and what to use.
+
+    Raises:
+        TypeError: ``x`` is a Variable.
+    """
+    if isinstance(x, Variable):
+        raise TypeError(
+            f"F.{name}: x is a Variable; this helper takes a raw array and records no graph: "
+            f"pass x.data, or use {instead} on the Variable"
+        )
+
+
 def logsumexp(x: Any, axis: int = 1) -> Any:
     """``log(sum(exp(x), axis, keepdims=True))`` on a raw array, without overflow.
 
@@ -199,7 +215,11 @@ def logsumexp(x: Any, axis: int = 1) -> Any:
 
     Returns:
         An array with ``axis`` kept as length 1.
+
+    Raises:
+        TypeError: ``x`` is a Variable (``F.log_softmax`` records a graph).
     """
+    refuse_variable("logsumexp", x, "F.log_softmax")
     xp = get_array_module(x)
     m = xp.max(x, axis=axis, keepdims=True)
     return m + xp.log(backend_of(x).sum(xp.exp(x - m), (axis % x.ndim,), True))
