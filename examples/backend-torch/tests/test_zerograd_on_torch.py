@@ -51,3 +51,55 @@ def test_orthogonal_float64_is_orthonormal_to_float64_precision(backend, shape):
     assert w.dtype == np.float64
     gram = w @ w.T if shape[0] <= shape[1] else w.T @ w
     np.testing.assert_allclose(gram, 4.0 * np.eye(min(shape)), atol=1e-12)
+
+
+LABEL_DTYPES = ["uint8", "int8", "int16", "uint16", "uint32", "uint64"]
+
+
+@pytest.mark.parametrize("dtype", LABEL_DTYPES)
+def test_labels_of_any_integer_dtype_give_numpys_loss(backend, dtype):
+    # PyTorch reads a uint8 index as a mask (three labels 1 of 3 classes picked the
+    # diagonal: a wrong loss, silently), refuses int8 and int16 indices and has no min or
+    # max for uint16..uint64 (the labels' range check)
+    x = np.random.default_rng(0).standard_normal((3, 3))
+    t = np.array([1, 1, 1], dtype)
+    ref = zerograd.Variable(x)
+    F.softmax_cross_entropy(ref, t.astype(np.int64)).backward()
+    for loss in (F.softmax_cross_entropy, F.softmax_cross_entropy_simple):
+        v = zerograd.Variable(_t(x))
+        y = loss(v, _t(t, dtype))
+        y.backward()
+        np.testing.assert_allclose(as_numpy(y), as_numpy(loss(x, t)), rtol=1e-12)
+        np.testing.assert_allclose(as_numpy(v.grad), ref.grad.data, rtol=1e-12)
+    assert float(F.accuracy(_t(x), _t(t, dtype)).data) == float(F.accuracy(x, t).data)
+    with pytest.raises(ValueError, match=r"labels must be class ids in 0\.\.2 .*from 1 to 3"):
+        F.softmax_cross_entropy(_t(x), _t([1, 3, 1], dtype))
+
+
+@pytest.mark.parametrize("dtype", LABEL_DTYPES)
+def test_ids_of_any_integer_dtype_embed_as_on_numpy(backend, dtype):
+    W = np.arange(12.0).reshape(4, 3)
+    ids = np.array([[3, 0], [3, 3]], dtype)
+    w = zerograd.Variable(_t(W))
+    y = F.embed_id(_t(ids, dtype), w)
+    F.sum(y * y).backward()
+    ref = zerograd.Variable(W)
+    F.sum(F.embed_id(ids, ref) ** 2).backward()
+    np.testing.assert_array_equal(as_numpy(y), W[ids])
+    np.testing.assert_array_equal(as_numpy(w.grad), ref.grad.data)
+    with pytest.raises(ValueError, match=r"embed_id: id 4 is out of range"):
+        F.embed_id(_t([0, 4], dtype), w)
+
+
+@pytest.mark.parametrize("dtype", LABEL_DTYPES)
+def test_second_order_gradient_with_labels_of_any_integer_dtype(backend, dtype):
+    x = np.random.default_rng(1).standard_normal((3, 4))
+    grads = []
+    for v, t in ((zerograd.Variable(x), np.array([3, 0, 3])), (zerograd.Variable(_t(x)), None)):
+        t = _t([3, 0, 3], dtype) if t is None else t
+        F.softmax_cross_entropy(v, t).backward(create_graph=True)
+        g = v.grad
+        v.cleargrad()
+        F.sum(g * g).backward()
+        grads.append(as_numpy(v.grad))
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

@@ -13,7 +13,7 @@ from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
-from .arrays import add_into, array_arg, needs_grad
+from .arrays import add_into, array_arg, int_bounds, needs_grad
 from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 
 
@@ -186,8 +186,7 @@ def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
             f"embed_id: ids x must be integers, got {got}; convert them with x.astype('int64')."
         )
     if size_of(ids):
-        xp, every = backend.xp, batch_values(ids)  # inside vmap: every sample's ids
-        lo, hi = int(xp.min(every)), int(xp.max(every))
+        lo, hi = int_bounds(batch_values(ids))  # inside vmap: every sample's ids
         n = W.shape[0]
         if lo < 0 or hi >= n:
             raise ValueError(
