@@ -103,3 +103,31 @@ def test_second_order_gradient_with_labels_of_any_integer_dtype(backend, dtype):
         F.sum(g * g).backward()
         grads.append(as_numpy(v.grad))
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "dx, dw", [("float64", "float32"), ("float32", "float64"), ("float16", "float32")]
+)
+@pytest.mark.parametrize("shapes", [((2, 3), (3, 4)), ((5, 2, 3), (3, 4)), ((3,), (3, 4))])
+def test_matmul_of_two_float_dtypes_promotes_as_on_numpy(backend, dx, dw, shapes):
+    # PyTorch's @ promotes no dtypes ("expected m1 and m2 to have the same dtype"); the
+    # standard's matmul, and numpy's, give the wider one
+    rng = np.random.default_rng(0)
+    x, w = (rng.standard_normal(s) for s in shapes)
+    x, w = x.astype(dx), w.astype(dw)
+    results = []
+    for make in (np.asarray, lambda a: _t(a, a.dtype)):
+        vx, vw = zerograd.Variable(make(x)), zerograd.Variable(make(w))
+        for y in (
+            Fc.matmul(vx, vw),
+            vx @ vw,
+            F.linear_simple(vx, vw) if len(shapes[0]) == 2 else vx @ vw,
+        ):
+            F.sum(y * y).backward(create_graph=True)
+        gx = vx.grad
+        vx.cleargrad()
+        F.sum(gx).backward()  # the double backward's products mix the dtypes too
+        results.append([as_numpy(a) for a in (y, gx, vw.grad, vx.grad)])
+    for got, ref in zip(*results[::-1]):
+        assert got.dtype == ref.dtype == np.result_type(dx, dw)
+        np.testing.assert_allclose(got, ref, rtol=1e-6 if ref.dtype == np.float64 else 1e-3)
