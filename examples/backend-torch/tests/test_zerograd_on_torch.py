@@ -131,3 +131,18 @@ def test_matmul_of_two_float_dtypes_promotes_as_on_numpy(backend, dx, dw, shapes
     for got, ref in zip(*results[::-1]):
         assert got.dtype == ref.dtype == np.result_type(dx, dw)
         np.testing.assert_allclose(got, ref, rtol=1e-6 if ref.dtype == np.float64 else 1e-3)
+
+
+def test_nonfinite_gradients_are_counted_on_torch(backend):
+    # nonfinite_grads read g.size, a method on a tensor: int() of it raised a TypeError
+    from zerograd_nn.finite import NonFiniteError, check_finite_grads, nonfinite_grads
+    from zerograd_nn.layers import Linear
+
+    layer = Linear(3, in_size=2).to("torch")
+    grads = {"W": np.array([[1.0, np.nan, 0.0], [np.inf, 2.0, 3.0]]), "b": np.zeros(3)}
+    for name, g in grads.items():
+        p = getattr(layer, name)
+        p.grad = zerograd.Variable(_t(g, "float32"))
+    assert nonfinite_grads(layer) == [("W", 2, 6)]
+    with pytest.raises(NonFiniteError, match=r"gradient of 'W' \(shape \(2, 3\)\) holds 2 nan"):
+        check_finite_grads(layer)
