@@ -146,3 +146,20 @@ def test_nonfinite_gradients_are_counted_on_torch(backend):
     assert nonfinite_grads(layer) == [("W", 2, 6)]
     with pytest.raises(NonFiniteError, match=r"gradient of 'W' \(shape \(2, 3\)\) holds 2 nan"):
         check_finite_grads(layer)
+
+
+@pytest.mark.parametrize("dx, dw", [("float16", "float32"), ("float32", "float16")])
+def test_linear_of_float16_and_float32_promotes_as_on_numpy(backend, dx, dw):
+    # array-api-compat promotes the standard's dtypes in matmul, not float16: a float16
+    # batch into a float32 layer failed with "expected m1 and m2 to have the same dtype"
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2)
+    results = []
+    for make in (lambda a, d: np.asarray(a, d), _t):
+        vx, vw, vb = (zerograd.Variable(make(a, d)) for a, d in ((x, dx), (w, dw), (b, dw)))
+        y = F.linear(vx, vw, vb)
+        F.sum(y * y).backward()
+        results.append([as_numpy(a) for a in (y, vx.grad, vw.grad, vb.grad)])
+    for got, ref in zip(*results[::-1]):
+        assert got.dtype == ref.dtype
+        np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-3)
