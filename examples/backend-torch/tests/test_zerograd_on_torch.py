@@ -163,3 +163,21 @@ def test_linear_of_float16_and_float32_promotes_as_on_numpy(backend, dx, dw):
     for got, ref in zip(*results[::-1]):
         assert got.dtype == ref.dtype
         np.testing.assert_allclose(got, ref, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_a_python_int_beyond_the_dtype_acts_as_on_numpy(backend, dtype):
+    # PyTorch refuses to make 300 an int8 with a RuntimeError of its own, which zerograd's
+    # numpy-2 rules (divide by it, compare with it exactly) did not recognise
+    a = np.array([0, 5, 100], dtype)
+    # integer division gives PyTorch's default float (float32), as x / 2 does there
+    quotient = as_numpy(zerograd.Variable(_t(a, dtype)) / 2).dtype
+    for op in (lambda x: x / 300, lambda x: 300 / (x + 1), lambda x: x < 300, lambda x: x >= -1):
+        got, ref = op(zerograd.Variable(_t(a, dtype))), op(zerograd.Variable(a))
+        got, ref = as_numpy(got), as_numpy(ref)
+        np.testing.assert_allclose(got, ref, rtol=1e-6)
+        assert got.dtype == (quotient if ref.dtype.kind == "f" else ref.dtype)
+    x = zerograd.Variable(_t(a, dtype))
+    with pytest.raises(OverflowError, match=rf"Python integer 300 out of bounds for {dtype}"):
+        x + 300
+    assert x.creator is None
