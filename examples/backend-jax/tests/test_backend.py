@@ -127,6 +127,19 @@ def test_in_range_indices_match_numpy(backend):
         np.testing.assert_array_equal(backend.to_numpy(backend.getitem(x, jidx)), a[index])
 
 
+def test_a_list_index_gathers_rows_as_in_numpy(backend):
+    # numpy reads a bare list as an integer-array index; JAX refuses it with a TypeError
+    a = np.arange(12.0, dtype=np.float32).reshape(3, 4)
+    x = zerograd.Variable(backend.from_numpy(a))
+    y = x[[0, 2, 2]]
+    assert backend_of(y.data) is backend
+    np.testing.assert_array_equal(backend.to_numpy(y.data), a[[0, 2, 2]])
+    F.sum(y).backward()
+    np.testing.assert_array_equal(backend.to_numpy(x.grad.data), [[1.0] * 4, [0.0] * 4, [2.0] * 4])
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        x[[0, 3]]
+
+
 def test_seeded_draws_repeat_and_each_call_gets_a_new_key(backend):
     backend.seed(3)
     first = [backend.to_numpy(backend.randn(2, 3)), backend.to_numpy(backend.rand(4))]

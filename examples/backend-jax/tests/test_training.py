@@ -215,3 +215,27 @@ def test_saving_does_not_move_numpys_generator_when_it_first_imports_jax(tmp_pat
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "True\n"
+
+
+@pytest.mark.parametrize("cell", [L.RNN, L.LSTM])
+def test_a_state_kept_from_before_to_is_named_with_what_to_do(backend, cell):
+    """A recurrent cell moved mid-sequence keeps a numpy hidden state: the next step names it
+    and says to call reset_state(), instead of telling the user to move their input."""
+    from zerograd.backends import BackendMismatchError
+
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    np.random.seed(0)
+    model = cell(4)
+    model(x)
+    kept = model.h
+    model.to("jax")
+    with pytest.raises(
+        BackendMismatchError,
+        match=rf"{cell.__name__}: the hidden state is on numpy but x is on jax .*model\.to\(\)"
+        r".*call reset_state\(\) after to\(\)",
+    ):
+        model(as_array_of(x, "jax"))
+    assert model.h is kept  # the failed step changed nothing
+    model.reset_state()
+    y = model(as_array_of(x, "jax"))
+    assert backend_of(y.data) is backend

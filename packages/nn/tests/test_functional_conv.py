@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
+from zerograd import Variable
 from zerograd.backends import as_numpy
 from zerograd.testing import check_backward
 
@@ -365,3 +366,24 @@ def test_to_matrix_is_a_bool(name):
             call(bad)
         assert str(info.value) == f"{name}: to_matrix must be True or False, got {bad!r}"
     assert call(np.True_).shape == ((4, 4) if name == "im2col" else (1, 1, 4, 4))
+
+
+@pytest.mark.parametrize(
+    "name, call, instead",
+    [
+        ("logsumexp", lambda v: F.logsumexp(v, axis=1), "F.log_softmax"),
+        ("im2col_array", lambda v: F.im2col_array(v, 2, 1, 0), "F.im2col"),
+        ("col2im_array", lambda v: F.col2im_array(v, (1, 1, 3, 3), 2, 1, 0, False), "F.col2im"),
+    ],
+)
+def test_raw_array_helpers_refuse_a_variable_on_every_backend(rand, name, call, instead):
+    # each backend failed its own way (numpy: numpy.max's refusal, array-api-strict: an
+    # AttributeError on Variable._array), or dropped the graph silently (numpy's im2col)
+    x = Variable(rand(1, 1, 2, 2, 2, 2) if name == "col2im_array" else rand(1, 1, 3, 3))
+    with pytest.raises(
+        TypeError,
+        match=rf"F\.{name}: x is a Variable; this helper takes a raw array and records no "
+        rf"graph: pass x\.data, or use {instead}",
+    ):
+        call(x)
+    assert x.creator is None and x.grad is None

@@ -27,7 +27,7 @@ from typing import Any
 
 from zerograd.backends import Backend, hookimpl
 
-from .indexing import check_bounds
+from .indexing import check_bounds, lists_as_arrays
 
 __version__ = "0.1.0"
 __all__ = ["JaxBackend", "zerograd_backend"]
@@ -104,12 +104,17 @@ class JaxBackend(Backend):
 
     # -- operations the standard lacks -----------------------------------------------------
     def getitem(self, x: Any, index: Any) -> Any:
-        """``x[index]``; an out-of-range integer raises ``IndexError`` (JAX would clamp it)."""
+        """``x[index]``; an out-of-range integer raises ``IndexError`` (JAX would clamp it).
+
+        A bare list is an integer (or boolean) array index, as in numpy; JAX refuses it.
+        """
+        index = lists_as_arrays(index)
         check_bounds(x.shape, index)
         return x[index]
 
     def scatter_add(self, a: Any, indices: Any, values: Any) -> Any:
         """``a`` with ``values`` added at ``indices`` (repeats add up), through ``a.at[]``."""
+        indices = lists_as_arrays(indices)
         check_bounds(a.shape, indices)  # .at[].add would drop out-of-range ones silently
         return a.at[indices].add(values)
 

@@ -16,6 +16,21 @@ def _is_mask(item: Any) -> bool:
     return getattr(getattr(item, "dtype", None), "kind", "") == "b"
 
 
+def lists_as_arrays(index: Any) -> Any:
+    """``index`` with each list in it (bare or an item of a tuple) made a numpy array.
+
+    numpy reads a list as an integer or boolean array index; JAX refuses a bare one.
+
+    >>> lists_as_arrays([0, 2])
+    array([0, 2])
+    """
+    if isinstance(index, list):
+        return np.asarray(index)
+    if isinstance(index, tuple) and any(isinstance(i, list) for i in index):
+        return tuple(np.asarray(i) if isinstance(i, list) else i for i in index)
+    return index
+
+
 def check_bounds(shape: tuple[int, ...], index: Any) -> None:
     """Raise ``IndexError`` if an integer in ``index`` is out of range for ``shape``.
 

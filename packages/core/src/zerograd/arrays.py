@@ -104,9 +104,15 @@ def _scalar_array(backend: Any, x: Any, dtype: Any) -> Any:
     if type(x) is int and dtype is not None and backend.dtype_kind(dtype) in "iu":
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)
-            a = backend.asarray(x, dtype=dtype)
-        if int(a) != x:
-            raise OverflowError(f"Python integer {x} out of bounds for {dtype}")
+            try:
+                a = backend.asarray(x, dtype=dtype)
+            except OverflowError:  # numpy's own: beyond C long
+                raise
+            except Exception:  # PyTorch refuses with a RuntimeError where numpy 1 wraps
+                a = None
+        if a is None or int(a) != x:
+            name = str(dtype).rsplit(".", 1)[-1]  # torch.int8: int8, as numpy names it
+            raise OverflowError(f"Python integer {x} out of bounds for {name}")
         return a
     return backend.asarray(x, dtype=dtype)
 

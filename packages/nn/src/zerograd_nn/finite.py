@@ -132,7 +132,7 @@ def nonfinite_grads(model: Any) -> list[tuple[str, int, int]]:
         if g is None:
             continue
         if not all_finite(g):
-            bad.append((name, nonfinite_count(g), int(g.size)))
+            bad.append((name, nonfinite_count(g), size_of(g)))
     return bad
 
 

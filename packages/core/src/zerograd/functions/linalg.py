@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
+from ..backends import backend_of
 from ..function import Function
 from ..variable import Constant, Variable
 from .ops import exported, op, variable_method
@@ -51,14 +53,22 @@ class MatMul(Function):
             if error is None:
                 raise
             raise error from None
+        except Exception:
+            if x.dtype == W.dtype:
+                raise
+            return matmul_promoted(x, W)
 
     def vjp(self, xp: Any, xs: tuple, y: Any, gy: Any) -> Any:
         """Return the gradients of ``x`` and ``w``, in their shapes."""
         x, w = xs
         a, b = self.inputs
         need_x, need_w = type(a) is not Constant, type(b) is not Constant
+        if x.dtype != w.dtype and not isinstance(gy, Variable):
+            mm = matmul_promoted  # two dtypes, arrays: PyTorch's @ promotes none
+        else:
+            mm = operator.matmul
         if x.ndim == 2 and w.ndim == 2:  # the common case: two products, nothing else
-            return (gy @ w.T if need_x else None), (x.T @ gy if need_w else None)
+            return (mm(gy, w.T) if need_x else None), (mm(x.T, gy) if need_w else None)
         if x.ndim == 1 and w.ndim == 1:  # gy is 0-d
             return (gy * w if need_x else None), (gy * x if need_w else None)
         # 1-d operands get the axis numpy's matmul adds (and drops from the result) back
@@ -74,15 +84,38 @@ class MatMul(Function):
         # vmap: numpy's stacked matmul is slow there)
         if need_x:  # batch axes broadcast in the product are summed back
             wt = xp.matrix_transpose(w2)
-            g = gy * wt if w2.shape[-1] == 1 else gy @ wt
+            g = gy * wt if w2.shape[-1] == 1 else mm(gy, wt)
             gx = xp.reshape(xp.sum_to(g, x2.shape), x.shape)
         if need_w:
             if x2.shape[-2] == 1:  # (gy^T * x)^T: the long axis innermost, as numpy likes
                 g = xp.matrix_transpose(xp.matrix_transpose(gy) * x2)
             else:
-                g = xp.matrix_transpose(x2) @ gy
+                g = mm(xp.matrix_transpose(x2), gy)
             gw = xp.reshape(xp.sum_to(g, w2.shape), w.shape)
         return gx, gw
+
+
+def matmul_promoted(a: Any, b: Any) -> Any:
+    """``a @ b`` of two arrays of different dtypes, in the dtype the two promote to.
+
+    The standard's ``@`` promotes, and numpy's does; PyTorch's refuses two dtypes. The
+    namespace's ``matmul`` promotes the standard's dtypes there (array-api-compat); this
+    casts both to ``result_type`` first, so float16 with float32 works too.
+
+    Raises:
+        TypeError: the library has no common dtype for the two, or no product in it.
+    """
+    backend = backend_of(a)
+    xp = backend.xp
+    try:
+        dtype = xp.result_type(a.dtype, b.dtype)
+        return xp.matmul(backend.astype(a, dtype), backend.astype(b, dtype))
+    except Exception as e:
+        names = [str(d).rsplit(".", 1)[-1] for d in (a.dtype, b.dtype)]
+        raise TypeError(
+            f"matmul: {backend.name} cannot multiply {names[0]} by {names[1]} ({e}); convert "
+            f"one operand to the other's dtype first (backend_of(a).astype(a, dtype))"
+        ) from None
 
 
 def matmul_shape_error(x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> ValueError | None:

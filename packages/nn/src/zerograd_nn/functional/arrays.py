@@ -188,6 +188,40 @@ def array_arg(op: str, name: str, v: Any, like: Any = None) -> Any:
     return a
 
 
+def int_bounds(t: Any) -> tuple[int, int]:
+    """The least and the greatest value of the non-empty integer array ``t``, read at once.
+
+    Unsigned arrays wider than 8 bits are compared as int64, since PyTorch has no min or max
+    for uint16 .. uint64 (a uint64 beyond int64's range reads as negative: still refused by
+    a range check).
+
+    Returns:
+        ``(lo, hi)`` as Python ints, with one transfer to the host (a GPU waits once).
+    """
+    backend = backend_of(t)
+    xp = backend.xp
+    if backend.dtype_kind(t.dtype) == "u" and t.dtype != backend.resolve_dtype("uint8"):
+        t = backend.astype(t, "int64")
+    lo, hi = backend.to_numpy(xp.stack([xp.min(t), xp.max(t)])).tolist()
+    return int(lo), int(hi)
+
+
+def refuse_variable(name: str, x: Any, instead: str) -> None:
+    """Refuse a Variable given to ``name``, a helper of raw arrays that records no graph.
+
+    Every backend would fail its own way deep inside (or numpy would read the values and
+    drop the graph), so the error names the helper and what to use.
+
+    Raises:
+        TypeError: ``x`` is a Variable.
+    """
+    if isinstance(x, Variable):
+        raise TypeError(
+            f"F.{name}: x is a Variable; this helper takes a raw array and records no graph: "
+            f"pass x.data, or use {instead} on the Variable"
+        )
+
+
 def logsumexp(x: Any, axis: int = 1) -> Any:
     """``log(sum(exp(x), axis, keepdims=True))`` on a raw array, without overflow.
 
@@ -199,7 +233,11 @@ def logsumexp(x: Any, axis: int = 1) -> Any:
 
     Returns:
         An array with ``axis`` kept as length 1.
+
+    Raises:
+        TypeError: ``x`` is a Variable (``F.log_softmax`` records a graph).
     """
+    refuse_variable("logsumexp", x, "F.log_softmax")
     xp = get_array_module(x)
     m = xp.max(x, axis=axis, keepdims=True)
     return m + xp.log(backend_of(x).sum(xp.exp(x - m), (axis % x.ndim,), True))
@@ -267,4 +305,7 @@ def label_rows(t: Any, n_classes: int) -> Any:
         A bool array of shape ``t.shape + (n_classes,)``.
     """
     xp = get_array_module(t)
-    return xp.arange(n_classes, device=device_of(t)) == xp.reshape(t, t.shape + (1,))
+    classes = xp.arange(n_classes, device=device_of(t))
+    if t.dtype != classes.dtype:  # PyTorch compares no int64 with uint16 .. uint64
+        t = backend_of(t).astype(t, classes.dtype)
+    return classes == xp.reshape(t, t.shape + (1,))

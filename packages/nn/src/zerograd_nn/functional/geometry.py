@@ -17,6 +17,7 @@ from zerograd.checks import conv_args
 from zerograd.shapes import conv_outsize, conv_outsize_2d
 
 from ..kernels import kernels_of
+from .arrays import refuse_variable
 
 
 def get_conv_outsize(input_size: int, kernel_size: int, stride: int, pad: int) -> int:
@@ -107,7 +108,11 @@ def im2col_array(
 
     Returns:
         The patches as a backend array.
+
+    Raises:
+        TypeError: ``img`` is a Variable (``F.im2col`` records a graph).
     """
+    refuse_variable("im2col_array", img, "F.im2col")
     xp = get_array_module(img)
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
         "im2col", img.shape, kernel_size, stride, pad
@@ -139,8 +144,10 @@ def col2im_array(
         A backend array of shape ``img_shape``.
 
     Raises:
+        TypeError: ``col`` is a Variable (``F.col2im`` records a graph).
         ValueError: ``col``'s shape does not fit ``img_shape`` and the geometry.
     """
+    refuse_variable("col2im_array", col, "F.col2im")
     xp = get_array_module(col)
     (kh, kw), (sh, sw), (ph, pw), (oh, ow) = conv_geometry(
         "col2im", img_shape, kernel_size, stride, pad

@@ -9,11 +9,12 @@ from zerograd import Function, Variable, as_variable
 from zerograd.backends import backend_of, get_array_module
 from zerograd.func import batch_values
 from zerograd.functions import get_item, matmul
+from zerograd.functions.linalg import matmul_promoted
 from zerograd.functions.ops import defines, exported
 from zerograd.typing import ArrayLike
 from zerograd.utils import data_of, size_of
 
-from .arrays import add_into, array_arg, needs_grad
+from .arrays import add_into, array_arg, int_bounds, needs_grad
 from .pytorch_names import LINEAR_KEYWORDS, refuses_pytorch_keywords
 
 
@@ -77,7 +78,11 @@ class Linear(Function):
         """Return ``(gy @ W.T, x.T @ gy, sum_to(gy, b.shape))``; None for raw operands."""
         x, W = xs[0], xs[1]
         inputs = self.inputs
-        gx = xp.matmul(gy, W.T) if needs_grad(inputs[0]) else None
+        if x.dtype != W.dtype and not isinstance(gy, Variable):
+            mm = matmul_promoted  # the namespace's matmul may promote neither (float16)
+        else:
+            mm = xp.matmul
+        gx = mm(gy, W.T) if needs_grad(inputs[0]) else None
         gW = None
         if needs_grad(inputs[1]):
             if x.ndim > 2:  # (N, ..., I): sum the weight gradient over every leading axis
@@ -86,7 +91,7 @@ class Linear(Function):
                 x, gy2 = xp.reshape(x, (rows, x.shape[-1])), xp.reshape(gy, (rows, gy.shape[-1]))
             else:
                 gy2 = gy
-            gW = xp.matmul(x.T, gy2)
+            gW = mm(x.T, gy2)
         if len(xs) == 2:
             return gx, gW
         b = inputs[2]
@@ -95,7 +100,12 @@ class Linear(Function):
 
 def _affine(x: Any, W: Any, b: Any = None) -> Any:
     """``x @ W + b`` on arrays, the bias added into matmul's fresh result (Linear's kernel)."""
-    y = get_array_module(x).matmul(x, W)
+    try:
+        y = get_array_module(x).matmul(x, W)
+    except Exception:
+        if x.dtype == W.dtype:
+            raise
+        y = matmul_promoted(x, W)  # PyTorch's matmul promotes no float16
     return y if b is None else add_into(y, b)
 
 
@@ -186,8 +196,7 @@ def embed_id(x: ArrayLike, W: ArrayLike) -> Variable:
             f"embed_id: ids x must be integers, got {got}; convert them with x.astype('int64')."
         )
     if size_of(ids):
-        xp, every = backend.xp, batch_values(ids)  # inside vmap: every sample's ids
-        lo, hi = int(xp.min(every)), int(xp.max(every))
+        lo, hi = int_bounds(batch_values(ids))  # inside vmap: every sample's ids
         n = W.shape[0]
         if lo < 0 or hi >= n:
             raise ValueError(

@@ -23,7 +23,16 @@ from zerograd.utils import size_of
 
 from ..kernels import kernels_of
 from .activation import Softmax, relu
-from .arrays import Cast, array_arg, as_float, constant_max, float_data, label_rows, needs_grad
+from .arrays import (
+    Cast,
+    array_arg,
+    as_float,
+    constant_max,
+    float_data,
+    int_bounds,
+    label_rows,
+    needs_grad,
+)
 from .pytorch_names import (
     BINARY_CROSS_ENTROPY_KEYWORDS,
     CROSS_ENTROPY_KEYWORDS,
@@ -221,9 +230,7 @@ def _check_label_range(op: str, x_shape: tuple, t: Any) -> None:
     """
     if not t.shape[0]:
         return
-    xp = get_array_module(t)
-    # one transfer for both: on a GPU each read waits for the queued work
-    lo, hi = (int(v) for v in backend_of(t).to_numpy(xp.stack([xp.min(t), xp.max(t)])))
+    lo, hi = int_bounds(t)
     if lo < 0 or hi >= x_shape[1]:
         raise ValueError(
             f"{op}: labels must be class ids in 0..{x_shape[1] - 1} for scores of shape "
@@ -529,6 +536,8 @@ def _hit_rate(y: Any, t: Any) -> Any:
     b = backend_of(y)
     # both flat: one row's 0-d label (a Python int) compared 0-d arrays into a numpy scalar
     pred = xp.reshape(xp.argmax(y, axis=1), (-1,))
+    if t.dtype != pred.dtype:  # PyTorch compares no int64 with uint16 .. uint64
+        t = b.astype(t, pred.dtype)
     hits = pred == xp.reshape(t, (-1,))
     hits = b.astype(hits, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
     return _like(xp.mean(hits), hits)

@@ -157,9 +157,12 @@ class Kernels:
         """
         xp = self.backend.xp
         z = x - xp.max(x, axis=1, keepdims=True)
+        rows = self.row_index(x)
+        if t.dtype != rows.dtype:  # PyTorch reads uint8 as a mask and refuses int8, int16
+            t = self.backend.astype(t, rows.dtype)
         # the label's entry picked from the shifted scores: m + log(sum) rounded the log
         # into a large m (a row of 1e30 lost its log(C))
-        return xp.log(self.backend.sum(xp.exp(z), (1,), True))[:, 0] - z[self.row_index(x), t]
+        return xp.log(self.backend.sum(xp.exp(z), (1,), True))[:, 0] - z[rows, t]
 
     def cross_entropy_rows_kept(self, x: Any, t: Any) -> tuple[Any, Any]:
         """Return ``cross_entropy_rows(x, t)`` and what of its work the gradient can reuse.
@@ -197,6 +200,8 @@ class Kernels:
         xp = self.backend.xp
         p = self.softmax(x, 1)
         classes = xp.arange(x.shape[1], device=getattr(x, "device", None))  # numpy 1.26: none
+        if t.dtype != classes.dtype:  # PyTorch compares no int64 with uint16 .. uint64
+            t = self.backend.astype(t, classes.dtype)
         hot = self.backend.astype(classes == xp.reshape(t, (-1, 1)), p.dtype)
         return (p - hot) * scale
 

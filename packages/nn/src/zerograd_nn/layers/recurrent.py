@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from zerograd import Variable
+from zerograd.backends import BackendMismatchError, backend_of
 from zerograd.typing import ArrayLike
 
 from .. import functional as F
@@ -37,9 +38,17 @@ def _step_input(layer: Layer, x: Any, h: Variable | None, x2h: Linear) -> Any:
 
 
 def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
-    """Refuse a batch whose size differs from the one the kept state was computed for."""
+    """Refuse a batch whose size or backend differs from the kept state's.
+
+    Raises:
+        BackendMismatchError: the state was computed before the cell's ``to()`` moved it.
+        ValueError: the batch size is not the state's.
+    """
     if h is None:
         return
+    data = x.data if isinstance(x, Variable) else x
+    if type(data) is not type(h.data):
+        _check_state_backend(layer, data, h)
     shape = getattr(x, "shape", None)
     if shape and h.ndim and shape[0] != h.shape[0]:
         name = type(layer).__name__
@@ -47,6 +56,21 @@ def _check_state_batch(layer: Layer, x: Any, h: Variable | None) -> None:
             f"{name}: got a batch of {shape[0]} (x of shape {tuple(shape)}) but the hidden state "
             f"holds a batch of {h.shape[0]} from the previous call; call reset_state() before "
             f"feeding a sequence with another batch size."
+        )
+
+
+def _check_state_backend(layer: Layer, data: Any, h: Variable) -> None:
+    """Refuse a step whose input lives on another backend than the kept state.
+
+    ``to()`` moves parameters, not the state of a sequence under way, so the step would fail
+    inside a Linear, which advises moving the input, not the state.
+    """
+    have, got = backend_of(h.data), backend_of(data)
+    if have is not got:
+        raise BackendMismatchError(
+            f"{type(layer).__name__}: the hidden state is on {have.name} but x is on {got.name} "
+            f"(the state was kept from a call before model.to() moved the parameters); "
+            f"call reset_state() after to() to start the next sequence on {got.name}."
         )
 
 
