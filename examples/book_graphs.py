@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
 import numpy as np
 from _args import out_folder, positive_int  # examples/_args.py
@@ -50,7 +49,9 @@ def tanh_derivatives(orders: int) -> list[Variable]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=out_folder, default=Path("."), help="folder for the SVGs")
+    parser.add_argument(
+        "--out", type=out_folder, default=".", help="folder for the SVGs (default: .)"
+    )
     parser.add_argument(
         "--orders", type=positive_int, default=3, help="derivatives of tanh to draw"
     )

@@ -8,7 +8,7 @@ zerograd-viz installed it writes ``lstm_sine_loss.png``.
 Each window of 30 steps is one call of a function (examples/_bptt.py): the forward of
 every step, backward, the graph behind the LSTM's state cut, the update.
 
-    python examples/lstm_sine.py [--epochs 100] [--gpu] [--static]
+    python examples/lstm_sine.py [--epochs 100] [--out .] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy), moving the loader with ``to_gpu()``.
 ``--static`` runs that function under ``zerograd.static_graph``: recorded on its first calls,
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 from _args import out_folder, positive_int  # examples/_args.py
@@ -112,7 +111,9 @@ def cos_mse(model: BetterRNN, gpu: bool = False) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=positive_int, default=100)
-    parser.add_argument("--out", type=out_folder, default=Path("."))
+    parser.add_argument(
+        "--out", type=out_folder, default=".", help="folder for the PNG (default: .)"
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()

@@ -121,7 +121,9 @@ def main() -> None:
     parser.add_argument("--hidden", type=positive_int, default=10)
     parser.add_argument("--lr", type=positive_float, default=1.0)
     parser.add_argument("--seed", type=seed, default=0)
-    parser.add_argument("--out", type=out_folder, default=Path("."), help="folder for the PNGs")
+    parser.add_argument(
+        "--out", type=out_folder, default=".", help="folder for the PNGs (default: .)"
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()

@@ -1,0 +1,80 @@
+"""The examples as a user runs them: ``python examples/<name>.py ...`` in a fresh process,
+with small settings. A user's mistake (a folder that cannot be written, a bad text file,
+Ctrl-C) ends in one line that says what to do, not a traceback."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from example_scripts import EXAMPLES
+
+ENV = {**os.environ, "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
+
+
+def run_example(name, *args, cwd=None, timeout=60):
+    """Run ``examples/<name>.py args`` as a script; the finished process."""
+    script = EXAMPLES / f"{name}.py"
+    if not script.is_file():
+        pytest.skip(f"{script} not found (tests run outside the repository checkout)")
+    return subprocess.run(
+        [sys.executable, str(script), *map(str, args)],
+        cwd=cwd,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def one_line_error(done, script, *words):
+    """``done`` failed with exit status 2 or 1, printing one line that names ``script``
+    and holds every one of ``words``, and no traceback."""
+    assert done.returncode in (1, 2), (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"{script}.py"), done.stderr
+    for w in words:
+        assert w in last, (w, last)
+    return last
+
+
+@pytest.fixture
+def unwritable(tmp_path):
+    """A folder that exists and cannot be written into (``/proc`` when running as root,
+    who writes into a read-only folder)."""
+    folder = tmp_path / "read_only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    probe = folder / "probe"
+    try:
+        probe.write_text("")
+    except OSError:
+        yield folder
+    else:
+        probe.unlink()
+        if not os.path.isdir("/proc/self"):
+            pytest.skip("no read-only folder to test with (root, and no /proc)")
+        yield "/proc/self"
+    folder.chmod(0o755)
+
+
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("spiral", ["--epochs", "1"]),
+        ("lstm_sine", ["--epochs", "1"]),
+        ("book_graphs", ["--orders", "1"]),
+    ],
+)
+@pytest.mark.parametrize("how", ["--out", "cwd"])
+def test_an_unwritable_output_folder_is_refused_before_training(name, args, how, unwritable):
+    """``--out`` a read-only folder, or no ``--out`` in a read-only current folder: the
+    run stopped after training in a traceback from the plot's write."""
+    if how == "--out":
+        done = run_example(name, *args, "--out", unwritable)
+    else:
+        done = run_example(name, *args, cwd=unwritable)
+    last = one_line_error(done, name, "argument --out: cannot write into the folder")
+    assert "epoch" not in done.stdout and "goldstein" not in done.stdout  # nothing ran
+    assert last.endswith("give --out a folder you can write to")
