@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 from _args import out_folder, positive_int  # examples/_args.py
+from _interrupt import run_main  # examples/_interrupt.py
 
 import zerograd_nn.functional as F
 from zerograd import Variable
@@ -77,4 +78,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 from _args import positive_int  # examples/_args.py
 from _bptt import window_step, windows  # examples/_bptt.py
+from _interrupt import run_main  # examples/_interrupt.py
 from _progress import progress  # examples/_progress.py
 
 import zerograd
@@ -133,4 +134,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 from _args import positive_int, seed  # examples/_args.py
+from _interrupt import run_main  # examples/_interrupt.py
 
 import zerograd
 import zerograd_nn.functional as F
@@ -161,4 +162,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

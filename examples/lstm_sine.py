@@ -23,6 +23,7 @@ import time
 import numpy as np
 from _args import out_folder, positive_int  # examples/_args.py
 from _bptt import window_step, windows  # examples/_bptt.py
+from _interrupt import run_main  # examples/_interrupt.py
 from _progress import progress, say  # examples/_progress.py
 
 import zerograd
@@ -135,4 +136,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

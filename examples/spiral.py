@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from _args import out_folder, positive_float, positive_int, seed  # examples/_args.py
+from _interrupt import run_main  # examples/_interrupt.py
 from _progress import progress, say  # examples/_progress.py
 
 import zerograd
@@ -140,4 +141,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -3,8 +3,10 @@ with small settings. A user's mistake (a folder that cannot be written, a bad te
 Ctrl-C) ends in one line that says what to do, not a traceback."""
 
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 from example_scripts import EXAMPLES
@@ -78,3 +80,44 @@ def test_an_unwritable_output_folder_is_refused_before_training(name, args, how,
     last = one_line_error(done, name, "argument --out: cannot write into the folder")
     assert "epoch" not in done.stdout and "goldstein" not in done.stdout  # nothing ran
     assert last.endswith("give --out a folder you can write to")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is POSIX's")
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("spiral", ["--epochs", "100000"]),
+        ("lstm_sine", ["--epochs", "100000"]),
+        ("char_rnn", ["--epochs", "100000"]),
+    ],
+)
+def test_ctrl_c_during_training_ends_in_one_line_and_writes_nothing(name, args, tmp_path):
+    """Ctrl-C while an example trains: exit status 130 and one line on stderr; it was a
+    KeyboardInterrupt's traceback from wherever the training was (a vjp, the optimizer)."""
+    script = EXAMPLES / f"{name}.py"
+    out = tmp_path / "out"
+    if name != "char_rnn":
+        args = [*args, "--out", str(out)]
+    proc = subprocess.Popen(
+        [sys.executable, str(script), *args],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        first = proc.stdout.readline()  # the first epoch's line: it is training now
+        assert "epoch" in first or "loss" in first, first
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        rest, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == [
+        f"{name}.py: interrupted (Ctrl-C); the files written before it are complete, "
+        "the rest were not written"
+    ]
+    assert "final" not in rest and "sample" not in rest
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
