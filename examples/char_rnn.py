@@ -55,10 +55,13 @@ class CharLSTM(Model):
         return self.fc(self.rnn(self.embed(ids)))
 
 
+BATCH_SIZE = 16
+
+
 def train(
     text_path: Path = TEXT,
     epochs: int = 20,
-    batch_size: int = 16,
+    batch_size: int = BATCH_SIZE,
     bptt_length: int = 25,
     seed: int = 0,
     verbose: bool = True,
@@ -123,6 +126,16 @@ def main() -> None:
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()
+    try:  # read here too, so that a bad file is one line before training, not a traceback
+        text = TextCharDataset(path=args.text).text
+    except (OSError, ValueError, LookupError) as exc:
+        parser.error(f"argument --text: {exc}")
+    if len(text) <= BATCH_SIZE:
+        parser.error(
+            f"argument --text: {str(args.text)!r} holds {len(text)} characters; char_rnn.py "
+            f"needs {BATCH_SIZE + 1} or more (each of a batch's {BATCH_SIZE} rows reads its "
+            "own stretch of the text)"
+        )
     t0 = time.perf_counter()
     try:
         result = train(args.text, args.epochs, gpu=args.gpu, static=args.static)

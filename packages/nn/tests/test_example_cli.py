@@ -121,3 +121,30 @@ def test_ctrl_c_during_training_ends_in_one_line_and_writes_nothing(name, args, 
     ]
     assert "final" not in rest and "sample" not in rest
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
+
+
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (None, "no file"),
+        ("", "need at least 2 characters, got 0"),
+        (b"\xff\xfe\x00\xecbinary", "as utf-8 text"),
+        ("tiny text", "holds 9 characters; char_rnn.py needs 17 or more"),
+        ("folder", "is a directory"),
+    ],
+)
+def test_char_rnn_refuses_a_bad_text_file_in_one_line_before_training(content, words, tmp_path):
+    """``--text`` a missing, empty, binary or too short file, or a folder: a traceback from
+    TextCharDataset or SeqDataLoader (``use batch_size <= 1``, an option char_rnn.py does
+    not have)."""
+    path = tmp_path / "text.txt"
+    if content == "folder":
+        path.mkdir()
+    elif isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    done = run_example("char_rnn", "--epochs", "1", "--text", path)
+    assert done.returncode == 2
+    one_line_error(done, "char_rnn", "argument --text:", words)
+    assert done.stdout == ""
