@@ -100,9 +100,15 @@ def train(
     return {"model": model, "dataset": dataset, "losses": losses, "epoch_times": epoch_times}
 
 
-def sample(model: CharLSTM, dataset: TextCharDataset, prime: str = "The ", length: int = 300,
-           temperature: float = 0.7, seed: int = 0) -> str:  # fmt: skip
-    """Generate ``length`` characters after ``prime``, sampling at ``temperature``."""
+def sample(model: CharLSTM, dataset: TextCharDataset, prime: str | None = None,
+           length: int = 300, temperature: float = 0.7, seed: int = 0) -> str:  # fmt: skip
+    """Generate ``length`` characters after ``prime``, sampling at ``temperature``.
+
+    ``prime=None`` starts from ``"The "``, or from the text's first 4 characters where
+    the text lacks one of those (a text of another language, or in lower case).
+    """
+    if prime is None:
+        prime = "The " if set("The ") <= dataset.char_to_id.keys() else dataset.text[:4]
     rng = np.random.RandomState(seed)
     model.reset_state()
     out = list(prime)

@@ -148,3 +148,16 @@ def test_char_rnn_refuses_a_bad_text_file_in_one_line_before_training(content, w
     assert done.returncode == 2
     one_line_error(done, "char_rnn", "argument --text:", words)
     assert done.stdout == ""
+
+
+def test_char_rnn_samples_from_a_text_without_the_default_prime(tmp_path):
+    """A text with no capital T (here: lower case) trained, then its sampling stopped in
+    ``KeyError: characters not in the vocabulary: ['T']``: the sample now starts from the
+    text's first characters."""
+    path = tmp_path / "lower.txt"
+    path.write_text("the sea was calm and the boat was slow. " * 3, encoding="utf-8")
+    done = run_example("char_rnn", "--epochs", "1", "--text", path)
+    assert done.returncode == 0, done.stderr
+    sampled = done.stdout.split("sample:\n\n", 1)[1].rstrip("\n")
+    assert sampled.startswith("the ") and len(sampled) == 304
+    assert set(sampled) <= set(path.read_text(encoding="utf-8"))
