@@ -20,7 +20,7 @@ import argparse
 import time
 
 import numpy as np
-from _args import positive_int, seed  # examples/_args.py
+from _args import out_folder, positive_int, seed  # examples/_args.py
 from _interrupt import run_main  # examples/_interrupt.py
 
 import zerograd
@@ -68,6 +68,11 @@ class Digits(Dataset):
         cut = int(len(x) * 0.8)
         idx = order[:cut] if self.train else order[cut:]
         self.data, self.label = x[idx], t[idx]
+
+
+class CannotResume(Exception):
+    """``Trainer.resume`` refused the snapshot given (its message says why): nothing was
+    trained."""
 
 
 class SmallCNN(Model):
@@ -134,7 +139,10 @@ def train(
             print(f"plot skipped: {exc}")
         trainer.extend(Snapshot())
     if resume:
-        trainer.resume(resume)
+        try:
+            trainer.resume(resume)
+        except (OSError, ValueError) as exc:  # no snapshot there, damaged, another model's
+            raise CannotResume(str(exc)) from exc
     trainer.run()
     return {
         "model": model,
@@ -149,14 +157,19 @@ def main() -> None:
     parser.add_argument("--epochs", type=positive_int, default=15)
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
-    parser.add_argument("--out", help="folder for the log, the plot and the snapshots")
+    parser.add_argument(
+        "--out", type=out_folder, help="folder for the log, the plots and the snapshots"
+    )
     parser.add_argument("--resume", help="a snapshot, or a folder: its newest snapshot")
     args = parser.parse_args()
+    out = str(args.out) if args.out is not None else None
     t0 = time.perf_counter()
     try:
-        result = train(args.epochs, seed=args.seed, gpu=args.gpu, out=args.out, resume=args.resume)
+        result = train(args.epochs, seed=args.seed, gpu=args.gpu, out=out, resume=args.resume)
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"cnn_digits.py --gpu: {exc}") from None
+    except CannotResume as exc:
+        parser.error(f"argument --resume: {exc}")
     took = time.perf_counter() - t0
     print(f"test accuracy: {result['test_accuracy']:.1%} ({took:.1f} s)")
 

@@ -193,3 +193,50 @@ def test_ctrl_c_inside_a_weak_reference_callback_still_stops_the_example(tmp_pat
     assert done.returncode == 130, (done.stdout, done.stderr)
     assert "trained on" not in done.stdout
     assert done.stderr.strip().splitlines()[-1].startswith("weak_ctrl_c.py: interrupted")
+
+
+@pytest.fixture
+def fake_digits(tmp_path, monkeypatch):
+    """A stand-in for scikit-learn's ``load_digits`` (random 8x8 images, labels 0-9) on the
+    examples' path, so that cnn_digits.py's command line is tested without scikit-learn."""
+    package = tmp_path / "fake_sklearn" / "sklearn"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "datasets.py").write_text(
+        "from types import SimpleNamespace\n"
+        "import numpy as np\n"
+        "def load_digits():\n"
+        "    rng = np.random.RandomState(0)\n"
+        "    return SimpleNamespace(images=rng.randint(0, 17, (200, 8, 8)).astype(float),\n"
+        "                           target=rng.randint(0, 10, 200))\n"
+    )
+    path = os.pathsep.join(filter(None, [str(package.parent), ENV.get("PYTHONPATH")]))
+    monkeypatch.setitem(ENV, "PYTHONPATH", path)
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["--resume", "{tmp}/missing.npz"], "argument --resume: load_checkpoint: no"),
+        (["--resume", "{tmp}/empty.npz"], "is not a readable .npz checkpoint"),
+        (["--resume", "{tmp}/folder"], "argument --resume: latest_checkpoint: no"),
+        (["--out", "{tmp}/a_file"], "argument --out: '{tmp}/a_file' is a file"),
+        (["--out", "/proc/self"], "argument --out: cannot write into the folder"),
+    ],
+)
+def test_cnn_digits_refuses_a_bad_resume_or_out_in_one_line(args, words, tmp_path, fake_digits):
+    """A --resume with no snapshot, a damaged one, or an --out that cannot be written:
+    a traceback from Trainer.resume, load_checkpoint or the Trainer's folder check."""
+    if "/proc/self" in args and not os.path.isdir("/proc/self"):
+        pytest.skip("no /proc here")
+    (tmp_path / "empty.npz").write_bytes(b"")
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "a_file").write_text("")
+    args = [a.format(tmp=tmp_path) for a in args]
+    done = run_example("cnn_digits", "--epochs", "1", *args, cwd=tmp_path)
+    assert done.returncode == 2
+    one_line_error(done, "cnn_digits", words.format(tmp=tmp_path))
+    assert done.stdout == ""  # nothing trained
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "a_file", "empty.npz", "fake_sklearn", "folder"
+    ]  # fmt: skip
