@@ -16,6 +16,7 @@ with ``to_gpu()``, as the book's step 52 does.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
@@ -137,6 +138,13 @@ def main() -> None:
         f"final training accuracy: {result['train_accuracy']:.1%} (the trained model on all "
         f"{len(result['t'])} training points; {took:.1f} s)"
     )
+    losses = result["history"]["loss"]
+    if not math.isfinite(losses[-1]):  # the plots of a nan model say nothing
+        epoch = next(i for i, v in enumerate(losses, 1) if not math.isfinite(v))
+        raise SystemExit(
+            f"spiral.py: the training diverged (the loss was {losses[epoch - 1]} at epoch "
+            f"{epoch}), so nothing was plotted; try an --lr smaller than {args.lr:g}"
+        )
     plot(result, args.out)
 
 

@@ -240,3 +240,14 @@ def test_cnn_digits_refuses_a_bad_resume_or_out_in_one_line(args, words, tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "a_file", "empty.npz", "fake_sklearn", "folder"
     ]  # fmt: skip
+
+
+def test_spiral_says_when_its_training_diverged_and_plots_nothing(tmp_path):
+    """``--lr 1e308``: the loss became nan, and the run stopped in a traceback from
+    plot_decision_boundary (nan scores for the whole grid) after printing its accuracy."""
+    out = tmp_path / "out"
+    done = run_example("spiral", "--epochs", "2", "--lr", "1e308", "--out", out)
+    last = one_line_error(done, "spiral", "the training diverged (the loss was nan at epoch 1)")
+    assert done.returncode == 1
+    assert last.endswith("try an --lr smaller than 1e+308")
+    assert list(out.iterdir()) == []
