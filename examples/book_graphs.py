@@ -23,7 +23,7 @@ from _interrupt import run_main  # examples/_interrupt.py
 
 import zerograd_nn.functional as F
 from zerograd import Variable
-from zerograd_viz import plot_dot_graph
+from zerograd_viz import GraphvizError, plot_dot_graph
 
 
 def goldstein(x, y):
@@ -48,17 +48,8 @@ def tanh_derivatives(orders: int) -> list[Variable]:
     return found
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--out", type=out_folder, default=".", help="folder for the SVGs (default: .)"
-    )
-    parser.add_argument(
-        "--orders", type=positive_int, default=3, help="derivatives of tanh to draw"
-    )
-    args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-
+def draw(args: argparse.Namespace) -> None:
+    """Print the derivatives and write their graphs into ``args.out``."""
     x, y = Variable(np.array(1.0), name="x"), Variable(np.array(1.0), name="y")
     z = goldstein(x, y)
     z.name = "z"
@@ -75,6 +66,21 @@ def main() -> None:
         print(f"d^{k} tanh/dx^{k} at 1 = {float(gx.data):+.6f}{closed}")
         plot_dot_graph(gx, verbose=False, to_file=args.out / f"tanh_d{k}.svg")
         print("wrote", args.out / f"tanh_d{k}.svg")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", type=out_folder, default=".", help="folder for the SVGs (default: .)"
+    )
+    parser.add_argument(
+        "--orders", type=positive_int, default=3, help="derivatives of tanh to draw"
+    )
+    args = parser.parse_args()
+    try:
+        draw(args)
+    except GraphvizError as exc:  # dot missing, or failing: say why in one line
+        raise SystemExit(f"book_graphs.py: {exc}") from None
 
 
 if __name__ == "__main__":

@@ -251,3 +251,15 @@ def test_spiral_says_when_its_training_diverged_and_plots_nothing(tmp_path):
     assert done.returncode == 1
     assert last.endswith("try an --lr smaller than 1e+308")
     assert list(out.iterdir()) == []
+
+
+def test_book_graphs_without_graphviz_says_so_in_one_line(tmp_path, monkeypatch):
+    """No ``dot`` on PATH: a GraphvizNotFoundError traceback after the first values."""
+    pytest.importorskip("zerograd_viz", reason="zerograd-viz is not installed")
+    empty = tmp_path / "no_programs"
+    empty.mkdir()
+    monkeypatch.setitem(ENV, "PATH", str(empty))
+    done = run_example("book_graphs", "--out", tmp_path / "out")
+    assert done.returncode == 1
+    one_line_error(done, "book_graphs", "Graphviz's `dot` program was not found on PATH")
+    assert list((tmp_path / "out").iterdir()) == []
