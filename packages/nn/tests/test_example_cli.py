@@ -263,3 +263,16 @@ def test_book_graphs_without_graphviz_says_so_in_one_line(tmp_path, monkeypatch)
     assert done.returncode == 1
     one_line_error(done, "book_graphs", "Graphviz's `dot` program was not found on PATH")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_newton_has_a_help_and_refuses_options_it_does_not_have():
+    """``newton.py --help`` ran the ten steps, and ``--steps 3`` was silently ignored."""
+    done = run_example("newton", "--help")
+    assert done.returncode == 0 and done.stdout.startswith("usage: newton.py")
+    assert "step 0" not in done.stdout
+    done = run_example("newton", "--steps", "3")
+    assert done.returncode == 2 and done.stdout == ""
+    one_line_error(done, "newton", "error: unrecognized arguments: --steps 3")
+    done = run_example("newton")
+    assert done.returncode == 0
+    assert done.stdout.splitlines()[-1] == "minimum at x = 1.0000000000 (exact: 1)"
