@@ -1,9 +1,9 @@
 """An LSTM learns to predict the next point of a noisy sine wave (the book's step 60).
 
 SinCurve (999 points of sin x + noise) through SeqDataLoader (30 parallel cursors),
-truncated backpropagation every 30 steps, Adam. Prints the average loss per epoch, then
-predicts the noise-free cos curve one step ahead and prints its mean squared error. With
-zerograd-viz installed it writes ``lstm_sine_loss.png``.
+truncated backpropagation every 30 steps, Adam. Prints the average loss of the first epoch,
+of every 10th and of the last, then predicts the noise-free cos curve one step ahead and
+prints its mean squared error. With zerograd-viz installed it writes ``lstm_sine_loss.png``.
 
 Each window of 30 steps is one call of a function (examples/_bptt.py): the forward of
 every step, backward, the graph behind the LSTM's state cut, the update.
@@ -87,7 +87,7 @@ def train(
             total += float(step(xs, ts).data)
         losses.append(total / seqlen)
         epoch_times.append(time.process_time() - started)  # CPU seconds
-        if verbose and (epoch % 10 == 0 or epoch == 1):
+        if verbose and (epoch % 10 == 0 or epoch in (1, epochs)):
             say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")
     return {
         "model": model,

@@ -66,7 +66,7 @@ def train(
             sum_acc += float(F.accuracy(y, t).data) * len(t)
         history["loss"].append(sum_loss / len(train_set))
         history["accuracy"].append(sum_acc / len(train_set))
-        if verbose and (epoch % log_every == 0 or epoch == 1):
+        if verbose and (epoch % log_every == 0 or epoch in (1, epochs)):
             if epoch == 1:
                 say("loss and acc: means over the epoch's batches, taken while training")
             avg_loss, avg_acc = history["loss"][-1], history["accuracy"][-1]

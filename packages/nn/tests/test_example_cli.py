@@ -276,3 +276,18 @@ def test_newton_has_a_help_and_refuses_options_it_does_not_have():
     done = run_example("newton")
     assert done.returncode == 0
     assert done.stdout.splitlines()[-1] == "minimum at x = 1.0000000000 (exact: 1)"
+
+
+@pytest.mark.parametrize(
+    "name, epochs, shown",
+    [("spiral", 45, [1, 30, 45]), ("lstm_sine", 12, [1, 10, 12]), ("spiral", 1, [1])],
+)
+def test_the_last_epoch_is_printed_whatever_the_epoch_count(name, epochs, shown, tmp_path):
+    """``--epochs 45``: the lines stopped at epoch 30, so the output did not show that the
+    run went on to 45 (nor the numbers it ended with)."""
+    done = run_example(name, "--epochs", epochs, "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    printed = [
+        int(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("epoch")
+    ]
+    assert printed == shown
