@@ -11,7 +11,8 @@ pip install scikit-learn.
 data loaders are moved with ``to_gpu()``. ``--out DIR`` writes the log (``log.jsonl``), live
 plots of the losses (``loss.png``) and the accuracies (``accuracy.png``; both need
 matplotlib) and a snapshot per epoch; ``--resume DIR`` continues from the newest snapshot in
-DIR (or ``--resume`` a file).
+DIR (or ``--resume`` a file), with the ``--seed`` of the run that wrote it (the seed draws the
+train/test split).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from zerograd_nn.datasets import Dataset
 from zerograd_nn.optimizers import Adam
 from zerograd_nn.training import (
     Evaluator,
+    Extension,
     LogReport,
     PlotReport,
     PrintReport,
@@ -68,6 +70,30 @@ class Digits(Dataset):
         cut = int(len(x) * 0.8)
         idx = order[:cut] if self.train else order[cut:]
         self.data, self.label = x[idx], t[idx]
+
+
+class SplitSeed(Extension):
+    """Keeps the seed of the 80/20 split in the snapshots: a run resumed with another
+    ``--seed`` would train on images its first epochs tested on (and test on ones they
+    trained on), so such a resume is refused."""
+
+    trigger = (1, "epoch")  # nothing to do at any point: its state is its work
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def __call__(self, trainer) -> None:
+        pass
+
+    def state_dict(self) -> dict:
+        return {"seed": self.seed}
+
+    def load_state_dict(self, d: dict) -> None:
+        if int(d["seed"]) != self.seed:
+            raise ValueError(
+                f"the snapshot was trained on the split of --seed {int(d['seed'])}, this "
+                f"run's is that of --seed {self.seed}; resume with --seed {int(d['seed'])}"
+            )
 
 
 class CannotResume(Exception):
@@ -127,6 +153,7 @@ def train(
         out=out or ".",
     )
     trainer.extend(Evaluator(test_loader))
+    trainer.extend(SplitSeed(seed))
     log = trainer.extend(LogReport(filename="log.jsonl" if out else None))
     if verbose:
         trainer.extend(PrintReport(["epoch", "loss", "accuracy", "val/loss", "val/accuracy"]))

@@ -291,3 +291,23 @@ def test_the_last_epoch_is_printed_whatever_the_epoch_count(name, epochs, shown,
         int(line.split()[1]) for line in done.stdout.splitlines() if line.startswith("epoch")
     ]
     assert printed == shown
+
+
+def test_cnn_digits_refuses_to_resume_with_another_split_seed(tmp_path, fake_digits):
+    """The split of train and test images is drawn from ``--seed``, which the snapshot did
+    not keep: resumed with another seed, the run trained on images its first epoch had
+    tested on, and the test accuracy it printed was inflated, silently."""
+    out = tmp_path / "run"
+    done = run_example("cnn_digits", "--epochs", "1", "--out", out)
+    assert done.returncode == 0, done.stderr
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    done = run_example("cnn_digits", "--epochs", "2", "--out", out, "--resume", out, "--seed", 3)
+    assert done.returncode == 2
+    one_line_error(
+        done, "cnn_digits", "the snapshot was trained on the split of --seed 0", "--seed 3"
+    )
+    assert done.stdout == ""
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing changed
+    done = run_example("cnn_digits", "--epochs", "2", "--out", out, "--resume", out)
+    assert done.returncode == 0, done.stderr
+    assert len((out / "log.jsonl").read_text().splitlines()) == 2
