@@ -131,8 +131,12 @@ def main() -> None:
     except ImportError:
         print("(plot skipped: pip install zerograd-viz to get lstm_sine_loss.png)")
         return
-    args.out.mkdir(parents=True, exist_ok=True)
-    print("wrote", plot_history({"loss": result["losses"]}, args.out / "lstm_sine_loss.png"))
+    try:
+        written = plot_history({"loss": result["losses"]}, args.out / "lstm_sine_loss.png")
+    except ImportError as exc:  # matplotlib missing behind zerograd-viz
+        print(f"(plot skipped: {exc})")
+        return
+    print("wrote", written)
 
 
 if __name__ == "__main__":

@@ -311,3 +311,28 @@ def test_cnn_digits_refuses_to_resume_with_another_split_seed(tmp_path, fake_dig
     done = run_example("cnn_digits", "--epochs", "2", "--out", out, "--resume", out)
     assert done.returncode == 0, done.stderr
     assert len((out / "log.jsonl").read_text().splitlines()) == 2
+
+
+def shadow(tmp_path, module):
+    """A folder to put first on PYTHONPATH in which ``import <module>`` fails as it does
+    where the module is not installed."""
+    folder = tmp_path / f"without_{module}"
+    folder.mkdir()
+    (folder / f"{module}.py").write_text(
+        f"raise ModuleNotFoundError({f'No module named {module!r}'!r}, name={module!r})\n"
+    )
+    return os.pathsep.join(filter(None, [str(folder), ENV.get("PYTHONPATH")]))
+
+
+def test_lstm_sine_without_matplotlib_skips_its_plot_in_one_line(tmp_path, monkeypatch):
+    """zerograd-viz without matplotlib: a traceback from plot_history after the training
+    (spiral.py said "plots skipped")."""
+    pytest.importorskip("zerograd_viz", reason="zerograd-viz is not installed")
+    monkeypatch.setitem(ENV, "PYTHONPATH", shadow(tmp_path, "matplotlib"))
+    out = tmp_path / "out"
+    done = run_example("lstm_sine", "--epochs", "1", "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith("(plot skipped: plot_history needs matplotlib"), last
+    assert list(out.iterdir()) == []
