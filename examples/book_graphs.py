@@ -23,7 +23,14 @@ from _interrupt import run_main  # examples/_interrupt.py
 
 import zerograd_nn.functional as F
 from zerograd import Variable
-from zerograd_viz import GraphvizError, plot_dot_graph
+
+try:
+    from zerograd_viz import GraphvizError, plot_dot_graph
+except ImportError:
+    raise SystemExit(
+        "book_graphs.py needs zerograd-viz; from the repository's root: "
+        "pip install ./packages/viz (and Graphviz's dot)"
+    ) from None
 
 
 def goldstein(x, y):

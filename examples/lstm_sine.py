@@ -129,7 +129,10 @@ def main() -> None:
     try:
         from zerograd_viz import plot_history
     except ImportError:
-        print("(plot skipped: pip install zerograd-viz to get lstm_sine_loss.png)")
+        print(
+            "(plot skipped: zerograd-viz is not installed; from the repository's root: "
+            "pip install './packages/viz[plot]')"
+        )
         return
     try:
         written = plot_history({"loss": result["losses"]}, args.out / "lstm_sine_loss.png")

@@ -97,7 +97,10 @@ def plot(result: dict, out: Path) -> None:
             plot_history,
         )
     except ImportError:
-        print("(plots skipped: pip install zerograd-viz to get spiral_boundary.png)")
+        print(
+            "(plots skipped: zerograd-viz is not installed; from the repository's root: "
+            "pip install './packages/viz[plot]')"
+        )
         return
     out.mkdir(parents=True, exist_ok=True)
     model = result["model"]

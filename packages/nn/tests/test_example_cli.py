@@ -336,3 +336,21 @@ def test_lstm_sine_without_matplotlib_skips_its_plot_in_one_line(tmp_path, monke
     last = done.stdout.splitlines()[-1]
     assert last.startswith("(plot skipped: plot_history needs matplotlib"), last
     assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["spiral", "lstm_sine", "book_graphs"])
+def test_a_missing_zerograd_viz_names_the_install_that_works(name, tmp_path, monkeypatch):
+    """Without zerograd-viz, spiral.py and lstm_sine.py said ``pip install zerograd-viz``,
+    a name not published (README: install from the checkout), and book_graphs.py, which
+    only draws, stopped in a ModuleNotFoundError traceback."""
+    monkeypatch.setitem(ENV, "PYTHONPATH", shadow(tmp_path, "zerograd_viz"))
+    args = ["--out", tmp_path] if name == "book_graphs" else ["--epochs", "1", "--out", tmp_path]
+    done = run_example(name, *args)
+    if name == "book_graphs":
+        assert done.returncode == 1
+        one_line_error(done, name, "needs zerograd-viz", "pip install ./packages/viz")
+    else:
+        assert done.returncode == 0, done.stderr
+        last = done.stdout.splitlines()[-1]
+        assert "zerograd-viz is not installed" in last, last
+        assert "pip install './packages/viz[plot]'" in last, last
