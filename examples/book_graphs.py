@@ -81,7 +81,7 @@ def main() -> None:
         "--out", type=out_folder, default=".", help="folder for the SVGs (default: .)"
     )
     parser.add_argument(
-        "--orders", type=positive_int, default=3, help="derivatives of tanh to draw"
+        "--orders", type=positive_int, default=3, help="derivatives of tanh to draw (default: 3)"
     )
     args = parser.parse_args()
     try:

@@ -127,8 +127,15 @@ def sample(model: CharLSTM, dataset: TextCharDataset, prime: str | None = None,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=20)
-    parser.add_argument("--text", type=Path, default=TEXT)
+    parser.add_argument(
+        "--epochs", type=positive_int, default=20, help="passes over the text (default: 20)"
+    )
+    parser.add_argument(
+        "--text",
+        type=Path,
+        default=TEXT,
+        help="a UTF-8 text file to learn (default: examples/data/tiny_tales.txt)",
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()

@@ -181,8 +181,10 @@ def train(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=15)
-    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--epochs", type=positive_int, default=15, help="(default: 15)")
+    parser.add_argument(
+        "--seed", type=seed, default=0, help="draws the split and the weights (default: 0)"
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument(
         "--out", type=out_folder, help="folder for the log, the plots and the snapshots"

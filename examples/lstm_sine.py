@@ -111,7 +111,7 @@ def cos_mse(model: BetterRNN, gpu: bool = False) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=100)
+    parser.add_argument("--epochs", type=positive_int, default=100, help="(default: 100)")
     parser.add_argument(
         "--out", type=out_folder, default=".", help="folder for the PNG (default: .)"
     )

@@ -122,10 +122,16 @@ def plot(result: dict, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=300)
-    parser.add_argument("--hidden", type=positive_int, default=10)
-    parser.add_argument("--lr", type=positive_float, default=1.0)
-    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--epochs", type=positive_int, default=300, help="(default: 300)")
+    parser.add_argument(
+        "--hidden", type=positive_int, default=10, help="hidden layer width (default: 10)"
+    )
+    parser.add_argument(
+        "--lr", type=positive_float, default=1.0, help="SGD's learning rate (default: 1.0)"
+    )
+    parser.add_argument(
+        "--seed", type=seed, default=0, help="draws the weights and batches (default: 0)"
+    )
     parser.add_argument(
         "--out", type=out_folder, default=".", help="folder for the PNGs (default: .)"
     )

@@ -354,3 +354,27 @@ def test_a_missing_zerograd_viz_names_the_install_that_works(name, tmp_path, mon
         last = done.stdout.splitlines()[-1]
         assert "zerograd-viz is not installed" in last, last
         assert "pip install './packages/viz[plot]'" in last, last
+
+
+@pytest.mark.parametrize(
+    "name, options",
+    [
+        (
+            "spiral",
+            {"--epochs": "300", "--hidden": "10", "--lr": "1.0", "--seed": "0", "--out": "."},
+        ),
+        ("lstm_sine", {"--epochs": "100", "--out": "."}),
+        ("char_rnn", {"--epochs": "20", "--text": "examples/data/tiny_tales.txt"}),
+        ("cnn_digits", {"--epochs": "15", "--seed": "0"}),
+        ("book_graphs", {"--out": ".", "--orders": "3"}),
+    ],
+)
+def test_help_gives_each_option_its_default(name, options):
+    """``--help`` listed ``--epochs EPOCHS`` and the others with no word on them."""
+    done = run_example(name, "--help")
+    assert done.returncode == 0 and done.stdout.startswith(f"usage: {name}.py")
+    text = " ".join(done.stdout.split())  # argparse wraps long help lines
+    for option, default in options.items():
+        metavar = option[2:].upper()
+        entry = text.split(f" {option} {metavar} ", 1)[1]
+        assert f"(default: {default})" in entry.split(" --", 1)[0], (option, entry)
