@@ -3,13 +3,14 @@
 EmbedID -> LSTM -> Linear over the characters of ``examples/data/tiny_tales.txt`` (short
 tales written for this project), trained with truncated BPTT through SeqDataLoader and
 Adam. Prints the loss (nats per character) per epoch and a text sampled from the model.
-Any UTF-8 text works: ``--text path/to/file.txt``; DeZero's ``Shakespear`` dataset reads
-tiny-shakespeare the same way when you place it locally.
+Any text works: ``--text path/to/file.txt`` (with ``--encoding latin-1``, say, for one not
+in UTF-8); DeZero's ``Shakespear`` dataset reads tiny-shakespeare the same way when you
+place it locally.
 
 Each window of 25 characters is one call of a function (examples/_bptt.py: forward,
 backward, the graph behind the LSTM's state cut, the update).
 
-    python examples/char_rnn.py [--epochs 20] [--text FILE] [--gpu] [--static]
+    python examples/char_rnn.py [--epochs 20] [--text FILE] [--encoding utf-8] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy): the loader and the model are moved
 with ``to_gpu()``. ``--static`` runs that function under ``zerograd.static_graph``: recorded
@@ -67,14 +68,16 @@ def train(
     verbose: bool = True,
     gpu: bool = False,
     static: bool = False,
+    encoding: str = "utf-8",
 ) -> dict:
     """Train; returns the model, the dataset, the loss per epoch (nats per character) and
     each epoch's CPU seconds.
 
-    ``static`` replays the window step with ``zerograd.static_graph`` (same results).
+    ``static`` replays the window step with ``zerograd.static_graph`` (same results);
+    ``encoding`` is the text file's.
     """
     zerograd.seed(seed)  # numpy's global state and the GPU's (--gpu): the same run every time
-    dataset = TextCharDataset(path=text_path)
+    dataset = TextCharDataset(path=text_path, encoding=encoding)
     loader = SeqDataLoader(dataset, batch_size=batch_size)
     model = CharLSTM(dataset.vocab_size)
     if gpu:
@@ -134,14 +137,19 @@ def main() -> None:
         "--text",
         type=Path,
         default=TEXT,
-        help="a UTF-8 text file to learn (default: examples/data/tiny_tales.txt)",
+        help="a text file to learn (default: examples/data/tiny_tales.txt)",
+    )
+    parser.add_argument(
+        "--encoding", default="utf-8", help="the text file's: latin-1, cp1252, ... (default: utf-8)"
     )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()
     try:  # read here too, so that a bad file is one line before training, not a traceback
-        text = TextCharDataset(path=args.text).text
-    except (OSError, ValueError, LookupError) as exc:
+        text = TextCharDataset(path=args.text, encoding=args.encoding).text
+    except LookupError as exc:  # an encoding Python does not know
+        parser.error(f"argument --encoding: {exc}")
+    except (OSError, ValueError) as exc:
         parser.error(f"argument --text: {exc}")
     if len(text) <= BATCH_SIZE:
         parser.error(
@@ -151,7 +159,9 @@ def main() -> None:
         )
     t0 = time.perf_counter()
     try:
-        result = train(args.text, args.epochs, gpu=args.gpu, static=args.static)
+        result = train(
+            args.text, args.epochs, gpu=args.gpu, static=args.static, encoding=args.encoding
+        )
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"char_rnn.py --gpu: {exc}") from None
     took = time.perf_counter() - t0

@@ -364,7 +364,10 @@ def test_a_missing_zerograd_viz_names_the_install_that_works(name, tmp_path, mon
             {"--epochs": "300", "--hidden": "10", "--lr": "1.0", "--seed": "0", "--out": "."},
         ),
         ("lstm_sine", {"--epochs": "100", "--out": "."}),
-        ("char_rnn", {"--epochs": "20", "--text": "examples/data/tiny_tales.txt"}),
+        (
+            "char_rnn",
+            {"--epochs": "20", "--text": "examples/data/tiny_tales.txt", "--encoding": "utf-8"},
+        ),
         ("cnn_digits", {"--epochs": "15", "--seed": "0"}),
         ("book_graphs", {"--out": ".", "--orders": "3"}),
     ],
@@ -378,3 +381,19 @@ def test_help_gives_each_option_its_default(name, options):
         metavar = option[2:].upper()
         entry = text.split(f" {option} {metavar} ", 1)[1]
         assert f"(default: {default})" in entry.split(" --", 1)[0], (option, entry)
+
+
+def test_char_rnn_reads_a_text_in_another_encoding_with_encoding(tmp_path):
+    """A latin-1 text was refused with advice to ``give its encoding (encoding=...)``,
+    which the script had no option for."""
+    path = tmp_path / "latin1.txt"
+    text = "The café was near the rivière, and the été was long. " * 2
+    path.write_bytes(text.encode("latin-1"))
+    done = run_example("char_rnn", "--epochs", "1", "--text", path)
+    one_line_error(done, "char_rnn", "is not valid utf-8", "give its encoding")
+    done = run_example("char_rnn", "--epochs", "1", "--text", path, "--encoding", "latin-1")
+    assert done.returncode == 0, done.stderr
+    sampled = done.stdout.split("sample:\n\n", 1)[1].rstrip("\n")
+    assert sampled.startswith("The ") and set(sampled) <= set(text)
+    done = run_example("char_rnn", "--text", path, "--encoding", "no-such-codec")
+    one_line_error(done, "char_rnn", "argument --encoding:", "unknown encoding 'no-such-codec'")
