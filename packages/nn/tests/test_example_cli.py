@@ -397,3 +397,25 @@ def test_char_rnn_reads_a_text_in_another_encoding_with_encoding(tmp_path):
     assert sampled.startswith("The ") and set(sampled) <= set(text)
     done = run_example("char_rnn", "--text", path, "--encoding", "no-such-codec")
     one_line_error(done, "char_rnn", "argument --encoding:", "unknown encoding 'no-such-codec'")
+
+
+def test_book_graphs_stops_a_dot_that_runs_too_long_and_says_what_to_do(tmp_path, monkeypatch):
+    """Each order's graph is about 3 times the last one's, and dot ran without a time
+    limit: ``--orders 8`` drew for minutes with no word. A ``dot`` that hangs stands in
+    for a huge graph here."""
+    if sys.platform == "win32":
+        pytest.skip("the stand-in dot is a shell script")
+    pytest.importorskip("zerograd_viz", reason="zerograd-viz is not installed")
+    programs = tmp_path / "programs"
+    programs.mkdir()
+    (programs / "dot").write_text("#!/bin/sh\nsleep 30\n")
+    (programs / "dot").chmod(0o755)
+    monkeypatch.setitem(ENV, "PATH", f"{programs}{os.pathsep}{ENV.get('PATH', '')}")
+    out = tmp_path / "out"
+    started = time.perf_counter()
+    done = run_example("book_graphs", "--out", out, "--dot-timeout", "0.5")
+    assert time.perf_counter() - started < 20
+    assert done.returncode == 1
+    last = one_line_error(done, "book_graphs", "dot did not draw a graph within 0.5 s")
+    assert last.endswith("draw fewer --orders than 3, or give --dot-timeout more seconds")
+    assert list(out.iterdir()) == []
