@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import tempfile
 from pathlib import Path
 
 
@@ -43,7 +44,9 @@ def positive_float(text: str) -> float:
 
 
 def out_folder(text: str) -> Path:
-    """A folder to write into, made if missing (with its parents)."""
+    """A folder to write into, made if missing (with its parents), and tried with a
+    scratch file: a read-only folder is refused here, before the training, not by the
+    first write after it."""
     path = Path(text)
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder")
@@ -52,4 +55,13 @@ def out_folder(text: str) -> Path:
     except OSError as exc:
         why = exc.strerror or exc
         raise argparse.ArgumentTypeError(f"cannot make the folder {text!r}: {why}") from None
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise argparse.ArgumentTypeError(
+            f"cannot write into the folder {str(path.resolve())!r} ({why}); "
+            "give --out a folder you can write to"
+        ) from None
     return path

@@ -3,13 +3,14 @@
 EmbedID -> LSTM -> Linear over the characters of ``examples/data/tiny_tales.txt`` (short
 tales written for this project), trained with truncated BPTT through SeqDataLoader and
 Adam. Prints the loss (nats per character) per epoch and a text sampled from the model.
-Any UTF-8 text works: ``--text path/to/file.txt``; DeZero's ``Shakespear`` dataset reads
-tiny-shakespeare the same way when you place it locally.
+Any text works: ``--text path/to/file.txt`` (with ``--encoding latin-1``, say, for one not
+in UTF-8); DeZero's ``Shakespear`` dataset reads tiny-shakespeare the same way when you
+place it locally.
 
 Each window of 25 characters is one call of a function (examples/_bptt.py: forward,
 backward, the graph behind the LSTM's state cut, the update).
 
-    python examples/char_rnn.py [--epochs 20] [--text FILE] [--gpu] [--static]
+    python examples/char_rnn.py [--epochs 20] [--text FILE] [--encoding utf-8] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy): the loader and the model are moved
 with ``to_gpu()``. ``--static`` runs that function under ``zerograd.static_graph``: recorded
@@ -26,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from _args import positive_int  # examples/_args.py
 from _bptt import window_step, windows  # examples/_bptt.py
+from _interrupt import run_main  # examples/_interrupt.py
 from _progress import progress  # examples/_progress.py
 
 import zerograd
@@ -54,23 +56,28 @@ class CharLSTM(Model):
         return self.fc(self.rnn(self.embed(ids)))
 
 
+BATCH_SIZE = 16
+
+
 def train(
     text_path: Path = TEXT,
     epochs: int = 20,
-    batch_size: int = 16,
+    batch_size: int = BATCH_SIZE,
     bptt_length: int = 25,
     seed: int = 0,
     verbose: bool = True,
     gpu: bool = False,
     static: bool = False,
+    encoding: str = "utf-8",
 ) -> dict:
     """Train; returns the model, the dataset, the loss per epoch (nats per character) and
     each epoch's CPU seconds.
 
-    ``static`` replays the window step with ``zerograd.static_graph`` (same results).
+    ``static`` replays the window step with ``zerograd.static_graph`` (same results);
+    ``encoding`` is the text file's.
     """
     zerograd.seed(seed)  # numpy's global state and the GPU's (--gpu): the same run every time
-    dataset = TextCharDataset(path=text_path)
+    dataset = TextCharDataset(path=text_path, encoding=encoding)
     loader = SeqDataLoader(dataset, batch_size=batch_size)
     model = CharLSTM(dataset.vocab_size)
     if gpu:
@@ -96,9 +103,15 @@ def train(
     return {"model": model, "dataset": dataset, "losses": losses, "epoch_times": epoch_times}
 
 
-def sample(model: CharLSTM, dataset: TextCharDataset, prime: str = "The ", length: int = 300,
-           temperature: float = 0.7, seed: int = 0) -> str:  # fmt: skip
-    """Generate ``length`` characters after ``prime``, sampling at ``temperature``."""
+def sample(model: CharLSTM, dataset: TextCharDataset, prime: str | None = None,
+           length: int = 300, temperature: float = 0.7, seed: int = 0) -> str:  # fmt: skip
+    """Generate ``length`` characters after ``prime``, sampling at ``temperature``.
+
+    ``prime=None`` starts from ``"The "``, or from the text's first 4 characters where
+    the text lacks one of those (a text of another language, or in lower case).
+    """
+    if prime is None:
+        prime = "The " if set("The ") <= dataset.char_to_id.keys() else dataset.text[:4]
     rng = np.random.RandomState(seed)
     model.reset_state()
     out = list(prime)
@@ -117,14 +130,38 @@ def sample(model: CharLSTM, dataset: TextCharDataset, prime: str = "The ", lengt
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=20)
-    parser.add_argument("--text", type=Path, default=TEXT)
+    parser.add_argument(
+        "--epochs", type=positive_int, default=20, help="passes over the text (default: 20)"
+    )
+    parser.add_argument(
+        "--text",
+        type=Path,
+        default=TEXT,
+        help="a text file to learn (default: examples/data/tiny_tales.txt)",
+    )
+    parser.add_argument(
+        "--encoding", default="utf-8", help="the text file's: latin-1, cp1252, ... (default: utf-8)"
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()
+    try:  # read here too, so that a bad file is one line before training, not a traceback
+        text = TextCharDataset(path=args.text, encoding=args.encoding).text
+    except LookupError as exc:  # an encoding Python does not know
+        parser.error(f"argument --encoding: {exc}")
+    except (OSError, ValueError) as exc:
+        parser.error(f"argument --text: {exc}")
+    if len(text) <= BATCH_SIZE:
+        parser.error(
+            f"argument --text: {str(args.text)!r} holds {len(text)} characters; char_rnn.py "
+            f"needs {BATCH_SIZE + 1} or more (each of a batch's {BATCH_SIZE} rows reads its "
+            "own stretch of the text)"
+        )
     t0 = time.perf_counter()
     try:
-        result = train(args.text, args.epochs, gpu=args.gpu, static=args.static)
+        result = train(
+            args.text, args.epochs, gpu=args.gpu, static=args.static, encoding=args.encoding
+        )
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"char_rnn.py --gpu: {exc}") from None
     took = time.perf_counter() - t0
@@ -133,4 +170,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

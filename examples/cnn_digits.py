@@ -11,7 +11,8 @@ pip install scikit-learn.
 data loaders are moved with ``to_gpu()``. ``--out DIR`` writes the log (``log.jsonl``), live
 plots of the losses (``loss.png``) and the accuracies (``accuracy.png``; both need
 matplotlib) and a snapshot per epoch; ``--resume DIR`` continues from the newest snapshot in
-DIR (or ``--resume`` a file).
+DIR (or ``--resume`` a file), with the ``--seed`` of the run that wrote it (the seed draws the
+train/test split).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import argparse
 import time
 
 import numpy as np
-from _args import positive_int, seed  # examples/_args.py
+from _args import out_folder, positive_int, seed  # examples/_args.py
+from _interrupt import run_main  # examples/_interrupt.py
 
 import zerograd
 import zerograd_nn.functional as F
@@ -32,6 +34,7 @@ from zerograd_nn.datasets import Dataset
 from zerograd_nn.optimizers import Adam
 from zerograd_nn.training import (
     Evaluator,
+    Extension,
     LogReport,
     PlotReport,
     PrintReport,
@@ -67,6 +70,35 @@ class Digits(Dataset):
         cut = int(len(x) * 0.8)
         idx = order[:cut] if self.train else order[cut:]
         self.data, self.label = x[idx], t[idx]
+
+
+class SplitSeed(Extension):
+    """Keeps the seed of the 80/20 split in the snapshots: a run resumed with another
+    ``--seed`` would train on images its first epochs tested on (and test on ones they
+    trained on), so such a resume is refused."""
+
+    trigger = (1, "epoch")  # nothing to do at any point: its state is its work
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def __call__(self, trainer) -> None:
+        pass
+
+    def state_dict(self) -> dict:
+        return {"seed": self.seed}
+
+    def load_state_dict(self, d: dict) -> None:
+        if int(d["seed"]) != self.seed:
+            raise ValueError(
+                f"the snapshot was trained on the split of --seed {int(d['seed'])}, this "
+                f"run's is that of --seed {self.seed}; resume with --seed {int(d['seed'])}"
+            )
+
+
+class CannotResume(Exception):
+    """``Trainer.resume`` refused the snapshot given (its message says why): nothing was
+    trained."""
 
 
 class SmallCNN(Model):
@@ -121,6 +153,7 @@ def train(
         out=out or ".",
     )
     trainer.extend(Evaluator(test_loader))
+    trainer.extend(SplitSeed(seed))
     log = trainer.extend(LogReport(filename="log.jsonl" if out else None))
     if verbose:
         trainer.extend(PrintReport(["epoch", "loss", "accuracy", "val/loss", "val/accuracy"]))
@@ -133,7 +166,10 @@ def train(
             print(f"plot skipped: {exc}")
         trainer.extend(Snapshot())
     if resume:
-        trainer.resume(resume)
+        try:
+            trainer.resume(resume)
+        except (OSError, ValueError) as exc:  # no snapshot there, damaged, another model's
+            raise CannotResume(str(exc)) from exc
     trainer.run()
     return {
         "model": model,
@@ -145,20 +181,27 @@ def train(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=15)
-    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--epochs", type=positive_int, default=15, help="(default: 15)")
+    parser.add_argument(
+        "--seed", type=seed, default=0, help="draws the split and the weights (default: 0)"
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
-    parser.add_argument("--out", help="folder for the log, the plot and the snapshots")
+    parser.add_argument(
+        "--out", type=out_folder, help="folder for the log, the plots and the snapshots"
+    )
     parser.add_argument("--resume", help="a snapshot, or a folder: its newest snapshot")
     args = parser.parse_args()
+    out = str(args.out) if args.out is not None else None
     t0 = time.perf_counter()
     try:
-        result = train(args.epochs, seed=args.seed, gpu=args.gpu, out=args.out, resume=args.resume)
+        result = train(args.epochs, seed=args.seed, gpu=args.gpu, out=out, resume=args.resume)
     except NoBackendError as exc:  # --gpu on a machine without a usable GPU
         raise SystemExit(f"cnn_digits.py --gpu: {exc}") from None
+    except CannotResume as exc:
+        parser.error(f"argument --resume: {exc}")
     took = time.perf_counter() - t0
     print(f"test accuracy: {result['test_accuracy']:.1%} ({took:.1f} s)")
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

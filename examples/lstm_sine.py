@@ -1,14 +1,14 @@
 """An LSTM learns to predict the next point of a noisy sine wave (the book's step 60).
 
 SinCurve (999 points of sin x + noise) through SeqDataLoader (30 parallel cursors),
-truncated backpropagation every 30 steps, Adam. Prints the average loss per epoch, then
-predicts the noise-free cos curve one step ahead and prints its mean squared error. With
-zerograd-viz installed it writes ``lstm_sine_loss.png``.
+truncated backpropagation every 30 steps, Adam. Prints the average loss of the first epoch,
+of every 10th and of the last, then predicts the noise-free cos curve one step ahead and
+prints its mean squared error. With zerograd-viz installed it writes ``lstm_sine_loss.png``.
 
 Each window of 30 steps is one call of a function (examples/_bptt.py): the forward of
 every step, backward, the graph behind the LSTM's state cut, the update.
 
-    python examples/lstm_sine.py [--epochs 100] [--gpu] [--static]
+    python examples/lstm_sine.py [--epochs 100] [--out .] [--gpu] [--static]
 
 ``--gpu`` trains on the GPU backend (zerograd-cupy), moving the loader with ``to_gpu()``.
 ``--static`` runs that function under ``zerograd.static_graph``: recorded on its first calls,
@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 from _args import out_folder, positive_int  # examples/_args.py
 from _bptt import window_step, windows  # examples/_bptt.py
+from _interrupt import run_main  # examples/_interrupt.py
 from _progress import progress, say  # examples/_progress.py
 
 import zerograd
@@ -87,7 +87,7 @@ def train(
             total += float(step(xs, ts).data)
         losses.append(total / seqlen)
         epoch_times.append(time.process_time() - started)  # CPU seconds
-        if verbose and (epoch % 10 == 0 or epoch == 1):
+        if verbose and (epoch % 10 == 0 or epoch in (1, epochs)):
             say(f"epoch {epoch:4d}  loss {losses[-1]:.6f}")
     return {
         "model": model,
@@ -111,8 +111,10 @@ def cos_mse(model: BetterRNN, gpu: bool = False) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=100)
-    parser.add_argument("--out", type=out_folder, default=Path("."))
+    parser.add_argument("--epochs", type=positive_int, default=100, help="(default: 100)")
+    parser.add_argument(
+        "--out", type=out_folder, default=".", help="folder for the PNG (default: .)"
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     parser.add_argument("--static", action="store_true", help="replay each window (static_graph)")
     args = parser.parse_args()
@@ -127,11 +129,18 @@ def main() -> None:
     try:
         from zerograd_viz import plot_history
     except ImportError:
-        print("(plot skipped: pip install zerograd-viz to get lstm_sine_loss.png)")
+        print(
+            "(plot skipped: zerograd-viz is not installed; from the repository's root: "
+            "pip install './packages/viz[plot]')"
+        )
         return
-    args.out.mkdir(parents=True, exist_ok=True)
-    print("wrote", plot_history({"loss": result["losses"]}, args.out / "lstm_sine_loss.png"))
+    try:
+        written = plot_history({"loss": result["losses"]}, args.out / "lstm_sine_loss.png")
+    except ImportError as exc:  # matplotlib missing behind zerograd-viz
+        print(f"(plot skipped: {exc})")
+        return
+    print("wrote", written)
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)

@@ -1,7 +1,11 @@
 """Newton's method with second derivatives computed by zerograd (the book's step 33).
 
 Minimizes f(x) = x^4 - 2x^2 starting from x = 2, printing each step.
+
+    python examples/newton.py
 """
+
+import argparse
 
 import numpy as np
 
@@ -11,6 +15,9 @@ from zerograd import Variable
 def f(x):
     return x**4 - 2 * x**2
 
+
+# no options: --help says what it does, and a mistyped option is refused, not ignored
+argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
 
 x = Variable(np.array(2.0))
 for i in range(10):

@@ -16,10 +16,12 @@ with ``to_gpu()``, as the book's step 52 does.
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from pathlib import Path
 
 from _args import out_folder, positive_float, positive_int, seed  # examples/_args.py
+from _interrupt import run_main  # examples/_interrupt.py
 from _progress import progress, say  # examples/_progress.py
 
 import zerograd
@@ -64,7 +66,7 @@ def train(
             sum_acc += float(F.accuracy(y, t).data) * len(t)
         history["loss"].append(sum_loss / len(train_set))
         history["accuracy"].append(sum_acc / len(train_set))
-        if verbose and (epoch % log_every == 0 or epoch == 1):
+        if verbose and (epoch % log_every == 0 or epoch in (1, epochs)):
             if epoch == 1:
                 say("loss and acc: means over the epoch's batches, taken while training")
             avg_loss, avg_acc = history["loss"][-1], history["accuracy"][-1]
@@ -95,7 +97,10 @@ def plot(result: dict, out: Path) -> None:
             plot_history,
         )
     except ImportError:
-        print("(plots skipped: pip install zerograd-viz to get spiral_boundary.png)")
+        print(
+            "(plots skipped: zerograd-viz is not installed; from the repository's root: "
+            "pip install './packages/viz[plot]')"
+        )
         return
     out.mkdir(parents=True, exist_ok=True)
     model = result["model"]
@@ -117,11 +122,19 @@ def plot(result: dict, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=positive_int, default=300)
-    parser.add_argument("--hidden", type=positive_int, default=10)
-    parser.add_argument("--lr", type=positive_float, default=1.0)
-    parser.add_argument("--seed", type=seed, default=0)
-    parser.add_argument("--out", type=out_folder, default=Path("."), help="folder for the PNGs")
+    parser.add_argument("--epochs", type=positive_int, default=300, help="(default: 300)")
+    parser.add_argument(
+        "--hidden", type=positive_int, default=10, help="hidden layer width (default: 10)"
+    )
+    parser.add_argument(
+        "--lr", type=positive_float, default=1.0, help="SGD's learning rate (default: 1.0)"
+    )
+    parser.add_argument(
+        "--seed", type=seed, default=0, help="draws the weights and batches (default: 0)"
+    )
+    parser.add_argument(
+        "--out", type=out_folder, default=".", help="folder for the PNGs (default: .)"
+    )
     parser.add_argument("--gpu", action="store_true", help="train on the GPU (zerograd-cupy)")
     args = parser.parse_args()
     t0 = time.perf_counter()
@@ -134,8 +147,15 @@ def main() -> None:
         f"final training accuracy: {result['train_accuracy']:.1%} (the trained model on all "
         f"{len(result['t'])} training points; {took:.1f} s)"
     )
+    losses = result["history"]["loss"]
+    if not math.isfinite(losses[-1]):  # the plots of a nan model say nothing
+        epoch = next(i for i, v in enumerate(losses, 1) if not math.isfinite(v))
+        raise SystemExit(
+            f"spiral.py: the training diverged (the loss was {losses[epoch - 1]} at epoch "
+            f"{epoch}), so nothing was plotted; try an --lr smaller than {args.lr:g}"
+        )
     plot(result, args.out)
 
 
 if __name__ == "__main__":
-    main()
+    run_main(main)
