@@ -14,6 +14,16 @@ from example_scripts import EXAMPLES
 ENV = {**os.environ, "MPLBACKEND": "Agg", "PYTHONUNBUFFERED": "1"}
 
 
+def default_sigint():
+    """Give a child SIGINT's default action (run before its Python starts).
+
+    A shell without job control (``cmd &`` in a script: a CI run started in the
+    background) ignores SIGINT in what it starts, and children inherit that: their Python
+    then never raises KeyboardInterrupt, and ``_thread.interrupt_main`` does nothing.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_example(name, *args, cwd=None, timeout=60):
     """Run ``examples/<name>.py args`` as a script; the finished process."""
     script = EXAMPLES / f"{name}.py"
@@ -105,6 +115,7 @@ def test_ctrl_c_during_training_ends_in_one_line_and_writes_nothing(name, args, 
         stderr=subprocess.PIPE,
         text=True,
         cwd=tmp_path,
+        preexec_fn=default_sigint,
     )
     try:
         first = proc.stdout.readline()  # the first epoch's line: it is training now
@@ -188,7 +199,12 @@ def test_ctrl_c_inside_a_weak_reference_callback_still_stops_the_example(tmp_pat
     if not (EXAMPLES / "_interrupt.py").is_file():
         pytest.skip(f"{EXAMPLES} not found (tests run outside the repository checkout)")
     done = subprocess.run(
-        [sys.executable, str(script)], env=ENV, capture_output=True, text=True, timeout=60
+        [sys.executable, str(script)],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=default_sigint,
     )
     assert done.returncode == 130, (done.stdout, done.stderr)
     assert "trained on" not in done.stdout
