@@ -11,6 +11,7 @@ import zipfile
 
 import numpy as np
 import pytest
+from unprivileged import unprivileged
 
 from zerograd_nn.archives import Archive, WeightFileError, open_archive
 from zerograd_nn.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
@@ -213,17 +214,11 @@ for load in (lambda p: load_weights(model, p), lambda p: load_checkpoint(p, mode
 
 def test_a_file_without_read_permission_says_what_to_do(tmp_path):
     # the error said only "(Permission denied)"
-    import shutil
-
     path = tmp_path / "run.npz"
     path.write_bytes(b"unread")
     script = tmp_path / "load.py"
     script.write_text(UNREADABLE_ARCHIVES)
-    cmd = [sys.executable, str(script), str(path)]
-    if os.geteuid() == 0:  # root reads any file: run without the capability to
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root and setpriv (util-linux) is missing to drop privileges")
-        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", *cmd]
+    cmd = unprivileged([sys.executable, str(script), str(path)])
     os.chmod(path, 0o000)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

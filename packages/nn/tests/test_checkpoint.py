@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
+from unprivileged import unprivileged
 
 import zerograd_nn.functional as F
 from zerograd.backends import list_backends
@@ -1056,7 +1057,6 @@ print(trainer.iteration, trainer.resumed_from)
 def test_a_folder_that_cannot_be_listed_is_one_clear_error(tmp_path):
     # latest_checkpoint (and Trainer.resume of a folder) let os.listdir's bare
     # "[Errno 13] Permission denied: '<folder>'" out, naming neither itself nor what to do
-    import shutil
     import subprocess
     import sys
 
@@ -1066,11 +1066,7 @@ def test_a_folder_that_cannot_be_listed_is_one_clear_error(tmp_path):
     save_checkpoint(folder / "c.npz", model=model)
     script = tmp_path / "list.py"
     script.write_text(UNREADABLE_FOLDER)
-    cmd = [sys.executable, str(script), str(folder)]
-    if os.geteuid() == 0:  # root reads any folder: run without the capability to
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root and setpriv (util-linux) is missing to drop privileges")
-        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", *cmd]
+    cmd = unprivileged([sys.executable, str(script), str(folder)])
     os.chmod(folder, 0o311)  # can be entered, not listed
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)

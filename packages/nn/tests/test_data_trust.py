@@ -4,6 +4,7 @@ import gzip
 
 import numpy as np
 import pytest
+from unprivileged import unprivileged
 
 from zerograd_nn import DataLoader
 from zerograd_nn import datasets as D
@@ -227,7 +228,6 @@ def test_a_data_file_that_cannot_be_read_is_one_clear_error(tmp_path):
     # a file without read permission: the checksum's open and CIFAR's read let a bare
     # "[Errno 13] Permission denied: '<path>'" out, and read_idx said "replace it"
     import os
-    import shutil
     import subprocess
     import sys
 
@@ -249,11 +249,7 @@ def test_a_data_file_that_cannot_be_read_is_one_clear_error(tmp_path):
             locked.append(path)
     script = tmp_path / "read.py"
     script.write_text(UNREADABLE_DATA)
-    cmd = [sys.executable, str(script), str(tmp_path)]
-    if os.geteuid() == 0:  # root reads any file: run without the capability to
-        if shutil.which("setpriv") is None:
-            pytest.skip("running as root and setpriv (util-linux) is missing to drop privileges")
-        cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search,-fowner", *cmd]
+    cmd = unprivileged([sys.executable, str(script), str(tmp_path)])
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     finally:
