@@ -15,6 +15,8 @@ from zerograd.functions import max as max_of
 from zerograd.utils import data_of
 from zerograd.variable import Constant
 
+from ..kernels.generic import labels_as
+
 
 def needs_grad(v: Any) -> bool:
     """False for operands given as raw arrays/scalars (their gradient is unreachable).
@@ -306,6 +308,5 @@ def label_rows(t: Any, n_classes: int) -> Any:
     """
     xp = get_array_module(t)
     classes = xp.arange(n_classes, device=device_of(t))
-    if t.dtype != classes.dtype:  # PyTorch compares no int64 with uint16 .. uint64
-        t = backend_of(t).astype(t, classes.dtype)
+    t = labels_as(backend_of(t), t, classes.dtype)
     return classes == xp.reshape(t, t.shape + (1,))

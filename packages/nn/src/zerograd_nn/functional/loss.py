@@ -22,6 +22,7 @@ from zerograd.utils import data_of as _data
 from zerograd.utils import size_of
 
 from ..kernels import kernels_of
+from ..kernels.generic import labels_as
 from .activation import Softmax, relu
 from .arrays import (
     Cast,
@@ -536,8 +537,7 @@ def _hit_rate(y: Any, t: Any) -> Any:
     b = backend_of(y)
     # both flat: one row's 0-d label (a Python int) compared 0-d arrays into a numpy scalar
     pred = xp.reshape(xp.argmax(y, axis=1), (-1,))
-    if t.dtype != pred.dtype:  # PyTorch compares no int64 with uint16 .. uint64
-        t = b.astype(t, pred.dtype)
+    t = labels_as(b, t, pred.dtype)
     hits = pred == xp.reshape(t, (-1,))
     hits = b.astype(hits, y.dtype if b.dtype_kind(y.dtype) == "f" else "float64")
     return _like(xp.mean(hits), hits)

@@ -158,8 +158,7 @@ class Kernels:
         xp = self.backend.xp
         z = x - xp.max(x, axis=1, keepdims=True)
         rows = self.row_index(x)
-        if t.dtype != rows.dtype:  # PyTorch reads uint8 as a mask and refuses int8, int16
-            t = self.backend.astype(t, rows.dtype)
+        t = labels_as(self.backend, t, rows.dtype)
         # the label's entry picked from the shifted scores: m + log(sum) rounded the log
         # into a large m (a row of 1e30 lost its log(C))
         return xp.log(self.backend.sum(xp.exp(z), (1,), True))[:, 0] - z[rows, t]
@@ -200,8 +199,7 @@ class Kernels:
         xp = self.backend.xp
         p = self.softmax(x, 1)
         classes = xp.arange(x.shape[1], device=getattr(x, "device", None))  # numpy 1.26: none
-        if t.dtype != classes.dtype:  # PyTorch compares no int64 with uint16 .. uint64
-            t = self.backend.astype(t, classes.dtype)
+        t = labels_as(self.backend, t, classes.dtype)
         hot = self.backend.astype(classes == xp.reshape(t, (-1, 1)), p.dtype)
         return (p - hot) * scale
 
@@ -255,6 +253,16 @@ class Kernels:
         read-only array per N instead of making one each time.
         """
         return self.backend.xp.arange(x.shape[0], device=getattr(x, "device", None))
+
+
+def labels_as(backend: Backend, t: Any, dtype: Any) -> Any:
+    """Integer labels ``t`` in ``dtype``, an index's (``t`` itself when already of it).
+
+    Labels meet class and row numbers (aranges) in comparisons and indexing, where PyTorch
+    pairs no int64 with uint16 .. uint64, reads uint8 as a mask and indexes by no int8 or
+    int16: so they take the other side's dtype.
+    """
+    return t if t.dtype == dtype else backend.astype(t, dtype)
 
 
 def _spread(xp: Any, a: Any, axis: int, step: int) -> Any:
