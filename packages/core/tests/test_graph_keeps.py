@@ -13,8 +13,9 @@ import weakref
 import numpy as np
 
 import zerograd.functions as F
-from zerograd import Function, Variable
+from zerograd import Constant, Function, Variable
 from zerograd.backends import as_numpy
+from zerograd.function import settings_of
 
 
 def _x(seed=0):
@@ -218,3 +219,67 @@ def test_output_arrays_and_uses_vjp_say_what_a_backward_reads():
     assert m.creator.output_arrays([None]) == [None]  # Mul's vjp reads no output
     assert f.uses_vjp and m.creator.uses_vjp
     assert not _BookDouble()(x).creator.uses_vjp
+
+
+def test_an_array_operand_is_wrapped_once_while_its_constant_lives():
+    x, c = _x(), np.full((3, 4), 0.5)
+    y = x * c
+    w = y * c
+    z = w + c  # the same array: one Constant for the three uses
+    k1, k2, k3 = y.creator.inputs[1], w.creator.inputs[1], z.creator.inputs[1]
+    assert type(k1) is Constant and k1 is k2 is k3 and k1.data is c
+    assert (x * np.full((3, 4), 0.5)).creator.inputs[1] is not k1  # another array: its own
+    F.sum(z).backward()
+    np.testing.assert_allclose(as_numpy(x.grad), np.full((3, 4), 0.25))
+    assert k1.grad is None  # built-in derivatives give a Constant nothing
+
+
+def test_the_shared_constant_keeps_nothing_alive():
+    x, c = _x(), np.full((3, 4), 0.5)
+    y = F.sum(x * c)
+    kept_constant, kept_array = weakref.ref(y.creator.inputs[0].creator.inputs[1]), weakref.ref(c)
+    del y, c
+    gc.collect()
+    assert kept_constant() is None and kept_array() is None
+
+
+class _BookMul(Function):
+    """The book's way: a gradient for every input, a Constant's included."""
+
+    def forward(self, a, b):
+        return a * b
+
+    def backward(self, gy):
+        a, b = self.inputs
+        return gy * b, gy * a
+
+
+def test_a_constant_that_got_a_gradient_or_a_name_is_not_shared():
+    x, c = _x(), np.full((3, 4), 0.5)
+    y = _BookMul()(x, c)
+    first = y.creator.inputs[1]
+    F.sum(y).backward()
+    assert first.grad is not None  # the book's backward gave the operand one
+    second = _BookMul()(x, c).creator.inputs[1]
+    assert second is not first and second.grad is None  # a new graph starts it afresh
+    second.name = "c"
+    third = (x * c).creator.inputs[1]
+    assert third is not second and third.name is None
+
+
+def test_a_built_in_without_settings_keeps_no_dict_and_a_subclass_may_keep_one():
+    add = F.Add()
+    assert not hasattr(add, "__dict__")  # nothing beyond Function's slots: no dict per call
+    assert settings_of(add) == {} and settings_of(F.Sum(axis=1)) == {"axis": 1, "keepdims": False}
+
+    class Scaled(F.Add):  # a user's subclass may keep its own state, as the book's do
+        def __init__(self, k):
+            self.k = k
+
+        def forward(self, a, b):
+            return super().forward(a, b) * self.k
+
+    s = Scaled(3.0)
+    y = s(_x(), _x(1))
+    assert s.k == 3.0 and vars(s) == {"k": 3.0}
+    np.testing.assert_allclose(as_numpy(y.data), 3.0 * (as_numpy(_x().data) + as_numpy(_x(1).data)))

@@ -24,6 +24,8 @@ class _Binary(Function):
     namespace ``xp`` as :meth:`Function.vjp` describes.
     """
 
+    __slots__ = ()
+
     op: Callable[[Any, Any], Any]
     _doc_sections = """
         Returns:
@@ -135,6 +137,8 @@ def _reflected(sign: str) -> str:
 class Add(_Binary):
     """Compute ``x0 + x1``, broadcasting as numpy does."""
 
+    __slots__ = ()
+
     vjp_reads_inputs = False
     vjp_reads_outputs = False
 
@@ -157,6 +161,8 @@ add = op(
 class Sub(_Binary):
     """Compute ``x0 - x1``, broadcasting as numpy does."""
 
+    __slots__ = ()
+
     vjp_reads_inputs = False
     vjp_reads_outputs = False
 
@@ -177,6 +183,8 @@ rsub = op(Sub, "rsub", doc=_reflected("-"), methods=("__rsub__",), swapped=True)
 class Mul(_Binary):
     """Compute ``x0 * x1``, broadcasting as numpy does."""
 
+    __slots__ = ()
+
     vjp_reads_outputs = False
 
     op = operator.mul
@@ -194,6 +202,8 @@ mul = op(Mul, methods=("__mul__", "__rmul__"))
 
 class Div(_Binary):
     """Compute ``x0 / x1``, broadcasting as numpy does; integers divide in floating point."""
+
+    __slots__ = ()
 
     op = operator.truediv
     fuses_as = "div"

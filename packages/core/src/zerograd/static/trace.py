@@ -24,7 +24,7 @@ from ..backends.chains import FUNCTIONS, op_of
 from ..backends.registry import registry
 from ..backprop import check_seed
 from ..config import using_config
-from ..function import Function
+from ..function import Function, settings_of
 from ..recording import READ, paused, recording, structure
 from ..variable import Parameter, Variable, value_read
 from .names import Name
@@ -512,7 +512,7 @@ class Trace:
             self._note_clears([v for v in self.start_targets if id(v) not in self._cleared])
         ins = [self._input(v) for v in inputs]
         attrs = {}
-        for name, value in before.__dict__.items():
+        for name, value in settings_of(before).items():
             template = self._setting(value)
             if template is not value:
                 attrs[name] = template
@@ -537,16 +537,18 @@ class Trace:
                     self.refuse(why)
                     step.kernel = None
             if step.kernel is not None:
-                before.__dict__.update(fn.__dict__)  # what forward left, for the vjp
+                if settings_of(fn):  # what forward left, for the vjp
+                    settings_of(before).update(settings_of(fn))
                 before.ctx = getattr(fn, "ctx", None)  # its context: a kernel's replays keep it
-        for name, value in before.__dict__.items():
+        settings = settings_of(before)
+        for name, value in settings.items():
             if isinstance(value, Function):
                 pair = self._clones.get(id(value))
                 if pair is not None and pair[0] is value:
                     # a setting naming a Function of this call (max pooling's derivatives
                     # read the winners its forward saved): the replay's copy, whose
                     # forward saves each replay's own
-                    before.__dict__[name] = pair[1]
+                    settings[name] = pair[1]
         self.code.append(step)
 
     def _setting(self, v: Any) -> Any:
@@ -1142,7 +1144,7 @@ def _wrote_on_self(before: Any, fn: Any) -> bool:
 
     A kernel's replays would keep what it wrote for this call.
     """
-    was, now = before.__dict__, fn.__dict__
+    was, now = settings_of(before), settings_of(fn)
     return was.keys() != now.keys() or any(now[k] is not v for k, v in was.items())
 
 
