@@ -84,7 +84,8 @@ def _flags_trainer(out, flags):
     trainer.extend(StepScheduler(plateau, trigger=(1, "iteration"), monitor="loss"))
     warm = S.SequentialLR(opt, [S.LinearWarmup(opt, 3), S.CosineAnnealingLR(opt, 5)], [3])
     trainer.extend(StepScheduler(warm, trigger=(1, "iteration")), name="warm")
-    test = DataLoader(Images(train=False, transform=aug), batch_size=10, shuffle=False)
+    shuffled = "shuffled-eval" in flags  # the DataLoader's default, against the docstring
+    test = DataLoader(Images(train=False, transform=aug), batch_size=10, shuffle=shuffled)
     trainer.extend(Evaluator(test, trigger=(3, "iteration")))
     trainer.extend(Snapshot(trigger=(flags["K"], "iteration")))
     return trainer, (model, opt, plateau, warm)
@@ -119,10 +120,16 @@ def _draw_elsewhere():
         (4, ()),  # mid-epoch, shuffling from numpy's global state
         (7, ("seeded",)),  # an epoch's end, the loader's own generator
         (10, ("seeded", "static")),  # mid-epoch, static_graph replay
+        (4, ("shuffled-eval",)),  # a shuffling validation loader, after an evaluation
     ],
 )
 def test_a_resumed_trainer_run_equals_the_uninterrupted_one(tmp_path, k, flags):
-    """Before Python's ``random`` state was saved, the flips after the resume differed."""
+    """Before Python's ``random`` state was saved, the flips after the resume differed.
+
+    A shuffling validation loader draws the next pass's order as a pass ends; before the
+    Evaluator kept its loader's state, a resumed run evaluated in the order its fresh loader
+    drew, and the logged val/loss differed in the last digits.
+    """
     flags = {**dict.fromkeys(flags, True), "K": k}
     trainer, objects = _flags_trainer(str(tmp_path), flags)
     trainer.run()
