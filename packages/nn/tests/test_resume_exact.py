@@ -22,6 +22,7 @@ import pytest
 
 import zerograd
 import zerograd_nn.functional as F
+from zerograd import Variable
 from zerograd_nn import DataLoader, SeqDataLoader
 from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
@@ -224,6 +225,57 @@ def test_a_resumed_loop_equals_the_uninterrupted_one(tmp_path, make_loader, sche
     path = str(tmp_path / "run.npz")
     want = _loop_run(path, 5, make_loader, SCHEDULES[sched], resume=False)
     assert _loop_run(path, 5, make_loader, SCHEDULES[sched], resume=True) == want
+
+
+def _bptt_run(path, k, resume, keep_state):
+    """A truncated-BPTT loop (an LSTM over SinCurve, a window of 4 steps per update) that
+    checkpoints after window ``k``, in the middle of the sequence; ``keep_state`` saves the
+    LSTM's hidden and cell state in ``extra`` and gives them back, as how-to-train says.
+    Returns the losses."""
+    zerograd.seed(4)
+    cell, head = L.LSTM(5), L.Linear(1)
+    model = Model()
+    model.cell, model.head = cell, head
+    loader = SeqDataLoader(SinCurve(train=True), batch_size=3)
+    opt = O.Adam(0.01).setup(model)
+    losses, start = [], 0
+    if resume:
+        _draw_elsewhere()
+        info = load_checkpoint(path, model=model, optimizer=opt, loader=loader)
+        start, losses = info["iteration"], list(info["extra"]["losses"])
+        if keep_state:
+            cell.h = Variable(info["extra"]["h"])
+            cell.c = Variable(info["extra"]["c"])
+    for it in range(start, 6):
+        loss = 0
+        for _ in range(4):
+            x, t = loader.next()
+            loss += F.mean_squared_error(head(cell(x.astype(np.float32))), t.astype(np.float32))
+        model.cleargrads()
+        loss.backward()
+        loss.unchain_backward()
+        opt.update()
+        losses.append(float(loss.data))
+        if it + 1 == k and not resume:
+            extra = {"losses": losses}
+            if keep_state:
+                extra.update(h=cell.h.data, c=cell.c.data)
+            save_checkpoint(
+                path, model=model, optimizer=opt, loader=loader, iteration=k, extra=extra
+            )
+    return losses
+
+
+def test_a_resumed_bptt_loop_needs_the_rnn_state_that_the_checkpoint_does_not_hold(tmp_path):
+    """how-to-train: a checkpoint holds no RNN hidden state; a run resumed in the middle of a
+    sequence goes on bit for bit when the loop saves the state in ``extra`` and gives it
+    back (the page's list of what a checkpoint restores left this out)."""
+    path = str(tmp_path / "run.npz")
+    want = _bptt_run(path, 3, resume=False, keep_state=True)
+    assert _bptt_run(path, 3, resume=True, keep_state=True) == want
+    assert _bptt_run(path, 3, resume=False, keep_state=False) == want
+    cold = _bptt_run(path, 3, resume=True, keep_state=False)
+    assert cold[:3] == want[:3] and cold[3] != want[3]  # started from no state
 
 
 def _checkpoint_with(tmp_path, edit):
