@@ -101,7 +101,7 @@ class Evaluator(Extension):
         Returns:
             ``{"loader": loader.state_dict()}``, or ``{}``.
         """
-        if getattr(self.loader, "shuffle", False) is not True:
+        if not getattr(self.loader, "shuffle", False):  # (numpy's True too)
             return {}
         state = getattr(self.loader, "state_dict", None)
         return {} if state is None else {"loader": state()}
