@@ -1261,9 +1261,14 @@ def test_two_log_reports_that_cannot_be_told_apart_need_names(tmp_path):
     assert trainer.get_extension("steps") is named
     with pytest.raises(ValueError, match=r"an extension named 'steps' is already there"):
         trainer.extend(LogReport(filename=None), name="steps")
-    trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))  # no state: fine twice
+    # an Evaluator keeps its loader's state (a shuffling loader's next order): two are told
+    # apart by their prefixes
+    trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))
     trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100), prefix="v2/"))
-    assert sorted(trainer._state_keys()) == ["LogReport", "steps"]
+    with pytest.raises(ValueError, match=r"their state tags are 'val/' and 'val/'"):
+        trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))
+    keys = ["Evaluator[v2/]", "Evaluator[val/]", "LogReport", "steps"]
+    assert sorted(trainer._state_keys().values()) == keys
 
 
 def test_a_per_example_loss_is_refused_before_backward_changing_nothing(tmp_path):

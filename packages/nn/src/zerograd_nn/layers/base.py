@@ -662,8 +662,20 @@ class _Layout:
 
 _layout = _Layout()
 # id(root layer) -> (a weak reference to it, the layout it was walked at, its list
-# attributes as walked, its Parameters); by id: a layer may define __eq__ or no __hash__
+# attributes as walked, its Parameters, watches on the layers in those lists); by id: a
+# layer may define __eq__ or no __hash__
 _walked: dict[int, tuple] = {}
+
+
+def _moved(_ref: weakref.ref, layout: _Layout = _layout) -> None:
+    """A layer held in a remembered list died: no remembered walk may be given again.
+
+    A list is compared by its items' ids, and a layer made after one was removed (by
+    ``copy.copy``, ``copy.deepcopy`` or unpickling, which set no attribute) can take the
+    dead one's id in the same place; the walk would then give the removed layer's
+    Parameters (the walk holds those, so a Parameter's id is never reused).
+    """
+    layout.n += 1
 
 
 def _params(layer: Layer) -> list[Parameter]:
@@ -685,6 +697,7 @@ def _params(layer: Layer) -> list[Parameter]:
     out: list[Parameter] = []
     seen = {id(layer)}
     lists: list[tuple] = []
+    watches: list[weakref.ref] = []
     keep = True  # a layer type with its own named_members may yield anything, any time
 
     def visit(holder: Layer) -> None:
@@ -695,6 +708,7 @@ def _params(layer: Layer) -> list[Parameter]:
         for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
             items = d.get(name, ())
             lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
+            watches.extend([weakref.ref(x, _moved) for x in items if isinstance(x, Layer)])
         for _, member in holder.named_members():
             if id(member) not in seen:
                 seen.add(id(member))
@@ -707,7 +721,7 @@ def _params(layer: Layer) -> list[Parameter]:
     visit(layer)
     if keep:
         key = id(layer)
-        _walked[key] = (weakref.ref(layer, lambda ref: _forget(key, ref)), at, lists, out)
+        _walked[key] = (weakref.ref(layer, lambda ref: _forget(key, ref)), at, lists, out, watches)
         return list(out)
     return out
 
