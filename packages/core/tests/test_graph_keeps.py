@@ -218,3 +218,28 @@ def test_output_arrays_and_uses_vjp_say_what_a_backward_reads():
     assert m.creator.output_arrays([None]) == [None]  # Mul's vjp reads no output
     assert f.uses_vjp and m.creator.uses_vjp
     assert not _BookDouble()(x).creator.uses_vjp
+
+
+def test_an_index_keeps_only_its_input_s_shape_not_the_array():
+    """x[i] reads nothing of x's values in its derivative, only x's shape: the graph frees
+    the (large) array indexed once the user drops it, and the gradients, first and second
+    order, are as when the user held it."""
+    data = np.random.default_rng(5).standard_normal((6, 4))
+    rows = np.array([0, 0, 3])
+    for index in (np.s_[1:3], rows, (slice(None), -1)):
+        x = Variable(data)
+        a = x * 2.0  # Mul keeps its inputs, not its output
+        dropped = weakref.ref(a.data)
+        y = F.sum(F.exp(a[index]))  # exp keeps its own output, a new array
+        del a
+        gc.collect()
+        assert dropped() is None, index
+        y.backward(create_graph=True)
+        e = np.exp(2.0 * data)
+        picked = np.zeros_like(data)
+        np.add.at(picked, index, 1.0)  # how often each element is picked
+        np.testing.assert_allclose(as_numpy(x.grad.data), 2.0 * e * picked, rtol=1e-12)
+        gx = x.grad
+        x.cleargrad()
+        F.sum(gx).backward()
+        np.testing.assert_allclose(as_numpy(x.grad.data), 4.0 * e * picked, rtol=1e-12)
