@@ -243,3 +243,27 @@ def test_an_index_keeps_only_its_input_s_shape_not_the_array():
         x.cleargrad()
         F.sum(gx).backward()
         np.testing.assert_allclose(as_numpy(x.grad.data), 4.0 * e * picked, rtol=1e-12)
+
+
+def test_concatenate_and_stack_keep_no_input_arrays():
+    """Their derivatives slice ``gy`` by the sizes the forward noted: the graph frees the
+    inputs the user dropped; a Constant input still gets no gradient."""
+    data = np.random.default_rng(6).standard_normal((3, 4))
+    other = np.random.default_rng(7).standard_normal((3, 4))
+    for join in (F.concatenate, F.stack):
+        x = Variable(data)
+        a = x * 2.0  # Mul keeps its inputs, not its output
+        b = x * 3.0
+        dropped = [weakref.ref(a.data), weakref.ref(b.data)]
+        y = F.sum(F.exp(join([a, other, b], axis=1)))  # other: a Constant
+        del a, b
+        gc.collect()
+        assert [r() for r in dropped] == [None, None], join
+        y.backward(create_graph=True)
+        want = 2.0 * np.exp(2.0 * data) + 3.0 * np.exp(3.0 * data)
+        np.testing.assert_allclose(as_numpy(x.grad.data), want, rtol=1e-12)
+        gx = x.grad
+        x.cleargrad()
+        F.sum(gx).backward()
+        want2 = 4.0 * np.exp(2.0 * data) + 9.0 * np.exp(3.0 * data)
+        np.testing.assert_allclose(as_numpy(x.grad.data), want2, rtol=1e-12)
