@@ -187,3 +187,23 @@ def test_params_remembered_keep_no_model_alive_and_need_no_hash():
     del a
     gc.collect()
     assert ref() is None
+
+
+def test_a_dropped_model_s_parameters_go_without_the_cyclic_collector():
+    """params() walks nested layers and lists, in the full walk's order, and leaves no
+    reference cycle behind: a model the user drops frees its Parameters (their data and
+    gradients) at once, not at the next collection of the cyclic collector."""
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        net = Net()
+        assert _ids(net) == _walked_ids(net)  # nested layers, a list, a shared member
+        refs = [weakref.ref(p) for p in net.params()]
+        del net
+        assert [r() for r in refs] == [None] * len(refs)
+    finally:
+        if was:
+            gc.enable()

@@ -686,25 +686,34 @@ def _params(layer: Layer) -> list[Parameter]:
     seen = {id(layer)}
     lists: list[tuple] = []
     keep = True  # a layer type with its own named_members may yield anything, any time
-
-    def visit(holder: Layer) -> None:
-        nonlocal keep
-        d = holder.__dict__
-        if type(holder).named_members is not Layer.named_members:
-            keep = False
-        for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
-            items = d.get(name, ())
-            lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
-        for _, member in holder.named_members():
+    at = _layout.n
+    # Depth first, a member layer walked where it stands among its holder's members. A
+    # loop, not a recursive closure: that closure would hold itself (a reference cycle),
+    # and with it `out`, so a model's Parameters dropped by the user would wait for the
+    # cyclic collector.
+    stack: list[Iterator[tuple]] = []
+    holder: Layer | None = layer
+    while True:
+        if holder is not None:
+            d = holder.__dict__
+            if type(holder).named_members is not Layer.named_members:
+                keep = False
+            for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
+                items = d.get(name, ())
+                lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
+            stack.append(iter(holder.named_members()))
+            holder = None
+        if not stack:
+            break
+        for _, member in stack[-1]:
             if id(member) not in seen:
                 seen.add(id(member))
                 if isinstance(member, Layer):
-                    visit(member)
-                else:
-                    out.append(member)
-
-    at = _layout.n
-    visit(layer)
+                    holder = member
+                    break
+                out.append(member)
+        else:
+            stack.pop()
     if keep:
         key = id(layer)
         _walked[key] = (weakref.ref(layer, lambda ref: _forget(key, ref)), at, lists, out)
