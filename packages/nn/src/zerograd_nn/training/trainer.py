@@ -196,7 +196,7 @@ class Trainer:
                 stacklevel=2,
             )
         self.static = static
-        self.step = static_graph(self._train_step) if static and not problem else self._train_step
+        self._replayed = static_graph(self._train_step) if static and not problem else None
         self.epoch = 0
         self.iteration = 0
         self.at_epoch_end = False
@@ -212,6 +212,17 @@ class Trainer:
         # interrupted, which the next run() runs first
         self._pending: tuple[bool, list[str]] | None = None
         self._extensions: dict[str, _Filed] = {}
+
+    @property
+    def step(self) -> Any:
+        """The function each batch runs, ``step(x, t) -> (loss, y)``.
+
+        A ``zerograd.StaticGraph`` when ``static``; else the bound method, made on each
+        read: kept on the trainer it would hold the trainer itself, a reference cycle that
+        kept a dropped trainer's model, optimizer and data until the cyclic collector ran.
+        """
+        replayed = self._replayed
+        return self._train_step if replayed is None else replayed
 
     # -- extensions ---------------------------------------------------------------------
     def extend(
