@@ -97,7 +97,7 @@ class Program:
         self.source = f"def _program({params}):\n    def replay(a):\n{body}\n    return replay\n"
         scope: dict[str, Any] = {}
         exec(compile(self.source, f"<static_graph {name}>", "exec"), scope)  # noqa: S102
-        self._run = scope["_program"](*self._consts)
+        self._run = scope.pop("_program")(*self._consts)  # (kept in scope: a cycle)
         self._t = self._a = None  # the traces' arrays are not kept
 
     def __call__(self, leaves: list) -> Any:
