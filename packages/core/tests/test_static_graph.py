@@ -1538,3 +1538,40 @@ def test_a_dropped_step_leaves_no_reference_cycle_of_its_programs():
         gc.set_debug(0)
         gc.garbage.clear()
     assert programs == []
+
+
+def test_a_decorated_method_s_recordings_hold_their_instance_weakly():
+    """An instance keeps its own recordings of a @static_graph method; they hold the
+    instance weakly, so a dropped instance goes at once (with what it names), not at the
+    cyclic collector's next run; a step kept past its instance says so when called."""
+
+    class Stepper:
+        def __init__(self):
+            self.w = Variable(np.ones(3))
+
+        @static_graph
+        def step(self, x):
+            self.w.cleargrad()
+            loss = F.sum(F.sin(x) * self.w)
+            loss.backward()
+            return loss
+
+    s = Stepper()
+    for _ in range(5):
+        s.step(np.arange(3.0))
+    assert s.step.counts == {"eager": 1, "traced": 2, "replayed": 2}
+    np.testing.assert_allclose(s.w.grad.data, np.sin(np.arange(3.0)))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        instance, weights = weakref.ref(s), weakref.ref(s.w)
+        kept = s.step
+        del s
+        assert instance() is None  # (kept, its recordings, name s.w still)
+        with pytest.raises(ReferenceError, match="keep a reference to the object"):
+            kept(np.arange(3.0))
+        del kept
+        assert weights() is None
+    finally:
+        if was:
+            gc.enable()

@@ -241,8 +241,8 @@ class Program:
         self._lines.append(f"    return {stale}")
         for n in t.names():
             gone = self.k(Stale(f"{n.describe()!r} refers to another object"))
-            holder, name, value = self.k(n.holder), repr(n.name), self.k(n.value)
-            if type(n.holder) is dict:
+            holder, name, value = self.k(n.place), repr(n.name), self.k(n.value)
+            if type(n.place) is dict:
                 now = f"{holder}.get({name}, k0)"
             else:
                 now = f"{self.k(value_of)}({holder}, {name})"

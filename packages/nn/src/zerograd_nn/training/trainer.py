@@ -196,7 +196,7 @@ class Trainer:
                 stacklevel=2,
             )
         self.static = static
-        self._replayed = static_graph(self._train_step) if static and not problem else None
+        self._replayed = bool(static and not problem)
         self.epoch = 0
         self.iteration = 0
         self.at_epoch_end = False
@@ -217,12 +217,12 @@ class Trainer:
     def step(self) -> Any:
         """The function each batch runs, ``step(x, t) -> (loss, y)``.
 
-        A ``zerograd.StaticGraph`` when ``static``; else the bound method, made on each
-        read: kept on the trainer it would hold the trainer itself, a reference cycle that
-        kept a dropped trainer's model, optimizer and data until the cyclic collector ran.
+        A ``zerograd.StaticGraph`` when ``static`` (this trainer's own, kept in it, which
+        holds the trainer weakly); else the bound method, made on each read. A step kept
+        on the trainer that held the trainer was a reference cycle, which kept a dropped
+        trainer's model, optimizer and data until the cyclic collector ran.
         """
-        replayed = self._replayed
-        return self._train_step if replayed is None else replayed
+        return self._replayed_step if self._replayed else self._train_step
 
     # -- extensions ---------------------------------------------------------------------
     def extend(
@@ -417,6 +417,8 @@ class Trainer:
             check_finite_grads(self.model, where=f"{_WHO}, {self._where()}: ")
         self.optimizer.update()
         return loss, y
+
+    _replayed_step = static_graph(_train_step)  # each trainer gets its own (the descriptor)
 
     def _check_loss(self, loss: Any) -> None:
         """Refuse a loss that is not one number (a per-example loss), before its backward."""
