@@ -1551,12 +1551,14 @@ def test_a_decorated_method_s_recordings_hold_their_instance_weakly():
 
         @static_graph
         def step(self, x):
+            """One step."""
             self.w.cleargrad()
             loss = F.sum(F.sin(x) * self.w)
             loss.backward()
             return loss
 
     s = Stepper()
+    assert (s.step.__doc__, s.step.__name__, s.step.__module__) == ("One step.", "step", __name__)
     for _ in range(5):
         s.step(np.arange(3.0))
     assert s.step.counts == {"eager": 1, "traced": 2, "replayed": 2}

@@ -175,6 +175,7 @@ class StaticGraph:
             except TypeError:  # (an object that takes no weak references)
                 method = types.MethodType(self.fn, obj)
             made = StaticGraph(method, warmup=self.warmup, max_kinds=self.max_kinds)
+            made.__doc__, made.__module__ = self.fn.__doc__, self.fn.__module__  # (not the class's)
             bound = mine.setdefault(self, made)
         return bound
 
