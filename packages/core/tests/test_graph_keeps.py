@@ -283,3 +283,52 @@ def test_a_built_in_without_settings_keeps_no_dict_and_a_subclass_may_keep_one()
     y = s(_x(), _x(1))
     assert s.k == 3.0 and vars(s) == {"k": 3.0}
     np.testing.assert_allclose(as_numpy(y.data), 3.0 * (as_numpy(_x().data) + as_numpy(_x(1).data)))
+
+
+def test_an_index_keeps_only_its_input_s_shape_not_the_array():
+    """x[i] reads nothing of x's values in its derivative, only x's shape: the graph frees
+    the (large) array indexed once the user drops it, and the gradients, first and second
+    order, are as when the user held it."""
+    data = np.random.default_rng(5).standard_normal((6, 4))
+    rows = np.array([0, 0, 3])
+    for index in (np.s_[1:3], rows, (slice(None), -1)):
+        x = Variable(data)
+        a = x * 2.0  # Mul keeps its inputs, not its output
+        dropped = weakref.ref(a.data)
+        y = F.sum(F.exp(a[index]))  # exp keeps its own output, a new array
+        del a
+        gc.collect()
+        assert dropped() is None, index
+        y.backward(create_graph=True)
+        e = np.exp(2.0 * data)
+        picked = np.zeros_like(data)
+        np.add.at(picked, index, 1.0)  # how often each element is picked
+        np.testing.assert_allclose(as_numpy(x.grad.data), 2.0 * e * picked, rtol=1e-12)
+        gx = x.grad
+        x.cleargrad()
+        F.sum(gx).backward()
+        np.testing.assert_allclose(as_numpy(x.grad.data), 4.0 * e * picked, rtol=1e-12)
+
+
+def test_concatenate_and_stack_keep_no_input_arrays():
+    """Their derivatives slice ``gy`` by the sizes the forward noted: the graph frees the
+    inputs the user dropped; a Constant input still gets no gradient."""
+    data = np.random.default_rng(6).standard_normal((3, 4))
+    other = np.random.default_rng(7).standard_normal((3, 4))
+    for join in (F.concatenate, F.stack):
+        x = Variable(data)
+        a = x * 2.0  # Mul keeps its inputs, not its output
+        b = x * 3.0
+        dropped = [weakref.ref(a.data), weakref.ref(b.data)]
+        y = F.sum(F.exp(join([a, other, b], axis=1)))  # other: a Constant
+        del a, b
+        gc.collect()
+        assert [r() for r in dropped] == [None, None], join
+        y.backward(create_graph=True)
+        want = 2.0 * np.exp(2.0 * data) + 3.0 * np.exp(3.0 * data)
+        np.testing.assert_allclose(as_numpy(x.grad.data), want, rtol=1e-12)
+        gx = x.grad
+        x.cleargrad()
+        F.sum(gx).backward()
+        want2 = 4.0 * np.exp(2.0 * data) + 9.0 * np.exp(3.0 * data)
+        np.testing.assert_allclose(as_numpy(x.grad.data), want2, rtol=1e-12)

@@ -1506,3 +1506,74 @@ def test_an_array_exponent_passed_in_under_create_graph_replays_each_calls_expon
         x = arr([1.5, 2.0, 0.7 + 0.1 * i])
         _same(to_np, eager(x, c), static(x, c))
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_a_dropped_step_leaves_no_reference_cycle_of_its_programs():
+    """A replay's compiled program is freed by reference counting once its step goes; its
+    function and the namespace it was compiled in held each other (a cycle for the cyclic
+    collector, one per program)."""
+    w = Variable(np.ones(3))
+
+    def step(x):
+        w.cleargrad()
+        loss = F.sum(F.sin(x) * w)
+        loss.backward()
+        return loss
+
+    fast = static_graph(step)
+    for _ in range(4):
+        fast(np.arange(3.0))
+    assert fast.counts["replayed"] > 0
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        del fast
+        gc.collect()
+        programs = [
+            o
+            for o in gc.garbage
+            if getattr(getattr(o, "__code__", None), "co_filename", "")[:14] == "<static_graph "
+        ]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert programs == []
+
+
+def test_a_decorated_method_s_recordings_hold_their_instance_weakly():
+    """An instance keeps its own recordings of a @static_graph method; they hold the
+    instance weakly, so a dropped instance goes at once (with what it names), not at the
+    cyclic collector's next run; a step kept past its instance says so when called."""
+
+    class Stepper:
+        def __init__(self):
+            self.w = Variable(np.ones(3))
+
+        @static_graph
+        def step(self, x):
+            """One step."""
+            self.w.cleargrad()
+            loss = F.sum(F.sin(x) * self.w)
+            loss.backward()
+            return loss
+
+    s = Stepper()
+    assert (s.step.__doc__, s.step.__name__, s.step.__module__) == ("One step.", "step", __name__)
+    for _ in range(5):
+        s.step(np.arange(3.0))
+    assert s.step.counts == {"eager": 1, "traced": 2, "replayed": 2}
+    np.testing.assert_allclose(s.w.grad.data, np.sin(np.arange(3.0)))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        instance, weights = weakref.ref(s), weakref.ref(s.w)
+        kept = s.step
+        del s
+        assert instance() is None  # (kept, its recordings, name s.w still)
+        with pytest.raises(ReferenceError, match="keep a reference to the object"):
+            kept(np.arange(3.0))
+        del kept
+        assert weights() is None
+    finally:
+        if was:
+            gc.enable()

@@ -212,3 +212,24 @@ def test_converters_read_only_what_constructors_stored(rng, tmp_path, monkeypatc
     round_trip(model, x, x[:2], tmp_path / "bn.onnx")
     lstm = LSTMClassifier(steps=3)
     round_trip(lstm, np.ones((2, 3, 4), np.float32), np.ones((5, 3, 4), np.float32), tmp_path / "l")
+
+
+def test_export_leaves_no_reference_cycle_holding_the_model(tmp_path):
+    """The capture found each call's layer by walking the stack from its own frame, whose
+    locals (stored in it once read) held that frame: a cycle through every frame above,
+    which kept the model and the example input until the cyclic collector ran."""
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        model = MLP((8, 3))
+        x = np.ones((2, 5), np.float32)
+        zerograd_onnx.export(model, x, tmp_path / "mlp.onnx")
+        refs = [weakref.ref(p) for p in model.params()] + [weakref.ref(model)]
+        del model
+        assert [r() for r in refs] == [None] * len(refs)
+    finally:
+        if was:
+            gc.enable()

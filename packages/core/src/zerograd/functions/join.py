@@ -50,6 +50,7 @@ class Concatenate(Function):
         ValueError: ``axis`` is out of range, or the shapes differ outside it.
     """
 
+    vjp_reads_inputs = False  # which inputs are Constants and (ctx) their sizes, no values
     vjp_reads_outputs = False
 
     def __init__(self, axis: int) -> None:
@@ -95,6 +96,7 @@ class Stack(Function):
         ValueError: ``axis`` is out of range, or the shapes differ.
     """
 
+    vjp_reads_inputs = False  # which inputs are Constants and (ctx) their sizes, no values
     vjp_reads_outputs = False
 
     def __init__(self, axis: int) -> None:

@@ -24,7 +24,7 @@ from ..checks import integer
 from ..recording import current, recording
 from .calls import arguments, by_identity
 from .compare import difference, undecided
-from .names import watched
+from .names import WeaklyBound, watched
 from .program import MISS, Program, Stale, Unreplayable
 from .trace import Start, Trace
 
@@ -170,8 +170,12 @@ class StaticGraph:
             mine = d[_INSTANCE_KEY] = _Recordings()
             bound = None
         if bound is None:
-            method = types.MethodType(self.fn, obj)
+            try:  # weakly: a method bound here would hold obj, whose __dict__ holds it
+                method = WeaklyBound(self.fn, obj)
+            except TypeError:  # (an object that takes no weak references)
+                method = types.MethodType(self.fn, obj)
             made = StaticGraph(method, warmup=self.warmup, max_kinds=self.max_kinds)
+            made.__doc__, made.__module__ = self.fn.__doc__, self.fn.__module__  # (not the class's)
             bound = mine.setdefault(self, made)
         return bound
 

@@ -389,6 +389,7 @@ class AveragePooling(_Windows):
     PyTorch averages them.
     """
 
+    vjp_reads_inputs = False  # only the input's shape, which forward saves in ctx
     vjp_reads_outputs = False
 
     def forward(self, x: Any) -> Any:

@@ -196,7 +196,7 @@ class Trainer:
                 stacklevel=2,
             )
         self.static = static
-        self.step = static_graph(self._train_step) if static and not problem else self._train_step
+        self._replayed = bool(static and not problem)
         self.epoch = 0
         self.iteration = 0
         self.at_epoch_end = False
@@ -212,6 +212,17 @@ class Trainer:
         # interrupted, which the next run() runs first
         self._pending: tuple[bool, list[str]] | None = None
         self._extensions: dict[str, _Filed] = {}
+
+    @property
+    def step(self) -> Any:
+        """The function each batch runs, ``step(x, t) -> (loss, y)``.
+
+        A ``zerograd.StaticGraph`` when ``static`` (this trainer's own, kept in it, which
+        holds the trainer weakly); else the bound method, made on each read. A step kept
+        on the trainer that held the trainer was a reference cycle, which kept a dropped
+        trainer's model, optimizer and data until the cyclic collector ran.
+        """
+        return self._replayed_step if self._replayed else self._train_step
 
     # -- extensions ---------------------------------------------------------------------
     def extend(
@@ -406,6 +417,8 @@ class Trainer:
             check_finite_grads(self.model, where=f"{_WHO}, {self._where()}: ")
         self.optimizer.update()
         return loss, y
+
+    _replayed_step = static_graph(_train_step)  # each trainer gets its own (the descriptor)
 
     def _check_loss(self, loss: Any) -> None:
         """Refuse a loss that is not one number (a per-example loss), before its backward."""
