@@ -192,7 +192,6 @@ def test_params_remembered_keep_no_model_alive_and_need_no_hash():
     assert ref() is None
 
 
-<<<<<<< HEAD
 def test_params_follow_a_list_item_replaced_by_a_copy_that_took_the_removed_ones_id():
     # a copy (copy.copy, copy.deepcopy, pickle) sets no attribute, so nothing but the list's
     # item ids tells the remembered walk of the change; CPython gives the copy the memory,
@@ -212,7 +211,8 @@ def test_params_follow_a_list_item_replaced_by_a_copy_that_took_the_removed_ones
             pytest.skip(f"this Python gave no {how.__name__} the removed layer's id")
         assert _ids(net) == _walked_ids(net)
         assert any(p is net.blocks[0].lin.W for p in net.params())
-=======
+
+
 def test_a_dropped_model_s_parameters_go_without_the_cyclic_collector():
     """params() walks nested layers and lists, in the full walk's order, and leaves no
     reference cycle behind: a model the user drops frees its Parameters (their data and
@@ -231,4 +231,3 @@ def test_a_dropped_model_s_parameters_go_without_the_cyclic_collector():
     finally:
         if was:
             gc.enable()
->>>>>>> retain-fix

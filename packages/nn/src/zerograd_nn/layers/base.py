@@ -699,19 +699,6 @@ def _params(layer: Layer) -> list[Parameter]:
     lists: list[tuple] = []
     watches: list[weakref.ref] = []
     keep = True  # a layer type with its own named_members may yield anything, any time
-<<<<<<< HEAD
-
-    def visit(holder: Layer) -> None:
-        nonlocal keep
-        d = holder.__dict__
-        if type(holder).named_members is not Layer.named_members:
-            keep = False
-        for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
-            items = d.get(name, ())
-            lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
-            watches.extend([weakref.ref(x, _moved) for x in items if isinstance(x, Layer)])
-        for _, member in holder.named_members():
-=======
     at = _layout.n
     # Depth first, a member layer walked where it stands among its holder's members. A
     # loop, not a recursive closure: that closure would hold itself (a reference cycle),
@@ -727,12 +714,12 @@ def _params(layer: Layer) -> list[Parameter]:
             for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
                 items = d.get(name, ())
                 lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
+                watches.extend([weakref.ref(x, _moved) for x in items if isinstance(x, Layer)])
             stack.append(iter(holder.named_members()))
             holder = None
         if not stack:
             break
         for _, member in stack[-1]:
->>>>>>> retain-fix
             if id(member) not in seen:
                 seen.add(id(member))
                 if isinstance(member, Layer):
