@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import gc
 import pickle
+import threading
 import warnings
 import weakref
 
@@ -1506,3 +1507,48 @@ def test_an_array_exponent_passed_in_under_create_graph_replays_each_calls_expon
         x = arr([1.5, 2.0, 0.7 + 0.1 * i])
         _same(to_np, eager(x, c), static(x, c))
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_threads_making_one_kinds_first_recordings_at_once_keep_it_replaying(arr, to_np):
+    # a call that finds no program records one; calls reaching that point in many threads
+    # at once each recorded, every second recording became a program, and past
+    # max_programs the kind ran eagerly for good, warning that its guards failed
+    n = 2 * StaticGraph.max_programs + 2
+    gate = threading.Barrier(n, timeout=30)
+    waiting = [False]
+
+    def fn(x):
+        if waiting[0]:  # every thread inside the function at once
+            gate.wait()
+        return F.sum(x * 2.0 + 1.0)
+
+    step = static_graph(fn)
+    with no_grad():
+        step(Variable(arr([1.0, 2.0])))  # the warm-up: every call below is one to record
+        results, errors = [None] * n, []
+        waiting[0] = True
+
+        def worker(i):
+            try:
+                with no_grad():  # (Config is per thread)
+                    results[i] = step(Variable(arr([float(i), 1.0])))
+            except BaseException as exc:  # (a warning turned error included)
+                errors.append(exc)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", StaticGraphWarning)
+            threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            waiting[0] = False
+            assert errors == []
+            for i, y in enumerate(results):
+                _same(to_np, y, fn(Variable(arr([float(i), 1.0]))))
+            for k in range(4):  # the kind goes on to replay, as after calls one by one
+                x = Variable(arr([3.0, float(k)]))
+                _same(to_np, step(x), fn(x))
+    assert step.counts["replayed"] >= 2
+    assert sum(step.counts.values()) == n + 5
+    assert len(step.sources()) <= 2

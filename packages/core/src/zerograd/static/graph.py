@@ -52,6 +52,7 @@ class _Kind:
         "doubts",
         "dropped",
         "dropped_at",
+        "tracing",
     )
 
     def __init__(self) -> None:
@@ -68,6 +69,7 @@ class _Kind:
         self.doubts = 0  # agreeing traces whose calls were given equal argument values
         self.dropped = 0  # unmatched traces dropped from ``pending`` with no replay between
         self.dropped_at = 0  # ``replays`` when a trace was last dropped
+        self.tracing = False  # a thread records a call of this kind now
 
     def start_over(self) -> None:
         """Forget every recording: the objects they name were replaced (a new model)."""
@@ -204,7 +206,11 @@ class StaticGraph:
                 kind.replays += 1
                 return out
             else:
-                return self._trace(kind, args, kwargs, leaves)
+                if self._claim(kind):
+                    try:
+                        return self._trace(kind, args, kwargs, leaves)
+                    finally:
+                        kind.tracing = False
         kind.calls += 1
         self.counts["eager"] += 1
         return self.fn(*args, **kwargs)
@@ -240,6 +246,20 @@ class StaticGraph:
                 return self._overflow
             kind = self._kinds[key] = _Kind()
         return kind
+
+    def _claim(self, kind: _Kind) -> bool:
+        """Whether this call may record ``kind``: True unless another thread records it now.
+
+        One recording of a kind at a time: threads that all found no program would each
+        record, every second recording would become a program of its own, and past
+        :attr:`max_programs` the kind would run eagerly for good. A call that finds its
+        kind being recorded runs eagerly (the same bits) and leaves it to that recording.
+        """
+        with self._lock:
+            if kind.tracing:
+                return False
+            kind.tracing = True
+            return True
 
     def _stale(self, kind: _Kind, what: str) -> None:
         """An object a recording names was replaced: start the kind over, or stay eager."""
