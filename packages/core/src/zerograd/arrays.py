@@ -42,6 +42,8 @@ def _scalar_dtype(x: Any, dtype: Any, kind: str, backend: Any) -> Any:
 _SCALARS = {int, float, bool}
 _PLAIN = {int, float, bool, complex, list, tuple}  # what no backend owns: converted
 _scalar_cache: dict[tuple, Any] = {}
+_retired = [{}]  # the table as it was when last emptied (full): an array handed out just
+# before then is still named by shared_scalar, whatever other threads convert meanwhile
 
 
 def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
@@ -74,6 +76,7 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
             a = _scalar_cache.get(key)
             if a is None:
                 if len(_scalar_cache) > 4096:
+                    _retired[0] = _scalar_cache.copy()
                     _scalar_cache.clear()
                 dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype), backend)
                 a = backend.read_only(_scalar_array(backend, x, dtype))
@@ -140,7 +143,8 @@ def shared_scalar(a: Any) -> tuple[Any, ...]:
     Errors name the number when a user's code tries to write into one (an empty tuple
     otherwise: ``a`` is not shared).
     """
-    for key, shared in _scalar_cache.items():
+    # (a copy: other threads add to the table; the retired one is never changed)
+    for key, shared in (*_scalar_cache.copy().items(), *_retired[0].items()):
         if shared is a:
             value = key[3]
             if isinstance(value, str):  # a zero, keyed by its repr: "0", "False", "-0.0"
