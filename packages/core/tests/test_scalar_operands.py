@@ -8,10 +8,12 @@ import struct
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
 
+import zerograd.arrays
 import zerograd.functions as F
 from zerograd import Function, Variable, as_array
 from zerograd.backends import as_numpy
@@ -183,6 +185,42 @@ def test_the_write_into_a_shared_number_is_named_while_another_thread_uses_new_n
         helper.join()
         sys.setswitchinterval(interval)
     assert x.grad is None and x.creator is None
+
+
+def test_converting_a_python_int_leaves_the_warning_filters_of_other_threads_alone(arr):
+    # the conversion of an int for integer data ignored numpy 1's DeprecationWarning with
+    # warnings.catch_warnings(), which swaps the process's filter list: a thread inside a
+    # catch_warnings block of its own meanwhile put, on leaving, a list holding that
+    # "ignore" back for good
+    inside, left = threading.Event(), threading.Event()
+    x = Variable(arr([1, 2], "int32"))
+
+    def pause(frame, event, arg):  # in the backend's asarray called by the conversion
+        if event == "call" and frame.f_code.co_name == "asarray" and not inside.is_set():
+            caller = frame.f_back
+            if caller is not None and caller.f_code.co_filename == zerograd.arrays.__file__:
+                inside.set()
+                assert left.wait(30)
+
+    def convert():
+        sys.setprofile(pause)
+        try:
+            x + 1234577  # a number met for the first time
+        finally:
+            sys.setprofile(None)
+
+    before = list(warnings.filters)
+    helper = threading.Thread(target=convert)
+    helper.start()
+    try:
+        assert inside.wait(30)
+        with warnings.catch_warnings():  # another thread's block, around the conversion's end
+            left.set()
+            helper.join(30)
+    finally:
+        left.set()
+        helper.join(30)
+    assert warnings.filters == before
 
 
 def test_shared_numbers_are_read_only_on_numpy():

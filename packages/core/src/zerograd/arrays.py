@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from . import backends as _backends
@@ -102,21 +101,22 @@ def _scalar_array(backend: Any, x: Any, dtype: Any) -> Any:
     """Return ``backend.asarray(x, dtype=dtype)``, integers checked against the dtype.
 
     A Python int out of an integer dtype's range is refused with numpy 2's OverflowError on
-    every numpy (numpy 1 wrapped it, with a warning).
+    every numpy (numpy 1 wrapped it, with a warning) and every backend, before any
+    conversion: no warning to silence (``warnings.catch_warnings`` swaps the filters of
+    the whole process, every thread's).
     """
     if type(x) is int and dtype is not None and backend.dtype_kind(dtype) in "iu":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            try:
-                a = backend.asarray(x, dtype=dtype)
-            except OverflowError:  # numpy's own: beyond C long
-                raise
-            except Exception:  # PyTorch refuses with a RuntimeError where numpy 1 wraps
-                a = None
-        if a is None or int(a) != x:
+        info = backend.xp.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            if not -(2**63) <= x < 2**63:  # beyond C long: numpy refuses in words of its own
+                try:  # (and warns of nothing)
+                    backend.asarray(x, dtype=dtype)
+                except OverflowError:
+                    raise
+                except Exception:  # another library's refusal: the words below
+                    pass
             name = str(dtype).rsplit(".", 1)[-1]  # torch.int8: int8, as numpy names it
             raise OverflowError(f"Python integer {x} out of bounds for {name}")
-        return a
     return backend.asarray(x, dtype=dtype)
 
 
