@@ -413,7 +413,7 @@ class Registry:
         Checked before a backend joins, so that registering one by hand while arrays exist
         cannot make their types ambiguous and break the backend that owns them.
         """
-        for array_type, owner in self.by_type.items():
+        for array_type, owner in list(self.by_type.items()):  # (a copy: threads add types)
             try:
                 if owner is not backend and backend.owns(array_type):
                     return array_type
