@@ -435,7 +435,8 @@ class Registry:
         if backend is not None:
             return backend
         self.ensure_loaded()
-        owners = [b for b in self.backends.values() if self._owns(b, array_type)]
+        # (a copy: another thread may register a backend while owns() runs)
+        owners = [b for b in list(self.backends.values()) if self._owns(b, array_type)]
         if len(owners) > 1:
             names = ", ".join(
                 f"{b.name!r} (plugin {self.sources[b.name][0]!r}, "
