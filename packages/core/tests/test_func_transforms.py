@@ -452,6 +452,20 @@ def test_work_done_in_another_thread_is_refused_not_taken_for_no_dependence(arr,
     assert np.any(want != 0)
 
 
+def test_a_batched_value_used_in_another_thread_is_named_so(arr):
+    # vmap batches the Functions applied in the calling thread; in a thread the function
+    # started, its batched values met plain Functions, and the error said to use zerograd
+    # functions (which that code did) instead of naming the thread
+    x = arr([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(
+        TypeError,
+        match=r"in a thread .*that does not run its vmap.*contextvars\.copy_context\(\)",
+    ):
+        vmap(lambda v: _in_a_thread(F.sum, v))(x)
+    got = vmap(lambda v: _in_a_thread(F.sum, v, context=contextvars.copy_context()))(x)
+    np.testing.assert_array_equal(as_numpy(got), [3.0, 7.0])
+
+
 def _pulled_back(out, vjp_fn):
     return vjp_fn(out * 0 + 1)[0]
 
