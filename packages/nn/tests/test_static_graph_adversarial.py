@@ -13,6 +13,7 @@ These cases are about the replay's promise, not its mechanism: a redesign of how
 replay records must keep them passing unchanged.
 """
 
+import contextlib
 import copy
 import random
 import re
@@ -1873,6 +1874,40 @@ def test_a_layer_replaced_in_another_thread_while_a_step_records_is_not_the_step
     # (the change moved the count every replay checks: one more recording, as after a
     # change between two calls)
     assert step.counts["replayed"] >= 2 and sum(step.counts.values()) == 6, step.counts
+
+
+def _in_a_thread(fn):
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join(30)
+    return out[0]
+
+
+def test_work_a_step_hands_to_another_thread_is_named_in_the_warning():
+    # Functions applied in another thread (a pool) are not the recording's, and that
+    # thread's Config is its own; the warnings blamed the step for not using no_grad()
+    # (it did) or guessed at an input's .data replaced
+    w = Parameter(np.array([1.0, 2.0]))
+
+    def infer(x):  # under no_grad() in the calling thread, not in the pool's
+        return _in_a_thread(lambda: ZF.sum(w * x))
+
+    def train(x):
+        w.cleargrad()
+        loss = _in_a_thread(lambda: ZF.sum(w * x))
+        loss.backward()
+        return loss
+
+    for step, context in ((infer, no_grad), (train, contextlib.nullcontext)):
+        static = static_graph(step)
+        with warnings.catch_warnings(record=True) as caught, context():
+            warnings.simplefilter("always")
+            for i in range(3):
+                x = Variable(np.array([1.0, float(i)]))
+                assert _snap(static(x)) == _snap(step(x))
+        said = [str(c.message) for c in caught if issubclass(c.category, StaticGraphWarning)]
+        assert len(said) == 1 and "another thread" in said[0], said
 
 
 def test_a_shallow_copy_leaves_the_original_alone():

@@ -23,7 +23,7 @@ from ..backends import get_array_module
 from ..backends.chains import FUNCTIONS, op_of
 from ..backends.registry import registry
 from ..backprop import check_seed
-from ..config import using_config
+from ..config import Config, using_config
 from ..function import Function
 from ..recording import READ, paused, recording, replaced_here, structure
 from ..variable import Parameter, Variable, value_read
@@ -486,7 +486,8 @@ class Trace:
             else:
                 self.refuse(
                     "the backward pass met an array made outside zerograd's functions (an "
-                    "input's .data replaced between forward and backward?)"
+                    "input's .data replaced between forward and backward? a forward run in "
+                    "another thread, such as a pool's, whose work the recording does not see?)"
                 )
         return n
 
@@ -1010,6 +1011,14 @@ class Trace:
                 "again, inside the call, which a replay would not do"
             )
         if not self._walked and _has_graph(result):
+            if not Config.enable_backprop:  # a graph made where this no_grad() is not
+                self.refuse(
+                    "it returns Variables with a graph although it runs under no_grad(): "
+                    "the graph was made in another thread (a pool), whose Config is its "
+                    "own and whose work the recording does not see; compute in the calling "
+                    "thread, or run the other thread's work in the caller's context "
+                    "(contextvars.copy_context().run)"
+                )
             self.refuse(
                 "it returns Variables with a graph but runs no backward: a replay gives "
                 "Variables without a graph; call it under no_grad() (inference), or put "
