@@ -206,6 +206,52 @@ def test_float64_values_beyond_float32_are_refused_not_loaded_as_inf(tmp_path):
     assert np.isinf(m32.l0.b.data[0]) and np.isnan(m32.l0.b.data[1])
 
 
+def test_loading_into_another_dtype_leaves_the_warning_filters_of_other_threads_alone(tmp_path):
+    # the cast into the parameter's dtype ran under warnings.catch_warnings(), which swaps
+    # the process's filter list: a thread inside a catch_warnings block of its own
+    # meanwhile put, on leaving, a list holding that cast's "ignore" back for good
+    import sys
+    import threading
+    import warnings
+
+    import zerograd_nn.conversion
+
+    m64 = MLP([2], activation=None)
+    m64.l0.W.data, m64.l0.b.data = np.ones((3, 2)), np.array([1.5, -2.5])
+    save_weights(m64, tmp_path / "w.npz")
+    m32 = MLP([2])
+    m32(np.ones((1, 3), dtype=np.float32))
+    inside, left = threading.Event(), threading.Event()
+
+    def pause(frame, event, arg):  # in the cast into float32
+        if event == "call" and frame.f_code.co_name == "astype" and not inside.is_set():
+            caller = frame.f_back
+            if caller.f_code.co_filename == zerograd_nn.conversion.__file__:
+                inside.set()
+                assert left.wait(30)
+
+    def load():
+        sys.setprofile(pause)
+        try:
+            m32.load_weights(tmp_path / "w.npz")
+        finally:
+            sys.setprofile(None)
+
+    before = list(warnings.filters)
+    helper = threading.Thread(target=load)
+    helper.start()
+    try:
+        assert inside.wait(30)
+        with warnings.catch_warnings():  # another thread's block, around the cast's end
+            left.set()
+            helper.join(30)
+    finally:
+        left.set()
+        helper.join(30)
+    assert warnings.filters == before
+    assert m32.l0.b.data.dtype == np.float32 and m32.l0.b.data.tolist() == [1.5, -2.5]
+
+
 def test_written_archive_is_plain_npy_members(tmp_path):
     path = save_weights(make_model(0), tmp_path / "w")
     with zipfile.ZipFile(path) as zf:
