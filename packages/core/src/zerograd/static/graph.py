@@ -194,7 +194,8 @@ class StaticGraph:
         if kind is None:
             kind = self._new_kind(key)
         if kind.eager is None and kind.calls >= self.warmup:
-            for program in list(kind.programs):
+            programs = list(kind.programs)
+            for program in programs:
                 with self._replaying:
                     out = program(leaves)
                 if out is MISS:
@@ -206,7 +207,7 @@ class StaticGraph:
                 kind.replays += 1
                 return out
             else:
-                if self._claim(kind):
+                if self._claim(kind, len(programs)):
                     try:
                         return self._trace(kind, args, kwargs, leaves)
                     finally:
@@ -247,16 +248,16 @@ class StaticGraph:
             kind = self._kinds[key] = _Kind()
         return kind
 
-    def _claim(self, kind: _Kind) -> bool:
-        """Whether this call may record ``kind``: True unless another thread records it now.
+    def _claim(self, kind: _Kind, tried: int) -> bool:
+        """Whether this call, having tried ``tried`` programs of ``kind``, may record it.
 
-        One recording of a kind at a time: threads that all found no program would each
-        record, every second recording would become a program of its own, and past
-        :attr:`max_programs` the kind would run eagerly for good. A call that finds its
-        kind being recorded runs eagerly (the same bits) and leaves it to that recording.
+        One recording of a kind at a time, and none once a program was made since the call
+        looked: threads that all found no program would each record, every second
+        recording would become a program of its own, and past :attr:`max_programs` the
+        kind would run eagerly for good. A call refused here runs eagerly (the same bits).
         """
         with self._lock:
-            if kind.tracing:
+            if kind.tracing or len(kind.programs) != tried:
                 return False
             kind.tracing = True
             return True
