@@ -452,6 +452,28 @@ def test_work_done_in_another_thread_is_refused_not_taken_for_no_dependence(arr,
     assert np.any(want != 0)
 
 
+@pytest.mark.parametrize(
+    "transform",
+    [lambda f, x: grad(f)(x), lambda f, x: jvp(f, (x,), (x * 0 + 1,))[1]],
+    ids=["grad", "jvp"],
+)
+def test_a_part_computed_in_another_thread_is_refused_not_left_out(arr, transform):
+    # a value made in another thread from the inputs, used by the function's own work,
+    # was cut off as a value from outside: its part of the derivative was left out
+    x = arr([0.0, 1.0, 2.0])
+
+    def partly_elsewhere(v):
+        return F.sum(v) + _in_a_thread(cube, v)
+
+    with pytest.raises(RuntimeError, match=r"computed from the transform's inputs outside"):
+        transform(partly_elsewhere, x)
+    want = as_numpy(transform(lambda v: F.sum(v) + cube(v), x))
+    got = transform(
+        lambda v: F.sum(v) + _in_a_thread(cube, v, context=contextvars.copy_context()), x
+    )
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
 def test_a_batched_value_used_in_another_thread_is_named_so(arr):
     # vmap batches the Functions applied in the calling thread; in a thread the function
     # started, its batched values met plain Functions, and the error said to use zerograd
