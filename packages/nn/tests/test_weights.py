@@ -359,6 +359,54 @@ def test_saved_files_honour_the_umask_and_keep_a_replaced_files_mode(tmp_path):
         os.umask(old)
 
 
+@pytest.mark.skipif(os.name != "posix", reason="file modes and umask are POSIX")
+def test_a_file_saved_while_another_thread_saves_one_gets_the_umasks_mode(tmp_path, monkeypatch):
+    # where /proc cannot tell the umask (not Linux), a new file's mode was found by setting
+    # the process's umask to 0o022 and back: a file saved in another thread between the
+    # two got 0o022's mode instead of the umask's
+    import stat
+    import sys
+    import threading
+
+    import zerograd_nn.atomic
+
+    def no_proc(path, *args, **kwargs):
+        raise OSError(f"no {path} here")
+
+    monkeypatch.setattr(zerograd_nn.atomic, "open", no_proc, raising=False)
+    inside, done = threading.Event(), threading.Event()
+
+    def pause(frame, event, arg):  # right after that thread reads the umask or makes a file
+        if event == "c_return" and arg in (os.umask, os.open) and not inside.is_set():
+            inside.set()
+            assert done.wait(30)
+
+    def other():
+        sys.setprofile(pause)
+        try:
+            make_model(0).save_weights(tmp_path / "other.npz")
+        finally:
+            sys.setprofile(None)
+
+    before = os.umask(0o027)
+    try:
+        helper = threading.Thread(target=other)
+        helper.start()
+        assert inside.wait(30)
+        try:
+            make_model(1).save_weights(tmp_path / "mine.npz")
+        finally:
+            done.set()
+            helper.join(30)
+        umask = os.umask(0o027)
+    finally:
+        os.umask(before)
+    assert umask == 0o027
+    for name in ("mine.npz", "other.npz"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o640, name
+    assert sorted(os.listdir(tmp_path)) == ["mine.npz", "other.npz"]  # no probe left
+
+
 def npy_header(shape, dtype="<f8"):
     """A version 1.0 .npy header for ``shape`` (padded as numpy pads it)."""
     d = f"{{'descr': '{dtype}', 'fortran_order': False, 'shape': {tuple(shape)!r}, }}"
