@@ -52,6 +52,7 @@ class _Kind:
         "doubts",
         "dropped",
         "dropped_at",
+        "tracing",
     )
 
     def __init__(self) -> None:
@@ -68,6 +69,7 @@ class _Kind:
         self.doubts = 0  # agreeing traces whose calls were given equal argument values
         self.dropped = 0  # unmatched traces dropped from ``pending`` with no replay between
         self.dropped_at = 0  # ``replays`` when a trace was last dropped
+        self.tracing = False  # a thread records a call of this kind now
 
     def start_over(self) -> None:
         """Forget every recording: the objects they name were replaced (a new model)."""
@@ -196,7 +198,8 @@ class StaticGraph:
         if kind is None:
             kind = self._new_kind(key)
         if kind.eager is None and kind.calls >= self.warmup:
-            for program in list(kind.programs):
+            programs = list(kind.programs)
+            for program in programs:
                 with self._replaying:
                     out = program(leaves)
                 if out is MISS:
@@ -208,7 +211,11 @@ class StaticGraph:
                 kind.replays += 1
                 return out
             else:
-                return self._trace(kind, args, kwargs, leaves)
+                if self._claim(kind, len(programs)):
+                    try:
+                        return self._trace(kind, args, kwargs, leaves)
+                    finally:
+                        kind.tracing = False
         kind.calls += 1
         self.counts["eager"] += 1
         return self.fn(*args, **kwargs)
@@ -244,6 +251,20 @@ class StaticGraph:
                 return self._overflow
             kind = self._kinds[key] = _Kind()
         return kind
+
+    def _claim(self, kind: _Kind, tried: int) -> bool:
+        """Whether this call, having tried ``tried`` programs of ``kind``, may record it.
+
+        One recording of a kind at a time, and none once a program was made since the call
+        looked: threads that all found no program would each record, every second
+        recording would become a program of its own, and past :attr:`max_programs` the
+        kind would run eagerly for good. A call refused here runs eagerly (the same bits).
+        """
+        with self._lock:
+            if kind.tracing or len(kind.programs) != tried:
+                return False
+            kind.tracing = True
+            return True
 
     def _stale(self, kind: _Kind, what: str) -> None:
         """An object a recording names was replaced: start the kind over, or stay eager."""
