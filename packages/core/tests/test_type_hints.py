@@ -22,7 +22,10 @@ import pytest
 
 import zerograd.variable
 from zerograd import Variable
-from zerograd.functions.ops import OP_METHODS
+from zerograd.functions import arithmetic, broadcast, elementwise, join, linalg, reduction, shape
+from zerograd.functions.ops import OP_METHODS, exported
+
+OP_MODULES = [arithmetic, broadcast, elementwise, join, linalg, reduction, shape]
 
 
 def _declared_for_type_checkers() -> dict[str, ast.FunctionDef]:
@@ -72,6 +75,30 @@ def test_data_is_any_so_that_expressions_of_it_type_check():
     assert typing.get_type_hints(Variable)["data"] is Any
 
 
+def _all_statements(module: Any) -> list[ast.stmt]:
+    tree = ast.parse(Path(module.__file__).read_text())
+    return [
+        n
+        for n in tree.body
+        if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+        and "__all__"
+        in {ast.unparse(t) for t in getattr(n, "targets", [getattr(n, "target", None)])}
+    ]
+
+
+@pytest.mark.parametrize("module", OP_MODULES, ids=lambda m: m.__name__)
+def test_an_op_modules_all_is_a_literal_list_naming_each_of_its_ops(module):
+    # a computed __all__ (exported(__name__)) is empty to mypy: `F.sin` was "Module has no
+    # attribute", `from zerograd.functions import sin` an error
+    (stmt,) = _all_statements(module)
+    value = stmt.value
+    assert isinstance(value, ast.List), f"{module.__name__}.__all__ = {ast.unparse(value)}"
+    assert all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts)
+    assert [e.value for e in value.elts] == module.__all__
+    missing = sorted(set(exported(module.__name__)) - set(module.__all__))
+    assert not missing, f"{module.__name__}: list {missing} in its __all__"
+
+
 USER_CODE = """
 import numpy as np
 from zerograd import Variable
@@ -86,6 +113,17 @@ y = x.sum() + x.sum(axis=0, keepdims=True) + x.mean() + x.max() + x.min()
 y = x.reshape(2, 1).transpose() + x.reshape((1, 2)).T + x.matmul(x) + x.dot(x)
 y.backward()
 print(-x.data + 1, np.allclose(x.data, 1.0), x.argmax())
+"""
+
+FUNCTIONS_CODE = """
+import numpy as np
+import zerograd.functions as F
+from zerograd import Variable
+from zerograd.functions import exp, sin
+
+x = Variable(np.array([1.0, 2.0]))
+y = F.sin(x) * x + F.sum(F.exp(x)) + F.matmul(x, x) + F.reshape(x, (2, 1)).sum()
+y = sin(x) + exp(x) + F.cos(x) + F.tanh(x) + F.concatenate([x, x]).sum()
 """
 
 
@@ -110,4 +148,9 @@ def run_mypy(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
 
 def test_mypy_accepts_variable_arithmetic_and_tensor_methods(tmp_path):
     result = run_mypy(USER_CODE, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_accepts_the_functions_of_zerograd_functions(tmp_path):
+    result = run_mypy(FUNCTIONS_CODE, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
