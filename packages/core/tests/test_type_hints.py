@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import zerograd.variable
-from zerograd import Variable
+from zerograd import Function, Variable
 from zerograd.functions import arithmetic, broadcast, elementwise, join, linalg, reduction, shape
 from zerograd.functions.ops import OP_METHODS, exported
 
@@ -101,7 +101,7 @@ def test_an_op_modules_all_is_a_literal_list_naming_each_of_its_ops(module):
 
 USER_CODE = """
 import numpy as np
-from zerograd import Variable
+from zerograd import Function, Variable
 
 x = Variable(np.array([1.0, 2.0]))
 y = x * 2.0 + 1.0
@@ -118,7 +118,7 @@ print(-x.data + 1, np.allclose(x.data, 1.0), x.argmax())
 FUNCTIONS_CODE = """
 import numpy as np
 import zerograd.functions as F
-from zerograd import Variable
+from zerograd import Function, Variable
 from zerograd.functions import exp, sin
 
 x = Variable(np.array([1.0, 2.0]))
@@ -154,3 +154,17 @@ def test_mypy_accepts_variable_arithmetic_and_tensor_methods(tmp_path):
 def test_mypy_accepts_the_functions_of_zerograd_functions(tmp_path):
     result = run_mypy(FUNCTIONS_CODE, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("name", ["forward", "backward", "kernel"])
+def test_a_method_subclasses_override_takes_anything_so_that_every_override_type_checks(name):
+    # (self, *xs: Any) alone made pyright refuse the book's `def forward(self, x)`:
+    # "Method forward overrides class Function in an incompatible manner"
+    method = getattr(Function, name)
+    params = list(inspect.signature(method).parameters.values())[1:]
+    assert [p.kind for p in params] == [
+        inspect.Parameter.VAR_POSITIONAL,
+        inspect.Parameter.VAR_KEYWORD,
+    ]
+    hints = typing.get_type_hints(method)
+    assert [hints[p.name] for p in params] == [Any, Any]

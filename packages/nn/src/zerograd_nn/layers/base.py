@@ -198,11 +198,13 @@ class Layer:
         twin.__setstate__(state)
         return twin
 
-    def forward(self, *inputs: Any) -> Any:
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """Compute the outputs; subclasses implement this.
 
         Args:
             *inputs: the arguments the layer was called with.
+            **kwargs: never passed: with it, a type checker takes any subclass's forward
+                (``forward(self, x)``) as a valid override.
 
         Returns:
             A Variable or a tuple of Variables.
