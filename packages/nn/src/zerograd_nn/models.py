@@ -201,7 +201,9 @@ class MLP(_Chain):
     _fewest_layers = 1
 
     def __init__(
-        self, fc_output_sizes: Sequence[int], activation: Callable[[Any], Variable] = F.sigmoid
+        self,
+        fc_output_sizes: Sequence[int],
+        activation: Callable[[Any], Variable] | None = F.sigmoid,
     ) -> None:
         if not isinstance(fc_output_sizes, (list, tuple, range)) or not fc_output_sizes:
             raise TypeError(
