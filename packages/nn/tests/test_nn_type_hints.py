@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+import zerograd_nn.models
 from zerograd.functions.ops import exported
 from zerograd_nn import Layer
-from zerograd_nn.models import MLP
+from zerograd_nn.models import MLP, Sequential
 
 
 def test_layer_forward_takes_anything_so_that_every_override_type_checks():
@@ -81,6 +82,37 @@ y = F.linear(x, W, b) + DF.linear(x, W, b) + F.relu(x @ W) + F.softmax_cross_ent
 z = F.pooling(img, 2, 2) + DFC.pooling(img, 2, 2) + F.conv2d(img, np.ones((1, 1, 2, 2)))
 """
 
+CHAIN_CODE = """
+import zerograd_nn.functional as F
+import zerograd_nn.layers as L
+from zerograd_nn.models import MLP, Sequential
+
+model = MLP((10, 3))
+groups = [{"params": list(model.l0.params()), "lr": 0.01}, {"params": list(model.l1.params())}]
+seq = Sequential(L.Linear(5), F.relu, L.Linear(2))
+seq.l2 = L.Linear(4)
+print(seq.l0.W, groups)
+"""
+
+
+@pytest.mark.parametrize("model", [MLP, Sequential])
+def test_the_numbered_layers_are_declared_for_type_checkers(model):
+    # l0, l1, ... are set with setattr: mypy and pyright refused model.l0 in documented
+    # code (per-layer parameter groups) until the class declared attribute lookup for them
+    tree = ast.parse(Path(zerograd_nn.models.__file__).read_text())
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    declared = {
+        f.name
+        for klass in model.__mro__
+        if klass.__name__ in classes
+        for block in classes[klass.__name__].body
+        if isinstance(block, ast.If) and ast.unparse(block.test) == "TYPE_CHECKING"
+        for f in block.body
+        if isinstance(f, ast.FunctionDef)
+    }
+    assert "__getattr__" in declared
+    assert "__getattr__" not in {n for k in model.__mro__ for n in vars(k)}  # no runtime cost
+
 
 def _mypy(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     if importlib.util.find_spec("mypy") is None:
@@ -101,4 +133,9 @@ def _mypy(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
 
 def test_mypy_accepts_linear_and_pooling_called_as_the_book_does(tmp_path):
     result = _mypy(BOOK_CODE, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_accepts_the_numbered_layers_of_mlp_and_sequential(tmp_path):
+    result = _mypy(CHAIN_CODE, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
