@@ -21,6 +21,7 @@ import zerograd_nn.models
 from zerograd.functions.ops import exported
 from zerograd_nn import Layer
 from zerograd_nn.models import MLP, Sequential
+from zerograd_nn.optimizers import Optimizer
 
 
 def test_layer_forward_takes_anything_so_that_every_override_type_checks():
@@ -114,6 +115,32 @@ def test_the_numbered_layers_are_declared_for_type_checkers(model):
     assert "__getattr__" not in {n for k in model.__mro__ for n in vars(k)}  # no runtime cost
 
 
+@pytest.mark.parametrize(
+    "method",
+    [Optimizer.setup, Layer.train, Layer.eval, Layer.to, Layer.to_cpu, Layer.to_gpu],
+    ids=lambda m: m.__qualname__,
+)
+def test_a_method_returning_self_is_annotated_so(method):
+    # annotated as the base class, `opt = SGD(lr=0.1).setup(model)` (DeZero's idiom) was an
+    # Optimizer to mypy, whose opt.lr was "Optimizer has no attribute lr"; and
+    # `model = MyModel().eval()` lost the model's own attributes
+    assert inspect.signature(method).return_annotation == "Self"
+
+
+SELF_CODE = """
+import numpy as np
+from zerograd_nn.models import MLP
+from zerograd_nn.optimizers import SGD, Adam
+
+model = MLP((4, 2)).eval().train().to_cpu()
+optimizer = SGD(lr=0.1).setup(model)
+optimizer.lr = optimizer.lr * 0.5
+adam = Adam(alpha=1e-3).setup(model)
+adam.alpha = 1e-4
+print(model.l0, model.l1)
+"""
+
+
 def _mypy(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     if importlib.util.find_spec("mypy") is None:
         reason = "mypy is not installed here (pip install mypy to type-check this)"
@@ -138,4 +165,9 @@ def test_mypy_accepts_linear_and_pooling_called_as_the_book_does(tmp_path):
 
 def test_mypy_accepts_the_numbered_layers_of_mlp_and_sequential(tmp_path):
     result = _mypy(CHAIN_CODE, tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_keeps_the_class_through_setup_and_train(tmp_path):
+    result = _mypy(SELF_CODE, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
