@@ -187,6 +187,20 @@ def test_no_backend_installed_says_what_to_install(fake_entry_points):
         B.get_backend()
 
 
+def test_as_numpy_without_numpy_says_what_to_install(fake_entry_points, monkeypatch):
+    # zerograd alone (no backend, no numpy): as_numpy(1.0) was a raw "No module named
+    # 'numpy'" from inside zerograd.backends
+    B.refresh()
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy now raises ImportError
+    with pytest.raises(
+        ModuleNotFoundError,
+        match=r"^zerograd\.backends\.as_numpy makes numpy arrays, and numpy is not installed; "
+        r"the numpy backend brings it: install it from a zerograd checkout: pip install "
+        r"\./packages/backend-numpy   \(once published on PyPI: pip install zerograd-numpy\)\.$",
+    ):
+        B.as_numpy(1.0)
+
+
 def test_duplicate_entry_point_name_warns_and_keeps_first(fake_entry_points):
     _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
     _plugin(fake_entry_points, "box", BoxBackend, "box-fork", module="fake_box_plugin_fork")

@@ -297,11 +297,13 @@ class Function:
                 output.generation = -1  # no graph: Variable.backward refuses it
         return outputs
 
-    def forward(self, *xs: Any) -> Any:
+    def forward(self, *xs: Any, **kwargs: Any) -> Any:
         """Compute the output from the inputs' arrays; every subclass defines it.
 
         Args:
             *xs: The inputs' data: backend arrays (raw operands already converted).
+            **kwargs: Never passed: with it, a type checker takes any subclass's forward
+                (``forward(self, x)``) as a valid override.
 
         Returns:
             The output array, or a tuple of arrays for several outputs.
@@ -311,7 +313,7 @@ class Function:
         """
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
 
-    def kernel(self, *xs: Any) -> Callable[..., Any] | None:
+    def kernel(self, *xs: Any, **kwargs: Any) -> Callable[..., Any] | None:
         """The plain array function that this call's forward comes down to, or None.
 
         A static-graph recording (:func:`zerograd.static_graph`) asks right after
@@ -338,6 +340,8 @@ class Function:
 
         Args:
             *xs: The arrays ``forward`` was just given.
+            **kwargs: Never passed: with it, a type checker takes any subclass's kernel
+                (``kernel(self, x)``) as a valid override.
 
         Returns:
             A callable taking the arrays as ``forward`` does, or None.
@@ -393,7 +397,7 @@ class Function:
         """
         raise NotImplementedError(f"{type(self).__name__} defines no backward or vjp")
 
-    def backward(self, *gys: Any) -> Any:
+    def backward(self, *gys: Any, **kwargs: Any) -> Any:
         """Compute the inputs' gradients from the outputs' gradients, as Variables.
 
         This is DeZero's protocol: subclasses may override it and receive output gradients
@@ -402,6 +406,8 @@ class Function:
 
         Args:
             *gys: One gradient Variable per output.
+            **kwargs: Never passed: with it, a type checker takes any subclass's backward
+                (``backward(self, gy)``) as a valid override.
 
         Returns:
             One gradient Variable, or a tuple with one per input (None for an input that

@@ -13,7 +13,7 @@ import os
 import warnings
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from zerograd import Config, Parameter, Variable, using_config
 from zerograd.backends import Backend, as_array_of, get_backend, gpu_backend
@@ -26,6 +26,9 @@ from .. import inspection as _inspection
 from .. import state_dict as _state
 from .. import weights as _weights
 from ..ties import find_ties, restore_ties
+
+if TYPE_CHECKING:  # (typing.Self is Python 3.11+; checkers know typing_extensions)
+    from typing_extensions import Self
 
 _eval_mode_of = operator.attrgetter("_eval_mode")  # what a replay checks of each layer it ran
 _TIES = "_zerograd_ties"  # the key of a copied layer's state holding find_ties' groups
@@ -198,11 +201,13 @@ class Layer:
         twin.__setstate__(state)
         return twin
 
-    def forward(self, *inputs: Any) -> Any:
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """Compute the outputs; subclasses implement this.
 
         Args:
             *inputs: the arguments the layer was called with.
+            **kwargs: never passed: with it, a type checker takes any subclass's forward
+                (``forward(self, x)``) as a valid override.
 
         Returns:
             A Variable or a tuple of Variables.
@@ -268,7 +273,7 @@ class Layer:
                 rec.depends(self, _eval_mode_of, self._eval_mode)
         return bool(Config.train) and not self._eval_mode
 
-    def train(self, mode: bool = True) -> Layer:
+    def train(self, mode: bool = True) -> Self:
         """Put this layer and its sub-layers in train mode (``mode=True``) or eval mode.
 
         Eval mode makes every call of the layer run as inside ``test_mode()`` (dropout off,
@@ -295,7 +300,7 @@ class Layer:
                 object.__setattr__(member, "_eval_mode", value)
         return self
 
-    def eval(self) -> Layer:
+    def eval(self) -> Self:
         """Put this layer and its sub-layers in eval mode (``train(False)``).
 
         Returns:
@@ -529,7 +534,7 @@ class Layer:
         """
         return self._backend_name
 
-    def to(self, backend: Any) -> Layer:
+    def to(self, backend: Any) -> Self:
         """Move every parameter (and gradient) to ``backend``.
 
         All arrays are converted before any is assigned, so a failed conversion leaves every
@@ -577,7 +582,7 @@ class Layer:
                 object.__setattr__(member, "_backend_name", name)
         return self
 
-    def to_cpu(self) -> Layer:
+    def to_cpu(self) -> Self:
         """Move every parameter to the CPU (the default backend).
 
         Returns:
@@ -585,7 +590,7 @@ class Layer:
         """
         return self.to(get_backend())
 
-    def to_gpu(self) -> Layer:
+    def to_gpu(self) -> Self:
         """Move every parameter to the GPU backend; a clear error when none can be used.
 
         Returns:

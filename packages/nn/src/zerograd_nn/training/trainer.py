@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from zerograd import StaticGraphWarning, static_graph, using_config
 from zerograd.checks import callable_arg, flag, positive_int
+from zerograd.utils import add_note
 
 from .. import functional as F
 from ..atomic import checked_path
@@ -392,12 +393,12 @@ class Trainer:
                 obs[name] = observed_number(who, name, fn(y, t))
             except BaseException as exc:
                 self._pending = (False, [n for n, _, _ in self._ordered()])
-                if hasattr(exc, "add_note"):  # Python 3.11+
-                    exc.add_note(
-                        f"the metric {name!r} raised at iteration {self.iteration}, whose "
-                        f"update was done; run() again first runs the extensions of this "
-                        f"point (without that metric), then goes on with the next batch"
-                    )
+                add_note(
+                    exc,
+                    f"the metric {name!r} raised at iteration {self.iteration}, whose "
+                    f"update was done; run() again first runs the extensions of this "
+                    f"point (without that metric), then goes on with the next batch",
+                )
                 raise
 
     def _where(self) -> str:
@@ -470,13 +471,14 @@ class Trainer:
                     ext(self)
             except BaseException as exc:
                 self._pending = (at_epoch_end, [n for n, _, _ in todo[i:]])
-                if isinstance(exc, Exception) and hasattr(exc, "add_note"):  # Python 3.11+
+                if isinstance(exc, Exception):
                     point = "the end of epoch" if at_epoch_end else "iteration"
-                    exc.add_note(
+                    add_note(
+                        exc,
                         f"raised by the trainer's extension {name!r} at {point} "
                         f"{self.epoch if at_epoch_end else self.iteration}; that update was "
                         f"done, and run() again first runs the extensions of this point that "
-                        f"had not run (this one included), then goes on with the next batch"
+                        f"had not run (this one included), then goes on with the next batch",
                     )
                 raise
 
