@@ -474,10 +474,12 @@ def test_a_part_computed_in_another_thread_is_refused_not_left_out(arr, transfor
     np.testing.assert_allclose(as_numpy(got), want)
 
 
-def test_a_batched_value_used_in_another_thread_is_named_so(arr):
+def test_a_batched_value_used_in_another_thread_is_named_so(arr, backend):
     # vmap batches the Functions applied in the calling thread; in a thread the function
     # started, its batched values met plain Functions, and the error said to use zerograd
     # functions (which that code did) instead of naming the thread
+    if backend.name != "numpy":  # (array-api-strict reads its own arrays' private _array)
+        pytest.skip(f"{backend.name}'s sum does not ask a batched value for its values")
     x = arr([[1.0, 2.0], [3.0, 4.0]])
     with pytest.raises(
         TypeError,
