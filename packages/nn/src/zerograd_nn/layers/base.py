@@ -102,7 +102,9 @@ class Layer:
     _backend_name: str | None = None  # set by to() on the instance; see target_backend
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_params", [])
+        # the names of the members held as attributes, in the order they were set: a dict
+        # (keys only) so that an assignment finds a name in one step, whatever the count
+        object.__setattr__(self, "_params", {})
 
     def __setattr__(self, name: str, value: Any) -> None:
         if _recording.on:  # a static-graph trace records the states a call leaves behind
@@ -112,26 +114,26 @@ class Layer:
         d = self.__dict__
         names = d.get("_params")
         if names is None:  # a subclass forgot super().__init__(): set things up now
-            names = []
+            names = {}
             object.__setattr__(self, "_params", names)
         if isinstance(value, (Parameter, Layer)):
             if name not in names:
-                names.append(name)
+                names[name] = None
                 _layout.n += 1
             elif d.get(name) is not value:
                 _replaced()  # a replay recorded with the old one must not run on
                 _layout.n += 1
         elif name in names:
-            names.remove(name)
+            del names[name]
             _replaced()
             _layout.n += 1
         if isinstance(value, (list, tuple)):
             lists = d.get("_lists")
             if lists is None:
-                lists = []
+                lists = {}
                 object.__setattr__(self, "_lists", lists)
             if name not in lists:
-                lists.append(name)
+                lists[name] = None
                 _layout.n += 1
             elif d.get(name) is not value:
                 _layout.n += 1
@@ -141,9 +143,9 @@ class Layer:
 
     def __delattr__(self, name: str) -> None:
         for key in ("_params", "_lists"):
-            names = self.__dict__.get(key, [])
+            names = self.__dict__.get(key, {})
             if name in names:
-                names.remove(name)
+                del names[name]
                 _replaced()
                 _layout.n += 1
         object.__delattr__(self, name)
@@ -178,7 +180,7 @@ class Layer:
         state.pop("outputs", None)
         for key in ("_params", "_lists"):  # the names of the members of this __dict__: a
             if key in state:  # copy.copy has a __dict__ of its own, so its own lists too
-                state[key] = list(state[key])
+                state[key] = dict.fromkeys(state[key])
         ties = find_ties(self.params())
         if ties is not None:  # parameters sharing memory (views): tied again in the copy
             state[_TIES] = ties
@@ -186,6 +188,9 @@ class Layer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         ties = state.pop(_TIES, None)
+        for key in ("_params", "_lists"):  # (a layer pickled before these were dicts: lists)
+            if type(state.get(key)) is list:
+                state[key] = dict.fromkeys(state[key])
         self.__dict__.update(state)
         if ties is not None:
             restore_ties(ties)
@@ -642,7 +647,7 @@ def _rebound(layer: Layer, swap: dict[int, Variable], done: dict[int, Layer]) ->
         if k in ("inputs", "outputs"):
             continue
         if k in ("_params", "_lists"):
-            state[k] = list(v)
+            state[k] = dict.fromkeys(v)
         elif isinstance(v, (list, tuple)):
             state[k] = type(v)(member(x) for x in v) if type(v) in (list, tuple) else v
         else:
