@@ -4,12 +4,15 @@ Costs are asserted as operation counts, never as wall time.
 """
 
 import copy
+import os
 import pickle
+import sys
 
 import numpy as np
 
-from zerograd import Parameter
-from zerograd_nn import Layer
+from zerograd import Parameter, Variable
+from zerograd_nn import Layer, optimizers
+from zerograd_nn.optimizers import SGD, Adam
 
 
 class _Name(str):
@@ -58,3 +61,64 @@ def test_a_layer_pickled_with_lists_of_member_names_loads():
     old.b = Parameter(np.zeros(3))
     del old.W
     assert [name for name, _ in old.named_members()] == ["b", "blocks.0"]
+
+
+def _lines_run_in(folder, fn, *args):
+    """``fn(*args)``'s result and the number of Python lines run in files under ``folder``."""
+    count = 0
+
+    def local(frame, event, arg):
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def tracer(frame, event, arg):
+        return local if frame.f_code.co_filename.startswith(folder) else None
+
+    sys.settrace(tracer)
+    try:
+        result = fn(*args)
+    finally:
+        sys.settrace(None)
+    return result, count
+
+
+def _first_update_of_one_group_each(n):
+    """Lines the optimizers run for the first Adam update of ``n`` one-Parameter groups,
+    checked against one Adam per Parameter (the same update done in pieces)."""
+    start = np.linspace(-1.0, 1.0, n).astype(np.float32)
+    grads = np.cos(np.arange(n, dtype=np.float32))
+    params = [Parameter(start[i : i + 1].copy()) for i in range(n)]
+    apart = [Parameter(start[i : i + 1].copy()) for i in range(n)]
+    lr = [1e-3 * (1 + i % 3) for i in range(n)]
+    grouped = Adam().setup([{"params": [p], "lr": lr[i]} for i, p in enumerate(params)])
+    for i in range(n):
+        params[i].grad = Variable(grads[i : i + 1].copy())
+        apart[i].grad = Variable(grads[i : i + 1].copy())
+        Adam(lr=lr[i]).setup([apart[i]]).update()
+    _, lines = _lines_run_in(os.path.dirname(optimizers.__file__), grouped.update)
+    for p, q in zip(params, apart):
+        assert p.data.tobytes() == q.data.tobytes()
+    return lines
+
+
+def test_the_first_update_of_thousands_of_parameter_groups_is_linear():
+    # each group's new flat segment looked for memory it shares with every Parameter of
+    # the optimizer: groups x parameters (3,000 one-Parameter groups: 13 s)
+    short = _first_update_of_one_group_each(300)
+    long = _first_update_of_one_group_each(600)
+    assert long < 2.3 * short, (short, long)
+
+
+def test_parameters_sharing_memory_across_groups_stay_tied():
+    base = np.arange(6, dtype=np.float64)
+    a, b, c = Parameter(base[0:4]), Parameter(base[2:6]), Parameter(np.zeros(2))
+    opt = SGD(lr=0.5).setup([{"params": [a]}, {"params": [b, c]}])
+    for p in (a, b, c):
+        p.grad = Variable(np.ones(p.shape))
+    opt.update()
+    # overlapping views of one array: each step lands in the shared memory (not copied out)
+    assert np.shares_memory(a.data, base) and np.shares_memory(b.data, base)
+    np.testing.assert_array_equal(base, [-0.5, 0.5, 1.0, 2.0, 3.5, 4.5])
+    np.testing.assert_array_equal(c.data, [-0.5, -0.5])
