@@ -160,3 +160,44 @@ def test_a_csv_log_of_thousands_of_entries_is_written_in_linear_time(tmp_path):
     short = _csv_log_lines(tmp_path / "short", 1)
     long = _csv_log_lines(tmp_path / "long", 2)
     assert long < 2.3 * short, (short, long)
+
+
+class _Cell(Layer):
+    """A layer holding a Parameter and, as its second member, the next cell down."""
+
+    def __init__(self, inner=None):
+        super().__init__()
+        self.w = Parameter(np.full(1, 0.0 if inner is None else inner.w.data[0] + 1.0))
+        if inner is not None:
+            self.inner = inner
+
+
+def test_a_layer_tree_thousands_deep_is_walked_without_recursion(tmp_path):
+    # every walk of a model (params, named_params, state dicts, weight files, train/eval)
+    # recursed once per level: a RecursionError past about 900 levels
+    depth = 3000
+    model = None
+    for _ in range(depth):
+        model = _Cell(model)
+    names = [".".join(["inner"] * k + ["w"]) for k in range(depth)]
+    assert list(model.named_params()) == names
+    assert [float(p.data[0]) for p in model.params()] == [
+        float(depth - 1 - k) for k in range(depth)
+    ]
+    walked = [(name, level) for name, _, level, member in model.walk() if isinstance(member, Layer)]
+    assert walked == [(".".join(["inner"] * k), k) for k in range(depth)]
+    assert model.count_params() == depth
+    state = model.state_dict()
+    assert list(state) == names
+    model.save_weights(tmp_path / "deep.npz")
+    for p in model.params():
+        p.data = p.data * 0.0
+    model.load_weights(tmp_path / "deep.npz")
+    assert [float(p.data[0]) for p in model.params()] == [
+        float(depth - 1 - k) for k in range(depth)
+    ]
+    model.eval()
+    bottom = model
+    while hasattr(bottom, "inner"):
+        bottom = bottom.inner
+    assert not bottom.training

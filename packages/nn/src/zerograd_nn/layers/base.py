@@ -692,7 +692,7 @@ def _params(layer: Layer) -> list[Parameter]:
     lists: list[tuple] = []
     keep = True  # a layer type with its own named_members may yield anything, any time
 
-    def visit(holder: Layer) -> None:
+    def enter(holder: Layer) -> Iterator[tuple[str, Parameter | Layer]]:
         nonlocal keep
         d = holder.__dict__
         if type(holder).named_members is not Layer.named_members:
@@ -700,16 +700,22 @@ def _params(layer: Layer) -> list[Parameter]:
         for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
             items = d.get(name, ())
             lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
-        for _, member in holder.named_members():
+        return holder.named_members()
+
+    at = _layout.n
+    # depth first without recursion (a tree of any depth): the members still to visit of
+    # each layer on the path down, the deepest last
+    stack = [enter(layer)]
+    while stack:
+        for _, member in stack[-1]:
             if id(member) not in seen:
                 seen.add(id(member))
                 if isinstance(member, Layer):
-                    visit(member)
-                else:
-                    out.append(member)
-
-    at = _layout.n
-    visit(layer)
+                    stack.append(enter(member))
+                    break  # its members first, then the rest of this layer's
+                out.append(member)
+        else:
+            stack.pop()
     if keep:
         key = id(layer)
         _walked[key] = (weakref.ref(layer, lambda ref: _forget(key, ref)), at, lists, out)
@@ -734,28 +740,35 @@ def _unchanged(entry: tuple) -> bool:
     return id(items) == list_id and tuple(map(id, items)) == ids
 
 
-def _walk(
-    layer: Layer, prefix: str, label: str, depth: int, above: set[int] | None = None
-) -> Iterator[tuple]:
+def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:
     """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``.
 
-    ``above`` holds the ids of the layers on the path down to ``layer``: a member that is
-    one of them (a reference back up, such as ``self.parent = model``) is not walked again.
+    Depth first without recursion, so trees of any depth work (and each item is yielded
+    once, not through a generator per level above it). ``above`` holds the ids of the
+    layers on the path down: a member that is one of them (a reference back up, such as
+    ``self.parent = model``) is not walked again; ``seen``, per layer, the sub-layers it
+    walked already (one held under two names is walked once).
     """
     yield prefix, label, depth, layer
-    above = set() if above is None else above
-    above.add(id(layer))
-    try:
-        seen: set[int] = set()
-        for name, member in layer.named_members():
-            full = f"{prefix}.{name}" if prefix else name
+    above = {id(layer)}
+    # per layer on the path down, the deepest last: (layer, its name, its depth, its
+    # members still to look at, the ids of its sub-layers walked)
+    stack = [(layer, prefix, depth, layer.named_members(), set())]
+    while stack:
+        holder, pre, level, members, seen = stack[-1]
+        for name, member in members:
+            full = f"{pre}.{name}" if pre else name
             if not isinstance(member, Layer):
-                yield full, name, depth + 1, member
+                yield full, name, level + 1, member
             elif id(member) not in seen and id(member) not in above:
                 seen.add(id(member))
-                yield from _walk(member, full, name, depth + 1, above)
-    finally:
-        above.discard(id(layer))
+                yield full, name, level + 1, member
+                above.add(id(member))
+                stack.append((member, full, level + 1, member.named_members(), set()))
+                break  # its members first, then the rest of this layer's
+        else:
+            stack.pop()
+            above.discard(id(holder))
 
 
 __all__ = ["Layer"]
