@@ -10,6 +10,7 @@ import pickle
 import sys
 
 import numpy as np
+import pytest
 
 from zerograd import Parameter, Variable
 from zerograd_nn import DataLoader, Layer, optimizers, training
@@ -17,6 +18,7 @@ from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
 from zerograd_nn.optimizers import SGD, Adam
 from zerograd_nn.training import LogReport, Trainer
+from zerograd_nn.weights import WeightFileError
 
 
 class _Name(str):
@@ -201,3 +203,37 @@ def test_a_layer_tree_thousands_deep_is_walked_without_recursion(tmp_path):
     while hasattr(bottom, "inner"):
         bottom = bottom.inner
     assert not bottom.training
+
+
+class _Wide(Layer):
+    def __init__(self, n, attribute="ps", size=1):
+        super().__init__()
+        setattr(self, attribute, [Parameter(np.full(size, float(i))) for i in range(n)])
+
+
+def test_a_wide_model_that_does_not_fit_a_file_names_ten_names_and_counts_the_rest(tmp_path):
+    # every name was listed: 50,000 parameters made a message of over a megabyte, with what
+    # to do (and that nothing changed) at its end
+    n = 5000
+    _Wide(n).save_weights(tmp_path / "w.npz")
+    other = _Wide(n, "qs")
+    with pytest.raises(WeightFileError) as info:
+        other.load_weights(tmp_path / "w.npz")
+    ten = [f"qs/{i}" for i in range(10)]
+    assert str(info.value) == (
+        f"load_weights: {str(tmp_path / 'w.npz')!r} does not fit _Wide (missing in the file: "
+        f"{ten} and 4,990 more; not in the model: {[f'ps/{i}' for i in range(10)]} and "
+        f"4,990 more). The model was not changed."
+    )
+    with pytest.raises(ValueError) as info:
+        other.load_state_dict(_Wide(n).state_dict())
+    message = str(info.value)
+    assert len(message) < 500 and "and 4,990 more" in message
+    assert message.endswith("or strict=False to load the names that match.")
+    wider = _Wide(n, size=2)
+    with pytest.raises(WeightFileError) as info:
+        wider.load_weights(tmp_path / "w.npz")
+    message = str(info.value)
+    assert "ps/9: model (2,), file (1,); and 4,990 more)" in message and len(message) < 600
+    assert [float(p.data[0]) for p in wider.params()] == list(range(n))  # unchanged
+    assert [float(p.data[0]) for p in other.params()] == list(range(n))
