@@ -198,6 +198,10 @@ def test_a_layer_tree_thousands_deep_is_walked_without_recursion(tmp_path):
     assert [float(p.data[0]) for p in model.params()] == [
         float(depth - 1 - k) for k in range(depth)
     ]
+    lines = repr(model).split("\n")
+    assert len(lines) == 2 * depth - 1 and lines[:2] == ["_Cell(", "  (inner): _Cell("]
+    assert lines[depth - 1] == " " * (2 * depth - 2) + "(inner): _Cell()"
+    assert lines[depth:] == [" " * (2 * k) + ")" for k in reversed(range(depth - 1))]
     model.eval()
     bottom = model
     while hasattr(bottom, "inner"):
