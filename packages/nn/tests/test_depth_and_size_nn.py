@@ -12,7 +12,9 @@ import sys
 import numpy as np
 import pytest
 
+import zerograd.functions as F
 from zerograd import Parameter, Variable
+from zerograd.func import functional_call, grad
 from zerograd_nn import DataLoader, Layer, optimizers, training
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
@@ -241,3 +243,43 @@ def test_a_wide_model_that_does_not_fit_a_file_names_ten_names_and_counts_the_re
     assert "ps/9: model (2,), file (1,); and 4,990 more)" in message and len(message) < 600
     assert [float(p.data[0]) for p in wider.params()] == list(range(n))  # unchanged
     assert [float(p.data[0]) for p in other.params()] == list(range(n))
+
+
+class _Chain(Layer):
+    """A cell holding a weight and the next cell down; its forward runs down without
+    recursion (a loop), so any depth runs."""
+
+    def __init__(self, inner=None):
+        super().__init__()
+        self.w = Parameter(np.ones(1))
+        if inner is not None:
+            self.inner = inner
+
+    def forward(self, x):
+        cell = self
+        while True:
+            x = x * cell.w
+            if "inner" not in cell.__dict__:
+                return x
+            cell = cell.inner
+
+
+def test_with_params_and_functional_call_of_a_tree_thousands_deep(tmp_path):
+    # the twin with_params makes was built one call per level: a RecursionError past about
+    # 900 levels, for a model whose own forward runs at any depth
+    depth = 3000
+    model = None
+    for _ in range(depth):
+        model = _Chain(model)
+    names = list(model.named_params())
+    twin = model.with_params({names[0]: np.full(1, 2.0), names[-1]: np.full(1, 3.0)})
+    assert float(twin(np.ones(1)).data[0]) == 6.0
+    assert float(model(np.ones(1)).data[0]) == 1.0  # the model keeps its own
+    values = {k: np.full(1, 1.0 + (i % 3 == 0) * 0.001) for i, k in enumerate(names)}
+    x = np.full(1, 0.5)
+    product = np.prod([v[0] for v in values.values()])
+    out = functional_call(model, values, (x,))
+    assert float(out.data[0]) == pytest.approx(0.5 * product, rel=1e-12)
+    grads = grad(lambda ps: F.sum(functional_call(model, ps, (x,))))(values)
+    for k in (names[0], names[1], names[-1]):  # d(x * prod w) / dw_k = x * prod w / w_k
+        assert float(grads[k][0]) == pytest.approx(0.5 * product / values[k][0], rel=1e-12)

@@ -466,7 +466,7 @@ class Layer:
                     f"parameter {tuple(param.shape)}"
                 )
             swap[id(param)] = value
-        return _rebound(self, swap, {})
+        return _rebound(self, swap)
 
     def state_dict(self) -> dict[str, Any]:
         """``{dotted name: copy of the parameter's array}`` (see :mod:`zerograd_nn.state_dict`).
@@ -623,37 +623,50 @@ class Layer:
 _DEVICES = {"cpu": get_backend, "cuda": gpu_backend}  # PyTorch's device names
 
 
-def _rebound(layer: Layer, swap: dict[int, Variable], done: dict[int, Layer]) -> Layer:
+def _rebound(layer: Layer, swap: dict[int, Variable]) -> Layer:
     """A copy of ``layer``'s tree whose parameters are ``swap[id(parameter)]``.
 
-    Sub-layers held twice are copied once (``done``); lists and tuples of members are
-    copied with their members replaced; the last call's references are left out.
+    Sub-layers held twice are copied once; lists and tuples of members are copied with
+    their members replaced; the last call's references are left out. Without recursion
+    (a tree of any depth): every layer's twin is made first, then filled in.
     """
-    twin = done.get(id(layer))
-    if twin is not None:
-        return twin
-    twin = object.__new__(type(layer))
-    done[id(layer)] = twin
+    done: dict[int, Layer] = {}  # id(layer) -> its twin
+    order: list[Layer] = []
+    todo = [layer]
+    while todo:
+        node = todo.pop()
+        if id(node) in done:
+            continue
+        done[id(node)] = object.__new__(type(node))
+        order.append(node)
+        for k, v in node.__dict__.items():
+            if k in ("inputs", "outputs", "_params", "_lists"):
+                continue
+            if type(v) in (list, tuple):
+                todo.extend(x for x in v if isinstance(x, Layer))
+            elif isinstance(v, Layer):
+                todo.append(v)
 
     def member(v: Any) -> Any:
         if isinstance(v, Layer):
-            return _rebound(v, swap, done)
+            return done[id(v)]
         if isinstance(v, Parameter) and id(v) in swap:
             return swap[id(v)]
         return v
 
-    state = {}
-    for k, v in layer.__dict__.items():
-        if k in ("inputs", "outputs"):
-            continue
-        if k in ("_params", "_lists"):
-            state[k] = dict.fromkeys(v)
-        elif isinstance(v, (list, tuple)):
-            state[k] = type(v)(member(x) for x in v) if type(v) in (list, tuple) else v
-        else:
-            state[k] = member(v)
-    twin.__dict__.update(state)
-    return twin
+    for node in order:
+        state = {}
+        for k, v in node.__dict__.items():
+            if k in ("inputs", "outputs"):
+                continue
+            if k in ("_params", "_lists"):
+                state[k] = dict.fromkeys(v)
+            elif isinstance(v, (list, tuple)):
+                state[k] = type(v)(member(x) for x in v) if type(v) in (list, tuple) else v
+            else:
+                state[k] = member(v)
+        done[id(node)].__dict__.update(state)
+    return done[id(layer)]
 
 
 class _Layout:
