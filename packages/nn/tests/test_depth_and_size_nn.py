@@ -283,3 +283,13 @@ def test_with_params_and_functional_call_of_a_tree_thousands_deep(tmp_path):
     grads = grad(lambda ps: F.sum(functional_call(model, ps, (x,))))(values)
     for k in (names[0], names[1], names[-1]):  # d(x * prod w) / dw_k = x * prod w / w_k
         assert float(grads[k][0]) == pytest.approx(0.5 * product / values[k][0], rel=1e-12)
+
+
+def test_with_params_of_a_name_a_wide_model_lacks_names_ten_of_its_parameters():
+    model = _Wide(5000)
+    with pytest.raises(ValueError) as info:
+        model.with_params({"ps.5000": np.zeros(1)})
+    assert str(info.value) == (
+        f"with_params: ['ps.5000'] are not parameters of _Wide; its parameters are "
+        f"{[f'ps.{i}' for i in range(10)]} and 4,990 more."
+    )

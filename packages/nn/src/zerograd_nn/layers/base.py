@@ -25,6 +25,7 @@ from zerograd.recording import switch as _recording
 from .. import inspection as _inspection
 from .. import state_dict as _state
 from .. import weights as _weights
+from ..listing import listed
 from ..ties import find_ties, restore_ties
 
 _eval_mode_of = operator.attrgetter("_eval_mode")  # what a replay checks of each layer it ran
@@ -439,8 +440,8 @@ class Layer:
         unknown = sorted(set(params) - set(named))
         if unknown:
             raise ValueError(
-                f"with_params: {unknown} are not parameters of {type(self).__name__}; its "
-                f"parameters are {list(named)}."
+                f"with_params: {listed(unknown)} are not parameters of {type(self).__name__}; "
+                f"its parameters are {listed(list(named))}."
             )
         swap: dict[int, Variable] = {}
         for name, param in named.items():
