@@ -99,7 +99,10 @@ def tests(session: nox.Session, package: str, backend: str, numpy: str) -> None:
         if reason:
             session.skip(f"cupy backend not tested: {reason}")
         reqs = [r + f"[{_cupy_extra()}]" if r.endswith("backend-cupy") else r for r in reqs]
-    session.install(NUMPY[numpy], "pytest>=8", *TEST_EXTRAS.get(package, []), *reqs)
+    # the packages promise their annotations (py.typed): the type-hint tests run mypy over
+    # documented code, once per package (numpy 2's stubs)
+    typing = ["mypy"] if numpy == "2" and backend == "numpy" and package in ("core", "nn") else []
+    session.install(NUMPY[numpy], "pytest>=8", *TEST_EXTRAS.get(package, []), *typing, *reqs)
     session.run(
         "pytest",
         str(PACKAGES / package / "tests"),
@@ -255,7 +258,7 @@ def distributed(session: nox.Session) -> None:
 def _onnx_install(session: nox.Session) -> None:
     """zerograd-onnx with ONNX Runtime (its [check] extra) beside core, numpy and nn."""
     reqs = [str(PACKAGES / f) for f in ("core", "backend-numpy", "nn")]
-    session.install(NUMPY["2"], "pytest>=8", *reqs, f"{PACKAGES / 'onnx'}[check]")
+    session.install(NUMPY["2"], "pytest>=8", "mypy", *reqs, f"{PACKAGES / 'onnx'}[check]")
 
 
 @nox.session

@@ -17,7 +17,7 @@ import pytest
 import zerograd
 import zerograd.backends as B
 from zerograd import Variable
-from zerograd_cupy import CupyBackend
+from zerograd_cupy import CupyBackend, col2im_gpu, im2col_gpu
 
 NOT_INSTALLED = "CuPy is not installed (pip install 'zerograd-cupy[cuda12]')"
 
@@ -66,6 +66,24 @@ def test_absent_cupy_is_reported_with_the_install_command(cupy_absent):
     assert b.is_available() is False
     assert b.unavailable_reason() == NOT_INSTALLED
     assert b.version() == "-"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: im2col_gpu(np.zeros((1, 1, 3, 3)), 2),
+        lambda: col2im_gpu(np.zeros((1, 1, 2, 2, 2, 2)), (1, 1, 3, 3), 2),
+    ],
+    ids=["im2col_gpu", "col2im_gpu"],
+)
+def test_the_kernels_without_cupy_say_what_to_install(cupy_absent, call):
+    # they were a raw "import of cupy halted" / "No module named 'cupy'" from importlib
+    with pytest.raises(
+        ModuleNotFoundError,
+        match=r"^zerograd_cupy\.(im2col|col2im)_gpu runs on CuPy arrays, and CuPy is not "
+        r"installed: pip install 'zerograd-cupy\[cuda12\]'$",
+    ):
+        call()
 
 
 def test_cupy_failing_to_import_is_not_called_absent(monkeypatch):

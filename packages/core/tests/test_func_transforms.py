@@ -8,6 +8,7 @@ contract around them: what comes back in which structure and kind, what is left 
 from __future__ import annotations
 
 import collections
+import contextvars
 import doctest
 import importlib
 import threading
@@ -395,6 +396,100 @@ def test_threads_transform_at_once_without_seeing_each_other(arr):
     for t in threads:
         t.join()
     assert not errors, errors
+
+
+def _in_a_thread(fn, *args, context=None):
+    """``fn(*args)`` run in a thread of its own (in ``context``, if given), as a pool runs it."""
+    out, errors = [], []
+
+    def run():
+        try:
+            out.append(fn(*args) if context is None else context.run(fn, *args))
+        except BaseException as exc:  # (re-raised in the calling thread)
+            errors.append(exc)
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(30)
+    if errors:
+        raise errors[0]
+    return out[0]
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f, x: grad(f)(x),
+        lambda f, x: _pulled_back(*vjp(f, x)),
+        lambda f, x: jvp(f, (x,), (x * 0 + 1,))[1],
+        lambda f, x: jacrev(f)(x),
+        lambda f, x: hessian(f)(x),
+    ],
+    ids=["grad", "vjp", "jvp", "jacrev", "hessian"],
+)
+def test_work_done_in_another_thread_is_refused_not_taken_for_no_dependence(arr, transform):
+    # the transforms follow the Functions applied in the calling thread (their guard is a
+    # context variable); work on the inputs done in a thread the function starts (a pool)
+    # was not seen, and the derivative came out as zeros, as for an output that does not
+    # depend on the input
+    x = arr([1.0, 2.0])
+
+    def elsewhere(v):
+        return _in_a_thread(cube, v)
+
+    with pytest.raises(
+        RuntimeError,
+        match=r"computed from its inputs outside the transform.*another thread.*"
+        r"contextvars\.copy_context\(\)",
+    ):
+        transform(elsewhere, x)
+
+    def in_copied_context(v):  # what the error advises: the thread runs in the caller's context
+        return _in_a_thread(cube, v, context=contextvars.copy_context())
+
+    want = as_numpy(transform(cube, x))
+    np.testing.assert_allclose(as_numpy(transform(in_copied_context, x)), want)
+    assert np.any(want != 0)
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [lambda f, x: grad(f)(x), lambda f, x: jvp(f, (x,), (x * 0 + 1,))[1]],
+    ids=["grad", "jvp"],
+)
+def test_a_part_computed_in_another_thread_is_refused_not_left_out(arr, transform):
+    # a value made in another thread from the inputs, used by the function's own work,
+    # was cut off as a value from outside: its part of the derivative was left out
+    x = arr([0.0, 1.0, 2.0])
+
+    def partly_elsewhere(v):
+        return F.sum(v) + _in_a_thread(cube, v)
+
+    with pytest.raises(RuntimeError, match=r"computed from the transform's inputs outside"):
+        transform(partly_elsewhere, x)
+    want = as_numpy(transform(lambda v: F.sum(v) + cube(v), x))
+    got = transform(
+        lambda v: F.sum(v) + _in_a_thread(cube, v, context=contextvars.copy_context()), x
+    )
+    np.testing.assert_allclose(as_numpy(got), want)
+
+
+def test_a_batched_value_used_in_another_thread_is_named_so(arr):
+    # vmap batches the Functions applied in the calling thread; in a thread the function
+    # started, its batched values met plain Functions, and the error said to use zerograd
+    # functions (which that code did) instead of naming the thread
+    x = arr([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(
+        TypeError,
+        match=r"in a thread .*that does not run its vmap.*contextvars\.copy_context\(\)",
+    ):
+        vmap(lambda v: _in_a_thread(F.sum, v))(x)
+    got = vmap(lambda v: _in_a_thread(F.sum, v, context=contextvars.copy_context()))(x)
+    np.testing.assert_array_equal(as_numpy(got), [3.0, 7.0])
+
+
+def _pulled_back(out, vjp_fn):
+    return vjp_fn(out * 0 + 1)[0]
 
 
 # -- bad input: one clear error -------------------------------------------------------------

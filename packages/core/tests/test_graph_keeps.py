@@ -13,8 +13,9 @@ import weakref
 import numpy as np
 
 import zerograd.functions as F
-from zerograd import Function, Variable
+from zerograd import Constant, Function, Variable
 from zerograd.backends import as_numpy
+from zerograd.function import settings_of
 
 
 def _x(seed=0):
@@ -218,3 +219,116 @@ def test_output_arrays_and_uses_vjp_say_what_a_backward_reads():
     assert m.creator.output_arrays([None]) == [None]  # Mul's vjp reads no output
     assert f.uses_vjp and m.creator.uses_vjp
     assert not _BookDouble()(x).creator.uses_vjp
+
+
+def test_an_array_operand_is_wrapped_once_while_its_constant_lives():
+    x, c = _x(), np.full((3, 4), 0.5)
+    y = x * c
+    w = y * c
+    z = w + c  # the same array: one Constant for the three uses
+    k1, k2, k3 = y.creator.inputs[1], w.creator.inputs[1], z.creator.inputs[1]
+    assert type(k1) is Constant and k1 is k2 is k3 and k1.data is c
+    assert (x * np.full((3, 4), 0.5)).creator.inputs[1] is not k1  # another array: its own
+    F.sum(z).backward()
+    np.testing.assert_allclose(as_numpy(x.grad), np.full((3, 4), 0.25))
+    assert k1.grad is None  # built-in derivatives give a Constant nothing
+
+
+def test_the_shared_constant_keeps_nothing_alive():
+    x, c = _x(), np.full((3, 4), 0.5)
+    y = F.sum(x * c)
+    kept_constant, kept_array = weakref.ref(y.creator.inputs[0].creator.inputs[1]), weakref.ref(c)
+    del y, c
+    gc.collect()
+    assert kept_constant() is None and kept_array() is None
+
+
+class _BookMul(Function):
+    """The book's way: a gradient for every input, a Constant's included."""
+
+    def forward(self, a, b):
+        return a * b
+
+    def backward(self, gy):
+        a, b = self.inputs
+        return gy * b, gy * a
+
+
+def test_a_constant_that_got_a_gradient_or_a_name_is_not_shared():
+    x, c = _x(), np.full((3, 4), 0.5)
+    y = _BookMul()(x, c)
+    first = y.creator.inputs[1]
+    F.sum(y).backward()
+    assert first.grad is not None  # the book's backward gave the operand one
+    second = _BookMul()(x, c).creator.inputs[1]
+    assert second is not first and second.grad is None  # a new graph starts it afresh
+    second.name = "c"
+    third = (x * c).creator.inputs[1]
+    assert third is not second and third.name is None
+
+
+def test_a_built_in_without_settings_keeps_no_dict_and_a_subclass_may_keep_one():
+    add = F.Add()
+    assert not hasattr(add, "__dict__")  # nothing beyond Function's slots: no dict per call
+    assert settings_of(add) == {} and settings_of(F.Sum(axis=1)) == {"axis": 1, "keepdims": False}
+
+    class Scaled(F.Add):  # a user's subclass may keep its own state, as the book's do
+        def __init__(self, k):
+            self.k = k
+
+        def forward(self, a, b):
+            return super().forward(a, b) * self.k
+
+    s = Scaled(3.0)
+    y = s(_x(), _x(1))
+    assert s.k == 3.0 and vars(s) == {"k": 3.0}
+    np.testing.assert_allclose(as_numpy(y.data), 3.0 * (as_numpy(_x().data) + as_numpy(_x(1).data)))
+
+
+def test_an_index_keeps_only_its_input_s_shape_not_the_array():
+    """x[i] reads nothing of x's values in its derivative, only x's shape: the graph frees
+    the (large) array indexed once the user drops it, and the gradients, first and second
+    order, are as when the user held it."""
+    data = np.random.default_rng(5).standard_normal((6, 4))
+    rows = np.array([0, 0, 3])
+    for index in (np.s_[1:3], rows, (slice(None), -1)):
+        x = Variable(data)
+        a = x * 2.0  # Mul keeps its inputs, not its output
+        dropped = weakref.ref(a.data)
+        y = F.sum(F.exp(a[index]))  # exp keeps its own output, a new array
+        del a
+        gc.collect()
+        assert dropped() is None, index
+        y.backward(create_graph=True)
+        e = np.exp(2.0 * data)
+        picked = np.zeros_like(data)
+        np.add.at(picked, index, 1.0)  # how often each element is picked
+        np.testing.assert_allclose(as_numpy(x.grad.data), 2.0 * e * picked, rtol=1e-12)
+        gx = x.grad
+        x.cleargrad()
+        F.sum(gx).backward()
+        np.testing.assert_allclose(as_numpy(x.grad.data), 4.0 * e * picked, rtol=1e-12)
+
+
+def test_concatenate_and_stack_keep_no_input_arrays():
+    """Their derivatives slice ``gy`` by the sizes the forward noted: the graph frees the
+    inputs the user dropped; a Constant input still gets no gradient."""
+    data = np.random.default_rng(6).standard_normal((3, 4))
+    other = np.random.default_rng(7).standard_normal((3, 4))
+    for join in (F.concatenate, F.stack):
+        x = Variable(data)
+        a = x * 2.0  # Mul keeps its inputs, not its output
+        b = x * 3.0
+        dropped = [weakref.ref(a.data), weakref.ref(b.data)]
+        y = F.sum(F.exp(join([a, other, b], axis=1)))  # other: a Constant
+        del a, b
+        gc.collect()
+        assert [r() for r in dropped] == [None, None], join
+        y.backward(create_graph=True)
+        want = 2.0 * np.exp(2.0 * data) + 3.0 * np.exp(3.0 * data)
+        np.testing.assert_allclose(as_numpy(x.grad.data), want, rtol=1e-12)
+        gx = x.grad
+        x.cleargrad()
+        F.sum(gx).backward()
+        want2 = 4.0 * np.exp(2.0 * data) + 9.0 * np.exp(3.0 * data)
+        np.testing.assert_allclose(as_numpy(x.grad.data), want2, rtol=1e-12)

@@ -187,6 +187,20 @@ def test_no_backend_installed_says_what_to_install(fake_entry_points):
         B.get_backend()
 
 
+def test_as_numpy_without_numpy_says_what_to_install(fake_entry_points, monkeypatch):
+    # zerograd alone (no backend, no numpy): as_numpy(1.0) was a raw "No module named
+    # 'numpy'" from inside zerograd.backends
+    B.refresh()
+    monkeypatch.setitem(sys.modules, "numpy", None)  # import numpy now raises ImportError
+    with pytest.raises(
+        ModuleNotFoundError,
+        match=r"^zerograd\.backends\.as_numpy makes numpy arrays, and numpy is not installed; "
+        r"the numpy backend brings it: install it from a zerograd checkout: pip install "
+        r"\./packages/backend-numpy   \(once published on PyPI: pip install zerograd-numpy\)\.$",
+    ):
+        B.as_numpy(1.0)
+
+
 def test_duplicate_entry_point_name_warns_and_keeps_first(fake_entry_points):
     _plugin(fake_entry_points, "box", BoxBackend, "zerograd-box")
     _plugin(fake_entry_points, "box", BoxBackend, "box-fork", module="fake_box_plugin_fork")
@@ -990,3 +1004,87 @@ def test_a_misspelled_backend_name_suggests_the_installed_one(fake_entry_points)
         r"'numpy'\]\. Did you mean 'mylib'\? ",
     ):
         Variable(np.ones(1)).to("mylbi")
+
+
+def test_registering_by_hand_while_another_thread_meets_a_new_array_type(fake_entry_points):
+    # a backend registered by hand is asked about every array type in use; the types were
+    # read from the table that another thread's first use of a new type adds to, and the
+    # registration failed with "dictionary changed size during iteration"
+    import threading
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    B.backend_of(np.ones(1))  # numpy.ndarray is in use
+    asked, added = threading.Event(), threading.Event()
+
+    class Asks(BoxBackend):
+        def owns(self, t):
+            if not asked.is_set():
+                asked.set()
+                assert added.wait(30)
+            return t is Box
+
+    class Sub(np.ndarray):  # a type met for the first time, in the other thread
+        pass
+
+    def other():
+        assert asked.wait(30)
+        try:
+            assert B.backend_of(np.ones(2).view(Sub)).name == "numpy"
+        finally:
+            added.set()
+
+    helper = threading.Thread(target=other)
+    helper.start()
+    try:
+        B.register(Asks(), name="asks")
+    finally:
+        added.set()
+        helper.join(30)
+    assert {r.name for r in B.list_backends()} == {"numpy", "box"}
+    assert B.backend_of(Box([1.0])).name == "box"
+
+
+def test_a_new_array_type_met_while_another_thread_registers_a_backend(fake_entry_points):
+    # the first use of an array type asks every backend whether it owns it; the backends
+    # were read from the table that a registration in another thread adds to
+    import threading
+
+    _numpy_plugin(fake_entry_points)
+    B.refresh()
+    asked, registered = threading.Event(), threading.Event()
+
+    class Pending:  # an array type no backend has been asked about
+        pass
+
+    class Asks(BoxBackend):
+        def owns(self, t):
+            if t is Pending and not asked.is_set():
+                asked.set()
+                assert registered.wait(30)
+            return t is Box
+
+    class Other(BoxBackend):
+        name = "other"
+
+        def owns(self, t):
+            return False
+
+    B.register(Asks(), name="asks")
+
+    def other():
+        assert asked.wait(30)
+        try:
+            B.register(Other(), name="other")
+        finally:
+            registered.set()
+
+    helper = threading.Thread(target=other)
+    helper.start()
+    try:
+        with pytest.raises(TypeError, match="is not an array of any installed backend"):
+            B.backend_of(Pending())
+    finally:
+        registered.set()
+        helper.join(30)
+    assert {r.name for r in B.list_backends()} == {"numpy", "box", "other"}

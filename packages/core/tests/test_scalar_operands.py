@@ -5,10 +5,15 @@ the array (where the backend allows it): these tests check that the sharing neve
 """
 
 import struct
+import sys
+import threading
+import time
+import warnings
 
 import numpy as np
 import pytest
 
+import zerograd.arrays
 import zerograd.functions as F
 from zerograd import Function, Variable, as_array
 from zerograd.backends import as_numpy
@@ -101,6 +106,121 @@ def test_a_forward_writing_into_a_shared_number_fails_and_changes_nothing(backen
         np.testing.assert_array_equal(as_numpy(x * 3.0), [3.0, 6.0])
         np.testing.assert_array_equal(as_numpy(3.0 * x), [3.0, 6.0])
         assert as_numpy(as_array(3.0, like=x.data)).tolist() == 3.0
+
+
+class WaitsThenAddsOne(Function):
+    """AddsOneInPlace, whose forward lets another thread work before it writes."""
+
+    def __init__(self, inside, done):
+        self.inside, self.done = inside, done
+
+    def forward(self, a, c):
+        self.inside.set()
+        assert self.done.wait(30)
+        c += 1.0
+        return a * c
+
+
+def _shared_numbers(backend):
+    if not backend.cache_scalars:
+        pytest.skip(f"backend {backend.name!r} shares no Python-number operands")
+
+
+def test_the_write_into_a_shared_number_is_named_after_another_thread_filled_the_table(
+    backend, arr
+):
+    # the table of shared numbers is emptied when full; another thread's new numbers
+    # emptied it between the forward's input and its write, and the error lost its words
+    _shared_numbers(backend)
+    inside, done = threading.Event(), threading.Event()
+    x = Variable(arr([1.0, 2.0], "float64"))
+
+    def other():
+        assert inside.wait(30)
+        y = Variable(arr([1.0], "float64"))
+        for i in range(5000):  # more new numbers than the table holds
+            y * (0.5 + i)
+        done.set()
+
+    helper = threading.Thread(target=other)
+    helper.start()
+    try:
+        with pytest.raises(ValueError, match=r"^WaitsThenAddsOne\.forward wrote into input 1, "):
+            WaitsThenAddsOne(inside, done)(x, 3.25)
+    finally:
+        done.set()
+        helper.join(30)
+    assert x.grad is None and x.creator is None
+
+
+def test_the_write_into_a_shared_number_is_named_while_another_thread_uses_new_numbers(
+    backend, arr
+):
+    # the error looks the number up among the shared ones; it read them while another
+    # thread added more, and raised "dictionary changed size during iteration" instead
+    # (a race: the loop gave it within its first second in two runs of three)
+    _shared_numbers(backend)
+    interval = sys.getswitchinterval()
+    stop = threading.Event()
+
+    def other():  # new numbers, each one shared from its first use on
+        y, v = Variable(arr([1.0], "float64")), 0.5
+        while not stop.is_set():
+            v += 1.0
+            y * v
+
+    x = Variable(arr([1.0, 2.0], "float64"))
+    helper = threading.Thread(target=other)
+    sys.setswitchinterval(1e-6)  # threads take turns often
+    helper.start()
+    try:
+        end = time.monotonic() + 2.0
+        for i in range(1500):
+            with pytest.raises(ValueError, match=r"^AddsOneInPlace\.forward wrote into input 1"):
+                AddsOneInPlace()(x, 1000.25 + i)  # a number shared last: the end of the table
+            if time.monotonic() > end:
+                break
+    finally:
+        stop.set()
+        helper.join()
+        sys.setswitchinterval(interval)
+    assert x.grad is None and x.creator is None
+
+
+def test_converting_a_python_int_leaves_the_warning_filters_of_other_threads_alone(arr):
+    # the conversion of an int for integer data ignored numpy 1's DeprecationWarning with
+    # warnings.catch_warnings(), which swaps the process's filter list: a thread inside a
+    # catch_warnings block of its own meanwhile put, on leaving, a list holding that
+    # "ignore" back for good
+    inside, left = threading.Event(), threading.Event()
+    x = Variable(arr([1, 2], "int32"))
+
+    def pause(frame, event, arg):  # in the backend's asarray called by the conversion
+        if event == "call" and frame.f_code.co_name == "asarray" and not inside.is_set():
+            caller = frame.f_back
+            if caller is not None and caller.f_code.co_filename == zerograd.arrays.__file__:
+                inside.set()
+                assert left.wait(30)
+
+    def convert():
+        sys.setprofile(pause)
+        try:
+            x + 1234577  # a number met for the first time
+        finally:
+            sys.setprofile(None)
+
+    before = list(warnings.filters)
+    helper = threading.Thread(target=convert)
+    helper.start()
+    try:
+        assert inside.wait(30)
+        with warnings.catch_warnings():  # another thread's block, around the conversion's end
+            left.set()
+            helper.join(30)
+    finally:
+        left.set()
+        helper.join(30)
+    assert warnings.filters == before
 
 
 def test_shared_numbers_are_read_only_on_numpy():

@@ -11,6 +11,9 @@ import copy
 import dataclasses
 import gc
 import pickle
+import sys
+import threading
+import time
 import warnings
 import weakref
 
@@ -1506,3 +1509,161 @@ def test_an_array_exponent_passed_in_under_create_graph_replays_each_calls_expon
         x = arr([1.5, 2.0, 0.7 + 0.1 * i])
         _same(to_np, eager(x, c), static(x, c))
     assert static.counts == {"eager": 1, "traced": 2, "replayed": 3}
+
+
+def test_a_dropped_step_leaves_no_reference_cycle_of_its_programs():
+    """A replay's compiled program is freed by reference counting once its step goes; its
+    function and the namespace it was compiled in held each other (a cycle for the cyclic
+    collector, one per program)."""
+    w = Variable(np.ones(3))
+
+    def step(x):
+        w.cleargrad()
+        loss = F.sum(F.sin(x) * w)
+        loss.backward()
+        return loss
+
+    fast = static_graph(step)
+    for _ in range(4):
+        fast(np.arange(3.0))
+    assert fast.counts["replayed"] > 0
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        del fast
+        gc.collect()
+        programs = [
+            o
+            for o in gc.garbage
+            if getattr(getattr(o, "__code__", None), "co_filename", "")[:14] == "<static_graph "
+        ]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert programs == []
+
+
+def test_a_decorated_method_s_recordings_hold_their_instance_weakly():
+    """An instance keeps its own recordings of a @static_graph method; they hold the
+    instance weakly, so a dropped instance goes at once (with what it names), not at the
+    cyclic collector's next run; a step kept past its instance says so when called."""
+
+    class Stepper:
+        def __init__(self):
+            self.w = Variable(np.ones(3))
+
+        @static_graph
+        def step(self, x):
+            """One step."""
+            self.w.cleargrad()
+            loss = F.sum(F.sin(x) * self.w)
+            loss.backward()
+            return loss
+
+    s = Stepper()
+    assert (s.step.__doc__, s.step.__name__, s.step.__module__) == ("One step.", "step", __name__)
+    for _ in range(5):
+        s.step(np.arange(3.0))
+    assert s.step.counts == {"eager": 1, "traced": 2, "replayed": 2}
+    np.testing.assert_allclose(s.w.grad.data, np.sin(np.arange(3.0)))
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        instance, weights = weakref.ref(s), weakref.ref(s.w)
+        kept = s.step
+        del s
+        assert instance() is None  # (kept, its recordings, name s.w still)
+        with pytest.raises(ReferenceError, match="keep a reference to the object"):
+            kept(np.arange(3.0))
+        del kept
+        assert weights() is None
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_threads_making_one_kinds_first_recordings_at_once_keep_it_replaying(arr, to_np):
+    # a call that finds no program records one; calls reaching that point in many threads
+    # at once each recorded, every second recording became a program, and past
+    # max_programs the kind ran eagerly for good, warning that its guards failed
+    n = 2 * StaticGraph.max_programs + 2
+    gate = threading.Barrier(n, timeout=30)
+    waiting = [False]
+
+    def fn(x):
+        if waiting[0]:  # every thread inside the function at once
+            gate.wait()
+        return F.sum(x * 2.0 + 1.0)
+
+    step = static_graph(fn)
+    with no_grad():
+        step(Variable(arr([1.0, 2.0])))  # the warm-up: every call below is one to record
+        results, errors = [None] * n, []
+        waiting[0] = True
+
+        def worker(i):
+            try:
+                with no_grad():  # (Config is per thread)
+                    results[i] = step(Variable(arr([float(i), 1.0])))
+            except BaseException as exc:  # (a warning turned error included)
+                errors.append(exc)
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", StaticGraphWarning)
+            threads = [threading.Thread(target=worker, args=(i,)) for i in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(60)
+            waiting[0] = False
+            assert errors == []
+            for i, y in enumerate(results):
+                _same(to_np, y, fn(Variable(arr([float(i), 1.0]))))
+            for k in range(4):  # the kind goes on to replay, as after calls one by one
+                x = Variable(arr([3.0, float(k)]))
+                _same(to_np, step(x), fn(x))
+    assert step.counts["replayed"] >= 2
+    assert sum(step.counts.values()) == n + 5
+    assert len(step.sources()) <= 2
+
+
+def _twelve_threads_calling(arr, to_np):
+    """A new step called 10 times in each of 12 threads at once: its programs, and misses."""
+
+    def fn(x):
+        return F.sum(x * 2.0 + 1.0)
+
+    step = static_graph(fn)
+    step(Variable(arr([1.0, 2.0])))  # the warm-up
+    bad = []
+
+    def worker(i):
+        with no_grad():
+            for k in range(10):
+                x = Variable(arr([float(i), float(k)]))
+                if _bits(to_np, step(x)) != _bits(to_np, fn(x)):
+                    bad.append((i, k))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    return len(step.sources()), bad
+
+
+def test_threads_calling_a_step_at_once_make_one_program(arr, to_np):
+    # a call that found no program and then recorded, once the recording another thread
+    # made meanwhile had become a program, made a second program of the same calls (and
+    # with enough threads, past max_programs, the kind ran eagerly for good); a race:
+    # without the fix it showed within the first 20 rounds
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        end = time.monotonic() + 3.0
+        for _ in range(100):
+            assert _twelve_threads_calling(arr, to_np) == (1, [])
+            if time.monotonic() > end:
+                break
+    finally:
+        sys.setswitchinterval(interval)

@@ -1,5 +1,8 @@
 """Max and average pooling: values against direct loops, gradients of two orders."""
 
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -193,3 +196,25 @@ def test_pooling_keeps_one_byte_per_window_and_none_without_a_graph(rand, backen
     with no_grad():
         g(Variable(x))
     assert g.ctx is None  # no backward can come: nothing is kept
+
+
+def test_average_pooling_keeps_only_its_input_s_shape():
+    """Its derivative spreads ``gy`` over the windows of the input's shape: the graph frees
+    an input array the user dropped, and both orders of gradient are as by hand."""
+    data = np.random.default_rng(8).standard_normal((2, 3, 4, 6))
+    x = Variable(data)
+    a = x * 2.0  # Mul keeps its inputs, not its output
+    dropped = weakref.ref(a.data)
+    y = F.average_pooling(a, 2, 2)
+    z = F.sum(F.exp(y))
+    del a, y
+    gc.collect()
+    assert dropped() is None
+    z.backward(create_graph=True)
+    e = np.exp(loop_pool(2.0 * data, 2, 2, 0, np.mean, 0.0))
+    per_input = e.repeat(2, axis=2).repeat(2, axis=3)  # each input's window's exp
+    np.testing.assert_allclose(as_numpy(x.grad.data), 0.5 * per_input, rtol=1e-12)
+    gx = x.grad
+    x.cleargrad()
+    F.sum(gx).backward()
+    np.testing.assert_allclose(as_numpy(x.grad.data), per_input, rtol=1e-12)

@@ -1,7 +1,10 @@
 """What a Layer holds, as every walk over a model reads it: named_members, named_children
 and the one tree walk that params, state dicts, weight files, repr and summary share."""
 
+import copy
+
 import numpy as np
+import pytest
 
 import zerograd_nn.layers as L
 from zerograd import Parameter
@@ -187,3 +190,44 @@ def test_params_remembered_keep_no_model_alive_and_need_no_hash():
     del a
     gc.collect()
     assert ref() is None
+
+
+def test_params_follow_a_list_item_replaced_by_a_copy_that_took_the_removed_ones_id():
+    # a copy (copy.copy, copy.deepcopy, pickle) sets no attribute, so nothing but the list's
+    # item ids tells the remembered walk of the change; CPython gives the copy the memory,
+    # and so the id, of the layer just removed, and params() gave the removed layer's
+    # Parameters: an optimizer trained those and never the new one
+    template = Block()
+    for how in (copy.copy, copy.deepcopy):
+        for _ in range(20):
+            net = Net()
+            _ids(net)  # remembered
+            gone = id(net.blocks[0])
+            del net.blocks[0]
+            net.blocks.insert(0, how(template))
+            if id(net.blocks[0]) == gone:
+                break
+        else:
+            pytest.skip(f"this Python gave no {how.__name__} the removed layer's id")
+        assert _ids(net) == _walked_ids(net)
+        assert any(p is net.blocks[0].lin.W for p in net.params())
+
+
+def test_a_dropped_model_s_parameters_go_without_the_cyclic_collector():
+    """params() walks nested layers and lists, in the full walk's order, and leaves no
+    reference cycle behind: a model the user drops frees its Parameters (their data and
+    gradients) at once, not at the next collection of the cyclic collector."""
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        net = Net()
+        assert _ids(net) == _walked_ids(net)  # nested layers, a list, a shared member
+        refs = [weakref.ref(p) for p in net.params()]
+        del net
+        assert [r() for r in refs] == [None] * len(refs)
+    finally:
+        if was:
+            gc.enable()

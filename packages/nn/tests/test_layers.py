@@ -1,12 +1,15 @@
 """Layers: parameter registration and order, lazy sizes, shapes, state, devices."""
 
+import threading
+
 import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
-from zerograd import Parameter, Variable, test_mode
+from zerograd import Parameter, Variable, no_grad, test_mode
 from zerograd.backends import as_numpy, backend_of
+from zerograd_nn import initializers as I
 
 
 class TwoLayer(L.Layer):
@@ -261,6 +264,50 @@ def test_failed_first_call_leaves_batchnorm_unsized(rand):
     assert all(p.data is None for p in bn.params())
     y = bn(rand(4, 5, dtype="float32"))
     assert y.shape == (4, 5) and all(p.shape == (5,) for p in bn.params())
+
+
+class Numbered(I.Initializer):
+    """Fills the k-th array it makes with k; the first waits (0.5 s at most) for a second."""
+
+    def __init__(self):
+        self.made, self.second = 0, threading.Event()
+
+    def generate(self, backend, shape, dtype, fan_in, fan_out):
+        self.made += 1
+        k = self.made
+        if k == 1:
+            self.second.wait(0.5)
+        else:
+            self.second.set()
+        return backend.asarray(np.full(shape, float(k), np.float32))
+
+
+@pytest.mark.parametrize("make", [L.Linear, L.Conv2d], ids=["Linear", "Conv2d"])
+def test_threads_calling_an_unsized_layer_at_once_size_it_once(make):
+    # each thread found W unsized and drew one: the layer kept the last W drawn while
+    # the other thread's output was computed with its own, which the layer no longer has
+    init = Numbered()
+    layer = make(2, initialW=init, nobias=True) if make is L.Linear else make(2, 1, initialW=init)
+    x = np.arange(6, dtype=np.float32).reshape((2, 3) if make is L.Linear else (1, 3, 1, 2))
+    out, errors = [None, None], []
+
+    def call(i):
+        try:
+            with no_grad():  # (Config is per thread)
+                out[i] = layer(x).data
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == [] and init.made == 1
+    with no_grad():
+        want = layer(x).data  # with the W the layer kept
+    for y in out:
+        np.testing.assert_array_equal(y, want)
 
 
 def test_layer_to_cpu_keeps_arrays(rand):

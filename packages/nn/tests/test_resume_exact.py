@@ -22,6 +22,7 @@ import pytest
 
 import zerograd
 import zerograd_nn.functional as F
+from zerograd import Variable
 from zerograd_nn import DataLoader, SeqDataLoader
 from zerograd_nn import layers as L
 from zerograd_nn import optimizers as O
@@ -84,7 +85,8 @@ def _flags_trainer(out, flags):
     trainer.extend(StepScheduler(plateau, trigger=(1, "iteration"), monitor="loss"))
     warm = S.SequentialLR(opt, [S.LinearWarmup(opt, 3), S.CosineAnnealingLR(opt, 5)], [3])
     trainer.extend(StepScheduler(warm, trigger=(1, "iteration")), name="warm")
-    test = DataLoader(Images(train=False, transform=aug), batch_size=10, shuffle=False)
+    shuffled = "shuffled-eval" in flags  # the DataLoader's default, against the docstring
+    test = DataLoader(Images(train=False, transform=aug), batch_size=10, shuffle=shuffled)
     trainer.extend(Evaluator(test, trigger=(3, "iteration")))
     trainer.extend(Snapshot(trigger=(flags["K"], "iteration")))
     return trainer, (model, opt, plateau, warm)
@@ -119,10 +121,16 @@ def _draw_elsewhere():
         (4, ()),  # mid-epoch, shuffling from numpy's global state
         (7, ("seeded",)),  # an epoch's end, the loader's own generator
         (10, ("seeded", "static")),  # mid-epoch, static_graph replay
+        (4, ("shuffled-eval",)),  # a shuffling validation loader, after an evaluation
     ],
 )
 def test_a_resumed_trainer_run_equals_the_uninterrupted_one(tmp_path, k, flags):
-    """Before Python's ``random`` state was saved, the flips after the resume differed."""
+    """Before Python's ``random`` state was saved, the flips after the resume differed.
+
+    A shuffling validation loader draws the next pass's order as a pass ends; before the
+    Evaluator kept its loader's state, a resumed run evaluated in the order its fresh loader
+    drew, and the logged val/loss differed in the last digits.
+    """
     flags = {**dict.fromkeys(flags, True), "K": k}
     trainer, objects = _flags_trainer(str(tmp_path), flags)
     trainer.run()
@@ -217,6 +225,57 @@ def test_a_resumed_loop_equals_the_uninterrupted_one(tmp_path, make_loader, sche
     path = str(tmp_path / "run.npz")
     want = _loop_run(path, 5, make_loader, SCHEDULES[sched], resume=False)
     assert _loop_run(path, 5, make_loader, SCHEDULES[sched], resume=True) == want
+
+
+def _bptt_run(path, k, resume, keep_state):
+    """A truncated-BPTT loop (an LSTM over SinCurve, a window of 4 steps per update) that
+    checkpoints after window ``k``, in the middle of the sequence; ``keep_state`` saves the
+    LSTM's hidden and cell state in ``extra`` and gives them back, as how-to-train says.
+    Returns the losses."""
+    zerograd.seed(4)
+    cell, head = L.LSTM(5), L.Linear(1)
+    model = Model()
+    model.cell, model.head = cell, head
+    loader = SeqDataLoader(SinCurve(train=True), batch_size=3)
+    opt = O.Adam(0.01).setup(model)
+    losses, start = [], 0
+    if resume:
+        _draw_elsewhere()
+        info = load_checkpoint(path, model=model, optimizer=opt, loader=loader)
+        start, losses = info["iteration"], list(info["extra"]["losses"])
+        if keep_state:
+            cell.h = Variable(info["extra"]["h"])
+            cell.c = Variable(info["extra"]["c"])
+    for it in range(start, 6):
+        loss = 0
+        for _ in range(4):
+            x, t = loader.next()
+            loss += F.mean_squared_error(head(cell(x.astype(np.float32))), t.astype(np.float32))
+        model.cleargrads()
+        loss.backward()
+        loss.unchain_backward()
+        opt.update()
+        losses.append(float(loss.data))
+        if it + 1 == k and not resume:
+            extra = {"losses": losses}
+            if keep_state:
+                extra.update(h=cell.h.data, c=cell.c.data)
+            save_checkpoint(
+                path, model=model, optimizer=opt, loader=loader, iteration=k, extra=extra
+            )
+    return losses
+
+
+def test_a_resumed_bptt_loop_needs_the_rnn_state_that_the_checkpoint_does_not_hold(tmp_path):
+    """how-to-train: a checkpoint holds no RNN hidden state; a run resumed in the middle of a
+    sequence goes on bit for bit when the loop saves the state in ``extra`` and gives it
+    back (the page's list of what a checkpoint restores left this out)."""
+    path = str(tmp_path / "run.npz")
+    want = _bptt_run(path, 3, resume=False, keep_state=True)
+    assert _bptt_run(path, 3, resume=True, keep_state=True) == want
+    assert _bptt_run(path, 3, resume=False, keep_state=False) == want
+    cold = _bptt_run(path, 3, resume=True, keep_state=False)
+    assert cold[:3] == want[:3] and cold[3] != want[3]  # started from no state
 
 
 def _checkpoint_with(tmp_path, edit):

@@ -13,6 +13,7 @@ These cases are about the replay's promise, not its mechanism: a redesign of how
 replay records must keep them passing unchanged.
 """
 
+import contextlib
 import copy
 import random
 import re
@@ -1818,6 +1819,95 @@ def test_two_threads_calling_one_step_get_their_own_results():
         t.join()
     assert bad == []
     assert static.counts["replayed"] == 1200 + 1
+
+
+def test_a_layer_replaced_in_another_thread_while_a_step_records_is_not_the_steps_doing():
+    # a recording refuses a call that replaces a layer's Parameter or sets an optimizer up
+    # again; it read a count moved by every thread, so building or changing another model
+    # in another thread sent the recording step to eager for good, with a false warning
+    gate, inside, done = threading.Event(), threading.Event(), threading.Event()
+
+    def pause():  # the call made with the gate open waits for the other thread's change
+        if gate.is_set():
+            gate.clear()
+            inside.set()
+            assert done.wait(30)
+
+    def make():
+        zerograd.seed(0)
+        model = models.MLP((4, 2))
+        model(np.zeros((1, 3)))  # sized now: both models get the same weights
+        opt = O.SGD(lr=0.1).setup(model)
+
+        def step(x, t):
+            pause()
+            loss = F.mean_squared_error(model(x), t)
+            model.cleargrads()
+            loss.backward()
+            opt.update()
+            return loss
+
+        return step, model
+
+    x, t = np.linspace(-1, 1, 6).reshape(2, 3), np.zeros((2, 2))
+    (eager, eager_model), (step, model) = make(), make()
+    step = static_graph(step)
+    assert _snap(step(x, t)) == _snap(eager(x, t))  # the warm-up call
+
+    def other():
+        assert inside.wait(30)
+        layer = L.Linear(3, in_size=2)
+        layer.W = Parameter(np.zeros((2, 3)))  # replaces the layer's W
+        O.SGD().setup(layer).setup(layer)  # sets an optimizer up again
+        done.set()
+
+    helper = threading.Thread(target=other)
+    helper.start()
+    gate.set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaticGraphWarning)
+        assert _snap(step(x, t)) == _snap(eager(x, t))  # recorded while the other replaces
+        helper.join(30)
+        for _ in range(4):
+            assert _snap(step(x, t)) == _snap(eager(x, t))
+    assert _snap(model) == _snap(eager_model)
+    # (the change moved the count every replay checks: one more recording, as after a
+    # change between two calls)
+    assert step.counts["replayed"] >= 2 and sum(step.counts.values()) == 6, step.counts
+
+
+def _in_a_thread(fn):
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn()))
+    t.start()
+    t.join(30)
+    return out[0]
+
+
+def test_work_a_step_hands_to_another_thread_is_named_in_the_warning():
+    # Functions applied in another thread (a pool) are not the recording's, and that
+    # thread's Config is its own; the warnings blamed the step for not using no_grad()
+    # (it did) or guessed at an input's .data replaced
+    w = Parameter(np.array([1.0, 2.0]))
+
+    def infer(x):  # under no_grad() in the calling thread, not in the pool's
+        return _in_a_thread(lambda: ZF.sum(w * x))
+
+    def train(x):
+        w.cleargrad()
+        loss = _in_a_thread(lambda: ZF.sum(w * x))
+        loss.backward()
+        return loss
+
+    for step, context in ((infer, no_grad), (train, contextlib.nullcontext)):
+        static = static_graph(step)
+        with warnings.catch_warnings(record=True) as caught, context():
+            warnings.simplefilter("always")
+            for i in range(3):
+                x = Variable(np.array([1.0, float(i)]))
+                assert _snap(static(x)) == _snap(step(x))
+        said = [str(c.message) for c in caught if issubclass(c.category, StaticGraphWarning)]
+        assert len(said) == 1 and "another thread" in said[0], said
 
 
 def test_a_shallow_copy_leaves_the_original_alone():

@@ -1261,9 +1261,14 @@ def test_two_log_reports_that_cannot_be_told_apart_need_names(tmp_path):
     assert trainer.get_extension("steps") is named
     with pytest.raises(ValueError, match=r"an extension named 'steps' is already there"):
         trainer.extend(LogReport(filename=None), name="steps")
-    trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))  # no state: fine twice
+    # an Evaluator keeps its loader's state (a shuffling loader's next order): two are told
+    # apart by their prefixes
+    trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))
     trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100), prefix="v2/"))
-    assert sorted(trainer._state_keys()) == ["LogReport", "steps"]
+    with pytest.raises(ValueError, match=r"their state tags are 'val/' and 'val/'"):
+        trainer.extend(Evaluator(DataLoader(Spiral(train=False), 100)))
+    keys = ["Evaluator[v2/]", "Evaluator[val/]", "LogReport", "steps"]
+    assert sorted(trainer._state_keys().values()) == keys
 
 
 def test_a_per_example_loss_is_refused_before_backward_changing_nothing(tmp_path):
@@ -1710,3 +1715,30 @@ def test_snapshots_named_by_an_absolute_path_are_kept_to_n_retains(tmp_path):
     trainer.extend(Snapshot(str(where / "s_{iteration}.npz"), (5, "iteration"), n_retains=2))
     trainer.run()
     assert sorted(p.name for p in where.iterdir()) == ["s_30.npz", "s_35.npz"]
+
+
+@pytest.mark.parametrize("static", [False, True])
+def test_a_dropped_trainer_frees_its_model_without_the_cyclic_collector(tmp_path, static):
+    """The trainer holds no reference cycle (its step was once a bound method kept on
+    itself, or a StaticGraph of one): dropping it with its model frees the model's
+    Parameters at once."""
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        model, optimizer, loader = _setup()
+        trainer = Trainer(model, optimizer, loader, max_epochs=1, out=tmp_path, static=static)
+        trainer.extend(LogReport())
+        trainer.run()
+        if static:
+            assert trainer.step.counts["replayed"] == 7  # 10 batches: 1 eager, 2 recorded
+        else:
+            assert trainer.step.__func__ is Trainer._train_step  # a bound method, as it was
+        refs = [weakref.ref(p) for p in model.params()] + [weakref.ref(trainer)]
+        del model, optimizer, loader, trainer
+        assert [r() for r in refs] == [None] * len(refs)
+    finally:
+        if was:
+            gc.enable()

@@ -206,6 +206,52 @@ def test_float64_values_beyond_float32_are_refused_not_loaded_as_inf(tmp_path):
     assert np.isinf(m32.l0.b.data[0]) and np.isnan(m32.l0.b.data[1])
 
 
+def test_loading_into_another_dtype_leaves_the_warning_filters_of_other_threads_alone(tmp_path):
+    # the cast into the parameter's dtype ran under warnings.catch_warnings(), which swaps
+    # the process's filter list: a thread inside a catch_warnings block of its own
+    # meanwhile put, on leaving, a list holding that cast's "ignore" back for good
+    import sys
+    import threading
+    import warnings
+
+    import zerograd_nn.conversion
+
+    m64 = MLP([2], activation=None)
+    m64.l0.W.data, m64.l0.b.data = np.ones((3, 2)), np.array([1.5, -2.5])
+    save_weights(m64, tmp_path / "w.npz")
+    m32 = MLP([2])
+    m32(np.ones((1, 3), dtype=np.float32))
+    inside, left = threading.Event(), threading.Event()
+
+    def pause(frame, event, arg):  # in the cast into float32
+        if event == "call" and frame.f_code.co_name == "astype" and not inside.is_set():
+            caller = frame.f_back
+            if caller.f_code.co_filename == zerograd_nn.conversion.__file__:
+                inside.set()
+                assert left.wait(30)
+
+    def load():
+        sys.setprofile(pause)
+        try:
+            m32.load_weights(tmp_path / "w.npz")
+        finally:
+            sys.setprofile(None)
+
+    before = list(warnings.filters)
+    helper = threading.Thread(target=load)
+    helper.start()
+    try:
+        assert inside.wait(30)
+        with warnings.catch_warnings():  # another thread's block, around the cast's end
+            left.set()
+            helper.join(30)
+    finally:
+        left.set()
+        helper.join(30)
+    assert warnings.filters == before
+    assert m32.l0.b.data.dtype == np.float32 and m32.l0.b.data.tolist() == [1.5, -2.5]
+
+
 def test_written_archive_is_plain_npy_members(tmp_path):
     path = save_weights(make_model(0), tmp_path / "w")
     with zipfile.ZipFile(path) as zf:
@@ -311,6 +357,54 @@ def test_saved_files_honour_the_umask_and_keep_a_replaced_files_mode(tmp_path):
         assert stat.S_IMODE(os.stat(kept).st_mode) == 0o640
     finally:
         os.umask(old)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes and umask are POSIX")
+def test_a_file_saved_while_another_thread_saves_one_gets_the_umasks_mode(tmp_path, monkeypatch):
+    # where /proc cannot tell the umask (not Linux), a new file's mode was found by setting
+    # the process's umask to 0o022 and back: a file saved in another thread between the
+    # two got 0o022's mode instead of the umask's
+    import stat
+    import sys
+    import threading
+
+    import zerograd_nn.atomic
+
+    def no_proc(path, *args, **kwargs):
+        raise OSError(f"no {path} here")
+
+    monkeypatch.setattr(zerograd_nn.atomic, "open", no_proc, raising=False)
+    inside, done = threading.Event(), threading.Event()
+
+    def pause(frame, event, arg):  # right after that thread reads the umask or makes a file
+        if event == "c_return" and arg in (os.umask, os.open) and not inside.is_set():
+            inside.set()
+            assert done.wait(30)
+
+    def other():
+        sys.setprofile(pause)
+        try:
+            make_model(0).save_weights(tmp_path / "other.npz")
+        finally:
+            sys.setprofile(None)
+
+    before = os.umask(0o027)
+    try:
+        helper = threading.Thread(target=other)
+        helper.start()
+        assert inside.wait(30)
+        try:
+            make_model(1).save_weights(tmp_path / "mine.npz")
+        finally:
+            done.set()
+            helper.join(30)
+        umask = os.umask(0o027)
+    finally:
+        os.umask(before)
+    assert umask == 0o027
+    for name in ("mine.npz", "other.npz"):
+        assert stat.S_IMODE(os.stat(tmp_path / name).st_mode) == 0o640, name
+    assert sorted(os.listdir(tmp_path)) == ["mine.npz", "other.npz"]  # no probe left
 
 
 def npy_header(shape, dtype="<f8"):

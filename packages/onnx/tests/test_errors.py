@@ -203,6 +203,25 @@ def test_check_of_a_path_that_is_no_onnx_file_says_what_it_is(rng, tmp_path):
             zerograd_onnx.check(model, tmp_path / name, _x(rng))
 
 
+def test_an_onnx_runtime_error_ending_in_a_newline_reads_as_one_line(rng, tmp_path, monkeypatch):
+    """ONNX Runtime 1.23 (the last release for Python 3.10) ends its load errors with a
+    newline: the message read "... does not have a graph.\n); it is not an ONNX file"."""
+    ort = pytest.importorskip("onnxruntime", reason="zerograd_onnx.check needs ONNX Runtime")
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("[ONNXRuntimeError] : 1 : FAIL : ModelProto does not have a graph.\n")
+
+    monkeypatch.setattr(ort, "InferenceSession", refuse)
+    (tmp_path / "empty.onnx").write_bytes(b"")
+    with pytest.raises(ValueError) as info:
+        zerograd_onnx.check(MLP((3,)), tmp_path / "empty.onnx", _x(rng))
+    assert "\n" not in str(info.value)
+    assert (
+        "(RuntimeError: [ONNXRuntimeError] : 1 : FAIL : ModelProto does not have a graph.); it "
+        "is not an ONNX file, or a damaged one: export it again." in str(info.value)
+    )
+
+
 @pytest.mark.parametrize(
     "kwargs, error, message",
     [

@@ -16,6 +16,7 @@ import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 import zerograd_onnx
 from zerograd import Parameter, Variable
+from zerograd.function import settings_of
 from zerograd_nn import Layer, Model
 from zerograd_nn.models import MLP
 from zerograd_onnx import ExportError
@@ -190,12 +191,14 @@ def test_converters_read_only_what_constructors_stored(rng, tmp_path, monkeypatc
     """Each forward's writes on its function object are undone as it returns, and every
     function of the op table and the models still export and agree with zerograd: so no
     converter reads them (engine2 moves them to a saved context)."""
-    monkeypatch.setattr(Capture, "before_call", lambda self, fn: dict(vars(fn)))
+    monkeypatch.setattr(Capture, "before_call", lambda self, fn: dict(settings_of(fn)))
     real_called = Capture.called
 
     def called(self, fn, before, inputs, outputs):
-        vars(fn).clear()
-        vars(fn).update(before)  # as if forward had written nothing on self
+        settings = settings_of(fn)
+        if settings or before:  # (add, tanh: slotted, nothing of their own to undo)
+            settings.clear()
+            settings.update(before)  # as if forward had written nothing on self
         real_called(self, fn, before, inputs, outputs)
 
     monkeypatch.setattr(Capture, "called", called)
@@ -209,3 +212,24 @@ def test_converters_read_only_what_constructors_stored(rng, tmp_path, monkeypatc
     round_trip(model, x, x[:2], tmp_path / "bn.onnx")
     lstm = LSTMClassifier(steps=3)
     round_trip(lstm, np.ones((2, 3, 4), np.float32), np.ones((5, 3, 4), np.float32), tmp_path / "l")
+
+
+def test_export_leaves_no_reference_cycle_holding_the_model(tmp_path):
+    """The capture found each call's layer by walking the stack from its own frame, whose
+    locals (stored in it once read) held that frame: a cycle through every frame above,
+    which kept the model and the example input until the cyclic collector ran."""
+    import gc
+    import weakref
+
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        model = MLP((8, 3))
+        x = np.ones((2, 5), np.float32)
+        zerograd_onnx.export(model, x, tmp_path / "mlp.onnx")
+        refs = [weakref.ref(p) for p in model.params()] + [weakref.ref(model)]
+        del model
+        assert [r() for r in refs] == [None] * len(refs)
+    finally:
+        if was:
+            gc.enable()

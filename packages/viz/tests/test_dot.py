@@ -310,3 +310,11 @@ def test_an_unchained_then_dropped_variable_draws_as_a_dropped_one(arr):
     kept = graph(unchain=False)
     assert '2 [label="(2, 3) float32", color=orange, style=filled]' in kept  # h, dropped
     assert kept.count("-> 3\n") == 1 and kept.count("2 -> ") == 2  # one node for its uses
+
+
+def test_one_array_operand_used_twice_is_one_constant_node(arr):
+    x, c = Variable(arr([1.0, 2.0]), name="x"), arr([3.0, 4.0])
+    text = get_dot_graph((x * c) + c, verbose=False)
+    assert text.count("color=orange") == 4  # x, c (once), x * c and the sum
+    other = get_dot_graph((x * c) + arr([3.0, 4.0]), verbose=False)
+    assert other.count("color=orange") == 5  # an equal array of its own: its own node

@@ -406,3 +406,41 @@ def test_plots_leave_pyplots_state_alone(mpl, tmp_path):
         assert dict(matplotlib.rcParams) == rc
     finally:
         plt.close(fig)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="file modes and the umask are POSIX's")
+def test_a_file_written_while_another_thread_writes_one_gets_the_umasks_mode(mpl, tmp_path):
+    # a new file's mode was found by setting the process's umask to 0o022 and back: a
+    # file made in another thread between the two got 0o022's mode instead of the umask's
+    import threading
+
+    inside, done = threading.Event(), threading.Event()
+
+    def pause(frame, event, arg):  # right after that thread first reads the umask or makes a file
+        if event == "c_return" and arg in (os.umask, os.open) and not inside.is_set():
+            inside.set()
+            assert done.wait(30)
+
+    def other():
+        sys.setprofile(pause)
+        try:
+            plot_history([1.0, 0.5], tmp_path / "other.png")
+        finally:
+            sys.setprofile(None)
+
+    before = os.umask(0o027)
+    try:
+        helper = threading.Thread(target=other)
+        helper.start()
+        assert inside.wait(30)
+        try:
+            plot_history([1.0, 0.5], tmp_path / "mine.png")
+        finally:
+            done.set()
+            helper.join(30)
+        umask = os.umask(0o027)
+    finally:
+        os.umask(before)
+    assert umask == 0o027
+    for name in ("mine.png", "other.png"):
+        assert (tmp_path / name).stat().st_mode & 0o777 == 0o640, name

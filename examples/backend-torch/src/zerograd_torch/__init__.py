@@ -97,6 +97,26 @@ class TorchBackend(Backend):
 
         torch.manual_seed(n)
 
+    def random_state(self) -> Any:
+        """``torch.get_rng_state()`` as a numpy uint8 array (checkpoints save it)."""
+        import torch
+
+        return torch.get_rng_state().numpy().copy()
+
+    def set_random_state(self, state: Any) -> None:
+        """``torch.set_rng_state`` of what :meth:`random_state` returned, checked first."""
+        import numpy as np
+        import torch
+
+        a = np.asarray(state)
+        n = torch.get_rng_state().numel()
+        if a.shape != (n,) or a.dtype.kind not in "iu" or (n and (a.min() < 0 or a.max() > 255)):
+            raise ValueError(
+                f"zerograd-torch: a random state is torch.get_rng_state()'s {n} bytes, got "
+                f"shape {a.shape} of {a.dtype}"
+            )
+        torch.set_rng_state(torch.from_numpy(a.astype(np.uint8)))
+
     def randn(self, *shape: int, dtype: Any = None) -> Any:
         """Standard-normal samples; PyTorch's default float (float32) unless ``dtype``."""
         import torch

@@ -21,6 +21,7 @@ from typing import Any
 from zerograd.checks import conv_args
 from zerograd.shapes import conv_outsize_2d
 
+from .backend import INSTALL_HINT
 from .compiled import elementwise
 
 _GEOMETRY = (
@@ -84,6 +85,18 @@ def _geometry(op: str, shape: tuple, kernel_size: Any, stride: Any, pad: Any) ->
     return (h, w, oh, ow, *k, *s, *p)
 
 
+def _cupy(op: str) -> Any:
+    """The ``cupy`` module, or one error saying to install it."""
+    try:
+        return importlib.import_module("cupy")
+    except ModuleNotFoundError as exc:
+        if exc.name != "cupy":  # CuPy is there and lacks something of its own
+            raise
+        raise ModuleNotFoundError(
+            f"zerograd_cupy.{op} runs on CuPy arrays, and CuPy is not installed: {INSTALL_HINT}"
+        ) from None
+
+
 def im2col_gpu(
     img: Any, kernel_size: Any, stride: Any = 1, pad: Any = 0, pad_value: float = 0.0
 ) -> Any:
@@ -102,8 +115,9 @@ def im2col_gpu(
     Raises:
         ValueError: ``img`` is not 4-d, a size is malformed or out of range, or the kernel
             does not fit the padded image.
+        ModuleNotFoundError: CuPy is not installed.
     """
-    cp = importlib.import_module("cupy")
+    cp = _cupy("im2col_gpu")
     geo = _geometry("im2col_gpu", img.shape, kernel_size, stride, pad)
     h, w, oh, ow, kh, kw = geo[:6]
     n, c = img.shape[:2]
@@ -135,8 +149,9 @@ def col2im_gpu(
     Raises:
         ValueError: ``col``'s shape does not match ``img_shape`` and the geometry, or a size
             is malformed or out of range.
+        ModuleNotFoundError: CuPy is not installed.
     """
-    cp = importlib.import_module("cupy")
+    cp = _cupy("col2im_gpu")
     geo = _geometry("col2im_gpu", tuple(img_shape), kernel_size, stride, pad)
     h, w, oh, ow, kh, kw = geo[:6]
     n, c = int(img_shape[0]), int(img_shape[1])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from . import backends as _backends
@@ -42,6 +41,8 @@ def _scalar_dtype(x: Any, dtype: Any, kind: str, backend: Any) -> Any:
 _SCALARS = {int, float, bool}
 _PLAIN = {int, float, bool, complex, list, tuple}  # what no backend owns: converted
 _scalar_cache: dict[tuple, Any] = {}
+_retired = [{}]  # the table as it was when last emptied (full): an array handed out just
+# before then is still named by shared_scalar, whatever other threads convert meanwhile
 
 
 def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
@@ -74,6 +75,7 @@ def as_array(x: Any, array_module: Any = None, like: Any = None) -> Any:
             a = _scalar_cache.get(key)
             if a is None:
                 if len(_scalar_cache) > 4096:
+                    _retired[0] = _scalar_cache.copy()
                     _scalar_cache.clear()
                 dtype = _scalar_dtype(x, like.dtype, backend.dtype_kind(like.dtype), backend)
                 a = backend.read_only(_scalar_array(backend, x, dtype))
@@ -99,21 +101,22 @@ def _scalar_array(backend: Any, x: Any, dtype: Any) -> Any:
     """Return ``backend.asarray(x, dtype=dtype)``, integers checked against the dtype.
 
     A Python int out of an integer dtype's range is refused with numpy 2's OverflowError on
-    every numpy (numpy 1 wrapped it, with a warning).
+    every numpy (numpy 1 wrapped it, with a warning) and every backend, before any
+    conversion: no warning to silence (``warnings.catch_warnings`` swaps the filters of
+    the whole process, every thread's).
     """
     if type(x) is int and dtype is not None and backend.dtype_kind(dtype) in "iu":
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            try:
-                a = backend.asarray(x, dtype=dtype)
-            except OverflowError:  # numpy's own: beyond C long
-                raise
-            except Exception:  # PyTorch refuses with a RuntimeError where numpy 1 wraps
-                a = None
-        if a is None or int(a) != x:
+        info = backend.xp.iinfo(dtype)
+        if not info.min <= x <= info.max:
+            if not -(2**63) <= x < 2**63:  # beyond C long: numpy refuses in words of its own
+                try:  # (and warns of nothing)
+                    backend.asarray(x, dtype=dtype)
+                except OverflowError:
+                    raise
+                except Exception:  # another library's refusal: the words below
+                    pass
             name = str(dtype).rsplit(".", 1)[-1]  # torch.int8: int8, as numpy names it
             raise OverflowError(f"Python integer {x} out of bounds for {name}")
-        return a
     return backend.asarray(x, dtype=dtype)
 
 
@@ -140,7 +143,8 @@ def shared_scalar(a: Any) -> tuple[Any, ...]:
     Errors name the number when a user's code tries to write into one (an empty tuple
     otherwise: ``a`` is not shared).
     """
-    for key, shared in _scalar_cache.items():
+    # (a copy: other threads add to the table; the retired one is never changed)
+    for key, shared in (*_scalar_cache.copy().items(), *_retired[0].items()):
         if shared is a:
             value = key[3]
             if isinstance(value, str):  # a zero, keyed by its repr: "0", "False", "-0.0"

@@ -12,6 +12,7 @@ from .backends.registry import registry as _registry
 from .config import _enable_backprop
 from .function import Function, revived
 from .namespaces import VARIABLE_OPS, array_ops_by_type
+from .utils import add_note
 from .variable import Variable, as_array
 
 _by_type = _registry.by_type
@@ -291,10 +292,11 @@ def _note_broken_promise(exc: BaseException, f: Function) -> None:
         flags.append("vjp_reads_inputs = False, so its xs are None")
     if not f._keeps_y:
         flags.append("vjp_reads_outputs = False, so its y is None once the output is dropped")
-    if flags and hasattr(exc, "add_note"):  # (Python 3.11+)
-        exc.add_note(
+    if flags:
+        add_note(
+            exc,
             f"{type(f).__name__} sets {'; and '.join(flags)}: set the flag True (or leave "
-            f"it out) if its vjp reads that value."
+            f"it out) if its vjp reads that value.",
         )
 
 

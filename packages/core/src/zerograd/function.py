@@ -18,7 +18,8 @@ from __future__ import annotations
 import inspect
 import operator
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
+from types import MappingProxyType
 from typing import Any
 
 from . import backends as _backends
@@ -62,14 +63,17 @@ class Function:
         variable(9.0)
     """
 
-    # Slots keep the per-op object small and fast; __dict__ stays for subclasses' own state.
+    # Slots keep the per-op object small and fast. A subclass that declares no __slots__ (a
+    # user's Function, a built-in with settings) gets a __dict__ for its own state; one
+    # declaring `__slots__ = ()` (add, mul, tanh: nothing but what is here) gets none, which
+    # spares each call a dict's allocation and each attribute read a look into it.
     # `_in` holds one edge per input: the input Variable, or (for a lean function, see
     # `_lean`) the input's creator when that input's array need not outlive the user's hold
     # on it. `_ys` holds the output arrays a vjp reads (their Variables may be gone);
     # `_like` the output's (shape, dtype), noted when a lean function keeps only the edge.
     # A backward walk keeps its own counts (nothing of a walk is written on the graph).
     # `ctx`: what a built-in forward computed for its vjp, written by that forward (last).
-    __slots__ = ("_in", "outputs", "generation", "_ys", "_like", "ctx", "__dict__", "__weakref__")
+    __slots__ = ("_in", "outputs", "generation", "_ys", "_like", "ctx", "__weakref__")
     _vjp = False  # set per subclass: whether its derivative is a vjp
     _lean = False  # set per subclass: a vjp that reads no input values (graph holds no inputs)
     _keeps_y = False  # set per subclass: a vjp that reads its outputs' values
@@ -293,11 +297,13 @@ class Function:
                 output.generation = -1  # no graph: Variable.backward refuses it
         return outputs
 
-    def forward(self, *xs: Any) -> Any:
+    def forward(self, *xs: Any, **kwargs: Any) -> Any:
         """Compute the output from the inputs' arrays; every subclass defines it.
 
         Args:
             *xs: The inputs' data: backend arrays (raw operands already converted).
+            **kwargs: Never passed: with it, a type checker takes any subclass's forward
+                (``forward(self, x)``) as a valid override.
 
         Returns:
             The output array, or a tuple of arrays for several outputs.
@@ -307,7 +313,7 @@ class Function:
         """
         raise NotImplementedError(f"{type(self).__name__} defines no forward")
 
-    def kernel(self, *xs: Any) -> Callable[..., Any] | None:
+    def kernel(self, *xs: Any, **kwargs: Any) -> Callable[..., Any] | None:
         """The plain array function that this call's forward comes down to, or None.
 
         A static-graph recording (:func:`zerograd.static_graph`) asks right after
@@ -334,6 +340,8 @@ class Function:
 
         Args:
             *xs: The arrays ``forward`` was just given.
+            **kwargs: Never passed: with it, a type checker takes any subclass's kernel
+                (``kernel(self, x)``) as a valid override.
 
         Returns:
             A callable taking the arrays as ``forward`` does, or None.
@@ -389,7 +397,7 @@ class Function:
         """
         raise NotImplementedError(f"{type(self).__name__} defines no backward or vjp")
 
-    def backward(self, *gys: Any) -> Any:
+    def backward(self, *gys: Any, **kwargs: Any) -> Any:
         """Compute the inputs' gradients from the outputs' gradients, as Variables.
 
         This is DeZero's protocol: subclasses may override it and receive output gradients
@@ -398,6 +406,8 @@ class Function:
 
         Args:
             *gys: One gradient Variable per output.
+            **kwargs: Never passed: with it, a type checker takes any subclass's backward
+                (``backward(self, gy)``) as a valid override.
 
         Returns:
             One gradient Variable, or a tuple with one per input (None for an input that
@@ -418,6 +428,20 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} generation={getattr(self, 'generation', 0)}>"
+
+
+def settings_of(fn: Function) -> MutableMapping[str, Any]:
+    """The attributes ``fn`` keeps of its own (its ``__dict__``): a built-in's settings.
+
+    Empty for a class whose instances keep nothing beyond :class:`Function`'s slots (it
+    declares ``__slots__ = ()``). The dict returned is the instance's own where it has one:
+    a static-graph trace writes a replay's settings into it; the empty mapping of one
+    without a ``__dict__`` takes no writes.
+    """
+    return getattr(fn, "__dict__", _NO_SETTINGS)
+
+
+_NO_SETTINGS: Any = MappingProxyType({})
 
 
 def _lean_edges(inputs: tuple) -> tuple:
@@ -571,7 +595,18 @@ def _wrap(func: Function, inputs: tuple) -> tuple[Variable, ...]:
 
 
 def _constant(func: Function, i: int, x: Any, like: Any) -> Constant:
-    """Input ``i``, a raw operand, as a Constant on ``like``'s backend (and float dtype)."""
+    """Input ``i``, a raw operand, as a Constant on ``like``'s backend (and float dtype).
+
+    An array operand is used as it is, so the Constant made for it last serves again while
+    it lives (a graph holds it) and holds nothing else: ``y = y * c`` in a loop wraps ``c``
+    once, as a PyTorch user wraps it in a tensor once. A Constant that a backward gave a
+    gradient (a book-style derivative computes one for every input) or that was named is
+    not shared. The cache holds it weakly and keeps nothing alive.
+    """
+    last = _last_constant[0]()
+    if last is not None and last.data is x and last.grad is None and last.name is None:
+        return last
+    given = x
     try:  # a scalar or a list is converted; an array is used as it is once its dtype passes
         x = as_array(x, like=like)
     except TypeError as exc:
@@ -585,7 +620,12 @@ def _constant(func: Function, i: int, x: Any, like: Any) -> Constant:
     c.data = x
     c.name = c.grad = c.creator = None
     c.generation = 0
+    if x is given:  # an array operand, used as it is
+        _last_constant[0] = weakref.ref(c)
     return c
+
+
+_last_constant: list = [lambda: None]  # a weak reference to the Constant of an array operand
 
 
 def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:

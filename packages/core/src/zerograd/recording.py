@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
@@ -39,9 +40,15 @@ class _Version:
         self.n = 0
 
 
+class _Here(threading.local):
+    n = 0  # (a class attribute: every thread starts from it)
+
+
 structure = _Version()
 """``structure.n``: moved by :func:`replaced` whenever an object a recording may name is
 replaced by another (a Layer's Parameter or sub-layer, an optimizer's target)."""
+_here = _Here()
+_counting = threading.Lock()
 
 
 def replaced() -> None:
@@ -49,7 +56,21 @@ def replaced() -> None:
 
     Every replay recorded before then re-records its next call (see :data:`structure`).
     """
-    structure.n += 1
+    with _counting:  # (two threads at once must not move it once)
+        structure.n += 1
+    _here.n += 1
+
+
+def replaced_here() -> int:
+    """How many times :func:`replaced` was called in this thread so far.
+
+    A trace compares it at its call's start and end: a replacement in another thread
+    meanwhile is not the call's doing (that thread's work is no part of the recording).
+
+    Returns:
+        The count.
+    """
+    return _here.n
 
 
 def while_recording(watch: Callable[[bool], None]) -> None:

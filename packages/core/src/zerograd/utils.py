@@ -17,6 +17,7 @@ Examples:
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from .checks import int_like, normalize_axis, pair
@@ -24,6 +25,7 @@ from .shapes import conv_outsize, size_of
 from .variable import Variable
 
 __all__ = [
+    "add_note",
     "conv_outsize",
     "data_of",
     "int_like",
@@ -54,3 +56,22 @@ def is_named_tuple(x: Any) -> bool:
     its own class, ``type(x)(*items)``.
     """
     return isinstance(x, tuple) and isinstance(getattr(type(x), "_fields", None), tuple)
+
+
+def add_note(exc: BaseException, note: str) -> None:
+    """Add ``note`` to the notes of ``exc`` (Python 3.11's ``exc.add_note(note)``).
+
+    Python 3.10 has no ``BaseException.add_note``; there the note goes to the list
+    ``exc.__notes__`` all the same (PEP 678's attribute), where code reads it and where
+    pytest and the ``exceptiongroup`` backport print it (3.10's own traceback does not).
+    zerograd's hints on errors raised in a user's code (a vjp, a metric, an extension, an
+    ONNX converter) go through it, so that 3.10 keeps them.
+
+    Args:
+        exc: The exception, about to be raised on.
+        note: One line or more of explanation.
+    """
+    if sys.version_info >= (3, 11):
+        exc.add_note(note)
+    else:
+        exc.__notes__ = [*getattr(exc, "__notes__", ()), note]

@@ -32,6 +32,7 @@ import errno
 import hashlib
 import os
 import re
+import secrets
 import socket
 import stat
 import tempfile
@@ -92,9 +93,32 @@ def _new_file_mode(path: str) -> int:
                     return 0o666 & ~int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
-    mask = os.umask(0o022)  # elsewhere: read it by setting it, and put it straight back
-    os.umask(mask)
-    return 0o666 & ~mask
+    return _probed_mode(path)
+
+
+def _probed_mode(path: str) -> int:
+    """The mode a new file gets beside ``path``: one made with 0o666 shows the umask applied.
+
+    Where the umask cannot be read from ``/proc``: reading it means setting it, for the
+    whole process, so that a file another thread made meanwhile would get the wrong mode.
+    The probe is named as a temporary of ``path`` (a crash leaves it to be cleaned up).
+    """
+    directory, base = os.path.split(path)
+    prefix = f".{_stem(base, directory)}.{_host()}.{os.getpid()}."
+    for _ in range(100):
+        probe = os.path.join(directory, f"{prefix}{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError:  # the folder takes no files: the write fails next, saying so
+            break
+        try:
+            return stat.S_IMODE(os.fstat(fd).st_mode)
+        finally:
+            os.close(fd)
+            os.unlink(probe)
+    return 0o644
 
 
 def _alive(pid: int) -> bool:

@@ -8,13 +8,10 @@ inf there (numpy only warns) and poison every step after; :func:`fitted` refuses
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from zerograd import Parameter
-from zerograd.backends import Backend, as_array_of, backend_of
-
-from .finite import nonfinite_count
+from zerograd.backends import Backend, as_array_of, as_numpy, backend_of, get_array_module
 
 __all__ = ["fitted", "planned_dtypes", "planned_shapes", "sized_like", "unfit_shape"]
 
@@ -42,11 +39,8 @@ def fitted(a: Any, like: Any, name: str, op: str, *, private: bool = False) -> A
     moved = as_array_of(a, b)
     if moved.dtype == like.dtype:
         return moved if private else b.astype(moved, like.dtype)
-    with warnings.catch_warnings():  # numpy warns of the overflow refused below
-        warnings.simplefilter("ignore", RuntimeWarning)
-        cast = b.astype(moved, like.dtype)
     if b.dtype_kind(moved.dtype) == "f" and b.dtype_kind(like.dtype) == "f":
-        count = nonfinite_count(cast) - nonfinite_count(moved)  # a cast keeps nan and inf
+        count = _beyond(b, moved, like.dtype)  # counted before the cast: nothing to silence
         if count:
             raise ValueError(
                 f"{op}: {name} holds {count} finite value(s) beyond the range of "
@@ -54,7 +48,25 @@ def fitted(a: Any, like: Any, name: str, op: str, *, private: bool = False) -> A
                 f"them inf. Nothing was changed: load into a model of dtype {moved.dtype}, "
                 f"or rescale the values."
             )
-    return cast
+    return b.astype(moved, like.dtype)
+
+
+def _beyond(b: Backend, a: Any, dtype: Any) -> int:
+    """How many finite values of the float array ``a`` become inf in the float ``dtype``.
+
+    Those at least ``2**emax * (2 - eps / 2)`` in size: beyond the largest finite value by
+    half its spacing or more, they round to inf (a value between rounds to that largest
+    one). Counted without casting, as casting them makes numpy warn, and silencing it
+    (``warnings.catch_warnings``) would swap every thread's warning filters.
+    """
+    info = b.xp.finfo(dtype)
+    most, eps = float(info.max), float(info.eps)
+    if most >= float(b.xp.finfo(a.dtype).max):  # a wider dtype: every finite value fits
+        return 0
+    top = most / (2 - eps) * (2 - eps / 2)  # (exact in Python floats for float16, float32)
+    xp = get_array_module(a)
+    over = xp.isfinite(a) & ((a >= top) | (a <= -top))
+    return int(as_numpy(xp.count_nonzero(over)))
 
 
 def planned_dtypes(layer: Any) -> dict[int, Any]:

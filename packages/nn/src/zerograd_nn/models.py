@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerograd import Variable
 from zerograd.backends import get_backend
@@ -85,6 +85,11 @@ class _Chain(Model):
     """
 
     _fewest_layers = 0  # what the forward pass needs
+
+    if TYPE_CHECKING:
+        # the layers' attributes l0, l1, ... are set by name at run time, unseen by type
+        # checkers, which refused model.l0 (declared for them only: no runtime lookup)
+        def __getattr__(self, name: str) -> Any: ...
 
     def _position(self, name: str) -> int | None:
         """The index ``l<i>`` names in ``layers`` (None for other names)."""
@@ -201,7 +206,9 @@ class MLP(_Chain):
     _fewest_layers = 1
 
     def __init__(
-        self, fc_output_sizes: Sequence[int], activation: Callable[[Any], Variable] = F.sigmoid
+        self,
+        fc_output_sizes: Sequence[int],
+        activation: Callable[[Any], Variable] | None = F.sigmoid,
     ) -> None:
         if not isinstance(fc_output_sizes, (list, tuple, range)) or not fc_output_sizes:
             raise TypeError(

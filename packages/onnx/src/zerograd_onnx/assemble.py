@@ -17,6 +17,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper, shape_inference
 
+from zerograd.utils import add_note
+
 from .context import GraphBuilder, OpContext
 from .errors import ExportError
 from .program import Program, Value
@@ -103,12 +105,12 @@ def build_model(
         except ExportError:
             raise  # ctx.error's own message names the function and its layer
         except Exception as exc:  # a converter's bug, often one of the user's own
-            if hasattr(exc, "add_note"):  # Python 3.11+
-                cls = type(step.call.fn)
-                exc.add_note(
-                    f"zerograd_onnx.export: the converter of {cls.__module__}.{cls.__qualname__} "
-                    f"(applied {step.call.site}) raised this; nothing was written."
-                )
+            cls = type(step.call.fn)
+            add_note(
+                exc,
+                f"zerograd_onnx.export: the converter of {cls.__module__}.{cls.__qualname__} "
+                f"(applied {step.call.site}) raised this; nothing was written.",
+            )
             raise
     made = {out for node in graph.nodes for out in node.output}
     for step in program.steps:

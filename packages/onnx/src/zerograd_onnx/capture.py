@@ -77,15 +77,22 @@ class Capture(Recorder):
 
     def site(self) -> Site:
         """The innermost of the model's layers whose method is running now."""
+        # from the caller's frame: reading this frame's own f_locals would store them in
+        # it, with `frame` among them, a cycle that kept every frame above (the model, the
+        # arrays) until the cyclic collector ran
         frame = inspect.currentframe()
-        while frame is not None:
-            code = frame.f_code
-            if code.co_argcount and code.co_varnames[0] == "self":
-                found = self.layers.get(id(frame.f_locals.get("self")))
-                if found is not None:
-                    return found
-            frame = frame.f_back
-        return Site(None)
+        frame = None if frame is None else frame.f_back
+        try:
+            while frame is not None:
+                code = frame.f_code
+                if code.co_argcount and code.co_varnames[0] == "self":
+                    found = self.layers.get(id(frame.f_locals.get("self")))
+                    if found is not None:
+                        return found
+                frame = frame.f_back
+            return Site(None)
+        finally:
+            del frame
 
     # -- the Recorder protocol ----------------------------------------------------------
     def before_call(self, fn: Any) -> Any:

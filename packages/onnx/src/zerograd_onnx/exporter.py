@@ -11,6 +11,7 @@ import onnx
 from zerograd import Variable
 from zerograd.backends import as_numpy
 from zerograd.checks import flag, integer
+from zerograd.utils import add_note
 from zerograd_nn import Layer
 from zerograd_nn.atomic import write_atomically
 
@@ -198,8 +199,7 @@ def _run(
     try:
         cap, out = capture(model, xs, sites)
     except Exception as exc:
-        if hasattr(exc, "add_note"):  # Python 3.11+
-            exc.add_note(f"{_OP} ran the model's forward {when} (test mode, no gradients)")
+        add_note(exc, f"{_OP} ran the model's forward {when} (test mode, no gradients)")
         raise
     return cap, output_variables(out, _OP)
 

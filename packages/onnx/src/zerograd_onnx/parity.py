@@ -187,7 +187,8 @@ def _unloadable(path: str, runtime: str, exc: Exception) -> str:
     A bad file, or a valid one it cannot run (an opset newer than it knows, a node type it
     has no kernel for).
     """
-    what = f"{type(exc).__name__}: {exc}"
+    # ONNX Runtime 1.23 (the last for Python 3.10) ends its messages with a newline
+    what = f"{type(exc).__name__}: {str(exc).strip()}"
     damaged = (
         f"{_OP}: ONNX Runtime cannot load {path!r} ({what}); it is not an ONNX file, or a "
         f"damaged one: export it again."

@@ -11,6 +11,7 @@ in test mode and computes no gradient. A function of your own gets a converter w
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import overload
 
 import zerograd.functions as ZF
 import zerograd_nn.functional as F
@@ -95,8 +96,25 @@ def converter_for(fn: Function) -> Converter | None:
     return CONVERTERS.get(type(fn))
 
 
+@overload
 def register(
-    function_class: type[Function], converter: Converter | None = None, *, ops: tuple = ()
+    function_class: type[Function], converter: None = None, *, ops: tuple[str, ...] | list[str] = ()
+) -> Callable[[Converter], Converter]: ...
+
+
+@overload
+def register(
+    function_class: type[Function], converter: Converter, *, ops: tuple[str, ...] | list[str] = ()
+) -> Converter: ...
+
+
+# overloaded, so that a type checker knows which form returns what: with the union alone,
+# @register(Cls, ops=(...)) was "incompatible type Callable[[Any], Any]; expected OpContext"
+def register(
+    function_class: type[Function],
+    converter: Converter | None = None,
+    *,
+    ops: tuple[str, ...] | list[str] = (),
 ) -> Callable[[Converter], Converter] | Converter:
     """Give a Function class of your own a converter (or replace one), for ``export``.
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
-import tempfile
+import secrets
 from typing import Any
 
 
@@ -88,17 +88,18 @@ def replace_file(op: str, path: str, folder: str, data: bytes) -> None:
             message names ``op`` and ``path``.
     """
     try:
-        mode = os.stat(path).st_mode & 0o777
+        mode: int | None = os.stat(path).st_mode & 0o777
     except OSError:
-        mode = 0o666 & ~_umask()
+        mode = None  # a new file: the system applies the umask (see _temporary)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=folder)
+        fd, tmp = _temporary(folder)
     except OSError as e:
         raise type(e)(e.errno, f"{op}: cannot write to_file={path!r}: {e.strerror}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-        os.chmod(tmp, mode)
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as e:
         try:
@@ -110,7 +111,18 @@ def replace_file(op: str, path: str, folder: str, data: bytes) -> None:
         raise
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
-    os.umask(mask)
-    return mask
+def _temporary(folder: str) -> tuple[int, str]:
+    """A new hidden file in ``folder``, open for writing: ``(descriptor, path)``.
+
+    Made with mode 0o666, which the system reduces by the umask as for any new file: the
+    mode ``open(path, "w")`` gives. (Reading the umask means setting it, for the whole
+    process: a file another thread made meanwhile would get the wrong mode.)
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", folder)

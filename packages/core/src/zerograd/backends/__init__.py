@@ -375,6 +375,7 @@ def as_numpy(x: Any) -> Any:
 
     Raises:
         TypeError: ``x`` is none of those.
+        ModuleNotFoundError: numpy is not installed (the message says how to install it).
 
     Examples:
         >>> as_numpy([1, 2])
@@ -383,8 +384,13 @@ def as_numpy(x: Any) -> Any:
     x = _data(x)
     source = _by_type.get(type(x)) or registry.resolve_type(type(x))
     if source is None:
-        import numpy  # as_numpy's whole point: imported on first need, never at start-up
-
+        try:
+            import numpy  # as_numpy's whole point: imported on first need, never at start-up
+        except ImportError:
+            raise ModuleNotFoundError(
+                "zerograd.backends.as_numpy makes numpy arrays, and numpy is not installed; "
+                "the numpy backend brings it: install it " + _install_advice("numpy") + "."
+            ) from None
         return _plain_to_array("as_numpy", x, numpy.asarray, lambda dt: dt.kind)
     out = source.to_numpy(x)
     return out if type(out) is _ndarray else _to_ndarray(out)

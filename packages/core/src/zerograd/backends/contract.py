@@ -12,7 +12,7 @@ XP_NAMES: tuple[str, ...] = (
     # creation
     "asarray", "zeros", "ones", "full", "arange", "zeros_like", "ones_like", "empty_like",
     # dtypes
-    "astype", "isdtype", "result_type", "finfo", "float32", "float64", "int8", "int64",
+    "astype", "isdtype", "result_type", "finfo", "iinfo", "float32", "float64", "int8", "int64",
     # elementwise
     "exp", "log", "sin", "cos", "tanh", "sqrt", "sign", "clip", "maximum", "where",
     "isfinite",

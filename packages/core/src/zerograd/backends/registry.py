@@ -413,7 +413,7 @@ class Registry:
         Checked before a backend joins, so that registering one by hand while arrays exist
         cannot make their types ambiguous and break the backend that owns them.
         """
-        for array_type, owner in self.by_type.items():
+        for array_type, owner in list(self.by_type.items()):  # (a copy: threads add types)
             try:
                 if owner is not backend and backend.owns(array_type):
                     return array_type
@@ -435,7 +435,8 @@ class Registry:
         if backend is not None:
             return backend
         self.ensure_loaded()
-        owners = [b for b in self.backends.values() if self._owns(b, array_type)]
+        # (a copy: another thread may register a backend while owns() runs)
+        owners = [b for b in list(self.backends.values()) if self._owns(b, array_type)]
         if len(owners) > 1:
             names = ", ".join(
                 f"{b.name!r} (plugin {self.sources[b.name][0]!r}, "

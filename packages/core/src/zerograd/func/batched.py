@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import operator
+import threading
 import warnings
 import weakref
 from typing import Any
@@ -48,12 +49,28 @@ def _no_values(what: str, level: Level | None) -> TypeError:
             f"or returned in a way vmap could not unbatch); return it from the function "
             f"instead, so vmap gives it back with its batch axis."
         )
+    if level is not None and level.thread != threading.get_ident() and not _in(level):
+        return TypeError(
+            f"{what}: this batched value of a vmap is used in a thread that does not run "
+            f"its vmap, where zerograd's functions are not batched (each thread "
+            f"has its own transforms). Compute in the thread that calls vmap, or run the "
+            f"other thread's work in the caller's context: ctx = "
+            f"contextvars.copy_context(), then pool.submit(ctx.run, fn, *args)."
+        )
     n = f" of {level.n}" if level is not None else ""
     return TypeError(
         f"{what} inside vmap: the function runs on the whole batch{n} at once, so there is "
         f"no single sample's value to read. Compute with zerograd functions instead (they "
         f"are batched), or vmap a function that does not read values."
     )
+
+
+def _in(level: Level) -> bool:
+    """Whether ``level`` is among the modes in force here (a thread in the vmap's context)."""
+    mode = modes.current()
+    while mode is not None and mode is not level:
+        mode = getattr(mode, "parent", None)
+    return mode is level
 
 
 class BatchedData:
@@ -439,6 +456,7 @@ class Level:
     def __init__(self, n: int, parent: Any, name: str = "f", proxy: bool = False) -> None:
         self.n, self.parent, self.name, self.proxy = n, parent, name, proxy
         self.active = True
+        self.thread = threading.get_ident()  # (errors name another thread's use)
         self.warned: set[type] = set()
         self._arrays: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 

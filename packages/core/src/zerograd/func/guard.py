@@ -100,9 +100,39 @@ class Guard:
         hit = self._cut.get(id(x))
         if hit is not None:
             return hit[1]
+        if self._made_from_own(x):
+            raise RuntimeError(
+                "zerograd.func: the function uses a value computed from the transform's "
+                "inputs outside the transform: in another thread (a pool, a thread it "
+                "started), which does not carry the transform (each thread has its own), so "
+                "that part cannot be differentiated and its derivative would be left out. "
+                "Compute in the calling thread, or run the other thread's work in the "
+                "caller's context: ctx = contextvars.copy_context(), then "
+                "pool.submit(ctx.run, fn, *args)."
+            )
         c = cut(x)
         self._cut[id(x)] = (x, c)  # x kept alive: its id stays its own
         return c
+
+    def _made_from_own(self, x: Variable) -> bool:
+        """Whether the graph behind ``x`` (a Variable not made here) reaches one made here.
+
+        Once per foreign Variable (:meth:`_cut_of` keeps its cut): a Parameter or a leaf
+        captured from outside has no graph to walk.
+        """
+        owned = self.owned
+        seen: set[int] = set()
+        todo = [x.creator]
+        while todo:
+            f = todo.pop()
+            if f is None or id(f) in seen:
+                continue
+            seen.add(id(f))
+            for v in f.inputs:
+                if id(v) in owned:
+                    return True
+                todo.append(v.creator)
+        return False
 
 
 def cut(x: Variable) -> Variable:

@@ -85,6 +85,22 @@ class Tap(Function):
         return None
 
 
+def _reaches(v: Variable, taps: list[Tap]) -> bool:
+    """Whether the graph of ``v`` reaches one of ``taps``: ``v`` was computed from a stand-in."""
+    mine = {id(t) for t in taps}
+    seen: set[int] = set()
+    todo = [v.creator]
+    while todo:
+        f = todo.pop()
+        if f is None or id(f) in seen:
+            continue
+        if id(f) in mine:
+            return True
+        seen.add(id(f))
+        todo.extend([x.creator for x in f.inputs])
+    return False
+
+
 def is_floating(v: Any) -> bool:
     """Whether ``v`` (a Variable, array or number) holds floating-point (or complex) data."""
     d = v.data if isinstance(v, Variable) else v
@@ -106,13 +122,25 @@ class Linearization:
         plain: whether the results are plain values (see :attr:`plain`); by default
             decided from ``values``. A linearization of a function that reads another
             one's stand-ins (jvp's second walk) passes that one's.
+        own: the function :meth:`call` runs is the transforms' own (jvp's walk of another
+            linearization), whose values are made outside the guard on purpose; a user's
+            function must make its values under the guard (see :meth:`call`).
 
     Raises:
         TypeError: an input is not floating point (integers have no gradient).
     """
 
-    def __init__(self, op: str, values: list, paths: list[str], plain: bool | None = None) -> None:
+    def __init__(
+        self,
+        op: str,
+        values: list,
+        paths: list[str],
+        plain: bool | None = None,
+        *,
+        own: bool = False,
+    ) -> None:
         self.op = op
+        self.own = own
         self.levels = active_levels()
         self.bottom = below_levels(self.levels)
         self.nested = _guard.current() is not None
@@ -169,6 +197,10 @@ class Linearization:
 
         The graph is recorded even inside ``no_grad()`` (a transform differentiates by
         definition); ``Config.train`` and everything else are left as they are.
+
+        Raises:
+            RuntimeError: the function returned a value computed from the stand-ins where
+                the guard does not see it (another thread): its derivative would be zeros.
         """
         with _guard.guarding() as g, using_config("enable_backprop", True):
             for s in self.standins:
@@ -185,8 +217,19 @@ class Linearization:
                 stack.extend(v)
             elif isinstance(v, dict):
                 stack.extend(v.values())
-            elif isinstance(v, Variable) and g.owns(v):
-                self._outputs[id(v)] = v
+            elif isinstance(v, Variable):
+                if g.owns(v):
+                    self._outputs[id(v)] = v
+                elif not self.own and _reaches(peel(v)[0], self.taps):  # (slow path)
+                    raise RuntimeError(
+                        f"{self.op}: the function returned a value computed from its inputs "
+                        f"outside the transform: in another thread (a pool, a thread it "
+                        f"started), which does not carry the transform (each thread has its "
+                        f"own), so that work cannot be differentiated and would give zeros. "
+                        f"Compute in the calling thread, or run the other thread's work in "
+                        f"the caller's context: ctx = contextvars.copy_context(), then "
+                        f"pool.submit(ctx.run, fn, *args)."
+                    )
 
     def release(self) -> None:
         """Let walks of the user or of outer transforms pass the taps from now on."""

@@ -214,7 +214,7 @@ class Pushforward:
         ]
         walked = [o for o, f in zip(self.out_leaves, floating) if f]
         # the walk reads lin's stand-ins: its results are as plain as lin's
-        self.cotan = Linearization(op, zeros, self.out_tree.paths(), plain=lin.plain)
+        self.cotan = Linearization(op, zeros, self.out_tree.paths(), plain=lin.plain, own=True)
         self.g = self.cotan.call(
             lambda *us: lin.walk(walked, [u for u, f in zip(us, floating) if f], create_graph=True),
             *self.cotan.standins,

@@ -19,8 +19,9 @@ docstring) and one line naming it::
 :func:`op` writes the public function from the class: its parameters are ``forward``'s
 inputs followed by ``__init__``'s parameters (with their defaults and annotations), its
 docstring is the class's (with the Args and Returns its family shares, and the example), and
-its body is ``Exp()(x)``. Everything else follows from the registry :data:`OPS`: the
-package's ``__all__`` (:func:`exported`), the Variable methods and operators the op names
+its body is ``Exp()(x)``. Everything else follows from the registry :data:`OPS` (the
+module's literal ``__all__``, which type checkers read, is checked against
+:func:`exported`): the Variable methods and operators the op names
 (put on :class:`~zerograd.Variable` by :mod:`zerograd.wiring`, the one module that installs
 anything on Variable or Function), and the names a vjp may call on its namespace
 (:data:`zerograd.namespaces.NAMES`). A function with logic of its own (``pow`` picks its

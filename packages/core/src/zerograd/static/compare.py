@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..backends.registry import registry
-from ..function import Function
+from ..function import Function, settings_of
 from ..utils import is_named_tuple
 from ..variable import Parameter, Variable
 from .trace import ARG, GRAD, STATE, VAR, Clear, Effect, Forward, Op, Read, Ref, Store, Trace, Vjp
@@ -89,7 +89,7 @@ def undecided(a: Trace, b: Trace) -> str | None:
 
 def _state(fn: Any) -> tuple:
     """What a recorded Function holds: its settings and the context its forward saved."""
-    return (fn.__dict__, getattr(fn, "ctx", None))
+    return (settings_of(fn), getattr(fn, "ctx", None))
 
 
 def _made_array(u: Any, v: Any, t: Trace) -> Any:

@@ -24,7 +24,7 @@ from ..checks import integer
 from ..recording import current, recording
 from .calls import arguments, by_identity
 from .compare import difference, undecided
-from .names import watched
+from .names import WeaklyBound, watched
 from .program import MISS, Program, Stale, Unreplayable
 from .trace import Start, Trace
 
@@ -52,6 +52,7 @@ class _Kind:
         "doubts",
         "dropped",
         "dropped_at",
+        "tracing",
     )
 
     def __init__(self) -> None:
@@ -68,6 +69,7 @@ class _Kind:
         self.doubts = 0  # agreeing traces whose calls were given equal argument values
         self.dropped = 0  # unmatched traces dropped from ``pending`` with no replay between
         self.dropped_at = 0  # ``replays`` when a trace was last dropped
+        self.tracing = False  # a thread records a call of this kind now
 
     def start_over(self) -> None:
         """Forget every recording: the objects they name were replaced (a new model)."""
@@ -170,8 +172,12 @@ class StaticGraph:
             mine = d[_INSTANCE_KEY] = _Recordings()
             bound = None
         if bound is None:
-            method = types.MethodType(self.fn, obj)
+            try:  # weakly: a method bound here would hold obj, whose __dict__ holds it
+                method = WeaklyBound(self.fn, obj)
+            except TypeError:  # (an object that takes no weak references)
+                method = types.MethodType(self.fn, obj)
             made = StaticGraph(method, warmup=self.warmup, max_kinds=self.max_kinds)
+            made.__doc__, made.__module__ = self.fn.__doc__, self.fn.__module__  # (not the class's)
             bound = mine.setdefault(self, made)
         return bound
 
@@ -192,7 +198,8 @@ class StaticGraph:
         if kind is None:
             kind = self._new_kind(key)
         if kind.eager is None and kind.calls >= self.warmup:
-            for program in list(kind.programs):
+            programs = list(kind.programs)
+            for program in programs:
                 with self._replaying:
                     out = program(leaves)
                 if out is MISS:
@@ -204,7 +211,11 @@ class StaticGraph:
                 kind.replays += 1
                 return out
             else:
-                return self._trace(kind, args, kwargs, leaves)
+                if self._claim(kind, len(programs)):
+                    try:
+                        return self._trace(kind, args, kwargs, leaves)
+                    finally:
+                        kind.tracing = False
         kind.calls += 1
         self.counts["eager"] += 1
         return self.fn(*args, **kwargs)
@@ -240,6 +251,20 @@ class StaticGraph:
                 return self._overflow
             kind = self._kinds[key] = _Kind()
         return kind
+
+    def _claim(self, kind: _Kind, tried: int) -> bool:
+        """Whether this call, having tried ``tried`` programs of ``kind``, may record it.
+
+        One recording of a kind at a time, and none once a program was made since the call
+        looked: threads that all found no program would each record, every second
+        recording would become a program of its own, and past :attr:`max_programs` the
+        kind would run eagerly for good. A call refused here runs eagerly (the same bits).
+        """
+        with self._lock:
+            if kind.tracing or len(kind.programs) != tried:
+                return False
+            kind.tracing = True
+            return True
 
     def _stale(self, kind: _Kind, what: str) -> None:
         """An object a recording names was replaced: start the kind over, or stay eager."""

@@ -19,6 +19,7 @@ import collections
 import dis
 import types
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from .randomness import state_of
@@ -33,8 +34,54 @@ _MAX_ITEMS = 256  # containers up to this length are compared item by item (iden
 _code_names: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
+class WeaklyBound:
+    """A method bound to its instance by a weak reference.
+
+    Called, it calls the function with the instance first, as a bound method does.
+
+    An instance's own StaticGraph of a decorated method (``StaticGraph.__get__``) lives in
+    the instance's ``__dict__`` and calls this: a bound method there would hold the
+    instance, a reference cycle that kept a dropped instance (and the model it names)
+    until the cyclic garbage collector ran. So ``obj.step`` does not keep ``obj`` alive.
+
+    Args:
+        fn: the function (the method's ``__func__``).
+        instance: the instance (one that takes weak references).
+    """
+
+    __slots__ = ("__func__", "_ref")
+
+    def __init__(self, fn: Callable, instance: Any) -> None:
+        self.__func__ = fn
+        self._ref = weakref.ref(instance)
+
+    @property
+    def __self__(self) -> Any:
+        """The instance, None once it is gone."""
+        return self._ref()
+
+    def __getattr__(self, name: str) -> Any:  # __name__, __qualname__, __dict__: the function's
+        return getattr(self.__func__, name)
+
+    def __reduce__(self) -> tuple:  # a copy is a bound method of its own
+        return (types.MethodType, (self.__func__, self._ref()))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        instance = self._ref()
+        if instance is None:
+            raise ReferenceError(
+                f"{self.__func__.__qualname__}: the object whose static_graph method this is "
+                f"was freed; obj.{self.__func__.__name__} does not keep obj alive (its "
+                f"recordings live in obj): keep a reference to the object while you call it."
+            )
+        return self.__func__(instance, *args, **kwargs)
+
+
 class Name:
     """One name a step reads: ``holder`` (a globals dict, a cell, an instance) and its value.
+
+    An instance is held weakly (:attr:`holder` reads it back): the instance may keep the
+    recordings that hold this Name (see :class:`WeaklyBound`).
 
     Args:
         holder: where the name lives.
@@ -42,11 +89,22 @@ class Name:
         value: what it refers to now.
     """
 
-    __slots__ = ("holder", "name", "value", "fingerprint")
+    __slots__ = ("place", "name", "value", "fingerprint")
 
     def __init__(self, holder: Any, name: str, value: Any) -> None:
-        self.holder, self.name, self.value = holder, name, value
+        if type(holder) is not dict and type(holder) is not types.CellType:
+            try:
+                holder = weakref.ref(holder)
+            except TypeError:  # (an instance that takes no weak references: held)
+                pass
+        self.place, self.name, self.value = holder, name, value
         self.fingerprint = _fingerprint(value)
+
+    @property
+    def holder(self) -> Any:
+        """Where the name lives: the globals dict, the cell or the instance (None if gone)."""
+        place = self.place
+        return place() if type(place) is weakref.ReferenceType else place
 
     def contents(self) -> Any:
         """What a replay compares of a list, dict or set the name refers to, or None.
@@ -65,7 +123,7 @@ class Name:
         Returns:
             The object.
         """
-        return value_of(self.holder, self.name)
+        return value_of(self.place, self.name)
 
     def describe(self) -> str:
         """The name as the step's code spells it, for messages.
@@ -73,7 +131,7 @@ class Name:
         Returns:
             ``'model'``, or ``'self.target'`` for an instance attribute.
         """
-        if type(self.holder) is dict or type(self.holder) is types.CellType:
+        if type(self.place) is dict or type(self.place) is types.CellType:
             return self.name
         return f"self.{self.name}"
 
@@ -96,7 +154,8 @@ def value_of(holder: Any, name: str) -> Any:
     """What ``name`` refers to in ``holder`` (a dict, a cell or an instance), or a sentinel.
 
     Args:
-        holder: a globals dict, a cell, or an object with a ``__dict__``.
+        holder: a globals dict, a cell, or an object with a ``__dict__`` (or a weak
+            reference to one: :attr:`Name.place`).
         name: the name.
 
     Returns:
@@ -108,6 +167,10 @@ def value_of(holder: Any, name: str) -> Any:
         try:
             return holder.cell_contents
         except ValueError:  # an empty cell
+            return _MISSING
+    if type(holder) is weakref.ReferenceType:
+        holder = holder()
+        if holder is None:
             return _MISSING
     return holder.__dict__.get(name, _MISSING)
 
@@ -132,7 +195,7 @@ def watched(fn: Any) -> list[Name]:
 
 def _walk(fn: Any, out: list[Name], seen: set) -> None:
     instance = None
-    if type(fn) is types.MethodType:
+    if type(fn) is types.MethodType or type(fn) is WeaklyBound:
         instance, fn = fn.__self__, fn.__func__
     if type(fn) is not types.FunctionType:
         inner = getattr(fn, "__wrapped__", None)  # a decorated function: what it calls

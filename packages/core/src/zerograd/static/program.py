@@ -97,7 +97,7 @@ class Program:
         self.source = f"def _program({params}):\n    def replay(a):\n{body}\n    return replay\n"
         scope: dict[str, Any] = {}
         exec(compile(self.source, f"<static_graph {name}>", "exec"), scope)  # noqa: S102
-        self._run = scope["_program"](*self._consts)
+        self._run = scope.pop("_program")(*self._consts)  # (kept in scope: a cycle)
         self._t = self._a = None  # the traces' arrays are not kept
 
     def __call__(self, leaves: list) -> Any:
@@ -241,8 +241,8 @@ class Program:
         self._lines.append(f"    return {stale}")
         for n in t.names():
             gone = self.k(Stale(f"{n.describe()!r} refers to another object"))
-            holder, name, value = self.k(n.holder), repr(n.name), self.k(n.value)
-            if type(n.holder) is dict:
+            holder, name, value = self.k(n.place), repr(n.name), self.k(n.value)
+            if type(n.place) is dict:
                 now = f"{holder}.get({name}, k0)"
             else:
                 now = f"{self.k(value_of)}({holder}, {name})"

@@ -23,9 +23,9 @@ from ..backends import get_array_module
 from ..backends.chains import FUNCTIONS, op_of
 from ..backends.registry import registry
 from ..backprop import check_seed
-from ..config import using_config
-from ..function import Function
-from ..recording import READ, paused, recording, structure
+from ..config import Config, using_config
+from ..function import Function, settings_of
+from ..recording import READ, paused, recording, replaced_here, structure
 from ..variable import Parameter, Variable, value_read
 from .names import Name
 from .schedule import upstream
@@ -341,6 +341,7 @@ class Trace:
         result: the call's return value, as :meth:`finish` was given it.
         watched: the names the step reads, with what they referred to at the start.
         version: :data:`zerograd.recording.structure`'s count at the start.
+        replaced: :func:`zerograd.recording.replaced_here` at the start.
         dependencies: ``(id(owner), read) -> [owner, read, value at the start]``: Python state
             the work depends on (a layer's eval mode); a replay checks it first.
         aliases: ``[(leaf, variable)]``: Variables the call did not get as arguments whose
@@ -365,6 +366,7 @@ class Trace:
         self.leaves = leaves
         self.watched: list[Name] = list(watched)
         self.version = structure.n
+        self.replaced = replaced_here()
         self.dependencies: dict[tuple, list] = {}
         self.aliases: list[tuple[int, Variable]] = []
         self.fresh: str | None = None
@@ -484,7 +486,8 @@ class Trace:
             else:
                 self.refuse(
                     "the backward pass met an array made outside zerograd's functions (an "
-                    "input's .data replaced between forward and backward?)"
+                    "input's .data replaced between forward and backward? a forward run in "
+                    "another thread, such as a pool's, whose work the recording does not see?)"
                 )
         return n
 
@@ -512,7 +515,7 @@ class Trace:
             self._note_clears([v for v in self.start_targets if id(v) not in self._cleared])
         ins = [self._input(v) for v in inputs]
         attrs = {}
-        for name, value in before.__dict__.items():
+        for name, value in settings_of(before).items():
             template = self._setting(value)
             if template is not value:
                 attrs[name] = template
@@ -537,16 +540,18 @@ class Trace:
                     self.refuse(why)
                     step.kernel = None
             if step.kernel is not None:
-                before.__dict__.update(fn.__dict__)  # what forward left, for the vjp
+                if settings_of(fn):  # what forward left, for the vjp
+                    settings_of(before).update(settings_of(fn))
                 before.ctx = getattr(fn, "ctx", None)  # its context: a kernel's replays keep it
-        for name, value in before.__dict__.items():
+        settings = settings_of(before)
+        for name, value in settings.items():
             if isinstance(value, Function):
                 pair = self._clones.get(id(value))
                 if pair is not None and pair[0] is value:
                     # a setting naming a Function of this call (max pooling's derivatives
                     # read the winners its forward saved): the replay's copy, whose
                     # forward saves each replay's own
-                    before.__dict__[name] = pair[1]
+                    settings[name] = pair[1]
         self.code.append(step)
 
     def _setting(self, v: Any) -> Any:
@@ -1002,12 +1007,20 @@ class Trace:
                     f"(eval() or train() inside the call), which a replay would not do; "
                     f"switch modes between calls"
                 )
-        if structure.n != self.version:
+        if replaced_here() != self.replaced:  # (another thread's are not the call's)
             self.refuse(
                 "it replaces a layer's Parameter or sub-layer, or sets an optimizer up "
                 "again, inside the call, which a replay would not do"
             )
         if not self._walked and _has_graph(result):
+            if not Config.enable_backprop:  # a graph made where this no_grad() is not
+                self.refuse(
+                    "it returns Variables with a graph although it runs under no_grad(): "
+                    "the graph was made in another thread (a pool), whose Config is its "
+                    "own and whose work the recording does not see; compute in the calling "
+                    "thread, or run the other thread's work in the caller's context "
+                    "(contextvars.copy_context().run)"
+                )
             self.refuse(
                 "it returns Variables with a graph but runs no backward: a replay gives "
                 "Variables without a graph; call it under no_grad() (inference), or put "
@@ -1142,7 +1155,7 @@ def _wrote_on_self(before: Any, fn: Any) -> bool:
 
     A kernel's replays would keep what it wrote for this call.
     """
-    was, now = before.__dict__, fn.__dict__
+    was, now = settings_of(before), settings_of(fn)
     return was.keys() != now.keys() or any(now[k] is not v for k, v in was.items())
 
 

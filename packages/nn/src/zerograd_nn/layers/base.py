@@ -13,7 +13,7 @@ import os
 import warnings
 import weakref
 from collections.abc import Iterator, Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from zerograd import Config, Parameter, Variable, using_config
 from zerograd.backends import Backend, as_array_of, get_backend, gpu_backend
@@ -27,6 +27,9 @@ from .. import state_dict as _state
 from .. import weights as _weights
 from ..listing import listed
 from ..ties import find_ties, restore_ties
+
+if TYPE_CHECKING:  # (typing.Self is Python 3.11+; checkers know typing_extensions)
+    from typing_extensions import Self
 
 _eval_mode_of = operator.attrgetter("_eval_mode")  # what a replay checks of each layer it ran
 _TIES = "_zerograd_ties"  # the key of a copied layer's state holding find_ties' groups
@@ -204,11 +207,13 @@ class Layer:
         twin.__setstate__(state)
         return twin
 
-    def forward(self, *inputs: Any) -> Any:
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         """Compute the outputs; subclasses implement this.
 
         Args:
             *inputs: the arguments the layer was called with.
+            **kwargs: never passed: with it, a type checker takes any subclass's forward
+                (``forward(self, x)``) as a valid override.
 
         Returns:
             A Variable or a tuple of Variables.
@@ -274,7 +279,7 @@ class Layer:
                 rec.depends(self, _eval_mode_of, self._eval_mode)
         return bool(Config.train) and not self._eval_mode
 
-    def train(self, mode: bool = True) -> Layer:
+    def train(self, mode: bool = True) -> Self:
         """Put this layer and its sub-layers in train mode (``mode=True``) or eval mode.
 
         Eval mode makes every call of the layer run as inside ``test_mode()`` (dropout off,
@@ -301,7 +306,7 @@ class Layer:
                 object.__setattr__(member, "_eval_mode", value)
         return self
 
-    def eval(self) -> Layer:
+    def eval(self) -> Self:
         """Put this layer and its sub-layers in eval mode (``train(False)``).
 
         Returns:
@@ -535,7 +540,7 @@ class Layer:
         """
         return self._backend_name
 
-    def to(self, backend: Any) -> Layer:
+    def to(self, backend: Any) -> Self:
         """Move every parameter (and gradient) to ``backend``.
 
         All arrays are converted before any is assigned, so a failed conversion leaves every
@@ -583,7 +588,7 @@ class Layer:
                 object.__setattr__(member, "_backend_name", name)
         return self
 
-    def to_cpu(self) -> Layer:
+    def to_cpu(self) -> Self:
         """Move every parameter to the CPU (the default backend).
 
         Returns:
@@ -591,7 +596,7 @@ class Layer:
         """
         return self.to(get_backend())
 
-    def to_gpu(self) -> Layer:
+    def to_gpu(self) -> Self:
         """Move every parameter to the GPU backend; a clear error when none can be used.
 
         Returns:
@@ -681,8 +686,20 @@ class _Layout:
 
 _layout = _Layout()
 # id(root layer) -> (a weak reference to it, the layout it was walked at, its list
-# attributes as walked, its Parameters); by id: a layer may define __eq__ or no __hash__
+# attributes as walked, its Parameters, watches on the layers in those lists); by id: a
+# layer may define __eq__ or no __hash__
 _walked: dict[int, tuple] = {}
+
+
+def _moved(_ref: weakref.ref, layout: _Layout = _layout) -> None:
+    """A layer held in a remembered list died: no remembered walk may be given again.
+
+    A list is compared by its items' ids, and a layer made after one was removed (by
+    ``copy.copy``, ``copy.deepcopy`` or unpickling, which set no attribute) can take the
+    dead one's id in the same place; the walk would then give the removed layer's
+    Parameters (the walk holds those, so a Parameter's id is never reused).
+    """
+    layout.n += 1
 
 
 def _params(layer: Layer) -> list[Parameter]:
@@ -704,35 +721,40 @@ def _params(layer: Layer) -> list[Parameter]:
     out: list[Parameter] = []
     seen = {id(layer)}
     lists: list[tuple] = []
+    watches: list[weakref.ref] = []
     keep = True  # a layer type with its own named_members may yield anything, any time
-
-    def enter(holder: Layer) -> Iterator[tuple[str, Parameter | Layer]]:
-        nonlocal keep
-        d = holder.__dict__
-        if type(holder).named_members is not Layer.named_members:
-            keep = False
-        for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
-            items = d.get(name, ())
-            lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
-        return holder.named_members()
-
     at = _layout.n
-    # depth first without recursion (a tree of any depth): the members still to visit of
-    # each layer on the path down, the deepest last
-    stack = [enter(layer)]
-    while stack:
+    # Depth first, a member layer walked where it stands among its holder's members. A
+    # loop, not a recursive closure: that closure would hold itself (a reference cycle),
+    # and with it `out`, so a model's Parameters dropped by the user would wait for the
+    # cyclic collector.
+    stack: list[Iterator[tuple]] = []
+    holder: Layer | None = layer
+    while True:
+        if holder is not None:
+            d = holder.__dict__
+            if type(holder).named_members is not Layer.named_members:
+                keep = False
+            for name in d.get("_lists", ()):  # weakly and by id: the memo keeps no layer alive
+                items = d.get(name, ())
+                lists.append((weakref.ref(holder), name, id(items), tuple(map(id, items))))
+                watches.extend([weakref.ref(x, _moved) for x in items if isinstance(x, Layer)])
+            stack.append(iter(holder.named_members()))
+            holder = None
+        if not stack:
+            break
         for _, member in stack[-1]:
             if id(member) not in seen:
                 seen.add(id(member))
                 if isinstance(member, Layer):
-                    stack.append(enter(member))
-                    break  # its members first, then the rest of this layer's
+                    holder = member
+                    break
                 out.append(member)
         else:
             stack.pop()
     if keep:
         key = id(layer)
-        _walked[key] = (weakref.ref(layer, lambda ref: _forget(key, ref)), at, lists, out)
+        _walked[key] = (weakref.ref(layer, lambda ref: _forget(key, ref)), at, lists, out, watches)
         return list(out)
     return out
 

@@ -6,6 +6,7 @@ if it fails, inputs checked by layout.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -73,6 +74,13 @@ def bias_param(layer: Layer, value: Any, size: int, dtype: Any) -> Parameter:
     return Parameter(_init.generate(value, (size,), dtype, None, name, "initial_bias"), "b")
 
 
+sizing = threading.RLock()
+"""Held by a layer's first call while it sizes its parameters and runs: threads calling an
+unsized layer at once size it once, as calls one after the other do (each would draw a
+weight of its own, and compute with one the layer no longer keeps). A first call checks
+again, holding it, whether the layer is still unsized."""
+
+
 @contextmanager
 def undone_on_error(
     layer: Layer, names: tuple[str, ...], params: tuple[Any, ...]
@@ -108,16 +116,20 @@ def sized_call(
     Sizing sets the attribute ``size`` to ``x.shape[axis]`` (``where`` names that axis in
     errors), draws ``W`` with ``init(x)`` (on ``x``'s backend) and moves ``b`` there, then
     both to the backend ``layer.to()`` named, if any (:func:`place`); a first call that
-    fails, in sizing or in ``apply``, is undone (:func:`undone_on_error`).
+    fails, in sizing or in ``apply``, is undone (:func:`undone_on_error`). A first call
+    holds :data:`sizing`.
     """
     if layer.W.data is not None:
         return apply(x)
-    with undone_on_error(layer, (size,), (layer.W, layer.b)):
-        setattr(layer, size, size_arg(layer, f"{size} ({where})", x.shape[axis]))
-        init(x)
-        follow(layer.b, layer.W.data)
-        place(layer, (layer.W, layer.b))
-        return apply(x)
+    with sizing:
+        if layer.W.data is not None:  # sized meanwhile, by another thread's first call
+            return apply(x)
+        with undone_on_error(layer, (size,), (layer.W, layer.b)):
+            setattr(layer, size, size_arg(layer, f"{size} ({where})", x.shape[axis]))
+            init(x)
+            follow(layer.b, layer.W.data)
+            place(layer, (layer.W, layer.b))
+            return apply(x)
 
 
 def size_arg(layer: Layer, name: str, v: Any, optional: bool = False) -> int | None:

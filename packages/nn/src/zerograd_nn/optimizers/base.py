@@ -6,7 +6,7 @@ import inspect
 import numbers
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zerograd import Parameter, Variable
 from zerograd.backends import (
@@ -28,6 +28,9 @@ from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_grou
 from .hyper import check_group, hyperparameter
 from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
 from .watch import ParamGroup, report_assignments, snapshot
+
+if TYPE_CHECKING:  # (typing.Self is Python 3.11+; checkers know typing_extensions)
+    from typing_extensions import Self
 
 _FLOATS: dict[type, set] = {}  # array type -> its dtypes found to be floating point
 _TIES = "_zerograd_ties"  # the key of a copied optimizer's state holding find_ties' groups
@@ -230,7 +233,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
         """A group's hyperparameters as checked floats (an update refuses bad ones first)."""
         return check_group(type(self), hp)
 
-    def setup(self, target: Any) -> Optimizer:
+    def setup(self, target: Any) -> Self:
         """Remember what :meth:`update` changes (a model, Parameters or groups).
 
         Args:

@@ -21,7 +21,9 @@ class Evaluator(Extension):
     LogReport, schedulers and EarlyStopping find them.
 
     Args:
-        loader: yields ``(x, t)`` batches; one full pass per evaluation (don't shuffle it).
+        loader: yields ``(x, t)`` batches; one full pass per evaluation (don't shuffle it:
+            without ``seed=`` a shuffling loader draws from the training's random state;
+            snapshots keep a shuffling loader's state, so a resume evaluates in its order).
         model: the model to evaluate (default: the trainer's).
         loss_fn: default: the trainer's.
         metrics: ``{name: fn(y, t)}`` (default: the trainer's).
@@ -83,6 +85,38 @@ class Evaluator(Extension):
             trainer: the running ``Trainer``.
         """
         trainer.observation.update(self.evaluate(trainer))
+
+    @property
+    def state_tag(self) -> str:
+        """The ``prefix``: what tells two Evaluators' snapshot states apart."""
+        return self.prefix
+
+    def state_dict(self) -> dict[str, Any]:
+        """The loader's state when it shuffles (``loader``), else nothing.
+
+        A shuffling ``DataLoader`` draws the next pass's order when a pass ends: a resumed
+        run's fresh loader would evaluate in another order, and the averages would differ
+        from the uninterrupted run's in the last digits.
+
+        Returns:
+            ``{"loader": loader.state_dict()}``, or ``{}``.
+        """
+        if not getattr(self.loader, "shuffle", False):  # (numpy's True too)
+            return {}
+        state = getattr(self.loader, "state_dict", None)
+        return {} if state is None else {"loader": state()}
+
+    def load_state_dict(self, d: dict[str, Any]) -> None:
+        """Give the loader the state ``state_dict`` saved (a snapshot without one: nothing).
+
+        Args:
+            d: a dict from ``state_dict``.
+
+        Raises:
+            ValueError: the loader refuses the state (it changes nothing then).
+        """
+        if "loader" in d:
+            self.loader.load_state_dict(d["loader"])
 
 
 __all__ = ["Evaluator"]

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from zerograd import StaticGraphWarning, static_graph, using_config
 from zerograd.checks import callable_arg, flag, positive_int
+from zerograd.utils import add_note
 
 from .. import functional as F
 from ..atomic import checked_path
@@ -196,7 +197,7 @@ class Trainer:
                 stacklevel=2,
             )
         self.static = static
-        self.step = static_graph(self._train_step) if static and not problem else self._train_step
+        self._replayed = bool(static and not problem)
         self.epoch = 0
         self.iteration = 0
         self.at_epoch_end = False
@@ -212,6 +213,17 @@ class Trainer:
         # interrupted, which the next run() runs first
         self._pending: tuple[bool, list[str]] | None = None
         self._extensions: dict[str, _Filed] = {}
+
+    @property
+    def step(self) -> Any:
+        """The function each batch runs, ``step(x, t) -> (loss, y)``.
+
+        A ``zerograd.StaticGraph`` when ``static`` (this trainer's own, kept in it, which
+        holds the trainer weakly); else the bound method, made on each read. A step kept
+        on the trainer that held the trainer was a reference cycle, which kept a dropped
+        trainer's model, optimizer and data until the cyclic collector ran.
+        """
+        return self._replayed_step if self._replayed else self._train_step
 
     # -- extensions ---------------------------------------------------------------------
     def extend(
@@ -381,12 +393,12 @@ class Trainer:
                 obs[name] = observed_number(who, name, fn(y, t))
             except BaseException as exc:
                 self._pending = (False, [n for n, _, _ in self._ordered()])
-                if hasattr(exc, "add_note"):  # Python 3.11+
-                    exc.add_note(
-                        f"the metric {name!r} raised at iteration {self.iteration}, whose "
-                        f"update was done; run() again first runs the extensions of this "
-                        f"point (without that metric), then goes on with the next batch"
-                    )
+                add_note(
+                    exc,
+                    f"the metric {name!r} raised at iteration {self.iteration}, whose "
+                    f"update was done; run() again first runs the extensions of this "
+                    f"point (without that metric), then goes on with the next batch",
+                )
                 raise
 
     def _where(self) -> str:
@@ -406,6 +418,8 @@ class Trainer:
             check_finite_grads(self.model, where=f"{_WHO}, {self._where()}: ")
         self.optimizer.update()
         return loss, y
+
+    _replayed_step = static_graph(_train_step)  # each trainer gets its own (the descriptor)
 
     def _check_loss(self, loss: Any) -> None:
         """Refuse a loss that is not one number (a per-example loss), before its backward."""
@@ -457,13 +471,14 @@ class Trainer:
                     ext(self)
             except BaseException as exc:
                 self._pending = (at_epoch_end, [n for n, _, _ in todo[i:]])
-                if isinstance(exc, Exception) and hasattr(exc, "add_note"):  # Python 3.11+
+                if isinstance(exc, Exception):
                     point = "the end of epoch" if at_epoch_end else "iteration"
-                    exc.add_note(
+                    add_note(
+                        exc,
                         f"raised by the trainer's extension {name!r} at {point} "
                         f"{self.epoch if at_epoch_end else self.iteration}; that update was "
                         f"done, and run() again first runs the extensions of this point that "
-                        f"had not run (this one included), then goes on with the next batch"
+                        f"had not run (this one included), then goes on with the next batch",
                     )
                 raise
 
