@@ -62,6 +62,8 @@ def count_params(layer: Any) -> int:
 def layer_repr(layer: Any, above: frozenset[int] = frozenset()) -> str:
     """Describe ``layer`` and its sub-layers as an indented tree.
 
+    Built without recursion, so a tree of any depth works.
+
     Args:
         layer: a ``Layer``.
         above: the ids of the layers above it, which a reference back up does not repeat.
@@ -70,18 +72,37 @@ def layer_repr(layer: Any, above: frozenset[int] = frozenset()) -> str:
         ``Type(extra)`` for a leaf; else ``Type(``, the extra and one ``(name): child``
             per line, and ``)``.
     """
-    extra = layer.extra_repr()
-    above = above | {id(layer)}
-    children = [(n, c) for n, c in layer.named_children() if id(c) not in above]
-    if not children:
-        return f"{type(layer).__name__}({extra})"
-    lines = [f"{type(layer).__name__}("]
-    if extra:
-        lines.append(f"  {extra}")
-    for name, child in children:
-        text = layer_repr(child, above).replace("\n", "\n  ")
-        lines.append(f"  ({name}): {text}")
-    lines.append(")")
+    lines: list[str] = []
+    path = set(above)  # the layers from the top down to the one being written
+
+    def opened(node: Any, indent: int, head: str) -> Iterator[tuple[str, Any]] | None:
+        """Write ``node``'s first lines; its children to write next, or None for a leaf."""
+        extra = node.extra_repr()
+        pad = " " * indent
+        path.add(id(node))
+        children = [(n, c) for n, c in node.named_children() if id(c) not in path]
+        if not children:
+            path.discard(id(node))
+            lines.append(pad + f"{head}{type(node).__name__}({extra})".replace("\n", "\n" + pad))
+            return None
+        lines.append(f"{pad}{head}{type(node).__name__}(")
+        if extra:
+            lines.append(pad + f"  {extra}".replace("\n", "\n" + pad))
+        return iter(children)
+
+    children = opened(layer, 0, "")
+    stack = [] if children is None else [(layer, 0, children)]
+    while stack:
+        node, indent, children = stack[-1]
+        for name, child in children:
+            below = opened(child, indent + 2, f"({name}): ")
+            if below is not None:
+                stack.append((child, indent + 2, below))
+                break  # its children first, then the rest of this layer's
+        else:
+            stack.pop()
+            path.discard(id(node))
+            lines.append(" " * indent + ")")
     return "\n".join(lines)
 
 

@@ -32,6 +32,7 @@ from zerograd.checks import flag
 
 from .archives import CHECKPOINT_MEMBER, STORED_KINDS
 from .conversion import fitted, planned_dtypes, planned_shapes, sized_like, unfit_shape
+from .listing import joined, listed
 
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
 
@@ -154,9 +155,9 @@ def prepare_load(
     unexpected = [k for k in d if k not in params]
     problems = []
     if strict and missing:
-        problems.append(f"missing: {missing}")
+        problems.append(f"missing: {listed(missing)}")
     if strict and unexpected:
-        problems.append(f"not in the model: {unexpected}")
+        problems.append(f"not in the model: {listed(unexpected)}")
     names_only = bool(problems)  # strict=False helps only when names alone differ
     shapes = planned_shapes(layer)
     for k, p in params.items():
@@ -187,7 +188,7 @@ def prepare_load(
         else:
             advice = f"; pass the state_dict() of the same architecture{advice}"
         raise ValueError(
-            f"{op}: the state dict does not fit {type(layer).__name__} ({'; '.join(problems)}). "
+            f"{op}: the state dict does not fit {type(layer).__name__} ({joined(problems)}). "
             f"Nothing was changed{advice}"
         )
     default = next(

@@ -26,6 +26,7 @@ from .archives import (
     write_archive,
 )
 from .conversion import fitted, planned_dtypes, planned_shapes, sized_like, unfit_shape
+from .listing import joined, listed
 
 __all__ = [
     "WeightFileError",
@@ -122,13 +123,13 @@ def check_fit(
     bad = [f"{k}: dtype kind {c!r}" for k, c in kinds.items() if c not in STORED_KINDS]
     parts = []
     if missing:
-        parts.append(f"missing in the file: {missing}")
+        parts.append(f"missing in the file: {listed(missing)}")
     if unexpected:
-        parts.append(f"not in the model: {unexpected}")
+        parts.append(f"not in the model: {listed(unexpected)}")
     if diffs:
-        parts.append("shape differences: " + "; ".join(diffs))
+        parts.append("shape differences: " + joined(diffs))
     if bad:
-        parts.append("non-numeric arrays: " + "; ".join(bad))
+        parts.append("non-numeric arrays: " + joined(bad))
     return parts
 
 

@@ -58,12 +58,17 @@ def plan(code: list, meta: dict, uses: dict[int, list[int]]) -> tuple[dict, dict
         if effects[j] != effects[i]:
             continue  # an effect may write into an input (an optimizer's update, in place)
         into[i] = j
+    # a reader runs after what it reads (j > i): from the last forward back, each one's root
+    # is its reader's, found already (one step each, where following the links from every
+    # forward of a chain L long took L**2 / 2: seconds for a deep backward's chain)
+    order = sorted(into)
+    roots: dict[int, int] = {}
+    for i in reversed(order):
+        j = into[i]
+        roots[i] = roots.get(j, j)
     members: dict[int, list[int]] = {}
-    for i in sorted(into):
-        root = into[i]
-        while root in into:
-            root = into[root]
-        members.setdefault(root, []).append(i)
+    for i in order:  # (chains in the order of their first forward, as backends are asked)
+        members.setdefault(roots[i], []).append(i)
     fused, joined = {}, {}
     for root, inner in members.items():
         found = _chain(code, sorted([*inner, root]), meta)

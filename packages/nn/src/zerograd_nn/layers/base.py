@@ -25,6 +25,7 @@ from zerograd.recording import switch as _recording
 from .. import inspection as _inspection
 from .. import state_dict as _state
 from .. import weights as _weights
+from ..listing import listed
 from ..ties import find_ties, restore_ties
 
 if TYPE_CHECKING:  # (typing.Self is Python 3.11+; checkers know typing_extensions)
@@ -105,7 +106,9 @@ class Layer:
     _backend_name: str | None = None  # set by to() on the instance; see target_backend
 
     def __init__(self) -> None:
-        object.__setattr__(self, "_params", [])
+        # the names of the members held as attributes, in the order they were set: a dict
+        # (keys only) so that an assignment finds a name in one step, whatever the count
+        object.__setattr__(self, "_params", {})
 
     def __setattr__(self, name: str, value: Any) -> None:
         if _recording.on:  # a static-graph trace records the states a call leaves behind
@@ -115,26 +118,26 @@ class Layer:
         d = self.__dict__
         names = d.get("_params")
         if names is None:  # a subclass forgot super().__init__(): set things up now
-            names = []
+            names = {}
             object.__setattr__(self, "_params", names)
         if isinstance(value, (Parameter, Layer)):
             if name not in names:
-                names.append(name)
+                names[name] = None
                 _layout.n += 1
             elif d.get(name) is not value:
                 _replaced()  # a replay recorded with the old one must not run on
                 _layout.n += 1
         elif name in names:
-            names.remove(name)
+            del names[name]
             _replaced()
             _layout.n += 1
         if isinstance(value, (list, tuple)):
             lists = d.get("_lists")
             if lists is None:
-                lists = []
+                lists = {}
                 object.__setattr__(self, "_lists", lists)
             if name not in lists:
-                lists.append(name)
+                lists[name] = None
                 _layout.n += 1
             elif d.get(name) is not value:
                 _layout.n += 1
@@ -144,9 +147,9 @@ class Layer:
 
     def __delattr__(self, name: str) -> None:
         for key in ("_params", "_lists"):
-            names = self.__dict__.get(key, [])
+            names = self.__dict__.get(key, {})
             if name in names:
-                names.remove(name)
+                del names[name]
                 _replaced()
                 _layout.n += 1
         object.__delattr__(self, name)
@@ -181,7 +184,7 @@ class Layer:
         state.pop("outputs", None)
         for key in ("_params", "_lists"):  # the names of the members of this __dict__: a
             if key in state:  # copy.copy has a __dict__ of its own, so its own lists too
-                state[key] = list(state[key])
+                state[key] = dict.fromkeys(state[key])
         ties = find_ties(self.params())
         if ties is not None:  # parameters sharing memory (views): tied again in the copy
             state[_TIES] = ties
@@ -189,6 +192,9 @@ class Layer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         ties = state.pop(_TIES, None)
+        for key in ("_params", "_lists"):  # (a layer pickled before these were dicts: lists)
+            if type(state.get(key)) is list:
+                state[key] = dict.fromkeys(state[key])
         self.__dict__.update(state)
         if ties is not None:
             restore_ties(ties)
@@ -439,8 +445,8 @@ class Layer:
         unknown = sorted(set(params) - set(named))
         if unknown:
             raise ValueError(
-                f"with_params: {unknown} are not parameters of {type(self).__name__}; its "
-                f"parameters are {list(named)}."
+                f"with_params: {listed(unknown)} are not parameters of {type(self).__name__}; "
+                f"its parameters are {listed(list(named))}."
             )
         swap: dict[int, Variable] = {}
         for name, param in named.items():
@@ -466,7 +472,7 @@ class Layer:
                     f"parameter {tuple(param.shape)}"
                 )
             swap[id(param)] = value
-        return _rebound(self, swap, {})
+        return _rebound(self, swap)
 
     def state_dict(self) -> dict[str, Any]:
         """``{dotted name: copy of the parameter's array}`` (see :mod:`zerograd_nn.state_dict`).
@@ -623,37 +629,50 @@ class Layer:
 _DEVICES = {"cpu": get_backend, "cuda": gpu_backend}  # PyTorch's device names
 
 
-def _rebound(layer: Layer, swap: dict[int, Variable], done: dict[int, Layer]) -> Layer:
+def _rebound(layer: Layer, swap: dict[int, Variable]) -> Layer:
     """A copy of ``layer``'s tree whose parameters are ``swap[id(parameter)]``.
 
-    Sub-layers held twice are copied once (``done``); lists and tuples of members are
-    copied with their members replaced; the last call's references are left out.
+    Sub-layers held twice are copied once; lists and tuples of members are copied with
+    their members replaced; the last call's references are left out. Without recursion
+    (a tree of any depth): every layer's twin is made first, then filled in.
     """
-    twin = done.get(id(layer))
-    if twin is not None:
-        return twin
-    twin = object.__new__(type(layer))
-    done[id(layer)] = twin
+    done: dict[int, Layer] = {}  # id(layer) -> its twin
+    order: list[Layer] = []
+    todo = [layer]
+    while todo:
+        node = todo.pop()
+        if id(node) in done:
+            continue
+        done[id(node)] = object.__new__(type(node))
+        order.append(node)
+        for k, v in node.__dict__.items():
+            if k in ("inputs", "outputs", "_params", "_lists"):
+                continue
+            if type(v) in (list, tuple):
+                todo.extend(x for x in v if isinstance(x, Layer))
+            elif isinstance(v, Layer):
+                todo.append(v)
 
     def member(v: Any) -> Any:
         if isinstance(v, Layer):
-            return _rebound(v, swap, done)
+            return done[id(v)]
         if isinstance(v, Parameter) and id(v) in swap:
             return swap[id(v)]
         return v
 
-    state = {}
-    for k, v in layer.__dict__.items():
-        if k in ("inputs", "outputs"):
-            continue
-        if k in ("_params", "_lists"):
-            state[k] = list(v)
-        elif isinstance(v, (list, tuple)):
-            state[k] = type(v)(member(x) for x in v) if type(v) in (list, tuple) else v
-        else:
-            state[k] = member(v)
-    twin.__dict__.update(state)
-    return twin
+    for node in order:
+        state = {}
+        for k, v in node.__dict__.items():
+            if k in ("inputs", "outputs"):
+                continue
+            if k in ("_params", "_lists"):
+                state[k] = dict.fromkeys(v)
+            elif isinstance(v, (list, tuple)):
+                state[k] = type(v)(member(x) for x in v) if type(v) in (list, tuple) else v
+            else:
+                state[k] = member(v)
+        done[id(node)].__dict__.update(state)
+    return done[id(layer)]
 
 
 class _Layout:
@@ -757,28 +776,35 @@ def _unchanged(entry: tuple) -> bool:
     return id(items) == list_id and tuple(map(id, items)) == ids
 
 
-def _walk(
-    layer: Layer, prefix: str, label: str, depth: int, above: set[int] | None = None
-) -> Iterator[tuple]:
+def _walk(layer: Layer, prefix: str, label: str, depth: int) -> Iterator[tuple]:
     """:meth:`Layer.walk` from ``layer``, named ``prefix`` (``label`` locally) at ``depth``.
 
-    ``above`` holds the ids of the layers on the path down to ``layer``: a member that is
-    one of them (a reference back up, such as ``self.parent = model``) is not walked again.
+    Depth first without recursion, so trees of any depth work (and each item is yielded
+    once, not through a generator per level above it). ``above`` holds the ids of the
+    layers on the path down: a member that is one of them (a reference back up, such as
+    ``self.parent = model``) is not walked again; ``seen``, per layer, the sub-layers it
+    walked already (one held under two names is walked once).
     """
     yield prefix, label, depth, layer
-    above = set() if above is None else above
-    above.add(id(layer))
-    try:
-        seen: set[int] = set()
-        for name, member in layer.named_members():
-            full = f"{prefix}.{name}" if prefix else name
+    above = {id(layer)}
+    # per layer on the path down, the deepest last: (layer, its name, its depth, its
+    # members still to look at, the ids of its sub-layers walked)
+    stack = [(layer, prefix, depth, layer.named_members(), set())]
+    while stack:
+        holder, pre, level, members, seen = stack[-1]
+        for name, member in members:
+            full = f"{pre}.{name}" if pre else name
             if not isinstance(member, Layer):
-                yield full, name, depth + 1, member
+                yield full, name, level + 1, member
             elif id(member) not in seen and id(member) not in above:
                 seen.add(id(member))
-                yield from _walk(member, full, name, depth + 1, above)
-    finally:
-        above.discard(id(layer))
+                yield full, name, level + 1, member
+                above.add(id(member))
+                stack.append((member, full, level + 1, member.named_members(), set()))
+                break  # its members first, then the rest of this layer's
+        else:
+            stack.pop()
+            above.discard(id(holder))
 
 
 __all__ = ["Layer"]

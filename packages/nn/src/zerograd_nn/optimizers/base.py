@@ -23,7 +23,7 @@ from zerograd.recording import replaced as _replaced
 
 from ..ties import find_ties, restore_ties
 from . import state as _st
-from .flat import Packer
+from .flat import Packer, tied_ids
 from .groups import GroupsTarget, LiveParams, ParamList, check_params, make_group
 from .hyper import check_group, hyperparameter
 from .inplace import NEW_ARRAYS, IntoArrays, Scratch, fits
@@ -436,7 +436,7 @@ class Optimizer(metaclass=_SetUpOnCreation):
             them, or None.
         """
         packer = self._packer
-        everyone: list | None = None  # every parameter: ties across groups count too
+        tied: set[int] | None = None  # among every parameter: ties across groups count too
         out = []
         for i, (group, ps) in enumerate(grouped):
             hp = self._checked(group or self.defaults)
@@ -456,9 +456,9 @@ class Optimizer(metaclass=_SetUpOnCreation):
             unordered = False
             for sub, members in packed.items():
                 key = (i, *sub)
-                if everyone is None:
-                    everyone = [p for _, qs in grouped for p in qs]
-                seg, new, left = packer.plan(key, members, names, self._state, n, everyone)
+                if tied is None:
+                    tied = tied_ids(p for _, qs in grouped for p in qs)
+                seg, new, left = packer.plan(key, members, names, self._state, n, tied)
                 if new:  # the commit writes through it: checked once per backend, here
                     IntoArrays.of(backend_of(seg.data), seg.data)
                 if seg is not None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import operator
 import sys
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Iterable
 from itertools import repeat
 from typing import Any
 
@@ -328,15 +328,14 @@ class Packer:
         names: tuple[str, ...],
         stored: Any,
         n_scratch: int,
-        everyone: Sequence = (),
+        tied: Container[int] = frozenset(),
     ) -> tuple[Segment | None, bool, list]:
         """The segment for ``params`` under ``key``: the one kept, or a new one (allocated).
 
-        A new segment leaves out parameters whose arrays share memory (one array held by
-        two Parameters, or overlapping views of one array) with another of ``params`` or
-        of ``everyone``: packing them would untie them (the other would keep the old
-        array). A kept segment needs no such check: its views are its own buffer's, and a
-        parameter given one of them later stays tied through it.
+        A new segment leaves out the parameters in ``tied`` (arrays sharing memory with
+        another parameter's, see :func:`tied_ids`): packing them would untie them (the
+        other would keep the old array). A kept segment needs no such check: its views are
+        its own buffer's, and a parameter given one of them later stays tied through it.
 
         Args:
             key: (group index, array type, dtype, cohort).
@@ -344,8 +343,9 @@ class Packer:
             names: the rule's state names.
             stored: the optimizer's ``{param: state dict}``.
             n_scratch: how many scratch buffers the rule uses.
-            everyone: all of the optimizer's parameters (every group, with a gradient or
-                not), whose ties count too.
+            tied: :func:`tied_ids` of all of the optimizer's parameters (every group,
+                with a gradient or not): found once for all segments of an update, as
+                checking each segment against every parameter took segments x parameters.
 
         Returns:
             ``(segment or None, new, left out)``; a new segment must be
@@ -354,16 +354,9 @@ class Packer:
         seg = self.segments.get(key)
         if seg is not None and seg.holds(params, names, stored, n_scratch):
             return seg, False, []
-        members = {id(p) for p in params}
-        others = [q.data for q in everyone if id(q) not in members and q.data is not None]
-        tied = _tied([p.data for p in params], others)
-        if tied:
-            params, left = (
-                [p for i, p in enumerate(params) if i not in tied],
-                [p for i, p in enumerate(params) if i in tied],
-            )
-        else:
-            left = []
+        left = [p for p in params if id(p) in tied] if tied else []
+        if left:
+            params = [p for p in params if id(p) not in tied]
         if not params:
             return None, False, left
         return Segment(params, names, backend_of(params[0].data), n_scratch), True, left
@@ -478,14 +471,23 @@ class Packer:
         self.layout = None
 
 
-def _tied(arrays: list, others: Sequence = ()) -> set[int]:
-    """Indices of the arrays that share memory with another one of them or of ``others``.
+def tied_ids(params: Iterable[Any]) -> set[int]:
+    """The ids of the Parameters whose arrays share memory with another one's of ``params``.
+
+    One array held by two Parameters, or overlapping views of one array (tied weights):
+    :meth:`Packer.plan` leaves them out of its segments. Parameters without data are
+    skipped.
+    """
+    held = [p for p in params if p.data is not None]
+    return {id(held[i]) for i in _tied([p.data for p in held])}
+
+
+def _tied(arrays: list) -> set[int]:
+    """Indices of the arrays that share memory with another one of them.
 
     Arrays are grouped by the array owning their memory (``base``); within a group,
     contiguous arrays whose byte ranges do not meet are apart, anything else is tied.
     """
-    n = len(arrays)
-    arrays = [*arrays, *others]
     groups: dict[int, list[int]] = {}
     for i, a in enumerate(arrays):
         base = getattr(a, "base", None)
@@ -509,7 +511,7 @@ def _tied(arrays: list, others: Sequence = ()) -> set[int]:
             if after or (reach is not None and start < reach):
                 tied.add(idx[k])
             reach = end if reach is None else max(reach, end)
-    return {i for i in tied if i < n}
+    return tied
 
 
 def _span(a: Any) -> tuple[int, int] | None:

@@ -117,7 +117,10 @@ class LogReport(Extension):
     def _write(self, path: str, entry: dict[str, float]) -> None:
         if self.filename.endswith(".csv"):
             columns = list(self._columns)
-            for e in self.log:  # each key once, in the order the entries first have it
+            # each key once, in the order the entries first have it; the columns hold the
+            # keys of every entry written, so only a new entry can add one (reading every
+            # entry at each write made a log of n entries cost n**2 / 2 entry reads)
+            for e in self.log if self._rewrite else (entry,):
                 columns += [k for k in e if k not in columns]
             if self._rewrite or columns != self._columns:  # a new column: write it all again
                 self._columns = columns
