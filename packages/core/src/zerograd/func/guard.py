@@ -121,18 +121,24 @@ class Guard:
         captured from outside has no graph to walk.
         """
         owned = self.owned
-        seen: set[int] = set()
-        todo = [x.creator]
-        while todo:
-            f = todo.pop()
-            if f is None or id(f) in seen:
-                continue
-            seen.add(id(f))
-            for v in f.inputs:
-                if id(v) in owned:
-                    return True
-                todo.append(v.creator)
-        return False
+        return any(id(v) in owned for f in upstream(x) for v in f.inputs)
+
+
+def upstream(x: Variable) -> Iterator[Any]:
+    """Each Function upstream of ``x`` once, from ``x``'s creator on, without recursion.
+
+    What the transforms ask of a value made outside them (in another thread): whether its
+    graph reaches one of theirs. Slow paths only: it reads every function's inputs.
+    """
+    seen: set[int] = set()
+    todo = [x.creator]
+    while todo:
+        f = todo.pop()
+        if f is None or id(f) in seen:
+            continue
+        seen.add(id(f))
+        yield f
+        todo.extend([v.creator for v in f.inputs])
 
 
 def cut(x: Variable) -> Variable:

@@ -88,17 +88,7 @@ class Tap(Function):
 def _reaches(v: Variable, taps: list[Tap]) -> bool:
     """Whether the graph of ``v`` reaches one of ``taps``: ``v`` was computed from a stand-in."""
     mine = {id(t) for t in taps}
-    seen: set[int] = set()
-    todo = [v.creator]
-    while todo:
-        f = todo.pop()
-        if f is None or id(f) in seen:
-            continue
-        if id(f) in mine:
-            return True
-        seen.add(id(f))
-        todo.extend([x.creator for x in f.inputs])
-    return False
+    return any(id(f) in mine for f in _guard.upstream(v))
 
 
 def is_floating(v: Any) -> bool:
