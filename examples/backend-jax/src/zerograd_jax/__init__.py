@@ -136,6 +136,38 @@ class JaxBackend(Backend):
             self._key, key = jax.random.split(self._key)
         return getattr(jax.random, name)(key, *args, **kwargs)
 
+    def random_state(self) -> Any:
+        """The key's data (``jax.random.key_data``) as a numpy uint32 array: checkpoints save
+        it. An unseeded backend draws its key's entropy now, so the state names one."""
+        import jax.random
+        import numpy as np
+
+        with self._key_lock:
+            if self._key is None:
+                self._key = jax.random.key(secrets.randbits(32))
+            return np.asarray(jax.random.key_data(self._key)).copy()
+
+    def set_random_state(self, state: Any) -> None:
+        """Draw on from the key whose data :meth:`random_state` returned, checked first."""
+        import jax.numpy as jnp
+        import jax.random
+        import numpy as np
+
+        a = np.asarray(state)
+        want = jax.random.key_data(jax.random.key(0)).shape
+        if (
+            a.shape != want
+            or a.dtype.kind not in "iu"
+            or (a.size and (a.min() < 0 or a.max() >= 2**32))
+        ):
+            raise ValueError(
+                f"zerograd-jax: a random state is jax.random.key_data's {want} unsigned 32-bit "
+                f"integers, got shape {a.shape} of {a.dtype}"
+            )
+        key = jax.random.wrap_key_data(jnp.asarray(a.astype(np.uint32)))
+        with self._key_lock:
+            self._key = key
+
     def randn(self, *shape: int, dtype: Any = None) -> Any:
         """Standard-normal samples of ``shape``: float32 (float64 in 64-bit mode) unless given."""
         return self._draw("normal", shape, dtype=dtype or float)
