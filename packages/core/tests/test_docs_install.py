@@ -104,3 +104,59 @@ def test_each_row_names_the_import_of_the_distribution_it_installs(page, header,
         if page == "README.md":  # the folder column: the distribution that folder builds
             (folder,) = re.findall(r"`packages/([\w-]+)`", row[1])
             assert {d for d in dists if projects[d][0] == folder} == dists, row
+
+
+def _required(path):
+    """The import names of what a pyproject.toml requires (its own and its siblings' pins)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    hooks = data["tool"]["hatch"]["metadata"]["hooks"]["custom"]
+    reqs = [*data["project"].get("dependencies", []), *hooks.get("dependencies", [])]
+    names = {re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower().replace("-", "_") for r in reqs}
+    return {n.replace(".", "_") for n in names}
+
+
+def _module_level_imports(src):
+    """Each top-level name imported at module level (not inside functions, not guarded by
+    try or TYPE_CHECKING) by the package's source files, with one file importing it (its
+    path under ``src``). A name one file imports in a module it needs, another may import
+    in a testing helper: every file is read, each import kept with a file not exempt."""
+    import ast
+
+    found = {}
+    for path in sorted(src.rglob("*.py"), key=lambda p: "testing" in p.parts):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:  # (only statements at the module's top)
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.partition(".")[0], path.relative_to(src))
+    return found
+
+
+def test_every_module_level_import_of_a_package_is_a_declared_dependency(projects):
+    """A module imported where a package loads must arrive with the package: an import that
+    only a sibling brings (zerograd-nn's pluggy came through zerograd) breaks when that
+    sibling stops needing it. Two kinds of module are loaded only by their users: a
+    ``testing`` package (pytest's plugins and helpers, which need pytest and numpy), and a
+    module that a ``zerograd_nn.kernels`` entry point names (zerograd-nn loads it)."""
+    import sys
+
+    missing = []
+    for name, (folder, package, _) in projects.items():
+        base = ROOT / "packages" / folder
+        required = _required(base / "pyproject.toml")
+        data = tomllib.loads((base / "pyproject.toml").read_text(encoding="utf-8"))
+        for_nn = data["project"].get("entry-points", {}).get("zerograd_nn.kernels", {})
+        loaded_by_nn = {Path(*m.split(".")).with_suffix(".py") for m in for_nn.values()}
+        for module, where in _module_level_imports(base / "src").items():
+            if module in sys.stdlib_module_names or module in (package, "__future__"):
+                continue
+            if "testing" in where.parts or (where in loaded_by_nn and module == "zerograd_nn"):
+                continue
+            if module not in required:
+                missing.append(f"{name}: {module} ({where})")
+    assert missing == []
