@@ -9,6 +9,7 @@ import pytest
 import zerograd_nn.functional as F
 import zerograd_nn.layers as L
 from zerograd import Config, Variable, test_mode
+from zerograd_nn import Model
 from zerograd_nn.models import MLP, Sequential
 
 
@@ -286,3 +287,24 @@ def test_eval_mode_survives_pickle_and_deepcopy():
         assert not _is_train_mode(twin, x)
         assert _is_train_mode(twin.train(), x)
     assert not layer.training  # the copies switched on their own
+
+
+def test_summary_without_inputs_says_to_give_them_and_changes_nothing():
+    model = MLP((4, 2))
+    with pytest.raises(
+        TypeError,
+        match=r"^MLP\.summary\(\) runs one forward pass to find each layer's output shape: "
+        r"give it inputs for that pass, mlp\.summary\(x\) \(a small batch is enough\)\.$",
+    ):
+        model.summary()
+    assert model.l0.W.data is None  # nothing sized
+
+    class Source(Model):  # a forward that takes no input (a generator's noise source)
+        def __init__(self):
+            super().__init__()
+            self.fc = L.Linear(2)
+
+        def forward(self):
+            return self.fc(Variable(np.ones((1, 3), np.float32)))
+
+    assert Source().summary(verbose=False).total_params == 8

@@ -8,6 +8,7 @@ weight files, ``repr``, ``summary``) goes through.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import os
 import warnings
@@ -263,7 +264,14 @@ class Layer:
         Returns:
             A :class:`~zerograd_nn.inspection.ModelSummary` (``rows``, ``total_params``).
         """
-        verbose = flag(f"{type(self).__name__}.summary", "verbose", verbose)
+        name = type(self).__name__
+        verbose = flag(f"{name}.summary", "verbose", verbose)
+        if not inputs and _needs_inputs(self):
+            raise TypeError(
+                f"{name}.summary() runs one forward pass to find each layer's output shape: "
+                f"give it inputs for that pass, {name.lower()}.summary(x) (a small batch is "
+                f"enough)."
+            )
         return _inspection.summarize(self, inputs, file, verbose)
 
     @property
@@ -627,6 +635,17 @@ class Layer:
 
 
 _DEVICES = {"cpu": get_backend, "cuda": gpu_backend}  # PyTorch's device names
+
+
+def _needs_inputs(layer: Layer) -> bool:
+    """Whether ``layer``'s forward cannot be called without arguments."""
+    try:
+        inspect.signature(layer.forward).bind()
+    except TypeError:
+        return True
+    except ValueError:  # (no signature to read: let the call tell)
+        return False
+    return False
 
 
 def _rebound(layer: Layer, swap: dict[int, Variable]) -> Layer:
