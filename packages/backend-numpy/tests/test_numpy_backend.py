@@ -83,6 +83,7 @@ def test_col2im_adds_each_patch_back_where_it_came_from(img_shape, k, s, p, tile
         assert got.flags.c_contiguous
 
 
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
 def test_a_numpy_matrix_is_refused_not_multiplied_as_matrices():
     # numpy.matrix's * is a matrix product: Mul's forward computed m @ m, and its derivative
     # (gy * x1, elementwise) the gradient of something else, with no error
