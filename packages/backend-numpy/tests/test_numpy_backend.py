@@ -81,3 +81,51 @@ def test_col2im_adds_each_patch_back_where_it_came_from(img_shape, k, s, p, tile
     assert got.shape == img_shape
     if tiled:
         assert got.flags.c_contiguous
+
+
+@pytest.mark.filterwarnings("ignore:the matrix subclass:PendingDeprecationWarning")
+def test_a_numpy_matrix_is_refused_not_multiplied_as_matrices():
+    # numpy.matrix's * is a matrix product: Mul's forward computed m @ m, and its derivative
+    # (gy * x1, elementwise) the gradient of something else, with no error
+    m = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    said = (
+        r"numpy\.matrix is not supported: its \* and \*\* are matrix products.*numpy\.asarray\(m\)"
+    )
+    with pytest.raises(TypeError, match=r"^Variable\(data\): " + said):
+        Variable(m)
+    x = Variable(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    with pytest.raises(TypeError, match=r"^Mul: input 1: " + said):
+        x * m
+    with pytest.raises(TypeError, match=r"^Mul: input 1: " + said):
+        m * x
+    assert x.creator is None and x.grad is None
+    np.testing.assert_array_equal(m, [[1.0, 2.0], [3.0, 4.0]])
+    y = Variable(np.asarray(m)) * x  # the conversion the message names: elementwise
+    y.sum().backward()
+    np.testing.assert_array_equal(y.data, [[1.0, 4.0], [9.0, 16.0]])
+    np.testing.assert_array_equal(x.grad.data, [[1.0, 2.0], [3.0, 4.0]])
+
+
+def test_a_masked_array_is_refused_not_computed_around_its_mask():
+    # softmax of a masked row normalized with the masked entry's value: its outputs summed
+    # to 0.13, not 1
+    a = np.ma.masked_array([[1.0, 2.0, 3.0]], mask=[[0, 1, 0]])
+    said = r"numpy\.ma\.MaskedArray is not supported: .*a\.filled\(value\)"
+    with pytest.raises(TypeError, match=r"^Variable\(data\): " + said):
+        Variable(a)
+    x = Variable(np.ones((1, 3)))
+    with pytest.raises(TypeError, match=r"^Mul: input 1: " + said):
+        x * a
+    assert x.creator is None and x.grad is None
+    assert a.mask.tolist() == [[False, True, False]]
+
+
+def test_other_ndarray_subclasses_stay_accepted():
+    class Tagged(np.ndarray):
+        pass
+
+    x = Variable(np.array([1.0, 2.0]).view(Tagged))
+    y = x * x
+    y.sum().backward()
+    np.testing.assert_array_equal(y.data, [1.0, 4.0])
+    np.testing.assert_array_equal(x.grad.data, [2.0, 4.0])

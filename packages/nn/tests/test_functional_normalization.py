@@ -236,6 +236,40 @@ def test_batch_norm_read_only_running_var_changes_nothing(rand, arr, to_np, back
     assert mean.tolist() == [0.5, 1.0, 2.0] and var.tolist() == [2.0, 3.0, 4.0]
 
 
+@pytest.mark.parametrize("which", ["mean", "var"])
+def test_batch_norm_read_only_running_statistics_are_refused_in_words_of_its_own(
+    rand, backend, which
+):
+    # numpy's own "assignment destination is read-only" came from inside the update; a
+    # broadcast view (stride 0) is read-only too
+    if backend.name != "numpy":
+        pytest.skip(f"read-only arrays are a numpy feature; backend {backend.name!r} under test")
+    stats = {"mean": np.array([0.5, 1.0, 2.0]), "var": np.array([2.0, 3.0, 4.0])}
+    before = {k: v.copy() for k, v in stats.items()}
+    stats[which] = np.broadcast_to(before[which][:1], (3,))
+    with pytest.raises(
+        ValueError,
+        match=rf"^batch_norm: the running {which} is a read-only array \(a broadcast view, or "
+        rf"flags\.writeable False\), which train mode updates in place; give a writable copy "
+        rf"\({which}\.copy\(\)\), or use test mode\. Nothing was changed\.$",
+    ):
+        F.batch_norm(rand(4, 3), np.ones(3), np.zeros(3), stats["mean"], stats["var"])
+    other = "var" if which == "mean" else "mean"
+    np.testing.assert_array_equal(stats[other], before[other])
+    with test_mode():  # nothing is written there: read-only statistics are fine
+        y = F.batch_norm(np.ones((2, 3)), np.ones(3), np.zeros(3), stats["mean"], stats["var"])
+    m, v = (np.broadcast_to(before[k][:1], (3,)) if k == which else before[k] for k in stats)
+    np.testing.assert_allclose(y.data, np.broadcast_to((1 - m) / np.sqrt(v + 2e-5), (2, 3)))
+
+
+def test_batch_norm_refuses_one_array_as_both_running_statistics(rand, arr, to_np):
+    # the variance's update overwrote the mean's: the array ended holding the variance
+    stats = arr(np.array([0.5, 1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"^batch_norm: mean and var are one object, which"):
+        F.batch_norm(rand(4, 3), arr(np.ones(3)), arr(np.zeros(3)), stats, stats)
+    assert to_np(stats).tolist() == [0.5, 1.0, 2.0]
+
+
 @pytest.mark.parametrize("kw, shown", [({"eps": -1.0}, "eps=-1.0"), ({"decay": 2}, "decay=2.0")])
 def test_batch_norm_refuses_out_of_range_eps_and_decay_and_changes_nothing(kw, shown):
     x = np.arange(6.0).reshape(2, 3)

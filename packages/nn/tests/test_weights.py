@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import zerograd_nn.layers as L
+from zerograd import Parameter
 from zerograd.backends import backend_of
 from zerograd_nn.models import MLP, Sequential
 from zerograd_nn.weights import (
@@ -528,3 +529,69 @@ def test_a_checkpoint_given_to_load_weights_says_to_use_load_checkpoint(tmp_path
         assert "load_checkpoint(" in msg and "The model was not changed." in msg
         assert "not in the model" not in msg
         assert_unchanged(dst, before)
+
+
+def _tied(kind):
+    m = L.Layer()
+    base = np.arange(12.0).reshape(3, 4)
+    m.a = Parameter(base)
+    m.b = Parameter(base.T if kind == "view" else base)
+    return m
+
+
+@pytest.mark.parametrize("kind", ["view", "one array"])
+@pytest.mark.parametrize("how", ["load_weights", "load_state_dict"])
+def test_loading_keeps_tied_parameters_tied(tmp_path, backend, kind, how):
+    # each parameter got an array of its own: a decoder tied to its encoder (b = a.T), or
+    # one array held by two layers, trained apart after a load of its own weights
+    if backend.name != "numpy":
+        pytest.skip(f"memory ties are found on numpy arrays; backend {backend.name!r} under test")
+    src = _tied(kind)
+    src.a.data[...] = src.a.data * 2 + 1  # b follows: tied
+    m = _tied(kind)
+    user = m.a.data  # the user's array: a load leaves it as it was
+    if how == "load_weights":
+        save_weights(src, tmp_path / "w.npz")
+        load_weights(m, tmp_path / "w.npz")
+    else:
+        m.load_state_dict(src.state_dict())
+    np.testing.assert_array_equal(m.a.data, src.a.data)
+    np.testing.assert_array_equal(m.b.data, src.b.data)
+    assert np.shares_memory(m.a.data, m.b.data)
+    assert not np.shares_memory(m.a.data, user)
+    np.testing.assert_array_equal(user, np.arange(12.0).reshape(3, 4))
+    m.a.data[0, 1] = -5.0  # what an optimizer's in-place step does
+    assert (m.b.data[1, 0] if kind == "view" else m.b.data[0, 1]) == -5.0
+
+
+def test_loading_one_tied_parameter_with_strict_false_moves_the_other_with_it(backend):
+    if backend.name != "numpy":
+        pytest.skip(f"memory ties are found on numpy arrays; backend {backend.name!r} under test")
+    src, m = _tied("view"), _tied("view")
+    src.a.data[...] = 7.0
+    m.load_state_dict({"a": src.a.data}, strict=False)
+    np.testing.assert_array_equal(m.b.data, np.full((4, 3), 7.0))
+    assert np.shares_memory(m.a.data, m.b.data)
+
+
+def test_loading_different_values_into_tied_parameters_is_refused_and_changes_nothing(
+    tmp_path, backend
+):
+    if backend.name != "numpy":
+        pytest.skip(f"memory ties are found on numpy arrays; backend {backend.name!r} under test")
+    m = _tied("view")
+    before = snapshot(m)
+    d = {"a": np.zeros((3, 4)), "b": np.ones((4, 3))}  # where they overlap (all), 0 and 1
+    said = (
+        r"parameters 'a', 'b' share memory in the model \(tied weights\), but the values "
+        r"given for them differ where their arrays overlap; give equal values there, or untie "
+        r"them first \(p\.data = p\.data\.copy\(\)\)"
+    )
+    with pytest.raises(ValueError, match=r"^Layer\.load_state_dict: " + said + r"\. Nothing"):
+        m.load_state_dict(d)
+    np.savez(tmp_path / "w.npz", **d)
+    with pytest.raises(WeightFileError, match=said + r"\. The model was not changed\.$"):
+        load_weights(m, tmp_path / "w.npz")
+    for k, v in snapshot(m).items():
+        np.testing.assert_array_equal(v, before[k])
+    assert np.shares_memory(m.a.data, m.b.data)

@@ -36,6 +36,25 @@ def _samples(drawn: Any, dtype: Any) -> Any:
     return a if dtype is None else a.astype(dtype, copy=False)
 
 
+# ndarray subclasses whose arithmetic differs from ndarray's: zerograd's derivatives (gy * x1
+# for a product) would silently be those of other functions
+_REFUSED = (np.matrix, np.ma.MaskedArray)
+
+
+def _refusal(obj: Any) -> str:
+    if isinstance(obj, np.matrix):
+        return (
+            "numpy.matrix is not supported: its * and ** are matrix products, where zerograd "
+            "computes elementwise ones (and their derivatives). Convert it with "
+            "numpy.asarray(m), and use @ (or F.matmul) for matrix products."
+        )
+    return (
+        "numpy.ma.MaskedArray is not supported: zerograd's functions and derivatives do not "
+        "follow its mask. Convert it with a.filled(value) (masked entries set to value) or "
+        "numpy.asarray(a) (its data, the mask dropped)."
+    )
+
+
 class NumpyBackend(NumpyLikeBackend):
     """The numpy backend: numpy arrays on the CPU, drawing from ``numpy.random``.
 
@@ -53,6 +72,9 @@ class NumpyBackend(NumpyLikeBackend):
     def owns(self, array_type: type) -> bool:
         """Whether ``array_type`` is ``numpy.ndarray`` or a subclass (numpy scalars are not).
 
+        ``numpy.matrix`` and ``numpy.ma.MaskedArray`` are not: their operators mean
+        something else than zerograd's derivatives assume (see :meth:`asarray`).
+
         Args:
             array_type: The type of an array.
 
@@ -62,7 +84,21 @@ class NumpyBackend(NumpyLikeBackend):
         # Not numpy scalars (np.float64, what 0-d arithmetic returns): they are not arrays,
         # and claiming them let them through as Variable.data once their type was cached.
         # zerograd converts them (Variable(), as_array, Function outputs) to 0-d arrays.
-        return issubclass(array_type, np.ndarray)
+        return issubclass(array_type, np.ndarray) and not issubclass(array_type, _REFUSED)
+
+    def asarray(self, obj: Any, dtype: Any = None) -> Any:
+        """``numpy.asarray(obj, dtype=dtype)``; a ``numpy.matrix`` or masked array is refused.
+
+        Converting either silently would be wrong: a matrix's ``*`` is a matrix product (a
+        user mixing one in means one), and a masked array's mask would be dropped.
+
+        Raises:
+            TypeError: ``obj`` is a ``numpy.matrix`` or a ``numpy.ma.MaskedArray``; the
+                message says how to convert it.
+        """
+        if isinstance(obj, _REFUSED):
+            raise TypeError(_refusal(obj))
+        return np.asarray(obj, dtype=dtype)
 
     def load_module(self) -> ModuleType:
         """Return the array API namespace for numpy.

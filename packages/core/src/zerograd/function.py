@@ -679,7 +679,9 @@ def _diagnose(func: Function, inputs: tuple, exc: Exception) -> None:
 def _operand_error(func: Function, i: int, x: Any, exc: Exception) -> TypeError:
     """The error for input ``i``, a raw operand ``x`` that ``as_array`` refused with ``exc``."""
     dtype = getattr(x, "dtype", None)
-    if dtype is not None:  # an array (or a library scalar) of a non-numeric dtype
+    # an array (or a library scalar) of a non-numeric dtype; a numeric one was refused for
+    # its type (zerograd-numpy refuses numpy.matrix), which exc says
+    if dtype is not None and getattr(dtype, "kind", "O") not in "biufc":
         return TypeError(_dtype_message(func, i, dtype))
     return TypeError(f"{type(func).__name__}: input {i}: {exc}")
 

@@ -45,6 +45,7 @@ def _checked(data: Any, what: str = "Variable(data)") -> Any:
         except TypeError:
             backend = _scalar_backend(data)
             if backend is None:
+                _explain_refusal(data, what)
                 raise TypeError(
                     f"{what}: data must be an array of an installed backend, got "
                     f"{type(data).__module__}.{type(data).__qualname__}. Wrap Python scalars "
@@ -125,6 +126,23 @@ def _beyond_the_dtype(x: Variable, other: Any, true_above: bool, exc: OverflowEr
     if type(other) is not int or _backends.backend_of(a).dtype_kind(a.dtype) not in "iu":
         raise exc
     return (a == a) if (other > 0) == true_above else (a != a)  # integers have no nan
+
+
+def _explain_refusal(data: Any, what: str) -> None:
+    """Raise the default backend's own TypeError when it refuses to convert ``data``.
+
+    An array-like that no backend owns may be one that a backend refuses on purpose
+    (zerograd-numpy: ``numpy.matrix``, masked arrays); its reason says more than "not an
+    array of an installed backend". Error path only.
+    """
+    if not (hasattr(data, "shape") and hasattr(data, "dtype")):
+        return
+    try:
+        _registry.default().asarray(data)
+    except TypeError as exc:
+        raise TypeError(f"{what}: {exc}") from None
+    except Exception:  # noqa: BLE001 - any other failure: the caller's message stands
+        return
 
 
 def _scalar_backend(x: Any) -> Any:

@@ -33,6 +33,7 @@ from zerograd.checks import flag
 from .archives import CHECKPOINT_MEMBER, STORED_KINDS
 from .conversion import fitted, planned_dtypes, planned_shapes, sized_like, unfit_shape
 from .listing import joined, listed
+from .ties import tied_loads
 
 __all__ = ["LoadResult", "load_state_dict", "state_dict"]
 
@@ -208,6 +209,11 @@ def prepare_load(
             new[k] = default.astype(x, x.dtype)
             continue
         new[k] = fitted(a, p.data, repr(k), op)  # a copy: never shared with the caller
+
+    try:
+        new = tied_loads(params, new)
+    except ValueError as e:
+        raise ValueError(f"{op}: {e}. Nothing was changed.") from None
 
     def commit() -> None:  # nothing here can fail: the model changes all at once
         for k, a in new.items():

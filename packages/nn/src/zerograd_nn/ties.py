@@ -140,3 +140,73 @@ def restore_ties(ties: list[tuple]) -> None:
                 view.flags.writeable = False
             for p in holders:
                 p.data = view
+
+
+def tied_loads(params: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with the arrays of tied parameters made views of one new memory, as now.
+
+    A load replaces each parameter's array; parameters that share memory (tied weights, or
+    one array held by two) would each get an array of its own and then train apart. Each
+    group of them gets a new memory instead: the loaded arrays are written into their views
+    of it, in ``params``' order; a tied parameter missing from ``new`` keeps its values, on
+    its view of the new memory.
+
+    Args:
+        params: ``{name: parameter}``, every parameter of the model.
+        new: ``{name: array}``, the arrays to load, each of its parameter's shape and dtype
+            and shared with nothing.
+
+    Returns:
+        ``{name: array}`` to assign: ``new``'s, with the views in their place, and the
+        views of tied parameters not in ``new``.
+
+    Raises:
+        ValueError: two tied parameters are given different values where their arrays
+            share memory (the message names them); nothing is changed.
+    """
+    np = sys.modules.get("numpy")
+    if np is None:
+        return dict(new)
+    names = {id(p): k for k, p in params.items()}
+    out = dict(new)
+    groups = []  # (memory, views) as find_ties gives them, one array held twice included
+    ties = find_ties(params.values()) or []
+    in_ties = {id(p) for _, views in ties for view in views for p in view[0]}
+    holders: dict[int, list] = {}
+    for p in params.values():
+        a = getattr(p, "data", None)
+        if isinstance(a, np.ndarray) and id(p) not in in_ties:
+            holders.setdefault(id(a), [a, []])[1].append(p)
+    for a, ps in holders.values():
+        if len(ps) > 1 and any(names[id(p)] in new for p in ps):
+            memory = np.array(a, order="C")  # (a copy: a parameter not loaded keeps its values)
+            groups.append((memory, [(tuple(ps), 0, a.shape, memory.strides, a.dtype, True)]))
+    groups += ties
+    for memory, views in groups:
+        if not any(names[id(p)] in new for view in views for p in view[0]):
+            continue
+        made = []
+        for ps, offset, shape, strides, dtype, writeable in views:
+            view = np.ndarray(shape, dtype=dtype, buffer=memory, offset=offset, strides=strides)
+            keys = [names[id(p)] for p in ps]
+            for k in keys:
+                if k in new:
+                    view[...] = new[k]
+            made.append((view, keys, writeable))
+        for view, keys, writeable in made:
+            for k in keys:
+                if k in new and not bool(
+                    ((view == new[k]) | ((view != view) & (new[k] != new[k]))).all()
+                ):
+                    shared = [k for _, ks, _ in made for k in ks]
+                    raise ValueError(
+                        f"parameters {', '.join(map(repr, shared))} share memory in the model "
+                        f"(tied weights), but the values given for them differ where their "
+                        f"arrays overlap; give equal values there, or untie them "
+                        f"first (p.data = p.data.copy())"
+                    )
+            if not writeable:
+                view.flags.writeable = False
+            for k in keys:
+                out[k] = view
+    return out

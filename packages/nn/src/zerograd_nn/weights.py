@@ -27,6 +27,7 @@ from .archives import (
 )
 from .conversion import fitted, planned_dtypes, planned_shapes, sized_like, unfit_shape
 from .listing import joined, listed
+from .ties import tied_loads
 
 __all__ = [
     "WeightFileError",
@@ -212,6 +213,13 @@ def load_weights(layer: Any, path: str | os.PathLike) -> None:
             )
         arrays = archive.read(members)
     new = converted(params, arrays, planned_dtypes(layer))
+    try:
+        new = tied_loads(params, new)
+    except ValueError as e:
+        raise WeightFileError(
+            f"load_weights: {archive.path!r} does not fit {type(layer).__name__}: {e}. "
+            f"The model was not changed."
+        ) from None
     for k, p in params.items():  # nothing below can fail: the model changes all at once
         p.data = new[k]
 

@@ -202,7 +202,8 @@ def batch_norm(
 
     Raises:
         ValueError: a shape does not match ``x``'s channels, ``decay`` or ``eps`` is out of
-            range, or in train mode the batch is empty.
+            range, or in train mode the batch is empty, a running statistic held as a plain
+            array is read-only, or ``mean`` and ``var`` are one object.
         TypeError: a running statistic is not floating point (the update would truncate it),
             or ``x`` is complex (in both modes, before anything changes).
 
@@ -277,6 +278,19 @@ def batch_norm(
         for a in (mean, var):
             if isinstance(a, BatchedVariable):  # an ensemble's statistics (functional_call)
                 raise train_mode_in_vmap_error(a.level.n)
+        if mean is var:
+            raise ValueError(
+                "batch_norm: mean and var are one object, which train mode would update "
+                "twice (the variance overwriting the mean); give two arrays (e.g. "
+                "np.zeros(C) and np.ones(C)). Nothing was changed."
+            )
+        for name, a in (("mean", mean), ("var", var)):
+            if not isinstance(a, Variable) and not backend_of(a).writable(a):
+                raise ValueError(
+                    f"batch_norm: the running {name} is a read-only array (a broadcast view, "
+                    f"or flags.writeable False), which train mode updates in place; give a "
+                    f"writable copy ({name}.copy()), or use test mode. Nothing was changed."
+                )
     wide = sum_dtype_of(x.data)
     if wide is None:
         return _normalized(x, gamma, beta, mean, var, decay, eps, axes, shape)
