@@ -175,18 +175,13 @@ def test_variable_math_stays_on_the_backend(backend):
     np.testing.assert_allclose(backend.to_numpy(x.grad.data), (ref + ref.T) @ xn, rtol=1e-5)
 
 
-def test_the_random_state_is_saved_and_restored_and_a_bad_one_changes_nothing(backend):
-    """It had none: a checkpoint kept no key, so a run resumed on JAX arrays drew other
-    dropout masks than the uninterrupted run."""
+def test_a_bad_random_state_is_refused_in_the_plugins_words(backend):
+    """The state's kind, and the refusals in the plugin's words (the conformance suite
+    checks the round trip and a resume from a checkpoint)."""
     import re
 
-    backend.seed(5)
     state = backend.random_state()
     assert isinstance(state, np.ndarray) and state.dtype == np.uint32
-    first = backend.rand(4)
-    backend.rand(3)
-    backend.set_random_state(state)
-    assert np.array_equal(np.asarray(backend.rand(4)), np.asarray(first))
     now = backend.random_state()
     shape = now.shape
     for bad, got in [
@@ -201,39 +196,3 @@ def test_the_random_state_is_saved_and_restored_and_a_bad_one_changes_nothing(ba
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             backend.set_random_state(bad)
         assert np.array_equal(backend.random_state(), now)
-
-
-def test_a_run_resumed_from_a_checkpoint_draws_the_uninterrupted_runs_dropout(backend, tmp_path):
-    pytest.importorskip("zerograd_nn", reason="zerograd-nn is not installed here")
-    import zerograd_nn.functional as NF
-    from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
-    from zerograd_nn.models import MLP
-    from zerograd_nn.optimizers import Adam
-
-    x = jnp.asarray(np.random.RandomState(0).randn(20, 3).astype(np.float32))
-    t = jnp.asarray(np.arange(20) % 3)
-
-    def build():
-        zerograd.seed(0)
-        model = MLP((8, 3))
-        model.to("jax")
-        model(x)
-        return model, Adam().setup(model)
-
-    def step(model, optimizer):
-        loss = NF.softmax_cross_entropy(NF.dropout(model(x), 0.5), t)
-        model.cleargrads()
-        loss.backward()
-        optimizer.update()
-        return float(loss.data)
-
-    model, optimizer = build()
-    want = [step(model, optimizer) for _ in range(6)]
-    model, optimizer = build()
-    got = [step(model, optimizer) for _ in range(3)]
-    save_checkpoint(tmp_path / "run.npz", model=model, optimizer=optimizer)
-    backend.rand(5)  # draws in between
-    model, optimizer = build()
-    load_checkpoint(tmp_path / "run.npz", model=model, optimizer=optimizer)
-    got += [step(model, optimizer) for _ in range(3)]
-    assert got == want

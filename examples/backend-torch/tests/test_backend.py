@@ -134,16 +134,11 @@ def test_seed_repeats_the_draws_and_zerograd_seed_reaches_it(backend):
     assert sorted(first[2].tolist()) == list(range(6))
 
 
-def test_the_random_state_is_saved_and_restored_and_a_bad_one_changes_nothing(backend):
-    """It had none: a checkpoint kept no torch state, so a run resumed on torch tensors drew
-    other dropout masks than the uninterrupted run."""
-    backend.seed(5)
+def test_a_bad_random_state_is_refused_in_the_plugins_words(backend):
+    """The state's kind, and the refusals in the plugin's words (the conformance suite
+    checks the round trip and a resume from a checkpoint)."""
     state = backend.random_state()
     assert isinstance(state, np.ndarray) and state.ndim == 1 and state.dtype == np.uint8
-    first = backend.rand(4)
-    backend.rand(3)
-    backend.set_random_state(state)
-    assert torch.equal(backend.rand(4), first)
     now = backend.random_state()
     n = now.size
     for bad, shape, dtype in [
@@ -158,39 +153,3 @@ def test_the_random_state_is_saved_and_restored_and_a_bad_one_changes_nothing(ba
         with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
             backend.set_random_state(bad)
         assert np.array_equal(backend.random_state(), now)
-
-
-def test_a_run_resumed_from_a_checkpoint_draws_the_uninterrupted_runs_dropout(backend, tmp_path):
-    pytest.importorskip("zerograd_nn", reason="zerograd-nn is not installed here")
-    import zerograd_nn.functional as F
-    from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
-    from zerograd_nn.models import MLP
-    from zerograd_nn.optimizers import Adam
-
-    x = backend.from_numpy(np.random.RandomState(0).randn(20, 3).astype(np.float32))
-    t = backend.from_numpy(np.arange(20) % 3)
-
-    def build():
-        zerograd.seed(0)
-        model = MLP((8, 3))
-        model.to("torch")
-        model(x)
-        return model, Adam().setup(model)
-
-    def step(model, optimizer):
-        loss = F.softmax_cross_entropy(F.dropout(model(x), 0.5), t)
-        model.cleargrads()
-        loss.backward()
-        optimizer.update()
-        return float(loss.data)
-
-    model, optimizer = build()
-    want = [step(model, optimizer) for _ in range(6)]
-    model, optimizer = build()
-    got = [step(model, optimizer) for _ in range(3)]
-    save_checkpoint(tmp_path / "run.npz", model=model, optimizer=optimizer)
-    torch.rand(5)  # draws in between
-    model, optimizer = build()
-    load_checkpoint(tmp_path / "run.npz", model=model, optimizer=optimizer)
-    got += [step(model, optimizer) for _ in range(3)]
-    assert got == want

@@ -173,6 +173,28 @@ def test_required_backend_methods_are_implemented(backend, name):
     )
 
 
+def test_a_random_state_round_trips_and_a_bad_one_changes_nothing(backend):
+    """``set_random_state(random_state())`` repeats the draws.
+
+    A state of another shape or dtype is a ValueError that leaves the generator as it was.
+    """
+    state = backend.random_state()
+    if state is None:
+        pytest.skip(
+            f"backend {backend.name!r} keeps no random state of its own (random_state() is "
+            f"None: a library's global state, saved elsewhere, or none to save)"
+        )
+    first = backend.to_numpy(backend.rand(4))
+    backend.rand(3)
+    backend.set_random_state(state)
+    assert np.array_equal(backend.to_numpy(backend.rand(4)), first)
+    now = backend.random_state()
+    for bad in (now[:-1], now.astype(np.float64)):
+        with pytest.raises(ValueError):
+            backend.set_random_state(bad)
+        assert np.array_equal(backend.random_state(), now)
+
+
 def test_creation_with_device_stays_on_the_backend(backend):
     """Creation calls given ``device=device_of(a)`` make arrays of the same backend."""
     a = _put(backend, [1.0, 2.0])

@@ -67,6 +67,45 @@ def test_random_numbers_have_the_shape_dtype_and_backend_asked_for(backend, dtyp
     assert sorted(backend.to_numpy(backend.permutation(7)).tolist()) == list(range(7))
 
 
+def test_a_checkpoint_resumes_the_runs_random_draws(backend, tmp_path):
+    """A run resumed from a checkpoint draws the dropout masks the uninterrupted run drew.
+
+    Checkpoints keep the backend's random state (``random_state``) beside numpy's.
+    """
+    import zerograd
+    from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
+    from zerograd_nn.models import MLP
+    from zerograd_nn.optimizers import Adam
+
+    x = _put(backend, _rng.standard_normal((20, 3)), "float32")
+    t = _put(backend, np.arange(20) % 3, "int64")
+
+    def build():
+        zerograd.seed(0)
+        model = MLP((8, 3))
+        model.to(backend.name)
+        model(x)
+        return model, Adam().setup(model)
+
+    def step(model, optimizer):
+        loss = F.softmax_cross_entropy(F.dropout(model(x), 0.5), t)
+        model.cleargrads()
+        loss.backward()
+        optimizer.update()
+        return float(backend.to_numpy(loss.data))
+
+    model, optimizer = build()
+    want = [step(model, optimizer) for _ in range(6)]
+    model, optimizer = build()
+    got = [step(model, optimizer) for _ in range(3)]
+    save_checkpoint(tmp_path / "run.npz", model=model, optimizer=optimizer)
+    backend.rand(5)  # draws in between
+    model, optimizer = build()
+    load_checkpoint(tmp_path / "run.npz", model=model, optimizer=optimizer)
+    got += [step(model, optimizer) for _ in range(3)]
+    assert got == want
+
+
 @pytest.fixture(scope="module")
 def kernels(backend):
     """Return the kernels zerograd-nn uses for the backend under test."""
