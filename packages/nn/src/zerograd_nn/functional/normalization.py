@@ -35,11 +35,16 @@ def _store(target: Any, value: Any) -> None:
     try:
         backend.assign(target, value)
     except TypeError as e:  # immutable arrays (JAX): only a Variable's data can be replaced
-        raise TypeError(
-            f"batch_norm: the running statistics are plain {backend.name!r} arrays, which "
-            f"cannot be updated in place ({e}); pass them as Variables or Parameters, as "
-            f"zerograd_nn.layers.BatchNorm does. Nothing was changed."
-        ) from None
+        raise _immutable_statistics(backend, f" ({e})") from None
+
+
+def _immutable_statistics(backend: Any, why: str = "") -> TypeError:
+    """The error for running statistics held as arrays of a backend that never writes any."""
+    return TypeError(
+        f"batch_norm: the running statistics are plain {backend.name!r} arrays, which "
+        f"cannot be updated in place{why}; pass them as Variables or Parameters, as "
+        f"zerograd_nn.layers.BatchNorm does. Nothing was changed."
+    )
 
 
 def _widened(stats: Any) -> Any:
@@ -286,6 +291,8 @@ def batch_norm(
             )
         for name, a in (("mean", mean), ("var", var)):
             if not isinstance(a, Variable) and not backend_of(a).writable(a):
+                if getattr(getattr(a, "flags", None), "writeable", None) is not False:
+                    raise _immutable_statistics(backend_of(a))  # (JAX: no array is writable)
                 raise ValueError(
                     f"batch_norm: the running {name} is a read-only array (a broadcast view, "
                     f"or flags.writeable False), which train mode updates in place; give a "

@@ -18,10 +18,13 @@ import numpy as np
 import pytest
 
 import zerograd_nn.functional as F
-from zerograd import Variable
+from zerograd import Variable, seed
 from zerograd.backends import Backend, backend_of, contract
 from zerograd.testing import conformance as core_suite
+from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
 from zerograd_nn.kernels import Kernels, kernels_for
+from zerograd_nn.models import MLP
+from zerograd_nn.optimizers import Adam
 
 _rng = np.random.default_rng(11)
 
@@ -72,16 +75,11 @@ def test_a_checkpoint_resumes_the_runs_random_draws(backend, tmp_path):
 
     Checkpoints keep the backend's random state (``random_state``) beside numpy's.
     """
-    import zerograd
-    from zerograd_nn.checkpoint import load_checkpoint, save_checkpoint
-    from zerograd_nn.models import MLP
-    from zerograd_nn.optimizers import Adam
-
     x = _put(backend, _rng.standard_normal((20, 3)), "float32")
     t = _put(backend, np.arange(20) % 3, "int64")
 
     def build():
-        zerograd.seed(0)
+        seed(0)
         model = MLP((8, 3))
         model.to(backend.name)
         model(x)
