@@ -17,6 +17,7 @@ import zerograd.arrays
 import zerograd.functions as F
 from zerograd import Function, Variable, as_array
 from zerograd.backends import as_numpy
+from zerograd.testing.interleave import paused_thread
 
 
 def _bits(a):
@@ -192,34 +193,21 @@ def test_converting_a_python_int_leaves_the_warning_filters_of_other_threads_alo
     # warnings.catch_warnings(), which swaps the process's filter list: a thread inside a
     # catch_warnings block of its own meanwhile put, on leaving, a list holding that
     # "ignore" back for good
-    inside, left = threading.Event(), threading.Event()
     x = Variable(arr([1, 2], "int32"))
 
-    def pause(frame, event, arg):  # in the backend's asarray called by the conversion
-        if event == "call" and frame.f_code.co_name == "asarray" and not inside.is_set():
-            caller = frame.f_back
-            if caller is not None and caller.f_code.co_filename == zerograd.arrays.__file__:
-                inside.set()
-                assert left.wait(30)
-
-    def convert():
-        sys.setprofile(pause)
-        try:
-            x + 1234577  # a number met for the first time
-        finally:
-            sys.setprofile(None)
+    def in_asarray(frame, event, arg):  # the backend's asarray, called by the conversion
+        caller = frame.f_back
+        return (
+            event == "call"
+            and frame.f_code.co_name == "asarray"
+            and caller is not None
+            and caller.f_code.co_filename == zerograd.arrays.__file__
+        )
 
     before = list(warnings.filters)
-    helper = threading.Thread(target=convert)
-    helper.start()
-    try:
-        assert inside.wait(30)
+    with paused_thread(lambda: x + 1234577, in_asarray) as release:  # a number met first
         with warnings.catch_warnings():  # another thread's block, around the conversion's end
-            left.set()
-            helper.join(30)
-    finally:
-        left.set()
-        helper.join(30)
+            release()
     assert warnings.filters == before
 
 

@@ -9,6 +9,7 @@ import pytest
 import zerograd_nn.layers as L
 from zerograd import Parameter
 from zerograd.backends import backend_of
+from zerograd.testing.interleave import paused_thread
 from zerograd_nn.models import MLP, Sequential
 from zerograd_nn.weights import (
     WeightFileError,
@@ -211,8 +212,6 @@ def test_loading_into_another_dtype_leaves_the_warning_filters_of_other_threads_
     # the cast into the parameter's dtype ran under warnings.catch_warnings(), which swaps
     # the process's filter list: a thread inside a catch_warnings block of its own
     # meanwhile put, on leaving, a list holding that cast's "ignore" back for good
-    import sys
-    import threading
     import warnings
 
     import zerograd_nn.conversion
@@ -222,33 +221,18 @@ def test_loading_into_another_dtype_leaves_the_warning_filters_of_other_threads_
     save_weights(m64, tmp_path / "w.npz")
     m32 = MLP([2])
     m32(np.ones((1, 3), dtype=np.float32))
-    inside, left = threading.Event(), threading.Event()
 
-    def pause(frame, event, arg):  # in the cast into float32
-        if event == "call" and frame.f_code.co_name == "astype" and not inside.is_set():
-            caller = frame.f_back
-            if caller.f_code.co_filename == zerograd_nn.conversion.__file__:
-                inside.set()
-                assert left.wait(30)
-
-    def load():
-        sys.setprofile(pause)
-        try:
-            m32.load_weights(tmp_path / "w.npz")
-        finally:
-            sys.setprofile(None)
+    def in_the_cast(frame, event, arg):  # the cast into float32
+        return (
+            event == "call"
+            and frame.f_code.co_name == "astype"
+            and frame.f_back.f_code.co_filename == zerograd_nn.conversion.__file__
+        )
 
     before = list(warnings.filters)
-    helper = threading.Thread(target=load)
-    helper.start()
-    try:
-        assert inside.wait(30)
+    with paused_thread(lambda: m32.load_weights(tmp_path / "w.npz"), in_the_cast) as release:
         with warnings.catch_warnings():  # another thread's block, around the cast's end
-            left.set()
-            helper.join(30)
-    finally:
-        left.set()
-        helper.join(30)
+            release()
     assert warnings.filters == before
     assert m32.l0.b.data.dtype == np.float32 and m32.l0.b.data.tolist() == [1.5, -2.5]
 
@@ -366,8 +350,6 @@ def test_a_file_saved_while_another_thread_saves_one_gets_the_umasks_mode(tmp_pa
     # the process's umask to 0o022 and back: a file saved in another thread between the
     # two got 0o022's mode instead of the umask's
     import stat
-    import sys
-    import threading
 
     import zerograd_nn.atomic
 
@@ -375,30 +357,18 @@ def test_a_file_saved_while_another_thread_saves_one_gets_the_umasks_mode(tmp_pa
         raise OSError(f"no {path} here")
 
     monkeypatch.setattr(zerograd_nn.atomic, "open", no_proc, raising=False)
-    inside, done = threading.Event(), threading.Event()
 
-    def pause(frame, event, arg):  # right after that thread reads the umask or makes a file
-        if event == "c_return" and arg in (os.umask, os.open) and not inside.is_set():
-            inside.set()
-            assert done.wait(30)
-
-    def other():
-        sys.setprofile(pause)
-        try:
-            make_model(0).save_weights(tmp_path / "other.npz")
-        finally:
-            sys.setprofile(None)
+    def after_umask_or_open(frame, event, arg):  # that thread read the umask or made a file
+        return event == "c_return" and arg in (os.umask, os.open)
 
     before = os.umask(0o027)
     try:
-        helper = threading.Thread(target=other)
-        helper.start()
-        assert inside.wait(30)
-        try:
-            make_model(1).save_weights(tmp_path / "mine.npz")
-        finally:
-            done.set()
-            helper.join(30)
+        other = lambda: make_model(0).save_weights(tmp_path / "other.npz")  # noqa: E731
+        with paused_thread(other, after_umask_or_open) as release:
+            try:
+                make_model(1).save_weights(tmp_path / "mine.npz")
+            finally:
+                release()
         umask = os.umask(0o027)
     finally:
         os.umask(before)

@@ -11,6 +11,7 @@ import pytest
 import zerograd.functions as F
 from zerograd import Config, Variable
 from zerograd.backends import as_numpy, backend_of
+from zerograd.testing.interleave import paused_thread
 from zerograd_viz import plot_decision_boundary, plot_history, predict_grid
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -412,32 +413,18 @@ def test_plots_leave_pyplots_state_alone(mpl, tmp_path):
 def test_a_file_written_while_another_thread_writes_one_gets_the_umasks_mode(mpl, tmp_path):
     # a new file's mode was found by setting the process's umask to 0o022 and back: a
     # file made in another thread between the two got 0o022's mode instead of the umask's
-    import threading
 
-    inside, done = threading.Event(), threading.Event()
-
-    def pause(frame, event, arg):  # right after that thread first reads the umask or makes a file
-        if event == "c_return" and arg in (os.umask, os.open) and not inside.is_set():
-            inside.set()
-            assert done.wait(30)
-
-    def other():
-        sys.setprofile(pause)
-        try:
-            plot_history([1.0, 0.5], tmp_path / "other.png")
-        finally:
-            sys.setprofile(None)
+    def after_umask_or_open(frame, event, arg):  # that thread read the umask or made a file
+        return event == "c_return" and arg in (os.umask, os.open)
 
     before = os.umask(0o027)
     try:
-        helper = threading.Thread(target=other)
-        helper.start()
-        assert inside.wait(30)
-        try:
-            plot_history([1.0, 0.5], tmp_path / "mine.png")
-        finally:
-            done.set()
-            helper.join(30)
+        other = lambda: plot_history([1.0, 0.5], tmp_path / "other.png")  # noqa: E731
+        with paused_thread(other, after_umask_or_open) as release:
+            try:
+                plot_history([1.0, 0.5], tmp_path / "mine.png")
+            finally:
+                release()
         umask = os.umask(0o027)
     finally:
         os.umask(before)
