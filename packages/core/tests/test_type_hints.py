@@ -9,11 +9,7 @@ also type-checked for real (skipped, saying so, where it is not).
 from __future__ import annotations
 
 import ast
-import importlib.util
 import inspect
-import subprocess
-import sys
-import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -24,6 +20,7 @@ import zerograd.variable
 from zerograd import Function, Variable
 from zerograd.functions import arithmetic, broadcast, elementwise, join, linalg, reduction, shape
 from zerograd.functions.ops import OP_METHODS, exported
+from zerograd.testing.typecheck import run_mypy
 
 OP_MODULES = [arithmetic, broadcast, elementwise, join, linalg, reduction, shape]
 
@@ -125,25 +122,6 @@ x = Variable(np.array([1.0, 2.0]))
 y = F.sin(x) * x + F.sum(F.exp(x)) + F.matmul(x, x) + F.reshape(x, (2, 1)).sum()
 y = sin(x) + exp(x) + F.cos(x) + F.tanh(x) + F.concatenate([x, x]).sum()
 """
-
-
-def run_mypy(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    """mypy's report on ``code`` (a user's script), as the installed packages are seen."""
-    if importlib.util.find_spec("mypy") is None:
-        reason = "mypy is not installed here (pip install mypy to type-check the examples)"
-        print(reason)
-        pytest.skip(reason)
-    script = tmp_path / "user_script.py"
-    script.write_text(textwrap.dedent(code))
-    return subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "c")]
-        + ["--python-version", f"{sys.version_info.major}.{sys.version_info.minor}"]
-        + [str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=600,
-    )
 
 
 def test_mypy_accepts_variable_arithmetic_and_tensor_methods(tmp_path):

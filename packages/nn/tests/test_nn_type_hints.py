@@ -8,8 +8,6 @@ import ast
 import importlib
 import importlib.util
 import inspect
-import subprocess
-import sys
 import typing
 from pathlib import Path
 from typing import Any
@@ -19,6 +17,7 @@ import pytest
 
 import zerograd_nn.models
 from zerograd.functions.ops import exported
+from zerograd.testing.typecheck import run_mypy
 from zerograd_nn import Layer
 from zerograd_nn.models import MLP, Sequential
 from zerograd_nn.optimizers import Optimizer
@@ -141,33 +140,16 @@ print(model.l0, model.l1)
 """
 
 
-def _mypy(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
-    if importlib.util.find_spec("mypy") is None:
-        reason = "mypy is not installed here (pip install mypy to type-check this)"
-        print(reason)
-        pytest.skip(reason)
-    script = tmp_path / "user_script.py"
-    script.write_text(code)
-    return subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "c")]
-        + [str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=600,
-    )
-
-
 def test_mypy_accepts_linear_and_pooling_called_as_the_book_does(tmp_path):
-    result = _mypy(BOOK_CODE, tmp_path)
+    result = run_mypy(BOOK_CODE, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_mypy_accepts_the_numbered_layers_of_mlp_and_sequential(tmp_path):
-    result = _mypy(CHAIN_CODE, tmp_path)
+    result = run_mypy(CHAIN_CODE, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_mypy_keeps_the_class_through_setup_and_train(tmp_path):
-    result = _mypy(SELF_CODE, tmp_path)
+    result = run_mypy(SELF_CODE, tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -1,7 +1,5 @@
 """register's annotations, as a user's type checker reads them (the package ships py.typed)."""
 
-import importlib.util
-import subprocess
 import sys
 import typing
 from collections.abc import Callable
@@ -9,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 import zerograd_onnx
+from zerograd.testing.typecheck import run_mypy
 from zerograd_onnx import OpContext
 
 Converter = Callable[[OpContext], None]
@@ -50,18 +49,5 @@ zerograd_onnx.unregister(Twice)
 
 
 def test_mypy_accepts_register_as_the_docs_use_it(tmp_path):
-    if importlib.util.find_spec("mypy") is None:
-        reason = "mypy is not installed here (pip install mypy to type-check this)"
-        print(reason)
-        pytest.skip(reason)
-    script = tmp_path / "user_script.py"
-    script.write_text(DOCS_CODE)
-    result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--no-incremental", "--cache-dir", str(tmp_path / "c")]
-        + ["--ignore-missing-imports", str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=600,
-    )
+    result = run_mypy(DOCS_CODE, tmp_path, "--ignore-missing-imports")
     assert result.returncode == 0, result.stdout + result.stderr
