@@ -5,37 +5,14 @@ wall time: a cost that grows as the square of the depth shows as a count that qu
 when the depth doubles.
 """
 
-import sys
-
 import numpy as np
 
 import zerograd.functions as F
 from zerograd import Variable, static_graph
 from zerograd.static import fusion
+from zerograd.testing.lines import lines_run
 
 _PLAN = fusion.plan
-
-
-def _lines_run(fn, *args):
-    """``fn(*args)``'s result and the number of Python lines its own frame ran."""
-    code = fn.__code__
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-        return local
-
-    def tracer(frame, event, arg):
-        return local if frame.f_code is code else None
-
-    sys.settrace(tracer)
-    try:
-        result = fn(*args)
-    finally:
-        sys.settrace(None)
-    return result, count
 
 
 def _fusion_plan_lines(monkeypatch, depth):
@@ -43,7 +20,7 @@ def _fusion_plan_lines(monkeypatch, depth):
     counts = []
 
     def counted(*args):
-        result, n = _lines_run(_PLAN, *args)
+        result, n = lines_run(_PLAN, *args, counted=lambda code: code is _PLAN.__code__)
         counts.append(n)
         return result
 

@@ -7,7 +7,6 @@ import copy
 import csv
 import os
 import pickle
-import sys
 
 import numpy as np
 import pytest
@@ -15,6 +14,7 @@ import pytest
 import zerograd.functions as F
 from zerograd import Parameter, Variable
 from zerograd.func import functional_call, grad
+from zerograd.testing.lines import lines_run
 from zerograd_nn import DataLoader, Layer, optimizers, training
 from zerograd_nn.datasets import Spiral
 from zerograd_nn.models import MLP
@@ -73,23 +73,7 @@ def test_a_layer_pickled_with_lists_of_member_names_loads():
 
 def _lines_run_in(folder, fn, *args):
     """``fn(*args)``'s result and the number of Python lines run in files under ``folder``."""
-    count = 0
-
-    def local(frame, event, arg):
-        nonlocal count
-        if event == "line":
-            count += 1
-        return local
-
-    def tracer(frame, event, arg):
-        return local if frame.f_code.co_filename.startswith(folder) else None
-
-    sys.settrace(tracer)
-    try:
-        result = fn(*args)
-    finally:
-        sys.settrace(None)
-    return result, count
+    return lines_run(fn, *args, counted=lambda code: code.co_filename.startswith(folder))
 
 
 def _first_update_of_one_group_each(n):
